@@ -1,0 +1,83 @@
+"""The API's error shape and the scoped base every API view stands on.
+
+Errors are JSON `{code, message, details}`. Another account's object answers
+exactly like a missing one: the 404 body never says which it was.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.core.exceptions import PermissionDenied, ValidationError as DjangoValidationError
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+log = logging.getLogger(__name__)
+
+
+class ApiError(exceptions.APIException):
+    """An error with a stable code, a sentence for people and optional details."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_code = "bad_request"
+
+    def __init__(self, message: str, *, code: str | None = None, status_code: int | None = None,
+                 details: Any = None) -> None:
+        super().__init__(detail=message, code=code or self.default_code)
+        self.code = code or self.default_code
+        self.message = message
+        self.details = details if details is not None else {}
+        if status_code is not None:
+            self.status_code = status_code
+
+
+class NotFound(ApiError):
+    status_code = status.HTTP_404_NOT_FOUND
+    default_code = "not_found"
+
+    def __init__(self, message: str = "Not found.") -> None:
+        super().__init__(message)
+
+
+NOT_FOUND_MESSAGE = "Not found."
+
+
+def _first_message(detail: Any) -> str:
+    if isinstance(detail, list) and detail:
+        return _first_message(detail[0])
+    if isinstance(detail, dict) and detail:
+        key, value = next(iter(detail.items()))
+        inner = _first_message(value)
+        return inner if key == "non_field_errors" else f"{key}: {inner}"
+    return str(detail)
+
+
+def exception_handler(exc: Exception, context: dict) -> Response | None:
+    if isinstance(exc, ApiError):
+        return Response(
+            {"code": exc.code, "message": exc.message, "details": exc.details},
+            status=exc.status_code,
+        )
+    if isinstance(exc, (Http404, exceptions.NotFound)):
+        # One body for "missing" and "someone else's": nothing to tell them apart.
+        return Response({"code": "not_found", "message": NOT_FOUND_MESSAGE, "details": {}}, status=404)
+    if isinstance(exc, DjangoValidationError):
+        exc = exceptions.ValidationError(detail=exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
+    if isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.ValidationError):
+        body = {"code": "invalid", "message": _first_message(exc.detail), "details": exc.detail}
+    else:
+        codes = exc.get_codes() if isinstance(exc, exceptions.APIException) else "error"
+        body = {
+            "code": codes if isinstance(codes, str) else "error",
+            "message": _first_message(getattr(exc, "detail", str(exc))),
+            "details": {},
+        }
+    response.data = body
+    return response

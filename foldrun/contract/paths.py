@@ -1,0 +1,68 @@
+"""Paths inside a desk: normalised, relative, and never outside it."""
+from __future__ import annotations
+
+import re
+from pathlib import Path, PurePosixPath
+
+MAX_PATH = 400
+_SEGMENT = re.compile(r"^[A-Za-z0-9._@+-][A-Za-z0-9 ._@+-]*$")
+# Never pushed: version control, environments, editor and OS litter.
+IGNORED_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".foldrun", ".mypy_cache", ".pytest_cache"}
+IGNORED_FILES = {".DS_Store", "Thumbs.db"}
+
+
+class PathError(ValueError):
+    """A path that may not be written; the message names it."""
+
+
+def normalise_path(raw: str) -> str:
+    """Return the canonical relative path, or raise PathError saying why not."""
+    if not isinstance(raw, str) or raw == "":
+        raise PathError("a file path is empty.")
+    shown = raw if len(raw) <= 120 else raw[:117] + "…"
+    if "\x00" in raw:
+        raise PathError(f"{shown!r}: a path may not contain a NUL byte.")
+    if raw.startswith("/") or raw.startswith("\\") or re.match(r"^[A-Za-z]:[\\/]", raw):
+        raise PathError(f"{shown}: absolute paths are refused; give a path relative to the desk.")
+    path = raw.replace("\\", "/")
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if any(p == ".." for p in parts):
+        raise PathError(f"{shown}: '..' is refused; a path must stay inside the desk.")
+    if not parts:
+        raise PathError(f"{shown!r}: not a file path.")
+    for part in parts:
+        if not _SEGMENT.match(part) or part.endswith(" "):
+            raise PathError(
+                f"{shown}: {part!r} has characters foldrun does not accept in a path; use letters, digits, '.', '-', '_', '@', '+' and spaces."
+            )
+    normal = str(PurePosixPath(*parts))
+    if len(normal) > MAX_PATH:
+        raise PathError(f"{shown}: the path is longer than {MAX_PATH} characters.")
+    return normal
+
+
+def is_ignored(relative: PurePosixPath) -> bool:
+    return any(part in IGNORED_DIRS for part in relative.parts[:-1]) or relative.name in IGNORED_FILES
+
+
+def read_folder(root: Path) -> dict[str, str]:
+    """Every text file under `root` by relative path. Binary files are kept as
+    None-decodable markers so `check` can name them rather than skip them."""
+    files: dict[str, str] = {}
+    root = root.resolve()
+    for path in sorted(root.rglob("*")):
+        if not path.is_file() or path.is_symlink():
+            continue
+        relative = PurePosixPath(path.relative_to(root).as_posix())
+        if is_ignored(relative):
+            continue
+        data = path.read_bytes()
+        try:
+            files[str(relative)] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            files[str(relative)] = BINARY_MARKER
+    return files
+
+
+# A stand-in for a file that is not UTF-8 text; check reports it by name.
+BINARY_MARKER = "\x00foldrun:binary\x00"

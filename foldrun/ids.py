@@ -1,0 +1,32 @@
+"""Public ids: a prefix and random base32, never an integer key."""
+from __future__ import annotations
+
+import secrets
+
+from django.utils.deconstruct import deconstructible
+
+_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"  # Crockford: no i, l, o, u
+
+
+def new_id(prefix: str, length: int = 16) -> str:
+    return f"{prefix}_" + "".join(secrets.choice(_ALPHABET) for _ in range(length))
+
+
+@deconstructible
+class PublicId:
+    """A field default: `public_id = models.CharField(default=PublicId("run"), ...)`."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+
+    def __call__(self) -> str:
+        return new_id(self.prefix)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PublicId) and other.prefix == self.prefix
+
+
+def public_id_field(prefix: str):
+    from django.db import models
+
+    return models.CharField(max_length=40, unique=True, editable=False, default=PublicId(prefix))

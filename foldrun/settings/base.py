@@ -1,0 +1,178 @@
+"""Settings shared by every environment. Values come from the environment."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from foldrun.env import env_bool, env_int, env_list, env_str, env_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+DATA_DIR = Path(env_str("FOLDRUN_DATA_DIR", str(BASE_DIR / "var")))
+
+SECRET_KEY = env_str("DJANGO_SECRET_KEY", "dev-insecure-only-for-the-embedded-default")
+DEBUG = env_bool("DJANGO_DEBUG", False)
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+
+# The public address people reach the dashboard on. Links that act without a
+# login (approve/reject, unsubscribe) are only minted when this is set.
+FOLDRUN_PUBLIC_URL = env_url("FOLDRUN_PUBLIC_URL", None, schemes=("http", "https"))
+FOLDRUN_TIMEZONE = env_str("FOLDRUN_TIMEZONE", "UTC")
+# Lets user-supplied URLs reach loopback/private addresses: tests and laptops only.
+FOLDRUN_ALLOW_PRIVATE_URLS = env_bool("FOLDRUN_ALLOW_PRIVATE_URLS", False)
+FOLDRUN_MAX_FILE_BYTES = env_int("FOLDRUN_MAX_FILE_BYTES", 1_000_000, minimum=1)
+FOLDRUN_WEBHOOK_DISABLE_DAYS = env_int("FOLDRUN_WEBHOOK_DISABLE_DAYS", 3, minimum=1)
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "django_celery_beat",
+    "anymail",
+    "allauth",
+    "allauth.account",
+    "accounts",
+    "library",
+    "runs",
+    "notify",
+    "vault",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
+]
+
+ROOT_URLCONF = "foldrun.urls"
+WSGI_APPLICATION = "foldrun.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "accounts.context.current_account",
+            ],
+        },
+    },
+]
+
+
+def _database() -> dict:
+    default = f"sqlite:///{DATA_DIR / 'foldrun.sqlite3'}"
+    url = env_url("DATABASE_URL", default, schemes=("sqlite", "postgres", "postgresql"))
+    try:
+        config = dj_database_url.parse(url, conn_max_age=60)
+    except Exception as exc:  # dj_database_url raises several types
+        raise ImproperlyConfigured(f"DATABASE_URL could not be read: {exc}") from None
+    if config["ENGINE"].endswith("sqlite3"):
+        config["OPTIONS"] = {"timeout": 20, "transaction_mode": "IMMEDIATE"}
+        config["CONN_MAX_AGE"] = 0
+    return config
+
+
+DATABASES = {"default": _database()}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+# allauth: email is the identity; no usernames shown to anyone.
+ACCOUNT_LOGIN_METHODS = {"email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
+ACCOUNT_USER_MODEL_USERNAME_FIELD = "username"
+ACCOUNT_UNIQUE_EMAIL = True
+ACCOUNT_EMAIL_VERIFICATION = env_str("FOLDRUN_EMAIL_VERIFICATION", "optional")
+if ACCOUNT_EMAIL_VERIFICATION not in {"none", "optional", "mandatory"}:
+    raise ImproperlyConfigured(
+        "FOLDRUN_EMAIL_VERIFICATION must be one of none, optional, mandatory."
+    )
+ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
+LOGIN_REDIRECT_URL = "/"
+LOGIN_URL = "/accounts/login/"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = DATA_DIR / "static"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "accounts.auth.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "foldrun.api.exception_handler",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "foldrun API",
+    "DESCRIPTION": "Accounts, workspaces, library revisions and runs.",
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# Celery. The embedded default is kombu's filesystem transport: no service to
+# install, and several processes (web, worker, beat) on one laptop share it.
+CELERY_BROKER_URL = env_url(
+    "CELERY_BROKER_URL", "filesystem://", schemes=("filesystem", "redis", "rediss", "memory", "sqla+sqlite", "amqp")
+)
+CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
+if CELERY_BROKER_URL.startswith("filesystem"):
+    _queue_dir = DATA_DIR / "broker"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_queue_dir / "queue"),
+        "data_folder_out": str(_queue_dir / "queue"),
+        "processed_folder": str(_queue_dir / "processed"),
+        "store_processed": False,
+    }
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE: dict = {}
+
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = env_str("FOLDRUN_EMAIL_FROM", "foldrun <noreply@foldrun.localhost>")
+
+# Vault keys: comma-separated base64 AES-256 keys, newest first.
+FOLDRUN_VAULT_KEYS = env_list("FOLDRUN_VAULT_KEYS", [])
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("FOLDRUN_LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

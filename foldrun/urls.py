@@ -1,0 +1,18 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("accounts/", include("allauth.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/", include("accounts.api_urls")),
+    path("api/", include("library.api_urls")),
+    path("api/", include("runs.api_urls")),
+    path("api/", include("notify.api_urls")),
+    path("api/", include("vault.api_urls")),
+    path("", include("notify.urls")),
+    path("", include("runs.urls")),
+    path("", include("library.urls")),
+    path("", include("accounts.urls")),
+]
