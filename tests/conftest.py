@@ -71,3 +71,54 @@ def bob_api(bob) -> APIClient:
 @pytest.fixture
 def charlie_api(charlie) -> APIClient:
     return client_for(charlie)
+
+
+@pytest.fixture
+def celery_worker_process(transactional_db, tmp_path):
+    """A real Celery worker (a subprocess) on the configured broker, reading
+    the test database. Use with data committed by `transactional_db`."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from django.db import connection
+
+    log_path = tmp_path / "worker.log"
+    env = dict(os.environ)
+    env["FOLDRUN_TEST_DB_NAME"] = connection.settings_dict["NAME"]
+    env["DJANGO_SETTINGS_MODULE"] = "foldrun.settings.test"
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "foldrun", "worker", "-l", "info",
+             "--concurrency", "2", "--without-mingle", "--without-gossip", "--without-heartbeat",
+             "-Q", env["FOLDRUN_TEST_QUEUE"]],
+            env=env, stdout=log, stderr=subprocess.STDOUT,
+        )
+    deadline = time.monotonic() + 60
+    while b"ready." not in log_path.read_bytes():
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError("the Celery worker did not start:\n" + log_path.read_text(errors="replace")[-3000:])
+        time.sleep(0.1)
+    process.log_path = log_path  # type: ignore[attr-defined]
+    yield process
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def wait_for(predicate, timeout: float = 30.0, interval: float = 0.1):
+    """Poll `predicate` until it returns a truthy value; fail after `timeout`."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {predicate}")
+        time.sleep(interval)

@@ -1,7 +1,10 @@
 """Tests: the same database and broker the environment names (PostgreSQL and
 Redis in CI, SQLite and the filesystem broker by default)."""
+import os
+import uuid
+
 from .base import *  # noqa: F401,F403
-from .base import DATA_DIR
+from .base import DATA_DIR, DATABASES
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
@@ -10,3 +13,15 @@ ACCOUNT_EMAIL_VERIFICATION = "none"
 FOLDRUN_ALLOW_PRIVATE_URLS = True
 FOLDRUN_VAULT_KEYS = ["dGVzdC1rZXktZm9yLWZvbGRydW4tdGVzdHMtMzJieXQ="]
 DATA_DIR.mkdir(parents=True, exist_ok=True)
+
+# A real Celery worker started by a test must see the test database: SQLite
+# tests use a file (not memory), and a worker subprocess is pointed at the
+# test database by FOLDRUN_TEST_DB_NAME.
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test.sqlite3")}
+if os.environ.get("FOLDRUN_TEST_DB_NAME"):
+    DATABASES["default"]["NAME"] = os.environ["FOLDRUN_TEST_DB_NAME"]
+
+# One queue per test session, inherited by worker subprocesses, so nothing a
+# previous session left in the broker reaches this one.
+CELERY_TASK_DEFAULT_QUEUE = os.environ.setdefault("FOLDRUN_TEST_QUEUE", f"foldrun-test-{uuid.uuid4().hex[:8]}")
