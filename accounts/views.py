@@ -1,13 +1,30 @@
+"""Account API: version, me, workspaces, members, invites, tokens, sign-in for the CLI.
+
+Views are thin: they scope through ScopedAPIView and call one action.
+"""
 from __future__ import annotations
 
-from rest_framework.permissions import AllowAny
+from django.contrib.auth import authenticate, get_user_model
+from django.http import Http404
+from rest_framework import status
+from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
+from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
 import foldrun
 from foldrun.api import ApiError
 
+from . import actions
 from .access import ScopedAPIView
+from .models import ApiToken, Invite, Membership, Workspace
+from .serializers import InviteSerializer, MemberSerializer, TokenSerializer, WorkspaceSerializer
+
+
+def _body(request) -> dict:
+    if not isinstance(request.data, dict):
+        raise ApiError("The request body must be a JSON object.", code="invalid")
+    return request.data
 
 
 class VersionView(APIView):
@@ -30,4 +47,162 @@ class MeView(ScopedAPIView):
                     {"id": m.account.public_id, "name": m.account.name, "role": m.role} for m in memberships
                 ],
             }
+        )
+
+
+class WorkspaceListView(ScopedAPIView):
+    def get(self, request):
+        workspaces = Workspace.objects.filter(account=self.account).order_by("name")
+        return Response(WorkspaceSerializer(workspaces, many=True).data)
+
+    def post(self, request):
+        self.require_write()
+        body = _body(request)
+        workspace = actions.do_create_workspace(
+            self.account, body.get("name"), request.user, description=str(body.get("description") or "")
+        )
+        return Response(WorkspaceSerializer(workspace).data, status=status.HTTP_201_CREATED)
+
+
+class WorkspaceDetailView(ScopedAPIView):
+    def get(self, request, ws: str):
+        return Response(WorkspaceSerializer(self.get_workspace(ws)).data)
+
+    def patch(self, request, ws: str):
+        workspace = self.get_workspace(ws)
+        self.require_write()
+        body = _body(request)
+        workspace = actions.do_update_workspace(
+            workspace, name=body.get("name"), description=body.get("description")
+        )
+        return Response(WorkspaceSerializer(workspace).data)
+
+    def delete(self, request, ws: str):
+        workspace = self.get_workspace(ws)
+        self.require_manage()
+        workspace.delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MemberListView(ScopedAPIView):
+    def get(self, request):
+        members = Membership.objects.filter(account=self.account).select_related("user").order_by("created_at")
+        return Response(MemberSerializer(members, many=True).data)
+
+
+class MemberDetailView(ScopedAPIView):
+    def _member(self, member_id: str) -> Membership:
+        member = Membership.objects.filter(account=self.account, public_id=member_id).select_related("user").first()
+        if member is None:
+            raise Http404
+        return member
+
+    def get(self, request, member_id: str):
+        return Response(MemberSerializer(self._member(member_id)).data)
+
+    def patch(self, request, member_id: str):
+        member = self._member(member_id)
+        self.require_manage()
+        member = actions.do_change_role(member, _body(request).get("role"), self.membership)
+        return Response(MemberSerializer(member).data)
+
+    def delete(self, request, member_id: str):
+        member = self._member(member_id)
+        self.require_manage()
+        actions.do_remove_member(member, self.membership)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class InviteListView(ScopedAPIView):
+    def get(self, request):
+        invites = Invite.objects.filter(account=self.account).select_related("invited_by").order_by("-created_at")
+        return Response(InviteSerializer(invites, many=True).data)
+
+    def post(self, request):
+        self.require_manage()
+        body = _body(request)
+        email, role = actions.check_invite(self.membership, body.get("email"), body.get("role"))
+        invite, _raw = actions.do_invite(self.membership, email, role)
+        return Response(InviteSerializer(invite).data, status=status.HTTP_201_CREATED)
+
+
+class InviteDetailView(ScopedAPIView):
+    def delete(self, request, invite_id: str):
+        invite = Invite.objects.filter(account=self.account, public_id=invite_id).first()
+        if invite is None:
+            raise Http404
+        self.require_manage()
+        invite.delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class InviteAcceptView(APIView):
+    """Accept an invite as the signed-in user (any account: the token is the proof)."""
+
+    permission_classes = [IsAuthenticated]
+
+    def post(self, request):
+        raw = _body(request).get("token")
+        if not isinstance(raw, str) or not raw:
+            raise ApiError("token: the invite token is missing.", code="invalid", details={"field": "token"})
+        membership = actions.do_accept_invite(request.user, raw)
+        return Response({"account": {"id": membership.account.public_id, "name": membership.account.name}, "role": membership.role})
+
+
+class TokenListView(ScopedAPIView):
+    def get(self, request):
+        tokens = ApiToken.objects.filter(user=request.user, account=self.account)
+        return Response(TokenSerializer(tokens, many=True).data)
+
+    def post(self, request):
+        body = _body(request)
+        name = actions.check_token_name(body.get("name"))
+        days = body.get("expires_in_days")
+        if days is not None and (not isinstance(days, int) or isinstance(days, bool) or days < 1):
+            raise ApiError("expires_in_days: give a whole number of days, 1 or more.", code="invalid", details={"field": "expires_in_days"})
+        token, raw = actions.do_create_token(request.user, self.account, name, days=days)
+        data = TokenSerializer(token).data
+        data["token"] = raw  # shown once, never again
+        return Response(data, status=status.HTTP_201_CREATED)
+
+
+class TokenDetailView(ScopedAPIView):
+    def delete(self, request, token_id: str):
+        # Only your own tokens: another member's token is as missing as another account's.
+        token = ApiToken.objects.filter(user=request.user, account=self.account, public_id=token_id).first()
+        if token is None:
+            raise Http404
+        actions.do_revoke_token(token)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class LoginThrottle(AnonRateThrottle):
+    rate = "20/min"
+
+
+class AuthTokenView(APIView):
+    """`foldrun login`: email and password in, a new API token out (shown once)."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list = []
+    throttle_classes = [LoginThrottle]
+
+    def post(self, request):
+        body = _body(request)
+        email, password = body.get("email"), body.get("password")
+        if not isinstance(email, str) or not isinstance(password, str) or not email or not password:
+            raise ApiError("Give an email and a password.", code="invalid")
+        User = get_user_model()
+        candidate = User.objects.filter(email__iexact=email.strip()).first()
+        user = authenticate(request, username=candidate.get_username(), password=password) if candidate else None
+        if user is None:
+            raise ApiError("That email and password do not match an account.", code="bad_credentials", status_code=401)
+        membership = Membership.objects.select_related("account").filter(user=user).order_by("created_at").first()
+        if membership is None:
+            membership = actions.do_set_up_new_user(user)
+        name = actions.check_token_name(body.get("name") or "foldrun login")
+        token, raw = actions.do_create_token(user, membership.account, name)
+        return Response(
+            {"token": raw, "id": token.public_id, "account": {"id": membership.account.public_id, "name": membership.account.name}},
+            status=status.HTTP_201_CREATED,
         )
