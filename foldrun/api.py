@@ -69,7 +69,13 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         exc = exceptions.PermissionDenied()
     response = drf_exception_handler(exc, context)
     if response is None:
-        return None
+        # A bug of ours: log it whole, show the person one sentence, no traceback.
+        view = context.get("view")
+        log.exception("unhandled error in %s", type(view).__name__ if view else "an API view", exc_info=exc)
+        return Response(
+            {"code": "server_error", "message": "Something went wrong on our side; it has been logged.", "details": {}},
+            status=500,
+        )
     if isinstance(exc, exceptions.ValidationError):
         body = {"code": "invalid", "message": _first_message(exc.detail), "details": exc.detail}
     else:

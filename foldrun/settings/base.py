@@ -148,13 +148,14 @@ CELERY_BROKER_URL = env_url(
 CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
 if CELERY_BROKER_URL.startswith("filesystem"):
     _queue_dir = DATA_DIR / "broker"
-    for _sub in ("queue", "processed"):
+    for _sub in ("queue", "processed", "control"):
         (_queue_dir / _sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_queue_dir / "queue"),
         "data_folder_out": str(_queue_dir / "queue"),
         "processed_folder": str(_queue_dir / "processed"),
         "store_processed": False,
+        "control_folder": str(_queue_dir / "control"),
     }
 CELERY_TASK_DEFAULT_QUEUE = env_str("FOLDRUN_QUEUE", "foldrun")
 CELERY_TASK_IGNORE_RESULT = True
