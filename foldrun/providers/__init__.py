@@ -1,0 +1,1 @@
+"""Model providers: the preset table, the translator, the client and its refusal lines."""
