@@ -1,0 +1,13 @@
+"""Fixtures for the loopback stand-ins. Use them from a test module or a
+conftest with `from tests.fakes.conftest_plugin import fake_provider  # noqa: F401`."""
+from __future__ import annotations
+
+import pytest
+
+from tests.fakes.providers import FakeProvider
+
+
+@pytest.fixture
+def fake_provider():
+    with FakeProvider() as fake:
+        yield fake
