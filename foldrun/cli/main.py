@@ -1,18 +1,136 @@
-"""The `foldrun` command line."""
+"""`foldrun`: the entry point. Builds the parser from every `cmd_*.py` module
+in this package (see the package docstring for the convention), runs the
+chosen handler, and turns every failure into one sentence on stderr.
+"""
 from __future__ import annotations
 
+import argparse
+import importlib
+import os
+import pkgutil
 import sys
+from pathlib import Path
+from typing import Callable
+
+from . import config as config_module
+from .client import ApiClient, CliError, NotSignedIn
+from .output import Output
+
+Handler = Callable[[argparse.Namespace, "Context"], "int | None"]
+
+
+class Context:
+    """What a command handler gets besides its arguments.
+
+    - `api`: an `ApiClient` signed in with the stored (or `$FOLDRUN_*`) URL and
+      token; touching it when not signed in raises `NotSignedIn`.
+    - `out`: an `Output` (tables, `--json`, notes, progress).
+    - `config_dir`: `~/.foldrun/` or `$FOLDRUN_HOME`.
+    - `config`: the effective `Config` (url, token, where each came from).
+    """
+
+    def __init__(self, args: argparse.Namespace, out: Output, config_dir: Path) -> None:
+        self.args = args
+        self.out = out
+        self.config_dir = config_dir
+        self.config = config_module.load(config_dir)
+        self._api: ApiClient | None = None
+
+    @property
+    def signed_in(self) -> bool:
+        return self.config.signed_in
+
+    @property
+    def api(self) -> ApiClient:
+        if self._api is None:
+            if not self.config.url:
+                raise NotSignedIn()
+            if not self.config.token:
+                raise NotSignedIn(f"You are not signed in to {self.config.url}; run `foldrun login` first.")
+            self._api = ApiClient(self.config.url, self.config.token)
+        return self._api
+
+    def client(self, url: str, token: str | None = None) -> ApiClient:
+        """A client for another URL or token (login checks a token before storing it)."""
+        return ApiClient(url, token)
+
+    def close(self) -> None:
+        if self._api is not None:
+            self._api.close()
+
+
+def _json_flag(parser: argparse.ArgumentParser) -> None:
+    # SUPPRESS: a subcommand's own default must not undo a --json given earlier.
+    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                        help="print JSON for scripts instead of tables")
+
+
+def command_modules() -> list[str]:
+    """The names of every `foldrun.cli.cmd_*` module, in order."""
+    from foldrun import cli
+
+    return sorted(m.name for m in pkgutil.iter_modules(cli.__path__) if m.name.startswith("cmd_"))
+
+
+def build_parser(out: Output | None = None) -> argparse.ArgumentParser:
+    import foldrun
+
+    common = argparse.ArgumentParser(add_help=False)
+    _json_flag(common)
+    parser = argparse.ArgumentParser(
+        prog="foldrun",
+        description="Keep AI agents as plain files; check, push and run them on a foldrun server.",
+    )
+    parser.add_argument("-V", "--version", action="version", version=f"foldrun {foldrun.__version__}")
+    _json_flag(parser)
+    subparsers = parser.add_subparsers(dest="command", metavar="<command>")
+    for name in command_modules():
+        try:
+            module = importlib.import_module(f"foldrun.cli.{name}")
+            register = getattr(module, "register")
+            register(subparsers, common)
+        except Exception as exc:  # one broken plugin must not take the whole CLI down
+            (out or Output()).note(f"foldrun: the commands in {name} could not be loaded ({type(exc).__name__}: {exc}).")
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    import foldrun
-
-    args = sys.argv[1:] if argv is None else argv
-    if args[:1] == ["version"]:
-        print(f"foldrun {foldrun.__version__}")
+    args_list = sys.argv[1:] if argv is None else list(argv)
+    out = Output()
+    parser = build_parser(out)
+    try:
+        args = parser.parse_args(args_list)
+    except SystemExit as exc:  # argparse already printed usage and its sentence
+        return int(exc.code or 0)
+    out.json_mode = bool(getattr(args, "json", False))
+    func: Handler | None = getattr(args, "func", None)
+    if func is None:
+        parser.print_help(sys.stderr)
+        return 2
+    ctx = Context(args, out, config_module.config_dir())
+    try:
+        code = func(args, ctx)
+        return int(code or 0)
+    except CliError as exc:
+        out.error(exc.message)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        out.error("Interrupted.")
+        return 130
+    except BrokenPipeError:
+        # `foldrun log | head`: the reader left; nothing more to say.
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
         return 0
-    print("usage: foldrun <command>", file=sys.stderr)
-    return 2
+    except Exception as exc:  # never a traceback: one sentence, and how to see more
+        if os.environ.get("FOLDRUN_DEBUG"):
+            raise
+        out.error(f"foldrun failed unexpectedly ({type(exc).__name__}: {exc}); set FOLDRUN_DEBUG=1 to see where.")
+        return 1
+    finally:
+        ctx.close()
 
 
 if __name__ == "__main__":

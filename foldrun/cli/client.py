@@ -1,0 +1,163 @@
+"""The CLI's HTTP client: one httpx.Client, JSON in and out, one-sentence errors.
+
+Every failure becomes an `ApiFailure` whose `message` is a sentence fit to
+print as-is: the server's own `message` field when it sent one, "Could not
+reach <url>: …" when the connection failed. The bearer token is only ever
+put in the Authorization header — never in a message, a URL or a repr.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator
+from urllib.parse import quote
+
+import httpx
+
+import foldrun
+
+DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+# A push carries a whole desk in one request; give the server time to check it.
+LONG_TIMEOUT = httpx.Timeout(300.0, connect=10.0)
+
+
+class CliError(Exception):
+    """A failure the CLI reports as one sentence on stderr, exiting `exit_code`."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, exit_code: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+
+class ApiFailure(CliError):
+    """A request that did not succeed; `message` is one sentence for people."""
+
+    def __init__(self, message: str, *, status: int | None = None, code: str = "", details: Any = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.details = details if details is not None else {}
+
+
+class NotSignedIn(ApiFailure):
+    def __init__(self, message: str = "You are not signed in; run `foldrun login` first.") -> None:
+        super().__init__(message, code="not_signed_in")
+
+
+def quote_path(path: str) -> str:
+    """A desk path as a URL path: each segment escaped, the slashes kept."""
+    return "/".join(quote(part, safe="") for part in path.split("/"))
+
+
+def results(data: Any) -> list:
+    """A listing answer as a list: servers send a bare array or `{"results": [...]}`."""
+    if isinstance(data, dict) and isinstance(data.get("results"), list):
+        return data["results"]
+    if isinstance(data, list):
+        return data
+    raise ApiFailure("The server's answer was not a list.")
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+class ApiClient:
+    """JSON over HTTP to a foldrun server.
+
+    `path` may be `/api/workspaces`, `/workspaces` or `workspaces`: all mean
+    `<url>/api/workspaces`. Methods return the parsed JSON (None for an empty
+    body) or raise `ApiFailure`.
+    """
+
+    def __init__(self, url: str, token: str | None = None, *, transport: httpx.BaseTransport | None = None) -> None:
+        self.url = url.rstrip("/")
+        headers = {"Accept": "application/json", "User-Agent": f"foldrun-cli/{foldrun.__version__}"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self._client = httpx.Client(base_url=self.url, headers=headers, timeout=DEFAULT_TIMEOUT,
+                                    transport=transport, follow_redirects=False)
+
+    def __repr__(self) -> str:
+        return f"ApiClient({self.url!r})"
+
+    def close(self) -> None:
+        self._client.close()
+
+    @staticmethod
+    def api_path(path: str) -> str:
+        if path.startswith("/api/"):
+            return path
+        return "/api/" + path.lstrip("/")
+
+    def request(self, method: str, path: str, *, json: Any = None, params: dict | None = None,
+                timeout: httpx.Timeout | None = None) -> Any:
+        url = self.api_path(path)
+        clean_params = {k: v for k, v in (params or {}).items() if v is not None}
+        try:
+            response = self._client.request(method, url, json=json, params=clean_params or None,
+                                            timeout=timeout or DEFAULT_TIMEOUT)
+        except httpx.TimeoutException:
+            raise ApiFailure(f"{self.url} did not answer in time ({method} {url}).") from None
+        except httpx.TransportError as exc:
+            reason = str(exc) or type(exc).__name__
+            raise ApiFailure(_sentence(f"Could not reach {self.url}: {reason}"), code="unreachable") from None
+        return self._parse(response, method, url)
+
+    def _parse(self, response: httpx.Response, method: str, url: str) -> Any:
+        body: Any = None
+        if response.content:
+            try:
+                body = response.json()
+            except ValueError:
+                body = None
+        if response.is_success:
+            if body is None and response.content:
+                # A non-JSON success (plain file content): hand back the text.
+                return response.text
+            return body
+        if isinstance(body, dict) and body.get("message"):
+            raise ApiFailure(_sentence(body["message"]), status=response.status_code,
+                             code=str(body.get("code") or ""), details=body.get("details"))
+        if isinstance(body, dict) and body.get("detail"):
+            raise ApiFailure(_sentence(body["detail"]), status=response.status_code)
+        reason = response.reason_phrase or "error"
+        raise ApiFailure(
+            f"The server answered {response.status_code} {reason} to {method} {url}.",
+            status=response.status_code,
+        )
+
+    def get(self, path: str, *, params: dict | None = None) -> Any:
+        return self.request("GET", path, params=params)
+
+    def post(self, path: str, json: Any = None, *, params: dict | None = None,
+             timeout: httpx.Timeout | None = None) -> Any:
+        return self.request("POST", path, json=json, params=params, timeout=timeout)
+
+    def put(self, path: str, json: Any = None) -> Any:
+        return self.request("PUT", path, json=json)
+
+    def patch(self, path: str, json: Any = None) -> Any:
+        return self.request("PATCH", path, json=json)
+
+    def delete(self, path: str, *, params: dict | None = None) -> Any:
+        return self.request("DELETE", path, params=params)
+
+    def list(self, path: str, *, params: dict | None = None) -> list:
+        """Every item of a listing, following `next` links when it is paginated."""
+        return list(self.iter_list(path, params=params))
+
+    def iter_list(self, path: str, *, params: dict | None = None) -> Iterator[Any]:
+        data = self.get(path, params=params)
+        yield from results(data)
+        seen = 0
+        while isinstance(data, dict) and data.get("next") and seen < 1000:
+            seen += 1
+            next_url = str(data["next"])
+            if next_url.startswith(self.url):
+                next_url = next_url[len(self.url):]
+            data = self.get(next_url)
+            yield from results(data)
