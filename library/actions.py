@@ -1,33 +1,264 @@
 """Writes to library files. Every write is one Changeset (see models).
 
 `do_write_files` is the single door: pushes, deploys, dashboard edits, runs
-writing memory/state, rollbacks and gallery updates all come through it.
+writing memory/state, rollbacks and gallery updates all come through it. The
+`check_*` functions turn what a person or a run sent into validated
+`FileWrite`s, or raise `WriteRefused` naming every file that was refused —
+in which case nothing is written.
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
 
-from django.db import transaction
-from django.db.models import Max
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Max, OuterRef, Subquery
+from django.utils import timezone
 
 from accounts.models import Account, Workspace
+from foldrun.contract import Finding
+from foldrun.contract.concepts import (
+    INDEX_NAME,
+    LOG_NAME,
+    LogEntry,
+    concept_root,
+    is_concept,
+    is_reserved,
+    render_index,
+    render_log,
+)
+from foldrun.contract.desk import CONCEPT, make_document
+from foldrun.contract.paths import PathError, normalise_path
 
-from .models import Changeset, LibraryFile, Revision, scope_key_for
+from .models import ChangeKind, Changeset, LibraryFile, Revision, scope_key_for
+
+# A push with prune never deletes what runs and people accumulate.
+PRUNE_KEEPS = ("memory", "state", "storage")
+# Only storage/ holds bytes a person reads; everything else is UTF-8 text.
+BINARY_DIRS = ("storage",)
+# Above this many paths, fetching the scope's heads in one query beats an IN list.
+_IN_LIST_LIMIT = 900
 
 
 @dataclass(frozen=True)
 class FileWrite:
-    """One file to write; `content=None` deletes it."""
+    """One file to write; `content=None` deletes it.
+
+    `content` is text for encoding "utf-8", base64 text for "base64".
+    """
 
     path: str
     content: str | None
     gallery_tool: str = ""
     gallery_sha256: str = ""
+    encoding: str = "utf-8"
+
+
+@dataclass
+class WriteResult:
+    changeset: Changeset | None
+    changed: list[dict] = field(default_factory=list)   # [{"path", "action"}]
+    warnings: list[Finding] = field(default_factory=list)
+
+
+class WriteRefused(Exception):
+    """A write that was refused as a whole; nothing was written.
+
+    `findings` name each file and why. `code` is the API error code.
+    """
+
+    def __init__(self, findings: list[Finding], *, code: str = "files_refused", lead: str = "Nothing was written") -> None:
+        self.findings = findings
+        self.code = code
+        first = findings[0].format() if findings else "the write was refused."
+        more = f" (and {len(findings) - 1} more; see details.findings)" if len(findings) > 1 else ""
+        self.message = f"{lead}: {first}{more}"
+        super().__init__(self.message)
 
 
 def sha256_text(content: str) -> str:
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+def content_bytes(content: str, encoding: str) -> bytes:
+    return base64.b64decode(content) if encoding == "base64" else content.encode("utf-8")
+
+
+def sha256_of(content: str, encoding: str = "utf-8") -> str:
+    """The hash of the file's bytes (the decoded bytes for a base64 file)."""
+    return hashlib.sha256(content_bytes(content, encoding)).hexdigest()
+
+
+def _error(path: str, message: str, code: str, line: int | None = None) -> Finding:
+    return Finding(path, line, "error", message, code)
+
+
+def _in_dir(path: str, names: Iterable[str]) -> bool:
+    """True when `path` lies in one of `names` at the top of the desk or of an agent's own folder."""
+    parts = path.split("/")
+    if len(parts) >= 2 and parts[0] in names:
+        return True
+    return len(parts) >= 4 and parts[0] == "agents" and parts[2] in names
+
+
+# ---------------------------------------------------------------- validation
+
+
+@dataclass
+class RawFile:
+    """A file as the API received it."""
+
+    path: str
+    content: str
+    encoding: str = "utf-8"
+
+
+def check_files(
+    raw_files: list[RawFile],
+    raw_deletes: list[str],
+    *,
+    current: dict[str, Revision] | None = None,
+    allow_generated_unchanged: bool = True,
+    check_content: bool = True,
+) -> tuple[list[FileWrite], list[Finding]]:
+    """Validate files and deletions sent by a person; returns writes and findings.
+
+    Refuses (as error findings): paths with `..`, absolute or odd characters,
+    a path twice, binary content outside storage/, a file over
+    FOLDRUN_MAX_FILE_BYTES, malformed frontmatter, a concept with no `type:`,
+    and any hand edit of a generated index.md/log.md. A generated file sent
+    back unchanged (a pulled desk pushed again) is dropped silently: the
+    platform rewrites it anyway. `current` is the scope's live heads by path.
+    `check_content=False` skips the frontmatter checks (what a run writes to
+    memory/ is kept even when its frontmatter is poor).
+    """
+    current = current or {}
+    limit = settings.FOLDRUN_MAX_FILE_BYTES
+    findings: list[Finding] = []
+    writes: list[FileWrite] = []
+    seen: set[str] = set()
+    for raw in raw_files:
+        try:
+            path = normalise_path(raw.path)
+        except PathError as exc:
+            findings.append(_error(str(raw.path), str(exc), "path.refused"))
+            continue
+        if path in seen:
+            findings.append(_error(path, f"{path} appears more than once in this request; send each path once.", "path.duplicate"))
+            continue
+        seen.add(path)
+        encoding = raw.encoding or "utf-8"
+        if encoding == "base64":
+            try:
+                data = base64.b64decode(raw.content, validate=True)
+            except (binascii.Error, ValueError):
+                findings.append(_error(path, f"{path} is marked base64 but its content is not valid base64.", "encoding.invalid"))
+                continue
+        else:
+            data = raw.content.encode("utf-8", errors="surrogatepass")
+        if len(data) > limit:
+            findings.append(_error(
+                path, f"{path} is {len(data):,} bytes; the largest file foldrun keeps is {limit:,} bytes.", "file.too_large"
+            ))
+            continue
+        try:
+            text: str | None = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is not None and "\x00" in text:
+            text = None
+        if text is None:
+            if _in_dir(path, BINARY_DIRS):
+                writes.append(FileWrite(path, base64.b64encode(data).decode("ascii"), encoding="base64"))
+                continue
+            findings.append(_error(
+                path,
+                f"{path} is a binary file, not UTF-8 text; only storage/ may hold binary files.",
+                "file.binary",
+            ))
+            continue
+        if is_reserved(path):
+            head = current.get(path)
+            if allow_generated_unchanged and head is not None and head.sha256 == sha256_text(text):
+                continue
+            findings.append(_generated_finding(path))
+            continue
+        if check_content:
+            findings.extend(_content_findings(path, text))
+        writes.append(FileWrite(path, text))
+    for raw_path in raw_deletes:
+        try:
+            path = normalise_path(raw_path)
+        except PathError as exc:
+            findings.append(_error(str(raw_path), str(exc), "path.refused"))
+            continue
+        if path in seen:
+            findings.append(_error(path, f"{path} is both written and deleted in this request; do one or the other.", "path.duplicate"))
+            continue
+        seen.add(path)
+        if is_reserved(path):
+            findings.append(_generated_finding(path))
+            continue
+        writes.append(FileWrite(path, None))
+    return writes, findings
+
+
+def _generated_finding(path: str) -> Finding:
+    return _error(
+        path,
+        f"{path} is generated on every write; do not edit it — change the concepts beside it instead.",
+        "generated.hand_edit",
+    )
+
+
+def _content_findings(path: str, text: str) -> list[Finding]:
+    """Frontmatter that cannot be read, and a concept with no `type:`."""
+    document = make_document(path, text)
+    if document.error is not None:
+        return [document.error]
+    if document.kind == CONCEPT and is_concept(path) and not str(document.meta.get("type") or "").strip():
+        return [_error(
+            path,
+            f"{path} is a concept with no `type:`; add one to its frontmatter (for example `type: Reference`).",
+            "concept.type_missing",
+            1,
+        )]
+    return []
+
+
+# ---------------------------------------------------------------- the write
+
+
+def _lock_scope(account: Account, workspace: Workspace | None) -> None:
+    # Serialise writers of one scope so changeset numbers never collide.
+    if workspace is not None:
+        Workspace.objects.select_for_update().filter(pk=workspace.pk).first()
+    else:
+        Account.objects.select_for_update().filter(pk=account.pk).first()
+
+
+def _heads(scope_key: str, paths: set[str] | None) -> dict[str, LibraryFile]:
+    """One query: the scope's LibraryFile rows (all, or those at `paths`) with
+    their head revision's metadata — never its content."""
+    query = LibraryFile.objects.filter(scope_key=scope_key).select_related("head").defer("head__content")
+    if paths is not None and len(paths) <= _IN_LIST_LIMIT:
+        query = query.filter(path__in=paths)
+    rows = {f.path: f for f in query}
+    if paths is not None and len(paths) > _IN_LIST_LIMIT:
+        rows = {p: f for p, f in rows.items() if p in paths}
+    return rows
+
+
+def _live(row: LibraryFile | None) -> bool:
+    return row is not None and not row.deleted and row.head_id is not None
+
+
+def _prunable(path: str) -> bool:
+    return not _in_dir(path, PRUNE_KEEPS) and not is_reserved(path)
 
 
 def do_write_files(
@@ -39,92 +270,406 @@ def do_write_files(
     message: str = "",
     author=None,
     run_public_id: str = "",
-) -> Changeset | None:
-    """Write `writes` as one changeset, all or nothing.
+    prune: bool = False,
+    verify: Callable[[dict[str, str]], list[Finding]] | None = None,
+) -> WriteResult:
+    """Write `writes` as one changeset, all or nothing, with bulk queries.
 
     Preconditions: paths are normalised and every content was validated by
-    the caller (the file contract). Unchanged files are skipped; when nothing
-    changes, nothing is written and None is returned.
+    the caller (`check_files`). Unchanged files are skipped; when nothing
+    changes, nothing is written and the result's changeset is None.
+
+    `prune` deletes live files the write does not mention, except under
+    memory/, state/, storage/ and the generated index.md/log.md. Every
+    knowledge/ or memory/ directory the write touches has its index.md and
+    log.md regenerated in the same changeset. `verify`, when given, is called
+    inside the transaction with the resulting files (path → text); it returns
+    warnings or raises WriteRefused, which rolls everything back.
     """
     scope_key = scope_key_for(account, workspace)
     with transaction.atomic():
-        # Serialise writers of one scope so changeset numbers never collide.
-        if workspace is not None:
-            Workspace.objects.select_for_update().filter(pk=workspace.pk).first()
-        else:
-            Account.objects.select_for_update().filter(pk=account.pk).first()
-        heads = {
-            f.path: f
-            for f in LibraryFile.objects.select_related("head").filter(
-                scope_key=scope_key, path__in=[w.path for w in writes]
-            )
-        }
-        changes: list[tuple[FileWrite, LibraryFile | None]] = []
+        _lock_scope(account, workspace)
+        mentioned = {w.path for w in writes}
+        heads = _heads(scope_key, None if prune else mentioned)
+        if prune:
+            writes = list(writes) + [
+                FileWrite(path, None)
+                for path, row in heads.items()
+                if path not in mentioned and _live(row) and _prunable(path)
+            ]
+        changes: list[tuple[FileWrite, str]] = []  # (write, action)
         for write in writes:
-            head = heads.get(write.path)
-            live = head is not None and not head.deleted
+            row = heads.get(write.path)
+            live = _live(row)
             if write.content is None:
                 if live:
-                    changes.append((write, head))
+                    changes.append((write, "deleted"))
                 continue
-            if live and head.head is not None and head.head.sha256 == sha256_text(write.content) and (
-                head.head.gallery_sha256 == write.gallery_sha256 or not write.gallery_tool
-            ):
-                continue
-            changes.append((write, head))
-        if not changes:
-            return None
-        last = Changeset.objects.filter(scope_key=scope_key).aggregate(n=Max("number"))["n"] or 0
+            if live:
+                head = row.head
+                same = head.sha256 == sha256_of(write.content, write.encoding) and head.encoding == write.encoding
+                if same and (not write.gallery_tool or head.gallery_sha256 == write.gallery_sha256):
+                    continue
+                if not write.gallery_tool and head.gallery_tool:
+                    write = FileWrite(write.path, write.content, head.gallery_tool, head.gallery_sha256, write.encoding)
+            changes.append((write, "modified" if live else "added"))
+        if not changes and verify is None:
+            return WriteResult(None)
+
+        number = (Changeset.objects.filter(scope_key=scope_key).aggregate(n=Max("number"))["n"] or 0) + 1
+        now = timezone.now()
+        who = run_public_id or (author.email if author is not None else "foldrun")
+        changes += _generated_changes(scope_key, heads, changes, number, now, who, message)
+
+        warnings: list[Finding] = []
+        if verify is not None:
+            warnings = verify(_resulting_files(scope_key, changes))
+            if not changes:
+                return WriteResult(None, warnings=warnings)
+
         changeset = Changeset.objects.create(
-            account=account,
-            workspace=workspace,
-            scope_key=scope_key,
-            number=last + 1,
-            kind=kind,
-            message=message,
-            author=author,
-            run_public_id=run_public_id,
+            account=account, workspace=workspace, scope_key=scope_key, number=number, kind=kind,
+            message=message, author=author, run_public_id=run_public_id, created_at=now,
         )
-        for write, head in changes:
-            if head is None:
-                head = LibraryFile.objects.create(
-                    account=account, workspace=workspace, scope_key=scope_key, path=write.path
-                )
-            content = write.content or ""
-            revision = Revision.objects.create(
-                file=head,
-                changeset=changeset,
-                number=changeset.number,
-                content=content,
-                sha256=sha256_text(content),
-                size=len(content.encode("utf-8")),
-                deleted=write.content is None,
-                gallery_tool=write.gallery_tool,
-                gallery_sha256=write.gallery_sha256,
+        missing = [w.path for w, _ in changes if w.path not in heads]
+        if missing:
+            created = LibraryFile.objects.bulk_create(
+                [LibraryFile(account=account, workspace=workspace, scope_key=scope_key, path=p) for p in missing],
+                batch_size=500,
             )
-            head.head = revision
-            head.deleted = write.content is None
-            head.save(update_fields=["head", "deleted"])
-        return changeset
+            if connection.features.can_return_rows_from_bulk_insert:
+                heads.update({f.path: f for f in created})
+            else:  # pragma: no cover - every backend we run returns ids
+                heads.update(_heads(scope_key, set(missing)))
+        revisions = []
+        for write, _action in changes:
+            content = write.content or ""
+            encoding = write.encoding if write.content is not None else "utf-8"
+            revisions.append(Revision(
+                file_id=heads[write.path].pk, changeset=changeset, number=number, content=content,
+                sha256=sha256_of(content, encoding), size=len(content_bytes(content, encoding)),
+                deleted=write.content is None, encoding=encoding,
+                gallery_tool=write.gallery_tool, gallery_sha256=write.gallery_sha256,
+            ))
+        Revision.objects.bulk_create(revisions, batch_size=500)
+        # Point every touched path at its new revision: three set-based updates.
+        touched = Revision.objects.filter(changeset=changeset)
+        LibraryFile.objects.filter(pk__in=touched.values("file_id")).update(
+            head=Subquery(Revision.objects.filter(file_id=OuterRef("pk"), number=number).values("pk")[:1])
+        )
+        LibraryFile.objects.filter(pk__in=touched.filter(deleted=True).values("file_id")).update(deleted=True)
+        LibraryFile.objects.filter(pk__in=touched.filter(deleted=False).values("file_id")).update(deleted=False)
+        changed = sorted(({"path": w.path, "action": a} for w, a in changes), key=lambda c: c["path"])
+        return WriteResult(changeset, changed, warnings)
 
 
-def files_at(account: Account, workspace: Workspace | None, number: int | None = None) -> dict[str, Revision]:
+def _resulting_files(scope_key: str, changes: list[tuple[FileWrite, str]]) -> dict[str, str]:
+    """Every live text file of the scope once `changes` land (for `verify`)."""
+    files = {
+        f.path: f.head.content
+        for f in LibraryFile.objects.filter(scope_key=scope_key, deleted=False, head__isnull=False).select_related("head")
+        if f.head.encoding == "utf-8"
+    }
+    for write, _action in changes:
+        if write.content is None:
+            files.pop(write.path, None)
+        elif write.encoding == "utf-8":
+            files[write.path] = write.content
+        else:
+            files.pop(write.path, None)
+    return files
+
+
+def _generated_changes(
+    scope_key: str,
+    heads: dict[str, LibraryFile],
+    changes: list[tuple[FileWrite, str]],
+    number: int,
+    now,
+    who: str,
+    message: str,
+) -> list[tuple[FileWrite, str]]:
+    """index.md and log.md for every concept directory `changes` touch."""
+    by_root: dict[str, list[tuple[FileWrite, str]]] = {}
+    for write, action in changes:
+        root = concept_root(write.path)
+        if root is not None and is_concept(write.path):
+            by_root.setdefault(root, []).append((write, action))
+    extra: list[tuple[FileWrite, str]] = []
+    when = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    for root, root_changes in sorted(by_root.items()):
+        rows = LibraryFile.objects.filter(
+            scope_key=scope_key, path__startswith=root + "/", deleted=False, head__isnull=False
+        ).select_related("head")
+        existing = {f.path: f.head for f in rows}
+        concepts = {p: r.content for p, r in existing.items() if is_concept(p) and r.encoding == "utf-8"}
+        for write, _action in root_changes:
+            if write.content is None:
+                concepts.pop(write.path, None)
+            else:
+                concepts[write.path] = write.content
+        index_path, log_path = f"{root}/{INDEX_NAME}", f"{root}/{LOG_NAME}"
+        # `heads` may not hold the generated rows when the write named only some paths.
+        for row in LibraryFile.objects.filter(scope_key=scope_key, path__in=[index_path, log_path]):
+            heads.setdefault(row.path, row)
+        if not concepts:
+            for path in (index_path, log_path):
+                if path in existing:
+                    extra.append((FileWrite(path, None), "deleted"))
+            continue
+        index = render_index(root, concepts)
+        previous_log = existing[log_path].content if log_path in existing else None
+        entries = [
+            LogEntry(when, number, who, action, write.path, message)
+            for write, action in sorted(root_changes, key=lambda c: c[0].path)
+        ]
+        log = render_log(root, previous_log, entries)
+        for path, text in ((index_path, index), (log_path, log)):
+            head = existing.get(path)
+            if head is None or head.sha256 != sha256_text(text):
+                extra.append((FileWrite(path, text), "modified" if head is not None else "added"))
+    return extra
+
+
+# ---------------------------------------------------------------- the doors
+
+
+def check_and_write(
+    *,
+    account: Account,
+    workspace: Workspace | None,
+    raw_files: list[RawFile],
+    raw_deletes: list[str],
+    kind: str,
+    message: str,
+    author,
+    prune: bool = False,
+    deploy_check: Callable[[dict[str, str]], list[Finding]] | None = None,
+) -> WriteResult:
+    """Validate what a person sent, then write it as one changeset.
+
+    Raises WriteRefused (nothing written) when any file is refused, or when
+    `deploy_check` finds errors in the resulting desk.
+    """
+    reserved = [normalise_path(r.path) for r in raw_files if _quiet_reserved(r.path)]
+    current = {p: f.head for p, f in _heads(scope_key_for(account, workspace), set(reserved)).items() if _live(f)}
+    writes, findings = check_files(raw_files, raw_deletes, current=current)
+    errors = [f for f in findings if f.level == "error"]
+    if errors:
+        raise WriteRefused(errors)
+    return do_write_files(
+        account=account, workspace=workspace, writes=writes, kind=kind, message=message,
+        author=author, prune=prune, verify=deploy_check,
+    )
+
+
+def _quiet_reserved(raw: str) -> bool:
+    try:
+        return is_reserved(normalise_path(raw))
+    except PathError:
+        return False
+
+
+def do_edit_file(
+    *,
+    account: Account,
+    workspace: Workspace | None,
+    path: str,
+    content: str | None,
+    author,
+    message: str = "",
+) -> WriteResult:
+    """A dashboard edit (kind "edit") of one file; `content=None` deletes it.
+
+    The same validation as a push; raises WriteRefused naming the file.
+    """
+    raw_files = [RawFile(path, content)] if content is not None else []
+    raw_deletes = [path] if content is None else []
+    return check_and_write(
+        account=account, workspace=workspace, raw_files=raw_files, raw_deletes=raw_deletes,
+        kind=ChangeKind.EDIT, message=message or f"Edit {path}", author=author,
+    )
+
+
+RUN_WRITABLE = ("memory", "state", "storage")
+
+
+def do_write_run_files(
+    run_public_id: str,
+    *,
+    account: Account,
+    workspace: Workspace,
+    files: dict[str, str | None],
+    message: str = "",
+) -> WriteResult:
+    """What a run wrote to memory/ and state/ (and storage/), as one changeset
+    of kind "run" attributed to `run_public_id`. `None` deletes a file.
+
+    Knowledge is given, not learned: a path under knowledge/ — or anywhere but
+    memory/, state/ and storage/ — is refused and nothing is written.
+    """
+    findings: list[Finding] = []
+    raw_files: list[RawFile] = []
+    raw_deletes: list[str] = []
+    for raw_path, content in files.items():
+        try:
+            path = normalise_path(raw_path)
+        except PathError as exc:
+            findings.append(_error(str(raw_path), str(exc), "path.refused"))
+            continue
+        if _in_dir(path, ("knowledge",)):
+            findings.append(_error(path, f"{path}: knowledge/ is given, not learned; a run may not write it.", "run.knowledge"))
+        elif not _in_dir(path, RUN_WRITABLE):
+            findings.append(_error(path, f"{path}: a run writes only memory/, state/ and storage/.", "run.outside"))
+        elif content is None:
+            raw_deletes.append(path)
+        else:
+            raw_files.append(RawFile(path, content))
+    if findings:
+        raise WriteRefused(findings)
+    writes, problems = check_files(raw_files, raw_deletes, allow_generated_unchanged=False, check_content=False)
+    if problems:
+        raise WriteRefused(problems)
+    return do_write_files(
+        account=account, workspace=workspace, writes=writes, kind=ChangeKind.RUN,
+        message=message or f"Written by {run_public_id}", run_public_id=run_public_id,
+    )
+
+
+def do_rollback(
+    *,
+    account: Account,
+    workspace: Workspace | None,
+    path: str,
+    to: int,
+    author,
+    message: str = "",
+) -> WriteResult:
+    """Write `path` as it was at changeset `to`, as a new revision (kind
+    "rollback"). Absent at `to` means the rollback deletes it.
+
+    Preconditions: the path has a history in this scope and `to` exists.
+    """
+    revision = files_at(account, workspace, to).get(path)
+    if revision is not None and revision.encoding == "base64":
+        writes = [FileWrite(path, revision.content, revision.gallery_tool, revision.gallery_sha256, "base64")]
+        return do_write_files(
+            account=account, workspace=workspace, writes=writes, kind=ChangeKind.ROLLBACK,
+            message=message or f"Roll {path} back to revision {to}", author=author,
+        )
+    raw_files = [RawFile(path, revision.content)] if revision is not None else []
+    raw_deletes = [path] if revision is None else []
+    return check_and_write(
+        account=account, workspace=workspace, raw_files=raw_files, raw_deletes=raw_deletes,
+        kind=ChangeKind.ROLLBACK, message=message or f"Roll {path} back to revision {to}", author=author,
+    )
+
+
+def files_at(
+    account: Account, workspace: Workspace | None, number: int | None = None, *, with_content: bool = True
+) -> dict[str, Revision]:
     """The live files of a scope at changeset `number` (the head when None)."""
     scope_key = scope_key_for(account, workspace)
     if number is None:
         files = LibraryFile.objects.select_related("head").filter(scope_key=scope_key, deleted=False)
+        if not with_content:
+            files = files.defer("head__content")
         return {f.path: f.head for f in files if f.head is not None}
-    result: dict[str, Revision] = {}
-    revisions = (
-        Revision.objects.filter(file__scope_key=scope_key, number__lte=number)
-        .select_related("file")
-        .order_by("file_id", "-number")
+    latest = (
+        Revision.objects.filter(file_id=OuterRef("file_id"), number__lte=number).order_by("-number").values("pk")[:1]
     )
-    seen: set[int] = set()
-    for revision in revisions:
-        if revision.file_id in seen:
-            continue
-        seen.add(revision.file_id)
-        if not revision.deleted:
-            result[revision.file.path] = revision
-    return result
+    revisions = (
+        Revision.objects.filter(file__scope_key=scope_key, number__lte=number, deleted=False)
+        .filter(pk=Subquery(latest))
+        .select_related("file")
+    )
+    if not with_content:
+        revisions = revisions.defer("content")
+    return {r.file.path: r for r in revisions}
+
+
+# ---------------------------------------------------------------- gallery
+
+
+class GalleryError(Exception):
+    """A gallery request that cannot be done; `status` is the HTTP answer."""
+
+    def __init__(self, message: str, *, code: str, status: int) -> None:
+        super().__init__(message)
+        self.message, self.code, self.status = message, code, status
+
+
+def _gallery_writes(name: str, heads: dict[str, Revision]) -> list[FileWrite]:
+    """The shelf's files of tool `name` as writes marked with their origin,
+    and deletions for files of an existing copy the shelf no longer has."""
+    from foldrun.gallery import gallery_tools
+
+    from .services import tool_paths
+
+    shelf = gallery_tools()[name]
+    writes = [FileWrite(p, t, gallery_tool=name, gallery_sha256=sha256_text(t)) for p, t in sorted(shelf.items())]
+    writes += [FileWrite(p, None) for p in tool_paths(name, heads) if p not in shelf]
+    return writes
+
+
+def do_install_gallery_tool(
+    *, account: Account, workspace: Workspace | None, name: str, author, upgrade: bool = False
+) -> WriteResult:
+    """Copy gallery tool `name` into the account library (or `workspace`), or
+    with `upgrade=True` bring an existing copy to the shelf's current files —
+    "update to gallery version". Kind "gallery"; the previous version stays
+    one revision back. Raises GalleryError for an unknown tool (404) or an
+    upgrade with no copy to upgrade (409).
+    """
+    from foldrun.gallery import gallery_tools
+
+    from .services import copy_of
+
+    if name not in gallery_tools():
+        raise GalleryError("Not found.", code="not_found", status=404)
+    heads = files_at(account, workspace, with_content=False)
+    where = f"workspace {workspace.name}" if workspace is not None else "the account library"
+    if upgrade and not copy_of(heads, name):
+        raise GalleryError(
+            f"{where[0].upper()}{where[1:]} keeps no copy of {name}; install it first.", code="not_installed", status=409
+        )
+    verb = "Update" if upgrade else "Install"
+    return do_write_files(
+        account=account, workspace=workspace, writes=_gallery_writes(name, heads), kind=ChangeKind.GALLERY,
+        message=f"{verb} {name} from the gallery" + (" (update to gallery version)" if upgrade else ""), author=author,
+    )
+
+
+def sync_gallery_copies() -> list[Changeset]:
+    """Bring every unedited gallery copy, in every scope, to the shelf's
+    current files. A copy any of whose files was edited is the account's and
+    is never changed. Idempotent: a copy already current writes nothing.
+    Run by `manage.py sync_gallery` and after every migrate (a new platform
+    version).
+    """
+    from foldrun.gallery import gallery_tools
+
+    from .services import copy_is_unedited, copy_mark, copy_of
+
+    shelf_tools = gallery_tools()
+    scopes = (
+        LibraryFile.objects.filter(deleted=False, head__gallery_tool__in=list(shelf_tools))
+        .values_list("account_id", "workspace_id").distinct()
+    )
+    written: list[Changeset] = []
+    for account_id, workspace_id in sorted(set(scopes), key=lambda s: (s[0], s[1] or 0)):
+        account = Account.objects.get(pk=account_id)
+        workspace = Workspace.objects.get(pk=workspace_id) if workspace_id else None
+        heads = files_at(account, workspace, with_content=False)
+        for name, shelf in sorted(shelf_tools.items()):
+            copy = copy_of(heads, name)
+            if not copy or not copy_is_unedited(copy, name) or copy_mark(copy, shelf) == "gallery · current":
+                continue
+            result = do_write_files(
+                account=account, workspace=workspace, writes=_gallery_writes(name, heads),
+                kind=ChangeKind.GALLERY, message=f"Follow the gallery: {name} updated with the platform",
+            )
+            if result.changeset is not None:
+                written.append(result.changeset)
+                heads = files_at(account, workspace, with_content=False)
+    return written

@@ -1,3 +1,27 @@
-from django.urls import path  # noqa: F401
+"""The library API. Every path exists twice: under a workspace and under the
+account library (`/api/library/…`). `…/history` and `…/rollback` are matched
+before a plain file path."""
+from django.urls import path
 
-urlpatterns: list = []
+from . import views
+
+urlpatterns = [
+    path("gallery", views.GalleryView.as_view(), name="api-gallery"),
+    path("library", views.LibraryOverviewView.as_view(), name="api-library"),
+    path("library/gallery/<str:tool>/install", views.GalleryInstallView.as_view(), name="api-gallery-install"),
+    path("library/gallery/<str:tool>/upgrade", views.GalleryUpgradeView.as_view(), name="api-gallery-upgrade"),
+]
+
+for prefix, name in (("workspaces/<str:ws>/", "ws"), ("library/", "lib")):
+    urlpatterns += [
+        path(f"{prefix}push", views.PushView.as_view(), name=f"api-{name}-push"),
+        path(f"{prefix}deploy", views.DeployView.as_view(), name=f"api-{name}-deploy"),
+        path(f"{prefix}check", views.CheckView.as_view(), name=f"api-{name}-check"),
+        path(f"{prefix}files", views.FilesView.as_view(), name=f"api-{name}-files"),
+        path(f"{prefix}files/<path:path>/history", views.HistoryView.as_view(), name=f"api-{name}-file-history"),
+        path(f"{prefix}files/<path:path>/rollback", views.RollbackView.as_view(), name=f"api-{name}-file-rollback"),
+        path(f"{prefix}files/<path:path>", views.FileView.as_view(), name=f"api-{name}-file"),
+        path(f"{prefix}revisions", views.RevisionsView.as_view(), name=f"api-{name}-revisions"),
+        path(f"{prefix}revisions/<int:number>", views.RevisionView.as_view(), name=f"api-{name}-revision"),
+        path(f"{prefix}diff", views.DiffView.as_view(), name=f"api-{name}-diff"),
+    ]

@@ -84,9 +84,14 @@ class Revision(models.Model):
     sha256 = models.CharField(max_length=64)
     size = models.PositiveIntegerField(default=0)
     deleted = models.BooleanField(default=False)
+    # "utf-8": `content` is the text. "base64": `content` holds the bytes of a
+    # binary file, base64-encoded — only storage/ may hold those.
+    encoding = models.CharField(max_length=8, default="utf-8")
     # Set when the content was copied from the gallery shelf: which tool, and
     # the gallery's hash of this file at the time. An unedited copy keeps
-    # following the gallery; an edited one is the account's.
+    # following the gallery; an edited one is the account's. A later write
+    # of the same path carries both forward, so an edit is seen as
+    # sha256 != gallery_sha256 rather than forgetting where the file came from.
     gallery_tool = models.CharField(max_length=100, blank=True)
     gallery_sha256 = models.CharField(max_length=64, blank=True)
 

@@ -1,0 +1,297 @@
+"""Reading the library: desks, nearest-wins resolution, the blast radius, the
+gallery marks. No writes here (those are in actions).
+
+Resolution is nearest wins: the agent's own (`agents/<name>/…`), then the
+workspace's, then the account library's, then the gallery shelf.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from accounts.models import Account, Workspace
+from foldrun.contract import Desk
+from foldrun.contract.desk import AGENT, FLOW, classify, make_document
+from foldrun.gallery import gallery_files, gallery_tools
+
+from .actions import files_at, sha256_text
+from .models import Changeset, LibraryFile, Revision, scope_key_for
+
+MARK_CURRENT = "gallery · current"
+MARK_DIFFERS = "gallery · differs"
+
+
+# ---------------------------------------------------------------- desks
+
+
+def text_files(revisions: dict[str, Revision]) -> dict[str, str]:
+    """Path → text for the UTF-8 files (binary storage/ files are not desk text)."""
+    return {p: r.content for p, r in revisions.items() if r.encoding == "utf-8"}
+
+
+def desk_for_workspace(workspace: Workspace, at: int | None = None) -> Desk:
+    """The desk a run or a deploy sees: the workspace's files at changeset `at`
+    (its head when None), the account library's head, and the gallery shelf."""
+    return Desk(
+        files=text_files(files_at(workspace.account, workspace, at)),
+        library=text_files(files_at(workspace.account, None)),
+        gallery=gallery_files(),
+    )
+
+
+def desk_for_library(account: Account, at: int | None = None) -> Desk:
+    """The account library checked as a desk of its own (it has the same
+    shape), with the gallery shelf beneath it."""
+    return Desk(files=text_files(files_at(account, None, at)), gallery=gallery_files())
+
+
+def desk_for_scope(account: Account, workspace: Workspace | None, at: int | None = None) -> Desk:
+    return desk_for_workspace(workspace, at) if workspace is not None else desk_for_library(account, at)
+
+
+# ---------------------------------------------------------------- gallery
+
+
+def tool_paths(name: str, paths) -> list[str]:
+    """The paths among `paths` that make up tool `name` (flat or folder form)."""
+    flat, folder = f"tools/{name}.md", f"tools/{name}/"
+    return sorted(p for p in paths if p == flat or p.startswith(folder))
+
+
+def copy_of(heads: dict[str, Revision], name: str) -> dict[str, Revision]:
+    """The scope's copy of gallery tool `name`, when it keeps one: the files
+    under the tool's paths, provided at least one came from the gallery."""
+    files = {p: heads[p] for p in tool_paths(name, heads)}
+    if not any(r.gallery_tool == name for r in files.values()):
+        return {}
+    return files
+
+
+def copy_mark(copy: dict[str, Revision], shelf: dict[str, str]) -> str:
+    """`gallery · current` when the copy holds exactly the shelf's files."""
+    mine = {p: r.sha256 for p, r in copy.items()}
+    theirs = {p: sha256_text(t) for p, t in shelf.items()}
+    return MARK_CURRENT if mine == theirs else MARK_DIFFERS
+
+
+def copy_is_unedited(copy: dict[str, Revision], name: str) -> bool:
+    """Every file of the copy is still what it was copied from the gallery."""
+    return bool(copy) and all(r.gallery_tool == name and r.sha256 == r.gallery_sha256 for r in copy.values())
+
+
+def gallery_marks(heads: dict[str, Revision]) -> dict[str, str]:
+    """Path → mark for every file of every gallery copy in one scope."""
+    marks: dict[str, str] = {}
+    for name, shelf in gallery_tools().items():
+        copy = copy_of(heads, name)
+        if copy:
+            mark = copy_mark(copy, shelf)
+            marks.update({p: mark for p in copy})
+    return marks
+
+
+def gallery_overview(account: Account) -> list[dict]:
+    """The shelf's tools, and which copies the account keeps, with marks."""
+    library = files_at(account, None, with_content=False)
+    workspaces = list(Workspace.objects.filter(account=account).order_by("name"))
+    ws_heads = {ws.pk: files_at(account, ws, with_content=False) for ws in workspaces}
+    tools = []
+    for name, shelf in sorted(gallery_tools().items()):
+        main = f"tools/{name}/tool.md" if f"tools/{name}/tool.md" in shelf else f"tools/{name}.md"
+        document = make_document(main, shelf.get(main, ""), "gallery")
+        copies = []
+        copy = copy_of(library, name)
+        if copy:
+            copies.append({"scope": "library", "workspace": None, "mark": copy_mark(copy, shelf)})
+        for ws in workspaces:
+            copy = copy_of(ws_heads[ws.pk], name)
+            if copy:
+                copies.append({"scope": "workspace", "workspace": ws.name, "mark": copy_mark(copy, shelf)})
+        library_copy = next((c for c in copies if c["scope"] == "library"), None)
+        tools.append({
+            "name": name,
+            "description": " ".join(str(document.meta.get("description") or "").split()),
+            "files": [{"path": p, "sha256": sha256_text(t), "size": len(t.encode("utf-8"))} for p, t in sorted(shelf.items())],
+            "kept": library_copy is not None,
+            "mark": library_copy["mark"] if library_copy else None,
+            "copies": copies,
+        })
+    return tools
+
+
+# ---------------------------------------------------------------- resolution
+
+
+@dataclass(frozen=True)
+class AgentInfo:
+    workspace: str
+    name: str
+    path: str
+    own_dir: str | None  # "agents/<name>/" for the folder form, None for agents/<name>.md
+    tools: tuple[str, ...]
+    description: str
+
+
+def _names(value) -> tuple[str, ...]:
+    """Grant names from a `tools:` value: strings, or mappings with a name."""
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",")]
+    if not isinstance(value, list):
+        return ()
+    names = []
+    for item in value:
+        if isinstance(item, dict) and item.get("name"):
+            names.append(str(item["name"]))
+        elif isinstance(item, str) and item.strip():
+            names.append(item.strip())
+    return tuple(names)
+
+
+def agents_in(workspace_name: str, files: dict[str, str]) -> list[AgentInfo]:
+    agents = []
+    for path in sorted(files):
+        kind, _owner, name = classify(path)
+        if kind != AGENT:
+            continue
+        document = make_document(path, files[path])
+        own = f"agents/{path.split('/')[1]}/" if path.endswith("/agent.md") else None
+        agents.append(AgentInfo(
+            workspace=workspace_name, name=document.name or name, path=path, own_dir=own,
+            tools=_names(document.meta.get("tools")),
+            description=" ".join(str(document.meta.get("description") or "").split()),
+        ))
+    return agents
+
+
+def _subject(path: str) -> tuple[str, str]:
+    """What a library/gallery file is part of: ("tool", name), ("skill", name)
+    or ("file", path) for knowledge, memory, scripts, AGENTS.md and the rest."""
+    parts = path.split("/")
+    if parts[0] == "tools" and len(parts) >= 2:
+        return "tool", parts[1][:-3] if len(parts) == 2 and parts[1].endswith(".md") else parts[1]
+    if parts[0] == "skills" and len(parts) >= 3:
+        return "skill", parts[1]
+    return "file", path
+
+
+def _nearer_paths(kind: str, name: str, path: str) -> list[str]:
+    """Relative paths (from a desk root or an agent's own folder) whose presence
+    shadows a library file."""
+    if kind == "tool":
+        return [f"tools/{name}.md", f"tools/{name}/tool.md"]
+    if kind == "skill":
+        return [f"skills/{name}/SKILL.md"]
+    return [path]
+
+
+def library_overview(account: Account) -> list[dict]:
+    """The Library page's blast radius: for every account-library file and
+    every gallery tool file, the agents (workspace, agent) that use it, and
+    every nearer copy — a workspace's or an agent's own — that overrides it.
+
+    A tool is used by the agents that grant it in `tools:`; a skill is
+    discovered by every agent; knowledge, memory and the rest are read by
+    every agent of every workspace. An agent with a nearer copy is listed
+    under `overridden_by`, never under `granted_by`.
+    """
+    library = files_at(account, None)
+    workspaces = list(Workspace.objects.filter(account=account).order_by("name"))
+    ws_files: dict[str, dict[str, str]] = {}
+    for ws in workspaces:
+        heads = files_at(account, ws, with_content=False)
+        agent_paths = [p for p in heads if classify(p)[0] == AGENT]
+        contents = {
+            r.file.path: r.content
+            for r in Revision.objects.filter(pk__in=[heads[p].pk for p in agent_paths]).select_related("file")
+        }
+        ws_files[ws.name] = {p: contents.get(p, "") for p in heads}
+    agents = {ws.name: agents_in(ws.name, ws_files[ws.name]) for ws in workspaces}
+    lib_marks = gallery_marks(library)
+
+    entries: list[dict] = []
+    subjects: list[tuple[str, str, str | None]] = [(p, "library", lib_marks.get(p)) for p in sorted(library)]
+    for name, shelf in sorted(gallery_tools().items()):
+        subjects += [(p, "gallery", None) for p in sorted(shelf)]
+    for path, scope, mark in subjects:
+        kind, name = _subject(path)
+        rel = _nearer_paths(kind, name, path)
+        granted, overridden = [], []
+        for ws in workspaces:
+            files = ws_files[ws.name]
+            ws_copy = next((p for p in rel if p in files), None)
+            if ws_copy is not None:
+                overridden.append({"workspace": ws.name, "agent": None, "path": ws_copy})
+            for agent in agents[ws.name]:
+                if kind == "tool" and name not in agent.tools:
+                    continue
+                own = next((agent.own_dir + p for p in rel if agent.own_dir and agent.own_dir + p in files), None)
+                if own is not None:
+                    overridden.append({"workspace": ws.name, "agent": agent.name, "path": own})
+                elif ws_copy is None:
+                    granted.append({"workspace": ws.name, "agent": agent.name})
+        if scope == "gallery" and kind == "tool":
+            # The account library's copy is nearer than the shelf.
+            lib_copy = next((p for p in rel if p in library), None)
+            if lib_copy is not None:
+                overridden.insert(0, {"workspace": None, "agent": None, "path": lib_copy})
+                granted = []
+        entries.append({
+            "path": path, "scope": scope, "kind": kind, "name": name,
+            "granted_by": granted, "overridden_by": overridden, "gallery": mark,
+        })
+    return entries
+
+
+# ---------------------------------------------------------------- pages
+
+
+def changeset_dict(changeset: Changeset) -> dict:
+    return {
+        "id": changeset.public_id,
+        "number": changeset.number,
+        "kind": changeset.kind,
+        "message": changeset.message,
+        "author": changeset.who,
+        "created_at": changeset.created_at.isoformat(),
+    }
+
+
+def workspace_overview(workspace: Workspace, *, recent: int = 10) -> dict:
+    """What the workspace page shows: its agents, flows, files and recent revisions."""
+    heads = files_at(workspace.account, workspace)
+    files = text_files(heads)
+    marks = gallery_marks(heads)
+    flows = []
+    for path in sorted(files):
+        kind, _owner, name = classify(path)
+        if kind == FLOW:
+            meta = make_document(path, files[path]).meta
+            flows.append({
+                "name": str(meta.get("name") or name), "path": path,
+                "schedule": meta.get("schedule"), "description": meta.get("description"),
+            })
+    changesets = list(
+        Changeset.objects.filter(scope_key=scope_key_for(workspace.account, workspace))
+        .select_related("author").order_by("-number")[:recent]
+    )
+    return {
+        "workspace": {"id": workspace.public_id, "name": workspace.name, "description": workspace.description},
+        "head": changesets[0].number if changesets else None,
+        "agents": [
+            {"name": a.name, "path": a.path, "description": a.description, "tools": list(a.tools)}
+            for a in agents_in(workspace.name, files)
+        ],
+        "flows": flows,
+        "files": [
+            {"path": p, "sha256": r.sha256, "size": r.size, "revision": r.number, "gallery": marks.get(p)}
+            for p, r in sorted(heads.items())
+        ],
+        "revisions": [changeset_dict(c) for c in changesets],
+    }
+
+
+def history_of(account: Account, workspace: Workspace | None, path: str) -> list[Revision]:
+    """Every revision of `path` in the scope, newest first ([] when unknown)."""
+    row = LibraryFile.objects.filter(scope_key=scope_key_for(account, workspace), path=path).first()
+    if row is None:
+        return []
+    return list(row.revisions.select_related("changeset", "changeset__author").defer("content").order_by("-number"))

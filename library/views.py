@@ -1,0 +1,411 @@
+"""The library API: push, deploy, files, history, revisions, diff, rollback,
+check — for a workspace (`/api/workspaces/<ws>/…`) and for the account
+library (`/api/library/…`) — and the gallery shelf.
+
+Views are thin: they find the scope through `ScopedAPIView` (another
+account's workspace is a 404), require a write role for changes, and call
+actions/services.
+"""
+from __future__ import annotations
+
+import base64
+import difflib
+
+from django.http import HttpResponse
+from django.utils.http import urlencode
+from rest_framework import status
+from rest_framework.response import Response
+
+from accounts.access import ScopedAPIView
+from accounts.models import Workspace
+from foldrun.api import ApiError
+from foldrun.contract import Desk, Finding, check, has_errors
+
+from . import serializers as s
+from .actions import (
+    GalleryError,
+    WriteRefused,
+    check_and_write,
+    check_files,
+    do_install_gallery_tool,
+    do_rollback,
+    files_at,
+)
+from .models import ChangeKind, Changeset, Revision, scope_key_for
+from .services import (
+    changeset_dict,
+    desk_for_scope,
+    gallery_marks,
+    gallery_overview,
+    history_of,
+    library_overview,
+)
+
+PAGE_SIZE = 50
+MAX_PAGE_SIZE = 200
+
+
+def refused(exc: WriteRefused) -> ApiError:
+    return ApiError(exc.message, code=exc.code, status_code=422, details={"findings": s.findings_list(exc.findings)})
+
+
+def _not_found() -> ApiError:
+    return ApiError("Not found.", code="not_found", status_code=404)
+
+
+def _number_param(request, name: str, *, required: bool = False) -> int | None:
+    """A revision number from the query string; 400 naming the parameter."""
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        if required:
+            raise ApiError(f"The `{name}` parameter is required: a revision number.", code="invalid", details={"parameter": name})
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0 or not raw.strip().isdigit():
+        raise ApiError(
+            f"The `{name}` parameter must be a revision number (a whole number, 0 or more), not {raw!r}.",
+            code="invalid", details={"parameter": name},
+        )
+    return value
+
+
+class ScopeView(ScopedAPIView):
+    """Resolves the scope from the URL: `ws` → a workspace, absent → the library."""
+
+    def scope(self) -> tuple:
+        name = self.kwargs.get("ws")
+        workspace: Workspace | None = self.get_workspace(name) if name is not None else None
+        return self.account, workspace
+
+    def scope_key(self) -> str:
+        account, workspace = self.scope()
+        return scope_key_for(account, workspace)
+
+    def head_number(self, account, workspace) -> int:
+        last = Changeset.objects.filter(scope_key=scope_key_for(account, workspace)).order_by("-number").first()
+        return last.number if last is not None else 0
+
+    def existing_number(self, account, workspace, number: int | None) -> int | None:
+        """`number` when the scope has reached it (0 is "before anything"); 404 otherwise."""
+        if number is None:
+            return None
+        if number > self.head_number(account, workspace):
+            raise _not_found()
+        return number
+
+    def parse(self, serializer_class, data=None):
+        serializer = serializer_class(data=self.request.data if data is None else data)
+        serializer.is_valid(raise_exception=True)
+        return serializer
+
+
+# ---------------------------------------------------------------- push, deploy
+
+
+class PushView(ScopeView):
+    """POST …/push or …/deploy: all files land in one changeset, or none."""
+
+    deploy = False
+
+    def post(self, request, ws: str | None = None):
+        account, workspace = self.scope()
+        self.require_write()
+        body = self.parse(s.PushSerializer)
+        data = body.validated_data
+        deploy_check = None
+        if self.deploy:
+            base = desk_for_scope(account, workspace)
+
+            def deploy_check(files: dict[str, str]) -> list[Finding]:
+                desk = Desk(files=files, library=base.library, gallery=base.gallery)
+                findings = check(desk, mode="deploy")
+                if has_errors(findings):
+                    # Errors first, so the message leads with one.
+                    ordered = [f for f in findings if f.level == "error"] + [f for f in findings if f.level != "error"]
+                    raise WriteRefused(ordered, code="check_failed", lead="The deploy was refused; nothing was written")
+                return findings
+
+        try:
+            result = check_and_write(
+                account=account, workspace=workspace, raw_files=body.raw_files(), raw_deletes=data["delete"],
+                kind=ChangeKind.DEPLOY if self.deploy else ChangeKind.PUSH, message=data["message"],
+                author=request.user, prune=data["prune"], deploy_check=deploy_check,
+            )
+        except WriteRefused as exc:
+            raise refused(exc) from None
+        return Response(s.write_result(result), status=status.HTTP_201_CREATED)
+
+
+class DeployView(PushView):
+    deploy = True
+
+
+class CheckView(ScopeView):
+    """POST …/check: the contract over the current files, or over `files`
+    (and `delete`) in the body laid on top of them. Writes nothing."""
+
+    def post(self, request, ws: str | None = None):
+        account, workspace = self.scope()
+        body = self.parse(s.CheckSerializer)
+        desk = desk_for_scope(account, workspace)
+        current = files_at(account, workspace, with_content=False)
+        raw_files = [s.RawFile(f["path"], f["content"], f["encoding"]) for f in body.validated_data["files"]]
+        writes, findings = check_files(raw_files, body.validated_data["delete"], current=current)
+        files = dict(desk.files)
+        for write in writes:
+            if write.content is None:
+                files.pop(write.path, None)
+            elif write.encoding == "utf-8":
+                files[write.path] = write.content
+        findings = sorted(set(findings) | set(check(Desk(files=files, library=desk.library, gallery=desk.gallery))),
+                          key=lambda f: (f.file, f.line or 0, f.level, f.message))
+        errors = sum(1 for f in findings if f.level == "error")
+        return Response({
+            "ok": errors == 0,
+            "errors": errors,
+            "warnings": len(findings) - errors,
+            "findings": s.findings_list(findings),
+        })
+
+
+# ---------------------------------------------------------------- reading
+
+
+class FilesView(ScopeView):
+    """GET …/files?at=N: the live files at revision N (the head by default)."""
+
+    def get(self, request, ws: str | None = None):
+        account, workspace = self.scope()
+        at = self.existing_number(account, workspace, _number_param(request, "at"))
+        heads = files_at(account, workspace, at, with_content=False)
+        marks = gallery_marks(heads)
+        results = [
+            {"path": p, "sha256": r.sha256, "size": r.size, "revision": r.number, "encoding": r.encoding,
+             "gallery": marks.get(p)}
+            for p, r in sorted(heads.items())
+        ]
+        return Response({"revision": at if at is not None else self.head_number(account, workspace), "results": results})
+
+
+class FileView(ScopeView):
+    """GET …/files/<path>?at=N: one file's content (`raw=1`: the bytes as text/plain)."""
+
+    def get(self, request, path: str, ws: str | None = None):
+        account, workspace = self.scope()
+        at = self.existing_number(account, workspace, _number_param(request, "at"))
+        revision = files_at(account, workspace, at).get(path)
+        if revision is None:
+            raise _not_found()
+        if request.query_params.get("raw") in {"1", "true", "yes"}:
+            if revision.encoding == "base64":
+                return HttpResponse(base64.b64decode(revision.content), content_type="application/octet-stream")
+            return HttpResponse(revision.content, content_type="text/plain; charset=utf-8")
+        changeset = revision.changeset
+        mark = gallery_marks(files_at(account, workspace, at, with_content=False)).get(path) if revision.gallery_tool else None
+        return Response({
+            "path": path,
+            "content": revision.content,
+            "encoding": revision.encoding,
+            "sha256": revision.sha256,
+            "size": revision.size,
+            "revision": changeset_dict(changeset),
+            "gallery": mark,
+        })
+
+    def put(self, request, path: str, ws: str | None = None):
+        """A dashboard-style edit of one file through the API (kind "edit")."""
+        from .actions import do_edit_file
+
+        account, workspace = self.scope()
+        self.require_write()
+        body = self.parse(s.EditSerializer)
+        try:
+            result = do_edit_file(account=account, workspace=workspace, path=path,
+                                  content=body.validated_data["content"], author=request.user,
+                                  message=body.validated_data["message"])
+        except WriteRefused as exc:
+            raise refused(exc) from None
+        return Response(s.write_result(result), status=status.HTTP_201_CREATED)
+
+
+class HistoryView(ScopeView):
+    """GET …/files/<path>/history: every revision of one file, newest first."""
+
+    def get(self, request, path: str, ws: str | None = None):
+        account, workspace = self.scope()
+        revisions = history_of(account, workspace, path)
+        if not revisions:
+            raise _not_found()
+        return Response({"path": path, "results": [s.revision_dict(r, r.changeset) for r in revisions]})
+
+
+class RollbackView(ScopeView):
+    """POST …/files/<path>/rollback {"to": N, "message"}: N's content as a new revision."""
+
+    def post(self, request, path: str, ws: str | None = None):
+        account, workspace = self.scope()
+        self.require_write()
+        body = self.parse(s.RollbackSerializer).validated_data
+        if not history_of(account, workspace, path):
+            raise _not_found()
+        self.existing_number(account, workspace, body["to"])
+        try:
+            result = do_rollback(account=account, workspace=workspace, path=path, to=body["to"],
+                                 author=request.user, message=body["message"])
+        except WriteRefused as exc:
+            raise refused(exc) from None
+        return Response(s.write_result(result), status=status.HTTP_201_CREATED)
+
+
+class RevisionsView(ScopeView):
+    """GET …/revisions?page=N&page_size=M: changesets, newest first."""
+
+    def get(self, request, ws: str | None = None):
+        account, workspace = self.scope()
+        page = _number_param(request, "page") or 1
+        size = min(_number_param(request, "page_size") or PAGE_SIZE, MAX_PAGE_SIZE)
+        query = Changeset.objects.filter(scope_key=scope_key_for(account, workspace)).select_related("author")
+        count = query.count()
+        rows = list(query.order_by("-number")[(page - 1) * size: page * size])
+        counts = _file_counts(rows)
+        results = [{**changeset_dict(c), "files": counts.get(c.pk, 0)} for c in rows]
+        next_url = None
+        if page * size < count:
+            next_url = request.build_absolute_uri(request.path) + "?" + urlencode({"page": page + 1, "page_size": size})
+        return Response({"count": count, "page": page, "page_size": size, "next": next_url, "results": results})
+
+
+def _file_counts(changesets: list[Changeset]) -> dict[int, int]:
+    from django.db.models import Count
+
+    return dict(
+        Revision.objects.filter(changeset__in=changesets).values("changeset_id").annotate(n=Count("id")).values_list("changeset_id", "n")
+    )
+
+
+class RevisionView(ScopeView):
+    """GET …/revisions/<n>: one changeset and the files it changed."""
+
+    def get(self, request, number: int, ws: str | None = None):
+        account, workspace = self.scope()
+        changeset = Changeset.objects.filter(scope_key=scope_key_for(account, workspace), number=number).select_related("author").first()
+        if changeset is None:
+            raise _not_found()
+        revisions = list(changeset.revisions.select_related("file").defer("content").order_by("file__path"))
+        before = _live_before([r.file_id for r in revisions], number)
+        changed = [
+            {
+                "path": r.file.path,
+                "action": "deleted" if r.deleted else ("modified" if before.get(r.file_id) else "added"),
+                "sha256": r.sha256,
+                "size": r.size,
+            }
+            for r in revisions
+        ]
+        return Response({"revision": changeset_dict(changeset), "changed": changed})
+
+
+def _live_before(file_ids: list[int], number: int) -> dict[int, bool]:
+    """For each file, whether it was live just before changeset `number`."""
+    from django.db.models import OuterRef, Subquery
+
+    latest = Revision.objects.filter(file_id=OuterRef("file_id"), number__lt=number).order_by("-number").values("pk")[:1]
+    rows = Revision.objects.filter(file_id__in=file_ids, number__lt=number, pk=Subquery(latest)).values_list("file_id", "deleted")
+    return {file_id: not deleted for file_id, deleted in rows}
+
+
+def _text_of(revision: Revision | None) -> str | None:
+    if revision is None:
+        return None
+    if revision.encoding == "base64":
+        return None
+    return revision.content
+
+
+def unified(path: str, old: Revision | None, new: Revision | None, a: int, b: int) -> str:
+    """A unified diff of one file between revisions a and b."""
+    if (old is not None and old.encoding == "base64") or (new is not None and new.encoding == "base64"):
+        return f"Binary files {path}@{a} and {path}@{b} differ\n"
+    lines = difflib.unified_diff(
+        (_text_of(old) or "").splitlines(keepends=True),
+        (_text_of(new) or "").splitlines(keepends=True),
+        fromfile=f"a/{path}" if old is not None else "/dev/null",
+        tofile=f"b/{path}" if new is not None else "/dev/null",
+    )
+    out = []
+    for line in lines:
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+class DiffView(ScopeView):
+    """GET …/diff?path=P&from=N&to=M (to: the head by default; from: the
+    revision before `to`). Without `path`: every file changed between them."""
+
+    def get(self, request, ws: str | None = None):
+        account, workspace = self.scope()
+        head = self.head_number(account, workspace)
+        to = self.existing_number(account, workspace, _number_param(request, "to"))
+        to = head if to is None else to
+        start = self.existing_number(account, workspace, _number_param(request, "from"))
+        start = max(to - 1, 0) if start is None else start
+        path = request.query_params.get("path")
+        if path:
+            if not history_of(account, workspace, path):
+                raise _not_found()
+            old = files_at(account, workspace, start).get(path)
+            new = files_at(account, workspace, to).get(path)
+            return Response({"path": path, "from": start, "to": to, "diff": unified(path, old, new, start, to)})
+        old_files, new_files = files_at(account, workspace, start), files_at(account, workspace, to)
+        files = []
+        for p in sorted(set(old_files) | set(new_files)):
+            old, new = old_files.get(p), new_files.get(p)
+            if old is not None and new is not None and old.sha256 == new.sha256 and old.encoding == new.encoding:
+                continue
+            action = "added" if old is None else ("deleted" if new is None else "modified")
+            files.append({"path": p, "action": action, "diff": unified(p, old, new, start, to)})
+        return Response({"from": start, "to": to, "files": files})
+
+
+# ---------------------------------------------------------------- library & gallery
+
+
+class LibraryOverviewView(ScopedAPIView):
+    """GET /api/library: every shared file, who grants it, what overrides it."""
+
+    def get(self, request):
+        return Response({"results": library_overview(self.account)})
+
+
+class GalleryView(ScopedAPIView):
+    """GET /api/gallery: the shelf's tools and the copies the account keeps."""
+
+    def get(self, request):
+        return Response({"results": gallery_overview(self.account)})
+
+
+class GalleryInstallView(ScopedAPIView):
+    """POST /api/library/gallery/<tool>/install {"workspace"?} — and …/upgrade."""
+
+    upgrade = False
+
+    def post(self, request, tool: str):
+        self.require_write()
+        serializer = s.InstallSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        name = serializer.validated_data.get("workspace")
+        workspace = self.get_workspace(name) if name else None
+        try:
+            result = do_install_gallery_tool(account=self.account, workspace=workspace, name=tool,
+                                             author=request.user, upgrade=self.upgrade)
+        except GalleryError as exc:
+            raise ApiError(exc.message, code=exc.code, status_code=exc.status) from None
+        return Response(s.write_result(result), status=status.HTTP_201_CREATED)
+
+
+class GalleryUpgradeView(GalleryInstallView):
+    upgrade = True
+
