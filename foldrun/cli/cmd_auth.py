@@ -68,13 +68,22 @@ def cmd_version(args, ctx) -> int:
 
 # login / logout ----------------------------------------------------------
 def _prompt(text: str) -> str:
-    """Ask on stderr, read a line from stdin (so stdout stays clean)."""
-    sys.stderr.write(text)
-    sys.stderr.flush()
+    """Ask on stderr, read a line from stdin (so stdout stays clean). Piped
+    answers get no prompt: nobody is there to read it."""
+    if _isatty(sys.stdin):
+        sys.stderr.write(text)
+        sys.stderr.flush()
     answer = sys.stdin.readline()
     if not answer:
         raise CliError("No answer on stdin; sign in from a terminal, or use --token-stdin.")
     return answer.strip()
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _login_url(args, ctx) -> str:
