@@ -1,3 +1,14 @@
-from django.urls import path  # noqa: F401
+"""Dashboard pages of the accounts app (the API lives in api_urls.py)."""
+from django.urls import path
 
-urlpatterns: list = []
+from . import pages
+
+urlpatterns = [
+    path("", pages.home, name="home"),
+    path("settings/", pages.settings_page, name="settings"),
+    path("workspaces/create", pages.create_workspace, name="workspace-create"),
+    path("settings/members/invite", pages.invite_member, name="member-invite"),
+    path("settings/tokens/create", pages.create_token, name="token-create"),
+    path("settings/tokens/created", pages.token_created, name="token-created"),
+    path("settings/tokens/<str:token_id>/revoke", pages.revoke_token, name="token-revoke"),
+]

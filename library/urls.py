@@ -1,3 +1,14 @@
-from django.urls import path  # noqa: F401
+"""Dashboard pages over library files (the API lives in api_urls.py)."""
+from django.urls import path
 
-urlpatterns: list = []
+from . import pages
+
+urlpatterns = [
+    path("w/<str:ws>/", pages.workspace_page, name="workspace"),
+    path("w/<str:ws>/files/<path:path>", pages.workspace_file, name="workspace-file"),
+    path("w/<str:ws>/revisions/<int:number>/", pages.workspace_revision, name="workspace-revision"),
+    path("library/", pages.library_page, name="library"),
+    path("library/files/<path:path>", pages.library_file, name="library-file"),
+    path("library/revisions/<int:number>/", pages.library_revision, name="library-revision"),
+    path("library/gallery/<str:tool>/update", pages.gallery_update, name="gallery-update"),
+]

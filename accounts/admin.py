@@ -1,0 +1,113 @@
+"""Django admin for platform staff. A token's hash is never shown, only its hint."""
+from __future__ import annotations
+
+from django.contrib import admin
+
+from .models import Account, ApiToken, Invite, Membership, Profile, Workspace
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    fields = ("user", "role", "created_at")
+    readonly_fields = ("created_at",)
+    raw_id_fields = ("user",)
+
+
+class WorkspaceInline(admin.TabularInline):
+    model = Workspace
+    extra = 0
+    fields = ("name", "description", "created_at")
+    readonly_fields = ("created_at",)
+    show_change_link = True
+
+
+@admin.register(Account)
+class AccountAdmin(admin.ModelAdmin):
+    list_display = ("name", "public_id", "member_count", "workspace_count", "created_at")
+    search_fields = ("name", "public_id", "memberships__user__email")
+    readonly_fields = ("public_id", "created_at")
+    inlines = [MembershipInline, WorkspaceInline]
+    date_hierarchy = "created_at"
+
+    @admin.display(description="members")
+    def member_count(self, obj: Account) -> int:
+        return obj.memberships.count()
+
+    @admin.display(description="workspaces")
+    def workspace_count(self, obj: Account) -> int:
+        return obj.workspaces.count()
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ("user_email", "account", "role", "created_at")
+    list_filter = ("role",)
+    search_fields = ("user__email", "account__name", "public_id")
+    list_select_related = ("user", "account")
+    raw_id_fields = ("user", "account")
+    readonly_fields = ("public_id", "created_at")
+
+    @admin.display(description="email", ordering="user__email")
+    def user_email(self, obj: Membership) -> str:
+        return obj.user.email
+
+
+@admin.register(Workspace)
+class WorkspaceAdmin(admin.ModelAdmin):
+    list_display = ("name", "account", "public_id", "created_at")
+    list_filter = ("created_at",)
+    search_fields = ("name", "public_id", "account__name")
+    list_select_related = ("account",)
+    raw_id_fields = ("account",)
+    readonly_fields = ("public_id", "created_at")
+
+
+@admin.register(Profile)
+class ProfileAdmin(admin.ModelAdmin):
+    list_display = ("user", "display_name", "timezone", "current_account")
+    search_fields = ("user__email", "display_name")
+    list_select_related = ("user", "current_account")
+    raw_id_fields = ("user", "current_account")
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    # token_hash is deliberately absent from every list, form and search.
+    list_display = ("name", "hint_shown", "user", "account", "created_at", "last_used_at", "expires_at", "revoked_at")
+    list_filter = ("revoked_at", "created_at")
+    search_fields = ("name", "hint", "public_id", "user__email", "account__name")
+    list_select_related = ("user", "account")
+    fields = ("public_id", "name", "hint_shown", "user", "account", "created_at", "last_used_at", "expires_at",
+              "revoked_at")
+    readonly_fields = ("public_id", "hint_shown", "user", "account", "created_at", "last_used_at")
+    exclude = ("token_hash", "hint")
+    actions = ["revoke"]
+
+    @admin.display(description="starts with")
+    def hint_shown(self, obj: ApiToken) -> str:
+        return f"{obj.hint}…"
+
+    def has_add_permission(self, request) -> bool:
+        # A token is minted by its owner (dashboard or CLI), so that only they see the value.
+        return False
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request, queryset) -> None:
+        from django.utils import timezone
+
+        queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+
+
+@admin.register(Invite)
+class InviteAdmin(admin.ModelAdmin):
+    list_display = ("email", "account", "role", "invited_by", "created_at", "expires_at", "accepted_at")
+    list_filter = ("role", "accepted_at")
+    search_fields = ("email", "account__name", "public_id")
+    list_select_related = ("account", "invited_by")
+    exclude = ("token_hash",)
+    readonly_fields = ("public_id", "invited_by", "created_at", "accepted_at")
+    raw_id_fields = ("account",)
+
+    def has_add_permission(self, request) -> bool:
+        return False  # invites are sent from the dashboard or the API, which mail the link

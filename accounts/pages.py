@@ -1,0 +1,244 @@
+"""Server-rendered account pages: home (workspaces, members, tokens) and settings.
+
+Every page needs a signed-in member and is scoped through
+`accounts.access.current_membership`. A viewer sees no write forms and a POST
+from one is a 403. Changes go through `accounts.actions` (check_* then do_*),
+the same functions the API calls, so both refuse with the same sentences.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import Max, Q
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods, require_POST
+
+from foldrun.api import ApiError
+from foldrun.contract.desk import AGENT, FLOW, classify
+
+from . import actions as account_actions
+from .access import current_membership
+from .models import NAME_RULE, ApiToken, Invite, Membership, Role, Workspace
+
+# The raw token minted by a POST waits here for the one page that shows it.
+_FRESH_TOKEN_KEY = "foldrun_fresh_token"
+
+
+def member_or_page(request: HttpRequest) -> Membership | None:
+    """The request's membership, or None (the caller renders `no_account`)."""
+    return current_membership(request)
+
+
+def require_membership(request: HttpRequest) -> Membership:
+    membership = current_membership(request)
+    if membership is None:
+        raise PermissionDenied("You are not a member of any account.")
+    return membership
+
+
+def require_write(membership: Membership) -> None:
+    if not membership.can_write:
+        raise PermissionDenied(f"Your role ({membership.role}) can read this account but not change it.")
+
+
+def require_manage(membership: Membership) -> None:
+    if not membership.can_manage:
+        raise PermissionDenied(f"Your role ({membership.role}) cannot manage members or settings.")
+
+
+def _no_account(request: HttpRequest) -> HttpResponse:
+    return render(request, "accounts/no_account.html", {"section": "home"}, status=200)
+
+
+# ---------------------------------------------------------------- queries
+
+
+def workspace_rows(membership: Membership) -> list[dict[str, Any]]:
+    """Each workspace of the account with its agent/flow counts and last revision."""
+    from library.models import Changeset, LibraryFile
+
+    workspaces = list(Workspace.objects.filter(account_id=membership.account_id).order_by("name"))
+    counts: dict[int, dict[str, int]] = {w.pk: {AGENT: 0, FLOW: 0} for w in workspaces}
+    paths = LibraryFile.objects.filter(
+        account_id=membership.account_id, workspace__isnull=False, deleted=False
+    ).filter(Q(path__startswith="agents/") | Q(path__startswith="flows/")).values_list("workspace_id", "path")
+    for workspace_id, path in paths:
+        kind, _, _ = classify(path)
+        if kind in (AGENT, FLOW) and workspace_id in counts:
+            counts[workspace_id][kind] += 1
+    last_numbers = dict(
+        Changeset.objects.filter(workspace__in=workspaces).values("workspace_id").annotate(n=Max("number"))
+        .values_list("workspace_id", "n")
+    )
+    last = {
+        c.workspace_id: c
+        for c in Changeset.objects.select_related("author").filter(
+            workspace__in=workspaces, number__in=set(last_numbers.values()) or {0}
+        )
+        if last_numbers.get(c.workspace_id) == c.number
+    }
+    return [
+        {
+            "workspace": w,
+            "agents": counts[w.pk][AGENT],
+            "flows": counts[w.pk][FLOW],
+            "last": last.get(w.pk),
+        }
+        for w in workspaces
+    ]
+
+
+def member_rows(membership: Membership) -> list[Membership]:
+    return list(
+        Membership.objects.select_related("user").filter(account_id=membership.account_id).order_by("created_at", "pk")
+    )
+
+
+def pending_invites(membership: Membership) -> list[Invite]:
+    return list(
+        Invite.objects.filter(
+            account_id=membership.account_id, accepted_at__isnull=True, expires_at__gt=timezone.now()
+        ).order_by("-created_at")
+    )
+
+
+def token_rows(request: HttpRequest, membership: Membership) -> list[ApiToken]:
+    """The person's own tokens in this account (a token is personal)."""
+    return list(ApiToken.objects.filter(user=request.user, account_id=membership.account_id).order_by("-created_at"))
+
+
+def _context(request: HttpRequest, membership: Membership, section: str) -> dict[str, Any]:
+    return {
+        "section": section,
+        "membership": membership,
+        "account": membership.account,
+        "can_write": membership.can_write,
+        "can_manage": membership.can_manage,
+        "members": member_rows(membership),
+        "invites": pending_invites(membership) if membership.can_manage else [],
+        "tokens": token_rows(request, membership),
+        "roles": [r for r in Role],
+        "name_rule": NAME_RULE,
+    }
+
+
+# ---------------------------------------------------------------- pages
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    membership = member_or_page(request)
+    if membership is None:
+        return _no_account(request)
+    context = _context(request, membership, "home")
+    context["workspaces"] = workspace_rows(membership)
+    return render(request, "accounts/home.html", context)
+
+
+@login_required
+def settings_page(request: HttpRequest) -> HttpResponse:
+    membership = member_or_page(request)
+    if membership is None:
+        return _no_account(request)
+    return render(request, "accounts/settings.html", _context(request, membership, "settings"))
+
+
+# ---------------------------------------------------------------- workspaces
+
+
+def _error_text(exc: Exception) -> str:
+    if isinstance(exc, ApiError):
+        return exc.message
+    if isinstance(exc, ValidationError):
+        return " ".join(exc.messages)
+    return str(exc)
+
+
+@login_required
+@require_POST
+def create_workspace(request: HttpRequest) -> HttpResponse:
+    membership = require_membership(request)
+    require_write(membership)
+    name = (request.POST.get("name") or "").strip()
+    try:
+        workspace = account_actions.do_create_workspace(membership.account, name, request.user)
+    except ApiError as refused:
+        messages.error(request, _error_text(refused))
+        return redirect("home")
+    messages.success(request, f"Workspace {workspace.name} created. Push a desk to it with "
+                              f"foldrun push <folder> --to {workspace.name}.")
+    return redirect("workspace", ws=workspace.name)
+
+
+# ---------------------------------------------------------------- members
+
+
+@login_required
+@require_POST
+def invite_member(request: HttpRequest) -> HttpResponse:
+    membership = require_membership(request)
+    require_manage(membership)
+    back = request.POST.get("next") or "settings"
+    back = back if back in {"home", "settings"} else "settings"
+    try:
+        email, role = account_actions.check_invite(membership, request.POST.get("email"), request.POST.get("role"))
+        account_actions.do_invite(membership, email, role)
+    except ApiError as refused:
+        messages.error(request, _error_text(refused))
+        return redirect(back)
+    messages.success(request, f"Invited {email} as {role}. The invite link is on its way by mail.")
+    return redirect(back)
+
+
+# ---------------------------------------------------------------- tokens
+
+
+@login_required
+@require_POST
+def create_token(request: HttpRequest) -> HttpResponse:
+    """Mint a personal token. Any member may: it acts with the member's own role."""
+    membership = require_membership(request)
+    name = (request.POST.get("name") or "").strip()
+    try:
+        name = account_actions.check_token_name(name)
+    except ApiError as refused:
+        messages.error(request, _error_text(refused))
+        return redirect("settings")
+    token, raw = account_actions.do_create_token(request.user, membership.account, name)
+    # Kept in the session only until the next page shows it, once.
+    request.session[_FRESH_TOKEN_KEY] = {"id": token.public_id, "raw": raw}
+    return redirect("token-created")
+
+
+@never_cache
+@login_required
+@require_http_methods(["GET"])
+def token_created(request: HttpRequest) -> HttpResponse:
+    membership = require_membership(request)
+    fresh = request.session.pop(_FRESH_TOKEN_KEY, None)
+    token = None
+    if fresh:
+        token = ApiToken.objects.filter(public_id=fresh["id"], user=request.user).first()
+    context = {"section": "settings", "membership": membership, "account": membership.account,
+               "token": token, "raw": fresh["raw"] if (fresh and token) else None}
+    return render(request, "accounts/token_created.html", context)
+
+
+@login_required
+@require_POST
+def revoke_token(request: HttpRequest, token_id: str) -> HttpResponse:
+    membership = require_membership(request)
+    token = ApiToken.objects.filter(
+        public_id=token_id, user=request.user, account_id=membership.account_id
+    ).first()
+    if token is None:
+        raise Http404
+    account_actions.do_revoke_token(token)
+    messages.success(request, f"Token {token.name} ({token.hint}…) revoked. The CLI using it must sign in again.")
+    return redirect("settings")
