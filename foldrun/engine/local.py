@@ -1,0 +1,67 @@
+"""A Host with no server: traces in memory, secrets from a mapping (the laptop
+vault), the model reached through the providers client. `foldrun run --local`
+and the engine's own tests use it."""
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Callable
+
+from foldrun.providers.client import ModelClient, supply_from_block
+
+from .cost import response_cost
+from .step import BudgetExceeded, MissingSecret
+
+
+class LocalHost:
+    def __init__(self, secrets: dict[str, str] | None = None, *, store: str = "laptop vault",
+                 budget: Decimal | None = None, spent: Decimal = Decimal("0"),
+                 on_trace: Callable[[str, dict], None] | None = None, runs: list[dict] | None = None,
+                 label: str = "") -> None:
+        self.secrets = dict(secrets or {})
+        self.store = store
+        self.events: list[tuple[str, dict]] = []
+        self.budget = budget
+        self.spent = spent
+        self.on_trace = on_trace
+        self.runs = runs or []
+        self.label = label
+        self.writes: list[str] = []
+        self.clients: list[ModelClient] = []
+
+    def trace(self, kind: str, data: dict) -> None:
+        self.events.append((kind, data))
+        if self.on_trace:
+            self.on_trace(kind, data)
+
+    def resolve_secrets(self, names: list[str]) -> dict[str, tuple[str, str]]:
+        found: dict[str, tuple[str, str]] = {}
+        for name in names:
+            if name not in self.secrets:
+                raise MissingSecret(name)
+            found[name] = (self.secrets[name], self.store)
+        return found
+
+    def model_client(self, provider: dict) -> Any:
+        supply = supply_from_block(provider or {"name": "anthropic"}, self.secrets.get)
+        client = ModelClient(supply, on_line=lambda line: self.trace("refusal", {"line": line}))
+        self.clients.append(client)
+        return client
+
+    def charge(self, response: dict, provider: dict) -> Decimal:
+        cost = response_cost(response, provider)
+        self.spent += cost
+        return cost
+
+    def check_budget(self) -> None:
+        if self.budget is not None and self.spent >= self.budget:
+            raise BudgetExceeded(f"budget reached: the run spent ${self.spent:.4f} of its ${self.budget:.2f} "
+                                 f"budget at {self.label or 'this step'}; no further model call was made")
+
+    def before_write(self, what: str) -> None:
+        self.writes.append(what)
+
+    def recall_runs(self, limit: int) -> list[dict]:
+        return self.runs[:limit]
+
+    def read_run(self, run_id: str) -> dict | None:
+        return next((r for r in self.runs if r.get("id") == run_id), None)

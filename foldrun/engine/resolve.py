@@ -1,0 +1,90 @@
+"""What the engine needs to know about an agent, from the file contract.
+
+Delegates to `foldrun.contract.resolve` (nearest wins: the agent's own, the
+workspace's, the account library's, the gallery shelf) and packs the answer
+into an `AgentSpec` the step runs with.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from foldrun.contract import Desk
+from foldrun.contract.model import BUILTIN_GROUPS, SDK_NAMES, agents_md_of
+from foldrun.contract.resolve import agent_skills, effective_limits, granted_tools, resolve_agent as contract_agent
+
+
+class ResolveError(Exception):
+    """A name that resolves to nothing; the message names it."""
+
+
+@dataclass
+class ToolFile:
+    name: str            # the name it is granted as
+    meta: dict
+    body: str
+    path: str
+    scope: str
+    transport: str
+    folder_files: dict[str, str] = field(default_factory=dict)  # files beside tool.md, relative to its folder
+    model: object = None  # the contract's Tool
+
+
+@dataclass
+class AgentSpec:
+    name: str
+    meta: dict
+    body: str
+    path: str
+    tools: list[str]
+    builtin: set[str]
+    tool_files: list[ToolFile]
+    mcp_inline: dict[str, dict]
+    skills: list[dict]
+    account_defaults: dict
+    workspace_defaults: dict
+    limits: dict[str, int] = field(default_factory=dict)
+
+
+def _folder_files(desk: Desk, scope: str, folder: str | None) -> dict[str, str]:
+    if not folder:
+        return {}
+    prefix = folder.rstrip("/") + "/"
+    return {p[len(prefix):]: t for p, t in desk.texts(scope).items() if p.startswith(prefix) and not p.endswith("/tool.md")}
+
+
+def resolve_agent(desk: Desk, name: str) -> AgentSpec:
+    """Raises ResolveError naming an unknown agent or a grant that resolves to nothing."""
+    resolved = contract_agent(desk, name)
+    if resolved is None:
+        raise ResolveError(f"agent {name} is not in this workspace (agents/{name}/agent.md or agents/{name}.md)")
+    agent = resolved.model
+    builtin: set[str] = set()
+    files: list[ToolFile] = []
+    inline: dict[str, dict] = {}
+    for grant in granted_tools(desk, name):
+        if grant.kind == "builtin":
+            builtin.add(SDK_NAMES.get(grant.name, grant.name))
+        elif grant.kind == "mcp":
+            server = grant.server
+            inline[grant.name] = {"command": server.command, "args": server.args, "env": server.env,
+                                  "url": server.url, "headers": server.headers}
+        elif grant.kind == "tool":
+            tool = grant.tool
+            document = grant.resolved.document
+            files.append(ToolFile(name=grant.name, meta=dict(tool.meta), body=document.body, path=tool.path,
+                                  scope=tool.scope, transport=tool.transport or "",
+                                  folder_files=_folder_files(desk, tool.scope, tool.folder), model=tool))
+        else:
+            raise ResolveError(f"agent {name} grants tool {grant.name}, which is not in the agent's tools/, the "
+                               f"workspace's tools/, the account library or the gallery")
+    skills = [{"name": s.model.name, "description": s.model.description,
+               "path": s.path if s.scope in ("agent", "workspace") else f"library/{s.path}"}
+              for s in agent_skills(desk, name)]
+    account = agents_md_of(desk, "library")
+    workspace = agents_md_of(desk, "workspace")
+    return AgentSpec(
+        name=name, meta=dict(agent.meta), body=agent.prompt.strip(), path=agent.path, tools=list(agent.tools),
+        builtin={b for b in builtin if b in BUILTIN_GROUPS}, tool_files=files, mcp_inline=inline, skills=skills,
+        account_defaults=dict(account.meta) if account else {}, workspace_defaults=dict(workspace.meta) if workspace else {},
+        limits=effective_limits(desk, name),
+    )

@@ -1,0 +1,178 @@
+"""The step's sandbox: a fresh directory holding the resolved files.
+
+Layout (the agent's working directory is the root):
+
+    AGENTS.md, agents/, flows/, tools/, skills/, knowledge/, memory/, state/, storage/
+                       the workspace's files at the run's revision
+    library/           the account library's knowledge/, memory/, skills/, scripts/
+    outputs/           what the step leaves as run artifacts
+
+Paths a tool touches stay inside: `..`, absolute paths and symlinks out are
+refused before any work is done (`SandboxPathError`). `knowledge/` anywhere is
+never writable: the file tools refuse it, and on disk it is read-only so a
+script cannot change it either (and a change is detected and discarded).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+
+class SandboxPathError(ValueError):
+    """A path that would leave the sandbox, or write where no one may."""
+
+
+WRITABLE_BACK = ("memory", "state")  # written back as revisions attributed to the run
+LIBRARY_DIR = "library"
+OUTPUTS_DIR = "outputs"
+
+
+def _is_knowledge(rel: PurePosixPath) -> bool:
+    return "knowledge" in rel.parts[:3] and (
+        rel.parts[0] == "knowledge"
+        or (rel.parts[0] == "agents" and len(rel.parts) > 2 and rel.parts[2] == "knowledge")
+        or (rel.parts[0] == LIBRARY_DIR and len(rel.parts) > 1 and rel.parts[1] == "knowledge")
+    )
+
+
+def is_memory_path(rel: str) -> bool:
+    parts = PurePosixPath(rel).parts
+    return bool(parts) and (parts[0] == "memory" or (parts[0] == "agents" and len(parts) > 2 and parts[2] == "memory"))
+
+
+@dataclass
+class Sandbox:
+    root: Path
+    snapshot: dict[str, str] = field(default_factory=dict)  # rel path -> sha256 at materialise time
+
+    # -- paths ---------------------------------------------------------------
+    def resolve(self, raw: str, *, for_write: bool = False) -> Path:
+        """The real path for `raw`, refusing anything that leaves the sandbox.
+
+        Refused: empty, absolute, any `..` segment, and a path whose real
+        location (after symlinks) is outside. For writes, `knowledge/` too.
+        """
+        if not isinstance(raw, str) or not raw.strip():
+            raise SandboxPathError("a path is required")
+        text = raw.strip().replace("\\", "/")
+        if text.startswith("/") or (len(text) > 1 and text[1] == ":"):
+            raise SandboxPathError(f"{raw}: absolute paths are refused; use a path inside the workspace")
+        rel = PurePosixPath(text)
+        if any(part == ".." for part in rel.parts):
+            raise SandboxPathError(f"{raw}: '..' is refused; paths stay inside the workspace")
+        root = self.root.resolve()
+        target = (root / rel)
+        real = Path(os.path.realpath(target))
+        if real != root and root not in real.parents:
+            raise SandboxPathError(f"{raw}: it leads outside the workspace (a symlink), refused")
+        if for_write and _is_knowledge(PurePosixPath(real.relative_to(root).as_posix())):
+            raise SandboxPathError(f"{raw}: knowledge/ is given, not learned — it is never written; write what you found to memory/")
+        return target
+
+    def rel(self, path: Path) -> str:
+        return path.resolve().relative_to(self.root.resolve()).as_posix()
+
+    # -- lifecycle -----------------------------------------------------------
+    def files(self) -> dict[str, str]:
+        """Every regular file's sha256, by relative path (symlinks skipped)."""
+        result: dict[str, str] = {}
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = [d for d in dirnames if d not in {".venv", "__pycache__", ".foldrun"}]
+            for name in filenames:
+                full = Path(dirpath) / name
+                if full.is_symlink() or not full.is_file():
+                    continue
+                result[full.relative_to(self.root).as_posix()] = hashlib.sha256(full.read_bytes()).hexdigest()
+        return result
+
+    def changes(self) -> tuple[dict[str, str | None], list[str]]:
+        """(memory/state writes to keep {path: text or None for deleted}, knowledge paths changed and discarded)."""
+        now = self.files()
+        keep: dict[str, str | None] = {}
+        refused: list[str] = []
+        for path in sorted(set(now) | set(self.snapshot)):
+            if now.get(path) == self.snapshot.get(path):
+                continue
+            rel = PurePosixPath(path)
+            if _is_knowledge(rel):
+                refused.append(path)
+                continue
+            top = rel.parts[0]
+            agent_own = top == "agents" and len(rel.parts) > 2 and rel.parts[2] in WRITABLE_BACK
+            if top in WRITABLE_BACK or agent_own:
+                if path in now:
+                    try:
+                        keep[path] = (self.root / path).read_text(encoding="utf-8")
+                    except UnicodeDecodeError:
+                        refused.append(path)
+                else:
+                    keep[path] = None
+        return keep, refused
+
+    def outputs(self) -> dict[str, bytes]:
+        out = self.root / OUTPUTS_DIR
+        result: dict[str, bytes] = {}
+        if not out.is_dir():
+            return result
+        for full in sorted(out.rglob("*")):
+            if full.is_file() and not full.is_symlink():
+                result[full.relative_to(self.root).as_posix()] = full.read_bytes()
+        return result
+
+    def cleanup(self) -> None:
+        for dirpath, dirnames, _ in os.walk(self.root):
+            for name in dirnames:
+                try:
+                    os.chmod(Path(dirpath) / name, 0o755)
+                except OSError:
+                    pass
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def materialise(files: dict[str, str], library: dict[str, str] | None = None, *, base: str | None = None) -> Sandbox:
+    """Write `files` (workspace, relative path -> text) and `library` under a fresh directory.
+
+    Precondition: paths are normalised (the contract's `normalise_path`).
+    """
+    root = Path(tempfile.mkdtemp(prefix="foldrun-step-", dir=base))
+    for path, text in files.items():
+        _write(root, path, text)
+    for path, text in (library or {}).items():
+        top = path.split("/", 1)[0]
+        if top in {"knowledge", "memory", "skills", "scripts", ".agents"}:
+            _write(root, f"{LIBRARY_DIR}/{path}", text)
+    (root / OUTPUTS_DIR).mkdir(exist_ok=True)
+    for sub in ("memory", "state", "storage"):
+        (root / sub).mkdir(exist_ok=True)
+    sandbox = Sandbox(root=root)
+    sandbox.snapshot = sandbox.files()
+    _lock_knowledge(root)
+    return sandbox
+
+
+def _write(root: Path, path: str, text: str) -> None:
+    rel = PurePosixPath(path)
+    if rel.is_absolute() or ".." in rel.parts:
+        raise SandboxPathError(f"{path}: not a relative path")
+    target = root / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    if path.endswith((".py", ".sh", ".js")) and text.startswith("#!"):
+        target.chmod(target.stat().st_mode | stat.S_IXUSR)
+
+
+def _lock_knowledge(root: Path) -> None:
+    """Make every knowledge/ tree read-only on disk (a script cannot write it either)."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        if here.name == "knowledge":
+            for sub_dir, _, sub_files in os.walk(here):
+                for name in sub_files:
+                    os.chmod(Path(sub_dir) / name, 0o444)
+                os.chmod(sub_dir, 0o555)
+            dirnames[:] = []

@@ -1,0 +1,290 @@
+"""HTTP tool files: calls made by the worker, host-side.
+
+Fields (spec "HTTP — an API as a tool"): `base`, `methods` (none declared =
+read-only: GET and HEAD), `headers` and `query` with `${SECRET}` filled in as
+the request goes out (the model never sees a value), `timeout`, `rate` (a call
+over it waits), `openapi` (one typed tool per operation, plus the generic
+`call_<name>`), `operations` (only these; the generic tool withheld; fails
+closed).
+"""
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+import yaml
+
+from .base import Tool, ToolError, schema
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..step import StepEnv
+
+PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+READ_METHODS = {"GET", "HEAD"}
+ALL_METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+MAX_BODY = 100_000
+
+
+def secret_names(meta: dict) -> list[str]:
+    """Every `${NAME}` in an http tool's headers and query (they travel with the tool)."""
+    names: list[str] = []
+    for block in (meta.get("headers") or {}, meta.get("query") or {}):
+        for value in block.values():
+            names += PLACEHOLDER.findall(str(value))
+    return list(dict.fromkeys(names))
+
+
+def fill(text: str, secrets: dict[str, str]) -> str:
+    def sub(match: re.Match) -> str:
+        name = match.group(1)
+        if name not in secrets:
+            raise ToolError(f"secret {name} is not available to this step")
+        return secrets[name]
+
+    return PLACEHOLDER.sub(sub, str(text))
+
+
+def parse_rate(raw: Any) -> float | None:
+    """`5/s`, `100/m`, `1000/h` → seconds between calls."""
+    if raw in (None, ""):
+        return None
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*/\s*(s|m|h|sec|second|min|minute|hour)\s*", str(raw))
+    if not match:
+        raise ValueError(f"rate: {raw!r} is not calls per second/minute/hour, like 5/s or 100/m")
+    count = float(match.group(1))
+    per = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600}[match.group(2)]
+    return per / count if count else None
+
+
+class RateGate:
+    """Spaces calls evenly: a call over the rate sleeps until its slot (it does not fail)."""
+
+    def __init__(self, interval: float | None) -> None:
+        self.interval = interval
+        self.next_at = 0.0
+        self.lock = threading.Lock()
+        self.waited = 0.0
+
+    def wait(self) -> float:
+        if not self.interval:
+            return 0.0
+        with self.lock:
+            now = time.monotonic()
+            slot = max(now, self.next_at)
+            self.next_at = slot + self.interval
+        delay = slot - now
+        if delay > 0:
+            time.sleep(delay)
+            self.waited += delay
+        return delay
+
+
+def check_public_url(url: str, allow_private: bool) -> None:
+    """Refuse loopback, private and link-local addresses unless the install opts in."""
+    parts = urlsplit(url)
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        raise ToolError(f"{url}: only http and https URLs are called")
+    if allow_private:
+        return
+    try:
+        infos = socket.getaddrinfo(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+    except socket.gaierror:
+        raise ToolError(f"{parts.hostname}: the host name does not resolve") from None
+    for info in infos:
+        address = ipaddress.ip_address(info[4][0])
+        if address.is_private or address.is_loopback or address.is_link_local or address.is_reserved:
+            raise ToolError(f"{parts.hostname}: private, loopback and link-local addresses cannot be called")
+
+
+def _tool_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]", "_", text)[:64]
+
+
+class HttpToolRuntime:
+    """One http tool file, prepared for one step."""
+
+    def __init__(self, name: str, meta: dict, *, files: dict[str, str], log) -> None:
+        self.name = name
+        self.meta = meta
+        self.base = str(meta.get("base") or "")
+        declared = [str(m).upper() for m in (meta.get("methods") or [])]
+        self.methods = set(declared) if declared else set(READ_METHODS)
+        self.timeout = float(meta["timeout"]) if meta.get("timeout") not in (None, "") else None
+        self.rate = RateGate(parse_rate(meta.get("rate")))
+        self.outward = bool(meta.get("outward"))
+        self.files = files
+        self.log = log
+
+    # -- building tools ---------------------------------------------------------
+    def tools(self) -> list[Tool]:
+        operations = self.meta.get("operations")
+        if self.meta.get("openapi"):
+            try:
+                document = self._load_openapi(str(self.meta["openapi"]))
+            except Exception as exc:  # noqa: BLE001 - any failure to load fails closed
+                if operations:
+                    self.log(f"{self.name}: the openapi document did not load ({exc}); with `operations:` the API "
+                             f"has no tools that run")
+                    return []
+                self.log(f"{self.name}: the openapi document did not load ({exc}); only the generic call_{self.name}")
+                return [self._generic(f"call_{_tool_name(self.name)}")]
+            typed = self._operations(document)
+            if operations:
+                wanted = [str(o).strip() for o in operations]
+                chosen = [t for key, t in typed if key[0] in wanted or key[1] in wanted]
+                missing = [w for w in wanted if not any(w in key for key, _ in typed)]
+                for item in missing:
+                    self.log(f"{self.name}: operation {item} is not in the openapi document; it is not offered")
+                if not chosen:
+                    self.log(f"{self.name}: none of the allowed operations resolved; the API has no tools that run")
+                return chosen
+            return [t for _, t in typed] + [self._generic(f"call_{_tool_name(self.name)}")]
+        if operations:
+            self.log(f"{self.name}: `operations:` needs an `openapi:` document; the API has no tools that run")
+            return []
+        return [self._generic(_tool_name(self.name))]
+
+    def _load_openapi(self, where: str) -> dict:
+        if where.startswith(("http://", "https://")):
+            response = httpx.get(where, timeout=20, follow_redirects=True)
+            response.raise_for_status()
+            text = response.text
+        else:
+            key = where.lstrip("./")
+            if key not in self.files:
+                raise FileNotFoundError(f"{where} is not in the workspace")
+            text = self.files[key]
+        document = json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text)
+        if not isinstance(document, dict) or not isinstance(document.get("paths"), dict):
+            raise ValueError("it has no `paths`")
+        return document
+
+    def _operations(self, document: dict) -> list[tuple[tuple[str, str], Tool]]:
+        found: list[tuple[tuple[str, str], Tool]] = []
+        for path, item in document["paths"].items():
+            if not isinstance(item, dict):
+                continue
+            shared = item.get("parameters") or []
+            for method, op in item.items():
+                if method.upper() not in ALL_METHODS or not isinstance(op, dict):
+                    continue
+                verb = method.upper()
+                if verb not in self.methods:
+                    continue
+                op_id = str(op.get("operationId") or f"{verb}_{path}")
+                params = [p for p in shared + (op.get("parameters") or []) if isinstance(p, dict) and "name" in p]
+                props: dict[str, dict] = {}
+                required: list[str] = []
+                where: dict[str, str] = {}
+                for p in params:
+                    props[p["name"]] = {"type": (p.get("schema") or {}).get("type", "string"),
+                                        "description": p.get("description", "")}
+                    where[p["name"]] = p.get("in", "query")
+                    if p.get("required") or p.get("in") == "path":
+                        required.append(p["name"])
+                if op.get("requestBody"):
+                    props["body"] = {"type": "object", "description": "the JSON request body"}
+                    if op["requestBody"].get("required"):
+                        required.append("body")
+                tool = Tool(
+                    name=_tool_name(f"{self.name}_{op_id}"),
+                    description=op.get("summary") or op.get("description") or f"{verb} {path}",
+                    input_schema={"type": "object", "properties": props, "required": required},
+                    handler=self._typed_handler(verb, path, where),
+                    limit_keys=[self.name],
+                    writes=verb not in READ_METHODS,
+                    outward=self.outward,
+                    kind="http",
+                )
+                found.append(((op_id, f"{verb} {path}"), tool))
+        return found
+
+    def _generic(self, tool_name: str) -> Tool:
+        methods = sorted(self.methods)
+        description = (self.meta.get("description") or f"The {self.name} API.") + (
+            f" Base {self.base}. Methods allowed: {', '.join(methods)}.")
+        return Tool(
+            name=tool_name,
+            description=description,
+            input_schema=schema({
+                "method": {"type": "string", "enum": methods},
+                "path": {"type": "string", "description": "relative to the base URL"},
+                "query": {"type": "object"},
+                "body": {"description": "a JSON body"},
+            }, ["path"]),
+            handler=self._generic_handler,
+            limit_keys=[self.name],
+            writes=lambda args: str(args.get("method") or "GET").upper() not in READ_METHODS,
+            outward=self.outward,
+            kind="http",
+        )
+
+    # -- calling ---------------------------------------------------------------
+    def _typed_handler(self, verb: str, path: str, where: dict[str, str]):
+        def handler(args: dict, env: "StepEnv") -> str:
+            filled = path
+            query: dict[str, Any] = {}
+            headers: dict[str, str] = {}
+            for key, value in args.items():
+                if key == "body":
+                    continue
+                place = where.get(key, "query")
+                if place == "path":
+                    filled = filled.replace("{" + key + "}", httpx.QueryParams({"v": str(value)})["v"])
+                elif place == "header":
+                    headers[key] = str(value)
+                else:
+                    query[key] = value
+            return self.call(env, verb, filled, query, args.get("body"), headers)
+
+        return handler
+
+    def _generic_handler(self, args: dict, env: "StepEnv") -> str:
+        return self.call(env, str(args.get("method") or "GET").upper(), str(args["path"]), args.get("query") or {},
+                         args.get("body"), {})
+
+    def call(self, env: "StepEnv", method: str, path: str, query: dict, body: Any, headers: dict) -> str:
+        if method not in self.methods:
+            raise ToolError(f"{self.name}: {method} is not allowed; this tool allows {', '.join(sorted(self.methods))}")
+        if re.match(r"^[a-z]+://", path) or path.startswith("//"):
+            raise ToolError(f"{self.name}: the path must be relative to {self.base}")
+        url = urljoin(self.base.rstrip("/") + "/", path.lstrip("/"))
+        if urlsplit(url).netloc != urlsplit(self.base).netloc:
+            raise ToolError(f"{self.name}: the path must stay on {self.base}")
+        if env.is_test and (self.outward or method not in READ_METHODS):
+            env.log(f"test run: {method} {self.name} {path} was not made — outward calls fail closed on a test run")
+            raise ToolError(f"test run: {method} {path} was not sent — a test run makes no outward calls")
+        check_public_url(url, env.allow_private_urls)
+        secrets = env.secret_values(secret_names(self.meta))
+        all_headers = {k: fill(v, secrets) for k, v in (self.meta.get("headers") or {}).items()}
+        all_headers.update(headers)
+        params = {k: fill(v, secrets) for k, v in (self.meta.get("query") or {}).items()}
+        params.update({k: v if isinstance(v, str) else json.dumps(v) for k, v in (query or {}).items()})
+        waited = self.rate.wait()
+        if waited > 0.01:
+            env.log(f"{self.name}: waited {waited:.2f}s for its rate ({self.meta.get('rate')})")
+        kwargs: dict[str, Any] = {"headers": all_headers, "params": params}
+        if body is not None and method not in READ_METHODS:
+            if isinstance(body, (dict, list)):
+                kwargs["json"] = body
+            else:
+                kwargs["content"] = str(body).encode()
+        try:
+            response = env.http.request(method, url, timeout=self.timeout, **kwargs)
+        except httpx.TimeoutException:
+            raise ToolError(f"{self.name}: {method} {path} timed out after {self.timeout:g}s") from None
+        except httpx.HTTPError as exc:
+            raise ToolError(f"{self.name}: {method} {path} failed: {type(exc).__name__}") from None
+        text = response.text[:MAX_BODY]
+        text = env.redact(text)
+        if response.status_code >= 400:
+            raise ToolError(f"HTTP {response.status_code}\n{text}")
+        return f"HTTP {response.status_code}\n{text}"

@@ -1,0 +1,165 @@
+"""MCP servers as tools, through the `mcp` SDK.
+
+Both transports: a local process (`command`, `args`, `env`) or a remote
+endpoint (`url`, `headers`). `${SECRET}` in `env` and `headers` is filled in
+host-side. Every tool the server exposes reaches the agent that grants it,
+named `<server>__<tool>`; they all count toward the server's name in
+`limits:`. `mcpServers:` in an agent's frontmatter is the inline spelling.
+
+One connection per server per step, held open by a small event-loop thread
+so a local server process starts once, not once per call.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+from typing import TYPE_CHECKING, Any
+
+from .base import Tool, ToolError
+from .http import PLACEHOLDER, fill
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..step import StepEnv
+
+CONNECT_TIMEOUT = 60
+
+
+def mcp_secret_names(meta: dict) -> list[str]:
+    names: list[str] = []
+    for block in (meta.get("env") or {}, meta.get("headers") or {}):
+        for value in block.values():
+            names += PLACEHOLDER.findall(str(value))
+    return list(dict.fromkeys(names))
+
+
+class McpConnection:
+    """A live session with one MCP server, driven from synchronous code."""
+
+    def __init__(self, name: str, meta: dict, secrets: dict[str, str], cwd: str | None) -> None:
+        self.name = name
+        self.meta = meta
+        self.secrets = secrets
+        self.cwd = cwd
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name=f"mcp-{name}", daemon=True)
+        self.thread.start()
+        self._client = None
+        self._stop: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._future = asyncio.run_coroutine_threadsafe(self._hold(), self.loop)
+        if not self._ready.wait(CONNECT_TIMEOUT):
+            self.close()
+            raise ToolError(f"{name}: the MCP server did not answer within {CONNECT_TIMEOUT}s")
+        if self._error is not None:
+            self.close()
+            raise ToolError(f"{name}: the MCP server could not be reached: {self._error}")
+
+    def _server(self):
+        from mcp import StdioServerParameters
+
+        if self.meta.get("url"):
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            headers = {k: fill(v, self.secrets) for k, v in (self.meta.get("headers") or {}).items()}
+            return streamable_http_client(str(self.meta["url"]), http_client=create_mcp_http_client(headers=headers))
+        if not self.meta.get("command"):
+            raise ToolError(f"{self.name}: an MCP server needs `command:` (a local process) or `url:`")
+        env = {k: fill(v, self.secrets) for k, v in (self.meta.get("env") or {}).items()}
+        return StdioServerParameters(command=str(self.meta["command"]),
+                                     args=[str(a) for a in (self.meta.get("args") or [])],
+                                     env=env or None, cwd=self.cwd)
+
+    async def _hold(self) -> None:
+        from mcp import Client
+        from mcp.client._transport import Transport  # noqa: F401 - the SDK accepts a transport context
+
+        self._stop = asyncio.Event()
+        try:
+            server = self._server()
+            async with Client(server, mode="legacy") as client:
+                self._client = client
+                self._ready.set()
+                await self._stop.wait()
+        except BaseException as exc:  # noqa: BLE001 - reported to the caller as a sentence
+            self._error = exc
+            self._ready.set()
+
+    def _run(self, coro, timeout: float | None):
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def list_tools(self) -> list[Any]:
+        result = self._run(self._client.list_tools(), CONNECT_TIMEOUT)
+        return list(result.tools)
+
+    def call(self, tool: str, arguments: dict, timeout: float | None) -> tuple[str, bool]:
+        result = self._run(self._client.call_tool(tool, arguments), timeout)
+        parts: list[str] = []
+        for block in result.content:
+            text = getattr(block, "text", None)
+            parts.append(text if text is not None else json.dumps(block.model_dump(mode="json"))[:5000])
+        if not parts and getattr(result, "structured_content", None) is not None:
+            parts.append(json.dumps(result.structured_content))
+        return "\n".join(parts), bool(getattr(result, "is_error", False))
+
+    def close(self) -> None:
+        if self._stop is not None:
+            self.loop.call_soon_threadsafe(self._stop.set)
+        try:
+            self._future.result(10)
+        except Exception:  # noqa: BLE001 - closing is best effort
+            pass
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+
+class McpToolRuntime:
+    def __init__(self, name: str, meta: dict) -> None:
+        self.name = name
+        self.meta = meta
+        self.timeout = float(meta["timeout"]) if meta.get("timeout") not in (None, "") else None
+        self.connection: McpConnection | None = None
+
+    def tools(self, env: "StepEnv") -> list[Tool]:
+        if env.is_test and self.meta.get("url"):
+            env.log(f"test run: the remote MCP server {self.name} is not reached — outward calls fail closed")
+            return []
+        secrets = env.secret_values(mcp_secret_names(self.meta))
+        self.connection = McpConnection(self.name, self.meta, secrets, str(env.sandbox.root))
+        env.on_close(self.connection.close)
+        tools: list[Tool] = []
+        prefix = re.sub(r"[^A-Za-z0-9_-]", "_", self.name)
+        for spec in self.connection.list_tools():
+            annotations = getattr(spec, "annotations", None)
+            read_only = bool(getattr(annotations, "read_only_hint", False)) if annotations else False
+            schema = spec.input_schema if isinstance(getattr(spec, "input_schema", None), dict) else {"type": "object"}
+            tools.append(Tool(
+                name=f"{prefix}__{spec.name}"[:64],
+                description=spec.description or f"{spec.name} from the {self.name} MCP server",
+                input_schema=schema,
+                handler=self._handler(spec.name),
+                limit_keys=[self.name],
+                writes=not read_only,
+                kind="mcp",
+            ))
+        return tools
+
+    def _handler(self, remote_name: str):
+        def handler(arguments: dict, env: "StepEnv") -> str:
+            try:
+                text, is_error = self.connection.call(remote_name, arguments, self.timeout)
+            except TimeoutError:
+                raise ToolError(f"{self.name}: {remote_name} timed out after {self.timeout:g}s") from None
+            except ToolError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the model sees what went wrong
+                raise ToolError(f"{self.name}: {remote_name} failed: {exc}") from None
+            text = env.redact(text)
+            if is_error:
+                raise ToolError(text)
+            return text
+
+        return handler
