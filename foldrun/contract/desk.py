@@ -3,6 +3,15 @@
 Pure Python: no Django. The CLI builds a Desk from a folder on a laptop, the
 server from a workspace's revisions plus the account library and the gallery
 shelf; both then call the same `check`.
+
+    Desk(files={path: text}, library={path: text}, gallery={path: text})
+    Desk.documents / .library_documents / .gallery_documents
+    Desk.of_kind(kind, scopes=("workspace",)) -> [Document]
+    Desk.named(kind, name, scope=..., agent=...) -> [Document]   (index, built once)
+    Desk.files_under(scope, folder) -> [path]                      (directory index)
+    Desk.text(scope, path) -> str | None
+
+A file that is not UTF-8 text is carried as BINARY_MARKER (see paths.py).
 """
 from __future__ import annotations
 
@@ -10,10 +19,11 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from .findings import ContractError, Finding
 from .frontmatter import Parsed, split_frontmatter
+from .paths import BINARY_MARKER
 
 # Kinds of document, by where they live.
 AGENTS_MD = "agents-md"
@@ -25,10 +35,11 @@ CONCEPT = "concept"      # knowledge/*.md, memory/*.md
 GENERATED = "generated"  # index.md, log.md in knowledge/ and memory/
 OTHER = "other"          # programs, requirements.txt, package.json, state/, storage/ …
 
+SCOPES = ("workspace", "library", "gallery")
 CONCEPT_DIRS = ("knowledge", "memory")
 GENERATED_NAMES = ("index.md", "log.md")
-
-_AGENT_OWN = re.compile(r"^agents/(?P<agent>[^/]+)/(?P<rest>.+)$")
+PARSED_KINDS = frozenset({AGENTS_MD, AGENT, FLOW, TOOL, SKILL, CONCEPT})
+NAMED_KINDS = frozenset({AGENT, FLOW, TOOL, SKILL})
 
 
 @dataclass
@@ -41,13 +52,30 @@ class Document:
     name: str = ""                    # the name it is known by (agent, flow, tool, skill)
     parsed: Parsed | None = None
     error: Finding | None = None      # set when the file could not be parsed at all
+    path_name: str = ""               # the name its path gives it (before any `name:`)
 
     @property
     def meta(self) -> dict:
         return self.parsed.meta if self.parsed else {}
 
+    @property
+    def body(self) -> str:
+        return self.parsed.body if self.parsed else ""
+
+    @property
+    def binary(self) -> bool:
+        return self.text == BINARY_MARKER
+
     def line_of(self, key: str) -> int | None:
         return self.parsed.line_of(key) if self.parsed else None
+
+    def line_in(self, parent: str, key: str) -> int | None:
+        return self.parsed.line_in(parent, key) if self.parsed else None
+
+    @property
+    def folder(self) -> str:
+        """The directory holding this file ('' at the root)."""
+        return self.path.rsplit("/", 1)[0] if "/" in self.path else ""
 
 
 def classify(path: str) -> tuple[str, str | None, str]:
@@ -88,14 +116,16 @@ def classify(path: str) -> tuple[str, str | None, str]:
 
 def make_document(path: str, text: str, scope: str = "workspace") -> Document:
     kind, agent, name = classify(path)
-    document = Document(path=path, kind=kind, text=text, scope=scope, agent=agent, name=name)
-    if kind in {AGENTS_MD, AGENT, FLOW, TOOL, SKILL, CONCEPT}:
+    document = Document(path=path, kind=kind, text=text, scope=scope, agent=agent, name=name, path_name=name)
+    if kind in PARSED_KINDS and text != BINARY_MARKER:
         try:
             document.parsed = split_frontmatter(text, path, required=kind != AGENTS_MD)
         except ContractError as exc:
             document.error = exc.finding
-    if kind == AGENT and document.parsed and document.parsed.meta.get("name"):
-        document.name = str(document.parsed.meta["name"])
+    if kind in NAMED_KINDS and document.parsed:
+        named = document.parsed.meta.get("name")
+        if isinstance(named, str) and named.strip():
+            document.name = named.strip()
     return document
 
 
@@ -104,12 +134,15 @@ class Desk:
     """A workspace's files, with the account library and gallery beneath it.
 
     `files`, `library` and `gallery` map relative paths to text. Resolution is
-    nearest wins: the agent's own, the workspace's, the library's, the shelf.
+    nearest wins: the agent's own, the workspace's, the library's, the shelf
+    (see resolve.py). Parsed models are cached per document (see model.py), so
+    build a new Desk after the files change.
     """
 
     files: dict[str, str]
     library: dict[str, str] = field(default_factory=dict)
     gallery: dict[str, str] = field(default_factory=dict)
+    cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def documents(self) -> list[Document]:
@@ -123,9 +156,83 @@ class Desk:
     def gallery_documents(self) -> list[Document]:
         return [make_document(p, t, "gallery") for p, t in sorted(self.gallery.items())]
 
+    def pool(self, scope: str) -> list[Document]:
+        if scope == "workspace":
+            return self.documents
+        if scope == "library":
+            return self.library_documents
+        if scope == "gallery":
+            return self.gallery_documents
+        raise ValueError(f"unknown scope {scope!r}")
+
+    def texts(self, scope: str) -> dict[str, str]:
+        return {"workspace": self.files, "library": self.library, "gallery": self.gallery}[scope]
+
+    def text(self, scope: str, path: str) -> str | None:
+        return self.texts(scope).get(path)
+
+    @cached_property
+    def _by_kind(self) -> dict[tuple[str, str], list[Document]]:
+        index: dict[tuple[str, str], list[Document]] = {}
+        for scope in SCOPES:
+            for document in self.pool(scope):
+                index.setdefault((scope, document.kind), []).append(document)
+        return index
+
     def of_kind(self, kind: str, *, scopes: Iterable[str] = ("workspace",)) -> list[Document]:
-        pools = {"workspace": self.documents, "library": self.library_documents, "gallery": self.gallery_documents}
-        return [d for scope in scopes for d in pools[scope] if d.kind == kind]
+        if isinstance(scopes, str):
+            scopes = (scopes,)
+        return [d for scope in scopes for d in self._by_kind.get((scope, kind), [])]
+
+    @cached_property
+    def _by_name(self) -> dict[tuple[str, str, str | None, str], list[Document]]:
+        index: dict[tuple[str, str, str | None, str], list[Document]] = {}
+        for (scope, kind), documents in self._by_kind.items():
+            if kind not in NAMED_KINDS:
+                continue
+            for document in documents:
+                index.setdefault((kind, scope, document.agent, document.name), []).append(document)
+        return index
+
+    def named(self, kind: str, name: str, *, scope: str = "workspace", agent: str | None = None) -> list[Document]:
+        """Documents of `kind` called `name` in one scope (an agent's own when
+        `agent` is given). More than one means a duplicate."""
+        return self._by_name.get((kind, scope, agent, name), [])
+
+    def names(self, kind: str, *, scopes: Iterable[str] = SCOPES, agent: str | None = None) -> set[str]:
+        """Every name of `kind` visible from `scopes` (and `agent`'s own)."""
+        found = set()
+        for (k, scope, owner, name) in self._by_name:
+            if k == kind and scope in scopes and (owner is None or owner == agent):
+                found.add(name)
+        return found
+
+    @cached_property
+    def _folders(self) -> dict[tuple[str, str], list[str]]:
+        index: dict[tuple[str, str], list[str]] = {}
+        for scope in SCOPES:
+            for path in self.texts(scope):
+                folder = path.rsplit("/", 1)[0] if "/" in path else ""
+                index.setdefault((scope, folder), []).append(path)
+        return index
+
+    def files_in(self, scope: str, folder: str) -> list[str]:
+        """Paths directly inside `folder` (not deeper)."""
+        return sorted(self._folders.get((scope, folder), []))
+
+    def files_under(self, scope: str, folder: str) -> list[str]:
+        """Paths anywhere beneath `folder`."""
+        prefix = folder.rstrip("/") + "/"
+        found = []
+        for (s, f), paths in self._folders.items():
+            if s == scope and (f == folder or f.startswith(prefix)):
+                found.extend(paths)
+        return sorted(found)
+
+    def agents_md(self, scope: str = "workspace") -> Document | None:
+        for document in self.of_kind(AGENTS_MD, scopes=(scope,)):
+            return document
+        return None
 
     @classmethod
     def from_folder(cls, root: str | Path, **kwargs) -> "Desk":

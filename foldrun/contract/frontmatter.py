@@ -2,9 +2,13 @@
 
 Line numbers are 1-based and count from the top of the file, so a finding
 points at the line a person sees in their editor.
+
+    split_frontmatter(text, path, required=True) -> Parsed
+    Parsed.meta / .body / .body_line / .line_of(key) / .line_in(parent, key)
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +22,11 @@ except ImportError:  # pragma: no cover
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 
+def load_yaml(source: str) -> Any:
+    """yaml.safe_load with the C loader when there is one."""
+    return yaml.load(source, Loader=_Loader)
+
+
 @dataclass
 class Parsed:
     meta: dict[str, Any]
@@ -25,9 +34,28 @@ class Parsed:
     body_line: int  # the file line the body starts on
     key_lines: dict[str, int] = field(default_factory=dict)  # top-level key -> file line
     has_frontmatter: bool = True
+    lines: list[str] = field(default_factory=list)  # the frontmatter's own lines (file line = index + 2)
 
     def line_of(self, key: str) -> int | None:
         return self.key_lines.get(key)
+
+    def line_in(self, parent: str, key: str) -> int | None:
+        """The file line of `key` nested under top-level `parent` (block or
+        inline mapping); the parent's line when it cannot be told apart."""
+        start = self.key_lines.get(parent)
+        if start is None:
+            return None
+        pattern = re.compile(r"(^|[\s{,])['\"]?" + re.escape(str(key)) + r"['\"]?\s*:")
+        first = self.lines[start - 2] if 0 <= start - 2 < len(self.lines) else ""
+        if pattern.search(first.split(":", 1)[1] if ":" in first else ""):
+            return start
+        for index in range(start - 1, len(self.lines)):
+            raw = self.lines[index]
+            if raw and not raw[0].isspace() and not raw.startswith("#"):
+                break
+            if pattern.search(raw):
+                return index + 2
+        return start
 
 
 def split_frontmatter(text: str, path: str, *, required: bool = True) -> Parsed:
@@ -45,14 +73,16 @@ def split_frontmatter(text: str, path: str, *, required: bool = True) -> Parsed:
         return Parsed({}, text, 1, {}, has_frontmatter=False)
     end = None
     for index in range(1, len(lines)):
-        if lines[index].strip() in {"---", "..."}:
+        stripped = lines[index].rstrip()
+        if stripped == "---" or stripped == "...":
             end = index
             break
     if end is None:
         raise ContractError(Finding(path, 1, "error", "frontmatter is never closed; add a line of three dashes (---) after it.", "frontmatter.unclosed"))
-    source = "\n".join(lines[1:end])
+    front = lines[1:end]
+    source = "\n".join(front)
     try:
-        meta = yaml.load(source, Loader=_Loader)
+        meta = load_yaml(source)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = (mark.line + 2) if mark is not None else 1
@@ -65,9 +95,10 @@ def split_frontmatter(text: str, path: str, *, required: bool = True) -> Parsed:
     if not isinstance(meta, dict):
         raise ContractError(Finding(path, 2, "error", "the frontmatter must be a mapping of keys to values.", "frontmatter.not_mapping"))
     key_lines: dict[str, int] = {}
-    for offset, raw in enumerate(lines[1:end]):
-        if raw and not raw[0].isspace() and not raw.startswith("#") and ":" in raw:
+    for offset, raw in enumerate(front):
+        if raw and not raw[0].isspace() and raw[0] != "#" and ":" in raw:
             key = raw.split(":", 1)[0].strip().strip("'\"")
-            key_lines.setdefault(key, offset + 2)
+            if key not in key_lines:
+                key_lines[key] = offset + 2
     body = "\n".join(lines[end + 1 :])
-    return Parsed({str(k): v for k, v in meta.items()}, body, end + 2, key_lines)
+    return Parsed({str(k): v for k, v in meta.items()}, body, end + 2, key_lines, True, front)

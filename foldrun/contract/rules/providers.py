@@ -213,7 +213,7 @@ def effective_provider_name(desk: Desk, document: Document) -> str | None:
 # ---------------------------------------------------------------- the rules
 
 
-class _Emit:
+class Emitter:
     """Collects findings for one document with the lines of their keys."""
 
     def __init__(self, document: Document) -> None:
@@ -236,7 +236,7 @@ def _is_url(value: Any) -> bool:
     return parsed.scheme in ("http", "https") and bool(parsed.hostname)
 
 
-def _check_block(block: Any, path: tuple, emit: _Emit, *, primary: dict | None = None) -> None:
+def _check_block(block: Any, path: tuple, emit: Emitter, *, primary: dict | None = None) -> None:
     where = _dotted(path)
     if isinstance(block, str):
         block = {"name": block}
@@ -363,6 +363,6 @@ def check_provider_blocks(desk: Desk, ctx: Context) -> Iterator[Finding]:
     for document in block_documents(desk):
         if "provider" not in document.meta:
             continue
-        emit = _Emit(document)
+        emit = Emitter(document)
         _check_block(document.meta["provider"], ("provider",), emit)
         yield from emit.findings

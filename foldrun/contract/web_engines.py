@@ -1,0 +1,275 @@
+"""What the `web` tool's engines and providers can do — one table each.
+
+spec/tools.md, "Reaching the web" through "Tuning the account's own engine".
+`foldrun check`, the deploy gate, the run and the gallery `web` tool all read
+these tables, so a pair refused offline is refused at a call in the same words
+(the spec's `BROWSE_ENGINE_LIMITS` "in core").
+
+Pure Python, no Django, no I/O.
+"""
+from __future__ import annotations
+
+import re
+
+# ---------------------------------------------------------------- actions and who answers them
+
+WEB_ACTIONS: tuple[str, ...] = ("search", "fetch", "browse", "crawl", "map", "extract", "answer", "monitor")
+
+# "A provider named for an action it cannot do is an error … naming the providers that can."
+ACTION_PROVIDERS: dict[str, tuple[str, ...]] = {
+    "search": ("brave", "exa", "tavily", "parallel", "you", "jina", "firecrawl", "perplexity", "linkup",
+               "serper", "serpapi", "dataforseo"),
+    "fetch": ("jina", "firecrawl", "exa", "tavily", "parallel", "zyte", "scrapingbee"),
+    "browse": ("browserbase", "steel", "hyperbrowser", "browserless", "brightdata", "zenrows", "cdp"),
+    "crawl": ("firecrawl", "tavily"),
+    "map": ("firecrawl", "tavily"),
+    "extract": ("firecrawl", "zyte", "hyperbrowser"),
+    "answer": ("exa", "linkup", "tavily", "parallel", "perplexity", "you"),
+    "monitor": ("parallel", "firecrawl"),
+}
+
+# Model providers whose own server-side tool answers an action. It runs on their
+# machines, inside their tool loop — only while that provider is the one answering.
+MODEL_PROVIDER_ACTIONS: dict[str, dict[str, str]] = {
+    "search": {
+        "anthropic": "Anthropic's servers — web_search_20250305",
+        "zai": "z.ai's endpoint, the same server tool",
+        "openrouter": "OpenRouter, as a plugin",
+        "openai": "OpenAI, Responses-shaped",
+        "kimi": "Moonshot, $web_search",
+    },
+    "fetch": {"anthropic": "a small model's reading of the page, on Anthropic's servers"},
+}
+# Preset names that reach the same endpoint (providers.md: `moonshot` is "Same endpoint as `kimi`").
+SAME_ENDPOINT: dict[str, str] = {"moonshot": "kimi"}
+
+# Names that are refused for search whatever the block says, with the spec's reason.
+NOT_SEARCH: dict[str, str] = {
+    "deepseek": (
+        "deepseek has no search behind it: DeepSeek's endpoint is Anthropic-shaped, so every shape check passes, "
+        "and there is still no search behind it"
+    ),
+    "bing": (
+        "bing is not for sale: Bing's API retired 11 Aug 2025, and it survives only as grounding inside Microsoft's own models"
+    ),
+    "google": (
+        "google is not for sale: Google's Custom Search JSON API retires 1 Jan 2027, and it survives only as grounding "
+        "inside Google's own models; for where a page ranks on Google use a SERP scraper (serper, serpapi, dataforseo)"
+    ),
+}
+# Refused for every action: not an endpoint at all.
+NOT_AN_ENDPOINT: dict[str, str] = {
+    "apify": "apify is a marketplace, not an endpoint — reach an actor as an http tool file",
+}
+
+# The vault name each provider's key is read from when the block gives no `key:`.
+VAULT_KEYS: dict[str, str] = {
+    "brave": "BRAVE_SEARCH_API_KEY", "exa": "EXA_API_KEY", "parallel": "PARALLEL_API_KEY",
+    "tavily": "TAVILY_API_KEY", "you": "YOU_API_KEY", "jina": "JINA_API_KEY",
+    "firecrawl": "FIRECRAWL_API_KEY", "perplexity": "PERPLEXITY_API_KEY", "linkup": "LINKUP_API_KEY",
+    "serper": "SERPER_API_KEY", "serpapi": "SERPAPI_API_KEY", "dataforseo": "DATAFORSEO_AUTH_BASIC",
+    "zyte": "ZYTE_API_KEY_BASIC", "scrapingbee": "SCRAPINGBEE_API_KEY",
+    "browserbase": "BROWSERBASE_API_KEY", "steel": "STEEL_API_KEY", "hyperbrowser": "HYPERBROWSER_API_KEY",
+    "browserless": "BROWSERLESS_TOKEN", "brightdata": "BRIGHTDATA_BROWSER_AUTH", "zenrows": "ZENROWS_API_KEY",
+    "cdp": "BROWSER_CDP_URL",
+}
+KEY_OPTIONAL: frozenset[str] = frozenset({"jina"})  # "optional — 20 a minute without one"
+
+# Search APIs that cannot filter by date: a call asking them for `time_range=` is refused.
+NO_TIME_RANGE: tuple[str, ...] = ("parallel", "jina", "dataforseo")
+
+
+def providers_for(action: str) -> tuple[str, ...]:
+    """Every name that can answer `action`: the APIs, then model providers' own."""
+    return ACTION_PROVIDERS.get(action, ()) + tuple(MODEL_PROVIDER_ACTIONS.get(action, {}))
+
+
+# ---------------------------------------------------------------- the account's own engine (SearXNG)
+
+SEARXNG_KEYS: tuple[str, ...] = (
+    "engines", "exclude_engines", "categories", "safesearch", "time_range", "timeout",
+    "plugins", "exclude_plugins", "doi_resolver",
+)
+# Page-only preferences: "do nothing to a JSON answer, and a key that does nothing is a question someone asks later".
+SEARXNG_PAGE_ONLY: tuple[str, ...] = ("theme", "results_on_new_tab", "image_proxy", "url_formatting", "autocomplete")
+# SearXNG's built-in plugins, by the id `enabled_plugins=` takes.
+SEARXNG_PLUGINS: tuple[str, ...] = (
+    "ahmia_filter", "calculator", "hash_plugin", "hostnames", "oa_doi_rewrite", "self_info",
+    "time_zone", "tor_check", "tracker_url_remover", "unit_converter",
+)
+SAFESEARCH: dict[object, int] = {"off": 0, "moderate": 1, "strict": 2, 0: 0, 1: 1, 2: 2}
+TIME_RANGES: tuple[str, ...] = ("day", "week", "month", "year")
+SEARCH_TIMEOUT_RANGE: tuple[float, float] = (0.5, 30.0)
+# An engine, category or plugin name as SearXNG spells them: lower-case words ("google cse").
+SEARXNG_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9 ._-]{0,48}$")
+
+# ---------------------------------------------------------------- engines
+
+ENGINES: tuple[str, ...] = ("chromium", "chrome", "firefox", "safari", "lightpanda", "obscura")
+DEFAULT_ENGINE = "chromium"
+ENGINE_SPELLINGS: dict[str, str] = {**{engine: engine for engine in ENGINES}, "webkit": "safari"}
+
+# What each engine is, as the refusal sentence says it.
+ENGINE_WHAT: dict[str, str] = {
+    "chromium": "is the open-source build",
+    "chrome": "is real Google Chrome",
+    "firefox": "is Firefox",
+    "safari": "is WebKit, Safari's engine",
+    "lightpanda": "reads and drives pages without drawing them",
+    "obscura": "draws pages but cannot intercept requests, record them, emulate a device, keep a session or take a proxy",
+}
+
+# The spec's table, row by row: capability -> the engines marked — for it.
+_ENGINE_TABLE: tuple[tuple[tuple[str, ...], frozenset[str]], ...] = (
+    (("read", "drive", "aria", "actions"), frozenset()),
+    (("screenshot", "vitals", "annotate", "visual"), frozenset({"lightpanda"})),
+    (("pdf",), frozenset({"firefox", "safari", "lightpanda"})),
+    (("video", "trace", "har"), frozenset({"lightpanda", "obscura"})),
+    (("device",), frozenset({"lightpanda", "obscura"})),
+    (("session",), frozenset({"lightpanda", "obscura"})),
+    (("headless: false",), frozenset({"lightpanda", "obscura"})),
+    (("proxy",), frozenset({"lightpanda", "obscura"})),
+    (("block", "routes", "mock", "captcha", "allowed_domains"), frozenset({"obscura"})),
+    (("live", "webgpu", "extensions", "webmcp", "cpu_profile"), frozenset({"firefox", "safari", "lightpanda", "obscura"})),
+    (("foldrun login --engine",), frozenset({"lightpanda", "obscura"})),
+)
+BROWSE_ENGINE_LIMITS: dict[str, frozenset[str]] = {
+    capability: lacking for capabilities, lacking in _ENGINE_TABLE for capability in capabilities
+}
+
+# What a capability needs, said in the refusal. A light engine that never draws
+# is told the one thing it lacks for everything a picture needs.
+_NEEDS: dict[str, str] = {
+    "screenshot": "a browser that renders", "vitals": "a browser that renders",
+    "annotate": "a browser that renders", "visual": "a browser that renders",
+    "pdf": "Chromium's PDF printer (chromium, chrome, or obscura's raster picture)",
+    "video": "a browser that records what it draws", "trace": "a browser that records what it draws",
+    "har": "a browser that records what it draws",
+    "device": "a browser that can emulate a device", "session": "a browser that keeps a session between calls",
+    "headless: false": "a browser with a window", "proxy": "a browser that takes a proxy",
+    "block": "a browser that can intercept requests", "routes": "a browser that can intercept requests",
+    "mock": "a browser that can intercept requests", "captcha": "a browser that can intercept requests",
+    "allowed_domains": "a browser that can intercept requests",
+    "live": "Chromium", "webgpu": "Chromium", "extensions": "Chromium", "webmcp": "Chromium", "cpu_profile": "Chromium",
+    "foldrun login --engine": "a browser a person can sign in with",
+}
+_DRAWS = frozenset({"screenshot", "vitals", "annotate", "visual", "pdf", "video", "trace", "har", "device", "headless: false"})
+
+
+def engine_name(spelling: object) -> str | None:
+    """The engine a spelling names (`webkit` → `safari`), or None."""
+    return ENGINE_SPELLINGS.get(spelling.strip().lower()) if isinstance(spelling, str) else None
+
+
+def engine_can(engine: str, capability: str) -> bool:
+    return engine not in BROWSE_ENGINE_LIMITS.get(capability, frozenset())
+
+
+def engine_for(capability: str) -> str:
+    """The engine to suggest instead: Chrome, which the table marks ✓ everywhere."""
+    for candidate in ("chrome", "chromium", "firefox", "safari", "obscura", "lightpanda"):
+        if engine_can(candidate, capability):
+            return candidate
+    return DEFAULT_ENGINE
+
+
+def engine_refusal(engine: str, capability: str) -> str:
+    """The one sentence for an engine asked for something it cannot do, e.g.
+    `video needs a browser that renders; lightpanda reads and drives pages
+    without drawing them — use engine chrome` (no final full stop: a caller
+    adds its own punctuation)."""
+    needs = "a browser that renders" if engine == "lightpanda" and capability in _DRAWS else _NEEDS[capability]
+    return f"{capability} needs {needs}; {engine} {ENGINE_WHAT[engine]} — use engine {engine_for(capability)}"
+
+
+# ---------------------------------------------------------------- browse vendors and their sessions
+
+BROWSE_VENDORS: tuple[str, ...] = ACTION_PROVIDERS["browse"]
+
+VENDOR_SESSION_KEYS: tuple[str, ...] = (
+    "proxy", "captcha", "stealth", "region", "timeout", "keep", "record", "block", "options",
+)
+_SESSION_VENDORS = ("browserbase", "steel", "hyperbrowser", "browserless", "brightdata", "zenrows")
+# setting -> vendor -> that vendor's own field (None: the vendor has no option for it).
+VENDOR_SESSION_OPTIONS: dict[str, dict[str, str | None]] = {
+    "proxy": {"browserbase": "proxies", "steel": "useProxy", "hyperbrowser": "useProxy",
+              "browserless": "proxy=residential", "brightdata": "always on", "zenrows": "always on"},
+    "proxy.country": {v: "✓" for v in _SESSION_VENDORS},
+    "proxy.state": {"browserbase": "✓", "steel": "✓", "hyperbrowser": "✓", "browserless": None, "brightdata": None, "zenrows": None},
+    "proxy.city": {"browserbase": "✓", "steel": "✓", "hyperbrowser": "✓", "browserless": "✓", "brightdata": None, "zenrows": None},
+    "proxy.own": {"browserbase": "external", "steel": "proxyUrl", "hyperbrowser": "proxyServer (Enterprise)",
+                  "browserless": "externalProxyServer (paid)", "brightdata": None, "zenrows": None},
+    "captcha": {"browserbase": "solveCaptchas", "steel": "solveCaptcha", "hyperbrowser": "solveCaptchas",
+                "browserless": "solveCaptchas", "brightdata": "Captcha.setAutoSolve", "zenrows": None},
+    "stealth": {"browserbase": "verified (Scale)", "steel": "humanized input", "hyperbrowser": "useStealth",
+                "browserless": "the /stealth route", "brightdata": "built in", "zenrows": "built in"},
+    "region": {"browserbase": "✓", "steel": None, "hyperbrowser": "✓", "browserless": "✓", "brightdata": None, "zenrows": None},
+    "timeout": {"browserbase": "✓", "steel": "✓", "hyperbrowser": "✓", "browserless": "the connection's",
+                "brightdata": None, "zenrows": "✓"},
+    "keep": {"browserbase": "a context", "steel": "a profile", "hyperbrowser": "a profile",
+             "browserless": None, "brightdata": None, "zenrows": None},
+    "record": {"browserbase": "recordSession", "steel": None, "hyperbrowser": "enableWebRecording",
+               "browserless": None, "brightdata": None, "zenrows": None},
+    "block": {"browserbase": "ads", "steel": "ads", "hyperbrowser": "ads · trackers · cookies", "browserless": "ads",
+              "brightdata": "ads · cookies", "zenrows": None},
+    "options": {"browserbase": "into the request", "steel": "into the request", "hyperbrowser": "into the request",
+                "browserless": "query parameters", "brightdata": None, "zenrows": "query parameters"},
+}
+VENDOR_REGIONS: dict[str, tuple[str, ...]] = {
+    "browserbase": ("us-west-2", "us-east-1", "eu-central-1", "ap-southeast-1"),
+    "hyperbrowser": ("us", "us-central", "us-west", "us-east", "asia-south", "europe-west"),
+    "browserless": ("sfo", "lon", "ams"),
+}
+# Seconds, inclusive. Browserless's is "the connection's": any.
+VENDOR_TIMEOUTS: dict[str, tuple[int, int]] = {
+    "browserbase": (60, 6 * 3600), "steel": (15, 24 * 3600), "hyperbrowser": (60, 12 * 3600), "zenrows": (60, 15 * 60),
+}
+VENDOR_BLOCK: dict[str, tuple[str, ...]] = {
+    "browserbase": ("ads",), "steel": ("ads",), "hyperbrowser": ("ads", "trackers", "cookies"),
+    "browserless": ("ads",), "brightdata": ("ads", "cookies"),
+}
+VENDOR_BLOCK_WORDS: tuple[str, ...] = ("ads", "trackers", "cookies")
+
+
+def vendors_with(setting: str) -> list[str]:
+    return [vendor for vendor, field in VENDOR_SESSION_OPTIONS[setting].items() if field is not None]
+
+
+def parse_duration(value: object) -> float | None:
+    """Seconds for `30m`, `60s`, `6h`, `1d` or a bare number of seconds; None when unreadable."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if not isinstance(value, str):
+        return None
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*", value)
+    if not match:
+        return None
+    scale = {"ms": 0.001, "s": 1, None: 1, "m": 60, "h": 3600, "d": 86400}[match.group(2)]
+    return float(match.group(1)) * scale
+
+
+# ---------------------------------------------------------------- browse steps
+
+# Every action a browse step may take (the "Actions" table), plus `js`, which
+# `deny:` uses for the call argument.
+BROWSE_STEP_ACTIONS: tuple[str, ...] = (
+    "click", "dblclick", "rightclick", "hover", "check", "uncheck", "drag", "fill", "type", "login", "insert",
+    "pushstate", "webmcp", "press", "select", "wait", "goto", "scroll", "screenshot", "pdf", "paste", "upload",
+    "download", "extract", "frame", "tab", "back", "forward", "reload", "focus", "clear", "highlight", "keyboard",
+    "keydown", "keyup", "mouse", "wheel", "tap", "swipe", "clipboard", "get", "eval", "expect", "if", "mock",
+    "unmock", "offline", "cookie", "localstorage", "sessionstorage", "viewport", "dialog", "solve",
+)
+DENYABLE: tuple[str, ...] = BROWSE_STEP_ACTIONS + ("js",)
+
+BROWSE_MODES: tuple[str, ...] = (
+    "text", "markdown", "html", "aria", "meta", "table", "network", "capture", "links", "screenshot", "pdf",
+    "map", "crawl", "console", "vitals", "a11y", "diff", "feed", "webmcp", "react",
+)
+PERMISSIONS: tuple[str, ...] = ("geolocation", "notifications", "clipboard-read", "camera", "microphone")
+CAPTCHA_SOLVERS: tuple[str, ...] = ("capsolver", "2captcha", "anticaptcha")
+CHROME_CHANNELS: tuple[str, ...] = ("stable", "beta", "dev")
+VENDOR_TIMEOUT_LABELS: dict[str, str] = {
+    "browserbase": "60s–6h", "steel": "15s–24h", "hyperbrowser": "1m–12h", "zenrows": "1m–15m",
+}
