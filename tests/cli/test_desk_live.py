@@ -1,0 +1,202 @@
+"""push, deploy, pull, log, diff — a desk made by `foldrun init`, sent to a real server."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from accounts.models import Workspace
+from foldrun.cli.output import short_time
+from foldrun.contract import Desk, check
+from library.actions import files_at
+from library.models import Changeset
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+BAD_NOTIFY = "---\nnotify: {email: ops@example.com, events: [sometimes]}\n---\nThe desk.\n"
+
+
+@pytest.fixture
+def desk(cli, tmp_path) -> Path:
+    path = tmp_path / "desk"
+    assert cli("init", path, "--name", "rank-desk").code == 0
+    return path
+
+
+@pytest.fixture
+def alice_signed_in(alice, signed_in_as, workspace):
+    signed_in_as(alice)
+    return alice
+
+
+def test_push_sends_every_file_as_one_revision_and_prints_what_changed(cli, desk, alice_signed_in, workspace):
+    result = cli("push", desk, "--to", "rank-desk", "-m", "first draft")
+    assert result.code == 0
+    assert result.lines[0] == "Pushed 6 files to rank-desk: revision 1."
+    assert result.lines[2].split() == ["CHANGE", "PATH"]
+    assert ["added", "AGENTS.md"] in [line.split() for line in result.lines[3:]]
+    changeset = Changeset.objects.get(workspace=workspace, number=1)
+    assert (changeset.kind, changeset.message) == ("push", "first draft")
+    assert files_at(workspace.account, workspace)["flows/hello.md"].content == (desk / "flows/hello.md").read_text()
+
+
+def test_the_first_push_remembers_the_workspace_for_the_next(cli, desk, alice_signed_in, workspace):
+    cli("push", desk, "--to", "rank-desk")
+    assert (desk / ".foldrun" / "workspace").read_text() == "rank-desk\n"
+    (desk / "flows/hello.md").write_text((desk / "flows/hello.md").read_text() + "2. [[assistant]] — Again.\n")
+    result = cli("push", desk)
+    assert result.lines[0] == "Pushed 6 files to rank-desk: revision 2."
+    assert [line.split() for line in result.lines[3:]] == [["modified", "flows/hello.md"]]
+
+
+def test_pushing_the_same_files_again_changes_nothing(cli, desk, alice_signed_in, workspace):
+    cli("push", desk, "--to", "rank-desk")
+    result = cli("push", desk, "--to", "rank-desk")
+    assert (result.code, result.out) == (0, "Nothing changed in rank-desk; 6 files were already there.\n")
+
+
+def test_push_json_prints_the_servers_answer(cli, desk, alice_signed_in, workspace):
+    answer = cli("push", desk, "--to", "rank-desk", "--json").json
+    assert answer["revision"]["number"] == 1
+    assert {"path": "AGENTS.md", "action": "added"} in answer["changed"]
+
+
+def test_a_binary_file_travels_as_base64_and_comes_back_byte_for_byte(cli, desk, alice_signed_in, workspace, tmp_path):
+    logo = bytes(range(256))
+    (desk / "storage").mkdir()
+    (desk / "storage/logo.png").write_bytes(logo)
+    assert cli("push", desk, "--to", "rank-desk").code == 0
+    result = cli("pull", "--from", "rank-desk", tmp_path / "copy")
+    assert result.code == 0
+    assert (tmp_path / "copy/storage/logo.png").read_bytes() == logo
+
+
+def test_pull_writes_the_workspaces_files_and_at_n_gives_an_older_revision(cli, desk, alice_signed_in, workspace, tmp_path):
+    cli("push", desk, "--to", "rank-desk")
+    first = (desk / "AGENTS.md").read_text()
+    (desk / "AGENTS.md").write_text(first + "A second paragraph.\n")
+    cli("push", desk)
+    now = cli("pull", "--from", "rank-desk", tmp_path / "now")
+    then = cli("pull", "--from", "rank-desk", "--at", "1", tmp_path / "then")
+    assert now.code == then.code == 0
+    assert then.out.startswith("Pulled ")
+    assert then.out.endswith(f" files from rank-desk at revision 1 into {tmp_path / 'then'}.\n")
+    assert (tmp_path / "now/AGENTS.md").read_text() == first + "A second paragraph.\n"
+    assert (tmp_path / "then/AGENTS.md").read_text() == first
+    assert (tmp_path / "now/.foldrun/workspace").read_text() == "rank-desk\n"
+
+
+def test_a_pulled_desk_pushes_back_unchanged(cli, desk, alice_signed_in, workspace, tmp_path):
+    cli("push", desk, "--to", "rank-desk")
+    cli("pull", "--from", "rank-desk", tmp_path / "copy")
+    result = cli("push", tmp_path / "copy")
+    assert result.out.startswith("Nothing changed in rank-desk;")
+
+
+def test_push_prune_deletes_what_the_folder_no_longer_has(cli, desk, alice_signed_in, workspace):
+    cli("push", desk, "--to", "rank-desk")
+    (desk / "tools/word-count.md").unlink()
+    kept = cli("push", desk)
+    pruned = cli("push", desk, "--prune")
+    assert kept.out.startswith("Nothing changed")
+    assert ["deleted", "tools/word-count.md"] in [line.split() for line in pruned.lines[3:]]
+    assert "tools/word-count.md" not in files_at(workspace.account, workspace)
+
+
+def test_deploy_refusal_prints_the_same_findings_as_an_offline_check(cli, desk, alice_signed_in, workspace):
+    (desk / "AGENTS.md").write_text(BAD_NOTIFY)
+    (desk / "flows/hello.md").write_text("---\nname: hello\n---\n1. [[nobody]] — Say hello.\n")
+    # No knowledge/: the server writes knowledge/index.md itself, and its deploy check sees that file.
+    (desk / "knowledge/about-this-desk.md").unlink()
+    offline = check(Desk.from_folder(desk), mode="check")
+    checked = cli("check", desk)
+    deployed = cli("deploy", desk, "--to", "rank-desk")
+    assert offline and all(f.level == "error" for f in offline)
+    assert checked.code == deployed.code == 1
+    assert deployed.err_lines[0].startswith("The deploy was refused; nothing was written")
+    assert deployed.err_lines[1:] == checked.lines[:-1] == [f.format() for f in offline]
+    assert not Changeset.objects.filter(workspace=workspace).exists()
+
+
+def test_deploy_of_a_clean_desk_is_a_deploy_revision(cli, desk, alice_signed_in, workspace):
+    result = cli("deploy", desk, "--to", "rank-desk", "-m", "go live")
+    assert result.code == 0
+    assert result.lines[0] == "Deployed 6 files to rank-desk: revision 1."
+    assert Changeset.objects.get(workspace=workspace, number=1).kind == "deploy"
+
+
+def test_push_library_sends_to_the_account_library(cli, alice_signed_in, workspace, tmp_path):
+    (tmp_path / "lib/skills/plain").mkdir(parents=True)
+    (tmp_path / "lib/skills/plain/SKILL.md").write_text("---\nname: plain\ndescription: Write plainly. Use always.\n---\nBe plain.\n")
+    result = cli("push", tmp_path / "lib", "--library", "-m", "shared skill")
+    assert result.code == 0
+    assert result.lines[0] == "Pushed 1 files to the account library: revision 1."
+    assert "skills/plain/SKILL.md" in files_at(workspace.account, None)
+    assert not (tmp_path / "lib/.foldrun/workspace").exists()
+
+
+def test_log_lists_revisions_newest_first(cli, desk, alice_signed_in, workspace):
+    cli("push", desk, "--to", "rank-desk", "-m", "first draft")
+    (desk / "AGENTS.md").write_text((desk / "AGENTS.md").read_text() + "More.\n")
+    cli("push", desk, "-m", "say more")
+    result = cli("log", "--to", "rank-desk")
+    assert result.code == 0
+    assert result.lines[0].split() == ["REV", "KIND", "WHO", "WHEN", "FILES", "MESSAGE"]
+    first, second = Changeset.objects.get(number=1), Changeset.objects.get(number=2)
+    assert [re.split(r"\s{2,}", line) for line in result.lines[1:]] == [
+        ["2", "push", "alice@example.com", short_time(second.created_at.isoformat()), "1", "say more"],
+        ["1", "push", "alice@example.com", short_time(first.created_at.isoformat()), str(first.revisions.count()), "first draft"],
+    ]
+    assert [r["number"] for r in cli("log", "--to", "rank-desk", "--json").json] == [2, 1]
+
+
+def test_log_of_one_file_lists_its_history(cli, desk, alice_signed_in, workspace):
+    cli("push", desk, "--to", "rank-desk", "-m", "first draft")
+    (desk / "AGENTS.md").write_text((desk / "AGENTS.md").read_text() + "More.\n")
+    cli("push", desk, "-m", "say more")
+    result = cli("log", "--to", "rank-desk", "flows/hello.md")
+    assert result.code == 0
+    assert len(result.lines) == 2
+    assert result.lines[1].split()[:3] == ["1", "push", "alice@example.com"]
+
+
+def test_diff_prints_a_unified_diff_between_two_revisions(cli, desk, alice_signed_in, workspace):
+    cli("push", desk, "--to", "rank-desk")
+    agents = (desk / "AGENTS.md").read_text()
+    (desk / "AGENTS.md").write_text(agents.replace("house rules", "house rules and taboos"))
+    cli("push", desk)
+    result = cli("diff", "--to", "rank-desk", "--from", "1", "--to-rev", "2")
+    assert result.code == 0
+    assert "--- a/AGENTS.md" in result.lines[0]
+    assert "+++ b/AGENTS.md" in result.lines[1]
+    assert "-the desk is for, who reads its output, and the house rules (tone, units," in result.lines
+    assert "+the desk is for, who reads its output, and the house rules and taboos (tone, units," in result.lines
+    assert "\x1b[" not in result.out
+
+
+def test_diff_of_one_file_defaults_to_the_last_change(cli, desk, alice_signed_in, workspace):
+    cli("push", desk, "--to", "rank-desk")
+    (desk / "flows/hello.md").write_text((desk / "flows/hello.md").read_text() + "2. [[assistant]] — Again.\n")
+    cli("push", desk)
+    result = cli("diff", "--to", "rank-desk", "flows/hello.md")
+    assert result.lines[-1] == "+2. [[assistant]] — Again."
+
+
+def test_charlie_gets_not_found_for_alices_workspace(cli, desk, charlie, signed_in_as, workspace):
+    signed_in_as(charlie)
+    pushed = cli("push", desk, "--to", "rank-desk")
+    pulled = cli("pull", "--from", "rank-desk", desk / "copy")
+    assert (pushed.code, pushed.err) == (1, "Not found.\n")
+    assert (pulled.code, pulled.err) == (1, "Not found.\n")
+    assert not Changeset.objects.filter(workspace=workspace).exists()
+
+
+def test_bob_the_viewer_may_pull_but_not_push(cli, desk, alice_signed_in, bob, signed_in_as, workspace, tmp_path):
+    cli("push", desk, "--to", "rank-desk")
+    signed_in_as(bob)
+    pushed = cli("push", desk, "--to", "rank-desk")
+    pulled = cli("pull", "--from", "rank-desk", tmp_path / "bobs")
+    assert (pushed.code, pushed.err) == (1, "Your role (viewer) can read this account but not change it.\n")
+    assert pulled.code == 0
+    assert Workspace.objects.get(name="rank-desk").changesets.count() == 1
