@@ -23,8 +23,9 @@ from django.views.decorators.http import require_POST
 
 from accounts.access import current_membership, workspace_for_user
 from accounts.models import Membership, Workspace
-from foldrun.contract.desk import AGENT, FLOW, SKILL, TOOL, Desk, classify
+from foldrun.contract.desk import TOOL, Desk, make_document
 
+from . import services
 from .actions import files_at
 from .models import Changeset, LibraryFile, Revision, scope_key_for
 
@@ -169,18 +170,18 @@ class TreeRow:
     size: int = 0
 
 
-def file_tree(revisions: dict[str, Revision]) -> list[TreeRow]:
+def file_tree(sizes: dict[str, int]) -> list[TreeRow]:
     """Paths as an indented tree: a row per folder (once) and per file, with sizes."""
     rows: list[TreeRow] = []
     seen: set[str] = set()
-    for path in sorted(revisions):
+    for path in sorted(sizes):
         parts = path.split("/")
         for depth in range(len(parts) - 1):
             folder = "/".join(parts[: depth + 1])
             if folder not in seen:
                 seen.add(folder)
                 rows.append(TreeRow(depth, parts[depth] + "/", True, folder))
-        rows.append(TreeRow(len(parts) - 1, parts[-1], False, path, revisions[path].size))
+        rows.append(TreeRow(len(parts) - 1, parts[-1], False, path, sizes[path]))
     return rows
 
 
@@ -201,108 +202,49 @@ def flow_steps(body: str) -> list[dict[str, Any]]:
     return steps
 
 
-def _agent_folder(path: str) -> str:
-    parts = path.split("/")
-    return parts[1][:-3] if len(parts) == 2 else parts[1]
-
-
-def _granted(meta: dict) -> list[str]:
-    tools = meta.get("tools") or []
-    if isinstance(tools, str):
-        tools = [t.strip() for t in tools.split(",")]
-    names = []
-    for entry in tools if isinstance(tools, list) else []:
-        if isinstance(entry, str):
-            names.append(entry.strip())
-        elif isinstance(entry, dict) and entry:
-            names.append(str(next(iter(entry))))
-    return [n for n in names if n]
-
-
 def _tool_names(documents, *, agent: str | None) -> dict[str, str]:
     """Tool name → path of the document defining it, among `documents` owned by `agent`."""
     return {d.name: d.path for d in documents if d.kind == TOOL and d.agent == agent and d.name}
 
 
-def _skill_names(documents, *, agent: str | None) -> dict[str, str]:
-    return {d.name: d.path for d in documents if d.kind == SKILL and d.agent == agent and d.name}
-
-
-def _gallery_files() -> dict[str, str]:
-    try:
-        from foldrun.gallery import gallery_files
-    except ImportError:  # pragma: no cover - the shelf ships with the package
-        return {}
-    return gallery_files()
-
-
-def _gallery_tools() -> dict[str, dict[str, str]]:
-    try:
-        from foldrun.gallery import gallery_tools
-    except ImportError:  # pragma: no cover
-        return {}
-    return gallery_tools()
-
-
-@dataclass
-class DeskView:
-    workspace: Workspace
-    revisions: dict[str, Revision]
-    desk: Desk
-
-    @property
-    def agents(self):
-        return [d for d in self.desk.documents if d.kind == AGENT]
-
-
-def desk_view(workspace: Workspace, library: dict[str, Revision] | None = None) -> DeskView:
-    revisions = files_at(workspace.account, workspace)
-    library = library if library is not None else files_at(workspace.account, None)
-    desk = Desk(
-        files={p: r.content for p, r in revisions.items()},
-        library={p: r.content for p, r in library.items()},
-        gallery=_gallery_files(),
-    )
-    return DeskView(workspace, revisions, desk)
-
-
-def _resolve_tool(name: str, agent_folder: str, view: DeskView) -> tuple[str, str]:
-    """(where the tool named `name` resolves for this agent, the path) — nearest wins."""
+def _resolve_tool(name: str, agent_path: str, desk: Desk) -> tuple[str, str]:
+    """(where the tool named `name` resolves for the agent at `agent_path`, the path) — nearest wins."""
     if name in BUILTIN_GROUPS:
         return "built-in", ""
-    documents = view.desk.documents
+    parts = agent_path.split("/")
+    folder = parts[1] if len(parts) == 3 else None  # agents/<name>.md has no folder of its own
+    documents = desk.documents
     for scope, table in (
-        ("agent's own", _tool_names(documents, agent=agent_folder)),
+        ("agent's own", _tool_names(documents, agent=folder) if folder else {}),
         ("workspace", _tool_names(documents, agent=None)),
-        ("library", _tool_names(view.desk.library_documents, agent=None)),
-        ("gallery", _tool_names(view.desk.gallery_documents, agent=None)),
+        ("library", _tool_names(desk.library_documents, agent=None)),
+        ("gallery", _tool_names(desk.gallery_documents, agent=None)),
     ):
         if name in table:
             return scope, table[name]
     return "missing", ""
 
 
-def workspace_overview(view: DeskView) -> dict[str, Any]:
+def workspace_view(workspace: Workspace) -> dict[str, Any]:
+    """The workspace page's data: `services.workspace_overview`, with each
+    granted tool resolved (nearest wins) and each flow's steps."""
+    overview = services.workspace_overview(workspace)
+    desk = services.desk_for_workspace(workspace)
     agents = []
-    for document in view.agents:
-        folder = _agent_folder(document.path)
+    for entry in overview["agents"]:
         tools = []
-        for name in _granted(document.meta):
-            scope, path = _resolve_tool(name, folder, view)
+        for name in entry["tools"]:
+            scope, path = _resolve_tool(name, entry["path"], desk)
             tools.append({"name": name, "scope": scope, "path": path})
-        agents.append({"name": document.name or folder, "path": document.path,
-                       "description": str(document.meta.get("description") or ""), "tools": tools,
-                       "error": document.error})
+        agents.append({**entry, "tools": tools})
     flows = []
-    for document in view.desk.documents:
-        if document.kind != FLOW:
-            continue
-        meta = document.meta
-        flows.append({"name": str(meta.get("name") or document.name), "path": document.path,
-                      "schedule": str(meta.get("schedule") or ""), "timezone": str(meta.get("timezone") or ""),
+    for entry in overview["flows"]:
+        document = make_document(entry["path"], desk.files.get(entry["path"], ""))
+        flows.append({**entry, "schedule": str(entry.get("schedule") or ""),
+                      "timezone": str(document.meta.get("timezone") or ""),
                       "steps": flow_steps(document.parsed.body if document.parsed else ""),
                       "error": document.error})
-    return {"agents": agents, "flows": flows}
+    return {"agents": agents, "flows": flows, "files": overview["files"]}
 
 
 # ---------------------------------------------------------------- the Library page
@@ -311,8 +253,8 @@ def workspace_overview(view: DeskView) -> dict[str, Any]:
 @dataclass
 class Grant:
     workspace: str
-    agent: str
-    overridden_by: str = ""   # the nearer copy that wins for this agent, e.g. "rank-desk/tools/sql.md"
+    agent: str = ""           # empty when a whole workspace overrides it
+    overridden_by: str = ""   # the nearer copy that wins, e.g. "rank-desk/tools/sql.md"
     override_scope: str = ""  # "workspace" or "agent's own"
 
     @property
@@ -328,12 +270,10 @@ class SharedItem:
     paths: list[str]
     main_path: str
     description: str = ""
-    gallery_mark: str = ""  # "" | current | differs
-    gallery_tool: str = ""
-    reaches_all: bool = False  # discovered by every agent (skills), not granted by name
+    gallery_mark: str = ""  # "" | "gallery · current" | "gallery · differs" | "shelf"
+    reaches_all: bool = False  # discovered or read by every agent, not granted by name
     grants: list[Grant] = field(default_factory=list)
     history: list[dict[str, Any]] = field(default_factory=list)
-    head: Revision | None = None
 
     @property
     def anchor(self) -> str:
@@ -347,88 +287,70 @@ class SharedItem:
     def overridden_grants(self) -> list[Grant]:
         return [g for g in self.grants if g.overridden]
 
-
-def _item_key(path: str) -> tuple[str, str]:
-    kind, agent, name = classify(path)
-    parts = path.split("/")
-    if parts[0] == "tools" and len(parts) >= 2 and (kind == TOOL or name):
-        return "tool", name or parts[1]
-    if parts[0] == "skills" and len(parts) >= 2:
-        return "skill", name or parts[1]
-    return "file", path
+    @property
+    def differs(self) -> bool:
+        return self.gallery_mark == services.MARK_DIFFERS
 
 
-def _gallery_mark(library: dict[str, Revision], tool: str, shelf: dict[str, str]) -> str:
-    """current when the library's copy is the shelf's files exactly, else differs."""
-    from .actions import sha256_text
+def _is_main(kind: str, name: str, path: str) -> bool:
+    if kind == "tool":
+        return path in (f"tools/{name}.md", f"tools/{name}/tool.md")
+    if kind == "skill":
+        return path == f"skills/{name}/SKILL.md"
+    return True
 
-    ours = {p: r.sha256 for p, r in library.items() if _item_key(p) == ("tool", tool)}
-    theirs = {p: sha256_text(t) for p, t in shelf.items()}
-    return "current" if ours == theirs else "differs"
 
-
-def library_overview(account) -> list[SharedItem]:
-    """Every shared file of the account library and every gallery tool, each
-    with the agents that reach it and where a nearer copy overrides it."""
-    library = files_at(account, None)
-    shelf_tools = _gallery_tools()
-    items: dict[tuple[str, str], SharedItem] = {}
-    for path in sorted(library):
-        kind, name = _item_key(path)
-        item = items.get((kind, name))
-        if item is None:
-            item = items[(kind, name)] = SharedItem(kind=kind, name=name, source="library", paths=[], main_path=path)
-        item.paths.append(path)
-        node_kind, _, _ = classify(path)
-        if node_kind in (TOOL, SKILL):
-            item.main_path = path
-    for (kind, name), item in items.items():
-        heads = [library[p] for p in item.paths]
-        item.head = max(heads, key=lambda r: r.number)
-        tagged = [r.gallery_tool for r in heads if r.gallery_tool]
-        if kind == "tool" and (tagged or name in shelf_tools) and name in shelf_tools:
-            item.gallery_tool = name
-            item.gallery_mark = _gallery_mark(library, name, shelf_tools[name])
-        item.reaches_all = kind == "skill"
-    for name, files in sorted(shelf_tools.items()):
-        if ("tool", name) in items:
+def _grants(entry: dict[str, Any]) -> list[Grant]:
+    grants = [Grant(workspace=g["workspace"], agent=g["agent"]) for g in entry["granted_by"]]
+    for o in entry["overridden_by"]:
+        if not o["workspace"]:  # the library's own copy of a gallery tool: shown as that copy
             continue
-        main = next((p for p in files if p.endswith("tool.md") or p == f"tools/{name}.md"), sorted(files)[0])
-        items[("tool", name)] = SharedItem(kind="tool", name=name, source="gallery", paths=sorted(files),
-                                          main_path=main, gallery_tool=name, gallery_mark="shelf")
+        grants.append(Grant(workspace=o["workspace"], agent=o["agent"] or "",
+                            overridden_by=f"{o['workspace']}/{o['path']}",
+                            override_scope="agent's own" if o["agent"] else "workspace"))
+    return grants
 
-    # Descriptions, from the defining document.
-    from foldrun.contract.desk import make_document
 
+def _gallery_files() -> dict[str, str]:
+    from foldrun.gallery import gallery_files
+
+    return gallery_files()
+
+
+def library_items(account) -> list[SharedItem]:
+    """`services.library_overview` (one entry per file) grouped into what a
+    person changes: a tool, a skill, or a single file. A gallery tool the
+    library keeps a copy of is shown once, as the library's copy."""
+    entries = services.library_overview(account)
+    items: dict[tuple[str, str, str], SharedItem] = {}
+    for entry in entries:
+        key = (entry["scope"], entry["kind"], entry["name"])
+        if entry["scope"] == "gallery" and ("library", entry["kind"], entry["name"]) in items:
+            continue
+        item = items.get(key)
+        if item is None:
+            item = items[key] = SharedItem(
+                kind=entry["kind"], name=entry["name"], source=entry["scope"], paths=[], main_path=entry["path"],
+                reaches_all=entry["kind"] != "tool",
+                gallery_mark=entry.get("gallery") or ("shelf" if entry["scope"] == "gallery" else ""),
+            )
+        item.paths.append(entry["path"])
+        if entry.get("gallery") == services.MARK_DIFFERS:
+            item.gallery_mark = services.MARK_DIFFERS
+        # Every file of a tool or skill has the same readers; the defining
+        # file (tool.md, SKILL.md) names the item and its blast radius.
+        main = _is_main(entry["kind"], entry["name"], entry["path"])
+        if main or not item.grants:
+            if main:
+                item.main_path = entry["path"]
+            item.grants = _grants(entry)
+
+    library = files_at(account, None)
+    shelf = _gallery_files()
     for item in items.values():
-        text = library[item.main_path].content if item.source == "library" else shelf_tools[item.name][item.main_path]
+        text = library[item.main_path].content if item.source == "library" else shelf.get(item.main_path, "")
         document = make_document(item.main_path, text, item.source)
-        item.description = str(document.meta.get("description") or "").strip()
-
-    # Who reaches each item, workspace by workspace.
-    for workspace in Workspace.objects.filter(account=account).order_by("name"):
-        view = desk_view(workspace, library)
-        ws_tools = _tool_names(view.desk.documents, agent=None)
-        ws_skills = _skill_names(view.desk.documents, agent=None)
-        for agent_doc in view.agents:
-            folder = _agent_folder(agent_doc.path)
-            agent_name = agent_doc.name or folder
-            own_tools = _tool_names(view.desk.documents, agent=folder)
-            own_skills = _skill_names(view.desk.documents, agent=folder)
-            granted = set(_granted(agent_doc.meta))
-            for (kind, name), item in items.items():
-                if kind == "tool" and name in granted:
-                    own, ws = own_tools.get(name), ws_tools.get(name)
-                elif kind == "skill":
-                    own, ws = own_skills.get(name), ws_skills.get(name)
-                else:
-                    continue
-                grant = Grant(workspace=workspace.name, agent=agent_name)
-                if own:
-                    grant.overridden_by, grant.override_scope = f"{workspace.name}/{own}", "agent's own"
-                elif ws:
-                    grant.overridden_by, grant.override_scope = f"{workspace.name}/{ws}", "workspace"
-                item.grants.append(grant)
+        item.description = " ".join(str(document.meta.get("description") or "").split())
 
     # Each library item's revisions, newest first, one row per changeset.
     paths = [p for item in items.values() if item.source == "library" for p in item.paths]
@@ -436,6 +358,7 @@ def library_overview(account) -> list[SharedItem]:
     for revision in (
         Revision.objects.filter(file__scope_key=scope_key_for(account, None), file__path__in=paths)
         .select_related("file", "changeset", "changeset__author")
+        .defer("content")
         .order_by("-number")
     ):
         by_path.setdefault(revision.file.path, []).append(revision)
@@ -449,7 +372,7 @@ def library_overview(account) -> list[SharedItem]:
                 row["files"].append({"path": path, "from": before, "to": revision.number, "deleted": revision.deleted})
         item.history = [rows[n] for n in sorted(rows, reverse=True)]
     order = {"tool": 0, "skill": 1, "file": 2}
-    return sorted(items.values(), key=lambda i: (order[i.kind], i.source != "library", i.name))
+    return sorted(items.values(), key=lambda i: (order.get(i.kind, 3), i.source != "library", i.name))
 
 
 # ---------------------------------------------------------------- the blast-radius picture
@@ -469,8 +392,8 @@ def blast_picture(item: SharedItem, limit: int = 12) -> dict[str, Any]:
         y = cy + 105 * math.sin(angle)
         x = min(max(x, 68), width - 68)
         y = min(max(y, 22), height - 22)
-        label = f"{grant.agent} · {grant.workspace}"
-        sub = f"overridden: {grant.overridden_by.split('/', 1)[-1]}" if grant.overridden else ""
+        label = f"{grant.agent} · {grant.workspace}" if grant.agent else f"workspace {grant.workspace}"
+        sub = f"overridden: {grant.overridden_by}" if grant.overridden else ""
         box_height = 34 if sub else 24
         nodes.append({"x": round(x, 1), "y": round(y, 1), "label": _clip(label, 24), "sub": _clip(sub, 26),
                       "overridden": grant.overridden, "title": f"{label} — {sub or 'uses this copy'}",
@@ -496,8 +419,8 @@ def _workspace(request: HttpRequest, ws: str) -> tuple[Membership, Workspace, bo
 @login_required
 def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
     membership, workspace, can_write = _workspace(request, ws)
-    view = desk_view(workspace)
-    overview = workspace_overview(view)
+    overview = workspace_view(workspace)
+    sizes = {f["path"]: f["size"] for f in overview["files"]}
     changesets = list(
         Changeset.objects.filter(workspace=workspace).select_related("author").order_by("-number")[:25]
     )
@@ -507,9 +430,9 @@ def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
         "can_write": can_write,
         "agents": overview["agents"],
         "flows": overview["flows"],
-        "tree": file_tree(view.revisions),
-        "total_size": sum(r.size for r in view.revisions.values()),
-        "file_count": len(view.revisions),
+        "tree": file_tree(sizes),
+        "total_size": sum(sizes.values()),
+        "file_count": len(sizes),
         "changesets": changesets,
     }
     return render(request, "library/workspace.html", context)
@@ -541,7 +464,7 @@ def workspace_revision(request: HttpRequest, ws: str, number: int) -> HttpRespon
 @login_required
 def library_page(request: HttpRequest) -> HttpResponse:
     membership = _membership(request)
-    items = library_overview(membership.account)
+    items = library_items(membership.account)
     for item in items:
         item.picture = blast_picture(item)  # type: ignore[attr-defined]
     context = {
@@ -588,41 +511,26 @@ def library_revision(request: HttpRequest, number: int) -> HttpResponse:
     return render(request, "library/revision.html", context)
 
 
-def _upgrade_to_gallery(account, tool: str, author) -> Changeset | None:
-    """Write the shelf's current files of `tool` into the account library."""
-    from . import actions
-
-    upgrade = getattr(actions, "do_gallery_upgrade", None)
-    if upgrade is not None:
-        return upgrade(account=account, workspace=None, tool=tool, author=author)
-    shelf = _gallery_tools().get(tool)
-    if shelf is None:
-        raise Http404
-    library = files_at(account, None)
-    writes = [
-        actions.FileWrite(path=p, content=t, gallery_tool=tool, gallery_sha256=actions.sha256_text(t))
-        for p, t in sorted(shelf.items())
-    ]
-    # Files the account added to its copy that the shelf does not have go too:
-    # afterwards the copy is the gallery's, exactly.
-    writes += [actions.FileWrite(path=p, content=None) for p in library if _item_key(p) == ("tool", tool)
-               and p not in shelf]
-    return actions.do_write_files(account=account, workspace=None, writes=writes, kind="gallery",
-                                  message=f"update {tool} to gallery version", author=author)
-
-
 @login_required
 @require_POST
 def gallery_update(request: HttpRequest, tool: str) -> HttpResponse:
+    """"Update to gallery version": the shelf's current files, written through
+    the revision log, so the account's version is one revision back."""
+    from .actions import GalleryError, do_install_gallery_tool
+
     membership = _membership(request)
     _require_write(membership)
-    library = files_at(membership.account, None)
-    if not any(_item_key(p) == ("tool", tool) for p in library) or tool not in _gallery_tools():
-        raise Http404
-    changeset = _upgrade_to_gallery(membership.account, tool, request.user)
-    if changeset is None:
+    try:
+        result = do_install_gallery_tool(account=membership.account, workspace=None, name=tool,
+                                         author=request.user, upgrade=True)
+    except GalleryError as refused:
+        if refused.status == 404:
+            raise Http404 from None
+        messages.error(request, refused.message)
+        return redirect("library")
+    if result.changeset is None:
         messages.info(request, f"{tool} is already the gallery version.")
     else:
-        messages.success(request, f"{tool} now matches the gallery version (library revision #{changeset.number}); "
-                                  f"your version is one revision back.")
+        messages.success(request, f"{tool} now matches the gallery version (library revision "
+                                  f"#{result.changeset.number}); your version is one revision back.")
     return redirect(f"/library/#tool-{tool}")
