@@ -180,3 +180,15 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("FOLDRUN_LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# Notifications. Resend's API root, used when an account sends notification
+# mail through its own RESEND_API_KEY (tests point it at a loopback fake).
+FOLDRUN_RESEND_API_URL = env_str("FOLDRUN_RESEND_API_URL", "https://api.resend.com/")
+# The key approve/reject and unsubscribe links are signed with (SECRET_KEY
+# when unset). Changing it kills every link already mailed.
+FOLDRUN_LINK_KEY = env_str("FOLDRUN_LINK_KEY", "")
+
+# Notify: re-enqueue due webhook attempts a lost worker dropped; keep the
+# delivery log 30 days.
+CELERY_BEAT_SCHEDULE["notify-sweep-due-deliveries"] = {"task": "notify.sweep_due_deliveries", "schedule": 30.0}
+CELERY_BEAT_SCHEDULE["notify-purge-old-deliveries"] = {"task": "notify.purge_old_deliveries", "schedule": 3600.0}

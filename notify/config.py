@@ -1,0 +1,64 @@
+"""Where `notify:` (and `budget:`) is read from: the workspace's AGENTS.md,
+else the account's. A workspace block replaces the account's whole."""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from accounts.models import Workspace
+from foldrun.contract.findings import ContractError
+from foldrun.contract.frontmatter import split_frontmatter
+from foldrun.contract.rules.notify import NotifyConfig, parse_notify
+from library.models import LibraryFile, scope_key_for
+
+log = logging.getLogger(__name__)
+
+
+def agents_meta(account, workspace: Workspace | None) -> dict[str, Any] | None:
+    """The frontmatter of AGENTS.md at the head of a scope; None when there is none."""
+    row = (
+        LibraryFile.objects.select_related("head")
+        .filter(scope_key=scope_key_for(account, workspace), path="AGENTS.md", deleted=False)
+        .first()
+    )
+    if row is None or row.head is None:
+        return None
+    try:
+        return split_frontmatter(row.head.content, "AGENTS.md", required=False).meta
+    except ContractError:
+        return None
+
+
+def inherited(workspace: Workspace, key: str) -> Any:
+    """`key` from the workspace's AGENTS.md if it declares it, else the account's."""
+    for scope in (workspace, None):
+        meta = agents_meta(workspace.account, scope)
+        if meta is not None and key in meta:
+            return meta[key]
+    return None
+
+
+def notify_config_for(workspace: Workspace) -> NotifyConfig | None:
+    """The destination this workspace's notifications go to, or None.
+
+    A block that does not parse sends nothing (`check` and deploy refuse it
+    before it gets here; this is the belt to that).
+    """
+    raw = inherited(workspace, "notify")
+    if raw is None:
+        return None
+    result = parse_notify(raw)
+    if result.problems:
+        log.warning("workspace %s has an unreadable notify: block: %s", workspace.public_id, result.problems[0])
+    return result.config
+
+
+def webhook_url(workspace: Workspace, config: NotifyConfig) -> str | None:
+    """The webhook URL now: the literal, or the named secret's value."""
+    from .secrets import read_secret
+
+    if config.url:
+        return config.url
+    if config.url_secret:
+        return read_secret(workspace.account, workspace, config.url_secret)
+    return None

@@ -1,0 +1,70 @@
+"""Reading vault secrets, and keeping a signing secret's old value for a day.
+
+Every secret notify needs (a webhook URL given as a secret name, a signing
+secret, the account's RESEND_API_KEY and EMAIL_FROM) is read through
+`read_secret`, at the moment it is used, never stored in a notify row in
+the clear and never passed through the broker.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import logging
+import os
+
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from django.conf import settings
+
+log = logging.getLogger(__name__)
+
+
+def read_secret(account, workspace, name: str) -> str | None:
+    """The value of secret `name`: the workspace's vault, then the account's.
+
+    Returns None when neither has it.
+    """
+    try:
+        from vault import resolve as vault_resolve  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return vault_resolve.read_secret(account, workspace, name)
+
+
+def link_key() -> bytes:
+    """The install's key for tokens and fingerprints: rotating it kills every
+    old approve/reject and unsubscribe link at once."""
+    configured = getattr(settings, "FOLDRUN_LINK_KEY", "") or settings.SECRET_KEY
+    return hashlib.sha256(("foldrun.notify:" + configured).encode()).digest()
+
+
+def fingerprint(value: str) -> str:
+    """A keyed hash of a URL or secret: comparable, not reversible."""
+    return hmac.new(link_key(), value.encode(), hashlib.sha256).hexdigest()
+
+
+def _keys() -> list[bytes]:
+    keys = [base64.b64decode(k) for k in getattr(settings, "FOLDRUN_VAULT_KEYS", []) if k]
+    if not keys:
+        # No vault keys configured (a bare laptop): derive one from SECRET_KEY.
+        keys = [hashlib.sha256(("foldrun.notify.store:" + settings.SECRET_KEY).encode()).digest()]
+    return keys
+
+
+def seal(value: str) -> str:
+    nonce = os.urandom(12)
+    data = AESGCM(_keys()[0][:32].ljust(32, b"\0")).encrypt(nonce, value.encode(), b"notify")
+    return base64.b64encode(nonce + data).decode()
+
+
+def unseal(sealed: str) -> str | None:
+    if not sealed:
+        return None
+    raw = base64.b64decode(sealed)
+    for key in _keys():
+        try:
+            return AESGCM(key[:32].ljust(32, b"\0")).decrypt(raw[:12], raw[12:], b"notify").decode()
+        except Exception:  # wrong key: try the next (keys are newest first)
+            continue
+    log.warning("a sealed notify value could not be opened with any vault key")
+    return None

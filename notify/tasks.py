@@ -1,0 +1,49 @@
+"""Notification tasks. They take ids, re-read rows, and are idempotent: an
+attempt is claimed with a conditional update, so a task delivered twice (or
+a sweep racing a countdown) sends once."""
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+
+log = logging.getLogger(__name__)
+
+
+@shared_task(name="notify.attempt_delivery", ignore_result=True)
+def attempt_delivery(delivery_pk: int) -> None:
+    from .actions import perform_attempt
+
+    perform_attempt(delivery_pk)
+
+
+@shared_task(name="notify.sweep_due_deliveries", ignore_result=True)
+def sweep_due_deliveries() -> int:
+    """Re-enqueue every due attempt nobody holds: what a lost worker or a
+    restarted broker dropped is picked up here, never lost."""
+    from .actions import due_delivery_ids
+
+    ids = due_delivery_ids()
+    for pk in ids:
+        attempt_delivery.delay(pk)
+    return len(ids)
+
+
+@shared_task(name="notify.purge_old_deliveries", ignore_result=True)
+def purge_old_deliveries() -> int:
+    from .actions import do_purge_old_deliveries
+
+    return do_purge_old_deliveries()
+
+
+@shared_task(name="notify.handle_run_event", ignore_result=True)
+def handle_run_event_task(run_pk: int, event: str, approval_pk: int | None = None) -> None:
+    from runs.models import Approval, Run
+
+    from .actions import handle_run_event
+
+    run = Run.objects.select_related("workspace", "workspace__account").filter(pk=run_pk).first()
+    if run is None:
+        return
+    approval = Approval.objects.select_related("step").filter(pk=approval_pk).first() if approval_pk else None
+    handle_run_event(run, event, approval)
