@@ -764,6 +764,8 @@ def tool_of(desk: Desk, document: Document) -> Tool:
                     tool.transport = transport = "script"
                 else:
                     err("transport", "has no transport:; write transport: http (with base:), transport: script (with run: or a fenced code block) or transport: mcp (with command: or url:).", "tool.transport")
+        elif transport == "builtin" and meta.get("gallery") is True:
+            pass  # a gallery tool (web), or an installed copy of one: the platform runs it
         elif transport not in TRANSPORTS:
             err("transport", f"transport: {transport} is not one foldrun knows; it must be http, script or mcp.", "tool.transport")
         outward = meta.get("outward")

@@ -11,7 +11,8 @@
 Order: the agent's own (agents/<name>/tools|skills), the workspace's, the
 account library's (`Desk.library`), the gallery shelf (`Desk.gallery`). The
 gallery's `web` exists in every account, so `web` always resolves — to the
-shelf's copy when there is one, else to WEB_TOOL below.
+shelf's copy when there is one, else to WEB_TOOL_TEXT below
+(transport: builtin, gallery: true, like foldrun/gallery/tools/web/tool.md).
 
 `Resolved.scope` is "agent", "workspace", "library" or "gallery";
 `Resolved.model` is the parsed Tool / Skill / Agent.
@@ -38,7 +39,8 @@ from .model import (
 WEB_TOOL_PATH = "tools/web/tool.md"
 WEB_TOOL_TEXT = """---
 name: web
-transport: gallery
+transport: builtin
+gallery: true
 description: The web — search, fetch, browse, crawl, map, extract, answer, monitor. Call it with action= and the action's arguments.
 ---
 """

@@ -63,7 +63,7 @@ def _check_limits(desk, path: str, limits: dict, line_for, prefix: str, agent_na
         line = line_for(key)
         if canonical not in fixed and canonical not in known_tools:
             near = closest(key, list(FIXED_KEYS) + sorted(set(granted or []) | (_all_tool_names(desk) if granted is None else set())))
-            hint = f"; did you mean {' or '.join(near)}?" if near else ""
+            hint = f" (did you mean {' or '.join(near)}?)" if near else ""
             yield Finding(path, line, "error",
                           f"{prefix}limits: {key} names nothing foldrun counts{hint}; the keys that work are {_working_keys(granted)}.",
                           "limits.unknown_key")
