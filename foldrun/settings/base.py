@@ -192,3 +192,5 @@ FOLDRUN_LINK_KEY = env_str("FOLDRUN_LINK_KEY", "")
 # delivery log 30 days.
 CELERY_BEAT_SCHEDULE["notify-sweep-due-deliveries"] = {"task": "notify.sweep_due_deliveries", "schedule": 30.0}
 CELERY_BEAT_SCHEDULE["notify-purge-old-deliveries"] = {"task": "notify.purge_old_deliveries", "schedule": 3600.0}
+# The daily key probe: every provider key the accounts' files use, asked one 1-token question.
+CELERY_BEAT_SCHEDULE["vault-daily-key-probe"] = {"task": "vault.probe_all_accounts", "schedule": 86400.0}
