@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterable
 
 from foldrun.contract import Desk, Finding, check
-from foldrun.contract.paths import IGNORED_DIRS, PathError, is_ignored, normalise_path
+from foldrun.contract.paths import IGNORED_DIRS, PathError, is_ignored, normalise_path, read_folder
 
 from .client import LONG_TIMEOUT, ApiFailure, CliError, quote_path
 from .output import short_time
@@ -28,6 +28,8 @@ def register(subparsers, common) -> None:
 
     p = subparsers.add_parser("check", parents=[common], help="check a desk's files offline")
     p.add_argument("path", nargs="?", default=".", metavar="PATH")
+    p.add_argument("--library", type=Path, metavar="DIR",
+                   help="a local copy of the account library (`foldrun pull --library DIR`) to resolve against")
     p.set_defaults(func=cmd_check)
 
     for verb, text in (("push", "send a desk's files to a workspace as one revision"),
@@ -43,18 +45,20 @@ def register(subparsers, common) -> None:
 
     p = subparsers.add_parser("pull", parents=[common], help="write a workspace's files into a folder")
     p.add_argument("path", nargs="?", default=".", metavar="PATH")
-    p.add_argument("--from", dest="workspace", metavar="WS", help="the workspace (default: PATH/.foldrun/workspace)")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--from", dest="workspace", metavar="WS", help="the workspace (default: PATH/.foldrun/workspace)")
+    source.add_argument("--library", action="store_true", help="the account library instead of a workspace")
     p.add_argument("--at", type=int, metavar="N", help="the files as revision N left them (default: the newest)")
     p.set_defaults(func=cmd_pull)
 
     p = subparsers.add_parser("log", parents=[common], help="a workspace's revisions, or one file's")
     p.add_argument("file", nargs="?", metavar="PATH_IN_DESK")
-    p.add_argument("--to", dest="workspace", metavar="WS", help="the workspace (default: ./.foldrun/workspace)")
+    _scope_flags(p)
     p.set_defaults(func=cmd_log)
 
     p = subparsers.add_parser("diff", parents=[common], help="what changed between two revisions")
     p.add_argument("file", nargs="?", metavar="PATH_IN_DESK")
-    p.add_argument("--to", dest="workspace", metavar="WS", help="the workspace (default: ./.foldrun/workspace)")
+    _scope_flags(p)
     p.add_argument("--from", dest="from_rev", type=int, metavar="N", help="the older revision (default: the one before --to-rev)")
     p.add_argument("--to-rev", dest="to_rev", type=int, metavar="M", help="the newer revision (default: the newest)")
     p.set_defaults(func=cmd_diff)
@@ -66,6 +70,20 @@ def register(subparsers, common) -> None:
     create.add_argument("name", metavar="NAME")
     create.add_argument("--description", default=None)
     create.set_defaults(func=cmd_workspaces_create)
+
+
+def _scope_flags(parser) -> None:
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument("--to", dest="workspace", metavar="WS", help="the workspace (default: ./.foldrun/workspace)")
+    scope.add_argument("--library", action="store_true", help="the account library instead of a workspace")
+
+
+def _scope(args, root: Path, flag: str) -> tuple[str, str]:
+    """(API prefix, name for people) of the workspace or library a command reads."""
+    if getattr(args, "library", False):
+        return "/api/library", "the account library"
+    workspace = _workspace_for(root, args.workspace, flag)
+    return f"/api/workspaces/{quote_path(workspace)}", workspace
 
 
 # findings ------------------------------------------------------------------
@@ -158,9 +176,19 @@ def _desk_root(path: str) -> Path:
     return root
 
 
+def local_desk(root: Path, library: Path | None = None) -> Desk:
+    """The desk in `root` as the server would see it: the gallery shelf shipped
+    with this package beneath it, and a local copy of the account library
+    when one is given."""
+    from foldrun.gallery import gallery_files
+
+    library_files = read_folder(_desk_root(str(library))) if library is not None else {}
+    return Desk.from_folder(root, library=library_files, gallery=gallery_files())
+
+
 def cmd_check(args, ctx) -> int:
     root = _desk_root(args.path)
-    findings = check(Desk.from_folder(root), mode="check")
+    findings = check(local_desk(root, args.library), mode="check")
     if ctx.out.json_mode:
         ctx.out.json([f.to_dict() for f in findings])
     else:
@@ -352,8 +380,8 @@ def cmd_pull(args, ctx) -> int:
     root = Path(args.path).expanduser()
     if root.exists() and not root.is_dir():
         raise CliError(f"{root} is a file; pull needs a folder.")
-    workspace = _workspace_for(root, args.workspace, "--from")
-    base = f"/api/workspaces/{quote_path(workspace)}/files"
+    prefix, label = _scope(args, root, "--from")
+    base = f"{prefix}/files"
     params = {"at": args.at} if args.at is not None else None
     listing = ctx.api.list(base, params=params)
     paths = [item["path"] if isinstance(item, dict) else str(item) for item in listing]
@@ -368,11 +396,11 @@ def cmd_pull(args, ctx) -> int:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
         written.append({"path": path, "size": len(data)})
-    if _stored_workspace(root) is None:
-        _remember_workspace(root, workspace)
+    if not args.library and _stored_workspace(root) is None:
+        _remember_workspace(root, label)
     at = f" at revision {args.at}" if args.at is not None else ""
-    ctx.out.result({"workspace": workspace, "at": args.at, "files": written},
-                   f"Pulled {len(written)} files from {workspace}{at} into {root}.")
+    ctx.out.result({"workspace": None if args.library else label, "at": args.at, "files": written},
+                   f"Pulled {len(written)} files from {label}{at} into {root}.")
     return 0
 
 
@@ -392,8 +420,7 @@ def _who(row: dict) -> Any:
 
 
 def cmd_log(args, ctx) -> int:
-    workspace = _workspace_for(Path("."), args.workspace, "--to")
-    base = f"/api/workspaces/{quote_path(workspace)}"
+    base, label = _scope(args, Path("."), "--to")
     if args.file:
         rows = ctx.api.list(f"{base}/files/{quote_path(args.file)}/history")
     else:
@@ -421,7 +448,7 @@ def cmd_log(args, ctx) -> int:
     else:
         columns = [("number", "REV"), ("kind", "KIND"), ("who", "WHO"), ("when", "WHEN"),
                    ("files", "FILES"), ("message", "MESSAGE")]
-    ctx.out.table(shown, columns, empty=f"No revisions of {args.file or workspace} yet.")
+    ctx.out.table(shown, columns, empty=f"No revisions of {args.file or label} yet.")
     return 0
 
 
@@ -468,9 +495,9 @@ def _colour_diff(ctx, lines: Iterable[str]) -> Iterable[str]:
 
 
 def cmd_diff(args, ctx) -> int:
-    workspace = _workspace_for(Path("."), args.workspace, "--to")
+    base, _label = _scope(args, Path("."), "--to")
     params = {"from": args.from_rev, "to": args.to_rev, "path": args.file}
-    answer = ctx.api.get(f"/api/workspaces/{quote_path(workspace)}/diff", params=params)
+    answer = ctx.api.get(f"{base}/diff", params=params)
     if ctx.out.json_mode:
         ctx.out.json(answer)
         return 0

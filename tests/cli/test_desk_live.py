@@ -200,3 +200,20 @@ def test_bob_the_viewer_may_pull_but_not_push(cli, desk, alice_signed_in, bob, s
     assert (pushed.code, pushed.err) == (1, "Your role (viewer) can read this account but not change it.\n")
     assert pulled.code == 0
     assert Workspace.objects.get(name="rank-desk").changesets.count() == 1
+
+
+def test_the_library_can_be_pulled_logged_and_diffed_like_a_workspace(cli, alice_signed_in, workspace, tmp_path):
+    (tmp_path / "lib/tools").mkdir(parents=True)
+    crm = "---\ntransport: http\nname: crm\ndescription: The CRM. GET to read.\nbase: https://crm.example.com/api\n---\n"
+    (tmp_path / "lib/tools/crm.md").write_text(crm)
+    cli("push", tmp_path / "lib", "--library", "-m", "crm")
+    (tmp_path / "lib/tools/crm.md").write_text(crm.replace("GET to read.", "GET to read, never to write."))
+    cli("push", tmp_path / "lib", "--library", "-m", "clearer")
+    pulled = cli("pull", "--library", tmp_path / "copy")
+    logged = cli("log", "--library", "--json")
+    diffed = cli("diff", "--library", "tools/crm.md")
+    assert pulled.out == f"Pulled 1 files from the account library into {tmp_path / 'copy'}.\n"
+    assert (tmp_path / "copy/tools/crm.md").read_text() == crm.replace("GET to read.", "GET to read, never to write.")
+    assert not (tmp_path / "copy/.foldrun/workspace").exists()
+    assert [(r["number"], r["message"]) for r in logged.json] == [(2, "clearer"), (1, "crm")]
+    assert "+description: The CRM. GET to read, never to write." in diffed.lines

@@ -254,3 +254,26 @@ def test_the_cli_runs_on_a_laptop_without_django_or_celery(tmp_path):
                           cwd=str(Path(foldrun.__file__).parent.parent))
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "False False"
+
+
+def test_check_resolves_tools_from_a_local_copy_of_the_library(cli, tmp_path):
+    cli("init", tmp_path / "desk", "--name", "seo-desk")
+    agent = tmp_path / "desk/agents/assistant/agent.md"
+    agent.write_text(agent.read_text().replace("tools: [read, word-count]", "tools: [read, word-count, crm]"))
+    (tmp_path / "library/tools").mkdir(parents=True)
+    (tmp_path / "library/tools/crm.md").write_text(
+        "---\ntransport: http\nname: crm\ndescription: The CRM. GET to read.\nbase: https://crm.example.com/api\n---\n"
+    )
+    alone = cli("check", tmp_path / "desk")
+    with_library = cli("check", tmp_path / "desk", "--library", tmp_path / "library")
+    assert alone.code == 1
+    assert alone.lines[0].startswith("agents/assistant/agent.md:4: error: tools: grants crm, which is not a built-in group")
+    assert (with_library.code, with_library.lines[-1]) == (0, "0 errors, 0 warnings")
+
+
+def test_check_knows_the_gallery_shelf_offline(cli, tmp_path):
+    cli("init", tmp_path / "desk", "--name", "seo-desk")
+    agent = tmp_path / "desk/agents/assistant/agent.md"
+    agent.write_text(agent.read_text().replace("tools: [read, word-count]", "tools: [read, word-count, web]"))
+    result = cli("check", tmp_path / "desk")
+    assert (result.code, result.lines[-1]) == (0, "0 errors, 0 warnings")
