@@ -86,6 +86,11 @@ def split_frontmatter(text: str, path: str, *, required: bool = True) -> Parsed:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = (mark.line + 2) if mark is not None else 1
+        if line > end:
+            # The parser ran off the end (an unclosed bracket or quote): point
+            # at where the unfinished thing started, else the last line.
+            context_mark = getattr(exc, "context_mark", None)
+            line = context_mark.line + 2 if context_mark is not None and context_mark.line + 2 <= end else max(end, 2)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         context = getattr(exc, "context", None)
         words = f"{context}, {problem}" if context and problem and context != problem else problem

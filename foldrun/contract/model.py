@@ -85,7 +85,18 @@ def is_whole(value: Any, minimum: int) -> bool:
 
 
 def closest(word: str, candidates: set[str] | list[str], n: int = 3) -> list[str]:
-    return difflib.get_close_matches(word, sorted(candidates), n=n, cutoff=0.6)
+    """The nearest candidates (difflib), only those about as near as the best."""
+    scored = []
+    for candidate in sorted(candidates):
+        matcher = difflib.SequenceMatcher(None, word, candidate)
+        if matcher.real_quick_ratio() >= 0.75 and matcher.quick_ratio() >= 0.75:
+            ratio = matcher.ratio()
+            if ratio >= 0.75:
+                scored.append((ratio, candidate))
+    if not scored:
+        return []
+    best = max(r for r, _c in scored)
+    return [c for r, c in sorted(scored, key=lambda rc: (-rc[0], rc[1])) if r >= best - 0.1][:n]
 
 
 def did_you_mean(word: str, candidates, wrap: str = "{}") -> str:
@@ -509,7 +520,7 @@ def agent_of(desk: Desk, document: Document) -> Agent:
 
 _STEP_LINE = re.compile(r"^ {0,3}(\d+)[.)]\s+(.*)$")
 _STEP_HEAD = re.compile(r"^\[\[([^\]]*)\]\](\s*!)?\s*(?:(?:—|–|--|-|:)\s*(.*))?$")
-_OPTION_LINE = re.compile(r"^(\s+)([A-Za-z][A-Za-z0-9_-]*)\s*:(?:\s+(.*)|\s*)$")
+_OPTION_LINE = re.compile(r"^(\s+)([a-z][A-Za-z0-9_-]*)\s*:(?:\s+(.*)|\s*)$")
 
 
 def _option_key(key: str) -> str:
