@@ -20,26 +20,18 @@ from django.db.models import Max, OuterRef, Subquery
 from django.utils import timezone
 
 from accounts.models import Account, Workspace
-from foldrun.contract import Finding
-from foldrun.contract.concepts import (
-    INDEX_NAME,
-    LOG_NAME,
-    LogEntry,
-    concept_root,
-    is_concept,
-    is_reserved,
-    render_index,
-    render_log,
-)
-from foldrun.contract.desk import CONCEPT, make_document
-from foldrun.contract.paths import PathError, normalise_path
+from foldrun.contract import Desk, Finding
+from foldrun.contract.findings import sort_findings
+from foldrun.contract.desk import CONCEPT, GENERATED_NAMES
+from foldrun.contract.generated import LogEntry, concept_root, generated_edit_finding, render_index, render_log
+from foldrun.contract.model import concept_of
+from foldrun.contract.paths import BINARY_MARKER, PathError, normalise_path
+from foldrun.contract.payload import check_payload, decode
 
 from .models import ChangeKind, Changeset, LibraryFile, Revision, scope_key_for
 
 # A push with prune never deletes what runs and people accumulate.
 PRUNE_KEEPS = ("memory", "state", "storage")
-# Only storage/ holds bytes a person reads; everything else is UTF-8 text.
-BINARY_DIRS = ("storage",)
 # Above this many paths, fetching the scope's heads in one query beats an IN list.
 _IN_LIST_LIMIT = 900
 
@@ -93,6 +85,19 @@ def sha256_of(content: str, encoding: str = "utf-8") -> str:
     return hashlib.sha256(content_bytes(content, encoding)).hexdigest()
 
 
+INDEX_NAME, LOG_NAME = GENERATED_NAMES
+
+
+def is_reserved(path: str) -> bool:
+    """Any index.md / log.md under a knowledge/ or memory/ directory: the top
+    ones are generated, and a nested one would read as if it were."""
+    return concept_root(path) is not None and path.rsplit("/", 1)[-1] in GENERATED_NAMES
+
+
+def is_concept(path: str) -> bool:
+    return concept_root(path) is not None and path.endswith(".md") and not is_reserved(path)
+
+
 def _error(path: str, message: str, code: str, line: int | None = None) -> Finding:
     return Finding(path, line, "error", message, code)
 
@@ -125,21 +130,24 @@ def check_files(
     allow_generated_unchanged: bool = True,
     check_content: bool = True,
 ) -> tuple[list[FileWrite], list[Finding]]:
-    """Validate files and deletions sent by a person; returns writes and findings.
+    """Validate files and deletions sent by a person; returns writes and
+    findings (errors refuse the write, warnings ride along with it).
 
-    Refuses (as error findings): paths with `..`, absolute or odd characters,
-    a path twice, binary content outside storage/, a file over
-    FOLDRUN_MAX_FILE_BYTES, malformed frontmatter, a concept with no `type:`,
-    and any hand edit of a generated index.md/log.md. A generated file sent
-    back unchanged (a pulled desk pushed again) is dropped silently: the
-    platform rewrites it anyway. `current` is the scope's live heads by path.
-    `check_content=False` skips the frontmatter checks (what a run writes to
-    memory/ is kept even when its frontmatter is poor).
+    Refuses: paths with `..`, absolute or odd characters, a path twice, bytes
+    where text belongs, a file over FOLDRUN_MAX_FILE_BYTES (the contract's
+    `check_payload`, so a laptop and the server say the same sentence),
+    malformed frontmatter, a concept with no `type:`, and any hand edit of a
+    generated index.md/log.md. A generated file sent back unchanged (a pulled
+    desk pushed again) is dropped silently: the platform rewrites it anyway.
+    `current` is the scope's live heads by path. `check_content=False` skips
+    the frontmatter checks (what a run writes to memory/ is kept even when
+    its frontmatter is poor).
     """
     current = current or {}
     limit = settings.FOLDRUN_MAX_FILE_BYTES
     findings: list[Finding] = []
     writes: list[FileWrite] = []
+    texts: dict[str, str] = {}
     seen: set[str] = set()
     for raw in raw_files:
         try:
@@ -148,47 +156,33 @@ def check_files(
             findings.append(_error(str(raw.path), str(exc), "path.refused"))
             continue
         if path in seen:
-            findings.append(_error(path, f"{path} appears more than once in this request; send each path once.", "path.duplicate"))
+            findings.append(_error(path, "appears more than once in this request; send each path once.", "path.duplicate"))
             continue
         seen.add(path)
-        encoding = raw.encoding or "utf-8"
-        if encoding == "base64":
+        if (raw.encoding or "utf-8") == "base64":
             try:
                 data = base64.b64decode(raw.content, validate=True)
             except (binascii.Error, ValueError):
-                findings.append(_error(path, f"{path} is marked base64 but its content is not valid base64.", "encoding.invalid"))
+                findings.append(_error(path, "is marked base64 but its content is not valid base64.", "encoding.invalid"))
                 continue
         else:
             data = raw.content.encode("utf-8", errors="surrogatepass")
-        if len(data) > limit:
-            findings.append(_error(
-                path, f"{path} is {len(data):,} bytes; the largest file foldrun keeps is {limit:,} bytes.", "file.too_large"
-            ))
+        problem = check_payload(path, data, limit)
+        if problem is not None:
+            findings.append(problem)
             continue
-        try:
-            text: str | None = data.decode("utf-8")
-        except UnicodeDecodeError:
-            text = None
-        if text is not None and "\x00" in text:
-            text = None
-        if text is None:
-            if _in_dir(path, BINARY_DIRS):
-                writes.append(FileWrite(path, base64.b64encode(data).decode("ascii"), encoding="base64"))
-                continue
-            findings.append(_error(
-                path,
-                f"{path} is a binary file, not UTF-8 text; only storage/ may hold binary files.",
-                "file.binary",
-            ))
+        text = decode(data)
+        if text == BINARY_MARKER:
+            # Bytes where bytes may live (storage/, data files): kept as base64.
+            writes.append(FileWrite(path, base64.b64encode(data).decode("ascii"), encoding="base64"))
             continue
         if is_reserved(path):
             head = current.get(path)
             if allow_generated_unchanged and head is not None and head.sha256 == sha256_text(text):
                 continue
-            findings.append(_generated_finding(path))
+            findings.append(generated_edit_finding(path))
             continue
-        if check_content:
-            findings.extend(_content_findings(path, text))
+        texts[path] = text
         writes.append(FileWrite(path, text))
     for raw_path in raw_deletes:
         try:
@@ -197,37 +191,30 @@ def check_files(
             findings.append(_error(str(raw_path), str(exc), "path.refused"))
             continue
         if path in seen:
-            findings.append(_error(path, f"{path} is both written and deleted in this request; do one or the other.", "path.duplicate"))
+            findings.append(_error(path, "is both written and deleted in this request; do one or the other.", "path.duplicate"))
             continue
         seen.add(path)
         if is_reserved(path):
-            findings.append(_generated_finding(path))
+            findings.append(generated_edit_finding(path))
             continue
         writes.append(FileWrite(path, None))
+    if check_content and texts:
+        findings.extend(_content_findings(texts))
     return writes, findings
 
 
-def _generated_finding(path: str) -> Finding:
-    return _error(
-        path,
-        f"{path} is generated on every write; do not edit it — change the concepts beside it instead.",
-        "generated.hand_edit",
-    )
-
-
-def _content_findings(path: str, text: str) -> list[Finding]:
-    """Frontmatter that cannot be read, and a concept with no `type:`."""
-    document = make_document(path, text)
-    if document.error is not None:
-        return [document.error]
-    if document.kind == CONCEPT and is_concept(path) and not str(document.meta.get("type") or "").strip():
-        return [_error(
-            path,
-            f"{path} is a concept with no `type:`; add one to its frontmatter (for example `type: Reference`).",
-            "concept.type_missing",
-            1,
-        )]
-    return []
+def _content_findings(texts: dict[str, str]) -> list[Finding]:
+    """Frontmatter that cannot be read, and the contract's own word on each
+    concept (an error for no `type:`, warnings for a missing title or
+    description) — the per-file part of the contract a plain push runs."""
+    desk = Desk(files=texts)
+    findings: list[Finding] = []
+    for document in desk.documents:
+        if document.error is not None:
+            findings.append(document.error)
+        elif document.kind == CONCEPT and is_concept(document.path):
+            findings.extend(concept_of(desk, document).problems)
+    return findings
 
 
 # ---------------------------------------------------------------- the write
@@ -380,6 +367,9 @@ def _resulting_files(scope_key: str, changes: list[tuple[FileWrite, str]]) -> di
     return files
 
 
+_LOG_ACTIONS = {"added": "created", "modified": "updated", "deleted": "deleted"}
+
+
 def _generated_changes(
     scope_key: str,
     heads: dict[str, LibraryFile],
@@ -396,7 +386,7 @@ def _generated_changes(
         if root is not None and is_concept(write.path):
             by_root.setdefault(root, []).append((write, action))
     extra: list[tuple[FileWrite, str]] = []
-    when = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    when = now
     for root, root_changes in sorted(by_root.items()):
         rows = LibraryFile.objects.filter(
             scope_key=scope_key, path__startswith=root + "/", deleted=False, head__isnull=False
@@ -417,13 +407,14 @@ def _generated_changes(
                 if path in existing:
                     extra.append((FileWrite(path, None), "deleted"))
             continue
-        index = render_index(root, concepts)
-        previous_log = existing[log_path].content if log_path in existing else None
+        prefix = root + "/"
+        index = render_index({p[len(prefix):]: t for p, t in concepts.items()})
+        previous_log = existing[log_path].content if log_path in existing else ""
         entries = [
-            LogEntry(when, number, who, action, write.path, message)
+            LogEntry(when, who, _LOG_ACTIONS[action], write.path[len(prefix):], message)
             for write, action in sorted(root_changes, key=lambda c: c[0].path)
         ]
-        log = render_log(root, previous_log, entries)
+        log = render_log(previous_log, entries)
         for path, text in ((index_path, index), (log_path, log)):
             head = existing.get(path)
             if head is None or head.sha256 != sha256_text(text):
@@ -457,10 +448,12 @@ def check_and_write(
     errors = [f for f in findings if f.level == "error"]
     if errors:
         raise WriteRefused(errors)
-    return do_write_files(
+    result = do_write_files(
         account=account, workspace=workspace, writes=writes, kind=kind, message=message,
         author=author, prune=prune, verify=deploy_check,
     )
+    result.warnings = sort_findings(list(findings) + list(result.warnings))
+    return result
 
 
 def _quiet_reserved(raw: str) -> bool:

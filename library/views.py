@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import difflib
+from typing import Callable
 
 from django.http import HttpResponse
 from django.utils.http import urlencode
@@ -115,11 +116,11 @@ class PushView(ScopeView):
         self.require_write()
         body = self.parse(s.PushSerializer)
         data = body.validated_data
-        deploy_check = None
+        deploy_check: Callable[[dict[str, str]], list[Finding]] | None = None
         if self.deploy:
             base = desk_for_scope(account, workspace)
 
-            def deploy_check(files: dict[str, str]) -> list[Finding]:
+            def run_check(files: dict[str, str]) -> list[Finding]:
                 desk = Desk(files=files, library=base.library, gallery=base.gallery)
                 findings = check(desk, mode="deploy")
                 if has_errors(findings):
@@ -127,6 +128,8 @@ class PushView(ScopeView):
                     ordered = [f for f in findings if f.level == "error"] + [f for f in findings if f.level != "error"]
                     raise WriteRefused(ordered, code="check_failed", lead="The deploy was refused; nothing was written")
                 return findings
+
+            deploy_check = run_check
 
         try:
             result = check_and_write(

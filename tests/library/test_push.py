@@ -74,8 +74,9 @@ def test_binary_content_where_text_belongs_is_refused(alice_api, workspace):
     blob = base64.b64encode(b"\x89PNG\r\n\x1a\n\xff\xfe").decode()
     response = push(alice_api, WS, files=[{"path": "knowledge/logo.md", "content": blob, "encoding": "base64"}])
     assert response.status_code == 422
-    assert response.json()["details"]["findings"][0]["message"] == (
-        "knowledge/logo.md is a binary file, not UTF-8 text; only storage/ may hold binary files."
+    assert response.json()["message"] == (
+        "Nothing was written: knowledge/logo.md: error: is not UTF-8 text; a markdown file or a program must be text"
+        " — keep other bytes in storage/."
     )
 
 
@@ -100,9 +101,10 @@ def test_a_file_over_the_size_limit_is_refused(alice_api, workspace, settings):
     settings.FOLDRUN_MAX_FILE_BYTES = 100
     response = push(alice_api, WS, files=files(**{"state/big.csv": "x" * 101}))
     assert response.status_code == 422
-    assert response.json()["details"]["findings"][0]["message"] == (
-        "state/big.csv is 101 bytes; the largest file foldrun keeps is 100 bytes."
-    )
+    assert response.json()["details"]["findings"][0] == {
+        "file": "state/big.csv", "line": None, "level": "error",
+        "message": "is 101 bytes; a file may be at most 100 bytes.", "code": "file.too_large",
+    }
 
 
 def test_malformed_frontmatter_is_refused_naming_file_and_line(alice_api, workspace):
@@ -117,17 +119,16 @@ def test_a_concept_without_type_is_refused_and_the_message_names_the_file(alice_
     response = push(alice_api, WS, files=files(**{"knowledge/prices.md": "---\ntitle: Prices\n---\n$5\n"}))
     assert response.status_code == 422
     assert response.json()["message"] == (
-        "Nothing was written: knowledge/prices.md:1: error: knowledge/prices.md is a concept with no `type:`; "
-        "add one to its frontmatter (for example `type: Reference`)."
+        "Nothing was written: knowledge/prices.md:1: error: has no type: in its frontmatter; a concept in knowledge/ "
+        "needs type:, title: and description:, and the server refuses a push that adds one without type:."
     )
 
 
 def test_a_hand_edit_of_a_generated_index_is_refused(alice_api, desk):
     response = push(alice_api, WS, files=files(**{"knowledge/index.md": "my own index\n"}))
     assert response.status_code == 422
-    assert response.json()["details"]["findings"][0]["message"] == (
-        "knowledge/index.md is generated on every write; do not edit it — change the concepts beside it instead."
-    )
+    assert response.json()["details"]["findings"][0]["file"] == "knowledge/index.md"
+    assert response.json()["details"]["findings"][0]["code"] == "knowledge.generated_edit"
 
 
 def test_a_pulled_generated_file_pushed_back_unchanged_is_accepted(alice_api, desk):
@@ -140,8 +141,8 @@ def test_a_pulled_generated_file_pushed_back_unchanged_is_accepted(alice_api, de
 def test_a_duplicate_path_in_one_request_is_refused(alice_api, workspace):
     response = push(alice_api, WS, files=files(**{"agents/a/agent.md": AGENT}) + files(**{"agents/a//agent.md": AGENT}))
     assert response.status_code == 422
-    assert response.json()["details"]["findings"][0]["message"] == (
-        "agents/a/agent.md appears more than once in this request; send each path once."
+    assert response.json()["message"] == (
+        "Nothing was written: agents/a/agent.md: error: appears more than once in this request; send each path once."
     )
 
 
@@ -171,6 +172,21 @@ def test_prune_deletes_unmentioned_files_but_keeps_memory_state_and_storage(alic
         "agents/a/agent.md", "agents/a/memory/index.md", "agents/a/memory/log.md", "agents/a/memory/seen.md",
         "memory/fact.md", "memory/index.md", "memory/log.md", "state/cursor.txt", "storage/report.md",
     ]
+
+
+def test_a_push_returns_the_contracts_warnings_on_a_concept(alice_api, workspace):
+    response = push(alice_api, WS, files=files(**{"knowledge/prices.md": "---\ntype: Reference\n---\n$5\n"}))
+    assert response.status_code == 201
+    assert [(w["file"], w["level"], w["code"]) for w in response.json()["warnings"]] == [
+        ("knowledge/prices.md", "warning", "concept.fields")
+    ]
+
+
+def test_binary_bytes_in_a_data_file_outside_storage_are_kept(alice_api, workspace):
+    data = b"\x00\x01\xff"
+    response = push(alice_api, WS, files=[{"path": "state/blob.bin", "content": base64.b64encode(data).decode(), "encoding": "base64"}])
+    assert response.status_code == 201
+    assert alice_api.get(f"/api/{WS}/files/state/blob.bin?raw=1").content == data
 
 
 def test_a_deploy_never_overwrites_memory_a_push_does_not_mention(alice_api, workspace):
