@@ -381,26 +381,32 @@ def library_items(account) -> list[SharedItem]:
 def blast_picture(item: SharedItem, limit: int = 12) -> dict[str, Any]:
     """Coordinates for an inline SVG: the shared file in the middle, the agents
     that reach it around it, overridden ones greyed with the winning copy named."""
-    width, height = 360, 300
+    width, height, box_width = 400, 320, 170
     cx, cy = width / 2, height / 2
     grants = item.grants[:limit]
     nodes = []
-    count = len(grants)
     for i, grant in enumerate(grants):
-        angle = -math.pi / 2 + 2 * math.pi * i / max(count, 1)
-        x = cx + 120 * math.cos(angle)
-        y = cy + 105 * math.sin(angle)
-        x = min(max(x, 68), width - 68)
-        y = min(max(y, 22), height - 22)
+        angle = -math.pi / 2 + 2 * math.pi * i / max(len(grants), 1)
         label = f"{grant.agent} · {grant.workspace}" if grant.agent else f"workspace {grant.workspace}"
-        sub = f"overridden: {grant.overridden_by}" if grant.overridden else ""
-        box_height = 34 if sub else 24
-        nodes.append({"x": round(x, 1), "y": round(y, 1), "label": _clip(label, 24), "sub": _clip(sub, 26),
-                      "overridden": grant.overridden, "title": f"{label} — {sub or 'uses this copy'}",
-                      "box_x": round(x - 66, 1), "box_y": round(y - 14, 1), "box_h": box_height,
-                      "label_y": round(y + 2, 1), "sub_y": round(y + 14, 1)})
-    return {"width": width, "height": height, "cx": cx, "cy": cy, "hub": _clip(item.name, 16),
+        lines = [_clip(label, 28)]
+        if grant.overridden:
+            lines += ["overridden by", _clip_left(grant.overridden_by.split("/", 1)[-1], 30)]
+        box_height = 12 * len(lines) + 10
+        x = min(max(cx + 130 * math.cos(angle), box_width / 2 + 2), width - box_width / 2 - 2)
+        y = min(max(cy + 118 * math.sin(angle), box_height / 2 + 2), height - box_height / 2 - 2)
+        top = y - box_height / 2
+        nodes.append({
+            "x": round(x, 1), "y": round(y, 1), "overridden": grant.overridden,
+            "title": f"{label} — " + (f"overridden by {grant.overridden_by}" if grant.overridden else "uses this copy"),
+            "box_x": round(x - box_width / 2, 1), "box_y": round(top, 1), "box_w": box_width, "box_h": box_height,
+            "lines": [{"text": text, "y": round(top + 15 + 12 * n, 1), "first": n == 0} for n, text in enumerate(lines)],
+        })
+    return {"width": width, "height": height, "cx": cx, "cy": cy, "hub": _clip(item.name, 14),
             "nodes": nodes, "more": max(len(item.grants) - limit, 0), "more_y": height - 4}
+
+
+def _clip_left(text: str, length: int) -> str:
+    return text if len(text) <= length else "…" + text[-(length - 1):]
 
 
 def _clip(text: str, length: int) -> str:
