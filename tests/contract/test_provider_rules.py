@@ -153,7 +153,7 @@ def test_xai_has_no_anthropic_route():
 def test_an_unknown_key_names_the_closest_and_the_keys():
     (finding,) = _findings(_agents_md("provider:\n  name: anthropic\n  modle: claude-sonnet-4-5"))
     assert finding.message == (
-        "provider.modle is not a provider key; did you mean model or models? "
+        "provider.modle is not a provider key; did you mean model? "
         "The keys are name, model, key, base_url, format, models, params, fallback."
     )
 

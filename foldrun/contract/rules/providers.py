@@ -75,9 +75,9 @@ def closest(word: Any, choices: Iterable[str], limit: int = 3) -> list[str]:
 
 
 def did_you_mean(word: Any, choices: Iterable[str]) -> str:
-    """' — did you mean x?' or '' when nothing is close."""
-    near = closest(word, choices)
-    return f"; did you mean {' or '.join(near)}?" if near else "."
+    """'; did you mean x?' naming the one closest choice, or '.' when nothing is close."""
+    near = closest(word, choices, limit=1)
+    return f"; did you mean {near[0]}?" if near else "."
 
 
 def one_of(choices: Iterable[str]) -> str:
