@@ -238,6 +238,10 @@ def read_desk_files(root: Path, out=None) -> tuple[list[dict], int]:
     return files, total
 
 
+def _files(n: int) -> str:
+    return f"{n} file" if n == 1 else f"{n} files"
+
+
 def _size(n: int) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
@@ -311,7 +315,7 @@ def cmd_push(args, ctx) -> int:
         target, remember = workspace, (workspace if _stored_workspace(root) is None else None)
     api = ctx.api  # fail on "not signed in" before reading a large folder
     files, total = read_desk_files(root, ctx.out)
-    ctx.out.progress(f"Uploading {len(files)} files ({_size(total)}) to {target} in one atomic request…", force=True)
+    ctx.out.progress(f"Uploading {_files(len(files))} ({_size(total)}) to {target} in one atomic request…", force=True)
     body = {"message": args.message, "files": files, "delete": [], "prune": bool(args.prune)}
     try:
         answer = api.post(endpoint, body, timeout=LONG_TIMEOUT)
@@ -334,9 +338,9 @@ def cmd_push(args, ctx) -> int:
     rows = _changed_rows(answer)
     done = "Deployed" if verb == "deploy" else "Pushed"
     if number is None or (isinstance(answer, dict) and answer.get("unchanged")):
-        ctx.out.line(f"Nothing changed in {target}; {len(files)} files were already there.")
+        ctx.out.line(f"Nothing changed in {target}; {_files(len(files))} {'was' if len(files) == 1 else 'were'} already there.")
     else:
-        ctx.out.line(f"{done} {len(files)} files to {target}: revision {number}.")
+        ctx.out.line(f"{done} {_files(len(files))} to {target}: revision {number}.")
     if rows:
         ctx.out.line()
         ctx.out.table(rows, [("change", "CHANGE"), ("path", "PATH")])
@@ -400,7 +404,7 @@ def cmd_pull(args, ctx) -> int:
         _remember_workspace(root, label)
     at = f" at revision {args.at}" if args.at is not None else ""
     ctx.out.result({"workspace": None if args.library else label, "at": args.at, "files": written},
-                   f"Pulled {len(written)} files from {label}{at} into {root}.")
+                   f"Pulled {_files(len(written))} from {label}{at} into {root}.")
     return 0
 
 

@@ -131,7 +131,7 @@ def test_push_library_sends_to_the_account_library(cli, alice_signed_in, workspa
     (tmp_path / "lib/skills/plain/SKILL.md").write_text("---\nname: plain\ndescription: Write plainly. Use always.\n---\nBe plain.\n")
     result = cli("push", tmp_path / "lib", "--library", "-m", "shared skill")
     assert result.code == 0
-    assert result.lines[0] == "Pushed 1 files to the account library: revision 1."
+    assert result.lines[0] == "Pushed 1 file to the account library: revision 1."
     assert "skills/plain/SKILL.md" in files_at(workspace.account, None)
     assert not (tmp_path / "lib/.foldrun/workspace").exists()
 
@@ -212,7 +212,7 @@ def test_the_library_can_be_pulled_logged_and_diffed_like_a_workspace(cli, alice
     pulled = cli("pull", "--library", tmp_path / "copy")
     logged = cli("log", "--library", "--json")
     diffed = cli("diff", "--library", "tools/crm.md")
-    assert pulled.out == f"Pulled 1 files from the account library into {tmp_path / 'copy'}.\n"
+    assert pulled.out == f"Pulled 1 file from the account library into {tmp_path / 'copy'}.\n"
     assert (tmp_path / "copy/tools/crm.md").read_text() == crm.replace("GET to read.", "GET to read, never to write.")
     assert not (tmp_path / "copy/.foldrun/workspace").exists()
     assert [(r["number"], r["message"]) for r in logged.json] == [(2, "clearer"), (1, "crm")]
