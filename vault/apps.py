@@ -1,6 +1,23 @@
 from django.apps import AppConfig
+from django.core import checks
 
 
 class VaultConfig(AppConfig):
     name = "vault"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        checks.register(check_vault_keys, "vault")
+
+
+def check_vault_keys(app_configs=None, **kwargs):
+    """Start-up (`manage.py check`, runserver, migrate) refuses absent or
+    malformed FOLDRUN_VAULT_KEYS with the sentence that says how to fix it."""
+    from vault.crypto import VaultKeyError
+    from vault.keys import vault_keys
+
+    try:
+        vault_keys()
+    except VaultKeyError as exc:
+        return [checks.Error(str(exc), id="vault.E001")]
+    return []

@@ -11,3 +11,11 @@ from tests.fakes.providers import FakeProvider
 def fake_provider():
     with FakeProvider() as fake:
         yield fake
+
+
+@pytest.fixture
+def fake_oauth():
+    from tests.fakes.oauth import FakeOAuth
+
+    with FakeOAuth() as fake:
+        yield fake

@@ -1,0 +1,24 @@
+"""Staff see which secrets exist and the key probe's record — never a value."""
+from django.contrib import admin
+
+from vault.models import ProviderCheck, Secret
+
+
+@admin.register(Secret)
+class SecretAdmin(admin.ModelAdmin):
+    list_display = ("name", "account", "workspace", "kind", "key_id", "updated_at")
+    list_filter = ("kind",)
+    search_fields = ("name", "account__name", "workspace__name")
+    fields = ("public_id", "account", "workspace", "name", "kind", "hosts", "key_id", "expires_at", "refreshable",
+              "created_by", "created_at", "updated_by", "updated_at")
+    readonly_fields = fields
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(ProviderCheck)
+class ProviderCheckAdmin(admin.ModelAdmin):
+    list_display = ("endpoint", "key_name", "key_scope", "account", "verdict", "checked_at")
+    list_filter = ("verdict",)
+    readonly_fields = [f.name for f in ProviderCheck._meta.fields]

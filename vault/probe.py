@@ -1,0 +1,356 @@
+"""Is the key still good? The daily key probe, and `foldrun probe` server-side.
+
+Every provider block the account's files use (the account's AGENTS.md, each
+workspace's, each agent's) is resolved as a run would resolve it — endpoint,
+key from the nearest vault — and each distinct (endpoint, key) is asked one
+minimal question. The verdict is written on a ProviderCheck row per secret;
+only a newly broken one is reported.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import transaction
+from django.dispatch import Signal
+from django.utils import timezone
+
+from accounts.models import Account, Membership, Role, Workspace
+from foldrun.api import ApiError
+from foldrun.providers.client import (
+    ModelClient, ProviderConfigError, ProviderError, ProviderRefusal, Supply, supply_from_block,
+)
+from foldrun.providers.netguard import check_public_url
+from foldrun.providers.probe import format_probe, run_probe
+from vault import actions
+from vault.models import BROKEN_VERDICTS, ProviderCheck, Verdict
+
+log = logging.getLogger(__name__)
+
+# Sent with the ProviderCheck row when a provider is newly broken; the
+# notification events subscribe to it.
+provider_broken = Signal()
+
+PROBE_QUESTION = [{"role": "user", "content": "Reply with the word ok."}]
+# The Responses API refuses max_output_tokens below 16; everywhere else one token.
+MIN_OUTPUT = {"responses": 16}
+# A block that names no model is asked with the cheapest model the endpoint surely has.
+DEFAULT_PROBE_MODELS = {"anthropic": "claude-haiku-4-5", "openrouter": "anthropic/claude-haiku-4.5",
+                        "deepseek": "deepseek-chat", "openai": "gpt-4o-mini"}
+PROBE_TIMEOUT = 20.0
+_CREDIT_WORDS = ("credit balance", "insufficient_quota", "exceeded your current quota", "billing", "payment required")
+_MODEL_WORDS = ("model_not_found", "model not found", "does not exist", "unknown model", "no such model",
+                "invalid model", "not a valid model")
+
+
+@dataclass
+class UsedBlock:
+    block: dict
+    workspace: Workspace | None
+    where: str
+    account: Account | None = None
+
+
+@dataclass
+class Credential:
+    """One (endpoint, key) pair and every place it is used."""
+
+    supply: Supply | None
+    endpoint: str
+    fmt: str
+    provider: str
+    key_name: str
+    key_scope: str
+    model: str
+    used_by: list[str] = field(default_factory=list)
+    problem: tuple[str, str] | None = None   # (verdict, message) known before asking
+
+
+def _provider_of(text: str, path: str) -> Any:
+    from foldrun.contract.frontmatter import split_frontmatter
+
+    try:
+        parsed = split_frontmatter(text, path, required=False)
+    except Exception:  # a malformed file is check's business, not the probe's
+        return None
+    return parsed.meta.get("provider") if isinstance(parsed.meta, dict) else None
+
+
+def _blocks_in(files: Mapping[str, Any], workspace: Workspace | None, prefix: str) -> list[UsedBlock]:
+    from foldrun.contract.desk import AGENT, AGENTS_MD, classify
+
+    found = []
+    for path, revision in sorted(files.items()):
+        kind = classify(path)[0]
+        if kind not in (AGENT, AGENTS_MD):
+            continue
+        text = getattr(revision, "content", revision)
+        block = _provider_of(text if isinstance(text, str) else "", path)
+        if not block:
+            continue
+        block = {"name": block} if isinstance(block, str) else dict(block) if isinstance(block, Mapping) else None
+        if block is None:
+            continue
+        found.append(UsedBlock(block, workspace, f"{prefix}{path}"))
+        if isinstance(block.get("fallback"), (str, Mapping)):
+            fallback = block["fallback"]
+            found.append(UsedBlock({"name": fallback} if isinstance(fallback, str) else dict(fallback), workspace,
+                                   f"{prefix}{path} (fallback)"))
+    return found
+
+
+def provider_blocks(account: Account) -> list[UsedBlock]:
+    """Every provider block the account's files use, and where."""
+    from library.actions import files_at
+
+    blocks = _blocks_in(files_at(account, None), None, "account library: ")
+    for workspace in Workspace.objects.filter(account=account).order_by("name"):
+        blocks += _blocks_in(files_at(account, workspace), workspace, f"{workspace.name}: ")
+    for used in blocks:
+        used.account = account
+    return blocks
+
+
+def _credential(used: UsedBlock) -> tuple[Credential, str | None]:
+    """Resolve a block as a run would. Returns the credential and the key's
+    value (kept only in memory, to group blocks that share a key)."""
+    scope_of: dict[str, str] = {}
+    values: dict[str, str] = {}
+
+    def resolve(name: str) -> str | None:
+        found = actions.resolve_secrets(used.workspace, [name], account=_account_of(used))
+        if name in found:
+            item = found[name]
+            scope_of[name] = f"workspace {used.workspace.name}" if item.scope == "workspace" else "account"
+            values[name] = item.value
+            return item.value
+        if name in found.failed:
+            raise ProviderConfigError(found.failed[name])
+        return None
+
+    block = dict(used.block)
+    block.pop("fallback", None)
+    name = str(block.get("name") or "")
+    try:
+        supply = supply_from_block(block, resolve)
+    except ProviderConfigError as exc:
+        endpoint = str(block.get("base_url") or name or "?")
+        key_name = getattr(exc, "name", "") or ""
+        verdict = Verdict.CREDENTIAL if key_name or "decrypt" in str(exc) or "token endpoint" in str(exc) \
+            else Verdict.UNREACHABLE
+        return Credential(None, endpoint, str(block.get("format") or ""), name, key_name, "missing" if key_name else "",
+                          str(block.get("model") or ""), [used.where], (verdict, str(exc))), None
+    model = supply.model or DEFAULT_PROBE_MODELS.get(name) or DEFAULT_PROBE_MODELS.get(supply.format, "")
+    supply.model = model
+    key_name = supply.key_name or ""
+    return Credential(supply, supply.endpoint(), supply.format, name, key_name, scope_of.get(key_name, ""),
+                      model, [used.where]), values.get(key_name)
+
+
+def _account_of(used: UsedBlock) -> Account:
+    return used.account if used.account is not None else used.workspace.account
+
+
+def credentials_for(account: Account) -> list[Credential]:
+    """Blocks grouped by (endpoint, format, key value, model): one question each."""
+    grouped: dict[tuple, Credential] = {}
+    for used in provider_blocks(account):
+        cred, value = _credential(used)
+        group = (cred.endpoint, cred.fmt, value if value is not None else f"ref:{cred.key_scope}:{cred.key_name}")
+        if group in grouped:
+            if used.where not in grouped[group].used_by:
+                grouped[group].used_by.append(used.where)
+            continue
+        grouped[group] = cred
+    return list(grouped.values())
+
+
+def _body_says(message: str, words: tuple[str, ...]) -> bool:
+    lowered = message.lower()
+    return any(word in lowered for word in words)
+
+
+def verdict_for(exc: Exception) -> tuple[str, str]:
+    """Refusals and errors as verdicts, reading the body where the status is ambiguous."""
+    if isinstance(exc, ProviderRefusal):
+        if exc.status == 429 and _body_says(exc.provider_message, _CREDIT_WORDS):
+            return Verdict.CREDENTIAL, exc.line  # OpenAI's out-of-credit arrives as a 429
+        return (Verdict.BUSY if exc.status == 429 else Verdict.CREDENTIAL), exc.line
+    if isinstance(exc, ProviderError):
+        if exc.status in (400, 403, 404) and _body_says(exc.message, _MODEL_WORDS):
+            return Verdict.NOT_FOUND, exc.message
+        if exc.status == 400 and _body_says(exc.message, _CREDIT_WORDS):
+            return Verdict.CREDENTIAL, exc.message
+        if exc.status == 529:  # Anthropic's overloaded: capacity, the key is fine
+            return Verdict.BUSY, exc.message
+        return exc.verdict, exc.message
+    return Verdict.PROVIDER_ERROR, f"{type(exc).__name__}"
+
+
+def ask(cred: Credential, http: httpx.Client) -> tuple[str, str]:
+    """One minimal question: a single request, one output token."""
+    if cred.problem:
+        return cred.problem
+    supply = cred.supply
+    assert supply is not None
+    if not supply.model:
+        return Verdict.NOT_FOUND, "the block names no model to ask — add model: or models:"
+    try:
+        check_public_url(supply.endpoint(), allow_private=bool(getattr(settings, "FOLDRUN_ALLOW_PRIVATE_URLS", False)))
+    except ValueError as exc:
+        return Verdict.UNREACHABLE, f"base_url: {exc}"
+    client = ModelClient(Supply(**{**supply.__dict__, "fallback": None}), http=http, timeout=PROBE_TIMEOUT)
+    try:
+        client.create(None, PROBE_QUESTION, [], MIN_OUTPUT.get(supply.format, 1))
+    except (ProviderRefusal, ProviderError) as exc:
+        return verdict_for(exc)
+    return Verdict.OK, "the key was accepted and the model answered"
+
+
+def check_account_providers(account_id: int, *, report: bool = True, http: httpx.Client | None = None) -> list[ProviderCheck]:
+    """Ask every distinct (endpoint, key) once; record per secret; report the newly broken."""
+    account = Account.objects.get(pk=account_id)
+    client = http or httpx.Client(timeout=httpx.Timeout(PROBE_TIMEOUT, connect=10.0))
+    rows: list[ProviderCheck] = []
+    newly_broken: list[ProviderCheck] = []
+    try:
+        for cred in credentials_for(account):
+            verdict, message = ask(cred, client)
+            now = timezone.now()
+            with transaction.atomic():
+                row, _ = ProviderCheck.objects.select_for_update().get_or_create(
+                    account=account, endpoint=cred.endpoint[:500], key_scope=cred.key_scope, key_name=cred.key_name,
+                    defaults={"format": cred.fmt})
+                was_broken = row.verdict in BROKEN_VERDICTS
+                row.format, row.provider, row.model = cred.fmt, cred.provider, cred.model[:200]
+                row.used_by, row.verdict, row.message, row.checked_at = cred.used_by, verdict, message[:600], now
+                is_broken = verdict in BROKEN_VERDICTS
+                if is_broken and not was_broken:
+                    row.broken_since = now
+                    newly_broken.append(row)
+                elif not is_broken:
+                    row.broken_since = None
+                row.save()
+            rows.append(row)
+    finally:
+        if http is None:
+            client.close()
+    if report and newly_broken:
+        _report(account, newly_broken)
+    return rows
+
+
+def _report(account: Account, rows: list[ProviderCheck]) -> None:
+    owners = list(Membership.objects.filter(account=account, role=Role.OWNER).select_related("user")
+                  .values_list("user__email", flat=True))
+    lines = []
+    for row in rows:
+        key = f"{row.key_name} ({row.key_scope})" if row.key_name else "no key"
+        lines.append(f"- {row.endpoint} with {key}: {row.verdict} — {row.message}\n  used by: {', '.join(row.used_by)}")
+    subject = (f"foldrun: a provider key stopped working for {account.name}" if len(rows) == 1
+               else f"foldrun: {len(rows)} provider keys stopped working for {account.name}")
+    body = ("The daily key check found a provider that worked before and does not now:\n\n" + "\n".join(lines)
+            + "\n\nRuns that use it will fail until the key is fixed. After rotating a key, "
+              "`foldrun account providers --check` checks again.\n")
+    if owners:
+        send_mail(subject, body, None, [e for e in owners if e])
+    now = timezone.now()
+    for row in rows:
+        ProviderCheck.objects.filter(pk=row.pk).update(reported_at=now)
+        provider_broken.send(sender=ProviderCheck, check=row, account=account)
+
+
+def providers_table(account: Account) -> dict:
+    """What would be checked now, beside the last answer for each."""
+    from vault.serializers import check_data
+
+    last = {(r.endpoint, r.key_scope, r.key_name): r for r in ProviderCheck.objects.filter(account=account)}
+    results = []
+    seen = set()
+    for cred in credentials_for(account):
+        key = (cred.endpoint, cred.key_scope, cred.key_name)
+        seen.add(key)
+        row = last.get(key)
+        entry = {"endpoint": cred.endpoint, "format": cred.fmt, "provider": cred.provider or None,
+                 "key": {"name": cred.key_name or None, "scope": cred.key_scope or None},
+                 "model": cred.model or None, "used_by": cred.used_by,
+                 "verdict": row.verdict if row and row.verdict else None,
+                 "message": row.message if row else None,
+                 "checked_at": row.checked_at.isoformat() if row and row.checked_at else None}
+        results.append(entry)
+    stale = [check_data(r) for k, r in last.items() if k not in seen]
+    return {"results": results, "no_longer_used": stale}
+
+
+# ------------------------------------------------------------------ foldrun probe
+
+
+def _workspace_block(account: Account, workspace: Workspace | None) -> dict | None:
+    from library.actions import files_at
+
+    for scope in ([workspace] if workspace else []) + [None]:
+        files = files_at(account, scope)
+        revision = files.get("AGENTS.md")
+        if revision is not None:
+            block = _provider_of(revision.content, "AGENTS.md")
+            if block:
+                return {"name": block} if isinstance(block, str) else dict(block)
+    return None
+
+
+def check_probe(account: Account, workspace: Workspace | None, body: Mapping[str, Any],
+                *, http: httpx.Client | None = None) -> dict:
+    model = body.get("model")
+    if not isinstance(model, str) or not model.strip():
+        raise ApiError("model: name the model to probe, e.g. claude-haiku-4-5.", code="invalid",
+                       details={"field": "model"})
+    provider = body.get("provider")
+    if provider in (None, ""):
+        block = _workspace_block(account, workspace) or {"name": "anthropic"}
+    elif isinstance(provider, str):
+        block = {"name": provider}
+    elif isinstance(provider, Mapping):
+        block = dict(provider)
+    else:
+        raise ApiError("provider: give a preset name or a provider block.", code="invalid",
+                       details={"field": "provider"})
+    block = {**block, "model": model.strip()}
+    block.pop("models", None)
+
+    def resolve(name: str) -> str | None:
+        found = actions.resolve_secrets(workspace, [name], account=account)
+        if name in found.failed:
+            raise ProviderConfigError(found.failed[name])
+        return found[name].value if name in found else None
+
+    try:
+        supply = supply_from_block(block, resolve)
+    except ProviderConfigError as exc:
+        raise ApiError(str(exc), code="provider", details={"field": "provider"}) from None
+    try:
+        check_public_url(supply.endpoint(), allow_private=bool(getattr(settings, "FOLDRUN_ALLOW_PRIVATE_URLS", False)))
+    except ValueError as exc:
+        raise ApiError(f"base_url: {exc}", code="provider", details={"field": "provider"}) from None
+    lines: list[str] = []
+    client = ModelClient(supply, http=http, on_line=lines.append, timeout=120.0)
+    try:
+        result = run_probe(client, provider=block)
+    except ProviderRefusal as exc:
+        return {"ok": False, "endpoint": supply.endpoint(), "format": supply.format, "model": supply.model,
+                "error": exc.line, "requests": client.requests, "lines": lines}
+    except ProviderError as exc:
+        return {"ok": False, "endpoint": supply.endpoint(), "format": supply.format, "model": supply.model,
+                "error": exc.message, "requests": client.requests, "lines": lines}
+    finally:
+        client.close()
+    result.lines = lines
+    data = result.as_dict()
+    data.update({"ok": result.closed, "endpoint": supply.endpoint(), "format": supply.format,
+                 "printed": format_probe(result, endpoint=supply.endpoint())})
+    return data

@@ -1,0 +1,114 @@
+"""Vault API: secrets in the account and workspace vaults, the daily key
+probe's table, dashboard OAuth connects, and `foldrun probe` server-side.
+Thin: scope through ScopedAPIView, call one action."""
+from __future__ import annotations
+
+from django.http import Http404, HttpResponseRedirect
+from rest_framework.response import Response
+
+from accounts.access import ScopedAPIView
+from foldrun.api import ApiError
+from vault import actions, connect, probe
+from vault.serializers import check_data, secret_data
+
+
+def _body(request) -> dict:
+    if not isinstance(request.data, dict):
+        raise ApiError("The request body must be a JSON object.", code="invalid")
+    return request.data
+
+
+def _listing(rows) -> list[dict]:
+    rows = list(rows)
+    in_workspace = {r.name for r in rows if r.workspace_id}
+    return [secret_data(r, overridden=(not r.workspace_id and r.name in in_workspace)) for r in rows]
+
+
+class AccountSecretsView(ScopedAPIView):
+    def get(self, request):
+        return Response({"results": _listing(actions.secrets_for(self.account))})
+
+
+class WorkspaceSecretsView(ScopedAPIView):
+    def get(self, request, ws: str):
+        workspace = self.get_workspace(ws)
+        return Response({"results": _listing(actions.secrets_for(self.account, workspace))})
+
+
+class _SecretDetail(ScopedAPIView):
+    def _workspace(self, kwargs):
+        return self.get_workspace(kwargs["ws"]) if "ws" in kwargs else None
+
+    def get(self, request, name: str, **kwargs):
+        workspace = self._workspace(kwargs)
+        row = actions.Secret.objects.filter(account=self.account, workspace=workspace, name=name).select_related(
+            "workspace", "created_by", "updated_by").first()
+        if row is None:
+            raise Http404
+        return Response(secret_data(row))
+
+    def put(self, request, name: str, **kwargs):
+        workspace = self._workspace(kwargs)
+        self.require_write()
+        row = actions.check_set_secret(self.membership, workspace, name, _body(request))
+        return Response(secret_data(row))
+
+    def delete(self, request, name: str, **kwargs):
+        workspace = self._workspace(kwargs)
+        self.require_write()
+        actions.check_delete_secret(self.membership, workspace, name)
+        return Response(status=204)
+
+
+class AccountSecretView(_SecretDetail):
+    pass
+
+
+class WorkspaceSecretView(_SecretDetail):
+    pass
+
+
+class ProvidersView(ScopedAPIView):
+    """GET: the last check and what would be checked. POST: check now."""
+
+    def get(self, request):
+        return Response(probe.providers_table(self.account))
+
+    def post(self, request):
+        self.require_write()
+        probe.check_account_providers(self.account.pk, report=True)
+        return Response(probe.providers_table(self.account))
+
+
+class ProbeView(ScopedAPIView):
+    """`foldrun probe MODEL [--provider P] [--to WS]`: a real tool loop, server-side,
+    with the key from the workspace (or account) vault."""
+
+    def post(self, request, ws: str | None = None):
+        workspace = self.get_workspace(ws) if ws else None
+        self.require_write()
+        body = _body(request)
+        result = probe.check_probe(self.account, workspace, body)
+        return Response(result)
+
+
+class OAuthStartView(ScopedAPIView):
+    """Begin a dashboard Connect; answers the consent URL and the exact redirect URL."""
+
+    def post(self, request):
+        self.require_write()
+        return Response(connect.check_start(self.membership, _body(request)))
+
+
+class OAuthRedirectView(ScopedAPIView):
+    def get(self, request):
+        return Response({"redirect_uri": connect.dashboard_redirect_uri()})
+
+
+class OAuthCallbackView(ScopedAPIView):
+    """The provider sends the browser here with ?code&state (or ?error)."""
+
+    def get(self, request):
+        row, where = connect.check_callback(self.membership, request.query_params)
+        target = f"/w/{row.workspace.name}/settings/secrets" if row.workspace_id else "/settings/secrets"
+        return HttpResponseRedirect(f"{target}?connected={row.name}")
