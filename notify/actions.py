@@ -10,7 +10,7 @@ import json
 import logging
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone as dt_timezone
 from decimal import Decimal
 from typing import Callable
 
@@ -328,7 +328,7 @@ WINDOWS = ("day", "week", "month")
 
 
 def window_start(window: str, now: datetime) -> datetime:
-    day = now.astimezone(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+    day = now.astimezone(dt_timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
     if window == "day":
         return day
     if window == "week":

@@ -24,11 +24,15 @@ def read_secret(account, workspace, name: str) -> str | None:
 
     Returns None when neither has it.
     """
-    try:
-        from vault import resolve as vault_resolve  # type: ignore[attr-defined]
-    except ImportError:
+    from vault.actions import resolve_secrets
+
+    resolved = resolve_secrets(workspace, [name], account=account)
+    item = resolved.get(name)
+    if item is None:
+        if name in resolved.failed:
+            log.warning("secret %s could not be read: %s", name, resolved.failed[name])
         return None
-    return vault_resolve.read_secret(account, workspace, name)
+    return item.value
 
 
 def link_key() -> bytes:

@@ -1,3 +1,12 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from . import pages
+
+urlpatterns = [
+    path("decide/<str:token>", pages.decide, name="notify-decide"),
+    path("w/<str:ws>/notifications/", pages.workspace_notifications, name="notify-workspace"),
+    path("w/<str:ws>/notifications/test", pages.workspace_test, name="notify-workspace-test"),
+    path("w/<str:ws>/notifications/deliveries/<str:delivery_id>/redeliver", pages.workspace_redeliver,
+         name="notify-workspace-redeliver"),
+    path("profile/notifications/", pages.profile_notifications, name="notify-profile"),
+]

@@ -1,0 +1,159 @@
+"""Notify's pages: the approve/reject link page (no login), a workspace's
+Notifications settings (destination, the test button, outbound webhook
+deliveries with Redeliver) and Profile → Notifications."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_POST
+
+from accounts.access import current_membership, workspace_for_user
+from accounts.models import Workspace
+from foldrun.api import ApiError
+
+from . import actions
+from .config import notify_config_for
+from .links import LinkError, read_approval_token
+from .models import Delivery, Endpoint
+from .preferences import PER_WORKSPACE, do_set_preference, preferences_for
+
+
+def _workspace(request: HttpRequest, ws: str):
+    membership = current_membership(request)
+    workspace, can_write = workspace_for_user(membership, ws)
+    return membership, workspace, can_write
+
+
+# ------------------------------------------------------- approve / reject
+
+
+def _waiting(claim):
+    """(approval, problem page context) for a link's step."""
+    from runs.models import Approval
+
+    approval = (
+        Approval.objects.select_related("run", "run__workspace", "step")
+        .filter(step__public_id=claim.step_id, kind="gate")
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+    return approval
+
+
+def _link_problem(request, reason: str, message: str, status: int = 400) -> HttpResponse:
+    return render(request, "notify/decide.html", {"problem": reason, "message": message}, status=status)
+
+
+@never_cache
+def decide(request: HttpRequest, token: str) -> HttpResponse:
+    """GET shows what is waiting and asks; only the POST decides — inbox
+    link-checkers follow links, and a GET must never approve anything."""
+    try:
+        claim = read_approval_token(token)
+    except LinkError as exc:
+        return _link_problem(request, exc.reason, exc.message)
+    approval = _waiting(claim)
+    if approval is None:
+        return _link_problem(request, "tampered", "This link is not valid. Nothing was changed.")
+    if approval.state != "pending":
+        who = approval.decided_by_label or "someone"
+        return _link_problem(
+            request, "spent",
+            f"This link has been used: step {approval.step.index} was already {approval.state} by {who}. "
+            "Nothing was changed.", status=409)
+    context = {"approval": approval, "run": approval.run, "step": approval.step, "action": claim.action,
+               "approver": claim.approver, "token": token}
+    if request.method == "POST":
+        from runs.actions import do_decide_approval
+
+        try:
+            do_decide_approval(approval, approved=claim.action == "approve",
+                               label=claim.approver or "a link in a notification")
+        except ApiError as exc:
+            reason = {"already_decided": "spent", "expired": "expired"}.get(exc.code, "refused")
+            return _link_problem(request, reason, f"{exc.message} Nothing was changed.", status=409)
+        approval.refresh_from_db()
+        return render(request, "notify/decide.html", {**context, "approval": approval, "done": True})
+    return render(request, "notify/decide.html", context)
+
+
+# --------------------------------------------------- workspace settings
+
+
+@login_required
+def workspace_notifications(request: HttpRequest, ws: str) -> HttpResponse:
+    membership, workspace, can_write = _workspace(request, ws)
+    config = notify_config_for(workspace)
+    deliveries = list(Delivery.objects.filter(workspace=workspace).prefetch_related("attempts")[:50])
+    endpoint = Endpoint.objects.filter(workspace=workspace).first()
+    for delivery in deliveries:
+        delivery.shown_body = actions.redact_body(delivery.body)
+    return render(request, "notify/workspace.html", {
+        "section": "home", "workspace": workspace, "can_write": can_write, "config": config,
+        "deliveries": deliveries, "endpoint": endpoint,
+        "test_result": request.session.pop("notify_test_result", None),
+    })
+
+
+@login_required
+@require_POST
+def workspace_test(request: HttpRequest, ws: str) -> HttpResponse:
+    membership, workspace, can_write = _workspace(request, ws)
+    if not can_write:
+        raise PermissionDenied(f"Your role ({membership.role}) can read this account but not change it.")
+    try:
+        result = actions.do_send_test(workspace)
+    except ApiError as exc:
+        result = {"ok": False, "message": exc.message}
+    request.session["notify_test_result"] = result
+    return redirect("notify-workspace", ws=workspace.name)
+
+
+@login_required
+@require_POST
+def workspace_redeliver(request: HttpRequest, ws: str, delivery_id: str) -> HttpResponse:
+    membership, workspace, can_write = _workspace(request, ws)
+    if not can_write:
+        raise PermissionDenied(f"Your role ({membership.role}) can read this account but not change it.")
+    try:
+        attempt = actions.do_redeliver(actions.check_redeliver(workspace, delivery_id))
+        if attempt.ok:
+            messages.success(request, f"Redelivered {delivery_id}: the receiver answered {attempt.status_code}.")
+        else:
+            messages.error(request, f"Redelivered {delivery_id}: it failed — {attempt.error}.")
+    except ApiError as exc:
+        messages.error(request, exc.message)
+    except Http404:
+        raise
+    return redirect("notify-workspace", ws=workspace.name)
+
+
+# ------------------------------------------------ Profile → Notifications
+
+
+@login_required
+def profile_notifications(request: HttpRequest) -> HttpResponse:
+    membership = current_membership(request)
+    workspaces = Workspace.objects.filter(account=membership.account).order_by("name") if membership else []
+    if request.method == "POST":
+        category = request.POST.get("category", "")
+        enabled = request.POST.get("enabled") == "on"
+        workspace = None
+        if request.POST.get("workspace"):
+            if category not in PER_WORKSPACE:
+                raise Http404
+            workspace, _ = workspace_for_user(membership, request.POST["workspace"])
+        categories = {c["category"]: c for c in preferences_for(request.user.email, [])}
+        if category not in categories or categories[category]["locked"]:
+            messages.error(request, f"{category or 'That category'} cannot be turned off.")
+        else:
+            do_set_preference(request.user.email, category, enabled, workspace)
+            messages.success(request, "Saved.")
+        return redirect("notify-profile")
+    return render(request, "notify/profile.html", {
+        "section": "settings", "categories": preferences_for(request.user.email, workspaces),
+    })
