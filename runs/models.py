@@ -128,6 +128,8 @@ class Step(models.Model):
     error = models.TextField(blank=True, help_text="one line saying why the step failed")
     approvers = models.JSONField(default=list, blank=True)
     wait_event = models.CharField(max_length=100, blank=True)
+    event_received_at = models.DateTimeField(null=True, blank=True)
+    event_payload = models.JSONField(null=True, blank=True)
     # What the step changed outside its sandbox so far (tool names, paths):
     # a step that wrote is never re-run after a worker loss.
     wrote = models.JSONField(default=list, blank=True)

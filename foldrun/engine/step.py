@@ -322,21 +322,16 @@ def _prepare_tools(agent: AgentSpec, env: StepEnv) -> tuple[list[Tool], list[str
     return tools, list(dict.fromkeys(names)), runtimes
 
 
-def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, result: StepResult) -> None:
-    try:
-        tools, names, runtimes = _prepare_tools(agent, env)
-    except StepFailed as exc:
-        result.error = str(exc)
-        host.trace("log", {"message": str(exc)})
-        return
+def prepare_tools(agent: AgentSpec, env: StepEnv, host: Host) -> list[Tool]:
+    """Every tool the step offers, with its secrets resolved. Raises StepFailed with the step's error line."""
+    tools, names, runtimes = _prepare_tools(agent, env)
     # Secrets: resolved once at the start; one missing fails the step by name.
     if names:
         try:
             resolved = host.resolve_secrets(names)
         except MissingSecret as exc:
-            result.error = f"secret {exc.name} is not in the vault (neither the workspace's nor the account's)"
             host.trace("secret", {"name": exc.name, "store": None, "error": "missing"})
-            return
+            raise StepFailed(f"secret {exc.name} is not in the vault (neither the workspace's nor the account's)") from None
         for name in names:
             value, store = resolved[name]
             env.real_values[name] = value
@@ -355,9 +350,17 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
             else:
                 tools += runtime.tools(env)
         except ToolError as exc:
-            result.error = str(exc)
-            host.trace("log", {"message": str(exc)})
-            return
+            raise StepFailed(str(exc)) from None
+    return tools
+
+
+def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, result: StepResult) -> None:
+    try:
+        tools = prepare_tools(agent, env, host)
+    except StepFailed as exc:
+        result.error = str(exc)
+        host.trace("log", {"message": str(exc)})
+        return
     try:
         counter = LimitCounter(_limit_layers(agent, request))
     except ValueError as exc:
@@ -366,7 +369,6 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
     host.trace("limit", {"line": counter.opening_line()})
     by_name = {t.name: t for t in tools}
     provider = _provider(agent)
-    client = host.model_client(provider)
     system = _prompt(agent, request)
     task = request.task
     if request.answer is not None:
@@ -374,6 +376,7 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
     messages: list[dict] = [{"role": "user", "content": task}]
     max_tokens = int(agent.meta.get("max_tokens") or DEFAULT_MAX_TOKENS)
     try:
+        client = host.model_client(provider)
         for _turn in range(request.max_turns):
             host.check_budget()
             started = time.monotonic()

@@ -1,0 +1,258 @@
+"""Starting runs, deciding gates, receiving events, cancelling.
+
+`check_*` validates and scopes (raising ApiError with a sentence naming the
+field), then `do_*` changes rows in one transaction and queues Celery work
+with `transaction.on_commit`. The flow itself advances in `runs.orchestrate`.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Sum
+from django.utils import timezone
+
+from accounts.models import Workspace
+from foldrun.api import ApiError
+from foldrun.contract.model import find_flow
+from foldrun.engine.flow import adhoc_plan, plan_from_steps
+from library.models import Changeset, scope_key_for
+
+from .models import (
+    Approval,
+    ApprovalState,
+    Run,
+    RunKind,
+    RunStatus,
+    Step,
+    StepStatus,
+    Trigger,
+)
+from .signals import emit
+
+
+def head_changeset(workspace: Workspace) -> Changeset | None:
+    return (Changeset.objects.filter(scope_key=scope_key_for(workspace.account, workspace))
+            .order_by("-number").first())
+
+
+def desk_at(workspace: Workspace, number: int | None):
+    from library.services import desk_for_workspace
+
+    return desk_for_workspace(workspace, at=number or None)
+
+
+def _window_start(window: str, now: dt.datetime) -> dt.datetime:
+    day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    if window == "day":
+        return day
+    if window == "week":
+        return day - dt.timedelta(days=day.weekday())
+    return day.replace(day=1)
+
+
+def check_workspace_budget(workspace: Workspace, desk) -> None:
+    """At 100% of AGENTS.md `budget:` ({month: 50}) new runs are refused until the window turns."""
+    from foldrun.contract.model import agents_md_of
+
+    defaults = agents_md_of(desk, "workspace")
+    budget = defaults.budget if defaults else None
+    if not isinstance(budget, dict):
+        return
+    now = timezone.now()
+    for window in ("day", "week", "month"):
+        cap = budget.get(window)
+        if not isinstance(cap, (int, float)) or isinstance(cap, bool) or cap <= 0:
+            continue
+        spent = (Run.objects.filter(workspace=workspace, created_at__gte=_window_start(window, now))
+                 .aggregate(s=Sum("cost_usd"))["s"] or Decimal("0"))
+        if spent >= Decimal(str(cap)):
+            label = {"day": "daily", "week": "weekly", "month": "monthly"}[window]
+            raise ApiError(
+                f"workspace {workspace.name} has spent ${spent:.2f} of its ${Decimal(str(cap)):.2f} {label} budget; "
+                f"new runs are refused until the {window} turns.",
+                code="budget_exhausted", status_code=409)
+
+
+def check_start_run(*, workspace: Workspace, user=None, flow: str | None = None, agent: str | None = None,
+                    task: str | None = None, inputs: Any = None, is_test: bool = False,
+                    trigger: str = Trigger.API, delivery_id: str = "") -> Run:
+    """Validate a request to run a flow (or one agent, adhoc) and start it."""
+    if bool(flow) == bool(agent):
+        raise ApiError("Give either flow (a flow's name) or agent (with task) to run.", code="invalid")
+    if inputs is None:
+        inputs = {}
+    if not isinstance(inputs, dict):
+        raise ApiError("inputs: must be an object of names to values.", code="invalid")
+    changeset = head_changeset(workspace)
+    number = changeset.number if changeset else 0
+    desk = desk_at(workspace, number)
+    check_workspace_budget(workspace, desk)
+    if flow:
+        found = find_flow(desk, flow)
+        if found is None:
+            raise ApiError(f"flow: there is no flow {flow} in workspace {workspace.name} (flows/{flow}.md).",
+                           code="not_found", status_code=404)
+        errors = [p for p in found.problems if p.level == "error"]
+        if errors:
+            raise ApiError(f"flow: flows/{flow}.md has {len(errors)} error(s); the first: line {errors[0].line}: "
+                           f"{errors[0].message}", code="invalid")
+        merged = {**(found.inputs or {}), **inputs}
+        return do_start_run(
+            workspace=workspace, user=user, kind=RunKind.FLOW, name=flow, plan=plan_from_steps(found.steps),
+            flow_meta={"approvers": found.approvers, "approve_within": found.approve_within.total_seconds(),
+                       "timezone": found.timezone, "sla": found.sla.total_seconds() if found.sla else None},
+            budget=found.budget, inputs=merged, is_test=is_test, trigger=trigger, changeset=changeset,
+            delivery_id=delivery_id)
+    from foldrun.contract.resolve import resolve_agent
+
+    if resolve_agent(desk, agent) is None:
+        raise ApiError(f"agent: there is no agent {agent} in workspace {workspace.name}.", code="not_found",
+                       status_code=404)
+    if not task or not str(task).strip():
+        raise ApiError("task: say what the agent should do.", code="invalid")
+    return do_start_run(workspace=workspace, user=user, kind=RunKind.ADHOC, name=f"adhoc:{agent}",
+                        plan=adhoc_plan(agent, str(task)), flow_meta={}, budget=None, inputs=inputs,
+                        is_test=is_test, trigger=trigger, changeset=changeset, delivery_id=delivery_id)
+
+
+def do_start_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[dict], flow_meta: dict,
+                 budget: float | None, inputs: dict, is_test: bool, trigger: str, changeset: Changeset | None,
+                 delivery_id: str = "") -> Run:
+    from .tasks import advance_run
+
+    with transaction.atomic():
+        run = Run.objects.create(
+            account=workspace.account, workspace=workspace, kind=kind, name=name, trigger=trigger,
+            is_test=bool(is_test), changeset=changeset, changeset_number=changeset.number if changeset else 0,
+            inputs={**inputs, "__flow__": flow_meta} if flow_meta else inputs, plan=plan,
+            budget_usd=Decimal(str(budget)) if budget else None,
+            created_by=user if getattr(user, "is_authenticated", False) else None, delivery_id=delivery_id,
+        )
+        for spec in plan:
+            Step.objects.create(run=run, index=spec["number"], agent=spec["agent"], task=spec["task"],
+                                wait_event=spec.get("wait_event") or "")
+        run_pk = run.pk
+        transaction.on_commit(lambda: advance_run.delay(run_pk))
+    return run
+
+
+def flow_meta(run: Run) -> dict:
+    return dict((run.inputs or {}).get("__flow__") or {})
+
+
+def run_inputs(run: Run) -> dict:
+    return {k: v for k, v in (run.inputs or {}).items() if k != "__flow__"}
+
+
+# --------------------------------------------------------------- gates
+
+
+def check_decide(*, run: Run, index: int, decision: str, membership, answer: str | None = None) -> Approval:
+    """Preconditions: `run` is in the member's account. Approvers and up may decide."""
+    if not membership.can_approve:
+        raise ApiError(f"Your role ({membership.role}) cannot approve or reject steps.", code="permission_denied",
+                       status_code=403)
+    return decide(run=run, index=index, decision=decision, user=membership.user, label=membership.user.email,
+                  answer=answer)
+
+
+def decide(*, run: Run, index: int, decision: str, user=None, label: str = "", answer: str | None = None) -> Approval:
+    """Decide the pending approval of step `index` (also used by notify's approve/reject links)."""
+    if decision not in ("approve", "reject"):
+        raise ApiError("decision must be approve or reject.", code="invalid")
+    approval = (Approval.objects.filter(run=run, step__index=index).order_by("-created_at", "-pk").first())
+    if approval is None:
+        raise ApiError(f"Step {index} of {run.public_id} is not waiting for a decision.", code="not_waiting",
+                       status_code=409)
+    return do_decide_approval(approval, approved=decision == "approve", user=user, label=label, answer=answer)
+
+
+def do_decide_approval(approval: Approval, *, approved: bool, user=None, label: str = "",
+                       answer: str | None = None) -> Approval:
+    """Decide once: a second decision is refused with 409 and changes nothing."""
+    from .tasks import advance_run
+
+    with transaction.atomic():
+        approval = Approval.objects.select_for_update().get(pk=approval.pk)
+        if approval.state != ApprovalState.PENDING:
+            who = approval.decided_by_label or "someone"
+            raise ApiError(f"Step {approval.step.index} was already {approval.state} by {who}; a decision is made once.",
+                           code="already_decided", status_code=409)
+        if approval.expires_at and approval.expires_at < timezone.now():
+            raise ApiError("This decision has expired; the run cannot be approved any more.", code="expired",
+                           status_code=409)
+        if approved and approval.kind == "ask" and not (answer or "").strip():
+            raise ApiError("answer: the step asked a question; give the answer.", code="invalid")
+        approval.state = (ApprovalState.ANSWERED if approval.kind == "ask" else ApprovalState.APPROVED) if approved \
+            else ApprovalState.REJECTED
+        approval.answer = (answer or "").strip() if approved else (answer or "").strip()
+        approval.decided_by = user if getattr(user, "is_authenticated", False) else None
+        approval.decided_by_label = label or (user.email if user is not None else "")
+        approval.decided_at = timezone.now()
+        approval.save()
+        step = Step.objects.select_for_update().get(pk=approval.step_id)
+        run = Run.objects.select_for_update().get(pk=approval.run_id)
+        if approved:
+            step.status = StepStatus.PENDING
+            step.save(update_fields=["status"])
+            run.status = RunStatus.RUNNING
+            run.save(update_fields=["status"])
+            run_pk = run.pk
+            transaction.on_commit(lambda: advance_run.delay(run_pk))
+        else:
+            step.status = StepStatus.CANCELLED
+            step.error = f"rejected by {approval.decided_by_label}"
+            step.finished_at = timezone.now()
+            step.save(update_fields=["status", "error", "finished_at"])
+            run.status = RunStatus.CANCELLED
+            run.error = f"step {step.index} ([[{step.agent}]]) was rejected by {approval.decided_by_label}"
+            run.finished_at = timezone.now()
+            run.save(update_fields=["status", "error", "finished_at"])
+            emit(run, "cancelled", step=step)
+    return approval
+
+
+# --------------------------------------------------------------- events
+
+
+def do_receive_event(run: Run, name: str, payload: Any = None) -> Step:
+    """`POST …/runs/<id>/events/<name>`: resume a step parked on `wait: event <name>`."""
+    from .tasks import advance_run
+
+    with transaction.atomic():
+        locked = Run.objects.select_for_update().get(pk=run.pk)
+        step = (Step.objects.select_for_update().filter(run=locked, wait_event=name, instance__isnull=True,
+                                                         event_received_at__isnull=True).order_by("index").first())
+        if step is None:
+            raise ApiError(f"{run.public_id} has no step waiting for event {name}.", code="not_waiting", status_code=409)
+        step.event_received_at = timezone.now()
+        step.event_payload = payload
+        if step.status == StepStatus.WAITING:
+            step.status = StepStatus.PENDING
+        step.save(update_fields=["event_received_at", "event_payload", "status"])
+        if locked.status == RunStatus.WAITING:
+            locked.status = RunStatus.RUNNING
+            locked.save(update_fields=["status"])
+        run_pk = locked.pk
+        transaction.on_commit(lambda: advance_run.delay(run_pk))
+    return step
+
+
+def do_cancel_run(run: Run, *, user=None) -> Run:
+    with transaction.atomic():
+        locked = Run.objects.select_for_update().get(pk=run.pk)
+        if locked.is_finished:
+            raise ApiError(f"{run.public_id} has already {locked.status}.", code="finished", status_code=409)
+        locked.status = RunStatus.CANCELLED
+        locked.error = f"cancelled by {user.email if user else 'foldrun'}"
+        locked.finished_at = timezone.now()
+        locked.save(update_fields=["status", "error", "finished_at"])
+        Step.objects.filter(run=locked, status__in=[StepStatus.PENDING, StepStatus.QUEUED, StepStatus.WAITING,
+                                                   StepStatus.AWAITING_APPROVAL]).update(status=StepStatus.CANCELLED)
+        Approval.objects.filter(run=locked, state=ApprovalState.PENDING).update(state=ApprovalState.REJECTED,
+                                                                                decided_by_label="cancelled")
+        emit(locked, "cancelled")
+    return locked

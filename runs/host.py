@@ -1,0 +1,125 @@
+"""The engine's Host on the server: traces as rows, secrets from the vault,
+spend on the run row, "about to write" noted durably on the step."""
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django.db.models import F
+from django.utils import timezone
+
+from foldrun.engine.cost import response_cost
+from foldrun.engine.step import BudgetExceeded, MissingSecret
+from foldrun.providers.client import MissingSecret as ProviderMissingSecret, ModelClient, ProviderConfigError, supply_from_block
+
+from .models import Run, Step, TraceEvent, Try
+
+
+def vault_lookup(workspace, names: list[str]) -> dict[str, tuple[str, str]]:
+    """name -> (value, store) from the vault, nearest wins (workspace, then account).
+
+    Delegates to the vault app; a name in neither store is simply absent.
+    """
+    if not names:
+        return {}
+    try:
+        from vault.services import resolve_secrets  # type: ignore[import-not-found]
+    except ImportError:  # the vault app has not landed its resolver: nothing resolves
+        return {}
+    found = resolve_secrets(workspace, list(names))
+    result: dict[str, tuple[str, str]] = {}
+    for name, value in (found or {}).items():
+        if value is None:
+            continue
+        if isinstance(value, tuple):
+            result[name] = (value[0], str(value[1]))
+        else:  # an object with .value and .store
+            result[name] = (getattr(value, "value"), str(getattr(value, "store", "vault")))
+    return result
+
+
+class DbHost:
+    def __init__(self, run: Run, step: Step, attempt: Try) -> None:
+        self.run = run
+        self.step = step
+        self.attempt = attempt
+        self.clients: list[ModelClient] = []
+
+    def trace(self, kind: str, data: dict) -> None:
+        TraceEvent.objects.create(run_id=self.run.pk, step_id=self.step.pk, try_n=self.attempt.n, kind=kind, data=data)
+
+    def resolve_secrets(self, names: list[str]) -> dict[str, tuple[str, str]]:
+        found = vault_lookup(self.run.workspace, names)
+        for name in names:
+            if name not in found:
+                raise MissingSecret(name)
+        return found
+
+    def model_client(self, provider: dict) -> Any:
+        def lookup(name: str) -> str | None:
+            found = vault_lookup(self.run.workspace, [name])
+            return found[name][0] if name in found else None
+
+        try:
+            supply = supply_from_block(provider or {"name": "anthropic"}, lookup)
+        except ProviderMissingSecret as exc:
+            self.trace("secret", {"name": exc.name, "store": None, "error": "missing"})
+            raise RuntimeError(f"secret {exc.name} is not in the vault (neither the workspace's nor the account's)") from None
+        except ProviderConfigError as exc:
+            raise RuntimeError(str(exc)) from None
+        if supply.key_name:
+            self.trace("secret", {"name": supply.key_name, "store": "vault", "for": "provider"})
+        client = ModelClient(supply, on_line=lambda line: self.trace("refusal", {"line": line}))
+        self.clients.append(client)
+        return client
+
+    def charge(self, response: dict, provider: dict) -> Decimal:
+        cost = response_cost(response, provider)
+        usage = response.get("usage") or {}
+        tokens_in, tokens_out = int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
+        # F() updates: fan-out instances charge the same run at once.
+        Run.objects.filter(pk=self.run.pk).update(cost_usd=F("cost_usd") + cost, tokens_in=F("tokens_in") + tokens_in,
+                                                  tokens_out=F("tokens_out") + tokens_out)
+        Step.objects.filter(pk=self.step.pk).update(cost_usd=F("cost_usd") + cost, tokens_in=F("tokens_in") + tokens_in,
+                                                    tokens_out=F("tokens_out") + tokens_out)
+        Try.objects.filter(pk=self.attempt.pk).update(cost_usd=F("cost_usd") + cost, tokens_in=F("tokens_in") + tokens_in,
+                                                      tokens_out=F("tokens_out") + tokens_out)
+        return cost
+
+    def check_budget(self) -> None:
+        if self.run.budget_usd is None:
+            return
+        spent = Run.objects.filter(pk=self.run.pk).values_list("cost_usd", flat=True).first() or Decimal("0")
+        if spent >= self.run.budget_usd:
+            raise BudgetExceeded(
+                f"budget reached: the run spent ${spent:.4f} of its ${self.run.budget_usd:.2f} budget at step "
+                f"{self.step.label} ([[{self.step.agent}]]); no further model or paid call was made")
+
+    def before_write(self, what: str) -> None:
+        # Saved at once (autocommit): if the worker dies after this, the step is not re-run.
+        step = Step.objects.get(pk=self.step.pk)
+        step.wrote = list(step.wrote or []) + [what]
+        step.save(update_fields=["wrote"])
+
+    def recall_runs(self, limit: int) -> list[dict]:
+        runs = (Run.objects.filter(workspace_id=self.run.workspace_id).exclude(pk=self.run.pk)
+                .order_by("-created_at")[: max(1, min(limit, 50))])
+        return [{"id": r.public_id, "name": r.name, "status": r.status, "verdict": r.verdict, "headline": r.headline,
+                 "finished_at": r.finished_at.isoformat() if r.finished_at else None} for r in runs]
+
+    def read_run(self, run_id: str) -> dict | None:
+        run = Run.objects.filter(workspace_id=self.run.workspace_id, public_id=run_id).first()
+        if run is None:
+            return None
+        return {"id": run.public_id, "name": run.name, "status": run.status, "verdict": run.verdict,
+                "headline": run.headline, "summary": run.summary,
+                "steps": [{"step": s.label, "agent": s.agent, "status": s.status, "output": s.output[:4000],
+                           "error": s.error} for s in run.steps.all()]}
+
+    def close(self) -> None:
+        for client in self.clients:
+            client.close()
+
+
+def now():
+    return timezone.now()

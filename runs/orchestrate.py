@@ -1,0 +1,409 @@
+"""Moving a run through its plan, and running one step of it.
+
+`advance(run_pk)` looks at the run under a lock and does the next thing:
+parks at a gate (`!`, `ask:`), parks on `wait: event`, fans out `each:` as a
+Celery group (the last instance to finish joins them, counted in the
+database under the parent row's lock — no result backend needed), enqueues
+a plain step, or finishes the run with its verdict and headline.
+
+`execute_step(step_pk)` claims the step once (select_for_update + a claim
+token naming the host and process), runs the engine outside any transaction,
+and saves what it returned. A step found `running` whose claimant process is
+gone was lost with its worker: it runs again when it had only read, and
+fails naming what it wrote when it had written — never sent twice.
+
+Lock order, everywhere: Run, then Step(s), then (inside library writes) the Workspace.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import time
+import uuid
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from foldrun.engine import StepRequest, run_step
+from foldrun.engine.flow import check_verify, fill_task, headline_of, split_items, verdict_of
+
+from .actions import desk_at, flow_meta, run_inputs
+from .host import DbHost
+from .models import (
+    Approval,
+    ApprovalKind,
+    ApprovalState,
+    Artifact,
+    Run,
+    RunStatus,
+    Step,
+    StepStatus,
+    TraceEvent,
+    Try,
+)
+from .signals import emit
+
+log = logging.getLogger(__name__)
+
+FINISHED = {StepStatus.COMPLETED, StepStatus.FAILED, StepStatus.SKIPPED, StepStatus.CANCELLED}
+LOST_PREFIX = "the worker running step"
+
+
+def _trace(run: Run, step: Step | None, message: str, **extra) -> None:
+    TraceEvent.objects.create(run=run, step=step, try_n=step.attempt if step else 0, kind="log",
+                              data={"message": message, **extra})
+
+
+def _enqueue_step(step_pk: int) -> None:
+    from .tasks import run_step_task
+
+    transaction.on_commit(lambda: run_step_task.delay(step_pk))
+
+
+def _enqueue_group(step_pks: list[int]) -> None:
+    from celery import group
+
+    from .tasks import run_step_task
+
+    transaction.on_commit(lambda: group(run_step_task.si(pk) for pk in step_pks).apply_async())
+
+
+def _enqueue_advance(run_pk: int) -> None:
+    from .tasks import advance_run
+
+    transaction.on_commit(lambda: advance_run.delay(run_pk))
+
+
+# --------------------------------------------------------------------- advance
+
+
+def advance(run_pk: int) -> None:
+    with transaction.atomic():
+        run = Run.objects.select_for_update().filter(pk=run_pk).first()
+        if run is None or run.is_finished or run.status in (RunStatus.AWAITING_APPROVAL, RunStatus.WAITING):
+            return
+        if run.status == RunStatus.QUEUED:
+            run.status = RunStatus.RUNNING
+            run.started_at = timezone.now()
+            run.save(update_fields=["status", "started_at"])
+        parents = {s.index: s for s in Step.objects.select_for_update().filter(run=run, instance__isnull=True)}
+        outputs = {i: s.output for i, s in parents.items() if s.status == StepStatus.COMPLETED}
+        inputs = run_inputs(run)
+        for spec in run.plan:
+            step = parents[spec["number"]]
+            if step.status in (StepStatus.COMPLETED, StepStatus.SKIPPED):
+                continue
+            if step.status in (StepStatus.FAILED, StepStatus.CANCELLED):
+                if spec.get("on_fail") == "continue":
+                    continue
+                _finish(run, RunStatus.FAILED, error=f"step {step.index} ([[{step.agent}]]) failed: {step.error}")
+                return
+            if step.status != StepStatus.PENDING:
+                return  # queued, running or parked: its task or a person moves it on
+            if spec.get("gate") and not _decided(step, ApprovalKind.GATE):
+                _park(run, step, ApprovalKind.GATE, question=f"Run step {step.index} ([[{step.agent}]]): "
+                                                             f"{fill_task(spec['task'], inputs, outputs)[:500]}")
+                return
+            if spec.get("ask") and not _decided(step, ApprovalKind.ASK):
+                _park(run, step, ApprovalKind.ASK, question=fill_task(spec["ask"], inputs, outputs))
+                return
+            if spec.get("wait_event") and step.event_received_at is None:
+                step.status = StepStatus.WAITING
+                step.save(update_fields=["status"])
+                run.status = RunStatus.WAITING
+                run.save(update_fields=["status"])
+                _trace(run, step, f"waiting for event {spec['wait_event']}: POST …/runs/{run.public_id}/events/"
+                                  f"{spec['wait_event']}")
+                emit(run, "waiting", step=step)
+                return
+            step.task = fill_task(spec["task"], inputs, outputs)
+            if spec.get("each"):
+                if _fan_out(run, step, spec, outputs):
+                    return
+                continue
+            step.status = StepStatus.QUEUED
+            step.save(update_fields=["task", "status"])
+            _enqueue_step(step.pk)
+            return
+        _finish(run, RunStatus.COMPLETED)
+
+
+def _decided(step: Step, kind: str) -> bool:
+    return Approval.objects.filter(step=step, kind=kind, state__in=[ApprovalState.APPROVED, ApprovalState.ANSWERED]).exists()
+
+
+def _park(run: Run, step: Step, kind: str, *, question: str) -> Approval:
+    meta = flow_meta(run)
+    within = meta.get("approve_within") or 7 * 86400
+    approval = Approval.objects.create(run=run, step=step, kind=kind, question=question,
+                                       approvers=list(meta.get("approvers") or []),
+                                       expires_at=timezone.now() + timezone.timedelta(seconds=within))
+    step.status = StepStatus.AWAITING_APPROVAL
+    step.approvers = approval.approvers
+    step.save(update_fields=["status", "approvers"])
+    run.status = RunStatus.AWAITING_APPROVAL
+    run.save(update_fields=["status"])
+    _trace(run, step, f"awaiting approval: {question[:300]}", approval=approval.public_id)
+    emit(run, "awaiting-approval", step=step, approval=approval)
+    return approval
+
+
+def _fan_out(run: Run, step: Step, spec: dict, outputs: dict[int, str]) -> bool:
+    """Create one instance per item and enqueue them as a group. False when there is nothing to do."""
+    previous = outputs.get(step.index - 1, "")
+    try:
+        items = split_items(previous, spec["each"])
+    except ValueError as exc:
+        step.status = StepStatus.FAILED
+        step.error = str(exc)
+        step.finished_at = timezone.now()
+        step.save(update_fields=["task", "status", "error", "finished_at"])
+        _trace(run, step, str(exc))
+        if spec.get("on_fail") != "continue":
+            _finish(run, RunStatus.FAILED, error=f"step {step.index} ([[{step.agent}]]) failed: {exc}")
+            return True
+        return False
+    cap = spec.get("max")
+    if cap and len(items) > cap:
+        _trace(run, step, f"each: {len(items)} items, max: {cap} — the first {cap} run")
+        items = items[:cap]
+    if not items:
+        step.status = StepStatus.COMPLETED
+        step.output = ""
+        step.finished_at = timezone.now()
+        step.save(update_fields=["task", "status", "output", "finished_at"])
+        _trace(run, step, f"each: {spec['each']} — the previous step's output has no items; nothing to fan out")
+        return False
+    inputs = run_inputs(run)
+    instances = [Step(run=run, index=step.index, instance=n, item=item, agent=step.agent,
+                      task=fill_task(spec["task"], inputs, outputs, item), status=StepStatus.QUEUED,
+                      wait_event="") for n, item in enumerate(items)]
+    created = Step.objects.bulk_create(instances)
+    pks = [s.pk for s in created] if all(s.pk for s in created) else list(
+        Step.objects.filter(run=run, index=step.index, instance__isnull=False).order_by("instance").values_list("pk", flat=True))
+    step.status = StepStatus.RUNNING
+    step.started_at = timezone.now()
+    step.save(update_fields=["task", "status", "started_at"])
+    _trace(run, step, f"each: {len(items)} instances in parallel")
+    _enqueue_group(pks)
+    return True
+
+
+def _finish(run: Run, status: str, *, error: str = "") -> None:
+    run.status = status
+    run.finished_at = timezone.now()
+    run.error = error[:2000]
+    if status == RunStatus.COMPLETED:
+        last = (Step.objects.filter(run=run, instance__isnull=True, status=StepStatus.COMPLETED)
+                .order_by("-index").first())
+        reply = last.output if last else ""
+        run.headline = headline_of(reply)
+        run.verdict = verdict_of(reply)
+        lines = reply.strip().splitlines()
+        run.summary = "\n".join(lines[1:]).strip()[:4000]
+    else:
+        run.headline = run.headline or error.splitlines()[0][:500] if error else run.headline
+    run.save(update_fields=["status", "finished_at", "error", "headline", "verdict", "summary"])
+    if status == RunStatus.COMPLETED:
+        emit(run, "completed")
+        if run.verdict == "BLOCKED":
+            emit(run, "blocked")
+    elif status == RunStatus.FAILED:
+        emit(run, "failed")
+
+
+# --------------------------------------------------------------------- a step
+
+
+def _claim_token() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+def _holder_alive(claim: str) -> bool:
+    """Is the process that claimed the step still running it? Only knowable on this host."""
+    try:
+        host, pid, _ = claim.split(":", 2)
+        pid_number = int(pid)
+    except ValueError:
+        return False
+    if host != socket.gethostname():
+        # acks_late redelivers to another host only when the first one was lost.
+        return False
+    if pid_number == os.getpid():
+        return False
+    try:
+        os.kill(pid_number, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def execute_step(step_pk: int) -> str:
+    """Run one step (or `each:` instance) once. Returns a word for the task log."""
+    claim = _claim_token()
+    with transaction.atomic():
+        step = Step.objects.select_related("run").filter(pk=step_pk).first()
+        if step is None:
+            return "missing"
+        run = Run.objects.select_for_update().get(pk=step.run_id)
+        step = Step.objects.select_for_update().get(pk=step_pk)
+        if step.status in FINISHED:
+            return "already finished"  # refused: a step runs once
+        if run.is_finished:
+            step.status = StepStatus.CANCELLED
+            step.save(update_fields=["status"])
+            return "run finished"
+        if step.status == StepStatus.RUNNING:
+            if _holder_alive(step.claim):
+                return "held by a live worker"
+            Try.objects.filter(step=step, n=step.attempt, finished_at__isnull=True).update(
+                status="lost", finished_at=timezone.now(), error="the worker was lost mid-step")
+            if step.wrote:
+                wrote = "; ".join(step.wrote)
+                message = (f"the worker running step {step.label} ([[{step.agent}]]) was lost after it had written: "
+                           f"{wrote} — it is not run again, so nothing is sent twice")
+                _trace(run, step, message)
+                _settle_failure(run, step, message, retry_allowed=False)
+                return "lost after writing"
+            _trace(run, step, f"the worker running step {step.label} ([[{step.agent}]]) was lost; it had only "
+                              f"read, so the step runs again")
+        elif step.status != StepStatus.QUEUED:
+            return f"not runnable ({step.status})"
+        step.attempt += 1
+        step.status = StepStatus.RUNNING
+        step.claim = claim
+        step.started_at = step.started_at or timezone.now()
+        step.error = ""
+        step.save(update_fields=["attempt", "status", "claim", "started_at", "error"])
+        attempt = Try.objects.create(step=step, n=step.attempt, status="running")
+    return _execute_claimed(run, step, attempt, claim)
+
+
+def _spec(run: Run, step: Step) -> dict:
+    return next(s for s in run.plan if s["number"] == step.index)
+
+
+def _execute_claimed(run: Run, step: Step, attempt: Try, claim: str) -> str:
+    spec = _spec(run, step)
+    desk = desk_at(run.workspace, run.changeset_number)
+    answer = (Approval.objects.filter(step__run=run, step__index=step.index, kind=ApprovalKind.ASK,
+                                      state=ApprovalState.ANSWERED).order_by("-decided_at").values_list("answer", flat=True).first())
+    task = step.task
+    if step.event_received_at is not None and step.event_payload not in (None, {}, ""):
+        task += f"\n\nThe event {spec.get('wait_event')} arrived with: {json.dumps(step.event_payload, ensure_ascii=False)[:4000]}"
+    request = StepRequest(
+        run_id=run.public_id, label=step.label, agent=step.agent, task=task, limits=spec.get("limits") or {},
+        is_test=run.is_test, answer=answer, inputs=run_inputs(run),
+        allow_private_urls=bool(getattr(settings, "FOLDRUN_ALLOW_PRIVATE_URLS", False)),
+        venv_cache=Path(settings.DATA_DIR) / "venvs",
+    )
+    host = DbHost(run, step, attempt)
+    started = time.monotonic()
+    try:
+        result = run_step(desk, request, host)
+    finally:
+        host.close()
+    seconds = time.monotonic() - started
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(pk=run.pk)
+        step = Step.objects.select_for_update().get(pk=step.pk)
+        if step.claim != claim or step.status != StepStatus.RUNNING:
+            return "claim lost"
+        Try.objects.filter(pk=attempt.pk).update(status=result.status, error=result.error[:2000], seconds=seconds,
+                                                 finished_at=timezone.now())
+        step.limits_line = result.limits_line[:1000]
+        _keep_files(run, step, result)
+        if result.status == "completed":
+            before = {p: t for p, t in desk.files.items()}
+            after: dict = {**result.writes, **result.outputs}
+            problem = check_verify(spec.get("verify"), result.output, before, after)
+            if problem:
+                _trace(run, step, problem)
+                step.output = result.output
+                _settle_failure(run, step, problem, retry_allowed=True)
+                return "verify failed"
+            step.status = StepStatus.COMPLETED
+            step.output = result.output
+            step.finished_at = timezone.now()
+            step.save()
+            _after_step(run, step)
+            return "completed"
+        if result.status == "parked":
+            step.save()
+            if run.is_finished:
+                return "run finished"
+            step.status = StepStatus.PENDING
+            step.save(update_fields=["status"])
+            _park(run, step, ApprovalKind.ASK, question=result.question)
+            return "parked"
+        step.output = result.output
+        _settle_failure(run, step, result.error or "the step failed", retry_allowed=not result.error.startswith("budget reached"))
+        return "failed"
+
+
+def _keep_files(run: Run, step: Step, result) -> None:
+    """Outputs become run artifacts; memory/ and state/ writes a revision attributed to the run."""
+    import hashlib
+
+    for path, content in result.outputs.items():
+        Artifact.objects.create(run=run, step=step, path=path, content=content, size=len(content),
+                                sha256=hashlib.sha256(content).hexdigest())
+    if result.writes:
+        from library.actions import WriteRefused, do_write_run_files
+
+        try:
+            do_write_run_files(run.public_id, account=run.account, workspace=run.workspace, files=result.writes,
+                               message=f"Written by {run.public_id} step {step.label} ([[{step.agent}]])")
+            _trace(run, step, "kept as a revision: " + ", ".join(sorted(result.writes)))
+        except WriteRefused as exc:
+            findings = getattr(exc, "findings", [])
+            words = "; ".join(getattr(f, "message", str(f)) for f in findings) or str(exc)
+            _trace(run, step, f"writes refused: {words}")
+
+
+def _settle_failure(run: Run, step: Step, error: str, *, retry_allowed: bool) -> None:
+    spec = _spec(run, step)
+    step.error = error.splitlines()[0][:1000] if error else "the step failed"
+    if retry_allowed and step.attempt <= int(spec.get("retry") or 0) and not run.is_finished:
+        _trace(run, step, f"retry {step.attempt} of {spec.get('retry')}: {step.error}")
+        step.status = StepStatus.QUEUED
+        step.claim = ""
+        step.save()
+        _enqueue_step(step.pk)
+        return
+    step.status = StepStatus.FAILED
+    step.finished_at = timezone.now()
+    step.save()
+    _after_step(run, step)
+
+
+def _after_step(run: Run, step: Step) -> None:
+    """A plain step advances the run; an instance joins its siblings (the last one advances)."""
+    if step.instance is None:
+        _enqueue_advance(run.pk)
+        return
+    parent = Step.objects.select_for_update().get(run=run, index=step.index, instance__isnull=True)
+    siblings = list(Step.objects.filter(run=run, index=step.index, instance__isnull=False).order_by("instance"))
+    if any(s.status not in FINISHED for s in siblings) or parent.status in FINISHED:
+        return
+    failed = [s for s in siblings if s.status != StepStatus.COMPLETED]
+    spec = _spec(run, step)
+    if spec.get("each") == "json":
+        parent.output = json.dumps([s.output for s in siblings], ensure_ascii=False)
+    else:
+        parent.output = "\n".join(s.output for s in siblings)
+    parent.finished_at = timezone.now()
+    if failed:
+        parent.status = StepStatus.FAILED
+        parent.error = (f"{len(failed)} of {len(siblings)} instances failed; the first "
+                        f"({failed[0].label}): {failed[0].error}")[:1000]
+    else:
+        parent.status = StepStatus.COMPLETED
+    parent.save()
+    _enqueue_advance(run.pk)

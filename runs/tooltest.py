@@ -1,0 +1,60 @@
+"""Server glue for the Tool Test button: the engine's `test_tool` with a host
+whose secrets come from the vault and whose trace is returned, not stored."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+
+from accounts.models import Workspace
+from foldrun.api import ApiError
+from foldrun.engine.resolve import ResolveError
+from foldrun.engine.step import MissingSecret, StepRequest
+from foldrun.engine.tooltest import test_tool
+
+from .host import vault_lookup
+
+
+class TestHost:
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        self.events: list[dict] = []
+
+    def trace(self, kind: str, data: dict) -> None:
+        self.events.append({"kind": kind, "data": data})
+
+    def resolve_secrets(self, names: list[str]) -> dict[str, tuple[str, str]]:
+        found = vault_lookup(self.workspace, names)
+        for name in names:
+            if name not in found:
+                raise MissingSecret(name)
+        return found
+
+    def before_write(self, what: str) -> None:
+        self.events.append({"kind": "log", "data": {"message": f"about to write: {what}"}})
+
+    def check_budget(self) -> None:
+        return None
+
+    def recall_runs(self, limit: int) -> list[dict]:
+        return []
+
+    def read_run(self, run_id: str) -> dict | None:
+        return None
+
+
+def run_tool_test(workspace: Workspace, tool: str, arguments: dict, *, agent: str | None = None,
+                  operation: str | None = None, is_test: bool = False) -> dict:
+    from .actions import desk_at
+
+    desk = desk_at(workspace, None)
+    host = TestHost(workspace)
+    request = StepRequest(run_id="tool-test", label="tool test", agent=agent or "tool-test", task="", is_test=is_test,
+                          allow_private_urls=bool(getattr(settings, "FOLDRUN_ALLOW_PRIVATE_URLS", False)),
+                          venv_cache=Path(settings.DATA_DIR) / "venvs")
+    try:
+        answer = test_tool(desk, tool, arguments, host, request, agent=agent, operation=operation)
+    except ResolveError as exc:
+        raise ApiError(str(exc), code="not_found", status_code=404) from None
+    answer["trace"] = host.events
+    return answer

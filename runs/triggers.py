@@ -1,0 +1,125 @@
+"""Triggers: schedules (cron in the flow's timezone, fired by Celery beat) and
+inbound webhooks (`POST /api/hooks/<ws>/<flow>`).
+
+Schedules are mirrored from the flows' files into `Schedule` rows on every
+beat tick (`runs.fire_schedules`, every minute), so a push that adds, changes
+or removes a `schedule:` is picked up at the next tick without a restart.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+import logging
+import zoneinfo
+
+from croniter import croniter
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import Workspace
+from foldrun.contract.desk import FLOW
+from foldrun.contract.model import flow_of
+
+from .models import Run, RunStatus, Schedule, Trigger
+from .signals import emit
+
+log = logging.getLogger(__name__)
+
+
+def next_fire(cron: str, tz_name: str, after: dt.datetime) -> dt.datetime:
+    """The next time `cron` fires after `after`, read in `tz_name`, as an aware UTC datetime."""
+    try:
+        zone = zoneinfo.ZoneInfo(tz_name or "UTC")
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        zone = zoneinfo.ZoneInfo("UTC")
+    local = after.astimezone(zone)
+    fire = croniter(cron, local).get_next(dt.datetime)
+    return fire.astimezone(dt.timezone.utc)
+
+
+def sync_schedules(workspace: Workspace) -> list[Schedule]:
+    """Make the workspace's Schedule rows match its flows' `schedule:` at head."""
+    from library.services import desk_for_workspace
+
+    desk = desk_for_workspace(workspace)
+    wanted: dict[str, tuple[str, str]] = {}
+    default_tz = "UTC"
+    from foldrun.contract.model import agents_md_of
+
+    defaults = agents_md_of(desk, "workspace")
+    if defaults and defaults.timezone:
+        default_tz = str(defaults.timezone)
+    for document in desk.of_kind(FLOW):
+        if document.parsed is None:
+            continue
+        flow = flow_of(desk, document)
+        if flow.schedule:
+            wanted[flow.name] = (flow.schedule, flow.timezone or default_tz)
+    now = timezone.now()
+    rows = {s.flow: s for s in Schedule.objects.filter(workspace=workspace)}
+    for name, row in rows.items():
+        if name not in wanted:
+            row.delete()
+    kept: list[Schedule] = []
+    for name, (cron, tz_name) in wanted.items():
+        row = rows.get(name)
+        if row is None or row.cron != cron or row.timezone != tz_name:
+            row = row or Schedule(workspace=workspace, flow=name)
+            row.cron, row.timezone = cron, tz_name
+            row.next_fire_at = next_fire(cron, tz_name, now)
+            row.save()
+        kept.append(row)
+    return kept
+
+
+def fire_due_schedules(now: dt.datetime | None = None) -> int:
+    """Start a run for every schedule that is due; returns how many started."""
+    from .actions import check_start_run
+
+    now = now or timezone.now()
+    workspaces = Workspace.objects.filter(files__path__startswith="flows/").distinct()
+    for workspace in workspaces:
+        try:
+            sync_schedules(workspace)
+        except Exception:  # one broken desk must not stop the others' schedules
+            log.exception("could not read the schedules of workspace %s", workspace.pk)
+    started = 0
+    for schedule in Schedule.objects.filter(next_fire_at__lte=now, quarantined_at__isnull=True).select_related("workspace"):
+        with transaction.atomic():
+            row = Schedule.objects.select_for_update().filter(pk=schedule.pk, next_fire_at__lte=now).first()
+            if row is None:
+                continue  # another beat tick took it
+            row.last_fired_at = now
+            row.next_fire_at = next_fire(row.cron, row.timezone, now)
+            row.save(update_fields=["last_fired_at", "next_fire_at"])
+            try:
+                check_start_run(workspace=row.workspace, flow=row.flow, trigger=Trigger.SCHEDULE)
+                started += 1
+            except Exception as exc:  # noqa: BLE001 - a refusal (budget, broken flow) is logged, the tick goes on
+                log.warning("schedule %s/%s did not start: %s", row.workspace.name, row.flow, exc)
+    _check_sla(now)
+    return started
+
+
+def _check_sla(now: dt.datetime) -> None:
+    """Runs still going past their flow's `sla:` get the `sla` event, once."""
+    for run in Run.objects.filter(status__in=[RunStatus.RUNNING, RunStatus.QUEUED, RunStatus.AWAITING_APPROVAL,
+                                              RunStatus.WAITING], sla_notified_at__isnull=True):
+        sla = ((run.inputs or {}).get("__flow__") or {}).get("sla")
+        if sla and run.created_at + dt.timedelta(seconds=sla) <= now:
+            with transaction.atomic():
+                if Run.objects.filter(pk=run.pk, sla_notified_at__isnull=True).update(sla_notified_at=now):
+                    emit(run, "sla")
+
+
+# ------------------------------------------------------------------ webhooks
+
+
+def signature_ok(raw_body: bytes, header: str | None, secret: str) -> bool:
+    """`x-signature`: the hex HMAC-SHA256 of the raw body (a `sha256=` prefix is accepted)."""
+    if not header or not secret:
+        return False
+    given = header.strip().removeprefix("sha256=")
+    want = hmac.new(secret.encode(), raw_body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(given.encode(), want.encode())

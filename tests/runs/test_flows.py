@@ -1,0 +1,179 @@
+"""Flow control, in-process: steps in order, gates, ask, wait, each, verify, retry, on-fail, budget."""
+from __future__ import annotations
+
+import pytest
+
+from runs.actions import check_start_run, decide, do_receive_event
+from runs.models import Approval, Artifact, Run, TraceEvent
+from library.models import Changeset
+from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
+from tests.runs.helpers import agent_file, drive, push
+
+
+def flow(body: str, meta: str = "") -> str:
+    return f"---\nname: weekly\n{meta}---\n{body}\n"
+
+
+@pytest.fixture
+def desk(workspace, fake_provider):
+    def make(flow_body: str, meta: str = "", **agents):
+        files = {f"agents/{name}/agent.md": agent_file(name, fake_provider, **(opts or {})) for name, opts in agents.items()}
+        files["flows/weekly.md"] = flow(flow_body, meta)
+        push(workspace, files)
+    return make
+
+
+def test_two_steps_run_in_order_and_the_run_records_verdict_and_headline(workspace, alice, desk, fake_provider):
+    desk("1. [[researcher]] — Find pages about {{topic}}.\n2. [[reporter]] — Summarise {{steps.1.output}}.",
+         "inputs: {topic: inspections}\n", researcher={}, reporter={})
+    fake_provider.reply_text("three pages found")
+    fake_provider.reply_text("GOOD — 3 pages on inspections\nthe rest of the summary")
+    run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
+    assert run.status == "completed"
+    assert run.verdict == "GOOD"
+    assert run.headline == "GOOD — 3 pages on inspections"
+    assert run.summary == "the rest of the summary"
+    assert "Find pages about inspections." in fake_provider.requests[0].body["messages"][0]["content"]
+    assert "Summarise three pages found." in fake_provider.requests[1].body["messages"][0]["content"]
+    assert run.changeset_number == Changeset.objects.filter(workspace=workspace).order_by("-number").first().number
+
+
+def test_a_gate_parks_the_run_until_approved_and_a_second_decision_is_refused(workspace, alice, desk, fake_provider):
+    desk("1. [[publisher]] ! — Publish.", publisher={})
+    run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
+    assert run.status == "awaiting-approval"
+    assert fake_provider.requests == []
+    decide(run=run, index=1, decision="approve", user=alice, label=alice.email)
+    fake_provider.reply_text("QUIET published nothing new")
+    run = drive(run)
+    assert run.status == "completed"
+    approval = Approval.objects.get(run=run)
+    assert (approval.state, approval.decided_by_label) == ("approved", "alice@example.com")
+    from foldrun.api import ApiError
+    with pytest.raises(ApiError) as refused:
+        decide(run=run, index=1, decision="reject", user=alice, label=alice.email)
+    assert refused.value.status_code == 409
+
+
+def test_a_rejected_gate_cancels_the_run(workspace, alice, desk):
+    desk("1. [[publisher]] ! — Publish.", publisher={})
+    run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
+    decide(run=run, index=1, decision="reject", user=alice, label=alice.email)
+    run.refresh_from_db()
+    assert run.status == "cancelled"
+    assert run.error == "step 1 ([[publisher]]) was rejected by alice@example.com"
+
+
+def test_ask_hands_the_answer_to_the_step(workspace, alice, desk, fake_provider):
+    desk("1. [[writer]] — Write the post.\n   ask: Which tone?", writer={})
+    run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
+    assert run.status == "awaiting-approval"
+    assert Approval.objects.get(run=run).question == "Which tone?"
+    decide(run=run, index=1, decision="approve", user=alice, label=alice.email, answer="cheerful")
+    fake_provider.reply_text("GOOD written")
+    run = drive(run)
+    assert run.status == "completed"
+    assert "their answer: cheerful" in fake_provider.requests[0].body["messages"][0]["content"]
+
+
+def test_the_ask_tool_parks_the_run_mid_step(workspace, alice, desk, fake_provider):
+    desk("1. [[writer]] — Write the post.", writer={"tools": "[ask]"})
+    fake_provider.reply_tool_use("ask", {"question": "Formal or casual?"})
+    run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
+    assert run.status == "awaiting-approval"
+    assert Approval.objects.get(run=run).question == "Formal or casual?"
+
+
+def test_wait_event_parks_until_the_event_arrives(workspace, alice, desk, fake_provider):
+    desk("1. [[signer]] — Continue after sign-off.\n   wait: event signed-off", signer={})
+    run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
+    assert run.status == "waiting"
+    do_receive_event(run, "signed-off", {"by": "legal"})
+    fake_provider.reply_text("GOOD done")
+    run = drive(run)
+    assert run.status == "completed"
+    assert '"by": "legal"' in fake_provider.requests[0].body["messages"][0]["content"]
+
+
+def test_each_fans_out_one_instance_per_line_at_most_max(workspace, alice, desk, fake_provider):
+    desk("1. [[lister]] — List pages.\n2. [[reader]] — Read it.\n   each: lines\n   max: 2\n3. [[reporter]] — Report.",
+         lister={}, reader={}, reporter={})
+    fake_provider.reply_text("a.html\nb.html\nc.html")
+    fake_provider.reply_text("read one")
+    fake_provider.reply_text("read two")
+    fake_provider.reply_text("GOOD two pages")
+    run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
+    assert run.status == "completed"
+    instances = run.steps.filter(index=2, instance__isnull=False).order_by("instance")
+    assert [s.item for s in instances] == ["a.html", "b.html"]
+    assert run.steps.get(index=2, instance__isnull=True).output == "read one\nread two"
+
+
+def test_each_over_empty_output_completes_with_nothing_to_fan_out(workspace, alice, desk, fake_provider):
+    desk("1. [[lister]] — List.\n2. [[reader]] — Read it.\n   each: lines\n3. [[reporter]] — Report.",
+         lister={}, reader={}, reporter={})
+    fake_provider.reply_text("   ")
+    fake_provider.reply_text("QUIET nothing")
+    run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
+    assert run.status == "completed"
+    messages = [e.data.get("message", "") for e in TraceEvent.objects.filter(run=run, kind="log")]
+    assert "each: lines — the previous step's output has no items; nothing to fan out" in messages
+
+
+def test_verify_file_fails_the_step_when_the_file_is_missing(workspace, alice, desk, fake_provider):
+    desk("1. [[publisher]] — Publish.\n   verify: file outputs/receipt.json", publisher={})
+    fake_provider.reply_text("GOOD published")
+    run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
+    assert run.status == "failed"
+    assert run.error == ("step 1 ([[publisher]]) failed: verify: file outputs/receipt.json — the step left no such "
+                         "file, or it is empty")
+
+
+def test_verify_file_passes_and_the_output_is_kept_as_an_artifact(workspace, alice, desk, fake_provider):
+    desk("1. [[publisher]] — Publish.\n   verify: file outputs/receipt.json", publisher={"tools": "[write]"})
+    fake_provider.reply_tool_use("Write", {"path": "outputs/receipt.json", "content": '{"ok": true}'})
+    fake_provider.reply_text("GOOD published")
+    run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
+    assert run.status == "completed"
+    assert bytes(Artifact.objects.get(run=run).content) == b'{"ok": true}'
+
+
+def test_retry_runs_a_failed_step_again_and_on_fail_continue_goes_on(workspace, alice, desk, fake_provider):
+    desk("1. [[flaky]] — Try.\n   verify: reply ^GOOD\n   retry: 1\n   on-fail: continue\n2. [[reporter]] — Report.",
+         flaky={}, reporter={})
+    fake_provider.reply_text("BAD first")
+    fake_provider.reply_text("BAD second")
+    fake_provider.reply_text("QUIET went on")
+    run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
+    first = run.steps.get(index=1)
+    assert (first.status, first.attempt) == ("failed", 2)
+    assert [t.n for t in first.tries.all()] == [1, 2]
+    assert run.status == "completed"
+    assert run.verdict == "QUIET"
+
+
+def test_budget_stops_the_run_saying_which_step_hit_the_cap(workspace, alice, desk, fake_provider):
+    desk("1. [[spender]] — Spend.\n2. [[spender]] — Spend more.", "budget: 0.0001\n", spender={})
+    fake_provider.reply_text("spent", usage=(100, 100))
+    run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
+    assert run.status == "failed"
+    assert "budget reached" in run.error
+    assert "at step 2 ([[spender]])" in run.error
+    assert len(fake_provider.requests) == 1
+
+
+def test_memory_writes_become_a_revision_attributed_to_the_run(workspace, alice, desk, fake_provider):
+    desk("1. [[learner]] — Learn.", learner={})
+    fake_provider.reply_tool_use("Write", {"path": "memory/fact.md",
+                                           "content": "---\ntype: Fact\ntitle: t\ndescription: d\n---\nx\n"})
+    fake_provider.reply_text("GOOD learned")
+    run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
+    assert run.status == "completed"
+    assert Changeset.objects.filter(workspace=workspace, kind="run", run_public_id=run.public_id).exists()
+
+
+def test_an_unknown_agent_fails_the_run_naming_it(workspace, alice, desk):
+    desk("1. [[ghost]] — Haunt.")
+    run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
+    assert run.status == "failed"
+    assert "agent ghost is not in this workspace" in run.error
