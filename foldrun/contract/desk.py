@@ -72,6 +72,9 @@ class Document:
     def line_in(self, parent: str, key: str) -> int | None:
         return self.parsed.line_in(parent, key) if self.parsed else None
 
+    def line_at(self, *keys: str) -> int | None:
+        return self.parsed.line_at(*keys) if self.parsed else None
+
     @property
     def folder(self) -> str:
         """The directory holding this file ('' at the root)."""

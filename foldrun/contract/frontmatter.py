@@ -39,6 +39,35 @@ class Parsed:
     def line_of(self, key: str) -> int | None:
         return self.key_lines.get(key)
 
+    def line_at(self, *keys: str) -> int | None:
+        """The file line of a nested key, `line_at("mcpServers", "linear", "headers",
+        "Authorization")`: each key is looked for at or after the line of the one
+        before it, inside the top-level key's block. Falls back to the deepest
+        line found."""
+        if not keys:
+            return None
+        line = self.key_lines.get(keys[0])
+        if line is None:
+            return None
+        for key in keys[1:]:
+            pattern = re.compile(r"(^|[\s{,])['\"]?" + re.escape(str(key)) + r"['\"]?\s*:")
+            index = line - 2
+            first = self.lines[index] if 0 <= index < len(self.lines) else ""
+            # On the line already found, only text after its own key counts.
+            rest = first.split(":", 1)[1] if ":" in first else ""
+            if pattern.search(rest):
+                continue
+            for index in range(line - 1, len(self.lines)):
+                raw = self.lines[index]
+                if raw and not raw[0].isspace() and not raw.startswith("#"):
+                    return line
+                if pattern.search(raw):
+                    line = index + 2
+                    break
+            else:
+                return line
+        return line
+
     def line_in(self, parent: str, key: str) -> int | None:
         """The file line of `key` nested under top-level `parent` (block or
         inline mapping); the parent's line when it cannot be told apart."""

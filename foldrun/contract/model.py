@@ -40,7 +40,7 @@ from .programs import (
 )
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
-SECRET_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+SECRET_NAME_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")  # as the vault names them
 PLACEHOLDER_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 EVENT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 DURATION_RE = re.compile(r"^\s*(\d+)\s*([mhdw])\s*$")
@@ -848,6 +848,8 @@ def _parse_script(desk: Desk, document: Document, tool: Tool, err) -> None:
     if run is not None:
         tool.run = _str(run)
         target = _join(document.folder, tool.run)
+        if target is not None and document.folder and not target.startswith(document.folder + "/"):
+            target = None
         if target is None:
             err("run", f"run: {tool.run} leaves the tool's folder; name a program beside {document.path.rsplit('/', 1)[-1]}.", "tool.run")
         elif target not in desk.texts(scope):

@@ -95,7 +95,7 @@ def _name_list_findings(document, key: str, values, allowed_words=()):
                           "secrets.value_in_list")
         else:
             yield Finding(document.path, document.line_of(key), "error",
-                          f"{key}: item {position} is not a secret name; a name is letters, digits and '_' (such as RESEND_API_KEY).",
+                          f"{key}: item {position} is not a secret name; a name is capital letters, digits and '_' (such as RESEND_API_KEY).",
                           "secrets.bad_name")
 
 
@@ -133,11 +133,13 @@ def name_keys(desk, context):
                 continue
             for trail, value in _walk_keys(document.meta, ()):
                 leaf = trail[-1]
-                is_name_slot = (leaf == "key" and len(trail) > 1) or (kind == FLOW and trail == ("webhook", "secret"))
+                # provider:, web: and notify: blocks have their own rules (providers.py, web.py, notify.py).
+                is_name_slot = (leaf == "key" and len(trail) > 1 and trail[0] not in ("provider", "web", "notify")) or (
+                    kind == FLOW and trail == ("webhook", "secret"))
                 if not is_name_slot or not isinstance(value, str) or _is_name_or_placeholder(value):
                     continue
                 where = ".".join(trail)
-                yield Finding(document.path, document.line_in(trail[0], leaf), "error",
+                yield Finding(document.path, document.line_at(*trail), "error",
                               f"{where} holds a value where a secret name belongs; write {leaf}: ${{NAME}} and keep the value in the vault.",
                               "secrets.value_in_key")
 
@@ -173,13 +175,13 @@ def headers(desk, context):
         if document.parsed is None:
             continue
         meta = document.meta
-        yield from _header_findings(document, "headers", meta.get("headers"), _SENSITIVE_HEADER, lambda n, d=document: d.line_in("headers", n))
+        yield from _header_findings(document, "headers", meta.get("headers"), _SENSITIVE_HEADER, lambda n, d=document: d.line_at("headers", n))
         yield from _header_findings(document, "query", meta.get("query"), _SENSITIVE_QUERY, lambda n, d=document: d.line_in("query", n))
         yield from _header_findings(document, "env", meta.get("env"), _SENSITIVE_HEADER, lambda n, d=document: d.line_in("env", n))
     for document in desk.of_kind(AGENT):
         if document.parsed is None:
             continue
         for server in agent_of(desk, document).mcp_servers.values():
-            line_for = lambda n, d=document: d.line_in("mcpServers", n)
-            yield from _header_findings(document, f"mcpServers: {server.name} headers", server.headers, _SENSITIVE_HEADER, line_for)
-            yield from _header_findings(document, f"mcpServers: {server.name} env", server.env, _SENSITIVE_HEADER, line_for)
+            for key, mapping in (("headers", server.headers), ("env", server.env)):
+                line_for = lambda n, d=document, s=server.name, k=key: d.line_at("mcpServers", s, k, n)
+                yield from _header_findings(document, f"mcpServers: {server.name} {key}", mapping, _SENSITIVE_HEADER, line_for)
