@@ -107,8 +107,6 @@ def test_push_prune_deletes_what_the_folder_no_longer_has(cli, desk, alice_signe
 def test_deploy_refusal_prints_the_same_findings_as_an_offline_check(cli, desk, alice_signed_in, workspace):
     (desk / "AGENTS.md").write_text(BAD_NOTIFY)
     (desk / "flows/hello.md").write_text("---\nname: hello\n---\n1. [[nobody]] — Say hello.\n")
-    # No knowledge/: the server writes knowledge/index.md itself, and its deploy check sees that file.
-    (desk / "knowledge/about-this-desk.md").unlink()
     offline = check(Desk.from_folder(desk), mode="check")
     checked = cli("check", desk)
     deployed = cli("deploy", desk, "--to", "rank-desk")
@@ -217,3 +215,18 @@ def test_the_library_can_be_pulled_logged_and_diffed_like_a_workspace(cli, alice
     assert not (tmp_path / "copy/.foldrun/workspace").exists()
     assert [(r["number"], r["message"]) for r in logged.json] == [(2, "clearer"), (1, "crm")]
     assert "+description: The CRM. GET to read, never to write." in diffed.lines
+
+
+def test_a_deploy_with_warnings_prints_the_same_warnings_as_an_offline_check(cli, desk, alice_signed_in, workspace):
+    tool = desk / "tools/word-count.md"
+    tool.write_text(tool.read_text().replace("import json\n", "import json\nimport requests\n"))
+    checked = cli("check", desk)
+    deployed = cli("deploy", desk, "--to", "rank-desk")
+    assert checked.lines == [
+        "tools/word-count.md:11: warning: imports requests, which nothing declares; add it to runtime: packages: in "
+        "tools/word-count.md, or the program fails on its first platform call.",
+        "0 errors, 1 warning",
+    ]
+    assert (checked.code, deployed.code) == (0, 0)
+    assert deployed.lines[-1] == checked.lines[0]
+    assert deployed.lines[0] == "Deployed 6 files to rank-desk: revision 1."
