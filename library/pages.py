@@ -401,8 +401,13 @@ def blast_picture(item: SharedItem, limit: int = 12) -> dict[str, Any]:
             "box_x": round(x - box_width / 2, 1), "box_y": round(top, 1), "box_w": box_width, "box_h": box_height,
             "lines": [{"text": text, "y": round(top + 15 + 12 * n, 1), "first": n == 0} for n, text in enumerate(lines)],
         })
+    # Crop the canvas to what is drawn, so one or two agents do not leave a
+    # tall empty picture (it matters on a phone).
+    top = min([cy - 50] + [n["box_y"] for n in nodes]) - 4
+    bottom = max([cy + 50] + [n["box_y"] + n["box_h"] for n in nodes]) + (18 if len(item.grants) > limit else 4)
     return {"width": width, "height": height, "cx": cx, "cy": cy, "hub": _clip(item.name, 14),
-            "nodes": nodes, "more": max(len(item.grants) - limit, 0), "more_y": height - 4}
+            "view": f"0 {round(top, 1)} {width} {round(bottom - top, 1)}",
+            "nodes": nodes, "more": max(len(item.grants) - limit, 0), "more_y": round(bottom - 6, 1)}
 
 
 def _clip_left(text: str, length: int) -> str:

@@ -113,6 +113,7 @@ def test_seed_demo_creates_the_demo_account_desk_and_library_and_prints_the_sign
     page = html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", client.get("/library/").content.decode())))
     assert "ranker in rank-desk grants it" in page
     assert "workspace rank-desk overrides it with its own copy rank-desk/tools/sql.md" in page
+    assert "web gallery · current" in page
 
 
 def test_seed_demo_twice_writes_nothing_the_second_time():

@@ -43,12 +43,16 @@ class Command(BaseCommand):
         ]
         shared = do_write_files(account=account, workspace=None, writes=library_writes, kind="push",
                                 message="shared tools", author=user)
+        # A copy of the gallery's `web` in the library, so the page shows its mark.
+        from library.actions import do_install_gallery_tool
+
+        gallery = do_install_gallery_tool(account=account, workspace=None, name="web", author=user)
         desk_writes = [FileWrite(path=p, content=t) for p, t in sorted(files.items()) if p not in LIBRARY_ONLY]
         pushed = do_write_files(account=account, workspace=workspace, writes=desk_writes, kind="push",
                                 message="demo desk", author=user)
         base = (settings.FOLDRUN_PUBLIC_URL or "http://127.0.0.1:8000").rstrip("/")
         # do_write_files answers with the changeset (or a result holding it); None when nothing changed.
-        changed = [what for what, c in (("library", shared), ("desk", pushed))
+        changed = [what for what, c in (("library", shared), ("gallery copy", gallery), ("desk", pushed))
                    if getattr(c, "changeset", c) is not None]
         self.stdout.write(f"• demo data {'written: ' + ', '.join(changed) if changed else 'already up to date'}")
         self.stdout.write(f"• open {base}/ and sign in as {DEMO_EMAIL} / {DEMO_PASSWORD}")
