@@ -601,3 +601,12 @@ def test_the_rank_desk_language_and_region_are_clean():
 def test_deploy_refuses_the_same_pairs():
     findings = _findings(_agent("  browse:\n    engine: lightpanda\n    video: true"), mode="deploy")
     assert [(f.level, f.code) for f in findings] == [("error", "web.engine_capability")]
+
+
+def test_a_vendor_written_as_name_in_the_browse_block_is_pointed_at_via():
+    assert _messages(_agent("  browse:\n    name: browserbase")) == ["web.browse.name is not a web.browse key; did you mean via?"]
+
+
+def test_an_identity_that_overrides_the_engine_is_checked_with_its_own_engine_only():
+    files = _agent("  browse:\n    engine: lightpanda\n    identities:\n      phone: {engine: chrome, device: \"Pixel 7\"}")
+    assert _findings(files) == []

@@ -314,7 +314,7 @@ class _WebCheck:
         if "safesearch" in block:
             value = block["safesearch"]
             # YAML 1.1 reads a bare `off` as false.
-            if value is not False and (isinstance(value, bool) or value not in W.SAFESEARCH):
+            if value is not False and (isinstance(value, bool) or not isinstance(value, (str, int)) or value not in W.SAFESEARCH):
                 self.error(path + ("safesearch",), "web.search.safesearch must be off, moderate or strict (0, 1 or 2).", "web.search_value")
         if "time_range" in block and block["time_range"] not in W.TIME_RANGES:
             self.error(path + ("time_range",), "web.search.time_range must be day, week, month or year.", "web.search_value")
@@ -345,8 +345,8 @@ class _WebCheck:
                 self.error(path + (key,), f"web.browse.{key} belongs to a call, not to the file — what one call does stays in the call; "
                                           f"pass {key}= on the web action=browse call.", "web.browse_call_key")
             elif key not in BROWSE_BLOCK_KEYS:
-                near = closest(key, BROWSE_BLOCK_KEYS, limit=1)
-                hint = f"; did you mean {' or '.join(near)}?" if near else f". The keys are {', '.join(BROWSE_BLOCK_KEYS)}."
+                near = ["via"] if key == "name" else closest(key, BROWSE_BLOCK_KEYS, limit=1)
+                hint = f"; did you mean {near[0]}?" if near else f". The keys are {', '.join(BROWSE_BLOCK_KEYS)}."
                 self.error(path + (key,), f"web.browse.{key} is not a web.browse key{hint}", "web.browse_unknown_key")
         self.check_settings(block, path, is_identity=False)
         engine = self.block_engine(block, path)
@@ -552,14 +552,15 @@ class _WebCheck:
                     self.error(here + (key,), f"{where}.{key} is not an identity key{did_you_mean(key, IDENTITY_KEYS)} "
                                               f"An identity takes {', '.join(IDENTITY_KEYS)}.", "web.identity_unknown_key")
             self.check_settings(identity, here, is_identity=True)
-            engine = self.block_engine(identity, here) or block_engine
+            own_engine = self.block_engine(identity, here)
+            engine = own_engine or block_engine
             if not engine or vendor is not None:
                 continue
-            caps = {**block_caps, **dict(self.capabilities(identity))}
-            for capability in caps:
-                own = "engine" in identity or "browser" in identity or capability in dict(self.capabilities(identity))
-                if own and not W.engine_can(engine, capability):
-                    key = capability if capability in identity else ("engine" if "engine" in identity else "browser")
+            own_caps = dict(self.capabilities(identity))
+            for capability in {**block_caps, **own_caps}:
+                # A pair made only of the block's own settings is the block's finding, not this identity's.
+                if (own_engine or capability in own_caps) and not W.engine_can(engine, capability):
+                    key = own_caps.get(capability) or ("engine" if "engine" in identity else "browser")
                     self.error(here + (key,), f"{where}: {W.engine_refusal(engine, capability)}.", "web.engine_capability")
 
     # ------------------------------------------------------------ vendors
