@@ -87,6 +87,12 @@ class ApiClient:
     def close(self) -> None:
         self._client.close()
 
+    def __enter__(self) -> "ApiClient":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
     @staticmethod
     def api_path(path: str) -> str:
         if path.startswith("/api/"):

@@ -45,7 +45,8 @@ def cmd_version(args, ctx) -> int:
     code = 0
     if ctx.config.url:
         try:
-            server = ctx.client(ctx.config.url).get("/api/version")
+            with ctx.client(ctx.config.url) as client:
+                server = client.get("/api/version")
         except ApiFailure as exc:
             data["server_error"] = exc.message
             ctx.out.note(f"server: {exc.message}")
@@ -110,12 +111,14 @@ def cmd_login(args, ctx) -> int:
         if not email or not password:
             raise CliError("An email and a password are needed to sign in.")
         name = args.token_name or f"cli@{socket.gethostname() or 'laptop'}"
-        answer = ctx.client(url).post("/api/auth/token", {"email": email, "password": password, "name": name})
+        with ctx.client(url) as client:
+            answer = client.post("/api/auth/token", {"email": email, "password": password, "name": name})
         if not isinstance(answer, dict) or not str(answer.get("token", "")).startswith("frt_"):
             raise CliError(f"{url} did not hand back a token; is it a foldrun server?")
         token, token_id = answer["token"], answer.get("id")
     # Ask who the token is before keeping it: a wrong paste fails here, not later.
-    me = ctx.client(url, token).get("/api/me")
+    with ctx.client(url, token) as client:
+        me = client.get("/api/me")
     stored = config_module.read_file(ctx.config_dir)
     stored.update({"url": url, "token": token})
     if token_id:
@@ -140,14 +143,12 @@ def cmd_logout(args, ctx) -> int:
     revoked = False
     if stored.get("token_id") and url:
         # Revoke it on the server too, so a copy of the file is worth nothing.
-        client = ctx.client(config_module.normalise_url(url), stored["token"])
         try:
-            client.delete(f"/api/tokens/{stored['token_id']}")
+            with ctx.client(config_module.normalise_url(url), stored["token"]) as client:
+                client.delete(f"/api/tokens/{stored['token_id']}")
             revoked = True
         except ApiFailure as exc:
             ctx.out.note(f"The token could not be revoked on the server ({exc.message}); it was forgotten here.")
-        finally:
-            client.close()
     stored.pop("token", None)
     stored.pop("token_id", None)
     config_module.write_file(stored, ctx.config_dir)

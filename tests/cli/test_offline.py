@@ -277,3 +277,17 @@ def test_check_knows_the_gallery_shelf_offline(cli, tmp_path):
     agent.write_text(agent.read_text().replace("tools: [read, word-count]", "tools: [read, word-count, web]"))
     result = cli("check", tmp_path / "desk")
     assert (result.code, result.lines[-1]) == (0, "0 errors, 0 warnings")
+
+
+def test_no_command_prints_the_commands_and_exits_2(cli):
+    result = cli()
+    assert result.code == 2
+    assert result.out == ""
+    assert result.err.startswith("usage: foldrun [-h] [-V] [--json] <command> ...")
+    assert "    push " in result.err and "    check " in result.err and "    login " in result.err
+
+
+def test_an_unknown_command_is_a_usage_error(cli):
+    result = cli("frobnicate")
+    assert result.code == 2
+    assert result.err.splitlines()[-1].startswith("foldrun: error: argument <command>: invalid choice: 'frobnicate'")
