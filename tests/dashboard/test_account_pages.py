@@ -153,3 +153,17 @@ def test_forms_carry_a_csrf_token_and_a_post_without_one_is_refused(alice):
 def test_a_get_never_creates_anything(alice_web, account):
     assert alice_web.get("/workspaces/create?name=sneaky").status_code == 405
     assert not Workspace.objects.filter(account=account).exists()
+
+
+def test_a_refused_post_says_why_in_the_site_layout(bob_web):
+    response = bob_web.post("/workspaces/create", {"name": "mine"})
+    page = response.content.decode()
+    assert response.status_code == 403
+    assert "Your role (viewer) can read this account but not change it." in page
+    assert "foldrun.css" in page
+
+
+def test_a_missing_page_is_a_plain_not_found_in_the_site_layout(alice_web):
+    response = alice_web.get("/w/nowhere/")
+    assert response.status_code == 404
+    assert "There is nothing here." in response.content.decode()
