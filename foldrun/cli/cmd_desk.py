@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import base64
 import difflib
-import hashlib
 import os
 import re
 from pathlib import Path, PurePosixPath
@@ -219,7 +218,6 @@ def read_desk_files(root: Path, out=None) -> tuple[list[dict], int]:
             found.append(path)
     files: list[dict] = []
     total = 0
-    digest = hashlib.sha256()
     for index, path in enumerate(found, 1):
         raw = path.relative_to(root).as_posix()
         try:
@@ -228,13 +226,12 @@ def read_desk_files(root: Path, out=None) -> tuple[list[dict], int]:
             raise CliError(f"Cannot push: {exc}") from None
         data = path.read_bytes()
         total += len(data)
-        digest.update(relative.encode() + b"\0" + hashlib.sha256(data).digest())
         try:
             files.append({"path": relative, "content": data.decode("utf-8"), "encoding": "utf-8"})
         except UnicodeDecodeError:
             files.append({"path": relative, "content": base64.b64encode(data).decode("ascii"), "encoding": "base64"})
         if out is not None:
-            out.progress(f"Reading and hashing files: {index}/{len(found)} ({_size(total)})")
+            out.progress(f"Reading files: {index}/{len(found)} ({_size(total)})")
     return files, total
 
 

@@ -291,3 +291,12 @@ def test_an_unknown_command_is_a_usage_error(cli):
     result = cli("frobnicate")
     assert result.code == 2
     assert result.err.splitlines()[-1].startswith("foldrun: error: argument <command>: invalid choice: 'frobnicate'")
+
+
+def test_the_installed_console_script_checks_a_desk(tmp_path):
+    script = Path(sys.executable).parent / "foldrun"
+    env = dict(os.environ, FOLDRUN_HOME=str(tmp_path / "home"))
+    made = subprocess.run([str(script), "init", str(tmp_path / "desk")], capture_output=True, text=True, env=env)
+    checked = subprocess.run([str(script), "check", str(tmp_path / "desk")], capture_output=True, text=True, env=env)
+    assert made.returncode == checked.returncode == 0
+    assert checked.stdout.splitlines()[-1] == "0 errors, 0 warnings"

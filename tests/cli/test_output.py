@@ -58,7 +58,7 @@ def test_a_push_on_a_terminal_shows_reading_then_uploading_on_one_line(cli, monk
     result = cli("push", tmp_path, "--to", "rank-desk")
     assert result.out.splitlines() == ["Pushed 1 file to rank-desk: revision 4.", "", "CHANGE    PATH", "modified  AGENTS.md"]
     assert terminal.getvalue() == (
-        "\r\x1b[2KReading and hashing files: 1/1 (12 B)"
+        "\r\x1b[2KReading files: 1/1 (12 B)"
         "\r\x1b[2KUploading 1 file (12 B) to rank-desk in one atomic request…"
         "\r\x1b[2K"
     )
