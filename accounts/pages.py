@@ -24,7 +24,7 @@ from foldrun.contract.desk import AGENT, FLOW, classify
 
 from . import actions as account_actions
 from .access import current_membership
-from .models import NAME_RULE, ApiToken, Invite, Membership, Role, Workspace
+from .models import NAME_RULE, ApiToken, Invite, Membership, Profile, Role, Workspace
 
 # The raw token minted by a POST waits here for the one page that shows it.
 _FRESH_TOKEN_KEY = "foldrun_fresh_token"
@@ -146,7 +146,25 @@ def settings_page(request: HttpRequest) -> HttpResponse:
     membership = member_or_page(request)
     if membership is None:
         return _no_account(request)
-    return render(request, "accounts/settings.html", _context(request, membership, "settings"))
+    context = _context(request, membership, "settings")
+    context["my_memberships"] = list(
+        Membership.objects.select_related("account").filter(user=request.user).order_by("created_at", "pk")
+    )
+    return render(request, "accounts/settings.html", context)
+
+
+@login_required
+@require_POST
+def switch_account(request: HttpRequest) -> HttpResponse:
+    """Show another of the person's accounts. Only their own memberships count."""
+    membership = Membership.objects.select_related("account").filter(
+        user=request.user, account__public_id=request.POST.get("account", "")
+    ).first()
+    if membership is None:
+        raise Http404
+    Profile.objects.update_or_create(user=request.user, defaults={"current_account": membership.account})
+    messages.success(request, f"Now showing {membership.account.name}.")
+    return redirect("home")
 
 
 # ---------------------------------------------------------------- workspaces

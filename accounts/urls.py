@@ -6,6 +6,7 @@ from . import pages
 urlpatterns = [
     path("", pages.home, name="home"),
     path("settings/", pages.settings_page, name="settings"),
+    path("settings/account", pages.switch_account, name="account-switch"),
     path("workspaces/create", pages.create_workspace, name="workspace-create"),
     path("settings/members/invite", pages.invite_member, name="member-invite"),
     path("settings/tokens/create", pages.create_token, name="token-create"),

@@ -6,7 +6,7 @@ import html
 import pytest
 from django.test import Client
 
-from accounts.models import ApiToken, Invite, Workspace, hash_token
+from accounts.models import ApiToken, Invite, Membership, Workspace, hash_token
 
 from .conftest import write, agent
 
@@ -167,3 +167,18 @@ def test_a_missing_page_is_a_plain_not_found_in_the_site_layout(alice_web):
     response = alice_web.get("/w/nowhere/")
     assert response.status_code == 404
     assert "There is nothing here." in response.content.decode()
+
+
+def test_a_person_in_two_accounts_switches_which_one_the_pages_show(alice_web, alice, charlie, workspace):
+    other = charlie.memberships.get().account
+    Membership.objects.create(account=other, user=alice, role="viewer")
+    assert "Other Co" in alice_web.get("/settings/").content.decode()
+    response = alice_web.post("/settings/account", {"account": other.public_id}, follow=True)
+    assert '<span class="account-name">Other Co</span>' in response.content.decode()
+    assert alice_web.get("/w/rank-desk/").status_code == 404
+
+
+def test_nobody_switches_to_an_account_they_are_not_in(alice_web, charlie):
+    other = charlie.memberships.get().account
+    assert alice_web.post("/settings/account", {"account": other.public_id}).status_code == 404
+    assert '<span class="account-name">Acme</span>' in alice_web.get("/").content.decode()
