@@ -126,8 +126,7 @@ def check_files(
     raw_files: list[RawFile],
     raw_deletes: list[str],
     *,
-    current: dict[str, Revision] | None = None,
-    allow_generated_unchanged: bool = True,
+    generated: dict[str, set[str]] | None = None,
     check_content: bool = True,
 ) -> tuple[list[FileWrite], list[Finding]]:
     """Validate files and deletions sent by a person; returns writes and
@@ -143,7 +142,7 @@ def check_files(
     the frontmatter checks (what a run writes to memory/ is kept even when
     its frontmatter is poor).
     """
-    current = current or {}
+    generated = generated or {}
     limit = settings.FOLDRUN_MAX_FILE_BYTES
     findings: list[Finding] = []
     writes: list[FileWrite] = []
@@ -177,8 +176,9 @@ def check_files(
             writes.append(FileWrite(path, base64.b64encode(data).decode("ascii"), encoding="base64"))
             continue
         if is_reserved(path):
-            head = current.get(path)
-            if allow_generated_unchanged and head is not None and head.sha256 == sha256_text(text):
+            # Not a hand edit when foldrun itself wrote this text here once:
+            # a pulled desk pushed back, even after the log moved on.
+            if sha256_text(text) in generated.get(path, ()):
                 continue
             findings.append(generated_edit_finding(path))
             continue
@@ -442,9 +442,8 @@ def check_and_write(
     Raises WriteRefused (nothing written) when any file is refused, or when
     `deploy_check` finds errors in the resulting desk.
     """
-    reserved = [normalise_path(r.path) for r in raw_files if _quiet_reserved(r.path)]
-    current = {p: f.head for p, f in _heads(scope_key_for(account, workspace), set(reserved)).items() if _live(f)}
-    writes, findings = check_files(raw_files, raw_deletes, current=current)
+    generated = generated_hashes(account, workspace, raw_files)
+    writes, findings = check_files(raw_files, raw_deletes, generated=generated)
     errors = [f for f in findings if f.level == "error"]
     if errors:
         raise WriteRefused(errors)
@@ -454,6 +453,21 @@ def check_and_write(
     )
     result.warnings = sort_findings(list(findings) + list(result.warnings))
     return result
+
+
+def generated_hashes(account: Account, workspace: Workspace | None, raw_files: list[RawFile]) -> dict[str, set[str]]:
+    """For the generated paths among `raw_files`, every hash foldrun wrote
+    there in this scope (one query; none when no generated path was sent)."""
+    reserved = {normalise_path(r.path) for r in raw_files if _quiet_reserved(r.path)}
+    if not reserved:
+        return {}
+    hashes: dict[str, set[str]] = {}
+    rows = Revision.objects.filter(
+        file__scope_key=scope_key_for(account, workspace), file__path__in=reserved, deleted=False
+    ).values_list("file__path", "sha256")
+    for path, sha in rows:
+        hashes.setdefault(path, set()).add(sha)
+    return hashes
 
 
 def _quiet_reserved(raw: str) -> bool:
@@ -520,7 +534,7 @@ def do_write_run_files(
             raw_files.append(RawFile(path, content))
     if findings:
         raise WriteRefused(findings)
-    writes, problems = check_files(raw_files, raw_deletes, allow_generated_unchanged=False, check_content=False)
+    writes, problems = check_files(raw_files, raw_deletes, check_content=False)
     if problems:
         raise WriteRefused(problems)
     return do_write_files(
@@ -642,7 +656,7 @@ def sync_gallery_copies() -> list[Changeset]:
     """
     from foldrun.gallery import gallery_tools
 
-    from .services import copy_is_unedited, copy_mark, copy_of
+    from .services import MARK_CURRENT, copy_is_unedited, copy_mark, copy_of
 
     shelf_tools = gallery_tools()
     scopes = (
@@ -653,16 +667,19 @@ def sync_gallery_copies() -> list[Changeset]:
     for account_id, workspace_id in sorted(set(scopes), key=lambda s: (s[0], s[1] or 0)):
         account = Account.objects.get(pk=account_id)
         workspace = Workspace.objects.get(pk=workspace_id) if workspace_id else None
-        heads = files_at(account, workspace, with_content=False)
         for name, shelf in sorted(shelf_tools.items()):
-            copy = copy_of(heads, name)
-            if not copy or not copy_is_unedited(copy, name) or copy_mark(copy, shelf) == "gallery · current":
-                continue
-            result = do_write_files(
-                account=account, workspace=workspace, writes=_gallery_writes(name, heads),
-                kind=ChangeKind.GALLERY, message=f"Follow the gallery: {name} updated with the platform",
-            )
+            with transaction.atomic():
+                # Decide under the scope's lock, so an edit that lands between
+                # reading the copy and writing it can never be overwritten.
+                _lock_scope(account, workspace)
+                heads = files_at(account, workspace, with_content=False)
+                copy = copy_of(heads, name)
+                if not copy or not copy_is_unedited(copy, name) or copy_mark(copy, shelf) == MARK_CURRENT:
+                    continue
+                result = do_write_files(
+                    account=account, workspace=workspace, writes=_gallery_writes(name, heads),
+                    kind=ChangeKind.GALLERY, message=f"Follow the gallery: {name} updated with the platform",
+                )
             if result.changeset is not None:
                 written.append(result.changeset)
-                heads = files_at(account, workspace, with_content=False)
     return written

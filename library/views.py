@@ -31,6 +31,7 @@ from .actions import (
     do_install_gallery_tool,
     do_rollback,
     files_at,
+    generated_hashes,
 )
 from .models import ChangeKind, Changeset, Revision, scope_key_for
 from .services import (
@@ -154,9 +155,9 @@ class CheckView(ScopeView):
         account, workspace = self.scope()
         body = self.parse(s.CheckSerializer)
         desk = desk_for_scope(account, workspace)
-        current = files_at(account, workspace, with_content=False)
         raw_files = [s.RawFile(f["path"], f["content"], f["encoding"]) for f in body.validated_data["files"]]
-        writes, findings = check_files(raw_files, body.validated_data["delete"], current=current)
+        generated = generated_hashes(account, workspace, raw_files)
+        writes, findings = check_files(raw_files, body.validated_data["delete"], generated=generated)
         files = dict(desk.files)
         for write in writes:
             if write.content is None:

@@ -138,6 +138,15 @@ def test_a_pulled_generated_file_pushed_back_unchanged_is_accepted(alice_api, de
     assert response.json()["revision"] is None
 
 
+def test_a_pulled_log_pushed_back_after_the_log_moved_on_is_not_a_hand_edit(alice_api, desk):
+    old_log = alice_api.get(f"/api/{WS}/files/knowledge/log.md").json()["content"]
+    push(alice_api, WS, message="edit", files=files(**{"knowledge/keywords.md": CONCEPT + "| b |\n"}))
+    response = push(alice_api, WS, files=files(**{"knowledge/log.md": old_log, "knowledge/keywords.md": CONCEPT + "| b |\n"}))
+    assert response.status_code == 201
+    assert response.json()["revision"] is None
+    assert alice_api.get(f"/api/{WS}/files/knowledge/log.md").json()["content"] != old_log
+
+
 def test_a_duplicate_path_in_one_request_is_refused(alice_api, workspace):
     response = push(alice_api, WS, files=files(**{"agents/a/agent.md": AGENT}) + files(**{"agents/a//agent.md": AGENT}))
     assert response.status_code == 422
