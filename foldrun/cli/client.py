@@ -8,7 +8,7 @@ put in the Authorization header — never in a message, a URL or a repr.
 from __future__ import annotations
 
 from typing import Any, Iterator
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import httpx
 
@@ -162,8 +162,8 @@ class ApiClient:
         seen = 0
         while isinstance(data, dict) and data.get("next") and seen < 1000:
             seen += 1
-            next_url = str(data["next"])
-            if next_url.startswith(self.url):
-                next_url = next_url[len(self.url):]
-            data = self.get(next_url)
+            # Follow only the path and query: the link may name the host as the
+            # server sees itself (behind a proxy), and the token goes nowhere else.
+            parts = urlsplit(str(data["next"]))
+            data = self.get(parts.path + (f"?{parts.query}" if parts.query else ""))
             yield from results(data)

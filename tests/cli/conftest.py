@@ -81,8 +81,8 @@ class CannedServer:
     """A loopback HTTP server answering every request with one canned response.
 
     For what a real foldrun server never sends (a hostile file listing, an
-    HTML error page): `routes` maps a path (without the query) to
-    (status, content type, body bytes).
+    HTML error page): `routes` maps a path (with its query, else without
+    one) to (status, content type, body bytes).
     """
 
     def __init__(self, routes: dict[str, tuple[int, str, bytes]]) -> None:
@@ -94,7 +94,7 @@ class CannedServer:
             def _answer(self) -> None:
                 path = self.path.split("?", 1)[0]
                 server.requests.append((self.command, self.path))
-                status, content_type, body = server.routes.get(path, (404, "application/json",
+                status, content_type, body = server.routes.get(self.path) or server.routes.get(path, (404, "application/json",
                                                                        b'{"code":"not_found","message":"Not found.","details":{}}'))
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)

@@ -300,3 +300,21 @@ def test_the_installed_console_script_checks_a_desk(tmp_path):
     checked = subprocess.run([str(script), "check", str(tmp_path / "desk")], capture_output=True, text=True, env=env)
     assert made.returncode == checked.returncode == 0
     assert checked.stdout.splitlines()[-1] == "0 errors, 0 warnings"
+
+
+def test_a_paginated_listing_is_followed_to_its_end_on_the_same_server(cli, monkeypatch, canned_server):
+    def page(numbers, next_url):
+        rows = [{"number": n, "kind": "push", "author": "alice@example.com", "created_at": "2026-11-30T07:00:00",
+                 "message": f"m{n}", "files": 1} for n in numbers]
+        return (200, "application/json", json.dumps({"next": next_url, "results": rows}).encode())
+
+    server = canned_server({
+        "/api/workspaces/rank-desk/revisions": page([3, 2], "https://proxy.example.com/api/workspaces/rank-desk/revisions?page=2"),
+        "/api/workspaces/rank-desk/revisions?page=2": page([1], None),
+    })
+    monkeypatch.setenv("FOLDRUN_URL", server.url)
+    monkeypatch.setenv("FOLDRUN_TOKEN", "frt_x")
+    result = cli("log", "--to", "rank-desk", "--json")
+    assert [r["number"] for r in result.json] == [3, 2, 1]
+    assert server.requests == [("GET", "/api/workspaces/rank-desk/revisions"),
+                               ("GET", "/api/workspaces/rank-desk/revisions?page=2")]
