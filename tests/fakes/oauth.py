@@ -82,7 +82,7 @@ class FakeOAuth:
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.auth_url = self.base_url + "/authorize"
         self.token_url = self.base_url + "/token"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
     def __enter__(self) -> "FakeOAuth":
         self.thread.start()

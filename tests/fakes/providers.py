@@ -111,7 +111,7 @@ class FakeProvider:
         self.port = self.server.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.openai_base_url = self.base_url + "/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
     # ------------------------------------------------------------ lifecycle
 
