@@ -557,7 +557,7 @@ def do_rollback(
 
     Preconditions: the path has a history in this scope and `to` exists.
     """
-    revision = files_at(account, workspace, to).get(path)
+    revision = file_at(account, workspace, path, to)
     if revision is not None and revision.encoding == "base64":
         writes = [FileWrite(path, revision.content, revision.gallery_tool, revision.gallery_sha256, "base64")]
         return do_write_files(
@@ -570,6 +570,16 @@ def do_rollback(
         account=account, workspace=workspace, raw_files=raw_files, raw_deletes=raw_deletes,
         kind=ChangeKind.ROLLBACK, message=message or f"Roll {path} back to revision {to}", author=author,
     )
+
+
+def file_at(account: Account, workspace: Workspace | None, path: str, number: int | None = None) -> Revision | None:
+    """One live file of a scope as changeset `number` left it (the head when
+    None), with its changeset; None when absent or deleted. One query."""
+    revisions = Revision.objects.filter(file__scope_key=scope_key_for(account, workspace), file__path=path)
+    if number is not None:
+        revisions = revisions.filter(number__lte=number)
+    revision = revisions.select_related("changeset", "changeset__author").order_by("-number").first()
+    return None if revision is None or revision.deleted else revision
 
 
 def files_at(

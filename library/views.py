@@ -30,6 +30,7 @@ from .actions import (
     check_files,
     do_install_gallery_tool,
     do_rollback,
+    file_at,
     files_at,
     generated_hashes,
 )
@@ -200,7 +201,7 @@ class FileView(ScopeView):
     def get(self, request, path: str, ws: str | None = None):
         account, workspace = self.scope()
         at = self.existing_number(account, workspace, _number_param(request, "at"))
-        revision = files_at(account, workspace, at).get(path)
+        revision = file_at(account, workspace, path, at)
         if revision is None:
             raise _not_found()
         if request.query_params.get("raw") in {"1", "true", "yes"}:
@@ -360,8 +361,8 @@ class DiffView(ScopeView):
         if path:
             if not history_of(account, workspace, path):
                 raise _not_found()
-            old = files_at(account, workspace, start).get(path)
-            new = files_at(account, workspace, to).get(path)
+            old = file_at(account, workspace, path, start)
+            new = file_at(account, workspace, path, to)
             return Response({"path": path, "from": start, "to": to, "diff": unified(path, old, new, start, to)})
         old_files, new_files = files_at(account, workspace, start), files_at(account, workspace, to)
         files = []

@@ -206,3 +206,12 @@ def test_bob_may_check_but_not_roll_back(bob_api, desk):
     assert bob_api.post(f"/api/{WS}/check", {}, format="json").status_code == 200
     assert bob_api.post(f"/api/{WS}/files/agents/researcher/agent.md/rollback", {"to": 1}, format="json").status_code == 403
     assert bob_api.post("/api/library/files/x.md/rollback", {"to": 1}, format="json").status_code == 403
+
+
+def test_charlies_library_is_his_own_and_alices_files_are_404_to_him(alice_api, charlie_api, account, alice):
+    push(alice_api, "library", files=files(**{"knowledge/glossary.md": CONCEPT}))
+    assert charlie_api.get("/api/library/files").json()["results"] == []
+    assert charlie_api.get("/api/library/files/knowledge/glossary.md").json() == NOT_FOUND
+    assert charlie_api.get("/api/library/files/knowledge/glossary.md/history").json() == NOT_FOUND
+    assert charlie_api.get("/api/library/revisions/1").json() == NOT_FOUND
+    assert charlie_api.post("/api/library/files/knowledge/glossary.md/rollback", {"to": 1}, format="json").json() == NOT_FOUND
