@@ -1,3 +1,10 @@
-from django.urls import path  # noqa: F401
+"""Run pages on the dashboard."""
+from django.urls import path
 
-urlpatterns: list = []
+from . import pages
+
+urlpatterns = [
+    path("w/<str:ws>/runs/", pages.runs_list, name="runs-list"),
+    path("w/<str:ws>/runs/<str:run_id>", pages.run_page, name="run-page"),
+    path("w/<str:ws>/runs/<str:run_id>/steps/<int:index>/<str:decision>", pages.decide_page, name="run-decide"),
+]
