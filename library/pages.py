@@ -23,14 +23,13 @@ from django.views.decorators.http import require_POST
 
 from accounts.access import current_membership, workspace_for_user
 from accounts.models import Membership, Workspace
-from foldrun.contract.desk import TOOL, Desk, make_document
+from foldrun.contract.desk import Desk, make_document
+from foldrun.contract.model import flow_of
+from foldrun.contract.resolve import granted_tools
 
 from . import services
 from .actions import files_at
 from .models import Changeset, LibraryFile, Revision, scope_key_for
-
-# Built-in tool groups: granted by name, resolved by nobody's files.
-BUILTIN_GROUPS = {"read", "write", "code", "search", "history", "ask", "desks"}
 
 
 def _membership(request: HttpRequest) -> Membership:
@@ -188,62 +187,51 @@ def file_tree(sizes: dict[str, int]) -> list[TreeRow]:
 # ---------------------------------------------------------------- desks
 
 
-_STEP = re.compile(r"^\s*(?P<n>\d+)\.\s+\[\[(?P<agent>[^\]]+)\]\]\s*(?P<gate>!)?\s*(?:[—–-]+\s*(?P<task>.*))?$")
+# Where a granted name resolved, in words for the page.
+_SCOPE_WORDS = {"agent": "agent's own", "workspace": "workspace", "library": "library", "gallery": "gallery"}
 
 
-def flow_steps(body: str) -> list[dict[str, Any]]:
-    """The numbered `[[agent]] — task` lines of a flow body, for display only."""
-    steps = []
-    for line in body.splitlines():
-        match = _STEP.match(line)
-        if match:
-            steps.append({"n": int(match["n"]), "agent": match["agent"].strip(), "gate": bool(match["gate"]),
-                          "task": (match["task"] or "").strip()})
-    return steps
+def _tool_rows(desk: Desk, agent_name: str) -> list[dict[str, str]]:
+    """Each name the agent grants and where it resolves — the same
+    `granted_tools` a run uses, so the page and the run agree."""
+    rows = []
+    for grant in granted_tools(desk, agent_name):
+        if grant.kind == "builtin":
+            scope, path = "built-in", ""
+        elif grant.kind == "mcp":
+            scope, path = "inline MCP", ""
+        elif grant.kind == "tool" and grant.resolved is not None:
+            scope, path = _SCOPE_WORDS.get(grant.resolved.scope, grant.resolved.scope), grant.resolved.path
+        else:
+            scope, path = "missing", ""
+        rows.append({"name": grant.name, "scope": scope, "path": path})
+    return rows
 
 
-def _tool_names(documents, *, agent: str | None) -> dict[str, str]:
-    """Tool name → path of the document defining it, among `documents` owned by `agent`."""
-    return {d.name: d.path for d in documents if d.kind == TOOL and d.agent == agent and d.name}
-
-
-def _resolve_tool(name: str, agent_path: str, desk: Desk) -> tuple[str, str]:
-    """(where the tool named `name` resolves for the agent at `agent_path`, the path) — nearest wins."""
-    if name in BUILTIN_GROUPS:
-        return "built-in", ""
-    parts = agent_path.split("/")
-    folder = parts[1] if len(parts) == 3 else None  # agents/<name>.md has no folder of its own
-    documents = desk.documents
-    for scope, table in (
-        ("agent's own", _tool_names(documents, agent=folder) if folder else {}),
-        ("workspace", _tool_names(documents, agent=None)),
-        ("library", _tool_names(desk.library_documents, agent=None)),
-        ("gallery", _tool_names(desk.gallery_documents, agent=None)),
-    ):
-        if name in table:
-            return scope, table[name]
-    return "missing", ""
+def _step_row(step) -> dict[str, Any]:
+    return {"n": step.number, "agent": step.agent, "task": step.task, "gate": step.gate, "ask": step.ask,
+            "each": step.each, "verify": f"{step.verify.kind} {step.verify.argument}" if step.verify else ""}
 
 
 def workspace_view(workspace: Workspace) -> dict[str, Any]:
     """The workspace page's data: `services.workspace_overview`, with each
-    granted tool resolved (nearest wins) and each flow's steps."""
+    granted tool resolved (nearest wins) and each flow's steps, read by the
+    file contract."""
     overview = services.workspace_overview(workspace)
     desk = services.desk_for_workspace(workspace)
-    agents = []
-    for entry in overview["agents"]:
-        tools = []
-        for name in entry["tools"]:
-            scope, path = _resolve_tool(name, entry["path"], desk)
-            tools.append({"name": name, "scope": scope, "path": path})
-        agents.append({**entry, "tools": tools})
+    agents = [{**entry, "tools": _tool_rows(desk, entry["name"])} for entry in overview["agents"]]
     flows = []
     for entry in overview["flows"]:
-        document = make_document(entry["path"], desk.files.get(entry["path"], ""))
-        flows.append({**entry, "schedule": str(entry.get("schedule") or ""),
-                      "timezone": str(document.meta.get("timezone") or ""),
-                      "steps": flow_steps(document.parsed.body if document.parsed else ""),
-                      "error": document.error})
+        document = next((d for d in desk.documents if d.path == entry["path"]), None)
+        if document is None or document.parsed is None:
+            flows.append({**entry, "schedule": str(entry.get("schedule") or ""), "timezone": "", "steps": [],
+                          "problem": document.error.message if document and document.error else ""})
+            continue
+        flow = flow_of(desk, document)
+        errors = [f for f in flow.problems if f.level == "error"]
+        flows.append({**entry, "schedule": flow.schedule or "", "timezone": flow.timezone or "",
+                      "steps": [_step_row(step) for step in flow.steps],
+                      "problem": errors[0].message if errors else ""})
     return {"agents": agents, "flows": flows, "files": overview["files"]}
 
 

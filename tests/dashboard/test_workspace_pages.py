@@ -25,7 +25,7 @@ def test_the_workspace_page_shows_agents_with_their_tools_flows_files_and_revisi
     assert 'title="library: tools/dataforseo.md">dataforseo · library</span>' in page
     assert '<span class="tag" title="built-in">read</span>' in page
     assert ">weekly-rankings</a>" in page and "0 7 * * MON · Australia/Sydney" in page
-    assert "<strong>writer</strong> <span class=\"badge warn\" title=\"approval gate\">! approval</span> — Draft the note and send it." in page
+    assert "<strong>writer</strong> <span class=\"badge warn\" title=\"approval gate\">! approval</span> — Draft the note and send it. <span class=\"muted\">· verify file outputs/receipt.json</span>" in page
     assert 'href="/w/rank-desk/files/tools/sql.md">sql.md</a>' in page
     assert 'href="/w/rank-desk/revisions/1/">#1</a>' in page
     assert "first desk" in page
@@ -106,3 +106,16 @@ def test_a_missing_file_or_revision_is_404(alice_web, desk):
     assert alice_web.get("/w/rank-desk/files/nope.md").status_code == 404
     assert alice_web.get("/w/rank-desk/revisions/9/").status_code == 404
     assert alice_web.get("/w/rank-desk/files/tools/sql.md?at=abc").status_code == 404
+
+
+def test_each_granted_tool_says_where_it_resolves_nearest_first(alice_web, account, desk, alice):
+    write(account, desk, {"agents/ranker/agent.md": agent("ranker", "dataforseo, sql, web, nosuch"),
+                          "agents/ranker/tools/sql.md": "---\ntransport: script\nname: sql\n---\n```python\nprint(3)\n```\n"},
+          author=alice)
+    tools = {t["name"]: (t["scope"], t["path"]) for t in alice_web.get("/w/rank-desk/").context["agents"][0]["tools"]}
+    assert tools == {
+        "dataforseo": ("library", "tools/dataforseo.md"),
+        "sql": ("agent's own", "agents/ranker/tools/sql.md"),
+        "web": ("gallery", "tools/web/tool.md"),
+        "nosuch": ("missing", ""),
+    }
