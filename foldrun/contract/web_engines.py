@@ -224,6 +224,9 @@ VENDOR_REGIONS: dict[str, tuple[str, ...]] = {
 VENDOR_TIMEOUTS: dict[str, tuple[int, int]] = {
     "browserbase": (60, 6 * 3600), "steel": (15, 24 * 3600), "hyperbrowser": (60, 12 * 3600), "zenrows": (60, 15 * 60),
 }
+VENDOR_TIMEOUT_LABELS: dict[str, str] = {
+    "browserbase": "60s–6h", "steel": "15s–24h", "hyperbrowser": "1m–12h", "zenrows": "1m–15m",
+}
 VENDOR_BLOCK: dict[str, tuple[str, ...]] = {
     "browserbase": ("ads",), "steel": ("ads",), "hyperbrowser": ("ads", "trackers", "cookies"),
     "browserless": ("ads",), "brightdata": ("ads", "cookies"),
@@ -270,6 +273,3 @@ BROWSE_MODES: tuple[str, ...] = (
 PERMISSIONS: tuple[str, ...] = ("geolocation", "notifications", "clipboard-read", "camera", "microphone")
 CAPTCHA_SOLVERS: tuple[str, ...] = ("capsolver", "2captcha", "anticaptcha")
 CHROME_CHANNELS: tuple[str, ...] = ("stable", "beta", "dev")
-VENDOR_TIMEOUT_LABELS: dict[str, str] = {
-    "browserbase": "60s–6h", "steel": "15s–24h", "hyperbrowser": "1m–12h", "zenrows": "1m–15m",
-}

@@ -610,3 +610,61 @@ def test_a_vendor_written_as_name_in_the_browse_block_is_pointed_at_via():
 def test_an_identity_that_overrides_the_engine_is_checked_with_its_own_engine_only():
     files = _agent("  browse:\n    engine: lightpanda\n    identities:\n      phone: {engine: chrome, device: \"Pixel 7\"}")
     assert _findings(files) == []
+
+
+# ------------------------------------------------------------ the tables in code against the tables in the spec
+
+import re  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from foldrun.contract import web_engines as W  # noqa: E402
+
+TOOLS_SPEC = Path(__file__).resolve().parents[2].parent / "shared" / "spec" / "tools.md"
+
+
+def _table_after(header: str) -> list[list[str]]:
+    """The rows of the markdown table whose header line starts with `header`."""
+    lines = TOOLS_SPEC.read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(header))
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+    return rows
+
+
+def test_the_engine_limits_table_matches_the_spec_cell_for_cell():
+    rows = _table_after("| | `chromium` | `chrome` |")
+    engines = ["chromium", "chrome", "firefox", "safari", "lightpanda", "obscura"]
+    from_spec = {}
+    for row in rows[1:]:  # the first row says what each engine is
+        lacking = frozenset(e for e, cell in zip(engines, row[1:]) if cell.startswith("—"))
+        for capability in row[0].split(", "):
+            quoted = re.search(r"`([^`]+)`", capability)
+            from_spec[quoted.group(1) if quoted else capability] = lacking
+    assert from_spec == W.BROWSE_ENGINE_LIMITS
+
+
+def test_the_action_providers_table_matches_the_spec():
+    rows = _table_after("| action | providers |")
+    from_spec = {}
+    for action, providers in rows:
+        names = providers.split(" — ")[0]
+        from_spec[action.strip("`")] = tuple(re.sub(r"\s*\(.*?\)", "", n).strip() for n in names.split(","))
+    assert from_spec == W.ACTION_PROVIDERS
+
+
+def test_the_vendor_session_table_matches_the_spec():
+    rows = _table_after("| `vendor_session:` | browserbase |")
+    vendors = ["browserbase", "steel", "hyperbrowser", "browserless", "brightdata", "zenrows"]
+    from_spec: dict[str, dict[str, bool]] = {}
+    for row in rows:
+        if row[0].startswith("`proxy.country`"):
+            for index, part in enumerate(("country", "state", "city")):
+                from_spec[f"proxy.{part}"] = {v: cell.split()[index] == "✓" for v, cell in zip(vendors, row[1:])}
+            continue
+        setting = row[0].strip("`").split(":")[0]
+        from_spec[setting] = {v: not cell.startswith("—") for v, cell in zip(vendors, row[1:])}
+    in_code = {s: {v: f is not None for v, f in by_vendor.items()} for s, by_vendor in W.VENDOR_SESSION_OPTIONS.items()}
+    assert from_spec == in_code
