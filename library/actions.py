@@ -506,11 +506,13 @@ def do_write_run_files(
     *,
     account: Account,
     workspace: Workspace,
-    files: dict[str, str | None],
+    files: dict[str, str | bytes | None],
     message: str = "",
 ) -> WriteResult:
     """What a run wrote to memory/ and state/ (and storage/), as one changeset
-    of kind "run" attributed to `run_public_id`. `None` deletes a file.
+    of kind "run" attributed to `run_public_id`. Text or bytes (bytes that are
+    not UTF-8 are kept as a binary file where the contract allows one);
+    `None` deletes a file.
 
     Knowledge is given, not learned: a path under knowledge/ — or anywhere but
     memory/, state/ and storage/ — is refused and nothing is written.
@@ -530,6 +532,8 @@ def do_write_run_files(
             findings.append(_error(path, f"{path}: a run writes only memory/, state/ and storage/.", "run.outside"))
         elif content is None:
             raw_deletes.append(path)
+        elif isinstance(content, bytes):
+            raw_files.append(RawFile(path, base64.b64encode(content).decode("ascii"), "base64"))
         else:
             raw_files.append(RawFile(path, content))
     if findings:

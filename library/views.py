@@ -111,6 +111,8 @@ class ScopeView(ScopedAPIView):
 class PushView(ScopeView):
     """POST …/push or …/deploy: all files land in one changeset, or none."""
 
+    serializer_class = s.PushSerializer  # for the OpenAPI schema
+
     deploy = False
 
     def post(self, request, ws: str | None = None):
@@ -249,6 +251,8 @@ class HistoryView(ScopeView):
 
 class RollbackView(ScopeView):
     """POST …/files/<path>/rollback {"to": N, "message"}: N's content as a new revision."""
+
+    serializer_class = s.RollbackSerializer  # for the OpenAPI schema
 
     def post(self, request, path: str, ws: str | None = None):
         account, workspace = self.scope()
@@ -394,6 +398,8 @@ class GalleryView(ScopedAPIView):
 
 class GalleryInstallView(ScopedAPIView):
     """POST /api/library/gallery/<tool>/install {"workspace"?} — and …/upgrade."""
+
+    serializer_class = s.InstallSerializer  # for the OpenAPI schema
 
     upgrade = False
 

@@ -101,3 +101,8 @@ def test_two_writes_get_consecutive_numbers(alice_api, account, desk):
     do_write_run_files("run_2", account=account, workspace=desk, files={"state/a.txt": "2"})
     numbers = list(Changeset.objects.filter(workspace=desk).order_by("number").values_list("number", flat=True))
     assert numbers == [1, 2, 3]
+
+
+def test_a_run_may_write_bytes_to_storage(alice_api, account, desk):
+    do_write_run_files("run_abc123", account=account, workspace=desk, files={"storage/chart.png": b"\x89PNG\xff\x00"})
+    assert alice_api.get(f"/api/{WS}/files/storage/chart.png?raw=1").content == b"\x89PNG\xff\x00"
