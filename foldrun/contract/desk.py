@@ -202,12 +202,38 @@ class Desk:
         `agent` is given). More than one means a duplicate."""
         return self._by_name.get((kind, scope, agent, name), [])
 
+    @cached_property
+    def _by_norm(self) -> dict[tuple[str, str, str | None, str], list[str]]:
+        """(kind, scope, agent, name with '-' as '_') -> the names written."""
+        index: dict[tuple[str, str, str | None, str], list[str]] = {}
+        for (kind, scope, owner, name) in self._by_name:
+            index.setdefault((kind, scope, owner, name.replace("-", "_")), []).append(name)
+        return index
+
+    def named_loosely(self, kind: str, name: str, *, scope: str = "workspace", agent: str | None = None) -> list[Document]:
+        """Like `named`, where `desk-email` and `desk_email` are one name."""
+        exact = self.named(kind, name, scope=scope, agent=agent)
+        if exact:
+            return exact
+        found: list[Document] = []
+        for other in sorted(self._by_norm.get((kind, scope, agent, name.replace("-", "_")), [])):
+            found.extend(self.named(kind, other, scope=scope, agent=agent))
+        return found
+
+    @cached_property
+    def _names_index(self) -> dict[tuple[str, str, str | None], set[str]]:
+        index: dict[tuple[str, str, str | None], set[str]] = {}
+        for (kind, scope, owner, name) in self._by_name:
+            index.setdefault((kind, scope, owner), set()).add(name)
+        return index
+
     def names(self, kind: str, *, scopes: Iterable[str] = SCOPES, agent: str | None = None) -> set[str]:
         """Every name of `kind` visible from `scopes` (and `agent`'s own)."""
-        found = set()
-        for (k, scope, owner, name) in self._by_name:
-            if k == kind and scope in scopes and (owner is None or owner == agent):
-                found.add(name)
+        found: set[str] = set()
+        for scope in scopes:
+            found |= self._names_index.get((kind, scope, None), set())
+            if agent is not None:
+                found |= self._names_index.get((kind, scope, agent), set())
         return found
 
     @cached_property
@@ -223,14 +249,21 @@ class Desk:
         """Paths directly inside `folder` (not deeper)."""
         return sorted(self._folders.get((scope, folder), []))
 
+    @cached_property
+    def _trees(self) -> dict[tuple[str, str], list[str]]:
+        index: dict[tuple[str, str], list[str]] = {}
+        for scope in SCOPES:
+            for path in self.texts(scope):
+                parts = path.split("/")
+                for depth in range(1, len(parts)):
+                    index.setdefault((scope, "/".join(parts[:depth])), []).append(path)
+        for paths in index.values():
+            paths.sort()
+        return index
+
     def files_under(self, scope: str, folder: str) -> list[str]:
         """Paths anywhere beneath `folder`."""
-        prefix = folder.rstrip("/") + "/"
-        found = []
-        for (s, f), paths in self._folders.items():
-            if s == scope and (f == folder or f.startswith(prefix)):
-                found.extend(paths)
-        return sorted(found)
+        return list(self._trees.get((scope, folder.rstrip("/")), []))
 
     def agents_md(self, scope: str = "workspace") -> Document | None:
         for document in self.of_kind(AGENTS_MD, scopes=(scope,)):

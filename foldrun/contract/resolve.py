@@ -88,16 +88,8 @@ def _first(documents: list[Document]) -> Document | None:
 
 
 def _named(desk: Desk, kind: str, name: str, scope: str, agent: str | None) -> Document | None:
-    found = _first(desk.named(kind, name, scope=scope, agent=agent))
-    if found is None and ("-" in name or "_" in name):
-        # desk-email and desk_email are one name
-        wanted = limit_key(name)
-        for other in desk.names(kind, scopes=(scope,), agent=agent):
-            if other != name and limit_key(other) == wanted:
-                found = _first(desk.named(kind, other, scope=scope, agent=agent))
-                if found:
-                    break
-    return found
+    # desk-email and desk_email are one name
+    return _first(desk.named_loosely(kind, name, scope=scope, agent=agent))
 
 
 def _search(desk: Desk, kind: str, agent_name: str | None, name: str) -> tuple[Document, str] | None:

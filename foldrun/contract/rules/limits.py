@@ -38,6 +38,16 @@ def _all_tool_names(desk) -> set[str]:
     return desk.cache[key]
 
 
+_FIXED = frozenset(limit_key(k) for k in FIXED_KEYS)
+
+
+def _known_tool_keys(desk) -> set[str]:
+    key = ("limits-tool-keys",)
+    if key not in desk.cache:
+        desk.cache[key] = {limit_key(n) for n in _all_tool_names(desk)}
+    return desk.cache[key]
+
+
 def _working_keys(granted: list[str] | None) -> str:
     tools = ", ".join(granted) if granted else "none"
     return (f"calls, web, web.<action> ({' '.join(WEB_ACTIONS)}), {', '.join(BUILTIN_GROUPS)}, "
@@ -55,21 +65,20 @@ def _check_limits(desk, path: str, limits: dict, line_for, prefix: str, agent_na
         for g in grants:
             if g.kind == "builtin" and g.name in SDK_NAMES:
                 granted_keys.add(SDK_NAMES[g.name])
-    known_tools = {limit_key(n) for n in _all_tool_names(desk)} | {limit_key(n) for n in (granted or [])}
-    fixed = {limit_key(k) for k in FIXED_KEYS}
+    known_tools = _known_tool_keys(desk) | {limit_key(n) for n in (granted or [])}
+    fixed = _FIXED
     for raw_key, value in limits.items():
         key = str(raw_key)
         canonical = limit_key(key)
-        line = line_for(key)
         if canonical not in fixed and canonical not in known_tools:
             near = closest(key, list(FIXED_KEYS) + sorted(set(granted or []) | (_all_tool_names(desk) if granted is None else set())))
             hint = f" (did you mean {' or '.join(near)}?)" if near else ""
-            yield Finding(path, line, "error",
+            yield Finding(path, line_for(key), "error",
                           f"{prefix}limits: {key} names nothing foldrun counts{hint}; the keys that work are {_working_keys(granted)}.",
                           "limits.unknown_key")
             continue
         if not is_whole(value, 1):
-            yield Finding(path, line, "error",
+            yield Finding(path, line_for(key), "error",
                           f"{prefix}limits: {key} is {value!r}, not a whole number above zero; write a whole number, 1 or more — to withhold a tool, leave it out of tools:.",
                           "limits.value")
             continue
@@ -82,7 +91,7 @@ def _check_limits(desk, path: str, limits: dict, line_for, prefix: str, agent_na
         else:
             needed = canonical
         if needed not in granted_keys:
-            yield Finding(path, line, "warning",
+            yield Finding(path, line_for(key), "warning",
                           f"{prefix}limits: {key} limits {needed}, which agent {agent_name} does not grant; add {needed} to its tools: or drop the limit.",
                           "limits.not_granted")
 
