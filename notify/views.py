@@ -86,7 +86,7 @@ class MyNotificationsView(ScopedAPIView):
             workspace = self.get_workspace(str(data["workspace"]))
         if not request.user.email:
             raise ApiError("Your login has no email address to choose mail for.", code="no_email")
-        do_set_preference(request.user.email, category, enabled, workspace, via=str(data.get("via") or "profile")[:12])
+        do_set_preference(request.user.email, category, enabled, workspace, via="cli" if data.get("via") == "cli" else "profile")
         return self._answer(request)
 
 
