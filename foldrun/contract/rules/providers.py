@@ -40,8 +40,8 @@ BLOCK_KINDS = (AGENTS_MD, AGENT, FLOW)
 
 # A vault secret's name, and a reference to one. The vault's names are
 # environment-variable shaped and upper-case (as notify's rules read them).
-SECRET_NAME_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
-SECRET_REF_RE = re.compile(r"^\$\{([A-Z][A-Z0-9_]*)\}$")
+SECRET_NAME_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
+SECRET_REF_RE = re.compile(r"^\$\{([A-Z][A-Z0-9_]{0,63})\}$")
 # Only a value shaped like a vault name (words joined by underscores) is ever
 # repeated in a message; anything else may be the credential itself.
 _SAFE_TO_SHOW_RE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
