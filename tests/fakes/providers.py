@@ -60,6 +60,24 @@ class Reply:
     usage_after_finish: bool = True
     error_after: int | None = None     # break the stream with an error after this many events
     model: str | None = None
+    echo_tool_result: bool = False     # answer with the text of the request's last tool result
+
+
+def last_tool_result(body: dict) -> str:
+    """The last tool result in a request, whichever wire it came on."""
+    for message in reversed(body.get("messages") or []):
+        if message.get("role") == "tool":
+            return str(message.get("content") or "")
+        content = message.get("content")
+        if isinstance(content, list):
+            for part in reversed(content):
+                if isinstance(part, dict) and part.get("type") == "tool_result":
+                    inner = part.get("content")
+                    return inner if isinstance(inner, str) else "".join(p.get("text", "") for p in inner or [])
+    for item in reversed(body.get("input") or []):
+        if isinstance(item, dict) and item.get("type") == "function_call_output":
+            return str(item.get("output") or "")
+    return ""
 
 
 class FakeProvider:
@@ -151,6 +169,10 @@ class FakeProvider:
         kw.setdefault("stop_reason", "tool_use")
         return self.reply(Reply(blocks=blocks, **kw))
 
+    def reply_echo_tool_result(self, **kw: Any) -> Reply:
+        """A text reply repeating the last tool result the request carried."""
+        return self.reply(Reply(echo_tool_result=True, **kw))
+
     def reply_status(self, status: int, *, headers: dict | None = None, body: Any = None,
                      message: str = "refused") -> Reply:
         if body is None:
@@ -190,6 +212,9 @@ class FakeProvider:
         if reply.status >= 400:
             h._send_json(reply.status, reply.error_body, reply.headers)  # type: ignore[attr-defined]
             return
+        if reply.echo_tool_result:
+            reply = Reply(**{**reply.__dict__, "echo_tool_result": False,
+                             "blocks": [{"type": "text", "text": last_tool_result(body)}]})
         path = h.path.split("?", 1)[0]
         stream = bool(body.get("stream"))
         model = reply.model or body.get("model") or "fake-model"

@@ -1,0 +1,148 @@
+"""Is the key still good? One minimal question per distinct endpoint and key, verdicts per the spec."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core import mail
+
+from accounts.models import Workspace
+from library.actions import FileWrite, do_write_files
+from vault.actions import do_set_secret
+from vault.models import ProviderCheck
+from vault.probe import check_account_providers, provider_broken
+from vault.tasks import probe_account_providers
+
+PLANTED = "sk-planted-probe-771"
+
+
+def write(account, workspace, files: dict[str, str]) -> None:
+    do_write_files(account=account, workspace=workspace, writes=[FileWrite(p, c) for p, c in files.items()],
+                   kind="push", message="test")
+
+
+def agents_md(block: str) -> str:
+    return f"---\nprovider: {block}\n---\nDefaults.\n"
+
+
+def agent_md(name: str, block: str) -> str:
+    return f"---\nname: {name}\ndescription: d\nprovider: {block}\n---\nDo it.\n"
+
+
+@pytest.fixture
+def desk(account, workspace, fake_provider):
+    """Two agents and the workspace sharing one endpoint and key; an account block with another key."""
+    block = f'{{name: anthropic, base_url: "{fake_provider.base_url}", key: "${{MODEL_KEY}}", model: claude-x}}'
+    write(account, workspace, {"AGENTS.md": agents_md(block), "agents/a/agent.md": agent_md("a", block),
+                               "agents/b.md": agent_md("b", block)})
+    do_set_secret(account, workspace, "MODEL_KEY", value=PLANTED)
+    return block
+
+
+def test_blocks_sharing_an_endpoint_and_key_are_asked_once(desk, account, fake_provider):
+    fake_provider.reply_text("ok")
+    rows = check_account_providers(account.pk)
+    assert len(fake_provider.requests) == 1
+    assert [(r.verdict, r.key_name, r.key_scope) for r in rows] == [("ok", "MODEL_KEY", "workspace rank-desk")]
+    assert rows[0].used_by == ["rank-desk: AGENTS.md", "rank-desk: agents/a/agent.md", "rank-desk: agents/b.md"]
+
+
+def test_the_question_is_one_token_with_the_key_a_run_would_send(desk, account, fake_provider):
+    fake_provider.reply_text("ok")
+    check_account_providers(account.pk)
+    sent = fake_provider.last
+    assert sent.body["max_tokens"] == 1
+    assert sent.headers["x-api-key"] == PLANTED
+    assert sent.body["model"] == "claude-x"
+
+
+@pytest.mark.parametrize("status,body,verdict", [
+    (429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}, "busy"),
+    (401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}, "credential"),
+    (402, {"error": {"message": "Payment required"}}, "credential"),
+    (403, {"error": {"message": "forbidden"}}, "credential"),
+    (429, {"error": {"message": "You exceeded your current quota", "type": "insufficient_quota"}}, "credential"),
+    (400, {"type": "error", "error": {"type": "invalid_request_error",
+                                      "message": "Your credit balance is too low to access the Anthropic API."}}, "credential"),
+    (404, {"type": "error", "error": {"type": "not_found_error", "message": "model: claude-x"}}, "not-found"),
+    (400, {"error": {"message": "The model `claude-x` does not exist"}}, "not-found"),
+    (500, {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}, "provider-error"),
+])
+def test_each_answer_reads_as_its_verdict(desk, account, fake_provider, status, body, verdict):
+    fake_provider.reply_status(status, body=body)
+    rows = check_account_providers(account.pk, report=False)
+    assert rows[0].verdict == verdict
+
+
+def test_a_base_url_that_is_not_a_url_is_unreachable(account, workspace):
+    write(account, workspace, {"AGENTS.md": agents_md('{name: anthropic, base_url: "not a url", key: "${K}", model: m}')})
+    do_set_secret(account, workspace, "K", value="v")
+    rows = check_account_providers(account.pk, report=False)
+    assert rows[0].verdict == "unreachable"
+
+
+def test_a_key_missing_from_the_vault_is_a_credential_fault_by_name(account, workspace):
+    write(account, workspace, {"AGENTS.md": agents_md("openrouter")})
+    rows = check_account_providers(account.pk, report=False)
+    assert (rows[0].verdict, rows[0].message) == ("credential", "the provider key OPENROUTER_API_KEY is not in the vault")
+
+
+def test_only_a_newly_broken_provider_is_reported(desk, account, alice, fake_provider):
+    received = []
+    provider_broken.connect(lambda **kw: received.append(kw["check"].verdict), weak=False, dispatch_uid="t1")
+    fake_provider.reply_text("ok")
+    check_account_providers(account.pk)
+    fake_provider.reply_status(401)
+    check_account_providers(account.pk)
+    fake_provider.reply_status(401)
+    check_account_providers(account.pk)
+    provider_broken.disconnect(dispatch_uid="t1")
+    assert len(mail.outbox) == 1
+    assert mail.outbox[0].to == ["alice@example.com"]
+    assert mail.outbox[0].subject == "foldrun: a provider key stopped working for Acme"
+    assert "MODEL_KEY (workspace rank-desk): credential" in mail.outbox[0].body
+    assert PLANTED not in mail.outbox[0].body
+    assert received == ["credential"]
+
+
+def test_a_busy_key_is_never_reported(desk, account, alice, fake_provider):
+    fake_provider.reply_status(429)
+    check_account_providers(account.pk)
+    assert mail.outbox == []
+
+
+def test_the_api_shows_the_last_check_and_what_would_be_checked(desk, alice_api, fake_provider):
+    before = alice_api.get("/api/account/providers").json()
+    assert [(r["endpoint"], r["verdict"]) for r in before["results"]] == [(fake_provider.base_url + "/v1/messages", None)]
+    fake_provider.reply_text("ok")
+    after = alice_api.post("/api/account/providers").json()
+    assert after["results"][0]["verdict"] == "ok" and after["results"][0]["checked_at"]
+    assert PLANTED not in json.dumps(after)
+
+
+def test_charlie_sees_only_his_own_providers(desk, charlie_api):
+    assert charlie_api.get("/api/account/providers").json()["results"] == []
+
+
+def test_the_task_takes_an_account_id_and_skips_a_fresh_check(desk, account, fake_provider):
+    fake_provider.reply_text("ok")
+    probe_account_providers(account.pk)
+    probe_account_providers(account.pk)
+    assert len(fake_provider.requests) == 1
+
+
+def test_the_beat_schedule_asks_once_a_day():
+    from django.conf import settings
+
+    assert settings.CELERY_BEAT_SCHEDULE["vault-daily-key-probe"] == {"task": "vault.probe_all_accounts",
+                                                                     "schedule": 86400.0}
+
+
+def test_an_account_block_resolves_in_the_account_vault(account, fake_provider):
+    block = f'{{name: anthropic, base_url: "{fake_provider.base_url}", key: "${{ACCOUNT_KEY}}", model: m}}'
+    write(account, None, {"AGENTS.md": agents_md(block)})
+    do_set_secret(account, None, "ACCOUNT_KEY", value="acct-v")
+    fake_provider.reply_text("ok")
+    rows = check_account_providers(account.pk)
+    assert (rows[0].key_scope, rows[0].used_by) == ("account", ["account library: AGENTS.md"])
+    assert fake_provider.last.headers["x-api-key"] == "acct-v"
