@@ -119,3 +119,10 @@ def test_each_granted_tool_says_where_it_resolves_nearest_first(alice_web, accou
         "web": ("gallery", "tools/web/tool.md"),
         "nosuch": ("missing", ""),
     }
+
+
+def test_the_workspace_page_links_to_its_runs_and_notifications(alice_web, desk):
+    page = alice_web.get("/w/rank-desk/").content.decode()
+    assert '<a href="/w/rank-desk/" class="active">Desk</a>' in page
+    assert 'href="/w/rank-desk/runs/"' in page
+    assert 'href="/w/rank-desk/notifications/"' in page
