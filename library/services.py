@@ -289,6 +289,13 @@ def workspace_overview(workspace: Workspace, *, recent: int = 10) -> dict:
     }
 
 
+def head_number(account: Account, workspace: Workspace | None) -> int:
+    """The scope's newest changeset number (0 before the first write) — what
+    a run records as the revision it ran at."""
+    last = Changeset.objects.filter(scope_key=scope_key_for(account, workspace)).order_by("-number").first()
+    return last.number if last is not None else 0
+
+
 def history_of(account: Account, workspace: Workspace | None, path: str) -> list[Revision]:
     """Every revision of `path` in the scope, newest first ([] when unknown)."""
     row = LibraryFile.objects.filter(scope_key=scope_key_for(account, workspace), path=path).first()

@@ -40,6 +40,7 @@ from .services import (
     desk_for_scope,
     gallery_marks,
     gallery_overview,
+    head_number,
     history_of,
     library_overview,
 )
@@ -88,8 +89,7 @@ class ScopeView(ScopedAPIView):
         return scope_key_for(account, workspace)
 
     def head_number(self, account, workspace) -> int:
-        last = Changeset.objects.filter(scope_key=scope_key_for(account, workspace)).order_by("-number").first()
-        return last.number if last is not None else 0
+        return head_number(account, workspace)
 
     def existing_number(self, account, workspace, number: int | None) -> int | None:
         """`number` when the scope has reached it (0 is "before anything"); 404 otherwise."""
