@@ -301,7 +301,8 @@ def _prepare_tools(agent: AgentSpec, env: StepEnv) -> tuple[list[Tool], list[str
         transport = tool_file.transport
         if transport == "http":
             names += http_secret_names(tool_file.meta)
-            runtimes.append(HttpToolRuntime(tool_file.name, tool_file.meta, files=env.sandbox_files, log=env.log))
+            runtimes.append(HttpToolRuntime(tool_file.name, tool_file.meta, files=env.sandbox_files, log=env.log,
+                                            folder_files=tool_file.folder_files))
         elif transport == "script":
             runtime = ScriptToolRuntime(tool_file.name, tool_file.meta, tool_file.body, tool_file.folder_files)
             names += runtime.secret_names

@@ -111,7 +111,8 @@ def _tool_name(text: str) -> str:
 class HttpToolRuntime:
     """One http tool file, prepared for one step."""
 
-    def __init__(self, name: str, meta: dict, *, files: dict[str, str], log) -> None:
+    def __init__(self, name: str, meta: dict, *, files: dict[str, str], log,
+                 folder_files: dict[str, str] | None = None) -> None:
         self.name = name
         self.meta = meta
         self.base = str(meta.get("base") or "")
@@ -121,6 +122,7 @@ class HttpToolRuntime:
         self.rate = RateGate(parse_rate(meta.get("rate")))
         self.outward = bool(meta.get("outward"))
         self.files = files
+        self.folder_files = folder_files or {}
         self.log = log
 
     # -- building tools ---------------------------------------------------------
@@ -158,10 +160,13 @@ class HttpToolRuntime:
             response.raise_for_status()
             text = response.text
         else:
-            key = where.lstrip("./")
-            if key not in self.files:
-                raise FileNotFoundError(f"{where} is not in the workspace")
-            text = self.files[key]
+            key = where.removeprefix("./")
+            if key in self.folder_files:  # beside the tool file
+                text = self.folder_files[key]
+            elif key.lstrip("/") in self.files:  # a path in the workspace
+                text = self.files[key.lstrip("/")]
+            else:
+                raise FileNotFoundError(f"{where} is not beside the tool nor in the workspace")
         document = json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text)
         if not isinstance(document, dict) or not isinstance(document.get("paths"), dict):
             raise ValueError("it has no `paths`")
