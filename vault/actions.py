@@ -369,3 +369,22 @@ def rotate_keys(batch: int = 200) -> tuple[int, list[str]]:
                     row.save(update_fields=["key_id", "sealed"])
                     done += 1
     return done, failed
+
+
+# ------------------------------------------------------------------ the boundary
+
+
+def egress_grants(workspace: Workspace | None, names: Iterable[str], *, account: Account | None = None,
+                  http: httpx.Client | None = None):
+    """For a `secrets: proxied` step: each resolved secret's value and the
+    hosts the egress proxy may send it to (nearest wins, as everywhere).
+    Returns (grants, resolution) — the resolution says the scopes and what is missing."""
+    from vault.boundary import Grant
+
+    account = account or workspace.account
+    found = resolve_secrets(workspace, names, account=account, http=http)
+    hosts = {row.name: list(row.hosts or []) for row in Secret.objects.filter(
+        account=account, name__in=list(found)).filter(
+        Q(workspace__isnull=True) | (Q(workspace=workspace) if workspace is not None else Q(pk__in=[])))
+        .order_by(F("workspace_id").asc(nulls_first=True))}   # the workspace's row last, so it wins
+    return {name: Grant(item.value, hosts.get(name, [])) for name, item in found.items()}, found

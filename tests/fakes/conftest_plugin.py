@@ -19,3 +19,11 @@ def fake_oauth():
 
     with FakeOAuth() as fake:
         yield fake
+
+
+@pytest.fixture
+def echo_server():
+    from tests.fakes.echo import EchoServer
+
+    with EchoServer() as echo:
+        yield echo

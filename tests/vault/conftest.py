@@ -1,1 +1,1 @@
-from tests.fakes.conftest_plugin import fake_provider, fake_oauth  # noqa: F401
+from tests.fakes.conftest_plugin import echo_server, fake_oauth, fake_provider  # noqa: F401
