@@ -593,6 +593,11 @@ def parse_steps(body: str, body_line: int, path: str) -> tuple[list[Step], list[
     if block_limits is not None:
         step, _indent, collected = block_limits
         _apply_option(step, "limits", "\n".join(collected), step.option_lines["limits"], path, problems, block=True)
+    for step in steps:
+        if step.max is not None and step.each is None:
+            problems.append(Finding(path, step.option_lines["max"], "warning",
+                                    f"{step.label} has max: without each:; max: caps an each: fan-out, so add each: lines or each: json, or drop max:.",
+                                    "flow.max_without_each"))
     return steps, problems
 
 
@@ -634,6 +639,9 @@ def _apply_option(step: Step, key: str, value: str, line: int, path: str, proble
             except re.error as exc:
                 bad(f"has verify: reply with a regular expression that does not compile ({exc}).", "flow.verify_regex")
                 return
+        elif argument.startswith(("/", "~")) or ".." in argument.replace("\\", "/").split("/"):
+            bad(f"has verify: {kind} {argument}; the path must stay inside the step's folder (no leading / and no ..).", "flow.verify_path")
+            return
         step.verify = Verify(kind, argument)
     elif key == "wait":
         word, _, name = value.partition(" ")

@@ -90,3 +90,16 @@ def test_durations_and_frontmatter_values_are_checked():
 
 def test_prose_and_continuation_lines_are_not_options():
     assert lines(flow("Intro: the flow.\n\n1. [[writer]] — Write.\n   Note: be brief.\n   and kind.\n\nAfter: the end.\n")) == []
+
+
+def test_max_without_each_is_a_warning():
+    assert lines(flow("1. [[writer]] — Write.\n   max: 5\n")) == [
+        "flows/f.md:4: warning: step 1 ([[writer]]) has max: without each:; max: caps an each: fan-out, so add each: lines or each: json, or drop max:."
+    ]
+
+
+def test_a_verify_path_must_stay_inside_the_step():
+    assert lines(flow("1. [[writer]] — Write.\n   verify: grows ../ledger.csv\n2. [[reader]] — Read.\n   verify: file /etc/passwd\n")) == [
+        "flows/f.md:4: error: step 1 ([[writer]]) has verify: grows ../ledger.csv; the path must stay inside the step's folder (no leading / and no ..).",
+        "flows/f.md:6: error: step 2 ([[reader]]) has verify: file /etc/passwd; the path must stay inside the step's folder (no leading / and no ..).",
+    ]

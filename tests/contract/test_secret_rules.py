@@ -37,6 +37,12 @@ def test_each_known_shape_is_recognised():
         assert lines({"notes.txt": f"x {value}\n"}, code="secrets.pasted") == ["notes.txt:1: error: " + PASTED.format(label)]
 
 
+def test_storage_is_not_scanned_for_pasted_values():
+    assert lines({"storage/page.html": f"<p>{ANTHROPIC}</p>\n", "state/log.txt": f"{ANTHROPIC}\n"}, code="secrets.pasted") == [
+        "state/log.txt:1: error: " + PASTED.format("an Anthropic API key")
+    ]
+
+
 def test_ordinary_words_and_placeholders_are_not_secrets():
     text = ("Authorization: Bearer ${GOOGLE_ADS_TOKEN}\nre_compile_every_pattern_we_have\n"
             "f\"Bearer {os.environ['RESEND_API_KEY']}\"\nsk-learn-is-not-a-key-at-all-really\nask-anthropic-later\n")
