@@ -2,9 +2,12 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
+from accounts.invites import invite_page
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("allauth.urls")),
+    path("invites/<str:raw>", invite_page, name="invite"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/", include("accounts.api_urls")),
     path("api/", include("library.api_urls")),
