@@ -668,3 +668,11 @@ def test_the_vendor_session_table_matches_the_spec():
         from_spec[setting] = {v: not cell.startswith("—") for v, cell in zip(vendors, row[1:])}
     in_code = {s: {v: f is not None for v, f in by_vendor.items()} for s, by_vendor in W.VENDOR_SESSION_OPTIONS.items()}
     assert from_spec == in_code
+
+
+def test_a_web_block_on_an_agent_not_granted_web_is_a_warning():
+    files = {AGENT: "---\nname: researcher\ntools: [read]\nweb:\n  fetch: jina\n---\nPrompt.\n"}
+    finding = _one(files)
+    assert (finding.level, finding.line, finding.message) == (
+        "warning", 4, "web: is set, but this agent is not granted the web tool, so the block does nothing; add web to tools: or drop web:."
+    )

@@ -157,6 +157,17 @@ class _WebCheck:
             else:
                 self.check_long_or_short(action, web[action])
         self.check_declared_secrets()
+        self.check_granted()
+
+    def check_granted(self) -> None:
+        """An agent's `web:` block configures a tool it must also be granted."""
+        if self.document.kind != AGENT:
+            return
+        tools = self.document.meta.get("tools")
+        names = _as_list(tools) or []
+        if "web" not in [str(n).strip() for n in names]:
+            self.warning(("web",), "web: is set, but this agent is not granted the web tool, so the block does nothing; add web to tools: or drop web:.",
+                         "web.not_granted")
 
     def check_actions(self, web: dict) -> set[str] | None:
         if "actions" not in web:
