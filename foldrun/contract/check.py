@@ -15,7 +15,7 @@ and then the same rules, so a laptop and the server print the same lines.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Callable, Iterable
 
 from .desk import Desk
@@ -96,18 +96,10 @@ def check_files(
 
 
 def read_folder_bytes(root: Path) -> dict[str, bytes]:
-    from .paths import is_ignored
+    """Every file of a desk folder as bytes (what a push would send)."""
+    from .paths import is_ignored, walk_folder
 
-    files: dict[str, bytes] = {}
-    root = Path(root).resolve()
-    for path in sorted(root.rglob("*")):
-        if not path.is_file() or path.is_symlink():
-            continue
-        relative = PurePosixPath(path.relative_to(root).as_posix())
-        if is_ignored(relative):
-            continue
-        files[str(relative)] = path.read_bytes()
-    return files
+    return {str(relative): path.read_bytes() for relative, path in walk_folder(root) if not is_ignored(relative)}
 
 
 def check_folder(path: str | Path, *, mode: str = "check", library: dict[str, str] | None = None,

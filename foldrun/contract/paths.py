@@ -45,23 +45,30 @@ def is_ignored(relative: PurePosixPath) -> bool:
     return any(part in IGNORED_DIRS for part in relative.parts[:-1]) or relative.name in IGNORED_FILES
 
 
+def walk_folder(root: Path):
+    """(relative posix path, absolute Path) for every file a desk holds, in
+    path order: ignored folders are pruned, never walked; symlinks skipped."""
+    import os
+
+    root = Path(root).resolve()
+    found = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in IGNORED_DIRS and not os.path.islink(os.path.join(folder, d))]
+        for name in names:
+            path = Path(folder) / name
+            if name in IGNORED_FILES or path.is_symlink() or not path.is_file():
+                continue
+            found.append((PurePosixPath(path.relative_to(root).as_posix()), path))
+    found.sort(key=lambda item: str(item[0]))
+    return found
+
+
 def read_folder(root: Path) -> dict[str, str]:
-    """Every text file under `root` by relative path. Binary files are kept as
-    None-decodable markers so `check` can name them rather than skip them."""
-    files: dict[str, str] = {}
-    root = root.resolve()
-    for path in sorted(root.rglob("*")):
-        if not path.is_file() or path.is_symlink():
-            continue
-        relative = PurePosixPath(path.relative_to(root).as_posix())
-        if is_ignored(relative):
-            continue
-        data = path.read_bytes()
-        try:
-            files[str(relative)] = data.decode("utf-8")
-        except UnicodeDecodeError:
-            files[str(relative)] = BINARY_MARKER
-    return files
+    """Every text file under `root` by relative path. A file that is not UTF-8
+    text is kept as BINARY_MARKER so `check` can name it rather than skip it."""
+    from .payload import decode  # the server's own rule for what is text
+
+    return {str(relative): decode(path.read_bytes()) for relative, path in walk_folder(root) if not is_ignored(relative)}
 
 
 # A stand-in for a file that is not UTF-8 text; check reports it by name.

@@ -42,3 +42,11 @@ def test_every_rule_has_a_topic_and_a_name():
 def test_a_file_over_the_limit_given_is_not_read_any_further():
     found = check_files({"agents/a.md": b"---\n---\n" + b"sk-ant-" + b"a1" * 40}, max_bytes=16)
     assert [f.format() for f in found] == ["agents/a.md: error: is 95 bytes; a file may be at most 16 bytes."]
+
+
+def test_a_desk_read_from_a_folder_skips_what_is_never_pushed(tmp_path):
+    from foldrun.contract import Desk
+    from foldrun.contract.paths import BINARY_MARKER
+
+    _write(tmp_path, {"agents/a.md": b"---\n---\n", "node_modules/x/i.js": b"1", ".git/HEAD": b"x", ".DS_Store": b"x", "tools/t/r.py": b"a\x00b"})
+    assert Desk.from_folder(tmp_path).files == {"agents/a.md": "---\n---\n", "tools/t/r.py": BINARY_MARKER}
