@@ -512,6 +512,30 @@ def library_revision(request: HttpRequest, number: int) -> HttpResponse:
 
 @login_required
 @require_POST
+def gallery_install(request: HttpRequest, tool: str) -> HttpResponse:
+    """Copy a shelf tool into the account library; the copy follows the
+    gallery until someone edits it."""
+    from .actions import GalleryError, do_install_gallery_tool
+
+    membership = _membership(request)
+    _require_write(membership)
+    try:
+        result = do_install_gallery_tool(account=membership.account, workspace=None, name=tool, author=request.user)
+    except GalleryError as refused:
+        if refused.status == 404:
+            raise Http404 from None
+        messages.error(request, refused.message)
+        return redirect("library")
+    if result.changeset is None:
+        messages.info(request, f"The library already keeps the gallery's {tool}.")
+    else:
+        messages.success(request, f"{tool} copied into the library (library revision #{result.changeset.number}). "
+                                  f"It follows the gallery until you edit it.")
+    return redirect(f"/library/#tool-{tool}")
+
+
+@login_required
+@require_POST
 def gallery_update(request: HttpRequest, tool: str) -> HttpResponse:
     """"Update to gallery version": the shelf's current files, written through
     the revision log, so the account's version is one revision back."""

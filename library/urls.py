@@ -10,5 +10,6 @@ urlpatterns = [
     path("library/", pages.library_page, name="library"),
     path("library/files/<path:path>", pages.library_file, name="library-file"),
     path("library/revisions/<int:number>/", pages.library_revision, name="library-revision"),
+    path("library/gallery/<str:tool>/install", pages.gallery_install, name="gallery-install"),
     path("library/gallery/<str:tool>/update", pages.gallery_update, name="gallery-update"),
 ]

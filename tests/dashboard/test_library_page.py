@@ -164,3 +164,25 @@ def test_a_library_revision_page_shows_its_diff(alice_web, desk):
     page = alice_web.get("/library/revisions/1/").content.decode()
     assert 'tools/dataforseo.md</a> <span class="badge ok">added</span>' in page
     assert '<div class="add">+name: dataforseo</div>' in page
+
+
+def test_alice_copies_a_shelf_tool_into_the_library(alice_web, account):
+    page = alice_web.get("/library/").content.decode()
+    assert 'action="/library/gallery/web/install"' in page
+    response = alice_web.post("/library/gallery/web/install", follow=True)
+    assert "web copied into the library (library revision #1). It follows the gallery until you edit it." in (
+        html.unescape(response.content.decode()))
+    assert "gallery · current" in section(response.content.decode(), "tool-web")
+    assert files_at(account, None)["tools/web/tool.md"].gallery_tool == "web"
+
+
+def test_bob_cannot_copy_a_shelf_tool_and_charlie_does_not_touch_alices_library(bob_web, charlie_web, account):
+    assert 'action="/library/gallery/web/install"' not in bob_web.get("/library/").content.decode()
+    assert bob_web.post("/library/gallery/web/install").status_code == 403
+    charlie_web.post("/library/gallery/web/install")
+    assert files_at(account, None) == {}
+
+
+def test_an_unknown_gallery_tool_is_404(alice_web):
+    assert alice_web.post("/library/gallery/nosuch/install").status_code == 404
+    assert alice_web.post("/library/gallery/nosuch/update").status_code == 404
