@@ -65,6 +65,13 @@ def decide(request: HttpRequest, token: str) -> HttpResponse:
             request, "spent",
             f"This link has been used: step {approval.step.index} was already {approval.state} by {who}. "
             "Nothing was changed.", status=409)
+    signed_in = getattr(request.user, "email", "") if request.user.is_authenticated else ""
+    if claim.approver and signed_in and signed_in.lower() != claim.approver:
+        # A forwarded mail decides as nobody: the link is that approver's alone.
+        return _link_problem(
+            request, "not-yours",
+            f"This link was sent to {claim.approver}, and you are signed in as {signed_in}. Nothing was changed; "
+            "decide from the dashboard instead.", status=403)
     context = {"approval": approval, "run": approval.run, "step": approval.step, "action": claim.action,
                "approver": claim.approver, "token": token}
     if request.method == "POST":
