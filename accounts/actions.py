@@ -194,7 +194,7 @@ def _send_invite_mail(invite_pk: int, raw: str) -> None:
 
         send_mail(subject, body, None, [invite.email])
         return
-    send_platform_mail(to=[invite.email], subject=subject, body=body, category="invites")
+    send_platform_mail(to=invite.email, subject=subject, body=body, category="invites")
 
 
 @transaction.atomic
