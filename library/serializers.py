@@ -30,6 +30,7 @@ class PushSerializer(serializers.Serializer):
 
 class CheckSerializer(serializers.Serializer):
     files = FileInSerializer(many=True, required=False, default=list)
+    mode = serializers.ChoiceField(choices=["check", "deploy"], default="check")
     delete = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False, default=list)
 
 

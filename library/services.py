@@ -28,6 +28,13 @@ def text_files(revisions: dict[str, Revision]) -> dict[str, str]:
     return {p: r.content for p, r in revisions.items() if r.encoding == "utf-8"}
 
 
+def beneath(account: Account, workspace: Workspace | None) -> tuple[dict[str, str], dict[str, str]]:
+    """What lies beneath a scope's own files: (account library, gallery shelf)
+    for a workspace; (nothing, the shelf) for the library itself."""
+    library = text_files(files_at(account, None)) if workspace is not None else {}
+    return library, gallery_files()
+
+
 def desk_for_workspace(workspace: Workspace, at: int | None = None) -> Desk:
     """The desk a run or a deploy sees: the workspace's files at changeset `at`
     (its head when None), the account library's head, and the gallery shelf."""

@@ -21,6 +21,7 @@ from accounts.access import ScopedAPIView
 from accounts.models import Workspace
 from foldrun.api import ApiError
 from foldrun.contract import Desk, Finding, check, has_errors
+from foldrun.contract.findings import sort_findings
 
 from . import serializers as s
 from .actions import (
@@ -36,6 +37,7 @@ from .actions import (
 )
 from .models import ChangeKind, Changeset, Revision, scope_key_for
 from .services import (
+    beneath,
     changeset_dict,
     desk_for_scope,
     gallery_marks,
@@ -84,10 +86,6 @@ class ScopeView(ScopedAPIView):
         workspace: Workspace | None = self.get_workspace(name) if name is not None else None
         return self.account, workspace
 
-    def scope_key(self) -> str:
-        account, workspace = self.scope()
-        return scope_key_for(account, workspace)
-
     def head_number(self, account, workspace) -> int:
         return head_number(account, workspace)
 
@@ -122,10 +120,10 @@ class PushView(ScopeView):
         data = body.validated_data
         deploy_check: Callable[[dict[str, str]], list[Finding]] | None = None
         if self.deploy:
-            base = desk_for_scope(account, workspace)
+            library, gallery = beneath(account, workspace)
 
             def run_check(files: dict[str, str]) -> list[Finding]:
-                desk = Desk(files=files, library=base.library, gallery=base.gallery)
+                desk = Desk(files=files, library=library, gallery=gallery)
                 findings = check(desk, mode="deploy")
                 if has_errors(findings):
                     # Errors first, so the message leads with one.
@@ -152,7 +150,8 @@ class DeployView(PushView):
 
 class CheckView(ScopeView):
     """POST …/check: the contract over the current files, or over `files`
-    (and `delete`) in the body laid on top of them. Writes nothing."""
+    (and `delete`) in the body laid on top of them; `mode: deploy` shows what
+    a deploy would say. Writes nothing."""
 
     def post(self, request, ws: str | None = None):
         account, workspace = self.scope()
@@ -167,8 +166,8 @@ class CheckView(ScopeView):
                 files.pop(write.path, None)
             elif write.encoding == "utf-8":
                 files[write.path] = write.content
-        findings = sorted(set(findings) | set(check(Desk(files=files, library=desk.library, gallery=desk.gallery))),
-                          key=lambda f: (f.file, f.line or 0, f.level, f.message))
+        mode = body.validated_data["mode"]
+        findings = sort_findings(findings + check(Desk(files=files, library=desk.library, gallery=desk.gallery), mode=mode))
         errors = sum(1 for f in findings if f.level == "error")
         return Response({
             "ok": errors == 0,

@@ -62,3 +62,12 @@ def test_a_deploy_to_the_library_runs_the_check_too(alice_api, account, alice):
 def test_charlie_gets_404_for_deploy_and_bob_403(charlie_api, bob_api, desk):
     assert push(charlie_api, WS, verb="deploy", files=[]).status_code == 404
     assert push(bob_api, WS, verb="deploy", files=[]).status_code == 403
+
+
+def test_check_in_deploy_mode_shows_what_a_deploy_would_say(alice_api, desk):
+    body = {"files": files(**{"notes/warn-on-deploy.md": "hi\n"}), "mode": "deploy"}
+    answer = alice_api.post(f"/api/{WS}/check", body, format="json").json()
+    assert {"file": "notes/warn-on-deploy.md", "line": None, "level": "warning",
+            "message": "this file asks for a warning at deploy.", "code": "tests.warn"} in answer["findings"]
+    plain = alice_api.post(f"/api/{WS}/check", {"files": body["files"]}, format="json").json()
+    assert "tests.warn" not in [f["code"] for f in plain["findings"]]
