@@ -12,7 +12,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import Max, Q
+from django.db.models import OuterRef, Q, Subquery
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -28,11 +28,6 @@ from .models import NAME_RULE, ApiToken, Invite, Membership, Profile, Role, Work
 
 # The raw token minted by a POST waits here for the one page that shows it.
 _FRESH_TOKEN_KEY = "foldrun_fresh_token"
-
-
-def member_or_page(request: HttpRequest) -> Membership | None:
-    """The request's membership, or None (the caller renders `no_account`)."""
-    return current_membership(request)
 
 
 def require_membership(request: HttpRequest) -> Membership:
@@ -72,17 +67,14 @@ def workspace_rows(membership: Membership) -> list[dict[str, Any]]:
         kind, _, _ = classify(path)
         if kind in (AGENT, FLOW) and workspace_id in counts:
             counts[workspace_id][kind] += 1
-    last_numbers = dict(
-        Changeset.objects.filter(workspace__in=workspaces).values("workspace_id").annotate(n=Max("number"))
-        .values_list("workspace_id", "n")
+    # Each workspace's newest changeset, in two queries whatever their number.
+    newest = Changeset.objects.filter(workspace=OuterRef("pk")).order_by("-number").values("pk")[:1]
+    last_pks = dict(
+        Workspace.objects.filter(pk__in=[w.pk for w in workspaces])
+        .annotate(last_pk=Subquery(newest)).values_list("pk", "last_pk")
     )
-    last = {
-        c.workspace_id: c
-        for c in Changeset.objects.select_related("author").filter(
-            workspace__in=workspaces, number__in=set(last_numbers.values()) or {0}
-        )
-        if last_numbers.get(c.workspace_id) == c.number
-    }
+    by_pk = Changeset.objects.select_related("author").in_bulk([pk for pk in last_pks.values() if pk])
+    last = {ws_pk: by_pk[pk] for ws_pk, pk in last_pks.items() if pk}
     return [
         {
             "workspace": w,
@@ -133,7 +125,7 @@ def _context(request: HttpRequest, membership: Membership, section: str) -> dict
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    membership = member_or_page(request)
+    membership = current_membership(request)
     if membership is None:
         return _no_account(request)
     context = _context(request, membership, "home")
@@ -143,7 +135,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def settings_page(request: HttpRequest) -> HttpResponse:
-    membership = member_or_page(request)
+    membership = current_membership(request)
     if membership is None:
         return _no_account(request)
     context = _context(request, membership, "settings")
