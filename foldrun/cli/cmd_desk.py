@@ -341,7 +341,7 @@ def cmd_push(args, ctx) -> int:
     if rows:
         ctx.out.line()
         ctx.out.table(rows, [("change", "CHANGE"), ("path", "PATH")])
-    warnings = [f for f in findings_in(answer)]
+    warnings = findings_in(answer)
     if warnings:
         ctx.out.line()
         ctx.out.lines(f.format() for f in warnings)
