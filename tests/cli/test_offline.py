@@ -254,6 +254,7 @@ def test_the_cli_runs_on_a_laptop_without_django_or_celery(tmp_path):
                           cwd=str(Path(foldrun.__file__).parent.parent))
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "False False"
+    assert done.stderr == ""  # every cmd_*.py module loaded, none of them needing Django
 
 
 def test_check_resolves_tools_from_a_local_copy_of_the_library(cli, tmp_path):
