@@ -206,6 +206,47 @@ def invite_member(request: HttpRequest) -> HttpResponse:
     return redirect(back)
 
 
+def _member(membership: Membership, member_id: str) -> Membership:
+    """A membership of the same account, by public id; anything else is a 404."""
+    target = Membership.objects.select_related("user", "account").filter(
+        public_id=member_id, account_id=membership.account_id
+    ).first()
+    if target is None:
+        raise Http404
+    return target
+
+
+@login_required
+@require_POST
+def change_role(request: HttpRequest, member_id: str) -> HttpResponse:
+    membership = require_membership(request)
+    require_manage(membership)
+    target = _member(membership, member_id)
+    try:
+        account_actions.do_change_role(target, request.POST.get("role"), membership)
+    except ApiError as refused:
+        messages.error(request, _error_text(refused))
+        return redirect("settings")
+    messages.success(request, f"{target.user.email} is now {request.POST.get('role')}.")
+    return redirect("settings")
+
+
+@login_required
+@require_POST
+def remove_member(request: HttpRequest, member_id: str) -> HttpResponse:
+    membership = require_membership(request)
+    require_manage(membership)
+    target = _member(membership, member_id)
+    try:
+        account_actions.do_remove_member(target, membership)
+    except ApiError as refused:
+        messages.error(request, _error_text(refused))
+        return redirect("settings")
+    messages.success(request, f"{target.user.email} was removed from {membership.account.name}; their tokens "
+                              f"for it are revoked.")
+    return redirect("home" if target.pk == membership.pk else "settings")
+
+
 # ---------------------------------------------------------------- tokens
 
 

@@ -182,3 +182,42 @@ def test_nobody_switches_to_an_account_they_are_not_in(alice_web, charlie):
     other = charlie.memberships.get().account
     assert alice_web.post("/settings/account", {"account": other.public_id}).status_code == 404
     assert '<span class="account-name">Acme</span>' in alice_web.get("/").content.decode()
+
+
+def test_alice_changes_bobs_role_on_the_settings_page(alice_web, bob):
+    membership = bob.memberships.get()
+    assert f'action="/settings/members/{membership.public_id}/role"' in alice_web.get("/settings/").content.decode()
+    response = alice_web.post(f"/settings/members/{membership.public_id}/role", {"role": "editor"}, follow=True)
+    assert "bob@example.com is now editor." in response.content.decode()
+    membership.refresh_from_db()
+    assert membership.role == "editor"
+
+
+def test_the_last_owner_cannot_step_down(alice_web, alice):
+    membership = alice.memberships.get()
+    response = alice_web.post(f"/settings/members/{membership.public_id}/role", {"role": "viewer"}, follow=True)
+    assert "role: an account needs at least one owner; make someone else owner first." in response.content.decode()
+    membership.refresh_from_db()
+    assert membership.role == "owner"
+
+
+def test_alice_removes_bob(alice_web, bob):
+    membership = bob.memberships.get()
+    alice_web.post(f"/settings/members/{membership.public_id}/remove")
+    assert not Membership.objects.filter(pk=membership.pk).exists()
+
+
+def test_bob_can_neither_change_roles_nor_remove_anyone(bob_web, alice, bob):
+    page = bob_web.get("/settings/").content.decode()
+    assert "/role\"" not in page and "/remove\"" not in page
+    target = alice.memberships.get()
+    assert bob_web.post(f"/settings/members/{target.public_id}/role", {"role": "viewer"}).status_code == 403
+    assert bob_web.post(f"/settings/members/{target.public_id}/remove").status_code == 403
+    assert Membership.objects.get(pk=target.pk).role == "owner"
+
+
+def test_charlie_cannot_touch_a_member_of_another_account(charlie_web, bob):
+    target = bob.memberships.get()
+    assert charlie_web.post(f"/settings/members/{target.public_id}/role", {"role": "owner"}).status_code == 404
+    assert charlie_web.post(f"/settings/members/{target.public_id}/remove").status_code == 404
+    assert Membership.objects.get(pk=target.pk).role == "viewer"
