@@ -164,3 +164,48 @@ def test_charlie_cannot_revoke_alices_token(cli, alice, charlie, signed_in_as):
     assert (result.code, result.err) == (1, "Not found.\n")
     token.refresh_from_db()
     assert token.revoked_at is None
+
+
+def _read_until(fd: int, marker: bytes, seen: bytearray, timeout: float = 20.0) -> None:
+    import os
+    import select
+    import time
+
+    deadline = time.monotonic() + timeout
+    while marker not in seen:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise AssertionError(f"no {marker!r} on the terminal; it showed {bytes(seen)!r}")
+        ready, _, _ = select.select([fd], [], [], remaining)
+        if ready:
+            try:
+                chunk = os.read(fd, 1024)
+            except OSError:  # the child closed the terminal
+                chunk = b""
+            if not chunk:
+                raise AssertionError(f"the terminal closed before {marker!r}; it showed {bytes(seen)!r}")
+            seen.extend(chunk)
+
+
+def test_login_on_a_real_terminal_prompts_and_never_echoes_the_password(live_server, alice, tmp_path):
+    import os
+    import pty
+
+    script = os.path.join(os.path.dirname(sys.executable), "foldrun")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FOLDRUN_URL") and k != "FOLDRUN_TOKEN"}
+    env["FOLDRUN_HOME"] = str(tmp_path / "home")
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the CLI, with the pty as its controlling terminal
+        os.execve(script, [script, "login", "--url", live_server.url], env)
+    seen = bytearray()
+    _read_until(fd, b"Email: ", seen)
+    os.write(fd, b"alice@example.com\n")
+    _read_until(fd, b"Password: ", seen)
+    os.write(fd, PASSWORD.encode() + b"\n")
+    _read_until(fd, b"(owner).", seen)
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert PASSWORD.encode() not in seen
+    assert f"Signed in to {live_server.url} as alice@example.com in Acme (owner).".encode() in seen
+    assert json.loads((tmp_path / "home" / "config.json").read_text())["url"] == live_server.url
