@@ -59,6 +59,14 @@ class Context:
             self._api.close()
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, with a usage mistake said in one line rather than the usage block."""
+
+    def error(self, message: str):  # type: ignore[override]
+        sys.stderr.write(f"{self.prog}: {message}. See `{self.prog} --help`.\n")
+        raise SystemExit(2)
+
+
 def _json_flag(parser: argparse.ArgumentParser) -> None:
     # SUPPRESS: a subcommand's own default must not undo a --json given earlier.
     parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
@@ -75,9 +83,9 @@ def command_modules() -> list[str]:
 def build_parser(out: Output | None = None) -> argparse.ArgumentParser:
     import foldrun
 
-    common = argparse.ArgumentParser(add_help=False)
+    common = Parser(add_help=False)
     _json_flag(common)
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="foldrun",
         description="Keep AI agents as plain files; check, push and run them on a foldrun server.",
     )

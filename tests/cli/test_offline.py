@@ -291,7 +291,15 @@ def test_no_command_prints_the_commands_and_exits_2(cli):
 def test_an_unknown_command_is_a_usage_error(cli):
     result = cli("frobnicate")
     assert result.code == 2
-    assert result.err.splitlines()[-1].startswith("foldrun: error: argument <command>: invalid choice: 'frobnicate'")
+    assert len(result.err_lines) == 1
+    assert result.err.startswith("foldrun: argument <command>: invalid choice: 'frobnicate' (choose from ")
+    assert result.err.endswith(". See `foldrun --help`.\n")
+
+
+def test_a_missing_argument_names_the_command(cli):
+    result = cli("workspaces", "create")
+    assert (result.code, result.err) == (2, "foldrun workspaces create: the following arguments are required: NAME. "
+                                            "See `foldrun workspaces create --help`.\n")
 
 
 def test_the_installed_console_script_checks_a_desk(tmp_path):
