@@ -10,11 +10,14 @@ from dataclasses import dataclass
 
 from accounts.models import Account, Workspace
 from foldrun.contract import Desk
-from foldrun.contract.desk import AGENT, FLOW, classify, make_document
+from foldrun.contract.desk import AGENT, AGENTS_MD, FLOW, SKILL, TOOL, classify, make_document
+from foldrun.contract.resolve import agent_skills, granted_tools
 from foldrun.gallery import gallery_files, gallery_tools
 
 from .actions import files_at, sha256_text
 from .models import Changeset, LibraryFile, Revision, scope_key_for
+
+_RESOLVED_KINDS = {AGENT, TOOL, SKILL, AGENTS_MD}
 
 MARK_CURRENT = "gallery · current"
 MARK_DIFFERS = "gallery · differs"
@@ -190,57 +193,102 @@ def _nearer_paths(kind: str, name: str, path: str) -> list[str]:
     return [path]
 
 
+def _resolution_files(account: Account, workspace: Workspace) -> tuple[dict[str, str], set[str]]:
+    """A workspace's agents, tools, skills and AGENTS.md as text (what
+    resolution reads), and the set of every live path (for same-path
+    shadowing of knowledge, memory and the rest). Two queries."""
+    heads = files_at(account, workspace, with_content=False)
+    wanted = [r.pk for p, r in heads.items() if classify(p)[0] in _RESOLVED_KINDS and r.encoding == "utf-8"]
+    texts = {r.file.path: r.content for r in Revision.objects.filter(pk__in=wanted).select_related("file")}
+    return texts, set(heads)
+
+
+def _main_path(kind: str, name: str, paths) -> str | None:
+    """The document that defines tool/skill `name` among `paths`."""
+    for candidate in _nearer_paths(kind, name, ""):
+        if candidate in paths:
+            return candidate
+    return None
+
+
 def library_overview(account: Account) -> list[dict]:
     """The Library page's blast radius: for every account-library file and
-    every gallery tool file, the agents (workspace, agent) that use it, and
-    every nearer copy — a workspace's or an agent's own — that overrides it.
+    every gallery shelf file, the agents (workspace, agent) that use it, and
+    every nearer copy — a workspace's, an agent's own, or (for the shelf) the
+    account library's — that overrides it.
 
-    A tool is used by the agents that grant it in `tools:`; a skill is
-    discovered by every agent; knowledge, memory and the rest are read by
-    every agent of every workspace. An agent with a nearer copy is listed
-    under `overridden_by`, never under `granted_by`.
+    Tools and skills are resolved by the contract's own nearest-wins
+    (`foldrun.contract.resolve`), the same lookup a run makes: a tool is used
+    by the agents whose `tools:` grant resolves to it; a skill by the agents
+    that carry it. Knowledge, memory, scripts and AGENTS.md are read by every
+    agent of every workspace unless a file at the same path is nearer. An
+    agent whose grant resolves nearer is listed under `overridden_by` with
+    the path it gets instead, never under `granted_by`.
     """
-    library = files_at(account, None)
+    library_heads = files_at(account, None)
+    library = text_files(library_heads)
+    shelf = gallery_files()
+    lib_marks = gallery_marks(library_heads)
     workspaces = list(Workspace.objects.filter(account=account).order_by("name"))
-    ws_files: dict[str, dict[str, str]] = {}
+
+    uses: dict[tuple[str, str], list[dict]] = {}        # (scope, main path) -> [{workspace, agent}]
+    shadows: dict[tuple[str, str], list[dict]] = {}     # (scope, main path) -> [{workspace, agent, path}]
+    every_agent: list[tuple[str, str, str | None]] = []  # (workspace, agent, own folder)
+    ws_paths: dict[str, set[str]] = {}
+    desks: dict[str, Desk] = {}
     for ws in workspaces:
-        heads = files_at(account, ws, with_content=False)
-        agent_paths = [p for p in heads if classify(p)[0] == AGENT]
-        contents = {
-            r.file.path: r.content
-            for r in Revision.objects.filter(pk__in=[heads[p].pk for p in agent_paths]).select_related("file")
-        }
-        ws_files[ws.name] = {p: contents.get(p, "") for p in heads}
-    agents = {ws.name: agents_in(ws.name, ws_files[ws.name]) for ws in workspaces}
-    lib_marks = gallery_marks(library)
+        texts, paths = _resolution_files(account, ws)
+        ws_paths[ws.name] = paths
+        desk = desks[ws.name] = Desk(files=texts, library=library, gallery=shelf)
+        for document in desk.of_kind(AGENT):
+            if document.parsed is None:
+                continue
+            agent = document.name
+            own = f"agents/{document.path.split('/')[1]}/" if document.path.endswith("/agent.md") else None
+            every_agent.append((ws.name, agent, own))
+            hits = [(TOOL, g.name, g.resolved) for g in granted_tools(desk, agent) if g.kind == "tool" and g.resolved]
+            hits += [(SKILL, r.document.name, r) for r in agent_skills(desk, agent)]
+            for kind, name, resolved in hits:
+                uses.setdefault((resolved.scope, resolved.path), []).append({"workspace": ws.name, "agent": agent})
+                if resolved.scope != "agent":
+                    # A workspace's copy is listed once per workspace, and the
+                    # library's copy once, below; an agent's own is per agent.
+                    continue
+                for scope in ("library", "gallery"):
+                    for shadowed in desk.named_loosely(kind, name, scope=scope):
+                        shadows.setdefault((scope, shadowed.path), []).append(
+                            {"workspace": ws.name, "agent": agent, "path": resolved.path}
+                        )
 
     entries: list[dict] = []
-    subjects: list[tuple[str, str, str | None]] = [(p, "library", lib_marks.get(p)) for p in sorted(library)]
-    for name, shelf in sorted(gallery_tools().items()):
-        subjects += [(p, "gallery", None) for p in sorted(shelf)]
+    subjects = [(p, "library", lib_marks.get(p)) for p in sorted(library_heads)]
+    subjects += [(p, "gallery", None) for p in sorted(shelf)]
     for path, scope, mark in subjects:
         kind, name = _subject(path)
-        rel = _nearer_paths(kind, name, path)
-        granted, overridden = [], []
-        for ws in workspaces:
-            files = ws_files[ws.name]
-            ws_copy = next((p for p in rel if p in files), None)
-            if ws_copy is not None:
-                overridden.append({"workspace": ws.name, "agent": None, "path": ws_copy})
-            for agent in agents[ws.name]:
-                if kind == "tool" and name not in agent.tools:
-                    continue
-                own = next((agent.own_dir + p for p in rel if agent.own_dir and agent.own_dir + p in files), None)
-                if own is not None:
-                    overridden.append({"workspace": ws.name, "agent": agent.name, "path": own})
-                elif ws_copy is None:
-                    granted.append({"workspace": ws.name, "agent": agent.name})
-        if scope == "gallery" and kind == "tool":
-            # The account library's copy is nearer than the shelf.
-            lib_copy = next((p for p in rel if p in library), None)
-            if lib_copy is not None:
-                overridden.insert(0, {"workspace": None, "agent": None, "path": lib_copy})
-                granted = []
+        granted: list[dict] = []
+        overridden: list[dict] = []
+        if kind in ("tool", "skill"):
+            contract_kind = TOOL if kind == "tool" else SKILL
+            pool = library_heads if scope == "library" else shelf
+            main = _main_path(kind, name, pool)
+            if main is not None:
+                granted = list(uses.get((scope, main), []))
+                if scope == "gallery" and _main_path(kind, name, library_heads):
+                    overridden.append({"workspace": None, "agent": None, "path": _main_path(kind, name, library_heads)})
+                for ws in workspaces:
+                    copies = desks[ws.name].named_loosely(contract_kind, name, scope="workspace")
+                    if copies:
+                        overridden.append({"workspace": ws.name, "agent": None, "path": copies[0].path})
+                overridden += shadows.get((scope, main), [])
+        else:
+            for ws in workspaces:
+                if path in ws_paths[ws.name]:
+                    overridden.append({"workspace": ws.name, "agent": None, "path": path})
+            for ws_name, agent, own in every_agent:
+                if own and own + path in ws_paths[ws_name]:
+                    overridden.append({"workspace": ws_name, "agent": agent, "path": own + path})
+                elif path not in ws_paths[ws_name]:
+                    granted.append({"workspace": ws_name, "agent": agent})
         entries.append({
             "path": path, "scope": scope, "kind": kind, "name": name,
             "granted_by": granted, "overridden_by": overridden, "gallery": mark,

@@ -89,3 +89,31 @@ def test_the_workspace_overview_lists_agents_flows_files_and_revisions(alice_api
     assert overview["flows"] == [{"name": "weekly", "path": "flows/weekly.md", "schedule": "0 7 * * MON", "description": None}]
     assert [r["message"] for r in overview["revisions"]] == ["flow", "first"]
     assert "knowledge/index.md" in [f["path"] for f in overview["files"]]
+
+
+def test_an_agents_own_skill_overrides_the_librarys_for_that_agent_only(alice_api, account, workspace):
+    push(alice_api, "library", files=files(**{"skills/pacing-check/SKILL.md": SKILL}))
+    push(alice_api, "workspaces/rank-desk", files=files(**{
+        "agents/ranker/agent.md": agent("ranker", "read"),
+        "agents/writer/agent.md": agent("writer", "read"),
+        "agents/writer/skills/pacing-check/SKILL.md": SKILL.replace("Run it.", "Run it my way."),
+    }))
+    skill = next(e for e in library_overview(account) if e["path"] == "skills/pacing-check/SKILL.md")
+    assert skill["granted_by"] == [{"workspace": "rank-desk", "agent": "ranker"}]
+    assert skill["overridden_by"] == [
+        {"workspace": "rank-desk", "agent": "writer", "path": "agents/writer/skills/pacing-check/SKILL.md"}
+    ]
+
+
+def test_library_knowledge_is_read_by_every_agent_unless_a_nearer_copy_exists(alice_api, account, workspace):
+    concept = "---\ntype: Reference\ntitle: Prices\ndescription: The price list.\n---\n$5\n"
+    push(alice_api, "library", files=files(**{"knowledge/prices.md": concept}))
+    push(alice_api, "workspaces/rank-desk", files=files(**{
+        "agents/ranker/agent.md": agent("ranker", "read"),
+        "agents/writer/agent.md": agent("writer", "read"),
+        "agents/writer/knowledge/prices.md": concept,
+    }))
+    prices = next(e for e in library_overview(account) if e["path"] == "knowledge/prices.md")
+    assert prices["kind"] == "file"
+    assert prices["granted_by"] == [{"workspace": "rank-desk", "agent": "ranker"}]
+    assert prices["overridden_by"] == [{"workspace": "rank-desk", "agent": "writer", "path": "agents/writer/knowledge/prices.md"}]
