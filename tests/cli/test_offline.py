@@ -327,3 +327,22 @@ def test_a_paginated_listing_is_followed_to_its_end_on_the_same_server(cli, monk
     assert [r["number"] for r in result.json] == [3, 2, 1]
     assert server.requests == [("GET", "/api/workspaces/rank-desk/revisions"),
                                ("GET", "/api/workspaces/rank-desk/revisions?page=2")]
+
+
+def test_version_prints_the_browsers_the_server_reports(cli, monkeypatch, canned_server):
+    answer = {"version": "0.9.0", "api": 1, "browsers": ["chromium"], "browser_versions": {"chromium": "156.0.7000.1"}}
+    server = canned_server({"/api/version": (200, "application/json", json.dumps(answer).encode())})
+    monkeypatch.setenv("FOLDRUN_URL", server.url)
+    result = cli("version")
+    assert result.lines == [f"foldrun {foldrun.__version__}", f"server 0.9.0 at {server.url} (api 1)",
+                            "browsers: chromium 156.0.7000.1"]
+
+
+def test_version_with_the_server_down_still_prints_the_client_version(cli, monkeypatch, canned_server):
+    server = canned_server({})
+    url = server.url
+    server.close()
+    monkeypatch.setenv("FOLDRUN_URL", url)
+    result = cli("version")
+    assert (result.code, result.out) == (1, f"foldrun {foldrun.__version__}\n")
+    assert result.err == f"server: Could not reach {url}: [Errno 111] Connection refused.\n"
