@@ -214,3 +214,26 @@ def test_blocks_in_agents_and_flows_are_checked_too():
 def test_the_deploy_refuses_the_same_things():
     findings = _findings(_agents_md("provider:\n  name: anthropic\n  key: sk-ant-x"), mode="deploy")
     assert [(f.level, f.code) for f in findings] == [("error", "provider.key_not_reference")]
+
+
+def test_responses_on_a_preset_without_that_route_warns():
+    (finding,) = [f for f in _findings(_agents_md("provider:\n  name: mistral\n  format: responses")) if f.code == "provider.format_without_base_url"]
+    assert finding.level == "warning"
+    assert finding.message == (
+        "provider.format: responses is not what mistral's address speaks (openai), and no base_url: says where its responses route is; "
+        "the Responses API is offered by OpenAI, and xAI, Groq, Nebius, Cloudflare in various states of beta; set base_url: to that route or drop format:."
+    )
+
+
+def test_responses_on_groq_is_clean_and_a_format_with_its_base_url_is_clean():
+    assert [f.code for f in _findings(_agents_md("provider:\n  name: groq\n  format: responses"))] == ["provider.unverified"]
+    files = _agents_md("provider:\n  name: novita\n  format: anthropic\n  base_url: https://api.novita.ai/anthropic")
+    assert [f.code for f in _findings(files)] == ["provider.unverified"]
+
+
+def test_anthropic_format_on_an_openai_preset_without_its_route_warns():
+    (finding,) = [f for f in _findings(_agents_md("provider:\n  name: novita\n  format: anthropic")) if f.code == "provider.format_without_base_url"]
+    assert finding.message == (
+        "provider.format: anthropic is not what novita's address speaks (openai), and no base_url: says where its anthropic route is; "
+        "set base_url: to that route or drop format:."
+    )

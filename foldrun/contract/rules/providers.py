@@ -46,6 +46,9 @@ SECRET_REF_RE = re.compile(r"^\$\{([A-Z][A-Z0-9_]{0,63})\}$")
 # repeated in a message; anything else may be the credential itself.
 _SAFE_TO_SHOW_RE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 
+# Presets whose own address also serves the Responses API (providers.md, "Chat Completions vs Responses").
+RESPONSES_PRESETS = frozenset({"openai", "xai", "groq", "nebius", "cloudflare"})
+
 PROVIDER_KEYS = ("name", "model", "key", "base_url", "format", "models", "params", "fallback", "key_header")
 
 # Names people reach for that the table leaves out on purpose, with the spec's reason.
@@ -302,6 +305,14 @@ def _check_block(block: Any, path: tuple, emit: Emitter, *, primary: dict | None
         emit(path + ("format",), "error",
              f"{where}.format: xAI documents no Anthropic-shaped route, so xAI is reached as openai; drop format: anthropic.",
              "provider.format")
+    elif preset is not None and not preset.needs_base_url and fmt in FORMATS and fmt != preset.format and base_url is None and not (
+        fmt == "responses" and preset.name in RESPONSES_PRESETS
+    ):
+        emit(path + ("format",), "warning",
+             f"{where}.format: {fmt} is not what {preset.name}'s address speaks ({preset.format}), and no base_url: says where its {fmt} route is; "
+             + ("the Responses API is offered by OpenAI, and xAI, Groq, Nebius, Cloudflare in various states of beta; " if fmt == "responses" else "")
+             + "set base_url: to that route or drop format:.",
+             "provider.format_without_base_url")
 
     if "key_header" in block and block["key_header"] not in KEY_HEADERS:
         emit(path + ("key_header",), "error", f"{where}.key_header must be x-api-key or bearer.", "provider.key_header")
