@@ -7,6 +7,7 @@ from . import views
 
 urlpatterns = [
     path("gallery", views.GalleryView.as_view(), name="api-gallery"),
+    path("gallery/<str:tool>", views.GalleryToolView.as_view(), name="api-gallery-tool"),
     path("library", views.LibraryOverviewView.as_view(), name="api-library"),
     path("library/gallery/<str:tool>/install", views.GalleryInstallView.as_view(), name="api-gallery-install"),
     path("library/gallery/<str:tool>/upgrade", views.GalleryUpgradeView.as_view(), name="api-gallery-upgrade"),

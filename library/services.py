@@ -99,6 +99,11 @@ def gallery_marks(heads: dict[str, Revision]) -> dict[str, str]:
     return marks
 
 
+def gallery_tool_files(name: str) -> dict[str, str] | None:
+    """One shelf tool's files (path → text), or None when the shelf has no such tool."""
+    return gallery_tools().get(name)
+
+
 def gallery_overview(account: Account) -> list[dict]:
     """The shelf's tools, and which copies the account keeps, with marks."""
     library = files_at(account, None, with_content=False)
@@ -312,9 +317,11 @@ def changeset_dict(changeset: Changeset) -> dict:
 
 def workspace_overview(workspace: Workspace, *, recent: int = 10) -> dict:
     """What the workspace page shows: its agents, flows, files and recent revisions."""
-    heads = files_at(workspace.account, workspace)
-    files = text_files(heads)
+    heads = files_at(workspace.account, workspace, with_content=False)
     marks = gallery_marks(heads)
+    # Only agents and flows are read; the rest of the desk is listed by hash.
+    wanted = [r.pk for p, r in heads.items() if classify(p)[0] in (AGENT, FLOW) and r.encoding == "utf-8"]
+    files = {r.file.path: r.content for r in Revision.objects.filter(pk__in=wanted).select_related("file")}
     flows = []
     for path in sorted(files):
         kind, _owner, name = classify(path)

@@ -34,6 +34,7 @@ from .actions import (
     file_at,
     files_at,
     generated_hashes,
+    sha256_text,
 )
 from .models import ChangeKind, Changeset, Revision, scope_key_for
 from .services import (
@@ -42,6 +43,7 @@ from .services import (
     desk_for_scope,
     gallery_marks,
     gallery_overview,
+    gallery_tool_files,
     head_number,
     history_of,
     library_overview,
@@ -393,6 +395,23 @@ class GalleryView(ScopedAPIView):
 
     def get(self, request):
         return Response({"results": gallery_overview(self.account)})
+
+
+class GalleryToolView(ScopedAPIView):
+    """GET /api/gallery/<tool>: one shelf tool with its files' content — what
+    a laptop fetches to run a gallery tool as the platform would."""
+
+    def get(self, request, tool: str):
+        shelf = gallery_tool_files(tool)
+        if shelf is None:
+            raise _not_found()
+        return Response({
+            "name": tool,
+            "files": [
+                {"path": p, "content": t, "sha256": sha256_text(t), "size": len(t.encode("utf-8"))}
+                for p, t in sorted(shelf.items())
+            ],
+        })
 
 
 class GalleryInstallView(ScopedAPIView):

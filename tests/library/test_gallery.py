@@ -135,3 +135,11 @@ def test_charlie_cannot_install_into_alices_workspace(charlie_api, workspace, sh
 def test_charlie_sees_no_copies_of_alices_account(alice_api, charlie_api, shelf):
     alice_api.post("/api/library/gallery/web/install", {}, format="json")
     assert charlie_api.get("/api/gallery").json()["results"][0]["kept"] is False
+
+
+def test_one_shelf_tool_comes_with_its_content_for_a_laptop(alice_api, bob_api, shelf):
+    body = alice_api.get("/api/gallery/web").json()
+    assert body["files"][0]["path"] == "tools/web/tool.md"
+    assert body["files"][0]["content"] == TOOL_V1
+    assert bob_api.get("/api/gallery/web").status_code == 200
+    assert alice_api.get("/api/gallery/slack").json() == NOT_FOUND
