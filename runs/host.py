@@ -18,24 +18,14 @@ from .models import Run, Step, TraceEvent, Try
 def vault_lookup(workspace, names: list[str]) -> dict[str, tuple[str, str]]:
     """name -> (value, store) from the vault, nearest wins (workspace, then account).
 
-    Delegates to the vault app; a name in neither store is simply absent.
+    A name in neither store (or one that cannot be decrypted or refreshed) is absent.
     """
     if not names:
         return {}
-    try:
-        from vault.services import resolve_secrets  # type: ignore[import-not-found]
-    except ImportError:  # the vault app has not landed its resolver: nothing resolves
-        return {}
+    from vault.actions import resolve_secrets
+
     found = resolve_secrets(workspace, list(names))
-    result: dict[str, tuple[str, str]] = {}
-    for name, value in (found or {}).items():
-        if value is None:
-            continue
-        if isinstance(value, tuple):
-            result[name] = (value[0], str(value[1]))
-        else:  # an object with .value and .store
-            result[name] = (getattr(value, "value"), str(getattr(value, "store", "vault")))
-    return result
+    return {name: (item.value, f"{item.scope} vault") for name, item in found.items()}
 
 
 class DbHost:
@@ -56,9 +46,14 @@ class DbHost:
         return found
 
     def model_client(self, provider: dict) -> Any:
+        stores: dict[str, str] = {}
+
         def lookup(name: str) -> str | None:
             found = vault_lookup(self.run.workspace, [name])
-            return found[name][0] if name in found else None
+            if name not in found:
+                return None
+            stores[name] = found[name][1]
+            return found[name][0]
 
         try:
             supply = supply_from_block(provider or {"name": "anthropic"}, lookup)
@@ -67,8 +62,8 @@ class DbHost:
             raise RuntimeError(f"secret {exc.name} is not in the vault (neither the workspace's nor the account's)") from None
         except ProviderConfigError as exc:
             raise RuntimeError(str(exc)) from None
-        if supply.key_name:
-            self.trace("secret", {"name": supply.key_name, "store": "vault", "for": "provider"})
+        for name, store in stores.items():
+            self.trace("secret", {"name": name, "store": store, "for": "provider"})
         client = ModelClient(supply, on_line=lambda line: self.trace("refusal", {"line": line}))
         self.clients.append(client)
         return client
@@ -100,6 +95,17 @@ class DbHost:
         step = Step.objects.get(pk=self.step.pk)
         step.wrote = list(step.wrote or []) + [what]
         step.save(update_fields=["wrote"])
+
+    def egress(self, names: list[str]):
+        """The loopback egress proxy for `secrets: proxied` scripts: fills ${NAME} for the secret's own hosts."""
+        from django.conf import settings
+
+        from vault.actions import egress_grants
+        from vault.boundary import EgressProxy
+
+        grants, _found = egress_grants(self.run.workspace, names)
+        return EgressProxy(grants, on_line=lambda line: self.trace("log", {"message": line}),
+                           allow_private=bool(getattr(settings, "FOLDRUN_ALLOW_PRIVATE_URLS", False))).start()
 
     def recall_runs(self, limit: int) -> list[dict]:
         runs = (Run.objects.filter(workspace_id=self.run.workspace_id).exclude(pk=self.run.pk)

@@ -133,6 +133,7 @@ class StepEnv:
         self._index: SearchIndex | None = None
         self.withhold_all = False
         self.sandbox_files: dict[str, str] = {}  # the workspace's files (an openapi document may be one)
+        self._egress = None
 
     # -- logging and secrets --------------------------------------------------------
     def log(self, message: str) -> None:
@@ -170,6 +171,8 @@ class StepEnv:
         allow = runtime.test_mode_allow
         for name in runtime.secret_names:
             env[name] = self._value_for(name, allow=allow)
+        if runtime.proxied and not (self.is_test and self.withhold_all):
+            env.update(self._egress_env())
         if runtime.secret_names:
             given = [n for n in runtime.secret_names if env[n] != WITHHELD]
             self.host.trace("secret", {"tool": runtime.name, "names": runtime.secret_names,
@@ -178,6 +181,16 @@ class StepEnv:
         if self.is_test:
             env["FOLDRUN_TEST_MODE"] = "1"
         return env
+
+    def _egress_env(self) -> dict[str, str]:
+        """FOLDRUN_EGRESS for a proxied script: the host's egress proxy, started once per step."""
+        if self._egress is None:
+            make = getattr(self.host, "egress", None)
+            names = [str(n) for n in (self.agent.meta.get("secrets") or [])]
+            self._egress = make(names) if make else None
+            if self._egress is not None:
+                self.on_close(self._egress.stop)
+        return self._egress.env() if self._egress is not None else {}
 
     def on_close(self, closer: Callable[[], None]) -> None:
         self._closers.append(closer)

@@ -194,3 +194,5 @@ CELERY_BEAT_SCHEDULE["notify-sweep-due-deliveries"] = {"task": "notify.sweep_due
 CELERY_BEAT_SCHEDULE["notify-purge-old-deliveries"] = {"task": "notify.purge_old_deliveries", "schedule": 3600.0}
 # The daily key probe: every provider key the accounts' files use, asked one 1-token question.
 CELERY_BEAT_SCHEDULE["vault-daily-key-probe"] = {"task": "vault.probe_all_accounts", "schedule": 86400.0}
+# Flow schedules: every minute, start the runs whose cron (in the flow's timezone) is due; also the `sla` check.
+CELERY_BEAT_SCHEDULE["runs-fire-schedules"] = {"task": "runs.fire_schedules", "schedule": 60.0}
