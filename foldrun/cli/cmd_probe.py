@@ -1,0 +1,131 @@
+"""`foldrun probe MODEL` and `foldrun account providers`.
+
+probe: can this model drive an agent through this endpoint? A real tool
+loop — a tool call made, its result read back — with the stop reason, the
+requests and the cost printed. On the server (keys from the vault) by
+default; `--local` asks from this machine with the laptop vault.
+
+account providers: the daily key probe's table — ✓, ✗ with the verdict, or
+· for never checked; `--check` asks now. A dead key exits non-zero, so a
+deploy script can refuse to continue.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+
+from .client import CliError, quote_path
+from .output import short_time
+
+BROKEN = {"credential", "not-found", "unreachable", "provider-error"}
+
+
+def register(subparsers, common) -> None:
+    p = subparsers.add_parser("probe", parents=[common], help="drive a real tool loop through a model's endpoint")
+    p.add_argument("model", metavar="MODEL")
+    p.add_argument("--provider", metavar="P",
+                   help="a preset name, or a JSON provider block (default: the workspace's AGENTS.md, else anthropic)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--to", metavar="WS", help="use this workspace's vault and defaults")
+    where.add_argument("--local", action="store_true", help="ask from this machine with the laptop vault")
+    p.set_defaults(func=cmd_probe)
+
+    if "account" in subparsers.choices:  # another module owns `account`; leave it be
+        return
+    a = subparsers.add_parser("account", parents=[common], help="account-wide views")
+    sub = a.add_subparsers(dest="account_command", metavar="<view>")
+    pr = sub.add_parser("providers", parents=[common], help="is each provider key still good?")
+    pr.add_argument("--check", action="store_true", help="check every key now instead of showing the last check")
+    pr.set_defaults(func=cmd_account_providers)
+    a.set_defaults(func=lambda args, ctx: (a.print_help(), 2)[1])
+
+
+def _provider(text: str | None):
+    if text is None:
+        return None
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            return json.loads(stripped)
+        except ValueError:
+            raise CliError("--provider: give a preset name or a JSON block like "
+                           "'{\"name\": \"openai\", \"format\": \"responses\"}'.") from None
+    return stripped
+
+
+def cmd_probe(args, ctx) -> int:
+    provider = _provider(args.provider)
+    if args.local:
+        return _probe_local(args, ctx, provider)
+    path = f"/api/workspaces/{quote_path(args.to)}/probe" if args.to else "/api/probe"
+    body: dict = {"model": args.model}
+    if provider is not None:
+        body["provider"] = provider
+    import httpx
+
+    data = ctx.api.post(path, body, timeout=httpx.Timeout(300.0, connect=10.0))
+    return _print_probe(ctx, data)
+
+
+def _print_probe(ctx, data: dict) -> int:
+    if data.get("error"):
+        ctx.out.result(data, [f"probe failed at {data.get('endpoint')}: {data['error']}",
+                              f"requests: {data.get('requests', 0)}"])
+        return 1
+    lines = list(data.get("printed") or [])
+    lines += [f"note: {line}" for line in data.get("lines") or []]
+    if not data.get("ok"):
+        lines.append("the tool loop did not close: this model cannot drive an agent here as it stands")
+    ctx.out.result(data, lines)
+    return 0 if data.get("ok") else 1
+
+
+def _probe_local(args, ctx, provider) -> int:
+    from foldrun.providers.client import (ModelClient, ProviderConfigError, ProviderError, ProviderRefusal,
+                                          supply_from_block)
+    from foldrun.providers.probe import format_probe, run_probe
+    from vault.local import LocalVault
+
+    vault = LocalVault(ctx.config_dir)
+    block = provider if isinstance(provider, dict) else {"name": provider or "anthropic"}
+    block = {**block, "model": args.model}
+    try:
+        supply = supply_from_block(block, vault.get)
+    except ProviderConfigError as exc:
+        raise CliError(str(exc)[0].upper() + str(exc)[1:] + " (the laptop vault: `foldrun secrets set NAME --local`).") from None
+    lines: list[str] = []
+    with ModelClient(supply, on_line=lines.append, timeout=120.0) as client:
+        try:
+            result = run_probe(client, provider=block)
+        except (ProviderRefusal, ProviderError) as exc:
+            message = exc.line if isinstance(exc, ProviderRefusal) else exc.message
+            return _print_probe(ctx, {"error": message, "endpoint": supply.endpoint(), "requests": client.requests})
+    data = result.as_dict()
+    data.update({"ok": result.closed, "endpoint": supply.endpoint(), "printed": format_probe(result, endpoint=supply.endpoint()),
+                 "lines": lines})
+    return _print_probe(ctx, data)
+
+
+def _mark(row: dict) -> str:
+    verdict = row.get("verdict")
+    if not verdict:
+        return "·"
+    if verdict in BROKEN:
+        return f"✗ {verdict}"
+    return "✓" if verdict == "ok" else f"✓ {verdict}"
+
+
+def cmd_account_providers(args, ctx) -> int:
+    data = ctx.api.post("/api/account/providers") if args.check else ctx.api.get("/api/account/providers")
+    rows = data.get("results", [])
+    for row in rows:
+        row["mark"] = _mark(row)
+        key = row.get("key") or {}
+        row["key_words"] = f"{key.get('name')} ({key.get('scope')})" if key.get("name") else "-"
+    if ctx.out.json_mode:
+        ctx.out.json(data)
+    else:
+        ctx.out.table(rows, [("mark", ""), ("endpoint", "ENDPOINT"), ("key_words", "KEY"), ("model", "MODEL"),
+                             ("checked_at", "CHECKED", short_time), ("message", "WHY")],
+                      empty="No provider blocks in this account's files.")
+    return 1 if any(r.get("verdict") in BROKEN for r in rows) else 0
