@@ -168,12 +168,23 @@ def cron_problem(expression: Any) -> str | None:
     return None
 
 
+_TZ_DATABASE: list[bool] = []
+
+
+def _has_tz_database(available) -> bool:
+    if not _TZ_DATABASE:
+        _TZ_DATABASE.append(bool(available()))
+    return _TZ_DATABASE[0]
+
+
 def timezone_problem(value: Any) -> str | None:
     if not isinstance(value, str) or not value.strip():
         return "is empty"
     try:
-        from zoneinfo import ZoneInfo
+        from zoneinfo import ZoneInfo, available_timezones
 
+        if not _has_tz_database(available_timezones):
+            return None  # a machine without a time-zone database cannot judge; the server will
         ZoneInfo(value.strip())
     except Exception:  # ZoneInfoNotFoundError, ValueError for odd keys
         return "is not a time zone foldrun knows"
@@ -471,6 +482,15 @@ def _mcp_problems(path: str, line: int | None, server: McpServer, where: str) ->
     return []
 
 
+def _names(value: Any) -> list[str]:
+    """A `secrets:` list as written (strings only; check reports the rest)."""
+    if isinstance(value, list):
+        return [item.strip() for item in value if isinstance(item, str) and item.strip()]
+    if isinstance(value, str):
+        return as_list(value)
+    return []
+
+
 def agent_of(desk: Desk, document: Document) -> Agent:
     """The Agent an agent file describes (cached)."""
 
@@ -507,7 +527,7 @@ def agent_of(desk: Desk, document: Document) -> Agent:
             name=document.name, path=path, description=_str(meta.get("description")),
             tools=as_list(tools_value) if isinstance(tools_value, (list, str)) else [],
             skills=as_list(skills_value) if skills_value is not None else None,
-            secrets=[s for s in (meta.get("secrets") or []) if isinstance(s, str)] if isinstance(meta.get("secrets"), list) else as_list(meta.get("secrets")) if isinstance(meta.get("secrets"), str) else [],
+            secrets=_names(meta.get("secrets")),
             limits=limits if isinstance(limits, dict) else {}, web=meta.get("web"), provider=meta.get("provider"),
             mcp_servers=servers, language=meta.get("language"), region=meta.get("region"), timezone=meta.get("timezone"),
             prompt=document.body.strip("\n"), own_folder=folder, meta=meta, problems=problems,

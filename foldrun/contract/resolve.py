@@ -7,6 +7,8 @@
     agent_skills(desk, agent_name) -> [Resolved]   (the skills whose names and descriptions sit in context)
     effective_limits(desk, agent_name, step=None) -> {canonical key: int}
     step_secrets(desk, agent_name) -> {NAME: where it was declared}
+    concept_layers(desk, agent_name, "knowledge"|"memory") -> [(scope, directory)]   nearest first
+    visible_concepts(desk, agent_name, "knowledge"|"memory") -> {relative path: Resolved}
 
 Order: the agent's own (agents/<name>/tools|skills), the workspace's, the
 account library's (`Desk.library`), the gallery shelf (`Desk.gallery`). The
@@ -216,3 +218,40 @@ def step_secrets(desk: Desk, agent_name: str) -> dict[str, str]:
         for name in names:
             secrets.setdefault(name, f"tool {grant.name}")
     return secrets
+
+
+def concept_layers(desk: Desk, agent_name: str | None, directory: str = "knowledge") -> list[tuple[str, str]]:
+    """Where an agent's knowledge/ (or memory/) comes from, nearest first:
+    its own folder's, the workspace's, the account library's."""
+    if directory not in ("knowledge", "memory"):
+        raise ValueError("directory is 'knowledge' or 'memory'")
+    layers = [("agent", f"agents/{agent_name}/{directory}")] if agent_name else []
+    return layers + [("workspace", directory), ("library", directory)]
+
+
+def visible_concepts(desk: Desk, agent_name: str | None, directory: str = "knowledge") -> dict[str, Resolved]:
+    """Every concept the agent reads in `directory`, by path relative to it;
+    a nearer file shadows a farther one of the same relative path. The
+    generated index.md and log.md are not concepts."""
+    from .desk import CONCEPT
+    from .model import concept_of
+
+    found: dict[str, Resolved] = {}
+    for scope, folder in concept_layers(desk, agent_name, directory):
+        pool = "library" if scope == "library" else "workspace"
+        for path in desk.files_under(pool, folder):
+            relative = path[len(folder) + 1:]
+            if relative in found:
+                continue
+            document = _document_at(desk, pool, path)
+            if document is None or document.kind != CONCEPT:
+                continue
+            found[relative] = Resolved(document, scope, concept_of(desk, document) if document.parsed else None)
+    return found
+
+
+def _document_at(desk: Desk, scope: str, path: str) -> Document | None:
+    key = ("documents-by-path", scope)
+    if key not in desk.cache:
+        desk.cache[key] = {d.path: d for d in desk.pool(scope)}
+    return desk.cache[key].get(path)

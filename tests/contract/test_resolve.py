@@ -89,3 +89,17 @@ def test_limits_merge_nearest_wins_per_key():
 
 def test_a_step_receives_each_secret_once_with_where_it_was_declared():
     assert step_secrets(_desk(), "sales") == {"CRM_KEY": "agent", "RESEND_API_KEY": "tool mailer", "LINEAR_TOKEN": "tool linear"}
+
+
+def test_an_agent_reads_its_own_knowledge_then_the_workspaces_then_the_librarys():
+    from foldrun.contract.resolve import visible_concepts
+
+    concept = "---\ntype: Reference\ntitle: {}\ndescription: d\n---\n"
+    desk = Desk(
+        {"agents/a/knowledge/prices.md": concept.format("own prices"), "knowledge/prices.md": concept.format("desk prices"),
+         "knowledge/terms.md": concept.format("terms"), "knowledge/index.md": "generated"},
+        library={"knowledge/style.md": concept.format("style"), "knowledge/terms.md": concept.format("account terms")},
+    )
+    seen = visible_concepts(desk, "a", "knowledge")
+    assert {k: (r.scope, r.model.title) for k, r in seen.items()} == {
+        "prices.md": ("agent", "own prices"), "terms.md": ("workspace", "terms"), "style.md": ("library", "style")}
