@@ -196,3 +196,6 @@ CELERY_BEAT_SCHEDULE["notify-purge-old-deliveries"] = {"task": "notify.purge_old
 CELERY_BEAT_SCHEDULE["vault-daily-key-probe"] = {"task": "vault.probe_all_accounts", "schedule": 86400.0}
 # Flow schedules: every minute, start the runs whose cron (in the flow's timezone) is due; also the `sla` check.
 CELERY_BEAT_SCHEDULE["runs-fire-schedules"] = {"task": "runs.fire_schedules", "schedule": 60.0}
+# A push, deploy or check carries a whole desk in one JSON body; the library's
+# views read it with this cap instead of DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB).
+FOLDRUN_MAX_PUSH_BYTES = env_int("FOLDRUN_MAX_PUSH_BYTES", 200_000_000, minimum=1_000_000)
