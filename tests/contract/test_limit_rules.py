@@ -62,3 +62,9 @@ def test_limits_that_are_not_a_mapping_are_refused():
     assert lines({"agents/a.md": "---\nlimits: 40\n---\n"}) == [
         "agents/a.md:2: error: limits: must be a mapping of keys to whole numbers, such as limits: {web.search: 40, calls: 300}."
     ]
+
+
+def test_on_deploy_a_key_that_names_nothing_warns_and_a_bad_value_still_refuses():
+    found = lines(agent("  callz: 3\n  calls: none\n"), mode="deploy")
+    assert [line.split(": ", 2)[1] for line in found] == ["warning", "error"]
+    assert found[1] == "agents/a.md:5: error: limits: calls is 'none', not a whole number above zero; write a whole number, 1 or more — to withhold a tool, leave it out of tools:."

@@ -54,8 +54,12 @@ def _working_keys(granted: list[str] | None) -> str:
             f"the SDK names {' '.join(SDK_NAMES)}" + (f", and the granted tools ({tools})" if granted is not None else ", and any tool's name"))
 
 
-def _check_limits(desk, path: str, limits: dict, line_for, prefix: str, agent_name: str | None):
-    """Findings for one `limits:` mapping; `agent_name` None for AGENTS.md."""
+def _check_limits(desk, path: str, limits: dict, line_for, prefix: str, agent_name: str | None, context):
+    """Findings for one `limits:` mapping; `agent_name` None for AGENTS.md.
+
+    A key that names nothing is an error in `check` and a warning on deploy
+    (it counts nothing either way); "The deploy refuses an unreadable value",
+    so a bad value is an error in both."""
     granted: list[str] | None = None
     granted_keys: set[str] = set()
     if agent_name is not None:
@@ -73,7 +77,7 @@ def _check_limits(desk, path: str, limits: dict, line_for, prefix: str, agent_na
         if canonical not in fixed and canonical not in known_tools:
             near = closest(key, list(FIXED_KEYS) + sorted(set(granted or []) | (_all_tool_names(desk) if granted is None else set())))
             hint = f" (did you mean {' or '.join(near)}?)" if near else ""
-            yield Finding(path, line_for(key), "error",
+            yield Finding(path, line_for(key), context.level(),
                           f"{prefix}limits: {key} names nothing foldrun counts{hint}; the keys that work are {_working_keys(granted)}.",
                           "limits.unknown_key")
             continue
@@ -101,13 +105,13 @@ def limits(desk, context):
     defaults = agents_md_of(desk, "workspace")
     if defaults is not None and defaults.limits:
         document = desk.agents_md("workspace")
-        yield from _check_limits(desk, defaults.path, defaults.limits, lambda k: document.line_in("limits", k), "", None)
+        yield from _check_limits(desk, defaults.path, defaults.limits, lambda k: document.line_in("limits", k), "", None, context)
     for document in desk.of_kind(AGENT):
         if document.parsed is None:
             continue
         agent = agent_of(desk, document)
         if agent.limits:
-            yield from _check_limits(desk, document.path, agent.limits, lambda k, d=document: d.line_in("limits", k), "", document.name)
+            yield from _check_limits(desk, document.path, agent.limits, lambda k, d=document: d.line_in("limits", k), "", document.name, context)
     for document in desk.of_kind(FLOW):
         if document.parsed is None:
             continue
@@ -116,4 +120,4 @@ def limits(desk, context):
                 continue
             agent_known = bool(desk.named(AGENT, step.agent))
             yield from _check_limits(desk, document.path, step.limits, lambda k, s=step: s.option_lines.get("limits", s.line),
-                                     f"{step.label} has ", step.agent if agent_known else None)
+                                     f"{step.label} has ", step.agent if agent_known else None, context)
