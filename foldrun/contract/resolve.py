@@ -94,9 +94,16 @@ def _named(desk: Desk, kind: str, name: str, scope: str, agent: str | None) -> D
     return _first(desk.named_loosely(kind, name, scope=scope, agent=agent))
 
 
+def agent_folder(desk: Desk, agent_name: str) -> str:
+    """The folder name under agents/ holding an agent's own files. It is the
+    agent's name unless its `name:` differs from its path (check warns)."""
+    found = _first(desk.named(AGENT, agent_name, scope="workspace"))
+    return found.path_name if found is not None else agent_name
+
+
 def _search(desk: Desk, kind: str, agent_name: str | None, name: str) -> tuple[Document, str] | None:
     if agent_name:
-        own = _named(desk, kind, name, "workspace", agent_name)
+        own = _named(desk, kind, name, "workspace", agent_folder(desk, agent_name))
         if own:
             return own, "agent"
     for scope in ("workspace", "library", "gallery"):
@@ -174,7 +181,7 @@ def agent_skills(desk: Desk, agent_name: str) -> list[Resolved]:
     if listed is not None:
         names = listed
     else:
-        names = sorted(desk.names(SKILL, agent=agent_name))
+        names = sorted(desk.names(SKILL, agent=agent_folder(desk, agent_name)))
     result = []
     for name in names:
         hit = resolve_skill(desk, agent_name, name)
@@ -225,7 +232,7 @@ def concept_layers(desk: Desk, agent_name: str | None, directory: str = "knowled
     its own folder's, the workspace's, the account library's."""
     if directory not in ("knowledge", "memory"):
         raise ValueError("directory is 'knowledge' or 'memory'")
-    layers = [("agent", f"agents/{agent_name}/{directory}")] if agent_name else []
+    layers = [("agent", f"agents/{agent_folder(desk, agent_name)}/{directory}")] if agent_name else []
     return layers + [("workspace", directory), ("library", directory)]
 
 

@@ -103,3 +103,8 @@ def test_an_agent_reads_its_own_knowledge_then_the_workspaces_then_the_librarys(
     seen = visible_concepts(desk, "a", "knowledge")
     assert {k: (r.scope, r.model.title) for k, r in seen.items()} == {
         "prices.md": ("agent", "own prices"), "terms.md": ("workspace", "terms"), "style.md": ("library", "style")}
+
+
+def test_an_agent_renamed_by_its_name_key_still_owns_its_folder():
+    desk = Desk({"agents/writer/agent.md": "---\nname: author\ntools: [crm]\n---\n", "agents/writer/tools/crm.md": TOOL.format(where="own")})
+    assert [(g.name, g.kind, g.resolved.scope) for g in granted_tools(desk, "author")] == [("crm", "tool", "agent")]

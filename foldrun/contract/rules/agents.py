@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..check import rule
 from ..desk import AGENT, AGENTS_MD, SKILL, TOOL
 from ..findings import Finding
-from ..model import BUILTIN_GROUPS, SDK_NAMES, agent_of, agents_md_of, did_you_mean
+from ..model import BUILTIN_GROUPS, agent_of, agents_md_of, did_you_mean
 from ..resolve import granted_tools, resolve_skill
 
 
@@ -28,7 +28,7 @@ def grants(desk, context):
         for grant in granted_tools(desk, document.name):
             if grant.kind != "missing":
                 continue
-            known = desk.names(TOOL, agent=document.name) | set(BUILTIN_GROUPS) | set(agent.mcp_servers) | {"web"}
+            known = desk.names(TOOL, agent=document.path_name) | set(BUILTIN_GROUPS) | set(agent.mcp_servers) | {"web"}
             hint = did_you_mean(grant.name, known) or "; add tools/" + grant.name + ".md or fix the name."
             yield Finding(document.path, document.line_in("tools", grant.name), "error",
                           f"tools: grants {grant.name}, which is not a built-in group, an MCP server or a tool in this agent's folder, the workspace, the account library or the gallery{hint}",
@@ -44,7 +44,7 @@ def skills(desk, context):
         for name in agent.skills or []:
             if resolve_skill(desk, document.name, name) is not None:
                 continue
-            hint = did_you_mean(name, desk.names(SKILL, agent=document.name)) or f"; add skills/{name}/SKILL.md or fix the name."
+            hint = did_you_mean(name, desk.names(SKILL, agent=document.path_name)) or f"; add skills/{name}/SKILL.md or fix the name."
             yield Finding(document.path, document.line_in("skills", name), "error",
                           f"skills: names {name}, which is not a skill in this agent's folder, the workspace, .agents/skills/ or the account library{hint}",
                           "agents.skill_missing")
