@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import base64
 import difflib
+import json
 from typing import Callable
 
+from django.conf import settings
 from django.http import HttpResponse
 from django.utils.http import urlencode
-from rest_framework import status
+from rest_framework import exceptions, status
+from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
 
 from accounts.access import ScopedAPIView
@@ -80,6 +83,32 @@ def _number_param(request, name: str, *, required: bool = False) -> int | None:
     return value
 
 
+class DeskJSONParser(BaseParser):
+    """JSON for push, deploy and check, which carry a whole desk in one body.
+
+    Read from the stream under FOLDRUN_MAX_PUSH_BYTES rather than Django's
+    DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB, meant for forms), which DRF's own
+    JSON parser enforces and which a desk of a few thousand files passes.
+    """
+
+    media_type = "application/json"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        limit = settings.FOLDRUN_MAX_PUSH_BYTES
+        request = (parser_context or {}).get("request")
+        length = int(request.META.get("CONTENT_LENGTH") or 0) if request is not None else 0
+        data = b"" if length > limit else stream.read(limit + 1)
+        if length > limit or len(data) > limit:
+            raise ApiError(
+                f"The request is larger than {limit:,} bytes (FOLDRUN_MAX_PUSH_BYTES); push the desk in parts.",
+                code="too_large", status_code=413,
+            )
+        try:
+            return json.loads(data.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise exceptions.ParseError(f"JSON parse error - {exc}") from None
+
+
 class ScopeView(ScopedAPIView):
     """Resolves the scope from the URL: `ws` → a workspace, absent → the library."""
 
@@ -112,6 +141,7 @@ class PushView(ScopeView):
     """POST …/push or …/deploy: all files land in one changeset, or none."""
 
     serializer_class = s.PushSerializer  # for the OpenAPI schema
+    parser_classes = [DeskJSONParser]
 
     deploy = False
 
@@ -154,6 +184,8 @@ class CheckView(ScopeView):
     """POST …/check: the contract over the current files, or over `files`
     (and `delete`) in the body laid on top of them; `mode: deploy` shows what
     a deploy would say. Writes nothing."""
+
+    parser_classes = [DeskJSONParser]
 
     def post(self, request, ws: str | None = None):
         account, workspace = self.scope()

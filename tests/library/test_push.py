@@ -237,3 +237,26 @@ def test_a_push_to_the_library_is_its_own_numbering(alice_api, desk):
     assert response.json()["revision"]["number"] == 1
     paths = [f["path"] for f in alice_api.get("/api/library/files").json()["results"]]
     assert paths == ["tools/sql.md"]
+
+
+def test_a_desk_larger_than_a_form_body_is_pushed_in_one_request(alice_api, workspace):
+    # Over Django's 2.5 MB form cap, well under FOLDRUN_MAX_PUSH_BYTES.
+    body = files(**{f"state/f{i}.txt": "x" * 900_000 for i in range(4)})
+    response = push(alice_api, WS, files=body)
+    assert response.status_code == 201
+    assert len(response.json()["changed"]) == 4
+
+
+def test_a_request_over_the_push_cap_is_413_with_a_sentence(alice_api, workspace, settings):
+    settings.FOLDRUN_MAX_PUSH_BYTES = 1_000
+    response = push(alice_api, WS, files=files(**{"state/a.txt": "x" * 2_000}))
+    assert response.status_code == 413
+    assert response.json()["message"] == (
+        "The request is larger than 1,000 bytes (FOLDRUN_MAX_PUSH_BYTES); push the desk in parts."
+    )
+
+
+def test_a_body_that_is_not_json_is_a_400(alice_api, workspace):
+    response = alice_api.post(f"/api/{WS}/push", data="{nope", content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["message"].startswith("JSON parse error")
