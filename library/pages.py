@@ -160,6 +160,15 @@ def _changeset_context(changeset: Changeset, label: str) -> dict[str, Any]:
     return {"changeset": changeset, "files": files}
 
 
+def _refused_draft(request: HttpRequest, base_url: str) -> str | None:
+    """The text of an edit that was just refused, so the form can offer it back once."""
+    draft = request.session.get("foldrun_refused_edit")
+    if draft and draft.get("path") == base_url:
+        del request.session["foldrun_refused_edit"]
+        return draft["content"]
+    return None
+
+
 @dataclass
 class TreeRow:
     depth: int
@@ -441,9 +450,95 @@ def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
 def workspace_file(request: HttpRequest, ws: str, path: str) -> HttpResponse:
     membership, workspace, can_write = _workspace(request, ws)
     context = _file_context(request, scope_key_for(workspace.account, workspace), path, f"{workspace.name}/")
+    base_url = f"/w/{workspace.name}/files/{path}"
     context.update({"section": "home", "workspace": workspace, "can_write": can_write, "scope": "workspace",
-                    "base_url": f"/w/{workspace.name}/files/{path}"})
+                    "base_url": base_url, "edit_url": f"/w/{workspace.name}/edit/{path}",
+                    "rollback_url": f"/w/{workspace.name}/rollback/{path}",
+                    "draft": _refused_draft(request, base_url)})
     return render(request, "library/file.html", context)
+
+
+def _edit(request: HttpRequest, membership: Membership, workspace: Workspace | None, path: str,
+          base_url: str) -> None:
+    """A dashboard edit of one text file (kind "edit"), validated like a push.
+    The outcome goes to messages; a refused text is kept for the form once."""
+    from .actions import WriteRefused, do_edit_file
+
+    _require_write(membership)
+    content = request.POST.get("content")
+    if content is None:
+        messages.error(request, "content: the edit form sent no text.")
+        return
+    content = content.replace("\r\n", "\n")
+    try:
+        result = do_edit_file(account=membership.account, workspace=workspace, path=path, content=content,
+                              author=request.user, message=(request.POST.get("message") or "").strip())
+    except WriteRefused as refused:
+        messages.error(request, refused.message)
+        for finding in refused.findings[1:]:
+            messages.error(request, finding.format())
+        request.session["foldrun_refused_edit"] = {"path": base_url, "content": content}
+        return
+    if result.changeset is None:
+        messages.info(request, f"{path} is unchanged; nothing was written.")
+    else:
+        messages.success(request, f"Saved {path} as revision #{result.changeset.number}.")
+
+
+def _rollback(request: HttpRequest, membership: Membership, workspace: Workspace | None, path: str) -> None:
+    from .actions import WriteRefused, do_rollback
+
+    _require_write(membership)
+    to = _int_or_none(request.POST.get("to"))
+    history = _history(scope_key_for(membership.account, workspace), path)
+    if to is None or not history or to not in {r.number for r in history}:
+        raise Http404
+    try:
+        result = do_rollback(account=membership.account, workspace=workspace, path=path, to=to, author=request.user)
+    except WriteRefused as refused:
+        messages.error(request, refused.message)
+        return
+    if result.changeset is None:
+        messages.info(request, f"{path} is already as revision #{to} left it.")
+    else:
+        messages.success(request, f"Rolled {path} back to revision #{to}, as revision #{result.changeset.number}.")
+
+
+@login_required
+@require_POST
+def workspace_edit(request: HttpRequest, ws: str, path: str) -> HttpResponse:
+    membership, workspace, _ = _workspace(request, ws)
+    base_url = f"/w/{workspace.name}/files/{path}"
+    if not LibraryFile.objects.filter(scope_key=scope_key_for(workspace.account, workspace), path=path).exists():
+        raise Http404
+    _edit(request, membership, workspace, path, base_url)
+    return redirect(base_url)
+
+
+@login_required
+@require_POST
+def workspace_rollback(request: HttpRequest, ws: str, path: str) -> HttpResponse:
+    membership, workspace, _ = _workspace(request, ws)
+    _rollback(request, membership, workspace, path)
+    return redirect(f"/w/{workspace.name}/files/{path}")
+
+
+@login_required
+@require_POST
+def library_edit(request: HttpRequest, path: str) -> HttpResponse:
+    membership = _membership(request)
+    if not LibraryFile.objects.filter(scope_key=scope_key_for(membership.account, None), path=path).exists():
+        raise Http404
+    _edit(request, membership, None, path, f"/library/files/{path}")
+    return redirect(f"/library/files/{path}")
+
+
+@login_required
+@require_POST
+def library_rollback(request: HttpRequest, path: str) -> HttpResponse:
+    membership = _membership(request)
+    _rollback(request, membership, None, path)
+    return redirect(f"/library/files/{path}")
 
 
 @login_required
@@ -490,8 +585,10 @@ def library_file(request: HttpRequest, path: str) -> HttpResponse:
             })
         raise Http404
     context = _file_context(request, scope_key, path, "library/")
+    base_url = f"/library/files/{path}"
     context.update({"section": "library", "scope": "library", "can_write": membership.can_write,
-                    "base_url": f"/library/files/{path}"})
+                    "base_url": base_url, "edit_url": f"/library/edit/{path}",
+                    "rollback_url": f"/library/rollback/{path}", "draft": _refused_draft(request, base_url)})
     return render(request, "library/file.html", context)
 
 

@@ -6,9 +6,13 @@ from . import pages
 urlpatterns = [
     path("w/<str:ws>/", pages.workspace_page, name="workspace"),
     path("w/<str:ws>/files/<path:path>", pages.workspace_file, name="workspace-file"),
+    path("w/<str:ws>/edit/<path:path>", pages.workspace_edit, name="workspace-edit"),
+    path("w/<str:ws>/rollback/<path:path>", pages.workspace_rollback, name="workspace-rollback"),
     path("w/<str:ws>/revisions/<int:number>/", pages.workspace_revision, name="workspace-revision"),
     path("library/", pages.library_page, name="library"),
     path("library/files/<path:path>", pages.library_file, name="library-file"),
+    path("library/edit/<path:path>", pages.library_edit, name="library-edit"),
+    path("library/rollback/<path:path>", pages.library_rollback, name="library-rollback"),
     path("library/revisions/<int:number>/", pages.library_revision, name="library-revision"),
     path("library/gallery/<str:tool>/install", pages.gallery_install, name="gallery-install"),
     path("library/gallery/<str:tool>/update", pages.gallery_update, name="gallery-update"),

@@ -186,3 +186,20 @@ def test_bob_cannot_copy_a_shelf_tool_and_charlie_does_not_touch_alices_library(
 def test_an_unknown_gallery_tool_is_404(alice_web):
     assert alice_web.post("/library/gallery/nosuch/install").status_code == 404
     assert alice_web.post("/library/gallery/nosuch/update").status_code == 404
+
+
+def test_a_library_edit_is_a_revision_and_the_page_offers_a_rollback(alice_web, account, desk):
+    edited = SHARED_TOOL.replace("[POST]", "[POST, GET]")
+    response = alice_web.post("/library/edit/tools/dataforseo.md", {"content": edited, "message": "allow GET"},
+                              follow=True)
+    assert "Saved tools/dataforseo.md as revision #2." in response.content.decode()
+    assert files_at(account, None)["tools/dataforseo.md"].changeset.kind == "edit"
+    alice_web.post("/library/rollback/tools/dataforseo.md", {"to": "1"})
+    assert files_at(account, None)["tools/dataforseo.md"].content == SHARED_TOOL
+
+
+def test_bob_and_charlie_cannot_edit_the_library(bob_web, charlie_web, account, desk):
+    assert bob_web.post("/library/edit/tools/dataforseo.md", {"content": "x"}).status_code == 403
+    assert charlie_web.post("/library/edit/tools/dataforseo.md", {"content": "x"}).status_code == 404
+    assert charlie_web.post("/library/rollback/tools/dataforseo.md", {"to": "1"}).status_code == 404
+    assert files_at(account, None)["tools/dataforseo.md"].content == SHARED_TOOL

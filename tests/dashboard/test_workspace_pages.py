@@ -1,11 +1,13 @@
 """The workspace page, file views with history and diffs, and revision pages."""
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
 
 from accounts.models import Workspace
+from library.actions import files_at
 
 from .conftest import agent, write
 
@@ -126,3 +128,50 @@ def test_the_workspace_page_links_to_its_runs_and_notifications(alice_web, desk)
     assert '<a href="/w/rank-desk/" class="active">Desk</a>' in page
     assert 'href="/w/rank-desk/runs/"' in page
     assert 'href="/w/rank-desk/notifications/"' in page
+
+
+SQL_V2 = "---\ntransport: script\nname: sql\n---\n```python\nprint(2)\n```\n"
+
+
+def test_alice_edits_a_file_as_a_new_revision(alice_web, account, desk, alice):
+    page = alice_web.get("/w/rank-desk/files/tools/sql.md").content.decode()
+    assert 'action="/w/rank-desk/edit/tools/sql.md"' in page
+    response = alice_web.post("/w/rank-desk/edit/tools/sql.md", {"content": SQL_V2.replace("\n", "\r\n"),
+                                                                  "message": "print two"}, follow=True)
+    assert "Saved tools/sql.md as revision #2." in response.content.decode()
+    head = files_at(account, desk)["tools/sql.md"]
+    assert (head.content, head.changeset.kind, head.changeset.message) == (SQL_V2, "edit", "print two")
+
+
+def test_an_edit_the_contract_refuses_writes_nothing_and_keeps_the_text(alice_web, account, desk):
+    response = alice_web.post("/w/rank-desk/edit/agents/ranker/agent.md",
+                              {"content": "---\nname: [unclosed\n---\nbody\n", "message": ""}, follow=True)
+    page = html.unescape(response.content.decode())
+    assert "Nothing was written: agents/ranker/agent.md" in page
+    assert "name: [unclosed" in page
+    assert files_at(account, desk)["agents/ranker/agent.md"].number == 1
+
+
+def test_alice_rolls_a_file_back_to_an_older_revision(alice_web, account, desk, alice):
+    write(account, desk, {"tools/sql.md": SQL_V2}, author=alice)
+    page = alice_web.get("/w/rank-desk/files/tools/sql.md").content.decode()
+    assert "Roll back to #1" in page
+    response = alice_web.post("/w/rank-desk/rollback/tools/sql.md", {"to": "1"}, follow=True)
+    assert "Rolled tools/sql.md back to revision #1, as revision #3." in response.content.decode()
+    head = files_at(account, desk)["tools/sql.md"]
+    assert "print(1)" in head.content and head.changeset.kind == "rollback"
+
+
+def test_bob_sees_no_edit_or_rollback_and_cannot_post_them(bob_web, account, desk, alice):
+    write(account, desk, {"tools/sql.md": SQL_V2}, author=alice)
+    page = bob_web.get("/w/rank-desk/files/tools/sql.md").content.decode()
+    assert "/edit/" not in page and "/rollback/" not in page
+    assert bob_web.post("/w/rank-desk/edit/tools/sql.md", {"content": "x"}).status_code == 403
+    assert bob_web.post("/w/rank-desk/rollback/tools/sql.md", {"to": "1"}).status_code == 403
+    assert files_at(account, desk)["tools/sql.md"].content == SQL_V2
+
+
+def test_charlie_cannot_edit_or_roll_back_alices_files(charlie_web, account, desk):
+    assert charlie_web.post("/w/rank-desk/edit/tools/sql.md", {"content": "x"}).status_code == 404
+    assert charlie_web.post("/w/rank-desk/rollback/tools/sql.md", {"to": "1"}).status_code == 404
+    assert files_at(account, desk)["tools/sql.md"].number == 1
