@@ -229,6 +229,7 @@ class Defaults:
     region: str | None = None
     timezone: str | None = None
     budget: Any = None
+    budget_window: tuple[str, float] | None = None   # ("month", 50.0) from budget: {month: 50}
     body: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
     problems: list[Finding] = field(default_factory=list)
@@ -447,9 +448,28 @@ def agents_md_of(desk: Desk, scope: str = "workspace") -> Defaults | None:
         if limits is not None and not isinstance(limits, dict):
             defaults.problems.append(_limits_not_mapping(document.path, document.line_of("limits"), "limits:"))
         _timezone_problems(document, meta.get("timezone"), defaults.problems)
+        budget = meta.get("budget")
+        if budget is not None:
+            window = _budget_window(budget)
+            if window is None:
+                defaults.problems.append(Finding(document.path, document.line_of("budget"), "error",
+                                                 "budget: must be the workspace's spend for one window, such as budget: {month: 50} — day, week or month, in USD.",
+                                                 "agents_md.budget"))
+            else:
+                defaults.budget_window = window
         return defaults
 
     return _cached(desk, document, "defaults", build)
+
+
+def _budget_window(value: Any) -> tuple[str, float] | None:
+    """`{month: 50}` -> ("month", 50.0); None when it is not one window and a positive amount."""
+    if not isinstance(value, dict) or len(value) != 1:
+        return None
+    (window, amount), = value.items()
+    if window not in ("day", "week", "month") or isinstance(amount, bool) or not isinstance(amount, (int, float)) or amount <= 0:
+        return None
+    return str(window), float(amount)
 
 
 def _limits_not_mapping(path: str, line: int | None, where: str) -> Finding:

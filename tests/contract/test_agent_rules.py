@@ -40,3 +40,13 @@ def test_a_skill_needs_a_description_and_should_have_a_name():
         "skills/tone/SKILL.md:2: error: has no description:; a skill needs name: and description: — the description is all an agent sees until a task matches it.",
         "skills/tone/SKILL.md:2: warning: has no name:; add name: tone (the Agent Skills format wants the folder's name).",
     ]
+
+
+def test_the_workspace_budget_is_one_window_and_an_amount():
+    from foldrun.contract import Desk
+    from foldrun.contract.model import agents_md_of
+
+    assert agents_md_of(Desk({"AGENTS.md": "---\nbudget: {week: 12.5}\n---\n"})).budget_window == ("week", 12.5)
+    assert lines({"AGENTS.md": "---\nbudget: 50\n---\n"}) == [
+        "AGENTS.md:2: error: budget: must be the workspace's spend for one window, such as budget: {month: 50} — day, week or month, in USD."
+    ]
