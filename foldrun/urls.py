@@ -18,4 +18,5 @@ urlpatterns = [
     path("", include("runs.urls")),
     path("", include("library.urls")),
     path("", include("accounts.urls")),
+    path("", include("vault.urls")),
 ]

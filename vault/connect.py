@@ -88,6 +88,14 @@ def check_start(membership: Membership, body: Mapping[str, Any]) -> dict:
     return {"consent_url": url, "redirect_uri": redirect_uri, "scopes": scopes}
 
 
+def pending_for(membership: Membership, state: str) -> OAuthPending:
+    """The connect this account started with `state`; a 404 for anyone else's."""
+    pending = OAuthPending.objects.select_related("workspace").filter(state=state, account=membership.account).first()
+    if pending is None or not state:
+        raise Http404
+    return pending
+
+
 def check_callback(membership: Membership, params: Mapping[str, str], *, http: httpx.Client | None = None):
     """Returns (secret row, where). The state must be one this account started."""
     state = params.get("state") or ""

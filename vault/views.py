@@ -109,6 +109,13 @@ class OAuthCallbackView(ScopedAPIView):
     """The provider sends the browser here with ?code&state (or ?error)."""
 
     def get(self, request):
-        row, where = connect.check_callback(self.membership, request.query_params)
-        target = f"/w/{row.workspace.name}/settings/secrets" if row.workspace_id else "/settings/secrets"
+        from django.contrib import messages
+
+        pending = connect.pending_for(self.membership, request.query_params.get("state") or "")
+        target = f"/w/{pending.workspace.name}/settings/secrets" if pending.workspace_id else "/settings/secrets"
+        try:
+            row, _ = connect.check_callback(self.membership, request.query_params)
+        except ApiError as exc:
+            messages.error(request._request, exc.message)
+            return HttpResponseRedirect(target)
         return HttpResponseRedirect(f"{target}?connected={row.name}")
