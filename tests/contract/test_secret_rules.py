@@ -27,7 +27,7 @@ def test_a_value_pasted_into_any_file_is_refused_by_line_without_echoing_it():
 def test_each_known_shape_is_recognised():
     shapes = {
         "sk-proj-" + "Zx9" * 10: "an OpenAI-style API key",
-        "re_" + "Q7w" * 9: "a Resend API key",
+        "re_c1tpEyD8_NKFusih9vKVQknRAQfmFcWCv": "a Resend API key",
         "sk_live_" + "a1" * 10: "a Stripe key",
         "AIza" + "B" * 35: "a Google API key",
         "-----BEGIN RSA PRIVATE KEY-----": "a private key",
@@ -44,7 +44,8 @@ def test_storage_is_not_scanned_for_pasted_values():
 
 
 def test_ordinary_words_and_placeholders_are_not_secrets():
-    text = ("Authorization: Bearer ${GOOGLE_ADS_TOKEN}\nre_compile_every_pattern_we_have\n"
+    text = ("Authorization: Bearer ${GOOGLE_ADS_TOKEN}\nre_compile_every_pattern_we_have\nre_match_v2_2024_patterns_compiled = 1\n"
+            "Bearer YOUR_TOKEN_HERE_1234567890\nsk-proj-your-key-goes-here-123456\n"
             "f\"Bearer {os.environ['RESEND_API_KEY']}\"\nsk-learn-is-not-a-key-at-all-really\nask-anthropic-later\n")
     assert lines({"notes.md": text}, code="secrets.pasted") == []
 

@@ -19,13 +19,14 @@ _SHAPES: list[tuple[str, str]] = [
     ("a GitHub token", r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
     ("a Slack token", r"xox[abposre]-[A-Za-z0-9\-]{10,}"),
     ("an AWS access key", r"(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Za-z])"),
-    ("a Resend API key", r"re_[A-Za-z0-9_]{20,}"),
+    ("a Resend API key", r"re_[A-Za-z0-9]{6,}_[A-Za-z0-9]{16,}"),
     ("a Google API key", r"AIza[0-9A-Za-z_\-]{35}"),
     ("a private key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
     ("a literal bearer token", r"Bearer[ \t]+[A-Za-z0-9._~+/=\-]{20,}"),
 ]
 _ANY = re.compile("|".join(f"(?<![A-Za-z0-9_])(?P<s{i}>{p})" for i, (_label, p) in enumerate(_SHAPES)))
-# Shapes an ordinary identifier could take need a digit and a letter in them.
+# Shapes an ordinary identifier or word could take (sk-…, re_…, Bearer …) count
+# only with a capital, a small letter and a digit in them, as real keys have.
 _NEEDS_MIX = {2, 6, 9}
 
 
@@ -44,7 +45,7 @@ def secret_shape(value: str) -> str | None:
         text = match.group(0)
         if index in _NEEDS_MIX:
             tail = text.split(None, 1)[-1] if index == 9 else text[3:]
-            if not (re.search(r"\d", tail) and re.search(r"[A-Za-z]", tail)):
+            if not (re.search(r"\d", tail) and re.search(r"[a-z]", tail) and re.search(r"[A-Z]", tail)):
                 continue
         return _SHAPES[index][0]
     return None
