@@ -1,0 +1,168 @@
+"""Runs from the command line.
+
+    foldrun run FLOW --local [--path DIR] [--input k=v] [--test]   the engine on this laptop
+    foldrun run FLOW --to WS [--input k=v] [--test] [--wait]       a run on the server
+    foldrun runs --to WS [--flow F] [--status S] [--verdict V]     the workspace's runs
+    foldrun report RUN --to WS | foldrun report --local last|RUN   the run's report
+
+Local records live in `~/.foldrun/runs/<id>.json` (`last` names the newest);
+local secrets come from the laptop vault (`foldrun vault … --local`).
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from .client import CliError, quote_path
+from .output import short_time
+
+FINISHED = ("completed", "failed", "cancelled")
+PARKED = ("awaiting-approval", "waiting")
+
+
+def register(subparsers, common) -> None:
+    p = subparsers.add_parser("run", parents=[common], help="run a flow, on the server (--to) or here (--local)")
+    p.add_argument("flow", metavar="FLOW")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--to", metavar="WS", help="the workspace to run it in")
+    where.add_argument("--local", action="store_true", help="run it on this machine, from a desk folder")
+    p.add_argument("--path", default=".", metavar="DIR", help="with --local: the desk folder (default: here)")
+    p.add_argument("--input", action="append", default=[], metavar="K=V", help="an input for {{K}} (repeatable)")
+    p.add_argument("--test", action="store_true", help="a test run: no send-capable secret, no network for programs")
+    p.add_argument("--wait", action="store_true", help="with --to: wait for the run to finish and print its report")
+    p.set_defaults(func=cmd_run)
+
+    p = subparsers.add_parser("runs", parents=[common], help="a workspace's runs, newest first")
+    p.add_argument("--to", required=True, metavar="WS", help="the workspace")
+    p.add_argument("--flow", help="only this flow")
+    p.add_argument("--status", help="only runs in this status")
+    p.add_argument("--verdict", help="only runs with this verdict")
+    p.set_defaults(func=cmd_runs)
+
+    p = subparsers.add_parser("report", parents=[common], help="a run's report: status, verdict, headline, steps")
+    p.add_argument("run", metavar="RUN", help="a run id (with --local: `last` for the newest)")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--to", metavar="WS", help="the workspace the run is in")
+    where.add_argument("--local", action="store_true", help="a run made with `foldrun run --local`")
+    p.set_defaults(func=cmd_report)
+
+
+def _inputs(pairs: list[str]) -> dict[str, str]:
+    inputs: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise CliError(f"--input {pair}: write it as name=value.", exit_code=2)
+        inputs[key.strip()] = value
+    return inputs
+
+
+def _runs_dir(ctx) -> Path:
+    return Path(ctx.config_dir) / "runs"
+
+
+def _ask_on_terminal(question: str) -> str | None:
+    if not sys.stdin.isatty():
+        return None
+    sys.stderr.write(f"{question}\n> ")
+    sys.stderr.flush()
+    line = sys.stdin.readline()
+    return line.strip() if line else None
+
+
+def cmd_run(args, ctx) -> int:
+    inputs = _inputs(args.input)
+    if args.local:
+        return _run_local(args, ctx, inputs)
+    run = ctx.api.post(f"/api/workspaces/{quote_path(args.to)}/runs",
+                       json={"flow": args.flow, "inputs": inputs, "test": args.test, "trigger": "cli"})
+    if not args.wait:
+        ctx.out.result(run, f"Started {run['id']} ({args.flow} in {args.to}). See it with `foldrun report {run['id']} --to {args.to}`.")
+        return 0
+    path = f"/api/workspaces/{quote_path(args.to)}/runs/{run['id']}"
+    while True:
+        run = ctx.api.get(path)
+        if run["status"] in FINISHED or run["status"] in PARKED:
+            break
+        ctx.out.progress(f"{run['id']} {run['status']}…")
+        time.sleep(1)
+    ctx.out.clear_progress()
+    _print_report(ctx, _server_record(run))
+    return 0 if run["status"] == "completed" else 1
+
+
+def _run_local(args, ctx, inputs: dict) -> int:
+    from foldrun.contract import Desk
+    from foldrun.engine.localrun import run_flow_local
+
+    root = Path(args.path).resolve()
+    if not root.is_dir():
+        raise CliError(f"{args.path} is not a folder; give the desk folder with --path.")
+    try:
+        from vault.local import LocalVault
+
+        secrets = {k: v for k, v in LocalVault(ctx.config_dir).values().items() if v is not None}
+    except Exception as exc:  # noqa: BLE001 - a laptop with no vault yet runs with no secrets
+        ctx.out.note(f"the laptop vault could not be read ({exc}); running with no secrets")
+        secrets = {}
+
+    def on_step(step: dict) -> None:
+        mark = "✓" if step["status"] == "completed" else "✗"
+        ctx.out.line(f"{mark} step {step['step']} [[{step['agent']}]] {step['status']}"
+                     + (f" — {step['error']}" if step["error"] else f" — {(step['output'].splitlines() or [''])[0][:120]}"))
+
+    record = run_flow_local(Desk.from_folder(root), args.flow, secrets=secrets, inputs=inputs, is_test=args.test,
+                            ask=_ask_on_terminal, on_step=None if ctx.out.json_mode else on_step, root=root,
+                            venv_cache=Path(ctx.config_dir) / "venvs")
+    runs = _runs_dir(ctx)
+    runs.mkdir(parents=True, exist_ok=True)
+    (runs / f"{record['id']}.json").write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8")
+    (runs / "last").write_text(record["id"], encoding="utf-8")
+    _print_report(ctx, record)
+    return 0 if record["status"] == "completed" else 1
+
+
+def _server_record(run: dict) -> dict:
+    steps = [{"step": s["label"], "agent": s["agent"], "status": s["status"], "attempt": s["attempt"],
+              "cost_usd": s["cost_usd"], "tokens_in": s["tokens_in"], "tokens_out": s["tokens_out"],
+              "limits": s.get("limits_line", ""), "error": s.get("error", "")} for s in run.get("steps", [])]
+    return {**run, "steps": steps}
+
+
+def _print_report(ctx, record: dict) -> None:
+    from foldrun.engine.localrun import report_lines
+
+    if ctx.out.json_mode:
+        ctx.out.json(record)
+        return
+    ctx.out.lines(report_lines(record))
+
+
+def cmd_runs(args, ctx) -> int:
+    params = {k: v for k, v in (("flow", args.flow), ("status", args.status), ("verdict", args.verdict)) if v}
+    answer = ctx.api.get(f"/api/workspaces/{quote_path(args.to)}/runs", params=params)
+    rows = answer["runs"] if isinstance(answer, dict) else answer
+    ctx.out.table(rows, [("id", "RUN"), ("name", "FLOW"), ("status", "STATUS"), ("verdict", "VERDICT"),
+                         ("headline", "HEADLINE"), ("created_at", "STARTED", short_time)], empty="No runs yet.")
+    return 0
+
+
+def cmd_report(args, ctx) -> int:
+    if args.local:
+        runs = _runs_dir(ctx)
+        run_id = args.run
+        if run_id == "last":
+            marker = runs / "last"
+            if not marker.exists():
+                raise CliError("No local run yet; start one with `foldrun run FLOW --local`.")
+            run_id = marker.read_text().strip()
+        path = runs / f"{run_id}.json"
+        if not path.exists():
+            raise CliError(f"There is no local run {run_id} in {runs}.")
+        _print_report(ctx, json.loads(path.read_text(encoding="utf-8")))
+        return 0
+    run = ctx.api.get(f"/api/workspaces/{quote_path(args.to)}/runs/{quote_path(args.run)}")
+    _print_report(ctx, _server_record(run))
+    return 0
