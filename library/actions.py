@@ -259,6 +259,7 @@ def do_write_files(
     run_public_id: str = "",
     prune: bool = False,
     verify: Callable[[dict[str, str]], list[Finding]] | None = None,
+    keep_existing: tuple[str, ...] = (),
 ) -> WriteResult:
     """Write `writes` as one changeset, all or nothing, with bulk queries.
 
@@ -272,8 +273,11 @@ def do_write_files(
     log.md regenerated in the same changeset. `verify`, when given, is called
     inside the transaction with the resulting files (path → text); it returns
     warnings or raises WriteRefused, which rolls everything back.
+    `keep_existing` names directories (state/) whose live files this write
+    never overwrites: the server's copy is kept, with a warning.
     """
     scope_key = scope_key_for(account, workspace)
+    kept: list[Finding] = []
     with transaction.atomic():
         _lock_scope(account, workspace)
         mentioned = {w.path for w in writes}
@@ -297,20 +301,28 @@ def do_write_files(
                 same = head.sha256 == sha256_of(write.content, write.encoding) and head.encoding == write.encoding
                 if same and (not write.gallery_tool or head.gallery_sha256 == write.gallery_sha256):
                     continue
+                if keep_existing and _in_dir(write.path, keep_existing):
+                    kept.append(Finding(
+                        write.path, None, "warning",
+                        "is already on the server and differs; a deploy never overwrites state/, so the server's copy "
+                        "was kept (delete it first to replace it).",
+                        "state.kept",
+                    ))
+                    continue
                 if not write.gallery_tool and head.gallery_tool:
                     write = FileWrite(write.path, write.content, head.gallery_tool, head.gallery_sha256, write.encoding)
             changes.append((write, "modified" if live else "added"))
         if not changes and verify is None:
-            return WriteResult(None)
+            return WriteResult(None, warnings=kept)
 
         number = (Changeset.objects.filter(scope_key=scope_key).aggregate(n=Max("number"))["n"] or 0) + 1
         now = timezone.now()
         who = run_public_id or (author.email if author is not None else "foldrun")
         changes += _generated_changes(scope_key, heads, changes, number, now, who, message)
 
-        warnings: list[Finding] = []
+        warnings: list[Finding] = list(kept)
         if verify is not None:
-            warnings = verify(_resulting_files(scope_key, changes))
+            warnings += verify(_resulting_files(scope_key, changes))
             if not changes:
                 return WriteResult(None, warnings=warnings)
 
@@ -450,6 +462,9 @@ def check_and_write(
     result = do_write_files(
         account=account, workspace=workspace, writes=writes, kind=kind, message=message,
         author=author, prune=prune, verify=deploy_check,
+        # State is the bookmark between runs: it travels with a deploy and a
+        # deploy never overwrites it (a laptop's copy is older than the runs').
+        keep_existing=("state",) if kind in (ChangeKind.PUSH, ChangeKind.DEPLOY) else (),
     )
     result.warnings = sort_findings(list(findings) + list(result.warnings))
     return result

@@ -260,3 +260,21 @@ def test_a_body_that_is_not_json_is_a_400(alice_api, workspace):
     response = alice_api.post(f"/api/{WS}/push", data="{nope", content_type="application/json")
     assert response.status_code == 400
     assert response.json()["message"].startswith("JSON parse error")
+
+
+def test_a_push_never_overwrites_state_already_on_the_server(alice_api, workspace):
+    push(alice_api, WS, files=files(**{"state/rankings.csv": "date,pos\n2026-11-01,3\n"}))
+    response = push(alice_api, WS, verb="deploy", files=files(**{"state/rankings.csv": "date,pos\n", "state/new.csv": "a\n"}))
+    assert response.json()["changed"] == [{"path": "state/new.csv", "action": "added"}]
+    assert response.json()["warnings"] == [{
+        "file": "state/rankings.csv", "line": None, "level": "warning", "code": "state.kept",
+        "message": "is already on the server and differs; a deploy never overwrites state/, so the server's copy was kept "
+                   "(delete it first to replace it).",
+    }]
+    assert alice_api.get(f"/api/{WS}/files/state/rankings.csv").json()["content"] == "date,pos\n2026-11-01,3\n"
+
+
+def test_state_can_still_be_deleted_by_name(alice_api, workspace):
+    push(alice_api, WS, files=files(**{"state/cursor.txt": "3"}))
+    response = push(alice_api, WS, delete=["state/cursor.txt"])
+    assert response.json()["changed"] == [{"path": "state/cursor.txt", "action": "deleted"}]
