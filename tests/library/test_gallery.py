@@ -129,6 +129,8 @@ def test_bob_may_list_the_gallery_but_not_install_or_upgrade(bob_api, shelf):
 def test_charlie_cannot_install_into_alices_workspace(charlie_api, workspace, shelf):
     response = charlie_api.post("/api/library/gallery/web/install", {"workspace": "rank-desk"}, format="json")
     assert response.json() == NOT_FOUND
+    response = charlie_api.post("/api/library/gallery/web/upgrade", {"workspace": "rank-desk"}, format="json")
+    assert response.json() == NOT_FOUND
     assert LibraryFile.objects.filter(workspace=workspace).count() == 0
 
 
@@ -143,3 +145,12 @@ def test_one_shelf_tool_comes_with_its_content_for_a_laptop(alice_api, bob_api, 
     assert body["files"][0]["content"] == TOOL_V1
     assert bob_api.get("/api/gallery/web").status_code == 200
     assert alice_api.get("/api/gallery/slack").json() == NOT_FOUND
+
+
+def test_the_sync_task_reports_how_many_copies_it_updated(alice_api, shelf):
+    from library.tasks import sync_gallery
+
+    alice_api.post("/api/library/gallery/web/install", {}, format="json")
+    shelf.write_text(TOOL_V2)
+    assert sync_gallery.apply().get() == 1
+    assert sync_gallery.apply().get() == 0
