@@ -334,10 +334,22 @@ class ModelClient:
             self.on_line(self._line(first, refusal_lines.TRYING_SECOND))
             try:
                 return self._call(supply.fallback, system, messages, tools, max_tokens, tool_choice, options)
-            except ProviderRefusal:
+            except (ProviderRefusal, ProviderError):
                 raise ProviderRefusal(
                     self._line(first, refusal_lines.SECOND_REFUSED), status=first.status,
                     headers=first.headers, provider_message=first.provider_message) from None
+        except ProviderError as failed:
+            # Failing at their end (a 5xx, no answer): the second supply is
+            # worth the same try a refusal gets; a 4xx request error is not.
+            if supply.fallback is None or failed.verdict not in ("unreachable", "provider-error") \
+                    or (failed.status is not None and failed.status < 500):
+                raise
+            self.on_line(f"{failed.message} — trying the second supply")
+            try:
+                return self._call(supply.fallback, system, messages, tools, max_tokens, tool_choice, options)
+            except (ProviderRefusal, ProviderError):
+                raise ProviderError(f"{failed.message} — the second supply failed too", status=failed.status,
+                                    verdict=failed.verdict) from None
 
     def _line(self, refused: ProviderRefusal, ending: str) -> str:
         return refusal_lines.refusal_line(refused.status, refused.headers, timezone=self.timezone, ending=ending)

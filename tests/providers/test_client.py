@@ -151,3 +151,21 @@ def test_the_translated_wires_return_anthropic_messages(fake_provider, fmt):
     assert reply["stop_reason"] == "tool_use"
     assert reply["usage"] == {"input_tokens": 12, "output_tokens": 7}
     assert fake_provider.last.headers["authorization"] == "Bearer sk-planted-123"
+
+
+def test_a_failing_first_supply_moves_to_the_second(fake_provider):
+    fake_provider.reply_status(500, message="upstream exploded")
+    fake_provider.reply_text("from the second")
+    lines: list[str] = []
+    s = supply(fake_provider, fallback=supply(fake_provider))
+    reply = ModelClient(s, on_line=lines.append).create(None, ASK, [], 10)
+    assert reply["content"][0]["text"] == "from the second"
+    assert lines == ["the provider answered HTTP 500: upstream exploded — trying the second supply"]
+
+
+def test_a_bad_request_is_not_retried_on_the_second_supply(fake_provider):
+    fake_provider.reply_status(400, message="messages: field required")
+    s = supply(fake_provider, fallback=supply(fake_provider))
+    with pytest.raises(ProviderError, match="HTTP 400: messages: field required"):
+        ModelClient(s).create(None, ASK, [], 10)
+    assert len(fake_provider.requests) == 1
