@@ -300,8 +300,13 @@ class ModelClient:
     to the second supply, the translator's drop lines)."""
 
     def __init__(self, supply: Supply, http: httpx.Client | None = None, *, timezone: str = "UTC",
-                 on_line: Callable[[str], None] | None = None, timeout: float = 300.0) -> None:
+                 on_line: Callable[[str], None] | None = None, timeout: float = 300.0,
+                 allow_private: bool | None = None) -> None:
         self.supply = supply
+        # None: the install's FOLDRUN_ALLOW_PRIVATE_URLS when Django is set up
+        # (the server), else allowed (a laptop talking to its own ollama).
+        self.allow_private = _install_allows_private() if allow_private is None else allow_private
+        self._checked_hosts: set[str] = set()
         self._own_http = http is None
         self.http = http or httpx.Client(timeout=httpx.Timeout(timeout, connect=15.0))
         self.timezone = timezone
@@ -375,6 +380,14 @@ class ModelClient:
         parsed = urlparse(url)
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise ProviderError(f"base_url {supply.base_url!r} is not a URL", verdict="unreachable")
+        if not self.allow_private and parsed.hostname not in self._checked_hosts:
+            from foldrun.providers.netguard import check_public_url
+
+            try:
+                check_public_url(url, allow_private=False)
+            except ValueError as exc:
+                raise ProviderError(f"base_url: {exc}, which this install does not call", verdict="unreachable") from None
+            self._checked_hosts.add(parsed.hostname)
         self.requests += 1
         try:
             with self.http.stream("POST", url, headers=headers, content=json.dumps(body).encode()) as response:
@@ -445,6 +458,17 @@ class ModelClient:
                 data = {**data, "type": event.event}
             acc.feed(data)
         return acc.result()
+
+
+def _install_allows_private() -> bool:
+    try:
+        from django.conf import settings
+
+        if not settings.configured:
+            return True
+        return bool(getattr(settings, "FOLDRUN_ALLOW_PRIVATE_URLS", False))
+    except Exception:  # no Django at all: a laptop
+        return True
 
 
 def anthropic_request(supply: Supply, system, messages, tools, max_tokens, tool_choice,

@@ -169,3 +169,14 @@ def test_a_bad_request_is_not_retried_on_the_second_supply(fake_provider):
     with pytest.raises(ProviderError, match="HTTP 400: messages: field required"):
         ModelClient(s).create(None, ASK, [], 10)
     assert len(fake_provider.requests) == 1
+
+
+def test_a_private_base_url_is_refused_where_the_install_forbids_it(fake_provider):
+    from django.test import override_settings
+
+    with override_settings(FOLDRUN_ALLOW_PRIVATE_URLS=False):
+        client = ModelClient(supply(fake_provider))
+    with pytest.raises(ProviderError, match="127.0.0.1 is a private, loopback or link-local address") as info:
+        client.create(None, ASK, [], 10)
+    assert info.value.verdict == "unreachable"
+    assert fake_provider.requests == []
