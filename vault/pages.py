@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 from accounts.access import current_membership, workspace_for_user
 from foldrun.api import ApiError
 from vault import actions, connect, oauth
+from vault.models import BROKEN_VERDICTS, ProviderCheck
 
 
 def _context(request: HttpRequest, ws: str | None):
@@ -50,7 +51,26 @@ def secrets_page(request: HttpRequest, ws: str | None = None) -> HttpResponse:
         "entries": entries, "can_write": membership.can_write, "redirect_uri": redirect_uri,
         "presets": sorted(oauth.OAUTH_PRESETS.values(), key=lambda p: p.name), "back": _back(workspace),
         "connected": request.GET.get("connected"),
+        "checks": [] if workspace else list(ProviderCheck.objects.filter(account=membership.account)
+                                            .order_by("endpoint", "key_name")),
     })
+
+
+@login_required
+@require_POST
+def check_providers(request: HttpRequest) -> HttpResponse:
+    """Check every provider key now — for the minute after rotating one."""
+    from vault.probe import check_account_providers
+
+    membership, _ = _context(request, None)
+    _require_write(membership)
+    rows = check_account_providers(membership.account.pk, report=True)
+    broken = [r for r in rows if r.verdict in BROKEN_VERDICTS]
+    if broken:
+        messages.error(request, f"{len(broken)} of {len(rows)} provider key(s) are not working.")
+    else:
+        messages.success(request, f"All {len(rows)} provider key(s) answered.")
+    return redirect("/settings/secrets#providers")
 
 
 @login_required

@@ -114,3 +114,22 @@ def test_a_refused_consent_stores_nothing(alice, workspace):
         page = browser.get(f"/api/oauth/callback?state={state}&error=access_denied", follow=True)
     assert "The provider did not grant access (access_denied); nothing was stored." in page.content.decode()
     assert not Secret.objects.exists()
+
+
+def test_check_now_shows_each_provider_keys_verdict(alice, account, workspace, fake_provider):
+    from library.actions import FileWrite, do_write_files
+
+    block = f'{{name: anthropic, base_url: "{fake_provider.base_url}", key: "${{MODEL_KEY}}", model: m}}'
+    do_write_files(account=account, workspace=workspace, kind="push",
+                   writes=[FileWrite("AGENTS.md", f"---\nprovider: {block}\n---\nx\n")])
+    do_set_secret(account, workspace, "MODEL_KEY", value=PLANTED)
+    fake_provider.reply_status(401)
+    page = browser_for(alice).post("/settings/secrets/providers/check", follow=True)
+    html = page.content.decode()
+    assert "1 of 1 provider key(s) are not working." in html
+    assert "✗ credential" in html and "MODEL_KEY" in html
+    assert PLANTED not in html
+
+
+def test_bob_cannot_force_a_check_from_the_page(bob, account):
+    assert browser_for(bob).post("/settings/secrets/providers/check").status_code == 403
