@@ -558,6 +558,7 @@ def agent_of(desk: Desk, document: Document) -> Agent:
 
 # --- flows ------------------------------------------------------------------
 
+_STEP_OUTPUT_RE = re.compile(r"\{\{\s*steps\.(\d+)\.output\s*\}\}")
 _STEP_LINE = re.compile(r"^ {0,3}(\d+)[.)]\s+(.*)$")
 _STEP_HEAD = re.compile(r"^\[\[([^\]]*)\]\](\s*!)?\s*(?:(?:—|–|--|-|:)\s*(.*))?$")
 _OPTION_LINE = re.compile(r"^(\s+)([a-z][A-Za-z0-9_-]*)\s*:(?:\s+(.*)|\s*)$")
@@ -634,6 +635,13 @@ def parse_steps(body: str, body_line: int, path: str) -> tuple[list[Step], list[
         step, _indent, collected = block_limits
         _apply_option(step, "limits", "\n".join(collected), step.option_lines["limits"], path, problems, block=True)
     for step in steps:
+        for match in _STEP_OUTPUT_RE.finditer(step.task):
+            wanted = int(match.group(1))
+            if wanted >= step.number:
+                problems.append(Finding(path, step.line, "error",
+                                        f"{step.label} reads {{{{steps.{wanted}.output}}}}, which is not an earlier step; it can read the output of {'step 1' if step.number == 2 else f'steps 1 to {step.number - 1}'}." if step.number > 1 else
+                                        f"{step.label} reads {{{{steps.{wanted}.output}}}}, but the first step has no earlier step to read.",
+                                        "flow.step_output"))
         if step.max is not None and step.each is None:
             problems.append(Finding(path, step.option_lines["max"], "warning",
                                     f"{step.label} has max: without each:; max: caps an each: fan-out, so add each: lines or each: json, or drop max:.",

@@ -103,3 +103,13 @@ def test_a_verify_path_must_stay_inside_the_step():
         "flows/f.md:4: error: step 1 ([[writer]]) has verify: grows ../ledger.csv; the path must stay inside the step's folder (no leading / and no ..).",
         "flows/f.md:6: error: step 2 ([[reader]]) has verify: file /etc/passwd; the path must stay inside the step's folder (no leading / and no ..).",
     ]
+
+
+def test_a_step_reads_only_earlier_steps_outputs():
+    body = ("1. [[writer]] — Start from {{steps.1.output}}.\n2. [[reader]] — Read {{steps.1.output}} and {{ steps.3.output }}.\n"
+            "3. [[reader]] — Compare {{steps.2.output}} with {{steps.4.output}}.\n")
+    assert lines(flow(body)) == [
+        "flows/f.md:3: error: step 1 ([[writer]]) reads {{steps.1.output}}, but the first step has no earlier step to read.",
+        "flows/f.md:4: error: step 2 ([[reader]]) reads {{steps.3.output}}, which is not an earlier step; it can read the output of step 1.",
+        "flows/f.md:5: error: step 3 ([[reader]]) reads {{steps.4.output}}, which is not an earlier step; it can read the output of steps 1 to 2.",
+    ]
