@@ -1,0 +1,120 @@
+"""Issue 2, item 1: the Django project, its layout and its settings from the
+environment. A bad value stops start-up with a sentence naming the variable."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PROBE = (
+    "import django; django.setup(); from django.conf import settings; "
+    "print(settings.DATABASES['default']['ENGINE']); print(settings.CELERY_BROKER_URL)"
+)
+
+
+def start(settings_module: str = "foldrun.settings.dev", **env: str) -> subprocess.CompletedProcess:
+    """`django.setup()` in a fresh interpreter with only the given variables set."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "CELERY_", "FOLDRUN_", "DJANGO_"))}
+    base.update({"DJANGO_SETTINGS_MODULE": settings_module, "FOLDRUN_DATA_DIR": tempfile.mkdtemp(prefix="audit2-start-")})
+    base.update(env)
+    return subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=base, capture_output=True, text=True, timeout=60)
+
+
+def test_the_layout_of_design_md_is_there():
+    for path in ["manage.py", "foldrun/settings/base.py", "foldrun/settings/dev.py", "foldrun/settings/test.py",
+                 "foldrun/settings/prod.py", "foldrun/urls.py", "foldrun/celery.py", "accounts/models.py",
+                 "library/models.py", "runs/models.py", "notify/models.py", "vault/models.py", "templates",
+                 "tests/conftest.py", "requirements.txt"]:
+        assert (ROOT / path).exists(), path
+
+
+def test_every_requirement_is_pinned_to_one_version():
+    lines = [line.strip() for line in (ROOT / "requirements.txt").read_text().splitlines()]
+    requirements = [line for line in lines if line and not line.startswith("#")]
+    assert requirements
+    assert [line for line in requirements if not re.fullmatch(r"[A-Za-z0-9_.\-\[\]]+==[A-Za-z0-9_.]+", line)] == []
+
+
+def test_the_embedded_default_is_a_sqlite_file_and_the_filesystem_broker():
+    done = start()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["django.db.backends.sqlite3", "filesystem://"]
+
+
+def test_postgresql_is_read_from_database_url_with_psycopg_3():
+    done = start(DATABASE_URL="postgres://foldrun:pw@127.0.0.1:5432/foldrun")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "django.db.backends.postgresql"
+    import psycopg
+
+    assert psycopg.__version__.startswith("3.")
+
+
+def test_redis_is_read_from_celery_broker_url():
+    done = start(CELERY_BROKER_URL="redis://127.0.0.1:6379/15")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1] == "redis://127.0.0.1:6379/15"
+
+
+def test_a_database_url_of_another_kind_stops_start_up_naming_the_variable():
+    done = start(DATABASE_URL="mysql://x")
+    assert done.returncode != 0
+    assert ("DATABASE_URL='mysql://x' is not a valid URL; it must start with sqlite:// or postgres:// or postgresql://."
+            in done.stderr)
+
+
+def test_a_password_in_a_bad_database_url_is_not_printed():
+    done = start(DATABASE_URL="mysql://u:hunter2secret@db/x")
+    assert done.returncode != 0
+    assert "DATABASE_URL=" in done.stderr
+    assert "hunter2secret" not in done.stderr
+
+
+def test_a_public_url_that_is_not_http_stops_start_up_naming_the_variable():
+    done = start(FOLDRUN_PUBLIC_URL="ftp://x")
+    assert done.returncode != 0
+    assert "FOLDRUN_PUBLIC_URL='ftp://x' is not a valid URL; it must start with http:// or https://." in done.stderr
+
+
+def test_a_debug_flag_that_is_not_a_boolean_stops_start_up_naming_the_variable():
+    done = start(DJANGO_DEBUG="maybe")
+    assert done.returncode != 0
+    assert "DJANGO_DEBUG='maybe' is not a boolean; use one of 1, 0, true, false, yes, no, on, off." in done.stderr
+
+
+def test_an_unknown_broker_stops_start_up_naming_the_variable():
+    done = start(CELERY_BROKER_URL="bogus://x")
+    assert done.returncode != 0
+    assert "CELERY_BROKER_URL='bogus://x' is not a valid URL" in done.stderr
+
+
+def test_production_without_a_secret_key_stops_start_up_naming_the_variable():
+    done = start("foldrun.settings.prod", CELERY_BROKER_URL="redis://127.0.0.1:6379/15")
+    assert done.returncode != 0
+    assert "DJANGO_SECRET_KEY is not set; it is required." in done.stderr
+
+
+def test_production_without_redis_stops_start_up_naming_the_variable():
+    done = start("foldrun.settings.prod", DJANGO_SECRET_KEY="a-real-secret-for-this-test-only")
+    assert done.returncode != 0
+    assert "CELERY_BROKER_URL is not set; production needs Redis." in done.stderr
+
+
+def test_production_starts_with_a_secret_key_and_redis():
+    done = start("foldrun.settings.prod", DJANGO_SECRET_KEY="a-real-secret-for-this-test-only",
+                 CELERY_BROKER_URL="redis://127.0.0.1:6379/15")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1] == "redis://127.0.0.1:6379/15"
+
+
+@pytest.mark.django_db
+def test_the_celery_app_reads_the_settings_broker(settings):
+    from foldrun.celery import app
+
+    assert app.conf.broker_url == settings.CELERY_BROKER_URL
