@@ -48,6 +48,8 @@ def fill(route: str, values: dict) -> str:
     values = dict(values)
     if route.startswith("/api/library/") and "library_path" in values:
         values["path"] = values["library_path"]
+    if route.startswith("/api/hooks/") and "ws_id" in values:
+        values["ws"] = values["ws_id"]  # the inbound webhook is addressed by public id
     if route.startswith("/api/workspaces/") and "ws_secret" in values:
         values["name"] = values["ws_secret"]
     return re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(values[m.group(1)]), route)

@@ -1,0 +1,108 @@
+"""Issue 2, item 5: the REST API. OpenAPI at /api/schema/ describes every
+route; a push of many files is atomic; errors are {code, message, details};
+bad input is a 4xx, never a 500 — on every route, read from the URLconf."""
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+
+from library.models import Changeset, LibraryFile
+
+from .conftest import AGENT, api_routes, fill
+
+P = "/api/workspaces/rank-desk"
+WRONG_TYPES = {"message": 5, "files": "nope", "content": 7, "value": [], "name": {"a": 1}, "role": 3, "email": [],
+               "flow": 9, "to": "x", "revision": "x", "inputs": "x", "arguments": "x", "category": 1, "enabled": "x",
+               "token": 5, "password": 5, "workspace": [], "delete": "x", "prune": "x", "expires_in_days": "x"}
+
+
+def test_version_answers_without_a_login(client, db):
+    body = client.get("/api/version").json()
+    assert re.fullmatch(r"\d+\.\d+\.\d+", body["version"])
+
+
+def test_me_names_the_person_their_account_and_role(alice_api, account):
+    body = alice_api.get("/api/me").json()
+    assert (body["email"], body["account"]["id"], body["account"]["role"]) == ("alice@example.com", account.public_id, "owner")
+
+
+def test_the_openapi_schema_describes_every_api_route(alice_api):
+    response = alice_api.get("/api/schema/")
+    assert response.status_code == 200
+    schema = yaml.safe_load(response.content)
+    assert schema["openapi"].startswith("3.")
+    documented = set(schema["paths"])
+    expected = {re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", route) for route, cls, methods in api_routes()
+                if route != "/api/schema/" and methods}
+    assert expected - documented == set()
+
+
+def test_fifty_files_with_one_bad_one_write_nothing(world, alice_api):
+    before = (Changeset.objects.count(), LibraryFile.objects.count())
+    good = [{"path": f"knowledge/topic-{n:02}.md", "content": f"---\ntype: Reference\ntitle: Topic {n}\ndescription: About {n}.\n---\nx\n"}
+            for n in range(49)]
+    bad = {"path": "agents/broken/agent.md", "content": "---\nname: [unclosed\n---\nbody\n"}
+    response = alice_api.post(f"{P}/push", {"message": "fifty", "files": good[:25] + [bad] + good[25:]}, format="json")
+    assert response.status_code == 422
+    assert response.json()["details"]["findings"][0]["file"] == "agents/broken/agent.md"
+    assert response.json()["message"].startswith("Nothing was written: agents/broken/agent.md")
+    assert (Changeset.objects.count(), LibraryFile.objects.count()) == before
+    assert alice_api.get(f"{P}/files/knowledge/topic-00.md").status_code == 404
+
+
+def test_fifty_good_files_land_as_one_revision(world, alice_api):
+    good = [{"path": f"knowledge/topic-{n:02}.md", "content": f"---\ntype: Reference\ntitle: Topic {n}\ndescription: About {n}.\n---\nx\n"}
+            for n in range(50)]
+    response = alice_api.post(f"{P}/push", {"message": "fifty", "files": good}, format="json")
+    assert response.status_code == 201
+    assert response.json()["revision"]["number"] == 2
+    assert len(alice_api.get(f"{P}/revisions/2").json()["changed"]) == 52  # and index.md, log.md
+
+
+def _writes():
+    for route, _cls, methods in api_routes():
+        for method in methods:
+            if method != "get":
+                yield method, route
+
+
+def test_no_route_answers_a_body_that_is_not_an_object_with_a_500(world, alice_api):
+    answers = {}
+    for method, route in _writes():
+        response = getattr(alice_api, method)(fill(route, world), [1, 2], format="json")
+        answers[f"{method.upper()} {route}"] = response.status_code
+    assert {k: v for k, v in answers.items() if v >= 500} == {}
+
+
+def test_no_route_answers_fields_of_the_wrong_type_with_a_500(world, alice_api):
+    answers = {}
+    for method, route in _writes():
+        response = getattr(alice_api, method)(fill(route, world), WRONG_TYPES, format="json")
+        answers[f"{method.upper()} {route}"] = response.status_code
+    assert {k: v for k, v in answers.items() if v >= 500} == {}
+
+
+def test_no_route_answers_broken_json_with_a_500_and_each_says_so_as_json(world, alice_api):
+    answers = {}
+    for method, route in _writes():
+        response = getattr(alice_api, method)(fill(route, world), data="{not json", content_type="application/json")
+        body = response.json() if response.get("Content-Type", "").startswith("application/json") else {}
+        answers[f"{method.upper()} {route}"] = (response.status_code < 500, sorted(body) if response.status_code >= 400 else ["code", "details", "message"])
+    assert {k: v for k, v in answers.items() if v != (True, ["code", "details", "message"])} == {}
+
+
+def test_no_read_answers_nonsense_query_parameters_with_a_500(world, alice_api):
+    answers = {}
+    query = "?at=abc&from=x&to=-1&page=-3&page_size=zzz&path=../../etc&raw=maybe&status=%00&limit=nope&q=%ff"
+    for route, _cls, methods in api_routes():
+        if "get" in methods:
+            answers[route] = alice_api.get(fill(route, world) + query).status_code
+    assert {k: v for k, v in answers.items() if v >= 500} == {}
+
+
+def test_an_error_is_code_message_and_details(alice_api, workspace):
+    body = alice_api.post(f"{P}/push", {"message": "m", "files": [{"path": "../x", "content": "x"}]}, format="json").json()
+    assert sorted(body) == ["code", "details", "message"]
+    assert isinstance(body["message"], str) and body["message"].endswith(".")

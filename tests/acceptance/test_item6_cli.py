@@ -1,0 +1,122 @@
+"""Issue 2, item 6: the CLI's offline `check` and the server's deploy print
+the same sentences for the same files; exit 1 on an error; `--json`."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from foldrun.contract import Desk, check
+from library.models import Changeset
+from tests.cli.conftest import cli, foldrun_home, signed_in_as  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ANTHROPIC_VALUE = "sk-ant-api03-" + "Ab3" * 10
+BAD_DESK = {
+    "AGENTS.md": "---\nnotify: {email: ops@example.com, events: [sometimes]}\n---\nThe desk.\n",
+    "agents/writer/agent.md": ("---\nname: writer\ndescription: Writes.\ntools: [read, web, nosuchtool]\n"
+                               f"secrets: [{ANTHROPIC_VALUE}]\nlimits: {{read: 0, web.search: 2.5}}\n"
+                               "web: {search: deepseek}\n---\nWrite.\n"),
+    "agents/reader/agent.md": "---\nname: reader\ndescription: Reads.\ntools: [read]\nlimits: {web.search: 3}\n---\nRead.\n",
+    "flows/weekly.md": "---\nname: weekly\n---\n1. [[nobody]] — Say hello.\n2. [[reader]] — Read.\n",
+    "tools/broken.md": "---\ntransport: http\nname: [unclosed\n---\n",
+    "knowledge/untyped.md": "---\ntitle: T\ndescription: D.\n---\nx\n",
+}
+EMAIL_TOOL = "---\ntransport: script\nname: email\noutward: true\nrun: send.py\nsecrets: [RESEND_API_KEY]\n---\n"
+UNGUARDED_DESK = {
+    "agents/writer/agent.md": "---\nname: writer\ndescription: Writes.\ntools: [read, email]\n---\nWrite.\n",
+    "agents/reader/agent.md": "---\nname: reader\ndescription: Reads.\ntools: [read]\n---\nRead.\n",
+    "tools/email/tool.md": EMAIL_TOOL,
+    "tools/email/send.py": "import json, sys\nprint(json.load(sys.stdin))\n",
+    "flows/f.md": "---\nname: f\n---\n1. [[reader]] — Read.\n2. [[writer]] — Send it.\n",
+}
+
+
+def lay_down(folder: Path, files: dict[str, str]) -> Path:
+    for path, text in files.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text(text)
+    return folder
+
+
+RULE_ERRORS = {k: v for k, v in BAD_DESK.items() if k not in ("tools/broken.md", "knowledge/untyped.md")}
+
+
+def test_a_desk_breaking_many_rules_gets_the_same_sentences_offline_and_on_deploy(cli, signed_in_as, alice, workspace,
+                                                                                  tmp_path):
+    desk = lay_down(tmp_path / "desk", RULE_ERRORS)
+    signed_in_as(alice)
+    checked = cli("check", desk)
+    deployed = cli("deploy", desk, "--to", "rank-desk")
+    assert (checked.code, deployed.code) == (1, 1)
+    assert checked.lines[-1] == "8 errors, 1 warning"
+    assert deployed.err_lines[0].startswith("The deploy was refused; nothing was written")
+    # The server lists errors before warnings; the sentences are the same.
+    assert sorted(deployed.err_lines[1:]) == sorted(checked.lines[:-1])
+    assert ANTHROPIC_VALUE not in checked.out + deployed.out + deployed.err
+    assert not Changeset.objects.filter(workspace=workspace).exists()
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "library (PushView, deploy): when a file fails the push gate (malformed YAML, a concept without type:) the "
+    "deploy answers only those gate findings, so `foldrun deploy` prints 2 of the 10 errors `foldrun check` prints "
+    "for the same files; deploy should run the whole check and return every finding"))
+def test_a_desk_with_malformed_yaml_too_gets_every_sentence_on_deploy(cli, signed_in_as, alice, workspace, tmp_path):
+    desk = lay_down(tmp_path / "desk", BAD_DESK)
+    signed_in_as(alice)
+    checked = cli("check", desk)
+    deployed = cli("deploy", desk, "--to", "rank-desk")
+    assert (checked.code, deployed.code) == (1, 1)
+    assert checked.lines[-1] == "10 errors, 1 warning"
+    assert not Changeset.objects.filter(workspace=workspace).exists()
+    assert sorted(deployed.err_lines[1:]) == sorted(checked.lines[:-1])
+
+
+def test_check_json_gives_the_same_findings_as_the_servers_check_endpoint(cli, signed_in_as, alice, alice_api,
+                                                                          workspace, tmp_path):
+    desk = lay_down(tmp_path / "desk", BAD_DESK)
+    offline = cli("check", desk, "--json")
+    server = alice_api.post("/api/workspaces/rank-desk/check", {
+        "files": [{"path": p, "content": c} for p, c in BAD_DESK.items()]}, format="json").json()
+    assert offline.code == 1
+    assert [(f["file"], f["line"], f["level"], f["message"]) for f in offline.json] == \
+        [(f["file"], f["line"], f["level"], f["message"]) for f in server["findings"]]
+
+
+def test_an_outward_step_is_an_error_offline_and_a_warning_on_deploy_in_the_same_words(cli, signed_in_as, alice,
+                                                                                       workspace, tmp_path):
+    desk = lay_down(tmp_path / "desk", UNGUARDED_DESK)
+    signed_in_as(alice)
+    checked = cli("check", desk)
+    deployed = cli("deploy", desk, "--to", "rank-desk")
+    sentence = ("step 2 ([[writer]]) grants the outward tool email but has neither verify: nor a gate; add verify: "
+                "file <path>, verify: reply <regex> or verify: grows <path>, put ! after [[writer]], or add ask: "
+                "<question>.")
+    assert checked.code == 1
+    assert checked.lines[0] == f"flows/f.md:5: error: {sentence}"
+    assert deployed.code == 0
+    assert f"flows/f.md:5: warning: {sentence}" in deployed.lines
+    assert Changeset.objects.get(workspace=workspace).kind == "deploy"
+
+
+def test_a_clean_desk_checks_with_exit_0(cli, tmp_path):
+    assert cli("init", tmp_path / "d", "--name", "d").code == 0
+    checked = cli("check", tmp_path / "d")
+    assert checked.code == 0
+    assert [f for f in check(Desk.from_folder(tmp_path / "d"), mode="deploy") if f.level == "error"] == []
+
+
+def test_an_expired_token_prints_the_servers_sentence_and_exits_1(cli, signed_in_as, alice, workspace, tmp_path):
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from accounts.models import ApiToken, hash_token
+
+    raw = signed_in_as(alice)
+    ApiToken.objects.filter(token_hash=hash_token(raw)).update(expires_at=timezone.now() - dt.timedelta(seconds=1))
+    result = cli("workspaces")
+    assert result.code == 1
+    assert "This API token has expired; run `foldrun login` for a new one." in result.err
