@@ -157,7 +157,20 @@ def check_set_secret(membership: Membership, workspace: Workspace | None, name: 
 
 def do_set_secret(account: Account, workspace: Workspace | None, name: str, *, value: str | None = None,
                   oauth_recipe: dict | None = None, hosts: list[str] | None = None, user=None) -> Secret:
-    """Create or replace a secret. `hosts=None` keeps the hosts already set."""
+    """Create or replace a secret. `hosts=None` keeps the hosts already set.
+    Two writers creating the same name at once: the loser retries as an update."""
+    from django.db import IntegrityError
+
+    try:
+        return _set_secret_once(account, workspace, name, value=value, oauth_recipe=oauth_recipe, hosts=hosts,
+                                user=user)
+    except IntegrityError:
+        return _set_secret_once(account, workspace, name, value=value, oauth_recipe=oauth_recipe, hosts=hosts,
+                                user=user)
+
+
+def _set_secret_once(account: Account, workspace: Workspace | None, name: str, *, value: str | None,
+                     oauth_recipe: dict | None, hosts: list[str] | None, user) -> Secret:
     now = timezone.now()
     with transaction.atomic():
         row = (Secret.objects.select_for_update()

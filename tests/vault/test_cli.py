@@ -97,7 +97,13 @@ def browser(tmp_path, monkeypatch):
     script = tmp_path / "browser.py"
     script.write_text("import sys, httpx\nhttpx.get(sys.argv[1], follow_redirects=True, timeout=10)\n")
     monkeypatch.setenv("BROWSER", f"{sys.executable} {script}")
-    monkeypatch.setenv("FOLDRUN_CONNECT_PORT", "18642")
+    import socket
+
+    with socket.socket() as probe:  # a free port, so parallel test sessions never collide
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("FOLDRUN_CONNECT_PORT", str(port))
+    return port
     monkeypatch.setenv("FOLDRUN_CONNECT_TIMEOUT", "20")
 
 
@@ -107,10 +113,11 @@ def test_connect_catches_the_redirect_uses_pkce_and_stores_a_refreshing_credenti
     done = alice_cli("connect", "LINKEDIN_OAUTH", "--provider", "custom", "--to", "rank-desk",
                      "--client-id", fake_oauth.client_id, "--scopes", "openid profile",
                      "--auth-url", fake_oauth.auth_url, "--token-url", fake_oauth.token_url)
-    assert (done.code, done.out) == (0, "Stored LINKEDIN_OAUTH in workspace rank-desk: it refreshes itself before every use.\n")
+    assert done.code == 0, done.err
+    assert done.out == "Stored LINKEDIN_OAUTH in workspace rank-desk: it refreshes itself before every use.\n"
     assert done.err_lines[0] == "Open this address to give consent:"
     asked = fake_oauth.authorize_requests[0]
-    assert asked["redirect_uri"] == "http://localhost:18642/callback"
+    assert asked["redirect_uri"] == f"http://localhost:{browser}/callback"
     assert asked["code_challenge_method"] == "S256" and asked["scope"] == "openid profile"
     assert fake_oauth.token_requests[0]["code_verifier"]
     row = Secret.objects.get(name="LINKEDIN_OAUTH")
