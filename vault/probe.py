@@ -100,8 +100,10 @@ def _blocks_in(files: Mapping[str, Any], workspace: Workspace | None, prefix: st
         found.append(UsedBlock(block, workspace, f"{prefix}{path}"))
         if isinstance(block.get("fallback"), (str, Mapping)):
             fallback = block["fallback"]
-            found.append(UsedBlock({"name": fallback} if isinstance(fallback, str) else dict(fallback), workspace,
-                                   f"{prefix}{path} (fallback)"))
+            second = {"name": fallback} if isinstance(fallback, str) else dict(fallback)
+            if not second.get("model") and not second.get("models") and block.get("model"):
+                second["model"] = block["model"]   # as a run would: the second supply inherits the model
+            found.append(UsedBlock(second, workspace, f"{prefix}{path} (fallback)"))
     return found
 
 

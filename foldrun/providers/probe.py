@@ -85,12 +85,22 @@ def run_probe(client: ModelClient, *, provider: dict | None = None, max_tokens: 
     return result
 
 
+STOP_MEANINGS = {
+    "max_tokens": "the reply was cut off at the output limit — a run would stop the same way",
+    "refusal": "the model refused — a run would stop the same way",
+    "model_context_window_exceeded": "the context window is full — a run would stop the same way",
+}
+
+
 def format_probe(result: ProbeResult, *, endpoint: str) -> list[str]:
-    """What the terminal prints."""
-    return [
+    """What the terminal prints. A healthy probe ends on end_turn."""
+    lines = [
         f"model: {result.model} at {endpoint}",
         f"tool call made: {'yes' if result.tool_called else 'no'}; result read back: {'yes' if result.read_back else 'no'}",
         f"stop reason: {result.stop_reason}",
         f"requests: {result.requests}",
         f"cost: ${result.cost:.4f}",
     ]
+    if result.stop_reason in STOP_MEANINGS:
+        lines.append(STOP_MEANINGS[result.stop_reason])
+    return lines

@@ -146,3 +146,17 @@ def test_an_account_block_resolves_in_the_account_vault(account, fake_provider):
     rows = check_account_providers(account.pk)
     assert (rows[0].key_scope, rows[0].used_by) == ("account", ["account library: AGENTS.md"])
     assert fake_provider.last.headers["x-api-key"] == "acct-v"
+
+
+def test_a_second_supply_is_checked_too_with_the_same_model(account, workspace, fake_provider):
+    block = (f'{{name: anthropic, base_url: "{fake_provider.base_url}", key: "${{FIRST}}", model: claude-x, '
+             f'fallback: {{name: openai, base_url: "{fake_provider.openai_base_url}", key: "${{SECOND}}"}}}}')
+    write(account, workspace, {"AGENTS.md": agents_md(block)})
+    do_set_secret(account, workspace, "FIRST", value="one")
+    do_set_secret(account, workspace, "SECOND", value="two")
+    fake_provider.reply_text("ok")
+    fake_provider.reply_text("ok")
+    rows = check_account_providers(account.pk)
+    assert sorted((r.key_name, r.verdict) for r in rows) == [("FIRST", "ok"), ("SECOND", "ok")]
+    assert fake_provider.requests[1].body["model"] == "claude-x"
+    assert fake_provider.requests[1].body["max_completion_tokens"] == 1   # openai takes the newer name

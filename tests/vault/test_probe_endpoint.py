@@ -61,3 +61,12 @@ def test_a_key_not_in_the_vault_is_named(alice_api, workspace):
     answer = alice_api.post("/api/workspaces/rank-desk/probe", {"model": "m", "provider": "openrouter"}, format="json")
     assert answer.status_code == 400
     assert answer.json()["message"] == "the provider key OPENROUTER_API_KEY is not in the vault"
+
+
+def test_a_probe_cut_off_names_the_failure_a_run_would_hit(alice_api, keyed, fake_provider):
+    fake_provider.reply_text("PROBE-", stop_reason="max_tokens")
+    answer = alice_api.post("/api/workspaces/rank-desk/probe", {
+        "model": "m", "provider": {"name": "anthropic", "base_url": fake_provider.base_url, "key": "${PROBE_KEY}"}},
+        format="json")
+    assert answer.json()["printed"][2:] == ["stop reason: max_tokens", "requests: 1", "cost: $0.0000",
+                                            "the reply was cut off at the output limit — a run would stop the same way"]
