@@ -24,6 +24,9 @@ from foldrun.providers.client import ProviderError, Supply, normalise_message
 # Presets whose endpoints take `max_completion_tokens` (OpenAI and those the
 # table notes as sending it); every other openai-format endpoint gets max_tokens.
 MAX_COMPLETION_TOKENS = frozenset({"openai", "xai", "groq", "cerebras"})
+# Endpoints that refuse a field they do not know (pydantic "extra inputs are
+# not permitted"): no stream_options, no safety_identifier for them.
+STRICT_FIELDS = frozenset({"mistral"})
 _NON_REASONING = re.compile(r"^(gpt-4|gpt-3|chatgpt-|gpt-5-chat)")
 _SAFETY_MAX = 64
 _THINKING_EFFORT = ((2048, "low"), (8192, "medium"))
@@ -125,7 +128,10 @@ def _common_options(supply: Supply, body: dict, options: Mapping[str, Any], drop
             body["reasoning"] = {"effort": effort}
         else:
             body["reasoning_effort"] = effort
-    if options.get("safety_identifier"):
+    # OpenAI's own field: sent to OpenAI and on the Responses wire, where a
+    # gateway ignores what it cannot use; never to a strict endpoint.
+    if options.get("safety_identifier") and supply.name not in STRICT_FIELDS and (
+            responses or supply.name == "openai" or supply.host == "api.openai.com"):
         body["safety_identifier"] = safety_identifier(str(options["safety_identifier"]))
     if options.get("metadata"):
         drops.append("metadata")
@@ -183,8 +189,9 @@ def chat_request(supply: Supply, system, messages: list, tools: list | None, max
                 out.append({"role": role, "content": "\n".join(p["text"] for p in parts)})
             else:
                 out.append({"role": role, "content": parts})
-    body: dict[str, Any] = {"model": supply.model, "messages": out, "stream": True,
-                            "stream_options": {"include_usage": True}}
+    body: dict[str, Any] = {"model": supply.model, "messages": out, "stream": True}
+    if supply.name not in STRICT_FIELDS:  # usage after the finish reason, where the endpoint takes the ask
+        body["stream_options"] = {"include_usage": True}
     body["max_completion_tokens" if supply.name in MAX_COMPLETION_TOKENS else "max_tokens"] = max_tokens
     converted = _tools(tools, drops, responses=False)
     if converted:

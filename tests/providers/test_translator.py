@@ -114,10 +114,16 @@ def test_a_long_safety_identifier_is_sent_hashed(fake_provider):
     fake_provider.reply_text("ok")
     tenant = "acc_" + "x" * 70
     call(fake_provider, "responses", safety_identifier=tenant)
-    call(fake_provider, "openai", safety_identifier="acc_short")
+    call(fake_provider, "openai", name="openai", safety_identifier="acc_short")
     assert fake_provider.requests[0].body["safety_identifier"] == hashlib.sha256(tenant.encode()).hexdigest()
     assert len(fake_provider.requests[0].body["safety_identifier"]) == 64
     assert fake_provider.requests[1].body["safety_identifier"] == "acc_short"
+
+
+def test_a_strict_endpoint_gets_no_field_it_would_refuse(fake_provider):
+    fake_provider.reply_text("ok")
+    call(fake_provider, "openai", name="mistral", model="mistral-large-latest", safety_identifier="acc_1")
+    assert "stream_options" not in fake_provider.last.body and "safety_identifier" not in fake_provider.last.body
 
 
 def test_top_k_is_sent_only_when_params_asks(fake_provider):
