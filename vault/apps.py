@@ -8,6 +8,7 @@ class VaultConfig(AppConfig):
 
     def ready(self) -> None:
         checks.register(check_vault_keys, "vault")
+        import vault.boundary  # noqa: F401 — keeps httpx's URL-bearing INFO lines out of the logs
 
 
 def check_vault_keys(app_configs=None, **kwargs):

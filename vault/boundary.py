@@ -10,6 +10,7 @@ never before. Pure Python (no Django), so a laptop run uses the same code.
 """
 from __future__ import annotations
 
+import logging
 import re
 import secrets as pysecrets
 import threading
@@ -20,6 +21,10 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
+
+# httpx logs every request's full URL at INFO; a query the boundary filled
+# would carry the value into the log. Its own lines stay at WARNING and up.
+logging.getLogger("httpx").setLevel(logging.WARNING)
 
 PLACEHOLDER = re.compile(r"\$\{([A-Z][A-Z0-9_]*)\}")
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",

@@ -117,3 +117,16 @@ def test_no_api_answer_carries_the_value(alice_api, workspace, proxied):
     for answer in answers:
         assert answer.status_code == 200
         assert PLANTED not in answer.content.decode()
+
+
+def test_a_value_filled_into_a_query_never_reaches_the_log(proxied, echo_server, caplog):
+    import logging
+
+    import httpx
+
+    proxy, _, _ = proxied
+    with caplog.at_level(logging.DEBUG):
+        answer = httpx.get(proxy.url + echo_server.url + "/v1/find?api_key=${CRM_KEY}")
+    assert answer.status_code == 200
+    assert echo_server.seen[0]["query"] == {"api_key": PLANTED}
+    assert PLANTED not in caplog.text
