@@ -5,6 +5,8 @@ import base64
 import difflib
 import os
 import re
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable
 
@@ -77,12 +79,55 @@ def _scope_flags(parser) -> None:
     scope.add_argument("--library", action="store_true", help="the account library instead of a workspace")
 
 
-def _scope(args, root: Path, flag: str) -> tuple[str, str]:
-    """(API prefix, name for people) of the workspace or library a command reads."""
+@dataclass(frozen=True)
+class Scope:
+    """The workspace (or the account library) a command reads or writes."""
+
+    prefix: str                 # /api/workspaces/<ws> or /api/library
+    label: str                  # how a sentence names it
+    workspace: str | None       # None for the account library
+
+
+LIBRARY = Scope("/api/library", "the account library", None)
+
+
+def _scope(args, root: Path, flag: str) -> Scope:
     if getattr(args, "library", False):
-        return "/api/library", "the account library"
+        return LIBRARY
     workspace = _workspace_for(root, args.workspace, flag)
-    return f"/api/workspaces/{quote_path(workspace)}", workspace
+    return Scope(f"/api/workspaces/{quote_path(workspace)}", workspace, workspace)
+
+
+def explain_not_found(ctx, exc: ApiFailure, scope: Scope, *, path: str | None = None,
+                      revisions: Iterable[int | None] = ()) -> ApiFailure:
+    """Say which thing a 404 was about. The server answers every missing thing
+    (and everything of another account) with the same "Not found."; the CLI
+    knows what it asked for, and asks once more whether the workspace is there."""
+    if exc.status != 404:
+        return exc
+    if scope.workspace is not None:
+        try:
+            ctx.api.get(scope.prefix)
+        except ApiFailure as probe:
+            if probe.status == 404:
+                return ApiFailure(f"There is no workspace called {scope.workspace} in this account; "
+                                  "`foldrun workspaces` lists them.", status=404, code=exc.code)
+            return exc
+    asked = [n for n in revisions if n is not None]
+    if path is not None:
+        at = f" at revision {max(asked)}" if asked else ""
+        return ApiFailure(f"{path} is not in {scope.label}{at}.", status=404, code=exc.code)
+    if asked:
+        return ApiFailure(f"There is no revision {max(asked)} in {scope.label}.", status=404, code=exc.code)
+    return exc
+
+
+@contextmanager
+def naming_what_is_missing(ctx, scope: Scope, *, path: str | None = None, revisions: Iterable[int | None] = ()):
+    try:
+        yield
+    except ApiFailure as exc:
+        raise explain_not_found(ctx, exc, scope, path=path, revisions=revisions) from None
 
 
 # findings ------------------------------------------------------------------
@@ -305,19 +350,21 @@ def cmd_push(args, ctx) -> int:
     verb = args.verb
     root = _desk_root(args.path)
     if args.library:
-        endpoint, target, remember = f"/api/library/{verb}", "the account library", None
+        scope, remember = LIBRARY, None
     else:
         workspace = _workspace_for(root, args.to, "--to")
-        endpoint = f"/api/workspaces/{quote_path(workspace)}/{verb}"
-        target, remember = workspace, (workspace if _stored_workspace(root) is None else None)
+        scope = Scope(f"/api/workspaces/{quote_path(workspace)}", workspace, workspace)
+        remember = workspace if _stored_workspace(root) is None else None
+    endpoint, target = f"{scope.prefix}/{verb}", scope.label
     api = ctx.api  # fail on "not signed in" before reading a large folder
     files, total = read_desk_files(root, ctx.out)
     ctx.out.progress(f"Uploading {_files(len(files))} ({_size(total)}) to {target} in one atomic request…", force=True)
     body = {"message": args.message, "files": files, "delete": [], "prune": bool(args.prune)}
     try:
         answer = api.post(endpoint, body, timeout=LONG_TIMEOUT)
-    except ApiFailure as exc:
+    except ApiFailure as failure:
         ctx.out.clear_progress()
+        exc = explain_not_found(ctx, failure, scope)
         findings = findings_in(exc.details)
         if ctx.out.json_mode:
             ctx.out.json({"code": exc.code, "message": exc.message, "details": exc.details})
@@ -381,10 +428,12 @@ def cmd_pull(args, ctx) -> int:
     root = Path(args.path).expanduser()
     if root.exists() and not root.is_dir():
         raise CliError(f"{root} is a file; pull needs a folder.")
-    prefix, label = _scope(args, root, "--from")
-    base = f"{prefix}/files"
+    scope = _scope(args, root, "--from")
+    label = scope.label
+    base = f"{scope.prefix}/files"
     params = {"at": args.at} if args.at is not None else None
-    listing = ctx.api.list(base, params=params)
+    with naming_what_is_missing(ctx, scope, revisions=[args.at]):
+        listing = ctx.api.list(base, params=params)
     paths = [item["path"] if isinstance(item, dict) else str(item) for item in listing]
     root.mkdir(parents=True, exist_ok=True)
     # Every path is checked before anything is written.
@@ -392,7 +441,8 @@ def cmd_pull(args, ctx) -> int:
     written: list[dict] = []
     for index, (path, target) in enumerate(targets, 1):
         ctx.out.progress(f"Pulling {index}/{len(targets)}: {path}")
-        data = _file_content(ctx.api.get(f"{base}/{quote_path(path)}", params=params))
+        with naming_what_is_missing(ctx, scope, path=path, revisions=[args.at]):
+            data = _file_content(ctx.api.get(f"{base}/{quote_path(path)}", params=params))
         target = safe_target(root, path)  # again: an earlier file may have been a symlink
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
@@ -421,11 +471,12 @@ def _who(row: dict) -> Any:
 
 
 def cmd_log(args, ctx) -> int:
-    base, label = _scope(args, Path("."), "--to")
-    if args.file:
-        rows = ctx.api.list(f"{base}/files/{quote_path(args.file)}/history")
-    else:
-        rows = ctx.api.list(f"{base}/revisions")
+    scope = _scope(args, Path("."), "--to")
+    with naming_what_is_missing(ctx, scope, path=args.file):
+        if args.file:
+            rows = ctx.api.list(f"{scope.prefix}/files/{quote_path(args.file)}/history")
+        else:
+            rows = ctx.api.list(f"{scope.prefix}/revisions")
     if ctx.out.json_mode:
         ctx.out.json(rows)
         return 0
@@ -449,7 +500,7 @@ def cmd_log(args, ctx) -> int:
     else:
         columns = [("number", "REV"), ("kind", "KIND"), ("who", "WHO"), ("when", "WHEN"),
                    ("files", "FILES"), ("message", "MESSAGE")]
-    ctx.out.table(shown, columns, empty=f"No revisions of {args.file or label} yet.")
+    ctx.out.table(shown, columns, empty=f"No revisions of {args.file or scope.label} yet.")
     return 0
 
 
@@ -496,9 +547,10 @@ def _colour_diff(ctx, lines: Iterable[str]) -> Iterable[str]:
 
 
 def cmd_diff(args, ctx) -> int:
-    base, _label = _scope(args, Path("."), "--to")
+    scope = _scope(args, Path("."), "--to")
     params = {"from": args.from_rev, "to": args.to_rev, "path": args.file}
-    answer = ctx.api.get(f"{base}/diff", params=params)
+    with naming_what_is_missing(ctx, scope, path=args.file, revisions=[args.from_rev, args.to_rev]):
+        answer = ctx.api.get(f"{scope.prefix}/diff", params=params)
     if ctx.out.json_mode:
         ctx.out.json(answer)
         return 0

@@ -185,8 +185,10 @@ def test_charlie_gets_not_found_for_alices_workspace(cli, desk, charlie, signed_
     signed_in_as(charlie)
     pushed = cli("push", desk, "--to", "rank-desk")
     pulled = cli("pull", "--from", "rank-desk", desk / "copy")
-    assert (pushed.code, pushed.err) == (1, "Not found.\n")
-    assert (pulled.code, pulled.err) == (1, "Not found.\n")
+    # Exactly what alice would read for a workspace that does not exist.
+    missing = "There is no workspace called rank-desk in this account; `foldrun workspaces` lists them.\n"
+    assert (pushed.code, pushed.err) == (1, missing)
+    assert (pulled.code, pulled.err) == (1, missing)
     assert not Changeset.objects.filter(workspace=workspace).exists()
 
 
@@ -230,3 +232,17 @@ def test_a_deploy_with_warnings_prints_the_same_warnings_as_an_offline_check(cli
     assert (checked.code, deployed.code) == (0, 0)
     assert deployed.lines[-1] == checked.lines[0]
     assert deployed.lines[0] == "Deployed 6 files to rank-desk: revision 1."
+
+
+def test_a_missing_workspace_revision_or_file_is_named(cli, desk, alice_signed_in, workspace, tmp_path):
+    cli("push", desk, "--to", "rank-desk")
+    no_desk = cli("push", desk, "--to", "no-such-desk")
+    no_revision = cli("pull", "--from", "rank-desk", "--at", "99", tmp_path / "old")
+    no_file = cli("log", "--to", "rank-desk", "flows/nope.md")
+    no_diff = cli("diff", "--to", "rank-desk", "flows/nope.md")
+    assert (no_desk.code, no_desk.err) == (
+        1, "There is no workspace called no-such-desk in this account; `foldrun workspaces` lists them.\n")
+    assert (no_revision.code, no_revision.err) == (1, "There is no revision 99 in rank-desk.\n")
+    assert (no_file.code, no_file.err) == (1, "flows/nope.md is not in rank-desk.\n")
+    assert (no_diff.code, no_diff.err) == (1, "flows/nope.md is not in rank-desk.\n")
+    assert not Workspace.objects.filter(name="no-such-desk").exists()
