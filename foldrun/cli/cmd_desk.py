@@ -34,7 +34,7 @@ def register(subparsers, common) -> None:
     p.set_defaults(func=cmd_check)
 
     for verb, text in (("push", "send a desk's files to a workspace as one revision"),
-                       ("deploy", "push, and make the new revision the one runs use")):
+                       ("deploy", "push, once the server has checked the whole desk; refused on any error")):
         p = subparsers.add_parser(verb, parents=[common], help=text)
         p.add_argument("path", nargs="?", default=".", metavar="PATH")
         target = p.add_mutually_exclusive_group()
