@@ -87,3 +87,10 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         }
     response.data = body
     return response
+
+
+def api_not_found(request, *args, **kwargs):
+    """An address under /api/ that no route matches: the API's 404 body, not the site's HTML page."""
+    from django.http import JsonResponse
+
+    return JsonResponse({"code": "not_found", "message": NOT_FOUND_MESSAGE, "details": {}}, status=404)

@@ -1,8 +1,9 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
 from accounts.invites import invite_page
+from foldrun.api import api_not_found
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -19,4 +20,6 @@ urlpatterns = [
     path("", include("library.urls")),
     path("", include("accounts.urls")),
     path("", include("vault.urls")),
+    # Last: any other /api/ address answers the API's JSON 404, not an HTML page.
+    re_path(r"^api/", api_not_found),
 ]

@@ -1,0 +1,145 @@
+"""Issue 2, item 7: every page goes through the same scoped base — another
+account's workspace or object is a 404, a viewer cannot write — and the
+Django admin has lists, filters and search for the foundation's models."""
+from __future__ import annotations
+
+import re
+
+from django.urls import URLPattern, URLResolver, get_resolver
+
+
+def page_routes() -> list[tuple[str, object]]:
+    found = []
+
+    def walk(patterns, prefix=""):
+        for p in patterns:
+            if isinstance(p, URLResolver):
+                walk(p.url_patterns, prefix + str(p.pattern))
+            elif isinstance(p, URLPattern):
+                route = prefix + str(p.pattern)
+                if not route.startswith(("api/", "admin/", "accounts/", "^")):
+                    found.append(("/" + route, p.callback))
+
+    walk(get_resolver().url_patterns)
+    return found
+
+
+import pytest
+from django.contrib import admin
+from django.test import Client
+
+from .conftest import MISSING
+
+OBJECT_PARAMS = {"ws", "member_id", "token_id", "run_id", "delivery_id", "path", "number", "name"}
+# Page routes that name no object of an account, or whose object is the caller's own.
+NOT_ACCOUNT_OBJECTS = {"/invites/<str:raw>", "/decide/<str:token>", "/library/gallery/<str:tool>/install",
+                       "/library/gallery/<str:tool>/update"}
+# Writes a viewer may make from a page, and why.
+VIEWER_MAY = {
+    "/invites/<str:raw>": "accepting an invite: the link is the proof",
+    "/decide/<str:token>": "a mailed approve/reject link: the signed token is the proof",
+    "/profile/notifications/": "a person's own inbox",
+    "/settings/account": "switching which of one's own accounts the pages show",
+    "/settings/tokens/create": "a viewer may mint a token for himself",
+    "/settings/tokens/<str:token_id>/revoke": "another member's token is as missing as another account's: 404",
+}
+
+
+def page_values(route: str, world: dict) -> dict:
+    values = dict(world, decision="approve", tool="web", raw="x", token="x")
+    if route.startswith("/library/"):
+        values["path"] = world["library_path"]
+    if route.startswith("/w/"):
+        values["name"] = world["ws_secret"]
+    return values
+
+
+def fill_page(route: str, values: dict) -> str:
+    return re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(values[m.group(1)]), route)
+
+
+def scoped_pages():
+    for route, _view in page_routes():
+        names = set(re.findall(r"<(?:\w+:)?(\w+)>", route))
+        if names & OBJECT_PARAMS and route not in NOT_ACCOUNT_OBJECTS:
+            yield route
+
+
+def post_only(route: str, client: Client, world: dict) -> bool:
+    return client.get(fill_page(route, page_values(route, world))).status_code == 405
+
+
+FORM = {"content": "x", "message": "m", "role": "editor", "value": "v", "name": "X", "email": "erin@example.com"}
+
+
+def test_alice_opens_every_page_naming_her_objects(world, alice):
+    web = Client()
+    web.force_login(alice)
+    answers = {route: web.get(fill_page(route, page_values(route, world))).status_code for route in scoped_pages()}
+    assert {r: s for r, s in answers.items() if s not in (200, 405)} == {}
+
+
+def test_charlie_gets_404_on_every_page_naming_alices_objects(world, charlie):
+    web = Client()
+    web.force_login(charlie)
+    answers = {}
+    for route in scoped_pages():
+        path = fill_page(route, page_values(route, world))
+        answers[f"POST {route}"] = web.post(path, FORM).status_code
+        answers[f"GET {route}"] = web.get(path).status_code
+    assert {k: v for k, v in answers.items() if v != 404 and not (k.startswith("GET") and v == 405)} == {}
+    assert len(answers) >= 40
+
+
+def unmasked(html: bytes) -> bytes:
+    """The page without its CSRF token, which Django masks afresh on every response."""
+    return re.sub(rb'name="csrfmiddlewaretoken" value="[^"]+"', b"", html)
+
+
+def test_charlie_gets_the_same_page_for_alices_objects_as_for_missing_ones(world, charlie):
+    web = Client()
+    web.force_login(charlie)
+    differ = {}
+    for route in scoped_pages():
+        hers = web.get(fill_page(route, page_values(route, world)))
+        missing = web.get(fill_page(route, dict(page_values(route, world), **{
+            k: v for k, v in MISSING.items() if k in ("ws", "member_id", "token_id", "run_id", "delivery_id", "name",
+                                                      "path", "number")})))
+        if (hers.status_code, unmasked(hers.content)) != (missing.status_code, unmasked(missing.content)):
+            differ[route] = (hers.status_code, missing.status_code)
+    assert differ == {}
+
+
+def test_bob_the_viewer_gets_403_posting_every_form_that_writes(world, bob):
+    web = Client()
+    web.force_login(bob)
+    answers = {}
+    for route, _view in page_routes():
+        if route not in VIEWER_MAY and post_only(route, web, world):
+            answers[route] = web.post(fill_page(route, page_values(route, world)), FORM).status_code
+    assert {k: v for k, v in answers.items() if v != 403} == {}
+    assert len(answers) >= 15
+
+
+FOUNDATION_MODELS = ["accounts.Account", "accounts.Membership", "accounts.Workspace", "accounts.Profile",
+                     "accounts.ApiToken", "accounts.Invite", "library.Changeset", "library.LibraryFile",
+                     "library.Revision"]
+
+
+def test_every_foundation_model_is_in_the_admin_with_a_list_and_search():
+    registered = {model._meta.label: model_admin for model, model_admin in admin.site._registry.items()}
+    lacking = {label: (registered[label].list_display, registered[label].search_fields)
+               for label in FOUNDATION_MODELS
+               if tuple(registered[label].list_display) == ("__str__",) or not registered[label].search_fields}
+    assert lacking == {}
+
+
+@pytest.mark.parametrize("label", FOUNDATION_MODELS)
+def test_staff_search_each_foundation_list(world, label, django_user_model):
+    staff = django_user_model.objects.create_user(username="staff", email="staff@example.com", password="x",
+                                                  is_staff=True, is_superuser=True)
+    web = Client()
+    web.force_login(staff)
+    app, model = label.lower().split(".")
+    response = web.get(f"/admin/{app}/{model}/?q=alice")
+    assert response.status_code == 200

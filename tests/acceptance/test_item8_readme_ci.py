@@ -1,0 +1,63 @@
+"""Issue 2, item 8: the README gives exactly two commands — one installs and
+starts everything on the embedded default and prints the URL and the demo
+sign-in, one runs the whole suite — and `.ci/run` runs that suite on the
+embedded default and again on PostgreSQL and Redis."""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def shell_blocks(markdown: str) -> list[str]:
+    return [b.strip() for b in re.findall(r"```(?:sh|bash|shell)?\n(.*?)```", markdown, flags=re.S)]
+
+
+def test_the_readme_gives_exactly_two_commands_start_and_test():
+    blocks = shell_blocks((ROOT / "README.md").read_text())
+    assert blocks == ["./scripts/start", "./scripts/test"]
+    assert all(os.access(ROOT / b.removeprefix("./"), os.X_OK) for b in blocks)
+
+
+def test_start_installs_migrates_seeds_the_demo_starts_web_worker_and_beat_and_prints_the_sign_in():
+    start = (ROOT / "scripts/start").read_text()
+    for step in ["./scripts/bootstrap", "manage.py migrate", "manage.py seed_demo", "celery -A foldrun worker",
+                 "celery -A foldrun beat", "manage.py runserver", "sign in as demo@foldrun.dev"]:
+        assert step in start, step
+    assert "CELERY_BROKER_URL" not in start  # the embedded default: the filesystem broker
+
+
+def test_the_test_command_runs_every_test_with_pytest():
+    text = (ROOT / "scripts/test").read_text()
+    assert "./scripts/bootstrap" in text
+    assert re.search(r"python -m pytest \"\$@\"", text)
+
+
+def test_ci_runs_the_readmes_test_command_then_again_on_postgresql_and_redis():
+    lines = [line.strip() for line in (ROOT / ".ci/run").read_text().splitlines() if line.strip() and not line.startswith("#")]
+    assert os.access(ROOT / ".ci/run", os.X_OK)
+    runs = [i for i, line in enumerate(lines) if line.endswith("./scripts/test")]
+    assert len(runs) == 2
+    second = " ".join(lines[runs[0] + 1:runs[1] + 1])
+    assert re.search(r'DATABASE_URL="?postgres(ql)?://[^ ]*@127\.0\.0\.1', second)
+    assert re.search(r'CELERY_BROKER_URL="?redis://127\.0\.0\.1', second)
+    assert "./scripts/smoke-start" in lines
+
+
+def test_the_cli_is_a_console_script_of_this_repository():
+    assert 'foldrun = "foldrun.cli.main:main"' in (ROOT / "pyproject.toml").read_text()
+    assert (ROOT / ".venv/bin/foldrun").exists()
+
+
+def test_the_check_benchmark_meets_its_target_on_2000_files():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "tests/bench/check_bench.py", "--files", "2000", "--repeat", "3"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[0].startswith("desk: 2000 files")
+    assert "target check <= 3x parse (yaml.safe_load): met" in done.stdout
+    assert re.search(r"check/parse = \d+\.\d\dx", done.stdout)
