@@ -2,12 +2,19 @@ from django.apps import AppConfig
 from django.db.models.signals import post_migrate
 
 
-def _follow_the_gallery(sender, **kwargs) -> None:
+def _follow_the_gallery(sender, using="default", plan=None, **kwargs) -> None:
     # A new platform version is deployed with `migrate`: that is when the
     # shelf may have changed, so unedited copies follow it then.
+    from django.db import DatabaseError, transaction
+
     from .actions import sync_gallery_copies
 
-    sync_gallery_copies()
+    try:
+        with transaction.atomic(using=using):
+            sync_gallery_copies()
+    except DatabaseError:
+        # A partial migrate (the library's tables not there yet): nothing to follow.
+        pass
 
 
 class LibraryConfig(AppConfig):

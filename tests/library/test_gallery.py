@@ -154,3 +154,10 @@ def test_the_sync_task_reports_how_many_copies_it_updated(alice_api, shelf):
     shelf.write_text(TOOL_V2)
     assert sync_gallery.apply().get() == 1
     assert sync_gallery.apply().get() == 0
+
+
+def test_a_migrate_of_a_new_platform_version_brings_unedited_copies_along(alice_api, shelf):
+    alice_api.post("/api/library/gallery/web/install", {}, format="json")
+    shelf.write_text(TOOL_V2)
+    call_command("migrate", verbosity=0)
+    assert LibraryFile.objects.get(path="tools/web/tool.md").head.content == TOOL_V2
