@@ -7,6 +7,7 @@ with `transaction.on_commit`. The flow itself advances in `runs.orchestrate`.
 from __future__ import annotations
 
 import datetime as dt
+from collections import OrderedDict
 from decimal import Decimal
 from typing import Any
 
@@ -38,10 +39,41 @@ def head_changeset(workspace: Workspace) -> Changeset | None:
             .order_by("-number").first())
 
 
+_DESKS: "OrderedDict[tuple, object]" = OrderedDict()
+_DESKS_MAX = 32
+
+
 def desk_at(workspace: Workspace, number: int | None):
+    """The desk a run sees at workspace revision `number` (the head when None).
+
+    Kept in a small per-process cache keyed by the workspace revision and the
+    account library's newest revision: a revision never changes once written,
+    so a worker running many steps of one desk reads it once. (Each caller
+    gets a fresh Desk over the same file maps: parsed results are cached on
+    the Desk, never shared mutable state.)
+    """
+    from foldrun.contract import Desk
     from library.services import desk_for_workspace
 
-    return desk_for_workspace(workspace, at=number or None)
+    if not number:
+        return desk_for_workspace(workspace)
+    # Public ids are random: a key can never match another database's rows (or a rolled-back test's).
+    here = (Changeset.objects.filter(scope_key=scope_key_for(workspace.account, workspace), number=number)
+            .values_list("public_id", flat=True).first())
+    library_head = (Changeset.objects.filter(scope_key=scope_key_for(workspace.account, None))
+                    .order_by("-number").values_list("public_id", flat=True).first() or "")
+    if here is None:
+        return desk_for_workspace(workspace, at=number)
+    key = (here, library_head)
+    cached = _DESKS.get(key)
+    if cached is None:
+        cached = desk_for_workspace(workspace, at=number)
+        _DESKS[key] = cached
+        while len(_DESKS) > _DESKS_MAX:
+            _DESKS.popitem(last=False)
+    else:
+        _DESKS.move_to_end(key)
+    return Desk(files=cached.files, library=cached.library, gallery=cached.gallery)
 
 
 def _window_start(window: str, now: dt.datetime) -> dt.datetime:
@@ -135,8 +167,19 @@ def do_start_run(*, workspace: Workspace, user, kind: str, name: str, plan: list
             Step.objects.create(run=run, index=spec["number"], agent=spec["agent"], task=spec["task"],
                                 wait_event=spec.get("wait_event") or "")
         run_pk = run.pk
-        transaction.on_commit(lambda: advance_run.delay(run_pk))
+        transaction.on_commit(lambda: advance_now_or_later(run_pk))
     return run
+
+
+def advance_now_or_later(run_pk: int) -> None:
+    """Take the run's first move at once (saves a queue hop); on any trouble leave it to a worker."""
+    from .orchestrate import advance
+    from .tasks import advance_run
+
+    try:
+        advance(run_pk)
+    except Exception:  # noqa: BLE001 - the task retries the same idempotent move
+        advance_run.delay(run_pk)
 
 
 def flow_meta(run: Run) -> dict:

@@ -64,7 +64,9 @@ class DbHost:
             raise RuntimeError(str(exc)) from None
         for name, store in stores.items():
             self.trace("secret", {"name": name, "store": store, "for": "provider"})
-        client = ModelClient(supply, on_line=lambda line: self.trace("refusal", {"line": line}))
+        from foldrun.engine.step import shared_http
+
+        client = ModelClient(supply, http=shared_http(), on_line=lambda line: self.trace("refusal", {"line": line}))
         self.clients.append(client)
         return client
 

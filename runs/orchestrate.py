@@ -73,9 +73,10 @@ def _enqueue_group(step_pks: list[int]) -> None:
 
 
 def _enqueue_advance(run_pk: int) -> None:
-    from .tasks import advance_run
+    """After a step: move the run on in this same task once the step's row commits (no extra queue hop)."""
+    from .actions import advance_now_or_later
 
-    transaction.on_commit(lambda: advance_run.delay(run_pk))
+    transaction.on_commit(lambda: advance_now_or_later(run_pk))
 
 
 # --------------------------------------------------------------------- advance
@@ -285,6 +286,12 @@ def execute_step(step_pk: int) -> str:
     return _execute_claimed(run, step, attempt, claim)
 
 
+def _sandbox_base() -> str | None:
+    """Sandboxes on tmpfs when the machine has one: creating and removing them is then cheap."""
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+
+
 def _spec(run: Run, step: Step) -> dict:
     return next(s for s in run.plan if s["number"] == step.index)
 
@@ -301,7 +308,7 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, claim: str) -> str:
         run_id=run.public_id, label=step.label, agent=step.agent, task=task, limits=spec.get("limits") or {},
         is_test=run.is_test, answer=answer, inputs=run_inputs(run),
         allow_private_urls=bool(getattr(settings, "FOLDRUN_ALLOW_PRIVATE_URLS", False)),
-        venv_cache=Path(settings.DATA_DIR) / "venvs",
+        venv_cache=Path(settings.DATA_DIR) / "venvs", sandbox_base=_sandbox_base(),
     )
     host = DbHost(run, step, attempt)
     started = time.monotonic()

@@ -11,6 +11,7 @@ onto records, secrets, the model and money.
 from __future__ import annotations
 
 import datetime as dt
+import http.cookiejar
 import json
 import os
 import shutil
@@ -41,6 +42,22 @@ WITHHELD = "TEST_MODE_WITHHELD"
 MAX_RESULT_CHARS = 50_000
 DEFAULT_MAX_TURNS = 60
 DEFAULT_MAX_TOKENS = 4096
+
+
+_SHARED_HTTP: httpx.Client | None = None
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_http() -> httpx.Client:
+    """The process's httpx client (thread-safe; no cookies kept between calls)."""
+    global _SHARED_HTTP
+    with _SHARED_LOCK:
+        if _SHARED_HTTP is None or _SHARED_HTTP.is_closed:
+            # A jar that accepts no cookie: one tenant's call must never carry another's session.
+            jar = http.cookiejar.CookieJar(policy=http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
+            _SHARED_HTTP = httpx.Client(follow_redirects=False, timeout=httpx.Timeout(300.0, connect=15.0),
+                                        cookies=jar)
+        return _SHARED_HTTP
 
 
 class MissingSecret(Exception):
@@ -126,14 +143,18 @@ class StepEnv:
         self.is_test = request.is_test
         self.allow_private_urls = request.allow_private_urls
         self.venv_cache = request.venv_cache
-        self.http = httpx.Client(follow_redirects=False)
         self.secrets: dict[str, str] = {}        # name -> value handed to this step (or WITHHELD)
         self.real_values: dict[str, str] = {}    # for redaction only
-        self._closers: list[Callable[[], None]] = [self.http.close]
+        self._closers: list[Callable[[], None]] = []
         self._index: SearchIndex | None = None
         self.withhold_all = False
         self.sandbox_files: dict[str, str] = {}  # the workspace's files (an openapi document may be one)
         self._egress = None
+
+    @property
+    def http(self) -> httpx.Client:
+        """One client per process, shared: building one costs ~30 ms (its TLS context)."""
+        return shared_http()
 
     # -- logging and secrets --------------------------------------------------------
     def log(self, message: str) -> None:
