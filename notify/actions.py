@@ -508,52 +508,51 @@ def perform_attempt(delivery_pk: int, *, now: datetime | None = None,
     number = delivery.attempts_made + 1
     outcome, url = _send_attempt(delivery, number, now)
     finished = clock() if clock else (now + timedelta(milliseconds=outcome.duration_ms))
-    return _record(delivery.pk, number, outcome, url, started=now, finished=finished, redelivery=False)
+    return _record(delivery.pk, number, outcome, url, started=now, finished=finished, redelivery=False,
+                   workspace=delivery.workspace)
 
 
 def _record(delivery_pk: int, number: int, outcome: Outcome, url: str | None, *, started: datetime,
-            finished: datetime, redelivery: bool) -> AttemptResult:
+            finished: datetime, redelivery: bool, workspace: Workspace | None = None) -> AttemptResult:
+    """Write the attempt down and set what comes next. Precondition: the
+    caller holds the delivery's lease, so no other worker touches the row."""
     from .tasks import attempt_delivery
 
     next_at: datetime | None = None
     gave_up = False
+    fields: dict = {"attempts_made": number, "lease_until": None}
+    if outcome.ok:
+        fields.update(status=DeliveryStatus.SUCCEEDED, next_attempt_at=None, finished_at=finished)
+    elif redelivery:
+        fields.update(status=DeliveryStatus.FAILED, next_attempt_at=None, finished_at=finished)
+    elif number >= MAX_ATTEMPTS:
+        fields.update(status=DeliveryStatus.FAILED, next_attempt_at=None, finished_at=finished)
+        gave_up = True
+    else:
+        next_at = finished + timedelta(seconds=RETRY_DELAYS[number - 1])
+        fields.update(next_attempt_at=next_at)
     with transaction.atomic():
-        delivery = Delivery.objects.select_for_update().select_related("workspace").get(pk=delivery_pk)
+        if workspace is None:
+            workspace = Workspace.objects.get(notify_deliveries__pk=delivery_pk)
         attempt = Attempt.objects.create(
-            delivery=delivery, number=number, redelivery=redelivery, started_at=started,
+            delivery_id=delivery_pk, number=number, redelivery=redelivery, started_at=started,
             status_code=outcome.status_code, duration_ms=outcome.duration_ms,
             response_excerpt=outcome.excerpt[:500], error=outcome.error[:500], ok=outcome.ok,
         )
-        delivery.attempts_made = number
-        delivery.lease_until = None
-        if outcome.ok:
-            delivery.status = DeliveryStatus.SUCCEEDED
-            delivery.next_attempt_at = None
-            delivery.finished_at = finished
-        elif redelivery:
-            delivery.status = DeliveryStatus.FAILED
-            delivery.next_attempt_at = None
-            delivery.finished_at = finished
-        elif number >= MAX_ATTEMPTS:
-            delivery.status = DeliveryStatus.FAILED
-            delivery.next_attempt_at = None
-            delivery.finished_at = finished
-            gave_up = True
-        else:
-            next_at = finished + timedelta(seconds=RETRY_DELAYS[number - 1])
-            delivery.next_attempt_at = next_at
-        delivery.save(update_fields=["attempts_made", "lease_until", "status", "next_attempt_at", "finished_at"])
-        endpoint = _endpoint_state(delivery.workspace, url)
+        Delivery.objects.filter(pk=delivery_pk).update(**fields)
+        endpoint = _endpoint_state(workspace, url)
         if endpoint is not None:
             if outcome.ok:
-                # The first accepted attempt (a redelivery or a test too) switches it back on.
-                Endpoint.objects.filter(pk=endpoint.pk).update(
-                    failing_since=None, disabled_at=None, owner_mailed_at=None, last_success_at=finished
-                )
+                if endpoint.failing_since is not None or endpoint.disabled_at is not None:
+                    # The first accepted attempt (a redelivery or a test too) switches it back on.
+                    Endpoint.objects.filter(pk=endpoint.pk).update(
+                        failing_since=None, disabled_at=None, owner_mailed_at=None, last_success_at=finished
+                    )
             else:
-                Endpoint.objects.filter(pk=endpoint.pk, failing_since__isnull=True).update(failing_since=started)
+                if endpoint.failing_since is None:
+                    Endpoint.objects.filter(pk=endpoint.pk, failing_since__isnull=True).update(failing_since=started)
                 if gave_up:
-                    _maybe_switch_off(endpoint.pk, delivery.workspace, finished)
+                    _maybe_switch_off(endpoint.pk, workspace, finished)
         if next_at is not None:
             delay = max(0.0, (next_at - timezone.now()).total_seconds())
             transaction.on_commit(lambda: _enqueue(attempt_delivery, delivery_pk, countdown=delay))
@@ -629,7 +628,8 @@ def do_redeliver(delivery: Delivery) -> Attempt:
     number = delivery.attempts_made + 1
     outcome, url = _send_attempt(delivery, number, started)
     finished = started + timedelta(milliseconds=outcome.duration_ms)
-    return _record(delivery.pk, number, outcome, url, started=started, finished=finished, redelivery=True).attempt
+    return _record(delivery.pk, number, outcome, url, started=started, finished=finished, redelivery=True,
+                   workspace=delivery.workspace).attempt
 
 
 # ------------------------------------------------------------------ test send
@@ -691,7 +691,7 @@ def do_purge_old_deliveries(now: datetime | None = None) -> int:
     return deleted
 
 
-def due_delivery_ids(now: datetime | None = None, limit: int = 5000) -> list[int]:
+def due_delivery_ids(now: datetime | None = None, limit: int = 20000) -> list[int]:
     """Pending deliveries whose attempt is due and that nobody holds."""
     now = now or timezone.now()
     return list(

@@ -31,9 +31,22 @@ def agents_meta(account, workspace: Workspace | None) -> dict[str, Any] | None:
 
 def inherited(workspace: Workspace, key: str) -> Any:
     """`key` from the workspace's AGENTS.md if it declares it, else the account's."""
-    for scope in (workspace, None):
-        meta = agents_meta(workspace.account, scope)
-        if meta is not None and key in meta:
+    own, library = scope_key_for(workspace.account, workspace), scope_key_for(workspace.account, None)
+    rows = {
+        row.scope_key: row
+        for row in LibraryFile.objects.select_related("head").filter(
+            scope_key__in=[own, library], path="AGENTS.md", deleted=False
+        )
+    }
+    for scope_key in (own, library):
+        row = rows.get(scope_key)
+        if row is None or row.head is None:
+            continue
+        try:
+            meta = split_frontmatter(row.head.content, "AGENTS.md", required=False).meta
+        except ContractError:
+            continue
+        if key in meta:
             return meta[key]
     return None
 
