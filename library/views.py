@@ -277,6 +277,9 @@ class HistoryView(ScopeView):
     def get(self, request, path: str, ws: str | None = None):
         account, workspace = self.scope()
         revisions = history_of(account, workspace, path)
+        if not revisions and file_at(account, workspace, f"{path}/history") is not None:
+            # A file that is itself called `history` (notes/history): read it.
+            return FileView.as_view()(request._request, **{**self.kwargs, "path": f"{path}/history"})
         if not revisions:
             raise _not_found()
         return Response({"path": path, "results": [s.revision_dict(r, r.changeset) for r in revisions]})

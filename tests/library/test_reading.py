@@ -215,3 +215,9 @@ def test_charlies_library_is_his_own_and_alices_files_are_404_to_him(alice_api, 
     assert charlie_api.get("/api/library/files/knowledge/glossary.md/history").json() == NOT_FOUND
     assert charlie_api.get("/api/library/revisions/1").json() == NOT_FOUND
     assert charlie_api.post("/api/library/files/knowledge/glossary.md/rollback", {"to": 1}, format="json").json() == NOT_FOUND
+
+
+def test_a_file_called_history_can_still_be_read(alice_api, workspace):
+    push(alice_api, WS, files=files(**{"notes/history": "what happened\n"}))
+    assert alice_api.get(f"/api/{WS}/files/notes/history").json()["content"] == "what happened\n"
+    assert alice_api.get(f"/api/{WS}/files/notes/history/history").json()["results"][0]["number"] == 1
