@@ -149,6 +149,9 @@ class InviteAcceptView(APIView):
         return Response({"account": {"id": membership.account.public_id, "name": membership.account.name}, "role": membership.role})
 
 
+MAX_TOKEN_DAYS = 3650
+
+
 class TokenListView(ScopedAPIView):
     def get(self, request):
         tokens = ApiToken.objects.filter(user=request.user, account=self.account)
@@ -160,6 +163,10 @@ class TokenListView(ScopedAPIView):
         days = body.get("expires_in_days")
         if days is not None and (not isinstance(days, int) or isinstance(days, bool) or days < 1):
             raise ApiError("expires_in_days: give a whole number of days, 1 or more.", code="invalid", details={"field": "expires_in_days"})
+        if days is not None and days > MAX_TOKEN_DAYS:
+            # Past this a date overflows; a token meant to last that long should not expire at all.
+            raise ApiError(f"expires_in_days: at most {MAX_TOKEN_DAYS} days; leave it out for a token that does not expire.",
+                           code="invalid", details={"field": "expires_in_days"})
         token, raw = actions.do_create_token(request.user, self.account, name, days=days)
         data = TokenSerializer(token).data
         data["token"] = raw  # shown once, never again
