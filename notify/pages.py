@@ -91,18 +91,26 @@ def decide(request: HttpRequest, token: str) -> HttpResponse:
 # --------------------------------------------------- workspace settings
 
 
+def deliveries_context(request: HttpRequest, workspace: Workspace) -> dict:
+    """What `notify/_deliveries.html` and `notify/_test_button.html` need, for
+    any page that includes them (the Triggers page, workspace settings).
+    Precondition: `workspace` was found through the requester's membership."""
+    deliveries = list(Delivery.objects.filter(workspace=workspace).prefetch_related("attempts")[:50])
+    for delivery in deliveries:
+        delivery.shown_body = actions.redact_body(delivery.body)
+    return {
+        "deliveries": deliveries,
+        "endpoint": Endpoint.objects.filter(workspace=workspace).first(),
+        "test_result": request.session.pop("notify_test_result", None) if hasattr(request, "session") else None,
+    }
+
+
 @login_required
 def workspace_notifications(request: HttpRequest, ws: str) -> HttpResponse:
     membership, workspace, can_write = _workspace(request, ws)
-    config = notify_config_for(workspace)
-    deliveries = list(Delivery.objects.filter(workspace=workspace).prefetch_related("attempts")[:50])
-    endpoint = Endpoint.objects.filter(workspace=workspace).first()
-    for delivery in deliveries:
-        delivery.shown_body = actions.redact_body(delivery.body)
     return render(request, "notify/workspace.html", {
-        "section": "home", "workspace": workspace, "can_write": can_write, "config": config,
-        "deliveries": deliveries, "endpoint": endpoint,
-        "test_result": request.session.pop("notify_test_result", None),
+        "section": "home", "workspace": workspace, "can_write": can_write, "config": notify_config_for(workspace),
+        **deliveries_context(request, workspace),
     })
 
 

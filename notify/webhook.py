@@ -140,7 +140,7 @@ def post_once(url: str, body: bytes, headers: dict[str, str]) -> Outcome:
     except httpx.TimeoutException:
         return Outcome(False, None, elapsed(), "", f"timed out after {ATTEMPT_TIMEOUT_SECONDS:g} seconds")
     except httpx.HTTPError as exc:
-        return Outcome(False, None, elapsed(), "", _error_words(exc))
+        return Outcome(False, None, elapsed(), "", _error_words(exc, (url, pinned, parts.path)))
     text = bytes(data[: RESPONSE_EXCERPT_CHARS * 4]).decode("utf-8", errors="replace")[:RESPONSE_EXCERPT_CHARS]
     status = response.status_code
     ok = 200 <= status < 300
@@ -151,6 +151,9 @@ def post_once(url: str, body: bytes, headers: dict[str, str]) -> Outcome:
     return Outcome(ok, status, elapsed(), text, error)
 
 
-def _error_words(exc: Exception) -> str:
+def _error_words(exc: Exception, hide: tuple[str, ...] = ()) -> str:
+    """The transport's words, with the URL taken out: it can be a credential."""
     words = str(exc) or type(exc).__name__
+    for secret in sorted((h for h in hide if h and h != "/"), key=len, reverse=True):
+        words = words.replace(secret, "[url]")
     return f"{type(exc).__name__}: {words}"[:500]

@@ -217,3 +217,12 @@ def test_the_log_is_kept_thirty_days(hooked):
     Delivery.objects.filter(pk=recent.pk).update(status="succeeded")
     assert do_purge_old_deliveries(now=T0 + timedelta(days=30, minutes=1)) == 1
     assert list(Delivery.objects.values_list("pk", flat=True)) == [recent.pk]
+
+
+def test_a_receiver_slower_than_8_seconds_is_a_failed_attempt_and_retried(hooked, receiver):
+    receiver.answers = [(200, b"too late", 10.0)]
+    result = perform_attempt(_record(hooked).pk, now=T0)
+    assert result.attempt.ok is False and result.attempt.status_code is None
+    assert result.attempt.error == "timed out after 8 seconds"
+    assert 7900 <= result.attempt.duration_ms < 9500
+    assert result.next_attempt_at is not None

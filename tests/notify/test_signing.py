@@ -96,3 +96,11 @@ def test_the_signing_secret_is_never_kept_in_the_clear(signed, receiver):
     _deliver(signed)
     state = SigningKeyState.objects.get()
     assert SECRET not in state.current_ciphertext and SECRET not in state.fingerprint
+
+
+def test_another_install_s_inbound_hmac_webhook_flow_accepts_the_delivery(signed, receiver):
+    from runs.triggers import signature_ok
+
+    _deliver(signed)
+    request = receiver.requests[0]
+    assert signature_ok(request["body"], request["headers"]["x-signature"], SECRET) is True
