@@ -137,7 +137,10 @@ class EgressProxy:
 
     def _line(self, text: str) -> None:
         self.lines.append(text)
-        self.on_line(text)
+        try:
+            self.on_line(text)
+        except Exception:  # a trace that cannot be written must not break the request
+            logging.getLogger(__name__).warning("egress: a trace line could not be written", exc_info=True)
 
     def _refuse(self, h: BaseHTTPRequestHandler, status: int, message: str) -> None:
         self._line(message)
