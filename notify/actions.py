@@ -687,7 +687,10 @@ def do_purge_old_deliveries(now: datetime | None = None) -> int:
     from .models import LOG_RETENTION_DAYS
 
     cutoff = (now or timezone.now()) - timedelta(days=LOG_RETENTION_DAYS)
+    from .models import MailSend
+
     deleted, _ = Delivery.objects.filter(created_at__lt=cutoff).exclude(status=DeliveryStatus.PENDING).delete()
+    MailSend.objects.filter(created_at__lt=cutoff).delete()
     return deleted
 
 

@@ -75,7 +75,41 @@ def _provider_words(exc: Exception) -> tuple[str, int | None]:
     return first[:500], status
 
 
+def _remember(result: "SendResult", *, to: str, subject: str, category: str, account, workspace) -> "SendResult":
+    from .models import MailSend
+
+    try:
+        MailSend.objects.create(
+            account=account, workspace=workspace, to=to, category=category, subject=subject[:300],
+            provider=result.provider, sent=result.sent, skipped=result.skipped, message=result.message[:500],
+            status_code=result.status_code,
+        )
+    except Exception:  # the record must never stop the mail
+        log.exception("could not record a %s mail", category)
+    return result
+
+
 def send_mail(
+    *,
+    to: str,
+    subject: str,
+    body: str,
+    category: str,
+    account=None,
+    workspace=None,
+    platform: bool = False,
+    html: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> SendResult:
+    """Send one mail to one address, if that address takes `category`, and
+    record what came back (see `_send`)."""
+    result = _send(to=to, subject=subject, body=body, category=category, account=account, workspace=workspace,
+                   platform=platform, html=html, headers=headers)
+    return _remember(result, to=to, subject=subject, category=category, account=account,
+                     workspace=workspace)
+
+
+def _send(
     *,
     to: str,
     subject: str,

@@ -186,3 +186,27 @@ class Mark(models.Model):
 def user_email(user) -> str:
     return (getattr(user, "email", "") or "").strip().lower()
 
+
+
+class MailSend(models.Model):
+    """One notification mail and what the provider answered: a refusal is
+    kept in its own words, so silence never looks like success. Addresses
+    only — never a body, a key or a link."""
+
+    account = models.ForeignKey(Account, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    workspace = models.ForeignKey(Workspace, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    to = models.EmailField()
+    category = models.CharField(max_length=20)
+    subject = models.CharField(max_length=300)
+    provider = models.CharField(max_length=12)
+    sent = models.BooleanField(default=False)
+    skipped = models.BooleanField(default=False)
+    message = models.CharField(max_length=500, blank=True)
+    status_code = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.category} mail to {self.to}: {'sent' if self.sent else 'not sent'}"

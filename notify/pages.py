@@ -18,7 +18,7 @@ from foldrun.api import ApiError
 from . import actions
 from .config import notify_config_for
 from .links import LinkError, read_approval_token
-from .models import Delivery, Endpoint
+from .models import Delivery, Endpoint, MailSend
 from .preferences import PER_WORKSPACE, do_set_preference, preferences_for
 
 
@@ -101,6 +101,7 @@ def deliveries_context(request: HttpRequest, workspace: Workspace) -> dict:
     return {
         "deliveries": deliveries,
         "endpoint": Endpoint.objects.filter(workspace=workspace).first(),
+        "mails": list(MailSend.objects.filter(workspace=workspace)[:20]),
         "test_result": request.session.pop("notify_test_result", None) if hasattr(request, "session") else None,
     }
 

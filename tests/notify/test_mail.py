@@ -215,3 +215,16 @@ def test_a_choice_made_by_unsubscribing_shows_on_the_profile_and_is_turned_back_
     alice_api.patch("/api/me/notifications", {"category": "approvals", "enabled": True, "workspace": "rank-desk"},
                     format="json")
     assert may_send(alice, "approvals", workspace) is True
+
+
+def test_a_refused_notification_mail_is_recorded_in_the_provider_s_words(account, workspace, own_key, client, alice):
+    from notify.models import MailSend
+
+    own_key.refuse = (422, "validation_error", "Invalid `to` field.")
+    send_mail(to="ops@example.com", subject="BAD — 3 fell", body="b", category="run-alerts", account=account,
+              workspace=workspace)
+    row = MailSend.objects.get()
+    assert (row.sent, row.provider, row.message, row.status_code) == (False, "resend", "Invalid `to` field.", 422)
+    client.force_login(alice)
+    page = client.get("/w/rank-desk/notifications/").content.decode()
+    assert "refused by resend: Invalid `to` field." in page

@@ -1,0 +1,48 @@
+"""Django admin for notification records (platform staff). Attempts are read-only."""
+from django.contrib import admin
+
+from .models import Attempt, Delivery, Endpoint, MailSend, Mark, Preference
+
+
+class AttemptInline(admin.TabularInline):
+    model = Attempt
+    extra = 0
+    fields = ("number", "redelivery", "ok", "status_code", "duration_ms", "error", "started_at")
+    readonly_fields = fields
+    can_delete = False
+
+
+@admin.register(Delivery)
+class DeliveryAdmin(admin.ModelAdmin):
+    list_display = ("public_id", "workspace", "event", "status", "attempts_made", "next_attempt_at", "created_at")
+    list_filter = ("status", "event")
+    search_fields = ("public_id", "run_public_id")
+    # The body can carry approve/reject links: shown, not editable.
+    readonly_fields = ("public_id", "account", "workspace", "event", "run_public_id", "body", "attempts_made",
+                       "created_at", "finished_at", "endpoint_fingerprint")
+    inlines = [AttemptInline]
+
+
+@admin.register(Endpoint)
+class EndpointAdmin(admin.ModelAdmin):
+    list_display = ("workspace", "failing_since", "disabled_at", "owner_mailed_at", "last_success_at")
+    readonly_fields = ("fingerprint",)
+
+
+@admin.register(Preference)
+class PreferenceAdmin(admin.ModelAdmin):
+    list_display = ("email", "category", "workspace", "enabled", "via", "updated_at")
+    list_filter = ("category", "enabled", "via")
+    search_fields = ("email",)
+
+
+@admin.register(Mark)
+class MarkAdmin(admin.ModelAdmin):
+    list_display = ("workspace", "event", "key", "created_at")
+
+
+@admin.register(MailSend)
+class MailSendAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "to", "category", "provider", "sent", "skipped", "message")
+    list_filter = ("category", "sent", "provider")
+    readonly_fields = [f.name for f in MailSend._meta.fields]
