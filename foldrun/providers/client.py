@@ -299,7 +299,7 @@ class ModelClient:
     `on_line(text)` receives the lines a trace should show (refusals that move
     to the second supply, the translator's drop lines)."""
 
-    def __init__(self, supply: Supply, http: httpx.Client | None = None, *, timezone: str = "UTC",
+    def __init__(self, supply: Supply, http: httpx.Client | None = None, *, timezone: str | None = None,
                  on_line: Callable[[str], None] | None = None, timeout: float = 300.0,
                  allow_private: bool | None = None) -> None:
         self.supply = supply
@@ -309,7 +309,9 @@ class ModelClient:
         self._checked_hosts: set[str] = set()
         self._own_http = http is None
         self.http = http or httpx.Client(timeout=httpx.Timeout(timeout, connect=15.0))
-        self.timezone = timezone
+        # The step's zone (agent → flow → workspace → account); without one,
+        # FOLDRUN_TIMEZONE, then UTC — see refusal.step_timezone.
+        self.timezone = refusal_lines.step_timezone(timezone)
         self.on_line = on_line or (lambda line: None)
         self.timeout = timeout
         self.requests = 0

@@ -54,9 +54,12 @@ def step_timezone(*cascade: str | None) -> str:
     """The first valid zone of agent → flow → workspace → account, then
     FOLDRUN_TIMEZONE, then UTC. An unknown name is skipped, not fatal: a
     refusal line must still be written."""
-    from django.conf import settings
+    try:
+        from django.conf import settings
 
-    fallback = getattr(settings, "FOLDRUN_TIMEZONE", None) if settings.configured else None
+        fallback = getattr(settings, "FOLDRUN_TIMEZONE", None) if settings.configured else None
+    except ImportError:  # a laptop without Django
+        fallback = None
     for name in [*cascade, fallback, "UTC"]:
         if not name:
             continue

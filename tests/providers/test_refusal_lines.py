@@ -128,3 +128,12 @@ def test_no_credential_reaches_the_line_or_the_kept_headers(fake_provider):
     with pytest.raises(ProviderRefusal) as info:
         ModelClient(supply(fake_provider)).create(None, ASK, [], 5)
     assert "sk-planted-999" not in info.value.line and "sk-planted-999" not in str(info.value.headers)
+
+
+def test_a_client_without_a_step_zone_tells_reset_times_in_foldrun_timezone(fake_provider):
+    fake_provider.reply_status(429, headers=WINDOW)
+    with override_settings(FOLDRUN_TIMEZONE="Australia/Sydney"):
+        client = ModelClient(supply(fake_provider))
+    with pytest.raises(ProviderRefusal) as info:
+        client.create(None, ASK, [], 5)
+    assert " Sydney" in info.value.line and info.value.line.endswith(" — no second supply is configured")
