@@ -134,3 +134,41 @@ def test_bob_may_list_names_but_sees_no_values(bob_api, alice_api):
     answer = bob_api.get("/api/secrets")
     assert [r["name"] for r in answer.json()["results"]] == ["OPENAI_API_KEY"]
     assert PLANTED not in json.dumps(answer.json())
+
+
+def test_charlie_cannot_start_a_connect_into_alices_workspace(charlie_api, workspace, settings):
+    settings.FOLDRUN_PUBLIC_URL = "https://foldrun.example.com"
+    answer = charlie_api.post("/api/oauth/start", {"name": "X_OAUTH", "provider": "github", "client_id": "c",
+                                                   "workspace": "rank-desk"}, format="json")
+    assert answer.status_code == 404
+
+
+def test_the_connect_start_answers_the_consent_url_and_the_exact_redirect(alice_api, workspace, settings):
+    settings.FOLDRUN_PUBLIC_URL = "https://foldrun.example.com"
+    answer = alice_api.post("/api/oauth/start", {"name": "GH_OAUTH", "provider": "github", "client_id": "c",
+                                                 "workspace": "rank-desk"}, format="json").json()
+    assert answer["redirect_uri"] == "https://foldrun.example.com/api/oauth/callback"
+    assert answer["consent_url"].startswith("https://github.com/login/oauth/authorize?response_type=code&client_id=c")
+    assert "code_challenge_method=S256" in answer["consent_url"] and answer["scopes"] == "repo read:user"
+    assert alice_api.get("/api/oauth/redirect-uri").json() == {"redirect_uri": "https://foldrun.example.com/api/oauth/callback"}
+
+
+def test_without_a_public_url_the_dashboard_connect_says_what_to_set(alice_api, settings):
+    settings.FOLDRUN_PUBLIC_URL = None
+    answer = alice_api.post("/api/oauth/start", {"name": "GH_OAUTH", "provider": "github", "client_id": "c"},
+                            format="json")
+    assert answer.status_code == 400
+    assert answer.json()["message"].startswith("Connect from the dashboard needs FOLDRUN_PUBLIC_URL")
+
+
+def test_bob_cannot_finish_a_connect_alice_started(alice_api, bob_api, settings):
+    from vault.models import OAuthPending
+
+    settings.FOLDRUN_PUBLIC_URL = "https://foldrun.example.com"
+    alice_api.post("/api/oauth/start", {"name": "GH_OAUTH", "provider": "github", "client_id": "c"}, format="json")
+    state = OAuthPending.objects.get().state
+    assert bob_api.get(f"/api/oauth/callback?state={state}&code=x").status_code == 403
+
+
+def test_an_unknown_state_is_404(alice_api):
+    assert alice_api.get("/api/oauth/callback?state=nope&code=x").status_code == 404
