@@ -144,8 +144,13 @@ def _credential(used: UsedBlock) -> tuple[Credential, str | None]:
     except ProviderConfigError as exc:
         endpoint = str(block.get("base_url") or name or "?")
         key_name = getattr(exc, "name", "") or ""
-        verdict = Verdict.CREDENTIAL if key_name or "decrypt" in str(exc) or "token endpoint" in str(exc) \
-            else Verdict.UNREACHABLE
+        text = str(exc)
+        if key_name or "decrypt" in text or "token endpoint" in text or "OAuth" in text or "key:" in text:
+            verdict = Verdict.CREDENTIAL      # absent, unreadable or unrefreshable key
+        elif "unknown name" in text:
+            verdict = Verdict.NOT_FOUND       # no such endpoint in the preset table
+        else:
+            verdict = Verdict.UNREACHABLE     # no address to ask (per-account preset without base_url)
         return Credential(None, endpoint, str(block.get("format") or ""), name, key_name, "missing" if key_name else "",
                           str(block.get("model") or ""), [used.where], (verdict, str(exc))), None
     model = supply.model or DEFAULT_PROBE_MODELS.get(name) or DEFAULT_PROBE_MODELS.get(supply.format, "")

@@ -160,3 +160,16 @@ def test_a_second_supply_is_checked_too_with_the_same_model(account, workspace, 
     assert sorted((r.key_name, r.verdict) for r in rows) == [("FIRST", "ok"), ("SECOND", "ok")]
     assert fake_provider.requests[1].body["model"] == "claude-x"
     assert fake_provider.requests[1].body["max_completion_tokens"] == 1   # openai takes the newer name
+
+
+def test_an_unknown_preset_name_is_not_found(account, workspace):
+    write(account, workspace, {"AGENTS.md": agents_md("openruoter")})
+    rows = check_account_providers(account.pk, report=False)
+    assert (rows[0].verdict, rows[0].message) == ("not-found", "provider: unknown name 'openruoter' — did you mean openrouter?")
+
+
+def test_a_per_account_preset_without_base_url_is_unreachable(account, workspace):
+    write(account, workspace, {"AGENTS.md": agents_md("litellm")})
+    do_set_secret(account, workspace, "LITELLM_API_KEY", value="v")
+    rows = check_account_providers(account.pk, report=False)
+    assert (rows[0].verdict, rows[0].message) == ("unreachable", "provider: 'litellm' has no fixed address — set base_url:")
