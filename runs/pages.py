@@ -46,10 +46,33 @@ def runs_list(request: HttpRequest, ws: str) -> HttpResponse:
     if filters["verdict"]:
         runs = runs.filter(verdict=filters["verdict"])
     names = sorted(set(Run.objects.filter(workspace=workspace).values_list("name", flat=True)))
+    from foldrun.contract.desk import FLOW
+
+    from .triggers import sync_schedules
+
+    desk = actions.desk_at(workspace, None)
+    flows = sorted(d.name for d in desk.of_kind(FLOW) if d.parsed is not None)
     return render(request, "runs/list.html", {
         "section": "home", "workspace": workspace, "runs": runs[:200], "filters": filters, "names": names,
         "statuses": [s.value for s in RunStatus], "verdicts": [v.value for v in Verdict],
+        "flows": flows, "schedules": sync_schedules(workspace), "can_write": membership.can_write,
     })
+
+
+@login_required
+@require_POST
+def start_page(request: HttpRequest, ws: str) -> HttpResponse:
+    """The Run button: a manual run of a flow (optionally a test run)."""
+    membership, workspace = _scope(request, ws)
+    if not membership.can_write:
+        raise PermissionDenied(f"Your role ({membership.role}) can read this account but not change it.")
+    try:
+        run = actions.check_start_run(workspace=workspace, user=request.user, flow=request.POST.get("flow") or None,
+                                      is_test=request.POST.get("test") == "on", trigger="manual")
+    except ApiError as exc:
+        messages.error(request, exc.message)
+        return redirect("runs-list", ws=workspace.name)
+    return redirect("run-page", ws=workspace.name, run_id=run.public_id)
 
 
 @login_required

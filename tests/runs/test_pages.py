@@ -57,3 +57,21 @@ def test_the_runs_list_filters_by_status(alice, parked):
     client = browser(alice)
     assert parked.public_id in client.get("/w/rank-desk/runs/?status=awaiting-approval").content.decode()
     assert parked.public_id not in client.get("/w/rank-desk/runs/?status=completed").content.decode()
+
+
+def test_the_run_now_button_starts_a_manual_run_and_a_viewer_cannot(alice, bob, parked):
+    answer = browser(alice).post("/w/rank-desk/runs/start", {"flow": "weekly", "test": "on"})
+    from runs.models import Run
+    run = Run.objects.exclude(pk=parked.pk).get()
+    assert answer.status_code == 302
+    assert answer.url == f"/w/rank-desk/runs/{run.public_id}"
+    assert (run.trigger, run.is_test) == ("manual", True)
+    assert browser(bob).post("/w/rank-desk/runs/start", {"flow": "weekly"}).status_code == 403
+
+
+def test_the_runs_list_shows_the_schedules_next_fire_times(alice, workspace, fake_provider, parked):
+    push(workspace, {"flows/daily.md": "---\nname: daily\nschedule: \"0 7 * * *\"\ntimezone: Australia/Sydney\n---\n"
+                                       "1. [[publisher]] — Go.\n"})
+    html = browser(alice).get("/w/rank-desk/runs/").content.decode()
+    assert 'id="schedules"' in html
+    assert "<code>0 7 * * *</code>" in html and "Australia/Sydney" in html
