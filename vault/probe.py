@@ -70,6 +70,11 @@ class Credential:
     model: str
     used_by: list[str] = field(default_factory=list)
     problem: tuple[str, str] | None = None   # (verdict, message) known before asking
+    # Every (scope, name) holding this same key at this endpoint: one question, a row each.
+    also: list[tuple[str, str]] = field(default_factory=list)
+
+    def keys(self) -> list[tuple[str, str]]:
+        return [(self.key_scope, self.key_name)] + [k for k in self.also if k != (self.key_scope, self.key_name)]
 
 
 def _provider_of(text: str, path: str) -> Any:
@@ -119,13 +124,21 @@ def provider_blocks(account: Account) -> list[UsedBlock]:
     return blocks
 
 
-def _credential(used: UsedBlock) -> tuple[Credential, str | None]:
+def _credential(used: UsedBlock, *, reveal: bool = True) -> tuple[Credential, str | None]:
     """Resolve a block as a run would. Returns the credential and the key's
-    value (kept only in memory, to group blocks that share a key)."""
+    value (kept only in memory, to group blocks that share a key). With
+    `reveal=False` nothing is decrypted or refreshed: the key is only looked
+    up by name (what a GET may do)."""
     scope_of: dict[str, str] = {}
     values: dict[str, str] = {}
 
     def resolve(name: str) -> str | None:
+        if not reveal:
+            row = actions.find_secret(_account_of(used), used.workspace, name)
+            if row is None:
+                return None
+            scope_of[name] = f"workspace {row.workspace.name}" if row.workspace_id else "account"
+            return ""   # a stand-in; never sent anywhere
         found = actions.resolve_secrets(used.workspace, [name], account=_account_of(used))
         if name in found:
             item = found[name]
@@ -164,15 +177,20 @@ def _account_of(used: UsedBlock) -> Account:
     return used.account if used.account is not None else used.workspace.account
 
 
-def credentials_for(account: Account) -> list[Credential]:
-    """Blocks grouped by (endpoint, format, key value, model): one question each."""
+def credentials_for(account: Account, *, reveal: bool = True) -> list[Credential]:
+    """Blocks grouped by (endpoint, format, key): one question each. With
+    `reveal`, blocks whose different names hold the same value share one."""
     grouped: dict[tuple, Credential] = {}
     for used in provider_blocks(account):
-        cred, value = _credential(used)
-        group = (cred.endpoint, cred.fmt, value if value is not None else f"ref:{cred.key_scope}:{cred.key_name}")
+        cred, value = _credential(used, reveal=reveal)
+        identity = value if (reveal and value is not None) else f"ref:{cred.key_scope}:{cred.key_name}"
+        group = (cred.endpoint, cred.fmt, identity)
         if group in grouped:
-            if used.where not in grouped[group].used_by:
-                grouped[group].used_by.append(used.where)
+            first = grouped[group]
+            if used.where not in first.used_by:
+                first.used_by.append(used.where)
+            if (cred.key_scope, cred.key_name) not in first.keys():
+                first.also.append((cred.key_scope, cred.key_name))
             continue
         grouped[group] = cred
     return list(grouped.values())
@@ -230,21 +248,22 @@ def check_account_providers(account_id: int, *, report: bool = True, http: httpx
         for cred in credentials_for(account):
             verdict, message = ask(cred, client)
             now = timezone.now()
-            with transaction.atomic():
-                row, _ = ProviderCheck.objects.select_for_update().get_or_create(
-                    account=account, endpoint=cred.endpoint[:500], key_scope=cred.key_scope, key_name=cred.key_name,
-                    defaults={"format": cred.fmt})
-                was_broken = row.verdict in BROKEN_VERDICTS
-                row.format, row.provider, row.model = cred.fmt, cred.provider, cred.model[:200]
-                row.used_by, row.verdict, row.message, row.checked_at = cred.used_by, verdict, message[:600], now
-                is_broken = verdict in BROKEN_VERDICTS
-                if is_broken and not was_broken:
-                    row.broken_since = now
-                    newly_broken.append(row)
-                elif not is_broken:
-                    row.broken_since = None
-                row.save()
-            rows.append(row)
+            for key_scope, key_name in cred.keys():
+                with transaction.atomic():
+                    row, _ = ProviderCheck.objects.select_for_update().get_or_create(
+                        account=account, endpoint=cred.endpoint[:500], key_scope=key_scope, key_name=key_name,
+                        defaults={"format": cred.fmt})
+                    was_broken = row.verdict in BROKEN_VERDICTS
+                    row.format, row.provider, row.model = cred.fmt, cred.provider, cred.model[:200]
+                    row.used_by, row.verdict, row.message, row.checked_at = cred.used_by, verdict, message[:600], now
+                    is_broken = verdict in BROKEN_VERDICTS
+                    if is_broken and not was_broken:
+                        row.broken_since = now
+                        newly_broken.append(row)
+                    elif not is_broken:
+                        row.broken_since = None
+                    row.save()
+                rows.append(row)
     finally:
         if http is None:
             client.close()
@@ -280,7 +299,7 @@ def providers_table(account: Account) -> dict:
     last = {(r.endpoint, r.key_scope, r.key_name): r for r in ProviderCheck.objects.filter(account=account)}
     results = []
     seen = set()
-    for cred in credentials_for(account):
+    for cred in credentials_for(account, reveal=False):
         key = (cred.endpoint, cred.key_scope, cred.key_name)
         seen.add(key)
         row = last.get(key)

@@ -173,3 +173,26 @@ def test_a_per_account_preset_without_base_url_is_unreachable(account, workspace
     do_set_secret(account, workspace, "LITELLM_API_KEY", value="v")
     rows = check_account_providers(account.pk, report=False)
     assert (rows[0].verdict, rows[0].message) == ("unreachable", "provider: 'litellm' has no fixed address — set base_url:")
+
+
+def test_two_names_holding_one_key_are_asked_once_and_recorded_each(account, workspace, fake_provider):
+    first = f'{{name: anthropic, base_url: "{fake_provider.base_url}", key: "${{KEY_A}}", model: m}}'
+    second = f'{{name: anthropic, base_url: "{fake_provider.base_url}", key: "${{KEY_B}}", model: m}}'
+    write(account, workspace, {"AGENTS.md": agents_md(first), "agents/x.md": agent_md("x", second)})
+    do_set_secret(account, workspace, "KEY_A", value="same-value")
+    do_set_secret(account, workspace, "KEY_B", value="same-value")
+    fake_provider.reply_text("ok")
+    rows = check_account_providers(account.pk)
+    assert len(fake_provider.requests) == 1
+    assert sorted((r.key_name, r.verdict) for r in rows) == [("KEY_A", "ok"), ("KEY_B", "ok")]
+
+
+def test_showing_the_table_decrypts_and_refreshes_nothing(alice_api, account, workspace, fake_provider, fake_oauth):
+    block = f'{{name: anthropic, base_url: "{fake_provider.base_url}", key: "${{OAUTH_KEY}}", model: m}}'
+    write(account, workspace, {"AGENTS.md": agents_md(block)})
+    do_set_secret(account, workspace, "OAUTH_KEY", oauth_recipe={
+        "token_url": fake_oauth.token_url, "client_id": fake_oauth.client_id,
+        "client_secret": fake_oauth.client_secret, "refresh_token": fake_oauth.grant_refresh_token()})
+    table = alice_api.get("/api/account/providers").json()
+    assert table["results"][0]["key"] == {"name": "OAUTH_KEY", "scope": "workspace rank-desk"}
+    assert fake_oauth.refreshes == 0 and fake_provider.requests == []
