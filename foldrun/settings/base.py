@@ -199,3 +199,13 @@ CELERY_BEAT_SCHEDULE["runs-fire-schedules"] = {"task": "runs.fire_schedules", "s
 # A push, deploy or check carries a whole desk in one JSON body; the library's
 # views read it with this cap instead of DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB).
 FOLDRUN_MAX_PUSH_BYTES = env_int("FOLDRUN_MAX_PUSH_BYTES", 200_000_000, minimum=1_000_000)
+
+# Start-up refuses a log level or a Resend address it cannot use with a
+# sentence naming the variable (logging's own error names nothing).
+_LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
+if LOGGING["root"]["level"].upper() not in _LOG_LEVELS:
+    raise ImproperlyConfigured(
+        f"FOLDRUN_LOG_LEVEL={LOGGING['root']['level']!r} is not a log level; use one of {', '.join(_LOG_LEVELS)}."
+    )
+LOGGING["root"]["level"] = LOGGING["root"]["level"].upper()
+env_url("FOLDRUN_RESEND_API_URL", None, schemes=("http", "https"))

@@ -118,3 +118,30 @@ def test_the_celery_app_reads_the_settings_broker(settings):
     from foldrun.celery import app
 
     assert app.conf.broker_url == settings.CELERY_BROKER_URL
+
+
+def test_a_log_level_python_does_not_know_stops_start_up_naming_the_variable():
+    done = start(FOLDRUN_LOG_LEVEL="LOUD")
+    assert done.returncode != 0
+    assert ("FOLDRUN_LOG_LEVEL='LOUD' is not a log level; use one of CRITICAL, ERROR, WARNING, INFO, DEBUG."
+            in done.stderr)
+
+
+def test_a_log_level_in_lower_case_is_read():
+    assert start(FOLDRUN_LOG_LEVEL="debug").returncode == 0
+
+
+def test_a_resend_address_that_is_not_http_stops_start_up_naming_the_variable():
+    done = start(FOLDRUN_RESEND_API_URL="notaurl")
+    assert done.returncode != 0
+    assert "FOLDRUN_RESEND_API_URL='notaurl' is not a valid URL; it must start with http:// or https://." in done.stderr
+
+
+def test_malformed_vault_keys_stop_the_server_naming_the_variable():
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "CELERY_", "FOLDRUN_", "DJANGO_"))}
+    base.update({"DJANGO_SETTINGS_MODULE": "foldrun.settings.dev", "FOLDRUN_DATA_DIR": tempfile.mkdtemp(prefix="audit2-"),
+                 "FOLDRUN_VAULT_KEYS": "garbage"})
+    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=base, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode != 0
+    assert "(vault.E001) FOLDRUN_VAULT_KEYS: entry 1 is not base64;" in done.stderr

@@ -130,3 +130,20 @@ def test_the_inbound_webhook_answers_a_missing_workspace_like_a_flow_without_a_w
     assert (missing.status_code, missing.json()) == (404, NOT_FOUND)
     assert (no_flow.status_code, no_flow.json()) == (404, NOT_FOUND)
     assert Workspace.objects.filter(public_id=world["ws_id"]).exists()
+
+
+# Views that answer before anyone is a member, or without a login at all.
+UNSCOPED = {"SpectacularAPIView": "the schema", "VersionView": "no login", "AuthTokenView": "signing in",
+            "InviteAcceptView": "joining: the invite token is the proof", "HookView": "inbound webhook, no login",
+            "unsubscribe": "RFC 8058 one-click, no login"}
+
+
+def test_every_api_view_stands_on_the_scoped_base():
+    from accounts.access import ScopedAPIView
+
+    outside = {}
+    for route, cls, _methods in api_routes():
+        name = cls.__name__ if cls else "unsubscribe"
+        if name not in UNSCOPED and not (cls and issubclass(cls, ScopedAPIView)):
+            outside[route] = name
+    assert outside == {}

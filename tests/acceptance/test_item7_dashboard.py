@@ -143,3 +143,23 @@ def test_staff_search_each_foundation_list(world, label, django_user_model):
     app, model = label.lower().split(".")
     response = web.get(f"/admin/{app}/{model}/?q=alice")
     assert response.status_code == 200
+
+
+HUGE = 99999999999999999999
+JUNK_FORM = {"content": "\x00\x01", "message": "m" * 5000, "role": "god", "value": "", "name": "../x",
+             "email": "not-an-email", "to": "x", "revision": HUGE, "category": "x", "enabled": "maybe",
+             "workspace": "../x", "expires_in_days": HUGE, "token": "x", "answer": "x" * 100000, "account": "acc_x",
+             "path": "../x", "provider": "x", "model": "x", "base_url": "ftp://x"}
+
+
+def test_no_page_answers_junk_with_a_500(world, alice):
+    web = Client(raise_request_exception=False)
+    web.force_login(alice)
+    query = f"?page={HUGE}&at={HUGE}&from=x&to={HUGE}&rev=x&revision=x&number=x"
+    answers = {}
+    for route, _view in page_routes():
+        path = fill_page(route, page_values(route, world))
+        answers[f"GET {route}"] = web.get(path + query).status_code
+        answers[f"POST {route}"] = web.post(path + query, JUNK_FORM).status_code
+        answers[f"POST {route} (empty)"] = web.post(path, {}).status_code
+    assert {k: v for k, v in answers.items() if v >= 500} == {}
