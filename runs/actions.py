@@ -135,7 +135,8 @@ def check_start_run(*, workspace: Workspace, user=None, flow: str | None = None,
         return do_start_run(
             workspace=workspace, user=user, kind=RunKind.FLOW, name=flow, plan=plan_from_steps(found.steps),
             flow_meta={"approvers": found.approvers, "approve_within": found.approve_within.total_seconds(),
-                       "timezone": found.timezone, "sla": found.sla.total_seconds() if found.sla else None},
+                       "timezone": found.timezone, "sla": found.sla.total_seconds() if found.sla else None,
+                       "disable_after": found.disable_after},
             budget=found.budget, inputs=merged, is_test=is_test, trigger=trigger, changeset=changeset,
             delivery_id=delivery_id)
     from foldrun.contract.resolve import resolve_agent

@@ -40,6 +40,7 @@ from .models import (
     Artifact,
     Run,
     RunStatus,
+    Schedule,
     Step,
     StepStatus,
     TraceEvent,
@@ -213,8 +214,29 @@ def _finish(run: Run, status: str, *, error: str = "") -> None:
         emit(run, "completed")
         if run.verdict == "BLOCKED":
             emit(run, "blocked")
+        if run.kind == "flow":  # a success forgets a quarantine
+            Schedule.objects.filter(workspace_id=run.workspace_id, flow=run.name).update(quarantined_at=None)
     elif status == RunStatus.FAILED:
         emit(run, "failed")
+        _maybe_quarantine(run)
+
+
+def _maybe_quarantine(run: Run) -> None:
+    """`disable_after: N`: N failed runs of the flow in a row stop its schedule (once, until it succeeds)."""
+    limit = flow_meta(run).get("disable_after")
+    if run.kind != "flow" or not limit:
+        return
+    recent = list(Run.objects.filter(workspace_id=run.workspace_id, name=run.name, kind="flow", is_test=False,
+                                     status__in=[RunStatus.COMPLETED, RunStatus.FAILED])
+                  .exclude(pk=run.pk).order_by("-finished_at", "-pk").values_list("status", flat=True)[: limit - 1])
+    streak = [run.status] + recent
+    if len(streak) < limit or any(s != RunStatus.FAILED for s in streak):
+        return
+    if Schedule.objects.filter(workspace_id=run.workspace_id, flow=run.name, quarantined_at__isnull=True).update(
+            quarantined_at=timezone.now()):
+        _trace(run, None, f"flow {run.name} failed {limit} times in a row (disable_after: {limit}); its schedule "
+                          f"stops firing until it succeeds")
+        emit(run, "quarantined")
 
 
 # --------------------------------------------------------------------- a step

@@ -12,6 +12,7 @@
     - `"waiting"`          a `wait: event` parked the run (no links: it waits for a machine)
     - `"cancelled"`        the run was cancelled
     - `"sla"`              the run passed its flow's `sla:` and is still going (sent once)
+    - `"quarantined"`      the flow's `disable_after:` tripped with this (failed) run; its schedule stops firing
 - `step`: the `Step` concerned, or None
 - `approval`: the pending `Approval` for `awaiting-approval`, else None
 
@@ -40,7 +41,7 @@ log = logging.getLogger(__name__)
 
 run_event = Signal()
 
-RUN_EVENTS = ("completed", "blocked", "failed", "awaiting-approval", "waiting", "cancelled", "sla")
+RUN_EVENTS = ("completed", "blocked", "failed", "awaiting-approval", "waiting", "cancelled", "sla", "quarantined")
 
 
 def emit(run, event: str, *, step=None, approval=None) -> None:

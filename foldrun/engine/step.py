@@ -171,7 +171,8 @@ class StepEnv:
         for name in names:
             if name not in self.secrets:
                 raise ToolError(f"secret {name} was not granted to this step")
-            values[name] = self.secrets[name]
+            # A test run whose step grants an outward tool is handed no real secret at all.
+            values[name] = WITHHELD if (self.is_test and self.withhold_all) else self.secrets[name]
         return values
 
     def agent_env(self) -> dict[str, str]:

@@ -121,3 +121,35 @@ def test_a_secret_in_no_vault_fails_the_step_naming_it(workspace, alice, fake_pr
     run = drive(check_start_run(workspace=workspace, user=alice, flow="f"))
     assert run.status == "failed"
     assert run.steps.get().error == "secret NOPE_KEY is not in the vault (neither the workspace's nor the account's)"
+
+
+def test_disable_after_quarantines_the_schedule_and_a_success_forgets_it(workspace, alice, fake_provider):
+    push(workspace, {"agents/a/agent.md": agent_file("a", fake_provider),
+                     "flows/daily.md": "---\nname: daily\nschedule: \"0 7 * * *\"\ndisable_after: 2\n---\n"
+                                       "1. [[a]] — Go.\n   verify: reply ^GOOD\n"})
+    fire_due_schedules()
+    for reply in ("BAD one", "BAD two"):
+        fake_provider.reply_text(reply)
+        drive(check_start_run(workspace=workspace, user=alice, flow="daily"))
+    assert Schedule.objects.get().quarantined_at is not None
+    fake_provider.reply_text("GOOD back")
+    drive(check_start_run(workspace=workspace, user=alice, flow="daily"))
+    assert Schedule.objects.get().quarantined_at is None
+
+
+def test_an_http_tool_on_a_test_run_with_an_outward_tool_in_the_step_gets_no_real_secret(fake_provider):
+    from tests.runs.test_tool_files import Receiver, step as engine_step
+    from foldrun.engine.local import LocalHost
+    from tests.runs.engine_helpers import SECRETS, agent_md
+    receiver = Receiver()
+    try:
+        files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[crm, poster]"),
+                 "tools/crm.md": f"---\ntransport: http\nname: crm\nbase: {receiver.url}\n"
+                                 "headers: {Authorization: 'Bearer ${CRM_TOKEN}'}\n---\n",
+                 "tools/poster.md": "---\ntransport: script\nname: poster\noutward: true\n---\n```python\nprint(1)\n```\n"}
+        fake_provider.reply_tool_use("crm", {"path": "/read"})
+        fake_provider.reply_text("QUIET")
+        engine_step(files, LocalHost({**SECRETS, "CRM_TOKEN": "real-crm"}), is_test=True)
+        assert receiver.requests[0]["headers"]["Authorization"] == "Bearer TEST_MODE_WITHHELD"
+    finally:
+        receiver.server.shutdown()
