@@ -199,6 +199,12 @@ def check_decide(*, run: Run, index: int, decision: str, membership, answer: str
     if not membership.can_approve:
         raise ApiError(f"Your role ({membership.role}) cannot approve or reject steps.", code="permission_denied",
                        status_code=403)
+    pending = Approval.objects.filter(run=run, step__index=index, state=ApprovalState.PENDING).first()
+    email = (membership.user.email or "").lower()
+    if pending is not None and pending.approvers and not membership.can_manage and \
+            email not in {str(a).lower() for a in pending.approvers}:
+        raise ApiError(f"Only the flow's approvers ({', '.join(pending.approvers)}) or an owner or admin may decide "
+                       f"step {index}.", code="permission_denied", status_code=403)
     return decide(run=run, index=index, decision=decision, user=membership.user, label=membership.user.email,
                   answer=answer)
 

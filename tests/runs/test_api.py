@@ -140,3 +140,18 @@ def test_the_tool_test_button_says_when_a_tool_does_not_exist(alice_api, desk):
     answer = alice_api.post("/api/workspaces/rank-desk/tools/ghost/test", {"arguments": {}}, format="json")
     assert answer.status_code == 404
     assert answer.json()["message"].startswith("tool ghost is not in the workspace's tools/")
+
+
+def test_when_the_flow_names_approvers_an_editor_who_is_not_one_may_not_decide(workspace, alice, fake_provider):
+    from django.contrib.auth import get_user_model
+    from accounts.models import Membership
+    from tests.conftest import client_for
+    push(workspace, {"agents/publisher/agent.md": agent_file("publisher", fake_provider),
+                     "flows/named.md": "---\nname: named\napprovers: [dana@example.com]\n---\n1. [[publisher]] ! — Go.\n"})
+    erin = get_user_model().objects.create_user(username="erin", email="erin@example.com", password="x" * 12)
+    Membership.objects.create(account=workspace.account, user=erin, role="editor")
+    run = drive(check_start_run(workspace=workspace, user=alice, flow="named"))
+    answer = client_for(erin).post(f"/api/workspaces/rank-desk/runs/{run.public_id}/steps/1/approve", {}, format="json")
+    assert answer.status_code == 403
+    assert answer.json()["message"] == ("Only the flow's approvers (dana@example.com) or an owner or admin may decide "
+                                        "step 1.")
