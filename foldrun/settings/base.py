@@ -6,6 +6,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from foldrun.contract.payload import MAX_FILE_BYTES as _CONTRACT_MAX_FILE_BYTES
 from foldrun.env import env_bool, env_int, env_list, env_str, env_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -21,7 +22,8 @@ FOLDRUN_PUBLIC_URL = env_url("FOLDRUN_PUBLIC_URL", None, schemes=("http", "https
 FOLDRUN_TIMEZONE = env_str("FOLDRUN_TIMEZONE", "UTC")
 # Lets user-supplied URLs reach loopback/private addresses: tests and laptops only.
 FOLDRUN_ALLOW_PRIVATE_URLS = env_bool("FOLDRUN_ALLOW_PRIVATE_URLS", False)
-FOLDRUN_MAX_FILE_BYTES = env_int("FOLDRUN_MAX_FILE_BYTES", 1_000_000, minimum=1)
+# The contract's own limit by default, so `foldrun check` on a laptop refuses the same files as the server.
+FOLDRUN_MAX_FILE_BYTES = env_int("FOLDRUN_MAX_FILE_BYTES", _CONTRACT_MAX_FILE_BYTES, minimum=1)
 FOLDRUN_WEBHOOK_DISABLE_DAYS = env_int("FOLDRUN_WEBHOOK_DISABLE_DAYS", 3, minimum=1)
 
 INSTALLED_APPS = [

@@ -120,3 +120,18 @@ def test_an_expired_token_prints_the_servers_sentence_and_exits_1(cli, signed_in
     result = cli("workspaces")
     assert result.code == 1
     assert "This API token has expired; run `foldrun login` for a new one." in result.err
+
+
+def test_a_file_over_the_servers_default_size_limit_gets_the_same_sentence_offline_and_on_push(
+        cli, signed_in_as, alice, workspace, tmp_path):
+    desk = tmp_path / "d"
+    assert cli("init", desk, "--name", "d").code == 0
+    (desk / "state").mkdir()
+    (desk / "state/big.csv").write_text("x" * 6_000_000)
+    signed_in_as(alice)
+    checked = cli("check", desk)
+    pushed = cli("push", desk, "--to", "rank-desk")
+    assert (checked.code, pushed.code) == (1, 1)
+    assert checked.lines[0] == "state/big.csv: error: is 5.7 MB; a file may be at most 5.0 MB."
+    assert checked.lines[0] in pushed.err_lines
+    assert not Changeset.objects.filter(workspace=workspace).exists()
