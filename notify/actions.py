@@ -377,7 +377,17 @@ def _endpoint_state(workspace: Workspace, url: str | None) -> Endpoint | None:
     if not url:
         return None
     print_ = fingerprint(url)
-    endpoint, created = Endpoint.objects.get_or_create(workspace=workspace, defaults={"fingerprint": print_})
+    endpoint = Endpoint.objects.filter(workspace=workspace).first()
+    created = False
+    if endpoint is None:
+        # Two runs ending at once in a new workspace both get here: the
+        # savepoint lets the loser read the winner's row instead of failing.
+        try:
+            with transaction.atomic():
+                endpoint = Endpoint.objects.create(workspace=workspace, fingerprint=print_)
+                created = True
+        except IntegrityError:
+            endpoint = Endpoint.objects.get(workspace=workspace)
     if not created and endpoint.fingerprint != print_:
         Endpoint.objects.filter(pk=endpoint.pk).update(
             fingerprint=print_, failing_since=None, disabled_at=None, owner_mailed_at=None, last_success_at=None
@@ -428,6 +438,10 @@ def _enqueue(task, pk: int, countdown: float | None = None) -> None:
         log.warning("could not queue delivery %s (%s); the sweep will", pk, type(exc).__name__)
 
 
+class MissingSecret(Exception):
+    """A secret `notify:` names is in neither vault; the message says which."""
+
+
 def signing_secrets(workspace: Workspace, config: NotifyConfig | None, now: datetime) -> list[bytes]:
     """The keys to sign with, newest first: the current value of
     `signing_secret:`, plus the previous one for a day after it changed."""
@@ -435,7 +449,10 @@ def signing_secrets(workspace: Workspace, config: NotifyConfig | None, now: date
         return []
     value = read_secret(workspace.account, workspace, config.signing_secret)
     if not value:
-        return []
+        raise MissingSecret(
+            f"the signing secret {config.signing_secret} is in neither the workspace's vault nor the account's, "
+            "so nothing was sent unsigned"
+        )
     print_ = fingerprint(value)
     with transaction.atomic():
         state = SigningKeyState.objects.select_for_update().filter(workspace=workspace, name=config.signing_secret).first()
@@ -460,9 +477,19 @@ def signing_secrets(workspace: Workspace, config: NotifyConfig | None, now: date
 def _send_attempt(delivery: Delivery, number: int, now: datetime) -> tuple[Outcome, str | None]:
     """POST the delivery's body as attempt `number`, reading the URL and the
     signing secret now. Returns the outcome and the URL's fingerprint."""
-    config = notify_config_for(delivery.workspace)
-    url = webhook_url(delivery.workspace, config) if config is not None and config.is_webhook else None
+    try:
+        config = notify_config_for(delivery.workspace)
+        url = webhook_url(delivery.workspace, config) if config is not None and config.is_webhook else None
+        secrets = signing_secrets(delivery.workspace, config, now) if url else []
+    except MissingSecret as exc:
+        return Outcome(False, None, 0, "", str(exc)), None
+    except Exception as exc:  # noqa: BLE001 — recorded as this attempt's error, so it is retried, not looped on
+        log.exception("reading notify: for delivery %s failed", delivery.public_id)
+        return Outcome(False, None, 0, "", f"could not read notify: or its secrets now ({type(exc).__name__})"), None
     if not url:
+        if config is not None and config.url_secret:
+            return Outcome(False, None, 0, "", f"the webhook URL secret {config.url_secret} is in neither the "
+                                               "workspace's vault nor the account's"), None
         return Outcome(False, None, 0, "", "the workspace's notify: names no webhook URL now"), None
     body = delivery.body.encode()
     headers = delivery_headers(
@@ -471,7 +498,7 @@ def _send_attempt(delivery: Delivery, number: int, now: datetime) -> tuple[Outco
         attempt=number,
         body=body,
         timestamp=int(time.time()),
-        secrets=signing_secrets(delivery.workspace, config, now),
+        secrets=secrets,
     )
     return post_once(url, body, headers), url
 

@@ -64,8 +64,10 @@ class RefusedDestination(Exception):
 
 
 def _allow_private() -> bool:
-    from django.conf import settings
-
+    try:
+        from django.conf import settings
+    except ImportError:  # a laptop CLI without Django: the user's own machine
+        return True
     if not settings.configured:
         # A laptop run with no server settings: the user's own machine, their own receiver.
         return True

@@ -104,3 +104,20 @@ def test_another_install_s_inbound_hmac_webhook_flow_accepts_the_delivery(signed
     _deliver(signed)
     request = receiver.requests[0]
     assert signature_ok(request["body"], request["headers"]["x-signature"], SECRET) is True
+
+
+def test_a_missing_signing_secret_sends_nothing_unsigned(workspace, receiver):
+    write_agents_md(workspace, f"---\nnotify:\n  url: {receiver.url}\n  signing_secret: NOT_IN_THE_VAULT\n---\n")
+    delivery = do_record_delivery(workspace, "failed", "{}")
+    attempt = perform_attempt(delivery.pk).attempt
+    assert receiver.requests == []
+    assert attempt.error == (
+        "the signing secret NOT_IN_THE_VAULT is in neither the workspace's vault nor the account's, "
+        "so nothing was sent unsigned"
+    )
+
+
+def test_a_missing_url_secret_is_named_in_the_attempt(workspace):
+    write_agents_md(workspace, "---\nnotify:\n  url: ${NOWHERE_URL}\n---\n")
+    attempt = perform_attempt(do_record_delivery(workspace, "failed", "{}").pk).attempt
+    assert attempt.error == "the webhook URL secret NOWHERE_URL is in neither the workspace's vault nor the account's"
