@@ -116,3 +116,15 @@ def test_a_viewer_may_read_but_not_redeliver_or_test(bob_api, delivery, receiver
 
 def test_an_anonymous_request_is_refused(client, delivery):
     assert client.get("/api/workspaces/rank-desk/notify/deliveries").status_code in (401, 403)
+
+
+def test_an_accepted_test_send_switches_a_switched_off_endpoint_back_on(alice_api, delivery, receiver):
+    from django.utils import timezone
+
+    from notify.models import Endpoint
+
+    Endpoint.objects.filter(workspace=delivery.workspace).update(disabled_at=timezone.now())
+    receiver.answers = [(204, b"", 0.0)]
+    answer = alice_api.post("/api/workspaces/rank-desk/notify/test")
+    assert answer.json()["ok"] is True and answer.json()["message"] == "The receiver answered 204."
+    assert Endpoint.objects.get(workspace=delivery.workspace).disabled_at is None
