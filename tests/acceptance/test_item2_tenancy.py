@@ -147,3 +147,14 @@ def test_every_api_view_stands_on_the_scoped_base():
         if name not in UNSCOPED and not (cls and issubclass(cls, ScopedAPIView)):
             outside[route] = name
     assert outside == {}
+
+
+def test_a_browser_session_cannot_write_through_the_api_without_a_csrf_token(world, alice):
+    from django.test import Client
+
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(alice)
+    response = browser.post("/api/workspaces", {"name": "forged"}, content_type="application/json")
+    assert response.status_code == 403
+    assert response.json()["message"].startswith("CSRF Failed")
+    assert browser.get("/api/workspaces/rank-desk").status_code == 200

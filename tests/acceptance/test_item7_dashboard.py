@@ -163,3 +163,9 @@ def test_no_page_answers_junk_with_a_500(world, alice):
         answers[f"POST {route}"] = web.post(path + query, JUNK_FORM).status_code
         answers[f"POST {route} (empty)"] = web.post(path, {}).status_code
     assert {k: v for k, v in answers.items() if v >= 500} == {}
+
+
+def test_no_page_address_takes_an_integer_key():
+    # <int:…> is used only for a revision number in its scope and a step's place in a flow.
+    ints = {p for route, _v in page_routes() for p in re.findall(r"<int:(\w+)>", route)}
+    assert ints == {"number", "index"}
