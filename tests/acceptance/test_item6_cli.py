@@ -135,3 +135,19 @@ def test_a_file_over_the_servers_default_size_limit_gets_the_same_sentence_offli
     assert checked.lines[0] == "state/big.csv: error: is 5.7 MB; a file may be at most 5.0 MB."
     assert checked.lines[0] in pushed.err_lines
     assert not Changeset.objects.filter(workspace=workspace).exists()
+
+
+PINNED_UA = ("---\nname: a\ndescription: d.\ntools: [web]\nweb:\n  browse:\n    engine: chromium\n"
+             "    user_agent: \"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+             "Chrome/99.0.0.0 Safari/537.36\"\n---\nx\n")
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "foldrun/contract (web rules) + library deploy: spec/tools.md 'A pinned user agent has to keep up with Chrome' — "
+    "check (signed in, from /api/version's browser_versions) and the deploy warn when a pinned user_agent claims "
+    "another Chrome major than the browser that sends it; no rule does this yet"))
+def test_a_pinned_user_agent_of_another_chrome_major_warns_on_deploy(alice_api, workspace):
+    response = alice_api.post("/api/workspaces/rank-desk/deploy", {"message": "m", "files": [
+        {"path": "agents/a/agent.md", "content": PINNED_UA}]}, format="json")
+    assert response.status_code == 201
+    assert any("user_agent" in w["message"] and "99" in w["message"] for w in response.json()["warnings"])
