@@ -8,7 +8,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.core.exceptions import PermissionDenied, ValidationError as DjangoValidationError
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig, ValidationError as DjangoValidationError
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -59,6 +60,14 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         return Response(
             {"code": exc.code, "message": exc.message, "details": exc.details},
             status=exc.status_code,
+        )
+    if isinstance(exc, RequestDataTooBig):
+        # Django's cap on a parsed body (DATA_UPLOAD_MAX_MEMORY_SIZE): the client sent too much, not a bug of ours.
+        return Response(
+            {"code": "too_large",
+             "message": f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes; send less in one request.",
+             "details": {}},
+            status=413,
         )
     if isinstance(exc, (Http404, exceptions.NotFound)):
         # One body for "missing" and "someone else's": nothing to tell them apart.
