@@ -1,0 +1,47 @@
+"""The engine's side of the `web` tool: a `Tool` for one step (see the package docstring).
+
+Imported only by the engine, so `foldrun.web` itself never imports the engine.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .errors import WebToolError
+from .tool import WebTool, resolve_language, resolve_web_block
+
+
+def web_tool_for(agent: Any, env: Any) -> WebTool:
+    """The step's WebTool, from the resolved agent (`AgentSpec`) and the step's `StepEnv`."""
+    layers = (agent.meta, agent.workspace_defaults, agent.account_defaults)
+    language, region = resolve_language(*layers)
+
+    def secret(name: str) -> str:
+        return env.secret_values([name])[name]
+
+    searxng = (agent.account_defaults or {}).get("searxng_url") or os.environ.get("FOLDRUN_SEARXNG_URL") or None
+    web = WebTool(resolve_web_block(*layers), http=env.http, sandbox=env.sandbox.root,
+                  allow_private=bool(env.allow_private_urls), test_mode=bool(env.is_test),
+                  trace=lambda event: env.host.trace("web", event), log=env.log, secret=secret,
+                  language=language, region=region, searxng_url=searxng)
+    env.on_close(web.close)
+    return web
+
+
+def engine_tool(agent: Any, env: Any) -> tuple[Any, list[str]]:
+    """(the engine `Tool` for `web`, the vault names it needs)."""
+    from foldrun.engine.tools.base import Tool, ToolError
+
+    web = web_tool_for(agent, env)
+    definition = web.schema()
+
+    def handler(args: dict, _env: Any) -> str:
+        try:
+            return web.call(args)
+        except WebToolError as exc:
+            raise ToolError(str(exc)) from None
+
+    tool = Tool(name="web", description=definition["description"], input_schema=definition["input_schema"],
+                handler=handler, limit_keys=web.limit_keys, writes=web.writes, outward=False, kind="builtin",
+                source="gallery/tools/web/tool.md")
+    return tool, web.required_secret_names()

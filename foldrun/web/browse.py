@@ -1,0 +1,813 @@
+"""`web action=browse`: a real browser (Playwright's sync API over the system Chromium).
+
+The browser is launched on demand by a `BrowserPool` and closed at step end
+(or when idle); each call gets a fresh context unless it names a `session`,
+whose context (cookies, localStorage — a login) is kept for the rest of the
+step and its storage written to `outputs/.browser/<session>/state.json` so a
+later step of the run starts signed in. `state` does the same across runs
+under `state/browser/<name>.json`.
+
+Steps (`actions`) run in order before the page is read; `expect` claims stop
+the call when wrong; `get` and `eval` answers are the call's results. A number
+read with `mode=aria` is written `"@e4"` in a later call and found again by its
+role and name, or refused when the page changed (spec "Numbered elements").
+"""
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from foldrun.contract import web_engines as W
+
+from . import pages
+from .errors import WebToolError
+from .net import NoSuchHost, PrivateAddress, checked_addresses, scrub_url
+
+if TYPE_CHECKING:  # pragma: no cover
+    from playwright.sync_api import BrowserContext, Locator, Page
+
+    from .tool import WebTool
+
+CHROMIUM = "/usr/bin/chromium"
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+               "--disable-sync", "--no-first-run"]
+VIEWPORT = {"width": 1366, "height": 900}
+IDLE_SECONDS = 15 * 60
+ACTION_TIMEOUT_MS = 10_000
+MAX_OUTPUT = 18_000
+BUILT_MODES = ("text", "markdown", "html", "aria", "meta", "table", "links", "screenshot", "pdf")
+BUILT_STEPS = ("click", "dblclick", "rightclick", "hover", "check", "uncheck", "fill", "type", "press", "select",
+               "wait", "goto", "scroll", "back", "forward", "reload", "focus", "clear", "keyboard", "get", "eval",
+               "expect", "if", "screenshot", "pdf", "viewport", "extract")
+# Steps that may have acted: a call carrying one is a write (spec "Slim steps and a lost pod").
+ACTING_STEPS = frozenset({"click", "dblclick", "rightclick", "check", "uncheck", "drag", "fill", "type", "login",
+                          "insert", "press", "select", "upload", "paste", "eval", "keyboard", "keydown", "keyup",
+                          "mouse", "tap", "swipe", "dialog", "solve", "webmcp", "clipboard", "cookie", "localstorage",
+                          "sessionstorage", "pushstate", "download"})
+INTERACTIVE_ROLES = frozenset({"button", "link", "textbox", "searchbox", "checkbox", "radio", "combobox", "listbox",
+                               "option", "slider", "spinbutton", "switch", "tab", "menuitem", "menuitemcheckbox",
+                               "menuitemradio", "treeitem"})
+_SNAPSHOT_LINE = re.compile(r'^(\s*)- (?P<role>[a-zA-Z]+)(?: (?P<name>"(?:[^"\\]|\\.)*"))?(?P<rest>.*?)\[ref=(?P<ref>[a-z0-9]+)\]')
+
+
+# ------------------------------------------------------------------ the browser
+
+class BrowserPool:
+    """One Chromium for a worker process (or a test module), launched on first use.
+
+    Playwright's sync objects belong to the thread that made them, so the pool
+    is used from one thread; a call from another thread is refused rather than
+    corrupting the driver.
+    """
+
+    def __init__(self, executable: str = CHROMIUM, args: list[str] | None = None,
+                 idle_seconds: float = IDLE_SECONDS) -> None:
+        self.executable = executable
+        self.args = list(args or LAUNCH_ARGS)
+        self.idle_seconds = idle_seconds
+        self._playwright = None
+        self._browser = None
+        self._thread: int | None = None
+        self.last_used = 0.0
+        self.launches = 0
+
+    def browser(self):  # noqa: ANN201
+        if self._thread is not None and self._thread != threading.get_ident():
+            raise WebToolError("browse: the browser belongs to another thread of this worker")
+        if self._browser is not None and not self._browser.is_connected():
+            self.close()
+        if self._browser is None:
+            if not Path(self.executable).exists():
+                raise WebToolError(f"browse: no browser at {self.executable} — install Chromium "
+                                   f"(apt-get install -y chromium), or on a laptop `npm i -g playwright@1.63.0` then "
+                                   f"`npx playwright install chromium`")
+            from playwright.sync_api import sync_playwright
+
+            self._playwright = sync_playwright().start()
+            self._thread = threading.get_ident()
+            self._browser = self._playwright.chromium.launch(executable_path=self.executable, args=self.args,
+                                                            headless=True)
+            self.launches += 1
+        self.last_used = time.monotonic()
+        return self._browser
+
+    def idle(self) -> bool:
+        return self._browser is not None and time.monotonic() - self.last_used > self.idle_seconds
+
+    def close(self) -> None:
+        try:
+            if self._browser is not None:
+                self._browser.close()
+        except Exception:  # noqa: BLE001 - closing is best effort
+            pass
+        try:
+            if self._playwright is not None:
+                self._playwright.stop()
+        except Exception:  # noqa: BLE001
+            pass
+        self._browser = self._playwright = None
+        self._thread = None
+
+
+class BrowseState:
+    """One step's contexts: a `session` name holds its context until the step ends."""
+
+    def __init__(self) -> None:
+        self.sessions: dict[str, "BrowserContext"] = {}
+
+    def close(self) -> None:
+        for context in self.sessions.values():
+            try:
+                context.close()
+            except Exception:  # noqa: BLE001
+                pass
+        self.sessions.clear()
+
+
+def acts(args: dict) -> bool:
+    """True when the call's steps may have changed something (a click, a fill, script …)."""
+    if args.get("js"):
+        return True
+    try:
+        steps = _steps(args.get("actions"))
+    except WebToolError:
+        return True  # could be either: counts as a write
+
+    def walk(items: Any) -> bool:
+        for item in items if isinstance(items, list) else []:
+            if not isinstance(item, dict):
+                continue
+            if ACTING_STEPS & set(item):
+                return True
+            if walk(item.get("then")) or walk(item.get("else")):
+                return True
+        return False
+
+    return walk(steps)
+
+
+def _steps(raw: Any) -> list:
+    if raw in (None, "", []):
+        return []
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError as exc:
+            raise WebToolError(f"browse: actions= is not a JSON array of steps ({exc.msg} at character {exc.pos})") from None
+    if isinstance(raw, dict):
+        raw = [raw]
+    if not isinstance(raw, list) or not all(isinstance(s, dict) for s in raw):
+        raise WebToolError('browse: actions= must be a JSON array of steps, such as [{"click": "#go"}]')
+    return raw
+
+
+# ------------------------------------------------------------------ one call
+
+class Call:
+    """Everything one browse call holds while it runs."""
+
+    def __init__(self, tool: "WebTool", args: dict) -> None:
+        self.tool = tool
+        self.args = args
+        block = tool.config.get("browse")
+        self.block: dict = block if isinstance(block, dict) else {}
+        self.notes: list[str] = []          # lines at the top of the output (what a ref matched, a fallback)
+        self.results: list[dict] = []       # get / eval answers
+        self.page_failures: list[str] = []  # the page's own errors, one line each
+        self.refused_hosts: dict[str, str] = {}
+        self.session_key = str(args.get("session") or "default")
+
+    # -- guards ------------------------------------------------------------------
+    def allowed_domains(self) -> list[str] | None:
+        """The block's list is a lock; a call's may only narrow it."""
+        block = [str(d).lower() for d in self.block.get("allowed_domains") or []] or None
+        call = self.args.get("allowed_domains")
+        if isinstance(call, str):
+            call = [d.strip() for d in call.split(",") if d.strip()]
+        call = [str(d).lower() for d in call or []] or None
+        if block and call:
+            wider = [d for d in call if not any(_domain_match(d.lstrip("*."), b) for b in block)]
+            if wider:
+                raise WebToolError(f"browse: allowed_domains= may only narrow the agent's list; "
+                                   f"{', '.join(wider)} is outside web.browse.allowed_domains")
+            return call
+        return call or block
+
+    def host_refusal(self, url: str) -> str | None:
+        """Why the browser may not reach this URL's host, or None."""
+        parts = urlsplit(url)
+        if parts.scheme in ("data", "blob", "about"):
+            return None
+        host = (parts.hostname or "").lower()
+        if not host:
+            return None
+        if host in self.refused_hosts:
+            return self.refused_hosts[host] or None
+        reason = ""
+        domains = self.allowed_domains()
+        if domains and not any(_domain_match(host, d) for d in domains):
+            reason = f"{host} is outside this agent's allowed_domains ({', '.join(domains)})"
+        elif not self.tool.allow_private:
+            try:
+                checked_addresses(host, parts.port or (443 if parts.scheme in ("https", "wss") else 80))
+            except PrivateAddress as exc:
+                reason = str(exc)
+            except NoSuchHost as exc:
+                reason = str(exc)
+        self.refused_hosts[host] = reason
+        return reason or None
+
+    def denied(self, name: str) -> None:
+        deny = [str(d) for d in self.block.get("deny") or []]
+        if name in deny or (name in ("eval",) and "js" in deny):
+            raise WebToolError(f"browse: the action {name} is denied to this agent (web.browse.deny)")
+
+    # -- the page ----------------------------------------------------------------
+    def context(self) -> "BrowserContext":
+        tool = self.tool
+        if tool.browse_state is None:
+            tool.browse_state = BrowseState()
+        state = tool.browse_state
+        name = self.args.get("session")
+        if name and name in state.sessions:
+            return state.sessions[name]
+        browser = tool.browsers.browser()
+        locale = str(self.args.get("locale") or self.block.get("locale") or _locale(tool.language, tool.region))
+        options: dict[str, Any] = {"locale": locale, "viewport": dict(VIEWPORT),
+                                   "user_agent": _desktop_user_agent(browser.version)}
+        if self.block.get("timezone"):
+            options["timezone_id"] = str(self.block["timezone"])
+        stored = self.storage_file()
+        if stored is not None and stored.is_file():
+            options["storage_state"] = str(stored)
+        context = browser.new_context(**options)
+        context.set_default_timeout(ACTION_TIMEOUT_MS)
+        if self.allowed_domains() or not tool.allow_private:
+            context.route("**/*", self._guard)
+        if name:
+            state.sessions[str(name)] = context
+        return context
+
+    def _guard(self, route, request) -> None:  # noqa: ANN001
+        reason = self.host_refusal(request.url)
+        if reason:
+            route.abort("blockedbyclient")
+        else:
+            route.continue_()
+
+    def storage_file(self) -> Path | None:
+        """Where this call's login lives between calls: `state=` across runs, `session=` within the run."""
+        if self.args.get("state"):
+            return self.tool.sandbox / "state" / "browser" / f"{_safe_name(self.args['state'], 'state')}.json"
+        if self.args.get("session"):
+            return self.tool.sandbox / "outputs" / ".browser" / _safe_name(self.args["session"], "session") / "state.json"
+        return None
+
+    def save_storage(self, context: "BrowserContext") -> None:
+        target = self.storage_file()
+        if target is None:
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = json.dumps(context.storage_state(), indent=1).encode()
+        self.tool.write_file(target, data)
+
+    # -- selectors -----------------------------------------------------------------
+    def locate(self, page: "Page", selector: Any) -> "Locator":
+        if not isinstance(selector, str) or not selector.strip():
+            raise WebToolError("browse: a step needs a selector (CSS, text=…, role=…, or a number such as @e4)")
+        selector = selector.strip()
+        if re.fullmatch(r"@?[ef]\d+(?:e\d+)?", selector) and selector.startswith("@"):
+            return self.by_ref(page, selector[1:])
+        if selector.startswith("aria-ref="):
+            return page.locator(selector)
+        for prefix, method in (("label=", page.get_by_label), ("placeholder=", page.get_by_placeholder),
+                               ("alt=", page.get_by_alt_text), ("title=", page.get_by_title),
+                               ("testid=", page.get_by_test_id)):
+            if selector.startswith(prefix):
+                return method(selector[len(prefix):])
+        return page.locator(selector)
+
+    def by_ref(self, page: "Page", ref: str) -> "Locator":
+        saved = _load_refs(self.tool.sandbox).get(self.session_key) or {}
+        entry = (saved.get("refs") or {}).get(ref)
+        if entry is None:
+            raise WebToolError(f"@{ref} is not a number from the last mode=aria read of this session — read the page "
+                               f"with mode=aria first and use its numbers")
+        here = _page_key(page.url)
+        if saved.get("page") != here:
+            raise WebToolError(f"@{ref} was read on {saved.get('page')}, not on this page ({here}) — read this page with "
+                               f"mode=aria first and use its numbers")
+        role, name, nth, of = entry["role"], entry.get("name"), int(entry["nth"]), int(entry["of"])
+        locator = page.get_by_role(role, name=name, exact=True) if name else page.get_by_role(role)
+        what = f'{role} "{name}"' if name else role
+        count = locator.count()
+        if count == 0:
+            raise WebToolError(f"@{ref} ({what}) is gone from the page — read the page with mode=aria again and use "
+                               f"the new numbers")
+        if count != of:
+            raise WebToolError(f"@{ref} was {what} ({nth + 1} of {of}), and the page now has {count} of them — read "
+                               f"the page with mode=aria again and use the new numbers")
+        self.notes.append(f"@{ref} = {what} ({nth + 1} of {of})")
+        return locator.nth(nth)
+
+    # -- steps ---------------------------------------------------------------------
+    def run_steps(self, page: "Page", steps: list[dict]) -> None:
+        for index, step in enumerate(steps, 1):
+            name = next((k for k in step if k in W.BROWSE_STEP_ACTIONS), None)
+            if name is None:
+                raise WebToolError(f"browse: step {index} ({json.dumps(step)[:80]}) names no action; the actions are "
+                                   f"{', '.join(BUILT_STEPS)}")
+            self.denied(name)
+            if name not in BUILT_STEPS:
+                raise WebToolError(f"browse: the action {name} is not built into this install yet; the ones that run "
+                                   f"here: {', '.join(BUILT_STEPS)}")
+            try:
+                self.step(page, name, step, index)
+            except WebToolError:
+                raise
+            except Exception as exc:  # a Playwright timeout or error: the step and what it said
+                message = str(exc).split("\n", 1)[0]
+                raise WebToolError(f"browse: step {index} ({name} {json.dumps(step.get(name))}) failed: "
+                                   f"{message}") from None
+
+    def step(self, page: "Page", name: str, step: dict, index: int) -> None:
+        value = step[name]
+        timeout = float(step.get("timeout") or ACTION_TIMEOUT_MS)
+        if name in ("click", "dblclick", "rightclick", "hover", "check", "uncheck", "focus", "clear"):
+            locator = self.locate(page, value)
+            force = bool(step.get("force"))
+            if name == "click":
+                locator.click(timeout=timeout, force=force)
+            elif name == "dblclick":
+                locator.dblclick(timeout=timeout, force=force)
+            elif name == "rightclick":
+                locator.click(button="right", timeout=timeout, force=force)
+            elif name == "hover":
+                locator.hover(timeout=timeout, force=force)
+            elif name == "check":
+                locator.check(timeout=timeout, force=force)
+            elif name == "uncheck":
+                locator.uncheck(timeout=timeout, force=force)
+            elif name == "focus":
+                locator.focus(timeout=timeout)
+            else:
+                locator.clear(timeout=timeout)
+        elif name in ("fill", "type"):
+            if "secret" in step:
+                raise WebToolError("browse: fill/type with a secret is not built into this install yet")
+            text = step.get("text")
+            if not isinstance(text, str):
+                raise WebToolError(f'browse: step {index}: {name} needs "text"')
+            locator = self.locate(page, value)
+            if name == "fill":
+                locator.fill(text, timeout=timeout)
+            else:
+                locator.press_sequentially(text, timeout=timeout)
+        elif name == "press":
+            key = step.get("key")
+            if not isinstance(key, str):
+                raise WebToolError(f'browse: step {index}: press needs "key", such as "Enter"')
+            if value in ("", None):
+                page.keyboard.press(key)
+            else:
+                self.locate(page, value).press(key, timeout=timeout)
+        elif name == "select":
+            choice = step.get("value")
+            if choice is None:
+                raise WebToolError(f'browse: step {index}: select needs "value"')
+            locator = self.locate(page, value)
+            try:
+                locator.select_option(value=str(choice), timeout=min(timeout, 2000))
+            except Exception:  # noqa: BLE001 - by the option's words, as a person reads it
+                locator.select_option(label=str(choice), timeout=timeout)
+        elif name == "keyboard":
+            page.keyboard.type(str(value))
+        elif name == "wait":
+            self.wait(page, value, step, timeout)
+        elif name == "goto":
+            self.navigate(page, str(value))
+        elif name == "scroll":
+            if value == "bottom":
+                page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+            elif value == "top":
+                page.evaluate("window.scrollTo(0, 0)")
+            elif isinstance(value, (int, float)):
+                page.mouse.wheel(0, float(value))
+            else:
+                self.locate(page, value).scroll_into_view_if_needed(timeout=timeout)
+        elif name in ("back", "forward", "reload"):
+            getattr(page, {"back": "go_back", "forward": "go_forward", "reload": "reload"}[name])()
+        elif name == "viewport":
+            if not (isinstance(value, list) and len(value) == 2):
+                raise WebToolError(f"browse: step {index}: viewport takes [width, height]")
+            page.set_viewport_size({"width": int(value[0]), "height": int(value[1])})
+        elif name == "get":
+            self.results.append({"get": value if not isinstance(value, str) or value in ("url", "title") else
+                                 f"{step.get('what', 'text')} of {value}", "value": self.get(page, value, step)})
+        elif name == "eval":
+            self.denied("js")
+            self.results.append({"eval": str(value), "value": page.evaluate(str(value))})
+        elif name == "expect":
+            failure = self.claim(page, step, "expect")
+            if failure:
+                raise WebToolError(f"browse: expect failed at step {index}: {failure}; the steps after it did not run")
+            self.notes.append(f"expect ✓ {json.dumps(step)[:120]}")
+        elif name == "if":
+            holds = self.claim(page, {**step, "expect": value}, "expect") is None
+            branch = step.get("then" if holds else "else") or []
+            self.run_steps(page, _steps(branch))
+        elif name in ("screenshot", "pdf"):
+            where = self.keep_file(page, name, step)
+            self.notes.append(f"{name}: {where}")
+        elif name == "extract":
+            rows = self.extract(page, value, step)
+            self.results.append({"extract": value, "rows": rows})
+            self.tool.write_file(self.tool.sandbox / "outputs" / "extracted.json",
+                                 json.dumps(rows, indent=1, ensure_ascii=False).encode())
+
+    def wait(self, page: "Page", value: Any, step: dict, timeout: float) -> None:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            page.wait_for_timeout(min(float(value), 30_000))
+        elif value in ("load", "domcontentloaded", "networkidle"):
+            page.wait_for_load_state(value, timeout=timeout)
+        elif value == "navigation":
+            page.wait_for_load_state("load", timeout=timeout)
+        elif value == "url":
+            pattern = step.get("matches") or step.get("contains")
+            page.wait_for_url(re.compile(str(pattern)) if step.get("matches") else f"**{pattern}**", timeout=timeout)
+        elif value == "text":
+            page.get_by_text(str(step.get("text"))).first.wait_for(timeout=timeout)
+        elif value == "fn":
+            self.denied("eval")
+            page.wait_for_function(str(step.get("js")), timeout=timeout)
+        else:
+            state = "hidden" if step.get("gone") else "visible"
+            self.locate(page, value).first.wait_for(state=state, timeout=timeout)
+
+    def get(self, page: "Page", value: Any, step: dict) -> Any:
+        if value == "url":
+            return page.url
+        if value == "title":
+            return page.title()
+        if value in ("localstorage", "sessionstorage"):
+            store = "localStorage" if value == "localstorage" else "sessionStorage"
+            return page.evaluate(f"k => window.{store}.getItem(k)", str(step.get("key") or ""))
+        what = step.get("what") or "text"
+        locator = self.locate(page, value)
+        if what == "count":
+            return locator.count()
+        first = locator.first
+        if what == "text":
+            return first.inner_text()
+        if what == "html":
+            return first.inner_html()
+        if what == "value":
+            return first.input_value()
+        if what == "visible":
+            return first.is_visible()
+        if what == "checked":
+            return first.is_checked()
+        if what == "enabled":
+            return first.is_enabled()
+        if what == "attr":
+            return first.get_attribute(str(step.get("attr")))
+        if what == "box":
+            return first.bounding_box()
+        raise WebToolError(f"browse: get what={what} is not one of text, html, value, count, box, visible, checked, "
+                           f"enabled, attr")
+
+    def claim(self, page: "Page", step: dict, key: str) -> str | None:
+        """None when the claim holds, else what was found instead."""
+        subject = step.get(key)
+        if subject in ("url", "title", "text"):
+            actual = page.url if subject == "url" else page.title() if subject == "title" else page.inner_text("body")
+            return _compare(subject, actual, step)
+        locator = self.locate(page, subject)
+        if step.get("gone"):
+            return None if locator.count() == 0 or not locator.first.is_visible() else f"{subject} is still there"
+        if "count" in step:
+            count = locator.count()
+            return None if count == int(step["count"]) else f"{subject}: {count} found, not {step['count']}"
+        try:
+            locator.first.wait_for(state="visible", timeout=float(step.get("timeout") or 2000))
+        except Exception:  # noqa: BLE001
+            return f"{subject} is not on the page"
+        first = locator.first
+        if "text" in step and str(step["text"]) not in first.inner_text():
+            return f"{subject} reads {first.inner_text()[:120]!r}, without {step['text']!r}"
+        if "value" in step and first.input_value() != str(step["value"]):
+            return f"{subject} holds {first.input_value()!r}, not {step['value']!r}"
+        if "checked" in step and first.is_checked() != bool(step["checked"]):
+            return f"{subject} is {'' if first.is_checked() else 'not '}checked"
+        if "enabled" in step and first.is_enabled() != bool(step["enabled"]):
+            return f"{subject} is {'' if first.is_enabled() else 'not '}enabled"
+        if "attr" in step:
+            return _compare(f"{subject}@{step['attr']}", first.get_attribute(str(step["attr"])) or "", step)
+        return None
+
+    def keep_file(self, page: "Page", kind: str, step: dict) -> str:
+        name = step.get(kind) if isinstance(step.get(kind), str) and step.get(kind) else "page"
+        suffix = ".pdf" if kind == "pdf" else (".jpg" if str(name).lower().endswith((".jpg", ".jpeg")) else ".png")
+        stem = re.sub(r"[^A-Za-z0-9_.-]", "-", str(name)).removesuffix(suffix).removesuffix(".jpeg") or "page"
+        target = self.tool.save_target(f"outputs/{stem}{suffix}")
+        if kind == "pdf":
+            data = page.pdf()
+        elif step.get("selector"):
+            data = self.locate(page, step["selector"]).screenshot()
+        else:
+            options: dict[str, Any] = {"full_page": step.get("full", True) is not False}
+            if suffix == ".jpg":
+                options.update(type="jpeg", quality=int(step.get("quality") or 60))
+            data = page.screenshot(**options)
+        return self.tool.write_file(target, data)
+
+    def extract(self, page: "Page", selector: Any, step: dict) -> list[dict]:
+        fields = step.get("fields") or {}
+        if not isinstance(fields, dict) or not fields:
+            raise WebToolError('browse: extract needs "fields", such as {"name": "h3", "url": "a@href"}')
+        limit = int(step.get("limit") or 1000)
+        return page.evaluate(_EXTRACT_JS, {"selector": str(selector), "fields": fields, "limit": limit})
+
+    def navigate(self, page: "Page", url: str) -> None:
+        reason = self.host_refusal(url)
+        if reason:
+            raise WebToolError(f"browse: {scrub_url(url)} was not opened — {reason}")
+        try:
+            response = page.goto(url, wait_until="load", timeout=self.tool.browse_timeout * 1000)
+        except Exception as exc:  # noqa: BLE001
+            host = (urlsplit(url).hostname or "").lower()
+            refused = self.refused_hosts.get(host)
+            if refused:
+                raise WebToolError(f"browse: {scrub_url(url)} was not opened — {refused}") from None
+            message = str(exc).split("\n", 1)[0]
+            raise WebToolError(f"browse: {scrub_url(url)} did not open: {message}") from None
+        if response is not None and response.status >= 400:
+            self.notes.append(f"the page answered HTTP {response.status}")
+
+
+def _compare(label: str, actual: str, step: dict) -> str | None:
+    if "equals" in step:
+        return None if actual == str(step["equals"]) else f"{label} is {actual[:160]!r}, not {step['equals']!r}"
+    if "contains" in step:
+        return None if str(step["contains"]) in actual else f"{label} is {actual[:160]!r}, without {step['contains']!r}"
+    if "matches" in step:
+        return None if re.search(str(step["matches"]), actual) else f"{label} is {actual[:160]!r}, not matching {step['matches']!r}"
+    return None if actual else f"{label} is empty"
+
+
+_EXTRACT_JS = """({selector, fields, limit}) => {
+  const rows = [];
+  for (const el of Array.from(document.querySelectorAll(selector)).slice(0, limit)) {
+    const row = {};
+    for (const [key, spec] of Object.entries(fields)) {
+      const at = spec.lastIndexOf('@');
+      const sel = at > 0 ? spec.slice(0, at) : (at === 0 ? '' : spec);
+      const attr = at >= 0 ? spec.slice(at + 1) : null;
+      const found = sel ? el.querySelector(sel) : el;
+      row[key] = !found ? null : attr ? (attr === 'href' || attr === 'src' ? found[attr] || found.getAttribute(attr) : found.getAttribute(attr)) : found.innerText.trim();
+    }
+    rows.push(row);
+  }
+  return rows;
+}"""
+
+_TABLES_JS = """() => Array.from(document.querySelectorAll('table')).map(t => {
+  let heading = null;
+  for (let el = t.previousElementSibling; el; el = el.previousElementSibling) {
+    if (/^H[1-6]$/.test(el.tagName)) { heading = el.innerText.trim(); break; }
+  }
+  const caption = t.caption ? t.caption.innerText.trim() : null;
+  const rows = Array.from(t.rows).map(r => Array.from(r.cells).map(c => c.innerText.trim()));
+  const head = rows.length ? rows[0] : [];
+  return {heading: caption || heading, rows: rows.slice(1).map(r => Object.fromEntries(head.map((h, i) => [h || String(i), r[i] ?? null])))};
+})"""
+
+_LINKS_JS = """() => Array.from(document.querySelectorAll('a[href]')).map(a => ({text: a.innerText.trim(), href: a.href}))
+  .filter(l => !l.href.startsWith('javascript:'))"""
+
+
+def _domain_match(host: str, pattern: str) -> bool:
+    """`*.example.com` covers the subdomains and the bare domain."""
+    pattern = pattern.lower().strip()
+    if pattern.startswith("*."):
+        bare = pattern[2:]
+        return host == bare or host.endswith("." + bare)
+    return host == pattern or fnmatch.fnmatch(host, pattern)
+
+
+def _locale(language: str, region: str | None) -> str:
+    tag = language or "en"
+    if "-" not in tag and region:
+        tag = f"{tag}-{region.upper()}"
+    return tag
+
+
+def _desktop_user_agent(version: str) -> str:
+    """A desktop user agent carrying the version of the Chromium actually running (never HeadlessChrome)."""
+    major = (version or "0").split(".")[0]
+    return (f"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/{major}.0.0.0 "
+            f"Safari/537.36")
+
+
+def _safe_name(raw: Any, what: str) -> str:
+    name = str(raw).strip()
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", name) or ".." in name:
+        raise WebToolError(f"browse: {what}= is a name of letters, digits, - _ and ., such as client-portal")
+    return name
+
+
+def _page_key(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}{parts.path or '/'}"
+
+
+def _refs_file(sandbox: Path) -> Path:
+    return sandbox / "outputs" / ".browser" / "refs.json"
+
+
+def _load_refs(sandbox: Path) -> dict:
+    try:
+        return json.loads(_refs_file(sandbox).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def parse_snapshot(snapshot: str) -> dict[str, dict]:
+    """`- button "Delete" [ref=e5]` → {e5: {role, name, nth, of}}, nth counting the same role and name."""
+    entries: list[tuple[str, str, str | None]] = []
+    for line in snapshot.splitlines():
+        match = _SNAPSHOT_LINE.match(line)
+        if not match:
+            continue
+        name = json.loads(match.group("name")) if match.group("name") else None
+        entries.append((match.group("ref"), match.group("role"), name))
+    totals: dict[tuple[str, str | None], int] = {}
+    for _ref, role, name in entries:
+        totals[(role, name)] = totals.get((role, name), 0) + 1
+    seen: dict[tuple[str, str | None], int] = {}
+    refs: dict[str, dict] = {}
+    for ref, role, name in entries:
+        nth = seen.get((role, name), 0)
+        seen[(role, name)] = nth + 1
+        refs[ref] = {"role": role, "name": name, "nth": nth, "of": totals[(role, name)]}
+    return refs
+
+
+def interactive_lines(snapshot: str) -> str:
+    """`interactive=true`: only the numbered things one can act on, one per line, with a link's target."""
+    lines = snapshot.splitlines()
+    out: list[str] = []
+    for index, line in enumerate(lines):
+        match = _SNAPSHOT_LINE.match(line)
+        if not match or match.group("role") not in INTERACTIVE_ROLES:
+            continue
+        text = line.strip().removeprefix("- ").rstrip(":")
+        text = re.sub(r"\s*\[cursor=pointer\]", "", text)
+        if match.group("role") == "link" and index + 1 < len(lines) and lines[index + 1].strip().startswith("- /url:"):
+            text += " -> " + lines[index + 1].strip().removeprefix("- /url:").strip()
+        out.append(text)
+    return "\n".join(out) or "nothing on the page can be acted on"
+
+
+# ------------------------------------------------------------------ the action
+
+def run(tool: "WebTool", args: dict) -> str:
+    """The whole `browse` action. Preconditions: allowed, not a test run."""
+    url = args.get("url")
+    if not isinstance(url, str) or not url.strip():
+        raise WebToolError("browse needs url= — the page to open")
+    url = url.strip()
+    if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname:
+        raise WebToolError(f"{scrub_url(url)}: browse opens http and https URLs only")
+    explicit_mode = args.get("mode") not in (None, "")
+    mode = str(args.get("mode") or "text").strip().lower()
+    if mode not in W.BROWSE_MODES:
+        raise WebToolError(f"browse mode={mode} is not one of {', '.join(W.BROWSE_MODES)}")
+    if mode not in BUILT_MODES:
+        raise WebToolError(f"browse mode={mode} is not built into this install yet; the modes that are: "
+                           f"{', '.join(BUILT_MODES)}")
+    call = Call(tool, args)
+    vendor = tool.provider_for("browse")
+    if vendor is not None:
+        raise WebToolError(f"web.browse: rendering on {vendor['name']} is not built into this install yet; leave "
+                           f"web.browse's via unset to render in the account's own browser")
+    engine_word = args.get("browser") or args.get("engine") or call.block.get("engine") or call.block.get("browser")
+    engine = W.engine_name(engine_word) if engine_word else W.DEFAULT_ENGINE
+    if engine is None:
+        raise WebToolError(f"browse: browser={engine_word} is not an engine; the engines are {', '.join(W.ENGINES)}")
+    if engine == "chrome":
+        tool.log("browse: Google Chrome is not in this runner image; running Chromium")
+    elif engine != "chromium":
+        raise WebToolError(f"browse: this runner image was built without {engine}; it has chromium "
+                           f"(and chrome, which runs as Chromium here)")
+    steps = _steps(args.get("actions"))
+    if args.get("js"):
+        call.denied("js")
+    for key, arg in (("session", "session"), ("state", "state")):
+        if args.get(arg) is not None:
+            _safe_name(args[arg], key)
+    max_output = args.get("max_output")
+    limit = MAX_OUTPUT if max_output in (None, "") else max(200, min(int(max_output), MAX_OUTPUT))
+    reason = call.host_refusal(url)
+    if reason:  # before a browser opens
+        raise WebToolError(f"browse: {scrub_url(url)} was not opened — {reason}")
+    if tool.browsers.idle():
+        tool.browsers.close()
+    started = time.monotonic()
+    context = call.context()
+    page = context.new_page()
+    page.on("pageerror", lambda error: call.page_failures.append(f"uncaught error: {str(error).splitlines()[0][:300]}"))
+    page.on("console", lambda msg: call.page_failures.append(f"console {msg.type}: {msg.text[:300]}")
+            if msg.type in ("error",) else None)
+    page.on("requestfailed", lambda request: call.page_failures.append(
+        f"request failed: {scrub_url(request.url)[:200]} ({request.failure})")
+        if request.failure and "ERR_ABORTED" not in str(request.failure) else None)
+    try:
+        call.navigate(page, url)
+        if args.get("wait_for"):
+            try:
+                call.locate(page, args["wait_for"]).first.wait_for(state="visible", timeout=ACTION_TIMEOUT_MS)
+            except WebToolError:
+                raise
+            except Exception:  # noqa: BLE001
+                raise WebToolError(f"browse: wait_for={args['wait_for']} did not appear within "
+                                   f"{ACTION_TIMEOUT_MS // 1000}s") from None
+        call.run_steps(page, steps)
+        if args.get("js"):
+            call.results.append({"js": str(args["js"]), "value": page.evaluate(str(args["js"]))})
+        body = read(call, page, mode, args)
+        call.save_storage(context)
+    finally:
+        try:
+            page.close()
+        except Exception:  # noqa: BLE001
+            pass
+        if not args.get("session"):
+            try:
+                context.close()
+            except Exception:  # noqa: BLE001
+                pass
+    for line in call.page_failures:
+        tool.log(f"browse {scrub_url(url)}: {line}")
+    tool.emit({"event": "browse", "url": url, "final_url": None, "mode": mode, "steps": len(steps),
+               "seconds": round(time.monotonic() - started, 3), "page_failures": len(call.page_failures) or None})
+    if call.results:
+        tool.write_file(tool.sandbox / "outputs" / "results.json",
+                        json.dumps(call.results, indent=1, ensure_ascii=False, default=str).encode())
+    parts: list[str] = []
+    if call.notes:
+        parts.append("\n".join(call.notes))
+    if call.results and not explicit_mode:  # the answers are the output when nothing else claims it
+        parts.append(json.dumps(call.results, indent=1, ensure_ascii=False, default=str))
+    else:
+        if not body.strip():
+            why = "; ".join(call.page_failures[:3]) or "the page drew no text"
+            body = f"the page is empty — {why}"
+        parts.append(body)
+        if call.results:
+            parts.append("Results:\n" + json.dumps(call.results, indent=1, ensure_ascii=False, default=str))
+    out = "\n\n".join(parts)
+    if len(out) > limit:
+        out = out[:limit] + f"\n\n[cut at {limit:,} of {len(out):,} characters]"
+    return out
+
+
+def read(call: Call, page: "Page", mode: str, args: dict) -> str:
+    tool = call.tool
+    if mode == "text":
+        return page.inner_text("body")
+    if mode == "html":
+        return page.content()
+    if mode == "markdown":
+        text = pages.to_markdown(page.content(), page.url)
+        tool.write_file(tool.sandbox / "outputs" / "page.md", text.encode())
+        return text
+    if mode == "meta":
+        meta = {"url": scrub_url(page.url), **pages.meta_of(page.content(), page.url)}
+        data = json.dumps(meta, indent=1, ensure_ascii=False)
+        tool.write_file(tool.sandbox / "outputs" / "meta.json", data.encode())
+        return data
+    if mode == "links":
+        return pages.links_text(page.evaluate(_LINKS_JS))
+    if mode == "table":
+        tables = page.evaluate(_TABLES_JS)
+        data = json.dumps(tables, indent=1, ensure_ascii=False)
+        tool.write_file(tool.sandbox / "outputs" / "tables.json", data.encode())
+        return data if tables else "no tables on the page"
+    if mode == "aria":
+        snapshot = page.aria_snapshot(mode="ai")
+        refs = _load_refs(tool.sandbox)
+        refs[call.session_key] = {"page": _page_key(page.url), "refs": parse_snapshot(snapshot)}
+        tool.write_file(_refs_file(tool.sandbox), json.dumps(refs, indent=1, ensure_ascii=False).encode())
+        return interactive_lines(snapshot) if args.get("interactive") else snapshot
+    if mode == "screenshot":
+        where = call.keep_file(page, "screenshot", {"screenshot": "page"})
+        return f"{where} — the full page at {page.viewport_size['width']}px wide. Read {where} to see it."
+    where = call.keep_file(page, "pdf", {"pdf": "page"})
+    return f"{where} — the page printed to PDF."

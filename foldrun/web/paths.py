@@ -1,0 +1,57 @@
+"""Where a result written to a file may go: inside the agent directory only.
+
+"`../`, an absolute path elsewhere or a symlink out is refused before any
+request, so a bad path costs no fetch." (spec, tools.md)
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path, PurePosixPath
+
+from .errors import WebToolError
+
+
+def save_path(sandbox: Path, raw: object, *, arg: str = "save") -> Path:
+    """The absolute path for `raw` inside `sandbox`, or WebToolError naming why not.
+
+    Precondition: `sandbox` exists. Nothing is created here; the caller writes.
+    """
+    if not isinstance(raw, str) or not raw.strip():
+        raise WebToolError(f"{arg}= must be a path inside the agent directory, such as outputs/page.md")
+    text = raw.strip()
+    pure = PurePosixPath(text.replace("\\", "/"))
+    if pure.is_absolute() or text.startswith("~") or (len(text) > 1 and text[1] == ":"):
+        raise WebToolError(f"{arg}={text}: an absolute path is refused — write a path inside the agent directory, "
+                           f"such as outputs/page.md")
+    if ".." in pure.parts:
+        raise WebToolError(f"{arg}={text}: `..` is refused — the path must stay inside the agent directory")
+    if pure.parts and pure.parts[0] == "knowledge":
+        raise WebToolError(f"{arg}={text}: knowledge/ is never written by a run — use outputs/")
+    root = sandbox.resolve()
+    target = root.joinpath(*pure.parts)
+    if target.is_symlink() or not _inside(root, target):
+        raise WebToolError(f"{arg}={text}: a symlink out of the agent directory is refused")
+    if target.is_dir():
+        raise WebToolError(f"{arg}={text}: that is a folder; name a file, such as {text.rstrip('/')}/page.md")
+    return target
+
+
+def _inside(root: Path, target: Path) -> bool:
+    """True when every existing part of `target` resolves inside `root` (a symlinked folder out fails)."""
+    resolved = Path(os.path.realpath(target))
+    return resolved == root or root in resolved.parents
+
+
+def write_inside(sandbox: Path, target: Path, data: bytes) -> None:
+    """Write, re-checking at write time: a symlink planted after the check is still refused."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.is_symlink() or not _inside(sandbox.resolve(), target):
+        raise WebToolError(f"{target.name}: a symlink out of the agent directory is refused")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(target, flags, 0o644)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+
+
+def rel(sandbox: Path, target: Path) -> str:
+    return target.resolve().relative_to(sandbox.resolve()).as_posix()

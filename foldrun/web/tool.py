@@ -1,0 +1,274 @@
+"""`WebTool`: the gallery `web` tool for one step.
+
+One instance per step (it holds the step's browser contexts); `call(args)`
+runs one call and returns the text the model reads, or raises WebToolError.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+import httpx
+import yaml
+
+from foldrun.contract import web_engines as W
+
+from . import paths
+from .errors import WebToolError
+from .net import scrub_url
+
+TOOL_MD = Path(__file__).resolve().parent.parent / "gallery" / "tools" / "web" / "tool.md"
+BUILT_ACTIONS: tuple[str, ...] = ("search", "fetch", "browse")
+# Arguments the spec names beyond tool.md's list, for what is built here.
+EXTRA_ARGS: dict[str, dict] = {
+    "urls": {"type": "array", "items": {"type": "string"},
+             "description": "fetch: up to 20 URLs in one call, read side by side (instead of url)."},
+    "engines": {"description": "search: the account's own engine only — ask only these SearXNG engines (a list)."},
+    "categories": {"description": "search: the account's own engine only — SearXNG categories such as general, news."},
+    "page": {"type": "integer", "description": "search: the account's own engine only — results page 1-10."},
+    "wait_for": {"type": "string", "description": "browse: a CSS selector to wait for before reading or acting."},
+    "interactive": {"type": "boolean", "description": "browse mode=aria: list only the numbered things you can act on."},
+    "max_output": {"type": "integer", "description": "browse: return at most this many characters, 200 to 18,000."},
+}
+TYPED: dict[str, str] = {"count": "integer"}
+_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
+
+
+@lru_cache(maxsize=1)
+def tool_md() -> dict:
+    """The shelf's tool.md frontmatter: the description and args the model sees."""
+    text = TOOL_MD.read_text(encoding="utf-8")
+    _, front, body = text.split("---", 2)
+    meta = yaml.safe_load(front) or {}
+    meta["body"] = body.strip()
+    return meta
+
+
+def resolve_language(*layers: dict | None) -> tuple[str, str | None]:
+    """`language:` and `region:` cascade agent → workspace → account; English when nobody set it."""
+    language = next((str(l["language"]) for l in layers if l and l.get("language")), "en")
+    region = next((str(l["region"]) for l in layers if l and l.get("region")), None)
+    return language, region
+
+
+def resolve_web_block(*layers: dict | None) -> dict:
+    """The nearest `web:` block wins whole (agent, then workspace AGENTS.md, then the account's)."""
+    for layer in layers:
+        if layer and isinstance(layer.get("web"), dict):
+            return dict(layer["web"])
+    return {}
+
+
+class WebTool:
+    """The `web` tool for one step. See the package docstring for how the engine plugs it in.
+
+    config        the agent's resolved `web:` block ({} when absent)
+    http          a shared httpx.Client for the account's engine and the provider APIs
+    sandbox       the step's agent directory; save=, screenshots and state stay inside it
+    allow_private whether a user-supplied URL may reach loopback/private/link-local addresses
+    test_mode     a test run: every action fails closed and says so
+    trace         receives one dict per event (`{"event": "fetch", "url": …}`); never a secret
+    log           a run-log line (the engine's `env.log`); defaults to a trace event
+    secret        NAME -> value, host-side, for a provider's key; never called on a test run
+    searxng_url   the account's own engine (its SearXNG instance URL)
+    endpoints     provider name -> base URL, to point an API somewhere else (tests, a gateway)
+    browsers      a BrowserPool to share (one launch across steps or tests); one is made on demand
+    """
+
+    def __init__(self, config: dict | None, *, http: httpx.Client, sandbox: Path, allow_private: bool,
+                 test_mode: bool, trace: Callable[[dict], None] | None = None,
+                 log: Callable[[str], None] | None = None, secret: Callable[[str], str] | None = None,
+                 language: str | None = None, region: str | None = None, searxng_url: str | None = None,
+                 endpoints: dict[str, str] | None = None, browsers: Any = None, fetch_timeout: float = 20.0,
+                 browse_timeout: float = 30.0) -> None:
+        self.config = dict(config or {})
+        self.http = http
+        self.sandbox = Path(sandbox)
+        self.allow_private = allow_private
+        self.test_mode = test_mode
+        self._trace = trace or (lambda event: None)
+        self._log = log
+        self._secret = secret
+        self.language = language or "en"
+        self.region = region
+        self.searxng_url = searxng_url
+        self.endpoints = dict(endpoints or {})
+        self.fetch_timeout = fetch_timeout
+        self.browse_timeout = browse_timeout
+        self._browsers = browsers
+        self._owns_browsers = browsers is None
+        self.browse_state: Any = None  # the step's contexts, made by browse on first use
+
+    # ------------------------------------------------------------------ what the engine reads
+    def allowed_actions(self) -> list[str]:
+        listed = self.config.get("actions")
+        allowed = [str(a) for a in listed] if isinstance(listed, list) else list(W.WEB_ACTIONS)
+        return [a for a in W.WEB_ACTIONS if a in allowed]
+
+    def schema(self) -> dict:
+        """The tool definition the model sees: `{name, description, input_schema}`."""
+        meta = tool_md()
+        actions = [a for a in meta.get("actions") or BUILT_ACTIONS if a in self.allowed_actions()]
+        properties: dict[str, dict] = {}
+        for name, description in (meta.get("args") or {}).items():
+            prop: dict[str, Any] = {"description": str(description)}
+            if name == "action":
+                prop.update({"type": "string", "enum": actions})
+            elif name in TYPED:
+                prop["type"] = TYPED[name]
+            elif name != "actions":  # a JSON array, or that array written as a string
+                prop["type"] = "string"
+            properties[name] = prop
+        properties.update({k: dict(v) for k, v in EXTRA_ARGS.items()})
+        description = " ".join(str(meta.get("description") or "").split())
+        return {"name": "web", "description": description,
+                "input_schema": {"type": "object", "properties": properties, "required": ["action"],
+                                 "additionalProperties": False}}
+
+    def limit_keys(self, args: dict) -> list[str]:
+        """`web.<action>` and `web`: one call is one count, even when fetch reads 20 urls."""
+        action = args.get("action") if isinstance(args, dict) else None
+        return ["web", f"web.{action}"] if action in W.WEB_ACTIONS else ["web"]
+
+    def writes(self, args: dict) -> bool:
+        """Whether this call may change something outside (the spec's read/write list)."""
+        if not isinstance(args, dict):
+            return True
+        action = args.get("action")
+        if action == "browse":
+            from .browse import acts
+
+            return acts(args)
+        if action in ("search", "fetch"):
+            return self.provider_for(action) is not None  # "a web action a paid provider answers" is a write
+        return action not in ("crawl", "map", "extract", "answer")
+
+    def secret_names(self) -> list[str]:
+        """Vault names the configured providers need, to resolve with the step's other secrets."""
+        names = []
+        for action in ("search", "fetch"):
+            provider = self.provider_for(action)
+            if provider and provider.get("key_name"):
+                names.append(provider["key_name"])
+        return names
+
+    def required_secret_names(self) -> list[str]:
+        """The subset whose absence should fail the step up front (Jina reads without a key)."""
+        return [n for n in self.secret_names() if n != W.VAULT_KEYS.get("jina")]
+
+    # ------------------------------------------------------------------ one call
+    def call(self, args: dict) -> str:
+        if not isinstance(args, dict):
+            raise WebToolError("web: the arguments must be a JSON object")
+        action = args.get("action")
+        if action not in W.WEB_ACTIONS:
+            raise WebToolError(f"web: action={action} is not one of {', '.join(BUILT_ACTIONS)}")
+        if action not in self.allowed_actions():
+            raise WebToolError(f"web: action={action} is not allowed to this agent; its web.actions are "
+                               f"{', '.join(self.allowed_actions())}")
+        if action not in BUILT_ACTIONS:
+            raise WebToolError(f"web: action={action} is not built into this install yet; the actions that are: "
+                               f"{', '.join(BUILT_ACTIONS)}")
+        if self.test_mode:
+            sentence = (f"test run: web action=browse was not run — a test run is handed no browser pod, and outward "
+                        f"calls fail closed" if action == "browse" else
+                        f"test run: web action={action} was not made — a test run has no internet, and outward calls "
+                        f"fail closed")
+            self.log(sentence)
+            self.emit({"event": action, "refused": "test run"})
+            raise WebToolError(sentence)
+        if action == "browse":
+            from . import browse
+
+            return browse.run(self, args)
+        if action == "search":
+            from . import search
+
+            return search.run(self, args)
+        from . import fetch
+
+        return fetch.run(self, args)
+
+    def close(self) -> None:
+        """At step end: close this step's browser contexts, and the browser if this tool launched it."""
+        if self.browse_state is not None:
+            self.browse_state.close()
+            self.browse_state = None
+        if self._owns_browsers and self._browsers is not None:
+            self._browsers.close()
+            self._browsers = None
+
+    # ------------------------------------------------------------------ helpers the actions use
+    @property
+    def browsers(self):  # noqa: ANN201
+        if self._browsers is None:
+            from .browse import BrowserPool
+
+            self._browsers = BrowserPool()
+            self._owns_browsers = True
+        return self._browsers
+
+    def provider_for(self, action: str) -> dict | None:
+        """Who answers `action`: None for foldrun's own, else `{name, key_name, action}`."""
+        value = self.config.get(action)
+        if value in (None, "", False):
+            return None
+        if isinstance(value, dict):
+            if action == "browse":
+                name = value.get("via")
+                if not name:
+                    return None
+            else:
+                name = value.get("name")
+                if not name:
+                    return None  # a SearXNG block: the account's own engine, tuned
+        else:
+            name = value
+        name = str(name).strip().lower()
+        if name in W.NOT_SEARCH and action == "search":
+            raise WebToolError(f"web.search: {W.NOT_SEARCH[name]}")
+        if name in W.NOT_AN_ENDPOINT:
+            raise WebToolError(f"web.{action}: {W.NOT_AN_ENDPOINT[name]}")
+        if name in W.MODEL_PROVIDER_ACTIONS.get(action, {}):
+            raise WebToolError(f"web.{action}: {name}'s {action} runs on {W.MODEL_PROVIDER_ACTIONS[action][name]}, "
+                               f"inside that provider's own tool loop; this install does not hand the call over — "
+                               f"name a {action} API or leave web.{action} unset for foldrun's own")
+        if name not in W.ACTION_PROVIDERS.get(action, ()):
+            raise WebToolError(f"web.{action}: {name} cannot {action}; the providers that can are "
+                               f"{', '.join(W.providers_for(action))}")
+        key_name = W.VAULT_KEYS.get(name)
+        if isinstance(value, dict) and value.get("key"):
+            match = _REF.match(str(value["key"]).strip())
+            if not match:
+                raise WebToolError(f"web.{action}.key must be a reference such as ${{MY_KEY}}, never a value")
+            key_name = match.group(1)
+        return {"name": name, "key_name": key_name, "action": action}
+
+    def secret(self, name: str) -> str:
+        if self.test_mode:  # never materialised on a test run
+            raise WebToolError(f"test run: the secret {name} is withheld")
+        if self._secret is None:
+            raise WebToolError(f"the secret {name} is not available to this step")
+        return self._secret(name)
+
+    def save_target(self, raw: object) -> Path | None:
+        if raw in (None, ""):
+            return None
+        return paths.save_path(self.sandbox, raw)
+
+    def write_file(self, target: Path, data: bytes) -> str:
+        paths.write_inside(self.sandbox, target, data)
+        return paths.rel(self.sandbox, target)
+
+    def emit(self, event: dict) -> None:
+        clean = {k: (scrub_url(v) if k in ("url", "final_url") and isinstance(v, str) else v)
+                 for k, v in event.items() if v is not None}
+        self._trace(clean)
+
+    def log(self, message: str) -> None:
+        if self._log is not None:
+            self._log(message)
+        else:
+            self._trace({"event": "log", "message": message})

@@ -1,0 +1,256 @@
+"""Loopback stand-ins for the far side of `web`: a small web site, SearXNG, Brave, Tavily, Jina.
+
+Each speaks its service's documented wire (paths, parameters, headers, JSON
+shapes) and records what it received, so a test can assert what went out.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+from urllib.parse import parse_qsl, urlsplit
+
+Answer = tuple[int, dict[str, str], bytes]
+
+
+class Loopback:
+    """A threaded HTTP server on 127.0.0.1 answering through `respond(request) -> (status, headers, body)`."""
+
+    def __init__(self, respond: Callable[[dict], Answer]) -> None:
+        self.seen: list[dict[str, Any]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _any(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                parts = urlsplit(self.path)
+                request = {"method": self.command, "path": parts.path, "query": dict(parse_qsl(parts.query)),
+                           "raw_path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
+                           "body": (self.rfile.read(length) if length else b"").decode()}
+                outer.seen.append(request)
+                status, headers, body = respond(request)
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    try:
+                        self.wfile.write(body)
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass
+
+            do_GET = do_POST = do_HEAD = _any
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+
+    def __enter__(self) -> "Loopback":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def html(body: str, status: int = 200, headers: dict[str, str] | None = None) -> Answer:
+    return status, {"content-type": "text/html; charset=utf-8", **(headers or {})}, body.encode()
+
+
+def as_json(data: Any, status: int = 200) -> Answer:
+    return status, {"content-type": "application/json"}, json.dumps(data).encode()
+
+
+ARTICLE = """<!doctype html><html lang="en"><head><title>Owner inspections</title>
+<meta name="description" content="How owners inspect a rental.">
+<link rel="canonical" href="/articles/inspections">
+<meta property="og:title" content="Owner inspections — a guide">
+<link rel="alternate" hreflang="de" href="/de/articles/inspections">
+<link rel="alternate" type="application/rss+xml" href="/feed.xml" title="Feed">
+<script type="application/ld+json">{"@type": "Article", "headline": "Owner inspections"}</script>
+</head><body>
+<nav><a href="/">Home</a> <a href="/about">About us</a></nav>
+<main><h1>Owner inspections</h1>
+<p>An owner may inspect a rental <strong>twice a year</strong> with notice. Read the <a href="/rules">rules</a>.</p>
+<h2>What to bring</h2><ul><li>The lease</li><li>A camera</li></ul>
+<table><tr><th>Day</th><th>Notice</th></tr><tr><td>Weekday</td><td>7 days</td></tr></table>
+<img src="/a.png"><img src="/b.png" alt="">
+</main>
+<footer>Copyright Example Pty Ltd</footer>
+<script>console.log("analytics")</script>
+</body></html>"""
+
+SHELL = """<!doctype html><html><head><title>App</title><script src="/static/app.js"></script></head>
+<body><div id="root"></div><noscript>You need to enable JavaScript to run this app.</noscript></body></html>"""
+
+APP_JS = """document.getElementById('root').innerHTML =
+  '<h1>Rendered listings</h1><ul><li class="listing"><h3>Harbour flat</h3><span class="tel">02 9999 0000</span>' +
+  '<a href="/flats/1">details</a></li><li class="listing"><h3>Garden cottage</h3><span class="tel">02 8888 0000</span>' +
+  '<a href="/flats/2">details</a></li></ul>';"""
+
+FORM = """<!doctype html><html lang="en"><head><title>Sign up</title></head><body>
+<main><h1>Sign up</h1>
+<form id="f" onsubmit="event.preventDefault(); document.getElementById('out').textContent =
+  'Thanks ' + document.getElementById('name').value + ' (' + document.getElementById('plan').value + ')' +
+  (document.getElementById('terms').checked ? ' agreed' : ''); localStorage.setItem('signed', 'yes');">
+<label for="name">Name</label> <input id="name" name="name">
+<label for="plan">Plan</label> <select id="plan"><option value="free">Free</option><option value="pro">Pro</option></select>
+<label><input type="checkbox" id="terms"> I agree</label>
+<button type="submit">Delete</button> <button type="submit" id="go">Send</button>
+</form>
+<p id="out"></p>
+<div style="height: 3000px"></div><p id="far">the bottom</p>
+</main></body></html>"""
+
+LOGIN = """<!doctype html><html><head><title>Login</title></head><body>
+<form method="post" action="/login"><input name="user"><button>Sign in</button></form></body></html>"""
+
+
+class Site(Loopback):
+    """A small web site: an article, a JavaScript-built page, a form, redirects, a slow page, a big one."""
+
+    def __init__(self) -> None:
+        self.pages: dict[str, Answer] = {
+            "/article": html(ARTICLE),
+            "/app": html(SHELL),
+            "/static/app.js": (200, {"content-type": "application/javascript"}, APP_JS.encode()),
+            "/form": html(FORM),
+            "/json": as_json({"items": [1, 2, 3]}),
+            "/png": (200, {"content-type": "image/png"}, b"\x89PNG\r\n\x1a\n" + bytes(range(256))),
+            "/missing": html("<html><body><h1>Not here</h1></body></html>", status=404),
+            "/hop": (302, {"location": "/article"}, b""),
+            "/big": (200, {"content-type": "text/plain"}, b"x" * (11 * 1024 * 1024)),
+            "/login": html(LOGIN),
+            "/account": html("<html><body><p>signed out</p></body></html>"),
+        }
+        super().__init__(self.respond)
+
+    def respond(self, request: dict) -> Answer:
+        path = request["path"]
+        if path == "/slow":
+            time.sleep(2)
+            return html("<p>late</p>")
+        if path == "/login" and request["method"] == "POST":
+            return 302, {"location": "/account", "set-cookie": "sid=abc123; Path=/; HttpOnly"}, b""
+        if path == "/account" and "sid=abc123" in request["headers"].get("cookie", ""):
+            return html("<html><body><p>signed in as alice</p></body></html>")
+        if path == "/echo-language":
+            return html(f"<html><body><p>language {request['headers'].get('accept-language')}</p></body></html>")
+        if path == "/echo-auth":
+            return html(f"<html><body><p>auth {request['headers'].get('authorization')}</p></body></html>")
+        return self.pages.get(path, html("<p>no such page</p>", status=404))
+
+
+# ------------------------------------------------------------------ SearXNG
+
+SEARXNG_CONFIG = {
+    "categories": ["general", "news", "science"],
+    "engines": [
+        {"name": "duckduckgo", "categories": ["general"], "enabled": True, "time_range_support": True},
+        {"name": "brave", "categories": ["general", "news"], "enabled": True, "time_range_support": True},
+        {"name": "wikipedia", "categories": ["general"], "enabled": True, "time_range_support": False},
+        {"name": "yandex", "categories": ["general"], "enabled": True, "time_range_support": False},
+        {"name": "arxiv", "categories": ["science"], "enabled": True, "time_range_support": True},
+    ],
+    "plugins": [{"name": "oa_doi_rewrite", "enabled": False}, {"name": "tracker_url_remover", "enabled": True}],
+}
+
+
+class FakeSearxng(Loopback):
+    """SearXNG's `/search?format=json` and `/config`, as its API documents them."""
+
+    def __init__(self) -> None:
+        self.results = [
+            {"url": "https://docs.example.com/inspections", "title": "Inspections — Example docs",
+             "content": "An owner may inspect twice a year.", "engine": "duckduckgo",
+             "engines": ["duckduckgo", "brave"], "score": 2.0, "category": "general",
+             "publishedDate": "2026-10-01T00:00:00"},
+            {"url": "https://other.org/rent", "title": "Renting guide", "content": "Notice periods explained.",
+             "engine": "brave", "engines": ["brave"], "score": 1.0, "category": "general", "publishedDate": None},
+            {"url": "https://www.example.com/blog/notice", "title": "Notice", "content": "Seven days.",
+             "engine": "wikipedia", "engines": ["wikipedia"], "score": 0.5, "category": "general"},
+        ]
+        self.extra: dict[str, Any] = {}
+        super().__init__(self.respond)
+
+    def respond(self, request: dict) -> Answer:
+        if request["path"] == "/config":
+            return as_json(SEARXNG_CONFIG)
+        if request["path"] == "/search":
+            if request["query"].get("format") != "json":
+                return 403, {"content-type": "text/html"}, b"<h1>403 Forbidden</h1>"
+            data = {"query": request["query"].get("q"), "number_of_results": 0, "results": self.results,
+                    "answers": [], "corrections": [], "infoboxes": [], "suggestions": [],
+                    "unresponsive_engines": []}
+            data.update(self.extra)
+            return as_json(data)
+        return 404, {}, b""
+
+
+# ------------------------------------------------------------------ Brave, Tavily, Jina
+
+class FakeBrave(Loopback):
+    """Brave Search API: GET /res/v1/web/search with X-Subscription-Token."""
+
+    KEY = "BSA-test-key-123456"
+
+    def __init__(self) -> None:
+        super().__init__(self.respond)
+
+    def respond(self, request: dict) -> Answer:
+        if request["path"] != "/res/v1/web/search" or request["method"] != "GET":
+            return as_json({"error": "not found"}, 404)
+        if request["headers"].get("x-subscription-token") != self.KEY:
+            return as_json({"type": "ErrorResponse", "error": {"code": "SUBSCRIPTION_TOKEN_INVALID", "status": 401,
+                                                                "detail": "The provided subscription token is invalid."}}, 401)
+        return as_json({"type": "search", "query": {"original": request["query"]["q"]}, "web": {"type": "search", "results": [
+            {"title": "Owner <strong>inspections</strong>", "url": "https://docs.example.com/a",
+             "description": "Twice a <strong>year</strong>.", "extra_snippets": ["With notice."],
+             "page_age": "2026-09-01T10:00:00", "type": "search_result"},
+            {"title": "Elsewhere", "url": "https://elsewhere.net/b", "description": "Not on the site.",
+             "type": "search_result"},
+        ]}})
+
+
+class FakeTavily(Loopback):
+    """Tavily: POST /search with `Authorization: Bearer tvly-…`, JSON body."""
+
+    KEY = "tvly-test-key-abcdef"
+
+    def __init__(self) -> None:
+        super().__init__(self.respond)
+
+    def respond(self, request: dict) -> Answer:
+        if request["path"] != "/search" or request["method"] != "POST":
+            return as_json({"detail": {"error": "not found"}}, 404)
+        if request["headers"].get("authorization") != f"Bearer {self.KEY}":
+            return as_json({"detail": {"error": "Unauthorized: missing or invalid API key."}}, 401)
+        body = json.loads(request["body"])
+        return as_json({"query": body["query"], "answer": None, "images": [], "response_time": 0.4, "results": [
+            {"title": "Tenancy rules", "url": "https://fairtrading.example.gov/rules", "content": "Inspections: twice.",
+             "score": 0.91, "raw_content": None, "published_date": "2026-08-02"},
+        ]})
+
+
+class FakeJina(Loopback):
+    """Jina Reader: GET /<url> with Accept: application/json → {code, status, data: {title, url, content}}."""
+
+    def __init__(self) -> None:
+        super().__init__(self.respond)
+
+    def respond(self, request: dict) -> Answer:
+        target = request["raw_path"][1:]
+        return as_json({"code": 200, "status": 20000, "data": {
+            "title": "Read by Jina", "url": target, "content": f"# Read by Jina\n\nformat {request['headers'].get('x-return-format')}",
+            "publishedTime": None}})
