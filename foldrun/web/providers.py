@@ -110,12 +110,12 @@ def _call(tool: "WebTool", provider: dict, method: str, path: str, key: tuple[st
 def search_via(tool: "WebTool", provider: dict, query: str, *, count: int, site: str | None,
                time_range: str | None, language: str) -> Found:
     name = provider["name"]
-    if name not in SEARCH_BUILT:
-        raise WebToolError(f"web.search: {name} is not built into this install yet; the search APIs that are: "
-                           f"{', '.join(SEARCH_BUILT)} — or leave web.search unset for the account's own engine")
     if time_range and name in W.NO_TIME_RANGE:
         raise WebToolError(f"{name} cannot filter by date, so time_range={time_range} is refused rather than "
                            f"answered for every date; search without it")
+    if name not in SEARCH_BUILT:
+        raise WebToolError(f"web.search: {name} is not built into this install yet; the search APIs that are: "
+                           f"{', '.join(SEARCH_BUILT)} — or leave web.search unset for the account's own engine")
     key = _key(tool, provider)
     return SEARCHERS[name](tool, provider, key, query, count, site, time_range, language)
 
@@ -135,7 +135,7 @@ def _brave(tool, provider, key, query, count, site, time_range, language) -> Fou
         snippet = item.get("description") or ""
         if item.get("extra_snippets"):
             snippet = " … ".join([snippet] + [str(s) for s in item["extra_snippets"][:2]])
-        hits.append(Hit(title=str(item.get("title") or ""), url=str(item.get("url") or ""), snippet=_plain(snippet),
+        hits.append(Hit(title=_plain(item.get("title") or ""), url=str(item.get("url") or ""), snippet=_plain(snippet),
                         date=item["page_age"][:10] if isinstance(item.get("page_age"), str) else None))
     return Found(hits=[h for h in hits if h.url])
 
