@@ -12,6 +12,18 @@ from vault import actions, connect, probe
 from vault.serializers import check_data, secret_data
 
 
+class VaultView(ScopedAPIView):
+    """A vault whose keys are missing or malformed, or a value no key opens,
+    answers a sentence naming FOLDRUN_VAULT_KEYS (or the secret) — never a 500."""
+
+    def handle_exception(self, exc):
+        from vault.crypto import UndecryptableSecret, VaultKeyError
+
+        if isinstance(exc, (VaultKeyError, UndecryptableSecret)):
+            exc = ApiError(str(exc)[0].upper() + str(exc)[1:] + ".", code="vault_unavailable", status_code=503)
+        return super().handle_exception(exc)
+
+
 def _body(request) -> dict:
     if not isinstance(request.data, dict):
         raise ApiError("The request body must be a JSON object.", code="invalid")
@@ -24,18 +36,18 @@ def _listing(rows) -> list[dict]:
     return [secret_data(r, overridden=(not r.workspace_id and r.name in in_workspace)) for r in rows]
 
 
-class AccountSecretsView(ScopedAPIView):
+class AccountSecretsView(VaultView):
     def get(self, request):
         return Response({"results": _listing(actions.secrets_for(self.account))})
 
 
-class WorkspaceSecretsView(ScopedAPIView):
+class WorkspaceSecretsView(VaultView):
     def get(self, request, ws: str):
         workspace = self.get_workspace(ws)
         return Response({"results": _listing(actions.secrets_for(self.account, workspace))})
 
 
-class _SecretDetail(ScopedAPIView):
+class _SecretDetail(VaultView):
     def _workspace(self, kwargs):
         return self.get_workspace(kwargs["ws"]) if "ws" in kwargs else None
 
@@ -68,7 +80,7 @@ class WorkspaceSecretView(_SecretDetail):
     pass
 
 
-class ProvidersView(ScopedAPIView):
+class ProvidersView(VaultView):
     """GET: the last check and what would be checked. POST: check now."""
 
     def get(self, request):
@@ -80,7 +92,7 @@ class ProvidersView(ScopedAPIView):
         return Response(probe.providers_table(self.account))
 
 
-class ProbeView(ScopedAPIView):
+class ProbeView(VaultView):
     """`foldrun probe MODEL [--provider P] [--to WS]`: a real tool loop, server-side,
     with the key from the workspace (or account) vault."""
 
@@ -92,7 +104,7 @@ class ProbeView(ScopedAPIView):
         return Response(result)
 
 
-class OAuthStartView(ScopedAPIView):
+class OAuthStartView(VaultView):
     """Begin a dashboard Connect; answers the consent URL and the exact redirect URL."""
 
     def post(self, request):
@@ -100,12 +112,12 @@ class OAuthStartView(ScopedAPIView):
         return Response(connect.check_start(self.membership, _body(request)))
 
 
-class OAuthRedirectView(ScopedAPIView):
+class OAuthRedirectView(VaultView):
     def get(self, request):
         return Response({"redirect_uri": connect.dashboard_redirect_uri()})
 
 
-class OAuthCallbackView(ScopedAPIView):
+class OAuthCallbackView(VaultView):
     """The provider sends the browser here with ?code&state (or ?error)."""
 
     def get(self, request):

@@ -79,3 +79,10 @@ def test_a_sealed_value_moved_to_another_row_does_not_open(account, workspace):
     Secret.objects.filter(pk=b.pk).update(sealed=a.sealed, key_id=a.key_id)
     with pytest.raises(UndecryptableSecret):
         reveal(Secret.objects.get(pk=b.pk))
+
+
+def test_the_api_answers_a_sentence_not_a_500_when_the_keys_are_broken(alice_api):
+    with override_settings(FOLDRUN_VAULT_KEYS=["bad!!"]):
+        answer = alice_api.put("/api/secrets/SOME_KEY", {"value": "v"}, format="json")
+    assert answer.status_code == 503
+    assert answer.json()["message"].startswith("FOLDRUN_VAULT_KEYS: entry 1 is not base64")
