@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 from accounts.access import current_membership, workspace_for_user
 from foldrun.api import ApiError
 from vault import actions, connect, oauth
+from vault.crypto import VaultKeyError
 from vault.models import BROKEN_VERDICTS, ProviderCheck
 
 
@@ -86,6 +87,8 @@ def set_secret(request: HttpRequest, ws: str | None = None) -> HttpResponse:
         actions.check_set_secret(membership, workspace, name, data)
     except ApiError as exc:
         messages.error(request, exc.message)
+    except VaultKeyError as exc:
+        messages.error(request, f"Nothing was saved: {exc}.")
     else:
         messages.success(request, f"Set {name}.")
     return redirect(_back(workspace))

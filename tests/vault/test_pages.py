@@ -133,3 +133,10 @@ def test_check_now_shows_each_provider_keys_verdict(alice, account, workspace, f
 
 def test_bob_cannot_force_a_check_from_the_page(bob, account):
     assert browser_for(bob).post("/settings/secrets/providers/check").status_code == 403
+
+
+def test_broken_vault_keys_are_a_sentence_on_the_page(alice, account, settings):
+    settings.FOLDRUN_VAULT_KEYS = ["bad!!"]
+    page = browser_for(alice).post("/settings/secrets/set", {"name": "SOME_KEY", "value": "v"}, follow=True)
+    assert page.status_code == 200
+    assert "Nothing was saved: FOLDRUN_VAULT_KEYS: entry 1 is not base64" in page.content.decode()
