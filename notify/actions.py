@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import logging
 import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone as dt_timezone
 from decimal import Decimal
@@ -474,23 +476,27 @@ def signing_secrets(workspace: Workspace, config: NotifyConfig | None, now: date
     return keys
 
 
-def _send_attempt(delivery: Delivery, number: int, now: datetime) -> tuple[Outcome, str | None]:
-    """POST the delivery's body as attempt `number`, reading the URL and the
-    signing secret now. Returns the outcome and the URL's fingerprint."""
+def _destination(workspace: Workspace, now: datetime) -> tuple[str | None, list[bytes], Outcome | None]:
+    """(URL, signing keys, None) for a workspace's webhook now, or an
+    Outcome saying why nothing can be sent."""
     try:
-        config = notify_config_for(delivery.workspace)
-        url = webhook_url(delivery.workspace, config) if config is not None and config.is_webhook else None
-        secrets = signing_secrets(delivery.workspace, config, now) if url else []
+        config = notify_config_for(workspace)
+        url = webhook_url(workspace, config) if config is not None and config.is_webhook else None
+        secrets = signing_secrets(workspace, config, now) if url else []
     except MissingSecret as exc:
-        return Outcome(False, None, 0, "", str(exc)), None
+        return None, [], Outcome(False, None, 0, "", str(exc))
     except Exception as exc:  # noqa: BLE001 — recorded as this attempt's error, so it is retried, not looped on
-        log.exception("reading notify: for delivery %s failed", delivery.public_id)
-        return Outcome(False, None, 0, "", f"could not read notify: or its secrets now ({type(exc).__name__})"), None
+        log.exception("reading notify: of workspace %s failed", workspace.public_id)
+        return None, [], Outcome(False, None, 0, "", f"could not read notify: or its secrets now ({type(exc).__name__})")
     if not url:
         if config is not None and config.url_secret:
-            return Outcome(False, None, 0, "", f"the webhook URL secret {config.url_secret} is in neither the "
-                                               "workspace's vault nor the account's"), None
-        return Outcome(False, None, 0, "", "the workspace's notify: names no webhook URL now"), None
+            return None, [], Outcome(False, None, 0, "", f"the webhook URL secret {config.url_secret} is in neither "
+                                                         "the workspace's vault nor the account's")
+        return None, [], Outcome(False, None, 0, "", "the workspace's notify: names no webhook URL now")
+    return url, secrets, None
+
+
+def _post(delivery: Delivery, number: int, url: str, secrets: list[bytes]) -> Outcome:
     body = delivery.body.encode()
     headers = delivery_headers(
         delivery_id=delivery.public_id,
@@ -500,18 +506,54 @@ def _send_attempt(delivery: Delivery, number: int, now: datetime) -> tuple[Outco
         timestamp=int(time.time()),
         secrets=secrets,
     )
-    return post_once(url, body, headers), url
+    return post_once(url, body, headers)
+
+
+def _send_attempt(delivery: Delivery, number: int, now: datetime) -> tuple[Outcome, str | None]:
+    """POST the delivery's body as attempt `number`, reading the URL and the
+    signing secret now. Returns the outcome and the URL it went to."""
+    url, secrets, refused = _destination(delivery.workspace, now)
+    if refused is not None:
+        return refused, None
+    return _post(delivery, number, url, secrets), url
 
 
 def claim(delivery_pk: int, now: datetime) -> bool:
     """Take a due delivery for one attempt; False when another worker holds
     it, it is not due, or it is finished. A conditional update, so two
     workers handed the same delivery send it once."""
-    return bool(
-        Delivery.objects.filter(pk=delivery_pk, status=DeliveryStatus.PENDING, next_attempt_at__lte=now)
-        .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
-        .update(lease_until=now + LEASE)
+    return bool(_due(now).filter(pk=delivery_pk).update(lease_until=now + LEASE))
+
+
+def _due(now: datetime):
+    return Delivery.objects.filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=now).filter(
+        Q(lease_until__isnull=True) | Q(lease_until__lt=now)
     )
+
+
+# A worker takes up to this many due deliveries at once and posts them in
+# parallel: the per-attempt cost of the task, the queries and the commits is
+# shared, and one slow receiver holds up no more than one round of 8 s.
+BATCH = 16
+
+
+def _claim_many(pks: list[int], now: datetime, fill: bool) -> list[Delivery]:
+    """Claim `pks` (those still due) and, with `fill`, other due deliveries
+    up to BATCH. Conditional updates under a fresh token: what this worker
+    got is exactly what carries its token."""
+    token = uuid.uuid4().hex
+    lease = now + LEASE
+    own = _due(now).filter(pk__in=pks).update(lease_until=lease, lease_token=token)
+    if not own:
+        # Another worker's batch took it (or it is not due): every other due
+        # delivery has its own task or the sweep, so this one stops here.
+        return []
+    if fill and len(pks) < BATCH:
+        others = list(_due(now).exclude(pk__in=pks).order_by("next_attempt_at").values_list("pk", flat=True)[
+            : BATCH - len(pks)])
+        if others:
+            _due(now).filter(pk__in=others).update(lease_until=lease, lease_token=token)
+    return list(Delivery.objects.select_related("workspace", "workspace__account").filter(lease_token=token))
 
 
 @dataclass
@@ -521,6 +563,17 @@ class AttemptResult:
     gave_up: bool
 
 
+@dataclass
+class _Sent:
+    delivery: Delivery
+    number: int
+    outcome: Outcome
+    url: str | None
+    started: datetime
+    finished: datetime
+    redelivery: bool = False
+
+
 def perform_attempt(delivery_pk: int, *, now: datetime | None = None,
                     clock: Callable[[], datetime] | None = None) -> AttemptResult | None:
     """Claim a due delivery, make its next attempt and record it.
@@ -528,62 +581,110 @@ def perform_attempt(delivery_pk: int, *, now: datetime | None = None,
     None when it was not claimable (not due, held, or done). `clock` gives
     the time the attempt finished (the retry delay counts from it).
     """
+    results = perform_batch([delivery_pk], now=now, clock=clock, fill=False)
+    return results[0] if results else None
+
+
+def perform_batch(pks: list[int], *, now: datetime | None = None, clock: Callable[[], datetime] | None = None,
+                  fill: bool = True) -> list[AttemptResult]:
+    """Claim due deliveries (`pks`, topped up to BATCH with other due ones
+    when `fill`), post them in parallel and record every attempt."""
     now = now or timezone.now()
-    if not claim(delivery_pk, now):
-        return None
-    delivery = Delivery.objects.select_related("workspace", "workspace__account").get(pk=delivery_pk)
-    number = delivery.attempts_made + 1
-    outcome, url = _send_attempt(delivery, number, now)
-    finished = clock() if clock else (now + timedelta(milliseconds=outcome.duration_ms))
-    return _record(delivery.pk, number, outcome, url, started=now, finished=finished, redelivery=False,
-                   workspace=delivery.workspace)
+    deliveries = _claim_many(pks, now, fill)
+    if not deliveries:
+        return []
+    destinations: dict[int, tuple[str | None, list[bytes], Outcome | None]] = {}
+    for delivery in deliveries:
+        if delivery.workspace_id not in destinations:
+            destinations[delivery.workspace_id] = _destination(delivery.workspace, now)
+
+    def send(delivery: Delivery) -> _Sent:
+        url, secrets, refused = destinations[delivery.workspace_id]
+        number = delivery.attempts_made + 1
+        outcome = refused if refused is not None else _post(delivery, number, url, secrets)
+        finished = clock() if clock else (now + timedelta(milliseconds=outcome.duration_ms))
+        return _Sent(delivery, number, outcome, url if refused is None else None, now, finished)
+
+    if len(deliveries) == 1:
+        sent = [send(deliveries[0])]
+    else:
+        with ThreadPoolExecutor(max_workers=len(deliveries)) as pool:
+            sent = list(pool.map(send, deliveries))
+    return _record_many(sent)
 
 
 def _record(delivery_pk: int, number: int, outcome: Outcome, url: str | None, *, started: datetime,
             finished: datetime, redelivery: bool, workspace: Workspace | None = None) -> AttemptResult:
-    """Write the attempt down and set what comes next. Precondition: the
-    caller holds the delivery's lease, so no other worker touches the row."""
+    delivery = Delivery.objects.select_related("workspace").get(pk=delivery_pk)
+    return _record_many([_Sent(delivery, number, outcome, url, started, finished, redelivery)])[0]
+
+
+def _record_many(items: list[_Sent]) -> list[AttemptResult]:
+    """Write the attempts down and set what comes next, in one transaction.
+    Precondition: the caller holds each delivery's lease, so no other worker
+    touches those rows."""
     from .tasks import attempt_delivery
 
-    next_at: datetime | None = None
-    gave_up = False
-    fields: dict = {"attempts_made": number, "lease_until": None}
-    if outcome.ok:
-        fields.update(status=DeliveryStatus.SUCCEEDED, next_attempt_at=None, finished_at=finished)
-    elif redelivery:
-        fields.update(status=DeliveryStatus.FAILED, next_attempt_at=None, finished_at=finished)
-    elif number >= MAX_ATTEMPTS:
-        fields.update(status=DeliveryStatus.FAILED, next_attempt_at=None, finished_at=finished)
-        gave_up = True
-    else:
-        next_at = finished + timedelta(seconds=RETRY_DELAYS[number - 1])
-        fields.update(next_attempt_at=next_at)
+    results: list[AttemptResult] = []
+    retries: list[tuple[int, datetime]] = []
+    rows = []
+    for item in items:
+        d = item.delivery
+        next_at: datetime | None = None
+        gave_up = False
+        d.attempts_made, d.lease_until, d.lease_token = item.number, None, ""
+        if item.outcome.ok:
+            d.status, d.next_attempt_at, d.finished_at = DeliveryStatus.SUCCEEDED, None, item.finished
+        elif item.redelivery:
+            d.status, d.next_attempt_at, d.finished_at = DeliveryStatus.FAILED, None, item.finished
+        elif item.number >= MAX_ATTEMPTS:
+            d.status, d.next_attempt_at, d.finished_at = DeliveryStatus.FAILED, None, item.finished
+            gave_up = True
+        else:
+            next_at = item.finished + timedelta(seconds=RETRY_DELAYS[item.number - 1])
+            d.next_attempt_at = next_at
+            retries.append((d.pk, next_at))
+        rows.append(Attempt(
+            delivery_id=d.pk, number=item.number, redelivery=item.redelivery, started_at=item.started,
+            status_code=item.outcome.status_code, duration_ms=item.outcome.duration_ms,
+            response_excerpt=item.outcome.excerpt[:500], error=item.outcome.error[:500], ok=item.outcome.ok,
+        ))
+        results.append(AttemptResult(rows[-1], next_at, gave_up))
     with transaction.atomic():
-        if workspace is None:
-            workspace = Workspace.objects.get(notify_deliveries__pk=delivery_pk)
-        attempt = Attempt.objects.create(
-            delivery_id=delivery_pk, number=number, redelivery=redelivery, started_at=started,
-            status_code=outcome.status_code, duration_ms=outcome.duration_ms,
-            response_excerpt=outcome.excerpt[:500], error=outcome.error[:500], ok=outcome.ok,
-        )
-        Delivery.objects.filter(pk=delivery_pk).update(**fields)
-        endpoint = _endpoint_state(workspace, url)
-        if endpoint is not None:
-            if outcome.ok:
+        Attempt.objects.bulk_create(rows)
+        fields = ["attempts_made", "lease_until", "lease_token", "status", "next_attempt_at", "finished_at"]
+        if len(items) == 1:
+            d = items[0].delivery
+            Delivery.objects.filter(pk=d.pk).update(**{f: getattr(d, f) for f in fields})
+        else:
+            Delivery.objects.bulk_update([i.delivery for i in items], fields)
+        # The endpoint, once per workspace and URL in this batch.
+        groups: dict[tuple[int, str], list[tuple[_Sent, AttemptResult]]] = {}
+        for item, result in zip(items, results):
+            if item.url:
+                groups.setdefault((item.delivery.workspace_id, item.url), []).append((item, result))
+        for (_ws, url), members in groups.items():
+            workspace = members[0][0].delivery.workspace
+            endpoint = _endpoint_state(workspace, url)
+            accepted = [i for i, _r in members if i.outcome.ok]
+            if accepted:
                 if endpoint.failing_since is not None or endpoint.disabled_at is not None:
                     # The first accepted attempt (a redelivery or a test too) switches it back on.
                     Endpoint.objects.filter(pk=endpoint.pk).update(
-                        failing_since=None, disabled_at=None, owner_mailed_at=None, last_success_at=finished
+                        failing_since=None, disabled_at=None, owner_mailed_at=None,
+                        last_success_at=max(i.finished for i in accepted),
                     )
-            else:
-                if endpoint.failing_since is None:
-                    Endpoint.objects.filter(pk=endpoint.pk, failing_since__isnull=True).update(failing_since=started)
-                if gave_up:
-                    _maybe_switch_off(endpoint.pk, workspace, finished)
-        if next_at is not None:
+                continue
+            if endpoint.failing_since is None:
+                first = min(i.started for i, _r in members)
+                Endpoint.objects.filter(pk=endpoint.pk, failing_since__isnull=True).update(failing_since=first)
+            gave_up = [i for i, r in members if r.gave_up]
+            if gave_up:
+                _maybe_switch_off(endpoint.pk, workspace, max(i.finished for i in gave_up))
+        for pk, next_at in retries:
             delay = max(0.0, (next_at - timezone.now()).total_seconds())
-            transaction.on_commit(lambda: _enqueue(attempt_delivery, delivery_pk, countdown=delay))
-    return AttemptResult(attempt, next_at, gave_up)
+            transaction.on_commit(lambda pk=pk, delay=delay: _enqueue(attempt_delivery, pk, countdown=delay))
+    return results
 
 
 def _maybe_switch_off(endpoint_pk: int, workspace: Workspace, now: datetime) -> None:

@@ -53,6 +53,8 @@ class Delivery(models.Model):
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     # Set while a worker holds the delivery; an expired lease means that worker was lost.
     lease_until = models.DateTimeField(null=True, blank=True)
+    # Which claim holds it: a worker claiming several at once finds its own by this.
+    lease_token = models.CharField(max_length=32, blank=True, db_index=True)
     endpoint_fingerprint = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)

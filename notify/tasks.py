@@ -12,23 +12,23 @@ log = logging.getLogger(__name__)
 
 @shared_task(name="notify.attempt_delivery", ignore_result=True)
 def attempt_delivery(delivery_pk: int) -> None:
-    from .actions import perform_attempt
+    """Attempt this delivery, and any other due ones up to a batch."""
+    from .actions import perform_batch
 
-    perform_attempt(delivery_pk)
+    perform_batch([delivery_pk])
 
 
 # The sweep hands attempts out in small batches: one message per batch keeps
 # a sweep over 10,000 due attempts fast, and small batches keep one slow
 # receiver (8 s each) from holding up many others.
-SWEEP_BATCH = 20
+SWEEP_BATCH = 16  # = notify.actions.BATCH
 
 
 @shared_task(name="notify.attempt_deliveries", ignore_result=True)
 def attempt_deliveries(delivery_pks: list[int]) -> None:
-    from .actions import perform_attempt
+    from .actions import perform_batch
 
-    for pk in delivery_pks:
-        perform_attempt(pk)
+    perform_batch(list(delivery_pks))
 
 
 @shared_task(name="notify.sweep_due_deliveries", ignore_result=True)
