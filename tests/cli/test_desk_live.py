@@ -1,6 +1,7 @@
 """push, deploy, pull, log, diff — a desk made by `foldrun init`, sent to a real server."""
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -246,3 +247,13 @@ def test_a_missing_workspace_revision_or_file_is_named(cli, desk, alice_signed_i
     assert (no_file.code, no_file.err) == (1, "flows/nope.md is not in rank-desk.\n")
     assert (no_diff.code, no_diff.err) == (1, "flows/nope.md is not in rank-desk.\n")
     assert not Workspace.objects.filter(name="no-such-desk").exists()
+
+
+def test_a_desk_bigger_than_a_form_upload_pushes_in_one_request(cli, desk, alice_signed_in, workspace):
+    big = os.urandom(3 * 1024 * 1024)
+    (desk / "storage").mkdir()
+    (desk / "storage/archive.bin").write_bytes(big)
+    result = cli("push", desk, "--to", "rank-desk")
+    assert result.code == 0, result.err
+    assert result.lines[0] == "Pushed 7 files to rank-desk: revision 1."
+    assert files_at(workspace.account, workspace)["storage/archive.bin"].encoding == "base64"
