@@ -91,8 +91,9 @@ ARTICLE = """<!doctype html><html lang="en"><head><title>Owner inspections</titl
 <script>console.log("analytics")</script>
 </body></html>"""
 
-SHELL = """<!doctype html><html><head><title>App</title><script src="/static/app.js"></script></head>
-<body><div id="root"></div><noscript>You need to enable JavaScript to run this app.</noscript></body></html>"""
+SHELL = """<!doctype html><html><head><title>App</title></head>
+<body><div id="root"></div><noscript>You need to enable JavaScript to run this app.</noscript>
+<script src="/static/app.js"></script></body></html>"""
 
 APP_JS = """document.getElementById('root').innerHTML =
   '<h1>Rendered listings</h1><ul><li class="listing"><h3>Harbour flat</h3><span class="tel">02 9999 0000</span>' +
@@ -145,6 +146,14 @@ class Site(Loopback):
             return 302, {"location": "/account", "set-cookie": "sid=abc123; Path=/; HttpOnly"}, b""
         if path == "/account" and "sid=abc123" in request["headers"].get("cookie", ""):
             return html("<html><body><p>signed in as alice</p></body></html>")
+        if path == "/buttons":
+            count = int(request["query"].get("n") or 2)
+            buttons = "".join(f'<button onclick="document.title = \'deleted {i}\'">Delete</button>' for i in range(1, count + 1))
+            return html(f"<html><head><title>Cart</title></head><body><main>{buttons}"
+                        f'<a href="/checkout">Checkout</a></main></body></html>')
+        if path == "/broken":
+            return html("<html><head><title>Broken</title></head><body><script>throw new Error('boom in the page')"
+                        "</script></body></html>")
         if path == "/echo-language":
             return html(f"<html><body><p>language {request['headers'].get('accept-language')}</p></body></html>")
         if path == "/echo-auth":

@@ -1,0 +1,255 @@
+"""web action=browse: real Chromium (one launch for the module) against a loopback site."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from foldrun.web import WebToolError
+from foldrun.web.browse import BrowserPool
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def browsers():
+    pool = BrowserPool()
+    yield pool
+    pool.close()
+
+
+@pytest.fixture
+def browse(make_tool, browsers):
+    def make(config=None, **options):
+        return make_tool(config, browsers=browsers, **options)
+
+    return make
+
+
+def test_it_reads_the_page_a_script_builds_which_fetch_cannot(browse, site):
+    tool = browse()
+    fetched = tool.call({"action": "fetch", "url": f"{site.url}/app", "mode": "text"})
+    assert "builds itself with JavaScript" in fetched
+    out = tool.call({"action": "browse", "url": f"{site.url}/app", "mode": "text"})
+    assert out == "Rendered listings\nHarbour flat\n02 9999 0000details\nGarden cottage\n02 8888 0000details"
+
+
+def test_markdown_keeps_structure_and_lands_in_outputs(browse, site, tmp_path):
+    out = browse().call({"action": "browse", "url": f"{site.url}/app", "mode": "markdown"})
+    assert out.startswith("# Rendered listings\n\n- ### Harbour flat\n\n  02 9999 0000[details](")
+    assert f"[details]({site.url}/flats/1)" in out
+    assert (tmp_path / "outputs/page.md").read_text() == out
+
+
+def test_it_fills_selects_checks_and_clicks_then_answers_with_what_get_asked(browse, site, tmp_path):
+    out = browse().call({"action": "browse", "url": f"{site.url}/form", "actions": json.dumps([
+        {"fill": "#name", "text": "Alice"},
+        {"select": "#plan", "value": "Pro"},
+        {"check": "#terms"},
+        {"click": "#go"},
+        {"expect": "#out", "text": "Thanks Alice"},
+        {"get": "#out"},
+        {"get": "title"},
+    ])})
+    assert json.loads(out.split("\n\n", 1)[1]) == [{"get": "text of #out", "value": "Thanks Alice (pro) agreed"},
+                                                   {"get": "title", "value": "Sign up"}]
+    assert json.loads((tmp_path / "outputs/results.json").read_text())[0]["value"] == "Thanks Alice (pro) agreed"
+
+
+def test_press_scroll_wait_and_eval(browse, site):
+    out = browse().call({"action": "browse", "url": f"{site.url}/form", "mode": "text", "actions": [
+        {"fill": "label=Name", "text": "Bob"},
+        {"press": "#name", "key": "Enter"},
+        {"wait": "text", "text": "Thanks Bob"},
+        {"scroll": "bottom"},
+        {"wait": 50},
+        {"eval": "Math.round(window.scrollY) > 1000"},
+        {"eval": "localStorage.getItem('signed')"},
+    ]})
+    assert "Thanks Bob (free)" in out
+    assert out.endswith('Results:\n[\n {\n  "eval": "Math.round(window.scrollY) > 1000",\n  "value": true\n },\n'
+                        ' {\n  "eval": "localStorage.getItem(\'signed\')",\n  "value": "yes"\n }\n]')
+
+
+def test_a_wrong_expect_fails_the_call_and_stops_the_rest(browse, site):
+    with pytest.raises(WebToolError) as caught:
+        browse().call({"action": "browse", "url": f"{site.url}/form", "actions": [
+            {"expect": "title", "equals": "Checkout"},
+            {"click": "#go"},
+        ]})
+    assert str(caught.value) == ("browse: expect failed at step 1: title is 'Sign up', not 'Checkout'; the steps "
+                                 "after it did not run")
+
+
+def test_if_branches_on_a_claim(browse, site):
+    out = browse().call({"action": "browse", "url": f"{site.url}/form", "actions": [
+        {"if": "#cookie-banner", "then": [{"click": "#cookie-banner"}], "else": [{"fill": "#name", "text": "Eve"}]},
+        {"get": "#name", "what": "value"},
+    ]})
+    assert json.loads(out) == [{"get": "value of #name", "value": "Eve"}]
+
+
+def test_aria_numbers_every_element_and_a_later_call_acts_on_the_number(browse, site, tmp_path):
+    tool = browse()
+    snapshot = tool.call({"action": "browse", "url": f"{site.url}/buttons?n=2", "mode": "aria"})
+    refs = json.loads((tmp_path / "outputs/.browser/refs.json").read_text())["default"]["refs"]
+    second = next(ref for ref, entry in refs.items() if entry == {"role": "button", "name": "Delete", "nth": 1, "of": 2})
+    assert f'button "Delete" [ref={second}]' in snapshot
+    out = tool.call({"action": "browse", "url": f"{site.url}/buttons?n=2", "actions": [{"click": f"@{second}"}],
+                     "mode": "text"})
+    assert out.startswith(f'@{second} = button "Delete" (2 of 2)\n\n')
+    title = tool.call({"action": "browse", "url": f"{site.url}/buttons?n=2",
+                       "actions": [{"click": f"@{second}"}, {"get": "title"}]})
+    assert json.loads(title.split("\n\n", 1)[1]) == [{"get": "title", "value": "deleted 2"}]
+
+
+def test_interactive_aria_lists_only_what_can_be_acted_on(browse, site):
+    out = browse().call({"action": "browse", "url": f"{site.url}/buttons?n=2", "mode": "aria", "interactive": True})
+    lines = out.splitlines()
+    assert len(lines) == 3
+    assert lines[0].startswith('button "Delete" [ref=')
+    assert lines[2].startswith('link "Checkout" [ref=') and lines[2].endswith("-> /checkout")
+
+
+def test_a_number_is_refused_when_the_page_now_has_a_different_count(browse, site):
+    tool = browse()
+    tool.call({"action": "browse", "url": f"{site.url}/buttons?n=2", "mode": "aria"})
+    refs = json.loads((tool.sandbox / "outputs/.browser/refs.json").read_text())["default"]["refs"]
+    first = next(ref for ref, entry in refs.items() if entry["name"] == "Delete")
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "browse", "url": f"{site.url}/buttons?n=3", "actions": [{"click": f"@{first}"}]})
+    assert str(caught.value) == (f'@{first} was button "Delete" (1 of 2), and the page now has 3 of them — read the '
+                                 f"page with mode=aria again and use the new numbers")
+
+
+def test_a_number_read_on_another_page_is_refused(browse, site):
+    tool = browse()
+    tool.call({"action": "browse", "url": f"{site.url}/buttons", "mode": "aria"})
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "browse", "url": f"{site.url}/form", "actions": [{"click": "@e3"}]})
+    assert str(caught.value) == (f"@e3 was read on {site.url}/buttons, not on this page ({site.url}/form) — read this "
+                                 f"page with mode=aria first and use its numbers")
+
+
+def test_a_screenshot_is_a_png_in_outputs_and_the_output_says_how_to_see_it(browse, site, tmp_path):
+    out = browse().call({"action": "browse", "url": f"{site.url}/form", "mode": "screenshot"})
+    assert out == "outputs/page.png — the full page at 1366px wide. Read outputs/page.png to see it."
+    assert (tmp_path / "outputs/page.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_pdf_and_a_screenshot_step(browse, site, tmp_path):
+    out = browse().call({"action": "browse", "url": f"{site.url}/form", "mode": "pdf",
+                         "actions": [{"screenshot": "form-top", "full": False}]})
+    assert out == "screenshot: outputs/form-top.png\n\noutputs/page.pdf — the page printed to PDF."
+    assert (tmp_path / "outputs/page.pdf").read_bytes()[:5] == b"%PDF-"
+    assert (tmp_path / "outputs/form-top.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_links_table_and_extract(browse, site, tmp_path):
+    tool = browse()
+    links = tool.call({"action": "browse", "url": f"{site.url}/app", "mode": "links"})
+    assert links == f"- [details]({site.url}/flats/1)\n- [details]({site.url}/flats/2)"
+    table = json.loads(tool.call({"action": "browse", "url": f"{site.url}/article", "mode": "table"}))
+    assert table == [{"heading": "What to bring", "rows": [{"Day": "Weekday", "Notice": "7 days"}]}]
+    rows = tool.call({"action": "browse", "url": f"{site.url}/app", "actions": [
+        {"extract": ".listing", "fields": {"name": "h3", "phone": ".tel", "url": "a@href"}}]})
+    assert json.loads(rows)[0]["rows"][1] == {"name": "Garden cottage", "phone": "02 8888 0000",
+                                              "url": f"{site.url}/flats/2"}
+    assert json.loads((tmp_path / "outputs/extracted.json").read_text())[0]["name"] == "Harbour flat"
+
+
+def test_the_locale_is_the_agents_language_or_the_calls(browse, site):
+    tool = browse(language="en", region="au")
+    assert json.loads(tool.call({"action": "browse", "url": f"{site.url}/form",
+                                 "actions": [{"eval": "navigator.language"}]})) == [{"eval": "navigator.language", "value": "en-AU"}]
+    out = tool.call({"action": "browse", "url": f"{site.url}/form", "locale": "de-DE",
+                     "actions": [{"eval": "navigator.language"}]})
+    assert json.loads(out)[0]["value"] == "de-DE"
+
+
+def test_a_session_holds_a_login_for_the_rest_of_the_run(browse, site, tmp_path):
+    tool = browse()
+    tool.call({"action": "browse", "url": f"{site.url}/login", "session": "portal",
+               "actions": [{"fill": "input[name=user]", "text": "alice"}, {"click": "text=Sign in"},
+                           {"wait": "url", "contains": "/account"}]})
+    assert tool.call({"action": "browse", "url": f"{site.url}/account", "session": "portal"}) == "signed in as alice"
+    assert tool.call({"action": "browse", "url": f"{site.url}/account"}) == "signed out"
+    saved = json.loads((tmp_path / "outputs/.browser/portal/state.json").read_text())
+    assert saved["cookies"][0]["name"] == "sid"
+
+
+def test_state_carries_a_login_to_the_next_run(browse, site, tmp_path):
+    browse().call({"action": "browse", "url": f"{site.url}/login", "state": "portal",
+                   "actions": [{"click": "text=Sign in"}, {"wait": "url", "contains": "/account"}]})
+    assert (tmp_path / "state/browser/portal.json").is_file()
+    next_run = browse()
+    assert next_run.call({"action": "browse", "url": f"{site.url}/account", "state": "portal"}) == "signed in as alice"
+
+
+def test_a_test_run_opens_no_browser_and_says_so(make_tool, site, recorder):
+    pool = BrowserPool()
+    tool = make_tool(test_mode=True, browsers=pool)
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "browse", "url": f"{site.url}/form"})
+    sentence = ("test run: web action=browse was not run — a test run is handed no browser pod, and outward calls "
+                "fail closed")
+    assert str(caught.value) == sentence
+    assert sentence in recorder.lines
+    assert pool.launches == 0
+
+
+def test_loopback_is_refused_before_a_browser_opens_unless_the_install_allows_private(make_tool, site):
+    pool = BrowserPool()
+    tool = make_tool(allow_private=False, browsers=pool)
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "browse", "url": f"{site.url}/form"})
+    assert str(caught.value) == (f"browse: {site.url}/form was not opened — 127.0.0.1 resolves to 127.0.0.1: "
+                                 f"private, loopback and link-local addresses cannot be called")
+    assert pool.launches == 0
+
+
+def test_allowed_domains_is_a_lock_a_call_cannot_widen(browse, site):
+    tool = browse({"browse": {"allowed_domains": ["portal.example.com"]}})
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "browse", "url": f"{site.url}/form"})
+    assert str(caught.value) == (f"browse: {site.url}/form was not opened — 127.0.0.1 is outside this agent's "
+                                 f"allowed_domains (portal.example.com)")
+    with pytest.raises(WebToolError, match="allowed_domains= may only narrow the agent's list; 127.0.0.1 is outside"):
+        tool.call({"action": "browse", "url": f"{site.url}/form", "allowed_domains": ["127.0.0.1"]})
+
+
+def test_a_denied_action_is_refused(browse, site):
+    with pytest.raises(WebToolError) as caught:
+        browse({"browse": {"deny": ["click"]}}).call({"action": "browse", "url": f"{site.url}/form",
+                                                      "actions": [{"click": "#go"}]})
+    assert str(caught.value) == "browse: the action click is denied to this agent (web.browse.deny)"
+
+
+def test_a_page_error_is_a_line_on_the_run_log_and_an_empty_page_comes_with_its_reason(browse, site, recorder):
+    out = browse().call({"action": "browse", "url": f"{site.url}/broken"})
+    assert out == "the page is empty — uncaught error: boom in the page"
+    assert f"browse {site.url}/broken: uncaught error: boom in the page" in recorder.lines
+
+
+def test_what_is_not_built_is_refused_by_name(browse, site):
+    tool = browse()
+    with pytest.raises(WebToolError, match=r"browse mode=vitals is not built into this install yet; the modes that are: text, markdown"):
+        tool.call({"action": "browse", "url": f"{site.url}/form", "mode": "vitals"})
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "browse", "url": f"{site.url}/form", "browser": "firefox"})
+    assert str(caught.value) == ("browse: this runner image was built without firefox; it has chromium (and chrome, "
+                                 "which runs as Chromium here)")
+    with pytest.raises(WebToolError, match="the action upload is not built into this install yet"):
+        tool.call({"action": "browse", "url": f"{site.url}/form", "actions": [{"upload": "#f", "file": "x"}]})
+
+
+def test_a_browse_that_clicks_is_a_write_and_one_that_only_looks_is_a_read(browse):
+    tool = browse()
+    assert tool.writes({"action": "browse", "url": "u", "actions": '[{"click": "#go"}]'}) is True
+    assert tool.writes({"action": "browse", "url": "u", "actions": [{"if": "#x", "then": [{"fill": "#a", "text": "b"}]}]}) is True
+    assert tool.writes({"action": "browse", "url": "u", "actions": [{"scroll": "bottom"}, {"wait": 100}]}) is False
+    assert tool.limit_keys({"action": "browse"}) == ["web", "web.browse"]
+
+
+def test_the_browser_is_launched_once_for_many_calls(browsers):
+    assert browsers.launches == 1
