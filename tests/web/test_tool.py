@@ -1,0 +1,130 @@
+"""The web tool as a whole: its schema, what an agent may do, test runs, and the engine's adapter."""
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from foldrun.engine.limits import LimitCounter
+from foldrun.engine.tools.base import Tool, ToolError, check_arguments
+from foldrun.web import WebToolError, resolve_language, resolve_web_block
+from foldrun.web.adapter import engine_tool
+from foldrun.web.tool import tool_md
+
+
+def test_the_schema_is_the_shelfs_tool_md_args(make_tool):
+    schema = make_tool().schema()
+    assert schema["name"] == "web"
+    assert schema["description"].startswith("Reach the web. action=search finds pages")
+    properties = schema["input_schema"]["properties"]
+    for name, description in tool_md()["args"].items():
+        assert properties[name]["description"] == description
+    assert properties["action"]["enum"] == ["search", "fetch", "browse"]
+    assert properties["count"]["type"] == "integer"
+    assert properties["urls"]["type"] == "array"
+    assert schema["input_schema"]["required"] == ["action"]
+
+
+def test_web_actions_narrows_what_the_model_is_offered_and_may_call(make_tool, site):
+    tool = make_tool({"actions": ["search"]})
+    before = len(site.seen)
+    assert tool.schema()["input_schema"]["properties"]["action"]["enum"] == ["search"]
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "fetch", "url": f"{site.url}/article"})
+    assert str(caught.value) == "web: action=fetch is not allowed to this agent; its web.actions are search"
+    assert len(site.seen) == before
+
+
+def test_an_action_not_built_here_is_refused_by_name(make_tool):
+    with pytest.raises(WebToolError) as caught:
+        make_tool().call({"action": "crawl", "url": "https://example.com"})
+    assert str(caught.value) == ("web: action=crawl is not built into this install yet; the actions that are: "
+                                 "search, fetch, browse")
+
+
+@pytest.mark.parametrize("action, args", [
+    ("search", {"query": "owner inspections"}),
+    ("fetch", {"url": "https://example.com/"}),
+])
+def test_a_test_run_makes_no_outward_call_and_says_so(make_tool, searxng, recorder, action, args):
+    tool = make_tool({"search": "brave"} if action == "search" else {}, test_mode=True, searxng_url=searxng.url,
+                     secret=lambda name: pytest.fail("a test run never reads a provider's key"))
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": action, **args})
+    sentence = f"test run: web action={action} was not made — a test run has no internet, and outward calls fail closed"
+    assert str(caught.value) == sentence
+    assert recorder.lines == [sentence]
+    assert recorder.events == [{"event": action, "refused": "test run"}]
+    assert searxng.seen == []
+
+
+def test_language_and_region_cascade_and_the_nearest_web_block_wins_whole():
+    agent, workspace, account = {"region": "au"}, {"language": "de", "web": {"search": "brave"}}, {"language": "fr"}
+    assert resolve_language(agent, workspace, account) == ("de", "au")
+    assert resolve_language({}, {}, {}) == ("en", None)
+    assert resolve_web_block(agent, workspace, account) == {"search": "brave"}
+    assert resolve_web_block({"web": {"fetch": "jina"}}, workspace, account) == {"fetch": "jina"}
+
+
+def test_a_provider_that_cannot_do_the_action_names_the_ones_that_can(make_tool):
+    with pytest.raises(WebToolError) as caught:
+        make_tool({"fetch": "brave"}).call({"action": "fetch", "url": "https://example.com/"})
+    assert str(caught.value) == ("web.fetch: brave cannot fetch; the providers that can are jina, firecrawl, exa, "
+                                 "tavily, parallel, zyte, scrapingbee, anthropic")
+
+
+def test_a_key_written_as_a_value_is_refused(make_tool):
+    with pytest.raises(WebToolError, match=r"web.search.key must be a reference such as \$\{MY_KEY\}, never a value"):
+        make_tool({"search": {"name": "exa", "key": "exa-live-123"}}).secret_names()
+
+
+class FakeHost:
+    def __init__(self) -> None:
+        self.traced: list[tuple[str, dict]] = []
+
+    def trace(self, kind: str, payload: dict) -> None:
+        self.traced.append((kind, payload))
+
+
+def _env(tmp_path: Path, http_client, *, is_test: bool = False) -> SimpleNamespace:
+    host = FakeHost()
+    closers: list = []
+    logged: list[str] = []
+    secrets = {"BRAVE_SEARCH_API_KEY": "BSA-test-key-123456"}
+    return SimpleNamespace(
+        host=host, http=http_client, sandbox=SimpleNamespace(root=tmp_path), is_test=is_test, allow_private_urls=True,
+        log=logged.append, logged=logged, closers=closers, on_close=closers.append,
+        secret_values=lambda names: {n: secrets[n] for n in names})
+
+
+def test_the_adapter_gives_the_engine_a_tool_whose_calls_count_per_action(tmp_path, http_client, site):
+    env = _env(tmp_path, http_client)
+    agent = SimpleNamespace(meta={"web": {"search": "brave"}, "language": "en-AU"}, workspace_defaults={},
+                            account_defaults={})
+    tool, names = engine_tool(agent, env)
+    assert isinstance(tool, Tool)
+    assert names == ["BRAVE_SEARCH_API_KEY"]
+    assert len(env.closers) == 1
+    arguments = {"action": "fetch", "urls": [f"{site.url}/json"] * 20}
+    assert check_arguments(tool, arguments) is arguments
+    counter = LimitCounter({"web.fetch": 1})
+    assert counter.check(tool.limit_keys(arguments)) is None
+    assert counter.used == {"web": 1, "web.fetch": 1, "calls": 1}
+    assert counter.check(tool.limit_keys(arguments)) == ("limit reached: web.fetch 1 of 1 in this step — work with "
+                                                         "what you have, or say what more you would need")
+    out = tool.handler(arguments, env)
+    assert out.count('{"items": [1, 2, 3]}') == 20
+    assert env.host.traced[0][0] == "web"
+    assert env.host.traced[0][1]["event"] == "fetch"
+
+
+def test_the_adapter_turns_a_web_error_into_the_engines_tool_error(tmp_path, http_client):
+    env = _env(tmp_path, http_client, is_test=True)
+    agent = SimpleNamespace(meta={}, workspace_defaults={}, account_defaults={})
+    tool, _names = engine_tool(agent, env)
+    with pytest.raises(ToolError) as caught:
+        tool.handler({"action": "browse", "url": "https://example.com/"}, env)
+    assert str(caught.value) == ("test run: web action=browse was not run — a test run is handed no browser pod, and "
+                                 "outward calls fail closed")
+    assert env.logged == [str(caught.value)]
