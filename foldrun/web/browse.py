@@ -38,13 +38,17 @@ CHROMIUM = "/usr/bin/chromium"
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                "--disable-sync", "--no-first-run"]
 VIEWPORT = {"width": 1366, "height": 900}
+RESOURCE_TYPES = frozenset({"document", "stylesheet", "image", "media", "font", "script", "texttrack", "xhr", "fetch",
+                            "eventsource", "websocket", "manifest", "other"})
 IDLE_SECONDS = 15 * 60
 ACTION_TIMEOUT_MS = 10_000
 MAX_OUTPUT = 18_000
-BUILT_MODES = ("text", "markdown", "html", "aria", "meta", "table", "links", "screenshot", "pdf")
+BUILT_MODES = ("text", "markdown", "html", "aria", "meta", "table", "network", "links", "screenshot", "pdf",
+               "console")
 BUILT_STEPS = ("click", "dblclick", "rightclick", "hover", "check", "uncheck", "fill", "type", "press", "select",
                "wait", "goto", "scroll", "back", "forward", "reload", "focus", "clear", "keyboard", "get", "eval",
-               "expect", "if", "screenshot", "pdf", "viewport", "extract")
+               "expect", "if", "screenshot", "pdf", "viewport", "extract", "cookie", "localstorage", "sessionstorage",
+               "dialog")
 # Steps that may have acted: a call carrying one is a write (spec "Slim steps and a lost pod").
 ACTING_STEPS = frozenset({"click", "dblclick", "rightclick", "check", "uncheck", "drag", "fill", "type", "login",
                           "insert", "press", "select", "upload", "paste", "eval", "keyboard", "keydown", "keyup",
@@ -74,6 +78,7 @@ class BrowserPool:
         self._playwright = None
         self._browser = None
         self._thread: int | None = None
+        self._devices: dict | None = None
         self.last_used = 0.0
         self.launches = 0
 
@@ -96,6 +101,13 @@ class BrowserPool:
             self.launches += 1
         self.last_used = time.monotonic()
         return self._browser
+
+    def devices(self) -> dict:
+        """Playwright's device descriptors ("Pixel 7", "iPhone 15")."""
+        if self._devices is None:
+            self.browser()
+            self._devices = dict(self._playwright.devices)
+        return self._devices
 
     def idle(self) -> bool:
         return self._browser is not None and time.monotonic() - self.last_used > self.idle_seconds
@@ -120,6 +132,8 @@ class BrowseState:
 
     def __init__(self) -> None:
         self.sessions: dict[str, "BrowserContext"] = {}
+        self.holders: dict[str, dict] = {}   # session -> {"call": the Call now using it}
+        self.seeded: set[str] = set()        # sessions a cookie secret seeded
 
     def close(self) -> None:
         for context in self.sessions.values():
@@ -182,6 +196,20 @@ class Call:
         self.page_failures: list[str] = []  # the page's own errors, one line each
         self.refused_hosts: dict[str, str] = {}
         self.session_key = str(args.get("session") or "default")
+        self.secrets: dict[str, str] = {}   # name -> value used in this call, redacted from every output
+        self.seeded = False                 # cookies from a secret: no script may run beside them
+        self.secrets_in_steps = False       # a fill/type from a secret somewhere in the steps
+        self.dialog: tuple[str, Any] = (str(args.get("dialogs") or self.block.get("dialogs") or "dismiss"),
+                                        args.get("dialog_text") or self.block.get("dialog_text"))
+        self.console: list[dict] = []
+        self.network: list[dict] = []
+        self.main_response: dict = {}
+        identities = self.block.get("identities") if isinstance(self.block.get("identities"), dict) else {}
+        wanted = args.get("identity")
+        if wanted and wanted not in identities:
+            raise WebToolError(f"browse: identity={wanted} is not in web.browse.identities"
+                               + (f"; the identities are {', '.join(identities)}" if identities else ""))
+        self.identity: dict = dict(identities.get(wanted) or {}) if wanted else {}
 
     # -- guards ------------------------------------------------------------------
     def allowed_domains(self) -> list[str] | None:
@@ -229,6 +257,14 @@ class Call:
             raise WebToolError(f"browse: the action {name} is denied to this agent (web.browse.deny)")
 
     # -- the page ----------------------------------------------------------------
+    def setting(self, key: str) -> Any:
+        """A call argument beats the identity, and the identity beats the block's own defaults."""
+        if self.args.get(key) not in (None, ""):
+            return self.args[key]
+        if self.identity.get(key) not in (None, ""):
+            return self.identity[key]
+        return self.block.get(key)
+
     def context(self) -> "BrowserContext":
         tool = self.tool
         if tool.browse_state is None:
@@ -236,27 +272,126 @@ class Call:
         state = tool.browse_state
         name = self.args.get("session")
         if name and name in state.sessions:
+            state.holders[name]["call"] = self  # the guard and the block list read this call's settings
+            self.seeded = name in state.seeded
             return state.sessions[name]
-        browser = tool.browsers.browser()
-        locale = str(self.args.get("locale") or self.block.get("locale") or _locale(tool.language, tool.region))
+        pool = tool.browsers
+        browser = pool.browser()
+        locale = str(self.setting("locale") or _locale(tool.language, tool.region))
         options: dict[str, Any] = {"locale": locale, "viewport": dict(VIEWPORT),
                                    "user_agent": _desktop_user_agent(browser.version)}
-        if self.block.get("timezone"):
-            options["timezone_id"] = str(self.block["timezone"])
+        device = self.setting("device")
+        if device:
+            known = pool.devices()
+            if device not in known:
+                close = [d for d in known if str(device).lower() in d.lower()][:5]
+                raise WebToolError(f"browse: device={device} is not a Playwright device name"
+                                   + (f"; did you mean {', '.join(close)}?" if close else ", such as \"Pixel 7\""))
+            options.update({k: v for k, v in known[device].items() if k != "default_browser_type"})
+        if self.setting("user_agent"):
+            options["user_agent"] = str(self.setting("user_agent"))
+        if self.setting("timezone"):
+            options["timezone_id"] = str(self.setting("timezone"))
+        if self.setting("color_scheme") in ("light", "dark"):
+            options["color_scheme"] = self.setting("color_scheme")
+        if self.setting("geolocation"):
+            match = re.fullmatch(r"\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*", str(self.setting("geolocation")))
+            if not match:
+                raise WebToolError('browse: geolocation= is "lat,lng", such as "-33.87,151.21"')
+            options["geolocation"] = {"latitude": float(match.group(1)), "longitude": float(match.group(2))}
+        permissions = self.setting("permissions")
+        if permissions:
+            items = [p.strip() for p in permissions.split(",")] if isinstance(permissions, str) else list(permissions)
+            wrong = [p for p in items if p not in W.PERMISSIONS]
+            if wrong:
+                raise WebToolError(f"browse: permissions {', '.join(wrong)} — the ones granted up front are "
+                                   f"{', '.join(W.PERMISSIONS)}")
+            options["permissions"] = items
+        headers = self.headers()
+        if headers:
+            options["extra_http_headers"] = headers
+        if self.setting("ignore_https_errors") is True:
+            options["ignore_https_errors"] = True
         stored = self.storage_file()
         if stored is not None and stored.is_file():
             options["storage_state"] = str(stored)
         context = browser.new_context(**options)
         context.set_default_timeout(ACTION_TIMEOUT_MS)
-        if self.allowed_domains() or not tool.allow_private:
-            context.route("**/*", self._guard)
+        holder = {"call": self}
+        if name or self.allowed_domains() or not tool.allow_private or self.blocked():
+            context.route("**/*", lambda route, request: holder["call"]._guard(route, request))
+        self.add_cookies(context)
         if name:
             state.sessions[str(name)] = context
+            state.holders[str(name)] = holder
+            if self.seeded:
+                state.seeded.add(str(name))
         return context
+
+    def headers(self) -> dict[str, str]:
+        """`headers`: a JSON object; a `${NAME}` in a value is read from that secret; `cookie` is refused."""
+        raw = self.setting("headers")
+        if raw in (None, "", {}):
+            return {}
+        if isinstance(raw, str):
+            try:
+                raw = json.loads(raw)
+            except ValueError:
+                raise WebToolError('browse: headers= is a JSON object, such as {"X-Team": "${TEAM_TOKEN}"}') from None
+        if not isinstance(raw, dict):
+            raise WebToolError('browse: headers= is a JSON object, such as {"X-Team": "${TEAM_TOKEN}"}')
+        out: dict[str, str] = {}
+        for key, value in raw.items():
+            if str(key).lower() == "cookie":
+                raise WebToolError("browse: a cookie header is refused — pass the NAME of a cookie secret as cookies=")
+            out[str(key)] = re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", lambda m: self.secret_value(m.group(1)), str(value))
+        return out
+
+    def secret_value(self, name: str) -> str:
+        value = self.tool.secret(name)
+        self.secrets[name] = value
+        return value
+
+    def add_cookies(self, context: "BrowserContext") -> None:
+        """`cookies`: the NAME of a secret holding a Cookie header line, for `cookie_domain` (else the page's host)."""
+        name = self.args.get("cookies") or self.identity.get("cookies") or self.block.get("cookies")
+        if not name:
+            return
+        from_file = not self.args.get("cookies")
+        domain = str(self.args.get("cookie_domain") or self.identity.get("cookie_domain")
+                     or self.block.get("cookie_domain") or "")
+        host = (urlsplit(str(self.args.get("url") or "")).hostname or "").lower()
+        if from_file:
+            if not domain:
+                raise WebToolError("browse: web.browse.cookies needs cookie_domain: beside it — a cookie default must "
+                                   "name its site")
+            if not _domain_match(host, "*." + domain.lstrip(".")):
+                self.tool.log(f"browse: {host} is not {domain.lstrip('.')}, so the page opens signed out "
+                              f"(web.browse.cookies belongs to {domain})")
+                return
+        line = self.secret_value(str(name))
+        jar = []
+        for part in line.split(";"):
+            if "=" not in part:
+                continue
+            key, _, value = part.strip().partition("=")
+            jar.append({"name": key.strip(), "value": value.strip(), "domain": domain or host, "path": "/"})
+        if jar:
+            context.add_cookies(jar)
+            self.seeded = True
+
+    def blocked(self) -> tuple[set[str], list[str]]:
+        """`block`: resource types and host globs not to load."""
+        raw = self.setting("block")
+        items = [i.strip() for i in raw.split(",")] if isinstance(raw, str) else [str(i) for i in raw or []]
+        types = {i for i in items if i in RESOURCE_TYPES}
+        return (types, [i for i in items if i and i not in RESOURCE_TYPES]) if items else (set(), [])
 
     def _guard(self, route, request) -> None:  # noqa: ANN001
         reason = self.host_refusal(request.url)
-        if reason:
+        types, hosts = self.blocked()
+        host = (urlsplit(request.url).hostname or "").lower()
+        if reason or request.resource_type in types or any(_domain_match(host, h) for h in hosts):
             route.abort("blockedbyclient")
         else:
             route.continue_()
@@ -360,10 +495,11 @@ class Call:
                 locator.clear(timeout=timeout)
         elif name in ("fill", "type"):
             if "secret" in step:
-                raise WebToolError("browse: fill/type with a secret is not built into this install yet")
-            text = step.get("text")
+                text = self.secret_value(str(step["secret"]))
+            else:
+                text = step.get("text")
             if not isinstance(text, str):
-                raise WebToolError(f'browse: step {index}: {name} needs "text"')
+                raise WebToolError(f'browse: step {index}: {name} needs "text" (or "secret", a secret\'s NAME)')
             locator = self.locate(page, value)
             if name == "fill":
                 locator.fill(text, timeout=timeout)
@@ -408,11 +544,16 @@ class Call:
                 raise WebToolError(f"browse: step {index}: viewport takes [width, height]")
             page.set_viewport_size({"width": int(value[0]), "height": int(value[1])})
         elif name == "get":
-            self.results.append({"get": value if not isinstance(value, str) or value in ("url", "title") else
-                                 f"{step.get('what', 'text')} of {value}", "value": self.get(page, value, step)})
+            plain = value in ("url", "title", "localstorage", "sessionstorage")
+            self.results.append({"get": value if plain else f"{step.get('what', 'text')} of {value}",
+                                 "value": self.get(page, value, step)})
         elif name == "eval":
-            self.denied("js")
+            self.no_script("eval")
             self.results.append({"eval": str(value), "value": page.evaluate(str(value))})
+        elif name in ("cookie", "localstorage", "sessionstorage"):
+            self.storage_step(page, name, step)
+        elif name == "dialog":
+            self.dialog = (str(value), step.get("text"))
         elif name == "expect":
             failure = self.claim(page, step, "expect")
             if failure:
@@ -444,7 +585,7 @@ class Call:
         elif value == "text":
             page.get_by_text(str(step.get("text"))).first.wait_for(timeout=timeout)
         elif value == "fn":
-            self.denied("eval")
+            self.no_script("eval")
             page.wait_for_function(str(step.get("js")), timeout=timeout)
         else:
             state = "hidden" if step.get("gone") else "visible"
@@ -456,9 +597,14 @@ class Call:
         if value == "title":
             return page.title()
         if value in ("localstorage", "sessionstorage"):
+            if self.seeded:
+                raise WebToolError(f"browse: a get of {value} is refused where a secret seeded the session")
             store = "localStorage" if value == "localstorage" else "sessionStorage"
             return page.evaluate(f"k => window.{store}.getItem(k)", str(step.get("key") or ""))
         what = step.get("what") or "text"
+        if what in ("value", "html") and self.secrets:
+            raise WebToolError("browse: a call that fills a secret reads no field back (get of a value) — read the "
+                               "page in the next call of the same session")
         locator = self.locate(page, value)
         if what == "count":
             return locator.count()
@@ -509,6 +655,51 @@ class Call:
             return _compare(f"{subject}@{step['attr']}", first.get_attribute(str(step["attr"])) or "", step)
         return None
 
+    def redact(self, text: str) -> str:
+        for name, value in self.secrets.items():
+            if value and len(value) >= 4:
+                text = text.replace(value, f"[secret {name}]")
+        return text
+
+    def confirm(self, page: "Page", selector: str) -> None:
+        """Reload, and require the selector in what the server now returns."""
+        page.reload(wait_until="load")
+        locator = page.get_by_text(selector[5:]) if selector.startswith("text=") else self.locate(page, selector)
+        if locator.count() == 0:
+            raise WebToolError(f"browse: confirm={selector} is not on the page after a reload — the change did not "
+                               f"stick. Do not retry: a refused write is a session or a permission, not a flake")
+        self.notes.append(f"confirm ✓ {selector} after a reload")
+
+    def no_script(self, what: str) -> None:
+        """`js`, `eval` and script by another name never run beside a secret's cookies or a filled secret."""
+        self.denied("js" if what == "js" else "eval")
+        if self.seeded:
+            raise WebToolError(f"browse: {what} does not run in a call that carries cookies from a secret, or in a "
+                               f"session those cookies seeded — document.cookie is one expression away")
+        if self.secrets_in_steps or self.secrets:
+            raise WebToolError(f"browse: {what} does not run in a call that fills a secret — script could read the "
+                               f"field; sign in with session= and read in the next call")
+
+    def storage_step(self, page: "Page", name: str, step: dict) -> None:
+        value = step[name]
+        if name == "cookie":
+            host = (urlsplit(page.url).hostname or "")
+            if step.get("delete"):
+                if value == "*":
+                    page.context.clear_cookies()
+                else:
+                    page.context.clear_cookies(name=str(value))
+                return
+            page.context.add_cookies([{"name": str(value), "value": str(step.get("value") or ""),
+                                       "domain": str(step.get("domain") or host), "path": str(step.get("path") or "/")}])
+            return
+        store = "localStorage" if name == "localstorage" else "sessionStorage"
+        if step.get("delete"):
+            script = f"k => k === '*' ? window.{store}.clear() : window.{store}.removeItem(k)"
+            page.evaluate(script, str(value))
+        else:
+            page.evaluate(f"([k, v]) => window.{store}.setItem(k, v)", [str(value), str(step.get("value") or "")])
+
     def keep_file(self, page: "Page", kind: str, step: dict) -> str:
         name = step.get(kind) if isinstance(step.get(kind), str) and step.get(kind) else "page"
         suffix = ".pdf" if kind == "pdf" else (".jpg" if str(name).lower().endswith((".jpg", ".jpeg")) else ".png")
@@ -545,8 +736,17 @@ class Call:
                 raise WebToolError(f"browse: {scrub_url(url)} was not opened — {refused}") from None
             message = str(exc).split("\n", 1)[0]
             raise WebToolError(f"browse: {scrub_url(url)} did not open: {message}") from None
-        if response is not None and response.status >= 400:
-            self.notes.append(f"the page answered HTTP {response.status}")
+        if response is not None:
+            hops = []
+            request = response.request.redirected_from
+            while request is not None:
+                hops.insert(0, scrub_url(request.url))
+                request = request.redirected_from
+            headers = {k: v for k, v in response.headers.items() if k.lower() != "set-cookie"}  # Set-Cookie withheld
+            self.main_response = {"url": scrub_url(response.url), "status": response.status, "redirects": hops,
+                                  "contentType": headers.get("content-type"), "headers": headers}
+            if response.status >= 400:
+                self.notes.append(f"the page answered HTTP {response.status}")
 
 
 def _compare(label: str, actual: str, step: dict) -> str | None:
@@ -675,6 +875,15 @@ def interactive_lines(snapshot: str) -> str:
 
 # ------------------------------------------------------------------ the action
 
+def _uses_secret(steps: list) -> bool:
+    for step in steps:
+        if not isinstance(step, dict):
+            continue
+        if "secret" in step or _uses_secret(step.get("then") or []) or _uses_secret(step.get("else") or []):
+            return True
+    return False
+
+
 def run(tool: "WebTool", args: dict) -> str:
     """The whole `browse` action. Preconditions: allowed, not a test run."""
     url = args.get("url")
@@ -695,7 +904,8 @@ def run(tool: "WebTool", args: dict) -> str:
     if vendor is not None:
         raise WebToolError(f"web.browse: rendering on {vendor['name']} is not built into this install yet; leave "
                            f"web.browse's via unset to render in the account's own browser")
-    engine_word = args.get("browser") or args.get("engine") or call.block.get("engine") or call.block.get("browser")
+    engine_word = args.get("browser") or args.get("engine") or call.identity.get("engine") or \
+        call.block.get("engine") or call.block.get("browser")
     engine = W.engine_name(engine_word) if engine_word else W.DEFAULT_ENGINE
     if engine is None:
         raise WebToolError(f"browse: browser={engine_word} is not an engine; the engines are {', '.join(W.ENGINES)}")
@@ -705,11 +915,23 @@ def run(tool: "WebTool", args: dict) -> str:
         raise WebToolError(f"browse: this runner image was built without {engine}; it has chromium "
                            f"(and chrome, which runs as Chromium here)")
     steps = _steps(args.get("actions"))
+    claims = _steps(args.get("expect")) if args.get("expect") not in (None, "") else []
+    call.secrets_in_steps = _uses_secret(steps)
     if args.get("js"):
         call.denied("js")
-    for key, arg in (("session", "session"), ("state", "state")):
-        if args.get(arg) is not None:
-            _safe_name(args[arg], key)
+        if args.get("cookies"):
+            raise WebToolError("browse: js does not run in a call that carries cookies from a secret — "
+                               "document.cookie is one expression away")
+        if call.secrets_in_steps:
+            call.no_script("js")
+    if args.get("state") and (args.get("cookies") or call.identity.get("cookies") or call.block.get("cookies")):
+        raise WebToolError("browse: state= does not keep a login seeded from a secret (cookies) — state/ is a "
+                           "workspace file every later step can read; sign in with actions instead")
+    if args.get("confirm") and not steps:
+        raise WebToolError("browse: confirm= needs actions= — confirming a page nobody changed proves nothing")
+    for key in ("session", "state"):
+        if args.get(key) is not None:
+            _safe_name(args[key], key)
     max_output = args.get("max_output")
     limit = MAX_OUTPUT if max_output in (None, "") else max(200, min(int(max_output), MAX_OUTPUT))
     reason = call.host_refusal(url)
@@ -720,12 +942,7 @@ def run(tool: "WebTool", args: dict) -> str:
     started = time.monotonic()
     context = call.context()
     page = context.new_page()
-    page.on("pageerror", lambda error: call.page_failures.append(f"uncaught error: {str(error).splitlines()[0][:300]}"))
-    page.on("console", lambda msg: call.page_failures.append(f"console {msg.type}: {msg.text[:300]}")
-            if msg.type == "error" and not str((msg.location or {}).get("url", "")).endswith("/favicon.ico") else None)
-    page.on("requestfailed", lambda request: call.page_failures.append(
-        f"request failed: {scrub_url(request.url)[:200]} ({request.failure})")
-        if request.failure and "ERR_ABORTED" not in str(request.failure) else None)
+    _listen(call, page)
     try:
         call.navigate(page, url)
         if args.get("wait_for"):
@@ -738,7 +955,20 @@ def run(tool: "WebTool", args: dict) -> str:
                                    f"{ACTION_TIMEOUT_MS // 1000}s") from None
         call.run_steps(page, steps)
         if args.get("js"):
+            call.no_script("js")
             call.results.append({"js": str(args["js"]), "value": page.evaluate(str(args["js"]))})
+        failed = []
+        for claim in claims:
+            subject = next((k for k in ("expect",) if k in claim), None)
+            problem = call.claim(page, claim, "expect") if subject else "a claim is {\"expect\": …}"
+            call.notes.append(f"expect {'✓' if problem is None else '✗'} {json.dumps(claim, ensure_ascii=False)[:120]}"
+                              + (f" — {problem}" if problem else ""))
+            if problem:
+                failed.append(problem)
+        if failed:
+            raise WebToolError(call.redact("browse: " + "\n".join(call.notes)))
+        if args.get("confirm"):
+            call.confirm(page, str(args["confirm"]))
         body = read(call, page, mode, args)
         call.save_storage(context)
     finally:
@@ -752,12 +982,12 @@ def run(tool: "WebTool", args: dict) -> str:
             except Exception:  # noqa: BLE001
                 pass
     for line in call.page_failures:
-        tool.log(f"browse {scrub_url(url)}: {line}")
-    tool.emit({"event": "browse", "url": url, "final_url": None, "mode": mode, "steps": len(steps),
+        tool.log(call.redact(f"browse {scrub_url(url)}: {line}"))
+    tool.emit({"event": "browse", "url": url, "mode": mode, "steps": len(steps),
                "seconds": round(time.monotonic() - started, 3), "page_failures": len(call.page_failures) or None})
     if call.results:
         tool.write_file(tool.sandbox / "outputs" / "results.json",
-                        json.dumps(call.results, indent=1, ensure_ascii=False, default=str).encode())
+                        call.redact(json.dumps(call.results, indent=1, ensure_ascii=False, default=str)).encode())
     parts: list[str] = []
     if call.notes:
         parts.append("\n".join(call.notes))
@@ -770,10 +1000,42 @@ def run(tool: "WebTool", args: dict) -> str:
         parts.append(body)
         if call.results:
             parts.append("Results:\n" + json.dumps(call.results, indent=1, ensure_ascii=False, default=str))
-    out = "\n\n".join(parts)
+    out = call.redact("\n\n".join(parts))
     if len(out) > limit:
         out = out[:limit] + f"\n\n[cut at {limit:,} of {len(out):,} characters]"
     return out
+
+
+def _listen(call: Call, page: "Page") -> None:
+    """The page's own failures, its console and its network, as they happen."""
+    page.on("pageerror", lambda error: call.page_failures.append(f"uncaught error: {str(error).splitlines()[0][:300]}"))
+
+    def console(msg) -> None:  # noqa: ANN001
+        where = (msg.location or {}).get("url", "")
+        call.console.append({"level": msg.type, "text": msg.text[:2000], "source": scrub_url(str(where))})
+        if msg.type == "error" and not str(where).endswith("/favicon.ico"):
+            call.page_failures.append(f"console {msg.type}: {msg.text[:300]}")
+
+    page.on("console", console)
+    page.on("requestfailed", lambda request: call.page_failures.append(
+        f"request failed: {scrub_url(request.url)[:200]} ({request.failure})")
+        if request.failure and "ERR_ABORTED" not in str(request.failure) else None)
+
+    def finished(request) -> None:  # noqa: ANN001
+        try:
+            response = request.response()
+            timing = request.timing
+            sizes = request.sizes()
+        except Exception:  # noqa: BLE001 - a page closing under us
+            return
+        call.network.append({"url": scrub_url(request.url), "method": request.method, "type": request.resource_type,
+                             "status": response.status if response else None,
+                             "bytes": sizes.get("responseBodySize"),
+                             "ms": round(timing["responseEnd"]) if timing.get("responseEnd", -1) >= 0 else None})
+
+    page.on("requestfinished", finished)
+    page.on("dialog", lambda dialog: dialog.accept(*([str(call.dialog[1])] if call.dialog[1] is not None else []))
+            if call.dialog[0] == "accept" else dialog.dismiss())
 
 
 def read(call: Call, page: "Page", mode: str, args: dict) -> str:
@@ -798,6 +1060,25 @@ def read(call: Call, page: "Page", mode: str, args: dict) -> str:
         data = json.dumps(tables, indent=1, ensure_ascii=False)
         tool.write_file(tool.sandbox / "outputs" / "tables.json", data.encode())
         return data if tables else "no tables on the page"
+    if mode == "console":
+        data = json.dumps(call.console, indent=1, ensure_ascii=False)
+        tool.write_file(tool.sandbox / "outputs" / "console.json", call.redact(data).encode())
+        if not call.console:
+            return "the page wrote nothing to its console"
+        return "\n".join(f"[{m['level']}] {m['text']}" + (f" ({m['source']})" if m["source"] else "")
+                         for m in call.console)
+    if mode == "network":
+        data = json.dumps({"page": call.main_response, "requests": call.network}, indent=1, ensure_ascii=False)
+        tool.write_file(tool.sandbox / "outputs" / "network.json", data.encode())
+        head = call.main_response
+        lines = [f"{head.get('status')} {head.get('url')} ({head.get('contentType')})"]
+        lines += [f"  redirect: {hop}" for hop in head.get("redirects") or []]
+        lines += [f"  {k}: {v}" for k, v in (head.get("headers") or {}).items()]
+        lines.append("")
+        lines += [f"{r['status'] or '---'} {r['method']} {r['type']} {r['url']} "
+                  f"{r['bytes'] if r['bytes'] is not None else '?'} bytes {r['ms'] if r['ms'] is not None else '?'} ms"
+                  for r in call.network]
+        return "\n".join(lines)
     if mode == "aria":
         snapshot = page.aria_snapshot(mode="ai")
         refs = _load_refs(tool.sandbox)

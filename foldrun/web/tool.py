@@ -31,6 +31,28 @@ EXTRA_ARGS: dict[str, dict] = {
     "wait_for": {"type": "string", "description": "browse: a CSS selector to wait for before reading or acting."},
     "interactive": {"type": "boolean", "description": "browse mode=aria: list only the numbered things you can act on."},
     "max_output": {"type": "integer", "description": "browse: return at most this many characters, 200 to 18,000."},
+    "expect": {"description": "browse: a JSON array of claims checked after the actions, each the shape of an expect "
+                             "step; every one is reported, any failure fails the call."},
+    "confirm": {"type": "string", "description": "browse: after the actions, reload and require this selector (or "
+                                                 "text=…) in what the server returns — proof a write stuck."},
+    "js": {"type": "string", "description": "browse: an expression evaluated in the page; refused with cookies."},
+    "cookies": {"type": "string", "description": "browse: the NAME of a secret holding a site's sign-in cookies."},
+    "cookie_domain": {"type": "string", "description": "browse: the domain those cookies belong to."},
+    "headers": {"description": "browse: a JSON object of request headers; a ${NAME} in a value is read from that "
+                               "secret; cookie is refused."},
+    "device": {"type": "string", "description": 'browse: a device to emulate by Playwright name: "iPhone 15", "Pixel 7".'},
+    "timezone": {"type": "string", "description": "browse: such as Australia/Sydney."},
+    "user_agent": {"type": "string", "description": "browse: an explicit user-agent, beating the engine's and the device's."},
+    "color_scheme": {"type": "string", "description": "browse: light or dark."},
+    "geolocation": {"type": "string", "description": 'browse: "lat,lng" the page will see.'},
+    "permissions": {"description": "browse: permissions granted up front: geolocation, notifications, "
+                                   "clipboard-read, camera, microphone."},
+    "block": {"type": "string", "description": 'browse: resource types and host globs not to load: "image,font,*.doubleclick.net".'},
+    "dialogs": {"type": "string", "description": "browse: accept or dismiss (default) for alert, confirm and prompt."},
+    "dialog_text": {"type": "string", "description": "browse: what to answer a prompt() with, when accepting."},
+    "identity": {"type": "string", "description": "browse: a name from the agent's web.browse.identities."},
+    "allowed_domains": {"description": "browse: the only domains the browser may reach; narrows the agent's list."},
+    "engine": {"type": "string", "description": "browse: the same setting as browser."},
 }
 TYPED: dict[str, str] = {"count": "integer"}
 _REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")

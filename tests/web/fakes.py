@@ -135,6 +135,7 @@ class Site(Loopback):
             "/login": html(LOGIN),
             "/account": html("<html><body><p>signed out</p></body></html>"),
         }
+        self.draft = ""
         super().__init__(self.respond)
 
     def respond(self, request: dict) -> Answer:
@@ -154,6 +155,24 @@ class Site(Loopback):
         if path == "/broken":
             return html("<html><head><title>Broken</title></head><body><script>throw new Error('boom in the page')"
                         "</script></body></html>")
+        if path == "/echo-headers":
+            return html(f"<html><body><p id=cookie>cookie {request['headers'].get('cookie')}</p>"
+                        f"<p id=team>team {request['headers'].get('x-team')}</p></body></html>")
+        if path == "/draft" and request["method"] == "POST":
+            self.draft = request["body"]
+            return 303, {"location": "/draft"}, b""
+        if path == "/draft":
+            saved = "<p>Draft saved</p>" if self.draft else ""
+            return html(f"<html><body>{saved}<form method=post action=/draft><input name=t>"
+                        f"<button>Save</button></form></body></html>")
+        if path == "/fake-save":
+            return html("<html><body><p id=s></p><button onclick=\"document.getElementById('s').textContent="
+                        "'Draft saved'\">Save</button></body></html>")
+        if path == "/dialog":
+            return html("<html><body><p id=r></p><button onclick=\"document.getElementById('r').textContent="
+                        "String(prompt('Name?'))\">Ask</button></body></html>")
+        if path == "/pictures":
+            return html(f'<html><body><p>pictures</p><img src="/png"><img src="/png?2"></body></html>')
         if path == "/echo-language":
             return html(f"<html><body><p>language {request['headers'].get('accept-language')}</p></body></html>")
         if path == "/echo-auth":

@@ -253,3 +253,113 @@ def test_a_browse_that_clicks_is_a_write_and_one_that_only_looks_is_a_read(brows
 
 def test_the_browser_is_launched_once_for_many_calls(browsers):
     assert browsers.launches == 1
+
+
+def test_a_field_filled_from_a_secret_never_shows_its_value_and_the_call_runs_no_script(browse, site, tmp_path):
+    secrets = {"PORTAL_PASSWORD": "hunter2-correct-horse"}
+    tool = browse(secret=secrets.__getitem__)
+    out = tool.call({"action": "browse", "url": f"{site.url}/form", "mode": "text",
+                     "actions": [{"fill": "#name", "secret": "PORTAL_PASSWORD"}, {"click": "#go"}]})
+    assert "Thanks [secret PORTAL_PASSWORD] (free)" in out
+    assert "hunter2" not in out
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "browse", "url": f"{site.url}/form",
+                   "actions": [{"fill": "#name", "secret": "PORTAL_PASSWORD"}, {"eval": "document.getElementById('name').value"}]})
+    assert str(caught.value) == ("browse: eval does not run in a call that fills a secret — script could read the "
+                                 "field; sign in with session= and read in the next call")
+
+
+def test_cookies_from_a_secret_sign_the_page_in_and_js_is_refused_beside_them(browse, site):
+    tool = browse(secret={"SITE_COOKIES": "sid=abc123; uid=7"}.__getitem__)
+    out = tool.call({"action": "browse", "url": f"{site.url}/account", "cookies": "SITE_COOKIES"})
+    assert out == "signed in as alice"
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "browse", "url": f"{site.url}/account", "cookies": "SITE_COOKIES", "js": "document.cookie"})
+    assert str(caught.value) == ("browse: js does not run in a call that carries cookies from a secret — "
+                                 "document.cookie is one expression away")
+
+
+def test_a_cookie_default_opens_signed_out_on_another_site(browse, site, recorder):
+    tool = browse({"browse": {"cookies": "SITE_COOKIES", "cookie_domain": "portal.example.com"}},
+                  secret={"SITE_COOKIES": "sid=abc123"}.__getitem__)
+    assert tool.call({"action": "browse", "url": f"{site.url}/account"}) == "signed out"
+    assert ("browse: 127.0.0.1 is not portal.example.com, so the page opens signed out (web.browse.cookies belongs to "
+            "portal.example.com)") in recorder.lines
+
+
+def test_headers_fill_a_secret_and_refuse_a_cookie_header(browse, site, recorder):
+    tool = browse(secret={"TEAM_TOKEN": "team-token-424242"}.__getitem__)
+    out = tool.call({"action": "browse", "url": f"{site.url}/echo-headers",
+                     "headers": '{"X-Team": "${TEAM_TOKEN}"}'})
+    assert "team [secret TEAM_TOKEN]" in out
+    assert "team-token-424242" not in recorder.text()
+    with pytest.raises(WebToolError, match="a cookie header is refused"):
+        tool.call({"action": "browse", "url": f"{site.url}/echo-headers", "headers": {"Cookie": "a=b"}})
+
+
+def test_block_drops_images_and_network_lists_every_request(browse, site):
+    tool = browse()
+    out = tool.call({"action": "browse", "url": f"{site.url}/pictures", "mode": "network"})
+    assert out.startswith(f"200 {site.url}/pictures (text/html; charset=utf-8)\n")
+    assert f"200 GET image {site.url}/png 264 bytes" in out
+    blocked = tool.call({"action": "browse", "url": f"{site.url}/pictures", "mode": "network", "block": "image"})
+    assert "GET image" not in blocked
+
+
+def test_console_mode_returns_every_console_message(browse, site, tmp_path):
+    out = browse().call({"action": "browse", "url": f"{site.url}/article", "mode": "console"})
+    assert f"[log] analytics ({site.url}/article)" in out.splitlines()
+    assert json.loads((tmp_path / "outputs/console.json").read_text())[0]["level"] == "log"
+
+
+def test_device_timezone_and_identity(browse, site):
+    tool = browse({"browse": {"identities": {"au-mobile": {"device": "Pixel 7", "locale": "en-AU",
+                                                           "timezone": "Australia/Sydney"}}}})
+    out = json.loads(tool.call({"action": "browse", "url": f"{site.url}/form", "identity": "au-mobile", "actions": [
+        {"eval": "[screen.width, navigator.userAgent.includes('Pixel 7'), navigator.language, "
+                 "Intl.DateTimeFormat().resolvedOptions().timeZone]"}]}))
+    assert out[0]["value"] == [412, True, "en-AU", "Australia/Sydney"]
+    with pytest.raises(WebToolError, match="identity=us-desktop is not in web.browse.identities; the identities are au-mobile"):
+        tool.call({"action": "browse", "url": f"{site.url}/form", "identity": "us-desktop"})
+
+
+def test_dialogs_are_dismissed_unless_accepted_with_text(browse, site):
+    tool = browse()
+    steps = [{"click": "text=Ask"}, {"get": "#r"}]
+    assert json.loads(tool.call({"action": "browse", "url": f"{site.url}/dialog", "actions": steps}))[0]["value"] == "null"
+    out = tool.call({"action": "browse", "url": f"{site.url}/dialog", "actions": steps, "dialogs": "accept",
+                     "dialog_text": "Alice"})
+    assert json.loads(out)[0]["value"] == "Alice"
+
+
+def test_expect_claims_are_each_reported_and_any_failure_fails_the_call(browse, site):
+    tool = browse()
+    out = tool.call({"action": "browse", "url": f"{site.url}/form", "mode": "text",
+                     "actions": [{"fill": "#name", "text": "Ann"}, {"click": "#go"}],
+                     "expect": [{"expect": "#out", "text": "Thanks Ann"}, {"expect": "url", "contains": "/form"}]})
+    assert out.startswith('expect ✓ {"expect": "#out", "text": "Thanks Ann"}\nexpect ✓ {"expect": "url", "contains": "/form"}\n\n')
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "browse", "url": f"{site.url}/form", "actions": [{"click": "#go"}],
+                   "expect": [{"expect": "title", "equals": "Sign up"}, {"expect": "#out", "text": "Thanks Zed"}]})
+    assert str(caught.value) == ('browse: expect ✓ {"expect": "title", "equals": "Sign up"}\n'
+                                 'expect ✗ {"expect": "#out", "text": "Thanks Zed"} — #out reads \'Thanks (free)\', without \'Thanks Zed\'')
+
+
+def test_confirm_proves_a_write_stuck_and_says_when_it_did_not(browse, site):
+    tool = browse()
+    out = tool.call({"action": "browse", "url": f"{site.url}/draft", "confirm": "text=Draft saved",
+                     "actions": [{"fill": "input[name=t]", "text": "hello"}, {"click": "text=Save"},
+                                 {"wait": "load"}]})
+    assert out.startswith("confirm ✓ text=Draft saved after a reload\n\nDraft saved")
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "browse", "url": f"{site.url}/fake-save", "confirm": "text=Draft saved",
+                   "actions": [{"click": "text=Save"}]})
+    assert str(caught.value) == ("browse: confirm=text=Draft saved is not on the page after a reload — the change did "
+                                 "not stick. Do not retry: a refused write is a session or a permission, not a flake")
+
+
+def test_cookie_and_localstorage_steps(browse, site):
+    out = browse().call({"action": "browse", "url": f"{site.url}/form", "actions": [
+        {"localstorage": "theme", "value": "dark"}, {"get": "localstorage", "key": "theme"},
+        {"cookie": "sid", "value": "abc123"}, {"goto": f"{site.url}/account"}, {"get": "body"}]})
+    assert json.loads(out) == [{"get": "localstorage", "value": "dark"}, {"get": "text of body", "value": "signed in as alice"}]
