@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +45,7 @@ MIN_OUTPUT = {"responses": 16}
 DEFAULT_PROBE_MODELS = {"anthropic": "claude-haiku-4-5", "openrouter": "anthropic/claude-haiku-4.5",
                         "deepseek": "deepseek-chat", "openai": "gpt-4o-mini"}
 PROBE_TIMEOUT = 20.0
+PARALLEL_QUESTIONS = 4
 _CREDIT_WORDS = ("credit balance", "insufficient_quota", "exceeded your current quota", "billing", "payment required")
 _MODEL_WORDS = ("model_not_found", "model not found", "does not exist", "unknown model", "no such model",
                 "invalid model", "not a valid model")
@@ -245,8 +247,12 @@ def check_account_providers(account_id: int, *, report: bool = True, http: httpx
     rows: list[ProviderCheck] = []
     newly_broken: list[ProviderCheck] = []
     try:
-        for cred in credentials_for(account):
-            verdict, message = ask(cred, client)
+        creds = credentials_for(account)
+        # The questions go out side by side (each waits on a network answer);
+        # the records are written here, one credential at a time.
+        with ThreadPoolExecutor(max_workers=PARALLEL_QUESTIONS) as pool:
+            answers = list(pool.map(lambda cred: ask(cred, client), creds))
+        for cred, (verdict, message) in zip(creds, answers):
             now = timezone.now()
             for key_scope, key_name in cred.keys():
                 with transaction.atomic():

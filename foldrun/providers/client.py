@@ -93,7 +93,8 @@ class Supply:
         preset table's convention); OpenAI-shaped bases already end in /v1."""
         base = self.base_url.rstrip("/")
         if self.format == "anthropic":
-            return base + "/v1/messages"
+            # The table's bases are host roots; a base written with /v1 already means the same.
+            return base + ("/messages" if base.endswith("/v1") else "/v1/messages")
         if self.format == "responses":
             return base + "/responses"
         return base + "/chat/completions"

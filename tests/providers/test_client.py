@@ -180,3 +180,10 @@ def test_a_private_base_url_is_refused_where_the_install_forbids_it(fake_provide
         client.create(None, ASK, [], 10)
     assert info.value.verdict == "unreachable"
     assert fake_provider.requests == []
+
+
+def test_an_anthropic_base_written_with_v1_is_not_doubled():
+    assert Supply(name=None, format="anthropic", base_url="https://x.example/v1/", model="m").endpoint() == \
+        "https://x.example/v1/messages"
+    assert Supply(name=None, format="anthropic", base_url="https://openrouter.ai/api", model="m").endpoint() == \
+        "https://openrouter.ai/api/v1/messages"
