@@ -1068,6 +1068,10 @@ def read(call: Call, page: "Page", mode: str, args: dict) -> str:
         return "\n".join(f"[{m['level']}] {m['text']}" + (f" ({m['source']})" if m["source"] else "")
                          for m in call.console)
     if mode == "network":
+        try:  # every request it made: let the last ones land before listing them
+            page.wait_for_load_state("networkidle", timeout=3000)
+        except Exception:  # noqa: BLE001 - a page that never idles is listed as it stands
+            pass
         data = json.dumps({"page": call.main_response, "requests": call.network}, indent=1, ensure_ascii=False)
         tool.write_file(tool.sandbox / "outputs" / "network.json", data.encode())
         head = call.main_response
