@@ -154,8 +154,6 @@ def check_start_run(*, workspace: Workspace, user=None, flow: str | None = None,
 def do_start_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[dict], flow_meta: dict,
                  budget: float | None, inputs: dict, is_test: bool, trigger: str, changeset: Changeset | None,
                  delivery_id: str = "") -> Run:
-    from .tasks import advance_run
-
     with transaction.atomic():
         run = Run.objects.create(
             account=workspace.account, workspace=workspace, kind=kind, name=name, trigger=trigger,

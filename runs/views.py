@@ -16,7 +16,7 @@ from accounts.models import Workspace
 from foldrun.api import ApiError, NotFound
 
 from . import actions
-from .models import Artifact, Run, RunStatus, Schedule, Trigger
+from .models import Run, RunStatus, Schedule, Trigger
 from .serializers import ArtifactSerializer, RunDetailSerializer, RunSerializer, ScheduleSerializer
 
 PAGE_SIZE = 50

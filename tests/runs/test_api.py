@@ -5,7 +5,6 @@ import pytest
 
 from runs.actions import check_start_run
 from runs.models import Approval, Artifact, Run, Step
-from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.runs.helpers import agent_file, drive, push
 
 NOT_FOUND = {"code": "not_found", "message": "Not found.", "details": {}}

@@ -4,8 +4,6 @@ from __future__ import annotations
 import pytest
 
 from runs.models import Run
-from tests.cli.conftest import cli, foldrun_home, signed_in_as  # noqa: F401
-from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.runs.helpers import agent_file, push
 
 
@@ -58,3 +56,16 @@ def test_run_to_starts_a_server_run_and_runs_and_report_show_it(cli, signed_in_a
     assert run.public_id in listing.out
     report = cli("report", run.public_id, "--to", "rank-desk")
     assert report.lines[0].startswith(f"{run.public_id}  weekly  ")
+
+
+def test_run_local_takes_secrets_from_the_laptop_vault(cli, foldrun_home, laptop_desk, fake_provider):
+    from vault.local import LocalVault
+    LocalVault(foldrun_home).set("LAPTOP_KEY", "laptop-value-1")
+    (laptop_desk / "agents" / "researcher" / "agent.md").write_text(
+        agent_file("researcher", fake_provider, tools="[code]", extra="secrets: [LAPTOP_KEY]\n"))
+    fake_provider.reply_tool_use("Bash", {"command": "test \"$LAPTOP_KEY\" = laptop-value-1 && echo matches"})
+    fake_provider.reply_text("found")
+    fake_provider.reply_text("GOOD")
+    result = cli("run", "weekly", "--local", "--path", laptop_desk)
+    assert result.code == 0, result.err
+    assert fake_provider.requests[1].body["messages"][-1]["content"][0]["content"].startswith("matches")

@@ -10,7 +10,6 @@ import pytest
 from runs.actions import check_start_run
 from runs.models import Run, Step
 from tests.conftest import wait_for
-from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.runs.helpers import agent_file, push
 from tests.runs.test_tool_files import Receiver
 

@@ -3,11 +3,9 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from foldrun.engine import StepRequest, run_step
 from foldrun.engine.local import LocalHost
-from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.runs.engine_helpers import SECRETS, agent_md, desk
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 import pytest
 
 from runs.actions import check_start_run, decide, do_receive_event
-from runs.models import Approval, Artifact, Run, TraceEvent
+from runs.models import Approval, Artifact, TraceEvent
 from library.models import Changeset
-from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.runs.helpers import agent_file, drive, push
 
 

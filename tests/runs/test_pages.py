@@ -6,7 +6,6 @@ from django.test import Client
 
 from runs.actions import check_start_run
 from runs.models import Approval
-from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.runs.helpers import agent_file, drive, push
 
 

@@ -9,7 +9,6 @@ from foldrun.engine.local import LocalHost
 from foldrun.engine.search import SearchIndex
 from runs.actions import check_start_run
 from runs.models import Run
-from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.runs.engine_helpers import SECRETS, agent_md, desk
 from tests.runs.helpers import agent_file, drive, push
 

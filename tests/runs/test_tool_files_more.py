@@ -8,16 +8,13 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from foldrun.engine import StepRequest, run_step
 from foldrun.engine.local import LocalHost
 from foldrun.engine.tools.script import read_requirements
 from runs.actions import check_start_run
-from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.runs.engine_helpers import SECRETS, agent_md, desk
 from tests.runs.helpers import agent_file, drive, push
-from tests.runs.test_tool_files import Receiver, api  # noqa: F401
+from tests.runs.test_tool_files import api  # noqa: F401 - the loopback API fixture
 from vault.actions import do_set_secret
 
 SERVERS = Path(__file__).parent / "servers"

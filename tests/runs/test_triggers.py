@@ -13,7 +13,6 @@ from rest_framework.test import APIClient
 from runs.actions import check_start_run
 from runs.models import Run, Schedule, TraceEvent
 from runs.triggers import fire_due_schedules, next_fire
-from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.runs.helpers import agent_file, drive, push
 from vault.actions import do_set_secret
 

@@ -11,7 +11,6 @@ import fnmatch
 import json
 import os
 import re
-import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 

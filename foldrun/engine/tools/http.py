@@ -15,7 +15,6 @@ import re
 import socket
 import threading
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 

@@ -75,7 +75,6 @@ class McpConnection:
 
     async def _hold(self) -> None:
         from mcp import Client
-        from mcp.client._transport import Transport  # noqa: F401 - the SDK accepts a transport context
 
         self._stop = asyncio.Event()
         try:
