@@ -114,3 +114,16 @@ def test_a_laptop_webhook_is_one_attempt_with_the_same_headers_and_no_log(receiv
 def test_a_laptop_delivery_keeps_no_log(receiver):
     deliver_once(receiver.url, "completed", {"text": "x"})
     assert Delivery.objects.count() == 0
+
+
+def test_a_laptop_run_notifies_its_desk_s_webhook_once(receiver):
+    from foldrun.contract import Desk
+    from notify.laptop import local_payload, notify_local_run
+
+    desk = Desk(files={}, library={"AGENTS.md": "---\nnotify:\n  url: ${HOOK}\n  events: [completed]\n---\n"})
+    payload = local_payload(workspace="rank-desk", run_id="run_local", flow="rankings", status="completed",
+                            verdict="GOOD", headline="GOOD — fine", summary="", cost_usd=0.5,
+                            started_at=None, finished_at=None)
+    outcome = notify_local_run(desk, event="completed", payload=payload, secrets={"HOOK": receiver.url})
+    assert outcome.ok is True and len(receiver.requests) == 1
+    assert notify_local_run(desk, event="failed", payload=payload, secrets={"HOOK": receiver.url}) is None
