@@ -5,7 +5,6 @@ import json
 from datetime import datetime, timedelta, timezone as dt_timezone
 from decimal import Decimal
 
-import pytest
 from django.core import mail
 
 from notify.actions import check_budget, handle_run_event, notify_quarantined, redact_body

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import email
 import email.policy
-from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
