@@ -45,8 +45,8 @@ from .webhook import Outcome, post_once
 log = logging.getLogger(__name__)
 
 # A worker holds a claimed delivery this long; past it, the sweep assumes the
-# worker was lost and hands the attempt to another (8 s timeout + margin).
-LEASE = timedelta(seconds=60)
+# worker was lost and hands the attempt to another (a batch: name lookups + 8 s, with margin).
+LEASE = timedelta(seconds=120)
 # After a signing secret changes, deliveries are signed under both for a day.
 ROTATION_OVERLAP = timedelta(hours=24)
 
