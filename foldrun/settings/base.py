@@ -211,3 +211,10 @@ if LOGGING["root"]["level"].upper() not in _LOG_LEVELS:
     )
 LOGGING["root"]["level"] = LOGGING["root"]["level"].upper()
 env_url("FOLDRUN_RESEND_API_URL", None, schemes=("http", "https"))
+
+# API bodies are JSON whose strings are text (a NUL or a lone surrogate is a 400 naming the field).
+REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = [
+    "foldrun.parsers.TextJSONParser",
+    "rest_framework.parsers.FormParser",
+    "rest_framework.parsers.MultiPartParser",
+]
