@@ -112,3 +112,35 @@ def decide_page(request: HttpRequest, ws: str, run_id: str, index: int, decision
     except ApiError as exc:
         messages.error(request, exc.message)
     return redirect("run-page", ws=workspace.name, run_id=run.public_id)
+
+
+@login_required
+def triggers_page(request: HttpRequest, ws: str) -> HttpResponse:
+    """What starts this workspace's runs: schedules (with next fire times), inbound webhook URLs, and — at
+    the end — the outbound webhook deliveries (the notifications app's partial)."""
+    from foldrun.contract.desk import FLOW
+    from foldrun.contract.model import flow_of
+
+    from .triggers import sync_schedules
+
+    membership, workspace = _scope(request, ws)
+    desk = actions.desk_at(workspace, None)
+    hooks = []
+    for document in desk.of_kind(FLOW):
+        if document.parsed is None:
+            continue
+        flow = flow_of(desk, document)
+        if isinstance(flow.webhook, dict):
+            hooks.append({"flow": flow.name, "url": request.build_absolute_uri(f"/api/hooks/{workspace.public_id}/{flow.name}"),
+                          "signed": str(flow.webhook.get("signature") or "").lower() == "hmac",
+                          "secret": flow.webhook.get("secret") or ""})
+    context = {"section": "home", "workspace": workspace, "schedules": sync_schedules(workspace), "hooks": hooks,
+               "can_write": membership.can_write}
+    try:
+        from notify.pages import deliveries_context
+
+        context.update(deliveries_context(request, workspace))
+        context["has_deliveries"] = True
+    except ImportError:  # the notifications app is optional here
+        context["has_deliveries"] = False
+    return render(request, "runs/triggers.html", context)

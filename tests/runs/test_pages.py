@@ -74,3 +74,18 @@ def test_the_runs_list_shows_the_schedules_next_fire_times(alice, workspace, fak
     html = browser(alice).get("/w/rank-desk/runs/").content.decode()
     assert 'id="schedules"' in html
     assert "<code>0 7 * * *</code>" in html and "Australia/Sydney" in html
+
+
+def test_the_triggers_page_lists_schedules_inbound_webhooks_and_outbound_deliveries(alice, charlie, workspace,
+                                                                                   fake_provider, parked):
+    push(workspace, {"flows/daily.md": "---\nname: daily\nschedule: \"0 7 * * *\"\n---\n1. [[publisher]] — Go.\n",
+                     "flows/hooked.md": "---\nname: hooked\nwebhook: {signature: hmac, secret: INBOUND_KEY}\n---\n"
+                                        "1. [[publisher]] — Go.\n"})
+    page = browser(alice).get("/w/rank-desk/triggers/")
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert "<code>0 7 * * *</code>" in html
+    assert f"/api/hooks/{workspace.public_id}/hooked</code>" in html
+    assert "HMAC-SHA256 of the body with INBOUND_KEY" in html
+    assert html.rstrip().endswith("</html>") and html.index("Outbound webhook deliveries") > html.index("Inbound webhooks")
+    assert browser(charlie).get("/w/rank-desk/triggers/").status_code == 404
