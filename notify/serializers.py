@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from .actions import redact_body
@@ -36,6 +38,7 @@ class DeliverySerializer(serializers.ModelSerializer):
         fields = ["id", "event", "status", "runId", "attemptsMade", "nextAttemptAt", "createdAt", "finishedAt",
                   "body", "attempts"]
 
+    @extend_schema_field(OpenApiTypes.OBJECT)
     def get_body(self, obj: Delivery):
         text = redact_body(obj.body)
         try:

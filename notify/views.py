@@ -6,6 +6,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from accounts.access import ScopedAPIView
@@ -22,6 +24,8 @@ PAGE_SIZE = 50
 
 
 class DeliveriesView(ScopedAPIView):
+    @extend_schema(responses=OpenApiTypes.OBJECT, operation_id="notify_deliveries_list",
+                   description="Outbound webhook deliveries, newest first; ?failed=1.")
     def get(self, request, ws: str):
         workspace = self.get_workspace(ws)
         rows = Delivery.objects.filter(workspace=workspace).prefetch_related("attempts")
@@ -31,6 +35,7 @@ class DeliveriesView(ScopedAPIView):
 
 
 class DeliveryView(ScopedAPIView):
+    @extend_schema(responses=DeliverySerializer)
     def get(self, request, ws: str, delivery_id: str):
         workspace = self.get_workspace(ws)
         delivery = Delivery.objects.filter(workspace=workspace, public_id=delivery_id).first()
@@ -40,6 +45,8 @@ class DeliveryView(ScopedAPIView):
 
 
 class RedeliverView(ScopedAPIView):
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT,
+                   description="One attempt now: the same id and body, signed afresh.")
     def post(self, request, ws: str, delivery_id: str):
         workspace = self.get_workspace(ws)
         self.require_write()
@@ -50,6 +57,8 @@ class RedeliverView(ScopedAPIView):
 
 
 class TestSendView(ScopedAPIView):
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT,
+                   description="Send one real message to the saved destination and report what came back.")
     def post(self, request, ws: str):
         workspace = self.get_workspace(ws)
         self.require_write()
@@ -64,9 +73,12 @@ class MyNotificationsView(ScopedAPIView):
         workspaces = Workspace.objects.filter(account=self.account).order_by("name")
         return Response({"email": request.user.email, "categories": preferences_for(request.user.email, workspaces)})
 
+    @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request):
         return self._answer(request)
 
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT,
+                   description='{"category": "run-alerts", "enabled": false, "workspace": "seo-desk"}')
     def patch(self, request):
         data = request.data if isinstance(request.data, dict) else {}
         category = data.get("category")
