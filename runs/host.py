@@ -74,13 +74,10 @@ class DbHost:
         cost = response_cost(response, provider)
         usage = response.get("usage") or {}
         tokens_in, tokens_out = int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
-        # F() updates: fan-out instances charge the same run at once.
+        # The run's spend is saved at once (F(): fan-out instances charge the same run together), so the
+        # budget holds across steps; the step's and try's totals are written when the step ends.
         Run.objects.filter(pk=self.run.pk).update(cost_usd=F("cost_usd") + cost, tokens_in=F("tokens_in") + tokens_in,
                                                   tokens_out=F("tokens_out") + tokens_out)
-        Step.objects.filter(pk=self.step.pk).update(cost_usd=F("cost_usd") + cost, tokens_in=F("tokens_in") + tokens_in,
-                                                    tokens_out=F("tokens_out") + tokens_out)
-        Try.objects.filter(pk=self.attempt.pk).update(cost_usd=F("cost_usd") + cost, tokens_in=F("tokens_in") + tokens_in,
-                                                      tokens_out=F("tokens_out") + tokens_out)
         return cost
 
     def check_budget(self) -> None:

@@ -345,8 +345,12 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, claim: str) -> str:
         if step.claim != claim or step.status != StepStatus.RUNNING:
             return "claim lost"
         Try.objects.filter(pk=attempt.pk).update(status=result.status, error=result.error[:2000], seconds=seconds,
-                                                 finished_at=timezone.now())
+                                                 finished_at=timezone.now(), cost_usd=result.cost,
+                                                 tokens_in=result.tokens_in, tokens_out=result.tokens_out)
         step.limits_line = result.limits_line[:1000]
+        step.cost_usd += result.cost
+        step.tokens_in += result.tokens_in
+        step.tokens_out += result.tokens_out
         _keep_files(run, step, result)
         if result.status == "completed":
             before = {p: t for p, t in desk.files.items()}

@@ -35,6 +35,9 @@ def test_two_steps_run_in_order_and_the_run_records_verdict_and_headline(workspa
     assert "Find pages about inspections." in fake_provider.requests[0].body["messages"][0]["content"]
     assert "Summarise three pages found." in fake_provider.requests[1].body["messages"][0]["content"]
     assert run.changeset_number == Changeset.objects.filter(workspace=workspace).order_by("-number").first().number
+    first = run.steps.get(index=1)
+    assert (run.tokens_in, run.tokens_out, first.tokens_in, first.tries.get().tokens_in) == (24, 14, 12, 12)
+    assert run.cost_usd == first.cost_usd * 2 > 0
 
 
 def test_a_gate_parks_the_run_until_approved_and_a_second_decision_is_refused(workspace, alice, desk, fake_provider):
