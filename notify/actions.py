@@ -27,7 +27,7 @@ from foldrun.contract.rules.notify import NotifyConfig
 
 from .config import inherited, notify_config_for, webhook_url
 from .email import SendResult, send_mail, send_platform_mail
-from .links import DEFAULT_APPROVE_WITHIN, approval_links
+from .links import DEFAULT_APPROVE_WITHIN, approval_links, public_url
 from .models import (
     MAX_ATTEMPTS,
     RETRY_DELAYS,
@@ -276,19 +276,25 @@ def _send_awaiting_approval(run, approval) -> None:
     config = notify_config_for(workspace)
     dispatch(workspace, "awaiting-approval", payload_for=lambda a: run_payload(run, "awaiting-approval", _gate_links(run, a)),
              run_public_id=run.public_id, config=config)
-    # The step's approvers hear of it whatever `notify:` says, each with
-    # links bound to their own address.
-    if approval is None or approval.kind != "gate":
+    # The step's approvers hear of it whatever `notify:` says: a gate with
+    # links bound to their own address; an `ask:` with its question, to be
+    # answered on the run page (an answer is words, not a click).
+    if approval is None or approval.kind not in ("gate", "ask"):
         return
     already = (config.email or "").lower() if (config and config.email and config.wants("awaiting-approval")) else ""
     for address in _approvers_of(approval):
         if address == already:
             continue
         payload = run_payload(run, "awaiting-approval", _gate_links(run, address))
+        body = render_body(payload)
+        if approval.kind == "ask":
+            base = public_url()
+            where = f"\nAnswer it on the run page: {base}/w/{workspace.name}/runs/{run.public_id}\n" if base else ""
+            body += f"\nStep {approval.step.index} ({approval.step.agent}) asks:\n{approval.question}\n{where}"
         send_mail(
             to=address,
             subject=subject_for(payload["text"].split(" · ", 1)[0], run.summary),
-            body=render_body(payload),
+            body=body,
             category="approvals",
             account=workspace.account,
             workspace=workspace,

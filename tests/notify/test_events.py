@@ -186,3 +186,15 @@ def test_each_approver_is_mailed_links_of_their_own(workspace, public_url):
     handle_run_event(run, "awaiting-approval", approval)
     assert [m.to for m in mail.outbox] == [["owner@example.com"]]
     assert "approveUrl: https://foldrun.example.com/decide/" in mail.outbox[0].body
+
+
+def test_an_ask_mails_its_approvers_the_question_without_links(workspace, public_url):
+    run = _run(workspace, status="awaiting-approval", verdict=None, headline="", finished_at=None)
+    step = Step.objects.create(run=run, index=2, agent="reader", task="t", status="awaiting-approval")
+    approval = Approval.objects.create(run=run, step=step, kind="ask", question="Which region first?",
+                                       approvers=["owner@example.com"])
+    handle_run_event(run, "awaiting-approval", approval)
+    body = mail.outbox[0].body
+    assert "Step 2 (reader) asks:\nWhich region first?" in body
+    assert f"Answer it on the run page: https://foldrun.example.com/w/rank-desk/runs/{run.public_id}" in body
+    assert "approveUrl" not in body

@@ -121,3 +121,16 @@ def test_a_missing_url_secret_is_named_in_the_attempt(workspace):
     write_agents_md(workspace, "---\nnotify:\n  url: ${NOWHERE_URL}\n---\n")
     attempt = perform_attempt(do_record_delivery(workspace, "failed", "{}").pk).attempt
     assert attempt.error == "the webhook URL secret NOWHERE_URL is in neither the workspace's vault nor the account's"
+
+
+def test_a_redelivery_is_signed_afresh_with_the_secret_as_it_is_now(signed, receiver):
+    from notify.actions import do_redeliver
+    from notify.models import Delivery
+
+    delivery = _deliver(signed)
+    do_set_secret(signed.account, None, "OPS_WEBHOOK_SIGNING_KEY", value="rotated-since")
+    do_redeliver(Delivery.objects.get(pk=delivery.pk))
+    first, second = receiver.requests
+    assert first["body"] == second["body"]
+    assert verify_foldrun(second["body"], second["headers"], "rotated-since") is True
+    assert second["headers"]["X-Foldrun-Delivery"] == delivery.public_id
