@@ -55,9 +55,9 @@ Three small edits; `foldrun.web.adapter.engine_tool` builds the `Tool`.
 
    ``engine_tool`` reads ``env.sandbox.root``, ``env.is_test``, ``env.allow_private_urls``,
    ``env.http``, ``env.log``, ``env.host.trace("web", event)``, ``env.secret_values([name])``
-   and ``env.on_close(web.close)``; the account's SearXNG URL comes from
-   ``agent.account_defaults.get("searxng_url")`` or the ``FOLDRUN_SEARXNG_URL`` environment
-   variable (the worker's setting).
+   and ``env.on_close(web.close)``. The account's own engine (its SearXNG instance URL) is
+   ``engine_tool(agent, env, searxng_url=…)`` when the engine knows the account's setting,
+   else the worker's ``FOLDRUN_SEARXNG_URL`` environment variable.
 
 What is built: search (the account's SearXNG over its JSON API, with the
 `web.search:` tuning block checked against the instance's `/config`; brave,

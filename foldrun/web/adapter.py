@@ -11,15 +11,18 @@ from .errors import WebToolError
 from .tool import WebTool, resolve_language, resolve_web_block
 
 
-def web_tool_for(agent: Any, env: Any) -> WebTool:
-    """The step's WebTool, from the resolved agent (`AgentSpec`) and the step's `StepEnv`."""
+def web_tool_for(agent: Any, env: Any, *, searxng_url: str | None = None) -> WebTool:
+    """The step's WebTool, from the resolved agent (`AgentSpec`) and the step's `StepEnv`.
+
+    `searxng_url` is the account's own engine; absent, the worker's `FOLDRUN_SEARXNG_URL`.
+    """
     layers = (agent.meta, agent.workspace_defaults, agent.account_defaults)
     language, region = resolve_language(*layers)
 
     def secret(name: str) -> str:
         return env.secret_values([name])[name]
 
-    searxng = (agent.account_defaults or {}).get("searxng_url") or os.environ.get("FOLDRUN_SEARXNG_URL") or None
+    searxng = searxng_url or os.environ.get("FOLDRUN_SEARXNG_URL") or None
     web = WebTool(resolve_web_block(*layers), http=env.http, sandbox=env.sandbox.root,
                   allow_private=bool(env.allow_private_urls), test_mode=bool(env.is_test),
                   trace=lambda event: env.host.trace("web", event), log=env.log, secret=secret,
@@ -28,11 +31,11 @@ def web_tool_for(agent: Any, env: Any) -> WebTool:
     return web
 
 
-def engine_tool(agent: Any, env: Any) -> tuple[Any, list[str]]:
+def engine_tool(agent: Any, env: Any, *, searxng_url: str | None = None) -> tuple[Any, list[str]]:
     """(the engine `Tool` for `web`, the vault names it needs)."""
     from foldrun.engine.tools.base import Tool, ToolError
 
-    web = web_tool_for(agent, env)
+    web = web_tool_for(agent, env, searxng_url=searxng_url)
     definition = web.schema()
 
     def handler(args: dict, _env: Any) -> str:

@@ -8,6 +8,7 @@ content".
 from __future__ import annotations
 
 import json
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ HTML_TYPES = ("text/html", "application/xhtml+xml")
 TEXT_TYPES = ("text/", "application/json", "application/xml", "application/rss+xml", "application/atom+xml",
               "application/feed+json", "application/ld+json", "application/javascript", "application/x-yaml",
               "application/yaml", "+json", "+xml")
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([A-Za-z0-9_.:-]+)""", re.I)
 # fetch mode -> the browse mode that reads the same thing once JavaScript has run.
 BROWSE_MODE_FOR = {"markdown": "markdown", "text": "text", "html": "html", "links": "links", "meta": "meta"}
 
@@ -54,6 +56,10 @@ class Fetched:
         charset = "utf-8"
         if "charset=" in self.content_type:
             charset = self.content_type.split("charset=", 1)[1].split(";")[0].strip().strip('"') or "utf-8"
+        elif self.is_html():  # no charset in the header: the page's own <meta charset>
+            found = _META_CHARSET.search(self.body[:4096])
+            if found:
+                charset = found.group(1).decode("ascii", errors="replace")
         try:
             return self.body.decode(charset, errors="replace")
         except LookupError:

@@ -203,9 +203,9 @@ def javascript_shell(html: str) -> str | None:
             break
     text = to_text(html)
     words = len(text.split())
-    if root is not None and len(root.get_text(" ", strip=True).split()) < 20 and scripts:
+    if root is not None and len(root.get_text(" ", strip=True).split()) < 20 and scripts and words < 100:
         return f"its content mounts into an empty {_describe(root)} that a script fills in"
-    if scripts and words < 40 and ("javascript" in noscript or words < 15):
+    if scripts and words < 40 and ("javascript" in noscript or words < 8):
         return f"it sent {words} word{'s' if words != 1 else ''} of text and {scripts} script{'s' if scripts != 1 else ''}"
     return None
 

@@ -15,6 +15,9 @@ from loopback stand-ins):
 | exa | POST /search, `x-api-key` → `results[]` | — |
 | serper | POST /search, `X-API-KEY` → `organic[]` | — |
 | jina | — | GET r.jina.ai/<url>, `Accept: application/json` → `data.content` |
+| firecrawl | — | POST /v2/scrape, `Authorization: Bearer` → `data.markdown` / `data.html` |
+| exa | (above) | POST /contents, `maxAgeHours: 0` (live) → `results[].text` + `statuses[].source` |
+| tavily | (above) | POST /extract → `results[].raw_content` + `failed_results[]`, both always |
 
 Every other name the spec lists says so, naming the ones that are built.
 """
@@ -42,6 +45,7 @@ ENDPOINTS: dict[str, str] = {
     "exa": "https://api.exa.ai",
     "serper": "https://google.serper.dev",
     "jina": "https://r.jina.ai",
+    "firecrawl": "https://api.firecrawl.dev",
 }
 # Where each adapter was read from, and when (the spec: a test fails past 90 days).
 SOURCES: dict[str, tuple[str, str]] = {
@@ -50,9 +54,12 @@ SOURCES: dict[str, tuple[str, str]] = {
     "exa": ("https://docs.exa.ai/reference/search", "2026-11-30"),
     "serper": ("https://serper.dev/playground", "2026-11-30"),
     "jina": ("https://jina.ai/reader/", "2026-11-30"),
+    "firecrawl": ("https://docs.firecrawl.dev/api-reference/endpoint/scrape", "2026-11-30"),
+    "exa contents": ("https://docs.exa.ai/reference/get-contents", "2026-11-30"),
+    "tavily extract": ("https://docs.tavily.com/documentation/api-reference/endpoint/extract", "2026-11-30"),
 }
 SEARCH_BUILT = ("brave", "tavily", "exa", "serper")
-FETCH_BUILT = ("jina",)
+FETCH_BUILT = ("jina", "firecrawl", "exa", "tavily")
 BRAVE_FRESHNESS = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
 SERPER_TBS = {"day": "qdr:d", "week": "qdr:w", "month": "qdr:m", "year": "qdr:y"}
 DAYS = {"day": 1, "week": 7, "month": 31, "year": 366}
@@ -207,24 +214,85 @@ def _plain(text: str) -> str:
 # ------------------------------------------------------------------ fetch
 
 def fetch_via(tool: "WebTool", provider: dict, urls: list[str], mode: str, target: "Path | None") -> str:
+    """markdown, text or html from a fetch API; the caller reads meta, links and raw directly."""
     name = provider["name"]
     if name not in FETCH_BUILT:
         raise WebToolError(f"web.fetch: {name} is not built into this install yet; the fetch APIs that are: "
                            f"{', '.join(FETCH_BUILT)} — or leave web.fetch unset for foldrun's own")
     key = _key(tool, provider, optional=name in W.KEY_OPTIONAL)
-    parts = []
+    if len(urls) > FETCH_BATCH[name]:
+        raise WebToolError(f"{name} reads {FETCH_BATCH[name]} url{'s' if FETCH_BATCH[name] != 1 else ''} a call; "
+                           f"give one url, or leave web.fetch unset for foldrun's own (up to 20)")
+    pages = FETCHERS[name](tool, provider, key, urls, mode)
+    parts = [text if len(urls) == 1 else f"=== {url} ===\n{text}" for url, text in pages]
+    out = "\n\n".join(parts)
+    if target is not None:
+        where = tool.write_file(target, out.encode("utf-8"))
+        return f"saved {where} ({len(out.encode()):,} bytes) from {', '.join(urls)} via {name}"
+    return out
+
+
+def _jina(tool, provider, key, urls, mode) -> list[tuple[str, str]]:  # noqa: ANN001
+    out = []
     for url in urls:
         headers = {"Accept": "application/json", "X-Return-Format": mode}
         if key:
             headers["Authorization"] = f"Bearer {key[1]}"
         data = _call(tool, provider, "GET", "/" + url, key, headers=headers)
         page = data.get("data") or {}
-        content = str(page.get("content") or "")
         if page.get("warning"):
             tool.log(f"web fetch via jina: {page['warning']}")
-        parts.append(content if len(urls) == 1 else f"=== {url} ===\n{content}")
-    out = "\n\n".join(parts)
-    if target is not None:
-        where = tool.write_file(target, out.encode("utf-8"))
-        return f"saved {where} ({len(out.encode()):,} bytes) from {', '.join(urls)} via {name}"
+        out.append((url, str(page.get("content") or "")))
     return out
+
+
+def _firecrawl(tool, provider, key, urls, mode) -> list[tuple[str, str]]:  # noqa: ANN001
+    fmt = "markdown" if mode == "markdown" else "html"  # Firecrawl answers markdown or html; text is read from html
+    data = _call(tool, provider, "POST", "/v2/scrape", key, json={"url": urls[0], "formats": [fmt]},
+                 headers={"Authorization": f"Bearer {key[1]}", "Content-Type": "application/json"})
+    page = data.get("data") or {}
+    status = (page.get("metadata") or {}).get("statusCode")
+    if isinstance(status, int) and status >= 400:
+        raise WebToolError(f"{urls[0]}: HTTP {status} (through firecrawl)")
+    text = str(page.get(fmt) or "")
+    if mode == "text":
+        from .pages import to_text
+
+        text = to_text(text)
+    return [(urls[0], text)]
+
+
+def _exa_contents(tool, provider, key, urls, mode) -> list[tuple[str, str]]:  # noqa: ANN001
+    # A fetch is expected to be live: ask for the page as it is now, not Exa's cached copy.
+    body = {"urls": urls, "text": True, "maxAgeHours": 0}
+    data = _call(tool, provider, "POST", "/contents", key, json=body,
+                 headers={"x-api-key": key[1], "Content-Type": "application/json"})
+    by_url = {str(r.get("url") or r.get("id")): r for r in data.get("results") or [] if isinstance(r, dict)}
+    statuses = {str(s.get("id")): s for s in data.get("statuses") or [] if isinstance(s, dict)}
+    out = []
+    for url in urls:
+        result, status = by_url.get(url), statuses.get(url) or {}
+        if result is None:
+            out.append((url, f"{url}: exa could not read it ({status.get('status') or 'no result'})"))
+            continue
+        source = f"[exa: {status['source']}]\n" if status.get("source") else ""
+        out.append((url, source + str(result.get("text") or "")))
+    return out
+
+
+def _tavily_extract(tool, provider, key, urls, mode) -> list[tuple[str, str]]:  # noqa: ANN001
+    body = {"urls": urls, "format": "text" if mode == "text" else "markdown"}
+    data = _call(tool, provider, "POST", "/extract", key, json=body,
+                 headers={"Authorization": f"Bearer {key[1]}", "Content-Type": "application/json"})
+    got = {str(r.get("url")): str(r.get("raw_content") or "") for r in data.get("results") or [] if isinstance(r, dict)}
+    failed = {str(r.get("url")): str(r.get("error") or "failed") for r in data.get("failed_results") or []
+              if isinstance(r, dict)}
+    if not got and failed:
+        raise WebToolError("\n".join(f"{u}: {e} (through tavily)" for u, e in failed.items()))
+    return [(url, got[url] if url in got else f"{url}: {failed.get(url, 'no result')} (through tavily)")
+            for url in urls]
+
+
+FETCHERS: dict[str, Callable[..., list[tuple[str, str]]]] = {
+    "jina": _jina, "firecrawl": _firecrawl, "exa": _exa_contents, "tavily": _tavily_extract}
+FETCH_BATCH: dict[str, int] = {"jina": 1, "firecrawl": 1, "exa": 20, "tavily": 20}

@@ -194,8 +194,8 @@ class WebTool:
             raise WebToolError(f"web: action={action} is not built into this install yet; the actions that are: "
                                f"{', '.join(BUILT_ACTIONS)}")
         if self.test_mode:
-            sentence = (f"test run: web action=browse was not run — a test run is handed no browser pod, and outward "
-                        f"calls fail closed" if action == "browse" else
+            sentence = ("test run: web action=browse was not run — a test run is handed no browser pod, and outward "
+                        "calls fail closed" if action == "browse" else
                         f"test run: web action={action} was not made — a test run has no internet, and outward calls "
                         f"fail closed")
             self.log(sentence)

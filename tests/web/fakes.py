@@ -133,6 +133,9 @@ class Site(Loopback):
             "/hop": (302, {"location": "/article"}, b""),
             "/big": (200, {"content-type": "text/plain"}, b"x" * (11 * 1024 * 1024)),
             "/login": html(LOGIN),
+            "/latin": (200, {"content-type": "text/html"},
+                       '<html><head><meta charset="iso-8859-1"><title>Café</title></head><body><p>Crème brûlée</p>'
+                       '</body></html>'.encode("latin-1")),
             "/account": html("<html><body><p>signed out</p></body></html>"),
         }
         self.draft = ""
@@ -172,7 +175,7 @@ class Site(Loopback):
             return html("<html><body><p id=r></p><button onclick=\"document.getElementById('r').textContent="
                         "String(prompt('Name?'))\">Ask</button></body></html>")
         if path == "/pictures":
-            return html(f'<html><body><p>pictures</p><img src="/png"><img src="/png?2"></body></html>')
+            return html('<html><body><p>pictures</p><img src="/png"><img src="/png?2"></body></html>')
         if path == "/echo-language":
             return html(f"<html><body><p>language {request['headers'].get('accept-language')}</p></body></html>")
         if path == "/echo-auth":
@@ -282,3 +285,80 @@ class FakeJina(Loopback):
         return as_json({"code": 200, "status": 20000, "data": {
             "title": "Read by Jina", "url": target, "content": f"# Read by Jina\n\nformat {request['headers'].get('x-return-format')}",
             "publishedTime": None}})
+
+
+class FakeExa(Loopback):
+    """Exa: POST /search and /contents with `x-api-key`."""
+
+    KEY = "exa-test-key-0000"
+
+    def __init__(self) -> None:
+        super().__init__(self.respond)
+
+    def respond(self, request: dict) -> Answer:
+        if request["headers"].get("x-api-key") != self.KEY:
+            return as_json({"requestId": "r1", "error": "Invalid API key", "tag": "INVALID_API_KEY"}, 401)
+        body = json.loads(request["body"])
+        if request["path"] == "/search":
+            return as_json({"requestId": "r2", "resolvedSearchType": "neural", "results": [
+                {"id": "https://arxiv.org/abs/1", "title": "A paper", "url": "https://arxiv.org/abs/1",
+                 "publishedDate": "2026-07-01T00:00:00.000Z", "author": "A. Author",
+                 "highlights": ["the key sentence", "another one"], "highlightScores": [0.9, 0.8]}]})
+        if request["path"] == "/contents":
+            return as_json({"requestId": "r3", "results": [
+                {"id": u, "url": u, "title": "Page", "text": f"text of {u}"} for u in body["urls"]],
+                "statuses": [{"id": u, "status": "success", "source": "crawled"} for u in body["urls"]]})
+        return as_json({"error": "not found"}, 404)
+
+
+class FakeSerper(Loopback):
+    """Serper: POST /search with `X-API-KEY`."""
+
+    KEY = "serper-test-key-1111"
+
+    def __init__(self) -> None:
+        super().__init__(self.respond)
+
+    def respond(self, request: dict) -> Answer:
+        if request["headers"].get("x-api-key") != self.KEY:
+            return as_json({"message": "Unauthorized.", "statusCode": 403}, 403)
+        return as_json({"searchParameters": json.loads(request["body"]), "organic": [
+            {"title": "Ranked first", "link": "https://first.example.com/", "snippet": "The top result.",
+             "date": "Sep 1, 2026", "position": 1}],
+            "answerBox": {"answer": "Seven days"}})
+
+
+class FakeFirecrawl(Loopback):
+    """Firecrawl: POST /v2/scrape with `Authorization: Bearer fc-…`."""
+
+    KEY = "fc-test-key-2222"
+
+    def __init__(self) -> None:
+        super().__init__(self.respond)
+
+    def respond(self, request: dict) -> Answer:
+        if request["headers"].get("authorization") != f"Bearer {self.KEY}":
+            return as_json({"success": False, "error": "Unauthorized: Invalid token"}, 401)
+        body = json.loads(request["body"])
+        data = {"metadata": {"title": "Page", "url": body["url"], "sourceURL": body["url"], "statusCode": 200}}
+        for fmt in body["formats"]:
+            data[fmt] = f"{fmt} of {body['url']}"
+        return as_json({"success": True, "data": data})
+
+
+class FakeTavilyExtract(Loopback):
+    """Tavily Extract: POST /extract with `Authorization: Bearer tvly-…`."""
+
+    KEY = "tvly-test-key-3333"
+
+    def __init__(self) -> None:
+        super().__init__(self.respond)
+
+    def respond(self, request: dict) -> Answer:
+        if request["headers"].get("authorization") != f"Bearer {self.KEY}":
+            return as_json({"detail": {"error": "Unauthorized: missing or invalid API key."}}, 401)
+        body = json.loads(request["body"])
+        good = [u for u in body["urls"] if "broken" not in u]
+        return as_json({"results": [{"url": u, "raw_content": f"{body.get('format')} of {u}", "images": []} for u in good],
+                        "failed_results": [{"url": u, "error": "Failed to fetch url"} for u in body["urls"] if u not in good],
+                        "response_time": 0.2})
