@@ -1,0 +1,44 @@
+"""The web tool inside a real engine step, once the engine takes it (see foldrun/web/__init__.py).
+
+Skipped until the engine's three small edits land (a Tool whose limit keys depend on the call, and
+`web` registered from the gallery shelf); from then on it holds the contract between the two.
+"""
+from __future__ import annotations
+
+import pytest
+
+from foldrun.engine import StepRequest, run_step
+from foldrun.engine.local import LocalHost
+from foldrun.engine.tools.base import Tool
+from tests.fakes.providers import FakeProvider
+from tests.runs.engine_helpers import SECRETS, agent_md, desk
+
+pytestmark = pytest.mark.skipif(not hasattr(Tool, "call_limit_keys"),
+                                reason="the engine does not take the web tool yet (foldrun/web/__init__.py says how)")
+
+
+class TracingHost(LocalHost):
+    def __init__(self, secrets: dict[str, str]) -> None:
+        super().__init__(secrets)
+        self.web_events: list[dict] = []
+
+    def trace(self, kind: str, payload: dict) -> None:
+        if kind == "web":
+            self.web_events.append(payload)
+        return super().trace(kind, payload)
+
+
+def test_a_step_granting_web_fetches_twenty_urls_as_one_count_toward_web_fetch(site):
+    with FakeProvider() as fake:
+        files = {"agents/a/agent.md": agent_md("a", fake, tools="[web]", extra="limits: {web.fetch: 1}\n")}
+        fake.reply_tool_use("web", {"action": "fetch", "urls": [f"{site.url}/json"] * 20})
+        fake.reply_tool_use("web", {"action": "fetch", "url": f"{site.url}/article"})
+        fake.reply_text("GOOD")
+        host = TracingHost(SECRETS)
+        result = run_step(desk(files), StepRequest(run_id="r", label="1", agent="a", task="t", allow_private_urls=True),
+                          host)
+        assert result.status == "completed"
+        assert result.limits_line == "limits: web.fetch 1/1 — 1 call refused"
+        assert [t["name"] for t in fake.requests[0].body["tools"]].count("web") == 1
+        assert fake.requests[1].body["messages"][-1]["content"][0]["content"].count('{"items": [1, 2, 3]}') == 20
+        assert len(host.web_events) == 20
