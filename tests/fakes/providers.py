@@ -175,10 +175,9 @@ class FakeProvider:
 
     def reply_status(self, status: int, *, headers: dict | None = None, body: Any = None,
                      message: str = "refused") -> Reply:
-        if body is None:
-            body = {"type": "error", "error": {"type": "rate_limit_error" if status == 429 else "error",
-                                               "message": message}}
-        return self.reply(Reply(status=status, headers=dict(headers or {}), error_body=body))
+        # body None: the error shape of whichever wire the request arrives on.
+        return self.reply(Reply(status=status, headers=dict(headers or {}), error_body=body,
+                                refusal=None if body is not None else message))
 
     def reply_raw(self, raw: bytes | str, *, content_type: str = "text/event-stream", status: int = 200) -> Reply:
         data = raw.encode() if isinstance(raw, str) else raw
@@ -210,7 +209,10 @@ class FakeProvider:
             h.wfile.write(reply.raw)
             return
         if reply.status >= 400:
-            h._send_json(reply.status, reply.error_body, reply.headers)  # type: ignore[attr-defined]
+            body_out = reply.error_body
+            if body_out is None:
+                body_out = error_body(h.path, reply.status, reply.refusal or "refused")
+            h._send_json(reply.status, body_out, reply.headers)  # type: ignore[attr-defined]
             return
         if reply.echo_tool_result:
             reply = Reply(**{**reply.__dict__, "echo_tool_result": False,
@@ -259,6 +261,23 @@ class FakeProvider:
             frame = (f"event: {name}\n" if sse_named and name else "") + f"data: {text}\n\n"
             h.wfile.write(frame.encode())
             h.wfile.flush()
+
+
+# ---------------------------------------------------------------- errors
+
+_ANTHROPIC_ERRORS = {400: "invalid_request_error", 401: "authentication_error", 402: "billing_error",
+                     403: "permission_error", 404: "not_found_error", 413: "request_too_large",
+                     429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
+_OPENAI_ERRORS = {400: "invalid_request_error", 401: "invalid_request_error", 403: "invalid_request_error",
+                  404: "invalid_request_error", 429: "requests", 500: "server_error"}
+
+
+def error_body(path: str, status: int, message: str) -> dict:
+    """An error as each provider documents it."""
+    if path.split("?", 1)[0].endswith(("/chat/completions", "/responses")):
+        return {"error": {"message": message, "type": _OPENAI_ERRORS.get(status, "server_error"), "param": None,
+                          "code": None}}
+    return {"type": "error", "error": {"type": _ANTHROPIC_ERRORS.get(status, "api_error"), "message": message}}
 
 
 # ---------------------------------------------------------------- Anthropic

@@ -79,3 +79,26 @@ def test_the_openai_sdk_assembles_streamed_response_events(fake_provider):
     assert final.output[1].type == "function_call"
     assert final.output[1].arguments == '{"q": "z"}'
     assert final.usage.output_tokens == 7
+
+
+def test_the_openai_sdk_reads_the_fakes_errors_as_its_own(fake_provider):
+    fake_provider.reply_status(429, headers={"retry-after": "7"}, message="Rate limit reached")
+    client = openai.OpenAI(api_key="k", base_url=fake_provider.openai_base_url, max_retries=0)
+    try:
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+    except openai.RateLimitError as exc:
+        assert exc.message.endswith("Rate limit reached") or "Rate limit reached" in str(exc)
+        assert exc.body["type"] == "requests"
+    else:
+        raise AssertionError("the 429 was not raised")
+
+
+def test_the_anthropic_sdk_reads_the_fakes_errors_as_its_own(fake_provider):
+    fake_provider.reply_status(401, message="invalid x-api-key")
+    client = anthropic.Anthropic(api_key="k", base_url=fake_provider.base_url, max_retries=0)
+    try:
+        client.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "x"}])
+    except anthropic.AuthenticationError as exc:
+        assert exc.body["error"] == {"type": "authentication_error", "message": "invalid x-api-key"}
+    else:
+        raise AssertionError("the 401 was not raised")
