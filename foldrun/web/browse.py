@@ -42,6 +42,7 @@ RESOURCE_TYPES = frozenset({"document", "stylesheet", "image", "media", "font", 
                             "eventsource", "websocket", "manifest", "other"})
 IDLE_SECONDS = 15 * 60
 ACTION_TIMEOUT_MS = 10_000
+FIRST_TRY_MS = 1_500        # the plain click's own try, before the keyboard and the label
 MAX_OUTPUT = 18_000
 BUILT_MODES = ("text", "markdown", "html", "aria", "meta", "table", "network", "links", "screenshot", "pdf",
                "console")
@@ -477,7 +478,9 @@ class Call:
         if name in ("click", "dblclick", "rightclick", "hover", "check", "uncheck", "focus", "clear"):
             locator = self.locate(page, value)
             force = bool(step.get("force"))
-            if name == "click":
+            if name in ("click", "check", "uncheck") and not force:
+                self.press_on(page, locator, name, value, timeout)
+            elif name == "click":
                 locator.click(timeout=timeout, force=force)
             elif name == "dblclick":
                 locator.dblclick(timeout=timeout, force=force)
@@ -571,6 +574,62 @@ class Call:
             self.results.append({"extract": value, "rows": rows})
             self.tool.write_file(self.tool.sandbox / "outputs" / "extracted.json",
                                  json.dumps(rows, indent=1, ensure_ascii=False).encode())
+
+    def press_on(self, page: "Page", locator: "Locator", name: str, selector: Any, timeout: float) -> None:
+        """click / check / uncheck, falling back when the pointer cannot reach the element.
+
+        A control drawn over its hidden real input, or one under a fixed banner,
+        fails a plain click. After a short first try: the keyboard (Space on a
+        checkbox, radio or switch, Enter on a button or link), then the control's
+        label — and a toggle is read back rather than trusting the press.
+        """
+        first_try = min(timeout, FIRST_TRY_MS)
+        try:
+            if name == "click":
+                locator.click(timeout=first_try)
+            elif name == "check":
+                locator.check(timeout=first_try)
+            else:
+                locator.uncheck(timeout=first_try)
+            return
+        except Exception as exc:  # noqa: BLE001 - the fallbacks below, else this error
+            first_error = exc
+        element = locator.first
+        try:
+            kind = element.evaluate("e => [e.tagName.toLowerCase(), (e.type || '').toLowerCase(), "
+                                    "(e.getAttribute('role') || '').toLowerCase()]", timeout=timeout)
+        except Exception:  # noqa: BLE001 - not on the page at all: the plain error says so
+            raise first_error from None
+        toggle = kind[1] in ("checkbox", "radio") or kind[2] in ("checkbox", "radio", "switch")
+        if name in ("check", "uncheck") and not toggle:
+            raise first_error
+        want = None if not toggle else (name != "uncheck" if name != "click" else not self._checked(element))
+        key = "Space" if toggle else "Enter"
+        label = f"{name} {selector}"
+        try:
+            element.focus(timeout=FIRST_TRY_MS)
+            page.keyboard.press(key)
+            if want is None or self._checked(element) == want:
+                self.notes.append(f"{label} (by keyboard ({key}) — the pointer could not reach it)")
+                return
+        except Exception:  # noqa: BLE001 - then the label
+            pass
+        try:
+            clicked = element.evaluate("e => { const l = e.labels && e.labels[0]; if (!l) return false; l.click(); "
+                                       "return true; }")
+            if clicked and (want is None or self._checked(element) == want):
+                self.notes.append(f"{label} (by its label — the pointer could not reach it)")
+                return
+        except Exception:  # noqa: BLE001
+            pass
+        message = str(first_error).split("\n", 1)[0]
+        raise WebToolError(f"browse: {label} failed by pointer, keyboard ({key}) and label: {message} — try "
+                           f"\"force\": true, which sends the click to the element itself")
+
+    @staticmethod
+    def _checked(element: "Locator") -> bool:
+        return bool(element.evaluate("e => e.getAttribute('aria-checked') !== null ? "
+                                     "e.getAttribute('aria-checked') === 'true' : !!e.checked"))
 
     def wait(self, page: "Page", value: Any, step: dict, timeout: float) -> None:
         if isinstance(value, (int, float)) and not isinstance(value, bool):

@@ -176,6 +176,12 @@ class Site(Loopback):
                         "String(prompt('Name?'))\">Ask</button></body></html>")
         if path == "/pictures":
             return html('<html><body><p>pictures</p><img src="/png"><img src="/png?2"></body></html>')
+        if path == "/covered":
+            return html("""<html><body>
+<div style="position:fixed;top:0;left:0;width:100%;height:100%;background:rgba(0,0,0,.5);z-index:10">cookies?</div>
+<button id="go" onclick="document.getElementById('r').textContent='clicked'">Go</button>
+<label><input type="checkbox" id="terms" style="opacity:0;width:0;height:0;margin:0"><span>I agree</span></label>
+<p id="r"></p></body></html>""")
         if path == "/echo-language":
             return html(f"<html><body><p>language {request['headers'].get('accept-language')}</p></body></html>")
         if path == "/echo-auth":

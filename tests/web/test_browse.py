@@ -363,3 +363,14 @@ def test_cookie_and_localstorage_steps(browse, site):
         {"localstorage": "theme", "value": "dark"}, {"get": "localstorage", "key": "theme"},
         {"cookie": "sid", "value": "abc123"}, {"goto": f"{site.url}/account"}, {"get": "body"}]})
     assert json.loads(out) == [{"get": "localstorage", "value": "dark"}, {"get": "text of body", "value": "signed in as alice"}]
+
+
+def test_when_the_pointer_cannot_reach_an_element_the_keyboard_does_and_the_result_says_so(browse, site):
+    out = browse().call({"action": "browse", "url": f"{site.url}/covered", "actions": [
+        {"click": "#go", "timeout": 500}, {"check": "#terms", "timeout": 500}, {"get": "#r"},
+        {"get": "#terms", "what": "checked"}]})
+    notes, results = out.split("\n\n", 1)
+    assert notes == ("click #go (by keyboard (Enter) — the pointer could not reach it)\n"
+                     "check #terms (by keyboard (Space) — the pointer could not reach it)")
+    assert json.loads(results) == [{"get": "text of #r", "value": "clicked"},
+                                   {"get": "checked of #terms", "value": True}]
