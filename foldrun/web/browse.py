@@ -794,6 +794,9 @@ class Call:
             if refused:
                 raise WebToolError(f"browse: {scrub_url(url)} was not opened — {refused}") from None
             message = str(exc).split("\n", 1)[0]
+            if "Download is starting" in message:
+                raise WebToolError(f"browse: {scrub_url(url)} is a download, not a page — fetch it with mode=raw and "
+                                   f"save= to keep the bytes") from None
             raise WebToolError(f"browse: {scrub_url(url)} did not open: {message}") from None
         if response is not None:
             hops = []
@@ -1054,7 +1057,11 @@ def run(tool: "WebTool", args: dict) -> str:
         parts.append(json.dumps(call.results, indent=1, ensure_ascii=False, default=str))
     else:
         if not body.strip():
-            why = "; ".join(call.page_failures[:3]) or "the page drew no text"
+            kind = str(call.main_response.get("contentType") or "").split(";")[0].strip().lower()
+            if kind and "html" not in kind and not kind.startswith("text/"):
+                why = f"it is {kind}, not a page — fetch it with mode=raw and save= to keep the bytes"
+            else:
+                why = "; ".join(call.page_failures[:3]) or "the page drew no text"
             body = f"the page is empty — {why}"
         parts.append(body)
         if call.results:

@@ -137,7 +137,8 @@ def get(tool: "WebTool", url: str, language: str) -> Fetched:
     except httpx.TimeoutException:
         result.error = f"{shown}: timed out after {tool.fetch_timeout:g}s"
     except httpx.HTTPError as exc:
-        result.error = f"{shown}: the request failed ({type(exc).__name__})"
+        detail = scrub_url(str(exc).split("\n", 1)[0])[:200]
+        result.error = f"{shown}: the request failed ({type(exc).__name__}{': ' + detail if detail else ''})"
     result.seconds = round(time.monotonic() - started, 3)
     return result
 
@@ -158,6 +159,8 @@ def render(tool: "WebTool", page: Fetched, mode: str) -> tuple[str, bool]:
     if not page.is_text():
         return _binary_note(page), False
     body = page.text
+    if not body.strip():
+        return f"{page.final_url or page.url} is empty: HTTP {page.status} with no body", False
     base = page.final_url or page.url
     if not page.is_html():
         if mode == "meta":

@@ -133,6 +133,8 @@ class Site(Loopback):
             "/hop": (302, {"location": "/article"}, b""),
             "/big": (200, {"content-type": "text/plain"}, b"x" * (11 * 1024 * 1024)),
             "/login": html(LOGIN),
+            "/empty": (200, {"content-type": "text/html"}, b""),
+            "/report.pdf": (200, {"content-type": "application/pdf"}, b"%PDF-1.4\n%%EOF\n"),
             "/latin": (200, {"content-type": "text/html"},
                        '<html><head><meta charset="iso-8859-1"><title>Café</title></head><body><p>Crème brûlée</p>'
                        '</body></html>'.encode("latin-1")),

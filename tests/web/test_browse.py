@@ -374,3 +374,8 @@ def test_when_the_pointer_cannot_reach_an_element_the_keyboard_does_and_the_resu
                      "check #terms (by keyboard (Space) — the pointer could not reach it)")
     assert json.loads(results) == [{"get": "text of #r", "value": "clicked"},
                                    {"get": "checked of #terms", "value": True}]
+
+
+def test_a_file_that_is_not_a_page_says_so(browse, site):
+    out = browse().call({"action": "browse", "url": f"{site.url}/report.pdf"})
+    assert out == "the page is empty — it is application/pdf, not a page — fetch it with mode=raw and save= to keep the bytes"

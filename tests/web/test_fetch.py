@@ -211,3 +211,18 @@ def test_a_fetch_provider_not_built_here_says_which_are(make_tool, site):
         make_tool({"fetch": "zyte"}, secret=lambda name: "k" * 10).call({"action": "fetch", "url": f"{site.url}/x"})
     assert str(caught.value) == ("web.fetch: zyte is not built into this install yet; the fetch APIs that are: jina, firecrawl, exa, tavily — "
                                  "or leave web.fetch unset for foldrun's own")
+
+
+def test_an_empty_page_arrives_with_its_reason(make_tool, site):
+    assert make_tool().call({"action": "fetch", "url": f"{site.url}/empty"}) == f"{site.url}/empty is empty: HTTP 200 with no body"
+
+
+def test_a_host_that_refuses_the_connection_is_named(make_tool, site):
+    import socket
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()
+    with pytest.raises(WebToolError, match=rf"^http://127.0.0.1:{port}/: the request failed \(ConnectError: "):
+        make_tool().call({"action": "fetch", "url": f"http://127.0.0.1:{port}/"})
