@@ -52,6 +52,8 @@ def secrets_page(request: HttpRequest, ws: str | None = None) -> HttpResponse:
         "entries": entries, "can_write": membership.can_write, "redirect_uri": redirect_uri,
         "presets": sorted(oauth.OAUTH_PRESETS.values(), key=lambda p: p.name), "back": _back(workspace),
         "connected": request.GET.get("connected"),
+        "plain_http": bool(redirect_uri) and redirect_uri.startswith("http://")
+        and not redirect_uri.startswith(("http://localhost", "http://127.0.0.1")),
         "checks": [] if workspace else list(ProviderCheck.objects.filter(account=membership.account)
                                             .order_by("endpoint", "key_name")),
     })

@@ -140,3 +140,11 @@ def test_broken_vault_keys_are_a_sentence_on_the_page(alice, account, settings):
     page = browser_for(alice).post("/settings/secrets/set", {"name": "SOME_KEY", "value": "v"}, follow=True)
     assert page.status_code == 200
     assert "Nothing was saved: FOLDRUN_VAULT_KEYS: entry 1 is not base64" in page.content.decode()
+
+
+def test_a_plain_http_dashboard_is_warned_that_providers_may_refuse_it(alice, account, settings):
+    settings.FOLDRUN_PUBLIC_URL = "http://foldrun.internal:8000"
+    html = browser_for(alice).get("/settings/secrets").content.decode()
+    assert 'id="plain-http-note"' in html
+    settings.FOLDRUN_PUBLIC_URL = "https://foldrun.example.com"
+    assert 'id="plain-http-note"' not in browser_for(alice).get("/settings/secrets").content.decode()
