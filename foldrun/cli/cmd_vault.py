@@ -45,6 +45,9 @@ def register(subparsers, common) -> None:
     _where(st)
     st.add_argument("--host", action="append", dest="hosts", metavar="HOST",
                     help="a host the egress proxy may send it to (repeat for more)")
+    st.add_argument("--oauth", action="store_true",
+                    help="the value is an OAuth2 refresh recipe, as JSON: token_url, client_id, client_secret, "
+                         "refresh_token")
     st.set_defaults(func=cmd_set)
 
     rm = sub.add_parser("delete", parents=[common], help="delete a secret")
@@ -137,12 +140,27 @@ def cmd_list(args, ctx) -> int:
 # set / delete ----------------------------------------------------------------
 def cmd_set(args, ctx) -> int:
     name = _check_name(args.name)
-    value = _read_secret(f"Value for {name} (hidden): ")
+    value = _read_secret(f"{'OAuth recipe (JSON)' if args.oauth else 'Value'} for {name} (hidden): ")
+    recipe = None
+    if args.oauth:
+        import json
+
+        try:
+            recipe = json.loads(value)
+        except ValueError:
+            raise CliError("--oauth: the value must be a JSON object with token_url, client_id, client_secret and "
+                           "refresh_token.") from None
+        if not isinstance(recipe, dict):
+            raise CliError("--oauth: the value must be a JSON object with token_url, client_id, client_secret and "
+                           "refresh_token.")
     if getattr(args, "local", False):
-        _local(ctx).set(name, value)
+        if recipe is not None:
+            _local(ctx).set_oauth(name, recipe)
+        else:
+            _local(ctx).set(name, value)
         data: dict[str, Any] = {"name": name, "scope": "local"}
     else:
-        body: dict[str, Any] = {"value": value}
+        body: dict[str, Any] = {"oauth": recipe} if recipe is not None else {"value": value}
         if args.hosts:
             body["hosts"] = args.hosts
         data = ctx.api.put(_path(args, name), body)

@@ -204,3 +204,20 @@ def test_account_providers_check_exits_non_zero_on_a_dead_key(alice_cli, account
     fake_provider.reply_text("ok")
     alive = alice_cli("account", "providers", "--check")
     assert (alive.code, alive.lines[1].split()[0]) == (0, "✓")
+
+
+def test_a_refresh_recipe_can_be_set_from_stdin(alice_cli, stdin, fake_oauth, workspace):
+    rt = fake_oauth.grant_refresh_token()
+    stdin(json.dumps({"token_url": fake_oauth.token_url, "client_id": fake_oauth.client_id,
+                      "client_secret": fake_oauth.client_secret, "refresh_token": rt}))
+    done = alice_cli("secrets", "set", "CRM_OAUTH", "--oauth", "--to", "rank-desk")
+    assert done.out == "Set CRM_OAUTH in workspace rank-desk.\n"
+    assert resolve_secrets(workspace, ["CRM_OAUTH"])["CRM_OAUTH"].value.startswith("at-")
+    assert rt not in done.out + done.err
+
+
+def test_a_recipe_that_is_not_json_is_refused(alice_cli, stdin):
+    stdin("token_url=x")
+    done = alice_cli("secrets", "set", "CRM_OAUTH", "--oauth")
+    assert done.err == ("--oauth: the value must be a JSON object with token_url, client_id, client_secret and "
+                        "refresh_token.\n")
