@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
 import re
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -71,7 +73,7 @@ class BrowserPool:
     corrupting the driver.
     """
 
-    def __init__(self, executable: str = CHROMIUM, args: list[str] | None = None,
+    def __init__(self, executable: str | None = None, args: list[str] | None = None,
                  idle_seconds: float = IDLE_SECONDS) -> None:
         self.executable = executable
         self.args = list(args or LAUNCH_ARGS)
@@ -89,16 +91,21 @@ class BrowserPool:
         if self._browser is not None and not self._browser.is_connected():
             self.close()
         if self._browser is None:
-            if not Path(self.executable).exists():
-                raise WebToolError(f"browse: no browser at {self.executable} — install Chromium "
-                                   f"(apt-get install -y chromium), or on a laptop `npm i -g playwright@1.63.0` then "
-                                   f"`npx playwright install chromium`")
+            executable = self.executable or find_chromium()
+            if executable is not None and not Path(executable).exists():
+                raise WebToolError(f"browse: no browser at {executable}. {INSTALL_SENTENCE}")
             from playwright.sync_api import sync_playwright
 
             self._playwright = sync_playwright().start()
             self._thread = threading.get_ident()
-            self._browser = self._playwright.chromium.launch(executable_path=self.executable, args=self.args,
-                                                            headless=True)
+            try:  # no system Chromium: Playwright's own download, where `playwright install chromium` put one
+                self._browser = self._playwright.chromium.launch(executable_path=executable, args=self.args,
+                                                                headless=True)
+            except Exception as exc:  # noqa: BLE001
+                self.close()
+                if "Executable doesn't exist" in str(exc) or "playwright install" in str(exc):
+                    raise WebToolError(f"browse: no browser was found. {INSTALL_SENTENCE}") from None
+                raise
             self.launches += 1
         self.last_used = time.monotonic()
         return self._browser
@@ -143,6 +150,23 @@ class BrowseState:
             except Exception:  # noqa: BLE001
                 pass
         self.sessions.clear()
+
+
+INSTALL_SENTENCE = ("Install Chromium (`apt-get install -y chromium` on a worker), or on a laptop "
+                    "`npm i -g playwright@1.63.0` then `npx playwright install chromium`; FOLDRUN_CHROMIUM names "
+                    "another binary")
+
+
+def find_chromium() -> str | None:
+    """The browser to drive: FOLDRUN_CHROMIUM, the system Chromium, else None (Playwright's own download)."""
+    named = os.environ.get("FOLDRUN_CHROMIUM")
+    if named:
+        return named
+    for candidate in (CHROMIUM, "chromium", "chromium-browser"):
+        found = shutil.which(candidate) if not candidate.startswith("/") else (candidate if Path(candidate).exists() else None)
+        if found:
+            return found
+    return None
 
 
 def acts(args: dict) -> bool:

@@ -301,6 +301,10 @@ class SearxngEngine:
         if dropped:
             params["disabled_plugins"] = ",".join(dropped)
         if block.get("doi_resolver"):
+            resolvers = [str(r) for r in config.get("doi_resolvers") or []]
+            if resolvers and block["doi_resolver"] not in resolvers:
+                raise WebToolError(f"search: the DOI resolver {block['doi_resolver']} is not on the account's engine; "
+                                   f"it has {', '.join(resolvers)}")
             params["doi_resolver"] = block["doi_resolver"]
         page = args.get("page")
         if page not in (None, ""):

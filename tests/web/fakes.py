@@ -203,6 +203,8 @@ SEARXNG_CONFIG = {
         {"name": "arxiv", "categories": ["science"], "enabled": True, "time_range_support": True},
     ],
     "plugins": [{"name": "oa_doi_rewrite", "enabled": False}, {"name": "tracker_url_remover", "enabled": True}],
+    "doi_resolvers": ["oadoi.org", "doi.org", "sci-hub.se"],
+    "default_doi_resolver": "oadoi.org",
 }
 
 
@@ -221,13 +223,14 @@ class FakeSearxng(Loopback):
              "engine": "wikipedia", "engines": ["wikipedia"], "score": 0.5, "category": "general"},
         ]
         self.extra: dict[str, Any] = {}
+        self.respond_json = True  # False: an instance whose settings.yml lacks `json` under search.formats
         super().__init__(self.respond)
 
     def respond(self, request: dict) -> Answer:
         if request["path"] == "/config":
             return as_json(SEARXNG_CONFIG)
         if request["path"] == "/search":
-            if request["query"].get("format") != "json":
+            if request["query"].get("format") != "json" or not self.respond_json:
                 return 403, {"content-type": "text/html"}, b"<h1>403 Forbidden</h1>"
             data = {"query": request["query"].get("q"), "number_of_results": 0, "results": self.results,
                     "answers": [], "corrections": [], "infoboxes": [], "suggestions": [],

@@ -379,3 +379,12 @@ def test_when_the_pointer_cannot_reach_an_element_the_keyboard_does_and_the_resu
 def test_a_file_that_is_not_a_page_says_so(browse, site):
     out = browse().call({"action": "browse", "url": f"{site.url}/report.pdf"})
     assert out == "the page is empty — it is application/pdf, not a page — fetch it with mode=raw and save= to keep the bytes"
+
+
+def test_a_missing_browser_says_how_to_install_one(make_tool, site, monkeypatch):
+    monkeypatch.setenv("FOLDRUN_CHROMIUM", "/nowhere/chromium")
+    with pytest.raises(WebToolError) as caught:
+        make_tool().call({"action": "browse", "url": f"{site.url}/form"})
+    assert str(caught.value) == ("browse: no browser at /nowhere/chromium. Install Chromium (`apt-get install -y "
+                                 "chromium` on a worker), or on a laptop `npm i -g playwright@1.63.0` then `npx "
+                                 "playwright install chromium`; FOLDRUN_CHROMIUM names another binary")

@@ -181,3 +181,24 @@ def test_a_missing_key_is_named(make_tool, brave):
             {"action": "search", "query": "x"})
     assert str(caught.value) == ("web.search: brave needs the secret BRAVE_SEARCH_API_KEY, and it is not available "
                                  "to this step — `foldrun secrets set BRAVE_SEARCH_API_KEY`")
+
+
+def test_a_plugin_or_resolver_the_instance_lacks_is_refused_with_the_right_ones_beside_it(make_tool, searxng):
+    with pytest.raises(WebToolError) as caught:
+        make_tool({"search": {"doi_resolver": "doi.example"}}, searxng_url=searxng.url).call(
+            {"action": "search", "query": "x"})
+    assert str(caught.value) == ("search: the DOI resolver doi.example is not on the account's engine; it has "
+                                 "oadoi.org, doi.org, sci-hub.se")
+    with pytest.raises(WebToolError) as caught:
+        make_tool({"search": {"plugins": ["hash_plugin"]}}, searxng_url=searxng.url).call(
+            {"action": "search", "query": "x"})
+    assert str(caught.value) == ("search: the plugin hash_plugin is not on the account's engine; it has "
+                                 "oa_doi_rewrite, tracker_url_remover")
+
+
+def test_a_searxng_without_json_enabled_is_named(make_tool, searxng):
+    searxng.respond_json = False
+    with pytest.raises(WebToolError) as caught:
+        make_tool(searxng_url=searxng.url).call({"action": "search", "query": "x"})
+    assert str(caught.value) == ("search: the account's engine refused a JSON answer (HTTP 403) — its settings.yml "
+                                 "needs `json` under search.formats")
