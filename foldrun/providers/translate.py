@@ -342,6 +342,10 @@ def chat_to_anthropic(data: Mapping[str, Any], stop_sequences: list[str] | None 
         fn = call.get("function") or {}
         blocks.append({"type": "tool_use", "id": call.get("id"), "name": fn.get("name"),
                        "input": _parse_arguments(fn.get("arguments") or "")})
+    if message.get("function_call"):  # the legacy single-call shape some servers still send
+        fn = message["function_call"]
+        blocks.append({"type": "tool_use", "id": None, "name": fn.get("name"),
+                       "input": _parse_arguments(fn.get("arguments") or "")})
     _unique_ids(blocks)
     matched = choice.get("stop_reason", choice.get("matched_stop"))
     stop, seq = _chat_stop(choice.get("finish_reason"), any(b["type"] == "tool_use" for b in blocks),
@@ -399,7 +403,11 @@ class ChatStream:
                 self.text.append(delta["content"])
             if delta.get("refusal"):
                 self.refusal.append(delta["refusal"])
-            for position, call in enumerate(delta.get("tool_calls") or []):
+            legacy = delta.get("function_call")
+            calls = list(delta.get("tool_calls") or [])
+            if legacy:  # the legacy single-call shape: one call, always slot 0
+                calls.append({"index": 0, "function": legacy})
+            for position, call in enumerate(calls):
                 slot = self._slot(call, position)
                 if call.get("id"):
                     slot["id"] = call["id"]

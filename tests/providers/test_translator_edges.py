@@ -110,3 +110,18 @@ def test_server_side_tools_are_dropped_with_a_line(fake_provider):
     c.create(None, ASK, [TOOL, {"type": "web_search_20250305", "name": "web_search"}], 10)
     assert [t["function"]["name"] for t in fake_provider.last.body["tools"]] == ["lookup"]
     assert lines == ["translator dropped: server-side tool web_search"]
+
+
+def test_the_legacy_function_call_shape_reads_as_a_tool_call(fake_provider):
+    fake_provider.reply_raw(
+        chunk({"role": "assistant", "function_call": {"name": "lookup", "arguments": ""}})
+        + chunk({"function_call": {"arguments": '{"q": 7}'}})
+        + chunk({}, "function_call") + "data: [DONE]\n\n")
+    reply = client(fake_provider).create(None, ASK, [TOOL], 10)
+    assert [(b["name"], b["input"]) for b in reply["content"]] == [("lookup", {"q": 7})]
+    assert reply["stop_reason"] == "tool_use" and reply["content"][0]["id"]
+    whole = {"id": "x", "model": "m", "choices": [{"index": 0, "finish_reason": "function_call", "message": {
+        "role": "assistant", "content": None, "function_call": {"name": "lookup", "arguments": '{"q": 8}'}}}]}
+    from foldrun.providers.translate import chat_to_anthropic
+
+    assert chat_to_anthropic(whole)["content"][0]["input"] == {"q": 8}
