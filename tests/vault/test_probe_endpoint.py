@@ -70,3 +70,18 @@ def test_a_probe_cut_off_names_the_failure_a_run_would_hit(alice_api, keyed, fak
         format="json")
     assert answer.json()["printed"][2:] == ["stop reason: max_tokens", "requests: 1", "cost: $0.0000",
                                             "the reply was cut off at the output limit — a run would stop the same way"]
+
+
+def test_the_account_probe_reads_the_account_vault_and_its_agents_md(alice_api, account, fake_provider):
+    from library.actions import FileWrite, do_write_files
+
+    block = f'{{name: openai, base_url: "{fake_provider.openai_base_url}", key: "${{ACCOUNT_MODEL_KEY}}"}}'
+    do_write_files(account=account, workspace=None, kind="push",
+                   writes=[FileWrite("AGENTS.md", f"---\nprovider: {block}\n---\nx\n")])
+    do_set_secret(account, None, "ACCOUNT_MODEL_KEY", value=PLANTED)
+    fake_provider.reply_tool_use("get_code", {})
+    fake_provider.reply_echo_tool_result()
+    answer = alice_api.post("/api/probe", {"model": "gpt-4o-mini"}, format="json").json()
+    assert (answer["ok"], answer["format"], answer["stop_reason"]) == (True, "openai", "end_turn")
+    assert fake_provider.requests[0].headers["authorization"] == f"Bearer {PLANTED}"
+    assert fake_provider.requests[0].body["model"] == "gpt-4o-mini"
