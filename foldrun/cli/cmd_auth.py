@@ -92,6 +92,8 @@ def _login_url(args, ctx) -> str:
         return config_module.normalise_url(args.url)
     if ctx.config.url:
         return ctx.config.url
+    if not _isatty(sys.stdin):  # stdin may be carrying the token; never take a URL from it by surprise
+        raise CliError("Name the server with --url URL (or set $FOLDRUN_URL).")
     answer = _prompt("foldrun server URL: ")
     if not answer:
         raise CliError("A server URL is needed; pass --url.")

@@ -210,3 +210,18 @@ def test_login_on_a_real_terminal_prompts_and_never_echoes_the_password(live_ser
     assert PASSWORD.encode() not in seen
     assert f"Signed in to {live_server.url} as alice@example.com in Acme (owner).".encode() in seen
     assert json.loads((tmp_path / "home" / "config.json").read_text())["url"] == live_server.url
+
+
+def test_a_piped_login_without_a_url_says_to_name_one(cli, monkeypatch, foldrun_home):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("frt_abc\n"))
+    result = cli("login", "--token-stdin")
+    assert (result.code, result.err) == (1, "Name the server with --url URL (or set $FOLDRUN_URL).\n")
+    assert not (foldrun_home / "config.json").exists()
+
+
+def test_a_second_login_reuses_the_stored_url(cli, live_server, alice, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(mint_token(alice) + "\n"))
+    cli("login", "--url", live_server.url, "--token-stdin")
+    monkeypatch.setattr(sys, "stdin", io.StringIO(mint_token(alice) + "\n"))
+    again = cli("login", "--token-stdin")
+    assert again.out == f"Signed in to {live_server.url} as alice@example.com in Acme (owner).\n"
