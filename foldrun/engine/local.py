@@ -43,7 +43,9 @@ class LocalHost:
 
     def model_client(self, provider: dict) -> Any:
         supply = supply_from_block(provider or {"name": "anthropic"}, self.secrets.get)
-        client = ModelClient(supply, on_line=lambda line: self.trace("refusal", {"line": line}))
+        from .step import shared_http
+
+        client = ModelClient(supply, http=shared_http(), on_line=lambda line: self.trace("refusal", {"line": line}))
         self.clients.append(client)
         return client
 

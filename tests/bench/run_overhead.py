@@ -55,7 +55,7 @@ def wait_until(predicate, timeout: float) -> None:
     while not predicate():
         if time.monotonic() > deadline:
             raise SystemExit("timed out")
-        time.sleep(0.001)
+        time.sleep(0.002)
 
 
 def main() -> None:
