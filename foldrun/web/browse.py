@@ -51,7 +51,8 @@ BUILT_MODES = ("text", "markdown", "html", "aria", "meta", "table", "network", "
 BUILT_STEPS = ("click", "dblclick", "rightclick", "hover", "check", "uncheck", "fill", "type", "press", "select",
                "wait", "goto", "scroll", "back", "forward", "reload", "focus", "clear", "keyboard", "get", "eval",
                "expect", "if", "screenshot", "pdf", "viewport", "extract", "cookie", "localstorage", "sessionstorage",
-               "dialog")
+               "dialog", "login", "upload", "download", "mock", "unmock", "offline", "mouse", "wheel", "keydown",
+               "keyup", "highlight", "insert")
 # Steps that may have acted: a call carrying one is a write (spec "Slim steps and a lost pod").
 ACTING_STEPS = frozenset({"click", "dblclick", "rightclick", "check", "uncheck", "drag", "fill", "type", "login",
                           "insert", "press", "select", "upload", "paste", "eval", "keyboard", "keydown", "keyup",
@@ -581,6 +582,41 @@ class Call:
             self.storage_step(page, name, step)
         elif name == "dialog":
             self.dialog = (str(value), step.get("text"))
+        elif name == "login":
+            self.login(page, str(value), step, timeout)
+        elif name == "upload":
+            source = self.tool.sandbox_file(step.get("file"), arg="upload file")
+            self.locate(page, value).set_input_files(str(source), timeout=timeout)
+        elif name == "download":
+            self.download(page, value, step, timeout)
+        elif name == "mock":
+            self.mock(page, str(value), step)
+        elif name == "unmock":
+            if value == "*":
+                page.unroute_all(behavior="ignoreErrors")
+            else:
+                page.unroute(str(value))
+        elif name == "offline":
+            page.context.set_offline(bool(value))
+        elif name == "mouse":
+            x, y = float(step.get("x", 0)), float(step.get("y", 0))
+            if value == "move":
+                page.mouse.move(x, y)
+            elif value in ("down", "up"):
+                page.mouse.move(x, y)
+                getattr(page.mouse, value)()
+            elif value == "dblclick":
+                page.mouse.dblclick(x, y)
+            else:
+                page.mouse.click(x, y)
+        elif name == "wheel":
+            page.mouse.wheel(float(step.get("dx") or 0), float(value))
+        elif name in ("keydown", "keyup"):
+            getattr(page.keyboard, "down" if name == "keydown" else "up")(str(value))
+        elif name == "highlight":
+            self.locate(page, value).highlight()
+        elif name == "insert":
+            page.keyboard.insert_text(str(value))
         elif name == "expect":
             failure = self.claim(page, step, "expect")
             if failure:
@@ -783,6 +819,103 @@ class Call:
         else:
             page.evaluate(f"([k, v]) => window.{store}.setItem(k, v)", [str(value), str(step.get("value") or "")])
 
+    def login(self, page: "Page", name: str, step: dict, timeout: float) -> None:
+        """Sign in from a credential secret the model never sees.
+
+        The secret holds {"username", "password"} as JSON (optionally `url` and the three selectors) or
+        `user:pass`. With a `url` it goes there first and fills no form on any other origin.
+        """
+        raw = self.secret_value(name)
+        try:
+            cred = json.loads(raw)
+        except ValueError:
+            user, sep, password = raw.partition(":")
+            if not sep:
+                raise WebToolError(f'browse: login: the secret {name} is neither {{"username", "password"}} as JSON '
+                                   f"nor user:pass") from None
+            cred = {"username": user, "password": password}
+        if not isinstance(cred, dict) or not cred.get("password"):
+            raise WebToolError(f'browse: login: the secret {name} has no "password"')
+        self.secrets[f"{name}"] = str(cred["password"])  # redacted as [secret NAME] wherever it shows
+        origin = None
+        if cred.get("url"):
+            self.denied("goto")
+            self.navigate(page, str(cred["url"]))
+            parts = urlsplit(str(cred["url"]))
+            origin = f"{parts.scheme}://{parts.netloc}"
+
+        def same_origin() -> None:
+            here = urlsplit(page.url)
+            if origin and f"{here.scheme}://{here.netloc}" != origin:
+                raise WebToolError(f"browse: login: the page is on {here.scheme}://{here.netloc}, not {origin} where "
+                                   f"the secret {name} signs in — its form is not filled")
+
+        def field(selector: str | None, guesses: tuple[str, ...]) -> "Locator | None":
+            for candidate in ((selector,) if selector else guesses):
+                for frame in page.frames:
+                    found = frame.locator(candidate)
+                    if found.count() and found.first.is_visible():
+                        return found.first
+            return None
+
+        user_guesses = ("input[autocomplete=username]", "input[type=email]", "input[name*=user i]",
+                        "input[name*=email i]", "input[id*=user i]", "input[type=text]")
+        same_origin()
+        password = field(cred.get("password_selector"), ("input[type=password]",))
+        user = field(cred.get("username_selector"), user_guesses)
+        if user is not None and cred.get("username"):
+            user.fill(str(cred["username"]), timeout=timeout)
+        if password is None:  # a username-then-password form: submit the first half, then look again
+            if user is None:
+                raise WebToolError("browse: login: no sign-in form on the page (no password field or user name field)")
+            user.press("Enter")
+            page.wait_for_load_state("load")
+            same_origin()
+            password = page.locator(cred.get("password_selector") or "input[type=password]").first
+            password.wait_for(state="visible", timeout=timeout)
+        password.fill(str(cred["password"]), timeout=timeout)
+        if cred.get("submit_selector"):
+            page.locator(str(cred["submit_selector"])).first.click(timeout=timeout)
+        else:
+            password.press("Enter")
+        page.wait_for_load_state("load")
+        self.notes.append(f"login: signed in from the secret {name}")
+
+    def download(self, page: "Page", value: Any, step: dict, timeout: float) -> None:
+        """`download` from a control (or a URL) to `outputs/<to>`."""
+        to = str(step.get("to") or "")
+        with page.expect_download(timeout=max(timeout, 30_000)) as caught:
+            if isinstance(value, str) and value.startswith(("http://", "https://")):
+                self.denied("goto")
+                reason = self.host_refusal(value)
+                if reason:
+                    raise WebToolError(f"browse: {scrub_url(value)} was not downloaded — {reason}")
+                page.evaluate("u => { const a = document.createElement('a'); a.href = u; a.download = ''; "
+                              "document.body.appendChild(a); a.click(); a.remove(); }", value)
+            else:
+                self.locate(page, value).click(timeout=timeout)
+        got = caught.value
+        name = to or got.suggested_filename or "download"
+        target = self.tool.save_target(name if name.startswith("outputs/") else f"outputs/{name}")
+        temp = got.path()
+        self.tool.write_file(target, Path(temp).read_bytes())
+        self.notes.append(f"download: {self.tool.relative(target)} ({Path(temp).stat().st_size:,} bytes)")
+
+    def mock(self, page: "Page", glob: str, step: dict) -> None:
+        """Answer for the server on every request matching the glob, from now on."""
+        if step.get("abort"):
+            page.route(glob, lambda route: route.abort())
+            return
+        headers = {str(k): str(v) for k, v in (step.get("headers") or {}).items()}
+        if "json" in step:
+            body, headers = json.dumps(step["json"]).encode(), {"content-type": "application/json", **headers}
+        elif "file" in step:
+            body = self.tool.sandbox_file(step["file"], arg="mock file").read_bytes()
+        else:
+            body = str(step.get("body") or "").encode()
+        status = int(step.get("status") or 200)
+        page.route(glob, lambda route: route.fulfill(status=status, headers=headers, body=body))
+
     def keep_file(self, page: "Page", kind: str, step: dict) -> str:
         name = step.get(kind) if isinstance(step.get(kind), str) and step.get(kind) else "page"
         suffix = ".pdf" if kind == "pdf" else (".jpg" if str(name).lower().endswith((".jpg", ".jpeg")) else ".png")
@@ -965,7 +1098,7 @@ def _uses_secret(steps: list) -> bool:
     for step in steps:
         if not isinstance(step, dict):
             continue
-        if "secret" in step or _uses_secret(step.get("then") or []) or _uses_secret(step.get("else") or []):
+        if "secret" in step or "login" in step or _uses_secret(step.get("then") or []) or _uses_secret(step.get("else") or []):
             return True
     return False
 
@@ -1002,6 +1135,7 @@ def run(tool: "WebTool", args: dict) -> str:
                            f"(and chrome, which runs as Chromium here)")
     steps = _steps(args.get("actions"))
     claims = _steps(args.get("expect")) if args.get("expect") not in (None, "") else []
+    routes = _steps(args.get("routes")) if args.get("routes") not in (None, "") else []
     call.secrets_in_steps = _uses_secret(steps)
     if args.get("js"):
         call.denied("js")
@@ -1030,6 +1164,10 @@ def run(tool: "WebTool", args: dict) -> str:
     page = context.new_page()
     _listen(call, page)
     try:
+        for route in routes:  # mocks in place before the first request
+            if "mock" not in route:
+                raise WebToolError('browse: routes= is a JSON array of mock steps, such as [{"mock": "**/api/*", "json": []}]')
+            call.mock(page, str(route["mock"]), route)
         call.navigate(page, url)
         if args.get("wait_for"):
             try:

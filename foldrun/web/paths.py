@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 from .errors import WebToolError
 
 
-def save_path(sandbox: Path, raw: object, *, arg: str = "save") -> Path:
+def save_path(sandbox: Path, raw: object, *, arg: str = "save", for_write: bool = True) -> Path:
     """The absolute path for `raw` inside `sandbox`, or WebToolError naming why not.
 
     Precondition: `sandbox` exists. Nothing is created here; the caller writes.
@@ -25,13 +25,13 @@ def save_path(sandbox: Path, raw: object, *, arg: str = "save") -> Path:
                            f"such as outputs/page.md")
     if ".." in pure.parts:
         raise WebToolError(f"{arg}={text}: `..` is refused — the path must stay inside the agent directory")
-    if pure.parts and pure.parts[0] == "knowledge":
+    if for_write and pure.parts and pure.parts[0] == "knowledge":
         raise WebToolError(f"{arg}={text}: knowledge/ is never written by a run — use outputs/")
     root = sandbox.resolve()
     target = root.joinpath(*pure.parts)
     if target.is_symlink() or not _inside(root, target):
         raise WebToolError(f"{arg}={text}: a symlink out of the agent directory is refused")
-    if target.is_dir():
+    if for_write and target.is_dir():
         raise WebToolError(f"{arg}={text}: that is a folder; name a file, such as {text.rstrip('/')}/page.md")
     return target
 

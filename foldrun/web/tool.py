@@ -53,6 +53,7 @@ EXTRA_ARGS: dict[str, dict] = {
     "identity": {"type": "string", "description": "browse: a name from the agent's web.browse.identities."},
     "allowed_domains": {"description": "browse: the only domains the browser may reach; narrows the agent's list."},
     "engine": {"type": "string", "description": "browse: the same setting as browser."},
+    "routes": {"description": "browse: a JSON array of mock steps in place before the first request."},
 }
 TYPED: dict[str, str] = {"count": "integer"}
 _REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
@@ -187,6 +188,10 @@ class WebTool:
         action = args.get("action")
         if action not in W.WEB_ACTIONS:
             raise WebToolError(f"web: action={action} is not one of {', '.join(BUILT_ACTIONS)}")
+        known = self.schema()["input_schema"]["properties"]
+        unknown = sorted(set(args) - set(known))
+        if unknown:
+            raise WebToolError(f"web: unknown argument `{unknown[0]}`; it takes {', '.join(known)}")
         if action not in self.allowed_actions():
             raise WebToolError(f"web: action={action} is not allowed to this agent; its web.actions are "
                                f"{', '.join(self.allowed_actions())}")
@@ -279,6 +284,16 @@ class WebTool:
         if raw in (None, ""):
             return None
         return paths.save_path(self.sandbox, raw)
+
+    def sandbox_file(self, raw: object, *, arg: str = "file") -> Path:
+        """An existing file inside the agent directory, to read (an upload, a mock's body)."""
+        target = paths.save_path(self.sandbox, raw, arg=arg, for_write=False)
+        if not target.is_file():
+            raise WebToolError(f"{arg}={raw}: no such file in the agent directory")
+        return target
+
+    def relative(self, target: Path) -> str:
+        return paths.rel(self.sandbox, target)
 
     def write_file(self, target: Path, data: bytes) -> str:
         paths.write_inside(self.sandbox, target, data)

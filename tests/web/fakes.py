@@ -184,6 +184,23 @@ class Site(Loopback):
 <button id="go" onclick="document.getElementById('r').textContent='clicked'">Go</button>
 <label><input type="checkbox" id="terms" style="opacity:0;width:0;height:0;margin:0"><span>I agree</span></label>
 <p id="r"></p></body></html>""")
+        if path == "/signin" and request["method"] == "POST":
+            form = dict(parse_qsl(request["body"]))
+            if form.get("username") == "alice" and form.get("password") == "pa55-w0rd-long":
+                return 303, {"location": "/account", "set-cookie": "sid=abc123; Path=/"}, b""
+            return html(f"<p>wrong password {form.get('password')}</p>", status=403)
+        if path == "/signin":
+            return html('<html><body><form method=post action=/signin><input name=username autocomplete=username>'
+                        '<input type=password name=password><button>Sign in</button></form></body></html>')
+        if path == "/upload":
+            return html('<html><body><input type=file id=f onchange="document.getElementById(\'n\').textContent='
+                        'this.files[0].name + \' \' + this.files[0].size"><p id=n></p></body></html>')
+        if path == "/downloads":
+            return html('<html><body><a id=get href="/report.pdf" download="report.pdf">Report</a></body></html>')
+        if path == "/items":
+            return html('<html><body><ul id=list></ul><script>fetch("/api/items").then(r => r.json()).then(items => '
+                        'document.getElementById("list").innerHTML = items.map(i => "<li>" + i + "</li>").join(""))'
+                        '</script></body></html>')
         if path == "/echo-language":
             return html(f"<html><body><p>language {request['headers'].get('accept-language')}</p></body></html>")
         if path == "/echo-auth":

@@ -239,8 +239,8 @@ def test_what_is_not_built_is_refused_by_name(browse, site):
         tool.call({"action": "browse", "url": f"{site.url}/form", "browser": "firefox"})
     assert str(caught.value) == ("browse: this runner image was built without firefox; it has chromium (and chrome, "
                                  "which runs as Chromium here)")
-    with pytest.raises(WebToolError, match="the action upload is not built into this install yet"):
-        tool.call({"action": "browse", "url": f"{site.url}/form", "actions": [{"upload": "#f", "file": "x"}]})
+    with pytest.raises(WebToolError, match="the action paste is not built into this install yet"):
+        tool.call({"action": "browse", "url": f"{site.url}/form", "actions": [{"paste": "#f", "html": "<b>x</b>"}]})
 
 
 def test_a_browse_that_clicks_is_a_write_and_one_that_only_looks_is_a_read(browse):
@@ -388,3 +388,48 @@ def test_a_missing_browser_says_how_to_install_one(make_tool, site, monkeypatch)
     assert str(caught.value) == ("browse: no browser at /nowhere/chromium. Install Chromium (`apt-get install -y "
                                  "chromium` on a worker), or on a laptop `npm i -g playwright@1.63.0` then `npx "
                                  "playwright install chromium`; FOLDRUN_CHROMIUM names another binary")
+
+
+def test_login_signs_in_from_a_credential_secret_the_model_never_sees(browse, site):
+    credential = json.dumps({"username": "alice", "password": "pa55-w0rd-long", "url": f"{site.url}/signin"})
+    tool = browse(secret={"PORTAL_LOGIN": credential}.__getitem__)
+    out = tool.call({"action": "browse", "url": f"{site.url}/form", "session": "portal",
+                     "actions": [{"login": "PORTAL_LOGIN"}]})
+    assert out == "login: signed in from the secret PORTAL_LOGIN\n\nsigned in as alice"
+    assert tool.writes({"action": "browse", "url": "u", "actions": [{"login": "PORTAL_LOGIN"}]}) is True
+
+
+def test_login_refuses_a_form_on_another_origin_and_redacts_an_echoed_password(browse, site):
+    elsewhere = json.dumps({"username": "alice", "password": "pa55-w0rd-long", "url": "https://portal.example.com/"})
+    tool = browse({"browse": {"allowed_domains": ["127.0.0.1", "portal.example.com"]}},
+                  secret={"OTHER": elsewhere, "WRONG": "alice:wrong-password-9"}.__getitem__)
+    with pytest.raises(WebToolError, match="portal.example.com"):
+        tool.call({"action": "browse", "url": f"{site.url}/signin", "actions": [{"login": "OTHER"}]})
+    out = tool.call({"action": "browse", "url": f"{site.url}/signin", "actions": [{"login": "WRONG"}]})
+    assert out == "login: signed in from the secret WRONG\n\nwrong password [secret WRONG]"
+
+
+def test_upload_hands_a_workspace_file_to_a_file_picker(browse, site, tmp_path):
+    (tmp_path / "outputs").mkdir(exist_ok=True)
+    (tmp_path / "outputs" / "cv.txt").write_text("twelve bytes")
+    out = browse().call({"action": "browse", "url": f"{site.url}/upload",
+                         "actions": [{"upload": "#f", "file": "outputs/cv.txt"}, {"get": "#n"}]})
+    assert json.loads(out) == [{"get": "text of #n", "value": "cv.txt 12"}]
+
+
+def test_download_saves_under_outputs(browse, site, tmp_path):
+    out = browse().call({"action": "browse", "url": f"{site.url}/downloads", "mode": "text",
+                         "actions": [{"download": "#get", "to": "report.pdf"}]})
+    assert out.startswith("download: outputs/report.pdf (15 bytes)\n\n")
+    assert (tmp_path / "outputs/report.pdf").read_bytes() == b"%PDF-1.4\n%%EOF\n"
+
+
+def test_mock_answers_for_the_server(browse, site):
+    tool = browse()
+    out = tool.call({"action": "browse", "url": f"{site.url}/items", "actions": [
+        {"mock": "**/api/items", "json": ["stubbed one", "stubbed two"]}, {"reload": True}, {"wait": "#list li"}],
+        "mode": "text"})
+    assert out == "stubbed one\nstubbed two"
+    routed = tool.call({"action": "browse", "url": f"{site.url}/items", "mode": "text", "wait_for": "#list li",
+                        "routes": [{"mock": "**/api/items", "json": ["from routes"]}]})
+    assert routed == "from routes"

@@ -128,3 +128,8 @@ def test_the_adapter_turns_a_web_error_into_the_engines_tool_error(tmp_path, htt
     assert str(caught.value) == ("test run: web action=browse was not run — a test run is handed no browser pod, and "
                                  "outward calls fail closed")
     assert env.logged == [str(caught.value)]
+
+
+def test_an_unknown_argument_is_named(make_tool):
+    with pytest.raises(WebToolError, match=r"^web: unknown argument `video`; it takes action, query, count"):
+        make_tool().call({"action": "browse", "url": "https://example.com/", "video": True})
