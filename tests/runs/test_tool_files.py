@@ -276,3 +276,18 @@ def test_mcp_servers_inline_in_an_agent_are_granted_too(fake_provider):
     fake_provider.reply_text("GOOD")
     step(files, LocalHost(SECRETS))
     assert results(fake_provider)[0]["content"] == "42"
+
+
+def test_on_a_test_run_a_local_mcp_server_runs_with_no_network_and_a_remote_one_is_not_reached(fake_provider):
+    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[notes, remote]"),
+             "tools/notes.md": f"---\ntransport: mcp\nname: notes\ncommand: {sys.executable}\n"
+                               f"args: ['{SERVERS / 'mcp_notes.py'}']\n---\n",
+             "tools/remote.md": "---\ntransport: mcp\nname: remote\nurl: http://127.0.0.1:9/mcp\n---\n"}
+    fake_provider.reply_tool_use("notes__add", {"a": 1, "b": 1})
+    fake_provider.reply_text("QUIET")
+    host = LocalHost(SECRETS)
+    step(files, host, is_test=True)
+    assert results(fake_provider)[0]["content"] == "2"
+    logs = [d.get("message", "") for k, d in host.events if k == "log"]
+    assert "test run: the MCP server notes runs with no network (outward calls fail closed)" in logs
+    assert "test run: the remote MCP server remote is not reached — outward calls fail closed" in logs

@@ -37,8 +37,10 @@ def mcp_secret_names(meta: dict) -> list[str]:
 class McpConnection:
     """A live session with one MCP server, driven from synchronous code."""
 
-    def __init__(self, name: str, meta: dict, secrets: dict[str, str], cwd: str | None) -> None:
+    def __init__(self, name: str, meta: dict, secrets: dict[str, str], cwd: str | None, *,
+                 no_network: bool = False) -> None:
         self.name = name
+        self.no_network = no_network
         self.meta = meta
         self.secrets = secrets
         self.cwd = cwd
@@ -69,9 +71,12 @@ class McpConnection:
         if not self.meta.get("command"):
             raise ToolError(f"{self.name}: an MCP server needs `command:` (a local process) or `url:`")
         env = {k: fill(v, self.secrets) for k, v in (self.meta.get("env") or {}).items()}
-        return StdioServerParameters(command=str(self.meta["command"]),
-                                     args=[str(a) for a in (self.meta.get("args") or [])],
-                                     env=env or None, cwd=self.cwd)
+        command, args = str(self.meta["command"]), [str(a) for a in (self.meta.get("args") or [])]
+        if self.no_network:  # a test run: the server process gets a network namespace with no route
+            import os
+
+            command, args = "unshare", (["-n"] if os.geteuid() == 0 else ["-rn"]) + [command] + args
+        return StdioServerParameters(command=command, args=args, env=env or None, cwd=self.cwd)
 
     async def _hold(self) -> None:
         from mcp import Client
@@ -127,7 +132,9 @@ class McpToolRuntime:
             env.log(f"test run: the remote MCP server {self.name} is not reached — outward calls fail closed")
             return []
         secrets = env.secret_values(mcp_secret_names(self.meta))
-        self.connection = McpConnection(self.name, self.meta, secrets, str(env.sandbox.root))
+        self.connection = McpConnection(self.name, self.meta, secrets, str(env.sandbox.root), no_network=env.is_test)
+        if env.is_test:
+            env.log(f"test run: the MCP server {self.name} runs with no network (outward calls fail closed)")
         env.on_close(self.connection.close)
         tools: list[Tool] = []
         prefix = re.sub(r"[^A-Za-z0-9_-]", "_", self.name)
