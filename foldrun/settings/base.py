@@ -218,3 +218,5 @@ REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = [
     "rest_framework.parsers.FormParser",
     "rest_framework.parsers.MultiPartParser",
 ]
+# A NUL in a query or form parameter is a 400 naming it (PostgreSQL would answer a 500).
+MIDDLEWARE.append("foldrun.middleware.RefuseNulMiddleware")

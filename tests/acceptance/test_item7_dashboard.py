@@ -169,3 +169,28 @@ def test_no_page_address_takes_an_integer_key():
     # <int:…> is used only for a revision number in its scope and a step's place in a flow.
     ints = {p for route, _v in page_routes() for p in re.findall(r"<int:(\w+)>", route)}
     assert ints == {"number", "index"}
+
+
+def test_no_page_answers_a_nul_in_a_parameter_with_a_500(world, alice):
+    from django.db import transaction
+
+    web = Client(raise_request_exception=False)
+    web.force_login(alice)
+    form = {key: "a\x00b" for key in JUNK_FORM}
+    query = "?q=%00&page=%00&at=%00&path=%00&status=%00&rev=%00"
+    answers = {}
+    for route, _view in page_routes():
+        path = fill_page(route, page_values(route, world))
+        with transaction.atomic():  # a database error in one request must not poison the next
+            answers[f"GET {route}"] = web.get(path + query).status_code
+        with transaction.atomic():
+            answers[f"POST {route}"] = web.post(path, form).status_code
+    assert {k: v for k, v in answers.items() if v >= 500} == {}
+
+
+def test_a_nul_in_a_form_field_is_a_400_naming_it(world, alice):
+    web = Client()
+    web.force_login(alice)
+    response = web.post("/settings/account", {"account": "acc_\x00"})
+    assert response.status_code == 400
+    assert response.content.decode() == "The `account` parameter may not hold a NUL character."
