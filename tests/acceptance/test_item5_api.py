@@ -251,3 +251,14 @@ def test_an_inbound_webhook_body_that_is_not_text_is_not_a_500(world, client, ki
     response = client.post(f"/api/hooks/{world['ws_id']}/weekly", data=json.dumps({"topic": NOT_TEXT[kind]}),
                            content_type="application/json")
     assert response.status_code < 500
+
+
+def test_a_method_a_route_does_not_take_is_a_405_in_the_error_shape(world, alice_api):
+    answers = {}
+    for route, _cls, methods in api_routes():
+        for method in ("get", "post", "put", "patch", "delete"):
+            if methods and method not in methods and route != "/api/schema/":
+                response = getattr(alice_api, method)(fill(route, world))
+                answers[f"{method.upper()} {route}"] = (response.status_code, sorted(response.json()))
+    assert {k: v for k, v in answers.items() if v != (405, ["code", "details", "message"])} == {}
+    assert len(answers) >= 100
