@@ -17,6 +17,8 @@ from rest_framework.test import APIClient
 from accounts.models import ApiToken, Workspace
 from library.models import Changeset, LibraryFile
 
+from tests.cli.conftest import cli, foldrun_home, signed_in_as  # noqa: F401  (fixtures)
+
 from .conftest import AGENT, NOT_FOUND
 
 P = "/api/workspaces/rank-desk"
@@ -239,3 +241,39 @@ def test_an_unknown_api_address_is_a_json_404(world, alice_api):
     response = alice_api.get("/api/no-such-thing")
     assert response.status_code == 404
     assert response.json() == NOT_FOUND
+
+
+@pytest.fixture
+def cli_desk(cli, signed_in_as, alice, workspace, tmp_path):
+    """A clean desk from `foldrun init`, and the CLI signed in as alice."""
+    signed_in_as(alice)
+    assert cli("init", tmp_path / "d", "--name", "rank-desk").code == 0
+    return tmp_path / "d"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_cli_push_of_a_binary_agent_file_prints_the_sentence_and_writes_nothing(cli, cli_desk, workspace):
+    (cli_desk / "agents/assistant/agent.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff")
+    result = cli("push", cli_desk, "--to", "rank-desk")
+    assert result.code == 1
+    assert ("agents/assistant/agent.md: error: is not UTF-8 text; a markdown file or a program must be text — keep "
+            "other bytes in storage/.") in result.err_lines
+    assert not Changeset.objects.filter(workspace=workspace).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_cli_push_of_malformed_frontmatter_prints_file_line_and_parser(cli, cli_desk, workspace):
+    (cli_desk / "flows/hello.md").write_text("---\nname: [hello\n---\n1. [[assistant]] — Hi.\n")
+    result = cli("push", cli_desk, "--to", "rank-desk")
+    assert result.code == 1
+    assert any(line.startswith("flows/hello.md:2: error: the YAML frontmatter is malformed:") for line in result.err_lines)
+    assert not Changeset.objects.filter(workspace=workspace).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_cli_push_of_a_concept_without_type_prints_the_sentence(cli, cli_desk, workspace):
+    (cli_desk / "knowledge/untyped.md").write_text("---\ntitle: T\ndescription: D.\n---\nx\n")
+    result = cli("push", cli_desk, "--to", "rank-desk")
+    assert result.code == 1
+    assert any(line.startswith("knowledge/untyped.md:1: error: has no type: in its frontmatter;") for line in result.err_lines)
+    assert not Changeset.objects.filter(workspace=workspace).exists()
