@@ -45,7 +45,7 @@ class DbHost:
                 raise MissingSecret(name)
         return found
 
-    def model_client(self, provider: dict) -> Any:
+    def model_client(self, provider: dict, timezone: str = "UTC") -> Any:
         stores: dict[str, str] = {}
 
         def lookup(name: str) -> str | None:
@@ -66,7 +66,8 @@ class DbHost:
             self.trace("secret", {"name": name, "store": store, "for": "provider"})
         from foldrun.engine.step import shared_http
 
-        client = ModelClient(supply, http=shared_http(), on_line=lambda line: self.trace("refusal", {"line": line}))
+        client = ModelClient(supply, http=shared_http(), timezone=timezone,
+                             on_line=lambda line: self.trace("refusal", {"line": line}))
         self.clients.append(client)
         return client
 

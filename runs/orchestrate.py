@@ -331,6 +331,7 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, claim: str) -> str:
         is_test=run.is_test, answer=answer, inputs=run_inputs(run),
         allow_private_urls=bool(getattr(settings, "FOLDRUN_ALLOW_PRIVATE_URLS", False)),
         venv_cache=Path(settings.DATA_DIR) / "venvs", sandbox_base=_sandbox_base(),
+        timezone=flow_meta(run).get("timezone"),
     )
     host = DbHost(run, step, attempt)
     started = time.monotonic()

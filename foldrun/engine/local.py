@@ -41,11 +41,12 @@ class LocalHost:
             found[name] = (self.secrets[name], self.store)
         return found
 
-    def model_client(self, provider: dict) -> Any:
+    def model_client(self, provider: dict, timezone: str = "UTC") -> Any:
         supply = supply_from_block(provider or {"name": "anthropic"}, self.secrets.get)
         from .step import shared_http
 
-        client = ModelClient(supply, http=shared_http(), on_line=lambda line: self.trace("refusal", {"line": line}))
+        client = ModelClient(supply, http=shared_http(), timezone=timezone,
+                             on_line=lambda line: self.trace("refusal", {"line": line}))
         self.clients.append(client)
         return client
 

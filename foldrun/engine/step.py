@@ -82,7 +82,7 @@ class Host(Protocol):
     def resolve_secrets(self, names: list[str]) -> dict[str, tuple[str, str]]:
         """name -> (value, store). Raises MissingSecret(name) for one in no vault."""
 
-    def model_client(self, provider: dict) -> Any:
+    def model_client(self, provider: dict, timezone: str = "UTC") -> Any:
         """An object with `.create(system, messages, tools, max_tokens)` returning an Anthropic Messages dict."""
 
     def charge(self, response: dict, provider: dict) -> Decimal:
@@ -113,6 +113,7 @@ class StepRequest:
     venv_cache: Path = Path.home() / ".foldrun" / "venvs"
     sandbox_base: str | None = None
     max_turns: int = DEFAULT_MAX_TURNS
+    timezone: str | None = None   # the flow's, for reset times in refusal lines
 
 
 @dataclass
@@ -412,7 +413,11 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
     messages: list[dict] = [{"role": "user", "content": task}]
     max_tokens = int(agent.meta.get("max_tokens") or DEFAULT_MAX_TOKENS)
     try:
-        client = host.model_client(provider)
+        from foldrun.providers.refusal import step_timezone
+
+        zone = step_timezone(agent.meta.get("timezone"), request.timezone, agent.workspace_defaults.get("timezone"),
+                             agent.account_defaults.get("timezone"))
+        client = host.model_client(provider, timezone=zone)
         for _turn in range(request.max_turns):
             host.check_budget()
             started = time.monotonic()
@@ -474,6 +479,8 @@ def _call_tool(use: dict, by_name: dict[str, Tool], counter: LimitCounter, env: 
     if refusal is not None:
         env.host.trace("limit", {"tool": name, "refused": refusal})
         return {**reply, "content": refusal, "is_error": True}
+    if tool.kind != "builtin":
+        env.host.check_budget()  # a paid call is not made once the run's budget is spent
     if tool.call_writes(arguments):
         what = f"{name} {json.dumps(arguments, ensure_ascii=False)[:200]}"
         env.host.before_write(env.redact(what))

@@ -179,3 +179,15 @@ def test_an_unknown_agent_fails_the_run_naming_it(workspace, alice, desk):
     run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
     assert run.status == "failed"
     assert "agent ghost is not in this workspace" in run.error
+
+
+def test_a_provider_refusal_fails_the_step_with_the_refusal_line_on_its_trace(workspace, alice, desk, fake_provider):
+    desk("1. [[writer]] — Write.", writer={})
+    fake_provider.reply_status(429, headers={"retry-after": "30"})
+    run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
+    step = run.steps.get()
+    refusal = TraceEvent.objects.get(run=run, kind="refusal").data["line"]
+    assert run.status == "failed"
+    assert step.error == refusal
+    assert refusal == ("the provider rate-limited this request (HTTP 429) and asked us to wait 30s — no second "
+                       "supply is configured")
