@@ -29,7 +29,7 @@ from foldrun.contract import web_engines as W
 
 from . import pages
 from .errors import WebToolError
-from .net import NoSuchHost, PrivateAddress, checked_addresses, scrub_url
+from .net import GuardProxy, NoSuchHost, PrivateAddress, Refused, checked_addresses, scrub_url
 
 if TYPE_CHECKING:  # pragma: no cover
     from playwright.sync_api import BrowserContext, Locator, Page
@@ -143,6 +143,7 @@ class BrowseState:
         self.sessions: dict[str, "BrowserContext"] = {}
         self.holders: dict[str, dict] = {}   # session -> {"call": the Call now using it}
         self.seeded: set[str] = set()        # sessions a cookie secret seeded
+        self.proxies: list[GuardProxy] = []  # the sessions' guard proxies
 
     def close(self) -> None:
         for context in self.sessions.values():
@@ -151,6 +152,9 @@ class BrowseState:
             except Exception:  # noqa: BLE001
                 pass
         self.sessions.clear()
+        for proxy in self.proxies:
+            proxy.close()
+        self.proxies.clear()
 
 
 INSTALL_SENTENCE = ("Install Chromium (`apt-get install -y chromium` on a worker), or on a laptop "
@@ -230,6 +234,7 @@ class Call:
         self.console: list[dict] = []
         self.network: list[dict] = []
         self.main_response: dict = {}
+        self.proxy: GuardProxy | None = None
         identities = self.block.get("identities") if isinstance(self.block.get("identities"), dict) else {}
         wanted = args.get("identity")
         if wanted and wanted not in identities:
@@ -252,6 +257,22 @@ class Call:
                                    f"{', '.join(wider)} is outside web.browse.allowed_domains")
             return call
         return call or block
+
+    def connect_policy(self, host: str, port: int) -> list[str]:
+        """What the context's proxy may connect to for `host` (checked addresses), or Refused."""
+        domains = self.allowed_domains()
+        if domains and not any(_domain_match(host.lower(), d) for d in domains):
+            raise Refused(f"{host} is outside this agent's allowed_domains ({', '.join(domains)})")
+        if self.tool.allow_private:
+            return [host]
+        return checked_addresses(host, port)
+
+    def proxy_refusal(self, url: str) -> str | None:
+        """The reason the proxy refused this URL's host during this call, if it did."""
+        if self.proxy is None:
+            return None
+        host = (urlsplit(url).hostname or "").lower()
+        return next((reason for refused, reason in reversed(self.proxy.refusals) if refused.lower() == host), None)
 
     def host_refusal(self, url: str) -> str | None:
         """Why the browser may not reach this URL's host, or None."""
@@ -298,7 +319,9 @@ class Call:
         state = tool.browse_state
         name = self.args.get("session")
         if name and name in state.sessions:
+            previous = state.holders[name]["call"]
             state.holders[name]["call"] = self  # the guard and the block list read this call's settings
+            self.proxy = previous.proxy
             self.seeded = name in state.seeded
             return state.sessions[name]
         pool = tool.browsers
@@ -341,15 +364,21 @@ class Call:
         stored = self.storage_file()
         if stored is not None and stored.is_file():
             options["storage_state"] = str(stored)
+        holder = {"call": self}
+        if self.allowed_domains() or not tool.allow_private:
+            # Every connection the context makes — redirect hops included — is checked when it is made.
+            self.proxy = GuardProxy(lambda host, port: holder["call"].connect_policy(host, port))
+            options["proxy"] = self.proxy.playwright_proxy()
         context = browser.new_context(**options)
         context.set_default_timeout(ACTION_TIMEOUT_MS)
-        holder = {"call": self}
         if name or self.allowed_domains() or not tool.allow_private or self.blocked():
             context.route("**/*", lambda route, request: holder["call"]._guard(route, request))
         self.add_cookies(context)
         if name:
             state.sessions[str(name)] = context
             state.holders[str(name)] = holder
+            if self.proxy is not None:
+                state.proxies.append(self.proxy)
             if self.seeded:
                 state.seeded.add(str(name))
         return context
@@ -943,11 +972,13 @@ class Call:
         reason = self.host_refusal(url)
         if reason:
             raise WebToolError(f"browse: {scrub_url(url)} was not opened — {reason}")
+        seen = len(self.proxy.refusals) if self.proxy is not None else 0
         try:
             response = page.goto(url, wait_until="load", timeout=self.tool.browse_timeout * 1000)
         except Exception as exc:  # noqa: BLE001
             host = (urlsplit(url).hostname or "").lower()
-            refused = self.refused_hosts.get(host)
+            refused = self.refused_hosts.get(host) or (self.proxy.refusals[-1][1] if self.proxy is not None
+                                                       and len(self.proxy.refusals) > seen else None)
             if refused:
                 raise WebToolError(f"browse: {scrub_url(url)} was not opened — {refused}") from None
             message = str(exc).split("\n", 1)[0]
@@ -955,6 +986,9 @@ class Call:
                 raise WebToolError(f"browse: {scrub_url(url)} is a download, not a page — fetch it with mode=raw and "
                                    f"save= to keep the bytes") from None
             raise WebToolError(f"browse: {scrub_url(url)} did not open: {message}") from None
+        if response is not None and response.status == 403 and self.proxy_refusal(response.url):
+            hop = "" if response.url == url else f" (redirected to {scrub_url(response.url)})"
+            raise WebToolError(f"browse: {scrub_url(url)} was not opened{hop} — {self.proxy_refusal(response.url)}")
         if response is not None:
             hops = []
             request = response.request.redirected_from
@@ -1161,6 +1195,7 @@ def run(tool: "WebTool", args: dict) -> str:
         tool.browsers.close()
     started = time.monotonic()
     context = call.context()
+    refusals_from = len(call.proxy.refusals) if call.proxy is not None else 0
     page = context.new_page()
     _listen(call, page)
     try:
@@ -1205,6 +1240,13 @@ def run(tool: "WebTool", args: dict) -> str:
                 context.close()
             except Exception:  # noqa: BLE001
                 pass
+            if call.proxy is not None:
+                call.proxy.close()
+        if call.proxy is not None:  # what the guard refused beyond the page itself: one line each
+            for host, reason in call.proxy.refusals[refusals_from:]:
+                line = f"refused {host}: {reason}"
+                if line not in call.page_failures:
+                    call.page_failures.append(line)
     for line in call.page_failures:
         tool.log(call.redact(f"browse {scrub_url(url)}: {line}"))
     tool.emit({"event": "browse", "url": url, "mode": mode, "steps": len(steps),

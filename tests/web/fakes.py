@@ -201,6 +201,8 @@ class Site(Loopback):
             return html('<html><body><ul id=list></ul><script>fetch("/api/items").then(r => r.json()).then(items => '
                         'document.getElementById("list").innerHTML = items.map(i => "<li>" + i + "</li>").join(""))'
                         '</script></body></html>')
+        if path == "/away":
+            return 302, {"location": request["query"]["to"]}, b""
         if path == "/echo-language":
             return html(f"<html><body><p>language {request['headers'].get('accept-language')}</p></body></html>")
         if path == "/echo-auth":

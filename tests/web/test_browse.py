@@ -433,3 +433,34 @@ def test_mock_answers_for_the_server(browse, site):
     routed = tool.call({"action": "browse", "url": f"{site.url}/items", "mode": "text", "wait_for": "#list li",
                         "routes": [{"mock": "**/api/items", "json": ["from routes"]}]})
     assert routed == "from routes"
+
+
+def test_a_redirect_hop_is_checked_when_its_connection_is_made(browse, site):
+    tool = browse({"browse": {"allowed_domains": ["127.0.0.1"]}})
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "browse", "url": f"{site.url}/away?to=http://localhost:{site.port}/article"})
+    assert str(caught.value) == (f"browse: {site.url}/away?to=http://localhost:{site.port}/article was not opened "
+                                 f"(redirected to http://localhost:{site.port}/article) — localhost is outside this "
+                                 f"agent's allowed_domains (127.0.0.1)")
+    assert tool.call({"action": "browse", "url": f"{site.url}/hop"}).startswith("Home")
+
+
+def test_the_guard_proxy_refuses_loopback_for_plain_http_and_tunnels(site):
+    import socket
+
+    from foldrun.web.net import GuardProxy, checked_addresses
+
+    proxy = GuardProxy(checked_addresses)
+    try:
+        with socket.create_connection(("127.0.0.1", proxy.port)) as conn:
+            conn.sendall(f"GET {site.url}/article HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+            answer = conn.recv(4096).decode()
+        assert answer.startswith("HTTP/1.1 403 Forbidden")
+        assert answer.endswith("refused by foldrun: 127.0.0.1 resolves to 127.0.0.1: private, loopback and "
+                               "link-local addresses cannot be called")
+        with socket.create_connection(("127.0.0.1", proxy.port)) as conn:
+            conn.sendall(b"CONNECT 169.254.169.254:443 HTTP/1.1\r\nHost: 169.254.169.254:443\r\n\r\n")
+            assert conn.recv(4096).decode().startswith("HTTP/1.1 403 Forbidden")
+        assert [host for host, _ in proxy.refusals] == ["127.0.0.1", "169.254.169.254"]
+    finally:
+        proxy.close()
