@@ -35,7 +35,7 @@ def register(subparsers, common) -> None:
     p.set_defaults(func=cmd_run)
 
     p = subparsers.add_parser("runs", parents=[common], help="a workspace's runs, newest first")
-    p.add_argument("--to", required=True, metavar="WS", help="the workspace")
+    p.add_argument("--to", metavar="WS", help="the workspace (default: the one in ./.foldrun/workspace)")
     p.add_argument("--flow", help="only this flow")
     p.add_argument("--status", help="only runs in this status")
     p.add_argument("--verdict", help="only runs with this verdict")
@@ -43,8 +43,8 @@ def register(subparsers, common) -> None:
 
     p = subparsers.add_parser("report", parents=[common], help="a run's report: status, verdict, headline, steps")
     p.add_argument("run", metavar="RUN", help="a run id (with --local: `last` for the newest)")
-    where = p.add_mutually_exclusive_group(required=True)
-    where.add_argument("--to", metavar="WS", help="the workspace the run is in")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--to", metavar="WS", help="the workspace the run is in (default: the one in ./.foldrun/workspace)")
     where.add_argument("--local", action="store_true", help="a run made with `foldrun run --local`")
     p.set_defaults(func=cmd_report)
 
@@ -57,6 +57,19 @@ def _inputs(pairs: list[str]) -> dict[str, str]:
             raise CliError(f"--input {pair}: write it as name=value.", exit_code=2)
         inputs[key.strip()] = value
     return inputs
+
+
+def _workspace(given: str | None) -> str:
+    """--to, else the workspace this desk folder was pushed to (./.foldrun/workspace)."""
+    if given:
+        return given
+    try:
+        name = (Path(".foldrun") / "workspace").read_text(encoding="utf-8").strip()
+    except OSError:
+        name = ""
+    if not name:
+        raise CliError("Name a workspace with --to WS; ./.foldrun/workspace does not say one.")
+    return name
 
 
 def _runs_dir(ctx) -> Path:
@@ -142,7 +155,7 @@ def _print_report(ctx, record: dict) -> None:
 
 def cmd_runs(args, ctx) -> int:
     params = {k: v for k, v in (("flow", args.flow), ("status", args.status), ("verdict", args.verdict)) if v}
-    answer = ctx.api.get(f"/api/workspaces/{quote_path(args.to)}/runs", params=params)
+    answer = ctx.api.get(f"/api/workspaces/{quote_path(_workspace(args.to))}/runs", params=params)
     rows = answer["runs"] if isinstance(answer, dict) else answer
     ctx.out.table(rows, [("id", "RUN"), ("name", "FLOW"), ("status", "STATUS"), ("verdict", "VERDICT"),
                          ("headline", "HEADLINE"), ("created_at", "STARTED", short_time)], empty="No runs yet.")
@@ -163,6 +176,7 @@ def cmd_report(args, ctx) -> int:
             raise CliError(f"There is no local run {run_id} in {runs}.")
         _print_report(ctx, json.loads(path.read_text(encoding="utf-8")))
         return 0
-    run = ctx.api.get(f"/api/workspaces/{quote_path(args.to)}/runs/{quote_path(args.run)}")
+    workspace = _workspace(args.to)
+    run = ctx.api.get(f"/api/workspaces/{quote_path(workspace)}/runs/{quote_path(args.run)}")
     _print_report(ctx, _server_record(run))
     return 0

@@ -69,3 +69,21 @@ def test_run_local_takes_secrets_from_the_laptop_vault(cli, foldrun_home, laptop
     result = cli("run", "weekly", "--local", "--path", laptop_desk)
     assert result.code == 0, result.err
     assert fake_provider.requests[1].body["messages"][-1]["content"][0]["content"].startswith("matches")
+
+
+def test_run_local_with_a_gate_and_nobody_to_ask_stops_parked(cli, laptop_desk, fake_provider):
+    (laptop_desk / "flows" / "weekly.md").write_text("---\nname: weekly\n---\n1. [[researcher]] ! — Publish.\n")
+    result = cli("run", "weekly", "--local", "--path", laptop_desk)
+    assert result.code == 1
+    assert result.lines[0].endswith("  weekly  awaiting-approval")
+    assert result.lines[1] == "step 1 ([[researcher]]) waits for a person; with --local nobody is there to decide"
+    assert fake_provider.requests == []
+
+
+def test_report_without_to_and_no_remembered_workspace_says_what_to_do(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("FOLDRUN_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("FOLDRUN_TOKEN", "frt_x")
+    result = cli("report", "run_x")
+    assert result.code == 1
+    assert "Name a workspace with --to WS; ./.foldrun/workspace does not say one." in result.err
