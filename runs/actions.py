@@ -118,6 +118,7 @@ def check_start_run(*, workspace: Workspace, user=None, flow: str | None = None,
         inputs = {}
     if not isinstance(inputs, dict):
         raise ApiError("inputs: must be an object of names to values.", code="invalid")
+    inputs = {k: v for k, v in inputs.items() if k != "__flow__"}  # reserved: the run's copy of the flow's settings
     changeset = head_changeset(workspace)
     number = changeset.number if changeset else 0
     desk = desk_at(workspace, number)
@@ -158,7 +159,7 @@ def do_start_run(*, workspace: Workspace, user, kind: str, name: str, plan: list
         run = Run.objects.create(
             account=workspace.account, workspace=workspace, kind=kind, name=name, trigger=trigger,
             is_test=bool(is_test), changeset=changeset, changeset_number=changeset.number if changeset else 0,
-            inputs={**inputs, "__flow__": flow_meta} if flow_meta else inputs, plan=plan,
+            inputs={**inputs, "__flow__": flow_meta}, plan=plan,
             budget_usd=Decimal(str(budget)) if budget else None,
             created_by=user if getattr(user, "is_authenticated", False) else None, delivery_id=delivery_id,
         )
