@@ -59,14 +59,36 @@ Three small edits; `foldrun.web.adapter.engine_tool` builds the `Tool`.
    ``engine_tool(agent, env, searxng_url=…)`` when the engine knows the account's setting,
    else the worker's ``FOLDRUN_SEARXNG_URL`` environment variable.
 
-What is built: search (the account's SearXNG over its JSON API, with the
-`web.search:` tuning block checked against the instance's `/config`; brave,
-tavily, exa and serper with the key filled in here), fetch (foldrun's own:
-markdown, text, html, meta, links, raw; up to 20 urls; save=; the connect-time
-address guard; jina as a provider), browse (Chromium via Playwright: the
-modes text, markdown, html, aria, meta, table, links, screenshot, pdf; the
-steps in `browse.BUILT_STEPS`; numbered elements; session and state). What is
-not is refused by name, never quietly answered another way.
+What is built
+-------------
+search   the account's own engine (SearXNG over `/search?format=json`; the `web.search:` block's
+         engines, exclude_engines, categories, safesearch, time_range, timeout, plugins and
+         doi_resolver, checked against the instance's `/config`; answers, infoboxes, corrections,
+         suggestions and engines that did not answer printed); search APIs brave, tavily, exa and
+         serper with the key filled in here. count, site (a domain, also checked on what comes
+         back), time_range, language + region, page/engines/categories for the own engine only.
+fetch    foldrun's own: markdown (default), text, html, meta, links, raw; url or urls (≤ 20, one
+         count); save= inside the agent directory; Accept-Language from the language; timeouts;
+         a 10 MB cap; the connect-time address guard (every address checked, the socket opened
+         to the checked one, each redirect hop too); credentials in a URL sent as basic auth and
+         never echoed; a page that builds itself with JavaScript names browse. APIs: jina,
+         firecrawl, exa (live), tavily extract.
+browse   Chromium via Playwright's sync API, launched on demand (`BrowserPool`), closed at step
+         end or when idle; a context per call, or per `session` for the step (its storage also
+         in outputs/.browser/<session>/), `state` across runs (state/browser/<name>.json); modes
+         text, markdown, html, aria (numbered, `"@e4"` found again by role and name), meta,
+         table, network, console, links, screenshot, pdf; steps in `browse.BUILT_STEPS`; claims
+         (expect step, expect=, if, confirm=); identity, device, locale, timezone, user_agent,
+         headers and cookies from secrets, block, dialogs, login from a credential secret, secret
+         fills redacted; allowed_domains and deny as locks; every connection through a guard
+         proxy (loopback/private refused unless allowed, redirect hops included).
+
+What is not (each refused by name, never answered another way): the actions crawl, map,
+extract, answer, monitor; the other providers and browser vendors; the engines firefox,
+safari, lightpanda, obscura (chrome runs as Chromium); the browse modes capture, map, crawl,
+vitals, a11y, diff, feed, webmcp, react and the steps in `BROWSE_STEP_ACTIONS` outside
+`BUILT_STEPS` (tab, frame, paste, drag, tap, swipe, clipboard, pushstate, webmcp, solve);
+live, video, trace, har, captcha, proxy, auth, state_key, init, extensions.
 """
 from __future__ import annotations
 

@@ -38,7 +38,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 CHROMIUM = "/usr/bin/chromium"
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-               "--disable-sync", "--no-first-run"]
+               "--disable-sync", "--no-first-run",
+               # WebRTC held to proxied transports: no UDP around the guard proxy.
+               "--force-webrtc-ip-handling-policy=disable_non_proxied_udp"]
 VIEWPORT = {"width": 1366, "height": 900}
 RESOURCE_TYPES = frozenset({"document", "stylesheet", "image", "media", "font", "script", "texttrack", "xhr", "fetch",
                             "eventsource", "websocket", "manifest", "other"})
@@ -53,6 +55,9 @@ BUILT_STEPS = ("click", "dblclick", "rightclick", "hover", "check", "uncheck", "
                "expect", "if", "screenshot", "pdf", "viewport", "extract", "cookie", "localstorage", "sessionstorage",
                "dialog", "login", "upload", "download", "mock", "unmock", "offline", "mouse", "wheel", "keydown",
                "keyup", "highlight", "insert")
+# Block settings with no implementation here: a file that sets one is refused, not ignored.
+UNBUILT_SETTINGS = ("proxy", "auth", "captcha", "captcha_solver", "live", "video", "extensions", "init", "webgpu",
+                    "storage", "storage_origin", "headless", "version", "state_key", "boundaries")
 # Steps that may have acted: a call carrying one is a write (spec "Slim steps and a lost pod").
 ACTING_STEPS = frozenset({"click", "dblclick", "rightclick", "check", "uncheck", "drag", "fill", "type", "login",
                           "insert", "press", "select", "upload", "paste", "eval", "keyboard", "keydown", "keyup",
@@ -1167,6 +1172,12 @@ def run(tool: "WebTool", args: dict) -> str:
     elif engine != "chromium":
         raise WebToolError(f"browse: this runner image was built without {engine}; it has chromium "
                            f"(and chrome, which runs as Chromium here)")
+    for key in UNBUILT_SETTINGS:  # a setting the file asks for is never quietly dropped
+        value = call.identity.get(key) if key in call.identity else call.block.get(key)
+        if value not in (None, "", False, [], {}) or (key == "headless" and value is False):
+            where = "web.browse.identities" if key in call.identity else "web.browse"
+            raise WebToolError(f"browse: {where} {key} is not built into this install yet; drop it to browse "
+                               f"without it")
     steps = _steps(args.get("actions"))
     claims = _steps(args.get("expect")) if args.get("expect") not in (None, "") else []
     routes = _steps(args.get("routes")) if args.get("routes") not in (None, "") else []

@@ -464,3 +464,9 @@ def test_the_guard_proxy_refuses_loopback_for_plain_http_and_tunnels(site):
         assert [host for host, _ in proxy.refusals] == ["127.0.0.1", "169.254.169.254"]
     finally:
         proxy.close()
+
+
+def test_a_block_setting_not_built_here_is_refused_not_ignored(browse, site):
+    with pytest.raises(WebToolError) as caught:
+        browse({"browse": {"proxy": "PROXY_AU"}}).call({"action": "browse", "url": f"{site.url}/form"})
+    assert str(caught.value) == "browse: web.browse proxy is not built into this install yet; drop it to browse without it"
