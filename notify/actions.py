@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -410,8 +412,6 @@ def do_record_delivery(workspace: Workspace, event: str, body: str, *, run_publi
 
     A delivery to a switched-off endpoint is recorded `skipped` and not tried.
     """
-    from .tasks import attempt_delivery
-
     now = now or timezone.now()
     config = notify_config_for(workspace)
     url = webhook_url(workspace, config) if config is not None else None
@@ -430,8 +430,51 @@ def do_record_delivery(workspace: Workspace, event: str, body: str, *, run_publi
             endpoint_fingerprint=endpoint.fingerprint if endpoint else "",
         )
         if not skipped:
-            transaction.on_commit(lambda: _enqueue(attempt_delivery, delivery.pk))
+            transaction.on_commit(kick_drain)
     return delivery
+
+
+KICK = "deliveries"
+
+
+def kick_drain() -> None:
+    """See that a drain of due deliveries is on its way (see `Kick`). A
+    broker failure loses nothing: the row is due and the sweep finds it."""
+    from .models import Kick
+    from .tasks import drain_deliveries
+
+    try:
+        if not Kick.objects.filter(name=KICK, pending=False).update(pending=True):
+            if Kick.objects.filter(name=KICK).exists():
+                return  # one is already on its way
+            try:
+                with transaction.atomic():
+                    Kick.objects.create(name=KICK, pending=True)
+            except IntegrityError:
+                return
+        drain_deliveries.delay()
+    except Exception as exc:  # noqa: BLE001 — any broker or database hiccup; the sweep is the backstop
+        log.warning("could not queue a delivery drain (%s); the sweep will", type(exc).__name__)
+
+
+def drain(max_seconds: float = 30.0) -> int:
+    """Attempt due deliveries in batches until none is left (or for
+    `max_seconds`, then hand on to a fresh drain). Returns how many."""
+    from .models import Kick
+
+    Kick.objects.filter(name=KICK).update(pending=False)
+    started = time.monotonic()
+    done = 0
+    while True:
+        results = perform_batch([], fill=True)
+        done += len(results)
+        if not results:
+            return done
+        if len(results) == BATCH or time.monotonic() - started > max_seconds:
+            # More is waiting: let another worker process join in (or take over).
+            kick_drain()
+        if time.monotonic() - started > max_seconds:
+            return done
 
 
 def _enqueue(task, pk: int, countdown: float | None = None) -> None:
@@ -549,6 +592,15 @@ def _claim_many(pks: list[int], now: datetime, fill: bool) -> list[Delivery]:
     got is exactly what carries its token."""
     token = uuid.uuid4().hex
     lease = now + LEASE
+    if not pks:
+        # A drain: the oldest due ones nobody holds; rows another drain is
+        # claiming right now are skipped rather than waited for.
+        with transaction.atomic():
+            pks_due = list(_due(now).select_for_update(skip_locked=True).order_by("next_attempt_at")
+                           .values_list("pk", flat=True)[:BATCH])
+            if pks_due:
+                _due(now).filter(pk__in=pks_due).update(lease_until=lease, lease_token=token)
+        return list(Delivery.objects.select_related("workspace", "workspace__account").filter(lease_token=token))
     own = _due(now).filter(pk__in=pks).update(lease_until=lease, lease_token=token)
     if not own:
         # Another worker's batch took it (or it is not due): every other due
@@ -608,15 +660,33 @@ def perform_batch(pks: list[int], *, now: datetime | None = None, clock: Callabl
         url, secrets, refused = destinations[delivery.workspace_id]
         number = delivery.attempts_made + 1
         outcome = refused if refused is not None else _post(delivery, number, url, secrets)
-        finished = clock() if clock else (now + timedelta(milliseconds=outcome.duration_ms))
-        return _Sent(delivery, number, outcome, url if refused is None else None, now, finished)
+        return _Sent(delivery, number, outcome, url if refused is None else None, now, now)
 
     if len(deliveries) == 1:
         sent = [send(deliveries[0])]
     else:
-        with ThreadPoolExecutor(max_workers=len(deliveries)) as pool:
-            sent = list(pool.map(send, deliveries))
+        sent = list(_pool().map(send, deliveries))
+    # One finishing time for the batch (the slowest attempt's end): retries
+    # count from it, and rows that share it are updated together.
+    finished = clock() if clock else now + timedelta(milliseconds=max(i.outcome.duration_ms for i in sent))
+    for item in sent:
+        item.finished = finished
     return _record_many(sent)
+
+
+_pool_lock = threading.Lock()
+_executor: ThreadPoolExecutor | None = None
+_executor_pid = 0
+
+
+def _pool() -> ThreadPoolExecutor:
+    """One thread pool per process (made after a prefork worker forks)."""
+    global _executor, _executor_pid
+    with _pool_lock:
+        if _executor is None or _executor_pid != os.getpid():
+            _executor = ThreadPoolExecutor(max_workers=BATCH, thread_name_prefix="notify-post")
+            _executor_pid = os.getpid()
+        return _executor
 
 
 def _record(delivery_pk: int, number: int, outcome: Outcome, url: str | None, *, started: datetime,
@@ -658,12 +728,14 @@ def _record_many(items: list[_Sent]) -> list[AttemptResult]:
         results.append(AttemptResult(rows[-1], next_at, gave_up))
     with transaction.atomic():
         Attempt.objects.bulk_create(rows)
+        # Rows that end the same way share one UPDATE (a batch is mostly one group).
         fields = ["attempts_made", "lease_until", "lease_token", "status", "next_attempt_at", "finished_at"]
-        if len(items) == 1:
-            d = items[0].delivery
-            Delivery.objects.filter(pk=d.pk).update(**{f: getattr(d, f) for f in fields})
-        else:
-            Delivery.objects.bulk_update([i.delivery for i in items], fields)
+        groups_by_values: dict[tuple, list[int]] = {}
+        for item in items:
+            values = tuple(getattr(item.delivery, f) for f in fields)
+            groups_by_values.setdefault(values, []).append(item.delivery.pk)
+        for values, pks in groups_by_values.items():
+            Delivery.objects.filter(pk__in=pks).update(**dict(zip(fields, values)))
         # The endpoint, once per workspace and URL in this batch.
         groups: dict[tuple[int, str], list[tuple[_Sent, AttemptResult]]] = {}
         for item, result in zip(items, results):

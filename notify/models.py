@@ -212,3 +212,20 @@ class MailSend(models.Model):
 
     def __str__(self) -> str:
         return f"{self.category} mail to {self.to}: {'sent' if self.sent else 'not sent'}"
+
+
+class Kick(models.Model):
+    """Whether a drain of due deliveries is already on its way to a worker.
+
+    New deliveries set `pending` with a conditional update and queue a drain
+    only when it was not set: a burst of a thousand deliveries is one message,
+    not a thousand. A drain clears it before it starts claiming, so a
+    delivery recorded after that queues the next drain; the beat sweep clears
+    it too, so a drain lost with its worker holds nothing up for long.
+    """
+
+    name = models.CharField(max_length=40, unique=True)
+    pending = models.BooleanField(default=False)
+
+    def __str__(self) -> str:
+        return f"{self.name} {'pending' if self.pending else 'idle'}"

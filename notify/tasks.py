@@ -31,13 +31,25 @@ def attempt_deliveries(delivery_pks: list[int]) -> None:
     perform_batch(list(delivery_pks))
 
 
+@shared_task(name="notify.drain_deliveries", ignore_result=True)
+def drain_deliveries() -> int:
+    """Attempt every due delivery, in parallel batches (see actions.drain)."""
+    from .actions import drain
+
+    return drain()
+
+
 @shared_task(name="notify.sweep_due_deliveries", ignore_result=True)
 def sweep_due_deliveries() -> int:
     """Re-enqueue every due attempt nobody holds: what a lost worker or a
     restarted broker dropped is picked up here, never lost. A delivery
     enqueued twice is still sent once: each attempt is claimed first."""
     from .actions import due_delivery_ids
+    from .models import Kick
 
+    # A drain lost with its worker left the kick set; clear it so the next
+    # new delivery queues a fresh one.
+    Kick.objects.update(pending=False)
     ids = due_delivery_ids()
     for start in range(0, len(ids), SWEEP_BATCH):
         attempt_deliveries.delay(ids[start:start + SWEEP_BATCH])
