@@ -60,6 +60,32 @@ def shared_http() -> httpx.Client:
         return _SHARED_HTTP
 
 
+_NAMESPACES: dict[bool, list[str] | None] = {}
+
+
+def namespace_prefix(*, no_network: bool) -> list[str] | None:
+    """How to start a step's program: in its own PID namespace (it cannot read the worker's
+    /proc/<pid>/environ) and, with `no_network`, in a network namespace with no route. Probed once.
+    Without `no_network` the fallback is [] (no namespace); with it, None means "not possible here"."""
+    if no_network not in _NAMESPACES:
+        net = ["-n"] if no_network else []
+        candidates = [["unshare", "-pf", "--mount-proc", *net], ["unshare", "-r", "-pf", "--mount-proc", *net]]
+        if no_network:
+            candidates += [["unshare", "-n"], ["unshare", "-r", "-n"]]
+        found: list[str] | None = [] if not no_network else None
+        if shutil.which("unshare"):
+            for candidate in candidates:
+                try:
+                    ok = subprocess.run(candidate + ["true"], capture_output=True, timeout=10).returncode == 0
+                except (OSError, subprocess.SubprocessError):
+                    ok = False
+                if ok:
+                    found = candidate
+                    break
+        _NAMESPACES[no_network] = found
+    return _NAMESPACES[no_network]
+
+
 class MissingSecret(Exception):
     def __init__(self, name: str) -> None:
         super().__init__(name)
@@ -238,12 +264,12 @@ class StepEnv:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.sandbox.root), "LANG": "C.UTF-8",
                "FOLDRUN_SANDBOX": str(self.sandbox.root)}
         env.update(extra_env or {})
+        prefix = namespace_prefix(no_network=self.is_test)
         if self.is_test:
-            prefix = ["unshare", "-n"] if os.geteuid() == 0 else ["unshare", "-rn"]
-            if shutil.which("unshare") is None:
+            if prefix is None:
                 raise ToolError("test run: no network namespace is available here, so programs do not run")
-            command = prefix + command
             self.log(f"test run: {label} runs with no network (outward calls fail closed)")
+        command = (prefix or []) + command
         started = time.monotonic()
         process = subprocess.Popen(command, cwd=str(cwd or self.sandbox.root), env=env, stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)

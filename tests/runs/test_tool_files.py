@@ -3,6 +3,7 @@ exit codes, secrets, test runs), MCP (a local process through the SDK) — again
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
@@ -291,3 +292,11 @@ def test_on_a_test_run_a_local_mcp_server_runs_with_no_network_and_a_remote_one_
     logs = [d.get("message", "") for k, d in host.events if k == "log"]
     assert "test run: the MCP server notes runs with no network (outward calls fail closed)" in logs
     assert "test run: the remote MCP server remote is not reached — outward calls fail closed" in logs
+
+
+def test_a_program_cannot_see_the_workers_processes_or_their_environment(fake_provider):
+    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[code]")}
+    fake_provider.reply_tool_use("Bash", {"command": f"test -e /proc/{os.getpid()}/environ && echo visible || echo hidden"})
+    fake_provider.reply_text("QUIET")
+    step(files, LocalHost(SECRETS))
+    assert results(fake_provider)[0]["content"].startswith("hidden")
