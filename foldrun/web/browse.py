@@ -54,7 +54,7 @@ BUILT_STEPS = ("click", "dblclick", "rightclick", "hover", "check", "uncheck", "
                "wait", "goto", "scroll", "back", "forward", "reload", "focus", "clear", "keyboard", "get", "eval",
                "expect", "if", "screenshot", "pdf", "viewport", "extract", "cookie", "localstorage", "sessionstorage",
                "dialog", "login", "upload", "download", "mock", "unmock", "offline", "mouse", "wheel", "keydown",
-               "keyup", "highlight", "insert")
+               "keyup", "highlight", "insert", "tab", "frame")
 # Block settings with no implementation here: a file that sets one is refused, not ignored.
 UNBUILT_SETTINGS = ("proxy", "auth", "captcha", "captcha_solver", "live", "video", "extensions", "init", "webgpu",
                     "storage", "storage_origin", "headless", "version", "state_key", "boundaries")
@@ -240,6 +240,11 @@ class Call:
         self.network: list[dict] = []
         self.main_response: dict = {}
         self.proxy: GuardProxy | None = None
+        self.page: "Page | None" = None      # the tab the steps act on (a `tab` step moves it)
+        self.scope: Any = None              # the frame a `frame` step chose, else None (the page)
+        self.tabs: dict[str, "Page"] = {}   # labels given to tabs opened with "new"
+        self.listened: list["Page"] = []    # pages whose failures and console this call records
+        self.known_tabs = 1                 # tabs open when the steps last switched: more means a click opened one
         identities = self.block.get("identities") if isinstance(self.block.get("identities"), dict) else {}
         wanted = args.get("identity")
         if wanted and wanted not in identities:
@@ -474,19 +479,33 @@ class Call:
 
     # -- selectors -----------------------------------------------------------------
     def locate(self, page: "Page", selector: Any) -> "Locator":
+        """A Playwright locator for a step's selector, in the frame a `frame` step chose, else the page —
+        and when the page has no match, in every frame (a form inside an iframe is found without a `frame`)."""
         if not isinstance(selector, str) or not selector.strip():
             raise WebToolError("browse: a step needs a selector (CSS, text=…, role=…, or a number such as @e4)")
         selector = selector.strip()
-        if re.fullmatch(r"@?[ef]\d+(?:e\d+)?", selector) and selector.startswith("@"):
+        if re.fullmatch(r"@[ef]\d+(?:e\d+)?", selector):
             return self.by_ref(page, selector[1:])
-        if selector.startswith("aria-ref="):
-            return page.locator(selector)
-        for prefix, method in (("label=", page.get_by_label), ("placeholder=", page.get_by_placeholder),
-                               ("alt=", page.get_by_alt_text), ("title=", page.get_by_title),
-                               ("testid=", page.get_by_test_id)):
-            if selector.startswith(prefix):
-                return method(selector[len(prefix):])
-        return page.locator(selector)
+
+        def build(root):  # noqa: ANN001, ANN202 - a Page or a Frame
+            if selector.startswith("aria-ref="):
+                return root.locator(selector)
+            for prefix, method in (("label=", root.get_by_label), ("placeholder=", root.get_by_placeholder),
+                                   ("alt=", root.get_by_alt_text), ("title=", root.get_by_title),
+                                   ("testid=", root.get_by_test_id)):
+                if selector.startswith(prefix):
+                    return method(selector[len(prefix):])
+            return root.locator(selector)
+
+        if self.scope is not None:
+            return build(self.scope)
+        found = build(page)
+        if len(page.frames) > 1 and found.count() == 0:
+            for frame in page.frames[1:]:
+                inside = build(frame)
+                if inside.count():
+                    return inside
+        return found
 
     def by_ref(self, page: "Page", ref: str) -> "Locator":
         saved = _load_refs(self.tool.sandbox).get(self.session_key) or {}
@@ -523,7 +542,7 @@ class Call:
                 raise WebToolError(f"browse: the action {name} is not built into this install yet; the ones that run "
                                    f"here: {', '.join(BUILT_STEPS)}")
             try:
-                self.step(page, name, step, index)
+                self.step(self.page or page, name, step, index)
             except WebToolError:
                 raise
             except Exception as exc:  # a Playwright timeout or error: the step and what it said
@@ -616,6 +635,18 @@ class Call:
             self.storage_step(page, name, step)
         elif name == "dialog":
             self.dialog = (str(value), step.get("text"))
+        elif name == "tab":
+            self.tab(page, value, step)
+        elif name == "frame":
+            if value in ("", None):
+                self.scope = None
+            else:
+                self.scope = None
+                handle = self.locate(page, value).first.element_handle(timeout=timeout)
+                frame = handle.content_frame() if handle is not None else None
+                if frame is None:
+                    raise WebToolError(f"browse: frame {value} is not an iframe on the page")
+                self.scope = frame
         elif name == "login":
             self.login(page, str(value), step, timeout)
         elif name == "upload":
@@ -852,6 +883,50 @@ class Call:
             page.evaluate(script, str(value))
         else:
             page.evaluate(f"([k, v]) => window.{store}.setItem(k, v)", [str(value), str(step.get("value") or "")])
+
+    def tab(self, page: "Page", value: Any, step: dict) -> None:
+        """Switch to a tab a click opened (`1`, `"last"`), open one (`"new"` + url, + label), or close this one."""
+        context = page.context
+        if value == "new":
+            self.denied("goto")
+            target = context.new_page()
+            _listen(self, target)
+            if step.get("label"):
+                self.tabs[str(step["label"])] = target
+            self.page, self.scope = target, None
+            self.known_tabs = len(context.pages)
+            if step.get("url"):
+                self.navigate(target, str(step["url"]))
+            return
+        wants_opened = value == "last" or (isinstance(value, int) and not isinstance(value, bool)
+                                           and value >= len(context.pages))
+        if wants_opened and len(context.pages) <= self.known_tabs:
+            try:  # a click's new tab opens a moment after the click returns
+                context.wait_for_event("page", timeout=3000)
+            except Exception:  # noqa: BLE001 - none came: the tabs as they stand
+                pass
+        if value == "close":
+            page.close()
+            if not context.pages:
+                raise WebToolError("browse: tab close closed the last tab; nothing is left to read")
+            target = context.pages[-1]
+        elif value == "last":
+            target = context.pages[-1]
+        elif isinstance(value, int) and not isinstance(value, bool):
+            if not 0 <= value < len(context.pages):
+                raise WebToolError(f"browse: tab {value}: there are {len(context.pages)} tabs, numbered from 0")
+            target = context.pages[value]
+        elif str(value) in self.tabs:
+            target = self.tabs[str(value)]
+        else:
+            raise WebToolError(f'browse: tab takes a number, "last", "new", "close" or a label it was given; '
+                               f"{value!r} is none of them")
+        if target not in self.listened:
+            _listen(self, target)
+        target.wait_for_load_state("load")
+        target.bring_to_front()
+        self.page, self.scope = target, None
+        self.known_tabs = len(context.pages)
 
     def login(self, page: "Page", name: str, step: dict, timeout: float) -> None:
         """Sign in from a credential secret the model never sees.
@@ -1223,7 +1298,9 @@ def run(tool: "WebTool", args: dict) -> str:
             except Exception:  # noqa: BLE001
                 raise WebToolError(f"browse: wait_for={args['wait_for']} did not appear within "
                                    f"{ACTION_TIMEOUT_MS // 1000}s") from None
+        call.page, call.known_tabs = page, len(context.pages)
         call.run_steps(page, steps)
+        page = call.page  # the tab the steps ended on is the one read
         if args.get("js"):
             call.no_script("js")
             call.results.append({"js": str(args["js"]), "value": page.evaluate(str(args["js"]))})
@@ -1242,10 +1319,11 @@ def run(tool: "WebTool", args: dict) -> str:
         body = read(call, page, mode, args)
         call.save_storage(context)
     finally:
-        try:
-            page.close()
-        except Exception:  # noqa: BLE001
-            pass
+        for opened in {id(p): p for p in [page, *call.listened, *(context.pages if not args.get("session") else [])]}.values():
+            try:
+                opened.close()
+            except Exception:  # noqa: BLE001
+                pass
         if not args.get("session"):
             try:
                 context.close()
@@ -1289,6 +1367,7 @@ def run(tool: "WebTool", args: dict) -> str:
 
 def _listen(call: Call, page: "Page") -> None:
     """The page's own failures, its console and its network, as they happen."""
+    call.listened.append(page)
     page.on("pageerror", lambda error: call.page_failures.append(f"uncaught error: {str(error).splitlines()[0][:300]}"))
 
     def console(msg) -> None:  # noqa: ANN001

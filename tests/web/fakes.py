@@ -201,6 +201,11 @@ class Site(Loopback):
             return html('<html><body><ul id=list></ul><script>fetch("/api/items").then(r => r.json()).then(items => '
                         'document.getElementById("list").innerHTML = items.map(i => "<li>" + i + "</li>").join(""))'
                         '</script></body></html>')
+        if path == "/frames":
+            inner = "<button id=inner onclick=&quot;this.textContent=&#39;pressed&#39;&quot;>Inner</button>"
+            return html(f'<html><head><title>Outer</title></head><body><p>outside</p>'
+                        f'<iframe srcdoc="{inner}"></iframe>'
+                        f'<a id=pop href="/article" target="_blank">open</a></body></html>')
         if path == "/away":
             return 302, {"location": request["query"]["to"]}, b""
         if path == "/echo-language":

@@ -470,3 +470,18 @@ def test_a_block_setting_not_built_here_is_refused_not_ignored(browse, site):
     with pytest.raises(WebToolError) as caught:
         browse({"browse": {"proxy": "PROXY_AU"}}).call({"action": "browse", "url": f"{site.url}/form"})
     assert str(caught.value) == "browse: web.browse proxy is not built into this install yet; drop it to browse without it"
+
+
+def test_a_selector_missing_from_the_page_is_found_in_its_frames_and_frame_scopes_the_steps(browse, site):
+    out = browse().call({"action": "browse", "url": f"{site.url}/frames", "actions": [
+        {"click": "#inner"}, {"frame": "iframe"}, {"get": "#inner"}, {"frame": ""}, {"get": "title"}]})
+    assert json.loads(out) == [{"get": "text of #inner", "value": "pressed"}, {"get": "title", "value": "Outer"}]
+
+
+def test_tab_follows_a_link_that_opened_one_and_new_opens_another(browse, site):
+    tool = browse()
+    out = tool.call({"action": "browse", "url": f"{site.url}/frames", "actions": [
+        {"click": "#pop"}, {"tab": "last"}, {"get": "title"},
+        {"tab": "new", "url": f"{site.url}/form", "label": "form"}, {"get": "title"},
+        {"tab": 0}, {"get": "title"}]})
+    assert [r["value"] for r in json.loads(out)] == ["Owner inspections", "Sign up", "Outer"]
