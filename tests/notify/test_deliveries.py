@@ -226,3 +226,27 @@ def test_a_receiver_slower_than_8_seconds_is_a_failed_attempt_and_retried(hooked
     assert result.attempt.error == "timed out after 8 seconds"
     assert 7900 <= result.attempt.duration_ms < 9500
     assert result.next_attempt_at is not None
+
+
+def test_a_burst_of_deliveries_kicks_one_drain_which_sends_them_all_once(hooked, receiver,
+                                                                          django_capture_on_commit_callbacks):
+    from notify.actions import drain
+    from notify.models import Kick
+
+    with django_capture_on_commit_callbacks(execute=True):
+        deliveries = [do_record_delivery(hooked, "failed", json.dumps({"n": n})) for n in range(20)]
+    assert list(Kick.objects.values_list("name", "pending")) == [("deliveries", True)]
+    assert drain() == 20
+    assert Kick.objects.get().pending is True  # a full batch of 16 asked another worker to join in
+    assert sorted(r["headers"]["X-Foldrun-Delivery"] for r in receiver.requests) == sorted(
+        d.public_id for d in deliveries)
+    assert set(Delivery.objects.values_list("status", flat=True)) == {"succeeded"}
+
+
+def test_the_sweep_clears_a_kick_a_lost_drain_left_behind(hooked):
+    from notify.models import Kick
+    from notify.tasks import sweep_due_deliveries
+
+    Kick.objects.create(name="deliveries", pending=True)
+    sweep_due_deliveries()
+    assert Kick.objects.get().pending is False
