@@ -87,7 +87,7 @@ What is not (each refused by name, never answered another way): the actions craw
 extract, answer, monitor; the other providers and browser vendors; the engines firefox,
 safari, lightpanda, obscura (chrome runs as Chromium); the browse modes capture, map, crawl,
 vitals, a11y, diff, feed, webmcp, react and the steps in `BROWSE_STEP_ACTIONS` outside
-`BUILT_STEPS` (tab, frame, paste, drag, tap, swipe, clipboard, pushstate, webmcp, solve);
+`BUILT_STEPS` (tap, swipe, webmcp, solve);
 live, video, trace, har, captcha, proxy, auth, state_key, init, extensions.
 """
 from __future__ import annotations

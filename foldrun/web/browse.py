@@ -23,7 +23,7 @@ import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from foldrun.contract import web_engines as W
 
@@ -54,7 +54,7 @@ BUILT_STEPS = ("click", "dblclick", "rightclick", "hover", "check", "uncheck", "
                "wait", "goto", "scroll", "back", "forward", "reload", "focus", "clear", "keyboard", "get", "eval",
                "expect", "if", "screenshot", "pdf", "viewport", "extract", "cookie", "localstorage", "sessionstorage",
                "dialog", "login", "upload", "download", "mock", "unmock", "offline", "mouse", "wheel", "keydown",
-               "keyup", "highlight", "insert", "tab", "frame")
+               "keyup", "highlight", "insert", "tab", "frame", "drag", "paste", "pushstate", "clipboard")
 # Block settings with no implementation here: a file that sets one is refused, not ignored.
 UNBUILT_SETTINGS = ("proxy", "auth", "captcha", "captcha_solver", "live", "video", "extensions", "init", "webgpu",
                     "storage", "storage_origin", "headless", "version", "state_key", "boundaries")
@@ -637,6 +637,34 @@ class Call:
             self.dialog = (str(value), step.get("text"))
         elif name == "tab":
             self.tab(page, value, step)
+        elif name == "drag":
+            if not step.get("to"):
+                raise WebToolError(f'browse: step {index}: drag needs "to", the selector to drop on')
+            self.locate(page, value).first.drag_to(self.locate(page, step["to"]).first, timeout=timeout)
+        elif name == "paste":
+            if "file" in step:
+                markup = self.tool.sandbox_file(step["file"], arg="paste file").read_text(encoding="utf-8")
+            elif isinstance(step.get("html"), str):
+                markup = step["html"]
+            else:
+                raise WebToolError(f'browse: step {index}: paste needs "html" or "file"')
+            handled = self.locate(page, value).first.evaluate(_PASTE_JS, markup)
+            self.notes.append(f"paste into {value} ({'the editor took it' if handled else 'inserted as HTML'})")
+        elif name == "pushstate":
+            target = urljoin(page.url, str(value))
+            if urlsplit(target).netloc != urlsplit(page.url).netloc or urlsplit(target).scheme != urlsplit(page.url).scheme:
+                raise WebToolError(f"browse: pushstate moves a single-page app within its own origin; {value} is "
+                                   f"another origin — use goto")
+            page.evaluate(_PUSHSTATE_JS, target)
+        elif name == "clipboard":
+            page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+            if value == "write":
+                page.evaluate("t => navigator.clipboard.writeText(t)", str(step.get("text") or ""))
+            elif value == "read":
+                self.no_script("clipboard read")
+                self.results.append({"clipboard": "read", "value": page.evaluate("() => navigator.clipboard.readText()")})
+            else:
+                raise WebToolError(f'browse: step {index}: clipboard is "write" (+ text) or "read"')
         elif name == "frame":
             if value in ("", None):
                 self.scope = None
@@ -1118,6 +1146,31 @@ _TABLES_JS = """() => Array.from(document.querySelectorAll('table')).map(t => {
   const head = rows.length ? rows[0] : [];
   return {heading: caption || heading, rows: rows.slice(1).map(r => Object.fromEntries(head.map((h, i) => [h || String(i), r[i] ?? null])))};
 })"""
+
+# A real paste: a ClipboardEvent carrying text/html, which rich editors handle themselves;
+# an element that ignores it gets the HTML inserted, so headings, links and lists survive either way.
+_PASTE_JS = """(el, html) => {
+  el.focus();
+  const data = new DataTransfer();
+  data.setData('text/html', html);
+  data.setData('text/plain', html.replace(/<[^>]+>/g, ''));
+  const event = new ClipboardEvent('paste', {clipboardData: data, bubbles: true, cancelable: true});
+  const handled = !el.dispatchEvent(event);
+  if (!handled) {
+    if (el.isContentEditable) { document.execCommand('insertHTML', false, html); }
+    else if ('value' in el) { el.value += data.getData('text/plain'); el.dispatchEvent(new Event('input', {bubbles: true})); }
+  }
+  return handled;
+}"""
+
+# A single-page app's own route change: Next.js's router when it exposes one, else pushState and popstate.
+_PUSHSTATE_JS = """(url) => {
+  const router = window.next && window.next.router;
+  if (router && typeof router.push === 'function') { router.push(url); return 'router'; }
+  history.pushState({}, '', url);
+  window.dispatchEvent(new PopStateEvent('popstate', {state: {}}));
+  return 'history';
+}"""
 
 _LINKS_JS = """() => Array.from(document.querySelectorAll('a[href]')).map(a => ({text: a.innerText.trim(), href: a.href}))
   .filter(l => !l.href.startsWith('javascript:'))"""

@@ -206,6 +206,13 @@ class Site(Loopback):
             return html(f'<html><head><title>Outer</title></head><body><p>outside</p>'
                         f'<iframe srcdoc="{inner}"></iframe>'
                         f'<a id=pop href="/article" target="_blank">open</a></body></html>')
+        if path == "/editor":
+            return html("""<html><body><div id=ed contenteditable=true></div>
+<div id=a draggable=true ondragstart="event.dataTransfer.setData('text', 'a')">drag me</div>
+<div id=b style="width:200px;height:100px" ondragover="event.preventDefault()"
+     ondrop="event.preventDefault(); this.textContent = 'dropped ' + event.dataTransfer.getData('text')">drop here</div>
+<p id=route></p><script>addEventListener('popstate', () => document.getElementById('route').textContent = location.pathname)</script>
+</body></html>""")
         if path == "/away":
             return 302, {"location": request["query"]["to"]}, b""
         if path == "/echo-language":

@@ -485,3 +485,16 @@ def test_tab_follows_a_link_that_opened_one_and_new_opens_another(browse, site):
         {"tab": "new", "url": f"{site.url}/form", "label": "form"}, {"get": "title"},
         {"tab": 0}, {"get": "title"}]})
     assert [r["value"] for r in json.loads(out)] == ["Owner inspections", "Sign up", "Outer"]
+
+
+def test_paste_drag_and_pushstate(browse, site):
+    out = browse().call({"action": "browse", "url": f"{site.url}/editor", "actions": [
+        {"paste": "#ed", "html": "<h2>Title</h2><ul><li><a href='/x'>one</a></li></ul>"},
+        {"get": "#ed", "what": "html"},
+        {"drag": "#a", "to": "#b"}, {"get": "#b"},
+        {"pushstate": "/editor/step-2"}, {"get": "#route"}, {"get": "url"}]})
+    notes, results = out.split("\n\n", 1)
+    assert notes == "paste into #ed (inserted as HTML)"
+    values = [r["value"] for r in json.loads(results)]
+    assert values[0].startswith("<h2>Title</h2><ul><li><a href=\"/x\">one</a></li></ul>")
+    assert values[1:] == ["dropped a", "/editor/step-2", f"{site.url}/editor/step-2"]
