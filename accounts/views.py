@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from django.contrib.auth import authenticate, get_user_model
 from django.http import Http404
-from rest_framework import status
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.throttling import AnonRateThrottle
@@ -21,6 +22,35 @@ from .models import ApiToken, Invite, Membership, Workspace
 from .serializers import InviteSerializer, MemberSerializer, TokenSerializer, WorkspaceSerializer
 
 
+# OpenAPI: these views read plain JSON bodies; the shapes are declared here so
+# /api/schema/ documents what each one takes and answers.
+_ERROR = inline_serializer("Error", {"code": serializers.CharField(), "message": serializers.CharField(),
+                                     "details": serializers.DictField()})
+_ACCOUNT = inline_serializer("AccountRef", {"id": serializers.CharField(), "name": serializers.CharField()})
+_WORKSPACE_IN = inline_serializer("WorkspaceIn", {"name": serializers.CharField(),
+                                                  "description": serializers.CharField(required=False)})
+_WORKSPACE_PATCH = inline_serializer("WorkspacePatch", {"name": serializers.CharField(required=False),
+                                                        "description": serializers.CharField(required=False)})
+_ROLE_IN = inline_serializer("RoleIn", {"role": serializers.ChoiceField(choices=["owner", "admin", "editor", "approver", "viewer"])})
+_INVITE_IN = inline_serializer("InviteIn", {"email": serializers.EmailField(), "role": serializers.ChoiceField(
+    choices=["owner", "admin", "editor", "approver", "viewer"], required=False)})
+_ACCEPT_IN = inline_serializer("InviteAcceptIn", {"token": serializers.CharField()})
+_ACCEPTED = inline_serializer("InviteAccepted", {"account": _ACCOUNT, "role": serializers.CharField()})
+_TOKEN_IN = inline_serializer("TokenIn", {"name": serializers.CharField(),
+                                          "expires_in_days": serializers.IntegerField(required=False, min_value=1)})
+_TOKEN_OUT = inline_serializer("TokenCreated", {"id": serializers.CharField(), "name": serializers.CharField(),
+                                                "hint": serializers.CharField(), "state": serializers.CharField(),
+                                                "token": serializers.CharField(help_text="shown once, never again")})
+_LOGIN_IN = inline_serializer("LoginIn", {"email": serializers.EmailField(), "password": serializers.CharField(),
+                                          "name": serializers.CharField(required=False)})
+_LOGIN_OUT = inline_serializer("LoginOut", {"token": serializers.CharField(), "id": serializers.CharField(),
+                                            "account": _ACCOUNT})
+_VERSION = inline_serializer("Version", {"version": serializers.CharField(), "api": serializers.IntegerField()})
+_ME = inline_serializer("Me", {"email": serializers.EmailField(), "account": serializers.DictField(),
+                               "accounts": serializers.ListField(child=serializers.DictField())})
+_REFUSED = {400: _ERROR, 403: _ERROR, 404: _ERROR, 409: _ERROR}
+
+
 def _body(request) -> dict:
     if not isinstance(request.data, dict):
         raise ApiError("The request body must be a JSON object.", code="invalid")
@@ -31,11 +61,13 @@ class VersionView(APIView):
     permission_classes = [AllowAny]
     authentication_classes: list = []
 
+    @extend_schema(responses=_VERSION)
     def get(self, request):
         return Response({"version": foldrun.__version__, "api": 1})
 
 
 class MeView(ScopedAPIView):
+    @extend_schema(responses=_ME)
     def get(self, request):
         user = request.user
         memberships = user.memberships.select_related("account").order_by("created_at")
@@ -51,10 +83,12 @@ class MeView(ScopedAPIView):
 
 
 class WorkspaceListView(ScopedAPIView):
+    @extend_schema(responses=WorkspaceSerializer(many=True))
     def get(self, request):
         workspaces = Workspace.objects.filter(account=self.account).order_by("name")
         return Response(WorkspaceSerializer(workspaces, many=True).data)
 
+    @extend_schema(request=_WORKSPACE_IN, responses={201: WorkspaceSerializer, **_REFUSED})
     def post(self, request):
         self.require_write()
         body = _body(request)
@@ -65,9 +99,11 @@ class WorkspaceListView(ScopedAPIView):
 
 
 class WorkspaceDetailView(ScopedAPIView):
+    @extend_schema(responses={200: WorkspaceSerializer, 404: _ERROR})
     def get(self, request, ws: str):
         return Response(WorkspaceSerializer(self.get_workspace(ws)).data)
 
+    @extend_schema(request=_WORKSPACE_PATCH, responses={200: WorkspaceSerializer, **_REFUSED})
     def patch(self, request, ws: str):
         workspace = self.get_workspace(ws)
         self.require_write()
@@ -77,6 +113,7 @@ class WorkspaceDetailView(ScopedAPIView):
         )
         return Response(WorkspaceSerializer(workspace).data)
 
+    @extend_schema(responses={204: None, 403: _ERROR, 404: _ERROR})
     def delete(self, request, ws: str):
         workspace = self.get_workspace(ws)
         self.require_manage()
@@ -85,6 +122,7 @@ class WorkspaceDetailView(ScopedAPIView):
 
 
 class MemberListView(ScopedAPIView):
+    @extend_schema(responses=MemberSerializer(many=True))
     def get(self, request):
         members = Membership.objects.filter(account=self.account).select_related("user").order_by("created_at")
         return Response(MemberSerializer(members, many=True).data)
@@ -97,15 +135,18 @@ class MemberDetailView(ScopedAPIView):
             raise Http404
         return member
 
+    @extend_schema(responses={200: MemberSerializer, 404: _ERROR})
     def get(self, request, member_id: str):
         return Response(MemberSerializer(self._member(member_id)).data)
 
+    @extend_schema(request=_ROLE_IN, responses={200: MemberSerializer, **_REFUSED})
     def patch(self, request, member_id: str):
         member = self._member(member_id)
         self.require_manage()
         member = actions.do_change_role(member, _body(request).get("role"), self.membership)
         return Response(MemberSerializer(member).data)
 
+    @extend_schema(responses={204: None, 403: _ERROR, 404: _ERROR, 409: _ERROR})
     def delete(self, request, member_id: str):
         member = self._member(member_id)
         self.require_manage()
@@ -114,10 +155,12 @@ class MemberDetailView(ScopedAPIView):
 
 
 class InviteListView(ScopedAPIView):
+    @extend_schema(responses=InviteSerializer(many=True))
     def get(self, request):
         invites = Invite.objects.filter(account=self.account).select_related("invited_by").order_by("-created_at")
         return Response(InviteSerializer(invites, many=True).data)
 
+    @extend_schema(request=_INVITE_IN, responses={201: InviteSerializer, **_REFUSED})
     def post(self, request):
         self.require_manage()
         body = _body(request)
@@ -127,6 +170,7 @@ class InviteListView(ScopedAPIView):
 
 
 class InviteDetailView(ScopedAPIView):
+    @extend_schema(responses={204: None, 403: _ERROR, 404: _ERROR})
     def delete(self, request, invite_id: str):
         invite = Invite.objects.filter(account=self.account, public_id=invite_id).first()
         if invite is None:
@@ -141,6 +185,7 @@ class InviteAcceptView(APIView):
 
     permission_classes = [IsAuthenticated]
 
+    @extend_schema(request=_ACCEPT_IN, responses={200: _ACCEPTED, **_REFUSED})
     def post(self, request):
         raw = _body(request).get("token")
         if not isinstance(raw, str) or not raw:
@@ -153,10 +198,12 @@ MAX_TOKEN_DAYS = 3650
 
 
 class TokenListView(ScopedAPIView):
+    @extend_schema(responses=TokenSerializer(many=True))
     def get(self, request):
         tokens = ApiToken.objects.filter(user=request.user, account=self.account)
         return Response(TokenSerializer(tokens, many=True).data)
 
+    @extend_schema(request=_TOKEN_IN, responses={201: _TOKEN_OUT, 400: _ERROR})
     def post(self, request):
         body = _body(request)
         name = actions.check_token_name(body.get("name"))
@@ -174,6 +221,7 @@ class TokenListView(ScopedAPIView):
 
 
 class TokenDetailView(ScopedAPIView):
+    @extend_schema(responses={204: None, 404: _ERROR})
     def delete(self, request, token_id: str):
         # Only your own tokens: another member's token is as missing as another account's.
         token = ApiToken.objects.filter(user=request.user, account=self.account, public_id=token_id).first()
@@ -194,6 +242,7 @@ class AuthTokenView(APIView):
     authentication_classes: list = []
     throttle_classes = [LoginThrottle]
 
+    @extend_schema(request=_LOGIN_IN, responses={201: _LOGIN_OUT, 400: _ERROR, 401: _ERROR})
     def post(self, request):
         body = _body(request)
         email, password = body.get("email"), body.get("password")
