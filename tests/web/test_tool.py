@@ -133,3 +133,20 @@ def test_the_adapter_turns_a_web_error_into_the_engines_tool_error(tmp_path, htt
 def test_an_unknown_argument_is_named(make_tool):
     with pytest.raises(WebToolError, match=r"^web: unknown argument `video`; it takes action, query, count"):
         make_tool().call({"action": "browse", "url": "https://example.com/", "video": True})
+
+
+def test_the_web_package_imports_no_django():
+    import ast
+
+    import foldrun.web
+
+    package = Path(foldrun.web.__file__).parent
+    imported = set()
+    for source in package.glob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text())):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                imported.add(node.module.split(".")[0])
+    assert "django" not in imported
+    assert {"httpx", "playwright", "bs4", "markdownify"} <= imported
