@@ -172,7 +172,10 @@ class WebTool:
         """Vault names the configured providers need, to resolve with the step's other secrets."""
         names = []
         for action in ("search", "fetch"):
-            provider = self.provider_for(action)
+            try:
+                provider = self.provider_for(action)
+            except WebToolError:  # a name that cannot answer: the call says so, in its own sentence
+                continue
             if provider and provider.get("key_name"):
                 names.append(provider["key_name"])
         return names
