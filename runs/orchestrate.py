@@ -170,9 +170,6 @@ def _fan_out(run: Run, step: Step, spec: dict, outputs: dict[int, str]) -> bool:
             return True
         return False
     cap = spec.get("max")
-    if cap and len(items) > cap:
-        _trace(run, step, f"each: {len(items)} items, max: {cap} — the first {cap} run")
-        items = items[:cap]
     if not items:
         step.status = StepStatus.COMPLETED
         step.output = ""
@@ -181,16 +178,20 @@ def _fan_out(run: Run, step: Step, spec: dict, outputs: dict[int, str]) -> bool:
         _trace(run, step, f"each: {spec['each']} — the previous step's output has no items; nothing to fan out")
         return False
     inputs = run_inputs(run)
+    # `max:` is how many instances run at once; the rest wait (pending) and start as others finish.
+    first_wave = len(items) if not cap else min(cap, len(items))
     instances = [Step(run=run, index=step.index, instance=n, item=item, agent=step.agent,
-                      task=fill_task(spec["task"], inputs, outputs, item), status=StepStatus.QUEUED,
+                      task=fill_task(spec["task"], inputs, outputs, item),
+                      status=StepStatus.QUEUED if n < first_wave else StepStatus.PENDING,
                       wait_event="") for n, item in enumerate(items)]
-    created = Step.objects.bulk_create(instances)
-    pks = [s.pk for s in created] if all(s.pk for s in created) else list(
-        Step.objects.filter(run=run, index=step.index, instance__isnull=False).order_by("instance").values_list("pk", flat=True))
+    Step.objects.bulk_create(instances)
+    pks = list(Step.objects.filter(run=run, index=step.index, instance__isnull=False, status=StepStatus.QUEUED)
+               .order_by("instance").values_list("pk", flat=True))
     step.status = StepStatus.RUNNING
     step.started_at = timezone.now()
     step.save(update_fields=["task", "status", "started_at"])
-    _trace(run, step, f"each: {len(items)} instances in parallel")
+    at_once = f", at most {cap} at a time" if cap and cap < len(items) else ""
+    _trace(run, step, f"each: {len(items)} instances in parallel{at_once}")
     _enqueue_group(pks)
     return True
 
@@ -424,6 +425,13 @@ def _after_step(run: Run, step: Step) -> None:
         return
     parent = Step.objects.select_for_update().get(run=run, index=step.index, instance__isnull=True)
     siblings = list(Step.objects.filter(run=run, index=step.index, instance__isnull=False).order_by("instance"))
+    waiting = [s for s in siblings if s.status == StepStatus.PENDING]
+    if waiting and not run.is_finished:
+        # One finished: the next waiting instance takes its place (`max:` at a time).
+        nxt = waiting[0]
+        Step.objects.filter(pk=nxt.pk, status=StepStatus.PENDING).update(status=StepStatus.QUEUED)
+        _enqueue_step(nxt.pk)
+        return
     if any(s.status not in FINISHED for s in siblings) or parent.status in FINISHED:
         return
     failed = [s for s in siblings if s.status != StepStatus.COMPLETED]

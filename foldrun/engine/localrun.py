@@ -76,8 +76,6 @@ def run_flow_local(desk: Desk, flow_name: str, *, secrets: dict[str, str], input
                 items = split_items(outputs.get(number - 1, ""), spec["each"])
             except ValueError as exc:
                 return _end(record, "failed", f"step {number} ([[{spec['agent']}]]) failed: {exc}")
-            if spec["max"]:
-                items = items[: spec["max"]]
         replies: list[str] = []
         failed = ""
         for instance, item in enumerate(items):

@@ -97,18 +97,22 @@ def test_wait_event_parks_until_the_event_arrives(workspace, alice, desk, fake_p
     assert '"by": "legal"' in fake_provider.requests[0].body["messages"][0]["content"]
 
 
-def test_each_fans_out_one_instance_per_line_at_most_max(workspace, alice, desk, fake_provider):
+def test_each_fans_out_one_instance_per_line_at_most_max_at_a_time(workspace, alice, desk, fake_provider):
+    from runs import orchestrate
     desk("1. [[lister]] — List pages.\n2. [[reader]] — Read it.\n   each: lines\n   max: 2\n3. [[reporter]] — Report.",
          lister={}, reader={}, reporter={})
     fake_provider.reply_text("a.html\nb.html\nc.html")
-    fake_provider.reply_text("read one")
-    fake_provider.reply_text("read two")
-    fake_provider.reply_text("GOOD two pages")
-    run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
-    assert run.status == "completed"
+    run = check_start_run(workspace=workspace, user=alice, flow="weekly")
+    orchestrate.advance(run.pk)
+    orchestrate.execute_step(run.steps.get(index=1).pk)
+    orchestrate.advance(run.pk)
     instances = run.steps.filter(index=2, instance__isnull=False).order_by("instance")
-    assert [s.item for s in instances] == ["a.html", "b.html"]
-    assert run.steps.get(index=2, instance__isnull=True).output == "read one\nread two"
+    assert [(s.item, s.status) for s in instances] == [("a.html", "queued"), ("b.html", "queued"), ("c.html", "pending")]
+    for reply in ("read one", "read two", "read three", "GOOD three pages"):
+        fake_provider.reply_text(reply)
+    run = drive(run)
+    assert run.status == "completed"
+    assert run.steps.get(index=2, instance__isnull=True).output == "read one\nread two\nread three"
 
 
 def test_each_over_empty_output_completes_with_nothing_to_fan_out(workspace, alice, desk, fake_provider):
