@@ -48,8 +48,8 @@ IDLE_SECONDS = 15 * 60
 ACTION_TIMEOUT_MS = 10_000
 FIRST_TRY_MS = 1_500        # the plain click's own try, before the keyboard and the label
 MAX_OUTPUT = 18_000
-BUILT_MODES = ("text", "markdown", "html", "aria", "meta", "table", "network", "links", "screenshot", "pdf",
-               "console")
+BUILT_MODES = ("text", "markdown", "html", "aria", "meta", "table", "network", "capture", "links", "screenshot",
+               "pdf", "console", "diff")
 BUILT_STEPS = ("click", "dblclick", "rightclick", "hover", "check", "uncheck", "fill", "type", "press", "select",
                "wait", "goto", "scroll", "back", "forward", "reload", "focus", "clear", "keyboard", "get", "eval",
                "expect", "if", "screenshot", "pdf", "viewport", "extract", "cookie", "localstorage", "sessionstorage",
@@ -239,6 +239,8 @@ class Call:
         self.console: list[dict] = []
         self.network: list[dict] = []
         self.main_response: dict = {}
+        self.captured: list = []            # responses the `capture` glob matched
+        self.saved_captures: list[dict] = []
         self.proxy: GuardProxy | None = None
         self.page: "Page | None" = None      # the tab the steps act on (a `tab` step moves it)
         self.scope: Any = None              # the frame a `frame` step chose, else None (the page)
@@ -1369,6 +1371,14 @@ def run(tool: "WebTool", args: dict) -> str:
             raise WebToolError(call.redact("browse: " + "\n".join(call.notes)))
         if args.get("confirm"):
             call.confirm(page, str(args["confirm"]))
+        if args.get("capture"):
+            try:  # the last fetches land before their bodies are kept
+                page.wait_for_load_state("networkidle", timeout=3000)
+            except Exception:  # noqa: BLE001
+                pass
+            call.saved_captures = save_captures(call)
+            call.notes.append(f"capture: {len(call.saved_captures)} response"
+                              f"{'s' if len(call.saved_captures) != 1 else ''} saved under outputs/captures/")
         body = read(call, page, mode, args)
         call.save_storage(context)
     finally:
@@ -1447,12 +1457,71 @@ def _listen(call: Call, page: "Page") -> None:
                              "ms": round(timing["responseEnd"]) if timing.get("responseEnd", -1) >= 0 else None})
 
     page.on("requestfinished", finished)
+    glob = call.args.get("capture")
+    if glob:
+        page.on("response", lambda response: call.captured.append(response)
+                if _glob_match(response.url, str(glob)) else None)
     page.on("dialog", lambda dialog: dialog.accept(*([str(call.dialog[1])] if call.dialog[1] is not None else []))
             if call.dialog[0] == "accept" else dialog.dismiss())
 
 
+def _glob_match(url: str, glob: str) -> bool:
+    """Playwright's URL globs, near enough: `**` any characters, `*` any but `/`."""
+    pattern = re.escape(glob).replace(r"\*\*", "\0").replace(r"\*", "[^/]*").replace("\0", ".*")
+    return re.fullmatch(pattern, url) is not None or re.fullmatch(pattern, urlsplit(url)._replace(query="").geturl()) is not None
+
+
+def save_captures(call: Call) -> list[dict]:
+    """The bodies the `capture` glob matched, saved under outputs/captures/."""
+    saved = []
+    for number, response in enumerate(call.captured, 1):
+        try:
+            body = response.body()
+        except Exception:  # noqa: BLE001 - a response with no body (a redirect, a closed page)
+            continue
+        kind = (response.headers.get("content-type") or "").split(";")[0].strip()
+        suffix = ".json" if "json" in kind else ".txt" if kind.startswith("text/") else ".bin"
+        stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", urlsplit(response.url).path.strip("/"))[-60:] or "root"
+        target = call.tool.sandbox / "outputs" / "captures" / f"{number:03d}-{stem}{suffix}"
+        where = call.tool.write_file(target, body)
+        saved.append({"url": scrub_url(response.url), "status": response.status, "contentType": kind, "file": where,
+                      "text": body.decode("utf-8", errors="replace") if suffix != ".bin" else None})
+    return saved
+
+
+def diff_read(call: Call, page: "Page") -> str:
+    """The page as markdown against the last diff read of the same URL; the first read saves the baseline."""
+    import difflib
+    import hashlib
+
+    tool = call.tool
+    now = pages.to_markdown(page.content(), page.url)
+    key = hashlib.sha256(_page_key(page.url).encode() + b"?" + urlsplit(page.url).query.encode()).hexdigest()[:20]
+    baseline = tool.sandbox / "state" / "browser" / "diff" / f"{key}.md"
+    before = baseline.read_text(encoding="utf-8") if baseline.is_file() else None
+    tool.write_file(baseline, now.encode())
+    where = tool.relative(baseline)
+    if before is None:
+        return (f"first diff read of {scrub_url(page.url)}: saved as the baseline ({len(now.splitlines())} lines, "
+                f"{where}); the next diff read compares with it")
+    lines = list(difflib.unified_diff(before.splitlines(), now.splitlines(), "before", "now", n=2, lineterm=""))
+    if not lines:
+        return f"no change since the last diff read of {scrub_url(page.url)}"
+    return "\n".join(lines)
+
+
 def read(call: Call, page: "Page", mode: str, args: dict) -> str:
     tool = call.tool
+    if mode == "capture":
+        if not args.get("capture"):
+            raise WebToolError('browse: mode=capture needs capture=, a URL glob such as "**/api/*"')
+        saved = call.saved_captures
+        if not saved:
+            return f"nothing the page fetched matched capture={args['capture']}"
+        return "\n\n".join(f"=== {c['url']} ({c['status']}, {c['file']}) ===\n" + (c["text"] or "(binary)")[:6000]
+                            for c in saved)
+    if mode == "diff":
+        return diff_read(call, page)
     if mode == "text":
         return page.inner_text("body")
     if mode == "html":

@@ -498,3 +498,25 @@ def test_paste_drag_and_pushstate(browse, site):
     values = [r["value"] for r in json.loads(results)]
     assert values[0].startswith("<h2>Title</h2><ul><li><a href=\"/x\">one</a></li></ul>")
     assert values[1:] == ["dropped a", "/editor/step-2", f"{site.url}/editor/step-2"]
+
+
+def test_capture_keeps_the_json_a_page_fetched_for_itself(browse, site, tmp_path):
+    site.pages["/api/items"] = (200, {"content-type": "application/json"}, b'["harbour", "garden"]')
+    out = browse().call({"action": "browse", "url": f"{site.url}/items", "mode": "capture", "capture": "**/api/*"})
+    assert out == (f"capture: 1 response saved under outputs/captures/\n\n"
+                   f'=== {site.url}/api/items (200, outputs/captures/001-api-items.json) ===\n["harbour", "garden"]')
+    assert (tmp_path / "outputs/captures/001-api-items.json").read_bytes() == b'["harbour", "garden"]'
+
+
+def test_diff_saves_a_baseline_then_shows_what_changed(browse, site, tmp_path):
+    from tests.web.fakes import html
+
+    tool = browse()
+    site.pages["/news"] = html("<html><body><main><h1>News</h1><p>one</p></main></body></html>")
+    first = tool.call({"action": "browse", "url": f"{site.url}/news", "mode": "diff"})
+    assert first.startswith(f"first diff read of {site.url}/news: saved as the baseline (3 lines, state/browser/diff/")
+    assert tool.call({"action": "browse", "url": f"{site.url}/news", "mode": "diff"}) == (
+        f"no change since the last diff read of {site.url}/news")
+    site.pages["/news"] = html("<html><body><main><h1>News</h1><p>one</p><p>two</p></main></body></html>")
+    changed = tool.call({"action": "browse", "url": f"{site.url}/news", "mode": "diff"})
+    assert changed == "--- before\n+++ now\n@@ -2,2 +2,4 @@\n \n one\n+\n+two"
