@@ -372,6 +372,13 @@ def _prepare_tools(agent: AgentSpec, env: StepEnv) -> tuple[list[Tool], list[str
         elif transport == "mcp":
             names += mcp_secret_names(tool_file.meta)
             runtimes.append(McpToolRuntime(tool_file.name, tool_file.meta))
+        elif transport in ("builtin", "gallery") and tool_file.name == "web":
+            from foldrun.web.adapter import engine_tool
+
+            web_tool, web_names = engine_tool(agent, env)
+            tools.append(web_tool)
+            names += web_names  # resolved with the step's other secrets; a missing one fails the step
+            continue
         elif transport == "gallery":
             env.log(f"{tool_file.name}: the gallery tool is not available on this install yet; it is not offered")
             continue
@@ -501,11 +508,11 @@ def _call_tool(use: dict, by_name: dict[str, Tool], counter: LimitCounter, env: 
     except ToolError as exc:
         env.host.trace("tool_result", {"id": use.get("id"), "name": name, "error": True, "content": str(exc)})
         return {**reply, "content": str(exc), "is_error": True}
-    refusal = counter.check(tool.limit_keys)
+    refusal = counter.check(tool.call_limit_keys(arguments))
     if refusal is not None:
         env.host.trace("limit", {"tool": name, "refused": refusal})
         return {**reply, "content": refusal, "is_error": True}
-    if tool.kind != "builtin":
+    if tool.kind != "builtin" or tool.source.startswith("gallery"):
         env.host.check_budget()  # a paid call is not made once the run's budget is spent
     if tool.call_writes(arguments):
         what = f"{name} {json.dumps(arguments, ensure_ascii=False)[:200]}"

@@ -33,7 +33,9 @@ class Tool:
     description: str
     input_schema: dict
     handler: Callable[[dict, "StepEnv"], str]
-    limit_keys: list[str] = field(default_factory=list)
+    # The keys a call counts toward (besides `calls`); a callable when they depend on the call
+    # (the gallery's `web`: `["web", "web.fetch"]` for a fetch).
+    limit_keys: list[str] | Callable[[dict], list[str]] = field(default_factory=list)
     writes: bool | Callable[[dict], bool] = False
     outward: bool = False
     kind: str = "builtin"  # builtin | http | script | mcp
@@ -41,6 +43,9 @@ class Tool:
 
     def definition(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+    def call_limit_keys(self, arguments: dict) -> list[str]:
+        return list(self.limit_keys(arguments)) if callable(self.limit_keys) else list(self.limit_keys)
 
     def call_writes(self, arguments: dict) -> bool:
         return self.writes(arguments) if callable(self.writes) else bool(self.writes)
