@@ -77,7 +77,8 @@ browse   Chromium via Playwright's sync API, launched on demand (`BrowserPool`),
          end or when idle; a context per call, or per `session` for the step (its storage also
          in outputs/.browser/<session>/), `state` across runs (state/browser/<name>.json); modes
          text, markdown, html, aria (numbered, `"@e4"` found again by role and name), meta,
-         table, network, capture, console, diff, links, screenshot, pdf; steps in `browse.BUILT_STEPS`; claims
+         table, network, capture, console, diff, feed, a11y (built-in checks), vitals, links,
+         screenshot, pdf; steps in `browse.BUILT_STEPS`; claims
          (expect step, expect=, if, confirm=); identity, device, locale, timezone, user_agent,
          headers and cookies from secrets, block, dialogs, login from a credential secret, secret
          fills redacted; allowed_domains and deny as locks; every connection through a guard
@@ -86,7 +87,7 @@ browse   Chromium via Playwright's sync API, launched on demand (`BrowserPool`),
 What is not (each refused by name, never answered another way): the actions crawl, map,
 extract, answer, monitor; the other providers and browser vendors; the engines firefox,
 safari, lightpanda, obscura (chrome runs as Chromium); the browse modes map, crawl,
-vitals, a11y, feed, webmcp, react and the steps in `BROWSE_STEP_ACTIONS` outside
+webmcp, react and the steps in `BROWSE_STEP_ACTIONS` outside
 `BUILT_STEPS` (tap, swipe, webmcp, solve);
 live, video, trace, har, captcha, proxy, auth, state_key, init, extensions.
 """

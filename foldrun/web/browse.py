@@ -49,7 +49,7 @@ ACTION_TIMEOUT_MS = 10_000
 FIRST_TRY_MS = 1_500        # the plain click's own try, before the keyboard and the label
 MAX_OUTPUT = 18_000
 BUILT_MODES = ("text", "markdown", "html", "aria", "meta", "table", "network", "capture", "links", "screenshot",
-               "pdf", "console", "diff")
+               "pdf", "console", "diff", "feed", "a11y", "vitals")
 BUILT_STEPS = ("click", "dblclick", "rightclick", "hover", "check", "uncheck", "fill", "type", "press", "select",
                "wait", "goto", "scroll", "back", "forward", "reload", "focus", "clear", "keyboard", "get", "eval",
                "expect", "if", "screenshot", "pdf", "viewport", "extract", "cookie", "localstorage", "sessionstorage",
@@ -1510,6 +1510,87 @@ def diff_read(call: Call, page: "Page") -> str:
     return "\n".join(lines)
 
 
+def feed_read(call: Call, page: "Page") -> str:
+    """The RSS, Atom or JSON feed: the URL itself when it is one, else the first linked, else the usual paths."""
+    from . import fetch as plain
+
+    tool = call.tool
+    candidates: list[str] = []
+    main_type = str(call.main_response.get("contentType") or "").split(";")[0].strip().lower()
+    if main_type and "html" not in main_type:
+        candidates.append(page.url)
+    else:
+        meta = pages.meta_of(page.content(), page.url)
+        candidates += [f["href"] for f in meta["feeds"]]
+        origin = f"{urlsplit(page.url).scheme}://{urlsplit(page.url).netloc}"
+        candidates += [origin + path for path in pages.FEED_PATHS]
+    for url in dict.fromkeys(candidates):
+        if call.host_refusal(url):
+            continue
+        got = plain.get(tool, url, tool.language)  # one plain read through the guarded client
+        if got.error or got.status >= 400 or not got.is_text():
+            continue
+        items = pages.feed_items(got.text)
+        if items is None:
+            continue
+        data = json.dumps({"feed": scrub_url(url), "items": items}, indent=1, ensure_ascii=False)
+        tool.write_file(tool.sandbox / "outputs" / "feed.json", data.encode())
+        lines = [f"feed: {scrub_url(url)} ({len(items)} items)"]
+        for item in items:
+            lines.append(f"- {item.get('title') or '(untitled)'}" + (f" — {item['date']}" if item.get("date") else ""))
+            if item.get("link"):
+                lines.append(f"  {item['link']}")
+        return "\n".join(lines)
+    return f"no feed: {scrub_url(page.url)} is not one, links none, and none of {', '.join(pages.FEED_PATHS)} answered one"
+
+
+# The built-in checks, for when the image has no axe-core: each a rule, what it found, and the fix.
+_A11Y_JS = """() => {
+  const out = [];
+  const name = el => (el.getAttribute('aria-label') || el.getAttribute('title') || el.innerText || el.value || '').trim();
+  const sel = el => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\\s+/).join('.') : '');
+  const add = (rule, what, fix, els) => { if (els.length) out.push({rule, what, fix, count: els.length, elements: els.map(sel)}); };
+  add('image-alt', 'images with no alt attribute', 'give each an alt (alt="" when it is decorative)',
+      [...document.querySelectorAll('img:not([alt])')]);
+  add('label', 'form fields with no label', 'add a <label for>, aria-label or aria-labelledby',
+      [...document.querySelectorAll('input:not([type=hidden]):not([type=submit]):not([type=button]), select, textarea')]
+        .filter(el => !(el.labels && el.labels.length) && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby') && !el.getAttribute('title')));
+  add('button-name', 'buttons with no name', 'give the button text or an aria-label',
+      [...document.querySelectorAll('button, [role=button]')].filter(el => !name(el) && !el.querySelector('img[alt]:not([alt=""])')));
+  add('link-name', 'links with no name', 'give the link text or an aria-label',
+      [...document.querySelectorAll('a[href]')].filter(el => !name(el) && !el.querySelector('img[alt]:not([alt=""])')));
+  add('html-has-lang', 'a page with no lang', 'set <html lang="…">', document.documentElement.lang ? [] : [document.documentElement]);
+  add('document-title', 'a page with no title', 'add a <title>', document.title.trim() ? [] : [document.documentElement]);
+  const ids = {}; document.querySelectorAll('[id]').forEach(el => { (ids[el.id] = ids[el.id] || []).push(el); });
+  add('duplicate-id', 'ids used more than once', 'make each id unique', Object.values(ids).filter(l => l.length > 1).flat());
+  let last = 0; const skips = [];
+  document.querySelectorAll('h1, h2, h3, h4, h5, h6').forEach(h => { const n = +h.tagName[1]; if (last && n > last + 1) skips.push(h); last = n; });
+  add('heading-order', 'headings that skip a level', 'step headings down one level at a time', skips);
+  return out;
+}"""
+
+_VITALS_JS = """() => new Promise(resolve => {
+  const nav = performance.getEntriesByType('navigation')[0] || {};
+  const paint = Object.fromEntries(performance.getEntriesByType('paint').map(p => [p.name, p.startTime]));
+  let lcp = null, cls = 0;
+  try { new PerformanceObserver(l => { for (const e of l.getEntries()) lcp = e.startTime; }).observe({type: 'largest-contentful-paint', buffered: true}); } catch (e) {}
+  try { new PerformanceObserver(l => { for (const e of l.getEntries()) if (!e.hadRecentInput) cls += e.value; }).observe({type: 'layout-shift', buffered: true}); } catch (e) {}
+  setTimeout(() => {
+    const grade = (v, good, poor) => v === null ? null : v <= good ? 'good' : v <= poor ? 'needs improvement' : 'poor';
+    const bytes = performance.getEntriesByType('resource').reduce((n, r) => n + (r.transferSize || 0), nav.transferSize || 0);
+    const ms = v => v === null || v === undefined ? null : Math.round(v);
+    resolve({
+      LCP: {value: ms(lcp), unit: ' ms', grade: grade(lcp, 2500, 4000)},
+      CLS: {value: Math.round(cls * 1000) / 1000, grade: grade(cls, 0.1, 0.25)},
+      FCP: {value: ms(paint['first-contentful-paint'] ?? null), unit: ' ms', grade: grade(paint['first-contentful-paint'] ?? null, 1800, 3000)},
+      TTFB: {value: ms(nav.responseStart ?? null), unit: ' ms', grade: grade(nav.responseStart ?? null, 800, 1800)},
+      load: {value: ms(nav.loadEventEnd ?? null), unit: ' ms'},
+      weight: {value: bytes, unit: ' bytes'},
+    });
+  }, 300);
+})"""
+
+
 def read(call: Call, page: "Page", mode: str, args: dict) -> str:
     tool = call.tool
     if mode == "capture":
@@ -1522,6 +1603,22 @@ def read(call: Call, page: "Page", mode: str, args: dict) -> str:
                             for c in saved)
     if mode == "diff":
         return diff_read(call, page)
+    if mode == "feed":
+        return feed_read(call, page)
+    if mode == "a11y":
+        found = page.evaluate(_A11Y_JS)
+        data = json.dumps(found, indent=1, ensure_ascii=False)
+        tool.write_file(tool.sandbox / "outputs" / "a11y.json", data.encode())
+        if not found:
+            return "the built-in checks found nothing to fix (axe-core is not in this image; its rules go further)"
+        return "\n".join(f"[{v['rule']}] {v['count']} × {v['what']} — {v['fix']}\n    " +
+                         "\n    ".join(v["elements"][:5]) for v in found)
+    if mode == "vitals":
+        vitals = page.evaluate(_VITALS_JS)
+        data = json.dumps(vitals, indent=1)
+        tool.write_file(tool.sandbox / "outputs" / "vitals.json", data.encode())
+        return "\n".join(f"{k}: {v['value']}{v.get('unit', '')}" + (f" ({v['grade']})" if v.get("grade") else "")
+                         for k, v in vitals.items())
     if mode == "text":
         return page.inner_text("body")
     if mode == "html":

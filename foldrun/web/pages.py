@@ -214,3 +214,67 @@ def _describe(tag) -> str:  # noqa: ANN001
     if tag.get("id"):
         return f"<{tag.name} id=\"{tag['id']}\">"
     return f"<{tag.name}>"
+
+
+# ------------------------------------------------------------------ feeds
+
+FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/feed+json", "application/xml", "text/xml",
+              "application/json")
+FEED_PATHS = ("/feed", "/rss", "/feed.xml", "/rss.xml", "/atom.xml", "/index.xml", "/feed.json")
+
+
+def feed_items(text: str) -> list[dict] | None:
+    """RSS 2.0, Atom or JSON Feed → items (title, link, date, summary); None when it is not a feed.
+
+    The stdlib parser resolves no external entities, and the bundled expat caps entity expansion.
+    """
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        try:
+            data = json.loads(stripped)
+        except ValueError:
+            return None
+        if not isinstance(data, dict) or "jsonfeed.org" not in str(data.get("version", "")):
+            return None
+        return [{"title": i.get("title"), "link": i.get("url"), "date": i.get("date_published"),
+                 "summary": _plain(i.get("summary") or i.get("content_text") or i.get("content_html") or "")}
+                for i in data.get("items") or [] if isinstance(i, dict)]
+    if not stripped.startswith("<"):
+        return None
+    import xml.etree.ElementTree as ET
+
+    try:
+        root = ET.fromstring(stripped.encode("utf-8"))
+    except ET.ParseError:
+        return None
+    tag = root.tag.split("}")[-1]
+    if tag == "rss" or tag == "RDF":
+        items = root.iter("item") if tag == "rss" else [e for e in root.iter() if e.tag.endswith("}item")]
+        out = []
+        for item in items:
+            def text_of(name: str) -> str | None:
+                for child in item:
+                    if child.tag.split("}")[-1] == name and child.text:
+                        return child.text.strip()
+                return None
+            out.append({"title": text_of("title"), "link": text_of("link"), "date": text_of("pubDate") or text_of("date"),
+                        "summary": _plain(text_of("description") or "")})
+        return out
+    if tag == "feed":
+        out = []
+        for entry in [e for e in root if e.tag.split("}")[-1] == "entry"]:
+            fields = {child.tag.split("}")[-1]: child for child in entry}
+            link = next((c.get("href") for c in entry if c.tag.split("}")[-1] == "link"
+                         and c.get("rel", "alternate") == "alternate"), None)
+            summary = fields.get("summary") if "summary" in fields else fields.get("content")
+            out.append({"title": (fields["title"].text or "").strip() if "title" in fields else None, "link": link,
+                        "date": (fields.get("updated") if "updated" in fields else fields.get("published")).text
+                        if ("updated" in fields or "published" in fields) else None,
+                        "summary": _plain(summary.text or "") if summary is not None else ""})
+        return out
+    return None
+
+
+def _plain(markup: str) -> str:
+    text = to_text(markup).replace("\n", " ") if "<" in markup else markup
+    return " ".join(text.split())[:500]

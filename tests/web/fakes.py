@@ -114,6 +114,11 @@ FORM = """<!doctype html><html lang="en"><head><title>Sign up</title></head><bod
 <div style="height: 3000px"></div><p id="far">the bottom</p>
 </main></body></html>"""
 
+FEED = """<?xml version="1.0"?><rss version="2.0"><channel><title>Example news</title>
+<item><title>Inspections change</title><link>https://example.com/a</link><pubDate>Mon, 30 Nov 2026 09:00:00 GMT</pubDate>
+<description>&lt;p&gt;From &lt;b&gt;January&lt;/b&gt;.&lt;/p&gt;</description></item>
+<item><title>Notice periods</title><link>https://example.com/b</link></item></channel></rss>"""
+
 LOGIN = """<!doctype html><html><head><title>Login</title></head><body>
 <form method="post" action="/login"><input name="user"><button>Sign in</button></form></body></html>"""
 
@@ -134,6 +139,7 @@ class Site(Loopback):
             "/big": (200, {"content-type": "text/plain"}, b"x" * (11 * 1024 * 1024)),
             "/login": html(LOGIN),
             "/empty": (200, {"content-type": "text/html"}, b""),
+            "/feed.xml": (200, {"content-type": "application/rss+xml"}, FEED.encode()),
             "/report.pdf": (200, {"content-type": "application/pdf"}, b"%PDF-1.4\n%%EOF\n"),
             "/latin": (200, {"content-type": "text/html"},
                        '<html><head><meta charset="iso-8859-1"><title>Café</title></head><body><p>Crème brûlée</p>'

@@ -520,3 +520,24 @@ def test_diff_saves_a_baseline_then_shows_what_changed(browse, site, tmp_path):
     site.pages["/news"] = html("<html><body><main><h1>News</h1><p>one</p><p>two</p></main></body></html>")
     changed = tool.call({"action": "browse", "url": f"{site.url}/news", "mode": "diff"})
     assert changed == "--- before\n+++ now\n@@ -2,2 +2,4 @@\n \n one\n+\n+two"
+
+
+def test_feed_finds_the_linked_feed_and_lists_its_items(browse, site, tmp_path):
+    out = browse().call({"action": "browse", "url": f"{site.url}/article", "mode": "feed"})
+    assert out == (f"feed: {site.url}/feed.xml (2 items)\n- Inspections change — Mon, 30 Nov 2026 09:00:00 GMT\n"
+                   f"  https://example.com/a\n- Notice periods\n  https://example.com/b")
+    saved = json.loads((tmp_path / "outputs/feed.json").read_text())
+    assert saved["items"][0]["summary"] == "From January."
+
+
+def test_a11y_runs_the_built_in_checks(browse, site, tmp_path):
+    out = browse().call({"action": "browse", "url": f"{site.url}/article", "mode": "a11y"})
+    assert out.startswith("[image-alt] 1 × images with no alt attribute — give each an alt (alt=\"\" when it is "
+                          "decorative)\n    img")
+    assert json.loads((tmp_path / "outputs/a11y.json").read_text())[0]["rule"] == "image-alt"
+
+
+def test_vitals_are_graded(browse, site, tmp_path):
+    out = browse().call({"action": "browse", "url": f"{site.url}/article", "mode": "vitals"})
+    assert [line.split(":")[0] for line in out.splitlines()] == ["LCP", "CLS", "FCP", "TTFB", "load", "weight"]
+    assert json.loads((tmp_path / "outputs/vitals.json").read_text())["CLS"]["grade"] == "good"
