@@ -48,7 +48,8 @@ def register(subparsers, common) -> None:
     st.add_argument("--oauth", action="store_true",
                     help="the value is an OAuth2 refresh recipe, as JSON: token_url, client_id, client_secret, "
                          "refresh_token")
-    st.set_defaults(func=cmd_set)
+    st.set_defaults(func=cmd_set, value_on_argv=False)
+    _refuse_extra_words(st)
 
     rm = sub.add_parser("delete", parents=[common], help="delete a secret")
     rm.add_argument("name", metavar="NAME")
@@ -67,6 +68,22 @@ def register(subparsers, common) -> None:
     c.add_argument("--token-url", help="the token endpoint (custom providers, or to override the preset)")
     c.add_argument("--no-browser", action="store_true", help="print the consent address instead of opening it")
     c.set_defaults(func=cmd_connect)
+
+
+def _refuse_extra_words(parser) -> None:
+    """`secrets set NAME <value>`: argparse would refuse the extra word by
+    echoing it ("unrecognized arguments: <value>") onto the terminal and into
+    CI logs. Swallow it here instead and let cmd_set refuse with a sentence
+    that does not repeat it."""
+
+    class RefusesValues(type(parser)):
+        def parse_known_args(self, args=None, namespace=None):
+            parsed, extras = super().parse_known_args(args, namespace)
+            if extras:
+                parsed.value_on_argv = True
+            return parsed, []
+
+    parser.__class__ = RefusesValues
 
 
 def _where(parser) -> None:
@@ -138,7 +155,14 @@ def cmd_list(args, ctx) -> int:
 
 
 # set / delete ----------------------------------------------------------------
+ARGV_VALUE_SENTENCE = ("foldrun secrets set takes no value on the command line, where it would land in shell "
+                       "history and process listings; nothing was stored and it is not repeated here. Type it at "
+                       "the prompt or pipe it on stdin (and treat a value already typed there as exposed).")
+
+
 def cmd_set(args, ctx) -> int:
+    if getattr(args, "value_on_argv", False):
+        raise CliError(ARGV_VALUE_SENTENCE, exit_code=2)  # a usage error, as argparse's would be
     name = _check_name(args.name)
     value = _read_secret(f"{'OAuth recipe (JSON)' if args.oauth else 'Value'} for {name} (hidden): ")
     recipe = None
