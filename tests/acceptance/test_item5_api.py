@@ -301,3 +301,8 @@ def test_the_schema_says_the_api_takes_a_bearer_token(alice_api):
     "their paths with no request or response bodies (drf-spectacular: 'unable to guess serializer')"))
 def test_the_schema_documents_the_library_apis_bodies(alice_api):
     assert _undocumented(alice_api, LIBRARY_PATHS) == []
+
+
+def test_an_inbound_webhook_takes_a_form_body_too(world, client):
+    response = client.post(f"/api/hooks/{world['ws_id']}/weekly", {"topic": "x"})  # multipart, as a form sends it
+    assert response.status_code == 202
