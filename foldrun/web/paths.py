@@ -25,7 +25,7 @@ def save_path(sandbox: Path, raw: object, *, arg: str = "save", for_write: bool 
                            f"such as outputs/page.md")
     if ".." in pure.parts:
         raise WebToolError(f"{arg}={text}: `..` is refused — the path must stay inside the agent directory")
-    if for_write and pure.parts and pure.parts[0] == "knowledge":
+    if for_write and _is_knowledge(pure.parts):
         raise WebToolError(f"{arg}={text}: knowledge/ is never written by a run — use outputs/")
     root = sandbox.resolve()
     target = root.joinpath(*pure.parts)
@@ -34,6 +34,13 @@ def save_path(sandbox: Path, raw: object, *, arg: str = "save", for_write: bool 
     if for_write and target.is_dir():
         raise WebToolError(f"{arg}={text}: that is a folder; name a file, such as {text.rstrip('/')}/page.md")
     return target
+
+
+def _is_knowledge(parts: tuple[str, ...]) -> bool:
+    """knowledge/, an agent's own agents/<name>/knowledge/, the library's library/knowledge/ (the sandbox's rule)."""
+    return bool(parts) and (parts[0] == "knowledge"
+                            or (parts[0] == "agents" and len(parts) > 2 and parts[2] == "knowledge")
+                            or (parts[0] == "library" and len(parts) > 1 and parts[1] == "knowledge"))
 
 
 def _inside(root: Path, target: Path) -> bool:

@@ -126,6 +126,7 @@ def test_save_with_raw_keeps_the_bytes_untouched(make_tool, site, tmp_path):
     ("/etc/passwd", "save=/etc/passwd: an absolute path is refused — write a path inside the agent directory, such as outputs/page.md"),
     ("outputs/link/x.md", "save=outputs/link/x.md: a symlink out of the agent directory is refused"),
     ("knowledge/x.md", "save=knowledge/x.md: knowledge/ is never written by a run — use outputs/"),
+    ("agents/a/knowledge/x.md", "save=agents/a/knowledge/x.md: knowledge/ is never written by a run — use outputs/"),
 ])
 def test_a_bad_save_path_is_refused_before_any_request(make_tool, site, tmp_path, path, sentence):
     (tmp_path / "outputs").mkdir()
