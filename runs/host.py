@@ -5,6 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
 
@@ -107,6 +108,30 @@ class DbHost:
         return EgressProxy(grants, on_line=lambda line: self.trace("log", {"message": line}),
                            allow_private=bool(getattr(settings, "FOLDRUN_ALLOW_PRIVATE_URLS", False))).start()
 
+    def consult(self, desk: str, agent: str, question: str, *, counter=None) -> str:
+        """`desks`: run `agent` of another workspace of this account on `question`, inside this step.
+
+        Its secrets come from that workspace's vault; its spend is this run's; its calls pass this
+        step's limit counter; its trace lands on this step, marked with the colleague's name.
+        """
+        from accounts.models import Workspace
+        from foldrun.engine.step import StepRequest, run_step
+        from foldrun.engine.tools.base import ToolError
+
+        from .actions import desk_at
+
+        workspace = Workspace.objects.filter(account_id=self.run.account_id, name=desk).first()
+        if workspace is None:
+            raise ToolError(f"desks: there is no desk {desk} in this account")
+        colleague = ColleagueHost(self, workspace, f"{desk}/{agent}")
+        request = StepRequest(run_id=self.run.public_id, label=f"{self.step.label} → {desk}/{agent}", agent=agent,
+                              task=question, is_test=self.run.is_test, counter=counter,
+                              allow_private_urls=bool(getattr(settings, "FOLDRUN_ALLOW_PRIVATE_URLS", False)))
+        result = run_step(desk_at(workspace, None), request, colleague)
+        if result.status != "completed":
+            raise ToolError(f"{desk}/{agent} could not answer: {result.error or result.status}")
+        return result.output
+
     def recall_runs(self, limit: int) -> list[dict]:
         runs = (Run.objects.filter(workspace_id=self.run.workspace_id).exclude(pk=self.run.pk)
                 .order_by("-created_at")[: max(1, min(limit, 50))])
@@ -129,3 +154,36 @@ class DbHost:
 
 def now():
     return timezone.now()
+
+
+class ColleagueHost(DbHost):
+    """A consulted agent on another desk: that desk's vault, this run's spend, this step's trace."""
+
+    def __init__(self, parent: DbHost, workspace, who: str) -> None:
+        super().__init__(parent.run, parent.step, parent.attempt)
+        self.workspace = workspace
+        self.who = who
+        self.clients = parent.clients
+
+    def trace(self, kind: str, data: dict) -> None:
+        super().trace(kind, {**data, "colleague": self.who})
+
+    def resolve_secrets(self, names: list[str]) -> dict[str, tuple[str, str]]:
+        found = vault_lookup(self.workspace, names)
+        for name in names:
+            if name not in found:
+                raise MissingSecret(name)
+        return found
+
+    def model_client(self, provider: dict, timezone: str = "UTC"):
+        run_workspace = self.run.workspace
+        try:
+            self.run.workspace = self.workspace  # the provider key from the colleague's vault
+            return super().model_client(provider, timezone=timezone)
+        finally:
+            self.run.workspace = run_workspace
+
+    def consult(self, desk: str, agent: str, question: str, *, counter=None) -> str:
+        from foldrun.engine.tools.base import ToolError
+
+        raise ToolError("desks: a consulted colleague does not consult further")

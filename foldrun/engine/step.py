@@ -140,6 +140,7 @@ class StepRequest:
     sandbox_base: str | None = None
     max_turns: int = DEFAULT_MAX_TURNS
     timezone: str | None = None   # the flow's, for reset times in refusal lines
+    counter: LimitCounter | None = None  # a consulted colleague shares the delegating step's counter
 
 
 @dataclass
@@ -177,6 +178,7 @@ class StepEnv:
         self.withhold_all = False
         self.sandbox_files: dict[str, str] = {}  # the workspace's files (an openapi document may be one)
         self._egress = None
+        self.counter: LimitCounter | None = None
 
     @property
     def http(self) -> httpx.Client:
@@ -431,12 +433,15 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
         result.error = str(exc)
         host.trace("log", {"message": str(exc)})
         return
+    nested = request.counter is not None
     try:
-        counter = LimitCounter(_limit_layers(agent, request))
+        counter = request.counter or LimitCounter(_limit_layers(agent, request))
     except ValueError as exc:
         result.error = str(exc)
         return
-    host.trace("limit", {"line": counter.opening_line()})
+    env.counter = counter
+    if not nested:
+        host.trace("limit", {"line": counter.opening_line()})
     by_name = {t.name: t for t in tools}
     provider = _provider(agent)
     system = _prompt(agent, request)
@@ -488,7 +493,8 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
         result.error = env.redact(str(line))
     finally:
         result.limits_line = counter.closing_line()
-        host.trace("limit", {"line": result.limits_line})
+        if not nested:
+            host.trace("limit", {"line": result.limits_line})
 
 
 def _call_tool(use: dict, by_name: dict[str, Tool], counter: LimitCounter, env: StepEnv, result: StepResult) -> dict:

@@ -195,3 +195,22 @@ def test_a_provider_refusal_fails_the_step_with_the_refusal_line_on_its_trace(wo
     assert step.error == refusal
     assert refusal == ("the provider rate-limited this request (HTTP 429) and asked us to wait 30s — no second "
                        "supply is configured")
+
+
+def test_desks_consults_another_desks_agent_whose_calls_count_toward_this_step(workspace, alice, desk, fake_provider):
+    from accounts.models import Workspace
+    other = Workspace.objects.create(account=workspace.account, name="pricing-desk")
+    push(other, {"agents/expert/agent.md": agent_file("expert", fake_provider, tools="[read]"),
+                 "knowledge/prices.md": "---\ntype: Reference\ntitle: p\ndescription: d\n---\nwidget: 7\n"})
+    desk("1. [[lead]] — What does a widget cost?", lead={"tools": "[desks]", "extra": "limits: {calls: 2}\n"})
+    fake_provider.reply_tool_use("consult", {"desk": "pricing-desk", "agent": "expert", "question": "Widget price?"})
+    fake_provider.reply_tool_use("Read", {"path": "knowledge/prices.md"})
+    fake_provider.reply_tool_use("Read", {"path": "knowledge/prices.md"})
+    fake_provider.reply_text("seven")
+    fake_provider.reply_text("GOOD — a widget costs 7")
+    run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
+    assert run.status == "completed", run.error
+    assert fake_provider.requests[3].body["messages"][-1]["content"][0]["content"] == (
+        "limit reached: calls 2 of 2 in this step — work with what you have, or say what more you would need")
+    assert fake_provider.requests[4].body["messages"][-1]["content"][0]["content"] == "seven"
+    assert run.steps.get().limits_line == "limits: calls 2/2 — 1 call refused"

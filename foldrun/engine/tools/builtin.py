@@ -20,7 +20,7 @@ from .base import Park, Tool, ToolError, schema
 if TYPE_CHECKING:  # pragma: no cover
     from ..step import StepEnv
 
-BUILTIN_GROUPS = ("read", "write", "code", "search", "history", "ask")
+BUILTIN_GROUPS = ("read", "write", "code", "search", "history", "ask", "desks")
 MAX_READ_CHARS = 200_000
 
 
@@ -146,6 +146,14 @@ def ask(args: dict, env: "StepEnv") -> str:
     raise Park(args["question"])
 
 
+def consult(args: dict, env: "StepEnv") -> str:
+    """A colleague on another desk answers; its calls pass this step's limits (a sub-agent counts here)."""
+    make = getattr(env.host, "consult", None)
+    if make is None:
+        raise ToolError("desks: consulting another desk needs a server run")
+    return make(str(args["desk"]), str(args["agent"]), str(args["question"]), counter=env.counter)
+
+
 
 def builtin_tools(granted: set[str]) -> list[Tool]:
     """The built-in tools for the groups in `granted` (Write/Edit always, for memory/)."""
@@ -186,6 +194,12 @@ def builtin_tools(granted: set[str]) -> list[Tool]:
             Tool("read_run", "One earlier run: its steps and what each said.",
                  schema({"id": {"type": "string"}}, ["id"]), read_run, ["history", "read_run"]),
         ]
+    if "desks" in granted:
+        tools.append(Tool("consult", "Ask an agent on another desk (workspace) of this account a question; "
+                          "its answer comes back. Its tool calls count toward this step's limits.",
+                          schema({"desk": {"type": "string"}, "agent": {"type": "string"},
+                                  "question": {"type": "string"}}, ["desk", "agent", "question"]), consult,
+                          lambda args: ["desks", str(args.get("agent") or "")]))
     if "ask" in granted:
         tools.append(Tool("ask", "Ask a person a question. The run waits until they answer; the answer is handed back.",
                           schema({"question": {"type": "string"}}, ["question"]), ask, ["ask"]))
