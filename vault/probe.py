@@ -17,7 +17,6 @@ from typing import Any
 
 import httpx
 from django.conf import settings
-from django.core.mail import send_mail
 from django.db import transaction
 from django.dispatch import Signal
 from django.utils import timezone
@@ -290,8 +289,11 @@ def _report(account: Account, rows: list[ProviderCheck]) -> None:
     body = ("The daily key check found a provider that worked before and does not now:\n\n" + "\n".join(lines)
             + "\n\nRuns that use it will fail until the key is fixed. After rotating a key, "
               "`foldrun account providers --check` checks again.\n")
-    if owners:
-        send_mail(subject, body, None, [e for e in owners if e])
+    from notify.email import send_platform_mail
+
+    for owner in owners:
+        if owner:  # the account category: always on, but still asked at send time
+            send_platform_mail(to=owner, subject=subject, body=body, category="account")
     now = timezone.now()
     for row in rows:
         ProviderCheck.objects.filter(pk=row.pk).update(reported_at=now)

@@ -170,7 +170,8 @@ CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE: dict = {}
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
-DEFAULT_FROM_EMAIL = env_str("FOLDRUN_EMAIL_FROM", "foldrun <noreply@foldrun.localhost>")
+# The platform's own sender (spec: notifications.md, Email).
+DEFAULT_FROM_EMAIL = env_str("FOLDRUN_EMAIL_FROM", "foldrun <hello@foldrun.io>")
 
 # Vault keys: comma-separated base64 AES-256 keys, newest first.
 FOLDRUN_VAULT_KEYS = env_list("FOLDRUN_VAULT_KEYS", [])
