@@ -158,3 +158,20 @@ def test_a_browser_session_cannot_write_through_the_api_without_a_csrf_token(wor
     assert response.status_code == 403
     assert response.json()["message"].startswith("CSRF Failed")
     assert browser.get("/api/workspaces/rank-desk").status_code == 200
+
+
+def test_a_token_acts_in_its_own_account_only_even_for_a_member_of_two(world, charlie, alice):
+    from accounts.models import ApiToken, Membership, Role, Workspace, hash_token
+    from rest_framework.test import APIClient
+
+    other = charlie.memberships.get().account
+    Workspace.objects.create(account=other, name="charlies-desk")
+    Membership.objects.create(account=other, user=alice, role=Role.VIEWER)
+    raw = ApiToken.mint()
+    ApiToken.objects.create(user=alice, account=other, name="other", token_hash=hash_token(raw), hint=raw[:8])
+    in_other = APIClient()
+    in_other.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    assert in_other.get("/api/me").json()["account"]["role"] == "viewer"
+    assert in_other.get("/api/workspaces/charlies-desk").status_code == 200
+    assert (in_other.get("/api/workspaces/rank-desk").status_code, in_other.get("/api/workspaces/rank-desk").json()) == (404, NOT_FOUND)
+    assert in_other.post("/api/workspaces/charlies-desk/push", {"message": "m", "files": []}, format="json").status_code == 403
