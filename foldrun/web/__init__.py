@@ -73,8 +73,9 @@ fetch    foldrun's own: markdown (default), text, html, meta, links, raw; url or
          to the checked one, each redirect hop too); credentials in a URL sent as basic auth and
          never echoed; a page that builds itself with JavaScript names browse. APIs: jina,
          firecrawl, exa (live), tavily extract.
-browse   Chromium via Playwright's sync API, launched on demand (`BrowserPool`), closed at step
-         end or when idle; a context per call, or per `session` for the step (its storage also
+browse   Chromium via Playwright's sync API, launched on demand — one per thread (Playwright's sync
+         driver allows one), shared by the thread's WebTools and closed when the last of them
+         closes at step end, or when idle; a context per call, or per `session` for the step (its storage also
          in outputs/.browser/<session>/), `state` across runs (state/browser/<name>.json); modes
          text, markdown, html, aria (numbered, `"@e4"` found again by role and name), meta,
          table, network, capture, console, diff, feed, a11y (built-in checks), vitals, links,

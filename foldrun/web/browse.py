@@ -90,6 +90,7 @@ class BrowserPool:
         self._devices: dict | None = None
         self.last_used = 0.0
         self.launches = 0
+        self.users = 0
 
     def browser(self):  # noqa: ANN201
         if self._thread is not None and self._thread != threading.get_ident():
@@ -123,6 +124,24 @@ class BrowserPool:
             self._devices = dict(self._playwright.devices)
         return self._devices
 
+    def acquire(self) -> "BrowserPool":
+        self.users += 1
+        return self
+
+    def release(self) -> None:
+        """One user (a step's WebTool) is done; the last one out closes the browser."""
+        self.users = max(0, self.users - 1)
+        if self.users == 0:
+            self.close()
+
+    def holds(self, launch: int | None) -> bool:
+        """True while the browser of that launch is still the one running."""
+        return self._browser is not None and self._browser.is_connected() and launch == self.launches
+
+    def alive(self) -> bool:
+        """False when a browser was launched and has since gone (closed, crashed)."""
+        return self._browser is None or self._browser.is_connected()
+
     def idle(self) -> bool:
         return self._browser is not None and time.monotonic() - self.last_used > self.idle_seconds
 
@@ -149,6 +168,21 @@ class BrowseState:
         self.holders: dict[str, dict] = {}   # session -> {"call": the Call now using it}
         self.seeded: set[str] = set()        # sessions a cookie secret seeded
         self.proxies: list[GuardProxy] = []  # the sessions' guard proxies
+        self.launch: dict[str, int] = {}     # session -> which launch of the pool's browser holds it
+
+    def drop(self, name: str | None) -> None:
+        if name is None:
+            return
+        context = self.sessions.pop(name, None)
+        holder = self.holders.pop(name, None)
+        self.launch.pop(name, None)
+        if context is not None:
+            try:
+                context.close()
+            except Exception:  # noqa: BLE001 - its browser is already gone
+                pass
+        if holder is not None and holder["call"].proxy is not None:
+            holder["call"].proxy.close()
 
     def close(self) -> None:
         for context in self.sessions.values():
@@ -160,6 +194,18 @@ class BrowseState:
         for proxy in self.proxies:
             proxy.close()
         self.proxies.clear()
+
+
+_threads = threading.local()
+
+
+def thread_pool() -> BrowserPool:
+    """This thread's browser: Playwright's sync API allows one driver per thread, so every WebTool
+    in the thread shares it (acquire/release), and the last to finish closes it."""
+    pool = getattr(_threads, "pool", None)
+    if pool is None:
+        pool = _threads.pool = BrowserPool()
+    return pool
 
 
 INSTALL_SENTENCE = ("Install Chromium (`apt-get install -y chromium` on a worker), or on a laptop "
@@ -330,13 +376,15 @@ class Call:
             tool.browse_state = BrowseState()
         state = tool.browse_state
         name = self.args.get("session")
+        pool = tool.browsers
+        if name and name in state.sessions and not pool.holds(state.launch.get(name)):
+            state.drop(name)  # its browser went away: start again from the session's saved storage
         if name and name in state.sessions:
             previous = state.holders[name]["call"]
             state.holders[name]["call"] = self  # the guard and the block list read this call's settings
             self.proxy = previous.proxy
             self.seeded = name in state.seeded
             return state.sessions[name]
-        pool = tool.browsers
         browser = pool.browser()
         locale = str(self.setting("locale") or _locale(tool.language, tool.region))
         options: dict[str, Any] = {"locale": locale, "viewport": dict(VIEWPORT),
@@ -389,6 +437,7 @@ class Call:
         if name:
             state.sessions[str(name)] = context
             state.holders[str(name)] = holder
+            state.launch[str(name)] = pool.launches
             if self.proxy is not None:
                 state.proxies.append(self.proxy)
             if self.seeded:
@@ -1332,7 +1381,9 @@ def run(tool: "WebTool", args: dict) -> str:
     reason = call.host_refusal(url)
     if reason:  # before a browser opens
         raise WebToolError(f"browse: {scrub_url(url)} was not opened — {reason}")
-    if tool.browsers.idle():
+    if tool.browsers.idle():  # unused past its idle time: a fresh browser (a session reloads its saved storage)
+        if tool.browse_state is not None:
+            tool.browse_state.close()
         tool.browsers.close()
     started = time.monotonic()
     context = call.context()

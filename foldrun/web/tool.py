@@ -229,16 +229,16 @@ class WebTool:
             self.browse_state.close()
             self.browse_state = None
         if self._owns_browsers and self._browsers is not None:
-            self._browsers.close()
+            self._browsers.release()  # the thread's browser closes when its last user is done
             self._browsers = None
 
     # ------------------------------------------------------------------ helpers the actions use
     @property
     def browsers(self):  # noqa: ANN201
         if self._browsers is None:
-            from .browse import BrowserPool
+            from .browse import thread_pool
 
-            self._browsers = BrowserPool()
+            self._browsers = thread_pool().acquire()
             self._owns_browsers = True
         return self._browsers
 

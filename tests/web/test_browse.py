@@ -251,8 +251,13 @@ def test_a_browse_that_clicks_is_a_write_and_one_that_only_looks_is_a_read(brows
     assert tool.limit_keys({"action": "browse"}) == ["web", "web.browse"]
 
 
-def test_the_browser_is_launched_once_for_many_calls(browsers):
-    assert browsers.launches == 1
+def test_the_browser_is_launched_once_for_many_calls(browse, browsers, site):
+    tool = browse()
+    tool.call({"action": "browse", "url": f"{site.url}/form"})
+    launches = browsers.launches
+    for _ in range(3):
+        tool.call({"action": "browse", "url": f"{site.url}/form"})
+    assert browsers.launches == launches
 
 
 def test_a_field_filled_from_a_secret_never_shows_its_value_and_the_call_runs_no_script(browse, site, tmp_path):
@@ -541,3 +546,26 @@ def test_vitals_are_graded(browse, site, tmp_path):
     out = browse().call({"action": "browse", "url": f"{site.url}/article", "mode": "vitals"})
     assert [line.split(":")[0] for line in out.splitlines()] == ["LCP", "CLS", "FCP", "TTFB", "load", "weight"]
     assert json.loads((tmp_path / "outputs/vitals.json").read_text())["CLS"]["grade"] == "good"
+
+
+def test_a_session_outlives_its_browser_closing_by_its_saved_storage(browse, browsers, site):
+    tool = browse()
+    tool.call({"action": "browse", "url": f"{site.url}/login", "session": "portal",
+               "actions": [{"click": "text=Sign in"}, {"wait": "url", "contains": "/account"}]})
+    launches = browsers.launches
+    browsers.close()  # as when it idles out
+    assert tool.call({"action": "browse", "url": f"{site.url}/account", "session": "portal"}) == "signed in as alice"
+    assert browsers.launches == launches + 1
+
+
+def test_two_tools_in_one_thread_share_its_browser_and_the_last_out_closes_it(make_tool, site, browsers):
+    browsers.close()  # the module's browser gives way: one driver per thread
+    first, second = make_tool(), make_tool()
+    first.call({"action": "browse", "url": f"{site.url}/form"})
+    second.call({"action": "browse", "url": f"{site.url}/form"})
+    pool = first.browsers
+    assert pool is second.browsers and pool.launches == 1 and pool.users == 2
+    first.close()
+    assert pool.alive() and pool._browser is not None
+    second.close()
+    assert pool._browser is None
