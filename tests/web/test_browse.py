@@ -569,3 +569,23 @@ def test_two_tools_in_one_thread_share_its_browser_and_the_last_out_closes_it(ma
     assert pool.alive() and pool._browser is not None
     second.close()
     assert pool._browser is None
+
+
+def test_the_guard_proxy_tunnels_what_its_policy_allows(site):
+    import socket
+
+    from foldrun.web.net import GuardProxy
+
+    proxy = GuardProxy(lambda host, port: [host])
+    try:
+        with socket.create_connection(("127.0.0.1", proxy.port)) as conn:
+            conn.sendall(f"CONNECT 127.0.0.1:{site.port} HTTP/1.1\r\nHost: 127.0.0.1:{site.port}\r\n\r\n".encode())
+            assert conn.recv(4096) == b"HTTP/1.1 200 Connection Established\r\n\r\n"
+            conn.sendall(b"GET /json HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            answer = b""
+            while chunk := conn.recv(4096):
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 200 OK")
+        assert answer.endswith(b'{"items": [1, 2, 3]}')
+    finally:
+        proxy.close()
