@@ -76,7 +76,8 @@ fetch    foldrun's own: markdown (default), text, html, meta, links, raw; url or
 browse   Chromium via Playwright's sync API, launched on demand — one per thread (Playwright's sync
          driver allows one), shared by the thread's WebTools and closed when the last of them
          closes at step end, or when idle; a context per call, or per `session` for the step (its storage also
-         in outputs/.browser/<session>/), `state` across runs (state/browser/<name>.json); modes
+         in outputs/.browser/<session>/), `state` across runs (state/browser/<name>.json, sealed with AES-256-GCM under a
+         state_key); modes
          text, markdown, html, aria (numbered, `"@e4"` found again by role and name), meta,
          table, network, capture, console, diff, feed, a11y (built-in checks), vitals, links,
          screenshot, pdf; steps in `browse.BUILT_STEPS`; claims
@@ -90,7 +91,7 @@ extract, answer, monitor; the other providers and browser vendors; the engines f
 safari, lightpanda, obscura (chrome runs as Chromium); the browse modes map, crawl,
 webmcp, react and the steps in `BROWSE_STEP_ACTIONS` outside
 `BUILT_STEPS` (tap, swipe, webmcp, solve);
-live, video, trace, har, captcha, proxy, auth, state_key, init, extensions.
+live, video, trace, har, captcha, proxy, auth, init, extensions.
 """
 from __future__ import annotations
 

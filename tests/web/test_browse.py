@@ -589,3 +589,18 @@ def test_the_guard_proxy_tunnels_what_its_policy_allows(site):
         assert answer.endswith(b'{"items": [1, 2, 3]}')
     finally:
         proxy.close()
+
+
+def test_state_key_seals_the_saved_login_and_an_encrypted_state_without_it_is_refused(browse, site, tmp_path):
+    keys = {"BROWSER_STATE_KEY": "a long random passphrase 0123"}
+    tool = browse({"browse": {"state_key": "BROWSER_STATE_KEY"}}, secret=keys.__getitem__)
+    tool.call({"action": "browse", "url": f"{site.url}/login", "state": "vault",
+               "actions": [{"click": "text=Sign in"}, {"wait": "url", "contains": "/account"}]})
+    sealed = (tmp_path / "state/browser/vault.json").read_text()
+    assert json.loads(sealed)["alg"] == "AES-256-GCM"
+    assert "abc123" not in sealed
+    assert tool.call({"action": "browse", "url": f"{site.url}/account", "state": "vault"}) == "signed in as alice"
+    with pytest.raises(WebToolError) as caught:
+        browse().call({"action": "browse", "url": f"{site.url}/account", "state": "vault"})
+    assert str(caught.value) == ("browse: the state vault is encrypted; name its state_key — an encrypted login is "
+                                 "never started signed out")
