@@ -56,7 +56,7 @@ BUILT_STEPS = ("click", "dblclick", "rightclick", "hover", "check", "uncheck", "
                "dialog", "login", "upload", "download", "mock", "unmock", "offline", "mouse", "wheel", "keydown",
                "keyup", "highlight", "insert", "tab", "frame", "drag", "paste", "pushstate", "clipboard")
 # Block settings with no implementation here: a file that sets one is refused, not ignored.
-UNBUILT_SETTINGS = ("proxy", "auth", "captcha", "captcha_solver", "live", "video", "extensions", "init", "webgpu",
+UNBUILT_SETTINGS = ("proxy", "captcha", "captcha_solver", "live", "video", "extensions", "init", "webgpu",
                     "storage", "storage_origin", "headless", "version", "boundaries")
 # Steps that may have acted: a call carrying one is a write (spec "Slim steps and a lost pod").
 ACTING_STEPS = frozenset({"click", "dblclick", "rightclick", "check", "uncheck", "drag", "fill", "type", "login",
@@ -419,6 +419,13 @@ class Call:
         headers = self.headers()
         if headers:
             options["extra_http_headers"] = headers
+        auth = self.setting("auth")
+        if auth:
+            user, sep, password = self.secret_value(str(auth)).partition(":")
+            if not sep:
+                raise WebToolError(f"browse: auth: the secret {auth} does not hold user:pass")
+            self.secrets[str(auth)] = password  # redacted wherever it shows; the user name may show
+            options["http_credentials"] = {"username": user, "password": password}
         if self.setting("ignore_https_errors") is True:
             options["ignore_https_errors"] = True
         stored = self.load_storage()
@@ -1188,6 +1195,10 @@ class Call:
             if refused:
                 raise WebToolError(f"browse: {scrub_url(url)} was not opened — {refused}") from None
             message = str(exc).split("\n", 1)[0]
+            if "ERR_INVALID_AUTH_CREDENTIALS" in message:
+                held = "the user:pass in auth= was refused" if self.setting("auth") else \
+                    "pass auth=, the NAME of a secret holding user:pass"
+                raise WebToolError(f"browse: {scrub_url(url)} asks for HTTP basic auth; {held}") from None
             if "Download is starting" in message:
                 raise WebToolError(f"browse: {scrub_url(url)} is a download, not a page — fetch it with mode=raw and "
                                    f"save= to keep the bytes") from None

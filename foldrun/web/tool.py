@@ -54,6 +54,7 @@ EXTRA_ARGS: dict[str, dict] = {
     "allowed_domains": {"description": "browse: the only domains the browser may reach; narrows the agent's list."},
     "engine": {"type": "string", "description": "browse: the same setting as browser."},
     "routes": {"description": "browse: a JSON array of mock steps in place before the first request."},
+    "auth": {"type": "string", "description": "browse: the NAME of a secret holding user:pass for HTTP basic auth."},
     "state_key": {"type": "string", "description": "browse: the NAME of a secret whose value encrypts the state= "
                                                    "login at rest (AES-256-GCM)."},
     "capture": {"type": "string", "description": "browse: a URL glob; every matching response is saved under "

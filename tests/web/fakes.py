@@ -5,6 +5,7 @@ shapes) and records what it received, so a test can assert what went out.
 """
 from __future__ import annotations
 
+import base64
 import json
 import threading
 import time
@@ -219,6 +220,10 @@ class Site(Loopback):
      ondrop="event.preventDefault(); this.textContent = 'dropped ' + event.dataTransfer.getData('text')">drop here</div>
 <p id=route></p><script>addEventListener('popstate', () => document.getElementById('route').textContent = location.pathname)</script>
 </body></html>""")
+        if path == "/basic":
+            if request["headers"].get("authorization") == "Basic " + base64.b64encode(b"ops:s3cret-basic").decode():
+                return html("<html><body><p>inside</p></body></html>")
+            return 401, {"www-authenticate": 'Basic realm="ops"', "content-type": "text/plain"}, b"who are you"
         if path == "/away":
             return 302, {"location": request["query"]["to"]}, b""
         if path == "/echo-language":

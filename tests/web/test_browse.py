@@ -604,3 +604,12 @@ def test_state_key_seals_the_saved_login_and_an_encrypted_state_without_it_is_re
         browse().call({"action": "browse", "url": f"{site.url}/account", "state": "vault"})
     assert str(caught.value) == ("browse: the state vault is encrypted; name its state_key — an encrypted login is "
                                  "never started signed out")
+
+
+def test_auth_answers_a_basic_challenge_from_a_secret(browse, site):
+    tool = browse(secret={"OPS_BASIC": "ops:s3cret-basic"}.__getitem__)
+    assert tool.call({"action": "browse", "url": f"{site.url}/basic", "auth": "OPS_BASIC"}) == "inside"
+    with pytest.raises(WebToolError) as caught:
+        browse().call({"action": "browse", "url": f"{site.url}/basic"})
+    assert str(caught.value) == (f"browse: {site.url}/basic asks for HTTP basic auth; pass auth=, the NAME of a "
+                                 f"secret holding user:pass")
