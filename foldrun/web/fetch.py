@@ -217,6 +217,9 @@ def run(tool: "WebTool", args: dict) -> str:
             tool.log(f"web fetch: mode={mode} is read directly, not through {provider['name']} — "
                      f"a provider answers markdown, text and html")
         else:
+            if any(scrub_url(u) != u for u in urls):
+                raise WebToolError(f"a URL with a user name or password in it is not handed to {provider['name']}; "
+                                   f"leave web.fetch unset to read it directly")
             return fetch_via(tool, provider, urls, mode, target)
 
     def one(url: str) -> tuple[Fetched, str, bool]:

@@ -227,3 +227,12 @@ def test_a_host_that_refuses_the_connection_is_named(make_tool, site):
     closed.close()
     with pytest.raises(WebToolError, match=rf"^http://127.0.0.1:{port}/: the request failed \(ConnectError: "):
         make_tool().call({"action": "fetch", "url": f"http://127.0.0.1:{port}/"})
+
+
+def test_a_url_with_credentials_is_never_handed_to_a_fetch_provider(make_tool, jina):
+    tool = make_tool({"fetch": "jina"}, endpoints={"jina": jina.url}, secret=lambda name: "jina_key_0123456789")
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "fetch", "url": "https://bob:hunter2@intranet.example.com/"})
+    assert str(caught.value) == ("a URL with a user name or password in it is not handed to jina; leave web.fetch "
+                                 "unset to read it directly")
+    assert jina.seen == []
