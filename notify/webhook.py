@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
+import httpcore
 import httpx
 import logging
 
@@ -35,17 +36,72 @@ MAX_READ_BYTES = 64 * 1024
 _client_lock = threading.Lock()
 _client: httpx.Client | None = None
 
+# The end of the current attempt (time.monotonic()), per thread: httpx's
+# timeouts are per socket operation, so a receiver that trickles its headers
+# a byte a second would otherwise hold an attempt for as long as it likes.
+_deadline = threading.local()
+
+
+def _left(timeout: float | None, exc: type[Exception]) -> float | None:
+    """`timeout` capped at what is left of this thread's attempt."""
+    end = getattr(_deadline, "at", None)
+    if end is None:
+        return timeout
+    left = end - time.monotonic()
+    if left <= 0:
+        raise exc("the attempt took longer than 8 seconds")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    """A socket whose every read and write ends by the attempt's deadline."""
+
+    def __init__(self, inner: httpcore.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _left(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _left(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context, server_hostname: str | None = None, timeout: float | None = None):
+        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname,
+                                                     _left(timeout, httpcore.ConnectTimeout)))
+
+    def get_extra_info(self, info: str):
+        return self._inner.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.SyncBackend):
+    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        return _DeadlineStream(super().connect_tcp(host, port, _left(timeout, httpcore.ConnectTimeout),
+                                                   local_address, socket_options))
+
 
 def _shared_client() -> httpx.Client:
     # One client per process: a fresh one per request costs ~30 ms of TLS setup.
     global _client
     with _client_lock:
         if _client is None:
+            limits = httpx.Limits(max_connections=50, max_keepalive_connections=20)
+            transport = httpx.HTTPTransport(trust_env=False, limits=limits)
+            # The same pool httpx would build, on sockets that keep the attempt's deadline.
+            transport._pool = httpcore.ConnectionPool(
+                ssl_context=httpx.create_ssl_context(trust_env=False),
+                max_connections=limits.max_connections,
+                max_keepalive_connections=limits.max_keepalive_connections,
+                keepalive_expiry=limits.keepalive_expiry,
+                network_backend=_DeadlineBackend(),
+            )
             _client = httpx.Client(
                 follow_redirects=False,
                 trust_env=False,
                 timeout=httpx.Timeout(ATTEMPT_TIMEOUT_SECONDS),
-                limits=httpx.Limits(max_connections=50, max_keepalive_connections=20),
+                transport=transport,
             )
         return _client
 
@@ -126,6 +182,7 @@ def post_once(url: str, body: bytes, headers: dict[str, str]) -> Outcome:
     extensions = {"sni_hostname": parts.hostname} if scheme == "https" else {}
     client = _shared_client()
     deadline = started + ATTEMPT_TIMEOUT_SECONDS
+    _deadline.at = deadline
     try:
         request = client.build_request("POST", pinned, content=body, headers=send_headers, extensions=extensions)
         response = client.send(request, stream=True)
@@ -143,6 +200,8 @@ def post_once(url: str, body: bytes, headers: dict[str, str]) -> Outcome:
         return Outcome(False, None, elapsed(), "", f"timed out after {ATTEMPT_TIMEOUT_SECONDS:g} seconds")
     except httpx.HTTPError as exc:
         return Outcome(False, None, elapsed(), "", _error_words(exc, (url, pinned, parts.path)))
+    finally:
+        _deadline.at = None
     text = bytes(data[: RESPONSE_EXCERPT_CHARS * 4]).decode("utf-8", errors="replace")[:RESPONSE_EXCERPT_CHARS]
     status = response.status_code
     ok = 200 <= status < 300
