@@ -82,7 +82,7 @@ browse   Chromium via Playwright's sync API, launched on demand — one per thre
          table, network, capture, console, diff, feed, a11y (built-in checks), vitals, links,
          screenshot, pdf; steps in `browse.BUILT_STEPS`; claims
          (expect step, expect=, if, confirm=); identity, device, locale, timezone, user_agent,
-         headers, cookies and auth from secrets, block, dialogs, login from a credential secret, secret
+         headers, cookies and auth from secrets, block, trace and har, dialogs, login from a credential secret, secret
          fills redacted; allowed_domains and deny as locks; every connection through a guard
          proxy (loopback/private refused unless allowed, redirect hops included).
 
@@ -91,7 +91,7 @@ extract, answer, monitor; the other providers and browser vendors; the engines f
 safari, lightpanda, obscura (chrome runs as Chromium); the browse modes map, crawl,
 webmcp, react and the steps in `BROWSE_STEP_ACTIONS` outside
 `BUILT_STEPS` (tap, swipe, webmcp, solve);
-live, video, trace, har, captcha, proxy, init, extensions.
+live, video, captcha, proxy, init, extensions.
 """
 from __future__ import annotations
 

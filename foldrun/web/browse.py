@@ -288,6 +288,7 @@ class Call:
         self.captured: list = []            # responses the `capture` glob matched
         self.saved_captures: list[dict] = []
         self.proxy: GuardProxy | None = None
+        self.har_target: Path | None = None   # `har`: every request and response, written when the context closes
         self.page: "Page | None" = None      # the tab the steps act on (a `tab` step moves it)
         self.scope: Any = None              # the frame a `frame` step chose, else None (the page)
         self.tabs: dict[str, "Page"] = {}   # labels given to tabs opened with "new"
@@ -436,6 +437,8 @@ class Call:
             # Every connection the context makes — redirect hops included — is checked when it is made.
             self.proxy = GuardProxy(lambda host, port: holder["call"].connect_policy(host, port))
             options["proxy"] = self.proxy.playwright_proxy()
+        if self.har_target is not None:
+            options["record_har_path"] = str(self.har_target)
         context = browser.new_context(**options)
         context.set_default_timeout(ACTION_TIMEOUT_MS)
         if name or self.allowed_domains() or not tool.allow_private or self.blocked():
@@ -1429,6 +1432,16 @@ def run(tool: "WebTool", args: dict) -> str:
     if args.get("state") and (args.get("cookies") or call.identity.get("cookies") or call.block.get("cookies")):
         raise WebToolError("browse: state= does not keep a login seeded from a secret (cookies) — state/ is a "
                            "workspace file every later step can read; sign in with actions instead")
+    recorders = [k for k in ("trace", "har") if args.get(k) not in (None, "", False, "false")]
+    if recorders and call.secrets_in_steps:
+        raise WebToolError(f"browse: a call that signs in keeps no {' or '.join(recorders)} — a trace keeps every "
+                           f"field's value, a HAR every request body; sign in with session= and record the next call")
+    if args.get("har") not in (None, "", False, "false"):
+        if args.get("session"):
+            raise WebToolError("browse: har records one call's own browser context; drop session= to record it")
+        call.har_target = tool.save_target(_recording_path(args["har"], "outputs/network.har", ".har", "har"))
+    trace_target = (tool.save_target(_recording_path(args["trace"], "outputs/trace.zip", ".zip", "trace"))
+                    if args.get("trace") not in (None, "", False, "false") else None)
     if args.get("confirm") and not steps:
         raise WebToolError("browse: confirm= needs actions= — confirming a page nobody changed proves nothing")
     for key in ("session", "state"):
@@ -1448,6 +1461,8 @@ def run(tool: "WebTool", args: dict) -> str:
     refusals_from = len(call.proxy.refusals) if call.proxy is not None else 0
     page = context.new_page()
     _listen(call, page)
+    if trace_target is not None:
+        context.tracing.start(screenshots=True, snapshots=True)
     try:
         for route in routes:  # mocks in place before the first request
             if "mock" not in route:
@@ -1491,6 +1506,12 @@ def run(tool: "WebTool", args: dict) -> str:
         body = read(call, page, mode, args)
         call.save_storage(context)
     finally:
+        if trace_target is not None:
+            try:
+                context.tracing.stop(path=str(trace_target))
+                call.notes.append(f"trace: {tool.relative(trace_target)} — open it at trace.playwright.dev")
+            except Exception:  # noqa: BLE001 - the call's own error matters more than its trace
+                pass
         for opened in {id(p): p for p in [page, *call.listened, *(context.pages if not args.get("session") else [])]}.values():
             try:
                 opened.close()
@@ -1503,6 +1524,8 @@ def run(tool: "WebTool", args: dict) -> str:
                 pass
             if call.proxy is not None:
                 call.proxy.close()
+            if call.har_target is not None and call.har_target.is_file():
+                call.notes.append(f"har: {tool.relative(call.har_target)}")
         if call.proxy is not None:  # what the guard refused beyond the page itself: one line each
             for host, reason in call.proxy.refusals[refusals_from:]:
                 line = f"refused {host}: {reason}"
@@ -1572,6 +1595,16 @@ def _listen(call: Call, page: "Page") -> None:
                 if _glob_match(response.url, str(glob)) else None)
     page.on("dialog", lambda dialog: dialog.accept(*([str(call.dialog[1])] if call.dialog[1] is not None else []))
             if call.dialog[0] == "accept" else dialog.dismiss())
+
+
+def _recording_path(value: Any, default: str, suffix: str, what: str) -> str:
+    """`"true"` → the default file; a path must end in its suffix."""
+    if value is True or str(value).lower() == "true":
+        return default
+    text = str(value).strip()
+    if not text.lower().endswith(suffix):
+        raise WebToolError(f'browse: {what}= is "true" or a {suffix} path, such as {default}')
+    return text
 
 
 def _glob_match(url: str, glob: str) -> bool:

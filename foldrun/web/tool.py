@@ -54,6 +54,8 @@ EXTRA_ARGS: dict[str, dict] = {
     "allowed_domains": {"description": "browse: the only domains the browser may reach; narrows the agent's list."},
     "engine": {"type": "string", "description": "browse: the same setting as browser."},
     "routes": {"description": "browse: a JSON array of mock steps in place before the first request."},
+    "trace": {"description": 'browse: "true" or a .zip path — a Playwright trace for trace.playwright.dev.'},
+    "har": {"description": 'browse: "true" or a .har path — every request and response, as an HTTP Archive.'},
     "auth": {"type": "string", "description": "browse: the NAME of a secret holding user:pass for HTTP basic auth."},
     "state_key": {"type": "string", "description": "browse: the NAME of a secret whose value encrypts the state= "
                                                    "login at rest (AES-256-GCM)."},

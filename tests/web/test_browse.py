@@ -613,3 +613,17 @@ def test_auth_answers_a_basic_challenge_from_a_secret(browse, site):
         browse().call({"action": "browse", "url": f"{site.url}/basic"})
     assert str(caught.value) == (f"browse: {site.url}/basic asks for HTTP basic auth; pass auth=, the NAME of a "
                                  f"secret holding user:pass")
+
+
+def test_trace_and_har_keep_what_happened_but_never_for_a_call_that_signs_in(browse, site, tmp_path):
+    tool = browse(secret={"PORTAL_PASSWORD": "pa55-w0rd-long"}.__getitem__)
+    out = tool.call({"action": "browse", "url": f"{site.url}/form", "trace": "true", "har": "outputs/form.har",
+                     "actions": [{"click": "#go"}]})
+    assert out.startswith("trace: outputs/trace.zip — open it at trace.playwright.dev\nhar: outputs/form.har\n\n")
+    assert (tmp_path / "outputs/trace.zip").read_bytes()[:2] == b"PK"
+    assert json.loads((tmp_path / "outputs/form.har").read_text())["log"]["entries"][0]["request"]["url"] == f"{site.url}/form"
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "browse", "url": f"{site.url}/form", "har": "true",
+                   "actions": [{"fill": "#name", "secret": "PORTAL_PASSWORD"}]})
+    assert str(caught.value) == ("browse: a call that signs in keeps no har — a trace keeps every field's value, a HAR "
+                                 "every request body; sign in with session= and record the next call")
