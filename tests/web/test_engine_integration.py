@@ -1,7 +1,6 @@
-"""The web tool inside a real engine step, once the engine takes it (see foldrun/web/__init__.py).
+"""The web tool inside a real engine step (the engine takes it as foldrun/web/__init__.py describes).
 
-Skipped until the engine's three small edits land (a Tool whose limit keys depend on the call, and
-`web` registered from the gallery shelf); from then on it holds the contract between the two.
+Skipped on an engine without the call-dependent limit keys; it holds the contract between the two.
 """
 from __future__ import annotations
 
@@ -42,3 +41,21 @@ def test_a_step_granting_web_fetches_twenty_urls_as_one_count_toward_web_fetch(s
         assert [t["name"] for t in fake.requests[0].body["tools"]].count("web") == 1
         assert fake.requests[1].body["messages"][-1]["content"][0]["content"].count('{"items": [1, 2, 3]}') == 20
         assert len(host.web_events) == 20
+
+
+def test_a_step_browses_and_its_browser_is_closed_when_the_step_ends(site):
+    from foldrun.web.browse import thread_pool
+
+    with FakeProvider() as fake:
+        files = {"agents/a/agent.md": agent_md("a", fake, tools="[web]")}
+        fake.reply_tool_use("web", {"action": "browse", "url": f"{site.url}/app", "mode": "text"})
+        fake.reply_text("GOOD")
+        host = TracingHost(SECRETS)
+        result = run_step(desk(files), StepRequest(run_id="r", label="1", agent="a", task="t", allow_private_urls=True),
+                          host)
+        assert result.status == "completed"
+        reply = fake.requests[1].body["messages"][-1]["content"][0]
+        assert reply["content"].startswith("Rendered listings\nHarbour flat")
+        assert host.web_events[0]["event"] == "browse"
+        assert thread_pool().users == 0
+        assert thread_pool()._browser is None
