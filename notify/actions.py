@@ -372,7 +372,8 @@ def check_budget(workspace: Workspace, now: datetime | None = None) -> list[int]
         fresh = [m for m in crossed if once(workspace, "budget", f"{window}:{start.date().isoformat()}:{m}")]
         if fresh:
             mark = max(fresh)
-            text = f"💸 {workspace.name} has spent {mark}% of its {window}ly budget (${float(spent):.2f} of ${float(limit):.2f})"
+            label = {"day": "daily", "week": "weekly", "month": "monthly"}[window]
+            text = f"💸 {workspace.name} has spent {mark}% of its {label} budget (${float(spent):.2f} of ${float(limit):.2f})"
             dispatch(workspace, "budget", payload_for=lambda _a, t=text, s=spent: workspace_payload(
                 workspace, t, cost=_cost(s)))
             sent.append(mark)
