@@ -131,9 +131,8 @@ def test_an_adhoc_completion_sends_nothing_but_its_failure_does(workspace, alice
     assert [(d.event, d.run_public_id) for d in Delivery.objects.all()] == [("failed", failed.public_id)]
 
 
-def test_an_adhoc_run_parked_at_a_gate_still_sends(workspace, alice, desk, fake_provider, public_url_settings,
+def test_a_gate_parks_and_sends_awaiting_approval_by_default(workspace, alice, desk, fake_provider, public_url_settings,
                                                   django_capture_on_commit_callbacks):
-    # `adhoc:` has no gates of its own; a flow run parks instead, and its kind does not silence it.
     desk(steps="1. [[reporter]] ! — Publish.\n")
     run = _run(workspace, alice, django_capture_on_commit_callbacks, flow="rankings")
     assert run.status == "awaiting-approval"
