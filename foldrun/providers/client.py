@@ -153,7 +153,22 @@ def supply_from_block(block: str | Mapping, resolve_secret: Callable[[str], str 
         block = {"name": block}
     if not isinstance(block, Mapping):
         raise ProviderConfigError("provider: must be a preset name or a block with name:, key:, base_url:")
+    # A block is user-written YAML: a wrong type is a sentence naming the field, never a TypeError
+    # (which would fail a whole account's key check, or a run, with no word on which file said what).
     name = block.get("name")
+    if name is not None and not isinstance(name, str):
+        raise ProviderConfigError("provider: name: must be a preset's name as text, e.g. anthropic")
+    for key in ("base_url", "format", "model"):
+        if block.get(key) is not None and not isinstance(block.get(key), str):
+            raise ProviderConfigError(f"provider: {key}: must be text")
+    if block.get("params") is not None and not isinstance(block.get("params"), Mapping):
+        raise ProviderConfigError("provider: params: must be a mapping of request fields, e.g. params: {temperature: 0.2}")
+    raw_models = block.get("models")
+    if raw_models is not None and (not isinstance(raw_models, (list, Mapping))
+                                   or not all(isinstance(m, str) for m in raw_models)):
+        raise ProviderConfigError("provider: models: must be a list of model ids, e.g. models: [claude-sonnet-4-5]")
+    if block.get("key_header") is not None and block.get("key_header") not in ("x-api-key", "bearer"):
+        raise ProviderConfigError("provider: key_header: must be x-api-key or bearer")
     preset = _preset(name) if name else None
     if name and preset is None and not block.get("base_url"):
         near = _closest(name)

@@ -119,3 +119,43 @@ def test_an_oauth_key_whose_token_endpoint_refuses_fails_the_step_and_changes_no
     assert run.status == "failed" and "MODEL_KEY" in step.error
     assert fake_provider.requests == []
     assert bytes(Secret.objects.get(pk=row.pk).sealed) == bytes(row.sealed)
+
+
+# ---------------------------------------------------------------- a malformed provider block
+
+
+@pytest.mark.parametrize("provider,sentence", [
+    ({"name": ["anthropic"]}, "provider: name: must be a preset's name as text, e.g. anthropic"),
+    ({"name": "anthropic", "params": [1], "key": "${MODEL_KEY}"},
+     "provider: params: must be a mapping of request fields, e.g. params: {temperature: 0.2}"),
+    ({"name": "anthropic", "base_url": 5, "key": "${MODEL_KEY}"}, "provider: base_url: must be text"),
+    ({"name": "anthropic", "key_header": ["x"], "key": "${MODEL_KEY}"},
+     "provider: key_header: must be x-api-key or bearer"),
+    ({"name": "anthropic", "fallback": 5, "key": "${MODEL_KEY}"},
+     "provider: must be a preset name or a block with name:, key:, base_url:"),
+])
+def test_a_probe_with_a_malformed_block_is_a_400_naming_the_field(alice_api, keyed, provider, sentence):
+    answer = alice_api.post("/api/workspaces/rank-desk/probe", {"model": "m", "provider": provider}, format="json")
+    assert (answer.status_code, answer.json()["message"]) == (400, sentence)
+
+
+def test_one_malformed_block_does_not_stop_the_daily_check_of_the_others(keyed, account, workspace, fake_provider):
+    from vault.probe import check_account_providers
+
+    push(workspace, {"AGENTS.md": f"---\nprovider: {{name: anthropic, base_url: '{fake_provider.base_url}', "
+                                  "key: '${MODEL_KEY}', model: m}\n---\nx\n",
+                     "agents/bad.md": "---\nname: bad\ndescription: d\nprovider: {name: anthropic, params: [1]}\n---\nx\n"})
+    fake_provider.reply_text("ok")
+    rows = check_account_providers(account.pk, report=False)
+    assert sorted((r.used_by[0], r.verdict) for r in rows) == [("rank-desk: AGENTS.md", "ok"),
+                                                               ("rank-desk: agents/bad.md", "unreachable")]
+    assert [r.message for r in rows if r.verdict == "unreachable"] == [
+        "provider: params: must be a mapping of request fields, e.g. params: {temperature: 0.2}"]
+
+
+def test_a_run_on_a_malformed_block_fails_the_step_with_the_sentence(keyed, alice, workspace):
+    push(workspace, {"agents/worker/agent.md": "---\nname: worker\ndescription: d\ntools: [read]\n"
+                                               "provider: {name: anthropic, params: [1]}\n---\nWork.\n"})
+    run = drive(check_start_run(workspace=workspace, user=alice, agent="worker", task="Go."))
+    assert run.status == "failed"
+    assert "provider: params: must be a mapping of request fields" in run.steps.get().error
