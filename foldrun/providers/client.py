@@ -440,6 +440,12 @@ class ModelClient:
                                 verdict="provider-error") from None
 
     def _whole(self, supply: Supply, data: Any, stop_sequences: list[str]) -> dict[str, Any]:
+        try:
+            return self._read_whole(supply, data, stop_sequences)
+        except _SHAPE_ERRORS:
+            raise ProviderError(_shape_sentence(supply)) from None
+
+    def _read_whole(self, supply: Supply, data: Any, stop_sequences: list[str]) -> dict[str, Any]:
         from foldrun.providers import translate
 
         if not isinstance(data, Mapping):
@@ -455,6 +461,12 @@ class ModelClient:
         return translate.chat_to_anthropic(data, stop_sequences)
 
     def _stream(self, supply: Supply, response: httpx.Response, stop_sequences: list[str]) -> dict[str, Any]:
+        try:
+            return self._read_stream(supply, response, stop_sequences)
+        except _SHAPE_ERRORS:
+            raise ProviderError(_shape_sentence(supply)) from None
+
+    def _read_stream(self, supply: Supply, response: httpx.Response, stop_sequences: list[str]) -> dict[str, Any]:
         from foldrun.providers import translate
 
         if supply.format == "anthropic":
@@ -476,6 +488,18 @@ class ModelClient:
                 data = {**data, "type": event.event}
             acc.feed(data)
         return acc.result()
+
+
+# What an event of valid JSON but the wrong shape raises while it is read (a
+# field missing, a string where an object belongs). The provider's answer is
+# outside input: it becomes a ProviderError sentence, never a crash that
+# fails a run with a Python error name or stops an account's key check.
+_SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
+
+
+def _shape_sentence(supply: Supply) -> str:
+    wire = {"anthropic": "Anthropic Messages", "openai": "Chat Completions", "responses": "Responses"}[supply.format]
+    return f"the provider's answer could not be read (it is not shaped as the {wire} wire documents)"
 
 
 def _install_allows_private() -> bool:

@@ -238,3 +238,37 @@ def test_an_http_200_carrying_an_error_object_instead_of_a_stream_is_an_error(fa
                             content_type="application/json")
     with pytest.raises(ProviderError, match="^the provider answered with an error: upstream overloaded$"):
         client(fake_provider, "openai").create(None, ASK, [], 10)
+
+
+SHAPES = [
+    ("anthropic", "Anthropic Messages",
+     'event: content_block_delta\ndata: {"type": "content_block_delta", "delta": {"type": "text_delta", "text": "x"}}\n\n'),
+    ("anthropic", "Anthropic Messages", 'event: message_start\ndata: {"type": "message_start", "message": "x"}\n\n'),
+    ("openai", "Chat Completions", 'data: {"choices": "x"}\n\n'),
+    ("openai", "Chat Completions",
+     'data: {"choices": [{"delta": {"content": "a"}, "finish_reason": "stop"}], "usage": {"prompt_tokens": "x"}}\n\n'
+     'data: [DONE]\n\n'),
+    ("responses", "Responses",
+     'event: response.completed\ndata: {"type": "response.completed", "response": {"output": "x"}}\n\n'),
+    ("responses", "Responses",
+     'event: response.output_text.delta\ndata: {"type": "response.output_text.delta", "output_index": {}, '
+     '"delta": "a"}\n\n'),
+]
+
+
+@pytest.mark.parametrize("fmt,wire,raw", SHAPES)
+def test_an_event_of_the_wrong_shape_is_a_sentence_not_a_crash(fake_provider, fmt, wire, raw):
+    fake_provider.reply_raw(raw)
+    base = fake_provider.base_url if fmt == "anthropic" else fake_provider.openai_base_url
+    with pytest.raises(ProviderError) as info:
+        ModelClient(Supply(name=None, format=fmt, base_url=base, model="m", key="k")).create(None, ASK, [], 10)
+    assert info.value.message == f"the provider's answer could not be read (it is not shaped as the {wire} wire documents)"
+    assert info.value.verdict == "provider-error"
+
+
+def test_a_whole_json_answer_of_the_wrong_shape_is_a_sentence_too(fake_provider):
+    fake_provider.reply_raw(json.dumps({"id": "x", "choices": [{"message": "not an object"}]}),
+                            content_type="application/json")
+    with pytest.raises(ProviderError, match=r"^the provider's answer could not be read \(it is not shaped as the "
+                                            r"Chat Completions wire documents\)$"):
+        client(fake_provider, "openai").create(None, ASK, [], 10)
