@@ -333,6 +333,8 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, claim: str) -> str:
         allow_private_urls=bool(getattr(settings, "FOLDRUN_ALLOW_PRIVATE_URLS", False)),
         venv_cache=Path(settings.DATA_DIR) / "venvs", sandbox_base=_sandbox_base(),
         timezone=flow_meta(run).get("timezone"),
+        # The install's data (database file, broker, keys) is out of a program's sight; its venvs are not.
+        hide_under=[str(settings.DATA_DIR)], keep_visible=[str(Path(settings.DATA_DIR) / "venvs")],
     )
     host = DbHost(run, step, attempt)
     started = time.monotonic()

@@ -99,7 +99,30 @@ def fire_due_schedules(now: dt.datetime | None = None) -> int:
             except Exception as exc:  # noqa: BLE001 - a refusal (budget, broken flow) is logged, the tick goes on
                 log.warning("schedule %s/%s did not start: %s", row.workspace.name, row.flow, exc)
     _check_sla(now)
+    sweep_sandboxes()
     return started
+
+
+def sweep_sandboxes(max_age: dt.timedelta = dt.timedelta(days=1)) -> int:
+    """Remove sandboxes a lost worker left behind (a finished step removes its own at once)."""
+    import shutil
+    import tempfile
+    import time
+    from pathlib import Path
+
+    from .orchestrate import _sandbox_base
+
+    folder = Path(_sandbox_base() or tempfile.gettempdir()) / "foldrun-sandboxes"
+    removed = 0
+    cutoff = time.time() - max_age.total_seconds()
+    for entry in folder.glob("foldrun-step-*") if folder.is_dir() else []:
+        try:
+            if entry.stat().st_mtime < cutoff:
+                shutil.rmtree(entry, ignore_errors=True)
+                removed += 1
+        except OSError:
+            continue
+    return removed
 
 
 def _check_sla(now: dt.datetime) -> None:

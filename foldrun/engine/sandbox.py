@@ -139,7 +139,11 @@ def materialise(files: dict[str, str], library: dict[str, str] | None = None, *,
 
     Precondition: paths are normalised (the contract's `normalise_path`).
     """
-    root = Path(tempfile.mkdtemp(prefix="foldrun-step-", dir=base))
+    # Every sandbox sits in one dedicated folder: a step's programs see that folder with only their own
+    # sandbox in it (the rest of /tmp or /dev/shm is untouched).
+    folder = Path(base or tempfile.gettempdir()) / "foldrun-sandboxes"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix="foldrun-step-", dir=folder))
     for path, text in files.items():
         _write(root, path, text)
     for path, text in (library or {}).items():

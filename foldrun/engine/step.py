@@ -61,6 +61,47 @@ def shared_http() -> httpx.Client:
 
 
 _NAMESPACES: dict[bool, list[str] | None] = {}
+_ISOLATION: dict[tuple, bool] = {}
+
+# Run inside the program's fresh mount namespace, before the program: the sandbox folder's other
+# sandboxes (other steps, other tenants) disappear under a tmpfs with only this one put back, and
+# each path in FOLDRUN_HIDE is masked (a folder by a tmpfs, a file by /dev/null).
+ISOLATE = r"""
+own="$1"; shift
+base=$(dirname "$own")
+exec 3< "$own" || exit 97
+mount -t tmpfs -o size=256m,mode=1777 tmpfs "$base" && mkdir -p "$own" && mount -c --bind /proc/self/fd/3 "$own" \
+  || { echo "foldrun: the sandbox could not be isolated" >&2; exit 97; }
+exec 3<&-
+IFS='
+'
+for p in $FOLDRUN_HIDE; do
+  if [ -d "$p" ]; then mount -t tmpfs -o size=1m tmpfs "$p" || exit 97
+  elif [ -e "$p" ]; then mount --bind /dev/null "$p" || exit 97
+  fi
+done
+unset FOLDRUN_HIDE
+cd "$own" || exit 97
+exec "$@"
+"""
+
+
+def isolation_works(prefix: list[str]) -> bool:
+    """Whether this machine lets the program's namespace mount (probed once per prefix)."""
+    key = tuple(prefix)
+    if key not in _ISOLATION:
+        import tempfile
+
+        probe = Path(tempfile.mkdtemp(prefix="foldrun-probe-"))
+        try:
+            done = subprocess.run(prefix + ["sh", "-c", ISOLATE, "sh", str(probe), "true"], capture_output=True,
+                                  timeout=10, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+            _ISOLATION[key] = done.returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            _ISOLATION[key] = False
+        finally:
+            shutil.rmtree(probe, ignore_errors=True)
+    return _ISOLATION[key]
 
 
 def namespace_prefix(*, no_network: bool) -> list[str] | None:
@@ -141,6 +182,8 @@ class StepRequest:
     max_turns: int = DEFAULT_MAX_TURNS
     timezone: str | None = None   # the flow's, for reset times in refusal lines
     counter: LimitCounter | None = None  # a consulted colleague shares the delegating step's counter
+    hide_under: list[str] = field(default_factory=list)    # folders whose entries a program may not see
+    keep_visible: list[str] = field(default_factory=list)  # … except these (the runtime environments)
 
 
 @dataclass
@@ -271,7 +314,12 @@ class StepEnv:
             if prefix is None:
                 raise ToolError("test run: no network namespace is available here, so programs do not run")
             self.log(f"test run: {label} runs with no network (outward calls fail closed)")
-        command = (prefix or []) + command
+        if prefix and isolation_works(prefix):
+            # Inside the namespace: only this sandbox of the sandbox folder, none of the hidden paths.
+            env["FOLDRUN_HIDE"] = "\n".join(self._hidden_paths())
+            command = prefix + ["sh", "-c", ISOLATE, "sh", str(self.sandbox.root)] + command
+        else:
+            command = (prefix or []) + command
         started = time.monotonic()
         process = subprocess.Popen(command, cwd=str(cwd or self.sandbox.root), env=env, stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
@@ -292,6 +340,24 @@ class StepEnv:
             text = stdout + (f"\n[stderr]\n{stderr}" if stderr.strip() else "")
             return (text + f"\n[exit {process.returncode}, {seconds:.1f}s]").strip()
         return stdout
+
+
+    def _hidden_paths(self) -> list[str]:
+        """What a program must not see: every entry of the request's `hide_under` folders except `keep`."""
+        keep = {str(Path(k).resolve()) for k in self.request.keep_visible}
+        keep.add(str(self.sandbox.root.resolve()))
+        hidden: list[str] = []
+        for folder in self.request.hide_under:
+            try:
+                entries = list(Path(folder).iterdir())
+            except OSError:
+                continue
+            for entry in entries:
+                real = str(entry.resolve())
+                if real in keep or any(k.startswith(real + "/") for k in keep):
+                    continue
+                hidden.append(str(entry))
+        return hidden
 
 
 def _prompt(agent: AgentSpec, request: StepRequest) -> str:

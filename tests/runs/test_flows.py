@@ -214,3 +214,29 @@ def test_desks_consults_another_desks_agent_whose_calls_count_toward_this_step(w
         "limit reached: calls 2 of 2 in this step — work with what you have, or say what more you would need")
     assert fake_provider.requests[4].body["messages"][-1]["content"][0]["content"] == "seven"
     assert run.steps.get().limits_line == "limits: calls 2/2 — 1 call refused"
+
+
+def test_a_program_sees_neither_other_sandboxes_nor_the_installs_data(workspace, alice, desk, fake_provider):
+    import tempfile
+    from pathlib import Path
+
+    from django.conf import settings
+    marker = Path(settings.DATA_DIR) / "secret-marker.txt"
+    marker.write_text("install secret")
+    Path("/dev/shm/foldrun-sandboxes").mkdir(mode=0o700, exist_ok=True)
+    other = Path(tempfile.mkdtemp(prefix="foldrun-step-", dir="/dev/shm/foldrun-sandboxes"))
+    (other / "theirs.txt").write_text("another tenant")
+    try:
+        desk("1. [[coder]] — Look around.", coder={"tools": "[code]"})
+        fake_provider.reply_tool_use("Bash", {"command": f"cat {marker}; ls {other.parent} | grep -c foldrun-step-; "
+                                                         f"cat {other}/theirs.txt"})
+        fake_provider.reply_text("QUIET")
+        drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
+        seen = fake_provider.requests[1].body["messages"][-1]["content"][0]["content"]
+        assert "install secret" not in seen
+        assert "another tenant" not in seen
+        assert seen.startswith("1\n")  # only its own sandbox in the sandbox folder
+    finally:
+        marker.unlink()
+        (other / "theirs.txt").unlink()
+        other.rmdir()

@@ -152,3 +152,21 @@ def test_an_http_tool_on_a_test_run_with_an_outward_tool_in_the_step_gets_no_rea
         assert receiver.requests[0]["headers"]["Authorization"] == "Bearer TEST_MODE_WITHHELD"
     finally:
         receiver.server.shutdown()
+
+
+def test_the_beat_tick_sweeps_sandboxes_a_lost_worker_left_behind(db):
+    import os
+    import tempfile
+    import time as clock
+    from pathlib import Path
+
+    from runs.triggers import sweep_sandboxes
+    folder = Path("/dev/shm/foldrun-sandboxes")
+    folder.mkdir(mode=0o700, exist_ok=True)
+    old = Path(tempfile.mkdtemp(prefix="foldrun-step-", dir=folder))
+    fresh = Path(tempfile.mkdtemp(prefix="foldrun-step-", dir=folder))
+    two_days_ago = clock.time() - 2 * 86400
+    os.utime(old, (two_days_ago, two_days_ago))
+    sweep_sandboxes()
+    assert (old.exists(), fresh.exists()) == (False, True)
+    fresh.rmdir()
