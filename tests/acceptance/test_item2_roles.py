@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from accounts.models import Membership, Role
+from accounts.models import Membership, Role, Workspace
 from tests.conftest import _user, client_for
 
 from .conftest import WRITE_BODY, api_routes, fill, params_of
@@ -61,13 +61,13 @@ def test_bob_wrote_nothing_by_trying_every_write_route(world, bob_api, alice_api
     assert after == before
 
 
-# role → (push a desk, invite someone, reject a waiting step, make bob an owner)
+# role → (push a desk, invite someone, reject a waiting step, make bob an owner, delete a workspace)
 ROLES = {
-    Role.OWNER: (201, 201, 200, 200),
-    Role.ADMIN: (201, 201, 200, 403),
-    Role.EDITOR: (201, 403, 200, 403),
-    Role.APPROVER: (403, 403, 200, 403),
-    Role.VIEWER: (403, 403, 403, 403),
+    Role.OWNER: (201, 201, 200, 200, 204),
+    Role.ADMIN: (201, 201, 200, 403, 204),
+    Role.EDITOR: (201, 403, 200, 403, 403),
+    Role.APPROVER: (403, 403, 200, 403, 403),
+    Role.VIEWER: (403, 403, 403, 403, 403),
 }
 
 
@@ -87,7 +87,9 @@ def test_what_each_role_may_do(world, account, role):
     invite = api.post("/api/invites", {"email": "erin@example.com", "role": "viewer"}, format="json")
     reject = api.post(f"/api/workspaces/rank-desk/runs/{world['run_id']}/steps/1/reject", {}, format="json")
     promote = api.patch(f"/api/members/{world['member_id']}", {"role": "owner"}, format="json")
-    assert (push.status_code, invite.status_code, reject.status_code, promote.status_code) == ROLES[role]
+    Workspace.objects.create(account=account, name="scratch")
+    delete = api.delete("/api/workspaces/scratch")
+    assert (push.status_code, invite.status_code, reject.status_code, promote.status_code, delete.status_code) == ROLES[role]
 
 
 def _integer_ids(value, where=""):
