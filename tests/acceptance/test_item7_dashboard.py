@@ -194,3 +194,15 @@ def test_a_nul_in_a_form_field_is_a_400_naming_it(world, alice):
     response = web.post("/settings/account", {"account": "acc_\x00"})
     assert response.status_code == 400
     assert response.content.decode() == "The `account` parameter may not hold a NUL character."
+
+
+def test_no_link_or_form_on_any_page_carries_an_integer_key(world, alice):
+    web = Client()
+    web.force_login(alice)
+    found = set()
+    for route, _view in page_routes():
+        response = web.get(fill_page(route, page_values(route, world)))
+        html = response.content.decode() if response.get("Content-Type", "").startswith("text/html") else ""
+        found |= {href for href in re.findall(r'(?:href|action)="([^"]+)"', html)
+                  if re.search(r"/\d+(/|$|\?)", href) and not re.search(r"/(revisions|steps)/\d+", href)}
+    assert found == set()
