@@ -28,9 +28,9 @@ class VaultKeyError(Exception):
 class UndecryptableSecret(Exception):
     """A value no configured key opens. Refused by name, never read as empty."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, source: str = "FOLDRUN_VAULT_KEYS") -> None:
         super().__init__(
-            f"the secret {name} could not be decrypted with any key in FOLDRUN_VAULT_KEYS "
+            f"the secret {name} could not be decrypted with any key in {source} "
             "— it was sealed under a key that is no longer configured"
         )
         self.name = name
@@ -79,7 +79,8 @@ def seal(keys: list[Key], plaintext: bytes, aad: bytes) -> tuple[str, bytes]:
     return newest.id, nonce + AESGCM(newest.material).encrypt(nonce, plaintext, aad)
 
 
-def open_sealed(keys: list[Key], kid: str, sealed: bytes, aad: bytes, *, name: str) -> bytes:
+def open_sealed(keys: list[Key], kid: str, sealed: bytes, aad: bytes, *, name: str,
+                source: str = "FOLDRUN_VAULT_KEYS") -> bytes:
     """Open with the key named by `kid` (any key if that id is unknown)."""
     ordered = [k for k in keys if k.id == kid] + [k for k in keys if k.id != kid]
     nonce, body = bytes(sealed[:NONCE_BYTES]), bytes(sealed[NONCE_BYTES:])
@@ -88,4 +89,4 @@ def open_sealed(keys: list[Key], kid: str, sealed: bytes, aad: bytes, *, name: s
             return AESGCM(key.material).decrypt(nonce, body, aad)
         except (InvalidTag, ValueError):
             continue
-    raise UndecryptableSecret(name)
+    raise UndecryptableSecret(name, source)

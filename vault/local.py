@@ -51,6 +51,10 @@ class LocalVault:
         except VaultKeyError:
             raise
 
+    def _key_source(self) -> str:
+        """Where the laptop vault's key comes from, for a sentence about it."""
+        return "FOLDRUN_LOCAL_VAULT_KEY" if os.environ.get("FOLDRUN_LOCAL_VAULT_KEY") else str(self.home / KEY_FILE)
+
     @staticmethod
     def _aad(name: str) -> bytes:
         return f"foldrun-local-vault/{name}".encode()
@@ -103,7 +107,7 @@ class LocalVault:
         if entry is None:
             return None
         plain = open_sealed(self._keys(), entry["key_id"], base64.b64decode(entry["sealed"]), self._aad(name),
-                            name=name).decode()
+                            name=name, source=self._key_source()).decode()
         if entry.get("kind") == "oauth2":
             return self._access_token(name, json.loads(plain))
         return plain

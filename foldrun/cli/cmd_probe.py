@@ -86,11 +86,22 @@ def _probe_local(args, ctx, provider) -> int:
     from foldrun.providers.probe import format_probe, run_probe
     from vault.local import LocalVault
 
+    from vault.crypto import UndecryptableSecret, VaultKeyError
+    from vault.oauth import OAuthError
+
     vault = LocalVault(ctx.config_dir)
     block = provider if isinstance(provider, dict) else {"name": provider or "anthropic"}
     block = {**block, "model": args.model}
+
+    def resolve(name: str) -> str | None:
+        # A key the laptop vault cannot open or refresh is refused by name, never read as empty.
+        try:
+            return vault.get(name)
+        except (UndecryptableSecret, VaultKeyError, OAuthError) as exc:
+            raise ProviderConfigError(str(exc)) from None
+
     try:
-        supply = supply_from_block(block, vault.get)
+        supply = supply_from_block(block, resolve)
     except ProviderConfigError as exc:
         raise CliError(str(exc)[0].upper() + str(exc)[1:] + " (the laptop vault: `foldrun secrets set NAME --local`).") from None
     lines: list[str] = []

@@ -144,3 +144,21 @@ def test_a_probe_that_is_refused_says_why_and_exits_non_zero(alice_cli, account,
                              "(HTTP 401) and the response carried no rate-limit headers, so this is the key itself — "
                              "invalid, revoked, or wrong for this endpoint — not a spent window — no second supply is "
                              "configured")
+
+
+def test_a_local_probe_whose_laptop_key_cannot_be_opened_says_so_by_name(cli, foldrun_home, fake_provider,
+                                                                         monkeypatch):
+    import base64
+
+    from vault.local import LocalVault
+
+    monkeypatch.setenv("FOLDRUN_LOCAL_VAULT_KEY", base64.b64encode(b"a" * 32).decode())
+    LocalVault(foldrun_home).set("PROBE_KEY", PLANTED)
+    monkeypatch.setenv("FOLDRUN_LOCAL_VAULT_KEY", base64.b64encode(b"b" * 32).decode())
+    provider = json.dumps({"name": "anthropic", "base_url": fake_provider.base_url, "key": "${PROBE_KEY}"})
+    done = cli("probe", "claude-haiku-4-5", "--provider", provider, "--local")
+    assert done.code == 1
+    assert done.err == ("The secret PROBE_KEY could not be decrypted with any key in FOLDRUN_LOCAL_VAULT_KEY — it was "
+                        "sealed under a key that is no longer configured (the laptop vault: "
+                        "`foldrun secrets set NAME --local`).\n")
+    assert fake_provider.requests == []
