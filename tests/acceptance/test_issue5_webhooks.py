@@ -145,8 +145,19 @@ def test_an_unsigned_destination_gets_no_signature_headers(workspace, receiver):
     assert names & {"x-foldrun-timestamp", "x-foldrun-signature", "x-signature", "webhook-signature"} == set()
 
 
+@pytest.fixture
+def fresh_connections():
+    # The platform keeps its webhook connections alive; the live server's
+    # request thread (and its database session) lives as long as one does.
+    yield
+    from notify import webhook
+
+    webhook._shared_client().close()
+    webhook._client = None
+
+
 def test_another_workspace_s_inbound_hmac_flow_accepts_a_delivery_and_dedupes_its_redelivery(
-    workspace, account, live_server, fake_provider
+    workspace, account, live_server, fake_provider, fresh_connections
 ):
     from accounts.models import Workspace
 
@@ -155,7 +166,7 @@ def test_another_workspace_s_inbound_hmac_flow_accepts_a_delivery_and_dedupes_it
     push(intake, {
         "agents/intake/agent.md": agent_file("intake", fake_provider),
         "flows/intake.md": "---\nname: intake\nwebhook: {signature: hmac, secret: INBOUND_KEY}\n---\n"
-                           "1. [[intake]] — Read the notification: {{text}}.\n",
+                           "1. [[intake]] ! — Read the notification: {{text}}.\n",
     })
     _signed(workspace, f"{live_server.url}/api/hooks/{intake.public_id}/intake")
     delivery, result = _deliver(workspace)
