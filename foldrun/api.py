@@ -99,7 +99,18 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
 
 
 def api_not_found(request, *args, **kwargs):
-    """An address under /api/ that no route matches: the API's 404 body, not the site's HTML page."""
-    from django.http import JsonResponse
+    """An address under /api/ that no route matches: the API's 404 body, not the site's HTML page.
 
+    Catching every /api/ address also catches the ones APPEND_SLASH used to
+    redirect (`/api/schema`), so those still redirect here.
+    """
+    from django.http import HttpResponsePermanentRedirect, JsonResponse
+    from django.urls import Resolver404, resolve
+
+    if not request.path.endswith("/"):
+        try:
+            if resolve(request.path + "/").func is not api_not_found:
+                return HttpResponsePermanentRedirect(request.path + "/")
+        except Resolver404:
+            pass
     return JsonResponse({"code": "not_found", "message": NOT_FOUND_MESSAGE, "details": {}}, status=404)

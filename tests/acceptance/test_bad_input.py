@@ -277,3 +277,8 @@ def test_the_cli_push_of_a_concept_without_type_prints_the_sentence(cli, cli_des
     assert result.code == 1
     assert any(line.startswith("knowledge/untyped.md:1: error: has no type: in its frontmatter;") for line in result.err_lines)
     assert not Changeset.objects.filter(workspace=workspace).exists()
+
+
+def test_the_schema_without_its_slash_still_redirects(client, db):
+    response = client.get("/api/schema")
+    assert (response.status_code, response["Location"]) == (301, "/api/schema/")
