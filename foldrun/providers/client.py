@@ -346,6 +346,28 @@ class ModelClient:
     def create(self, system: str | list | None, messages: list, tools: list | None, max_tokens: int,
                tool_choice: Mapping | None = None, **options: Any) -> dict[str, Any]:
         """One model turn. Returns an Anthropic Messages-shaped dict."""
+        # The provider's own words go onto failure lines, traces and the key check's record; a
+        # provider that echoes the key it was sent must not carry it there.
+        try:
+            return self._create(system, messages, tools, max_tokens, tool_choice, options)
+        except ProviderRefusal as refused:
+            raise ProviderRefusal(self._scrub(refused.line), status=refused.status, headers=refused.headers,
+                                  provider_message=self._scrub(refused.provider_message)) from None
+        except ProviderError as failed:
+            raise ProviderError(self._scrub(failed.message), status=failed.status, verdict=failed.verdict) from None
+
+    def _scrub(self, text: str) -> str:
+        supply: Supply | None = self.supply
+        while supply is not None:
+            if supply.key and len(supply.key) >= 4:
+                text = text.replace(supply.key, f"[{supply.key_name or 'key'}]")
+            supply = supply.fallback
+        return text
+
+    def _emit(self, line: str) -> None:
+        self.on_line(self._scrub(line))
+
+    def _create(self, system, messages, tools, max_tokens, tool_choice, options) -> dict[str, Any]:
         supply = self.supply
         try:
             return self._call(supply, system, messages, tools, max_tokens, tool_choice, options)
@@ -354,7 +376,7 @@ class ModelClient:
                 raise ProviderRefusal(
                     self._line(first, refusal_lines.NO_SECOND), status=first.status,
                     headers=first.headers, provider_message=first.provider_message) from None
-            self.on_line(self._line(first, refusal_lines.TRYING_SECOND))
+            self._emit(self._line(first, refusal_lines.TRYING_SECOND))
             try:
                 return self._call(supply.fallback, system, messages, tools, max_tokens, tool_choice, options)
             except (ProviderRefusal, ProviderError):
@@ -367,7 +389,7 @@ class ModelClient:
             if supply.fallback is None or failed.verdict not in ("unreachable", "provider-error") \
                     or (failed.status is not None and failed.status < 500):
                 raise
-            self.on_line(f"{failed.message} — trying the second supply")
+            self._emit(f"{failed.message} — trying the second supply")
             try:
                 return self._call(supply.fallback, system, messages, tools, max_tokens, tool_choice, options)
             except (ProviderRefusal, ProviderError):
@@ -390,7 +412,7 @@ class ModelClient:
         else:
             body, drops = translate.chat_request(supply, system, messages, tools, max_tokens, tool_choice, options)
         if drops:
-            self.on_line("translator dropped: " + "; ".join(drops))
+            self._emit("translator dropped: " + "; ".join(drops))
         headers = {"content-type": "application/json", "accept": "text/event-stream", **supply.auth_headers()}
         if supply.format == "anthropic":
             headers["anthropic-version"] = ANTHROPIC_VERSION

@@ -205,3 +205,40 @@ def test_a_value_a_script_writes_into_an_output_file_is_not_kept_as_is(transacti
     assert run.status == "completed"
     assert contents
     assert all(PEEK.encode() not in content for content in contents)
+
+
+ECHOED = "sk-audit4-echoed-by-the-provider-99"
+
+
+@pytest.mark.parametrize("status", [400, 500])
+def test_a_provider_that_echoes_the_key_in_its_error_does_not_put_it_on_the_record(account, alice, workspace,
+                                                                                   fake_provider, status):
+    from runs.actions import check_start_run
+    from runs.models import TraceEvent
+
+    push(workspace, {"agents/worker/agent.md": (
+        "---\nname: worker\ndescription: d\ntools: [read]\n"
+        f"provider: {{name: anthropic, base_url: '{fake_provider.base_url}', key: '${{MODEL_KEY}}', model: m}}\n"
+        "---\nWork.\n")})
+    do_set_secret(account, workspace, "MODEL_KEY", value=ECHOED)
+    fake_provider.reply_status(status, message=f"invalid request for key {ECHOED}")
+    run = drive(check_start_run(workspace=workspace, user=alice, agent="worker", task="Go."))
+    step = run.steps.get()
+    trace = json.dumps(list(TraceEvent.objects.filter(step=step).values_list("data", flat=True)))
+    assert run.status == "failed"
+    assert "invalid request for key [MODEL_KEY]" in step.error
+    assert ECHOED not in step.error and ECHOED not in trace
+
+
+def test_a_provider_that_echoes_the_key_in_its_error_is_not_echoed_by_the_key_check(alice_api, account, workspace,
+                                                                                    fake_provider):
+    from vault.probe import check_account_providers
+
+    push(workspace, {"AGENTS.md": (f"---\nprovider: {{name: anthropic, base_url: '{fake_provider.base_url}', "
+                                   "key: '${MODEL_KEY}', model: m}\n---\nx\n")})
+    do_set_secret(account, workspace, "MODEL_KEY", value=ECHOED)
+    fake_provider.reply_status(500, message=f"upstream rejected {ECHOED}")
+    rows = check_account_providers(account.pk, report=False)
+    assert rows[0].verdict == "provider-error"
+    assert rows[0].message == "the provider answered HTTP 500: upstream rejected [MODEL_KEY]"
+    assert ECHOED not in alice_api.get("/api/account/providers").content.decode()
