@@ -22,6 +22,8 @@ from django.utils import timezone
 from notify.actions import do_record_delivery
 from notify.models import Delivery
 from tests.conftest import wait_for
+from tests.acceptance.test_issue5_webhooks import node_receiver  # noqa: F401
+from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.notify.conftest import receiver, write_agents_md  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[2]
@@ -90,3 +92,28 @@ def test_a_worker_killed_between_attempts_loses_nothing_and_the_real_beat_sends_
     assert [r["headers"]["X-Foldrun-Attempt"] for r in receiver.requests] == ["1", "2"]
     assert {r["headers"]["X-Foldrun-Delivery"] for r in receiver.requests} == {delivery.public_id}
     assert list(Delivery.objects.get(pk=delivery.pk).attempts.values_list("number", "ok")) == [(1, False), (2, True)]
+
+
+@pytest.mark.e2e
+def test_a_run_ended_by_a_real_worker_reaches_the_spec_s_node_receiver_signed(
+    celery_worker_process, workspace, alice, fake_provider, node_receiver
+):
+    from runs.actions import check_start_run
+    from tests.acceptance.test_issue5_webhooks import SECRET
+    from tests.runs.helpers import agent_file, push
+    from vault.actions import do_set_secret
+
+    do_set_secret(workspace.account, None, "OPS_WEBHOOK_SIGNING_KEY", value=SECRET)
+    push(workspace, {
+        "AGENTS.md": f"---\nnotify:\n  url: {node_receiver}\n  events: [completed]\n"
+                     "  signing_secret: OPS_WEBHOOK_SIGNING_KEY\n---\n",
+        "agents/reporter/agent.md": agent_file("reporter", fake_provider),
+        "flows/rankings.md": "---\nname: rankings\n---\n1. [[reporter]] — Summarise the week.\n",
+    })
+    fake_provider.reply_text("GOOD — every target held\nnothing moved")
+    run = check_start_run(workspace=workspace, user=alice, flow="rankings")
+    delivery = wait_for(lambda: Delivery.objects.filter(run_public_id=run.public_id, status="succeeded").first(),
+                        timeout=60)
+    attempt = delivery.attempts.get()
+    assert (attempt.number, attempt.status_code, attempt.response_excerpt) == (1, 200, "verified")
+    assert delivery.event == "completed"
