@@ -267,6 +267,11 @@ def handle_run_event(run, event: str, approval=None) -> None:
         check_budget(workspace)
     elif event == "awaiting-approval":
         _send_awaiting_approval(run, approval)
+    elif event == "quarantined":
+        # Also noticed from `failed` (the schedule is already marked then);
+        # the mark makes the second notice a no-op.
+        if is_flow:
+            notify_quarantined(workspace, run.name)
     elif event == "sla":
         if once(workspace, "sla", run.public_id):
             dispatch(workspace, "sla", payload_for=lambda _a: run_payload(run, "sla", []),

@@ -9,7 +9,7 @@ from runs.signals import run_event
 
 log = logging.getLogger(__name__)
 
-HANDLED = {"completed", "blocked", "failed", "awaiting-approval", "sla"}
+HANDLED = {"completed", "blocked", "failed", "awaiting-approval", "sla", "quarantined"}
 
 
 @receiver(run_event, dispatch_uid="notify.on_run_event")

@@ -237,3 +237,15 @@ def test_the_server_s_check_and_deploy_refuse_an_unknown_event(alice_api, worksp
                               format="json")
     assert deployed.status_code == 422
     assert "notify: unknown event 'finished'" in json.dumps(deployed.json())
+
+
+def test_the_engine_s_own_quarantined_event_is_heard_once(workspace, alice, desk, fake_provider,
+                                                          django_capture_on_commit_callbacks):
+    from runs.signals import run_event
+
+    desk(steps="1. [[reporter]] — Report.\n   verify: reply ^GOOD\n")
+    fake_provider.reply_text("BAD — down")
+    run = _run(workspace, alice, django_capture_on_commit_callbacks, flow="rankings")
+    run_event.send(sender=Run, run=run, event="quarantined")
+    run_event.send(sender=Run, run=run, event="quarantined")
+    assert _events() == ["failed", "quarantined"]
