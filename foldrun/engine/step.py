@@ -309,17 +309,11 @@ class StepEnv:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.sandbox.root), "LANG": "C.UTF-8",
                "FOLDRUN_SANDBOX": str(self.sandbox.root)}
         env.update(extra_env or {})
-        prefix = namespace_prefix(no_network=self.is_test)
+        wrap, wrap_env = self.program_wrapper()
         if self.is_test:
-            if prefix is None:
-                raise ToolError("test run: no network namespace is available here, so programs do not run")
             self.log(f"test run: {label} runs with no network (outward calls fail closed)")
-        if prefix and isolation_works(prefix):
-            # Inside the namespace: only this sandbox of the sandbox folder, none of the hidden paths.
-            env["FOLDRUN_HIDE"] = "\n".join(self._hidden_paths())
-            command = prefix + ["sh", "-c", ISOLATE, "sh", str(self.sandbox.root)] + command
-        else:
-            command = (prefix or []) + command
+        env.update(wrap_env)
+        command = wrap + command
         started = time.monotonic()
         process = subprocess.Popen(command, cwd=str(cwd or self.sandbox.root), env=env, stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
@@ -341,6 +335,18 @@ class StepEnv:
             return (text + f"\n[exit {process.returncode}, {seconds:.1f}s]").strip()
         return stdout
 
+
+    def program_wrapper(self) -> tuple[list[str], dict[str, str]]:
+        """(the argv prefix, the environment it needs) that starts a program of this step in its own
+        namespaces: PID (and mount) always when the machine allows, network too on a test run, and — when
+        mounts are allowed — seeing only its own sandbox and none of the hidden paths."""
+        prefix = namespace_prefix(no_network=self.is_test)
+        if self.is_test and prefix is None:
+            raise ToolError("test run: no network namespace is available here, so programs do not run")
+        if prefix and isolation_works(prefix):
+            return prefix + ["sh", "-c", ISOLATE, "sh", str(self.sandbox.root)], {
+                "FOLDRUN_HIDE": "\n".join(self._hidden_paths())}
+        return list(prefix or []), {}
 
     def _hidden_paths(self) -> list[str]:
         """What a program must not see: every entry of the request's `hide_under` folders except `keep`."""

@@ -38,9 +38,12 @@ class McpConnection:
     """A live session with one MCP server, driven from synchronous code."""
 
     def __init__(self, name: str, meta: dict, secrets: dict[str, str], cwd: str | None, *,
-                 no_network: bool = False) -> None:
+                 no_network: bool = False, wrap: list[str] | None = None,
+                 wrap_env: dict[str, str] | None = None) -> None:
         self.name = name
         self.no_network = no_network
+        self.wrap = wrap          # the step's namespace + isolation prologue, as for its other programs
+        self.wrap_env = wrap_env or {}
         self.meta = meta
         self.secrets = secrets
         self.cwd = cwd
@@ -72,7 +75,10 @@ class McpConnection:
             raise ToolError(f"{self.name}: an MCP server needs `command:` (a local process) or `url:`")
         env = {k: fill(v, self.secrets) for k, v in (self.meta.get("env") or {}).items()}
         command, args = str(self.meta["command"]), [str(a) for a in (self.meta.get("args") or [])]
-        if self.no_network:  # a test run: the server process gets a network namespace with no route
+        if self.wrap:  # its own PID/mount (and, on a test run, network) namespace, like the step's programs
+            command, args = self.wrap[0], self.wrap[1:] + [command] + args
+            env = {**env, **self.wrap_env}
+        elif self.no_network:  # a test run: the server process gets a network namespace with no route
             import os
 
             command, args = "unshare", (["-n"] if os.geteuid() == 0 else ["-rn"]) + [command] + args
@@ -132,7 +138,9 @@ class McpToolRuntime:
             env.log(f"test run: the remote MCP server {self.name} is not reached — outward calls fail closed")
             return []
         secrets = env.secret_values(mcp_secret_names(self.meta))
-        self.connection = McpConnection(self.name, self.meta, secrets, str(env.sandbox.root), no_network=env.is_test)
+        wrap, wrap_env = env.program_wrapper()
+        self.connection = McpConnection(self.name, self.meta, secrets, str(env.sandbox.root), no_network=env.is_test,
+                                        wrap=wrap, wrap_env=wrap_env)
         if env.is_test:
             env.log(f"test run: the MCP server {self.name} runs with no network (outward calls fail closed)")
         env.on_close(self.connection.close)
