@@ -16,6 +16,7 @@ from notify.links import unsubscribe_token
 from notify.models import MailSend
 from notify.preferences import do_set_preference, may_send
 from runs.actions import check_start_run
+from tests.cli.conftest import cli, foldrun_home, signed_in_as  # noqa: F401
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.notify.conftest import fake_resend, public_url, write_agents_md  # noqa: F401
 from tests.runs.helpers import agent_file, drive, push
@@ -246,3 +247,16 @@ def test_a_choice_made_by_unsubscribing_shows_on_the_profile_page_and_is_turned_
     assert "rank-desk (unsubscribed from a mail)" in page
     client.post("/profile/notifications/", {"category": "run-alerts", "workspace": "rank-desk", "enabled": "on"})
     assert may_send("alice@example.com", "run-alerts", workspace) is True
+
+
+def test_foldrun_notify_test_prints_the_provider_s_own_words(cli, signed_in_as, alice, workspace, own_key):
+    write_agents_md(workspace, "---\nnotify: ops@example.com\n---\n")
+    own_key.refuse = (403, "validation_error", "You can only send testing emails to your own email address.")
+    signed_in_as(alice)
+    result = cli("notify", "test", "--to", "rank-desk")
+    assert result.code == 1
+    assert result.out == ("Not delivered to ops@example.com: "
+                          "You can only send testing emails to your own email address.\n")
+    own_key.refuse = None
+    accepted = cli("notify", "test", "--to", "rank-desk")
+    assert (accepted.code, accepted.out) == (0, "Sent to ops@example.com: Resend accepted it (id re_0001).\n")
