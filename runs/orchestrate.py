@@ -306,7 +306,20 @@ def execute_step(step_pk: int) -> str:
         step.error = ""
         step.save(update_fields=["attempt", "status", "claim", "started_at", "error"])
         attempt = Try.objects.create(step=step, n=step.attempt, status="running")
-    return _execute_claimed(run, step, attempt, claim)
+    try:
+        return _execute_claimed(run, step, attempt, claim)
+    except Exception as exc:  # noqa: BLE001 - never leave a claimed step running: fail it with a sentence
+        log.exception("step %s of %s stopped on an internal error", step.label, run.public_id)
+        with transaction.atomic():
+            run = Run.objects.select_for_update().get(pk=run.pk)
+            step = Step.objects.select_for_update().get(pk=step.pk)
+            if step.claim != claim or step.status != StepStatus.RUNNING:
+                raise
+            Try.objects.filter(pk=attempt.pk).update(status="failed", finished_at=timezone.now(),
+                                                     error=f"internal error: {type(exc).__name__}")
+            _settle_failure(run, step, f"the step stopped on an internal error ({type(exc).__name__}: {exc})",
+                            retry_allowed=False)
+        return "internal error"
 
 
 def _sandbox_base() -> str | None:

@@ -240,3 +240,20 @@ def test_a_program_sees_neither_other_sandboxes_nor_the_installs_data(workspace,
         marker.unlink()
         (other / "theirs.txt").unlink()
         other.rmdir()
+
+
+def test_an_internal_error_fails_the_step_with_a_sentence_rather_than_leaving_it_running(workspace, alice, desk,
+                                                                                        fake_provider):
+    # A kept plan whose verify: regex no longer compiles (the contract refuses it in a file; here it is forced).
+    desk("1. [[writer]] — Write.", writer={})
+    fake_provider.reply_text("GOOD")
+    run = check_start_run(workspace=workspace, user=alice, flow="weekly")
+    from runs import orchestrate
+    orchestrate.advance(run.pk)
+    run.plan = [{**run.plan[0], "verify": {"kind": "reply", "argument": "("}}]
+    run.save(update_fields=["plan"])
+    orchestrate.execute_step(run.steps.get().pk)
+    run = drive(run)
+    step = run.steps.get()
+    assert (run.status, step.status) == ("failed", "failed")
+    assert step.error.startswith("the step stopped on an internal error (")
