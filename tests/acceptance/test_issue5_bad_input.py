@@ -1,0 +1,75 @@
+"""Issue 5, "Bad input, and what it gets" (audit5): every notify endpoint
+answers a bad request with a 4xx in the error shape, naming the field —
+never a 500, never a change."""
+from __future__ import annotations
+
+import pytest
+
+from notify.actions import do_record_delivery
+from notify.models import Preference
+from tests.notify.conftest import receiver, write_agents_md  # noqa: F401
+
+
+@pytest.mark.parametrize("body,field,message", [
+    ([1, 2], "category", "category must be one of security, invites, billing, account, run-alerts, approvals, "
+                         "low-balance, product-updates."),
+    ({"category": "run-alerts"}, "enabled", "enabled must be true or false."),
+    ({"category": "run-alerts", "enabled": "no"}, "enabled", "enabled must be true or false."),
+    ({"category": "low-balance", "enabled": False, "workspace": "rank-desk"}, "workspace",
+     "low-balance is one choice for every workspace; leave out workspace."),
+    ({"category": "billing", "enabled": False}, "category",
+     "billing cannot be turned off. Always on: this is how you get back into the account and how you hear that "
+     "something you rely on has stopped."),
+])
+def test_a_bad_preference_change_is_a_400_naming_the_field(alice_api, workspace, body, field, message):
+    answer = alice_api.patch("/api/me/notifications", body, format="json")
+    assert answer.status_code == 400
+    assert answer.json()["message"] == message and answer.json()["details"] == {"field": field}
+    assert Preference.objects.count() == 0
+
+
+def test_a_preference_for_a_missing_workspace_is_a_404(alice_api):
+    answer = alice_api.patch("/api/me/notifications", {"category": "run-alerts", "enabled": False,
+                                                       "workspace": "no-such-desk"}, format="json")
+    assert answer.status_code == 404 and answer.json()["code"] == "not_found"
+    assert Preference.objects.count() == 0
+
+
+def test_a_delivery_still_on_its_schedule_cannot_be_redelivered(alice_api, workspace, receiver):
+    write_agents_md(workspace, f"---\nnotify:\n  url: {receiver.url}\n---\n")
+    delivery = do_record_delivery(workspace, "failed", "{}")
+    answer = alice_api.post(f"/api/workspaces/rank-desk/notify/deliveries/{delivery.public_id}/redeliver")
+    assert answer.status_code == 409
+    assert answer.json()["message"] == (f"Delivery {delivery.public_id} is still being retried on its schedule; "
+                                        "redeliver it once it has finished.")
+    assert receiver.requests == []
+
+
+@pytest.mark.parametrize("query", ["", "?token=", "?token=" + "A" * 5000])
+def test_an_unsubscribe_without_a_good_token_is_a_page_saying_so(client, db, query):
+    for answer in (client.get(f"/api/unsubscribe{query}"), client.post(f"/api/unsubscribe{query}")):
+        assert answer.status_code == 400
+        assert "This unsubscribe link is not valid" in answer.content.decode()
+    assert Preference.objects.count() == 0
+
+
+def test_a_nul_in_an_unsubscribe_token_is_a_400_naming_it(client, db):
+    answer = client.post("/api/unsubscribe?token=%00")
+    assert answer.status_code == 400
+    assert answer.json()["message"] == "The `token` parameter may not hold a NUL character."
+    assert Preference.objects.count() == 0
+
+
+@pytest.mark.parametrize("token", ["x", "A" * 3000, "a:b:c", "%00"])
+def test_a_nonsense_decide_token_is_a_page_saying_so(client, token):
+    for answer in (client.get(f"/decide/{token}"), client.post(f"/decide/{token}")):
+        assert answer.status_code == 400
+        assert 'data-problem="tampered"' in answer.content.decode()
+
+
+def test_a_test_send_with_a_broken_notify_block_says_so(alice_api, workspace):
+    write_agents_md(workspace, "---\nnotify:\n  email: not-an-address\n---\n")
+    answer = alice_api.post("/api/workspaces/rank-desk/notify/test")
+    assert answer.status_code == 400
+    assert answer.json()["message"] == (
+        "rank-desk has no notify: destination; add notify: to its AGENTS.md or the account's.")
