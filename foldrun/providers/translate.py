@@ -137,6 +137,24 @@ def _common_options(supply: Supply, body: dict, options: Mapping[str, Any], drop
         drops.append("metadata")
 
 
+def _params(supply: Supply, body: dict, drops: list[str]) -> None:
+    """`params:` goes onto the body as written — except a reasoning effort for a
+    family that refuses it outright, which would turn every request into a 400."""
+    params = dict(supply.params)
+    if is_non_reasoning(supply.model):
+        effort = params.pop("reasoning_effort", None)
+        reasoning = params.get("reasoning")
+        if isinstance(reasoning, Mapping) and "effort" in reasoning:
+            rest = {k: v for k, v in reasoning.items() if k != "effort"}
+            params["reasoning"] = rest
+            if not rest:
+                params.pop("reasoning")
+            effort = effort or reasoning["effort"]
+        if effort is not None:
+            drops.append(f"reasoning_effort ({supply.model} does not reason)")
+    body.update(params)
+
+
 def chat_request(supply: Supply, system, messages: list, tools: list | None, max_tokens: int,
                  tool_choice: Mapping | None, options: Mapping[str, Any]) -> tuple[dict, list[str]]:
     """An Anthropic request as a Chat Completions body, plus what was dropped."""
@@ -204,7 +222,7 @@ def chat_request(supply: Supply, system, messages: list, tools: list | None, max
     if options.get("stop_sequences"):
         body["stop"] = list(options["stop_sequences"])
     _common_options(supply, body, options, drops, responses=False)
-    body.update(supply.params)
+    _params(supply, body, drops)
     return body, drops
 
 
@@ -271,7 +289,7 @@ def responses_request(supply: Supply, system, messages: list, tools: list | None
     if options.get("stop_sequences"):
         drops.append("stop_sequences (the Responses API has none)")
     _common_options(supply, body, options, drops, responses=True)
-    body.update(supply.params)
+    _params(supply, body, drops)
     return body, drops
 
 

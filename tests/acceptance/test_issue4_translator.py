@@ -272,3 +272,22 @@ def test_a_whole_json_answer_of_the_wrong_shape_is_a_sentence_too(fake_provider)
     with pytest.raises(ProviderError, match=r"^the provider's answer could not be read \(it is not shaped as the "
                                             r"Chat Completions wire documents\)$"):
         client(fake_provider, "openai").create(None, ASK, [], 10)
+
+
+@pytest.mark.parametrize("fmt,params", [("openai", {"reasoning_effort": "high", "temperature": 0.2}),
+                                        ("responses", {"reasoning": {"effort": "high"}, "temperature": 0.2})])
+def test_params_cannot_send_a_reasoning_effort_to_a_family_that_refuses_it(fake_provider, fmt, params):
+    fake_provider.reply_text("ok")
+    lines: list[str] = []
+    client(fake_provider, fmt, model="gpt-4o-mini", lines=lines, params=params).create(None, ASK, [], 10)
+    assert "reasoning_effort" not in fake_provider.last.body and "reasoning" not in fake_provider.last.body
+    assert fake_provider.last.body["temperature"] == 0.2
+    assert lines == ["translator dropped: reasoning_effort (gpt-4o-mini does not reason)"]
+
+
+@pytest.mark.parametrize("fmt,params,field", [("openai", {"reasoning_effort": "high"}, "reasoning_effort"),
+                                              ("responses", {"reasoning": {"effort": "high"}}, "reasoning")])
+def test_params_send_a_reasoning_effort_to_a_model_that_reasons(fake_provider, fmt, params, field):
+    fake_provider.reply_text("ok")
+    client(fake_provider, fmt, model="o3-mini", params=params).create(None, ASK, [], 10)
+    assert fake_provider.last.body[field] == params[field]
