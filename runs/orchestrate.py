@@ -134,6 +134,15 @@ def advance(run_pk: int) -> None:
         _finish(run, RunStatus.COMPLETED)
 
 
+def fail_run(run_pk: int, error: str) -> None:
+    """End a run that cannot go on (it is not finished already) as failed, saying why."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update().filter(pk=run_pk).first()
+        if run is None or run.is_finished:
+            return
+        _finish(run, RunStatus.FAILED, error=error)
+
+
 def _decided(step: Step, kind: str) -> bool:
     return Approval.objects.filter(step=step, kind=kind, state__in=[ApprovalState.APPROVED, ApprovalState.ANSWERED]).exists()
 

@@ -13,7 +13,11 @@ from . import orchestrate
 
 @shared_task(name="runs.advance", acks_late=True)
 def advance_run(run_pk: int) -> None:
-    orchestrate.advance(run_pk)
+    try:
+        orchestrate.advance(run_pk)
+    except Exception as exc:  # noqa: BLE001 - a run that cannot move on fails with a sentence, never hangs
+        orchestrate.fail_run(run_pk, f"the run stopped on an internal error ({type(exc).__name__}: {exc})")
+        raise
 
 
 @shared_task(name="runs.run_step", acks_late=True, reject_on_worker_lost=True)
