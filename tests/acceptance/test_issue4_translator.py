@@ -291,3 +291,22 @@ def test_params_send_a_reasoning_effort_to_a_model_that_reasons(fake_provider, f
     fake_provider.reply_text("ok")
     client(fake_provider, fmt, model="o3-mini", params=params).create(None, ASK, [], 10)
     assert fake_provider.last.body[field] == params[field]
+
+
+@pytest.mark.xfail(strict=True, reason="foldrun/engine/step.py never passes a tenant id as safety_identifier, so a run "
+                                       "on an OpenAI wire sends none (the spec: 'a long tenant id is now sent "
+                                       "hashed'); the engine/runs helper owns it")
+def test_a_run_on_the_responses_wire_sends_a_tenant_safety_identifier_of_at_most_64_characters(
+        account, alice, workspace, fake_provider):
+    from runs.actions import check_start_run
+    from tests.runs.helpers import drive, push
+
+    push(workspace, {"agents/worker/agent.md": (
+        "---\nname: worker\ndescription: d\ntools: [read]\n"
+        f"provider: {{name: openai, format: responses, base_url: '{fake_provider.openai_base_url}', model: gpt-5-mini}}\n"
+        "---\nWork.\n")})
+    fake_provider.reply_text("GOOD")
+    drive(check_start_run(workspace=workspace, user=alice, agent="worker", task="Go."))
+    body = fake_provider.last.body
+    assert body["store"] is False
+    assert 0 < len(body["safety_identifier"]) <= 64
