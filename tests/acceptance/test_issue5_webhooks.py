@@ -423,3 +423,77 @@ def test_a_bare_httpx_client_is_not_what_refuses(receiver):
     # The refusal above is the platform's, not an accident of the network: the
     # same receiver answers a plain POST.
     assert httpx.post(receiver.url, content=b"{}").status_code == 200
+
+
+# ------------------------------------------------------------ https, pinned
+
+
+@pytest.fixture
+def tls_receiver(tmp_path):
+    """An HTTPS receiver on loopback with a certificate for `localhost` from a
+    throwaway CA, which the platform's own client is made to trust."""
+    import datetime as dt
+    import ssl
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    from notify import webhook
+
+    now = dt.datetime.now(dt.timezone.utc)
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "audit5 test CA")])
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
+          .serial_number(1).not_valid_before(now - dt.timedelta(days=1)).not_valid_after(now + dt.timedelta(days=1))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+          .sign(ca_key, hashes.SHA256()))
+    cert = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))
+            .issuer_name(ca_name).public_key(key.public_key()).serial_number(2)
+            .not_valid_before(now - dt.timedelta(days=1)).not_valid_after(now + dt.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    (tmp_path / "ca.pem").write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    (tmp_path / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (tmp_path / "key.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                         serialization.NoEncryption()))
+    hosts: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            hosts.append(self.headers.get("Host"))
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    webhook._client = None  # a fresh client, trusting the throwaway CA on top of the usual ones
+    webhook._shared_client()._transport._pool._ssl_context.load_verify_locations(tmp_path / "ca.pem")
+    server.hosts = hosts
+    yield server
+    webhook._shared_client().close()
+    webhook._client = None
+    server.shutdown()
+    server.server_close()
+
+
+def test_an_https_delivery_goes_to_the_checked_address_and_verifies_the_name_s_certificate(workspace, tls_receiver):
+    port = tls_receiver.server_address[1]
+    write_agents_md(workspace, f"---\nnotify:\n  url: https://localhost:{port}/hook\n---\n")
+    _d, by_name = _deliver(workspace)
+    assert (by_name.attempt.ok, by_name.attempt.status_code) == (True, 200)
+    assert tls_receiver.hosts == [f"localhost:{port}"]
+    write_agents_md(workspace, f"---\nnotify:\n  url: https://127.0.0.1:{port}/hook\n---\n")
+    _d, by_address = _deliver(workspace)
+    assert by_address.attempt.ok is False and "CERTIFICATE_VERIFY_FAILED" in by_address.attempt.error
