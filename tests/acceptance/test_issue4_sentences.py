@@ -155,18 +155,18 @@ def test_each_verdict_of_the_table_is_one_the_check_gives():
 
 
 VERDICT_CASES = [
-    ("ok", {"text": "ok"}),
-    ("busy", {"status": 429}),
-    ("credential", {"status": 401}),
-    ("credential", {"status": 402}),
-    ("credential", {"status": 403}),
-    ("not-found", {"status": 404}),
-    ("provider-error", {"status": 500}),
-    ("provider-error", {"status": 503}),
+    ("ok", lambda fake: fake.reply_text("ok")),
+    ("busy", lambda fake: fake.reply_status(429)),
+    ("credential", lambda fake: fake.reply_status(401)),
+    ("credential", lambda fake: fake.reply_status(402)),
+    ("credential", lambda fake: fake.reply_status(403)),
+    ("not-found", lambda fake: fake.reply_status(404)),
+    ("provider-error", lambda fake: fake.reply_status(500)),
+    ("provider-error", lambda fake: fake.reply_status(503)),
 ]
 
 
-@pytest.mark.parametrize("verdict,answer", VERDICT_CASES)
+@pytest.mark.parametrize("verdict,answer", VERDICT_CASES, ids=[f"{v}-{i}" for i, (v, _) in enumerate(VERDICT_CASES)])
 def test_each_verdict_of_the_table_is_reached_by_its_answer(account, workspace, fake_provider, verdict, answer):
     from library.actions import FileWrite, do_write_files
     from vault.actions import do_set_secret
@@ -176,10 +176,7 @@ def test_each_verdict_of_the_table_is_reached_by_its_answer(account, workspace, 
     do_write_files(account=account, workspace=workspace, kind="push",
                    writes=[FileWrite("AGENTS.md", f"---\nprovider: {block}\n---\nx\n")])
     do_set_secret(account, workspace, "MODEL_KEY", value="sk-verdict-1")
-    if "text" in answer:
-        fake_provider.reply_text(answer["text"])
-    else:
-        fake_provider.reply_status(answer["status"])
+    answer(fake_provider)
     rows = check_account_providers(account.pk, report=False)
     assert [r.verdict for r in rows] == [verdict]
 
