@@ -72,11 +72,13 @@ def headline_for(run, event: str) -> str:
         return f"⛔ {flow} blocked"
     if event == "sla":
         return f"⏰ {flow} has passed its sla: and is still running"
+    reason = _first_line(run.error)
+    if event == "failed" and (not run.headline or reason.startswith(run.headline.strip())):
+        # The engine's headline of a failed run is its error line, which does
+        # not name the flow: on a phone, "rankings failed: …" is the message.
+        return f"{flow} failed" + (f": {reason}" if reason else "")
     if run.headline:
         return run.headline.strip()
-    if event == "failed":
-        reason = _first_line(run.error)
-        return f"{flow} failed" + (f": {reason}" if reason else "")
     if event == "awaiting-approval":
         return f"⏸ {flow} is waiting for approval"
     return f"{flow} {run.status}"
