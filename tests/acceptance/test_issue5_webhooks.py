@@ -497,3 +497,20 @@ def test_an_https_delivery_goes_to_the_checked_address_and_verifies_the_name_s_c
     write_agents_md(workspace, f"---\nnotify:\n  url: https://127.0.0.1:{port}/hook\n---\n")
     _d, by_address = _deliver(workspace)
     assert by_address.attempt.ok is False and "CERTIFICATE_VERIFY_FAILED" in by_address.attempt.error
+
+
+def test_a_webhook_url_kept_as_a_secret_never_reaches_the_log_or_the_api(workspace, alice_api, caplog):
+    free = socket.socket()
+    free.bind(("127.0.0.1", 0))
+    port = free.getsockname()[1]
+    free.close()
+    url = f"http://127.0.0.1:{port}/services/T0AUDIT5/B0AUDIT5/hook-secret-path-5151"
+    do_set_secret(workspace.account, None, "SLACK_WEBHOOK_URL", value=url)
+    write_agents_md(workspace, "---\nnotify:\n  url: ${SLACK_WEBHOOK_URL}\n---\n")
+    with caplog.at_level("DEBUG"):
+        _d, result = _deliver(workspace)
+    assert result.attempt.ok is False and result.attempt.error.startswith("ConnectError")
+    listing = alice_api.get("/api/workspaces/rank-desk/notify/deliveries").content.decode()
+    page_words = " ".join(r.getMessage() for r in caplog.records)
+    for text in (result.attempt.error, listing, page_words):
+        assert "hook-secret-path-5151" not in text
