@@ -523,7 +523,9 @@ def signing_secrets(workspace: Workspace, config: NotifyConfig | None, now: date
             state.previous_ciphertext = state.current_ciphertext
             state.current_ciphertext = seal(value)
             state.fingerprint = print_
-            state.rotated_at = now
+            # The day counts from when the vault took the new value, not from
+            # the first delivery to notice it.
+            state.rotated_at = min(now, _secret_changed_at(workspace, config.signing_secret) or now)
             state.save(update_fields=["previous_ciphertext", "current_ciphertext", "fingerprint", "rotated_at"])
     keys = [value.encode()]
     if state.rotated_at and now - state.rotated_at < ROTATION_OVERLAP:
@@ -531,6 +533,16 @@ def signing_secrets(workspace: Workspace, config: NotifyConfig | None, now: date
         if previous and previous != value:
             keys.append(previous.encode())
     return keys
+
+
+def _secret_changed_at(workspace: Workspace, name: str) -> datetime | None:
+    """When the secret `name` (nearest wins) last took a value in the vault."""
+    from vault.models import Secret
+
+    rows = Secret.objects.filter(account=workspace.account, name=name).filter(
+        Q(workspace=workspace) | Q(workspace__isnull=True))
+    nearest = sorted(rows, key=lambda r: r.workspace_id is None)  # the workspace's own first
+    return nearest[0].updated_at if nearest else None
 
 
 def _destination(workspace: Workspace, now: datetime) -> tuple[str | None, list[bytes], Outcome | None]:

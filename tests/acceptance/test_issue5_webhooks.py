@@ -514,3 +514,17 @@ def test_a_webhook_url_kept_as_a_secret_never_reaches_the_log_or_the_api(workspa
     page_words = " ".join(r.getMessage() for r in caplog.records)
     for text in (result.attempt.error, listing, page_words):
         assert "hook-secret-path-5151" not in text
+
+
+def test_the_24_hours_count_from_the_rotation_not_from_the_next_delivery(workspace, receiver):
+    from vault.models import Secret
+
+    _signed(workspace, receiver.url)
+    _deliver(workspace)
+    do_set_secret(workspace.account, None, "OPS_WEBHOOK_SIGNING_KEY", value="audit5-new-signing-secret")
+    # Rotated a day and a bit ago; nothing was delivered since.
+    Secret.objects.filter(name="OPS_WEBHOOK_SIGNING_KEY").update(updated_at=timezone.now() - timedelta(hours=25))
+    _deliver(workspace)
+    later = receiver.requests[1]
+    assert len(later["headers"]["webhook-signature"].split(" ")) == 1
+    _whsec("audit5-new-signing-secret").verify(later["body"], later["headers"])
