@@ -891,7 +891,7 @@ def do_send_test(workspace: Workspace) -> dict:
             "durationMs": attempt.duration_ms,
             "response": attempt.response_excerpt,
             "message": (f"The receiver answered {attempt.status_code}." if attempt.ok
-                        else f"The receiver did not accept it: {attempt.error}."
+                        else f"The receiver did not accept it: {attempt.error.rstrip('.')}."
                         + (f" It said: {attempt.response_excerpt}" if attempt.response_excerpt else "")),
         })
     if config.email:

@@ -60,7 +60,11 @@ def notify_config_for(workspace: Workspace) -> NotifyConfig | None:
     raw = inherited(workspace, "notify")
     if raw is None:
         return None
-    result = parse_notify(raw)
+    try:
+        result = parse_notify(raw)
+    except ValueError as exc:  # e.g. urlparse's "Invalid IPv6 URL": a block `check` should have refused
+        log.warning("workspace %s has an unreadable notify: block (%s)", workspace.public_id, type(exc).__name__)
+        return None
     if result.problems:
         log.warning("workspace %s has an unreadable notify: block: %s", workspace.public_id, result.problems[0])
     return result.config

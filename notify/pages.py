@@ -140,7 +140,7 @@ def workspace_redeliver(request: HttpRequest, ws: str, delivery_id: str) -> Http
         if attempt.ok:
             messages.success(request, f"Redelivered {delivery_id}: the receiver answered {attempt.status_code}.")
         else:
-            messages.error(request, f"Redelivered {delivery_id}: it failed — {attempt.error}.")
+            messages.error(request, f"Redelivered {delivery_id}: it failed — {attempt.error.rstrip('.')}.")
     except ApiError as exc:
         messages.error(request, exc.message)
     except Http404:

@@ -13,9 +13,11 @@ the same headers, no log).
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
@@ -140,16 +142,46 @@ def _is_public(address: str) -> bool:
     )
 
 
+class ResolveTimeout(Exception):
+    """The name did not resolve within the attempt's 8 seconds."""
+
+
+_resolver_lock = threading.Lock()
+_resolver: ThreadPoolExecutor | None = None
+_resolver_pid = 0
+
+
+def _resolve(host: str, port: int) -> list:
+    """getaddrinfo, within what is left of the attempt's 8 seconds: a resolver
+    that hangs cannot hold an attempt (the lookup thread is left to finish)."""
+    global _resolver, _resolver_pid
+    with _resolver_lock:
+        if _resolver is None or _resolver_pid != os.getpid():
+            _resolver = ThreadPoolExecutor(max_workers=8, thread_name_prefix="notify-dns")
+            _resolver_pid = os.getpid()
+        future = _resolver.submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
+    try:
+        return future.result(timeout=_left(ATTEMPT_TIMEOUT_SECONDS, ResolveTimeout))
+    except FutureTimeout:
+        raise ResolveTimeout() from None
+
+
 def resolve_checked(url: str) -> tuple[str, str, int]:
     """(scheme, address to connect to, port) for `url`, or RefusedDestination."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise RefusedDestination("the webhook URL must start with http:// or https:// and name a host.")
-    port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
-        infos = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
+        parts = urlsplit(url)
+        hostname, port = parts.hostname, parts.port
+    except ValueError as exc:  # "Invalid IPv6 URL", "Port out of range 0-65535": no URL in the words
+        raise RefusedDestination(f"the webhook URL is not a valid URL ({exc}).") from None
+    if parts.scheme not in ("http", "https") or not hostname:
+        raise RefusedDestination("the webhook URL must start with http:// or https:// and name a host.")
+    port = port or (443 if parts.scheme == "https" else 80)
+    try:
+        infos = _resolve(hostname, port)
     except socket.gaierror as exc:
         raise RefusedDestination(f"the webhook host could not be resolved ({exc.strerror}).") from None
+    except UnicodeError:  # an empty or over-long label: the IDNA codec refuses it
+        raise RefusedDestination("the webhook host is not a valid host name.") from None
     addresses = [info[4][0] for info in infos]
     if not _allow_private():
         for address in addresses:
@@ -168,10 +200,16 @@ def post_once(url: str, body: bytes, headers: dict[str, str]) -> Outcome:
     def elapsed() -> int:
         return int((time.monotonic() - started) * 1000)
 
+    _deadline.at = started + ATTEMPT_TIMEOUT_SECONDS
     try:
         scheme, address, port = resolve_checked(url)
     except RefusedDestination as exc:
+        _deadline.at = None
         return Outcome(False, None, elapsed(), "", str(exc))
+    except ResolveTimeout:
+        _deadline.at = None
+        return Outcome(False, None, elapsed(), "", f"timed out after {ATTEMPT_TIMEOUT_SECONDS:g} seconds "
+                                                   "resolving the webhook's host name")
     parts = urlsplit(url)
     host_literal = f"[{address}]" if ":" in address else address
     default_port = 443 if scheme == "https" else 80

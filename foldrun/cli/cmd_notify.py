@@ -114,6 +114,6 @@ def cmd_redeliver(args, ctx) -> int:
     if attempt.get("ok"):
         text = f"Redelivered {args.delivery_id}: the receiver answered {attempt.get('statusCode')}."
     else:
-        text = f"Redelivered {args.delivery_id}: it failed — {attempt.get('error')}."
+        text = f"Redelivered {args.delivery_id}: it failed — {(attempt.get('error') or '').rstrip('.')}."
     ctx.out.result(data, text)
     return 0 if attempt.get("ok") else 1

@@ -73,3 +73,89 @@ def test_a_test_send_with_a_broken_notify_block_says_so(alice_api, workspace):
     assert answer.status_code == 400
     assert answer.json()["message"] == (
         "rank-desk has no notify: destination; add notify: to its AGENTS.md or the account's.")
+
+
+BAD_URLS = {
+    "http://" + "a" * 70 + ".example.com/hook": "the webhook host is not a valid host name.",
+    "http://a..b/hook": "the webhook host is not a valid host name.",
+    "http://[::1/hook": "the webhook URL is not a valid URL (Invalid IPv6 URL).",
+    "http://127.0.0.1:99999/hook": "the webhook URL is not a valid URL (Port out of range 0-65535).",
+    "not a url at all": "the webhook URL must start with http:// or https:// and name a host.",
+}
+
+
+def test_a_webhook_url_secret_holding_a_broken_url_is_a_recorded_failed_attempt(workspace):
+    from notify.actions import perform_attempt
+    from vault.actions import do_set_secret
+
+    write_agents_md(workspace, "---\nnotify:\n  url: ${HOOK_URL}\n---\n")
+    errors = {}
+    for url in BAD_URLS:
+        do_set_secret(workspace.account, None, "HOOK_URL", value=url)
+        delivery = do_record_delivery(workspace, "failed", "{}")
+        errors[url] = perform_attempt(delivery.pk).attempt.error
+    assert errors == BAD_URLS
+
+
+def test_a_test_send_to_a_broken_url_answers_what_went_wrong_not_a_500(alice_api, workspace):
+    from vault.actions import do_set_secret
+
+    write_agents_md(workspace, "---\nnotify:\n  url: ${HOOK_URL}\n---\n")
+    do_set_secret(workspace.account, None, "HOOK_URL", value="http://127.0.0.1:99999/hook")
+    answer = alice_api.post("/api/workspaces/rank-desk/notify/test")
+    assert answer.status_code == 200
+    assert answer.json()["message"] == (
+        "The receiver did not accept it: the webhook URL is not a valid URL (Port out of range 0-65535).")
+
+
+def test_a_literal_url_that_does_not_parse_sends_nothing_and_breaks_nothing(alice_api, workspace):
+    write_agents_md(workspace, "---\nnotify:\n  url: \"http://[::1/hook\"\n---\n")
+    answer = alice_api.post("/api/workspaces/rank-desk/notify/test")
+    assert answer.status_code == 400 and answer.json()["code"] == "no_destination"
+
+
+@pytest.mark.xfail(strict=True, reason="foldrun/contract/rules/notify.py (outside notify/): urlparse's ValueError "
+                                       "escapes parse_notify, so `check` crashes on an unclosed IPv6 bracket and "
+                                       "passes a port out of range or an over-long host label")
+def test_check_refuses_a_url_that_cannot_be_posted_to():
+    from foldrun.contract import Desk, check
+
+    for url in ("http://[::1/hook", "http://127.0.0.1:99999/hook", "http://" + "a" * 70 + ".example.com/hook"):
+        findings = check(Desk(files={"AGENTS.md": f'---\nnotify:\n  url: "{url}"\n---\n'}))
+        assert [f.level for f in findings if f.code == "notify.invalid"] == ["error"]
+
+
+def test_a_resolver_that_hangs_cannot_hold_an_attempt_past_8_seconds(workspace, monkeypatch):
+    import socket
+    import time
+
+    from notify.actions import perform_attempt
+
+    real = socket.getaddrinfo
+
+    def hanging_dns(host, *args, **kwargs):  # a stand-in for a DNS server that never answers
+        if host == "slow-dns.example":
+            time.sleep(12)
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", hanging_dns)
+    write_agents_md(workspace, "---\nnotify:\n  url: http://slow-dns.example/hook\n---\n")
+    started = time.monotonic()
+    attempt = perform_attempt(do_record_delivery(workspace, "failed", "{}").pk).attempt
+    assert time.monotonic() - started < 9.5
+    assert attempt.error == "timed out after 8 seconds resolving the webhook's host name"
+
+
+def test_a_refused_redelivery_reads_as_one_sentence_on_the_page(client, alice, workspace, settings):
+    from notify.actions import perform_attempt
+    from notify.models import Delivery
+
+    write_agents_md(workspace, "---\nnotify:\n  url: http://localhost:9/hook\n---\n")
+    delivery = do_record_delivery(workspace, "failed", "{}")
+    perform_attempt(delivery.pk)
+    Delivery.objects.filter(pk=delivery.pk).update(status="failed", next_attempt_at=None)
+    settings.FOLDRUN_ALLOW_PRIVATE_URLS = False
+    client.force_login(alice)
+    page = client.post(f"/w/rank-desk/notifications/deliveries/{delivery.public_id}/redeliver", follow=True)
+    assert (f"Redelivered {delivery.public_id}: it failed — the webhook URL resolves to a loopback, private or "
+            "link-local address, which foldrun does not post to.<") in page.content.decode()
