@@ -133,8 +133,35 @@ def _run_local(args, ctx, inputs: dict) -> int:
     runs.mkdir(parents=True, exist_ok=True)
     (runs / f"{record['id']}.json").write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8")
     (runs / "last").write_text(record["id"], encoding="utf-8")
+    _notify_local(ctx, root, record, secrets)
     _print_report(ctx, record)
     return 0 if record["status"] == "completed" else 1
+
+
+# A laptop run's status → the notification event it is (cancelled tells no one).
+_LOCAL_EVENTS = {"completed": "completed", "failed": "failed", "awaiting-approval": "awaiting-approval"}
+
+
+def _notify_local(ctx, root: Path, record: dict, secrets: dict[str, str]) -> None:
+    """A laptop install sends the desk's webhook once, with the server's
+    headers, and keeps no log (spec: notifications.md)."""
+    from foldrun.contract import Desk
+    from notify.laptop import local_payload, notify_local_run
+
+    event = _LOCAL_EVENTS.get(record["status"])
+    if event == "completed" and record.get("verdict") == "BLOCKED":
+        event = "blocked"
+    if event is None:
+        return
+    payload = local_payload(
+        workspace=root.name, run_id=record["id"], flow=record["name"], status=record["status"],
+        verdict=record.get("verdict"), headline=record.get("headline", ""), summary=record.get("summary", ""),
+        cost_usd=float(record.get("cost_usd") or 0), started_at=record.get("started_at"),
+        finished_at=record.get("finished_at"),
+    )
+    outcome = notify_local_run(Desk.from_folder(root), event=event, payload=payload, secrets=secrets)
+    if outcome is not None and not outcome.ok:
+        ctx.out.note(f"the {event} notification was not delivered: {outcome.error or outcome.status_code}")
 
 
 def _server_record(run: dict) -> dict:

@@ -209,9 +209,6 @@ def test_the_blocked_headline_is_the_spec_s(workspace):
     assert run_payload(run, "blocked", [])["text"].split(" · ")[0] == "⛔ rankings blocked"
 
 
-@pytest.mark.xfail(strict=True, reason="foldrun run --local (foldrun/engine/localrun.py, cmd_run.py — not notify's "
-                                       "files) never calls notify.laptop.notify_local_run: a laptop run sends no "
-                                       "webhook at all")
 def test_a_laptop_run_sends_its_webhook_once_with_the_same_headers_and_no_log(cli, tmp_path, fake_provider,
                                                                              receiver):
     root = tmp_path / "desk"
