@@ -24,9 +24,10 @@ class WorkspaceInline(admin.TabularInline):
 
 @admin.register(Account)
 class AccountAdmin(admin.ModelAdmin):
-    list_display = ("name", "public_id", "member_count", "workspace_count", "created_at")
+    list_display = ("name", "public_id", "member_count", "workspace_count", "credits_usd", "created_at")
     search_fields = ("name", "public_id", "memberships__user__email")
-    readonly_fields = ("public_id", "created_at")
+    # Credits change through runs and top-ups (accounts.credits), never by hand-typed balances.
+    readonly_fields = ("public_id", "created_at", "credits_usd", "low_balance_warned_at")
     inlines = [MembershipInline, WorkspaceInline]
     date_hierarchy = "created_at"
 

@@ -6,4 +6,6 @@ class AccountsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import schema, signals  # noqa: F401
+        from . import credits, schema, signals  # noqa: F401
+
+        credits.connect()

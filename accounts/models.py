@@ -33,6 +33,13 @@ class Account(models.Model):
     public_id = public_id_field("acc")
     name = models.CharField(max_length=120)
     created_at = models.DateTimeField(default=timezone.now)
+    # Prepaid platform credits in USD; None means the account is not metered.
+    # Each finished run's cost is drawn from it once (see CreditCharge).
+    credits_usd = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
+    low_balance_usd = models.DecimalField(
+        max_digits=14, decimal_places=2, default=5, help_text="owners are mailed once when credits fall below this"
+    )
+    low_balance_warned_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return self.name
@@ -143,3 +150,17 @@ class Invite(models.Model):
 
     def __str__(self) -> str:
         return f"invite {self.email} to {self.account}"
+
+
+class CreditCharge(models.Model):
+    """One run's cost drawn from its account's credits: one row per run, so a
+    run is never charged twice however often its end is announced."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="credit_charges")
+    run_public_id = models.CharField(max_length=40, unique=True)
+    amount_usd = models.DecimalField(max_digits=14, decimal_places=6)
+    balance_after_usd = models.DecimalField(max_digits=14, decimal_places=6)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.run_public_id}: {self.amount_usd}"
