@@ -63,3 +63,22 @@ def test_the_warning_goes_through_the_platform_even_when_the_account_has_its_own
     Account.objects.filter(pk=workspace.account_id).update(credits_usd=Decimal("1"))
     _finish(workspace, "0.1", django_capture_on_commit_callbacks)
     assert [m.from_email for m in mail.outbox if "low on credits" in m.subject] == ["foldrun <hello@foldrun.io>"]
+
+
+def test_staff_top_up_from_the_command_line(workspace):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("add_credits", workspace.account.public_id, "25", stdout=out)
+    assert out.getvalue().strip() == "Acme now has $25.00 of credits."
+
+
+def test_a_top_up_that_is_not_a_number_is_refused_by_name(workspace):
+    import pytest
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError) as refused:
+        call_command("add_credits", workspace.account.public_id, "lots")
+    assert str(refused.value) == "amount: 'lots' is not a number of dollars."
