@@ -45,7 +45,12 @@ _LOGIN_IN = inline_serializer("LoginIn", {"email": serializers.EmailField(), "pa
                                           "name": serializers.CharField(required=False)})
 _LOGIN_OUT = inline_serializer("LoginOut", {"token": serializers.CharField(), "id": serializers.CharField(),
                                             "account": _ACCOUNT})
-_VERSION = inline_serializer("Version", {"version": serializers.CharField(), "api": serializers.IntegerField()})
+_VERSION = inline_serializer("Version", {
+    "version": serializers.CharField(), "api": serializers.IntegerField(),
+    "browsers": serializers.ListField(child=serializers.CharField(), required=False,
+                                      help_text="the browsers this install drives; absent when none"),
+    "browser_versions": serializers.DictField(child=serializers.CharField(), required=False,
+                                              help_text='each browser\'s version, e.g. {"chromium": "156.0.8078.73"}')})
 _ME = inline_serializer("Me", {"email": serializers.EmailField(), "account": serializers.DictField(),
                                "accounts": serializers.ListField(child=serializers.DictField())})
 _REFUSED = {400: _ERROR, 403: _ERROR, 404: _ERROR, 409: _ERROR}
@@ -63,7 +68,14 @@ class VersionView(APIView):
 
     @extend_schema(responses=_VERSION)
     def get(self, request):
-        return Response({"version": foldrun.__version__, "api": 1})
+        from .browsers import browser_versions
+
+        answer: dict = {"version": foldrun.__version__, "api": 1}
+        versions = browser_versions()
+        if versions:
+            # `foldrun check` compares a pinned user_agent: with these (spec/tools.md).
+            answer.update(browsers=sorted(versions), browser_versions=versions)
+        return Response(answer)
 
 
 class MeView(ScopedAPIView):

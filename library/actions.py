@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import logging
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -29,6 +30,8 @@ from foldrun.contract.paths import BINARY_MARKER, PathError, normalise_path
 from foldrun.contract.payload import check_payload, decode
 
 from .models import ChangeKind, Changeset, LibraryFile, Revision, scope_key_for
+
+log = logging.getLogger(__name__)
 
 # A push with prune never deletes what runs and people accumulate.
 PRUNE_KEEPS = ("memory", "state", "storage")
@@ -66,7 +69,9 @@ class WriteRefused(Exception):
     def __init__(self, findings: list[Finding], *, code: str = "files_refused", lead: str = "Nothing was written") -> None:
         self.findings = findings
         self.code = code
-        first = findings[0].format() if findings else "the write was refused."
+        # The message leads with an error: that is what stopped the write.
+        lead_finding = next((f for f in findings if f.level == "error"), findings[0] if findings else None)
+        first = lead_finding.format() if lead_finding is not None else "the write was refused."
         more = f" (and {len(findings) - 1} more; see details.findings)" if len(findings) > 1 else ""
         self.message = f"{lead}: {first}{more}"
         super().__init__(self.message)
@@ -319,6 +324,7 @@ def do_write_files(
         now = timezone.now()
         who = run_public_id or (author.email if author is not None else "foldrun")
         changes += _generated_changes(scope_key, heads, changes, number, now, who, message)
+        _refuse_file_folder_clashes(scope_key, changes)
 
         warnings: list[Finding] = list(kept)
         if verify is not None:
@@ -360,6 +366,44 @@ def do_write_files(
         LibraryFile.objects.filter(pk__in=touched.filter(deleted=False).values("file_id")).update(deleted=False)
         changed = sorted(({"path": w.path, "action": a} for w, a in changes), key=lambda c: c["path"])
         return WriteResult(changeset, changed, warnings)
+
+
+def _ancestors(path: str) -> list[str]:
+    """"a/b/c.md" → ["a", "a/b"]: the folders a path lies in."""
+    parts = path.split("/")
+    return ["/".join(parts[:n]) for n in range(1, len(parts))]
+
+
+def _refuse_file_folder_clashes(scope_key: str, changes: list[tuple[FileWrite, str]]) -> None:
+    """Raise WriteRefused when a file would land where the desk (once
+    `changes` land) has a folder, or inside a path that is a file: no folder
+    on a laptop can hold both, so such a desk could never be pulled. Only
+    added paths can clash; one query, for the scope's live paths."""
+    added = [w.path for w, action in changes if action == "added"]
+    if not added:
+        return
+    live = set(LibraryFile.objects.filter(scope_key=scope_key, deleted=False, head__isnull=False)
+               .values_list("path", flat=True))
+    for write, _action in changes:
+        if write.content is None:
+            live.discard(write.path)
+        else:
+            live.add(write.path)
+    holder: dict[str, str] = {}  # folder → one file inside it
+    for path in sorted(live):
+        for folder in _ancestors(path):
+            holder.setdefault(folder, path)
+    findings: list[Finding] = []
+    for path in sorted(added):
+        inside = next((folder for folder in _ancestors(path) if folder in live), None)
+        if inside is not None:
+            findings.append(_error(path, f"would lie inside {inside}, which is a file; a path cannot be both a file and "
+                                         "a folder.", "path.clash"))
+        elif path in holder:
+            findings.append(_error(path, f"is a folder holding {holder[path]}; a path cannot be both a file and a "
+                                         "folder.", "path.clash"))
+    if findings:
+        raise WriteRefused(findings)
 
 
 def _resulting_files(scope_key: str, changes: list[tuple[FileWrite, str]]) -> dict[str, str]:
@@ -452,22 +496,41 @@ def check_and_write(
     """Validate what a person sent, then write it as one changeset.
 
     Raises WriteRefused (nothing written) when any file is refused, or when
-    `deploy_check` finds errors in the resulting desk.
+    `deploy_check` — the whole contract over the resulting desk's text files
+    (path → text), returning every finding — finds an error. A refused deploy
+    names every finding `foldrun check` prints for the same files: the
+    files the push gate refused as well as what the contract says about the
+    rest, in the contract's order (`sort_findings`).
     """
     generated = generated_hashes(account, workspace, raw_files)
     writes, findings = check_files(raw_files, raw_deletes, generated=generated)
     errors = [f for f in findings if f.level == "error"]
-    if errors:
+    if errors and deploy_check is None:
         raise WriteRefused(errors)
+    if errors:
+        changes = [(w, "") for w in writes]
+        raise WriteRefused(sort_findings(findings + deploy_check(_resulting_files(scope_key_for(account, workspace), changes))),
+                           code="check_failed", lead=DEPLOY_REFUSED)
+    verify = None
+    if deploy_check is not None:
+        def verify(files: dict[str, str]) -> list[Finding]:
+            found = sort_findings(findings + deploy_check(files))
+            if any(f.level == "error" for f in found):
+                raise WriteRefused(found, code="check_failed", lead=DEPLOY_REFUSED)
+            return found
+
     result = do_write_files(
         account=account, workspace=workspace, writes=writes, kind=kind, message=message,
-        author=author, prune=prune, verify=deploy_check,
+        author=author, prune=prune, verify=verify,
         # State is the bookmark between runs: it travels with a deploy and a
         # deploy never overwrites it (a laptop's copy is older than the runs').
         keep_existing=("state",) if kind in (ChangeKind.PUSH, ChangeKind.DEPLOY) else (),
     )
     result.warnings = sort_findings(list(findings) + list(result.warnings))
     return result
+
+
+DEPLOY_REFUSED = "The deploy was refused; nothing was written"
 
 
 def generated_hashes(account: Account, workspace: Workspace | None, raw_files: list[RawFile]) -> dict[str, set[str]]:
@@ -685,8 +748,6 @@ def sync_gallery_copies() -> list[Changeset]:
     """
     from foldrun.gallery import gallery_tools
 
-    from .services import MARK_CURRENT, copy_is_unedited, copy_mark, copy_of
-
     shelf_tools = gallery_tools()
     scopes = (
         LibraryFile.objects.filter(deleted=False, head__gallery_tool__in=list(shelf_tools))
@@ -697,18 +758,30 @@ def sync_gallery_copies() -> list[Changeset]:
         account = Account.objects.get(pk=account_id)
         workspace = Workspace.objects.get(pk=workspace_id) if workspace_id else None
         for name, shelf in sorted(shelf_tools.items()):
-            with transaction.atomic():
-                # Decide under the scope's lock, so an edit that lands between
-                # reading the copy and writing it can never be overwritten.
-                _lock_scope(account, workspace)
-                heads = files_at(account, workspace, with_content=False)
-                copy = copy_of(heads, name)
-                if not copy or not copy_is_unedited(copy, name) or copy_mark(copy, shelf) == MARK_CURRENT:
-                    continue
-                result = do_write_files(
-                    account=account, workspace=workspace, writes=_gallery_writes(name, heads),
-                    kind=ChangeKind.GALLERY, message=f"Follow the gallery: {name} updated with the platform",
-                )
-            if result.changeset is not None:
+            try:
+                result = _follow_gallery(account, workspace, name, shelf)
+            except WriteRefused as exc:
+                # A new shelf file clashes with a path the account keeps: the copy stays as it is.
+                log.warning("gallery copy of %s in %s not followed: %s", name, scope_key_for(account, workspace), exc.message)
+                continue
+            if result is not None and result.changeset is not None:
                 written.append(result.changeset)
     return written
+
+
+def _follow_gallery(account: Account, workspace: Workspace | None, name: str, shelf: dict[str, str]) -> WriteResult | None:
+    """One unedited copy brought to the shelf's files; None when there is nothing to follow."""
+    from .services import MARK_CURRENT, copy_is_unedited, copy_mark, copy_of
+
+    with transaction.atomic():
+        # Decide under the scope's lock, so an edit that lands between
+        # reading the copy and writing it can never be overwritten.
+        _lock_scope(account, workspace)
+        heads = files_at(account, workspace, with_content=False)
+        copy = copy_of(heads, name)
+        if not copy or not copy_is_unedited(copy, name) or copy_mark(copy, shelf) == MARK_CURRENT:
+            return None
+        return do_write_files(
+            account=account, workspace=workspace, writes=_gallery_writes(name, heads),
+            kind=ChangeKind.GALLERY, message=f"Follow the gallery: {name} updated with the platform",
+        )

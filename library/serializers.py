@@ -10,9 +10,27 @@ from .models import Changeset, Revision
 from .services import changeset_dict
 
 
+class FileContentField(serializers.CharField):
+    """A file's content as sent, NUL bytes and lone surrogates included.
+
+    DRF's CharField refuses those as "files: 1: content: Null characters are
+    not allowed.", naming a list position. The library's own byte check
+    (`check_payload`, the one the CLI runs offline) refuses them instead,
+    naming the file: where text belongs they are not text, and in storage/
+    they are bytes like any other."""
+
+    def __init__(self, **kwargs) -> None:
+        from django.core.validators import ProhibitNullCharactersValidator
+        from rest_framework.validators import ProhibitSurrogateCharactersValidator
+
+        super().__init__(**kwargs)
+        self.validators = [v for v in self.validators
+                           if not isinstance(v, (ProhibitNullCharactersValidator, ProhibitSurrogateCharactersValidator))]
+
+
 class FileInSerializer(serializers.Serializer):
     path = serializers.CharField(allow_blank=True, trim_whitespace=False)
-    content = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    content = FileContentField(allow_blank=True, trim_whitespace=False)
     encoding = serializers.ChoiceField(choices=["utf-8", "base64"], default="utf-8")
 
 
@@ -40,7 +58,7 @@ class RollbackSerializer(serializers.Serializer):
 
 
 class EditSerializer(serializers.Serializer):
-    content = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    content = FileContentField(allow_blank=True, trim_whitespace=False)
     message = serializers.CharField(allow_blank=True, required=False, default="", trim_whitespace=False)
 
 
@@ -75,3 +93,188 @@ def revision_dict(revision: Revision, changeset: Changeset) -> dict:
         "size": revision.size,
         "deleted": revision.deleted,
     }
+
+
+# ---------------------------------------------------------------- OpenAPI
+# The answers are plain dicts built by the views; these shapes let
+# /api/schema/ document them (drf-spectacular cannot guess them). Only the
+# schema reads them.
+
+ACTIONS = ["added", "modified", "deleted"]
+ENCODINGS = ["utf-8", "base64"]
+
+
+class ErrorOut(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    details = serializers.DictField(help_text="`findings` (a list of Finding) for a refused write")
+
+
+class FindingOut(serializers.Serializer):
+    file = serializers.CharField()
+    line = serializers.IntegerField(allow_null=True)
+    level = serializers.ChoiceField(choices=["error", "warning"])
+    message = serializers.CharField()
+    code = serializers.CharField()
+
+
+class ChangesetOut(serializers.Serializer):
+    id = serializers.CharField(help_text="rev_…")
+    number = serializers.IntegerField()
+    kind = serializers.CharField()
+    message = serializers.CharField()
+    author = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class ChangedOut(serializers.Serializer):
+    path = serializers.CharField()
+    action = serializers.ChoiceField(choices=ACTIONS)
+
+
+class WriteResultOut(serializers.Serializer):
+    revision = ChangesetOut(allow_null=True, help_text="null when nothing changed")
+    changed = ChangedOut(many=True)
+    warnings = FindingOut(many=True)
+
+
+class CheckResultOut(serializers.Serializer):
+    ok = serializers.BooleanField()
+    errors = serializers.IntegerField()
+    warnings = serializers.IntegerField()
+    findings = FindingOut(many=True)
+
+
+class FileHeadOut(serializers.Serializer):
+    path = serializers.CharField()
+    sha256 = serializers.CharField()
+    size = serializers.IntegerField()
+    revision = serializers.IntegerField()
+    encoding = serializers.ChoiceField(choices=ENCODINGS)
+    gallery = serializers.CharField(allow_null=True, help_text="gallery · current / gallery · differs")
+
+
+class FilesOut(serializers.Serializer):
+    revision = serializers.IntegerField()
+    results = FileHeadOut(many=True)
+
+
+class FileOut(serializers.Serializer):
+    path = serializers.CharField()
+    content = serializers.CharField(help_text="text, or base64 when encoding is base64")
+    encoding = serializers.ChoiceField(choices=ENCODINGS)
+    sha256 = serializers.CharField()
+    size = serializers.IntegerField()
+    revision = ChangesetOut()
+    gallery = serializers.CharField(allow_null=True)
+
+
+class FileRevisionOut(serializers.Serializer):
+    number = serializers.IntegerField()
+    id = serializers.CharField()
+    file_revision_id = serializers.CharField()
+    who = serializers.CharField()
+    when = serializers.DateTimeField()
+    message = serializers.CharField()
+    kind = serializers.CharField()
+    sha256 = serializers.CharField()
+    size = serializers.IntegerField()
+    deleted = serializers.BooleanField()
+
+
+class HistoryOut(serializers.Serializer):
+    path = serializers.CharField()
+    results = FileRevisionOut(many=True)
+
+
+class RevisionRowOut(ChangesetOut):
+    files = serializers.IntegerField(help_text="how many files the revision changed")
+
+
+class RevisionsOut(serializers.Serializer):
+    count = serializers.IntegerField()
+    page = serializers.IntegerField()
+    page_size = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    results = RevisionRowOut(many=True)
+
+
+class RevisionChangeOut(ChangedOut):
+    sha256 = serializers.CharField()
+    size = serializers.IntegerField()
+
+
+class RevisionOut(serializers.Serializer):
+    revision = ChangesetOut()
+    changed = RevisionChangeOut(many=True)
+
+
+class FileDiffOut(ChangedOut):
+    diff = serializers.CharField(help_text="a unified diff")
+
+
+class DiffOut(serializers.Serializer):
+    path = serializers.CharField(required=False, help_text="with ?path=: the one file")
+    diff = serializers.CharField(required=False, help_text="with ?path=: its unified diff")
+    files = FileDiffOut(many=True, required=False, help_text="without ?path=: every file changed")
+
+    def get_fields(self):
+        fields = super().get_fields()
+        # `from` is a Python keyword: declared here rather than as an attribute.
+        fields["from"] = serializers.IntegerField()
+        fields["to"] = serializers.IntegerField()
+        return fields
+
+
+class UseOut(serializers.Serializer):
+    workspace = serializers.CharField(allow_null=True)
+    agent = serializers.CharField(allow_null=True)
+    path = serializers.CharField(required=False)
+
+
+class LibraryEntryOut(serializers.Serializer):
+    path = serializers.CharField()
+    scope = serializers.ChoiceField(choices=["library", "gallery"])
+    kind = serializers.CharField()
+    name = serializers.CharField(allow_null=True)
+    granted_by = UseOut(many=True)
+    overridden_by = UseOut(many=True)
+    gallery = serializers.CharField(allow_null=True)
+
+
+class LibraryOut(serializers.Serializer):
+    results = LibraryEntryOut(many=True)
+
+
+class ShelfFileOut(serializers.Serializer):
+    path = serializers.CharField()
+    sha256 = serializers.CharField()
+    size = serializers.IntegerField()
+
+
+class CopyOut(serializers.Serializer):
+    scope = serializers.ChoiceField(choices=["library", "workspace"])
+    workspace = serializers.CharField(allow_null=True)
+    mark = serializers.CharField()
+
+
+class ShelfToolOut(serializers.Serializer):
+    name = serializers.CharField()
+    description = serializers.CharField()
+    files = ShelfFileOut(many=True)
+    kept = serializers.BooleanField()
+    mark = serializers.CharField(allow_null=True)
+    copies = CopyOut(many=True)
+
+
+class GalleryOut(serializers.Serializer):
+    results = ShelfToolOut(many=True)
+
+
+class ShelfFileWithContentOut(ShelfFileOut):
+    content = serializers.CharField()
+
+
+class GalleryToolOut(serializers.Serializer):
+    name = serializers.CharField()
+    files = ShelfFileWithContentOut(many=True)

@@ -16,6 +16,8 @@ from typing import Callable
 from django.conf import settings
 from django.http import HttpResponse
 from django.utils.http import urlencode
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, status
 from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
@@ -23,7 +25,7 @@ from rest_framework.response import Response
 from accounts.access import ScopedAPIView
 from accounts.models import Workspace
 from foldrun.api import ApiError
-from foldrun.contract import Desk, Finding, check, has_errors
+from foldrun.contract import Desk, Finding, check, platform_from_versions
 from foldrun.contract.findings import sort_findings
 
 from . import serializers as s
@@ -55,6 +57,25 @@ from .services import (
 PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
 
+# OpenAPI: what each route takes and answers (the views build plain dicts).
+_WRITE_ERRORS = {400: s.ErrorOut, 403: s.ErrorOut, 404: s.ErrorOut, 413: s.ErrorOut, 422: s.ErrorOut}
+_READ_ERRORS = {400: s.ErrorOut, 404: s.ErrorOut}
+
+
+def _number(name: str, what: str) -> OpenApiParameter:
+    return OpenApiParameter(name, OpenApiTypes.INT, OpenApiParameter.QUERY, required=False, description=what)
+
+
+_AT = _number("at", "a revision number: read the scope as that revision left it (the head when absent)")
+
+
+def server_platform() -> dict[str, int]:
+    """What this install's browsers are, for `check`'s platform context (a
+    pinned user_agent: of another Chrome major warns)."""
+    from accounts.browsers import browser_versions
+
+    return platform_from_versions(browser_versions())
+
 
 def refused(exc: WriteRefused) -> ApiError:
     return ApiError(exc.message, code=exc.code, status_code=422, details={"findings": s.findings_list(exc.findings)})
@@ -64,20 +85,34 @@ def _not_found() -> ApiError:
     return ApiError("Not found.", code="not_found", status_code=404)
 
 
+# The largest revision number (a PositiveIntegerField) and page number a
+# query may name: past it a number cannot be a row or an offset the database
+# takes (a page past 2**63 was an overflow and a 500).
+MAX_NUMBER = 2**31 - 1
+_NUMBER_WORDS = {"page": "a page number", "page_size": "a page size"}
+
+
 def _number_param(request, name: str, *, required: bool = False) -> int | None:
-    """A revision number from the query string; 400 naming the parameter."""
+    """A revision (or page) number from the query string; 400 naming the parameter."""
+    what = _NUMBER_WORDS.get(name, "a revision number")
     raw = request.query_params.get(name)
     if raw is None or raw == "":
         if required:
-            raise ApiError(f"The `{name}` parameter is required: a revision number.", code="invalid", details={"parameter": name})
+            raise ApiError(f"The `{name}` parameter is required: {what}.", code="invalid", details={"parameter": name})
         return None
+    shown = raw if len(raw) <= 40 else raw[:39] + "…"
     try:
         value = int(raw)
     except ValueError:
         value = -1
     if value < 0 or not raw.strip().isdigit():
         raise ApiError(
-            f"The `{name}` parameter must be a revision number (a whole number, 0 or more), not {raw!r}.",
+            f"The `{name}` parameter must be {what} (a whole number, 0 or more), not {shown!r}.",
+            code="invalid", details={"parameter": name},
+        )
+    if value > MAX_NUMBER:
+        raise ApiError(
+            f"The `{name}` parameter must be {what} of at most {MAX_NUMBER:,}, not {shown}.",
             code="invalid", details={"parameter": name},
         )
     return value
@@ -145,6 +180,7 @@ class PushView(ScopeView):
 
     deploy = False
 
+    @extend_schema(request=s.PushSerializer, responses={201: s.WriteResultOut, **_WRITE_ERRORS})
     def post(self, request, ws: str | None = None):
         account, workspace = self.scope()
         self.require_write()
@@ -154,14 +190,10 @@ class PushView(ScopeView):
         if self.deploy:
             library, gallery = beneath(account, workspace)
 
+            platform = server_platform()
+
             def run_check(files: dict[str, str]) -> list[Finding]:
-                desk = Desk(files=files, library=library, gallery=gallery)
-                findings = check(desk, mode="deploy")
-                if has_errors(findings):
-                    # Errors first, so the message leads with one.
-                    ordered = [f for f in findings if f.level == "error"] + [f for f in findings if f.level != "error"]
-                    raise WriteRefused(ordered, code="check_failed", lead="The deploy was refused; nothing was written")
-                return findings
+                return check(Desk(files=files, library=library, gallery=gallery), mode="deploy", platform=platform)
 
             deploy_check = run_check
 
@@ -187,6 +219,7 @@ class CheckView(ScopeView):
 
     parser_classes = [DeskJSONParser]
 
+    @extend_schema(request=s.CheckSerializer, responses={200: s.CheckResultOut, **_READ_ERRORS})
     def post(self, request, ws: str | None = None):
         account, workspace = self.scope()
         body = self.parse(s.CheckSerializer)
@@ -201,7 +234,8 @@ class CheckView(ScopeView):
             elif write.encoding == "utf-8":
                 files[write.path] = write.content
         mode = body.validated_data["mode"]
-        findings = sort_findings(findings + check(Desk(files=files, library=desk.library, gallery=desk.gallery), mode=mode))
+        findings = sort_findings(findings + check(Desk(files=files, library=desk.library, gallery=desk.gallery), mode=mode,
+                                                  platform=server_platform()))
         errors = sum(1 for f in findings if f.level == "error")
         return Response({
             "ok": errors == 0,
@@ -217,6 +251,7 @@ class CheckView(ScopeView):
 class FilesView(ScopeView):
     """GET …/files?at=N: the live files at revision N (the head by default)."""
 
+    @extend_schema(parameters=[_AT], responses={200: s.FilesOut, **_READ_ERRORS})
     def get(self, request, ws: str | None = None):
         account, workspace = self.scope()
         at = self.existing_number(account, workspace, _number_param(request, "at"))
@@ -231,8 +266,14 @@ class FilesView(ScopeView):
 
 
 class FileView(ScopeView):
-    """GET …/files/<path>?at=N: one file's content (`raw=1`: the bytes as text/plain)."""
+    """GET …/files/<path>?at=N: one file's content (`raw=1`: the bytes as text/plain).
+    PUT: an edit, read like a push (a file a push accepts can be edited)."""
 
+    parser_classes = [DeskJSONParser]
+
+    @extend_schema(parameters=[_AT, OpenApiParameter("raw", OpenApiTypes.BOOL, OpenApiParameter.QUERY, required=False,
+                                                      description="1: the file's bytes as the body, not JSON")],
+                   responses={200: s.FileOut, **_READ_ERRORS})
     def get(self, request, path: str, ws: str | None = None):
         account, workspace = self.scope()
         at = self.existing_number(account, workspace, _number_param(request, "at"))
@@ -255,6 +296,7 @@ class FileView(ScopeView):
             "gallery": mark,
         })
 
+    @extend_schema(request=s.EditSerializer, responses={201: s.WriteResultOut, **_WRITE_ERRORS})
     def put(self, request, path: str, ws: str | None = None):
         """A dashboard-style edit of one file through the API (kind "edit")."""
         from .actions import do_edit_file
@@ -274,6 +316,7 @@ class FileView(ScopeView):
 class HistoryView(ScopeView):
     """GET …/files/<path>/history: every revision of one file, newest first."""
 
+    @extend_schema(responses={200: s.HistoryOut, **_READ_ERRORS})
     def get(self, request, path: str, ws: str | None = None):
         account, workspace = self.scope()
         revisions = history_of(account, workspace, path)
@@ -290,6 +333,7 @@ class RollbackView(ScopeView):
 
     serializer_class = s.RollbackSerializer  # for the OpenAPI schema
 
+    @extend_schema(request=s.RollbackSerializer, responses={201: s.WriteResultOut, **_WRITE_ERRORS})
     def post(self, request, path: str, ws: str | None = None):
         account, workspace = self.scope()
         self.require_write()
@@ -308,6 +352,8 @@ class RollbackView(ScopeView):
 class RevisionsView(ScopeView):
     """GET …/revisions?page=N&page_size=M: changesets, newest first."""
 
+    @extend_schema(parameters=[_number("page", "the page, from 1"), _number("page_size", f"at most {MAX_PAGE_SIZE}")],
+                   responses={200: s.RevisionsOut, **_READ_ERRORS})
     def get(self, request, ws: str | None = None):
         account, workspace = self.scope()
         page = _number_param(request, "page") or 1
@@ -334,6 +380,7 @@ def _file_counts(changesets: list[Changeset]) -> dict[int, int]:
 class RevisionView(ScopeView):
     """GET …/revisions/<n>: one changeset and the files it changed."""
 
+    @extend_schema(responses={200: s.RevisionOut, **_READ_ERRORS})
     def get(self, request, number: int, ws: str | None = None):
         account, workspace = self.scope()
         changeset = Changeset.objects.filter(scope_key=scope_key_for(account, workspace), number=number).select_related("author").first()
@@ -390,6 +437,12 @@ class DiffView(ScopeView):
     """GET …/diff?path=P&from=N&to=M (to: the head by default; from: the
     revision before `to`). Without `path`: every file changed between them."""
 
+    @extend_schema(parameters=[
+        _number("from", "the older revision (the one before `to` when absent)"),
+        _number("to", "the newer revision (the head when absent)"),
+        OpenApiParameter("path", OpenApiTypes.STR, OpenApiParameter.QUERY, required=False,
+                         description="one file; without it, every file changed between them")],
+        responses={200: s.DiffOut, **_READ_ERRORS})
     def get(self, request, ws: str | None = None):
         account, workspace = self.scope()
         head = self.head_number(account, workspace)
@@ -421,6 +474,7 @@ class DiffView(ScopeView):
 class LibraryOverviewView(ScopedAPIView):
     """GET /api/library: every shared file, who grants it, what overrides it."""
 
+    @extend_schema(responses={200: s.LibraryOut})
     def get(self, request):
         return Response({"results": library_overview(self.account)})
 
@@ -428,6 +482,7 @@ class LibraryOverviewView(ScopedAPIView):
 class GalleryView(ScopedAPIView):
     """GET /api/gallery: the shelf's tools and the copies the account keeps."""
 
+    @extend_schema(responses={200: s.GalleryOut})
     def get(self, request):
         return Response({"results": gallery_overview(self.account)})
 
@@ -436,6 +491,7 @@ class GalleryToolView(ScopedAPIView):
     """GET /api/gallery/<tool>: one shelf tool with its files' content — what
     a laptop fetches to run a gallery tool as the platform would."""
 
+    @extend_schema(responses={200: s.GalleryToolOut, 404: s.ErrorOut})
     def get(self, request, tool: str):
         shelf = gallery_tool_files(tool)
         if shelf is None:
@@ -456,6 +512,7 @@ class GalleryInstallView(ScopedAPIView):
 
     upgrade = False
 
+    @extend_schema(request=s.InstallSerializer, responses={201: s.WriteResultOut, **_WRITE_ERRORS, 409: s.ErrorOut})
     def post(self, request, tool: str):
         self.require_write()
         serializer = s.InstallSerializer(data=request.data)
@@ -467,6 +524,8 @@ class GalleryInstallView(ScopedAPIView):
                                              author=request.user, upgrade=self.upgrade)
         except GalleryError as exc:
             raise ApiError(exc.message, code=exc.code, status_code=exc.status) from None
+        except WriteRefused as exc:  # a shelf file where the scope has a folder of that name, or the reverse
+            raise refused(exc) from None
         return Response(s.write_result(result), status=status.HTTP_201_CREATED)
 
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable
 
-from foldrun.contract import Desk, Finding, check
+import httpx
+from foldrun.contract import Desk, Finding, check, platform_from_versions
 from foldrun.contract.paths import IGNORED_DIRS, PathError, is_ignored, normalise_path, read_folder
 
 from .client import LONG_TIMEOUT, ApiFailure, CliError, quote_path
@@ -19,6 +20,8 @@ from .output import short_time
 TEMPLATES = Path(__file__).parent / "templates" / "desk"
 NAME_PLACEHOLDER = "__DESK__"
 WORKSPACE_FILE = PurePosixPath(".foldrun") / "workspace"
+# check asks the server for its browsers; a server that is slow to answer is skipped.
+VERSION_TIMEOUT = httpx.Timeout(5.0, connect=3.0)
 
 
 def register(subparsers, common) -> None:
@@ -230,9 +233,22 @@ def local_desk(root: Path, library: Path | None = None) -> Desk:
     return Desk.from_folder(root, library=library_files, gallery=gallery_files())
 
 
+def server_platform(ctx) -> dict[str, int]:
+    """The signed-in server's browsers, for check's platform context (a pinned
+    user_agent: of another Chrome major warns); {} offline or unreachable,
+    where check says nothing about it."""
+    if not ctx.signed_in:
+        return {}
+    try:
+        answer = ctx.api.request("GET", "/api/version", timeout=VERSION_TIMEOUT)
+    except CliError:
+        return {}
+    return platform_from_versions(answer.get("browser_versions") if isinstance(answer, dict) else None)
+
+
 def cmd_check(args, ctx) -> int:
     root = _desk_root(args.path)
-    findings = check(local_desk(root, args.library), mode="check")
+    findings = check(local_desk(root, args.library), mode="check", platform=server_platform(ctx))
     if ctx.out.json_mode:
         ctx.out.json([f.to_dict() for f in findings])
     else:

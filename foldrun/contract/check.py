@@ -4,7 +4,7 @@ Rules register with `@rule`. Each takes the Desk and a Context and yields
 Findings. `mode` is "check" (the CLI, the server's check endpoint) or
 "deploy" (where some errors are only warnings — the rule decides).
 
-    check(desk, mode="check") -> [Finding]
+    check(desk, mode="check", platform={"chromium_major": N}) -> [Finding]
     check_files({path: bytes}, library=…, gallery=…, mode=…) -> [Finding]   (the server, on a push)
     check_folder(path, mode="check") -> [Finding]                            (the CLI, offline)
     format_findings(findings) -> str                                          (what both print)
@@ -14,9 +14,9 @@ and then the same rules, so a laptop and the server print the same lines.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
 from .desk import Desk
 from .findings import Finding, sort_findings
@@ -28,6 +28,10 @@ _RULES: list[tuple[str, RuleFn]] = []
 @dataclass(frozen=True)
 class Context:
     mode: str = "check"  # "check" | "deploy"
+    # What the platform runs, when known (platform.platform_from_versions):
+    # {"chromium_major": 156, "chrome_major": 157}. Empty offline with no
+    # server; rules that compare against it say nothing then.
+    platform: Mapping[str, int] = field(default_factory=dict, compare=False, hash=False)
 
     def level(self, strict: bool = True) -> str:
         """'error' when checking, 'warning' on deploy — for rules the spec
@@ -55,11 +59,13 @@ def rule_names() -> list[str]:
     return [name for name, _fn in _RULES]
 
 
-def check(desk: Desk, *, mode: str = "check") -> list[Finding]:
+def check(desk: Desk, *, mode: str = "check", platform: Mapping[str, int] | None = None) -> list[Finding]:
+    """Every rule over `desk`. `platform` is what the platform runs
+    ({"chromium_major": N}; see platform.py), when known."""
     if mode not in ("check", "deploy"):
         raise ValueError(f"mode must be 'check' or 'deploy', not {mode!r}")
     _load_rules()
-    context = Context(mode=mode)
+    context = Context(mode=mode, platform=dict(platform or {}))
     findings: list[Finding] = []
     for _name, fn in _RULES:
         findings.extend(fn(desk, context))
@@ -77,6 +83,7 @@ def check_files(
     gallery: dict[str, str] | None = None,
     mode: str = "check",
     max_bytes: int | None = None,
+    platform: Mapping[str, int] | None = None,
 ) -> list[Finding]:
     """Byte checks on each file, then every rule over the desk they make."""
     from .payload import MAX_FILE_BYTES, check_payload, decode
@@ -92,7 +99,7 @@ def check_files(
                 continue
         texts[path] = decode(data)
     desk = Desk(files=texts, library=library or {}, gallery=gallery or {})
-    return sort_findings(findings + check(desk, mode=mode))
+    return sort_findings(findings + check(desk, mode=mode, platform=platform))
 
 
 def read_folder_bytes(root: Path) -> dict[str, bytes]:
@@ -103,9 +110,9 @@ def read_folder_bytes(root: Path) -> dict[str, bytes]:
 
 
 def check_folder(path: str | Path, *, mode: str = "check", library: dict[str, str] | None = None,
-                 gallery: dict[str, str] | None = None) -> list[Finding]:
+                 gallery: dict[str, str] | None = None, platform: Mapping[str, int] | None = None) -> list[Finding]:
     """`foldrun check` on a laptop: the folder's files through check_files."""
-    return check_files(read_folder_bytes(Path(path)), library=library, gallery=gallery, mode=mode)
+    return check_files(read_folder_bytes(Path(path)), library=library, gallery=gallery, mode=mode, platform=platform)
 
 
 def format_findings(findings: list[Finding]) -> str:

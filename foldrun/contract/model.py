@@ -24,7 +24,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 
@@ -492,13 +492,15 @@ def parse_mcp_server(name: str, block: Any) -> McpServer | None:
     )
 
 
-def _mcp_problems(path: str, line: int | None, server: McpServer, where: str) -> list[Finding]:
+def _mcp_problems(path: str, line_of: Callable[[str], int | None], server: McpServer, where: str) -> list[Finding]:
+    """`line_of(key)` is the file line of the server block's own `key`
+    (url, command), or of the block itself when `key` is ""."""
     if server.command and server.url:
-        return [Finding(path, line, "error", f"{where} has both command: and url:; give command: (a local process) or url: (a remote endpoint), not both.", "mcp.both")]
+        return [Finding(path, line_of("url"), "error", f"{where} has both command: and url:; give command: (a local process) or url: (a remote endpoint), not both.", "mcp.both")]
     if not server.command and not server.url:
-        return [Finding(path, line, "error", f"{where} has neither command: nor url:; give command: (with args: and env:) for a local process or url: (with headers:) for a remote endpoint.", "mcp.neither")]
+        return [Finding(path, line_of(""), "error", f"{where} has neither command: nor url:; give command: (with args: and env:) for a local process or url: (with headers:) for a remote endpoint.", "mcp.neither")]
     if server.url and not re.match(r"^https?://", server.url):
-        return [Finding(path, line, "error", f"{where} has url: that is not an http(s) URL.", "mcp.url")]
+        return [Finding(path, line_of("url"), "error", f"{where} has url: that is not an http(s) URL.", "mcp.url")]
     return []
 
 
@@ -539,7 +541,9 @@ def agent_of(desk: Desk, document: Document) -> Agent:
                     if server is None:
                         problems.append(Finding(path, line, "error", f"mcpServers: {server_name} must be a mapping with command: or url:.", "agent.mcp"))
                         continue
-                    problems.extend(_mcp_problems(path, line, server, f"mcpServers: {server_name}"))
+                    problems.extend(_mcp_problems(
+                        path, lambda key, name=server_name, at=line: (document.line_at("mcpServers", name, key) if key else None) or at,
+                        server, f"mcpServers: {server_name}"))
                     servers[server.name] = server
         _timezone_problems(document, meta.get("timezone"), problems)
         folder = document.folder if document.path.endswith("/agent.md") else None
@@ -890,7 +894,7 @@ def tool_of(desk: Desk, document: Document) -> Tool:
         if transport == "mcp":
             server = parse_mcp_server(tool.name, meta)
             if server is not None:
-                problems.extend(_mcp_problems(path, 2, server, "this mcp tool"))
+                problems.extend(_mcp_problems(path, lambda key: (document.line_of(key) if key else None) or 2, server, "this mcp tool"))
                 tool.mcp = server
         return tool
 

@@ -5,7 +5,9 @@ import re
 from pathlib import Path, PurePosixPath
 
 MAX_PATH = 400
-_SEGMENT = re.compile(r"^[A-Za-z0-9._@+-][A-Za-z0-9 ._@+-]*$")
+# Matched with fullmatch: `$` alone also matches before a trailing newline.
+_SEGMENT = re.compile(r"[A-Za-z0-9._@+-][A-Za-z0-9 ._@+-]*")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # Never pushed: version control, environments, editor and OS litter.
 IGNORED_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".foldrun", ".mypy_cache", ".pytest_cache"}
 IGNORED_FILES = {".DS_Store", "Thumbs.db"}
@@ -22,6 +24,9 @@ def normalise_path(raw: str) -> str:
     shown = raw if len(raw) <= 120 else raw[:117] + "…"
     if "\x00" in raw:
         raise PathError(f"{shown!r}: a path may not contain a NUL byte.")
+    if _CONTROL.search(raw):
+        # Shown with repr so a newline or tab in it stays visible on one line.
+        raise PathError(f"{shown!r}: a path may not contain a control character (a newline, a tab).")
     if raw.startswith("/") or raw.startswith("\\") or re.match(r"^[A-Za-z]:[\\/]", raw):
         raise PathError(f"{shown}: absolute paths are refused; give a path relative to the desk.")
     path = raw.replace("\\", "/")
@@ -31,7 +36,7 @@ def normalise_path(raw: str) -> str:
     if not parts:
         raise PathError(f"{shown!r}: not a file path.")
     for part in parts:
-        if not _SEGMENT.match(part) or part.endswith(" "):
+        if not _SEGMENT.fullmatch(part) or part.endswith(" "):
             raise PathError(
                 f"{shown}: {part!r} has characters foldrun does not accept in a path; use letters, digits, '.', '-', '_', '@', '+' and spaces."
             )

@@ -61,9 +61,6 @@ def test_a_binary_file_where_markdown_belongs_names_the_file_and_writes_nothing(
     assert written() == before
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "library (PushSerializer): a NUL byte inside a text file's content is refused as 'files: 1: content: Null "
-    "characters are not allowed.' — the sentence names the list index, not the file"))
 def test_a_nul_byte_in_text_content_names_the_file(world, alice_api):
     response = push_with_good(alice_api, {"path": "agents/z/agent.md", "content": "---\nname: z\n---\n\x00\x01"})
     assert response.status_code in (400, 422)
@@ -132,9 +129,6 @@ def test_odd_characters_in_a_path_are_refused_naming_it(world, alice_api):
     assert written() == before
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "foldrun/contract/paths.py: _SEGMENT ends in `$`, which also matches before a trailing newline, so a push of "
-    "'agents/x/agent.md\\n' is stored with a newline in its path; use re.fullmatch or \\Z"))
 def test_a_path_ending_in_a_newline_is_refused(world, alice_api):
     before = written()
     response = push_with_good(alice_api, {"path": "agents/x/agent.md\n", "content": AGENT})
@@ -142,9 +136,6 @@ def test_a_path_ending_in_a_newline_is_refused(world, alice_api):
     assert written() == before
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "library (push): a file may be pushed at a path that is already a folder of the desk ('agents' beside "
-    "agents/researcher/agent.md, or 'agents/' normalised to 'agents'), leaving a desk no folder can hold"))
 def test_a_file_where_a_folder_of_the_desk_is_refused(world, alice_api):
     before = written()
     response = push_with_good(alice_api, {"path": "agents", "content": "x"})

@@ -114,9 +114,6 @@ def test_a_literal_url_that_does_not_parse_sends_nothing_and_breaks_nothing(alic
     assert answer.status_code == 400 and answer.json()["code"] == "no_destination"
 
 
-@pytest.mark.xfail(strict=True, reason="foldrun/contract/rules/notify.py (outside notify/): urlparse's ValueError "
-                                       "escapes parse_notify, so `check` crashes on an unclosed IPv6 bracket and "
-                                       "passes a port out of range or an over-long host label")
 def test_check_refuses_a_url_that_cannot_be_posted_to():
     from foldrun.contract import Desk, check
 

@@ -90,8 +90,5 @@ def test_an_mcp_url_that_is_not_http_is_refused():
         "error: this mcp tool has url: that is not an http(s) URL."]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "foldrun/contract/model.py (_mcp_problems): an mcp tool's bad url: is reported at line 2 (the frontmatter's "
-    "first key), not at the line of url:"))
 def test_an_mcp_url_that_is_not_http_is_reported_at_its_line():
     assert lines(MCP_DESK)[0].startswith("tools/notes.md:5: error:")

@@ -111,26 +111,22 @@ def test_an_error_is_code_message_and_details(alice_api, workspace):
 
 
 HUGE = 99999999999999999999
-# Known to answer 500 for a page number past 2**63; proven broken below.
-HUGE_PAGE_BROKEN = {"/api/workspaces/<str:ws>/revisions", "/api/library/revisions"}
 
 
 def test_no_read_answers_numbers_past_64_bits_with_a_500(world, alice_api):
     answers = {}
     for name in ("page", "page_size", "at", "from", "to", "limit", "offset"):
         for route, _cls, methods in api_routes():
-            if "get" in methods and not (name == "page" and route in HUGE_PAGE_BROKEN):
+            if "get" in methods:
                 answers[f"{route}?{name}="] = alice_api.get(fill(route, world) + f"?{name}={HUGE}").status_code
     assert {k: v for k, v in answers.items() if v >= 500} == {}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "library (RevisionsView): ?page=99999999999999999999 reaches the database as an offset past 64 bits and "
-    "answers 500; it should be a 400 naming `page` (or an empty page)"))
-def test_a_revisions_page_past_64_bits_is_not_a_500(world, alice_api):
-    answers = [alice_api.get(f"{P}/revisions?page={HUGE}").status_code,
-               alice_api.get(f"/api/library/revisions?page={HUGE}").status_code]
-    assert all(code < 500 for code in answers)
+def test_a_revisions_page_past_64_bits_is_a_400_naming_the_parameter(world, alice_api):
+    answers = [alice_api.get(f"{P}/revisions?page={HUGE}"), alice_api.get(f"/api/library/revisions?page={HUGE}")]
+    assert [a.status_code for a in answers] == [400, 400]
+    assert answers[0].json() == {"code": "invalid", "details": {"parameter": "page"}, "message": (
+        f"The `page` parameter must be a page number of at most 2,147,483,647, not {HUGE}.")}
 
 
 def test_no_write_answers_numbers_past_64_bits_with_a_500(world, alice_api):
@@ -149,10 +145,6 @@ def test_a_token_that_would_expire_past_the_calendar_is_refused_naming_the_field
                                "message": "expires_in_days: at most 3650 days; leave it out for a token that does not expire."}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "accounts/views.py VersionView answers only {version, api}; the CLI's `foldrun version` and the pinned-user_agent "
-    "rule read browsers/browser_versions from it (a 15-line change, held back because "
-    "tests/cli/test_auth_live.py::test_version_prints_the_client_and_the_servers_versions asserts exactly two lines)"))
 def test_version_reports_the_browsers_the_server_drives(client, db):
     body = client.get("/api/version").json()
     assert body["browsers"] == sorted(body["browser_versions"])
@@ -175,9 +167,6 @@ def test_a_body_over_djangos_form_cap_is_a_413_with_a_sentence(world, alice_api)
                                "message": "The request body is larger than 2,621,440 bytes; send less in one request."}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "library (FileView.put): an edit is read by DRF's JSON parser, capped at DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB), "
-    "so a 3 MB file — under FOLDRUN_MAX_FILE_BYTES, and accepted by a push — cannot be edited; use DeskJSONParser"))
 def test_a_file_a_push_accepts_can_be_edited_too(world, alice_api):
     content = "x" * 3_000_000
     pushed = alice_api.post(f"{P}/push", {"message": "m", "files": [{"path": "state/big.csv", "content": content}]},
@@ -242,9 +231,6 @@ def test_no_read_answers_a_nul_in_a_parameter_with_a_500(world, alice_api):
 
 @pytest.mark.skipif(not os.environ.get("DATABASE_URL", "").startswith("postgres"), reason="SQLite stores it")
 @pytest.mark.parametrize("kind", list(NOT_TEXT))
-@pytest.mark.xfail(strict=True, reason=(
-    "runs (HookView): the inbound webhook json.loads the raw body and stores it as the run's inputs; on PostgreSQL a "
-    "\\u0000 or a lone surrogate in it is a 500 from jsonb — refuse it with a 400 (foldrun.api.TextJSONParser's rule)"))
 def test_an_inbound_webhook_body_that_is_not_text_is_not_a_500(world, client, kind):
     import json
 
@@ -281,7 +267,8 @@ def _undocumented(alice_api, prefixes: tuple[str, ...]) -> list[str]:
 
 ACCOUNT_PATHS = ("/api/version", "/api/me", "/api/workspaces", "/api/members", "/api/invites", "/api/tokens",
                  "/api/auth/")
-LIBRARY_PATHS = ("/api/library", "/api/gallery")
+LIBRARY_PATHS = ("/api/library", "/api/gallery") + tuple(
+    f"/api/workspaces/{{ws}}/{route}" for route in ("push", "deploy", "check", "files", "revisions", "diff"))
 
 
 def test_the_schema_documents_the_account_apis_bodies(alice_api):
@@ -296,9 +283,6 @@ def test_the_schema_says_the_api_takes_a_bearer_token(alice_api):
         "description": "An API token (frt_…) from `foldrun login` or Settings → Tokens."}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "library (views): the library and gallery views are plain APIViews without extend_schema, so /api/schema/ lists "
-    "their paths with no request or response bodies (drf-spectacular: 'unable to guess serializer')"))
 def test_the_schema_documents_the_library_apis_bodies(alice_api):
     assert _undocumented(alice_api, LIBRARY_PATHS) == []
 

@@ -53,16 +53,12 @@ def test_a_desk_breaking_many_rules_gets_the_same_sentences_offline_and_on_deplo
     assert (checked.code, deployed.code) == (1, 1)
     assert checked.lines[-1] == "8 errors, 1 warning"
     assert deployed.err_lines[0].startswith("The deploy was refused; nothing was written")
-    # The server lists errors before warnings; the sentences are the same.
-    assert sorted(deployed.err_lines[1:]) == sorted(checked.lines[:-1])
+    # The same sentences, in the same order (the contract's sort_findings).
+    assert deployed.err_lines[1:] == checked.lines[:-1]
     assert ANTHROPIC_VALUE not in checked.out + deployed.out + deployed.err
     assert not Changeset.objects.filter(workspace=workspace).exists()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "library (PushView, deploy): when a file fails the push gate (malformed YAML, a concept without type:) the "
-    "deploy answers only those gate findings, so `foldrun deploy` prints 2 of the 10 errors `foldrun check` prints "
-    "for the same files; deploy should run the whole check and return every finding"))
 def test_a_desk_with_malformed_yaml_too_gets_every_sentence_on_deploy(cli, signed_in_as, alice, workspace, tmp_path):
     desk = lay_down(tmp_path / "desk", BAD_DESK)
     signed_in_as(alice)
@@ -71,7 +67,7 @@ def test_a_desk_with_malformed_yaml_too_gets_every_sentence_on_deploy(cli, signe
     assert (checked.code, deployed.code) == (1, 1)
     assert checked.lines[-1] == "10 errors, 1 warning"
     assert not Changeset.objects.filter(workspace=workspace).exists()
-    assert sorted(deployed.err_lines[1:]) == sorted(checked.lines[:-1])
+    assert deployed.err_lines[1:] == checked.lines[:-1]
 
 
 def test_check_json_gives_the_same_findings_as_the_servers_check_endpoint(cli, signed_in_as, alice, alice_api,
@@ -142,10 +138,6 @@ PINNED_UA = ("---\nname: a\ndescription: d.\ntools: [web]\nweb:\n  browse:\n    
              "Chrome/99.0.0.0 Safari/537.36\"\n---\nx\n")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "foldrun/contract (web rules) + library deploy: spec/tools.md 'A pinned user agent has to keep up with Chrome' — "
-    "check (signed in, from /api/version's browser_versions) and the deploy warn when a pinned user_agent claims "
-    "another Chrome major than the browser that sends it; no rule does this yet"))
 def test_a_pinned_user_agent_of_another_chrome_major_warns_on_deploy(alice_api, workspace):
     response = alice_api.post("/api/workspaces/rank-desk/deploy", {"message": "m", "files": [
         {"path": "agents/a/agent.md", "content": PINNED_UA}]}, format="json")

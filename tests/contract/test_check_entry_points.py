@@ -50,3 +50,11 @@ def test_a_desk_read_from_a_folder_skips_what_is_never_pushed(tmp_path):
 
     _write(tmp_path, {"agents/a.md": b"---\n---\n", "node_modules/x/i.js": b"1", ".git/HEAD": b"x", ".DS_Store": b"x", "tools/t/r.py": b"a\x00b"})
     assert Desk.from_folder(tmp_path).files == {"agents/a.md": "---\n---\n", "tools/t/r.py": BINARY_MARKER}
+
+
+def test_the_platform_context_is_each_browsers_major_from_api_versions_answer():
+    from foldrun.contract import platform_from_versions
+
+    assert platform_from_versions({"chromium": "156.0.8078.73", "chrome": "157.0.1.2", "firefox": "140.0"}) == {
+        "chromium_major": 156, "chrome_major": 157}
+    assert platform_from_versions(None) == platform_from_versions({"chromium": 5}) == {}

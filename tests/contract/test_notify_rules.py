@@ -40,6 +40,26 @@ def test_a_url_that_is_not_http_is_refused():
     assert "is neither a secret name" in findings[0].message
 
 
+def test_a_url_that_does_not_parse_is_refused_with_the_parsers_reason():
+    unclosed = _findings('---\nnotify:\n  url: "http://[::1/hook"\n---\n')
+    far_port = _findings('---\nnotify:\n  url: "http://127.0.0.1:99999/hook"\n---\n')
+    assert [f.message for f in unclosed + far_port] == [
+        "notify: url 'http://[::1/hook' cannot be read as a URL (Invalid IPv6 URL); fix its host or port.",
+        "notify: url 'http://127.0.0.1:99999/hook' cannot be read as a URL (Port out of range 0-65535); fix its host "
+        "or port."]
+
+
+def test_a_url_whose_host_has_an_over_long_label_is_refused():
+    url = "http://" + "a" * 64 + ".example.com/hook"
+    assert [f.message for f in _findings(f"---\nnotify:\n  url: {url}\n---\n")] == [
+        f"notify: url {url[:80]!r} names a host no request can reach; a name's labels are 1 to 63 characters and the "
+        "whole name at most 253."]
+
+
+def test_an_ip_literal_url_with_a_port_passes():
+    assert _findings('---\nnotify:\n  url: "http://[::1]:8080/hook"\n---\n') == []
+
+
 def test_a_signing_secret_value_instead_of_a_name_is_refused():
     findings = _findings("---\nnotify:\n  url: https://hooks.example.com/x\n  signing_secret: s3cr3t-value\n---\n")
     assert findings[0].message == (

@@ -89,3 +89,13 @@ def test_a_package_json_that_is_not_json_is_refused():
 
 def test_an_installed_copy_of_the_gallery_web_tool_is_accepted():
     assert lines({"tools/web/tool.md": "---\nname: web\ntransport: builtin\ngallery: true\ndescription: d\n---\n"}) == []
+
+
+def test_an_mcp_tools_bad_url_is_reported_at_the_line_of_url():
+    tool = "---\ntransport: mcp\nname: notes\ndescription: Notes.\nurl: ftp://notes.example.com\n---\n"
+    assert lines({"tools/notes.md": tool}) == ["tools/notes.md:5: error: this mcp tool has url: that is not an http(s) URL."]
+
+
+def test_an_agents_mcp_server_with_a_bad_url_is_reported_at_the_line_of_its_url():
+    agent = "---\nname: a\nmcpServers:\n  notes:\n    headers: {X: y}\n    url: ftp://notes.example.com\n---\n"
+    assert lines({"agents/a.md": agent}) == ["agents/a.md:6: error: mcpServers: notes has url: that is not an http(s) URL."]

@@ -676,3 +676,55 @@ def test_a_web_block_on_an_agent_not_granted_web_is_a_warning():
     assert (finding.level, finding.line, finding.message) == (
         "warning", 4, "web: is set, but this agent is not granted the web tool, so the block does nothing; add web to tools: or drop web:."
     )
+
+
+# ------------------------------------------------------------ a pinned user agent
+
+UA_99 = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/99.0.0.0 Safari/537.36"
+
+
+def _pinned(engine: str = "", identity: str = "", ua: str = UA_99) -> dict[str, str]:
+    engine_line = f"    engine: {engine}\n" if engine else ""
+    return _agent(f"  browse:\n{engine_line}    user_agent: \"{ua}\"\n{identity}")
+
+
+def _stale(files: dict[str, str], platform: dict | None, mode: str = "check") -> list[str]:
+    return [f.format() for f in check(Desk(files=files), mode=mode, platform=platform) if f.code == "web.user_agent_stale"]
+
+
+def test_a_pinned_user_agent_of_another_chrome_major_than_chromium_warns_at_its_line():
+    assert _stale(_pinned(), {"chromium_major": 156}) == [
+        f"{AGENT}:6: warning: web.browse.user_agent claims Chrome 99, but the browser that sends it is Chromium 156; a "
+        "site sees the mismatch beside the client hints and the JavaScript engine, which say 156 — drop the pin so the "
+        "user agent follows the browser, or raise it to Chrome/156."]
+
+
+def test_it_is_a_warning_on_deploy_too():
+    assert [line.split(": ")[1] for line in _stale(_pinned(), {"chromium_major": 156}, mode="deploy")] == ["warning"]
+
+
+def test_a_pin_that_matches_the_browser_says_nothing():
+    assert _stale(_pinned(ua=UA_99.replace("Chrome/99", "Chrome/156")), {"chromium_major": 156}) == []
+
+
+def test_offline_with_no_platform_nothing_is_said():
+    assert _stale(_pinned(), None) == []
+
+
+def test_engine_chrome_compares_with_google_chrome_and_falls_back_to_chromium():
+    both = {"chromium_major": 156, "chrome_major": 157}
+    assert "is Google Chrome 157;" in _stale(_pinned("chrome"), both)[0]
+    assert "is Chromium 156;" in _stale(_pinned("chrome"), {"chromium_major": 156})[0]
+
+
+def test_another_engine_or_a_vendors_browser_is_not_compared():
+    assert _stale(_pinned("firefox"), {"chromium_major": 156}) == []
+    assert _stale(_agent(f"  browse:\n    via: browserbase\n    user_agent: \"{UA_99}\"\n"), {"chromium_major": 156}) == []
+
+
+def test_an_identitys_pinned_user_agent_warns_naming_the_identity():
+    identity = f"    identities:\n      old: {{user_agent: \"{UA_99}\"}}\n"
+    files = _agent(f"  browse:\n    locale: en-AU\n{identity}")
+    (line,) = _stale(files, {"chromium_major": 156})
+    assert line.startswith(f"{AGENT}:8: warning: web.browse.identities.old.user_agent claims Chrome 99, but the browser "
+                           "that sends it is Chromium 156;")

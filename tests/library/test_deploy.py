@@ -71,3 +71,14 @@ def test_check_in_deploy_mode_shows_what_a_deploy_would_say(alice_api, desk):
             "message": "this file asks for a warning at deploy.", "code": "tests.warn"} in answer["findings"]
     plain = alice_api.post(f"/api/{WS}/check", {"files": body["files"]}, format="json").json()
     assert "tests.warn" not in [f["code"] for f in plain["findings"]]
+
+
+def test_a_deploy_refused_by_the_push_gate_still_names_everything_the_check_finds(alice_api, desk):
+    response = push(alice_api, WS, verb="deploy", files=files(**{
+        "AGENTS.md": "---\nnotify: 42\n---\nDefaults.\n", "tools/broken.md": "---\nname: [unclosed\n---\n"}))
+    assert response.status_code == 422
+    body = response.json()
+    assert body["code"] == "check_failed"
+    assert body["message"].startswith("The deploy was refused; nothing was written: AGENTS.md:2: error: ")
+    assert [(f["file"], f["line"]) for f in body["details"]["findings"]] == [("AGENTS.md", 2), ("tools/broken.md", 2)]
+    assert Changeset.objects.filter(workspace=desk).count() == 1

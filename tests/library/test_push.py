@@ -64,6 +64,37 @@ def test_an_absolute_path_is_refused(alice_api, workspace):
     assert response.json()["details"]["findings"][0]["message"] == "/etc/passwd: absolute paths are refused; give a path relative to the desk."
 
 
+def test_a_path_ending_in_a_newline_is_refused_naming_it_on_one_line(alice_api, workspace):
+    response = push(alice_api, WS, files=files(**{"agents/a/agent.md\n": AGENT}))
+    assert response.status_code == 422
+    assert response.json()["details"]["findings"][0]["message"] == (
+        "'agents/a/agent.md\\n': a path may not contain a control character (a newline, a tab).")
+    assert LibraryFile.objects.count() == 0
+
+
+BINARY = ("is not UTF-8 text; a markdown file or a program must be text — keep other bytes in storage/.")
+
+
+def test_a_nul_in_a_text_files_content_is_refused_naming_the_file_as_check_does(alice_api, workspace):
+    response = push(alice_api, WS, files=files(**{"agents/z/agent.md": "---\nname: z\n---\n\x00"}))
+    assert response.status_code == 422
+    assert response.json()["message"] == f"Nothing was written: agents/z/agent.md: error: {BINARY}"
+    assert LibraryFile.objects.count() == 0
+
+
+def test_a_nul_in_an_edit_is_refused_naming_the_file(alice_api, desk):
+    response = alice_api.put(f"/api/{WS}/files/agents/researcher/agent.md", {"content": "a\x00b"}, format="json")
+    assert response.status_code == 422
+    assert response.json()["message"] == f"Nothing was written: agents/researcher/agent.md: error: {BINARY}"
+
+
+def test_a_nul_in_storage_is_kept_as_bytes(alice_api, workspace):
+    response = push(alice_api, WS, files=files(**{"storage/raw.bin": "a\x00b"}))
+    assert response.status_code == 201
+    kept = alice_api.get(f"/api/{WS}/files/storage/raw.bin").json()
+    assert (kept["encoding"], base64.b64decode(kept["content"])) == ("base64", b"a\x00b")
+
+
 def test_odd_characters_in_a_path_are_refused(alice_api, workspace):
     response = push(alice_api, WS, files=files(**{"notes/a*b.md": "x"}))
     assert response.status_code == 422
@@ -278,3 +309,34 @@ def test_state_can_still_be_deleted_by_name(alice_api, workspace):
     push(alice_api, WS, files=files(**{"state/cursor.txt": "3"}))
     response = push(alice_api, WS, delete=["state/cursor.txt"])
     assert response.json()["changed"] == [{"path": "state/cursor.txt", "action": "deleted"}]
+
+
+def test_a_file_where_the_desk_has_a_folder_is_refused_naming_both(alice_api, desk):
+    response = push(alice_api, WS, files=files(**{"agents/": "x", "notes/a.md": "x"}))
+    assert response.status_code == 422
+    assert response.json()["message"] == (
+        "Nothing was written: agents: error: is a folder holding agents/researcher/agent.md; a path cannot be both a "
+        "file and a folder.")
+    assert Changeset.objects.filter(workspace=desk).count() == 1
+
+
+def test_a_file_inside_a_path_that_is_a_file_is_refused_naming_both(alice_api, desk):
+    response = push(alice_api, WS, files=files(**{"agents/researcher/agent.md/notes.md": "x"}))
+    assert response.status_code == 422
+    assert response.json()["details"]["findings"] == [{
+        "file": "agents/researcher/agent.md/notes.md", "line": None, "level": "error", "code": "path.clash",
+        "message": "would lie inside agents/researcher/agent.md, which is a file; a path cannot be both a file and a "
+                   "folder."}]
+    assert Changeset.objects.filter(workspace=desk).count() == 1
+
+
+def test_a_file_and_a_folder_of_one_name_in_one_push_are_both_refused(alice_api, workspace):
+    response = push(alice_api, WS, files=files(**{"notes": "x", "notes/a.md": "y"}))
+    assert [f["file"] for f in response.json()["details"]["findings"]] == ["notes", "notes/a.md"]
+    assert LibraryFile.objects.count() == 0
+
+
+def test_a_folder_emptied_in_the_same_push_may_become_a_file(alice_api, desk):
+    response = push(alice_api, WS, files=files(**{"knowledge": "x"}), delete=["knowledge/keywords.md"])
+    assert response.status_code == 201
+    assert {"path": "knowledge", "action": "added"} in response.json()["changed"]

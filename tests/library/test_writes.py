@@ -106,3 +106,13 @@ def test_two_writes_get_consecutive_numbers(alice_api, account, desk):
 def test_a_run_may_write_bytes_to_storage(alice_api, account, desk):
     do_write_run_files("run_abc123", account=account, workspace=desk, files={"storage/chart.png": b"\x89PNG\xff\x00"})
     assert alice_api.get(f"/api/{WS}/files/storage/chart.png?raw=1").content == b"\x89PNG\xff\x00"
+
+
+def test_a_run_may_not_write_a_file_inside_a_path_that_is_a_file(account, desk):
+    do_write_run_files("run_abc123", account=account, workspace=desk, files={"state/cursor": "1"})
+    with pytest.raises(WriteRefused) as refused:
+        do_write_run_files("run_abc124", account=account, workspace=desk, files={"state/cursor/2.txt": "2"})
+    assert refused.value.findings[0].format() == (
+        "state/cursor/2.txt: error: would lie inside state/cursor, which is a file; a path cannot be both a file and a "
+        "folder.")
+    assert Changeset.objects.filter(workspace=desk).count() == 2

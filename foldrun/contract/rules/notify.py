@@ -87,13 +87,31 @@ def _parse_url(value: Any, problems: list[str]) -> tuple[str | None, str | None]
     name = _secret_name(value)
     if name:
         return None, name
-    parsed = urlparse(value)
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+    try:
+        parsed = urlparse(value)
+        host, _port = parsed.hostname, parsed.port  # .port raises for one out of range
+    except ValueError as exc:  # "Invalid IPv6 URL" (an unclosed bracket), "Port out of range 0-65535"
+        problems.append(f"notify: url {value[:80]!r} cannot be read as a URL ({str(exc).rstrip('.')}); fix its host or port.")
+        return None, None
+    if parsed.scheme not in ("http", "https") or not host:
         problems.append(
             f"notify: url {value[:80]!r} is neither a secret name (like ${{SLACK_WEBHOOK_URL}}) nor an http:// or https:// URL."
         )
         return None, None
+    if not _postable_host(host):
+        problems.append(f"notify: url {value[:80]!r} names a host no request can reach; a name's labels are 1 to 63 "
+                        "characters and the whole name at most 253.")
+        return None, None
     return value, None
+
+
+def _postable_host(host: str) -> bool:
+    """A host name (or IP literal) a request could be sent to: no empty or
+    over-long label (the resolver's IDNA codec refuses those)."""
+    if ":" in host or host.replace(".", "").isdigit():
+        return True  # an IPv6 or IPv4 literal; urlparse already read it
+    labels = host.rstrip(".").split(".")
+    return len(host) <= 253 and all(0 < len(label) <= 63 for label in labels)
 
 
 def parse_notify(raw: Any) -> ParseResult:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import zoneinfo
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 from urllib.parse import urlparse
 
 from .. import web_engines as W
@@ -86,6 +86,8 @@ _REGION_RE = re.compile(r"^[A-Za-z]{2}$")
 _HOST_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
 _GEO_RE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*$")
 _REF_IN_TEXT_RE = re.compile(r"\$\{([^}]*)\}")
+# The Chrome major a user agent claims: Chrome/154.0.0.0 (CriOS/ on iOS).
+_CHROME_MAJOR_RE = re.compile(r"\b(?:Chrome|CriOS)/(\d+)(?:\.|\b)")
 
 
 def both_of(items: list[str]) -> str:
@@ -120,10 +122,11 @@ def _is_timezone(value: str) -> bool:
 class _WebCheck:
     """One document's `web:` block."""
 
-    def __init__(self, desk: Desk, document: Document, emit: Emitter) -> None:
+    def __init__(self, desk: Desk, document: Document, emit: Emitter, platform: Mapping[str, int] | None = None) -> None:
         self.desk = desk
         self.document = document
         self.emit = emit
+        self.platform = platform or {}
         self.secret_names: list[tuple[tuple, str]] = []  # (path, NAME) the block reads
 
     def error(self, path: tuple, message: str, code: str) -> None:
@@ -369,11 +372,39 @@ class _WebCheck:
             for capability, key in self.capabilities(block):
                 if not W.engine_can(engine, capability):
                     self.error(path + (key,), f"web.browse: {W.engine_refusal(engine, capability)}.", "web.engine_capability")
+        if vendor is None:
+            self.check_pinned_user_agent(block, path, engine)
         self.check_live(block, path)
         self.check_browse_lists(block, path)
         if "identities" in block:
             self.check_identities(block, path, engine, vendor)
         self.check_vendor(block, path, vendor)
+
+    def check_pinned_user_agent(self, block: dict, path: tuple, engine: str | None) -> None:
+        """spec/tools.md, "A pinned user agent has to keep up with Chrome": a
+        pinned `user_agent:` claiming another Chrome major than the browser
+        that sends it — on chrome the platform's Google Chrome (Chromium where
+        it has none), on chromium (the default) its Chromium — is a warning,
+        in check and deploy alike. Known only when the platform is: offline
+        with no server, nothing is said. A vendor's browser (via:) is not ours
+        to compare."""
+        agent = block.get("user_agent")
+        claimed = _CHROME_MAJOR_RE.search(agent) if isinstance(agent, str) else None
+        engine = engine or W.DEFAULT_ENGINE
+        if claimed is None or engine not in ("chromium", "chrome"):
+            return
+        major = self.platform.get(f"{engine}_major")
+        browser = "Google Chrome" if engine == "chrome" and major is not None else "Chromium"
+        if major is None and engine == "chrome":
+            major = self.platform.get("chromium_major")  # chrome falls back to Chromium where it is not installed
+        if major is None or int(claimed.group(1)) == major:
+            return
+        where = _dotted(path)
+        self.warning(path + ("user_agent",),
+                     f"{where}.user_agent claims Chrome {claimed.group(1)}, but the browser that sends it is {browser} {major}; "
+                     f"a site sees the mismatch beside the client hints and the JavaScript engine, which say {major} — "
+                     f"drop the pin so the user agent follows the browser, or raise it to Chrome/{major}.",
+                     "web.user_agent_stale")
 
     def block_engine(self, block: dict, path: tuple) -> str | None:
         """The engine a block (or identity) names, after `engine`/`browser` agree."""
@@ -565,6 +596,8 @@ class _WebCheck:
             self.check_settings(identity, here, is_identity=True)
             own_engine = self.block_engine(identity, here)
             engine = own_engine or block_engine
+            if vendor is None:
+                self.check_pinned_user_agent(identity, here, engine)
             if not engine or vendor is not None:
                 continue
             own_caps = dict(self.capabilities(identity))
@@ -727,6 +760,6 @@ def check_web_blocks(desk: Desk, ctx: Context) -> Iterator[Finding]:
             continue
         emit = Emitter(document)
         if "web" in meta:
-            _WebCheck(desk, document, emit).run(meta["web"])
+            _WebCheck(desk, document, emit, ctx.platform).run(meta["web"])
         _check_language_and_region(document, emit)
         yield from emit.findings
