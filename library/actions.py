@@ -506,7 +506,7 @@ def check_and_write(
     writes, findings = check_files(raw_files, raw_deletes, generated=generated)
     errors = [f for f in findings if f.level == "error"]
     if errors and deploy_check is None:
-        raise WriteRefused(errors)
+        raise WriteRefused(sort_findings(errors))
     if errors:
         changes = [(w, "") for w in writes]
         raise WriteRefused(sort_findings(findings + deploy_check(_resulting_files(scope_key_for(account, workspace), changes))),

@@ -340,3 +340,9 @@ def test_a_folder_emptied_in_the_same_push_may_become_a_file(alice_api, desk):
     response = push(alice_api, WS, files=files(**{"knowledge": "x"}), delete=["knowledge/keywords.md"])
     assert response.status_code == 201
     assert {"path": "knowledge", "action": "added"} in response.json()["changed"]
+
+
+def test_a_refused_push_lists_its_findings_in_the_order_check_prints_them(alice_api, workspace):
+    response = push(alice_api, WS, files=files(**{"notes/z*.md": "x", "agents/a/agent.md": "---\nname: [x\n---\n",
+                                                  "../up.md": "x"}))
+    assert [f["file"] for f in response.json()["details"]["findings"]] == ["../up.md", "agents/a/agent.md", "notes/z*.md"]
