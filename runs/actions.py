@@ -43,8 +43,10 @@ _DESKS: "OrderedDict[tuple, object]" = OrderedDict()
 _DESKS_MAX = 32
 
 
-def desk_at(workspace: Workspace, number: int | None):
+def desk_at(workspace: Workspace, number: int | None, *, changeset: Changeset | None = None):
     """The desk a run sees at workspace revision `number` (the head when None).
+
+    `changeset`: that revision's row when the caller has it in hand (saves looking it up).
 
     Kept in a small per-process cache keyed by the workspace revision and the
     account library's newest revision: a revision never changes once written,
@@ -58,8 +60,11 @@ def desk_at(workspace: Workspace, number: int | None):
     if not number:
         return desk_for_workspace(workspace)
     # Public ids are random: a key can never match another database's rows (or a rolled-back test's).
-    here = (Changeset.objects.filter(scope_key=scope_key_for(workspace.account, workspace), number=number)
-            .values_list("public_id", flat=True).first())
+    if changeset is not None and changeset.number == number and changeset.workspace_id == workspace.pk:
+        here = changeset.public_id
+    else:
+        here = (Changeset.objects.filter(scope_key=scope_key_for(workspace.account, workspace), number=number)
+                .values_list("public_id", flat=True).first())
     library_head = (Changeset.objects.filter(scope_key=scope_key_for(workspace.account, None))
                     .order_by("-number").values_list("public_id", flat=True).first() or "")
     if here is None:
@@ -121,7 +126,7 @@ def check_start_run(*, workspace: Workspace, user=None, flow: str | None = None,
     inputs = {k: v for k, v in inputs.items() if k != "__flow__"}  # reserved: the run's copy of the flow's settings
     changeset = head_changeset(workspace)
     number = changeset.number if changeset else 0
-    desk = desk_at(workspace, number)
+    desk = desk_at(workspace, number, changeset=changeset)
     check_workspace_budget(workspace, desk)
     if flow:
         found = find_flow(desk, flow)
@@ -155,6 +160,12 @@ def check_start_run(*, workspace: Workspace, user=None, flow: str | None = None,
 def do_start_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[dict], flow_meta: dict,
                  budget: float | None, inputs: dict, is_test: bool, trigger: str, changeset: Changeset | None,
                  delivery_id: str = "") -> Run:
+    from .orchestrate import enqueue_step, plain_first_task
+
+    # A first step with nothing to wait for is queued at once: the run is saved as `advance` would leave it
+    # after its first move, and only that step's task is enqueued (no advance, no second transaction).
+    first_task = plain_first_task(plan, inputs)
+    moved = first_task is not None
     with transaction.atomic():
         run = Run.objects.create(
             account=workspace.account, workspace=workspace, kind=kind, name=name, trigger=trigger,
@@ -162,12 +173,20 @@ def do_start_run(*, workspace: Workspace, user, kind: str, name: str, plan: list
             inputs={**inputs, "__flow__": flow_meta}, plan=plan,
             budget_usd=Decimal(str(budget)) if budget else None,
             created_by=user if getattr(user, "is_authenticated", False) else None, delivery_id=delivery_id,
+            status=RunStatus.RUNNING if moved else RunStatus.QUEUED, started_at=timezone.now() if moved else None,
         )
-        for spec in plan:
-            Step.objects.create(run=run, index=spec["number"], agent=spec["agent"], task=spec["task"],
-                                wait_event=spec.get("wait_event") or "")
+        steps = Step.objects.bulk_create([
+            Step(run=run, index=spec["number"], agent=spec["agent"],
+                 task=first_task if moved and n == 0 else spec["task"],
+                 status=StepStatus.QUEUED if moved and n == 0 else StepStatus.PENDING,
+                 wait_event=spec.get("wait_event") or "")
+            for n, spec in enumerate(plan)])
         run_pk = run.pk
-        transaction.on_commit(lambda: advance_now_or_later(run_pk))
+        if moved:
+            # bulk_create returns the keys on PostgreSQL and SQLite 3.35+; look it up elsewhere.
+            enqueue_step(steps[0].pk or Step.objects.get(run=run, index=plan[0]["number"], instance__isnull=True).pk)
+        else:
+            transaction.on_commit(lambda: advance_now_or_later(run_pk))
     return run
 
 
@@ -212,7 +231,11 @@ def decide(*, run: Run, index: int, decision: str, user=None, label: str = "", a
     """Decide the pending approval of step `index` (also used by notify's approve/reject links)."""
     if decision not in ("approve", "reject"):
         raise ApiError("decision must be approve or reject.", code="invalid")
-    approval = (Approval.objects.filter(run=run, step__index=index).order_by("-created_at", "-pk").first())
+    # The oldest question still open at that step (fan-out instances may each have asked one); else the
+    # latest, decided, so a second decision is refused saying by whom.
+    approval = (Approval.objects.filter(run=run, step__index=index, state=ApprovalState.PENDING)
+                .order_by("created_at", "pk").first()
+                or Approval.objects.filter(run=run, step__index=index).order_by("-created_at", "-pk").first())
     if approval is None:
         raise ApiError(f"Step {index} of {run.public_id} is not waiting for a decision.", code="not_waiting",
                        status_code=409)
@@ -244,7 +267,18 @@ def do_decide_approval(approval: Approval, *, approved: bool, user=None, label: 
         approval.save()
         step = Step.objects.select_for_update().get(pk=approval.step_id)
         run = Run.objects.select_for_update().get(pk=approval.run_id)
-        if approved:
+        if approved and step.instance is not None:
+            # A fan-out instance that asked: it runs again with the answer; its siblings were not stopped.
+            step.status = StepStatus.QUEUED
+            step.save(update_fields=["status"])
+            if not Approval.objects.filter(run=run, state=ApprovalState.PENDING).exists():
+                run.status = RunStatus.RUNNING
+                run.save(update_fields=["status"])
+            from .tasks import run_step_task
+
+            step_pk = step.pk
+            transaction.on_commit(lambda: run_step_task.delay(step_pk))
+        elif approved:
             step.status = StepStatus.PENDING
             step.save(update_fields=["status"])
             run.status = RunStatus.RUNNING

@@ -2,10 +2,12 @@
 spend on the run row, "about to write" noted durably on the step."""
 from __future__ import annotations
 
+import time
 from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 
@@ -29,15 +31,41 @@ def vault_lookup(workspace, names: list[str]) -> dict[str, tuple[str, str]]:
     return {name: (item.value, f"{item.scope} vault") for name, item in found.items()}
 
 
+# A trace line waits at most this long in memory before it is written (it is written sooner at every wait).
+TRACE_HOLD_SECONDS = 1.0
+
+
 class DbHost:
     def __init__(self, run: Run, step: Step, attempt: Try) -> None:
         self.run = run
         self.step = step
         self.attempt = attempt
         self.clients: list[ModelClient] = []
+        self._pending: list[TraceEvent] = []
+        self._pending_since = 0.0
 
     def trace(self, kind: str, data: dict) -> None:
-        TraceEvent.objects.create(run_id=self.run.pk, step_id=self.step.pk, try_n=self.attempt.n, kind=kind, data=data)
+        """Trace lines are written together, in order, whenever the step is about to wait on the outside
+        world — before each model request or paid call (`check_budget`), before a tool runs (its `tool_call`
+        line), before a write is noted — and when the step ends: one INSERT each time instead of one per line,
+        and the trace of a step in progress is as current as it was, up to the call it is waiting on."""
+        if not self._pending:
+            self._pending_since = time.monotonic()
+        self._pending.append(TraceEvent(run_id=self.run.pk, step_id=self.step.pk, try_n=self.attempt.n, kind=kind,
+                                        data=data))
+        if kind == "tool_call" or time.monotonic() - self._pending_since > TRACE_HOLD_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the held trace lines. The step's last ones are written inside its closing transaction."""
+        if not self._pending:
+            return
+        if len(self._pending) > 2 or not connection.get_autocommit():
+            TraceEvent.objects.bulk_create(self._pending)  # one INSERT (wrapped in BEGIN/COMMIT in autocommit)
+        else:
+            for event in self._pending:
+                event.save(force_insert=True)
+        del self._pending[:]  # the same list: a consulted colleague's lines share it
 
     def resolve_secrets(self, names: list[str]) -> dict[str, tuple[str, str]]:
         found = vault_lookup(self.run.workspace, names)
@@ -83,6 +111,7 @@ class DbHost:
         return cost
 
     def check_budget(self) -> None:
+        self.flush()  # called right before every model request and paid call: the step is about to wait
         if self.run.budget_usd is None:
             return
         spent = Run.objects.filter(pk=self.run.pk).values_list("cost_usd", flat=True).first() or Decimal("0")
@@ -93,6 +122,7 @@ class DbHost:
 
     def before_write(self, what: str) -> None:
         # Saved at once (autocommit): if the worker dies after this, the step is not re-run.
+        self.flush()
         step = Step.objects.get(pk=self.step.pk)
         step.wrote = list(step.wrote or []) + [what]
         step.save(update_fields=["wrote"])
@@ -148,6 +178,7 @@ class DbHost:
                            "error": s.error} for s in run.steps.all()]}
 
     def close(self) -> None:
+        """Close the model clients. The caller flushes the trace (inside its closing transaction)."""
         for client in self.clients:
             client.close()
 
@@ -164,6 +195,7 @@ class ColleagueHost(DbHost):
         self.workspace = workspace
         self.who = who
         self.clients = parent.clients
+        self._pending = parent._pending  # one trace, in order, written by whichever flushes first
 
     def trace(self, kind: str, data: dict) -> None:
         super().trace(kind, {**data, "colleague": self.who})

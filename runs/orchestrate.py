@@ -26,6 +26,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from foldrun.engine import StepRequest, run_step
@@ -59,7 +60,7 @@ def _trace(run: Run, step: Step | None, message: str, **extra) -> None:
                               data={"message": message, **extra})
 
 
-def _enqueue_step(step_pk: int) -> None:
+def enqueue_step(step_pk: int) -> None:
     from .tasks import run_step_task
 
     transaction.on_commit(lambda: run_step_task.delay(step_pk))
@@ -73,65 +74,92 @@ def _enqueue_group(step_pks: list[int]) -> None:
     transaction.on_commit(lambda: group(run_step_task.si(pk) for pk in step_pks).apply_async())
 
 
-def _enqueue_advance(run_pk: int) -> None:
-    """After a step: move the run on in this same task once the step's row commits (no extra queue hop)."""
-    from .actions import advance_now_or_later
-
-    transaction.on_commit(lambda: advance_now_or_later(run_pk))
-
-
 # --------------------------------------------------------------------- advance
 
 
 def advance(run_pk: int) -> None:
     with transaction.atomic():
         run = Run.objects.select_for_update().filter(pk=run_pk).first()
-        if run is None or run.is_finished or run.status in (RunStatus.AWAITING_APPROVAL, RunStatus.WAITING):
+        if run is None:
             return
-        if run.status == RunStatus.QUEUED:
-            run.status = RunStatus.RUNNING
-            run.started_at = timezone.now()
-            run.save(update_fields=["status", "started_at"])
-        parents = {s.index: s for s in Step.objects.select_for_update().filter(run=run, instance__isnull=True)}
-        outputs = {i: s.output for i, s in parents.items() if s.status == StepStatus.COMPLETED}
-        inputs = run_inputs(run)
-        for spec in run.plan:
-            step = parents[spec["number"]]
-            if step.status in (StepStatus.COMPLETED, StepStatus.SKIPPED):
+        _move(run)
+
+
+def _move(run: Run) -> None:
+    """advance's work. Precondition: inside a transaction holding the run's row lock."""
+    if run.is_finished or run.status in (RunStatus.AWAITING_APPROVAL, RunStatus.WAITING):
+        return
+    if run.status == RunStatus.QUEUED:
+        run.status = RunStatus.RUNNING
+        run.started_at = timezone.now()
+        run.save(update_fields=["status", "started_at"])
+    parents = {s.index: s for s in Step.objects.select_for_update().filter(run=run, instance__isnull=True)}
+    outputs = {i: s.output for i, s in parents.items() if s.status == StepStatus.COMPLETED}
+    inputs = run_inputs(run)
+    for spec in run.plan:
+        step = parents[spec["number"]]
+        if step.status in (StepStatus.COMPLETED, StepStatus.SKIPPED):
+            continue
+        if step.status in (StepStatus.FAILED, StepStatus.CANCELLED):
+            if spec.get("on_fail") == "continue":
                 continue
-            if step.status in (StepStatus.FAILED, StepStatus.CANCELLED):
-                if spec.get("on_fail") == "continue":
-                    continue
-                _finish(run, RunStatus.FAILED, error=f"step {step.index} ([[{step.agent}]]) failed: {step.error}")
-                return
-            if step.status != StepStatus.PENDING:
-                return  # queued, running or parked: its task or a person moves it on
-            if spec.get("gate") and not _decided(step, ApprovalKind.GATE):
-                _park(run, step, ApprovalKind.GATE, question=f"Run step {step.index} ([[{step.agent}]]): "
-                                                             f"{fill_task(spec['task'], inputs, outputs)[:500]}")
-                return
-            if spec.get("ask") and not _decided(step, ApprovalKind.ASK):
-                _park(run, step, ApprovalKind.ASK, question=fill_task(spec["ask"], inputs, outputs))
-                return
-            if spec.get("wait_event") and step.event_received_at is None:
-                step.status = StepStatus.WAITING
-                step.save(update_fields=["status"])
-                run.status = RunStatus.WAITING
-                run.save(update_fields=["status"])
-                _trace(run, step, f"waiting for event {spec['wait_event']}: POST …/runs/{run.public_id}/events/"
-                                  f"{spec['wait_event']}")
-                emit(run, "waiting", step=step)
-                return
-            step.task = fill_task(spec["task"], inputs, outputs)
-            if spec.get("each"):
-                if _fan_out(run, step, spec, outputs):
-                    return
-                continue
-            step.status = StepStatus.QUEUED
-            step.save(update_fields=["task", "status"])
-            _enqueue_step(step.pk)
+            _finish(run, RunStatus.FAILED, error=f"step {step.index} ([[{step.agent}]]) failed: {step.error}")
             return
-        _finish(run, RunStatus.COMPLETED)
+        if step.status != StepStatus.PENDING:
+            return  # queued, running or parked: its task or a person moves it on
+        if spec.get("gate") and not _decided(step, ApprovalKind.GATE):
+            _park(run, step, ApprovalKind.GATE, question=f"Run step {step.index} ([[{step.agent}]]): "
+                                                         f"{fill_task(spec['task'], inputs, outputs)[:500]}")
+            return
+        if spec.get("ask") and not _decided(step, ApprovalKind.ASK):
+            _park(run, step, ApprovalKind.ASK, question=fill_task(spec["ask"], inputs, outputs))
+            return
+        if spec.get("wait_event") and step.event_received_at is None:
+            step.status = StepStatus.WAITING
+            step.save(update_fields=["status"])
+            run.status = RunStatus.WAITING
+            run.save(update_fields=["status"])
+            _trace(run, step, f"waiting for event {spec['wait_event']}: POST …/runs/{run.public_id}/events/"
+                              f"{spec['wait_event']}")
+            emit(run, "waiting", step=step)
+            return
+        step.task = fill_task(spec["task"], inputs, outputs)
+        if spec.get("each"):
+            if _fan_out(run, step, spec, outputs):
+                return
+            continue
+        step.status = StepStatus.QUEUED
+        step.save(update_fields=["task", "status"])
+        enqueue_step(step.pk)
+        return
+    _finish(run, RunStatus.COMPLETED, parents=parents)
+
+
+def plain_first_task(plan: list[dict], inputs: dict) -> str | None:
+    """The filled task of a new run's first step when `advance` would simply queue it (no `!` gate, `ask:`,
+    `wait:` or `each:`), else None. Lets the start save the run already running with that step queued — the
+    move `advance` would make, in the start's own transaction (no second transaction, no row re-read)."""
+    if not plan:
+        return None
+    spec = plan[0]
+    if spec.get("gate") or spec.get("ask") or spec.get("wait_event") or spec.get("each"):
+        return None
+    return fill_task(spec["task"], inputs, {})
+
+
+def move_within(run: Run) -> None:
+    """Move the run on inside the caller's transaction, which holds the run's lock (a step just ended under it):
+    no queue hop and no second transaction. A savepoint keeps the step's own result when the move fails;
+    the advance task then tries again (and fails the run with a sentence if it cannot)."""
+    try:
+        with transaction.atomic():
+            _move(run)
+    except Exception:  # noqa: BLE001 - the step's result stands; the task retries the idempotent move
+        log.exception("moving %s on after a step failed; the advance task tries again", run.public_id)
+        from .tasks import advance_run
+
+        run_pk = run.pk
+        transaction.on_commit(lambda: advance_run.delay(run_pk))
 
 
 def fail_run(run_pk: int, error: str) -> None:
@@ -194,8 +222,11 @@ def _fan_out(run: Run, step: Step, spec: dict, outputs: dict[int, str]) -> bool:
                       status=StepStatus.QUEUED if n < first_wave else StepStatus.PENDING,
                       wait_event="") for n, item in enumerate(items)]
     Step.objects.bulk_create(instances)
-    pks = list(Step.objects.filter(run=run, index=step.index, instance__isnull=False, status=StepStatus.QUEUED)
-               .order_by("instance").values_list("pk", flat=True))
+    if all(s.pk for s in instances):  # the database returned the new keys (PostgreSQL, SQLite 3.35+)
+        pks = [s.pk for s in instances if s.status == StepStatus.QUEUED]
+    else:
+        pks = list(Step.objects.filter(run=run, index=step.index, instance__isnull=False, status=StepStatus.QUEUED)
+                   .order_by("instance").values_list("pk", flat=True))
     step.status = StepStatus.RUNNING
     step.started_at = timezone.now()
     step.save(update_fields=["task", "status", "started_at"])
@@ -205,13 +236,18 @@ def _fan_out(run: Run, step: Step, spec: dict, outputs: dict[int, str]) -> bool:
     return True
 
 
-def _finish(run: Run, status: str, *, error: str = "") -> None:
+def _finish(run: Run, status: str, *, error: str = "", parents: dict[int, Step] | None = None) -> None:
+    """`parents`: the run's plain and parent steps by index, when the caller has them locked in hand."""
     run.status = status
     run.finished_at = timezone.now()
     run.error = error[:2000]
     if status == RunStatus.COMPLETED:
-        last = (Step.objects.filter(run=run, instance__isnull=True, status=StepStatus.COMPLETED)
-                .order_by("-index").first())
+        if parents is not None:
+            done = [s for s in parents.values() if s.status == StepStatus.COMPLETED]
+            last = max(done, key=lambda s: s.index) if done else None
+        else:
+            last = (Step.objects.filter(run=run, instance__isnull=True, status=StepStatus.COMPLETED)
+                    .order_by("-index").first())
         reply = last.output if last else ""
         run.headline = headline_of(reply)
         run.verdict = verdict_of(reply)
@@ -281,10 +317,12 @@ def execute_step(step_pk: int) -> str:
     """Run one step (or `each:` instance) once. Returns a word for the task log."""
     claim = _claim_token()
     with transaction.atomic():
-        step = Step.objects.select_related("run").filter(pk=step_pk).first()
-        if step is None:
+        # The run's lock first (lock order), found through the step in the same query, with what the step
+        # reads of it (workspace, account, revision) joined in rather than fetched one by one later.
+        run = (Run.objects.select_for_update(of=("self",)).select_related("workspace__account", "changeset")
+               .filter(steps__pk=step_pk).first())
+        if run is None:
             return "missing"
-        run = Run.objects.select_for_update().get(pk=step.run_id)
         step = Step.objects.select_for_update().get(pk=step_pk)
         if step.status in FINISHED:
             return "already finished"  # refused: a step runs once
@@ -343,9 +381,16 @@ def _spec(run: Run, step: Step) -> dict:
 
 def _execute_claimed(run: Run, step: Step, attempt: Try, claim: str) -> str:
     spec = _spec(run, step)
-    desk = desk_at(run.workspace, run.changeset_number)
-    answer = (Approval.objects.filter(step__run=run, step__index=step.index, kind=ApprovalKind.ASK,
-                                      state=ApprovalState.ANSWERED).order_by("-decided_at").values_list("answer", flat=True).first())
+    desk = desk_at(run.workspace, run.changeset_number, changeset=run.changeset)
+    answer = None
+    # An answer exists only for a step that parked on a question: `ask:` before its first try, or a question
+    # the model asked on an earlier try — a first try without `ask:` has none to look for.
+    if spec.get("ask") or step.attempt > 1:
+        # The flow's `ask:` is answered on the parent row; an instance's own `ask` tool on the instance.
+        answer = (Approval.objects.filter(Q(step=step) | Q(step__run=run, step__index=step.index,
+                                                           step__instance__isnull=True),
+                                          kind=ApprovalKind.ASK, state=ApprovalState.ANSWERED)
+                  .order_by("-decided_at").values_list("answer", flat=True).first())
     task = step.task
     if step.event_received_at is not None and step.event_payload not in (None, {}, ""):
         task += f"\n\nThe event {spec.get('wait_event')} arrived with: {json.dumps(step.event_payload, ensure_ascii=False)[:4000]}"
@@ -362,11 +407,16 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, claim: str) -> str:
     started = time.monotonic()
     try:
         result = run_step(desk, request, host)
+    except BaseException:
+        host.flush()  # what the step traced before it broke is kept
+        raise
     finally:
         host.close()
     seconds = time.monotonic() - started
     with transaction.atomic():
-        run = Run.objects.select_for_update().get(pk=run.pk)
+        host.flush()  # the trace lines the step still holds, in this transaction
+        # Joined: the end of the run (its notifications) reads the workspace and account.
+        run = Run.objects.select_for_update(of=("self",)).select_related("workspace__account").get(pk=run.pk)
         step = Step.objects.select_for_update().get(pk=step.pk)
         if step.claim != claim or step.status != StepStatus.RUNNING:
             return "claim lost"
@@ -377,13 +427,16 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, claim: str) -> str:
         step.cost_usd += result.cost
         step.tokens_in += result.tokens_in
         step.tokens_out += result.tokens_out
-        _keep_files(run, step, result)
+        if result.status != "parked":
+            _keep_files(run, step, result)
         if result.status == "completed":
             before = {p: t for p, t in desk.files.items()}
             after: dict = {**result.writes, **result.outputs}
             problem = check_verify(spec.get("verify"), result.output, before, after)
             if problem:
                 _trace(run, step, problem)
+                # The try failed on the check, whatever the model said: its record says so.
+                Try.objects.filter(pk=attempt.pk).update(status="failed", error=problem[:2000])
                 step.output = result.output
                 _settle_failure(run, step, problem, retry_allowed=True)
                 return "verify failed"
@@ -399,6 +452,10 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, claim: str) -> str:
                 return "run finished"
             step.status = StepStatus.PENDING
             step.save(update_fields=["status"])
+            # The step's conversation is not kept: answered, it runs again from the start with the answer.
+            _trace(run, step, f"step {step.label} ([[{step.agent}]]) asked a person; when they answer, the step "
+                              f"runs again from the start with their answer — what it did in its sandbox before "
+                              f"asking is not kept")
             _park(run, step, ApprovalKind.ASK, question=result.question)
             return "parked"
         step.output = result.output
@@ -434,7 +491,7 @@ def _settle_failure(run: Run, step: Step, error: str, *, retry_allowed: bool) ->
         step.status = StepStatus.QUEUED
         step.claim = ""
         step.save()
-        _enqueue_step(step.pk)
+        enqueue_step(step.pk)
         return
     step.status = StepStatus.FAILED
     step.finished_at = timezone.now()
@@ -443,21 +500,27 @@ def _settle_failure(run: Run, step: Step, error: str, *, retry_allowed: bool) ->
 
 
 def _after_step(run: Run, step: Step) -> None:
-    """A plain step advances the run; an instance joins its siblings (the last one advances)."""
+    """A plain step advances the run; an instance joins its siblings (the last one advances).
+
+    Precondition: inside the transaction that holds the run's lock (the step's own end), where the run moves on.
+    """
     if step.instance is None:
-        _enqueue_advance(run.pk)
+        move_within(run)
         return
     parent = Step.objects.select_for_update().get(run=run, index=step.index, instance__isnull=True)
-    siblings = list(Step.objects.filter(run=run, index=step.index, instance__isnull=False).order_by("instance"))
-    waiting = [s for s in siblings if s.status == StepStatus.PENDING]
+    instances = Step.objects.filter(run=run, index=step.index, instance__isnull=False).order_by("instance")
+    # Every instance's end reads its siblings' states; only the last one reads their outputs.
+    states = list(instances.values_list("pk", "status"))
+    waiting = [pk for pk, status in states if status == StepStatus.PENDING]
     if waiting and not run.is_finished:
         # One finished: the next waiting instance takes its place (`max:` at a time).
         nxt = waiting[0]
-        Step.objects.filter(pk=nxt.pk, status=StepStatus.PENDING).update(status=StepStatus.QUEUED)
-        _enqueue_step(nxt.pk)
+        Step.objects.filter(pk=nxt, status=StepStatus.PENDING).update(status=StepStatus.QUEUED)
+        enqueue_step(nxt)
         return
-    if any(s.status not in FINISHED for s in siblings) or parent.status in FINISHED:
+    if any(status not in FINISHED for _, status in states) or parent.status in FINISHED:
         return
+    siblings = list(instances)
     failed = [s for s in siblings if s.status != StepStatus.COMPLETED]
     spec = _spec(run, step)
     if spec.get("each") == "json":
@@ -472,4 +535,4 @@ def _after_step(run: Run, step: Step) -> None:
     else:
         parent.status = StepStatus.COMPLETED
     parent.save()
-    _enqueue_advance(run.pk)
+    move_within(run)
