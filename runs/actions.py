@@ -50,11 +50,11 @@ def desk_at(workspace: Workspace, number: int | None, *, changeset: Changeset | 
 
     Kept in a small per-process cache keyed by the workspace revision and the
     account library's newest revision: a revision never changes once written,
-    so a worker running many steps of one desk reads it once. (Each caller
-    gets a fresh Desk over the same file maps: parsed results are cached on
-    the Desk, never shared mutable state.)
+    so a worker running many steps of one desk reads and parses it once — the
+    contract caches what it parses on the Desk (`desk.cache`, documents), and
+    a cached Desk is handed out as it is. Callers treat it as read-only (its
+    file maps and parsed documents are shared by every step of that revision).
     """
-    from foldrun.contract import Desk
     from library.services import desk_for_workspace
 
     if not number:
@@ -78,7 +78,7 @@ def desk_at(workspace: Workspace, number: int | None, *, changeset: Changeset | 
             _DESKS.popitem(last=False)
     else:
         _DESKS.move_to_end(key)
-    return Desk(files=cached.files, library=cached.library, gallery=cached.gallery)
+    return cached
 
 
 def _window_start(window: str, now: dt.datetime) -> dt.datetime:

@@ -19,6 +19,7 @@ import os
 import shutil
 import stat
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -48,7 +49,10 @@ def is_memory_path(rel: str) -> bool:
 @dataclass
 class Sandbox:
     root: Path
-    snapshot: dict[str, str] = field(default_factory=dict)  # rel path -> sha256 at materialise time
+    # rel path -> (inode, size, mtime, ctime) at materialise time: a file whose stat is the same is unchanged
+    # (any write or utime moves ctime, which no program can set back), so only changed files are read again.
+    snapshot: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
+    written: dict[str, str] = field(default_factory=dict)  # rel path -> the text materialise wrote there
 
     # -- paths ---------------------------------------------------------------
     def resolve(self, raw: str, *, for_write: bool = False) -> Path:
@@ -90,13 +94,40 @@ class Sandbox:
                 result[full.relative_to(self.root).as_posix()] = hashlib.sha256(full.read_bytes()).hexdigest()
         return result
 
+    def signatures(self) -> dict[str, tuple[int, int, int, int]]:
+        """Every regular file's stat signature, by relative path (symlinks skipped, as `files`)."""
+        result: dict[str, tuple[int, int, int, int]] = {}
+        root = str(self.root)
+        skip = len(root) + 1
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if d not in {".venv", "__pycache__", ".foldrun"}]
+            for name in filenames:
+                full = os.path.join(dirpath, name)
+                try:
+                    info = os.lstat(full)
+                except OSError:
+                    continue
+                if stat.S_ISREG(info.st_mode):
+                    result[full[skip:]] = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+        return result
+
+    def _changed(self, path: str, now: dict[str, tuple[int, int, int, int]]) -> bool:
+        if now.get(path) == self.snapshot.get(path):
+            return False
+        if path not in now or path not in self.written:
+            return True  # deleted, or new
+        try:  # touched or rewritten: changed only when its content differs from what was written
+            return (self.root / path).read_bytes() != self.written[path].encode("utf-8")
+        except OSError:
+            return True
+
     def changes(self) -> tuple[dict[str, str | None], list[str]]:
         """(memory/state writes to keep {path: text or None for deleted}, knowledge paths changed and discarded)."""
-        now = self.files()
+        now = self.signatures()
         keep: dict[str, str | None] = {}
         refused: list[str] = []
         for path in sorted(set(now) | set(self.snapshot)):
-            if now.get(path) == self.snapshot.get(path):
+            if not self._changed(path, now):
                 continue
             rel = PurePosixPath(path)
             if _is_knowledge(rel):
@@ -144,30 +175,48 @@ def materialise(files: dict[str, str], library: dict[str, str] | None = None, *,
     folder = Path(base or tempfile.gettempdir()) / "foldrun-sandboxes"
     folder.mkdir(mode=0o700, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="foldrun-step-", dir=folder))
+    written: dict[str, str] = {}
+    made: set[str] = set()
     for path, text in files.items():
-        _write(root, path, text)
+        _write(root, path, text, made)
+        written[path] = text
     for path, text in (library or {}).items():
         top = path.split("/", 1)[0]
         if top in {"knowledge", "memory", "skills", "scripts", ".agents"}:
-            _write(root, f"{LIBRARY_DIR}/{path}", text)
+            _write(root, f"{LIBRARY_DIR}/{path}", text, made)
+            written[f"{LIBRARY_DIR}/{path}"] = text
     (root / OUTPUTS_DIR).mkdir(exist_ok=True)
     for sub in ("memory", "state", "storage"):
         (root / sub).mkdir(exist_ok=True)
-    sandbox = Sandbox(root=root)
-    sandbox.snapshot = sandbox.files()
     _lock_knowledge(root)
+    # After the lock: chmod moves ctime, and the snapshot is what the step starts from.
+    sandbox = Sandbox(root=root, written=written)
+    sandbox.snapshot = sandbox.signatures()
     return sandbox
 
 
-def _write(root: Path, path: str, text: str) -> None:
-    rel = PurePosixPath(path)
-    if rel.is_absolute() or ".." in rel.parts:
+# Every materialised file's mtime is set this far back: a write by the step then always moves it, however
+# coarse the file system's clock (the kernel stamps files at tick granularity, a few milliseconds).
+_BACKDATE_NS = 2_000_000_000
+
+
+def _write(root: Path, path: str, text: str, made: set[str] | None = None) -> None:
+    """Precondition: `path` is normalised (no empty or `.` segments). Plain string paths: this runs for every
+    file of the desk on every step, where pathlib's parsing cost more than the writes."""
+    if path.startswith("/") or ".." in path.split("/"):
         raise SandboxPathError(f"{path}: not a relative path")
-    target = root / rel
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+    target = os.path.join(root, path)
+    parent = os.path.dirname(target)
+    if made is None or parent not in made:
+        os.makedirs(parent, exist_ok=True)
+        if made is not None:
+            made.add(parent)
+    with open(target, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    stamp = time.time_ns() - _BACKDATE_NS
+    os.utime(target, ns=(stamp, stamp))
     if path.endswith((".py", ".sh", ".js")) and text.startswith("#!"):
-        target.chmod(target.stat().st_mode | stat.S_IXUSR)
+        os.chmod(target, os.stat(target).st_mode | stat.S_IXUSR)
 
 
 def _lock_knowledge(root: Path) -> None:

@@ -221,3 +221,9 @@ REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = [
 ]
 # A NUL in a query or form parameter is a 400 naming it (PostgreSQL would answer a 500).
 MIDDLEWARE.append("foldrun.middleware.RefuseNulMiddleware")
+
+# The embedded filesystem broker is polled: kombu's default (every second) added up to a second to every queue
+# hop — a one-step run took ~1 s and a 100-instance fan-out ~50 s. Every 20 ms costs a worker one listdir of
+# the queue folder 50 times a second.
+if CELERY_BROKER_URL.startswith("filesystem"):
+    CELERY_BROKER_TRANSPORT_OPTIONS["polling_interval"] = env_int("FOLDRUN_BROKER_POLL_MS", 20, minimum=1) / 1000

@@ -57,12 +57,12 @@ def start_worker(concurrency: int, log_path: Path) -> subprocess.Popen:
     return process
 
 
-def wait_until(predicate, timeout: float) -> None:
+def wait_until(predicate, timeout: float, every: float = 0.002) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
             raise SystemExit("timed out")
-        time.sleep(0.002)
+        time.sleep(every)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -185,7 +185,8 @@ def main() -> None:
             fake.reply_text("read", usage=(1, 1))
         start = time.monotonic()
         run = check_start_run(workspace=workspace, flow="fan")
-        wait_until(lambda: Run.objects.filter(pk=run.pk, status__in=["completed", "failed"]).exists(), 600)
+        # Polled every 20 ms: the figure is seconds, and a tighter loop here would take the workers' CPU.
+        wait_until(lambda: Run.objects.filter(pk=run.pk, status__in=["completed", "failed"]).exists(), 600, 0.02)
         fan_time = time.monotonic() - start
         run.refresh_from_db()
         done = run.steps.filter(instance__isnull=False, status="completed").count()
