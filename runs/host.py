@@ -12,7 +12,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from foldrun.engine.cost import response_cost
-from foldrun.engine.step import BudgetExceeded, MissingSecret
+from foldrun.engine.step import BudgetExceeded, MissingSecret, StepFailed
 from foldrun.providers.client import MissingSecret as ProviderMissingSecret, ModelClient, ProviderConfigError, supply_from_block
 
 from .models import Run, Step, TraceEvent, Try
@@ -21,13 +21,28 @@ from .models import Run, Step, TraceEvent, Try
 def vault_lookup(workspace, names: list[str]) -> dict[str, tuple[str, str]]:
     """name -> (value, store) from the vault, nearest wins (workspace, then account).
 
-    A name in neither store (or one that cannot be decrypted or refreshed) is absent.
+    A name in neither store (or one that cannot be decrypted or refreshed) is absent;
+    `require_secrets` says which and why.
     """
+    return require_secrets(workspace, names, strict=False)
+
+
+def require_secrets(workspace, names: list[str], *, strict: bool = True) -> dict[str, tuple[str, str]]:
+    """name -> (value, store) for every name, nearest wins. Raises MissingSecret(name) for one in neither
+    vault, and MissingSecret(name, reason=<the vault's sentence>) for one it holds but could not produce
+    (sealed under a key no longer configured, an OAuth refresh the token endpoint refused) — never read
+    as "not in the vault"."""
     if not names:
         return {}
     from vault.actions import resolve_secrets
 
     found = resolve_secrets(workspace, list(names))
+    if strict:
+        for name in names:
+            if name in found.failed:
+                raise MissingSecret(name, reason=found.failed[name])
+            if name not in found:
+                raise MissingSecret(name)
     return {name: (item.value, f"{item.scope} vault") for name, item in found.items()}
 
 
@@ -68,19 +83,20 @@ class DbHost:
         del self._pending[:]  # the same list: a consulted colleague's lines share it
 
     def resolve_secrets(self, names: list[str]) -> dict[str, tuple[str, str]]:
-        found = vault_lookup(self.run.workspace, names)
-        for name in names:
-            if name not in found:
-                raise MissingSecret(name)
-        return found
+        return require_secrets(self.run.workspace, names)
 
     def model_client(self, provider: dict, timezone: str = "UTC") -> Any:
         stores: dict[str, str] = {}
 
         def lookup(name: str) -> str | None:
-            found = vault_lookup(self.run.workspace, [name])
-            if name not in found:
-                return None
+            try:
+                found = require_secrets(self.run.workspace, [name])
+            except MissingSecret as exc:
+                if exc.reason is None:
+                    return None
+                # Held but not producible: say why, and never send the request with no key.
+                self.trace("secret", {"name": name, "store": None, "error": "unavailable", "for": "provider"})
+                raise StepFailed(exc.reason) from None
             stores[name] = found[name][1]
             return found[name][0]
 
@@ -88,9 +104,9 @@ class DbHost:
             supply = supply_from_block(provider or {"name": "anthropic"}, lookup)
         except ProviderMissingSecret as exc:
             self.trace("secret", {"name": exc.name, "store": None, "error": "missing"})
-            raise RuntimeError(f"secret {exc.name} is not in the vault (neither the workspace's nor the account's)") from None
+            raise StepFailed(f"secret {exc.name} is not in the vault (neither the workspace's nor the account's)") from None
         except ProviderConfigError as exc:
-            raise RuntimeError(str(exc)) from None
+            raise StepFailed(str(exc)) from None
         for name, store in stores.items():
             self.trace("secret", {"name": name, "store": store, "for": "provider"})
         from foldrun.engine.step import shared_http
@@ -156,6 +172,7 @@ class DbHost:
         colleague = ColleagueHost(self, workspace, f"{desk}/{agent}")
         request = StepRequest(run_id=self.run.public_id, label=f"{self.step.label} → {desk}/{agent}", agent=agent,
                               task=question, is_test=self.run.is_test, counter=counter,
+                              tenant=workspace.account.public_id,
                               allow_private_urls=bool(getattr(settings, "FOLDRUN_ALLOW_PRIVATE_URLS", False)))
         result = run_step(desk_at(workspace, None), request, colleague)
         if result.status != "completed":
@@ -201,11 +218,7 @@ class ColleagueHost(DbHost):
         super().trace(kind, {**data, "colleague": self.who})
 
     def resolve_secrets(self, names: list[str]) -> dict[str, tuple[str, str]]:
-        found = vault_lookup(self.workspace, names)
-        for name in names:
-            if name not in found:
-                raise MissingSecret(name)
-        return found
+        return require_secrets(self.workspace, names)
 
     def model_client(self, provider: dict, timezone: str = "UTC"):
         run_workspace = self.run.workspace

@@ -402,6 +402,7 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, claim: str) -> str:
         timezone=flow_meta(run).get("timezone"),
         # The install's data (database file, broker, keys) is out of a program's sight; its venvs are not.
         hide_under=[str(settings.DATA_DIR)], keep_visible=[str(Path(settings.DATA_DIR) / "venvs")],
+        tenant=run.workspace.account.public_id,  # loaded by desk_at: no extra query
     )
     host = DbHost(run, step, attempt)
     started = time.monotonic()

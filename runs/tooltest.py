@@ -9,10 +9,10 @@ from django.conf import settings
 from accounts.models import Workspace
 from foldrun.api import ApiError
 from foldrun.engine.resolve import ResolveError
-from foldrun.engine.step import MissingSecret, StepRequest
+from foldrun.engine.step import StepRequest
 from foldrun.engine.tooltest import test_tool
 
-from .host import vault_lookup
+from .host import require_secrets
 
 
 class TestHost:
@@ -24,11 +24,7 @@ class TestHost:
         self.events.append({"kind": kind, "data": data})
 
     def resolve_secrets(self, names: list[str]) -> dict[str, tuple[str, str]]:
-        found = vault_lookup(self.workspace, names)
-        for name in names:
-            if name not in found:
-                raise MissingSecret(name)
-        return found
+        return require_secrets(self.workspace, names)
 
     def before_write(self, what: str) -> None:
         self.events.append({"kind": "log", "data": {"message": f"about to write: {what}"}})

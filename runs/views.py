@@ -199,6 +199,14 @@ class HookView(APIView):
             body = json.loads(raw) if raw else {}
         except ValueError:
             body = raw.decode("utf-8", "replace")
+        from foldrun.parsers import _not_text
+
+        where = _not_text(body)
+        if where is not None:
+            # \u0000 and a lone surrogate are legal JSON but no database column takes them (jsonb refuses
+            # them): the API parser's sentence, before anything is started.
+            raise ApiError(f"{where}: text may not hold a NUL character or a lone surrogate; nothing was started.",
+                           code="invalid", details={"field": where})
         inputs = body if isinstance(body, dict) else {"body": body}
         run = actions.check_start_run(workspace=workspace, flow=flow, inputs=inputs, trigger=Trigger.WEBHOOK,
                                       delivery_id=delivery)

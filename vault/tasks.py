@@ -27,18 +27,25 @@ def probe_all_accounts() -> int:
 
 @shared_task(name="vault.probe_account_providers", acks_late=True)
 def probe_account_providers(account_id: int, force: bool = False) -> int:
-    from vault.models import ProviderCheck
     from vault.probe import check_account_providers
 
-    if not Account.objects.filter(pk=account_id).exists():
-        return 0
-    if not force:
-        cutoff = timezone.now() - RECHECK_AFTER
-        rows = ProviderCheck.objects.filter(account_id=account_id)
-        if rows.exists() and not rows.filter(checked_at__lt=cutoff).exists() and \
-                not rows.filter(checked_at__isnull=True).exists():
-            return 0
     with transaction.atomic():
-        # Serialise two deliveries for one account: the second waits, then sees fresh rows.
-        Account.objects.select_for_update().filter(pk=account_id).first()
-    return len(check_account_providers(account_id, report=True))
+        # The claim is the account's row, held through the check: a second delivery of the same
+        # day's task waits here, then finds the rows fresh and asks nothing — one question per
+        # endpoint and key, one mail. (On SQLite, which has no row locks, the embedded default runs
+        # one worker and a redelivery comes after the first has finished.)
+        if Account.objects.select_for_update().filter(pk=account_id).first() is None:
+            return 0
+        if not force and _checked_recently(account_id):
+            return 0
+        return len(check_account_providers(account_id, report=True))
+
+
+def _checked_recently(account_id: int) -> bool:
+    """Every key of the account was asked within RECHECK_AFTER (and there is at least one)."""
+    from vault.models import ProviderCheck
+
+    cutoff = timezone.now() - RECHECK_AFTER
+    rows = ProviderCheck.objects.filter(account_id=account_id)
+    return rows.exists() and not rows.filter(checked_at__lt=cutoff).exists() and \
+        not rows.filter(checked_at__isnull=True).exists()

@@ -128,9 +128,13 @@ def namespace_prefix(*, no_network: bool) -> list[str] | None:
 
 
 class MissingSecret(Exception):
-    def __init__(self, name: str) -> None:
+    """A secret the step needs and cannot have. `reason` is the sentence when the
+    vault holds it but could not produce it (undecryptable, a refused OAuth refresh)."""
+
+    def __init__(self, name: str, reason: str | None = None) -> None:
         super().__init__(name)
         self.name = name
+        self.reason = reason
 
 
 class BudgetExceeded(Exception):
@@ -139,6 +143,59 @@ class BudgetExceeded(Exception):
 
 class StepFailed(Exception):
     """The step cannot go on; the message is its error line."""
+
+
+class Redactor:
+    """The step's secret values, and their removal from whatever the step saves.
+
+    One mechanism for every text that leaves the step to be kept: trace data
+    (through `RedactingHost`), the reply, the error and question lines, the
+    outputs/ files and the memory/ and state/ writes (at the end of `run_step`).
+    A value is replaced by `[secret NAME]`; values shorter than 4 characters
+    are left (they would match everywhere)."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, str] = {}
+
+    def text(self, text: str) -> str:
+        for name, value in self.values.items():
+            if value and len(value) >= 4 and value in text:
+                text = text.replace(value, f"[secret {name}]")
+        return text
+
+    def bytes(self, content: bytes) -> bytes:
+        for name, value in self.values.items():
+            if value and len(value) >= 4:
+                raw = value.encode("utf-8", "surrogatepass")
+                if raw in content:
+                    content = content.replace(raw, f"[secret {name}]".encode())
+        return content
+
+    def data(self, value: Any) -> Any:
+        """A JSON-shaped value with every string (keys too) redacted."""
+        if not self.values:
+            return value
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {self.text(k) if isinstance(k, str) else k: self.data(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.data(v) for v in value]
+        return value
+
+
+class RedactingHost:
+    """The host as a step sees it: every trace passes the step's `Redactor` on its way to be saved."""
+
+    def __init__(self, host: "Host", redactor: Redactor) -> None:
+        self._host = host
+        self._redactor = redactor
+
+    def trace(self, kind: str, data: dict) -> None:
+        self._host.trace(kind, self._redactor.data(data))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._host, name)
 
 
 class Host(Protocol):
@@ -184,6 +241,7 @@ class StepRequest:
     counter: LimitCounter | None = None  # a consulted colleague shares the delegating step's counter
     hide_under: list[str] = field(default_factory=list)    # folders whose entries a program may not see
     keep_visible: list[str] = field(default_factory=list)  # … except these (the runtime environments)
+    tenant: str = ""   # the account's id, sent as OpenAI's safety_identifier (hashed past 64 characters)
 
 
 @dataclass
@@ -215,13 +273,16 @@ class StepEnv:
         self.allow_private_urls = request.allow_private_urls
         self.venv_cache = request.venv_cache
         self.secrets: dict[str, str] = {}        # name -> value handed to this step (or WITHHELD)
-        self.real_values: dict[str, str] = {}    # for redaction only
+        redactor = getattr(host, "_redactor", None)
+        self.redactor: Redactor = redactor if isinstance(redactor, Redactor) else Redactor()
+        self.real_values: dict[str, str] = self.redactor.values   # for redaction only
         self._closers: list[Callable[[], None]] = []
         self._index: SearchIndex | None = None
         self.withhold_all = False
         self.sandbox_files: dict[str, str] = {}  # the workspace's files (an openapi document may be one)
         self._egress = None
         self.counter: LimitCounter | None = None
+        self.wrote: list[str] = []  # what the step changed outside its sandbox so far (an `ask` refuses then)
 
     @property
     def http(self) -> httpx.Client:
@@ -233,10 +294,7 @@ class StepEnv:
         self.host.trace("log", {"message": self.redact(message)})
 
     def redact(self, text: str) -> str:
-        for name, value in self.real_values.items():
-            if value and len(value) >= 4:
-                text = text.replace(value, f"[secret {name}]")
-        return text
+        return self.redactor.text(text)
 
     def secret_values(self, names: list[str], *, for_tool_test_mode: bool = False) -> dict[str, str]:
         values: dict[str, str] = {}
@@ -410,6 +468,8 @@ def run_step(desk: Desk, request: StepRequest, host: Host) -> StepResult:
         host.trace("log", {"message": str(exc)})
         return StepResult(status="failed", error=str(exc))
     sandbox = materialise(desk.files, desk.library, base=request.sandbox_base)
+    redactor = Redactor()
+    host = RedactingHost(host, redactor)
     env = StepEnv(request, host, sandbox, agent)
     env.sandbox_files = desk.files
     result = StepResult(status="failed")
@@ -424,7 +484,20 @@ def run_step(desk: Desk, request: StepRequest, host: Host) -> StepResult:
                                           f"knowledge/ is never written by a run"})
         result.outputs = sandbox.outputs()
         sandbox.cleanup()
+        _redact_result(result, redactor)
     return result
+
+
+def _redact_result(result: StepResult, redactor: Redactor) -> None:
+    """No secret value leaves the step in what is kept: the reply, the lines, outputs/, memory/ and state/."""
+    if not redactor.values:
+        return
+    result.output = redactor.text(result.output)
+    result.error = redactor.text(result.error)
+    result.question = redactor.text(result.question)
+    result.outputs = {path: redactor.bytes(content) for path, content in result.outputs.items()}
+    result.writes = {path: redactor.text(content) if isinstance(content, str) else content
+                     for path, content in result.writes.items()}
 
 
 def _prepare_tools(agent: AgentSpec, env: StepEnv) -> tuple[list[Tool], list[str], list[Any]]:
@@ -474,6 +547,9 @@ def prepare_tools(agent: AgentSpec, env: StepEnv, host: Host) -> list[Tool]:
         try:
             resolved = host.resolve_secrets(names)
         except MissingSecret as exc:
+            if exc.reason:
+                host.trace("secret", {"name": exc.name, "store": None, "error": "unavailable"})
+                raise StepFailed(exc.reason) from None
             host.trace("secret", {"name": exc.name, "store": None, "error": "missing"})
             raise StepFailed(f"secret {exc.name} is not in the vault (neither the workspace's nor the account's)") from None
         for name in names:
@@ -528,11 +604,12 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
         zone = step_timezone(agent.meta.get("timezone"), request.timezone, agent.workspace_defaults.get("timezone"),
                              agent.account_defaults.get("timezone"))
         client = host.model_client(provider, timezone=zone)
+        tenant = {"safety_identifier": request.tenant} if request.tenant else {}
         for _turn in range(request.max_turns):
             host.check_budget()
             started = time.monotonic()
             response = client.create(system=system, messages=messages, tools=[t.definition() for t in tools],
-                                     max_tokens=max_tokens)
+                                     max_tokens=max_tokens, **tenant)
             usage = response.get("usage") or {}
             result.tokens_in += int(usage.get("input_tokens") or 0)
             result.tokens_out += int(usage.get("output_tokens") or 0)
@@ -560,7 +637,10 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
     except BudgetExceeded as exc:
         result.error = str(exc)
     except Exception as exc:  # a provider refusal or a transport failure: the step fails with its line
-        line = getattr(exc, "line", None) or f"{type(exc).__name__}: {exc}"
+        # The spec's sentence alone (a refusal's line, a provider error's message, the host's sentence);
+        # only an unexpected error keeps its class name, which is then the most useful word.
+        line = getattr(exc, "line", None) or getattr(exc, "message", None) or (
+            str(exc) if isinstance(exc, StepFailed) else f"{type(exc).__name__}: {exc}")
         host.trace("refusal", {"line": env.redact(str(line))})
         result.error = env.redact(str(line))
     finally:
@@ -596,6 +676,7 @@ def _call_tool(use: dict, by_name: dict[str, Tool], counter: LimitCounter, env: 
         what = f"{name} {json.dumps(arguments, ensure_ascii=False)[:200]}"
         env.host.before_write(env.redact(what))
         result.wrote.append(env.redact(what))
+        env.wrote.append(env.redact(what))
     started = time.monotonic()
     try:
         content = tool.handler(arguments, env)

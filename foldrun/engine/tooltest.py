@@ -10,7 +10,7 @@ from foldrun.contract.resolve import resolve_tool
 
 from .resolve import AgentSpec, ResolveError, ToolFile, _folder_files
 from .sandbox import materialise
-from .step import Host, StepEnv, StepFailed, StepRequest, prepare_tools
+from .step import Host, RedactingHost, Redactor, StepEnv, StepFailed, StepRequest, prepare_tools
 from .tools.base import ToolError, check_arguments
 
 
@@ -26,6 +26,7 @@ def test_tool(desk: Desk, tool_name: str, arguments: dict, host: Host, request: 
     spec = AgentSpec(name=agent or "tool-test", meta={}, body="", path="", tools=[tool_name], builtin=set(),
                      tool_files=[tool_file], mcp_inline={}, skills=[], account_defaults={}, workspace_defaults={})
     sandbox = materialise(desk.files, desk.library, base=request.sandbox_base)
+    host = RedactingHost(host, Redactor())  # the trace it answers with holds no value, as a run's does not
     env = StepEnv(request, host, sandbox, spec)
     env.sandbox_files = desk.files
     try:

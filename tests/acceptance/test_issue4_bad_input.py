@@ -63,9 +63,6 @@ def test_a_stream_that_errors_after_it_began_fails_the_step_and_keeps_no_half_an
     assert "half answer" not in (step.output or "")
 
 
-@pytest.mark.xfail(strict=True, reason="foldrun/engine/step.py writes a transport failure as "
-                                       "'ProviderError: <sentence>' — the class name is not part of the sentence "
-                                       "(the runs/engine helper owns it)")
 def test_the_failure_line_is_the_sentence_itself_not_prefixed_with_a_class_name(keyed, alice, workspace,
                                                                                 fake_provider):
     fake_provider.reply_status(500, message="upstream exploded")
@@ -73,9 +70,6 @@ def test_the_failure_line_is_the_sentence_itself_not_prefixed_with_a_class_name(
     assert step.error == "the provider answered HTTP 500: upstream exploded"
 
 
-@pytest.mark.xfail(strict=True, reason="runs/host.py vault_lookup drops Resolution.failed, so an undecryptable "
-                                       "provider key reads as 'not in the vault' instead of the decrypt sentence "
-                                       "(the runs helper owns it)")
 def test_a_provider_key_no_vault_key_opens_is_refused_by_name_with_why(account, alice, workspace, fake_provider):
     with override_settings(FOLDRUN_VAULT_KEYS=[OLD]):
         do_set_secret(account, workspace, "MODEL_KEY", value="sk-sealed-under-old")
@@ -98,9 +92,6 @@ def test_a_provider_key_no_vault_key_opens_fails_the_step_by_name_and_sends_noth
     assert bytes(Secret.objects.get(pk=row.pk).sealed) == bytes(row.sealed)   # nothing rewritten
 
 
-@pytest.mark.xfail(strict=True, reason="runs/host.py vault_lookup drops Resolution.failed, so a refused OAuth "
-                                       "refresh reads as 'not in the vault' instead of the token endpoint's refusal "
-                                       "(the runs helper owns it)")
 def test_an_oauth_key_whose_token_endpoint_refuses_fails_the_step_saying_so(account, alice, workspace, fake_provider,
                                                                             fake_oauth):
     do_set_secret(account, workspace, "MODEL_KEY", oauth_recipe={

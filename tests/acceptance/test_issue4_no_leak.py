@@ -183,8 +183,6 @@ print("wrote outputs/report.txt")
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="runs/orchestrate.py stores outputs/ artifacts as the script wrote them; the "
-                   "step's secret values are not redacted there (the runs helper owns it)")
 def test_a_value_a_script_writes_into_an_output_file_is_not_kept_as_is(transactional_db, alice_api, account, workspace,
                                                                        fake_provider):
     push(workspace, {

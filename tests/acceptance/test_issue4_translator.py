@@ -293,9 +293,6 @@ def test_params_send_a_reasoning_effort_to_a_model_that_reasons(fake_provider, f
     assert fake_provider.last.body[field] == params[field]
 
 
-@pytest.mark.xfail(strict=True, reason="foldrun/engine/step.py never passes a tenant id as safety_identifier, so a run "
-                                       "on an OpenAI wire sends none (the spec: 'a long tenant id is now sent "
-                                       "hashed'); the engine/runs helper owns it")
 def test_a_run_on_the_responses_wire_sends_a_tenant_safety_identifier_of_at_most_64_characters(
         account, alice, workspace, fake_provider):
     from runs.actions import check_start_run

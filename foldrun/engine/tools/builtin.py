@@ -143,6 +143,12 @@ def read_run(args: dict, env: "StepEnv") -> str:
 
 
 def ask(args: dict, env: "StepEnv") -> str:
+    """Park the run on a question. The step runs again from the start with the answer (its conversation
+    is not kept), so a step that has already changed something outside may not ask: it would do it twice."""
+    if env.wrote:
+        raise ToolError(f"ask: this step has already changed something outside ({env.wrote[0]}); a question now "
+                        f"would run the step again from the start and do it twice — finish without asking, or ask "
+                        f"before you change anything")
     raise Park(args["question"])
 
 

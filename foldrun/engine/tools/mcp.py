@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import tempfile
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +52,7 @@ class McpConnection:
         self.thread = threading.Thread(target=self.loop.run_forever, name=f"mcp-{name}", daemon=True)
         self.thread.start()
         self._client = None
+        self._errlog = None
         self._stop: asyncio.Event | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
@@ -82,7 +84,13 @@ class McpConnection:
             import os
 
             command, args = "unshare", (["-n"] if os.geteuid() == 0 else ["-rn"]) + [command] + args
-        return StdioServerParameters(command=command, args=args, env=env or None, cwd=self.cwd)
+        from mcp.client.stdio import stdio_client
+
+        # The server's stderr goes to a real file: the SDK's default is the sys.stderr of when it was
+        # imported, which inside a Celery worker is a logging proxy with no file descriptor to hand on.
+        self._errlog = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+        return stdio_client(StdioServerParameters(command=command, args=args, env=env or None, cwd=self.cwd),
+                            errlog=self._errlog)
 
     async def _hold(self) -> None:
         from mcp import Client
@@ -124,6 +132,8 @@ class McpConnection:
             pass
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
+        if self._errlog is not None:
+            self._errlog.close()
 
 
 class McpToolRuntime:

@@ -6,15 +6,20 @@ stderr goes to the trace. Fields: `run` (or the fenced block in the body),
 `args`, `timeout`, `interpreter`, `secrets` (materialised — the default — or
 `proxied`), `outward`, `test_mode`, `runtime` (packages installed into a
 per-tool virtualenv cached by the hash of its requirements; a
-`requirements.txt` beside the program counts too).
+`requirements.txt` beside the program counts too; `runtime: npm:` and a
+`package.json`'s `dependencies` are installed with npm into a per-tool
+`node_modules`, cached the same way, which the program finds beside it).
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,6 +45,8 @@ class ScriptPlan:
     program: Path
     interpreter: str
     packages: list[str] = field(default_factory=list)
+    npm: dict[str, str] = field(default_factory=dict)   # package name -> version range (or file: spec)
+    npm_key: str = ""                                    # what the npm environment is cached by
     build_log: list[str] = field(default_factory=list)
 
 
@@ -112,8 +119,97 @@ def plan_script(name: str, meta: dict, body: str, folder_files: dict[str, str], 
     if requirements.is_file():
         extra, log = read_requirements(requirements.read_text(encoding="utf-8"))
         packages += extra
+    npm, npm_log = npm_dependencies(meta, folder_files)
+    log += npm_log
     return ScriptPlan(name=name, folder=folder, program=program, interpreter=interpreter,
-                      packages=list(dict.fromkeys(packages)), build_log=log)
+                      packages=list(dict.fromkeys(packages)), npm=npm, npm_key=npm_key(npm, folder_files),
+                      build_log=log)
+
+
+def _npm_spec(entry: str) -> tuple[str, str]:
+    """`left-pad@1.3.0` -> ("left-pad", "1.3.0"); `@scope/pkg@^2` -> ("@scope/pkg", "^2"); a bare name -> "*"."""
+    at = entry.rfind("@")
+    if at > 0:
+        return entry[:at], entry[at + 1:] or "*"
+    return entry, "*"
+
+
+def npm_dependencies(meta: dict, folder_files: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """`package.json`'s `dependencies` merged with `runtime: npm:` (a list of `name@range`, or a mapping);
+    tool.md wins for a name in both. (dependencies, build-log lines)."""
+    found: dict[str, str] = {}
+    log: list[str] = []
+    text = folder_files.get("package.json")
+    if text is not None:
+        try:
+            declared = json.loads(text).get("dependencies") or {}
+            if not isinstance(declared, dict):
+                raise ValueError("dependencies is not an object")
+            found.update({str(k): str(v) for k, v in declared.items()})
+        except (ValueError, AttributeError) as exc:
+            log.append(f"package.json: not read ({exc})")
+    runtime = meta.get("runtime") if isinstance(meta.get("runtime"), dict) else {}
+    wanted = runtime.get("npm") or []
+    if isinstance(wanted, dict):
+        found.update({str(k): str(v) for k, v in wanted.items()})
+    elif isinstance(wanted, (list, tuple)):
+        found.update(dict(_npm_spec(str(e)) for e in wanted))
+    elif isinstance(wanted, str):
+        found.update(dict(_npm_spec(e) for e in wanted.split()))
+    return found, log
+
+
+def npm_key(npm: dict[str, str], folder_files: dict[str, str]) -> str:
+    """The hash the npm environment is cached by: the dependencies as declared, and the files of any
+    `file:` dependency inside the tool's folder (a change there is a new environment)."""
+    if not npm:
+        return ""
+    digest = hashlib.sha256(json.dumps(sorted(npm.items())).encode())
+    for spec in sorted(npm.values()):
+        if spec.startswith("file:") and not spec[5:].startswith("/"):
+            prefix = os.path.normpath(spec[5:]).rstrip("/") + "/"
+            for rel in sorted(r for r in folder_files if r.startswith(prefix)):
+                digest.update(rel.encode() + b"\0" + folder_files[rel].encode() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def runtime_npm(plan: ScriptPlan, cache_dir: Path, log) -> Path:
+    """A `node_modules` holding the tool's npm dependencies, cached under `cache_dir/npm/<hash>`.
+
+    Installed into a fresh folder and renamed into place, so two steps installing the same
+    environment at once both end with a whole one. A relative `file:` dependency is read from
+    the tool's folder in this step's sandbox and copied in (`--install-links`), not linked."""
+    target = cache_dir / "npm" / plan.npm_key
+    if (target / ".ready").exists():
+        return target / "node_modules"
+    npm = shutil.which("npm")
+    if npm is None:
+        raise ToolError(f"{plan.name}: declares npm packages ({', '.join(plan.npm)}) and npm is not installed here")
+    building = cache_dir / "npm" / f".{plan.npm_key}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
+    building.mkdir(parents=True)
+    dependencies = {name: (f"file:{(plan.folder / spec[5:]).resolve()}"
+                           if spec.startswith("file:") and not spec[5:].startswith("/") else spec)
+                    for name, spec in plan.npm.items()}
+    (building / "package.json").write_text(json.dumps(
+        {"name": "foldrun-tool-environment", "private": True, "dependencies": dependencies}))
+    try:
+        done = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--no-update-notifier", "--install-links",
+                               "--omit=dev", "--loglevel=error"], cwd=str(building), capture_output=True, text=True,
+                              timeout=900)
+        if done.returncode != 0:
+            raise ToolError(f"installing npm {', '.join(plan.npm)} failed: {done.stderr.strip()[-500:]}")
+        (building / "node_modules").mkdir(exist_ok=True)
+        (building / ".ready").write_text(plan.npm_key)
+        try:
+            building.rename(target)
+        except OSError:
+            if not (target / ".ready").exists():  # neither another step's nor ours: say so
+                raise
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    log(f"{plan.name}: runtime: installed npm {', '.join(f'{n}@{v}' for n, v in sorted(plan.npm.items()))} into environment "
+        f"{plan.npm_key}")
+    return target / "node_modules"
 
 
 def runtime_python(packages: list[str], cache_dir: Path, log) -> str:
@@ -183,6 +279,14 @@ class ScriptToolRuntime:
             interpreter = runtime_python(plan.packages, env.venv_cache, env.log)
         command = ([interpreter] if interpreter else []) + [str(plan.program)] + argv_for(arguments)
         extra_env = env.script_env(self)
+        if plan.npm:
+            modules = runtime_npm(plan, env.venv_cache, env.log)
+            # Found beside the program (node looks in ./node_modules first), and by NODE_PATH for a
+            # program that is not in the tool's folder.
+            link = plan.folder / "node_modules"
+            if not link.exists() and not link.is_symlink():
+                link.symlink_to(modules, target_is_directory=True)
+            extra_env["NODE_PATH"] = str(modules)
         result = env.run_program(command, timeout=self.timeout, extra_env=extra_env,
                                  stdin=json.dumps(arguments), cwd=env.sandbox.root, label=self.name,
                                  raise_on_error=True)
