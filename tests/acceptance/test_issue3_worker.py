@@ -128,3 +128,22 @@ def test_a_test_run_on_a_real_worker_withholds_the_secret_and_its_programs_have_
     assert api.requests == []
     assert ("test run: send-capable secrets read TEST_MODE_WITHHELD, FOLDRUN_TEST_MODE=1, programs have no network, "
             "outward calls fail closed") in logs
+
+
+def test_wait_event_parks_on_a_real_worker_and_the_api_event_resumes_it_with_its_payload(
+        celery_worker_process, workspace, alice, alice_api, fake_provider):
+    push(workspace, {"agents/signer/agent.md": agent_file("signer", fake_provider),
+                     "flows/weekly.md": ("---\nname: weekly\n---\n1. [[signer]] — Continue after sign-off.\n"
+                                         "   wait: event signed-off\n")})
+    run = check_start_run(workspace=workspace, user=alice, flow="weekly")
+    wait_for(lambda: Run.objects.filter(pk=run.pk, status="waiting").exists(), timeout=30)
+    fake_provider.reply_text("GOOD — signed off by legal")
+    sent = alice_api.post(f"/api/workspaces/rank-desk/runs/{run.public_id}/events/signed-off", {"by": "legal"},
+                          format="json")
+    again = alice_api.post(f"/api/workspaces/rank-desk/runs/{run.public_id}/events/signed-off", {"by": "legal"},
+                           format="json")
+    done = finished(run)
+    assert sent.status_code in (200, 202)
+    assert again.status_code == 409
+    assert (done.status, done.verdict) == ("completed", "GOOD")
+    assert '"by": "legal"' in fake_provider.requests[0].body["messages"][0]["content"]
