@@ -167,7 +167,8 @@ def _notify_local(ctx, root: Path, record: dict, secrets: dict[str, str]) -> Non
 def _server_record(run: dict) -> dict:
     steps = [{"step": s["label"], "agent": s["agent"], "status": s["status"], "attempt": s["attempt"],
               "cost_usd": s["cost_usd"], "tokens_in": s["tokens_in"], "tokens_out": s["tokens_out"],
-              "limits": s.get("limits_line", ""), "error": s.get("error", "")} for s in run.get("steps", [])]
+              "limits": s.get("limits_line", ""), "error": s.get("error", ""), "tries": s.get("tries") or []}
+             for s in run.get("steps", [])]
     return {**run, "steps": steps}
 
 

@@ -168,6 +168,12 @@ def report_lines(run: dict) -> list[str]:
             lines.append(f"     {step.get('limits') or step.get('limits_line')}")
         if step.get("error"):
             lines.append(f"     error: {step['error']}")
+        earlier = [t for t in step.get("tries") or [] if t.get("n") != step.get("attempt")]
+        for t in earlier:  # the tries before the last, as the Run page lists them
+            lines.append(f"     try {t.get('n')}: {t.get('status')}" + (f" — {t['error']}" if t.get("error") else ""))
     lines.append(f"cost ${Decimal(str(run.get('cost_usd') or 0)):.6f} · tokens {run.get('tokens_in', 0)} in, "
                  f"{run.get('tokens_out', 0)} out")
+    for artifact in run.get("artifacts") or []:
+        lines.append(f"artifact {artifact.get('path')}  {artifact.get('size', 0)} bytes"
+                     + (f"  ({artifact['id']})" if artifact.get("id") else ""))
     return lines
