@@ -508,9 +508,9 @@ def _after_step(run: Run, step: Step) -> None:
     if step.instance is None:
         move_within(run)
         return
-    parent = Step.objects.select_for_update().get(run=run, index=step.index, instance__isnull=True)
     instances = Step.objects.filter(run=run, index=step.index, instance__isnull=False).order_by("instance")
-    # Every instance's end reads its siblings' states; only the last one reads their outputs.
+    # Every instance's end reads its siblings' states (the run's lock, held, makes the ends take turns); only
+    # the last one locks the parent and reads their outputs.
     states = list(instances.values_list("pk", "status"))
     waiting = [pk for pk, status in states if status == StepStatus.PENDING]
     if waiting and not run.is_finished:
@@ -519,7 +519,10 @@ def _after_step(run: Run, step: Step) -> None:
         Step.objects.filter(pk=nxt, status=StepStatus.PENDING).update(status=StepStatus.QUEUED)
         enqueue_step(nxt)
         return
-    if any(status not in FINISHED for _, status in states) or parent.status in FINISHED:
+    if any(status not in FINISHED for _, status in states):
+        return
+    parent = Step.objects.select_for_update().get(run=run, index=step.index, instance__isnull=True)
+    if parent.status in FINISHED:
         return
     siblings = list(instances)
     failed = [s for s in siblings if s.status != StepStatus.COMPLETED]
