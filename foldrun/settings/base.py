@@ -227,3 +227,7 @@ MIDDLEWARE.append("foldrun.middleware.RefuseNulMiddleware")
 # the queue folder 50 times a second.
 if CELERY_BROKER_URL.startswith("filesystem"):
     CELERY_BROKER_TRANSPORT_OPTIONS["polling_interval"] = env_int("FOLDRUN_BROKER_POLL_MS", 20, minimum=1) / 1000
+# kombu's filesystem transport lets a worker take a message file still being written (and stop on the empty
+# JSON); this one renames each message into place whole (see foldrun/broker.py).
+if CELERY_BROKER_URL.startswith("filesystem"):
+    CELERY_BROKER_TRANSPORT = "foldrun.broker:Transport"
