@@ -111,3 +111,23 @@ def test_an_npm_package_that_cannot_be_installed_is_an_error_the_model_sees(work
     assert run.status == "completed"
     assert result["error"] is True
     assert result["content"].startswith("installing npm tiny-gone failed: ")
+
+
+def test_two_steps_installing_the_same_npm_environment_at_once_both_get_a_whole_one(tmp_path):
+    import threading
+
+    from foldrun.engine.tools.script import plan_script, runtime_npm
+
+    folder_files = {"run.js": GREETER_RUN, "package.json": PACKAGE_JSON, "tiny-greet/package.json": TINY_PACKAGE,
+                    "tiny-greet/index.js": TINY_INDEX.replace("hello", "hey")}
+    plans = [plan_script("greeter", {"run": "run.js"}, "", folder_files, tmp_path / f"sandbox{n}") for n in range(2)]
+    found: list[Path] = []
+    threads = [threading.Thread(target=lambda p=p: found.append(runtime_npm(p, tmp_path / "venvs", lambda line: None)))
+               for p in plans]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert len(found) == 2 and found[0] == found[1]
+    assert (found[0] / "tiny-greet" / "index.js").read_text() == TINY_INDEX.replace("hello", "hey")
+    assert [p.name for p in (tmp_path / "venvs" / "npm").iterdir()] == [found[0].parent.name]

@@ -200,11 +200,7 @@ def runtime_npm(plan: ScriptPlan, cache_dir: Path, log) -> Path:
             raise ToolError(f"installing npm {', '.join(plan.npm)} failed: {done.stderr.strip()[-500:]}")
         (building / "node_modules").mkdir(exist_ok=True)
         (building / ".ready").write_text(plan.npm_key)
-        try:
-            building.rename(target)
-        except OSError:
-            if not (target / ".ready").exists():  # neither another step's nor ours: say so
-                raise
+        _move_into_place(building, target)
     finally:
         shutil.rmtree(building, ignore_errors=True)
     log(f"{plan.name}: runtime: installed npm {', '.join(f'{n}@{v}' for n, v in sorted(plan.npm.items()))} into environment "
@@ -213,21 +209,40 @@ def runtime_npm(plan: ScriptPlan, cache_dir: Path, log) -> Path:
 
 
 def runtime_python(packages: list[str], cache_dir: Path, log) -> str:
-    """A virtualenv with `packages`, cached by the hash of the sorted requirement list."""
+    """A virtualenv with `packages`, cached by the hash of the sorted requirement list.
+
+    Built in a fresh folder and renamed into place once installed, so two steps building the same
+    environment at once each end with a whole one (and a half-built one is never used)."""
     key = hashlib.sha256("\n".join(sorted(packages)).encode()).hexdigest()[:16]
     venv = cache_dir / key
     python = venv / "bin" / "python"
     if (venv / ".ready").exists():
         return str(python)
     cache_dir.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=120)
-    done = subprocess.run([str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", *packages],
-                          capture_output=True, text=True, timeout=900)
-    if done.returncode != 0:
-        raise ToolError(f"installing {', '.join(packages)} failed: {done.stderr.strip()[-500:]}")
-    (venv / ".ready").write_text(key)
+    building = cache_dir / f".{key}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
+    try:
+        subprocess.run([sys.executable, "-m", "venv", str(building)], check=True, capture_output=True, timeout=120)
+        done = subprocess.run([str(building / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check",
+                               "-q", *packages], capture_output=True, text=True, timeout=900)
+        if done.returncode != 0:
+            raise ToolError(f"installing {', '.join(packages)} failed: {done.stderr.strip()[-500:]}")
+        (building / ".ready").write_text(key)
+        _move_into_place(building, venv)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
     log(f"runtime: installed {', '.join(packages)} into environment {key}")
     return str(python)
+
+
+def _move_into_place(building: Path, target: Path) -> None:
+    """Rename a finished environment to its cached name; another step's finished one there is as good."""
+    if target.exists() and not (target / ".ready").exists():
+        shutil.rmtree(target, ignore_errors=True)  # half-built by an older foldrun that installed in place
+    try:
+        building.rename(target)
+    except OSError:
+        if not (target / ".ready").exists():
+            raise
 
 
 def argv_for(arguments: dict) -> list[str]:
