@@ -50,3 +50,19 @@ def test_foldrun_report_prints_the_same_facts_tries_and_artifacts_too(cli, signe
     assert "     try 1: failed — verify: file outputs/receipt.json — the step left no such file, or it is empty" \
         in report.lines
     assert f"artifact outputs/receipt.json  9 bytes  ({run.artifacts.get().public_id})" in report.lines
+
+
+def test_the_runs_list_page_filters_by_flow_and_by_verdict(workspace, alice, fake_provider):
+    push(workspace, {"agents/writer/agent.md": agent_file("writer", fake_provider),
+                     "flows/weekly.md": "---\nname: weekly\n---\n1. [[writer]] — Write.\n",
+                     "flows/daily.md": "---\nname: daily\n---\n1. [[writer]] — Write.\n"})
+    fake_provider.reply_text("GOOD weekly")
+    fake_provider.reply_text("BAD daily")
+    weekly = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
+    daily = drive(check_start_run(workspace=workspace, user=alice, flow="daily"))
+    client = Client()
+    client.force_login(alice)
+    by_flow = client.get("/w/rank-desk/runs/?flow=weekly").content.decode()
+    by_verdict = client.get("/w/rank-desk/runs/?verdict=BAD").content.decode()
+    assert f"/w/rank-desk/runs/{weekly.public_id}" in by_flow and f"/w/rank-desk/runs/{daily.public_id}" not in by_flow
+    assert f"/w/rank-desk/runs/{daily.public_id}" in by_verdict and f"/w/rank-desk/runs/{weekly.public_id}" not in by_verdict
