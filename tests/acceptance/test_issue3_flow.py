@@ -75,7 +75,9 @@ def test_the_ask_tool_says_on_the_trace_that_the_step_runs_again_from_the_start(
     fake_provider.reply_tool_use("Write", {"path": "outputs/draft.md", "content": "a first draft"})
     fake_provider.reply_tool_use("ask", {"question": "Formal or casual?"})
     run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
+    offered = next(t for t in fake_provider.requests[0].body["tools"] if t["name"] == "ask")
     assert run.status == "awaiting-approval"
+    assert "this step starts again from the beginning with their answer" in offered["description"]
     assert ("step 1 ([[writer]]) asked a person; when they answer, the step runs again from the start with their "
             "answer — what it did in its sandbox before asking is not kept") in logs(run)
     assert not run.artifacts.exists()

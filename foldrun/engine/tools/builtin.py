@@ -207,6 +207,8 @@ def builtin_tools(granted: set[str]) -> list[Tool]:
                                   "question": {"type": "string"}}, ["desk", "agent", "question"]), consult,
                           lambda args: ["desks", str(args.get("agent") or "")]))
     if "ask" in granted:
-        tools.append(Tool("ask", "Ask a person a question. The run waits until they answer; the answer is handed back.",
+        tools.append(Tool("ask", "Ask a person a question. The run waits until they answer; then this step starts "
+                          "again from the beginning with their answer in the task — so ask before you change "
+                          "anything outside.",
                           schema({"question": {"type": "string"}}, ["question"]), ask, ["ask"]))
     return tools
