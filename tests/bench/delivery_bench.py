@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -29,24 +28,8 @@ django.setup()
 
 import httpx  # noqa: E402
 from django.db import connection  # noqa: E402
+from tests.bench.worker import start_worker  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
-
-
-def start_worker(concurrency: int, log_path: Path) -> subprocess.Popen:
-    env = dict(os.environ)
-    env["FOLDRUN_TEST_DB_NAME"] = connection.settings_dict["NAME"]
-    env["DJANGO_SETTINGS_MODULE"] = "foldrun.settings.test"
-    log = open(log_path, "wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "foldrun", "worker", "-l", "info", "--concurrency",
-         str(concurrency), "--without-mingle", "--without-gossip", "--without-heartbeat",
-         "-Q", env["FOLDRUN_TEST_QUEUE"]],
-        env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 60
-    while b"ready." not in log_path.read_bytes() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return process
 
 
 def main() -> None:

@@ -23,7 +23,6 @@ import argparse
 import logging
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -36,25 +35,8 @@ import django  # noqa: E402
 django.setup()
 
 from django.db import connection  # noqa: E402
+from tests.bench.worker import start_worker  # noqa: E402
 from django.test.utils import CaptureQueriesContext, setup_test_environment  # noqa: E402
-
-
-def start_worker(concurrency: int, log_path: Path) -> subprocess.Popen:
-    env = dict(os.environ)
-    env["FOLDRUN_TEST_DB_NAME"] = connection.settings_dict["NAME"]
-    env["DJANGO_SETTINGS_MODULE"] = "foldrun.settings.test"
-    log = open(log_path, "wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "foldrun", "worker", "-l", "warning", "--concurrency",
-         str(concurrency), "--without-mingle", "--without-gossip", "--without-heartbeat",
-         "-Q", env["FOLDRUN_TEST_QUEUE"]],
-        env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 60
-    while b"ready" not in log_path.read_bytes() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)
-    time.sleep(0.5)
-    return process
 
 
 def wait_until(predicate, timeout: float, every: float = 0.002) -> None:
@@ -125,7 +107,8 @@ def main() -> None:
             "flows/fan.md": "---\nname: fan\n---\n1. [[a]] — List.\n2. [[a]] — Read {{item}}.\n   each: lines\n   max: 1000\n",
         })
         per_run_queries, per_step_queries = count_queries(workspace, fake)
-        worker = start_worker(args.concurrency, Path(os.environ.get("FOLDRUN_DATA_DIR", "/tmp")) / "bench-worker.log")
+        worker = start_worker(args.concurrency, Path(os.environ.get("FOLDRUN_DATA_DIR", "/tmp")) / "bench-worker.log",
+                              level="warning", settle=0.5)
         broker = app.conf.broker_url.split("://", 1)[0]
         print(f"database {connection.vendor}, broker {broker}, worker concurrency {args.concurrency}, "
               f"load average {os.getloadavg()[0]:.2f}")
