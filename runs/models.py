@@ -139,6 +139,9 @@ class Step(models.Model):
     tokens_out = models.PositiveBigIntegerField(default=0)
     # Who holds the step: a token per claim, so a second delivery cannot run it again.
     claim = models.CharField(max_length=64, blank=True)
+    # The running try's lease (foldrun/leases.py): renewed by its heartbeat; expired, the recovery sweep acts.
+    lease_holder = models.CharField(max_length=64, blank=True, db_index=True)
+    lease_until = models.DateTimeField(null=True, blank=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

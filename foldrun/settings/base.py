@@ -169,6 +169,12 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE: dict = {}
 
+# Leases (foldrun/leases.py): every claimed piece of work holds a lease this long, renewed by a heartbeat
+# every third of it; a holder that stops renewing (its worker died) loses the work after this many seconds,
+# and the recovery sweep, every FOLDRUN_SWEEP_SECONDS, acts on it.
+FOLDRUN_LEASE_SECONDS = env_int("FOLDRUN_LEASE_SECONDS", 30, minimum=1)
+FOLDRUN_SWEEP_SECONDS = env_int("FOLDRUN_SWEEP_SECONDS", 5, minimum=1)
+
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 # The platform's own sender (spec: notifications.md, Email).
 DEFAULT_FROM_EMAIL = env_str("FOLDRUN_EMAIL_FROM", "foldrun <hello@foldrun.io>")
