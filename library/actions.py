@@ -29,7 +29,11 @@ from foldrun.contract.model import concept_of
 from foldrun.contract.paths import BINARY_MARKER, PathError, normalise_path
 from foldrun.contract.payload import check_payload, decode
 
+from foldrun.gallery import gallery_tools
+
 from .models import ChangeKind, Changeset, LibraryFile, Revision, scope_key_for
+# Reading lives in services (one direction: actions → services); these names stay importable from here.
+from .services import MARK_CURRENT, copy_is_unedited, copy_mark, copy_of, file_at, files_at, sha256_text, tool_paths  # noqa: F401
 
 log = logging.getLogger(__name__)
 
@@ -75,10 +79,6 @@ class WriteRefused(Exception):
         more = f" (and {len(findings) - 1} more; see details.findings)" if len(findings) > 1 else ""
         self.message = f"{lead}: {first}{more}"
         super().__init__(self.message)
-
-
-def sha256_text(content: str) -> str:
-    return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
 def content_bytes(content: str, encoding: str) -> bytes:
@@ -654,39 +654,6 @@ def do_rollback(
     )
 
 
-def file_at(account: Account, workspace: Workspace | None, path: str, number: int | None = None) -> Revision | None:
-    """One live file of a scope as changeset `number` left it (the head when
-    None), with its changeset; None when absent or deleted. One query."""
-    revisions = Revision.objects.filter(file__scope_key=scope_key_for(account, workspace), file__path=path)
-    if number is not None:
-        revisions = revisions.filter(number__lte=number)
-    revision = revisions.select_related("changeset", "changeset__author").order_by("-number").first()
-    return None if revision is None or revision.deleted else revision
-
-
-def files_at(
-    account: Account, workspace: Workspace | None, number: int | None = None, *, with_content: bool = True
-) -> dict[str, Revision]:
-    """The live files of a scope at changeset `number` (the head when None)."""
-    scope_key = scope_key_for(account, workspace)
-    if number is None:
-        files = LibraryFile.objects.select_related("head").filter(scope_key=scope_key, deleted=False)
-        if not with_content:
-            files = files.defer("head__content")
-        return {f.path: f.head for f in files if f.head is not None}
-    latest = (
-        Revision.objects.filter(file_id=OuterRef("file_id"), number__lte=number).order_by("-number").values("pk")[:1]
-    )
-    revisions = (
-        Revision.objects.filter(file__scope_key=scope_key, number__lte=number, deleted=False)
-        .filter(pk=Subquery(latest))
-        .select_related("file")
-    )
-    if not with_content:
-        revisions = revisions.defer("content")
-    return {r.file.path: r for r in revisions}
-
-
 # ---------------------------------------------------------------- gallery
 
 
@@ -701,9 +668,6 @@ class GalleryError(Exception):
 def _gallery_writes(name: str, heads: dict[str, Revision]) -> list[FileWrite]:
     """The shelf's files of tool `name` as writes marked with their origin,
     and deletions for files of an existing copy the shelf no longer has."""
-    from foldrun.gallery import gallery_tools
-
-    from .services import tool_paths
 
     shelf = gallery_tools()[name]
     writes = [FileWrite(p, t, gallery_tool=name, gallery_sha256=sha256_text(t)) for p, t in sorted(shelf.items())]
@@ -720,9 +684,6 @@ def do_install_gallery_tool(
     one revision back. Raises GalleryError for an unknown tool (404) or an
     upgrade with no copy to upgrade (409).
     """
-    from foldrun.gallery import gallery_tools
-
-    from .services import copy_of
 
     if name not in gallery_tools():
         raise GalleryError("Not found.", code="not_found", status=404)
@@ -746,7 +707,6 @@ def sync_gallery_copies() -> list[Changeset]:
     Run by `manage.py sync_gallery` and after every migrate (a new platform
     version).
     """
-    from foldrun.gallery import gallery_tools
 
     shelf_tools = gallery_tools()
     scopes = (
@@ -771,7 +731,6 @@ def sync_gallery_copies() -> list[Changeset]:
 
 def _follow_gallery(account: Account, workspace: Workspace | None, name: str, shelf: dict[str, str]) -> WriteResult | None:
     """One unedited copy brought to the shelf's files; None when there is nothing to follow."""
-    from .services import MARK_CURRENT, copy_is_unedited, copy_mark, copy_of
 
     with transaction.atomic():
         # Decide under the scope's lock, so an edit that lands between

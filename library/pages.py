@@ -26,9 +26,10 @@ from accounts.models import Membership, Workspace
 from foldrun.contract.desk import Desk, make_document
 from foldrun.contract.model import flow_of
 from foldrun.contract.resolve import granted_tools
+from foldrun.gallery import gallery_files
 
 from . import services
-from .actions import files_at
+from .actions import GalleryError, WriteRefused, do_edit_file, do_install_gallery_tool, do_rollback, files_at
 from .models import Changeset, LibraryFile, Revision, scope_key_for
 
 
@@ -309,8 +310,6 @@ def _grants(entry: dict[str, Any]) -> list[Grant]:
 
 
 def _gallery_files() -> dict[str, str]:
-    from foldrun.gallery import gallery_files
-
     return gallery_files()
 
 
@@ -462,8 +461,6 @@ def _edit(request: HttpRequest, membership: Membership, workspace: Workspace | N
           base_url: str) -> None:
     """A dashboard edit of one text file (kind "edit"), validated like a push.
     The outcome goes to messages; a refused text is kept for the form once."""
-    from .actions import WriteRefused, do_edit_file
-
     _require_write(membership)
     content = request.POST.get("content")
     if content is None:
@@ -486,8 +483,6 @@ def _edit(request: HttpRequest, membership: Membership, workspace: Workspace | N
 
 
 def _rollback(request: HttpRequest, membership: Membership, workspace: Workspace | None, path: str) -> None:
-    from .actions import WriteRefused, do_rollback
-
     _require_write(membership)
     to = _int_or_none(request.POST.get("to"))
     history = _history(scope_key_for(membership.account, workspace), path)
@@ -612,8 +607,6 @@ def library_revision(request: HttpRequest, number: int) -> HttpResponse:
 def gallery_install(request: HttpRequest, tool: str) -> HttpResponse:
     """Copy a shelf tool into the account library; the copy follows the
     gallery until someone edits it."""
-    from .actions import GalleryError, do_install_gallery_tool
-
     membership = _membership(request)
     _require_write(membership)
     try:
@@ -636,8 +629,6 @@ def gallery_install(request: HttpRequest, tool: str) -> HttpResponse:
 def gallery_update(request: HttpRequest, tool: str) -> HttpResponse:
     """"Update to gallery version": the shelf's current files, written through
     the revision log, so the account's version is one revision back."""
-    from .actions import GalleryError, do_install_gallery_tool
-
     membership = _membership(request)
     _require_write(membership)
     try:

@@ -1,12 +1,16 @@
-"""Reading the library: desks, nearest-wins resolution, the blast radius, the
-gallery marks. No writes here (those are in actions).
+"""Reading the library: files at a revision, desks, nearest-wins resolution,
+the blast radius, the gallery marks. No writes here (those are in actions,
+which import this module; nothing here imports actions).
 
 Resolution is nearest wins: the agent's own (`agents/<name>/…`), then the
 workspace's, then the account library's, then the gallery shelf.
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
+
+from django.db.models import OuterRef, Subquery
 
 from accounts.models import Account, Workspace
 from foldrun.contract import Desk
@@ -14,10 +18,51 @@ from foldrun.contract.desk import AGENT, AGENTS_MD, FLOW, SKILL, TOOL, classify,
 from foldrun.contract.resolve import agent_skills, granted_tools
 from foldrun.gallery import gallery_files, gallery_tools
 
-from .actions import files_at, sha256_text
 from .models import Changeset, LibraryFile, Revision, scope_key_for
 
 _RESOLVED_KINDS = {AGENT, TOOL, SKILL, AGENTS_MD}
+
+
+# ---------------------------------------------------------------- files
+
+
+def sha256_text(content: str) -> str:
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+def file_at(account: Account, workspace: Workspace | None, path: str, number: int | None = None) -> Revision | None:
+    """One live file of a scope as changeset `number` left it (the head when
+    None), with its changeset; None when absent or deleted. One query."""
+    revisions = Revision.objects.filter(file__scope_key=scope_key_for(account, workspace), file__path=path)
+    if number is not None:
+        revisions = revisions.filter(number__lte=number)
+    revision = revisions.select_related("changeset", "changeset__author").order_by("-number").first()
+    return None if revision is None or revision.deleted else revision
+
+
+def files_at(
+    account: Account, workspace: Workspace | None, number: int | None = None, *, with_content: bool = True
+) -> dict[str, Revision]:
+    """The live files of a scope at changeset `number` (the head when None)."""
+    scope_key = scope_key_for(account, workspace)
+    if number is None:
+        files = LibraryFile.objects.select_related("head").filter(scope_key=scope_key, deleted=False)
+        if not with_content:
+            files = files.defer("head__content")
+        return {f.path: f.head for f in files if f.head is not None}
+    latest = (
+        Revision.objects.filter(file_id=OuterRef("file_id"), number__lte=number).order_by("-number").values("pk")[:1]
+    )
+    revisions = (
+        Revision.objects.filter(file__scope_key=scope_key, number__lte=number, deleted=False)
+        .filter(pk=Subquery(latest))
+        .select_related("file")
+    )
+    if not with_content:
+        revisions = revisions.defer("content")
+    return {r.file.path: r for r in revisions}
+
+
 
 MARK_CURRENT = "gallery · current"
 MARK_DIFFERS = "gallery · differs"

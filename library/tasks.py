@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from .actions import sync_gallery_copies
+
 
 @shared_task(name="library.sync_gallery")
 def sync_gallery() -> int:
     """Bring unedited gallery copies to the shelf; returns how many were updated."""
-    from .actions import sync_gallery_copies
-
     return len(sync_gallery_copies())

@@ -23,6 +23,7 @@ from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
 
 from accounts.access import ScopedAPIView
+from accounts.browsers import browser_versions
 from accounts.models import Workspace
 from foldrun.api import ApiError
 from foldrun.contract import Desk, Finding, check, platform_from_versions
@@ -34,6 +35,7 @@ from .actions import (
     WriteRefused,
     check_and_write,
     check_files,
+    do_edit_file,
     do_install_gallery_tool,
     do_rollback,
     file_at,
@@ -72,8 +74,6 @@ _AT = _number("at", "a revision number: read the scope as that revision left it 
 def server_platform() -> dict[str, int]:
     """What this install's browsers are, for `check`'s platform context (a
     pinned user_agent: of another Chrome major warns)."""
-    from accounts.browsers import browser_versions
-
     return platform_from_versions(browser_versions())
 
 
@@ -299,8 +299,6 @@ class FileView(ScopeView):
     @extend_schema(request=s.EditSerializer, responses={201: s.WriteResultOut, **_WRITE_ERRORS})
     def put(self, request, path: str, ws: str | None = None):
         """A dashboard-style edit of one file through the API (kind "edit")."""
-        from .actions import do_edit_file
-
         account, workspace = self.scope()
         self.require_write()
         body = self.parse(s.EditSerializer)
