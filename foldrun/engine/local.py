@@ -9,7 +9,7 @@ from typing import Any, Callable
 from foldrun.providers.client import ModelClient, supply_from_block
 
 from .cost import response_cost
-from .step import BudgetExceeded, MissingSecret
+from .errors import BudgetExceeded, MissingSecret
 
 
 class LocalHost:
@@ -43,7 +43,7 @@ class LocalHost:
 
     def model_client(self, provider: dict, timezone: str = "UTC") -> Any:
         supply = supply_from_block(provider or {"name": "anthropic"}, self.secrets.get)
-        from .step import shared_http
+        from .httpclient import shared_http
 
         client = ModelClient(supply, http=shared_http(), timezone=timezone,
                              on_line=lambda line: self.trace("refusal", {"line": line}))

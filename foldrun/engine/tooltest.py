@@ -10,7 +10,11 @@ from foldrun.contract.resolve import resolve_tool
 
 from .resolve import AgentSpec, ResolveError, ToolFile, _folder_files
 from .sandbox import materialise
-from .step import Host, RedactingHost, Redactor, StepEnv, StepFailed, StepRequest, prepare_tools
+from .context import Host, StepRequest
+from .errors import StepFailed
+from .prepare import prepare_tools
+from .redact import RedactingHost, Redactor
+from .stepenv import StepEnv
 from .tools.base import ToolError, check_arguments
 
 

@@ -27,37 +27,17 @@ The entry point
     web.secret_names()    # vault names the block's providers need (e.g. ["BRAVE_SEARCH_API_KEY"])
     web.close()           # at step end: closes the step's browser contexts (and a browser it launched)
 
-Plugging it into the engine (`foldrun/engine/`, owned by the runs helper)
--------------------------------------------------------------------------
-Three small edits; `foldrun.web.adapter.engine_tool` builds the `Tool`.
-
-1. ``foldrun/engine/tools/base.py`` — a tool's limit keys may depend on the call::
-
-       limit_keys: list[str] | Callable[[dict], list[str]] = field(default_factory=list)
-
-       def call_limit_keys(self, arguments: dict) -> list[str]:
-           return self.limit_keys(arguments) if callable(self.limit_keys) else self.limit_keys
-
-2. ``foldrun/engine/step.py``, in ``_call_tool``: count with the call's keys::
-
-       refusal = counter.check(tool.call_limit_keys(arguments))
-
-3. ``foldrun/engine/step.py``, in ``_prepare_tools``'s loop over ``agent.tool_files``
-   (the shelf's tool.md says ``transport: builtin``, ``gallery: true``), before the
-   ``else: raise StepFailed(...)``::
-
-       elif transport in ("builtin", "gallery") and tool_file.name == "web":
-           from foldrun.web.adapter import engine_tool
-           web_tool, web_names = engine_tool(agent, env)
-           tools.append(web_tool)
-           names += web_names          # resolved with the step's other secrets, missing one fails the step
-           continue
-
-   ``engine_tool`` reads ``env.sandbox.root``, ``env.is_test``, ``env.allow_private_urls``,
-   ``env.http``, ``env.log``, ``env.host.trace("web", event)``, ``env.secret_values([name])``
-   and ``env.on_close(web.close)``. The account's own engine (its SearXNG instance URL) is
-   ``engine_tool(agent, env, searxng_url=…)`` when the engine knows the account's setting,
-   else the worker's ``FOLDRUN_SEARXNG_URL`` environment variable.
+Plugging it into the engine
+---------------------------
+``foldrun.web.adapter`` registers ``web`` with the engine's tool registry
+(``register_gallery_tool("web", plan_web)``; the registry's loader imports the adapter). The plan
+builds the ``Tool`` with ``engine_tool(agent, ctx)`` and hands back the vault names it needs, which
+the step resolves with its other secrets (a missing one fails the step). A tool's limit keys may
+depend on the call (``Tool.limit_keys`` may be a callable). ``engine_tool`` reads of the step's
+``ToolContext`` only ``sandbox.root``, ``is_test``, ``allow_private_urls``, ``http``, ``log``,
+``host.trace("web", event)``, ``secret_values([name])`` and ``on_close(web.close)``; the account's
+own engine (its SearXNG URL) is ``engine_tool(agent, ctx, searxng_url=…)`` when known, else the
+worker's ``FOLDRUN_SEARXNG_URL``.
 
 What is built
 -------------

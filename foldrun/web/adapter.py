@@ -1,11 +1,15 @@
-"""The engine's side of the `web` tool: a `Tool` for one step (see the package docstring).
+"""The engine's side of the `web` tool: a `Tool` for one step, registered as the gallery tool `web`.
 
-Imported only by the engine, so `foldrun.web` itself never imports the engine.
+Loaded by the engine's tool registry (`foldrun.engine.tools.registry.TRANSPORT_MODULES`); it uses only
+`engine.tools` (the `Tool`, the registry) and the step's `ToolContext`, never `engine.step`.
 """
 from __future__ import annotations
 
 import os
 from typing import Any
+
+from foldrun.engine.tools.base import Tool, ToolError
+from foldrun.engine.tools.registry import ToolPlan, register_gallery_tool
 
 from .errors import WebToolError
 from .tool import WebTool, resolve_language, resolve_web_block
@@ -33,8 +37,6 @@ def web_tool_for(agent: Any, env: Any, *, searxng_url: str | None = None) -> Web
 
 def engine_tool(agent: Any, env: Any, *, searxng_url: str | None = None) -> tuple[Any, list[str]]:
     """(the engine `Tool` for `web`, the vault names it needs)."""
-    from foldrun.engine.tools.base import Tool, ToolError
-
     web = web_tool_for(agent, env, searxng_url=searxng_url)
     definition = web.schema()
 
@@ -48,3 +50,13 @@ def engine_tool(agent: Any, env: Any, *, searxng_url: str | None = None) -> tupl
                 handler=handler, limit_keys=web.limit_keys, writes=web.writes, outward=False, kind="builtin",
                 source="gallery/tools/web/tool.md")
     return tool, web.required_secret_names()
+
+
+def plan_web(tool_file: Any, ctx: Any) -> ToolPlan:
+    """The gallery's `web`: offered beside the built-ins; its vault names are resolved with the step's
+    others (a missing one fails the step)."""
+    tool, names = engine_tool(ctx.agent, ctx)
+    return ToolPlan(names, lambda: [tool], with_builtins=True)
+
+
+register_gallery_tool("web", plan_web)

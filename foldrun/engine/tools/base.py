@@ -11,20 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
+from ..errors import Park, ToolError
+
 if TYPE_CHECKING:  # pragma: no cover
-    from ..step import StepEnv
+    from ..context import ToolContext
 
-
-class ToolError(Exception):
-    """A failure the model sees as an error result; the loop goes on."""
-
-
-class Park(Exception):
-    """The step stops and the run parks (the `ask` tool)."""
-
-    def __init__(self, question: str) -> None:
-        super().__init__(question)
-        self.question = question
+__all__ = ["Park", "Tool", "ToolError", "check_arguments", "schema"]
 
 
 @dataclass
@@ -32,7 +24,7 @@ class Tool:
     name: str
     description: str
     input_schema: dict
-    handler: Callable[[dict, "StepEnv"], str]
+    handler: Callable[[dict, "ToolContext"], str]
     # The keys a call counts toward (besides `calls`); a callable when they depend on the call
     # (the gallery's `web`: `["web", "web.fetch"]` for a fetch).
     limit_keys: list[str] | Callable[[dict], list[str]] = field(default_factory=list)

@@ -15,23 +15,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..sandbox import SandboxPathError, is_memory_path
-from .base import Park, Tool, ToolError, schema
+from .base import Park, ToolError, schema
+from .registry import builtin, builtin_groups, builtin_tools
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..step import StepEnv
+    from ..context import ToolContext
 
-BUILTIN_GROUPS = ("read", "write", "code", "search", "history", "ask", "desks")
 MAX_READ_CHARS = 200_000
 
 
-def _path(env: "StepEnv", raw: str, *, write: bool = False) -> Path:
+def _path(env: "ToolContext", raw: str, *, write: bool = False) -> Path:
     try:
         return env.sandbox.resolve(raw, for_write=write)
     except SandboxPathError as exc:
         raise ToolError(str(exc)) from None
 
 
-def read_file(args: dict, env: "StepEnv") -> str:
+@builtin("Read", group="read", description="Read a text file in the workspace. Returns numbered lines.",
+         schema=schema({"path": {"type": "string"}, "offset": {"type": "integer"}, "limit": {"type": "integer"}}, ["path"]))
+def read_file(args: dict, env: "ToolContext") -> str:
     path = _path(env, args["path"])
     if not path.is_file():
         raise ToolError(f"{args['path']}: no such file")
@@ -44,7 +46,7 @@ def read_file(args: dict, env: "StepEnv") -> str:
     return out[:MAX_READ_CHARS] or "(empty file)"
 
 
-def _walk(env: "StepEnv", base: Path):
+def _walk(env: "ToolContext", base: Path):
     for dirpath, dirnames, filenames in os.walk(base):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") or d == ".agents")
         for name in sorted(filenames):
@@ -54,7 +56,9 @@ def _walk(env: "StepEnv", base: Path):
             yield full
 
 
-def glob_files(args: dict, env: "StepEnv") -> str:
+@builtin("Glob", group="read", description="List files whose path matches a glob pattern, e.g. knowledge/*.md.",
+         schema=schema({"pattern": {"type": "string"}, "path": {"type": "string"}}, ["pattern"]))
+def glob_files(args: dict, env: "ToolContext") -> str:
     pattern = args["pattern"]
     if pattern.startswith("/") or ".." in Path(pattern).parts:
         raise ToolError(f"{pattern}: patterns stay inside the workspace")
@@ -64,7 +68,9 @@ def glob_files(args: dict, env: "StepEnv") -> str:
     return "\n".join(hits[:500]) or "no files match"
 
 
-def grep_files(args: dict, env: "StepEnv") -> str:
+@builtin("Grep", group="read", description="Search file contents with a regular expression; returns path:line: text.",
+         schema=schema({"pattern": {"type": "string"}, "path": {"type": "string"}, "glob": {"type": "string"}}, ["pattern"]))
+def grep_files(args: dict, env: "ToolContext") -> str:
     try:
         regex = re.compile(args["pattern"])
     except re.error as exc:
@@ -88,7 +94,7 @@ def grep_files(args: dict, env: "StepEnv") -> str:
     return "\n".join(hits) or "no matches"
 
 
-def _may_write(env: "StepEnv", raw: str) -> Path:
+def _may_write(env: "ToolContext", raw: str) -> Path:
     path = _path(env, raw, write=True)
     rel = env.sandbox.rel(path) if path.exists() else Path(raw.strip()).as_posix()
     if "write" not in env.granted and not is_memory_path(rel):
@@ -96,14 +102,20 @@ def _may_write(env: "StepEnv", raw: str) -> Path:
     return path
 
 
-def write_file(args: dict, env: "StepEnv") -> str:
+@builtin("Write", group="write", always=True,
+         description="Write a file (memory/ always; anywhere but knowledge/ with the write grant).",
+         schema=schema({"path": {"type": "string"}, "content": {"type": "string"}}, ["path", "content"]))
+def write_file(args: dict, env: "ToolContext") -> str:
     path = _may_write(env, args["path"])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(args["content"], encoding="utf-8")
     return f"wrote {args['path']} ({len(args['content'].encode())} bytes)"
 
 
-def edit_file(args: dict, env: "StepEnv") -> str:
+@builtin("Edit", group="write", always=True, description="Replace old_string with new_string in a file.",
+         schema=schema({"path": {"type": "string"}, "old_string": {"type": "string"}, "new_string": {"type": "string"},
+                        "replace_all": {"type": "boolean"}}, ["path", "old_string", "new_string"]))
+def edit_file(args: dict, env: "ToolContext") -> str:
     path = _may_write(env, args["path"])
     if not path.is_file():
         raise ToolError(f"{args['path']}: no such file")
@@ -118,31 +130,48 @@ def edit_file(args: dict, env: "StepEnv") -> str:
     return f"edited {args['path']}"
 
 
-def bash(args: dict, env: "StepEnv") -> str:
+@builtin("Bash", group="code",
+         description="Run a bash command in the workspace directory (timeout in seconds, default 120).",
+         schema=schema({"command": {"type": "string"}, "timeout": {"type": "integer"}}, ["command"]))
+def bash(args: dict, env: "ToolContext") -> str:
     timeout = min(int(args.get("timeout") or 120), 600)
     result = env.run_program(["bash", "-c", args["command"]], timeout=timeout, extra_env=env.agent_env())
     return result
 
 
-def search(args: dict, env: "StepEnv") -> str:
+@builtin("search_files", group="search",
+         description="Ranked full-text (BM25) search over knowledge, memory, state and storage. "
+                     "Search first, then Read the hit.",
+         schema=schema({"query": {"type": "string"}, "limit": {"type": "integer"}}, ["query"]))
+def search(args: dict, env: "ToolContext") -> str:
     hits = env.search_index().query(args["query"], limit=int(args.get("limit") or 10))
     if not hits:
         return "no results"
     return "\n".join(f"{h['path']} (score {h['score']:.2f}): {h['snippet']}" for h in hits)
 
 
-def recall_runs(args: dict, env: "StepEnv") -> str:
+@builtin("recall_runs", group="history",
+         description="What this workspace's earlier runs concluded: id, flow, status, verdict, headline.",
+         schema=schema({"limit": {"type": "integer"}}))
+def recall_runs(args: dict, env: "ToolContext") -> str:
     return json.dumps(env.host.recall_runs(limit=int(args.get("limit") or 10)), ensure_ascii=False)
 
 
-def read_run(args: dict, env: "StepEnv") -> str:
+@builtin("read_run", group="history", description="One earlier run: its steps and what each said.",
+         schema=schema({"id": {"type": "string"}}, ["id"]))
+def read_run(args: dict, env: "ToolContext") -> str:
     found = env.host.read_run(args["id"])
     if found is None:
         raise ToolError(f"{args['id']}: no such run in this workspace")
     return json.dumps(found, ensure_ascii=False)
 
 
-def ask(args: dict, env: "StepEnv") -> str:
+@builtin("ask", group="ask",
+         description="Ask a person a question. The run waits until they answer; then this step starts "
+                     "again from the beginning with their answer in the task — so ask before you change "
+                     "anything outside.",
+         schema=schema({"question": {"type": "string"}}, ["question"]), limit_keys=["ask"])
+def ask(args: dict, env: "ToolContext") -> str:
     """Park the run on a question. The step runs again from the start with the answer (its conversation
     is not kept), so a step that has already changed something outside may not ask: it would do it twice."""
     if env.wrote:
@@ -152,7 +181,13 @@ def ask(args: dict, env: "StepEnv") -> str:
     raise Park(args["question"])
 
 
-def consult(args: dict, env: "StepEnv") -> str:
+@builtin("consult", group="desks",
+         description="Ask an agent on another desk (workspace) of this account a question; "
+                     "its answer comes back. Its tool calls count toward this step's limits.",
+         schema=schema({"desk": {"type": "string"}, "agent": {"type": "string"}, "question": {"type": "string"}},
+                       ["desk", "agent", "question"]),
+         limit_keys=lambda args: ["desks", str(args.get("agent") or "")])
+def consult(args: dict, env: "ToolContext") -> str:
     """A colleague on another desk answers; its calls pass this step's limits (a sub-agent counts here)."""
     make = getattr(env.host, "consult", None)
     if make is None:
@@ -160,55 +195,5 @@ def consult(args: dict, env: "StepEnv") -> str:
     return make(str(args["desk"]), str(args["agent"]), str(args["question"]), counter=env.counter)
 
 
-
-def builtin_tools(granted: set[str]) -> list[Tool]:
-    """The built-in tools for the groups in `granted` (Write/Edit always, for memory/)."""
-    tools: list[Tool] = []
-    if "read" in granted:
-        tools += [
-            Tool("Read", "Read a text file in the workspace. Returns numbered lines.",
-                 schema({"path": {"type": "string"}, "offset": {"type": "integer"}, "limit": {"type": "integer"}}, ["path"]),
-                 read_file, ["read", "Read"]),
-            Tool("Glob", "List files whose path matches a glob pattern, e.g. knowledge/*.md.",
-                 schema({"pattern": {"type": "string"}, "path": {"type": "string"}}, ["pattern"]), glob_files, ["read", "Glob"]),
-            Tool("Grep", "Search file contents with a regular expression; returns path:line: text.",
-                 schema({"pattern": {"type": "string"}, "path": {"type": "string"}, "glob": {"type": "string"}}, ["pattern"]),
-                 grep_files, ["read", "Grep"]),
-        ]
-    tools += [
-        Tool("Write", "Write a file (memory/ always; anywhere but knowledge/ with the write grant).",
-             schema({"path": {"type": "string"}, "content": {"type": "string"}}, ["path", "content"]), write_file,
-             ["write", "Write"]),
-        Tool("Edit", "Replace old_string with new_string in a file.",
-             schema({"path": {"type": "string"}, "old_string": {"type": "string"}, "new_string": {"type": "string"},
-                     "replace_all": {"type": "boolean"}}, ["path", "old_string", "new_string"]), edit_file,
-             ["write", "Edit"]),
-    ]
-    if "code" in granted:
-        tools.append(Tool("Bash", "Run a bash command in the workspace directory (timeout in seconds, default 120).",
-                          schema({"command": {"type": "string"}, "timeout": {"type": "integer"}}, ["command"]), bash,
-                          ["code", "Bash"]))
-    if "search" in granted:
-        tools.append(Tool("search_files", "Ranked full-text (BM25) search over knowledge, memory, state and storage. "
-                          "Search first, then Read the hit.",
-                          schema({"query": {"type": "string"}, "limit": {"type": "integer"}}, ["query"]), search,
-                          ["search", "search_files"]))
-    if "history" in granted:
-        tools += [
-            Tool("recall_runs", "What this workspace's earlier runs concluded: id, flow, status, verdict, headline.",
-                 schema({"limit": {"type": "integer"}}), recall_runs, ["history", "recall_runs"]),
-            Tool("read_run", "One earlier run: its steps and what each said.",
-                 schema({"id": {"type": "string"}}, ["id"]), read_run, ["history", "read_run"]),
-        ]
-    if "desks" in granted:
-        tools.append(Tool("consult", "Ask an agent on another desk (workspace) of this account a question; "
-                          "its answer comes back. Its tool calls count toward this step's limits.",
-                          schema({"desk": {"type": "string"}, "agent": {"type": "string"},
-                                  "question": {"type": "string"}}, ["desk", "agent", "question"]), consult,
-                          lambda args: ["desks", str(args.get("agent") or "")]))
-    if "ask" in granted:
-        tools.append(Tool("ask", "Ask a person a question. The run waits until they answer; then this step starts "
-                          "again from the beginning with their answer in the task — so ask before you change "
-                          "anything outside.",
-                          schema({"question": {"type": "string"}}, ["question"]), ask, ["ask"]))
-    return tools
+BUILTIN_GROUPS = builtin_groups()
+__all__ = ["BUILTIN_GROUPS", "builtin_tools"]

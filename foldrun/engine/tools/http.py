@@ -22,9 +22,10 @@ import httpx
 import yaml
 
 from .base import Tool, ToolError, schema
+from .registry import ToolPlan, register_transport
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..step import StepEnv
+    from ..context import ToolContext
 
 PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 READ_METHODS = {"GET", "HEAD"}
@@ -233,7 +234,7 @@ class HttpToolRuntime:
 
     # -- calling ---------------------------------------------------------------
     def _typed_handler(self, verb: str, path: str, where: dict[str, str]):
-        def handler(args: dict, env: "StepEnv") -> str:
+        def handler(args: dict, env: "ToolContext") -> str:
             filled = path
             query: dict[str, Any] = {}
             headers: dict[str, str] = {}
@@ -251,11 +252,11 @@ class HttpToolRuntime:
 
         return handler
 
-    def _generic_handler(self, args: dict, env: "StepEnv") -> str:
+    def _generic_handler(self, args: dict, env: "ToolContext") -> str:
         return self.call(env, str(args.get("method") or "GET").upper(), str(args["path"]), args.get("query") or {},
                          args.get("body"), {})
 
-    def call(self, env: "StepEnv", method: str, path: str, query: dict, body: Any, headers: dict) -> str:
+    def call(self, env: "ToolContext", method: str, path: str, query: dict, body: Any, headers: dict) -> str:
         if method not in self.methods:
             raise ToolError(f"{self.name}: {method} is not allowed; this tool allows {', '.join(sorted(self.methods))}")
         if re.match(r"^[a-z]+://", path) or path.startswith("//"):
@@ -292,3 +293,13 @@ class HttpToolRuntime:
         if response.status_code >= 400:
             raise ToolError(f"HTTP {response.status_code}\n{text}")
         return f"HTTP {response.status_code}\n{text}"
+
+
+def plan_http(tool_file: Any, ctx: "ToolContext") -> ToolPlan:
+    """An http tool file: its `${NAME}`s, and its tools (typed per operation when it has `openapi`)."""
+    runtime = HttpToolRuntime(tool_file.name, tool_file.meta, files=ctx.sandbox_files, log=ctx.log,
+                              folder_files=tool_file.folder_files)
+    return ToolPlan(secret_names(tool_file.meta), runtime.tools, outward=bool(tool_file.meta.get("outward")))
+
+
+register_transport("http", plan_http)

@@ -19,10 +19,11 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from .base import Tool, ToolError
+from .registry import ToolPlan, register_transport
 from .http import PLACEHOLDER, fill
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..step import StepEnv
+    from ..context import ToolContext
 
 CONNECT_TIMEOUT = 60
 
@@ -143,7 +144,7 @@ class McpToolRuntime:
         self.timeout = float(meta["timeout"]) if meta.get("timeout") not in (None, "") else None
         self.connection: McpConnection | None = None
 
-    def tools(self, env: "StepEnv") -> list[Tool]:
+    def tools(self, env: "ToolContext") -> list[Tool]:
         if env.is_test and self.meta.get("url"):
             env.log(f"test run: the remote MCP server {self.name} is not reached — outward calls fail closed")
             return []
@@ -172,7 +173,7 @@ class McpToolRuntime:
         return tools
 
     def _handler(self, remote_name: str):
-        def handler(arguments: dict, env: "StepEnv") -> str:
+        def handler(arguments: dict, env: "ToolContext") -> str:
             try:
                 text, is_error = self.connection.call(remote_name, arguments, self.timeout)
             except TimeoutError:
@@ -187,3 +188,13 @@ class McpToolRuntime:
             return text
 
         return handler
+
+
+def plan_mcp(tool_file: Any, ctx: "ToolContext") -> ToolPlan:
+    """An MCP server (a tool file, or an agent's inline `mcp:` entry): its secrets, then its tools."""
+    runtime = McpToolRuntime(tool_file.name, tool_file.meta)
+    return ToolPlan(mcp_secret_names(tool_file.meta), lambda: runtime.tools(ctx),
+                    outward=bool(tool_file.meta.get("outward")))
+
+
+register_transport("mcp", plan_mcp)

@@ -22,12 +22,13 @@ import sys
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .base import Tool, ToolError
+from .registry import ToolPlan, register_transport
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..step import StepEnv
+    from ..context import ToolContext
 
 FENCE = re.compile(r"^```([A-Za-z0-9_+-]*)[^\n]*\n(.*?)^```", re.S | re.M)
 EXTENSION_FOR = {"python": "py", "python3": "py", "py": "py", "bash": "sh", "sh": "sh", "shell": "sh",
@@ -280,14 +281,14 @@ class ScriptToolRuntime:
             kind="script",
         )
 
-    def plan(self, env: "StepEnv") -> ScriptPlan:
+    def plan(self, env: "ToolContext") -> ScriptPlan:
         if self._plan is None:
             self._plan = plan_script(self.name, self.meta, self.body, self.folder_files, env.sandbox.root)
             for line in self._plan.build_log:
                 env.log(f"{self.name}: {line}")
         return self._plan
 
-    def handler(self, arguments: dict, env: "StepEnv") -> str:
+    def handler(self, arguments: dict, env: "ToolContext") -> str:
         plan = self.plan(env)
         interpreter = plan.interpreter
         if plan.packages and interpreter in {"python3", "python", ""} and plan.program.suffix == ".py":
@@ -306,3 +307,12 @@ class ScriptToolRuntime:
                                  stdin=json.dumps(arguments), cwd=env.sandbox.root, label=self.name,
                                  raise_on_error=True)
         return result
+
+
+def plan_script_tool(tool_file: Any, ctx: "ToolContext") -> ToolPlan:
+    """A script tool file: its declared `secrets:` (none when proxied), then its one tool."""
+    runtime = ScriptToolRuntime(tool_file.name, tool_file.meta, tool_file.body, tool_file.folder_files)
+    return ToolPlan(list(runtime.secret_names), lambda: [runtime.tool()], outward=runtime.outward)
+
+
+register_transport("script", plan_script_tool)

@@ -1,0 +1,123 @@
+"""What the engine and its tools see of each other and of whoever runs them.
+
+`Host` is the engine's window onto records, secrets, the model and money (a Celery task's `DbHost`, the
+laptop's `LocalHost`). `ToolContext` is what a tool handler may use of its step; `StepEnv` implements it,
+so nothing under `engine/tools/` or `foldrun/web/` imports the step itself.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+import httpx
+
+from .limits import LimitCounter
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .resolve import AgentSpec
+    from .sandbox import Sandbox
+    from .search import SearchIndex
+
+DEFAULT_MAX_TURNS = 60
+
+
+class Host(Protocol):
+    """What the engine needs from whoever runs it (a Celery task, the laptop CLI)."""
+
+    def trace(self, kind: str, data: dict) -> None: ...
+
+    def resolve_secrets(self, names: list[str]) -> dict[str, tuple[str, str]]:
+        """name -> (value, store). Raises MissingSecret(name) for one in no vault."""
+
+    def model_client(self, provider: dict, timezone: str = "UTC") -> Any:
+        """An object with `.create(system, messages, tools, max_tokens)` returning an Anthropic Messages dict."""
+
+    def charge(self, response: dict, provider: dict) -> Decimal:
+        """Record a model response's cost; raise BudgetExceeded when the run's cap is reached."""
+
+    def check_budget(self) -> None:
+        """Raise BudgetExceeded when the run may not spend any more."""
+
+    def before_write(self, what: str) -> None:
+        """Note, durably, that the step is about to change something outside its sandbox."""
+
+    def recall_runs(self, limit: int) -> list[dict]: ...
+
+    def read_run(self, run_id: str) -> dict | None: ...
+
+
+@dataclass
+class StepRequest:
+    run_id: str
+    label: str
+    agent: str
+    task: str
+    limits: dict = field(default_factory=dict)
+    is_test: bool = False
+    answer: str | None = None
+    inputs: dict = field(default_factory=dict)
+    allow_private_urls: bool = False
+    venv_cache: Path = Path.home() / ".foldrun" / "venvs"
+    sandbox_base: str | None = None
+    max_turns: int = DEFAULT_MAX_TURNS
+    timezone: str | None = None   # the flow's, for reset times in refusal lines
+    counter: LimitCounter | None = None  # a consulted colleague shares the delegating step's counter
+    hide_under: list[str] = field(default_factory=list)    # folders whose entries a program may not see
+    keep_visible: list[str] = field(default_factory=list)  # … except these (the runtime environments)
+    tenant: str = ""   # the account's id, sent as OpenAI's safety_identifier (hashed past 64 characters)
+
+
+@dataclass
+class StepResult:
+    status: str  # completed | failed | parked
+    output: str = ""
+    error: str = ""
+    question: str = ""
+    writes: dict[str, str | None] = field(default_factory=dict)
+    refused_writes: list[str] = field(default_factory=list)
+    outputs: dict[str, bytes] = field(default_factory=dict)
+    limits_line: str = ""
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: Decimal = Decimal("0")
+    wrote: list[str] = field(default_factory=list)
+
+
+class ToolContext(Protocol):
+    """What a tool handler may use of the step it runs in."""
+
+    host: Host
+    sandbox: "Sandbox"
+    agent: "AgentSpec"
+    granted: set[str]            # the agent's built-in groups
+    is_test: bool
+    allow_private_urls: bool
+    venv_cache: Path
+    sandbox_files: dict[str, str]
+    counter: LimitCounter | None
+    wrote: list[str]             # what the step changed outside its sandbox so far
+
+    @property
+    def http(self) -> httpx.Client: ...
+
+    def log(self, message: str) -> None: ...
+
+    def redact(self, text: str) -> str: ...
+
+    def secret_values(self, names: list[str], *, for_tool_test_mode: bool = False) -> dict[str, str]: ...
+
+    def agent_env(self) -> dict[str, str]: ...
+
+    def script_env(self, runtime: Any) -> dict[str, str]: ...
+
+    def on_close(self, closer: Callable[[], None]) -> None: ...
+
+    def search_index(self) -> "SearchIndex": ...
+
+    def run_program(self, command: list[str], *, timeout: float | None, extra_env: dict[str, str] | None = None,
+                    stdin: str | None = None, cwd: Path | None = None, label: str = "Bash",
+                    raise_on_error: bool = False) -> str: ...
+
+    def program_wrapper(self) -> tuple[list[str], dict[str, str]]: ...
