@@ -12,55 +12,23 @@ from __future__ import annotations
 import re
 
 # ---------------------------------------------------------------- actions and who answers them
-
-WEB_ACTIONS: tuple[str, ...] = ("search", "fetch", "browse", "crawl", "map", "extract", "answer", "monitor")
-
-# "A provider named for an action it cannot do is an error … naming the providers that can."
-ACTION_PROVIDERS: dict[str, tuple[str, ...]] = {
-    "search": ("brave", "exa", "tavily", "parallel", "you", "jina", "firecrawl", "perplexity", "linkup",
-               "serper", "serpapi", "dataforseo"),
-    "fetch": ("jina", "firecrawl", "exa", "tavily", "parallel", "zyte", "scrapingbee"),
-    "browse": ("browserbase", "steel", "hyperbrowser", "browserless", "brightdata", "zenrows", "cdp"),
-    "crawl": ("firecrawl", "tavily"),
-    "map": ("firecrawl", "tavily"),
-    "extract": ("firecrawl", "zyte", "hyperbrowser"),
-    "answer": ("exa", "linkup", "tavily", "parallel", "perplexity", "you"),
-    "monitor": ("parallel", "firecrawl"),
-}
-
-# Model providers whose own server-side tool answers an action. It runs on their
-# machines, inside their tool loop — only while that provider is the one answering.
-MODEL_PROVIDER_ACTIONS: dict[str, dict[str, str]] = {
-    "search": {
-        "anthropic": "Anthropic's servers — web_search_20250305",
-        "zai": "z.ai's endpoint, the same server tool",
-        "openrouter": "OpenRouter, as a plugin",
-        "openai": "OpenAI, Responses-shaped",
-        "kimi": "Moonshot, $web_search",
-    },
-    "fetch": {"anthropic": "a small model's reading of the page, on Anthropic's servers"},
-}
-# Preset names that reach the same endpoint (providers.md: `moonshot` is "Same endpoint as `kimi`").
-SAME_ENDPOINT: dict[str, str] = {"moonshot": "kimi"}
-
-# Names that are refused for search whatever the block says, with the spec's reason.
-NOT_SEARCH: dict[str, str] = {
-    "deepseek": (
-        "deepseek has no search behind it: DeepSeek's endpoint is Anthropic-shaped, so every shape check passes, "
-        "and there is still no search behind it"
-    ),
-    "bing": (
-        "bing is not for sale: Bing's API retired 11 Aug 2025, and it survives only as grounding inside Microsoft's own models"
-    ),
-    "google": (
-        "google is not for sale: Google's Custom Search JSON API retires 1 Jan 2027, and it survives only as grounding "
-        "inside Google's own models; for where a page ranks on Google use a SERP scraper (serper, serpapi, dataforseo)"
-    ),
-}
-# Refused for every action: not an endpoint at all.
-NOT_AN_ENDPOINT: dict[str, str] = {
-    "apify": "apify is a marketplace, not an endpoint — reach an actor as an http tool file",
-}
+# The one table of what each action and provider can do lives in web_capabilities; these names
+# are kept here because everything that reads the web tables imports this module.
+from .web_capabilities import (  # noqa: E402,F401
+    ACTION_PROVIDERS,
+    CAN,
+    MODEL_PROVIDER_ACTIONS,
+    NOT_AN_ENDPOINT,
+    NOT_SEARCH,
+    OWN_OPTIONS,
+    SAME_ENDPOINT,
+    WEB_ACTIONS,
+    batch_refusal,
+    model_provider_refusal,
+    option_refusal,
+    provider_refusal,
+    providers_for,
+)
 
 # The vault name each provider's key is read from when the block gives no `key:`.
 VAULT_KEYS: dict[str, str] = {
@@ -76,12 +44,7 @@ VAULT_KEYS: dict[str, str] = {
 KEY_OPTIONAL: frozenset[str] = frozenset({"jina"})  # "optional — 20 a minute without one"
 
 # Search APIs that cannot filter by date: a call asking them for `time_range=` is refused.
-NO_TIME_RANGE: tuple[str, ...] = ("parallel", "jina", "dataforseo")
-
-
-def providers_for(action: str) -> tuple[str, ...]:
-    """Every name that can answer `action`: the APIs, then model providers' own."""
-    return ACTION_PROVIDERS.get(action, ()) + tuple(MODEL_PROVIDER_ACTIONS.get(action, {}))
+NO_TIME_RANGE: tuple[str, ...] = tuple(n for n in ACTION_PROVIDERS["search"] if "time_range" not in CAN["search"][n]["options"])
 
 
 # ---------------------------------------------------------------- the account's own engine (SearXNG)

@@ -27,10 +27,12 @@ def web_tool_for(agent: Any, env: Any, *, searxng_url: str | None = None) -> Web
         return env.secret_values([name])[name]
 
     searxng = searxng_url or os.environ.get("FOLDRUN_SEARXNG_URL") or None
+    provider = next((layer.get("provider") for layer in layers if layer and layer.get("provider")), None)
+    model_provider = str(provider.get("name") if isinstance(provider, dict) else provider or "") or None
     web = WebTool(resolve_web_block(*layers), http=env.http, sandbox=env.sandbox.root,
                   allow_private=bool(env.allow_private_urls), test_mode=bool(env.is_test),
                   trace=lambda event: env.host.trace("web", event), log=env.log, secret=secret,
-                  language=language, region=region, searxng_url=searxng)
+                  language=language, region=region, searxng_url=searxng, model_provider=model_provider)
     env.on_close(web.close)
     return web
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from importlib import import_module
 from pathlib import Path
 from typing import Any, Callable
 
@@ -20,7 +21,12 @@ from .errors import WebToolError
 from .net import scrub_url
 
 TOOL_MD = Path(__file__).resolve().parent.parent / "gallery" / "tools" / "web" / "tool.md"
-BUILT_ACTIONS: tuple[str, ...] = ("search", "fetch", "browse")
+# foldrun's own answer for each action: the module in this package whose run(tool, args) does it.
+# A provider named for crawl, map, extract, answer or monitor is answered by foldrun.web.providers instead;
+# search, fetch and browse hand over to their provider themselves.
+OWN_ACTIONS: dict[str, str] = {"search": "search", "fetch": "fetch", "browse": "browse"}
+PROVIDER_ANSWERED: tuple[str, ...] = ("crawl", "map", "extract", "answer", "monitor")
+BUILT_ACTIONS: tuple[str, ...] = tuple(OWN_ACTIONS)
 # Arguments the spec names beyond tool.md's list, for what is built here.
 EXTRA_ARGS: dict[str, dict] = {
     "urls": {"type": "array", "items": {"type": "string"},
@@ -28,6 +34,12 @@ EXTRA_ARGS: dict[str, dict] = {
     "engines": {"description": "search: the account's own engine only — ask only these SearXNG engines (a list)."},
     "categories": {"description": "search: the account's own engine only — SearXNG categories such as general, news."},
     "page": {"type": "integer", "description": "search: the account's own engine only — results page 1-10."},
+    "limit": {"type": "integer", "description": "crawl, map: at most this many pages (crawl 50 by default, up to "
+                                                "5,000) or URLs (map 500)."},
+    "schema": {"description": "extract: a JSON Schema of what to read off the page (a provider reads it)."},
+    "prompt": {"type": "string", "description": "extract: what to read off the page, in words (a provider reads it)."},
+    "each": {"type": "string", "description": "extract: a CSS selector; one row per match."},
+    "fields": {"description": "extract: field -> selector inside each match; a@href for an attribute."},
     "wait_for": {"type": "string", "description": "browse: a CSS selector to wait for before reading or acting."},
     "interactive": {"type": "boolean", "description": "browse mode=aria: list only the numbered things you can act on."},
     "max_output": {"type": "integer", "description": "browse: return at most this many characters, 200 to 18,000."},
@@ -112,7 +124,7 @@ class WebTool:
                  log: Callable[[str], None] | None = None, secret: Callable[[str], str] | None = None,
                  language: str | None = None, region: str | None = None, searxng_url: str | None = None,
                  endpoints: dict[str, str] | None = None, browsers: Any = None, fetch_timeout: float = 20.0,
-                 browse_timeout: float = 30.0) -> None:
+                 browse_timeout: float = 30.0, model_provider: str | None = None) -> None:
         self.config = dict(config or {})
         self.http = http
         self.sandbox = Path(sandbox)
@@ -127,6 +139,7 @@ class WebTool:
         self.endpoints = dict(endpoints or {})
         self.fetch_timeout = fetch_timeout
         self.browse_timeout = browse_timeout
+        self.model_provider = model_provider  # the provider answering this step's model calls, when known
         self._browsers = browsers
         self._owns_browsers = browsers is None
         self.browse_state: Any = None  # the step's contexts, made by browse on first use
@@ -140,7 +153,7 @@ class WebTool:
     def schema(self) -> dict:
         """The tool definition the model sees: `{name, description, input_schema}`."""
         meta = tool_md()
-        actions = [a for a in meta.get("actions") or BUILT_ACTIONS if a in self.allowed_actions()]
+        actions = [a for a in self.allowed_actions() if a in OWN_ACTIONS or self._answered_by_provider(a)]
         properties: dict[str, dict] = {}
         for name, description in (meta.get("args") or {}).items():
             prop: dict[str, Any] = {"description": str(description)}
@@ -171,14 +184,18 @@ class WebTool:
             from .browse import acts
 
             return acts(args)
-        if action in ("search", "fetch"):
-            return self.provider_for(action) is not None  # "a web action a paid provider answers" is a write
-        return action not in ("crawl", "map", "extract", "answer")
+        if action in ("search", "fetch") + PROVIDER_ANSWERED:
+            try:
+                if self.provider_for(action) is not None:
+                    return True  # "a web action a paid provider answers" is a write
+            except WebToolError:
+                return True
+        return action not in ("search", "fetch", "crawl", "map", "extract", "answer")
 
     def secret_names(self) -> list[str]:
         """Vault names the configured providers need, to resolve with the step's other secrets."""
         names = []
-        for action in ("search", "fetch"):
+        for action in ("search", "fetch") + PROVIDER_ANSWERED:
             try:
                 provider = self.provider_for(action)
             except WebToolError:  # a name that cannot answer: the call says so, in its own sentence
@@ -205,9 +222,11 @@ class WebTool:
         if action not in self.allowed_actions():
             raise WebToolError(f"web: action={action} is not allowed to this agent; its web.actions are "
                                f"{', '.join(self.allowed_actions())}")
-        if action not in BUILT_ACTIONS:
+        provider = self.provider_for(action) if action in PROVIDER_ANSWERED else None
+        if provider is None and action not in OWN_ACTIONS:
             raise WebToolError(f"web: action={action} is not built into this install yet; the actions that are: "
-                               f"{', '.join(BUILT_ACTIONS)}")
+                               f"{', '.join(OWN_ACTIONS)}, or {action} through one of "
+                               f"{', '.join(W.ACTION_PROVIDERS[action])}")
         if self.test_mode:
             sentence = ("test run: web action=browse was not run — a test run is handed no browser pod, and outward "
                         "calls fail closed" if action == "browse" else
@@ -216,17 +235,20 @@ class WebTool:
             self.log(sentence)
             self.emit({"event": action, "refused": "test run"})
             raise WebToolError(sentence)
-        if action == "browse":
-            from . import browse
+        if provider is not None:
+            from .providers import run_action
 
-            return browse.run(self, args)
-        if action == "search":
-            from . import search
+            return run_action(self, provider, args)
+        module = import_module(f".{OWN_ACTIONS[action]}", __package__)
+        return module.run(self, args)
 
-            return search.run(self, args)
-        from . import fetch
-
-        return fetch.run(self, args)
+    def _answered_by_provider(self, action: str) -> bool:
+        if action not in PROVIDER_ANSWERED:
+            return False
+        try:
+            return self.provider_for(action) is not None
+        except WebToolError:  # a name that cannot answer: the call says so, in its own sentence
+            return True
 
     def close(self) -> None:
         """At step end: close this step's browser contexts, and the browser if this tool launched it."""
@@ -263,25 +285,22 @@ class WebTool:
                     return None  # a SearXNG block: the account's own engine, tuned
         else:
             name = value
+        refused = W.provider_refusal(action, name)  # the sentence `foldrun check` says, word for word
+        if refused is not None:
+            raise WebToolError(f"web.{action}: {refused[1]}")
         name = str(name).strip().lower()
-        if name in W.NOT_SEARCH and action == "search":
-            raise WebToolError(f"web.search: {W.NOT_SEARCH[name]}")
-        if name in W.NOT_AN_ENDPOINT:
-            raise WebToolError(f"web.{action}: {W.NOT_AN_ENDPOINT[name]}")
         if name in W.MODEL_PROVIDER_ACTIONS.get(action, {}):
-            raise WebToolError(f"web.{action}: {name}'s {action} runs on {W.MODEL_PROVIDER_ACTIONS[action][name]}, "
-                               f"inside that provider's own tool loop; this install does not hand the call over — "
-                               f"name a {action} API or leave web.{action} unset for foldrun's own")
-        if name not in W.ACTION_PROVIDERS.get(action, ()):
-            raise WebToolError(f"web.{action}: {name} cannot {action}; the providers that can are "
-                               f"{', '.join(W.providers_for(action))}")
+            mismatch = W.model_provider_refusal(action, name, self.model_provider)
+            if mismatch:
+                raise WebToolError(f"web.{action}: {mismatch}")
         key_name = W.VAULT_KEYS.get(name)
         if isinstance(value, dict) and value.get("key"):
             match = _REF.match(str(value["key"]).strip())
             if not match:
                 raise WebToolError(f"web.{action}.key must be a reference such as ${{MY_KEY}}, never a value")
             key_name = match.group(1)
-        return {"name": name, "key_name": key_name, "action": action}
+        kind = (W.CAN.get(action, {}).get(name) or {}).get("kind", "api")
+        return {"name": name, "key_name": None if kind == "model" else key_name, "action": action, "kind": kind}
 
     def secret(self, name: str) -> str:
         if self.test_mode:  # never materialised on a test run

@@ -207,13 +207,6 @@ def test_a_fetch_provider_answers_markdown_and_meta_is_read_directly(make_tool, 
     assert "jina_key_0123456789" not in recorder.text()
 
 
-def test_a_fetch_provider_not_built_here_says_which_are(make_tool, site):
-    with pytest.raises(WebToolError) as caught:
-        make_tool({"fetch": "zyte"}, secret=lambda name: "k" * 10).call({"action": "fetch", "url": f"{site.url}/x"})
-    assert str(caught.value) == ("web.fetch: zyte is not built into this install yet; the fetch APIs that are: jina, firecrawl, exa, tavily — "
-                                 "or leave web.fetch unset for foldrun's own")
-
-
 def test_an_empty_page_arrives_with_its_reason(make_tool, site):
     assert make_tool().call({"action": "fetch", "url": f"{site.url}/empty"}) == f"{site.url}/empty is empty: HTTP 200 with no body"
 

@@ -40,7 +40,7 @@ def test_an_action_not_built_here_is_refused_by_name(make_tool):
     with pytest.raises(WebToolError) as caught:
         make_tool().call({"action": "crawl", "url": "https://example.com"})
     assert str(caught.value) == ("web: action=crawl is not built into this install yet; the actions that are: "
-                                 "search, fetch, browse")
+                                 "search, fetch, browse, or crawl through one of firecrawl, tavily")
 
 
 @pytest.mark.parametrize("action, args", [
@@ -70,8 +70,9 @@ def test_language_and_region_cascade_and_the_nearest_web_block_wins_whole():
 def test_a_provider_that_cannot_do_the_action_names_the_ones_that_can(make_tool):
     with pytest.raises(WebToolError) as caught:
         make_tool({"fetch": "brave"}).call({"action": "fetch", "url": "https://example.com/"})
-    assert str(caught.value) == ("web.fetch: brave cannot fetch; the providers that can are jina, firecrawl, exa, "
-                                 "tavily, parallel, zyte, scrapingbee, anthropic")
+    assert str(caught.value) == ("web.fetch: brave cannot fetch (it answers search); the providers that can are jina, "
+                                 "firecrawl, exa, tavily, parallel, zyte, scrapingbee, anthropic — or leave web.fetch "
+                                 "unset for foldrun's own")
 
 
 def test_a_key_written_as_a_value_is_refused(make_tool):

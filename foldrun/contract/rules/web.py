@@ -189,48 +189,32 @@ class _WebCheck:
     # ------------------------------------------------------------ who answers an action
 
     def check_provider_name(self, action: str, name: Any, path: tuple) -> None:
+        """The run refuses the same names in the same words: both read web_capabilities."""
         where = _dotted(path)
-        if not isinstance(name, str) or not name.strip():
-            self.error(path, f"{where} must name who answers {action}, e.g. {action}: {W.providers_for(action)[0]}.", "web.provider_unknown")
+        if action == "browse" and isinstance(name, str) and W.engine_name(name.strip().lower()) \
+                and name.strip().lower() not in W.providers_for(action):
+            word = name.strip().lower()
+            self.error(path, f"{where}: {word} is an engine, not a vendor; write web: {{browse: {{engine: {word}}}}}.", "web.provider_cannot")
             return
-        word = name.strip().lower()
-        can = W.providers_for(action)
-        tail = f"— or leave web.{action} unset for foldrun's own."
-        if word in W.NOT_AN_ENDPOINT:
-            self.error(path, f"{where}: {W.NOT_AN_ENDPOINT[word]}.", "web.not_an_endpoint")
-        elif action == "search" and word in W.NOT_SEARCH:
-            self.error(path, f"{where}: {W.NOT_SEARCH[word]}. Search with one of {', '.join(can)} {tail}", "web.search_not_for_sale")
-        elif word in can:
-            self.check_model_provider(action, word, path)
-        else:
-            elsewhere = [a for a in W.WEB_ACTIONS if word in W.providers_for(a)]
-            if action == "browse" and W.engine_name(word):
-                self.error(path, f"{where}: {word} is an engine, not a vendor; write web: {{browse: {{engine: {word}}}}}.", "web.provider_cannot")
-            elif elsewhere:
-                self.error(path, f"{where}: {word} cannot {action} (it answers {both_of(elsewhere)}); the providers that can are {', '.join(can)} {tail}",
-                           "web.provider_cannot")
+        refused = W.provider_refusal(action, name)
+        if refused is not None:
+            code, sentence = refused
+            if code == "web.provider_unknown" and (not isinstance(name, str) or not name.strip()):
+                self.error(path, f"{where} must {sentence}.", code)
             else:
-                known = sorted({p for a in W.WEB_ACTIONS for p in W.providers_for(a)})
-                near = closest(word, known, limit=1)
-                hint = f"; did you mean {' or '.join(near)}?" if near else "."
-                self.error(path, f"{where}: {shown(name)} is not a web provider{hint} The providers that can {action} are {', '.join(can)} {tail}",
-                           "web.provider_unknown")
+                self.error(path, f"{where}: {sentence}" + ("" if sentence.endswith((".", "?")) else "."), code)
+            return
+        self.check_model_provider(action, name.strip().lower(), path)
 
     def check_model_provider(self, action: str, name: str, path: tuple) -> None:
         """A model provider's own search or fetch runs only while that provider is the one answering."""
-        runs_on = W.MODEL_PROVIDER_ACTIONS.get(action, {}).get(name)
-        if runs_on is None:
+        if name not in W.MODEL_PROVIDER_ACTIONS.get(action, {}):
             return
         provider = effective_provider_name(self.desk, self.document)
-        if provider is None:
-            return
-        provider = W.SAME_ENDPOINT.get(provider.lower(), provider.lower())
-        if provider != name:
-            apis = ", ".join(W.ACTION_PROVIDERS[action])
-            self.error(path,
-                       f"{_dotted(path)}: {name}'s {action} runs on {runs_on}, inside its own tool loop, only while {name} is the one answering — "
-                       f"and this {'agent' if self.document.kind == AGENT else 'file'} runs on {provider}; name an API instead ({apis}) or make {name} the provider.",
-                       "web.model_provider_mismatch")
+        holder = "agent" if self.document.kind == AGENT else "file"
+        sentence = W.model_provider_refusal(action, name, provider, holder)
+        if sentence:
+            self.error(path, f"{_dotted(path)}: {sentence}.", "web.model_provider_mismatch")
 
     def check_long_or_short(self, action: str, value: Any, extra_keys: tuple[str, ...] = ()) -> dict | None:
         """`fetch: jina` or `fetch: {name: jina, key: ${MY_KEY}}`; returns the long form's dict."""

@@ -1,0 +1,67 @@
+"""check = run: `foldrun check` (and the deploy, which runs it) and the run read one table of what each
+action and provider can do, and refuse the same names in the same words."""
+from __future__ import annotations
+
+import pytest
+
+from foldrun.contract import Desk, check
+from foldrun.contract import web_capabilities as C
+from foldrun.web import WebToolError
+from foldrun.web.providers import REGISTRY
+
+AGENT = "agents/researcher/agent.md"
+CALLS = {"search": {"query": "x"}, "fetch": {"url": "https://example.com/"}, "crawl": {"url": "https://example.com/"},
+         "map": {"url": "https://example.com/"}, "extract": {"url": "https://example.com/", "prompt": "x"},
+         "answer": {"query": "x"}, "monitor": {"url": "https://example.com/"}}
+
+
+def _check_messages(web_yaml: str, extra: str = "") -> list[str]:
+    text = f"---\nname: researcher\ntools: [web]\n{extra}web:\n{web_yaml}\n---\nPrompt.\n"
+    return [f.message for f in check(Desk(files={AGENT: text}), mode="check") if f.code.startswith("web.")]
+
+
+def _run_refusal(make_tool, block: dict, action: str, **options) -> str:
+    tool = make_tool(block, secret=lambda name: "k" * 12, **options)
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": action, **CALLS[action]})
+    return str(caught.value)
+
+
+def test_every_provider_the_table_names_has_an_adapter_and_no_adapter_is_outside_the_table():
+    table = {(action, name) for action, by in C.CAN.items() if action != "browse" for name in by}
+    assert set(REGISTRY) == table
+
+
+@pytest.mark.parametrize("action,name", [
+    ("crawl", "jina"), ("monitor", "exa"), ("extract", "tavily"), ("map", "zyte"), ("answer", "serper"),
+    ("fetch", "jinna"), ("search", "deepseek"), ("search", "bing"), ("search", "google"), ("fetch", "apify"),
+])
+def test_a_name_check_refuses_the_run_refuses_in_the_same_words(make_tool, action, name):
+    (from_check,) = _check_messages(f"  {action}: {name}")
+    from_run = _run_refusal(make_tool, {action: name}, action)
+    assert from_check == from_run + "."
+
+
+def test_a_model_providers_own_search_is_refused_alike_when_another_provider_answers(make_tool):
+    (from_check,) = _check_messages("  search: kimi", extra="provider: {name: anthropic}\n")
+    from_run = _run_refusal(make_tool, {"search": "kimi"}, "search", model_provider="anthropic")
+    assert from_check == from_run + "."
+    assert from_run.startswith("web.search: kimi's search runs on Moonshot, $web_search, inside its own tool loop")
+
+
+def test_every_pair_in_the_table_passes_check():
+    for action, by in C.CAN.items():
+        if action == "browse":
+            continue
+        for name, can in by.items():
+            extra = f"provider: {{name: {name}}}\n" if can["kind"] == "model" else ""
+            assert _check_messages(f"  {action}: {name}", extra=extra) == [], (action, name)
+
+
+def test_a_date_filter_to_a_provider_that_cannot_is_refused_with_the_tables_reason(make_tool):
+    for name in ("parallel", "jina", "dataforseo"):
+        tool = make_tool({"search": name}, secret=lambda n: "k" * 12)
+        with pytest.raises(WebToolError) as caught:
+            tool.call({"action": "search", "query": "x", "time_range": "week"})
+        assert str(caught.value) == (f"{name} cannot filter by date, so time_range=week is refused rather than "
+                                     f"answered for every date; search without it")
