@@ -147,7 +147,7 @@ def test_the_web_package_imports_no_django():
 
     package = Path(foldrun.web.__file__).parent
     imported = set()
-    for source in package.glob("*.py"):
+    for source in package.rglob("*.py"):
         for node in ast.walk(ast.parse(source.read_text())):
             if isinstance(node, ast.Import):
                 imported |= {alias.name.split(".")[0] for alias in node.names}

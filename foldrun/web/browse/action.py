@@ -1,0 +1,221 @@
+"""The whole `browse` action: check the arguments, open the page, run the steps, read it."""
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from foldrun.contract import web_engines as W
+
+from ..errors import WebToolError
+from ..net import scrub_url
+from .call import Call
+from .context import listen
+from .modes import BUILT_MODES, read, save_captures
+from .util import ACTION_TIMEOUT_MS, safe_name, steps_of
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..tool import WebTool
+
+MAX_OUTPUT = 18_000
+
+# Block settings with no implementation here: a file that sets one is refused, not ignored.
+UNBUILT_SETTINGS = ("proxy", "captcha", "captcha_solver", "live", "video", "extensions", "init", "webgpu",
+                    "storage", "storage_origin", "headless", "version", "boundaries")
+
+def _uses_secret(steps: list) -> bool:
+    for step in steps:
+        if not isinstance(step, dict):
+            continue
+        if "secret" in step or "login" in step or _uses_secret(step.get("then") or []) or _uses_secret(step.get("else") or []):
+            return True
+    return False
+
+
+def run(tool: "WebTool", args: dict) -> str:
+    """The whole `browse` action. Preconditions: allowed, not a test run."""
+    url = args.get("url")
+    if not isinstance(url, str) or not url.strip():
+        raise WebToolError("browse needs url= — the page to open")
+    url = url.strip()
+    if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname:
+        raise WebToolError(f"{scrub_url(url)}: browse opens http and https URLs only")
+    explicit_mode = args.get("mode") not in (None, "")
+    mode = str(args.get("mode") or "text").strip().lower()
+    if mode not in W.BROWSE_MODES:
+        raise WebToolError(f"browse mode={mode} is not one of {', '.join(W.BROWSE_MODES)}")
+    if mode not in BUILT_MODES:
+        raise WebToolError(f"browse mode={mode} is not built into this install yet; the modes that are: "
+                           f"{', '.join(BUILT_MODES)}")
+    call = Call(tool, args)
+    vendor = tool.provider_for("browse")
+    if vendor is not None:
+        raise WebToolError(f"web.browse: rendering on {vendor['name']} is not built into this install yet; leave "
+                           f"web.browse's via unset to render in the account's own browser")
+    engine_word = args.get("browser") or args.get("engine") or call.identity.get("engine") or \
+        call.block.get("engine") or call.block.get("browser")
+    engine = W.engine_name(engine_word) if engine_word else W.DEFAULT_ENGINE
+    if engine is None:
+        raise WebToolError(f"browse: browser={engine_word} is not an engine; the engines are {', '.join(W.ENGINES)}")
+    if engine == "chrome":
+        tool.log("browse: Google Chrome is not in this runner image; running Chromium")
+    elif engine != "chromium":
+        raise WebToolError(f"browse: this runner image was built without {engine}; it has chromium "
+                           f"(and chrome, which runs as Chromium here)")
+    for key in UNBUILT_SETTINGS:  # a setting the file asks for is never quietly dropped
+        value = call.identity.get(key) if key in call.identity else call.block.get(key)
+        if value not in (None, "", False, [], {}) or (key == "headless" and value is False):
+            where = "web.browse.identities" if key in call.identity else "web.browse"
+            raise WebToolError(f"browse: {where} {key} is not built into this install yet; drop it to browse "
+                               f"without it")
+    steps = steps_of(args.get("actions"))
+    claims = steps_of(args.get("expect")) if args.get("expect") not in (None, "") else []
+    routes = steps_of(args.get("routes")) if args.get("routes") not in (None, "") else []
+    call.secrets_in_steps = _uses_secret(steps)
+    if args.get("js"):
+        call.denied("js")
+        if args.get("cookies"):
+            raise WebToolError("browse: js does not run in a call that carries cookies from a secret — "
+                               "document.cookie is one expression away")
+        if call.secrets_in_steps:
+            call.no_script("js")
+    if args.get("state") and (args.get("cookies") or call.identity.get("cookies") or call.block.get("cookies")):
+        raise WebToolError("browse: state= does not keep a login seeded from a secret (cookies) — state/ is a "
+                           "workspace file every later step can read; sign in with actions instead")
+    recorders = [k for k in ("trace", "har") if args.get(k) not in (None, "", False, "false")]
+    if recorders and call.secrets_in_steps:
+        raise WebToolError(f"browse: a call that signs in keeps no {' or '.join(recorders)} — a trace keeps every "
+                           f"field's value, a HAR every request body; sign in with session= and record the next call")
+    if args.get("har") not in (None, "", False, "false"):
+        if args.get("session"):
+            raise WebToolError("browse: har records one call's own browser context; drop session= to record it")
+        call.har_target = tool.save_target(_recording_path(args["har"], "outputs/network.har", ".har", "har"))
+    trace_target = (tool.save_target(_recording_path(args["trace"], "outputs/trace.zip", ".zip", "trace"))
+                    if args.get("trace") not in (None, "", False, "false") else None)
+    if args.get("confirm") and not steps:
+        raise WebToolError("browse: confirm= needs actions= — confirming a page nobody changed proves nothing")
+    for key in ("session", "state"):
+        if args.get(key) is not None:
+            safe_name(args[key], key)
+    max_output = args.get("max_output")
+    limit = MAX_OUTPUT if max_output in (None, "") else max(200, min(int(max_output), MAX_OUTPUT))
+    reason = call.host_refusal(url)
+    if reason:  # before a browser opens
+        raise WebToolError(f"browse: {scrub_url(url)} was not opened — {reason}")
+    if tool.browsers.idle():  # unused past its idle time: a fresh browser (a session reloads its saved storage)
+        if tool.browse_state is not None:
+            tool.browse_state.close()
+        tool.browsers.close()
+    started = time.monotonic()
+    context = call.context()
+    refusals_from = len(call.proxy.refusals) if call.proxy is not None else 0
+    page = context.new_page()
+    listen(call, page)
+    if trace_target is not None:
+        context.tracing.start(screenshots=True, snapshots=True)
+    try:
+        for route in routes:  # mocks in place before the first request
+            if "mock" not in route:
+                raise WebToolError('browse: routes= is a JSON array of mock steps, such as [{"mock": "**/api/*", "json": []}]')
+            call.mock(page, str(route["mock"]), route)
+        call.navigate(page, url)
+        if args.get("wait_for"):
+            try:
+                call.locate(page, args["wait_for"]).first.wait_for(state="visible", timeout=ACTION_TIMEOUT_MS)
+            except WebToolError:
+                raise
+            except Exception:  # noqa: BLE001
+                raise WebToolError(f"browse: wait_for={args['wait_for']} did not appear within "
+                                   f"{ACTION_TIMEOUT_MS // 1000}s") from None
+        call.page, call.known_tabs = page, len(context.pages)
+        call.run_steps(page, steps)
+        page = call.page  # the tab the steps ended on is the one read
+        if args.get("js"):
+            call.no_script("js")
+            call.results.append({"js": str(args["js"]), "value": page.evaluate(str(args["js"]))})
+        failed = []
+        for claim in claims:
+            subject = next((k for k in ("expect",) if k in claim), None)
+            problem = call.claim(page, claim, "expect") if subject else "a claim is {\"expect\": …}"
+            call.notes.append(f"expect {'✓' if problem is None else '✗'} {json.dumps(claim, ensure_ascii=False)[:120]}"
+                              + (f" — {problem}" if problem else ""))
+            if problem:
+                failed.append(problem)
+        if failed:
+            raise WebToolError(call.redact("browse: " + "\n".join(call.notes)))
+        if args.get("confirm"):
+            call.confirm(page, str(args["confirm"]))
+        if args.get("capture"):
+            try:  # the last fetches land before their bodies are kept
+                page.wait_for_load_state("networkidle", timeout=3000)
+            except Exception:  # noqa: BLE001
+                pass
+            call.saved_captures = save_captures(call)
+            call.notes.append(f"capture: {len(call.saved_captures)} response"
+                              f"{'s' if len(call.saved_captures) != 1 else ''} saved under outputs/captures/")
+        body = read(call, page, mode, args)
+        call.save_storage(context)
+    finally:
+        if trace_target is not None:
+            try:
+                context.tracing.stop(path=str(trace_target))
+                call.notes.append(f"trace: {tool.relative(trace_target)} — open it at trace.playwright.dev")
+            except Exception:  # noqa: BLE001 - the call's own error matters more than its trace
+                pass
+        for opened in {id(p): p for p in [page, *call.listened, *(context.pages if not args.get("session") else [])]}.values():
+            try:
+                opened.close()
+            except Exception:  # noqa: BLE001
+                pass
+        if not args.get("session"):
+            try:
+                context.close()
+            except Exception:  # noqa: BLE001
+                pass
+            if call.proxy is not None:
+                call.proxy.close()
+            if call.har_target is not None and call.har_target.is_file():
+                call.notes.append(f"har: {tool.relative(call.har_target)}")
+        if call.proxy is not None:  # what the guard refused beyond the page itself: one line each
+            for host, reason in call.proxy.refusals[refusals_from:]:
+                line = f"refused {host}: {reason}"
+                if line not in call.page_failures:
+                    call.page_failures.append(line)
+    for line in call.page_failures:
+        tool.log(call.redact(f"browse {scrub_url(url)}: {line}"))
+    tool.emit({"event": "browse", "url": url, "mode": mode, "steps": len(steps),
+               "seconds": round(time.monotonic() - started, 3), "page_failures": len(call.page_failures) or None})
+    if call.results:
+        tool.write_file(tool.sandbox / "outputs" / "results.json",
+                        call.redact(json.dumps(call.results, indent=1, ensure_ascii=False, default=str)).encode())
+    parts: list[str] = []
+    if call.notes:
+        parts.append("\n".join(call.notes))
+    if call.results and not explicit_mode:  # the answers are the output when nothing else claims it
+        parts.append(json.dumps(call.results, indent=1, ensure_ascii=False, default=str))
+    else:
+        if not body.strip():
+            kind = str(call.main_response.get("contentType") or "").split(";")[0].strip().lower()
+            if kind and "html" not in kind and not kind.startswith("text/"):
+                why = f"it is {kind}, not a page — fetch it with mode=raw and save= to keep the bytes"
+            else:
+                why = "; ".join(call.page_failures[:3]) or "the page drew no text"
+            body = f"the page is empty — {why}"
+        parts.append(body)
+        if call.results:
+            parts.append("Results:\n" + json.dumps(call.results, indent=1, ensure_ascii=False, default=str))
+    out = call.redact("\n\n".join(parts))
+    if len(out) > limit:
+        out = out[:limit] + f"\n\n[cut at {limit:,} of {len(out):,} characters]"
+    return out
+
+
+def _recording_path(value: Any, default: str, suffix: str, what: str) -> str:
+    """`"true"` → the default file; a path must end in its suffix."""
+    if value is True or str(value).lower() == "true":
+        return default
+    text = str(value).strip()
+    if not text.lower().endswith(suffix):
+        raise WebToolError(f'browse: {what}= is "true" or a {suffix} path, such as {default}')
+    return text

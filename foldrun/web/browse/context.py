@@ -1,0 +1,263 @@
+"""One call's browser context: locale, device, headers, cookies, the guard proxy and the block list."""
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from foldrun.contract import web_engines as W
+
+from ..errors import WebToolError
+from ..net import GuardProxy, scrub_url
+from .util import ACTION_TIMEOUT_MS, domain_match, glob_match
+
+if TYPE_CHECKING:  # pragma: no cover
+    from playwright.sync_api import BrowserContext, Page
+
+    from .call import Call
+
+VIEWPORT = {"width": 1366, "height": 900}
+
+
+RESOURCE_TYPES = frozenset({"document", "stylesheet", "image", "media", "font", "script", "texttrack", "xhr", "fetch",
+                            "eventsource", "websocket", "manifest", "other"})
+
+class BrowseState:
+    """One step's contexts: a `session` name holds its context until the step ends."""
+
+    def __init__(self) -> None:
+        self.sessions: dict[str, "BrowserContext"] = {}
+        self.holders: dict[str, dict] = {}   # session -> {"call": the Call now using it}
+        self.seeded: set[str] = set()        # sessions a cookie secret seeded
+        self.proxies: list[GuardProxy] = []  # the sessions' guard proxies
+        self.launch: dict[str, int] = {}     # session -> which launch of the pool's browser holds it
+
+    def drop(self, name: str | None) -> None:
+        if name is None:
+            return
+        context = self.sessions.pop(name, None)
+        holder = self.holders.pop(name, None)
+        self.launch.pop(name, None)
+        if context is not None:
+            try:
+                context.close()
+            except Exception:  # noqa: BLE001 - its browser is already gone
+                pass
+        if holder is not None and holder["call"].proxy is not None:
+            holder["call"].proxy.close()
+
+    def close(self) -> None:
+        for context in self.sessions.values():
+            try:
+                context.close()
+            except Exception:  # noqa: BLE001
+                pass
+        self.sessions.clear()
+        for proxy in self.proxies:
+            proxy.close()
+        self.proxies.clear()
+
+class ContextMixin:
+    """How a Call builds (or finds again) its browser context."""
+
+    def context(self) -> "BrowserContext":
+        tool = self.tool
+        if tool.browse_state is None:
+            tool.browse_state = BrowseState()
+        state = tool.browse_state
+        name = self.args.get("session")
+        pool = tool.browsers
+        if name and name in state.sessions and not pool.holds(state.launch.get(name)):
+            state.drop(name)  # its browser went away: start again from the session's saved storage
+        if name and name in state.sessions:
+            previous = state.holders[name]["call"]
+            state.holders[name]["call"] = self  # the guard and the block list read this call's settings
+            self.proxy = previous.proxy
+            self.seeded = name in state.seeded
+            return state.sessions[name]
+        browser = pool.browser()
+        locale = str(self.setting("locale") or _locale(tool.language, tool.region))
+        options: dict[str, Any] = {"locale": locale, "viewport": dict(VIEWPORT),
+                                   "user_agent": _desktop_user_agent(browser.version)}
+        device = self.setting("device")
+        if device:
+            known = pool.devices()
+            if device not in known:
+                close = [d for d in known if str(device).lower() in d.lower()][:5]
+                raise WebToolError(f"browse: device={device} is not a Playwright device name"
+                                   + (f"; did you mean {', '.join(close)}?" if close else ", such as \"Pixel 7\""))
+            options.update({k: v for k, v in known[device].items() if k != "default_browser_type"})
+        if self.setting("user_agent"):
+            options["user_agent"] = str(self.setting("user_agent"))
+        if self.setting("timezone"):
+            options["timezone_id"] = str(self.setting("timezone"))
+        if self.setting("color_scheme") in ("light", "dark"):
+            options["color_scheme"] = self.setting("color_scheme")
+        if self.setting("geolocation"):
+            match = re.fullmatch(r"\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*", str(self.setting("geolocation")))
+            if not match:
+                raise WebToolError('browse: geolocation= is "lat,lng", such as "-33.87,151.21"')
+            options["geolocation"] = {"latitude": float(match.group(1)), "longitude": float(match.group(2))}
+        permissions = self.setting("permissions")
+        if permissions:
+            items = [p.strip() for p in permissions.split(",")] if isinstance(permissions, str) else list(permissions)
+            wrong = [p for p in items if p not in W.PERMISSIONS]
+            if wrong:
+                raise WebToolError(f"browse: permissions {', '.join(wrong)} — the ones granted up front are "
+                                   f"{', '.join(W.PERMISSIONS)}")
+            options["permissions"] = items
+        headers = self.headers()
+        if headers:
+            options["extra_http_headers"] = headers
+        auth = self.setting("auth")
+        if auth:
+            user, sep, password = self.secret_value(str(auth)).partition(":")
+            if not sep:
+                raise WebToolError(f"browse: auth: the secret {auth} does not hold user:pass")
+            self.secrets[str(auth)] = password  # redacted wherever it shows; the user name may show
+            options["http_credentials"] = {"username": user, "password": password}
+        if self.setting("ignore_https_errors") is True:
+            options["ignore_https_errors"] = True
+        stored = self.load_storage()
+        if stored is not None:
+            options["storage_state"] = stored
+        holder = {"call": self}
+        if self.allowed_domains() or not tool.allow_private:
+            # Every connection the context makes — redirect hops included — is checked when it is made.
+            self.proxy = GuardProxy(lambda host, port: holder["call"].connect_policy(host, port))
+            options["proxy"] = self.proxy.playwright_proxy()
+        if self.har_target is not None:
+            options["record_har_path"] = str(self.har_target)
+        context = browser.new_context(**options)
+        context.set_default_timeout(ACTION_TIMEOUT_MS)
+        if name or self.allowed_domains() or not tool.allow_private or self.blocked():
+            context.route("**/*", lambda route, request: holder["call"]._guard(route, request))
+        self.add_cookies(context)
+        if name:
+            state.sessions[str(name)] = context
+            state.holders[str(name)] = holder
+            state.launch[str(name)] = pool.launches
+            if self.proxy is not None:
+                state.proxies.append(self.proxy)
+            if self.seeded:
+                state.seeded.add(str(name))
+        return context
+
+    def headers(self) -> dict[str, str]:
+        """`headers`: a JSON object; a `${NAME}` in a value is read from that secret; `cookie` is refused."""
+        raw = self.setting("headers")
+        if raw in (None, "", {}):
+            return {}
+        if isinstance(raw, str):
+            try:
+                raw = json.loads(raw)
+            except ValueError:
+                raise WebToolError('browse: headers= is a JSON object, such as {"X-Team": "${TEAM_TOKEN}"}') from None
+        if not isinstance(raw, dict):
+            raise WebToolError('browse: headers= is a JSON object, such as {"X-Team": "${TEAM_TOKEN}"}')
+        out: dict[str, str] = {}
+        for key, value in raw.items():
+            if str(key).lower() == "cookie":
+                raise WebToolError("browse: a cookie header is refused — pass the NAME of a cookie secret as cookies=")
+            out[str(key)] = re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", lambda m: self.secret_value(m.group(1)), str(value))
+        return out
+
+    def secret_value(self, name: str) -> str:
+        value = self.tool.secret(name)
+        self.secrets[name] = value
+        return value
+
+    def add_cookies(self, context: "BrowserContext") -> None:
+        """`cookies`: the NAME of a secret holding a Cookie header line, for `cookie_domain` (else the page's host)."""
+        name = self.args.get("cookies") or self.identity.get("cookies") or self.block.get("cookies")
+        if not name:
+            return
+        from_file = not self.args.get("cookies")
+        domain = str(self.args.get("cookie_domain") or self.identity.get("cookie_domain")
+                     or self.block.get("cookie_domain") or "")
+        host = (urlsplit(str(self.args.get("url") or "")).hostname or "").lower()
+        if from_file:
+            if not domain:
+                raise WebToolError("browse: web.browse.cookies needs cookie_domain: beside it — a cookie default must "
+                                   "name its site")
+            if not domain_match(host, "*." + domain.lstrip(".")):
+                self.tool.log(f"browse: {host} is not {domain.lstrip('.')}, so the page opens signed out "
+                              f"(web.browse.cookies belongs to {domain})")
+                return
+        line = self.secret_value(str(name))
+        jar = []
+        for part in line.split(";"):
+            if "=" not in part:
+                continue
+            key, _, value = part.strip().partition("=")
+            jar.append({"name": key.strip(), "value": value.strip(), "domain": domain or host, "path": "/"})
+        if jar:
+            context.add_cookies(jar)
+            self.seeded = True
+
+    def blocked(self) -> tuple[set[str], list[str]]:
+        """`block`: resource types and host globs not to load."""
+        raw = self.setting("block")
+        items = [i.strip() for i in raw.split(",")] if isinstance(raw, str) else [str(i) for i in raw or []]
+        types = {i for i in items if i in RESOURCE_TYPES}
+        return (types, [i for i in items if i and i not in RESOURCE_TYPES]) if items else (set(), [])
+
+    def _guard(self, route, request) -> None:  # noqa: ANN001
+        reason = self.host_refusal(request.url)
+        types, hosts = self.blocked()
+        host = (urlsplit(request.url).hostname or "").lower()
+        if reason or request.resource_type in types or any(domain_match(host, h) for h in hosts):
+            route.abort("blockedbyclient")
+        else:
+            route.continue_()
+
+def _locale(language: str, region: str | None) -> str:
+    tag = language or "en"
+    if "-" not in tag and region:
+        tag = f"{tag}-{region.upper()}"
+    return tag
+
+
+def _desktop_user_agent(version: str) -> str:
+    """A desktop user agent carrying the version of the Chromium actually running (never HeadlessChrome)."""
+    major = (version or "0").split(".")[0]
+    return (f"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/{major}.0.0.0 "
+            f"Safari/537.36")
+
+
+def listen(call: Call, page: "Page") -> None:
+    """The page's own failures, its console and its network, as they happen."""
+    call.listened.append(page)
+    page.on("pageerror", lambda error: call.page_failures.append(f"uncaught error: {str(error).splitlines()[0][:300]}"))
+
+    def console(msg) -> None:  # noqa: ANN001
+        where = (msg.location or {}).get("url", "")
+        call.console.append({"level": msg.type, "text": msg.text[:2000], "source": scrub_url(str(where))})
+        if msg.type == "error" and not str(where).endswith("/favicon.ico"):
+            call.page_failures.append(f"console {msg.type}: {msg.text[:300]}")
+
+    page.on("console", console)
+    page.on("requestfailed", lambda request: call.page_failures.append(
+        f"request failed: {scrub_url(request.url)[:200]} ({request.failure})")
+        if request.failure and "ERR_ABORTED" not in str(request.failure) else None)
+
+    def finished(request) -> None:  # noqa: ANN001
+        try:
+            response = request.response()
+            timing = request.timing
+            sizes = request.sizes()
+        except Exception:  # noqa: BLE001 - a page closing under us
+            return
+        call.network.append({"url": scrub_url(request.url), "method": request.method, "type": request.resource_type,
+                             "status": response.status if response else None,
+                             "bytes": sizes.get("responseBodySize"),
+                             "ms": round(timing["responseEnd"]) if timing.get("responseEnd", -1) >= 0 else None})
+
+    page.on("requestfinished", finished)
+    glob = call.args.get("capture")
+    if glob:
+        page.on("response", lambda response: call.captured.append(response)
+                if glob_match(response.url, str(glob)) else None)
+    page.on("dialog", lambda dialog: dialog.accept(*([str(call.dialog[1])] if call.dialog[1] is not None else []))
+            if call.dialog[0] == "accept" else dialog.dismiss())

@@ -1,0 +1,240 @@
+"""How the page is read: `mode=` text, markdown, aria, network, diff, feed, a11y, vitals …"""
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from .. import pages
+from ..errors import WebToolError
+from ..net import scrub_url
+from .refs import interactive_lines, load_refs, page_key, parse_snapshot, refs_file
+
+if TYPE_CHECKING:  # pragma: no cover
+    from playwright.sync_api import Page
+
+    from .call import Call
+
+BUILT_MODES = ("text", "markdown", "html", "aria", "meta", "table", "network", "capture", "links", "screenshot",
+               "pdf", "console", "diff", "feed", "a11y", "vitals")
+
+def save_captures(call: Call) -> list[dict]:
+    """The bodies the `capture` glob matched, saved under outputs/captures/."""
+    saved = []
+    for number, response in enumerate(call.captured, 1):
+        try:
+            body = response.body()
+        except Exception:  # noqa: BLE001 - a response with no body (a redirect, a closed page)
+            continue
+        kind = (response.headers.get("content-type") or "").split(";")[0].strip()
+        suffix = ".json" if "json" in kind else ".txt" if kind.startswith("text/") else ".bin"
+        stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", urlsplit(response.url).path.strip("/"))[-60:] or "root"
+        target = call.tool.sandbox / "outputs" / "captures" / f"{number:03d}-{stem}{suffix}"
+        where = call.tool.write_file(target, body)
+        saved.append({"url": scrub_url(response.url), "status": response.status, "contentType": kind, "file": where,
+                      "text": body.decode("utf-8", errors="replace") if suffix != ".bin" else None})
+    return saved
+
+
+def diff_read(call: Call, page: "Page") -> str:
+    """The page as markdown against the last diff read of the same URL; the first read saves the baseline."""
+    import difflib
+    import hashlib
+
+    tool = call.tool
+    now = pages.to_markdown(page.content(), page.url)
+    key = hashlib.sha256(page_key(page.url).encode() + b"?" + urlsplit(page.url).query.encode()).hexdigest()[:20]
+    baseline = tool.sandbox / "state" / "browser" / "diff" / f"{key}.md"
+    before = baseline.read_text(encoding="utf-8") if baseline.is_file() else None
+    tool.write_file(baseline, now.encode())
+    where = tool.relative(baseline)
+    if before is None:
+        return (f"first diff read of {scrub_url(page.url)}: saved as the baseline ({len(now.splitlines())} lines, "
+                f"{where}); the next diff read compares with it")
+    lines = list(difflib.unified_diff(before.splitlines(), now.splitlines(), "before", "now", n=2, lineterm=""))
+    if not lines:
+        return f"no change since the last diff read of {scrub_url(page.url)}"
+    return "\n".join(lines)
+
+
+def feed_read(call: Call, page: "Page") -> str:
+    """The RSS, Atom or JSON feed: the URL itself when it is one, else the first linked, else the usual paths."""
+    from .. import fetch as plain
+
+    tool = call.tool
+    candidates: list[str] = []
+    main_type = str(call.main_response.get("contentType") or "").split(";")[0].strip().lower()
+    if main_type and "html" not in main_type:
+        candidates.append(page.url)
+    else:
+        meta = pages.meta_of(page.content(), page.url)
+        candidates += [f["href"] for f in meta["feeds"]]
+        origin = f"{urlsplit(page.url).scheme}://{urlsplit(page.url).netloc}"
+        candidates += [origin + path for path in pages.FEED_PATHS]
+    for url in dict.fromkeys(candidates):
+        if call.host_refusal(url):
+            continue
+        got = plain.get(tool, url, tool.language)  # one plain read through the guarded client
+        if got.error or got.status >= 400 or not got.is_text():
+            continue
+        items = pages.feed_items(got.text)
+        if items is None:
+            continue
+        data = json.dumps({"feed": scrub_url(url), "items": items}, indent=1, ensure_ascii=False)
+        tool.write_file(tool.sandbox / "outputs" / "feed.json", data.encode())
+        lines = [f"feed: {scrub_url(url)} ({len(items)} items)"]
+        for item in items:
+            lines.append(f"- {item.get('title') or '(untitled)'}" + (f" — {item['date']}" if item.get("date") else ""))
+            if item.get("link"):
+                lines.append(f"  {item['link']}")
+        return "\n".join(lines)
+    return f"no feed: {scrub_url(page.url)} is not one, links none, and none of {', '.join(pages.FEED_PATHS)} answered one"
+
+
+_TABLES_JS = """() => Array.from(document.querySelectorAll('table')).map(t => {
+  let heading = null;
+  for (let el = t.previousElementSibling; el; el = el.previousElementSibling) {
+    if (/^H[1-6]$/.test(el.tagName)) { heading = el.innerText.trim(); break; }
+  }
+  const caption = t.caption ? t.caption.innerText.trim() : null;
+  const rows = Array.from(t.rows).map(r => Array.from(r.cells).map(c => c.innerText.trim()));
+  const head = rows.length ? rows[0] : [];
+  return {heading: caption || heading, rows: rows.slice(1).map(r => Object.fromEntries(head.map((h, i) => [h || String(i), r[i] ?? null])))};
+})"""
+
+
+_LINKS_JS = """() => Array.from(document.querySelectorAll('a[href]')).map(a => ({text: a.innerText.trim(), href: a.href}))
+  .filter(l => !l.href.startsWith('javascript:'))"""
+
+
+# The built-in checks, for when the image has no axe-core: each a rule, what it found, and the fix.
+_A11Y_JS = """() => {
+  const out = [];
+  const name = el => (el.getAttribute('aria-label') || el.getAttribute('title') || el.innerText || el.value || '').trim();
+  const sel = el => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\\s+/).join('.') : '');
+  const add = (rule, what, fix, els) => { if (els.length) out.push({rule, what, fix, count: els.length, elements: els.map(sel)}); };
+  add('image-alt', 'images with no alt attribute', 'give each an alt (alt="" when it is decorative)',
+      [...document.querySelectorAll('img:not([alt])')]);
+  add('label', 'form fields with no label', 'add a <label for>, aria-label or aria-labelledby',
+      [...document.querySelectorAll('input:not([type=hidden]):not([type=submit]):not([type=button]), select, textarea')]
+        .filter(el => !(el.labels && el.labels.length) && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby') && !el.getAttribute('title')));
+  add('button-name', 'buttons with no name', 'give the button text or an aria-label',
+      [...document.querySelectorAll('button, [role=button]')].filter(el => !name(el) && !el.querySelector('img[alt]:not([alt=""])')));
+  add('link-name', 'links with no name', 'give the link text or an aria-label',
+      [...document.querySelectorAll('a[href]')].filter(el => !name(el) && !el.querySelector('img[alt]:not([alt=""])')));
+  add('html-has-lang', 'a page with no lang', 'set <html lang="…">', document.documentElement.lang ? [] : [document.documentElement]);
+  add('document-title', 'a page with no title', 'add a <title>', document.title.trim() ? [] : [document.documentElement]);
+  const ids = {}; document.querySelectorAll('[id]').forEach(el => { (ids[el.id] = ids[el.id] || []).push(el); });
+  add('duplicate-id', 'ids used more than once', 'make each id unique', Object.values(ids).filter(l => l.length > 1).flat());
+  let last = 0; const skips = [];
+  document.querySelectorAll('h1, h2, h3, h4, h5, h6').forEach(h => { const n = +h.tagName[1]; if (last && n > last + 1) skips.push(h); last = n; });
+  add('heading-order', 'headings that skip a level', 'step headings down one level at a time', skips);
+  return out;
+}"""
+
+
+_VITALS_JS = """() => new Promise(resolve => {
+  const nav = performance.getEntriesByType('navigation')[0] || {};
+  const paint = Object.fromEntries(performance.getEntriesByType('paint').map(p => [p.name, p.startTime]));
+  let lcp = null, cls = 0;
+  try { new PerformanceObserver(l => { for (const e of l.getEntries()) lcp = e.startTime; }).observe({type: 'largest-contentful-paint', buffered: true}); } catch (e) {}
+  try { new PerformanceObserver(l => { for (const e of l.getEntries()) if (!e.hadRecentInput) cls += e.value; }).observe({type: 'layout-shift', buffered: true}); } catch (e) {}
+  setTimeout(() => {
+    const grade = (v, good, poor) => v === null ? null : v <= good ? 'good' : v <= poor ? 'needs improvement' : 'poor';
+    const bytes = performance.getEntriesByType('resource').reduce((n, r) => n + (r.transferSize || 0), nav.transferSize || 0);
+    const ms = v => v === null || v === undefined ? null : Math.round(v);
+    resolve({
+      LCP: {value: ms(lcp), unit: ' ms', grade: grade(lcp, 2500, 4000)},
+      CLS: {value: Math.round(cls * 1000) / 1000, grade: grade(cls, 0.1, 0.25)},
+      FCP: {value: ms(paint['first-contentful-paint'] ?? null), unit: ' ms', grade: grade(paint['first-contentful-paint'] ?? null, 1800, 3000)},
+      TTFB: {value: ms(nav.responseStart ?? null), unit: ' ms', grade: grade(nav.responseStart ?? null, 800, 1800)},
+      load: {value: ms(nav.loadEventEnd ?? null), unit: ' ms'},
+      weight: {value: bytes, unit: ' bytes'},
+    });
+  }, 300);
+})"""
+
+
+def read(call: Call, page: "Page", mode: str, args: dict) -> str:
+    tool = call.tool
+    if mode == "capture":
+        if not args.get("capture"):
+            raise WebToolError('browse: mode=capture needs capture=, a URL glob such as "**/api/*"')
+        saved = call.saved_captures
+        if not saved:
+            return f"nothing the page fetched matched capture={args['capture']}"
+        return "\n\n".join(f"=== {c['url']} ({c['status']}, {c['file']}) ===\n" + (c["text"] or "(binary)")[:6000]
+                            for c in saved)
+    if mode == "diff":
+        return diff_read(call, page)
+    if mode == "feed":
+        return feed_read(call, page)
+    if mode == "a11y":
+        found = page.evaluate(_A11Y_JS)
+        data = json.dumps(found, indent=1, ensure_ascii=False)
+        tool.write_file(tool.sandbox / "outputs" / "a11y.json", data.encode())
+        if not found:
+            return "the built-in checks found nothing to fix (axe-core is not in this image; its rules go further)"
+        return "\n".join(f"[{v['rule']}] {v['count']} × {v['what']} — {v['fix']}\n    " +
+                         "\n    ".join(v["elements"][:5]) for v in found)
+    if mode == "vitals":
+        vitals = page.evaluate(_VITALS_JS)
+        data = json.dumps(vitals, indent=1)
+        tool.write_file(tool.sandbox / "outputs" / "vitals.json", data.encode())
+        return "\n".join(f"{k}: {v['value']}{v.get('unit', '')}" + (f" ({v['grade']})" if v.get("grade") else "")
+                         for k, v in vitals.items())
+    if mode == "text":
+        return page.inner_text("body")
+    if mode == "html":
+        return page.content()
+    if mode == "markdown":
+        text = pages.to_markdown(page.content(), page.url)
+        tool.write_file(tool.sandbox / "outputs" / "page.md", text.encode())
+        return text
+    if mode == "meta":
+        meta = {"url": scrub_url(page.url), **pages.meta_of(page.content(), page.url)}
+        data = json.dumps(meta, indent=1, ensure_ascii=False)
+        tool.write_file(tool.sandbox / "outputs" / "meta.json", data.encode())
+        return data
+    if mode == "links":
+        return pages.links_text(page.evaluate(_LINKS_JS))
+    if mode == "table":
+        tables = page.evaluate(_TABLES_JS)
+        data = json.dumps(tables, indent=1, ensure_ascii=False)
+        tool.write_file(tool.sandbox / "outputs" / "tables.json", data.encode())
+        return data if tables else "no tables on the page"
+    if mode == "console":
+        data = json.dumps(call.console, indent=1, ensure_ascii=False)
+        tool.write_file(tool.sandbox / "outputs" / "console.json", call.redact(data).encode())
+        if not call.console:
+            return "the page wrote nothing to its console"
+        return "\n".join(f"[{m['level']}] {m['text']}" + (f" ({m['source']})" if m["source"] else "")
+                         for m in call.console)
+    if mode == "network":
+        try:  # every request it made: let the last ones land before listing them
+            page.wait_for_load_state("networkidle", timeout=3000)
+        except Exception:  # noqa: BLE001 - a page that never idles is listed as it stands
+            pass
+        data = json.dumps({"page": call.main_response, "requests": call.network}, indent=1, ensure_ascii=False)
+        tool.write_file(tool.sandbox / "outputs" / "network.json", data.encode())
+        head = call.main_response
+        lines = [f"{head.get('status')} {head.get('url')} ({head.get('contentType')})"]
+        lines += [f"  redirect: {hop}" for hop in head.get("redirects") or []]
+        lines += [f"  {k}: {v}" for k, v in (head.get("headers") or {}).items()]
+        lines.append("")
+        lines += [f"{r['status'] or '---'} {r['method']} {r['type']} {r['url']} "
+                  f"{r['bytes'] if r['bytes'] is not None else '?'} bytes {r['ms'] if r['ms'] is not None else '?'} ms"
+                  for r in call.network]
+        return "\n".join(lines)
+    if mode == "aria":
+        snapshot = page.aria_snapshot(mode="ai")
+        refs = load_refs(tool.sandbox)
+        refs[call.session_key] = {"page": page_key(page.url), "refs": parse_snapshot(snapshot)}
+        tool.write_file(refs_file(tool.sandbox), json.dumps(refs, indent=1, ensure_ascii=False).encode())
+        return interactive_lines(snapshot) if args.get("interactive") else snapshot
+    if mode == "screenshot":
+        where = call.keep_file(page, "screenshot", {"screenshot": "page"})
+        return f"{where} — the full page at {page.viewport_size['width']}px wide. Read {where} to see it."
+    where = call.keep_file(page, "pdf", {"pdf": "page"})
+    return f"{where} — the page printed to PDF."

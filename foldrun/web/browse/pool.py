@@ -1,0 +1,137 @@
+"""The browser a worker process drives: one Chromium, launched on first use."""
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from pathlib import Path
+
+from ..errors import WebToolError
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+               "--disable-sync", "--no-first-run",
+               # WebRTC held to proxied transports: no UDP around the guard proxy.
+               "--force-webrtc-ip-handling-policy=disable_non_proxied_udp"]
+
+IDLE_SECONDS = 15 * 60
+
+class BrowserPool:
+    """One Chromium for a worker process (or a test module), launched on first use.
+
+    Playwright's sync objects belong to the thread that made them, so the pool
+    is used from one thread; a call from another thread is refused rather than
+    corrupting the driver.
+    """
+
+    def __init__(self, executable: str | None = None, args: list[str] | None = None,
+                 idle_seconds: float = IDLE_SECONDS) -> None:
+        self.executable = executable
+        self.args = list(args or LAUNCH_ARGS)
+        self.idle_seconds = idle_seconds
+        self._playwright = None
+        self._browser = None
+        self._thread: int | None = None
+        self._devices: dict | None = None
+        self.last_used = 0.0
+        self.launches = 0
+        self.users = 0
+
+    def browser(self):  # noqa: ANN201
+        if self._thread is not None and self._thread != threading.get_ident():
+            raise WebToolError("browse: the browser belongs to another thread of this worker")
+        if self._browser is not None and not self._browser.is_connected():
+            self.close()
+        if self._browser is None:
+            executable = self.executable or find_chromium()
+            if executable is not None and not Path(executable).exists():
+                raise WebToolError(f"browse: no browser at {executable}. {INSTALL_SENTENCE}")
+            from playwright.sync_api import sync_playwright
+
+            self._playwright = sync_playwright().start()
+            self._thread = threading.get_ident()
+            try:  # no system Chromium: Playwright's own download, where `playwright install chromium` put one
+                self._browser = self._playwright.chromium.launch(executable_path=executable, args=self.args,
+                                                                headless=True)
+            except Exception as exc:  # noqa: BLE001
+                self.close()
+                if "Executable doesn't exist" in str(exc) or "playwright install" in str(exc):
+                    raise WebToolError(f"browse: no browser was found. {INSTALL_SENTENCE}") from None
+                raise
+            self.launches += 1
+        self.last_used = time.monotonic()
+        return self._browser
+
+    def devices(self) -> dict:
+        """Playwright's device descriptors ("Pixel 7", "iPhone 15")."""
+        if self._devices is None:
+            self.browser()
+            self._devices = dict(self._playwright.devices)
+        return self._devices
+
+    def acquire(self) -> "BrowserPool":
+        self.users += 1
+        return self
+
+    def release(self) -> None:
+        """One user (a step's WebTool) is done; the last one out closes the browser."""
+        self.users = max(0, self.users - 1)
+        if self.users == 0:
+            self.close()
+
+    def holds(self, launch: int | None) -> bool:
+        """True while the browser of that launch is still the one running."""
+        return self._browser is not None and self._browser.is_connected() and launch == self.launches
+
+    def alive(self) -> bool:
+        """False when a browser was launched and has since gone (closed, crashed)."""
+        return self._browser is None or self._browser.is_connected()
+
+    def idle(self) -> bool:
+        return self._browser is not None and time.monotonic() - self.last_used > self.idle_seconds
+
+    def close(self) -> None:
+        try:
+            if self._browser is not None:
+                self._browser.close()
+        except Exception:  # noqa: BLE001 - closing is best effort
+            pass
+        try:
+            if self._playwright is not None:
+                self._playwright.stop()
+        except Exception:  # noqa: BLE001
+            pass
+        self._browser = self._playwright = None
+        self._thread = None
+
+
+_threads = threading.local()
+
+
+def thread_pool() -> BrowserPool:
+    """This thread's browser: Playwright's sync API allows one driver per thread, so every WebTool
+    in the thread shares it (acquire/release), and the last to finish closes it."""
+    pool = getattr(_threads, "pool", None)
+    if pool is None:
+        pool = _threads.pool = BrowserPool()
+    return pool
+
+
+INSTALL_SENTENCE = ("Install Chromium (`apt-get install -y chromium` on a worker), or on a laptop "
+                    "`npm i -g playwright@1.63.0` then `npx playwright install chromium`; FOLDRUN_CHROMIUM names "
+                    "another binary")
+
+
+def find_chromium() -> str | None:
+    """The browser to drive: FOLDRUN_CHROMIUM, the system Chromium, else None (Playwright's own download)."""
+    named = os.environ.get("FOLDRUN_CHROMIUM")
+    if named:
+        return named
+    for candidate in (CHROMIUM, "chromium", "chromium-browser"):
+        found = shutil.which(candidate) if not candidate.startswith("/") else (candidate if Path(candidate).exists() else None)
+        if found:
+            return found
+    return None

@@ -1,0 +1,48 @@
+"""Small pieces every part of browse uses: timeouts, the steps' JSON, names and domains."""
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..errors import WebToolError
+
+ACTION_TIMEOUT_MS = 10_000
+
+def steps_of(raw: Any) -> list:
+    if raw in (None, "", []):
+        return []
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError as exc:
+            raise WebToolError(f"browse: actions= is not a JSON array of steps ({exc.msg} at character {exc.pos})") from None
+    if isinstance(raw, dict):
+        raw = [raw]
+    if not isinstance(raw, list) or not all(isinstance(s, dict) for s in raw):
+        raise WebToolError('browse: actions= must be a JSON array of steps, such as [{"click": "#go"}]')
+    return raw
+
+
+def domain_match(host: str, pattern: str) -> bool:
+    """`*.example.com` covers the subdomains and the bare domain."""
+    pattern = pattern.lower().strip()
+    if pattern.startswith("*."):
+        bare = pattern[2:]
+        return host == bare or host.endswith("." + bare)
+    return host == pattern or fnmatch.fnmatch(host, pattern)
+
+
+def safe_name(raw: Any, what: str) -> str:
+    name = str(raw).strip()
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", name) or ".." in name:
+        raise WebToolError(f"browse: {what}= is a name of letters, digits, - _ and ., such as client-portal")
+    return name
+
+
+def glob_match(url: str, glob: str) -> bool:
+    """Playwright's URL globs, near enough: `**` any characters, `*` any but `/`."""
+    pattern = re.escape(glob).replace(r"\*\*", "\0").replace(r"\*", "[^/]*").replace("\0", ".*")
+    return re.fullmatch(pattern, url) is not None or re.fullmatch(pattern, urlsplit(url)._replace(query="").geturl()) is not None
