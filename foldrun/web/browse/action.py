@@ -13,6 +13,8 @@ from ..net import scrub_url
 from .call import Call
 from .context import listen
 from .modes import BUILT_MODES, read, save_captures
+from .registry import run_steps
+from .steps import mock
 from .util import ACTION_TIMEOUT_MS, safe_name, steps_of
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -118,7 +120,7 @@ def run(tool: "WebTool", args: dict) -> str:
         for route in routes:  # mocks in place before the first request
             if "mock" not in route:
                 raise WebToolError('browse: routes= is a JSON array of mock steps, such as [{"mock": "**/api/*", "json": []}]')
-            call.mock(page, str(route["mock"]), route)
+            mock(call, page, str(route["mock"]), route)
         call.navigate(page, url)
         if args.get("wait_for"):
             try:
@@ -129,7 +131,7 @@ def run(tool: "WebTool", args: dict) -> str:
                 raise WebToolError(f"browse: wait_for={args['wait_for']} did not appear within "
                                    f"{ACTION_TIMEOUT_MS // 1000}s") from None
         call.page, call.known_tabs = page, len(context.pages)
-        call.run_steps(page, steps)
+        run_steps(call, page, steps)
         page = call.page  # the tab the steps ended on is the one read
         if args.get("js"):
             call.no_script("js")

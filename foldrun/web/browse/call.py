@@ -10,7 +10,6 @@ from ..net import GuardProxy, NoSuchHost, PrivateAddress, Refused, checked_addre
 from .claims import ClaimsMixin
 from .context import ContextMixin
 from .refs import RefsMixin
-from .steps import StepsMixin
 from .storage import StorageMixin
 from .util import domain_match
 
@@ -19,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..tool import WebTool
 
-class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin, StepsMixin):
+class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
     """Everything one browse call holds while it runs."""
 
     def __init__(self, tool: "WebTool", args: dict) -> None:

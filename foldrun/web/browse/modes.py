@@ -9,17 +9,17 @@ from urllib.parse import urlsplit
 from .. import pages
 from ..errors import WebToolError
 from ..net import scrub_url
+from .registry import MODES, built_modes, mode
 from .refs import interactive_lines, load_refs, page_key, parse_snapshot, refs_file
+from .steps.reading import keep_file
 
 if TYPE_CHECKING:  # pragma: no cover
     from playwright.sync_api import Page
 
     from .call import Call
 
-BUILT_MODES = ("text", "markdown", "html", "aria", "meta", "table", "network", "capture", "links", "screenshot",
-               "pdf", "console", "diff", "feed", "a11y", "vitals")
 
-def save_captures(call: Call) -> list[dict]:
+def save_captures(call: "Call") -> list[dict]:
     """The bodies the `capture` glob matched, saved under outputs/captures/."""
     saved = []
     for number, response in enumerate(call.captured, 1):
@@ -37,7 +37,7 @@ def save_captures(call: Call) -> list[dict]:
     return saved
 
 
-def diff_read(call: Call, page: "Page") -> str:
+def diff_read(call: "Call", page: "Page") -> str:
     """The page as markdown against the last diff read of the same URL; the first read saves the baseline."""
     import difflib
     import hashlib
@@ -58,7 +58,7 @@ def diff_read(call: Call, page: "Page") -> str:
     return "\n".join(lines)
 
 
-def feed_read(call: Call, page: "Page") -> str:
+def feed_read(call: "Call", page: "Page") -> str:
     """The RSS, Atom or JSON feed: the URL itself when it is one, else the first linked, else the usual paths."""
     from .. import fetch as plain
 
@@ -156,85 +156,146 @@ _VITALS_JS = """() => new Promise(resolve => {
 })"""
 
 
-def read(call: Call, page: "Page", mode: str, args: dict) -> str:
+@mode("capture")
+def read_capture(call: "Call", page: "Page", args: dict) -> str:
+    if not args.get("capture"):
+        raise WebToolError('browse: mode=capture needs capture=, a URL glob such as "**/api/*"')
+    saved = call.saved_captures
+    if not saved:
+        return f"nothing the page fetched matched capture={args['capture']}"
+    return "\n\n".join(f"=== {c['url']} ({c['status']}, {c['file']}) ===\n" + (c["text"] or "(binary)")[:6000]
+                        for c in saved)
+
+
+@mode("diff")
+def read_diff(call: "Call", page: "Page", args: dict) -> str:
+    return diff_read(call, page)
+
+
+@mode("feed")
+def read_feed(call: "Call", page: "Page", args: dict) -> str:
+    return feed_read(call, page)
+
+
+@mode("a11y")
+def read_a11y(call: "Call", page: "Page", args: dict) -> str:
     tool = call.tool
-    if mode == "capture":
-        if not args.get("capture"):
-            raise WebToolError('browse: mode=capture needs capture=, a URL glob such as "**/api/*"')
-        saved = call.saved_captures
-        if not saved:
-            return f"nothing the page fetched matched capture={args['capture']}"
-        return "\n\n".join(f"=== {c['url']} ({c['status']}, {c['file']}) ===\n" + (c["text"] or "(binary)")[:6000]
-                            for c in saved)
-    if mode == "diff":
-        return diff_read(call, page)
-    if mode == "feed":
-        return feed_read(call, page)
-    if mode == "a11y":
-        found = page.evaluate(_A11Y_JS)
-        data = json.dumps(found, indent=1, ensure_ascii=False)
-        tool.write_file(tool.sandbox / "outputs" / "a11y.json", data.encode())
-        if not found:
-            return "the built-in checks found nothing to fix (axe-core is not in this image; its rules go further)"
-        return "\n".join(f"[{v['rule']}] {v['count']} × {v['what']} — {v['fix']}\n    " +
-                         "\n    ".join(v["elements"][:5]) for v in found)
-    if mode == "vitals":
-        vitals = page.evaluate(_VITALS_JS)
-        data = json.dumps(vitals, indent=1)
-        tool.write_file(tool.sandbox / "outputs" / "vitals.json", data.encode())
-        return "\n".join(f"{k}: {v['value']}{v.get('unit', '')}" + (f" ({v['grade']})" if v.get("grade") else "")
-                         for k, v in vitals.items())
-    if mode == "text":
-        return page.inner_text("body")
-    if mode == "html":
-        return page.content()
-    if mode == "markdown":
-        text = pages.to_markdown(page.content(), page.url)
-        tool.write_file(tool.sandbox / "outputs" / "page.md", text.encode())
-        return text
-    if mode == "meta":
-        meta = {"url": scrub_url(page.url), **pages.meta_of(page.content(), page.url)}
-        data = json.dumps(meta, indent=1, ensure_ascii=False)
-        tool.write_file(tool.sandbox / "outputs" / "meta.json", data.encode())
-        return data
-    if mode == "links":
-        return pages.links_text(page.evaluate(_LINKS_JS))
-    if mode == "table":
-        tables = page.evaluate(_TABLES_JS)
-        data = json.dumps(tables, indent=1, ensure_ascii=False)
-        tool.write_file(tool.sandbox / "outputs" / "tables.json", data.encode())
-        return data if tables else "no tables on the page"
-    if mode == "console":
-        data = json.dumps(call.console, indent=1, ensure_ascii=False)
-        tool.write_file(tool.sandbox / "outputs" / "console.json", call.redact(data).encode())
-        if not call.console:
-            return "the page wrote nothing to its console"
-        return "\n".join(f"[{m['level']}] {m['text']}" + (f" ({m['source']})" if m["source"] else "")
-                         for m in call.console)
-    if mode == "network":
-        try:  # every request it made: let the last ones land before listing them
-            page.wait_for_load_state("networkidle", timeout=3000)
-        except Exception:  # noqa: BLE001 - a page that never idles is listed as it stands
-            pass
-        data = json.dumps({"page": call.main_response, "requests": call.network}, indent=1, ensure_ascii=False)
-        tool.write_file(tool.sandbox / "outputs" / "network.json", data.encode())
-        head = call.main_response
-        lines = [f"{head.get('status')} {head.get('url')} ({head.get('contentType')})"]
-        lines += [f"  redirect: {hop}" for hop in head.get("redirects") or []]
-        lines += [f"  {k}: {v}" for k, v in (head.get("headers") or {}).items()]
-        lines.append("")
-        lines += [f"{r['status'] or '---'} {r['method']} {r['type']} {r['url']} "
-                  f"{r['bytes'] if r['bytes'] is not None else '?'} bytes {r['ms'] if r['ms'] is not None else '?'} ms"
-                  for r in call.network]
-        return "\n".join(lines)
-    if mode == "aria":
-        snapshot = page.aria_snapshot(mode="ai")
-        refs = load_refs(tool.sandbox)
-        refs[call.session_key] = {"page": page_key(page.url), "refs": parse_snapshot(snapshot)}
-        tool.write_file(refs_file(tool.sandbox), json.dumps(refs, indent=1, ensure_ascii=False).encode())
-        return interactive_lines(snapshot) if args.get("interactive") else snapshot
-    if mode == "screenshot":
-        where = call.keep_file(page, "screenshot", {"screenshot": "page"})
-        return f"{where} — the full page at {page.viewport_size['width']}px wide. Read {where} to see it."
-    where = call.keep_file(page, "pdf", {"pdf": "page"})
+    found = page.evaluate(_A11Y_JS)
+    data = json.dumps(found, indent=1, ensure_ascii=False)
+    tool.write_file(tool.sandbox / "outputs" / "a11y.json", data.encode())
+    if not found:
+        return "the built-in checks found nothing to fix (axe-core is not in this image; its rules go further)"
+    return "\n".join(f"[{v['rule']}] {v['count']} × {v['what']} — {v['fix']}\n    " +
+                     "\n    ".join(v["elements"][:5]) for v in found)
+
+
+@mode("vitals", capability="vitals")
+def read_vitals(call: "Call", page: "Page", args: dict) -> str:
+    tool = call.tool
+    vitals = page.evaluate(_VITALS_JS)
+    data = json.dumps(vitals, indent=1)
+    tool.write_file(tool.sandbox / "outputs" / "vitals.json", data.encode())
+    return "\n".join(f"{k}: {v['value']}{v.get('unit', '')}" + (f" ({v['grade']})" if v.get("grade") else "")
+                     for k, v in vitals.items())
+
+
+@mode("text")
+def read_text(call: "Call", page: "Page", args: dict) -> str:
+    return page.inner_text("body")
+
+
+@mode("html")
+def read_html(call: "Call", page: "Page", args: dict) -> str:
+    return page.content()
+
+
+@mode("markdown")
+def read_markdown(call: "Call", page: "Page", args: dict) -> str:
+    tool = call.tool
+    text = pages.to_markdown(page.content(), page.url)
+    tool.write_file(tool.sandbox / "outputs" / "page.md", text.encode())
+    return text
+
+
+@mode("meta")
+def read_meta(call: "Call", page: "Page", args: dict) -> str:
+    tool = call.tool
+    meta = {"url": scrub_url(page.url), **pages.meta_of(page.content(), page.url)}
+    data = json.dumps(meta, indent=1, ensure_ascii=False)
+    tool.write_file(tool.sandbox / "outputs" / "meta.json", data.encode())
+    return data
+
+
+@mode("links")
+def read_links(call: "Call", page: "Page", args: dict) -> str:
+    return pages.links_text(page.evaluate(_LINKS_JS))
+
+
+@mode("table")
+def read_table(call: "Call", page: "Page", args: dict) -> str:
+    tool = call.tool
+    tables = page.evaluate(_TABLES_JS)
+    data = json.dumps(tables, indent=1, ensure_ascii=False)
+    tool.write_file(tool.sandbox / "outputs" / "tables.json", data.encode())
+    return data if tables else "no tables on the page"
+
+
+@mode("console")
+def read_console(call: "Call", page: "Page", args: dict) -> str:
+    tool = call.tool
+    data = json.dumps(call.console, indent=1, ensure_ascii=False)
+    tool.write_file(tool.sandbox / "outputs" / "console.json", call.redact(data).encode())
+    if not call.console:
+        return "the page wrote nothing to its console"
+    return "\n".join(f"[{m['level']}] {m['text']}" + (f" ({m['source']})" if m["source"] else "")
+                     for m in call.console)
+
+
+@mode("network")
+def read_network(call: "Call", page: "Page", args: dict) -> str:
+    tool = call.tool
+    try:  # every request it made: let the last ones land before listing them
+        page.wait_for_load_state("networkidle", timeout=3000)
+    except Exception:  # noqa: BLE001 - a page that never idles is listed as it stands
+        pass
+    data = json.dumps({"page": call.main_response, "requests": call.network}, indent=1, ensure_ascii=False)
+    tool.write_file(tool.sandbox / "outputs" / "network.json", data.encode())
+    head = call.main_response
+    lines = [f"{head.get('status')} {head.get('url')} ({head.get('contentType')})"]
+    lines += [f"  redirect: {hop}" for hop in head.get("redirects") or []]
+    lines += [f"  {k}: {v}" for k, v in (head.get("headers") or {}).items()]
+    lines.append("")
+    lines += [f"{r['status'] or '---'} {r['method']} {r['type']} {r['url']} "
+              f"{r['bytes'] if r['bytes'] is not None else '?'} bytes {r['ms'] if r['ms'] is not None else '?'} ms"
+              for r in call.network]
+    return "\n".join(lines)
+
+
+@mode("aria", capability="aria")
+def read_aria(call: "Call", page: "Page", args: dict) -> str:
+    tool = call.tool
+    snapshot = page.aria_snapshot(mode="ai")
+    refs = load_refs(tool.sandbox)
+    refs[call.session_key] = {"page": page_key(page.url), "refs": parse_snapshot(snapshot)}
+    tool.write_file(refs_file(tool.sandbox), json.dumps(refs, indent=1, ensure_ascii=False).encode())
+    return interactive_lines(snapshot) if args.get("interactive") else snapshot
+
+
+@mode("screenshot", capability="screenshot")
+def read_screenshot(call: "Call", page: "Page", args: dict) -> str:
+    where = keep_file(call, page, "screenshot", {"screenshot": "page"})
+    return f"{where} — the full page at {page.viewport_size['width']}px wide. Read {where} to see it."
+
+
+@mode("pdf", capability="pdf")
+def read_pdf(call: "Call", page: "Page", args: dict) -> str:
+    where = keep_file(call, page, "pdf", {"pdf": "page"})
     return f"{where} — the page printed to PDF."
+
+
+BUILT_MODES: tuple[str, ...] = built_modes()
+
+
+def read(call: "Call", page: "Page", mode: str, args: dict) -> str:
+    """The page read the way `mode=` names (a built mode: the action checked it)."""
+    return MODES[mode].handler(call, page, args)

@@ -1,0 +1,111 @@
+"""The steps and modes browse has, each registered beside its handler.
+
+A step says whether it acts (a click, a fill, script) — what makes a call a
+write under the spec's "Slim steps and a lost pod" — and which row of the
+engine table (`BROWSE_ENGINE_LIMITS`) it needs. The lists the tool states
+(the built steps, the acting steps, the built modes) are read from here, so
+a new step is one function and one `@step(...)` line in its kind's module.
+The package's `__init__` imports every module that registers, so the
+registry is whole before anything reads it.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+from foldrun.contract import web_engines as W
+
+from ..errors import WebToolError
+from .util import ACTION_TIMEOUT_MS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from playwright.sync_api import Page
+
+    from .call import Call
+
+# (call, page, name, value, step, index, timeout) -> None: name is the step's action, value what it names
+StepHandler = Callable[["Call", "Page", str, Any, dict, int, float], None]
+# (call, page, args) -> the text the call answers
+ModeHandler = Callable[["Call", "Page", dict], str]
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    handler: StepHandler
+    acts: bool           # may change something: a call carrying it is a write
+    kind: str            # the module it lives in: pointer, forms, keyboard, navigation, storage, network, reading
+    capability: str      # the engine table's row it needs
+
+
+@dataclass(frozen=True)
+class Mode:
+    name: str
+    handler: ModeHandler
+    capability: str
+
+
+STEPS: dict[str, Step] = {}
+MODES: dict[str, Mode] = {}
+
+
+def step(*names: str, acts: bool, capability: str = "actions") -> Callable[[StepHandler], StepHandler]:
+    """Register a handler for one or more step names."""
+    def register(handler: StepHandler) -> StepHandler:
+        kind = handler.__module__.rsplit(".", 1)[-1]
+        for name in names:
+            if name in STEPS:
+                raise RuntimeError(f"browse step {name} is registered twice")
+            if name not in W.BROWSE_STEP_ACTIONS:
+                raise RuntimeError(f"browse step {name} is not a step the contract knows")
+            STEPS[name] = Step(name, handler, acts, kind, capability)
+        return handler
+    return register
+
+
+def mode(name: str, capability: str = "read") -> Callable[[ModeHandler], ModeHandler]:
+    def register(handler: ModeHandler) -> ModeHandler:
+        if name in MODES:
+            raise RuntimeError(f"browse mode={name} is registered twice")
+        if name not in W.BROWSE_MODES:
+            raise RuntimeError(f"browse mode={name} is not a mode the contract knows")
+        MODES[name] = Mode(name, handler, capability)
+        return handler
+    return register
+
+
+def built_steps() -> tuple[str, ...]:
+    return tuple(name for name in W.BROWSE_STEP_ACTIONS if name in STEPS)
+
+
+def acting_steps() -> frozenset[str]:
+    """Steps registered as acting, and every step not built here (could be either: counts as a write)."""
+    return frozenset(name for name in W.BROWSE_STEP_ACTIONS if name not in STEPS or STEPS[name].acts)
+
+
+def built_modes() -> tuple[str, ...]:
+    return tuple(name for name in W.BROWSE_MODES if name in MODES)
+
+
+def run_steps(call: "Call", page: "Page", steps: list[dict]) -> None:
+    """Each step in order on the tab the steps are on; a Playwright error names the step and what it said."""
+    for index, item in enumerate(steps, 1):
+        name = next((k for k in item if k in W.BROWSE_STEP_ACTIONS), None)
+        if name is None:
+            raise WebToolError(f"browse: step {index} ({json.dumps(item)[:80]}) names no action; the actions are "
+                               f"{', '.join(built_steps())}")
+        call.denied(name)
+        if name not in STEPS:
+            raise WebToolError(f"browse: the action {name} is not built into this install yet; the ones that run "
+                               f"here: {', '.join(built_steps())}")
+        timeout = float(item.get("timeout") or ACTION_TIMEOUT_MS)
+        try:
+            STEPS[name].handler(call, call.page or page, name, item[name], item, index, timeout)
+        except WebToolError:
+            raise
+        except Exception as exc:  # a Playwright timeout or error: the step and what it said
+            message = str(exc).split("\n", 1)[0]
+            raise WebToolError(f"browse: step {index} ({name} {json.dumps(item.get(name))}) failed: "
+                               f"{message}") from None
+

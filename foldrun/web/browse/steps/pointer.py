@@ -1,0 +1,126 @@
+"""Pointer steps: click and its kin, hover, drag, the mouse and the wheel."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ...errors import WebToolError
+from ..registry import step
+
+if TYPE_CHECKING:  # pragma: no cover
+    from playwright.sync_api import Locator, Page
+
+    from ..call import Call
+
+FIRST_TRY_MS = 1_500        # the plain click's own try, before the keyboard and the label
+
+
+@step("click", "check", "uncheck", acts=True)
+def press(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
+    locator = call.locate(page, value)
+    if item.get("force"):
+        {"click": locator.click, "check": locator.check, "uncheck": locator.uncheck}[name](timeout=timeout, force=True)
+    else:
+        press_on(call, page, locator, name, value, timeout)
+
+
+@step("dblclick", acts=True)
+def dblclick(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
+    call.locate(page, value).dblclick(timeout=timeout, force=bool(item.get("force")))
+
+
+@step("rightclick", acts=True)
+def rightclick(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
+    call.locate(page, value).click(button="right", timeout=timeout, force=bool(item.get("force")))
+
+
+@step("hover", acts=False)
+def hover(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
+    call.locate(page, value).hover(timeout=timeout, force=bool(item.get("force")))
+
+
+@step("drag", acts=True)
+def drag(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
+    if not item.get("to"):
+        raise WebToolError(f'browse: step {index}: drag needs "to", the selector to drop on')
+    call.locate(page, value).first.drag_to(call.locate(page, item["to"]).first, timeout=timeout)
+
+
+@step("mouse", acts=True)
+def mouse(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
+    x, y = float(item.get("x", 0)), float(item.get("y", 0))
+    if value == "move":
+        page.mouse.move(x, y)
+    elif value in ("down", "up"):
+        page.mouse.move(x, y)
+        getattr(page.mouse, value)()
+    elif value == "dblclick":
+        page.mouse.dblclick(x, y)
+    else:
+        page.mouse.click(x, y)
+
+
+@step("wheel", acts=False)
+def wheel(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
+    page.mouse.wheel(float(item.get("dx") or 0), float(value))
+
+
+@step("highlight", acts=False)
+def highlight(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
+    call.locate(page, value).highlight()
+
+
+def press_on(call: "Call", page: "Page", locator: "Locator", name: str, selector: Any, timeout: float) -> None:
+    """click / check / uncheck, falling back when the pointer cannot reach the element.
+
+    A control drawn over its hidden real input, or one under a fixed banner,
+    fails a plain click. After a short first try: the keyboard (Space on a
+    checkbox, radio or switch, Enter on a button or link), then the control's
+    label — and a toggle is read back rather than trusting the press.
+    """
+    first_try = min(timeout, FIRST_TRY_MS)
+    try:
+        if name == "click":
+            locator.click(timeout=first_try)
+        elif name == "check":
+            locator.check(timeout=first_try)
+        else:
+            locator.uncheck(timeout=first_try)
+        return
+    except Exception as exc:  # noqa: BLE001 - the fallbacks below, else this error
+        first_error = exc
+    element = locator.first
+    try:
+        kind = element.evaluate("e => [e.tagName.toLowerCase(), (e.type || '').toLowerCase(), "
+                                "(e.getAttribute('role') || '').toLowerCase()]", timeout=timeout)
+    except Exception:  # noqa: BLE001 - not on the page at all: the plain error says so
+        raise first_error from None
+    toggle = kind[1] in ("checkbox", "radio") or kind[2] in ("checkbox", "radio", "switch")
+    if name in ("check", "uncheck") and not toggle:
+        raise first_error
+    want = None if not toggle else (name != "uncheck" if name != "click" else not _checked(element))
+    key = "Space" if toggle else "Enter"
+    label = f"{name} {selector}"
+    try:
+        element.focus(timeout=FIRST_TRY_MS)
+        page.keyboard.press(key)
+        if want is None or _checked(element) == want:
+            call.notes.append(f"{label} (by keyboard ({key}) — the pointer could not reach it)")
+            return
+    except Exception:  # noqa: BLE001 - then the label
+        pass
+    try:
+        clicked = element.evaluate("e => { const l = e.labels && e.labels[0]; if (!l) return false; l.click(); "
+                                   "return true; }")
+        if clicked and (want is None or _checked(element) == want):
+            call.notes.append(f"{label} (by its label — the pointer could not reach it)")
+            return
+    except Exception:  # noqa: BLE001
+        pass
+    message = str(first_error).split("\n", 1)[0]
+    raise WebToolError(f"browse: {label} failed by pointer, keyboard ({key}) and label: {message} — try "
+                       f"\"force\": true, which sends the click to the element itself")
+
+
+def _checked(element: "Locator") -> bool:
+    return bool(element.evaluate("e => e.getAttribute('aria-checked') !== null ? "
+                                 "e.getAttribute('aria-checked') === 'true' : !!e.checked"))

@@ -1,0 +1,140 @@
+"""Reading steps: get, eval, expect, if, screenshot, pdf and extract."""
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from ...errors import WebToolError
+from ..registry import run_steps, step
+from ..util import steps_of
+
+if TYPE_CHECKING:  # pragma: no cover
+    from playwright.sync_api import Page
+
+    from ..call import Call
+
+
+@step("get", acts=False)
+def get_step(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
+    plain = value in ("url", "title", "localstorage", "sessionstorage")
+    call.results.append({"get": value if plain else f"{item.get('what', 'text')} of {value}",
+                         "value": get(call, page, value, item)})
+
+
+@step("eval", acts=True)
+def eval_step(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
+    call.no_script("eval")
+    call.results.append({"eval": str(value), "value": page.evaluate(str(value))})
+
+
+@step("expect", acts=False)
+def expect(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
+    failure = call.claim(page, item, "expect")
+    if failure:
+        raise WebToolError(f"browse: expect failed at step {index}: {failure}; the steps after it did not run")
+    call.notes.append(f"expect ✓ {json.dumps(item)[:120]}")
+
+
+@step("if", acts=False)
+def if_step(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
+    holds = call.claim(page, {**item, "expect": value}, "expect") is None
+    run_steps(call, page, steps_of(item.get("then" if holds else "else") or []))
+
+
+@step("screenshot", acts=False, capability="screenshot")
+def screenshot(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
+    call.notes.append(f"screenshot: {keep_file(call, page, 'screenshot', item)}")
+
+
+@step("pdf", acts=False, capability="pdf")
+def pdf(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
+    call.notes.append(f"pdf: {keep_file(call, page, 'pdf', item)}")
+
+
+@step("extract", acts=False)
+def extract_step(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
+    rows = extract(call, page, value, item)
+    call.results.append({"extract": value, "rows": rows})
+    call.tool.write_file(call.tool.sandbox / "outputs" / "extracted.json",
+                         json.dumps(rows, indent=1, ensure_ascii=False).encode())
+
+
+def get(call: "Call", page: "Page", value: Any, step: dict) -> Any:
+    if value == "url":
+        return page.url
+    if value == "title":
+        return page.title()
+    if value in ("localstorage", "sessionstorage"):
+        if call.seeded:
+            raise WebToolError(f"browse: a get of {value} is refused where a secret seeded the session")
+        store = "localStorage" if value == "localstorage" else "sessionStorage"
+        return page.evaluate(f"k => window.{store}.getItem(k)", str(step.get("key") or ""))
+    what = step.get("what") or "text"
+    if what in ("value", "html") and call.secrets:
+        raise WebToolError("browse: a call that fills a secret reads no field back (get of a value) — read the "
+                           "page in the next call of the same session")
+    locator = call.locate(page, value)
+    if what == "count":
+        return locator.count()
+    first = locator.first
+    if what == "text":
+        return first.inner_text()
+    if what == "html":
+        return first.inner_html()
+    if what == "value":
+        return first.input_value()
+    if what == "visible":
+        return first.is_visible()
+    if what == "checked":
+        return first.is_checked()
+    if what == "enabled":
+        return first.is_enabled()
+    if what == "attr":
+        return first.get_attribute(str(step.get("attr")))
+    if what == "box":
+        return first.bounding_box()
+    raise WebToolError(f"browse: get what={what} is not one of text, html, value, count, box, visible, checked, "
+                       f"enabled, attr")
+
+
+def keep_file(call: "Call", page: "Page", kind: str, step: dict) -> str:
+    name = step.get(kind) if isinstance(step.get(kind), str) and step.get(kind) else "page"
+    suffix = ".pdf" if kind == "pdf" else (".jpg" if str(name).lower().endswith((".jpg", ".jpeg")) else ".png")
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "-", str(name)).removesuffix(suffix).removesuffix(".jpeg") or "page"
+    target = call.tool.save_target(f"outputs/{stem}{suffix}")
+    if kind == "pdf":
+        data = page.pdf()
+    elif step.get("selector"):
+        data = call.locate(page, step["selector"]).screenshot()
+    else:
+        options: dict[str, Any] = {"full_page": step.get("full", True) is not False}
+        if suffix == ".jpg":
+            options.update(type="jpeg", quality=int(step.get("quality") or 60))
+        data = page.screenshot(**options)
+    return call.tool.write_file(target, data)
+
+
+def extract(call: "Call", page: "Page", selector: Any, step: dict) -> list[dict]:
+    fields = step.get("fields") or {}
+    if not isinstance(fields, dict) or not fields:
+        raise WebToolError('browse: extract needs "fields", such as {"name": "h3", "url": "a@href"}')
+    limit = int(step.get("limit") or 1000)
+    return page.evaluate(_EXTRACT_JS, {"selector": str(selector), "fields": fields, "limit": limit})
+
+
+_EXTRACT_JS = """({selector, fields, limit}) => {
+  const rows = [];
+  for (const el of Array.from(document.querySelectorAll(selector)).slice(0, limit)) {
+    const row = {};
+    for (const [key, spec] of Object.entries(fields)) {
+      const at = spec.lastIndexOf('@');
+      const sel = at > 0 ? spec.slice(0, at) : (at === 0 ? '' : spec);
+      const attr = at >= 0 ? spec.slice(at + 1) : null;
+      const found = sel ? el.querySelector(sel) : el;
+      row[key] = !found ? null : attr ? (attr === 'href' || attr === 'src' ? found[attr] || found.getAttribute(attr) : found.getAttribute(attr)) : found.innerText.trim();
+    }
+    rows.push(row);
+  }
+  return rows;
+}"""
