@@ -7,18 +7,24 @@ approver role (a viewer's POST is a 403); a GET never decides.
 """
 from __future__ import annotations
 
+import hashlib
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
+from django.db.models import Max
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from accounts.access import current_membership, workspace_for_user
 from foldrun.api import ApiError
 
 from . import actions
-from .models import Run, RunStatus, Verdict
+from . import pages_timeline as timeline
+from .models import Approval, ApprovalState, Run, RunStatus, Step, TraceEvent, Try, Verdict
+from .pages_trace import views as trace_views
 
 
 def _scope(request: HttpRequest, ws: str):
@@ -75,42 +81,107 @@ def start_page(request: HttpRequest, ws: str) -> HttpResponse:
     return redirect("run-page", ws=workspace.name, run_id=run.public_id)
 
 
+TRACE_LIMIT = 2000  # events shown on one page; the API and `foldrun log` have them all
+
+
+def _fingerprint(run: Run) -> str:
+    """What changes whenever the page would: a poll that finds the same answers 204 and swaps nothing
+    (so an open trace stays open), in three small queries instead of the page's six."""
+    steps = list(Step.objects.filter(run=run).values_list("status", "attempt", "cost_usd"))
+    last_event = TraceEvent.objects.filter(run=run).aggregate(last=Max("pk"))["last"]
+    states = list(Approval.objects.filter(run=run).values_list("state", flat=True))
+    raw = repr((run.status, run.verdict, str(run.cost_usd), run.tokens_out, steps, last_event, states))
+    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def live_context(run: Run, membership, workspace) -> dict:
+    """Everything the live part of the Run page shows, in a fixed number of queries whatever the
+    number of steps, tries or events."""
+    steps = list(run.steps.all())
+    tries: dict[int, list[Try]] = {}
+    for attempt in Try.objects.filter(step__run=run).order_by("step_id", "n"):
+        tries.setdefault(attempt.step_id, []).append(attempt)
+    approvals = list(run.approvals.select_related("decided_by").all())
+    by_step_approvals: dict[int, list[Approval]] = {}
+    for approval in approvals:
+        by_step_approvals.setdefault(approval.step_id, []).append(approval)
+    trace = list(run.trace.all()[:TRACE_LIMIT + 1])
+    truncated = len(trace) > TRACE_LIMIT
+    trace = trace[:TRACE_LIMIT]
+    events: dict[int | None, list] = {}
+    models: dict[int | None, set[str]] = {}
+    for event in trace:
+        events.setdefault(event.step_id, []).append(event)
+        if event.kind == "model_request" and isinstance(event.data, dict) and event.data.get("model"):
+            models.setdefault(event.step_id, set()).add(str(event.data["model"]))
+    parents_with_instances = {s.index for s in steps if s.instance is not None}
+    labels = {s.pk: s.label for s in steps}
+    for step in steps:
+        step.try_list = tries.get(step.pk, [])
+        step.approval_list = by_step_approvals.get(step.pk, [])
+        step.events = trace_views(events.get(step.pk, []))
+        step.models = sorted(models.get(step.pk, ()))
+        step.has_instances = step.instance is None and step.index in parents_with_instances
+        step.pending = next((a for a in step.approval_list if a.state == ApprovalState.PENDING), None)
+        step.answered = [a for a in step.approval_list if a.state == ApprovalState.ANSWERED]
+        step.state_css = "awaiting-answer" if step.pending and step.pending.kind == "ask" else step.status
+        step.seconds = sum(t.seconds for t in step.try_list)
+    for approval in approvals:
+        approval.step_label = labels.get(approval.step_id, "?")
+    asking = any(a.state == ApprovalState.PENDING and a.kind == "ask" for a in approvals)
+    run_state = "awaiting-answer" if run.status == RunStatus.AWAITING_APPROVAL and asking else run.status
+    all_models = sorted(set().union(*models.values())) if models else []
+    return {
+        "workspace": workspace, "run": run, "steps": steps, "run_state": run_state,
+        "timeline": timeline.build(run, steps, timezone.now()),
+        "run_events": trace_views(events.get(None, [])), "trace_truncated": truncated, "trace_limit": TRACE_LIMIT,
+        "approvals": approvals, "artifacts": list(run.artifacts.defer("content").all()), "models": all_models,
+        "can_approve": membership.can_approve, "can_write": membership.can_write,
+        "fingerprint": _fingerprint(run), "live": not run.is_finished,
+    }
+
+
 @login_required
 def run_page(request: HttpRequest, ws: str, run_id: str) -> HttpResponse:
+    """The Run page; htmx polls it (`?since=` the fingerprint it has) for the live part alone."""
     membership, workspace = _scope(request, ws)
     run = _run(workspace, run_id)
-    steps = list(run.steps.prefetch_related("tries").all())
-    trace = list(run.trace.select_related("step").all()[:2000])
-    by_step: dict[int, list] = {}
-    for event in trace:
-        by_step.setdefault(event.step_id, []).append(event)
-    for step in steps:
-        step.events = by_step.get(step.pk, [])
-    pending = {a.step_id: a for a in run.approvals.filter(state="pending")}
-    for step in steps:
-        step.pending = pending.get(step.pk)
-    return render(request, "runs/run.html", {
-        "section": "home", "workspace": workspace, "run": run, "steps": steps,
-        "run_events": by_step.get(None, []), "approvals": run.approvals.all(), "artifacts": run.artifacts.all(),
-        "can_approve": membership.can_approve, "can_write": membership.can_write,
-    })
+    if request.htmx:
+        if request.GET.get("since") and request.GET["since"] == _fingerprint(run):
+            return HttpResponse(status=204)
+        return render(request, "runs/_run_live.html", live_context(run, membership, workspace))
+    return render(request, "runs/run.html", {"section": "home", **live_context(run, membership, workspace)})
 
 
 @login_required
 @require_POST
 def decide_page(request: HttpRequest, ws: str, run_id: str, index: int, decision: str) -> HttpResponse:
+    """Approve, reject or answer. From htmx: the live part comes back with the outcome in it (no
+    reload); from a plain form: a redirect to the page with the message."""
     membership, workspace = _scope(request, ws)
     run = _run(workspace, run_id)
     if not membership.can_approve:
         raise PermissionDenied(f"Your role ({membership.role}) cannot approve or reject steps.")
     if decision not in ("approve", "reject"):
         raise Http404
+    notice, ok = "", True
     try:
+        approval_kind = run.approvals.filter(step__index=index, state=ApprovalState.PENDING).values_list(
+            "kind", flat=True).first()
         actions.check_decide(run=run, index=index, decision=decision, membership=membership,
                              answer=request.POST.get("answer"))
-        messages.success(request, f"Step {index} {'approved' if decision == 'approve' else 'rejected'}.")
+        if decision == "reject":
+            notice = f"Step {index} rejected."
+        else:
+            notice = f"Step {index} answered." if approval_kind == "ask" else f"Step {index} approved."
     except ApiError as exc:
-        messages.error(request, exc.message)
+        notice, ok = exc.message, False
+    if request.htmx:
+        run.refresh_from_db()
+        context = live_context(run, membership, workspace)
+        context.update({"notice": notice, "notice_ok": ok})
+        return render(request, "runs/_run_live.html", context)
+    (messages.success if ok else messages.error)(request, notice)
     return redirect("run-page", ws=workspace.name, run_id=run.public_id)
 
 

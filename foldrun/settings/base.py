@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "anymail",
     "allauth",
     "allauth.account",
+    "django_htmx",
     "accounts",
     "library",
     "runs",
@@ -55,6 +56,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
 ]
 
 ROOT_URLCONF = "foldrun.urls"

@@ -29,11 +29,13 @@ def test_the_run_page_shows_tries_trace_tokens_verdict_and_the_artifact_to_downl
     html = client.get(f"/w/rank-desk/runs/{run.public_id}").content.decode()
     artifact = run.artifacts.get()
     assert run.status == "completed"
-    assert '<span class="badge verdict">GOOD</span>' in html
+    assert '<span class="badge lg verdict verdict-GOOD" id="run-verdict">GOOD</span>' in html
     assert "300 tokens in, 60 out" in html
-    assert "<td>1</td><td>failed</td>" in html and "<td>2</td><td>completed</td>" in html
+    assert '<td>1</td><td><span class="badge status-failed">failed</span></td>' in html
+    assert '<td>2</td><td><span class="badge status-completed">completed</span></td>' in html
     assert "verify: file outputs/receipt.json — the step left no such file, or it is empty" in html
-    assert "tool_call" in html and "model_request" in html
+    assert '<span class="ev-title">Tool call · Write</span>' in html
+    assert '<span class="ev-title">Model request · claude-sonnet-4-5</span>' in html
     link = f"/api/workspaces/rank-desk/runs/{run.public_id}/artifacts/{artifact.public_id}"
     assert f'<a href="{link}">outputs/receipt.json</a>' in html
     assert client.get(link).content == b'{"id": 7}'

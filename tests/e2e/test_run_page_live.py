@@ -1,0 +1,120 @@
+"""The Run page in real Chromium while a real Celery worker moves the run: it
+updates itself, Answer and Approve need no reload, states read in colour
+(computed styles), the timeline is drawn, the trace reads as events."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from runs.actions import check_start_run
+from runs.models import Run
+from tests.conftest import wait_for
+from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
+from tests.e2e.conftest import color_of
+from tests.runs.helpers import agent_file, push
+
+GREEN, RED, AMBER, GREY, PURPLE = "rgb(23, 112, 58)", "rgb(179, 38, 30)", "rgb(138, 83, 0)", "rgb(93, 104, 120)", \
+    "rgb(106, 46, 163)"
+
+FLOW = ("---\nname: weekly\n---\n1. [[writer]] — Write the post.\n   ask: Which tone?\n"
+        "2. [[publisher]] ! — Publish: {{steps.1.output}}\n")
+
+
+@pytest.mark.e2e
+def test_the_run_page_follows_a_real_worker_and_answer_and_approve_need_no_reload(
+        celery_worker_process, live_server, signed_in, artifacts, workspace, alice, fake_provider):
+    push(workspace, {"agents/writer/agent.md": agent_file("writer", fake_provider, tools="[write]"),
+                     "agents/publisher/agent.md": agent_file("publisher", fake_provider),
+                     "flows/weekly.md": FLOW})
+    post = {"path": "outputs/post.md", "content": "A cheerful post.", "notes": {"tone": "cheerful", "words": 3}}
+    fake_provider.reply_tool_use("Write", post, usage=(1200, 80))
+    fake_provider.reply_text("GOOD a cheerful post is written", usage=(1500, 40))
+    fake_provider.reply_text("GOOD published", usage=(900, 30))
+    run = check_start_run(workspace=workspace, user=alice, flow="weekly")
+    page = signed_in(alice)
+    page.goto(f"{live_server.url}/w/rank-desk/runs/{run.public_id}")
+    page.evaluate("window.notReloaded = true")
+
+    # The worker parks step 1 on its question; the page shows it by itself, amber, "awaiting an answer".
+    status = page.locator("#run-status")
+    status.wait_for(state="attached")
+    page.wait_for_function("document.querySelector('#run-status').textContent.trim() === 'awaiting an answer'",
+                           timeout=30_000)
+    step1 = page.locator("#step-1")
+    assert step1.locator(".badge").first.text_content() == "awaiting an answer"
+    assert color_of(status) == AMBER
+    assert "Which tone?" in step1.locator(".decide-q").text_content()
+    page.screenshot(path=str(artifacts / "run-page-awaiting-answer.png"), full_page=True)
+
+    step1.locator("input[name=answer]").fill("cheerful")
+    step1.locator("button.approve").click()
+    page.locator(".messages li.success").filter(has_text="Step 1 answered.").wait_for(timeout=10_000)
+
+    # Step 1 runs on the worker with the answer; step 2 waits at its gate — again without a reload.
+    page.wait_for_function("document.querySelector('#run-status').textContent.trim() === 'awaiting approval'",
+                           timeout=30_000)
+    assert page.evaluate("window.notReloaded") is True
+    step1, step2 = page.locator("#step-1"), page.locator("#step-2")
+    assert step1.locator(".badge.status-answered").text_content() == "answered"
+    assert "answered by alice@example.com:" in step1.locator(".answered-line").text_content()
+    assert color_of(step1.locator(".badge.status-completed")) == GREEN
+    approve, reject = step2.locator("button.approve"), step2.locator("button.reject")
+    assert (approve.text_content(), reject.text_content()) == ("Approve", "Reject")
+    assert color_of(approve, "background-color") == GREEN
+    assert color_of(reject, "background-color") == "rgb(255, 255, 255)" and color_of(reject) == RED
+    page.screenshot(path=str(artifacts / "run-page-awaiting-approval.png"), full_page=True)
+
+    approve.click()
+    page.wait_for_function("document.querySelector('#run-status').textContent.trim() === 'completed'",
+                           timeout=30_000)
+    assert page.evaluate("window.notReloaded") is True
+    assert color_of(page.locator("#run-status")) == GREEN
+    assert page.locator("#run-verdict").text_content() == "GOOD"
+    assert color_of(page.locator("#run-verdict")) == GREEN
+    assert page.locator("#run-live").get_attribute("hx-trigger") is None  # a finished run stops polling
+
+    # The timeline: a row per step, a bar per try, an amber band for each wait for a person.
+    rows = page.locator("svg.timeline g.row")
+    assert rows.count() == 2
+    assert page.locator("svg.timeline g.row[data-step='1'] rect.bar.try.completed").count() == 1
+    assert page.locator("svg.timeline rect.bar.wait").count() == 2
+    assert page.locator("svg.timeline rect.bar.try.completed").first.bounding_box()["width"] >= 3
+
+    # The trace as events: the model request with stop reason, tokens and seconds; the tool call's
+    # arguments as formatted JSON; never a Python dict.
+    page.locator("#step-1 details.trace-box > summary").click()
+    model = page.locator("#step-1 .ev-model").first
+    assert model.locator(".ev-title").text_content() == "Model request · claude-sonnet-4-5"
+    facts = model.locator(".fact").all_text_contents()
+    assert facts[:2] == ["stop: tool_use", "1,200 in · 80 out tokens"] and facts[2].endswith(" s")
+    call = page.locator("#step-1 .ev-call")
+    assert call.locator(".ev-title").text_content() == "Tool call · Write"
+    assert json.loads(call.locator("pre.json").text_content()) == post
+    assert '\n  "path": "outputs/post.md",' in call.locator("pre.json").text_content()
+    assert page.locator("#step-1 .ev-limit .ev-line").first.text_content().startswith("limits:")
+    assert "{'" not in page.locator("#run-live").inner_text()
+    assert page.locator("#run-cost").text_content().startswith("$0.0")
+    page.locator("#step-1").screenshot(path=str(artifacts / "run-page-trace.png"))
+    page.screenshot(path=str(artifacts / "run-page-completed.png"), full_page=True)
+    assert Run.objects.get(pk=run.pk).status == "completed"
+
+
+@pytest.mark.e2e
+def test_a_reject_from_the_run_page_fails_the_run_in_red_without_a_reload(
+        celery_worker_process, live_server, signed_in, artifacts, workspace, alice, fake_provider):
+    push(workspace, {"agents/publisher/agent.md": agent_file("publisher", fake_provider),
+                     "flows/gated.md": "---\nname: gated\n---\n1. [[publisher]] ! — Publish the draft.\n"})
+    run = check_start_run(workspace=workspace, user=alice, flow="gated")
+    wait_for(lambda: Run.objects.filter(pk=run.pk, status="awaiting-approval").exists(), timeout=30)
+    page = signed_in(alice, width=390, height=844)  # an approver on a phone
+    page.goto(f"{live_server.url}/w/rank-desk/runs/{run.public_id}")
+    page.evaluate("window.notReloaded = true")
+    page.screenshot(path=str(artifacts / "run-page-phone-gate.png"), full_page=True)
+    page.locator("#step-1 button.reject").click()
+    page.locator(".messages li.success").filter(has_text="Step 1 rejected.").wait_for(timeout=10_000)
+    page.wait_for_function("['failed', 'cancelled'].includes(document.querySelector('#run-status').textContent.trim())",
+                           timeout=30_000)
+    final = page.locator("#run-status").text_content().strip()
+    assert color_of(page.locator("#run-status")) == (RED if final == "failed" else GREY)
+    assert page.evaluate("window.notReloaded") is True

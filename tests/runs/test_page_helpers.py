@@ -1,0 +1,47 @@
+"""The Run page's pieces that need no browser: costs one way, the trace as
+events, the live poll that answers 204 when nothing moved."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.test import Client
+
+from runs.models import Run, Step, TraceEvent
+from runs.pages_trace import view
+from runs.templatetags.foldrun_ui import cost_text
+
+
+def test_a_cost_reads_one_way_and_a_model_with_no_price_says_so():
+    assert cost_text(Decimal("0.0013")) == "$0.0013"
+    assert cost_text(Decimal("12.5")) == "$12.5000"
+    assert cost_text(Decimal("0.00001")) == "<$0.0001"
+    assert cost_text(Decimal("0"), ["stub-model"]) == "no price known for stub-model"
+    assert cost_text(Decimal("0"), ["claude-sonnet-4-5"]) == "$0.0000"
+    assert cost_text(Decimal("0")) == "$0.0000"
+
+
+def test_a_tool_call_is_formatted_json_and_a_long_result_is_folded():
+    call = view(TraceEvent(pk=1, kind="tool_call", data={"name": "crm", "input": {"q": "ann", "n": 2}}))
+    result = view(TraceEvent(pk=2, kind="tool_result", data={"name": "crm", "error": False, "seconds": 0.25,
+                                                             "content": '{"rows": [' + "1," * 400 + '1]}'}))
+    refused = view(TraceEvent(pk=3, kind="limit", data={"tool": "crm", "refused": "crm: limit 1 reached"}))
+    assert (call.title, call.blocks[0].text) == ("Tool call · crm", '{\n  "q": "ann",\n  "n": 2\n}')
+    assert (result.facts, result.blocks[0].is_json, result.blocks[0].long) == (["ok", "0.25 s"], True, True)
+    assert (refused.kind, refused.title, refused.line) == ("limit refused", "Limit reached · crm",
+                                                           "crm: limit 1 reached")
+
+
+def test_the_live_poll_answers_204_until_the_run_moves(alice, workspace):
+    run = Run.objects.create(account=workspace.account, workspace=workspace, name="weekly", status="running")
+    Step.objects.create(run=run, index=1, agent="writer", status="running")
+    client = Client()
+    client.force_login(alice)
+    url = f"/w/rank-desk/runs/{run.public_id}"
+    first = client.get(url, headers={"HX-Request": "true"})
+    since = first.content.decode().split('"since": "')[1].split('"')[0]
+    assert first.status_code == 200 and 'hx-trigger="every 2s"' in first.content.decode()
+    assert "<html" not in first.content.decode()  # the live part alone
+    assert client.get(url, {"since": since}, headers={"HX-Request": "true"}).status_code == 204
+    TraceEvent.objects.create(run=run, step=run.steps.get(), kind="log", data={"message": "moved"})
+    moved = client.get(url, {"since": since}, headers={"HX-Request": "true"})
+    assert moved.status_code == 200 and "moved" in moved.content.decode()
