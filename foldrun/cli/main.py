@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Callable
 
+from foldrun import net
+
 from . import config as config_module
 from .client import ApiClient, CliError, NotSignedIn
 from .output import Output
@@ -116,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     ctx = Context(args, out, config_module.config_dir())
+    # The CLI runs on the user's own machine: a local run may call their own ollama or receiver.
+    policy_before = net.configure(allow_private=True)
     try:
         code = func(args, ctx)
         return int(code or 0)
@@ -138,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         out.error(f"foldrun failed unexpectedly ({type(exc).__name__}: {exc}); set FOLDRUN_DEBUG=1 to see where.")
         return 1
     finally:
+        net.restore(policy_before)
         ctx.close()
 
 

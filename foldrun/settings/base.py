@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "runs",
     "notify",
     "vault",
+    "foldrun.net",
 ]
 
 MIDDLEWARE = [

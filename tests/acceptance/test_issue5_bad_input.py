@@ -154,5 +154,5 @@ def test_a_refused_redelivery_reads_as_one_sentence_on_the_page(client, alice, w
     settings.FOLDRUN_ALLOW_PRIVATE_URLS = False
     client.force_login(alice)
     page = client.post(f"/w/rank-desk/notifications/deliveries/{delivery.public_id}/redeliver", follow=True)
-    assert (f"Redelivered {delivery.public_id}: it failed — the webhook URL resolves to a loopback, private or "
-            "link-local address, which foldrun does not post to.<") in page.content.decode()
+    assert (f"Redelivered {delivery.public_id}: it failed — localhost resolves to 127.0.0.1: private, loopback, "
+            "link-local and other non-public addresses cannot be called.<") in page.content.decode()

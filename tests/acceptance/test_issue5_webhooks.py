@@ -18,12 +18,14 @@ import subprocess
 import threading
 import time
 from datetime import timedelta
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
+from foldrun import net
 from notify.actions import dispatch, do_record_delivery, do_redeliver, do_send_test, perform_attempt
 from notify.models import Delivery, SigningKeyState
 from runs.models import Run
@@ -150,10 +152,7 @@ def fresh_connections():
     # The platform keeps its webhook connections alive; the live server's
     # request thread (and its database session) lives as long as one does.
     yield
-    from notify import webhook
-
-    webhook._shared_client().close()
-    webhook._client = None
+    net.configure()  # the shared clients are dropped and their connections closed
 
 
 def test_another_workspace_s_inbound_hmac_flow_accepts_a_delivery_and_dedupes_its_redelivery(
@@ -383,8 +382,10 @@ def test_every_loopback_private_and_link_local_destination_is_refused_when_the_i
         write_agents_md(workspace, f"---\nnotify:\n  url: {url}\n---\n")
         _d, result = _deliver(workspace)
         errors[url] = result.attempt.error
-    assert set(errors.values()) == {
-        "the webhook URL resolves to a loopback, private or link-local address, which foldrun does not post to."}
+    for url, error in errors.items():
+        host = urlsplit(url).hostname
+        assert error.startswith(f"{host} resolves to ") and error.endswith(
+            ": private, loopback, link-local and other non-public addresses cannot be called"), (url, error)
     assert receiver.requests == []
 
 
@@ -397,8 +398,8 @@ def test_the_test_send_and_a_redelivery_are_refused_a_private_destination_too(wo
     count = len(receiver.requests)
     test = do_send_test(workspace)
     again = do_redeliver(Delivery.objects.get(pk=delivery.pk))
-    assert test["ok"] is False and "loopback, private or link-local" in test["message"]
-    assert again.ok is False and "loopback, private or link-local" in again.error
+    assert test["ok"] is False and "localhost resolves to 127.0.0.1: private, loopback" in test["message"]
+    assert again.ok is False and "localhost resolves to 127.0.0.1: private, loopback" in again.error
     assert len(receiver.requests) == count
 
 
@@ -441,8 +442,6 @@ def tls_receiver(tmp_path):
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import NameOID
 
-    from notify import webhook
-
     now = dt.datetime.now(dt.timezone.utc)
     ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "audit5 test CA")])
@@ -478,12 +477,10 @@ def tls_receiver(tmp_path):
     context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
     server.socket = context.wrap_socket(server.socket, server_side=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    webhook._client = None  # a fresh client, trusting the throwaway CA on top of the usual ones
-    webhook._shared_client()._transport._pool._ssl_context.load_verify_locations(tmp_path / "ca.pem")
+    old = net.configure(ca_files=(str(tmp_path / "ca.pem"),))  # fresh clients trusting the throwaway CA too
     server.hosts = hosts
     yield server
-    webhook._shared_client().close()
-    webhook._client = None
+    net.restore(old)
     server.shutdown()
     server.server_close()
 

@@ -115,7 +115,7 @@ def test_a_loopback_destination_is_refused_unless_the_install_allows_it(hooked, 
     attempt = perform_attempt(_record(hooked).pk, now=T0).attempt
     assert attempt.ok is False
     assert attempt.error == (
-        "the webhook URL resolves to a loopback, private or link-local address, which foldrun does not post to."
+        "127.0.0.1 resolves to 127.0.0.1: private, loopback, link-local and other non-public addresses cannot be called"
     )
     assert receiver.requests == []
 
@@ -124,7 +124,7 @@ def test_a_host_name_that_resolves_to_loopback_is_refused_too(workspace, receive
     settings.FOLDRUN_ALLOW_PRIVATE_URLS = False
     write_agents_md(workspace, f"---\nnotify:\n  url: {receiver.url.replace('127.0.0.1', 'localhost')}\n---\n")
     attempt = perform_attempt(_record(workspace).pk, now=T0).attempt
-    assert "loopback, private or link-local" in attempt.error
+    assert "localhost resolves to 127.0.0.1: private, loopback" in attempt.error
     assert receiver.requests == []
 
 
@@ -132,7 +132,7 @@ def test_a_link_local_literal_is_refused(workspace, settings):
     settings.FOLDRUN_ALLOW_PRIVATE_URLS = False
     write_agents_md(workspace, "---\nnotify:\n  url: http://169.254.169.254/latest/meta-data\n---\n")
     attempt = perform_attempt(_record(workspace).pk, now=T0).attempt
-    assert "loopback, private or link-local" in attempt.error
+    assert "169.254.169.254 resolves to 169.254.169.254: private, loopback" in attempt.error
 
 
 def test_two_workers_handed_the_same_due_attempt_claim_it_once(hooked):

@@ -1,0 +1,84 @@
+"""Clients by role, each with its deadline, shared per process.
+
+A new httpx client costs ~30 ms (its TLS context), so each (role, deadline,
+switch) gets one, kept until the host changes the policy. None keeps a
+cookie jar (one tenant's cookies never ride on another's call), none reads
+a proxy from the environment (a proxy would connect for us, and the guard
+would check the proxy instead of the far side), none follows a redirect
+unless the caller asks — and a followed hop meets the guard at its own connect.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+
+import httpx
+
+from . import guard
+from .transport import GuardedBackend, GuardedTransport
+
+# httpx logs every request's URL at INFO; a user-named URL can be a credential
+# (a Slack incoming-webhook URL, a query the boundary filled), so it must never reach a log.
+logging.getLogger("httpx").setLevel(logging.WARNING)
+
+
+@dataclass(frozen=True)
+class Role:
+    timeout: float          # seconds per connect/read/write
+    connect: float          # seconds to connect
+    deadline: float | None  # seconds for the whole request, body included; None: per operation only
+
+
+ROLES: dict[str, Role] = {
+    "webhook": Role(timeout=8.0, connect=8.0, deadline=8.0),          # notify deliveries
+    "model": Role(timeout=300.0, connect=15.0, deadline=None),        # model providers (streams run long)
+    "http_tool": Role(timeout=300.0, connect=15.0, deadline=None),    # http tool files, openapi documents
+    "oauth": Role(timeout=20.0, connect=10.0, deadline=30.0),         # OAuth token endpoints
+    "egress": Role(timeout=60.0, connect=10.0, deadline=None),        # the secrets: proxied endpoint
+    "web": Role(timeout=30.0, connect=10.0, deadline=None),           # web fetch/crawl/search and its vendors
+}
+
+
+class _NoCookies(httpx.Cookies):
+    """A jar that keeps nothing: a shared client must not carry one call's cookies to the next."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:  # noqa: D401
+        return None
+
+
+_clients: dict[tuple, httpx.Client] = {}
+_lock = threading.Lock()
+
+
+def client(role: str, *, deadline: float | None = None, allow_private: bool | None = None) -> httpx.Client:
+    """The shared client for `role`. `deadline` overrides the role's whole-request
+    deadline; `allow_private` None follows the install's policy at each connect."""
+    spec = ROLES.get(role)
+    if spec is None:
+        raise ValueError(f"{role!r} is not a network role; the roles are {', '.join(ROLES)}")
+    whole = spec.deadline if deadline is None else float(deadline)
+    key = (role, whole, allow_private)
+    with _lock:
+        made = _clients.get(key)
+        if made is None or made.is_closed:
+            per_operation = min(spec.timeout, whole) if whole else spec.timeout
+            transport = GuardedTransport(GuardedBackend(allow_private=allow_private), deadline_seconds=whole)
+            made = httpx.Client(transport=transport, trust_env=False, follow_redirects=False, cookies=_NoCookies(),
+                                timeout=httpx.Timeout(per_operation, connect=min(spec.connect, per_operation)))
+            _clients[key] = made
+        return made
+
+
+def _forget_clients() -> None:
+    with _lock:
+        old = list(_clients.values())
+        _clients.clear()
+    for each in old:
+        try:
+            each.close()
+        except Exception:  # a client mid-request in another thread closes on its own
+            pass
+
+
+guard._listeners.append(_forget_clients)

@@ -1,0 +1,171 @@
+"""The guard inside the connection, through httpcore's public seams.
+
+`GuardedBackend` is an httpcore network backend: every TCP connect resolves
+the host once, checks every address (foldrun.net.guard) and opens the socket
+to a checked address — so a redirect hop, a keep-alive reconnect or a name
+that re-resolves somewhere else meets the same check when it connects. TLS
+still verifies the host name (httpcore passes the origin's name as SNI).
+
+`GuardedTransport` is an httpx transport over an httpcore pool built with
+that backend; it also keeps a request's overall deadline: every connect,
+read and write, and the reading of the body, ends by it.
+"""
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from typing import Iterable, Iterator
+
+import httpcore
+import httpx
+
+from .guard import NoSuchHost, Resolver, connect_addresses, deadline, left, policy
+
+_EXCEPTIONS: list[tuple[type[Exception], type[httpx.HTTPError]]] = [
+    (httpcore.ConnectTimeout, httpx.ConnectTimeout), (httpcore.ReadTimeout, httpx.ReadTimeout),
+    (httpcore.WriteTimeout, httpx.WriteTimeout), (httpcore.PoolTimeout, httpx.PoolTimeout),
+    (httpcore.TimeoutException, httpx.TimeoutException), (httpcore.ConnectError, httpx.ConnectError),
+    (httpcore.ReadError, httpx.ReadError), (httpcore.WriteError, httpx.WriteError),
+    (httpcore.NetworkError, httpx.NetworkError), (httpcore.ProxyError, httpx.ProxyError),
+    (httpcore.UnsupportedProtocol, httpx.UnsupportedProtocol),
+    (httpcore.RemoteProtocolError, httpx.RemoteProtocolError),
+    (httpcore.LocalProtocolError, httpx.LocalProtocolError), (httpcore.ProtocolError, httpx.ProtocolError),
+]
+
+
+@contextmanager
+def _as_httpx() -> Iterator[None]:
+    """httpcore's errors as httpx's (what callers catch); anything else, the guard's own included, as it is."""
+    try:
+        yield
+    except Exception as exc:
+        for core, mapped in _EXCEPTIONS:
+            if isinstance(exc, core):
+                raise mapped(str(exc)) from None
+        raise
+
+
+def _spent(kind: type[Exception], timeout: float | None) -> float | None:
+    capped = left(timeout)
+    if deadline.at is not None and capped is not None and capped <= 0:
+        raise kind("the request took longer than its deadline")
+    return capped
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    """A socket whose every read and write ends by the request's deadline."""
+
+    def __init__(self, inner: httpcore.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _spent(httpcore.ReadTimeout, timeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _spent(httpcore.WriteTimeout, timeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore.NetworkStream:
+        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname,
+                                                     _spent(httpcore.ConnectTimeout, timeout)))
+
+    def get_extra_info(self, info: str):
+        return self._inner.get_extra_info(info)
+
+
+class GuardedBackend(httpcore.SyncBackend):
+    """httpcore's own socket backend, connecting only to checked addresses.
+
+    `allow_private` None means the install's policy at the moment of the connect.
+    """
+
+    def __init__(self, resolve: Resolver | None = None, *, allow_private: bool | None = None) -> None:
+        self.resolve = resolve
+        self.allow_private = allow_private
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options: Iterable | None = None) -> httpcore.NetworkStream:
+        addresses = connect_addresses(host, port, allow_private=self.allow_private, resolve=self.resolve)
+        last: Exception | None = None
+        for address in addresses:
+            try:
+                return _DeadlineStream(super().connect_tcp(address, port,
+                                                           timeout=_spent(httpcore.ConnectTimeout, timeout),
+                                                           local_address=local_address,
+                                                           socket_options=socket_options))
+            except httpcore.ConnectError as exc:  # try the next checked address
+                last = exc
+            except UnicodeError:  # a label the IDNA codec refuses (allowed-private path: the name goes as is)
+                raise NoSuchHost(host) from None
+        assert last is not None
+        raise last
+
+
+class _Body(httpx.SyncByteStream):
+    """The response body, read within the request's deadline."""
+
+    def __init__(self, inner: Iterable[bytes], at: float | None) -> None:
+        self._inner = inner
+        self._at = at
+
+    def __iter__(self) -> Iterator[bytes]:
+        chunks = iter(self._inner)
+        while True:
+            before, deadline.at = deadline.at, self._at
+            try:
+                if self._at is not None and time.monotonic() >= self._at:
+                    raise httpx.ReadTimeout("the answer took longer than the request's deadline")
+                with _as_httpx():
+                    chunk = next(chunks)
+            except StopIteration:
+                return
+            finally:
+                deadline.at = before
+            yield chunk
+
+    def close(self) -> None:
+        close = getattr(self._inner, "close", None)
+        if close is not None:
+            close()
+
+
+class GuardedTransport(httpx.BaseTransport):
+    def __init__(self, backend: GuardedBackend, *, deadline_seconds: float | None = None,
+                 limits: httpx.Limits | None = None) -> None:
+        limits = limits or httpx.Limits(max_connections=50, max_keepalive_connections=20)
+        self.deadline_seconds = deadline_seconds
+        context = httpx.create_ssl_context(trust_env=False)
+        for ca_file in policy().ca_files:
+            context.load_verify_locations(ca_file)
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=context,
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=backend,
+        )
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        at = time.monotonic() + self.deadline_seconds if self.deadline_seconds else None
+        core = httpcore.Request(
+            method=request.method,
+            url=httpcore.URL(scheme=request.url.raw_scheme, host=request.url.raw_host, port=request.url.port,
+                             target=request.url.raw_path),
+            headers=request.headers.raw,
+            content=request.stream,
+            extensions=request.extensions,
+        )
+        before, deadline.at = deadline.at, at
+        try:
+            with _as_httpx():
+                answer = self._pool.handle_request(core)
+        finally:
+            deadline.at = before
+        return httpx.Response(status_code=answer.status, headers=answer.headers, stream=_Body(answer.stream, at),
+                              extensions=answer.extensions)
+
+    def close(self) -> None:
+        self._pool.close()

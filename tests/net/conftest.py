@@ -1,0 +1,102 @@
+"""A loopback site for the guard tests: it records every request and can redirect."""
+from __future__ import annotations
+
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from foldrun import net
+
+
+class Site:
+    """Answers 200 `ok` to anything; `/hop?to=URL` answers 302 to URL."""
+
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.seen: list[str] = []
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:
+                pass
+
+            def _any(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(length)
+                site.seen.append(f"{self.command} {self.path}")
+                if self.path.startswith("/hop?to="):
+                    head = (f"HTTP/1.1 302 Found\r\nLocation: {self.path[len('/hop?to='):]}\r\n"
+                            "Content-Length: 0\r\n\r\n")
+                else:
+                    head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok"
+                self.wfile.write(head.encode())  # one write: no Nagle wait on keep-alive
+
+            do_GET = do_POST = do_PUT = do_HEAD = _any
+
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+
+        class Server(ThreadingHTTPServer):
+            address_family = family
+            request_queue_size = 128
+            daemon_threads = True
+
+        self.server = Server((host, 0), Handler)
+        self.port = self.server.server_address[1]
+        self.url = f"http://{host}:{self.port}"
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def site():
+    made = Site()
+    yield made
+    made.close()
+
+
+@pytest.fixture
+def guarded():
+    """The install's policy as a server without the opt-in has it; restored after."""
+    old = net.configure(allow_private=False)
+    yield
+    net.restore(old)
+
+
+def private_urls(port: int) -> dict[str, tuple[str, str]]:
+    """Every form of a non-public address → (host the refusal names, address it names)."""
+    name = socket.gethostname()
+    return {
+        f"http://127.0.0.1:{port}/hook": ("127.0.0.1", "127.0.0.1"),
+        f"http://localhost:{port}/hook": ("localhost", "127.0.0.1"),          # a name that resolves there
+        f"http://{name}:{port}/hook": (name, "127.0.0.1"),                    # this machine's own name
+        f"http://2130706433:{port}/hook": ("2130706433", "127.0.0.1"),        # decimal
+        f"http://0x7f000001:{port}/hook": ("0x7f000001", "127.0.0.1"),        # hex
+        f"http://0x7f.1:{port}/hook": ("0x7f.1", "127.0.0.1"),                # short hex
+        f"http://017700000001:{port}/hook": ("017700000001", "127.0.0.1"),    # octal
+        f"http://[::1]:{port}/hook": ("::1", "::1"),
+        f"http://[::ffff:127.0.0.1]:{port}/hook": ("::ffff:127.0.0.1", "::ffff:7f00:1"),   # v4-mapped
+        f"http://[::ffff:7f00:1]:{port}/hook": ("::ffff:7f00:1", "::ffff:7f00:1"),
+        f"http://[2002:7f00:1::1]:{port}/hook": ("2002:7f00:1::1", "2002:7f00:1::1"),     # 6to4 of 127.0.0.1
+        f"http://[64:ff9b::a9fe:a9fe]:{port}/hook": ("64:ff9b::a9fe:a9fe", "64:ff9b::a9fe:a9fe"),  # NAT64
+        f"http://0.0.0.0:{port}/hook": ("0.0.0.0", "0.0.0.0"),
+        "http://10.20.30.40/hook": ("10.20.30.40", "10.20.30.40"),
+        "http://172.16.5.4/hook": ("172.16.5.4", "172.16.5.4"),
+        "http://192.168.1.1/hook": ("192.168.1.1", "192.168.1.1"),
+        "http://100.64.0.1/hook": ("100.64.0.1", "100.64.0.1"),               # carrier-grade NAT
+        "http://169.254.169.254/latest/meta-data": ("169.254.169.254", "169.254.169.254"),
+        "http://224.0.0.1/hook": ("224.0.0.1", "224.0.0.1"),                  # multicast
+        "http://240.0.0.1/hook": ("240.0.0.1", "240.0.0.1"),                  # reserved
+        "http://[fe80::1]/hook": ("fe80::1", "fe80::1"),
+        "http://[fd00::1]/hook": ("fd00::1", "fd00::1"),
+        "http://[ff02::1]/hook": ("ff02::1", "ff02::1"),
+    }
+
+
+def refusal(host: str, address: str) -> str:
+    return net.SENTENCE.format(host=host, address=address)
