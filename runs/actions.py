@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from accounts.models import Workspace
 from foldrun.api import ApiError
+from foldrun.celery import send, send_after_commit
 from foldrun.contract.model import find_flow
 from foldrun.engine.flow import adhoc_plan, plan_from_steps
 from library.models import Changeset, scope_key_for
@@ -179,6 +180,7 @@ def do_start_run(*, workspace: Workspace, user, kind: str, name: str, plan: list
             Step(run=run, index=spec["number"], agent=spec["agent"],
                  task=first_task if moved and n == 0 else spec["task"],
                  status=StepStatus.QUEUED if moved and n == 0 else StepStatus.PENDING,
+                 queued_at=run.created_at if moved and n == 0 else None,
                  wait_event=spec.get("wait_event") or "")
             for n, spec in enumerate(plan)])
         run_pk = run.pk
@@ -193,12 +195,11 @@ def do_start_run(*, workspace: Workspace, user, kind: str, name: str, plan: list
 def advance_now_or_later(run_pk: int) -> None:
     """Take the run's first move at once (saves a queue hop); on any trouble leave it to a worker."""
     from .orchestrate import advance
-    from .tasks import advance_run
 
     try:
         advance(run_pk)
     except Exception:  # noqa: BLE001 - the task retries the same idempotent move
-        advance_run.delay(run_pk)
+        send("runs.advance", run_pk)
 
 
 def flow_meta(run: Run) -> dict:
@@ -245,8 +246,6 @@ def decide(*, run: Run, index: int, decision: str, user=None, label: str = "", a
 def do_decide_approval(approval: Approval, *, approved: bool, user=None, label: str = "",
                        answer: str | None = None) -> Approval:
     """Decide once: a second decision is refused with 409 and changes nothing."""
-    from .tasks import advance_run
-
     with transaction.atomic():
         approval = Approval.objects.select_for_update().get(pk=approval.pk)
         if approval.state != ApprovalState.PENDING:
@@ -270,21 +269,18 @@ def do_decide_approval(approval: Approval, *, approved: bool, user=None, label: 
         if approved and step.instance is not None:
             # A fan-out instance that asked: it runs again with the answer; its siblings were not stopped.
             step.status = StepStatus.QUEUED
-            step.save(update_fields=["status"])
+            step.queued_at = timezone.now()
+            step.save(update_fields=["status", "queued_at"])
             if not Approval.objects.filter(run=run, state=ApprovalState.PENDING).exists():
                 run.status = RunStatus.RUNNING
                 run.save(update_fields=["status"])
-            from .tasks import run_step_task
-
-            step_pk = step.pk
-            transaction.on_commit(lambda: run_step_task.delay(step_pk))
+            send_after_commit("runs.run_step", step.pk)
         elif approved:
             step.status = StepStatus.PENDING
             step.save(update_fields=["status"])
             run.status = RunStatus.RUNNING
             run.save(update_fields=["status"])
-            run_pk = run.pk
-            transaction.on_commit(lambda: advance_run.delay(run_pk))
+            send_after_commit("runs.advance", run.pk)
         else:
             step.status = StepStatus.CANCELLED
             step.error = f"rejected by {approval.decided_by_label}"
@@ -303,8 +299,6 @@ def do_decide_approval(approval: Approval, *, approved: bool, user=None, label: 
 
 def do_receive_event(run: Run, name: str, payload: Any = None) -> Step:
     """`POST …/runs/<id>/events/<name>`: resume a step parked on `wait: event <name>`."""
-    from .tasks import advance_run
-
     with transaction.atomic():
         locked = Run.objects.select_for_update().get(pk=run.pk)
         step = (Step.objects.select_for_update().filter(run=locked, wait_event=name, instance__isnull=True,
@@ -319,8 +313,7 @@ def do_receive_event(run: Run, name: str, payload: Any = None) -> Step:
         if locked.status == RunStatus.WAITING:
             locked.status = RunStatus.RUNNING
             locked.save(update_fields=["status"])
-        run_pk = locked.pk
-        transaction.on_commit(lambda: advance_run.delay(run_pk))
+        send_after_commit("runs.advance", locked.pk)
     return step
 
 

@@ -7,13 +7,15 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from foldrun.engine.cost import response_cost
 from foldrun.engine.step import BudgetExceeded, MissingSecret, StepFailed
 from foldrun.providers.client import MissingSecret as ProviderMissingSecret, ModelClient, ProviderConfigError, supply_from_block
+
+from foldrun.leases import Heartbeat, LeaseLost
 
 from .models import Run, Step, TraceEvent, Try
 
@@ -51,10 +53,13 @@ TRACE_HOLD_SECONDS = 1.0
 
 
 class DbHost:
-    def __init__(self, run: Run, step: Step, attempt: Try) -> None:
+    def __init__(self, run: Run, step: Step, attempt: Try, *, lease: Heartbeat | None = None) -> None:
         self.run = run
         self.step = step
         self.attempt = attempt
+        # The try's lease: checked before every model request, paid call and write, so a holder that lost it
+        # stops at its next call and never writes (the sweep may be running the step again elsewhere).
+        self.lease = lease
         self.clients: list[ModelClient] = []
         self._pending: list[TraceEvent] = []
         self._pending_since = 0.0
@@ -124,9 +129,16 @@ class DbHost:
         # budget holds across steps; the step's and try's totals are written when the step ends.
         Run.objects.filter(pk=self.run.pk).update(cost_usd=F("cost_usd") + cost, tokens_in=F("tokens_in") + tokens_in,
                                                   tokens_out=F("tokens_out") + tokens_out)
+        # The try's spend so far, kept as it happens: a try lost with its worker keeps its cost on the record.
+        Try.objects.filter(pk=self.attempt.pk).update(cost_usd=F("cost_usd") + cost,
+                                                      tokens_in=F("tokens_in") + tokens_in,
+                                                      tokens_out=F("tokens_out") + tokens_out,
+                                                      seconds=(timezone.now() - self.attempt.started_at).total_seconds())
         return cost
 
     def check_budget(self) -> None:
+        if self.lease is not None:
+            self.lease.check()  # LeaseLost: another holder has the step; no further call is made
         self.flush()  # called right before every model request and paid call: the step is about to wait
         if self.run.budget_usd is None:
             return
@@ -137,11 +149,18 @@ class DbHost:
                 f"{self.step.label} ([[{self.step.agent}]]); no further model or paid call was made")
 
     def before_write(self, what: str) -> None:
-        # Saved at once (autocommit): if the worker dies after this, the step is not re-run.
+        # Saved at once, and only while this try holds the step's lease (under the row's lock, so the sweep
+        # either sees the note and fails the step, or took the step first and this write never happens).
+        if self.lease is not None:
+            self.lease.check()
         self.flush()
-        step = Step.objects.get(pk=self.step.pk)
-        step.wrote = list(step.wrote or []) + [what]
-        step.save(update_fields=["wrote"])
+        with transaction.atomic():
+            where = {"lease_holder": self.lease.holder} if self.lease is not None else {}
+            step = Step.objects.select_for_update().filter(pk=self.step.pk, **where).first()
+            if step is None:
+                raise LeaseLost(f"step {self.step.label} is no longer held by this try; the write was not made")
+            step.wrote = list(step.wrote or []) + [what]
+            step.save(update_fields=["wrote"])
 
     def egress(self, names: list[str]):
         """The loopback egress proxy for `secrets: proxied` scripts: fills ${NAME} for the secret's own hosts."""
@@ -208,7 +227,7 @@ class ColleagueHost(DbHost):
     """A consulted agent on another desk: that desk's vault, this run's spend, this step's trace."""
 
     def __init__(self, parent: DbHost, workspace, who: str) -> None:
-        super().__init__(parent.run, parent.step, parent.attempt)
+        super().__init__(parent.run, parent.step, parent.attempt, lease=parent.lease)
         self.workspace = workspace
         self.who = who
         self.clients = parent.clients

@@ -137,11 +137,15 @@ class Step(models.Model):
     cost_usd = models.DecimalField(max_digits=14, decimal_places=6, default=Decimal("0"))
     tokens_in = models.PositiveBigIntegerField(default=0)
     tokens_out = models.PositiveBigIntegerField(default=0)
-    # Who holds the step: a token per claim, so a second delivery cannot run it again.
-    claim = models.CharField(max_length=64, blank=True)
     # The running try's lease (foldrun/leases.py): renewed by its heartbeat; expired, the recovery sweep acts.
+    # A second delivery of the step's message finds the lease live and is dropped.
     lease_holder = models.CharField(max_length=64, blank=True, db_index=True)
     lease_until = models.DateTimeField(null=True, blank=True, db_index=True)
+    # When the step's message was last sent: a step queued long ago whose message a dead worker took with it
+    # (the embedded broker keeps unacknowledged messages only in memory) is sent again by the sweep.
+    queued_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    # Tries lost with their worker and run again: part of the attempt, not a `retry:`.
+    lost_reruns = models.PositiveIntegerField(default=0)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -6,22 +6,23 @@ Celery group (the last instance to finish joins them, counted in the
 database under the parent row's lock — no result backend needed), enqueues
 a plain step, or finishes the run with its verdict and headline.
 
-`execute_step(step_pk)` claims the step once (select_for_update + a claim
-token naming the host and process), runs the engine outside any transaction,
-and saves what it returned. A step found `running` whose claimant process is
-gone was lost with its worker: it runs again when it had only read, and
-fails naming what it wrote when it had written — never sent twice.
+`execute_step(step_pk)` takes the step once with a lease (foldrun/leases.py:
+a random holder id and an expiry, renewed by a heartbeat), runs the engine
+outside any transaction, and saves what it returned only if it still holds
+the lease. A message for a step already running is dropped; a step whose
+lease ran out was lost with its worker, and the recovery sweep
+(runs/recovery.py) re-runs it when it had only read and fails it naming what
+it wrote when it had written — never sent twice.
 
 Lock order, everywhere: Run, then Step(s), then (inside library writes) the Workspace.
 """
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import os
-import socket
 import time
-import uuid
 from pathlib import Path
 
 from django.conf import settings
@@ -29,6 +30,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from foldrun import leases
+from foldrun.celery import send_after_commit
 from foldrun.engine import StepRequest, run_step
 from foldrun.engine.flow import check_verify, fill_task, headline_of, split_items, verdict_of
 
@@ -52,26 +55,20 @@ from .signals import emit
 log = logging.getLogger(__name__)
 
 FINISHED = {StepStatus.COMPLETED, StepStatus.FAILED, StepStatus.SKIPPED, StepStatus.CANCELLED}
-LOST_PREFIX = "the worker running step"
 
 
-def _trace(run: Run, step: Step | None, message: str, **extra) -> None:
+def trace(run: Run, step: Step | None, message: str, **extra) -> None:
     TraceEvent.objects.create(run=run, step=step, try_n=step.attempt if step else 0, kind="log",
                               data={"message": message, **extra})
 
 
 def enqueue_step(step_pk: int) -> None:
-    from .tasks import run_step_task
-
-    transaction.on_commit(lambda: run_step_task.delay(step_pk))
+    send_after_commit("runs.run_step", step_pk)
 
 
 def _enqueue_group(step_pks: list[int]) -> None:
-    from celery import group
-
-    from .tasks import run_step_task
-
-    transaction.on_commit(lambda: group(run_step_task.si(pk) for pk in step_pks).apply_async())
+    for pk in step_pks:
+        send_after_commit("runs.run_step", pk)
 
 
 # --------------------------------------------------------------------- advance
@@ -119,7 +116,7 @@ def _move(run: Run) -> None:
             step.save(update_fields=["status"])
             run.status = RunStatus.WAITING
             run.save(update_fields=["status"])
-            _trace(run, step, f"waiting for event {spec['wait_event']}: POST …/runs/{run.public_id}/events/"
+            trace(run, step, f"waiting for event {spec['wait_event']}: POST …/runs/{run.public_id}/events/"
                               f"{spec['wait_event']}")
             emit(run, "waiting", step=step)
             return
@@ -128,9 +125,8 @@ def _move(run: Run) -> None:
             if _fan_out(run, step, spec, outputs):
                 return
             continue
-        step.status = StepStatus.QUEUED
-        step.save(update_fields=["task", "status"])
-        enqueue_step(step.pk)
+        queue(step)
+        step.save(update_fields=["task", *QUEUE_FIELDS])
         return
     _finish(run, RunStatus.COMPLETED, parents=parents)
 
@@ -156,10 +152,7 @@ def move_within(run: Run) -> None:
             _move(run)
     except Exception:  # noqa: BLE001 - the step's result stands; the task retries the idempotent move
         log.exception("moving %s on after a step failed; the advance task tries again", run.public_id)
-        from .tasks import advance_run
-
-        run_pk = run.pk
-        transaction.on_commit(lambda: advance_run.delay(run_pk))
+        send_after_commit("runs.advance", run.pk)
 
 
 def fail_run(run_pk: int, error: str) -> None:
@@ -186,7 +179,7 @@ def _park(run: Run, step: Step, kind: str, *, question: str) -> Approval:
     step.save(update_fields=["status", "approvers"])
     run.status = RunStatus.AWAITING_APPROVAL
     run.save(update_fields=["status"])
-    _trace(run, step, f"awaiting approval: {question[:300]}", approval=approval.public_id)
+    trace(run, step, f"awaiting approval: {question[:300]}", approval=approval.public_id)
     emit(run, "awaiting-approval", step=step, approval=approval)
     return approval
 
@@ -201,7 +194,7 @@ def _fan_out(run: Run, step: Step, spec: dict, outputs: dict[int, str]) -> bool:
         step.error = str(exc)
         step.finished_at = timezone.now()
         step.save(update_fields=["task", "status", "error", "finished_at"])
-        _trace(run, step, str(exc))
+        trace(run, step, str(exc))
         if spec.get("on_fail") != "continue":
             _finish(run, RunStatus.FAILED, error=f"step {step.index} ([[{step.agent}]]) failed: {exc}")
             return True
@@ -212,15 +205,16 @@ def _fan_out(run: Run, step: Step, spec: dict, outputs: dict[int, str]) -> bool:
         step.output = ""
         step.finished_at = timezone.now()
         step.save(update_fields=["task", "status", "output", "finished_at"])
-        _trace(run, step, f"each: {spec['each']} — the previous step's output has no items; nothing to fan out")
+        trace(run, step, f"each: {spec['each']} — the previous step's output has no items; nothing to fan out")
         return False
     inputs = run_inputs(run)
+    now = timezone.now()
     # `max:` is how many instances run at once; the rest wait (pending) and start as others finish.
     first_wave = len(items) if not cap else min(cap, len(items))
     instances = [Step(run=run, index=step.index, instance=n, item=item, agent=step.agent,
                       task=fill_task(spec["task"], inputs, outputs, item),
                       status=StepStatus.QUEUED if n < first_wave else StepStatus.PENDING,
-                      wait_event="") for n, item in enumerate(items)]
+                      queued_at=now if n < first_wave else None, wait_event="") for n, item in enumerate(items)]
     Step.objects.bulk_create(instances)
     if all(s.pk for s in instances):  # the database returned the new keys (PostgreSQL, SQLite 3.35+)
         pks = [s.pk for s in instances if s.status == StepStatus.QUEUED]
@@ -231,7 +225,7 @@ def _fan_out(run: Run, step: Step, spec: dict, outputs: dict[int, str]) -> bool:
     step.started_at = timezone.now()
     step.save(update_fields=["task", "status", "started_at"])
     at_once = f", at most {cap} at a time" if cap and cap < len(items) else ""
-    _trace(run, step, f"each: {len(items)} instances in parallel{at_once}")
+    trace(run, step, f"each: {len(items)} instances in parallel{at_once}")
     _enqueue_group(pks)
     return True
 
@@ -280,7 +274,7 @@ def _maybe_quarantine(run: Run) -> None:
         return
     if Schedule.objects.filter(workspace_id=run.workspace_id, flow=run.name, quarantined_at__isnull=True).update(
             quarantined_at=timezone.now()):
-        _trace(run, None, f"flow {run.name} failed {limit} times in a row (disable_after: {limit}); its schedule "
+        trace(run, None, f"flow {run.name} failed {limit} times in a row (disable_after: {limit}); its schedule "
                           f"stops firing until it succeeds")
         emit(run, "quarantined")
 
@@ -288,34 +282,25 @@ def _maybe_quarantine(run: Run) -> None:
 # --------------------------------------------------------------------- a step
 
 
-def _claim_token() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+def queue(step: Step, now=None) -> None:
+    """Mark `step` queued (the caller saves it, with `QUEUE_FIELDS`) and send its message after commit."""
+    step.status = StepStatus.QUEUED
+    step.queued_at = now or timezone.now()
+    step.lease_holder, step.lease_until = "", None
+    enqueue_step(step.pk)
 
 
-def _holder_alive(claim: str) -> bool:
-    """Is the process that claimed the step still running it? Only knowable on this host."""
-    try:
-        host, pid, _ = claim.split(":", 2)
-        pid_number = int(pid)
-    except ValueError:
-        return False
-    if host != socket.gethostname():
-        # acks_late redelivers to another host only when the first one was lost.
-        return False
-    if pid_number == os.getpid():
-        return False
-    try:
-        os.kill(pid_number, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+QUEUE_FIELDS = ["status", "queued_at", "lease_holder", "lease_until"]
 
 
 def execute_step(step_pk: int) -> str:
-    """Run one step (or `each:` instance) once. Returns a word for the task log."""
-    claim = _claim_token()
+    """Run one step (or `each:` instance) once. Returns a word for the task log.
+
+    The step is taken with a lease (a random holder id, an expiry) under the row lock and held by a heartbeat
+    while the engine runs. A message for a step already running is dropped: its lease is live (another worker,
+    on any host, is running it), or it ran out and the recovery sweep decides (re-run or fail).
+    """
+    holder = leases.new_holder()
     with transaction.atomic():
         # The run's lock first (lock order), found through the step in the same query, with what the step
         # reads of it (workspace, account, revision) joined in rather than fetched one by one later.
@@ -331,40 +316,30 @@ def execute_step(step_pk: int) -> str:
             step.save(update_fields=["status"])
             return "run finished"
         if step.status == StepStatus.RUNNING:
-            if _holder_alive(step.claim):
-                return "held by a live worker"
-            Try.objects.filter(step=step, n=step.attempt, finished_at__isnull=True).update(
-                status="lost", finished_at=timezone.now(), error="the worker was lost mid-step")
-            if step.wrote:
-                wrote = "; ".join(step.wrote)
-                message = (f"the worker running step {step.label} ([[{step.agent}]]) was lost after it had written: "
-                           f"{wrote} — it is not run again, so nothing is sent twice")
-                _trace(run, step, message)
-                _settle_failure(run, step, message, retry_allowed=False)
-                return "lost after writing"
-            _trace(run, step, f"the worker running step {step.label} ([[{step.agent}]]) was lost; it had only "
-                              f"read, so the step runs again")
-        elif step.status != StepStatus.QUEUED:
+            return "held by a lease"  # live: its holder runs it; expired: the sweep acts on it
+        if step.status != StepStatus.QUEUED:
             return f"not runnable ({step.status})"
+        now = timezone.now()
         step.attempt += 1
         step.status = StepStatus.RUNNING
-        step.claim = claim
-        step.started_at = step.started_at or timezone.now()
+        step.lease_holder = holder
+        step.lease_until = now + dt.timedelta(seconds=leases.lease_seconds())
+        step.started_at = step.started_at or now
         step.error = ""
-        step.save(update_fields=["attempt", "status", "claim", "started_at", "error"])
-        attempt = Try.objects.create(step=step, n=step.attempt, status="running")
+        step.save(update_fields=["attempt", "status", "lease_holder", "lease_until", "started_at", "error"])
+        attempt = Try.objects.create(step=step, n=step.attempt, status="running", started_at=now)
     try:
-        return _execute_claimed(run, step, attempt, claim)
+        return _execute_claimed(run, step, attempt, holder)
     except Exception as exc:  # noqa: BLE001 - never leave a claimed step running: fail it with a sentence
         log.exception("step %s of %s stopped on an internal error", step.label, run.public_id)
         with transaction.atomic():
             run = Run.objects.select_for_update().get(pk=run.pk)
             step = Step.objects.select_for_update().get(pk=step.pk)
-            if step.claim != claim or step.status != StepStatus.RUNNING:
-                raise
+            if step.lease_holder != holder or step.status != StepStatus.RUNNING:
+                return "lease lost"
             Try.objects.filter(pk=attempt.pk).update(status="failed", finished_at=timezone.now(),
                                                      error=f"internal error: {type(exc).__name__}")
-            _settle_failure(run, step, f"the step stopped on an internal error ({type(exc).__name__}: {exc})",
+            settle_failure(run, step, f"the step stopped on an internal error ({type(exc).__name__}: {exc})",
                             retry_allowed=False)
         return "internal error"
 
@@ -379,7 +354,7 @@ def _spec(run: Run, step: Step) -> dict:
     return next(s for s in run.plan if s["number"] == step.index)
 
 
-def _execute_claimed(run: Run, step: Step, attempt: Try, claim: str) -> str:
+def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
     spec = _spec(run, step)
     desk = desk_at(run.workspace, run.changeset_number, changeset=run.changeset)
     answer = None
@@ -404,23 +379,28 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, claim: str) -> str:
         hide_under=[str(settings.DATA_DIR)], keep_visible=[str(Path(settings.DATA_DIR) / "venvs")],
         tenant=run.workspace.account.public_id,  # loaded by desk_at: no extra query
     )
-    host = DbHost(run, step, attempt)
+    beat = leases.Heartbeat(Step, step.pk, holder)
+    host = DbHost(run, step, attempt, lease=beat)
     started = time.monotonic()
     try:
-        result = run_step(desk, request, host)
+        with beat:
+            result = run_step(desk, request, host)
     except BaseException:
-        host.flush()  # what the step traced before it broke is kept
+        if not beat.lost:
+            host.flush()  # what the step traced before it broke is kept
         raise
     finally:
         host.close()
     seconds = time.monotonic() - started
     with transaction.atomic():
-        host.flush()  # the trace lines the step still holds, in this transaction
         # Joined: the end of the run (its notifications) reads the workspace and account.
         run = Run.objects.select_for_update(of=("self",)).select_related("workspace__account").get(pk=run.pk)
         step = Step.objects.select_for_update().get(pk=step.pk)
-        if step.claim != claim or step.status != StepStatus.RUNNING:
-            return "claim lost"
+        if step.lease_holder != holder or step.status != StepStatus.RUNNING:
+            # Another holder (the sweep) took the step while this one could not renew: commit nothing.
+            return "lease lost"
+        host.flush()  # the trace lines the step still holds, in this transaction
+        step.lease_holder, step.lease_until = "", None
         Try.objects.filter(pk=attempt.pk).update(status=result.status, error=result.error[:2000], seconds=seconds,
                                                  finished_at=timezone.now(), cost_usd=result.cost,
                                                  tokens_in=result.tokens_in, tokens_out=result.tokens_out)
@@ -435,11 +415,11 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, claim: str) -> str:
             after: dict = {**result.writes, **result.outputs}
             problem = check_verify(spec.get("verify"), result.output, before, after)
             if problem:
-                _trace(run, step, problem)
+                trace(run, step, problem)
                 # The try failed on the check, whatever the model said: its record says so.
                 Try.objects.filter(pk=attempt.pk).update(status="failed", error=problem[:2000])
                 step.output = result.output
-                _settle_failure(run, step, problem, retry_allowed=True)
+                settle_failure(run, step, problem, retry_allowed=True)
                 return "verify failed"
             step.status = StepStatus.COMPLETED
             step.output = result.output
@@ -454,13 +434,13 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, claim: str) -> str:
             step.status = StepStatus.PENDING
             step.save(update_fields=["status"])
             # The step's conversation is not kept: answered, it runs again from the start with the answer.
-            _trace(run, step, f"step {step.label} ([[{step.agent}]]) asked a person; when they answer, the step "
+            trace(run, step, f"step {step.label} ([[{step.agent}]]) asked a person; when they answer, the step "
                               f"runs again from the start with their answer — what it did in its sandbox before "
                               f"asking is not kept")
             _park(run, step, ApprovalKind.ASK, question=result.question)
             return "parked"
         step.output = result.output
-        _settle_failure(run, step, result.error or "the step failed", retry_allowed=not result.error.startswith("budget reached"))
+        settle_failure(run, step, result.error or "the step failed", retry_allowed=not result.error.startswith("budget reached"))
         return "failed"
 
 
@@ -477,22 +457,20 @@ def _keep_files(run: Run, step: Step, result) -> None:
         try:
             do_write_run_files(run.public_id, account=run.account, workspace=run.workspace, files=result.writes,
                                message=f"Written by {run.public_id} step {step.label} ([[{step.agent}]])")
-            _trace(run, step, "kept as a revision: " + ", ".join(sorted(result.writes)))
+            trace(run, step, "kept as a revision: " + ", ".join(sorted(result.writes)))
         except WriteRefused as exc:
             findings = getattr(exc, "findings", [])
             words = "; ".join(getattr(f, "message", str(f)) for f in findings) or str(exc)
-            _trace(run, step, f"writes refused: {words}")
+            trace(run, step, f"writes refused: {words}")
 
 
-def _settle_failure(run: Run, step: Step, error: str, *, retry_allowed: bool) -> None:
+def settle_failure(run: Run, step: Step, error: str, *, retry_allowed: bool) -> None:
     spec = _spec(run, step)
     step.error = error.splitlines()[0][:1000] if error else "the step failed"
-    if retry_allowed and step.attempt <= int(spec.get("retry") or 0) and not run.is_finished:
-        _trace(run, step, f"retry {step.attempt} of {spec.get('retry')}: {step.error}")
-        step.status = StepStatus.QUEUED
-        step.claim = ""
+    if retry_allowed and step.attempt - step.lost_reruns <= int(spec.get("retry") or 0) and not run.is_finished:
+        trace(run, step, f"retry {step.attempt} of {spec.get('retry')}: {step.error}")
+        queue(step)
         step.save()
-        enqueue_step(step.pk)
         return
     step.status = StepStatus.FAILED
     step.finished_at = timezone.now()
@@ -516,7 +494,8 @@ def _after_step(run: Run, step: Step) -> None:
     if waiting and not run.is_finished:
         # One finished: the next waiting instance takes its place (`max:` at a time).
         nxt = waiting[0]
-        Step.objects.filter(pk=nxt, status=StepStatus.PENDING).update(status=StepStatus.QUEUED)
+        Step.objects.filter(pk=nxt, status=StepStatus.PENDING).update(status=StepStatus.QUEUED,
+                                                                      queued_at=timezone.now())
         enqueue_step(nxt)
         return
     if any(status not in FINISHED for _, status in states):

@@ -1,14 +1,14 @@
-"""Celery tasks. Thin: they take ids and call `runs.orchestrate`.
+"""Celery tasks. Thin: they take ids and call `runs.orchestrate` (or the sweep, or the schedules).
 
-Every task is `acks_late` (settings) so a worker lost mid-step leaves the
-message to be delivered again; `execute_step` claims the step once and knows
-what to do with one found running (see orchestrate).
+Every task is `acks_late` (settings), but recovery never waits for a message to come back: a step is held by
+a lease in the database, and the recovery sweep (`runs.sweep`, on beat every few seconds) acts on a lease that
+ran out. A message for a step already held is dropped, so a redelivery is harmless.
 """
 from __future__ import annotations
 
 from celery import shared_task
 
-from . import orchestrate
+from . import orchestrate, recovery, triggers
 
 
 @shared_task(name="runs.advance", acks_late=True)
@@ -25,8 +25,11 @@ def run_step_task(step_pk: int) -> str:
     return orchestrate.execute_step(step_pk)
 
 
+@shared_task(name="runs.sweep", acks_late=True)
+def sweep() -> dict[str, int]:
+    return recovery.sweep()
+
+
 @shared_task(name="runs.fire_schedules", acks_late=True)
 def fire_schedules() -> int:
-    from .triggers import fire_due_schedules
-
-    return fire_due_schedules()
+    return triggers.fire_due_schedules()

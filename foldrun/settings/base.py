@@ -208,6 +208,14 @@ CELERY_BEAT_SCHEDULE["notify-purge-old-deliveries"] = {"task": "notify.purge_old
 CELERY_BEAT_SCHEDULE["vault-daily-key-probe"] = {"task": "vault.probe_all_accounts", "schedule": 86400.0}
 # Flow schedules: every minute, start the runs whose cron (in the flow's timezone) is due; also the `sla` check.
 CELERY_BEAT_SCHEDULE["runs-fire-schedules"] = {"task": "runs.fire_schedules", "schedule": 60.0}
+# The recovery sweep: steps whose lease ran out (their worker died), messages a dead worker took with it.
+CELERY_BEAT_SCHEDULE["runs-sweep"] = {"task": "runs.sweep", "schedule": float(FOLDRUN_SWEEP_SECONDS)}
+# On Redis an unacknowledged message comes back after the visibility timeout (kombu's default: one hour).
+# Recovery is the sweep's job, not the broker's, so it is set longer than any step may run: a step still
+# running is never handed to a second worker by the broker (and if it were, its live lease drops it).
+if CELERY_BROKER_URL.startswith("redis"):
+    CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = env_int(
+        "FOLDRUN_REDIS_VISIBILITY_TIMEOUT", 12 * 3600, minimum=60)
 # A push, deploy or check carries a whole desk in one JSON body; the library's
 # views read it with this cap instead of DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB).
 FOLDRUN_MAX_PUSH_BYTES = env_int("FOLDRUN_MAX_PUSH_BYTES", 200_000_000, minimum=1_000_000)
