@@ -163,6 +163,13 @@ class FakeProvider:
         kw.setdefault("stop_reason", "tool_use")
         return self.reply(Reply(blocks=blocks, **kw))
 
+    def reply_cut_tool_use(self, name: str, streamed: str, *, stop_reason: str = "max_tokens", **kw: Any) -> Reply:
+        """A tool call whose streamed arguments stop part-way (`streamed` is all that is sent, e.g.
+        `{"path": "know`), as when the model runs out of tokens mid-call; the stream itself ends properly."""
+        block = {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:20]}", "name": name, "input": {},
+                 "raw_input": streamed}
+        return self.reply(Reply(blocks=[block], stop_reason=stop_reason, **kw))
+
     def reply_tool_uses(self, calls: list[tuple[str, dict]], **kw: Any) -> Reply:
         """Parallel tool calls in one reply."""
         blocks = [{"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:20]}", "name": n, "input": i} for n, i in calls]
@@ -265,6 +272,12 @@ class FakeProvider:
 
 # ---------------------------------------------------------------- errors
 
+
+def _arguments(block: dict) -> str:
+    """A tool call's arguments as streamed: the block's `raw_input` when scripted (a cut call), else its JSON."""
+    return block["raw_input"] if "raw_input" in block else json.dumps(block["input"])
+
+
 _ANTHROPIC_ERRORS = {400: "invalid_request_error", 401: "authentication_error", 402: "billing_error",
                      403: "permission_error", 404: "not_found_error", 413: "request_too_large",
                      429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
@@ -311,7 +324,7 @@ def anthropic_events(reply: Reply, model: str) -> list[tuple[str, Any]]:
         else:
             events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
                 "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}))
-            raw = json.dumps(block["input"])
+            raw = _arguments(block)
             events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
                                                    "delta": {"type": "input_json_delta", "partial_json": ""}}))
             for start in range(0, len(raw), 5):
@@ -373,7 +386,7 @@ def chat_events(reply: Reply, model: str) -> list[tuple[None, Any]]:
         events.append(chunk({"refusal": reply.refusal}))
     calls = [b for b in reply.blocks if b["type"] == "tool_use"]
     for index, call in enumerate(calls):
-        raw = json.dumps(call["input"])
+        raw = _arguments(call)
         head = {"index": index, "id": call["id"], "type": "function", "function": {"name": call["name"], "arguments": ""}}
         if reply.args_mode == "with_name":
             head["function"]["arguments"] = raw
@@ -385,7 +398,7 @@ def chat_events(reply: Reply, model: str) -> list[tuple[None, Any]]:
                     events.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": raw[start:start + 4]}}]}))
     if reply.args_mode == "at_end":
         for index, call in enumerate(calls):
-            events.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": json.dumps(call["input"])}}]}))
+            events.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": _arguments(call)}}]}))
     extra = {"stop_reason": reply.matched_stop} if reply.matched_stop is not None else {}
     last = chunk({}, _finish(reply), **extra)
     if reply.usage_after_finish:
@@ -414,7 +427,7 @@ def _responses_output(reply: Reply) -> list[dict]:
     for block in reply.blocks:
         if block["type"] == "tool_use":
             output.append({"type": "function_call", "id": f"fc_{uuid.uuid4().hex[:20]}", "call_id": block["id"],
-                           "name": block["name"], "arguments": json.dumps(block["input"]), "status": "completed"})
+                           "name": block["name"], "arguments": _arguments(block), "status": "completed"})
     return output
 
 

@@ -61,7 +61,8 @@ def test_runtime_packages_install_into_a_per_tool_environment_cached_by_their_ha
 
 def test_interpreter_says_what_runs_the_file_when_the_extension_does_not(fake_provider):
     files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[shout]"),
-             "tools/shout/tool.md": "---\ntransport: script\nname: shout\nrun: prog.txt\ninterpreter: bash\n---\n",
+             "tools/shout/tool.md": "---\ntransport: script\nname: shout\nrun: prog.txt\ninterpreter: bash\n"
+                                    "args: {word: what to shout}\n---\n",
              "tools/shout/prog.txt": "echo \"bash says $2\"\n"}
     fake_provider.reply_tool_use("shout", {"word": "hi"})
     fake_provider.reply_text("GOOD")

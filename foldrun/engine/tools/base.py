@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import Park, ToolError
+from .arguments import check_arguments
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..context import ToolContext
@@ -45,23 +46,3 @@ class Tool:
 
 def schema(properties: dict[str, dict], required: list[str] | None = None) -> dict:
     return {"type": "object", "properties": properties, "required": required or [], "additionalProperties": False}
-
-
-def check_arguments(tool: Tool, arguments: Any) -> dict:
-    """Validate arguments against the tool's schema; a ToolError the model can act on."""
-    if not isinstance(arguments, dict):
-        raise ToolError(f"{tool.name}: the arguments must be a JSON object")
-    props = tool.input_schema.get("properties", {})
-    for name in tool.input_schema.get("required", []):
-        if name not in arguments:
-            raise ToolError(f"{tool.name}: the argument `{name}` is required")
-    if tool.input_schema.get("additionalProperties") is False:
-        extra = sorted(set(arguments) - set(props))
-        if extra:
-            raise ToolError(f"{tool.name}: unknown argument `{extra[0]}`; it takes {', '.join(props) or 'none'}")
-    kinds = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "object": dict, "array": list}
-    for name, value in arguments.items():
-        expected = props.get(name, {}).get("type")
-        if expected in kinds and not isinstance(value, kinds[expected]):
-            raise ToolError(f"{tool.name}: the argument `{name}` must be {expected}")
-    return arguments

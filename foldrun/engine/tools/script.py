@@ -273,7 +273,8 @@ class ScriptToolRuntime:
         return Tool(
             name=re.sub(r"[^A-Za-z0-9_-]", "_", self.name)[:64],
             description=str(self.meta.get("description") or f"Run the {self.name} program."),
-            input_schema={"type": "object", "properties": props, "required": []},
+            # `args:` declare exactly the names a call may pass: another name never reaches the program.
+            input_schema={"type": "object", "properties": props, "required": [], "additionalProperties": False},
             handler=self.handler,
             limit_keys=[self.name],
             writes=self.outward,
