@@ -11,7 +11,7 @@ from collections import OrderedDict
 from decimal import Decimal
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Sum
 from django.utils import timezone
 
@@ -161,34 +161,73 @@ def check_start_run(*, workspace: Workspace, user=None, flow: str | None = None,
 def do_start_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[dict], flow_meta: dict,
                  budget: float | None, inputs: dict, is_test: bool, trigger: str, changeset: Changeset | None,
                  delivery_id: str = "") -> Run:
-    from .orchestrate import enqueue_step, plain_first_task
+    from .orchestrate import plain_first_task
 
     # A first step with nothing to wait for is queued at once: the run is saved as `advance` would leave it
     # after its first move, and only that step's task is enqueued (no advance, no second transaction).
     first_task = plain_first_task(plan, inputs)
     moved = first_task is not None
-    with transaction.atomic():
-        run = Run.objects.create(
-            account=workspace.account, workspace=workspace, kind=kind, name=name, trigger=trigger,
-            is_test=bool(is_test), changeset=changeset, changeset_number=changeset.number if changeset else 0,
-            inputs={**inputs, "__flow__": flow_meta}, plan=plan,
-            budget_usd=Decimal(str(budget)) if budget else None,
-            created_by=user if getattr(user, "is_authenticated", False) else None, delivery_id=delivery_id,
-            status=RunStatus.RUNNING if moved else RunStatus.QUEUED, started_at=timezone.now() if moved else None,
-        )
-        steps = Step.objects.bulk_create([
-            Step(run=run, index=spec["number"], agent=spec["agent"],
-                 task=first_task if moved and n == 0 else spec["task"],
-                 status=StepStatus.QUEUED if moved and n == 0 else StepStatus.PENDING,
-                 queued_at=run.created_at if moved and n == 0 else None,
-                 wait_event=spec.get("wait_event") or "")
-            for n, spec in enumerate(plan)])
-        run_pk = run.pk
-        if moved:
-            # bulk_create returns the keys on PostgreSQL and SQLite 3.35+; look it up elsewhere.
-            enqueue_step(steps[0].pk or Step.objects.get(run=run, index=plan[0]["number"], instance__isnull=True).pk)
-        else:
-            transaction.on_commit(lambda: advance_now_or_later(run_pk))
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            return _create_run(workspace=workspace, user=user, kind=kind, name=name, plan=plan, flow_meta=flow_meta,
+                               budget=budget, inputs=inputs, is_test=is_test, trigger=trigger, changeset=changeset,
+                               delivery_id=delivery_id, first_task=first_task, moved=moved, now=now)
+    except IntegrityError:
+        if not delivery_id:
+            raise
+        # Another request with the same delivery id won the race: its run is the answer.
+        earlier = Run.objects.filter(workspace=workspace, name=name, delivery_id=delivery_id,
+                                     delivery_day=now.date()).first()
+        if earlier is None:
+            raise
+        raise DuplicateDelivery(earlier) from None
+
+
+class DuplicateDelivery(Exception):
+    """A run for this delivery id (flow, day) exists already; `run` is it."""
+
+    def __init__(self, run: Run) -> None:
+        super().__init__(run.public_id)
+        self.run = run
+
+
+def earlier_delivery(workspace: Workspace, flow: str, delivery_id: str) -> Run | None:
+    """The run a delivery id already started for this flow within the last day, if any."""
+    if not delivery_id:
+        return None
+    return Run.objects.filter(workspace=workspace, name=flow, delivery_id=delivery_id,
+                              created_at__gte=timezone.now() - dt.timedelta(days=1)).first()
+
+
+def _create_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[dict], flow_meta: dict,
+                budget: float | None, inputs: dict, is_test: bool, trigger: str, changeset: Changeset | None,
+                delivery_id: str, first_task: str | None, moved: bool, now: dt.datetime) -> Run:
+    """do_start_run's rows. Precondition: inside its transaction."""
+    from .orchestrate import enqueue_step
+
+    run = Run.objects.create(
+        account=workspace.account, workspace=workspace, kind=kind, name=name, trigger=trigger,
+        is_test=bool(is_test), changeset=changeset, changeset_number=changeset.number if changeset else 0,
+        inputs={**inputs, "__flow__": flow_meta}, plan=plan,
+        budget_usd=Decimal(str(budget)) if budget else None,
+        created_by=user if getattr(user, "is_authenticated", False) else None, delivery_id=delivery_id,
+        delivery_day=now.date() if delivery_id else None, created_at=now,
+        status=RunStatus.RUNNING if moved else RunStatus.QUEUED, started_at=now if moved else None,
+    )
+    steps = Step.objects.bulk_create([
+        Step(run=run, index=spec["number"], agent=spec["agent"],
+             task=first_task if moved and n == 0 else spec["task"],
+             status=StepStatus.QUEUED if moved and n == 0 else StepStatus.PENDING,
+             queued_at=run.created_at if moved and n == 0 else None,
+             wait_event=spec.get("wait_event") or "")
+        for n, spec in enumerate(plan)])
+    run_pk = run.pk
+    if moved:
+        # bulk_create returns the keys on PostgreSQL and SQLite 3.35+; look it up elsewhere.
+        enqueue_step(steps[0].pk or Step.objects.get(run=run, index=plan[0]["number"], instance__isnull=True).pk)
+    else:
+        transaction.on_commit(lambda: advance_now_or_later(run_pk))
     return run
 
 

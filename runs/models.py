@@ -80,6 +80,8 @@ class Run(models.Model):
     plan = models.JSONField(default=list, blank=True, help_text="the steps as parsed when the run started")
     # An inbound webhook's X-Foldrun-Delivery id: a repeat within a day starts nothing.
     delivery_id = models.CharField(max_length=100, blank=True, db_index=True)
+    # The UTC day it arrived: with the flow and the delivery id, unique (one run per delivery, per flow, per day).
+    delivery_day = models.DateField(null=True, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -89,6 +91,11 @@ class Run(models.Model):
     class Meta:
         ordering = ["-created_at", "-pk"]
         indexes = [models.Index(fields=["workspace", "-created_at"])]
+        constraints = [
+            # Twelve simultaneous POSTs with one X-Foldrun-Delivery start one run: the database decides.
+            models.UniqueConstraint(fields=["workspace", "name", "delivery_id", "delivery_day"],
+                                    condition=~models.Q(delivery_id=""), name="one_run_per_delivery_per_flow_per_day"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.public_id} {self.name} {self.status}"

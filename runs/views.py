@@ -190,11 +190,9 @@ class HookView(APIView):
                 raise ApiError("The x-signature header is missing or wrong; nothing was started.",
                                code="bad_signature", status_code=401)
         delivery = (request.headers.get("X-Foldrun-Delivery") or "").strip()[:100]
-        if delivery:
-            earlier = Run.objects.filter(workspace=workspace, name=flow, delivery_id=delivery,
-                                         created_at__gte=timezone.now() - timedelta(days=1)).first()
-            if earlier is not None:
-                return Response({"run": earlier.public_id, "status": earlier.status, "duplicate": True}, status=200)
+        earlier = actions.earlier_delivery(workspace, flow, delivery)
+        if earlier is not None:
+            return _duplicate(earlier)
         try:
             body = json.loads(raw) if raw else {}
         except ValueError:
@@ -208,9 +206,17 @@ class HookView(APIView):
             raise ApiError(f"{where}: text may not hold a NUL character or a lone surrogate; nothing was started.",
                            code="invalid", details={"field": where})
         inputs = body if isinstance(body, dict) else {"body": body}
-        run = actions.check_start_run(workspace=workspace, flow=flow, inputs=inputs, trigger=Trigger.WEBHOOK,
-                                      delivery_id=delivery)
+        try:
+            run = actions.check_start_run(workspace=workspace, flow=flow, inputs=inputs, trigger=Trigger.WEBHOOK,
+                                          delivery_id=delivery)
+        except actions.DuplicateDelivery as duplicate:  # a simultaneous request with the same id won
+            return _duplicate(duplicate.run)
         return Response({"run": run.public_id, "status": run.status, "duplicate": False}, status=202)
+
+
+def _duplicate(run: Run) -> Response:
+    """The answer to a delivery id seen before (per flow, per day): the run it started, nothing new."""
+    return Response({"run": run.public_id, "status": run.status, "duplicate": True}, status=200)
 
 
 __all__ = ["RunsView", "RunView", "ApproveView", "RejectView", "EventView", "CancelView", "ArtifactsView",
