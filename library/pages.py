@@ -241,6 +241,8 @@ def workspace_view(workspace: Workspace) -> dict[str, Any]:
         errors = [f for f in flow.problems if f.level == "error"]
         flows.append({**entry, "schedule": flow.schedule or "", "timezone": flow.timezone or "",
                       "steps": [_step_row(step) for step in flow.steps],
+                      "inputs": [{"name": str(k), "default": "" if v is None else str(v)}
+                                 for k, v in (flow.inputs or {}).items()],
                       "problem": errors[0].message if errors else ""})
     return {"agents": agents, "flows": flows, "files": overview["files"]}
 
@@ -442,6 +444,12 @@ def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
         "file_count": len(sizes),
         "changesets": changesets,
     }
+    try:  # the runs app's part: recent runs, Run buttons, the runs-per-day chart
+        from runs.pages_workspace import chart_data, recent_runs
+
+        context.update({"recent_runs": recent_runs(workspace), "chart": chart_data(workspace), "has_runs": True})
+    except ImportError:
+        context["has_runs"] = False
     return render(request, "library/workspace.html", context)
 
 

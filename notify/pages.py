@@ -171,5 +171,5 @@ def profile_notifications(request: HttpRequest) -> HttpResponse:
             messages.success(request, "Saved.")
         return redirect("notify-profile")
     return render(request, "notify/profile.html", {
-        "section": "settings", "categories": preferences_for(request.user.email, workspaces),
+        "section": "profile", "categories": preferences_for(request.user.email, workspaces),
     })

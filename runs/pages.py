@@ -8,11 +8,13 @@ approver role (a viewer's POST is a 403); a GET never decides.
 from __future__ import annotations
 
 import hashlib
+from urllib.parse import quote
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
+from django.core.paginator import Paginator
 from django.db.models import Max
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -25,6 +27,10 @@ from . import actions
 from . import pages_timeline as timeline
 from .models import Approval, ApprovalState, Run, RunStatus, Step, TraceEvent, Try, Verdict
 from .pages_trace import views as trace_views
+
+
+PAGE_SIZE = 50  # runs per page of the list: the page's queries do not grow with the account's runs
+LIST_FIELDS = ("public_id", "name", "status", "verdict", "headline", "cost_usd", "is_test", "created_at", "workspace_id")
 
 
 def _scope(request: HttpRequest, ws: str):
@@ -51,7 +57,10 @@ def runs_list(request: HttpRequest, ws: str) -> HttpResponse:
         runs = runs.filter(status=filters["status"])
     if filters["verdict"]:
         runs = runs.filter(verdict=filters["verdict"])
-    names = sorted(set(Run.objects.filter(workspace=workspace).values_list("name", flat=True)))
+    names = list(Run.objects.filter(workspace=workspace).order_by("name").values_list("name", flat=True).distinct())
+    page = Paginator(runs.order_by("-created_at", "-pk").only(*LIST_FIELDS), PAGE_SIZE).get_page(
+        request.GET.get("page"))
+    query = "".join(f"{k}={quote(v)}&" for k, v in filters.items() if v)
     from foldrun.contract.desk import FLOW
 
     from .triggers import sync_schedules
@@ -59,7 +68,7 @@ def runs_list(request: HttpRequest, ws: str) -> HttpResponse:
     desk = actions.desk_at(workspace, None)
     flows = sorted(d.name for d in desk.of_kind(FLOW) if d.parsed is not None)
     return render(request, "runs/list.html", {
-        "section": "home", "workspace": workspace, "runs": runs[:200], "filters": filters, "names": names,
+        "section": "home", "workspace": workspace, "runs": page.object_list, "page": page, "query": query, "filters": filters, "names": names,
         "statuses": [s.value for s in RunStatus], "verdicts": [v.value for v in Verdict],
         "flows": flows, "schedules": sync_schedules(workspace), "can_write": membership.can_write,
     })
@@ -72,12 +81,16 @@ def start_page(request: HttpRequest, ws: str) -> HttpResponse:
     membership, workspace = _scope(request, ws)
     if not membership.can_write:
         raise PermissionDenied(f"Your role ({membership.role}) can read this account but not change it.")
+    from .pages_workspace import flow_inputs
+
+    back = "workspace" if request.POST.get("back") == "workspace" else "runs-list"
     try:
         run = actions.check_start_run(workspace=workspace, user=request.user, flow=request.POST.get("flow") or None,
-                                      is_test=request.POST.get("test") == "on", trigger="manual")
+                                      inputs=flow_inputs(request.POST), is_test=request.POST.get("test") == "on",
+                                      trigger="manual")
     except ApiError as exc:
         messages.error(request, exc.message)
-        return redirect("runs-list", ws=workspace.name)
+        return redirect(back, ws=workspace.name)
     return redirect("run-page", ws=workspace.name, run_id=run.public_id)
 
 

@@ -48,7 +48,7 @@ def secrets_page(request: HttpRequest, ws: str | None = None) -> HttpResponse:
     except ApiError:
         redirect_uri = None
     return render(request, "vault/secrets.html", {
-        "section": "settings", "membership": membership, "account": membership.account, "workspace": workspace,
+        "section": "secrets", "membership": membership, "account": membership.account, "workspace": workspace,
         "entries": entries, "can_write": membership.can_write, "redirect_uri": redirect_uri,
         "presets": sorted(oauth.OAUTH_PRESETS.values(), key=lambda p: p.name), "back": _back(workspace),
         "connected": request.GET.get("connected"),

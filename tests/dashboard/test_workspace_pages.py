@@ -123,10 +123,11 @@ def test_each_granted_tool_says_where_it_resolves_nearest_first(alice_web, accou
     }
 
 
-def test_the_workspace_page_links_to_its_runs_and_notifications(alice_web, desk):
+def test_the_workspace_page_links_to_its_runs_triggers_and_notifications(alice_web, desk):
     page = alice_web.get("/w/rank-desk/").content.decode()
-    assert '<a href="/w/rank-desk/" class="active">Desk</a>' in page
+    assert '<a href="/w/rank-desk/" class="active" aria-current="page">Desk</a>' in page
     assert 'href="/w/rank-desk/runs/"' in page
+    assert '<a href="/w/rank-desk/triggers/" class="">Triggers</a>' in page
     assert 'href="/w/rank-desk/notifications/"' in page
 
 

@@ -1,0 +1,57 @@
+"""The runs part of the workspace page: recent runs, a Run button per flow
+(its declared inputs, a test-run toggle), and the last 14 days as a chart of
+runs per day by status and cost per day — in two queries whatever the number
+of runs."""
+from __future__ import annotations
+
+from datetime import datetime, time, timedelta
+
+from django.db.models import Count, Sum
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
+from .models import Run, RunStatus
+
+DAYS = 14
+RECENT = 10
+# The chart's colours are the page's state colours (static/foldrun.css).
+STATUS_COLOURS = {
+    RunStatus.COMPLETED: "#2e9b55", RunStatus.FAILED: "#d64541", RunStatus.AWAITING_APPROVAL: "#e0a526",
+    RunStatus.WAITING: "#2aa1aa", RunStatus.RUNNING: "#3f7be6", RunStatus.QUEUED: "#8fb1f0",
+    RunStatus.CANCELLED: "#a3abb7",
+}
+
+
+def chart_data(workspace, *, days: int = DAYS) -> dict:
+    """{"days": [...], "series": [{"status", "colour", "counts"}], "cost": [...], "total_runs": n}."""
+    today = timezone.localdate()
+    first = today - timedelta(days=days - 1)
+    labels = [first + timedelta(days=i) for i in range(days)]
+    since = timezone.make_aware(datetime.combine(first, time.min))
+    rows = (Run.objects.filter(workspace=workspace, created_at__gte=since)
+            .annotate(day=TruncDate("created_at", tzinfo=timezone.get_current_timezone()))
+            .values("day", "status").annotate(n=Count("pk"), cost=Sum("cost_usd")).order_by())
+    counts: dict[str, dict] = {}
+    cost = {d: 0.0 for d in labels}
+    total = 0
+    for row in rows:
+        counts.setdefault(row["status"], {})[row["day"]] = row["n"]
+        if row["day"] in cost:
+            cost[row["day"]] += float(row["cost"] or 0)
+        total += row["n"]
+    series = [{"status": str(status), "colour": colour, "counts": [counts.get(status, {}).get(d, 0) for d in labels]}
+              for status, colour in STATUS_COLOURS.items() if status in counts]
+    return {"days": [d.strftime("%b %-d") for d in labels], "series": series,
+            "cost": [round(cost[d], 6) for d in labels], "total_runs": total}
+
+
+def recent_runs(workspace) -> list[Run]:
+    return list(Run.objects.filter(workspace=workspace).only(
+        "public_id", "name", "status", "verdict", "headline", "cost_usd", "is_test", "created_at", "workspace_id")
+        .order_by("-created_at", "-pk")[:RECENT])
+
+
+def flow_inputs(start_post) -> dict[str, str]:
+    """The Run form's `input:NAME` fields as the run's inputs (blank ones keep the flow's default)."""
+    return {key[6:]: value for key, value in start_post.items() if key.startswith("input:") and key[6:]
+            and value.strip()}
