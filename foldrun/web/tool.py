@@ -240,6 +240,9 @@ class WebTool:
 
             return run_action(self, provider, args)
         module = import_module(f".{OWN_ACTIONS[action]}", __package__)
+        if action == "browse":
+            # In the browser's own thread: this one (the step's) keeps the ORM, and writes what the call hands back.
+            return self.browsers.run(lambda: module.run(self, args))
         return module.run(self, args)
 
     def _answered_by_provider(self, action: str) -> bool:
@@ -253,8 +256,8 @@ class WebTool:
     def close(self) -> None:
         """At step end: close this step's browser contexts, and the browser if this tool launched it."""
         if self.browse_state is not None:
-            self.browse_state.close()
-            self.browse_state = None
+            state, self.browse_state = self.browse_state, None
+            self.browsers.run(state.close)  # Playwright's objects, in the thread that made them
         if self._owns_browsers and self._browsers is not None:
             self._browsers.release()  # the thread's browser closes when its last user is done
             self._browsers = None
@@ -307,7 +310,8 @@ class WebTool:
             raise WebToolError(f"test run: the secret {name} is withheld")
         if self._secret is None:
             raise WebToolError(f"the secret {name} is not available to this step")
-        return self._secret(name)
+        reader = self._secret
+        return self._hand(lambda: reader(name), wait=True)
 
     def save_target(self, raw: object) -> Path | None:
         if raw in (None, ""):
@@ -331,10 +335,16 @@ class WebTool:
     def emit(self, event: dict) -> None:
         clean = {k: (scrub_url(v) if k in ("url", "final_url") and isinstance(v, str) else v)
                  for k, v in event.items() if v is not None}
-        self._trace(clean)
+        self._hand(lambda: self._trace(clean))
 
     def log(self, message: str) -> None:
         if self._log is not None:
-            self._log(message)
+            self._hand(lambda: self._log(message))
         else:
-            self._trace({"event": "log", "message": message})
+            self._hand(lambda: self._trace({"event": "log", "message": message}))
+
+    def _hand(self, fn: Callable[[], Any], *, wait: bool = False) -> Any:
+        """Trace, log and secrets are the step's: from inside a browse call they run in the step's thread."""
+        if self._browsers is None:
+            return fn()
+        return self._browsers.hand(fn, wait=wait)

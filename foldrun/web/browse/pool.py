@@ -1,4 +1,4 @@
-"""The browser a worker process drives: one Chromium, launched on first use."""
+"""The browser a worker process drives: one Chromium, launched on first use, in a thread of its own."""
 from __future__ import annotations
 
 import os
@@ -8,10 +8,9 @@ import time
 from pathlib import Path
 
 from ..errors import WebToolError
+from .driver import Driver
 
 CHROMIUM = "/usr/bin/chromium"
-
-
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                "--disable-sync", "--no-first-run",
                # WebRTC held to proxied transports: no UDP around the guard proxy.
@@ -19,12 +18,14 @@ LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking
 
 IDLE_SECONDS = 15 * 60
 
+
 class BrowserPool:
     """One Chromium for a worker process (or a test module), launched on first use.
 
-    Playwright's sync objects belong to the thread that made them, so the pool
-    is used from one thread; a call from another thread is refused rather than
-    corrupting the driver.
+    Playwright's sync objects belong to the thread that made them, and that
+    thread may not use the ORM, so the pool drives its browser from a thread of
+    its own (`Driver`): `run(job)` runs a browse call there, and `close` from
+    any thread is carried there.
     """
 
     def __init__(self, executable: str | None = None, args: list[str] | None = None,
@@ -39,6 +40,7 @@ class BrowserPool:
         self.last_used = 0.0
         self.launches = 0
         self.users = 0
+        self.driver = Driver()
 
     def browser(self):  # noqa: ANN201
         if self._thread is not None and self._thread != threading.get_ident():
@@ -93,7 +95,18 @@ class BrowserPool:
     def idle(self) -> bool:
         return self._browser is not None and time.monotonic() - self.last_used > self.idle_seconds
 
+    def run(self, job):  # noqa: ANN001, ANN201
+        """`job()` in the browser's thread; see `Driver.run`."""
+        return self.driver.run(job)
+
+    def hand(self, fn, *, wait: bool):  # noqa: ANN001, ANN201
+        """From a job: `fn` in the waiting step's thread; see `Driver.hand`."""
+        return self.driver.hand(fn, wait=wait)
+
     def close(self) -> None:
+        if self._playwright is not None and not self.driver.inside():
+            self.driver.run(self.close)  # Playwright's objects are closed in the thread that made them
+            return
         try:
             if self._browser is not None:
                 self._browser.close()
@@ -108,16 +121,17 @@ class BrowserPool:
         self._thread = None
 
 
-_threads = threading.local()
+_process_pool: BrowserPool | None = None
+_process_lock = threading.Lock()
 
 
 def thread_pool() -> BrowserPool:
-    """This thread's browser: Playwright's sync API allows one driver per thread, so every WebTool
-    in the thread shares it (acquire/release), and the last to finish closes it."""
-    pool = getattr(_threads, "pool", None)
-    if pool is None:
-        pool = _threads.pool = BrowserPool()
-    return pool
+    """This process's browser: every WebTool shares it (acquire/release), and the last to finish closes it."""
+    global _process_pool
+    with _process_lock:
+        if _process_pool is None:
+            _process_pool = BrowserPool()
+        return _process_pool
 
 
 INSTALL_SENTENCE = ("Install Chromium (`apt-get install -y chromium` on a worker), or on a laptop "
