@@ -239,3 +239,43 @@ def do_create_token(user, account: Account, name: str, *, days: int | None = Non
 
 def do_revoke_token(token: ApiToken) -> None:
     ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+
+
+# ---------------------------------------------------------------- the account's own search engine
+
+
+def check_search_engine_url(value: object) -> str:
+    """An http(s) URL of a SearXNG instance, or "" for the install's default. Credentials in it are
+    refused: the address is shown on Settings and in the API, and a secret belongs in the vault."""
+    from urllib.parse import urlsplit
+
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ApiError("search_engine_url must be a URL such as https://search.example.com, or empty for the "
+                       "install's default.", code="invalid", details={"field": "search_engine_url"})
+    text = value.strip()
+    if not text:
+        return ""
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ApiError(f"search_engine_url {text[:200]!r} is not an http or https URL such as "
+                       "https://search.example.com.", code="invalid", details={"field": "search_engine_url"})
+    if parts.username or parts.password:
+        raise ApiError("search_engine_url must not carry a user name or password; the address is shown to every "
+                       "member.", code="invalid", details={"field": "search_engine_url"})
+    if parts.query or parts.fragment:
+        raise ApiError("search_engine_url is the instance's address, without a query or fragment — "
+                       "e.g. https://search.example.com.", code="invalid", details={"field": "search_engine_url"})
+    if len(text) > 500:
+        raise ApiError("search_engine_url is longer than 500 characters.", code="invalid",
+                       details={"field": "search_engine_url"})
+    return text.rstrip("/")
+
+
+@transaction.atomic
+def do_set_search_engine(account: Account, url: str) -> Account:
+    locked = Account.objects.select_for_update().get(pk=account.pk)
+    locked.search_engine_url = url
+    locked.save(update_fields=["search_engine_url"])
+    return locked

@@ -5,6 +5,7 @@ from . import views
 urlpatterns = [
     path("version", views.VersionView.as_view(), name="api-version"),
     path("me", views.MeView.as_view(), name="api-me"),
+    path("account", views.AccountView.as_view(), name="api-account"),
     path("auth/token", views.AuthTokenView.as_view(), name="api-auth-token"),
     path("workspaces", views.WorkspaceListView.as_view(), name="api-workspaces"),
     path("workspaces/<str:ws>", views.WorkspaceDetailView.as_view(), name="api-workspace"),

@@ -40,9 +40,19 @@ class Account(models.Model):
         max_digits=14, decimal_places=2, default=5, help_text="owners are mailed once when credits fall below this"
     )
     low_balance_warned_at = models.DateTimeField(null=True, blank=True)
+    # The account's own search engine: its SearXNG instance. Empty means the install's
+    # FOLDRUN_SEARXNG_URL; with neither, `web action=search` says the account has none.
+    search_engine_url = models.CharField(max_length=500, blank=True, default="",
+                                         help_text="the account's SearXNG instance, e.g. https://search.example.com")
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def effective_search_engine_url(self) -> str:
+        from django.conf import settings
+
+        return self.search_engine_url or str(getattr(settings, "FOLDRUN_SEARXNG_URL", "") or "")
 
 
 class Membership(models.Model):

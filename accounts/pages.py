@@ -159,6 +159,22 @@ def switch_account(request: HttpRequest) -> HttpResponse:
     return redirect("home")
 
 
+@login_required
+@require_POST
+def set_search_engine(request: HttpRequest) -> HttpResponse:
+    """The account's own SearXNG (spec/tools.md, Search — the account's own engine); owners and admins only."""
+    membership = require_membership(request)
+    require_manage(membership)
+    try:
+        url = account_actions.check_search_engine_url(request.POST.get("search_engine_url"))
+        account_actions.do_set_search_engine(membership.account, url)
+    except ApiError as refused:
+        messages.error(request, _error_text(refused))
+        return redirect("settings")
+    messages.success(request, f"Searching now asks {url}." if url else "Searching now uses the install's default.")
+    return redirect("settings")
+
+
 # ---------------------------------------------------------------- workspaces
 
 

@@ -7,6 +7,7 @@ urlpatterns = [
     path("", pages.home, name="home"),
     path("settings/", pages.settings_page, name="settings"),
     path("settings/account", pages.switch_account, name="account-switch"),
+    path("settings/search-engine", pages.set_search_engine, name="search-engine-set"),
     path("workspaces/create", pages.create_workspace, name="workspace-create"),
     path("settings/members/invite", pages.invite_member, name="member-invite"),
     path("settings/members/<str:member_id>/role", pages.change_role, name="member-role"),

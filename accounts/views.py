@@ -274,3 +274,37 @@ class AuthTokenView(APIView):
             {"token": raw, "id": token.public_id, "account": {"id": membership.account.public_id, "name": membership.account.name}},
             status=status.HTTP_201_CREATED,
         )
+
+
+_ACCOUNT_OUT = inline_serializer("Account", {
+    "id": serializers.CharField(), "name": serializers.CharField(),
+    "search_engine_url": serializers.CharField(help_text="the account's own SearXNG; empty for the install's default"),
+    "search_engine": serializers.CharField(allow_null=True, help_text="the engine a search step asks; null when none"),
+})
+_ACCOUNT_PATCH = inline_serializer("AccountPatch", {"search_engine_url": serializers.CharField(allow_blank=True)})
+
+
+def account_answer(account) -> dict:
+    return {"id": account.public_id, "name": account.name, "search_engine_url": account.search_engine_url,
+            "search_engine": account.effective_search_engine_url or None}
+
+
+class AccountView(ScopedAPIView):
+    """The account's own settings: today its search engine (spec/tools.md, Search — the account's own engine)."""
+
+    @extend_schema(responses=_ACCOUNT_OUT)
+    def get(self, request):
+        return Response(account_answer(self.account))
+
+    @extend_schema(request=_ACCOUNT_PATCH, responses={200: _ACCOUNT_OUT, **_REFUSED})
+    def patch(self, request):
+        self.require_manage()
+        body = _body(request)
+        unknown = sorted(set(body) - {"search_engine_url"})
+        if unknown:
+            raise ApiError(f"{unknown[0]} is not an account setting; the one there is: search_engine_url.",
+                           code="invalid", details={"field": unknown[0]})
+        account = self.account
+        if "search_engine_url" in body:
+            account = actions.do_set_search_engine(account, actions.check_search_engine_url(body["search_engine_url"]))
+        return Response(account_answer(account))

@@ -378,6 +378,7 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
         # The install's data (database file, broker, keys) is out of a program's sight; its venvs are not.
         hide_under=[str(settings.DATA_DIR)], keep_visible=[str(Path(settings.DATA_DIR) / "venvs")],
         tenant=run.workspace.account.public_id,  # loaded by desk_at: no extra query
+        search_engine_url=run.workspace.account.search_engine_url,
     )
     beat = leases.Heartbeat(Step, step.pk, holder)
     host = DbHost(run, step, attempt, lease=beat)

@@ -47,7 +47,8 @@ def run_tool_test(workspace: Workspace, tool: str, arguments: dict, *, agent: st
     host = TestHost(workspace)
     request = StepRequest(run_id="tool-test", label="tool test", agent=agent or "tool-test", task="", is_test=is_test,
                           allow_private_urls=bool(getattr(settings, "FOLDRUN_ALLOW_PRIVATE_URLS", False)),
-                          venv_cache=Path(settings.DATA_DIR) / "venvs")
+                          venv_cache=Path(settings.DATA_DIR) / "venvs",
+                          search_engine_url=workspace.account.search_engine_url, tenant=workspace.account.public_id)
     try:
         answer = test_tool(desk, tool, arguments, host, request, agent=agent, operation=operation)
     except ResolveError as exc:

@@ -37,6 +37,15 @@ def register(subparsers, common) -> None:
     pr = sub.add_parser("providers", parents=[common], help="is each provider key still good?")
     pr.add_argument("--check", action="store_true", help="check every key now instead of showing the last check")
     pr.set_defaults(func=cmd_account_providers)
+    se = sub.add_parser("search-engine", parents=[common], help="the account's own search engine (a SearXNG URL)")
+    se_sub = se.add_subparsers(dest="search_engine_command", metavar="<set|show|unset>")
+    se_set = se_sub.add_parser("set", parents=[common], help="search through this SearXNG instance")
+    se_set.add_argument("url", metavar="URL")
+    se_set.set_defaults(func=cmd_search_engine_set)
+    se_sub.add_parser("show", parents=[common], help="the engine a search step asks").set_defaults(func=cmd_search_engine_show)
+    se_sub.add_parser("unset", parents=[common], help="use the install's default again").set_defaults(
+        func=lambda args, ctx: _print_search_engine(ctx, ctx.api.patch("/api/account", {"search_engine_url": ""})))
+    se.set_defaults(func=cmd_search_engine_show)
     a.set_defaults(func=lambda args, ctx: (a.print_help(), 2)[1])
 
 
@@ -115,6 +124,27 @@ def _probe_local(args, ctx, provider) -> int:
     data.update({"ok": result.closed, "endpoint": supply.endpoint(), "printed": format_probe(result, endpoint=supply.endpoint()),
                  "lines": lines})
     return _print_probe(ctx, data)
+
+
+def _print_search_engine(ctx, data: dict) -> int:
+    own, effective = data.get("search_engine_url") or "", data.get("search_engine")
+    if own:
+        line = f"{data.get('name')} searches through its own engine: {own}"
+    elif effective:
+        line = f"{data.get('name')} has no engine of its own; searching uses the install's default: {effective}"
+    else:
+        line = (f"{data.get('name')} has no search engine, and the install has no default — "
+                "`foldrun account search-engine set URL` gives it one")
+    ctx.out.result(data, [line])
+    return 0
+
+
+def cmd_search_engine_set(args, ctx) -> int:
+    return _print_search_engine(ctx, ctx.api.patch("/api/account", {"search_engine_url": args.url}))
+
+
+def cmd_search_engine_show(args, ctx) -> int:
+    return _print_search_engine(ctx, ctx.api.get("/api/account"))
 
 
 def _mark(row: dict) -> str:

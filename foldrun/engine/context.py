@@ -67,6 +67,7 @@ class StepRequest:
     hide_under: list[str] = field(default_factory=list)    # folders whose entries a program may not see
     keep_visible: list[str] = field(default_factory=list)  # … except these (the runtime environments)
     tenant: str = ""   # the account's id, sent as OpenAI's safety_identifier (hashed past 64 characters)
+    search_engine_url: str = ""  # the account's own SearXNG; empty for the install's FOLDRUN_SEARXNG_URL
 
 
 @dataclass

@@ -29,13 +29,23 @@ def test_tool(desk: Desk, tool_name: str, arguments: dict, host: Host, request: 
                          folder_files=_folder_files(desk, model.scope, model.folder), model=model)
     spec = AgentSpec(name=agent or "tool-test", meta={}, body="", path="", tools=[tool_name], builtin=set(),
                      tool_files=[tool_file], mcp_inline={}, skills=[], account_defaults={}, workspace_defaults={})
+    if agent:
+        # As that agent would call it: its frontmatter (a `web:` block, language:, provider:) and the
+        # workspace's and account's defaults — with only the tool under test offered.
+        from .resolve import resolve_agent
+
+        named = resolve_agent(desk, agent)
+        spec = AgentSpec(name=named.name, meta=named.meta, body="", path=named.path, tools=[tool_name], builtin=set(),
+                         tool_files=[tool_file], mcp_inline={}, skills=[], account_defaults=named.account_defaults,
+                         workspace_defaults=named.workspace_defaults)
     sandbox = materialise(desk.files, desk.library, base=request.sandbox_base)
     host = RedactingHost(host, Redactor())  # the trace it answers with holds no value, as a run's does not
     env = StepEnv(request, host, sandbox, spec)
     env.sandbox_files = desk.files
     try:
         try:
-            tools = [t for t in prepare_tools(spec, env, host) if t.kind != "builtin"]
+            # The step's own built-in groups are not under test; a gallery tool (web) is, though built in.
+            tools = [t for t in prepare_tools(spec, env, host) if t.kind != "builtin" or t.source.startswith("gallery")]
         except StepFailed as exc:
             return {"tool": tool_name, "ok": False, "result": str(exc), "seconds": 0}
         if not tools:

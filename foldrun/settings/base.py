@@ -20,6 +20,9 @@ ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::
 # login (approve/reject, unsubscribe) are only minted when this is set.
 FOLDRUN_PUBLIC_URL = env_url("FOLDRUN_PUBLIC_URL", None, schemes=("http", "https"))
 FOLDRUN_TIMEZONE = env_str("FOLDRUN_TIMEZONE", "UTC")
+# The install's own search engine (a SearXNG URL): every account's default for `web action=search`
+# until the account sets its own (Settings, PATCH /api/account, `foldrun account search-engine set`).
+FOLDRUN_SEARXNG_URL = env_url("FOLDRUN_SEARXNG_URL", None, schemes=("http", "https"))
 # Lets user-supplied URLs reach loopback/private addresses: tests and laptops only.
 FOLDRUN_ALLOW_PRIVATE_URLS = env_bool("FOLDRUN_ALLOW_PRIVATE_URLS", False)
 # The contract's own limit by default, so `foldrun check` on a laptop refuses the same files as the server.

@@ -26,13 +26,17 @@ def web_tool_for(agent: Any, env: Any, *, searxng_url: str | None = None) -> Web
     def secret(name: str) -> str:
         return env.secret_values([name])[name]
 
-    searxng = searxng_url or os.environ.get("FOLDRUN_SEARXNG_URL") or None
+    # The account's own engine is an address a person typed, so it meets the network guard; the install's
+    # default (FOLDRUN_SEARXNG_URL) is the operator's, and may sit on the cluster's private network.
+    own = searxng_url or str(getattr(getattr(env, "request", None), "search_engine_url", "") or "") or None
+    searxng = own or os.environ.get("FOLDRUN_SEARXNG_URL") or None
     provider = next((layer.get("provider") for layer in layers if layer and layer.get("provider")), None)
     model_provider = str(provider.get("name") if isinstance(provider, dict) else provider or "") or None
     web = WebTool(resolve_web_block(*layers), http=env.http, sandbox=env.sandbox.root,
                   allow_private=bool(env.allow_private_urls), test_mode=bool(env.is_test),
                   trace=lambda event: env.host.trace("web", event), log=env.log, secret=secret,
-                  language=language, region=region, searxng_url=searxng, model_provider=model_provider)
+                  language=language, region=region, searxng_url=searxng, model_provider=model_provider,
+                  searxng_guarded=bool(own))
     env.on_close(web.close)
     return web
 

@@ -18,6 +18,7 @@ import httpx
 from foldrun.contract import web_engines as W
 
 from .errors import WebToolError
+from .net import NoSuchHost, PrivateAddress
 
 if TYPE_CHECKING:  # pragma: no cover
     from .tool import WebTool
@@ -25,6 +26,9 @@ if TYPE_CHECKING:  # pragma: no cover
 DEFAULT_COUNT = 10
 MAX_COUNT = 50
 OWN_ENGINE_ONLY = ("engines", "categories", "page")
+NO_ENGINE = ("search: this account has no search engine — no SearXNG URL of its own, and the install has no "
+             "default; an owner sets one in Settings or with `foldrun account search-engine set URL`, or name a "
+             "search API in web.search:")
 
 
 @dataclass
@@ -191,8 +195,7 @@ class SearxngEngine:
 
     def __init__(self, tool: "WebTool") -> None:
         if not tool.searxng_url:
-            raise WebToolError("search: this account has no search engine configured (its SearXNG instance URL); "
-                               "ask the account's owner to set it, or name a search API in web.search:")
+            raise WebToolError(NO_ENGINE)
         self.tool = tool
         self.base = tool.searxng_url.rstrip("/")
         block = tool.config.get("search")
@@ -201,10 +204,17 @@ class SearxngEngine:
     def _get(self, path: str, params: dict | None = None) -> dict:
         timeout = max(float(self.block.get("timeout") or 5) + 5, 10.0)
         try:
-            response = self.tool.http.get(f"{self.base}{path}", params=params, timeout=timeout,
-                                          headers={"Accept": "application/json"})
+            client = self.tool.http
+            if self.tool.searxng_guarded:  # an address a person typed meets the network guard
+                from .net import fetch_client
+
+                client = fetch_client(self.tool.allow_private)
+            response = client.get(f"{self.base}{path}", params=params, timeout=timeout,
+                                  headers={"Accept": "application/json"})
         except httpx.TimeoutException:
             raise WebToolError(f"search: the account's engine did not answer within {timeout:g}s") from None
+        except (PrivateAddress, NoSuchHost) as exc:
+            raise WebToolError(f"search: the account's engine at {self.base} cannot be asked — {exc}") from None
         except httpx.HTTPError as exc:
             raise WebToolError(f"search: the account's engine could not be reached ({type(exc).__name__})") from None
         if response.status_code == 403 and path == "/search":

@@ -124,7 +124,8 @@ class WebTool:
                  log: Callable[[str], None] | None = None, secret: Callable[[str], str] | None = None,
                  language: str | None = None, region: str | None = None, searxng_url: str | None = None,
                  endpoints: dict[str, str] | None = None, browsers: Any = None, fetch_timeout: float = 20.0,
-                 browse_timeout: float = 30.0, model_provider: str | None = None) -> None:
+                 browse_timeout: float = 30.0, model_provider: str | None = None,
+                 searxng_guarded: bool = False) -> None:
         self.config = dict(config or {})
         self.http = http
         self.sandbox = Path(sandbox)
@@ -140,6 +141,7 @@ class WebTool:
         self.fetch_timeout = fetch_timeout
         self.browse_timeout = browse_timeout
         self.model_provider = model_provider  # the provider answering this step's model calls, when known
+        self.searxng_guarded = searxng_guarded  # the account's own engine: an address a person typed
         self._browsers = browsers
         self._owns_browsers = browsers is None
         self.browse_state: Any = None  # the step's contexts, made by browse on first use

@@ -102,7 +102,7 @@ def test_a_date_filter_names_the_engines_it_skips_and_refuses_when_that_is_all_o
 
 
 def test_without_an_engine_configured_it_says_so(make_tool):
-    with pytest.raises(WebToolError, match="this account has no search engine configured"):
+    with pytest.raises(WebToolError, match="this account has no search engine — no SearXNG URL of its own"):
         make_tool().call({"action": "search", "query": "x"})
 
 
