@@ -5,6 +5,7 @@ Loaded by the engine's tool registry (`foldrun.engine.tools.registry.TRANSPORT_M
 """
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -13,6 +14,17 @@ from foldrun.engine.tools.registry import ToolPlan, register_gallery_tool
 
 from .errors import WebToolError
 from .tool import WebTool, resolve_language, resolve_web_block
+
+
+def _endpoints() -> dict[str, str]:
+    """FOLDRUN_WEB_ENDPOINTS: a JSON object of provider name -> base URL, for an install that reaches a vendor
+    through its own gateway (and for tests, a loopback stand-in). Unreadable is ignored, never fatal."""
+    raw = os.environ.get("FOLDRUN_WEB_ENDPOINTS") or ""
+    try:
+        data = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
 def web_tool_for(agent: Any, env: Any, *, searxng_url: str | None = None) -> WebTool:
@@ -38,6 +50,7 @@ def web_tool_for(agent: Any, env: Any, *, searxng_url: str | None = None) -> Web
                   language=language, region=region, searxng_url=searxng, model_provider=model_provider,
                   searxng_guarded=bool(own))
     env.on_close(web.close)
+    web.endpoints.update(_endpoints())
     return web
 
 

@@ -16,9 +16,9 @@ from urllib.parse import urlsplit
 import httpx
 
 from foldrun.contract import web_engines as W
+from foldrun.net import NoSuchHost, PrivateAddress
 
 from .errors import WebToolError
-from .net import NoSuchHost, PrivateAddress
 
 if TYPE_CHECKING:  # pragma: no cover
     from .tool import WebTool
@@ -206,9 +206,9 @@ class SearxngEngine:
         try:
             client = self.tool.http
             if self.tool.searxng_guarded:  # an address a person typed meets the network guard
-                from .net import fetch_client
+                from foldrun import net
 
-                client = fetch_client(self.tool.allow_private)
+                client = net.client("web", allow_private=self.tool.allow_private)
             response = client.get(f"{self.base}{path}", params=params, timeout=timeout,
                                   headers={"Accept": "application/json"})
         except httpx.TimeoutException:
