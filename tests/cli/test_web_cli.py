@@ -51,7 +51,7 @@ def test_tool_test_prints_the_raw_result_of_the_call_a_run_makes(cli, alice_sign
 def test_a_refused_tool_test_exits_non_zero_with_the_tools_sentence(cli, alice_signed_in):
     result = cli("tool", "test", "web", "--to", "rank-desk", "--arg", "action=nosuch")
     assert result.code == 1
-    assert result.out.startswith("web: action=nosuch is not one of search, fetch, browse")
+    assert result.out.startswith("web: the argument `action` must be one of search, fetch, browse")
 
 
 def test_tool_test_local_reads_the_desk_folder_and_the_named_agent(cli, tmp_path, site):
