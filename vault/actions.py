@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
@@ -322,15 +321,9 @@ def access_token_for(secret: Secret, *, http: httpx.Client | None = None) -> str
             when = row.expires_at.strftime("%Y-%m-%d %H:%M UTC") if row.expires_at else "an unknown time"
             raise OAuthError(f"the OAuth credential {row.name} expired at {when} and has no refresh token — "
                              f"connect it again with `foldrun connect {row.name}`")
-        _check_token_url(recipe["token_url"], row.name)
-        client = http or httpx.Client(timeout=httpx.Timeout(20.0, connect=10.0))
-        try:
-            answer = oauth.refresh(client, name=row.name, token_url=recipe["token_url"],
-                                   refresh_token=recipe["refresh_token"], client_id=recipe.get("client_id"),
-                                   client_secret=recipe.get("client_secret"))
-        finally:
-            if http is None:
-                client.close()
+        answer = oauth.refresh(http, name=row.name, token_url=recipe["token_url"],
+                               refresh_token=recipe["refresh_token"], client_id=recipe.get("client_id"),
+                               client_secret=recipe.get("client_secret"))
         recipe["access_token"] = answer.access_token
         if answer.refresh_token:  # a rotated refresh token replaces the spent one
             recipe["refresh_token"] = answer.refresh_token
@@ -342,17 +335,6 @@ def access_token_for(secret: Secret, *, http: httpx.Client | None = None) -> str
         _seal_into(row, json.dumps(recipe))
         row.save(update_fields=["expires_at", "key_id", "sealed", "updated_at"])
         return answer.access_token
-
-
-def _check_token_url(url: str, name: str) -> None:
-    """A token endpoint is a user-supplied URL: no loopback/private hosts
-    unless the install opts in."""
-    from foldrun.providers.netguard import check_public_url
-
-    try:
-        check_public_url(url, allow_private=bool(getattr(settings, "FOLDRUN_ALLOW_PRIVATE_URLS", False)))
-    except ValueError as exc:
-        raise OAuthError(f"the token endpoint for {name} cannot be called: {exc}") from None
 
 
 # ------------------------------------------------------------------ key rotation

@@ -22,6 +22,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
 
+from foldrun import net
+
 # httpx logs every request's full URL at INFO; a query the boundary filled
 # would carry the value into the log. Its own lines stay at WARNING and up.
 logging.getLogger("httpx").setLevel(logging.WARNING)
@@ -92,12 +94,14 @@ class EgressProxy:
     The path carries a per-step token, so no other process can use it."""
 
     def __init__(self, grants: Mapping[str, Grant], *, on_line: Callable[[str], None] | None = None,
-                 allow_private: bool = False, timeout: float = 60.0, http: httpx.Client | None = None) -> None:
+                 allow_private: bool | None = None, timeout: float = 60.0, http: httpx.Client | None = None) -> None:
         self.grants = dict(grants)
         self.on_line = on_line or (lambda line: None)
         self.allow_private = allow_private
         self.token = pysecrets.token_urlsafe(18)
-        self.http = http or httpx.Client(timeout=httpx.Timeout(timeout, connect=10.0), follow_redirects=False)
+        # foldrun.net's "egress" role: the far side's address is checked when the connection is made.
+        self.http = http or net.client("egress", allow_private=allow_private)
+        self.timeout = httpx.Timeout(timeout, connect=min(10.0, timeout))
         self.lines: list[str] = []
         proxy = self
 
@@ -126,8 +130,7 @@ class EgressProxy:
 
     def stop(self) -> None:
         self.server.shutdown()
-        self.server.server_close()
-        self.http.close()
+        self.server.server_close()  # the client is shared (foldrun.net's) or the caller's: left open
 
     def __enter__(self) -> "EgressProxy":
         return self.start()
@@ -154,8 +157,6 @@ class EgressProxy:
             h.wfile.write(data)
 
     def _handle(self, h: BaseHTTPRequestHandler) -> None:
-        from foldrun.providers.netguard import check_public_url
-
         prefix = f"/{self.token}/"
         length = int(h.headers.get("content-length") or 0)
         body = h.rfile.read(length) if length else b""
@@ -186,11 +187,6 @@ class EgressProxy:
                 self._refuse(h, 403, f"egress: refused {h.command} {host} — {name} may only be sent to "
                                      f"{', '.join(grant.hosts)}")
                 return
-        try:
-            check_public_url(target, allow_private=self.allow_private)
-        except ValueError as exc:
-            self._refuse(h, 403, f"egress: refused {h.command} {host} — {exc}")
-            return
         values = {name: self.grants[name].value for name in names}
         filled_headers = {k: PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), v)
                           for k, v in headers.items()}
@@ -199,7 +195,10 @@ class EgressProxy:
         url = urlunsplit((parts.scheme, parts.netloc, parts.path or "/", filled_query, ""))
         tag = f" [{', '.join(names)}]" if names else ""
         try:
-            response = self.http.request(h.command, url, headers=filled_headers, content=body)
+            response = self.http.request(h.command, url, headers=filled_headers, content=body, timeout=self.timeout)
+        except (net.PrivateAddress, net.NoSuchHost) as exc:
+            self._refuse(h, 403, f"egress: refused {h.command} {host} — {exc}")
+            return
         except httpx.HTTPError as exc:
             self._refuse(h, 502, f"egress: {h.command} {host}{parts.path} failed ({type(exc).__name__}){tag}")
             return

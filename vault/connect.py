@@ -115,18 +115,13 @@ def check_callback(membership: Membership, params: Mapping[str, str], *, http: h
         raise ApiError("This connect took longer than 15 minutes; start it again.", code="oauth_expired")
     sealed = json.loads(open_sealed(vault_keys(), pending.key_id, bytes(pending.sealed), pending.aad(),
                                     name=pending.name))
-    client = http or httpx.Client(timeout=httpx.Timeout(20.0, connect=10.0))
     try:
-        actions._check_token_url(pending.token_url, pending.name)
-        answer = oauth.exchange_code(client, name=pending.name, token_url=pending.token_url,
+        answer = oauth.exchange_code(http, name=pending.name, token_url=pending.token_url,
                                      code=params.get("code") or "", redirect_uri=pending.redirect_uri,
                                      client_id=sealed["client_id"], client_secret=sealed.get("client_secret") or None,
                                      verifier=sealed.get("verifier"))
     except oauth.OAuthError as exc:
         raise ApiError(exc.message + "; nothing was stored.", code="oauth_refused") from None
-    finally:
-        if http is None:
-            client.close()
     recipe = oauth.recipe_from_answer(answer, token_url=pending.token_url, client_id=sealed["client_id"],
                                       client_secret=sealed.get("client_secret") or None)
     row = actions.do_set_secret(membership.account, pending.workspace, pending.name, oauth_recipe=recipe,

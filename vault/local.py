@@ -113,8 +113,6 @@ class LocalVault:
         return plain
 
     def _access_token(self, name: str, recipe: dict) -> str:
-        import httpx
-
         from vault import oauth
 
         expires = recipe.get("expires_at")
@@ -124,9 +122,9 @@ class LocalVault:
         if not recipe.get("refresh_token"):
             raise oauth.OAuthError(f"the OAuth credential {name} expired at {expires} and has no refresh token — "
                                    f"connect it again with `foldrun connect {name} --local`")
-        with httpx.Client(timeout=20.0) as http:
-            answer = oauth.refresh(http, name=name, token_url=recipe["token_url"], refresh_token=recipe["refresh_token"],
-                                   client_id=recipe.get("client_id"), client_secret=recipe.get("client_secret"))
+        # None: foldrun.net's "oauth" role, the same guarded client the server's refresh uses.
+        answer = oauth.refresh(None, name=name, token_url=recipe["token_url"], refresh_token=recipe["refresh_token"],
+                               client_id=recipe.get("client_id"), client_secret=recipe.get("client_secret"))
         recipe["access_token"] = answer.access_token
         if answer.refresh_token:
             recipe["refresh_token"] = answer.refresh_token

@@ -16,6 +16,8 @@ from urllib.parse import parse_qsl, urlencode
 
 import httpx
 
+from foldrun import net
+
 CLI_REDIRECT_URI = "http://localhost:8642/callback"
 CLI_PORT = 8642
 
@@ -105,15 +107,19 @@ def _read_answer(response: httpx.Response, name: str, what: str) -> TokenAnswer:
                        expires_at=expires_at, scope=data.get("scope"), token_type=data.get("token_type"))
 
 
-def _post(http: httpx.Client, token_url: str, form: dict, name: str, what: str) -> TokenAnswer:
+def _post(http: httpx.Client | None, token_url: str, form: dict, name: str, what: str) -> TokenAnswer:
+    """One POST to a token endpoint, through foldrun.net's "oauth" role unless the caller brings a client."""
+    client = http or net.client("oauth")
     try:
-        response = http.post(token_url, data=form, headers={"Accept": "application/json"})
+        response = client.post(token_url, data=form, headers={"Accept": "application/json"})
+    except (net.PrivateAddress, net.NoSuchHost) as exc:
+        raise OAuthError(f"the token endpoint for {name} cannot be called: {exc}") from None
     except httpx.HTTPError as exc:
         raise OAuthError(f"the token endpoint for {name} could not be reached ({type(exc).__name__})") from None
     return _read_answer(response, name, what)
 
 
-def exchange_code(http: httpx.Client, *, name: str, token_url: str, code: str, redirect_uri: str, client_id: str,
+def exchange_code(http: httpx.Client | None, *, name: str, token_url: str, code: str, redirect_uri: str, client_id: str,
                   client_secret: str | None, verifier: str | None) -> TokenAnswer:
     form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri, "client_id": client_id}
     if client_secret:
@@ -123,7 +129,7 @@ def exchange_code(http: httpx.Client, *, name: str, token_url: str, code: str, r
     return _post(http, token_url, form, name, "code exchange")
 
 
-def refresh(http: httpx.Client, *, name: str, token_url: str, refresh_token: str, client_id: str | None,
+def refresh(http: httpx.Client | None, *, name: str, token_url: str, refresh_token: str, client_id: str | None,
             client_secret: str | None) -> TokenAnswer:
     form = {"grant_type": "refresh_token", "refresh_token": refresh_token}
     if client_id:

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from django.conf import settings
 from django.db import transaction
 from django.dispatch import Signal
 from django.utils import timezone
@@ -26,7 +25,6 @@ from foldrun.api import ApiError
 from foldrun.providers.client import (
     ModelClient, ProviderConfigError, ProviderError, ProviderRefusal, Supply, supply_from_block,
 )
-from foldrun.providers.netguard import check_public_url
 from foldrun.providers.probe import format_probe, run_probe
 from vault import actions
 from vault.models import BROKEN_VERDICTS, ProviderCheck, Verdict
@@ -219,7 +217,7 @@ def verdict_for(exc: Exception) -> tuple[str, str]:
     return Verdict.PROVIDER_ERROR, f"{type(exc).__name__}"
 
 
-def ask(cred: Credential, http: httpx.Client) -> tuple[str, str]:
+def ask(cred: Credential, http: httpx.Client | None) -> tuple[str, str]:
     """One minimal question: a single request, one output token."""
     if cred.problem:
         return cred.problem
@@ -227,10 +225,7 @@ def ask(cred: Credential, http: httpx.Client) -> tuple[str, str]:
     assert supply is not None
     if not supply.model:
         return Verdict.NOT_FOUND, "the block names no model to ask — add model: or models:"
-    try:
-        check_public_url(supply.endpoint(), allow_private=bool(getattr(settings, "FOLDRUN_ALLOW_PRIVATE_URLS", False)))
-    except ValueError as exc:
-        return Verdict.UNREACHABLE, f"base_url: {exc}"
+    # A private base_url is refused at connect time by foldrun.net, as "base_url: …" (unreachable).
     client = ModelClient(Supply(**{**supply.__dict__, "fallback": None}), http=http, timeout=PROBE_TIMEOUT)
     try:
         client.create(None, PROBE_QUESTION, [], MIN_OUTPUT.get(supply.format, 1))
@@ -242,36 +237,31 @@ def ask(cred: Credential, http: httpx.Client) -> tuple[str, str]:
 def check_account_providers(account_id: int, *, report: bool = True, http: httpx.Client | None = None) -> list[ProviderCheck]:
     """Ask every distinct (endpoint, key) once; record per secret; report the newly broken."""
     account = Account.objects.get(pk=account_id)
-    client = http or httpx.Client(timeout=httpx.Timeout(PROBE_TIMEOUT, connect=10.0))
     rows: list[ProviderCheck] = []
     newly_broken: list[ProviderCheck] = []
-    try:
-        creds = credentials_for(account)
-        # The questions go out side by side (each waits on a network answer);
-        # the records are written here, one credential at a time.
-        with ThreadPoolExecutor(max_workers=PARALLEL_QUESTIONS) as pool:
-            answers = list(pool.map(lambda cred: ask(cred, client), creds))
-        for cred, (verdict, message) in zip(creds, answers):
-            now = timezone.now()
-            for key_scope, key_name in cred.keys():
-                with transaction.atomic():
-                    row, _ = ProviderCheck.objects.select_for_update().get_or_create(
-                        account=account, endpoint=cred.endpoint[:500], key_scope=key_scope, key_name=key_name,
-                        defaults={"format": cred.fmt})
-                    was_broken = row.verdict in BROKEN_VERDICTS
-                    row.format, row.provider, row.model = cred.fmt, cred.provider, cred.model[:200]
-                    row.used_by, row.verdict, row.message, row.checked_at = cred.used_by, verdict, message[:600], now
-                    is_broken = verdict in BROKEN_VERDICTS
-                    if is_broken and not was_broken:
-                        row.broken_since = now
-                        newly_broken.append(row)
-                    elif not is_broken:
-                        row.broken_since = None
-                    row.save()
-                rows.append(row)
-    finally:
-        if http is None:
-            client.close()
+    creds = credentials_for(account)
+    # The questions go out side by side (each waits on a network answer);
+    # the records are written here, one credential at a time.
+    with ThreadPoolExecutor(max_workers=PARALLEL_QUESTIONS) as pool:
+        answers = list(pool.map(lambda cred: ask(cred, http), creds))  # None: net's "model" client
+    for cred, (verdict, message) in zip(creds, answers):
+        now = timezone.now()
+        for key_scope, key_name in cred.keys():
+            with transaction.atomic():
+                row, _ = ProviderCheck.objects.select_for_update().get_or_create(
+                    account=account, endpoint=cred.endpoint[:500], key_scope=key_scope, key_name=key_name,
+                    defaults={"format": cred.fmt})
+                was_broken = row.verdict in BROKEN_VERDICTS
+                row.format, row.provider, row.model = cred.fmt, cred.provider, cred.model[:200]
+                row.used_by, row.verdict, row.message, row.checked_at = cred.used_by, verdict, message[:600], now
+                is_broken = verdict in BROKEN_VERDICTS
+                if is_broken and not was_broken:
+                    row.broken_since = now
+                    newly_broken.append(row)
+                elif not is_broken:
+                    row.broken_since = None
+                row.save()
+            rows.append(row)
     if report and newly_broken:
         _report(account, newly_broken)
     return rows
@@ -367,10 +357,6 @@ def check_probe(account: Account, workspace: Workspace | None, body: Mapping[str
         supply = supply_from_block(block, resolve)
     except ProviderConfigError as exc:
         raise ApiError(str(exc), code="provider", details={"field": "provider"}) from None
-    try:
-        check_public_url(supply.endpoint(), allow_private=bool(getattr(settings, "FOLDRUN_ALLOW_PRIVATE_URLS", False)))
-    except ValueError as exc:
-        raise ApiError(f"base_url: {exc}", code="provider", details={"field": "provider"}) from None
     lines: list[str] = []
     client = ModelClient(supply, http=http, on_line=lines.append, timeout=120.0)
     try:

@@ -1,22 +1,15 @@
-"""The process's shared httpx client for tool calls (one per process: building one costs ~30 ms)."""
-from __future__ import annotations
+"""The process's shared client for a step's calls: foldrun.net's guarded "http_tool" role.
 
-import http.cookiejar
-import threading
+One per process (building one costs ~30 ms); no cookies kept between calls; every
+connection checked at connect time on the address it goes to.
+"""
+from __future__ import annotations
 
 import httpx
 
-_SHARED_HTTP: httpx.Client | None = None
-_SHARED_LOCK = threading.Lock()
+from foldrun import net
 
 
 def shared_http() -> httpx.Client:
-    """The process's httpx client (thread-safe; no cookies kept between calls)."""
-    global _SHARED_HTTP
-    with _SHARED_LOCK:
-        if _SHARED_HTTP is None or _SHARED_HTTP.is_closed:
-            # A jar that accepts no cookie: one tenant's call must never carry another's session.
-            jar = http.cookiejar.CookieJar(policy=http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
-            _SHARED_HTTP = httpx.Client(follow_redirects=False, timeout=httpx.Timeout(300.0, connect=15.0),
-                                        cookies=jar)
-        return _SHARED_HTTP
+    """The guarded shared client (thread-safe)."""
+    return net.client("http_tool")

@@ -79,10 +79,10 @@ class _DeadlineStream(httpcore.NetworkStream):
 class GuardedBackend(httpcore.SyncBackend):
     """httpcore's own socket backend, connecting only to checked addresses.
 
-    `allow_private` None means the install's policy at the moment of the connect.
+    `allow_private` None means the install's policy at the moment of the connect; by itself it is strict.
     """
 
-    def __init__(self, resolve: Resolver | None = None, *, allow_private: bool | None = None) -> None:
+    def __init__(self, resolve: Resolver | None = None, *, allow_private: bool | None = False) -> None:
         self.resolve = resolve
         self.allow_private = allow_private
 

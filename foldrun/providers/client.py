@@ -22,6 +22,7 @@ from urllib.parse import urlparse
 
 import httpx
 
+from foldrun import net
 from foldrun.providers import refusal as refusal_lines
 from foldrun.providers.sse import iter_events
 
@@ -319,12 +320,12 @@ class ModelClient:
                  on_line: Callable[[str], None] | None = None, timeout: float = 300.0,
                  allow_private: bool | None = None) -> None:
         self.supply = supply
-        # None: the install's FOLDRUN_ALLOW_PRIVATE_URLS when Django is set up
-        # (the server), else allowed (a laptop talking to its own ollama).
-        self.allow_private = _install_allows_private() if allow_private is None else allow_private
-        self._checked_hosts: set[str] = set()
-        self._own_http = http is None
-        self.http = http or httpx.Client(timeout=httpx.Timeout(timeout, connect=15.0))
+        # The shared "model" client of foldrun.net: every connect checked on the address it goes to
+        # (None: the install's policy, which the host passed in).
+        self.http = http or net.client("model", allow_private=allow_private)
+        # The shared client's 300 s is the longest a turn may take; a shorter `timeout` (the key probe's) goes
+        # with each request. A caller's own client keeps its own.
+        self._per_request = {} if http is not None else {"timeout": httpx.Timeout(timeout, connect=min(15.0, timeout))}
         # The step's zone (agent → flow → workspace → account); without one,
         # FOLDRUN_TIMEZONE, then UTC — see refusal.step_timezone.
         self.timezone = refusal_lines.step_timezone(timezone)
@@ -334,8 +335,7 @@ class ModelClient:
         self.last_supply: Supply | None = None
 
     def close(self) -> None:
-        if self._own_http:
-            self.http.close()
+        """Nothing to close: the client is shared by the process (foldrun.net) or the caller's."""
 
     def __enter__(self) -> "ModelClient":
         return self
@@ -420,17 +420,10 @@ class ModelClient:
         parsed = urlparse(url)
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise ProviderError(f"base_url {supply.base_url!r} is not a URL", verdict="unreachable")
-        if not self.allow_private and parsed.hostname not in self._checked_hosts:
-            from foldrun.providers.netguard import check_public_url
-
-            try:
-                check_public_url(url, allow_private=False)
-            except ValueError as exc:
-                raise ProviderError(f"base_url: {exc}, which this install does not call", verdict="unreachable") from None
-            self._checked_hosts.add(parsed.hostname)
         self.requests += 1
         try:
-            with self.http.stream("POST", url, headers=headers, content=json.dumps(body).encode()) as response:
+            with self.http.stream("POST", url, headers=headers, content=json.dumps(body).encode(),
+                                  **self._per_request) as response:
                 if response.status_code >= 400:
                     raw = response.read()
                     message = _error_message(raw)
@@ -451,6 +444,8 @@ class ModelClient:
                         raise ProviderError("the provider's answer was neither a stream nor JSON") from None
                     return self._whole(supply, data, stop_sequences)
                 return self._stream(supply, response, stop_sequences)
+        except (net.PrivateAddress, net.NoSuchHost) as exc:
+            raise ProviderError(f"base_url: {exc}", verdict="unreachable") from None
         except httpx.TimeoutException:
             raise ProviderError(f"the provider at {supply.host} did not answer in time",
                                 verdict="unreachable") from None
@@ -522,17 +517,6 @@ _SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 def _shape_sentence(supply: Supply) -> str:
     wire = {"anthropic": "Anthropic Messages", "openai": "Chat Completions", "responses": "Responses"}[supply.format]
     return f"the provider's answer could not be read (it is not shaped as the {wire} wire documents)"
-
-
-def _install_allows_private() -> bool:
-    try:
-        from django.conf import settings
-
-        if not settings.configured:
-            return True
-        return bool(getattr(settings, "FOLDRUN_ALLOW_PRIVATE_URLS", False))
-    except Exception:  # no Django at all: a laptop
-        return True
 
 
 def anthropic_request(supply: Supply, system, messages, tools, max_tokens, tool_choice,

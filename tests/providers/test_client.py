@@ -176,8 +176,8 @@ def test_a_private_base_url_is_refused_where_the_install_forbids_it(fake_provide
 
     with override_settings(FOLDRUN_ALLOW_PRIVATE_URLS=False):
         client = ModelClient(supply(fake_provider))
-    with pytest.raises(ProviderError, match="127.0.0.1 is a private, loopback or link-local address") as info:
-        client.create(None, ASK, [], 10)
+        with pytest.raises(ProviderError, match="base_url: 127.0.0.1 resolves to 127.0.0.1: private, loopback") as info:
+            client.create(None, ASK, [], 10)
     assert info.value.verdict == "unreachable"
     assert fake_provider.requests == []
 

@@ -108,7 +108,8 @@ def test_a_private_target_is_refused_unless_the_install_allows_it(echo_server, t
         _, _, _, done = run_script(tmp_path, proxy, echo_server.url + "/x")
     finally:
         proxy.stop()
-    assert done.stdout.startswith("403 egress: refused GET 127.0.0.1 — 127.0.0.1 is a private, loopback or link-local address")
+    assert done.stdout.startswith("403 egress: refused GET 127.0.0.1 — 127.0.0.1 resolves to 127.0.0.1: private, "
+                                  "loopback, link-local and other non-public addresses cannot be called")
 
 
 def test_no_api_answer_carries_the_value(alice_api, workspace, proxied):

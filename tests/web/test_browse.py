@@ -204,7 +204,7 @@ def test_loopback_is_refused_before_a_browser_opens_unless_the_install_allows_pr
     with pytest.raises(WebToolError) as caught:
         tool.call({"action": "browse", "url": f"{site.url}/form"})
     assert str(caught.value) == (f"browse: {site.url}/form was not opened — 127.0.0.1 resolves to 127.0.0.1: "
-                                 f"private, loopback and link-local addresses cannot be called")
+                                 f"private, loopback, link-local and other non-public addresses cannot be called")
     assert pool.launches == 0
 
 
@@ -463,8 +463,8 @@ def test_the_guard_proxy_refuses_loopback_for_plain_http_and_tunnels(site):
             conn.sendall(f"GET {site.url}/article HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
             answer = conn.recv(4096).decode()
         assert answer.startswith("HTTP/1.1 403 Forbidden")
-        assert answer.endswith("refused by foldrun: 127.0.0.1 resolves to 127.0.0.1: private, loopback and "
-                               "link-local addresses cannot be called")
+        assert answer.endswith("refused by foldrun: 127.0.0.1 resolves to 127.0.0.1: private, loopback, "
+                               "link-local and other non-public addresses cannot be called")
         with socket.create_connection(("127.0.0.1", proxy.port)) as conn:
             conn.sendall(b"CONNECT 169.254.169.254:443 HTTP/1.1\r\nHost: 169.254.169.254:443\r\n\r\n")
             assert conn.recv(4096).decode().startswith("HTTP/1.1 403 Forbidden")

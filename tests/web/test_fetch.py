@@ -142,8 +142,8 @@ def test_loopback_is_refused_at_connect_time_unless_the_install_allows_private(m
     tool = make_tool(allow_private=False)
     with pytest.raises(WebToolError) as caught:
         tool.call({"action": "fetch", "url": f"{site.url}/article"})
-    assert str(caught.value) == (f"{site.url}/article: 127.0.0.1 resolves to 127.0.0.1: private, loopback and "
-                                 f"link-local addresses cannot be called")
+    assert str(caught.value) == (f"{site.url}/article: 127.0.0.1 resolves to 127.0.0.1: private, loopback, "
+                                 f"link-local and other non-public addresses cannot be called")
     with pytest.raises(WebToolError, match="localhost resolves to 127.0.0.1: private, loopback"):
         tool.call({"action": "fetch", "url": f"http://localhost:{site.port}/article"})
 

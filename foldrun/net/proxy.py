@@ -1,0 +1,146 @@
+"""The browser's guard: a forward proxy on loopback that every connection of one
+browser context goes through, so each one — page, redirect hop, script, image,
+fetch, socket — is checked when it is made, on the address it is made to.
+"""
+from __future__ import annotations
+
+import selectors
+import socket
+import threading
+from typing import Callable
+from urllib.parse import urlsplit
+
+from .guard import NoSuchHost, PrivateAddress, ResolveTimeout
+
+
+class Refused(Exception):
+    """A host a policy will not let the browser reach (outside allowed_domains), the reason said in it."""
+
+
+class GuardProxy:
+    """A forward proxy on loopback that every request of one browser context goes through.
+
+    A route handler in the page sees the first request only, never a redirect's
+    next hop, and the browser resolves names itself; so the browser is pointed
+    at this proxy (with loopback not bypassed), and each connection — page,
+    redirect hop, script, image, fetch, socket — is checked here when it is
+    made: `policy(host, port)` returns the checked addresses to connect to, or
+    raises Refused / PrivateAddress / NoSuchHost, which answer 403 and are
+    recorded in `refusals`.
+    """
+
+    def __init__(self, policy: Callable[[str, int], list[str]]) -> None:
+        self.policy = policy
+        self.refusals: list[tuple[str, str]] = []
+        self._server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._server.bind(("127.0.0.1", 0))
+        self._server.listen(128)
+        self.port = self._server.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._closed = False
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def playwright_proxy(self) -> dict:
+        # `<-loopback>` removes Chromium's implicit bypass, so 127.0.0.1 and localhost come here too.
+        return {"server": self.url, "bypass": "<-loopback>"}
+
+    def close(self) -> None:
+        self._closed = True
+        try:
+            self._server.close()
+        except OSError:
+            pass
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                conn, _ = self._server.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _handle(self, conn: socket.socket) -> None:
+        upstream = None
+        try:
+            conn.settimeout(30)
+            head = b""
+            while b"\r\n\r\n" not in head:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return
+                head += chunk
+                if len(head) > 65536:
+                    return
+            header, rest = head.split(b"\r\n\r\n", 1)
+            lines = header.split(b"\r\n")
+            method, target, version = lines[0].decode("latin-1").split(" ", 2)
+            if method == "CONNECT":
+                host, _, port_text = target.rpartition(":")
+                port = int(port_text)
+            else:
+                parts = urlsplit(target)
+                host, port = parts.hostname or "", parts.port or 80
+            host = host.strip("[]")
+            try:
+                addresses = self.policy(host, port)
+            except (Refused, PrivateAddress, NoSuchHost, ResolveTimeout) as exc:
+                self.refusals.append((host, str(exc)))
+                body = f"refused by foldrun: {exc}".encode()
+                conn.sendall(b"HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n"
+                             b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+                return
+            upstream = self._connect(addresses, port)
+            if upstream is None:
+                conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                return
+            if method == "CONNECT":
+                conn.sendall(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+                if rest:
+                    upstream.sendall(rest)
+            else:
+                parts = urlsplit(target)
+                path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+                kept = [line for line in lines[1:] if not line.lower().startswith((b"proxy-connection:",
+                                                                                   b"proxy-authorization:",
+                                                                                   b"connection:"))]
+                request = [f"{method} {path} {version}".encode("latin-1")] + kept + [b"Connection: close"]
+                upstream.sendall(b"\r\n".join(request) + b"\r\n\r\n" + rest)
+            self._pipe(conn, upstream)
+        except (OSError, ValueError):
+            return
+        finally:
+            for sock in (conn, upstream):
+                if sock is not None:
+                    try:
+                        sock.close()
+                    except OSError:
+                        pass
+
+    @staticmethod
+    def _connect(addresses: list[str], port: int) -> socket.socket | None:
+        for address in addresses:
+            try:
+                return socket.create_connection((address, port), timeout=30)
+            except OSError:
+                continue
+        return None
+
+    @staticmethod
+    def _pipe(a: socket.socket, b: socket.socket) -> None:
+        selector = selectors.DefaultSelector()
+        selector.register(a, selectors.EVENT_READ, b)
+        selector.register(b, selectors.EVENT_READ, a)
+        try:
+            while True:
+                events = selector.select(timeout=60)
+                if not events:
+                    return
+                for key, _ in events:
+                    data = key.fileobj.recv(65536)
+                    if not data:
+                        return
+                    key.data.sendall(data)
+        finally:
+            selector.close()
