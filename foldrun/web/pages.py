@@ -1,8 +1,9 @@
 """Reading an HTML page at a fidelity: markdown, text, meta, links.
 
 Shared by `fetch` (the server's HTML) and `browse` (the rendered DOM), so the
-two read a page the same way. HTML → markdown is markdownify over
-BeautifulSoup, with navigation and chrome dropped first.
+two read a page the same way. HTML → markdown is
+html-to-markdown with navigation and chrome dropped first (markdown.py); the
+other reads are BeautifulSoup.
 """
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from typing import Any
 from urllib.parse import urljoin
 
 from bs4 import BeautifulSoup, Comment
-from markdownify import MarkdownConverter
+
+from . import markdown
 
 # Never part of what a person reads.
 _INVISIBLE = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "object", "embed", "link", "meta")
@@ -48,56 +50,13 @@ def _strip(soup: BeautifulSoup, *, chrome: bool) -> BeautifulSoup:
     return soup
 
 
-def _main(soup: BeautifulSoup):
-    for selector in ("main", "[role=main]", "article"):
-        found = soup.select(selector)
-        if len(found) == 1:
-            return found[0]
-    return soup.body or soup
-
-
-def _collapse(text: str) -> str:
-    text = re.sub(r"[ \t\u00a0]+\n", "\n", text)
-    text = re.sub(r"\n{3,}", "\n\n", text)
-    return text.strip()
-
-
-class _Converter(MarkdownConverter):
-    """markdownify, with relative links made absolute so every link's target is kept."""
-
-    def __init__(self, base: str, **options: Any) -> None:
-        super().__init__(**options)
-        self.base = base
-
-    def convert_a(self, el, text, parent_tags):  # noqa: ANN001
-        href = el.get("href")
-        if href and not href.startswith(("#", "javascript:", "mailto:", "tel:")):
-            el["href"] = urljoin(self.base, href)
-        return super().convert_a(el, text, parent_tags)
-
-    def convert_img(self, el, text, parent_tags):  # noqa: ANN001
-        src = el.get("src")
-        if src and not src.startswith("data:"):
-            el["src"] = urljoin(self.base, src)
-        elif src:
-            return el.get("alt") or ""
-        return super().convert_img(el, text, parent_tags)
-
-
 def title_of(soup: BeautifulSoup) -> str:
     return soup.title.get_text(" ", strip=True) if soup.title else ""
 
 
 def to_markdown(html: str, base: str) -> str:
-    soup = soup_of(html)
-    title = title_of(soup)
-    _strip(soup, chrome=True)
-    body = _main(soup)
-    text = _Converter(base, heading_style="ATX", bullets="-", strip=["form"], escape_misc=False).convert_soup(body)
-    text = _collapse(text)
-    if title and not text.lstrip().startswith("# "):
-        text = f"# {title}\n\n{text}"
-    return text
+    """The page's content as markdown (foldrun/web/markdown.py: the compiled converter)."""
+    return markdown.to_markdown(html, base)
 
 
 _BLOCKS = ("p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "li", "tr", "section", "article", "header", "footer",

@@ -36,7 +36,7 @@ def test_it_reads_the_page_a_script_builds_which_fetch_cannot(browse, site):
 
 def test_markdown_keeps_structure_and_lands_in_outputs(browse, site, tmp_path):
     out = browse().call({"action": "browse", "url": f"{site.url}/app", "mode": "markdown"})
-    assert out.startswith("# Rendered listings\n\n- ### Harbour flat\n\n  02 9999 0000[details](")
+    assert out.startswith("# Rendered listings\n\n- ### Harbour flat\n  02 9999 0000[details](")
     assert f"[details]({site.url}/flats/1)" in out
     assert (tmp_path / "outputs/page.md").read_text() == out
 

@@ -154,4 +154,4 @@ def test_the_web_package_imports_no_django():
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 imported.add(node.module.split(".")[0])
     assert "django" not in imported
-    assert {"httpx", "playwright", "bs4", "markdownify"} <= imported
+    assert {"httpx", "playwright", "bs4", "html_to_markdown", "selectolax"} <= imported

@@ -1,0 +1,105 @@
+"""HTML → markdown for `fetch` and `browse`: the compiled converter, chrome dropped first.
+
+Measured in tests/bench/web_bench.py: `html-to-markdown` (Rust) is several times
+faster than markdownify over BeautifulSoup on real documentation pages, and it
+converts the deeply nested ones on which markdownify raised RecursionError. It
+keeps headings (ATX), lists, tables and resolves every link and image against
+the page's URL (`base_url`). The page's chrome — navigation, footer, asides,
+the site's own header, anything hidden — is removed with selectolax (lexbor)
+before conversion, and the single `<main>`/`<article>` is taken when there is
+one, so what reaches the model is the content.
+"""
+from __future__ import annotations
+
+import re
+
+import html_to_markdown as h2m
+from selectolax.lexbor import LexborHTMLParser
+
+# Never part of what a person reads.
+_INVISIBLE = "script, style, noscript, template, svg, canvas, iframe, object, embed, link, meta, form"
+# Chrome around the content: "navigation and footer dropped".
+_CHROME = ("nav, footer, aside, [role=navigation], [role=banner], [role=contentinfo], [role=complementary], "
+           "[role=search], [hidden], [aria-hidden=true]")
+_WRAPPERS = ("div", "span", "font", "center", "section", "small", "big")
+
+_OPTIONS_CACHE: dict[str, h2m.ConversionOptions] = {}
+
+
+def _options(base: str) -> h2m.ConversionOptions:
+    options = _OPTIONS_CACHE.get(base)
+    if options is None:
+        options = h2m.ConversionOptions(base_url=base or None, heading_style="atx", bullets="-",
+                                        escape_misc=False, extract_metadata=False, 
+                                        code_block_style="backticks")
+        if len(_OPTIONS_CACHE) > 256:
+            _OPTIONS_CACHE.clear()
+        _OPTIONS_CACHE[base] = options
+    return options
+
+
+def _content_of(tree: LexborHTMLParser):  # noqa: ANN202 - a lexbor node
+    for selector in ("main", "[role=main]", "article"):
+        found = tree.css(selector)
+        if len(found) == 1:
+            return found[0]
+    return tree.body or tree.root
+
+
+def _collapse(text: str) -> str:
+    text = re.sub(r"[ \t\u00a0]+\n", "\n", text)
+    text = re.sub(r"\n{3,}", "\n\n", text)
+    return text.strip()
+
+
+def _convert(tree: LexborHTMLParser, content, base: str) -> str:  # noqa: ANN001
+    """Convert; a page nested deeper than the converter descends loses no text.
+
+    Past ~1,000 levels html-to-markdown drops the subtree with a warning (and
+    markdownify raised RecursionError). Such nesting is wrappers — div, span,
+    font — which carry no markdown of their own, so they are unwrapped and the
+    page converted again; should even that fail, the page's text is returned.
+    """
+    try:
+        result = h2m.convert(content.html or "", _options(base))
+        if not result.warnings:
+            return result.content or ""
+        tree.unwrap_tags(list(_WRAPPERS))
+        content = _content_of(tree)
+        result = h2m.convert(content.html or "", _options(base))
+        if not result.warnings:
+            return result.content or ""
+    except Exception:  # noqa: BLE001 - a converter failure must never cost the read
+        pass
+    return content.text(separator="\n") if content is not None else ""
+
+
+def to_markdown(html: str, base: str) -> str:
+    """The page's content as markdown, the title as a heading when the content has none."""
+    tree = LexborHTMLParser(html)
+    title_node = tree.css_first("title")
+    title = " ".join(title_node.text().split()) if title_node is not None else ""
+    for node in tree.css(_INVISIBLE):
+        node.decompose()
+    for node in tree.css(_CHROME):
+        node.decompose()
+    for node in tree.css("header"):
+        # the site's header, not an article's own
+        parent, inside = node.parent, False
+        while parent is not None:
+            if parent.tag in ("article", "main", "section"):
+                inside = True
+                break
+            parent = parent.parent
+        if not inside:
+            node.decompose()
+    for node in tree.css("img[src^='data:']"):
+        node.replace_with(node.attributes.get("alt") or "")
+    content = _content_of(tree)
+    if content is None:
+        return f"# {title}" if title else ""
+    text = _convert(tree, content, base)
+    text = _collapse(text)
+    if title and not text.lstrip().startswith("# "):
+        text = f"# {title}\n\n{text}"
+    return text
