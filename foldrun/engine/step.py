@@ -149,7 +149,8 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
         for _turn in range(request.max_turns):
             host.check_budget()
             started = time.monotonic()
-            response = client.create(system=system, messages=messages, tools=[t.definition() for t in tools],
+            definitions = [t.definition() for t in tools] + _server_definitions(tools, counter)
+            response = client.create(system=system, messages=messages, tools=definitions,
                                      max_tokens=max_tokens, **tenant)
             usage = response.get("usage") or {}
             result.tokens_in += int(usage.get("input_tokens") or 0)
@@ -161,6 +162,7 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
                                          "seconds": round(time.monotonic() - started, 3)})
             result.cost += host.charge(response, provider)
             content = list(response.get("content") or [])
+            _count_server_uses(content, counter, host)
             messages.append({"role": "assistant", "content": content})
             uses = [b for b in content if b.get("type") == "tool_use"]
             if not uses:
@@ -188,6 +190,37 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
         result.limits_line = counter.closing_line()
         if not nested:
             host.trace("limit", {"line": result.limits_line})
+
+
+def _server_definitions(tools: list[Tool], counter: LimitCounter) -> list[dict]:
+    """A provider's own server tools a tool hands over (web.search: anthropic → web_search_20250305), each
+    capped at what its limit key has left, so the provider's loop cannot search past the step's limit."""
+    out = []
+    for tool in tools:
+        for definition in getattr(tool, "server_definitions", None) or []:
+            key = SERVER_USE_KEYS.get(str(definition.get("name")))
+            limit = counter.limits.get(key) if key else None
+            if limit is not None:
+                left = limit - counter.used.get(key, 0)
+                if left <= 0:
+                    continue  # spent: the provider is not offered it again
+                definition = {**definition, "max_uses": left}
+            out.append(definition)
+    return out
+
+
+# A server tool's use, by the name it carries in the reply, counted as the web action it is.
+SERVER_USE_KEYS = {"web_search": "web.search", "web_fetch": "web.fetch"}
+
+
+def _count_server_uses(content: list[dict], counter: LimitCounter, host: Host) -> None:
+    for block in content:
+        if block.get("type") == "server_tool_use" and block.get("name") in SERVER_USE_KEYS:
+            key = SERVER_USE_KEYS[block["name"]]
+            refused = counter.check(["web", key])
+            event = {"event": key.split(".")[1], "provider": "model", "server_tool": block["name"],
+                     "query": (block.get("input") or {}).get("query")}
+            host.trace("web", {**event, "over_limit": refused} if refused else event)
 
 
 def _call_tool(use: dict, by_name: dict[str, Tool], counter: LimitCounter, env: StepEnv, result: StepResult) -> dict:

@@ -68,7 +68,26 @@ def engine_tool(agent: Any, env: Any, *, searxng_url: str | None = None) -> tupl
     tool = Tool(name="web", description=definition["description"], input_schema=definition["input_schema"],
                 handler=handler, limit_keys=web.limit_keys, writes=web.writes, outward=False, kind="builtin",
                 source="gallery/tools/web/tool.md")
+    tool.server_definitions = server_definitions(web, env)  # type: ignore[attr-defined]
     return tool, web.required_secret_names()
+
+
+# Model providers whose endpoint speaks Anthropic's Messages wire, where a server tool rides in `tools`.
+ANTHROPIC_SHAPED = ("anthropic", "zai")
+
+
+def server_definitions(web: WebTool, env: Any) -> list[dict]:
+    """The model provider's own search or fetch, as the server tool its request carries (web.search: anthropic)."""
+    from .providers.models import server_tools
+
+    wanted = server_tools(web)
+    if not wanted:
+        return []
+    if web.model_provider not in ANTHROPIC_SHAPED:
+        env.log(f"web: {web.model_provider}'s own search or fetch is handed over only on an Anthropic-shaped "
+                f"endpoint here ({', '.join(ANTHROPIC_SHAPED)}); this step's model is not given it")
+        return []
+    return [dict(definition) for where, definition in wanted if where == "tools"]
 
 
 def plan_web(tool_file: Any, ctx: Any) -> ToolPlan:

@@ -321,9 +321,11 @@ def anthropic_events(reply: Reply, model: str) -> list[tuple[str, Any]]:
             for start in range(0, len(text), 7):
                 events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
                                                        "delta": {"type": "text_delta", "text": text[start:start + 7]}}))
-        else:
+        elif block["type"] == "web_search_tool_result":  # a server tool's result arrives whole in its start event
+            events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": block}))
+        else:  # tool_use, or a server tool's own use (server_tool_use), streamed alike
             events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
-                "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}))
+                "type": block["type"], "id": block["id"], "name": block["name"], "input": {}}}))
             raw = _arguments(block)
             events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
                                                    "delta": {"type": "input_json_delta", "partial_json": ""}}))

@@ -59,3 +59,40 @@ def test_a_step_browses_and_its_browser_is_closed_when_the_step_ends(site):
         assert host.web_events[0]["event"] == "browse"
         assert thread_pool().users == 0
         assert thread_pool()._browser is None
+
+
+def test_a_model_providers_own_search_rides_in_its_request_and_counts_as_web_search():
+    from tests.fakes.providers import Reply
+
+    with FakeProvider() as fake:
+        files = {"agents/a/agent.md": agent_md("a", fake, tools="[web]",
+                                               extra="web: {search: anthropic}\nlimits: {web.search: 2}\n")}
+        fake.reply(Reply(blocks=[
+            {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {"query": "notice period NSW"}},
+            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01",
+             "content": [{"type": "web_search_result", "url": "https://example.com/notice", "title": "Notice",
+                          "encrypted_content": "EqgfCio", "page_age": "2026-11-01"}]},
+            {"type": "text", "text": "GOOD seven days"}]))
+        host = TracingHost(SECRETS)
+        result = run_step(desk(files), StepRequest(run_id="r", label="1", agent="a", task="t", allow_private_urls=True),
+                          host)
+        assert result.status == "completed", result.error
+        assert result.output == "GOOD seven days"
+        tools = fake.requests[0].body["tools"]
+        assert {"type": "web_search_20250305", "name": "web_search", "max_uses": 2} in tools
+        assert result.limits_line == "limits: web.search 1/2"
+        assert host.web_events == [{"event": "search", "provider": "model", "server_tool": "web_search",
+                                    "query": "notice period NSW"}]
+
+
+def test_the_models_own_search_called_through_web_names_the_tool_that_answers_it():
+    with FakeProvider() as fake:
+        files = {"agents/a/agent.md": agent_md("a", fake, tools="[web]", extra="web: {search: anthropic}\n")}
+        fake.reply_tool_use("web", {"action": "search", "query": "x"})
+        fake.reply_text("GOOD")
+        run_step(desk(files), StepRequest(run_id="r", label="1", agent="a", task="t", allow_private_urls=True),
+                 TracingHost(SECRETS))
+        reply = fake.requests[1].body["messages"][-1]["content"][0]
+        assert reply["content"] == ("web.search: this agent's search is anthropic's own, on its servers — use "
+                                    "web_search, which anthropic runs inside its own tool loop; web action=search "
+                                    "does not reach it")
