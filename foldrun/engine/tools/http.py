@@ -9,10 +9,8 @@ closed).
 """
 from __future__ import annotations
 
-import ipaddress
 import json
 import re
-import socket
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -20,6 +18,8 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 import yaml
+
+from foldrun import net
 
 from .base import Tool, ToolError, schema
 from .registry import ToolPlan, register_transport
@@ -87,23 +87,6 @@ class RateGate:
         return delay
 
 
-def check_public_url(url: str, allow_private: bool) -> None:
-    """Refuse loopback, private and link-local addresses unless the install opts in."""
-    parts = urlsplit(url)
-    if parts.scheme not in {"http", "https"} or not parts.hostname:
-        raise ToolError(f"{url}: only http and https URLs are called")
-    if allow_private:
-        return
-    try:
-        infos = socket.getaddrinfo(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
-    except socket.gaierror:
-        raise ToolError(f"{parts.hostname}: the host name does not resolve") from None
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if address.is_private or address.is_loopback or address.is_link_local or address.is_reserved:
-            raise ToolError(f"{parts.hostname}: private, loopback and link-local addresses cannot be called")
-
-
 def _tool_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", text)[:64]
 
@@ -156,7 +139,8 @@ class HttpToolRuntime:
 
     def _load_openapi(self, where: str) -> dict:
         if where.startswith(("http://", "https://")):
-            response = httpx.get(where, timeout=20, follow_redirects=True)
+            # Each redirect hop meets the connect-time guard; the install's policy decides.
+            response = net.client("http_tool").get(where, timeout=20, follow_redirects=True)
             response.raise_for_status()
             text = response.text
         else:
@@ -267,7 +251,8 @@ class HttpToolRuntime:
         if env.is_test and (self.outward or method not in READ_METHODS):
             env.log(f"test run: {method} {self.name} {path} was not made — outward calls fail closed on a test run")
             raise ToolError(f"test run: {method} {path} was not sent — a test run makes no outward calls")
-        check_public_url(url, env.allow_private_urls)
+        if urlsplit(url).scheme not in {"http", "https"}:
+            raise ToolError(f"{url}: only http and https URLs are called")
         secrets = env.secret_values(secret_names(self.meta))
         all_headers = {k: fill(v, secrets) for k, v in (self.meta.get("headers") or {}).items()}
         all_headers.update(headers)
@@ -283,7 +268,10 @@ class HttpToolRuntime:
             else:
                 kwargs["content"] = str(body).encode()
         try:
-            response = env.http.request(method, url, timeout=self.timeout, **kwargs)
+            client = net.client("http_tool", allow_private=env.allow_private_urls)
+            response = client.request(method, url, timeout=self.timeout, **kwargs)
+        except (net.PrivateAddress, net.NoSuchHost) as exc:  # checked at connect time, on the address connected to
+            raise ToolError(f"{self.name}: {method} {path}: {exc}") from None
         except httpx.TimeoutException:
             raise ToolError(f"{self.name}: {method} {path} timed out after {self.timeout:g}s") from None
         except httpx.HTTPError as exc:
