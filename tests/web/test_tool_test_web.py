@@ -27,6 +27,14 @@ def searxng():
 
 
 @pytest.fixture
+def fake_provider():
+    from tests.fakes.providers import FakeProvider
+
+    with FakeProvider() as fake:
+        yield fake
+
+
+@pytest.fixture
 def no_default_engine(monkeypatch, settings):
     monkeypatch.delenv("FOLDRUN_SEARXNG_URL", raising=False)
     settings.FOLDRUN_SEARXNG_URL = None
@@ -116,3 +124,34 @@ def _store(workspace, name: str, value: str) -> None:
     from vault.actions import do_set_secret
 
     do_set_secret(workspace.account, None, name, value=value)
+
+
+def test_a_run_searches_the_accounts_own_engine(alice, workspace, searxng, fake_provider, no_default_engine):
+    from runs.actions import check_start_run
+    from tests.runs.helpers import agent_file, drive
+
+    workspace.account.search_engine_url = searxng.url
+    workspace.account.save(update_fields=["search_engine_url"])
+    push(workspace, {"agents/finder/agent.md": agent_file("finder", fake_provider, tools="[web]"),
+                     "flows/find.md": "---\nname: find\n---\n1. [[finder]] — Find pages about rental inspections.\n"})
+    fake_provider.reply_tool_use("web", {"action": "search", "query": "rental inspections"})
+    fake_provider.reply_text("GOOD found them")
+    run = drive(check_start_run(workspace=workspace, user=alice, flow="find"))
+    assert run.status == "completed"
+    assert searxng.seen[-1]["query"]["q"] == "rental inspections"
+    tool_result = fake_provider.requests[1].body["messages"][-1]["content"][0]
+    assert not tool_result.get("is_error"), tool_result
+
+
+def test_a_run_whose_account_has_no_engine_fails_the_search_with_the_plain_sentence(alice, workspace, fake_provider,
+                                                                                   no_default_engine):
+    from runs.actions import check_start_run
+    from tests.runs.helpers import agent_file, drive
+
+    push(workspace, {"agents/finder/agent.md": agent_file("finder", fake_provider, tools="[web]"),
+                     "flows/find.md": "---\nname: find\n---\n1. [[finder]] — Find pages.\n"})
+    fake_provider.reply_tool_use("web", {"action": "search", "query": "x"})
+    fake_provider.reply_text("GOOD")
+    drive(check_start_run(workspace=workspace, user=alice, flow="find"))
+    tool_result = fake_provider.requests[1].body["messages"][-1]["content"][0]
+    assert (tool_result["is_error"], tool_result["content"]) == (True, NO_ENGINE)
