@@ -3,6 +3,7 @@ from django.apps import AppConfig
 
 class AccountsConfig(AppConfig):
     name = "accounts"
+    verbose_name = "Accounts, members and tokens"
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

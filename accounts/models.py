@@ -131,6 +131,7 @@ class ApiToken(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = "API token"
         ordering = ["-created_at"]
 
     def __str__(self) -> str:

@@ -19,6 +19,7 @@ def _follow_the_gallery(sender, using="default", plan=None, **kwargs) -> None:
 
 class LibraryConfig(AppConfig):
     name = "library"
+    verbose_name = "Library"
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

@@ -14,9 +14,13 @@ class AttemptInline(admin.TabularInline):
 
 @admin.register(Delivery)
 class DeliveryAdmin(admin.ModelAdmin):
-    list_display = ("public_id", "workspace", "event", "status", "attempts_made", "next_attempt_at", "created_at")
-    list_filter = ("status", "event")
-    search_fields = ("public_id", "run_public_id")
+    list_display = ("public_id", "workspace", "account", "event", "status", "attempts_made", "next_attempt_at",
+                    "created_at")
+    list_filter = ("status", "event", "created_at")
+    search_fields = ("public_id", "run_public_id", "workspace__name", "account__name", "account__public_id")
+    search_help_text = "Search by delivery id (dlv_…), run id, workspace or account."
+    list_select_related = ("workspace", "account")
+    date_hierarchy = "created_at"
     # The body can carry approve/reject links: shown, not editable.
     readonly_fields = ("public_id", "account", "workspace", "event", "run_public_id", "body", "attempts_made",
                        "created_at", "finished_at", "endpoint_fingerprint")
@@ -26,6 +30,8 @@ class DeliveryAdmin(admin.ModelAdmin):
 @admin.register(Endpoint)
 class EndpointAdmin(admin.ModelAdmin):
     list_display = ("workspace", "failing_since", "disabled_at", "owner_mailed_at", "last_success_at")
+    list_select_related = ("workspace",)
+    search_fields = ("workspace__name",)
     readonly_fields = ("fingerprint",)
 
 
@@ -39,10 +45,12 @@ class PreferenceAdmin(admin.ModelAdmin):
 @admin.register(Mark)
 class MarkAdmin(admin.ModelAdmin):
     list_display = ("workspace", "event", "key", "created_at")
+    list_select_related = ("workspace",)
 
 
 @admin.register(MailSend)
 class MailSendAdmin(admin.ModelAdmin):
     list_display = ("created_at", "to", "category", "provider", "sent", "skipped", "message")
     list_filter = ("category", "sent", "provider")
+    search_fields = ("to", "message")
     readonly_fields = [f.name for f in MailSend._meta.fields]

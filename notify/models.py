@@ -60,6 +60,7 @@ class Delivery(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name_plural = "deliveries"
         ordering = ["-created_at", "-pk"]
         indexes = [
             models.Index(fields=["status", "next_attempt_at"], name="notify_dlv_due"),

@@ -48,6 +48,16 @@ def _link_problem(request, reason: str, message: str, status: int = 400) -> Http
     return render(request, "notify/decide.html", {"problem": reason, "message": message}, status=status)
 
 
+def _previous_outputs(step) -> list:
+    """What the approver decides on: the previous step's reply (each instance's, for a fan-out)."""
+    from runs.models import Step
+
+    if step.index <= 1:
+        return []
+    return list(Step.objects.filter(run_id=step.run_id, index=step.index - 1).exclude(output="")
+                .only("index", "instance", "agent", "item", "output", "status").order_by("instance"))
+
+
 @never_cache
 def decide(request: HttpRequest, token: str) -> HttpResponse:
     """GET shows what is waiting and asks; only the POST decides — inbox
@@ -73,7 +83,7 @@ def decide(request: HttpRequest, token: str) -> HttpResponse:
             f"This link was sent to {claim.approver}, and you are signed in as {signed_in}. Nothing was changed; "
             "decide from the dashboard instead.", status=403)
     context = {"approval": approval, "run": approval.run, "step": approval.step, "action": claim.action,
-               "approver": claim.approver, "token": token}
+               "approver": claim.approver, "token": token, "previous": _previous_outputs(approval.step)}
     if request.method == "POST":
         from runs.actions import do_decide_approval
 
@@ -165,10 +175,16 @@ def profile_notifications(request: HttpRequest) -> HttpResponse:
             workspace, _ = workspace_for_user(membership, request.POST["workspace"])
         categories = {c["category"]: c for c in preferences_for(request.user.email, [])}
         if category not in categories or categories[category]["locked"]:
-            messages.error(request, f"{category or 'That category'} cannot be turned off.")
+            notice, ok = f"{category or 'That category'} cannot be turned off.", False
         else:
             do_set_preference(request.user.email, category, enabled, workspace)
-            messages.success(request, "Saved.")
+            where = f" for {workspace.name}" if workspace else ""
+            notice, ok = f"Saved: {category} mail is {'on' if enabled else 'off'}{where}.", True
+        if request.htmx and category in categories:
+            # The row alone comes back, saying what was saved, so the reader sees it where they clicked.
+            row = next(c for c in preferences_for(request.user.email, workspaces) if c["category"] == category)
+            return render(request, "notify/_preference_row.html", {"c": row, "notice": notice, "notice_ok": ok})
+        (messages.success if ok else messages.error)(request, notice)
         return redirect("notify-profile")
     return render(request, "notify/profile.html", {
         "section": "profile", "categories": preferences_for(request.user.email, workspaces),

@@ -1,4 +1,5 @@
-"""Django admin for run records (platform staff). Trace rows are read-only."""
+"""Django admin for run records (platform staff): find any run by its id, its workspace, its account or who
+started it; trace rows are read-only."""
 from django.contrib import admin
 
 from .models import Approval, Artifact, Run, Schedule, Step, TraceEvent, Try
@@ -7,17 +8,23 @@ from .models import Approval, Artifact, Run, Schedule, Step, TraceEvent, Try
 class StepInline(admin.TabularInline):
     model = Step
     extra = 0
-    fields = ("index", "instance", "agent", "status", "attempt", "error")
+    fields = ("index", "instance", "agent", "status", "attempt", "cost_usd", "error")
     readonly_fields = fields
     show_change_link = True
 
 
 @admin.register(Run)
 class RunAdmin(admin.ModelAdmin):
-    list_display = ("public_id", "workspace", "name", "trigger", "status", "verdict", "cost_usd", "is_test", "created_at")
-    list_filter = ("status", "verdict", "kind", "trigger", "is_test")
-    search_fields = ("public_id", "name", "headline")
+    list_display = ("public_id", "name", "workspace", "account", "trigger", "status", "verdict", "cost_usd", "is_test",
+                    "created_at")
+    list_filter = ("status", "verdict", "kind", "trigger", "is_test", "created_at")
+    search_fields = ("public_id", "name", "headline", "workspace__name", "account__name", "account__public_id",
+                     "created_by__email", "delivery_id")
+    search_help_text = "Search by run id (run_…), flow, headline, workspace, account or the email of who started it."
+    list_select_related = ("workspace", "account")
+    raw_id_fields = ("workspace", "account", "created_by", "changeset")
     readonly_fields = ("public_id", "created_at", "started_at", "finished_at")
+    date_hierarchy = "created_at"
     inlines = [StepInline]
 
 
@@ -29,9 +36,11 @@ class TryInline(admin.TabularInline):
 
 @admin.register(Step)
 class StepAdmin(admin.ModelAdmin):
-    list_display = ("public_id", "run", "index", "instance", "agent", "status", "attempt")
+    list_display = ("public_id", "run", "index", "instance", "agent", "status", "attempt", "cost_usd")
     list_filter = ("status",)
     search_fields = ("public_id", "run__public_id", "agent")
+    list_select_related = ("run",)
+    raw_id_fields = ("run",)
     inlines = [TryInline]
 
 
@@ -39,6 +48,9 @@ class StepAdmin(admin.ModelAdmin):
 class TraceEventAdmin(admin.ModelAdmin):
     list_display = ("run", "step", "kind", "at")
     list_filter = ("kind",)
+    search_fields = ("run__public_id",)
+    list_select_related = ("run", "step", "step__run")
+    raw_id_fields = ("run", "step")
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False  # append-only
@@ -46,15 +58,27 @@ class TraceEventAdmin(admin.ModelAdmin):
 
 @admin.register(Approval)
 class ApprovalAdmin(admin.ModelAdmin):
-    list_display = ("public_id", "run", "step", "kind", "state", "decided_by_label", "decided_at")
+    list_display = ("public_id", "run", "step", "kind", "state", "decided_by_label", "decided_at", "created_at")
     list_filter = ("state", "kind")
+    search_fields = ("public_id", "run__public_id", "decided_by_label", "question")
+    list_select_related = ("run", "step", "step__run")
+    raw_id_fields = ("run", "step", "decided_by")
 
 
 @admin.register(Artifact)
 class ArtifactAdmin(admin.ModelAdmin):
-    list_display = ("public_id", "run", "path", "size")
+    list_display = ("public_id", "run", "path", "size", "created_at")
+    search_fields = ("public_id", "run__public_id", "path")
+    list_select_related = ("run",)
+    raw_id_fields = ("run", "step")
+    exclude = ("content",)  # bytes: downloaded from the Run page, not shown in a form
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).defer("content")
 
 
 @admin.register(Schedule)
 class ScheduleAdmin(admin.ModelAdmin):
     list_display = ("workspace", "flow", "cron", "timezone", "next_fire_at", "last_fired_at")
+    search_fields = ("flow", "workspace__name")
+    list_select_related = ("workspace",)

@@ -189,6 +189,7 @@ class Try(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name_plural = "tries"
         ordering = ["step", "n"]
         constraints = [models.UniqueConstraint(fields=["step", "n"], name="one_try_number_per_step")]
 

@@ -9,6 +9,7 @@ class SecretAdmin(admin.ModelAdmin):
     list_display = ("name", "account", "workspace", "kind", "key_id", "updated_at")
     list_filter = ("kind",)
     search_fields = ("name", "account__name", "workspace__name")
+    list_select_related = ("account", "workspace")
     fields = ("public_id", "account", "workspace", "name", "kind", "hosts", "key_id", "expires_at", "refreshable",
               "created_by", "created_at", "updated_by", "updated_at")
     readonly_fields = fields
@@ -21,4 +22,5 @@ class SecretAdmin(admin.ModelAdmin):
 class ProviderCheckAdmin(admin.ModelAdmin):
     list_display = ("endpoint", "key_name", "key_scope", "account", "verdict", "checked_at")
     list_filter = ("verdict",)
+    list_select_related = ("account",)
     readonly_fields = [f.name for f in ProviderCheck._meta.fields]

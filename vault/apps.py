@@ -4,6 +4,7 @@ from django.core import checks
 
 class VaultConfig(AppConfig):
     name = "vault"
+    verbose_name = "Vault"
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

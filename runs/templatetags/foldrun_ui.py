@@ -53,3 +53,14 @@ def cost(value, models=()) -> str:
 @register.filter
 def state_label(state) -> str:
     return STATE_LABELS.get(str(state), str(state or ""))
+
+
+@register.filter
+def inline_code(text) -> str:
+    """A sentence written with `backticks` shows them as code, not as raw markdown (escaped first)."""
+    import re
+
+    from django.utils.html import escape
+    from django.utils.safestring import mark_safe
+
+    return mark_safe(re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(str(text or ""))))
