@@ -17,6 +17,7 @@ from foldrun.providers.client import MissingSecret as ProviderMissingSecret, Mod
 
 from foldrun.leases import Heartbeat, LeaseLost
 
+from . import budget
 from .models import Run, Step, TraceEvent, Try
 
 
@@ -121,14 +122,13 @@ class DbHost:
         self.clients.append(client)
         return client
 
-    def charge(self, response: dict, provider: dict) -> Decimal:
+    def charge(self, response: dict, provider: dict, reserved: Decimal = Decimal("0")) -> Decimal:
         cost = response_cost(response, provider)
         usage = response.get("usage") or {}
         tokens_in, tokens_out = int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
-        # The run's spend is saved at once (F(): fan-out instances charge the same run together), so the
-        # budget holds across steps; the step's and try's totals are written when the step ends.
-        Run.objects.filter(pk=self.run.pk).update(cost_usd=F("cost_usd") + cost, tokens_in=F("tokens_in") + tokens_in,
-                                                  tokens_out=F("tokens_out") + tokens_out)
+        # The run's spend is saved at once (F(): fan-out instances charge the same run together), replacing
+        # the call's reservation in the same UPDATE; the step's and try's totals are written when it ends.
+        budget.settle(self.run, reserved, cost, tokens_in, tokens_out)
         # The try's spend so far, kept as it happens: a try lost with its worker keeps its cost on the record.
         Try.objects.filter(pk=self.attempt.pk).update(cost_usd=F("cost_usd") + cost,
                                                       tokens_in=F("tokens_in") + tokens_in,
@@ -147,6 +147,14 @@ class DbHost:
             raise BudgetExceeded(
                 f"budget reached: the run spent ${spent:.4f} of its ${self.run.budget_usd:.2f} budget at step "
                 f"{self.step.label} ([[{self.step.agent}]]); no further model or paid call was made")
+
+    def reserve(self, amount: Decimal, minimum: Decimal, windows: dict | None = None) -> Decimal:
+        """Reserve what a call can cost against the run's cap and the workspace's windows (runs/budget.py)."""
+        return budget.reserve(self.run, amount, minimum, windows=windows,
+                              where=f"step {self.step.label} ([[{self.step.agent}]])")
+
+    def release(self, amount: Decimal) -> None:
+        budget.release(self.run, amount)
 
     def before_write(self, what: str) -> None:
         # Saved at once, and only while this try holds the step's lease (under the row's lock, so the sweep

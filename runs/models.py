@@ -70,6 +70,8 @@ class Run(models.Model):
     tokens_in = models.PositiveBigIntegerField(default=0)
     tokens_out = models.PositiveBigIntegerField(default=0)
     budget_usd = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
+    # What calls in flight may still cost (runs/budget.py): counted with cost_usd against the caps.
+    reserved_usd = models.DecimalField(max_digits=14, decimal_places=6, default=Decimal("0"))
     is_test = models.BooleanField(default=False)
     # The library revision it ran: the workspace changeset number (and row).
     changeset = models.ForeignKey(

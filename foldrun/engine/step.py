@@ -15,9 +15,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
+from typing import Any
 
 from foldrun.contract import Desk
 
+from . import spend
 from .context import DEFAULT_MAX_TURNS, Host, StepRequest, StepResult, ToolContext
 from .errors import BudgetExceeded, MissingSecret, StepFailed
 from .httpclient import shared_http
@@ -146,12 +148,20 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
                              agent.account_defaults.get("timezone"))
         client = host.model_client(provider, timezone=zone)
         tenant = {"safety_identifier": request.tenant} if request.tenant else {}
+        windows = agent.workspace_defaults.get("budget")  # the workspace's `budget: {month: 50}`, if any
         for _turn in range(request.max_turns):
             host.check_budget()
-            started = time.monotonic()
             definitions = [t.definition() for t in tools] + _server_definitions(tools, counter)
-            response = client.create(system=system, messages=messages, tools=definitions,
-                                     max_tokens=max_tokens, **tenant)
+            # What this call can cost is reserved first; too little left and it is not made.
+            reserved, call_tokens = spend.reserve_model_call(host, provider, system, messages, definitions,
+                                                             max_tokens, windows)
+            started = time.monotonic()
+            try:
+                response = client.create(system=system, messages=messages, tools=definitions,
+                                         max_tokens=call_tokens, **tenant)
+            except BaseException:
+                spend.release(host, reserved)
+                raise
             usage = response.get("usage") or {}
             result.tokens_in += int(usage.get("input_tokens") or 0)
             result.tokens_out += int(usage.get("output_tokens") or 0)
@@ -160,7 +170,7 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
                                          "input_tokens": usage.get("input_tokens"),
                                          "output_tokens": usage.get("output_tokens"),
                                          "seconds": round(time.monotonic() - started, 3)})
-            result.cost += host.charge(response, provider)
+            result.cost += spend.charge(host, response, provider, reserved)
             content = list(response.get("content") or [])
             _count_server_uses(content, counter, host)
             messages.append({"role": "assistant", "content": content})
@@ -171,13 +181,14 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
                 return
             replies = []
             for use in uses:
-                replies.append(_call_tool(use, by_name, counter, env, result))
+                replies.append(_call_tool(use, by_name, counter, env, result, windows))
             messages.append({"role": "user", "content": replies})
         result.error = f"the model did not end its turn within {request.max_turns} requests"
     except Park as park:
         result.status = "parked"
         result.question = park.question
     except BudgetExceeded as exc:
+        host.trace("budget", {"line": str(exc)})  # a budget-stopped call counts toward no limit
         result.error = str(exc)
     except Exception as exc:  # a provider refusal or a transport failure: the step fails with its line
         # The spec's sentence alone (a refusal's line, a provider error's message, the host's sentence);
@@ -223,7 +234,8 @@ def _count_server_uses(content: list[dict], counter: LimitCounter, host: Host) -
             host.trace("web", {**event, "over_limit": refused} if refused else event)
 
 
-def _call_tool(use: dict, by_name: dict[str, Tool], counter: LimitCounter, env: StepEnv, result: StepResult) -> dict:
+def _call_tool(use: dict, by_name: dict[str, Tool], counter: LimitCounter, env: StepEnv, result: StepResult,
+               windows: Any = None) -> dict:
     name = str(use.get("name"))
     reply = {"type": "tool_result", "tool_use_id": use.get("id")}
     tool = by_name.get(name)
@@ -240,12 +252,15 @@ def _call_tool(use: dict, by_name: dict[str, Tool], counter: LimitCounter, env: 
     except ToolError as exc:
         env.host.trace("tool_result", {"id": use.get("id"), "name": name, "error": True, "content": str(exc)})
         return {**reply, "content": str(exc), "is_error": True}
+    if tool.kind != "builtin" or tool.source.startswith("gallery"):
+        # A paid call is checked against the caps (in-flight reservations included) before it counts:
+        # one the budget stops counts toward no limit.
+        env.host.check_budget()
+        spend.reserve_tool_call(env.host, windows)
     refusal = counter.check(tool.call_limit_keys(arguments))
     if refusal is not None:
         env.host.trace("limit", {"tool": name, "refused": refusal})
         return {**reply, "content": refusal, "is_error": True}
-    if tool.kind != "builtin" or tool.source.startswith("gallery"):
-        env.host.check_budget()  # a paid call is not made once the run's budget is spent
     if tool.call_writes(arguments):
         what = f"{name} {json.dumps(arguments, ensure_ascii=False)[:200]}"
         env.host.before_write(env.redact(what))

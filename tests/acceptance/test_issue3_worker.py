@@ -94,9 +94,9 @@ def test_ask_then_verify_fails_a_try_and_retry_passes_on_a_real_worker(celery_wo
 def test_a_budget_stops_the_run_on_a_real_worker_and_no_further_call_is_made(celery_worker_process, workspace,
                                                                              alice, fake_provider):
     push(workspace, {"agents/spender/agent.md": agent_file("spender", fake_provider),
-                     "flows/weekly.md": ("---\nname: weekly\nbudget: 0.0001\n---\n1. [[spender]] — Spend.\n"
+                     "flows/weekly.md": ("---\nname: weekly\nbudget: 0.01\n---\n1. [[spender]] — Spend.\n"
                                          "2. [[spender]] — Spend more.\n")})
-    fake_provider.reply_text("spent", usage=(100, 100))
+    fake_provider.reply_text("spent", usage=(100, 400))  # $0.0063 of $0.01: too little left for step 2
     fake_provider.reply_text("never asked")
     done = finished(check_start_run(workspace=workspace, user=alice, flow="weekly"))
     assert done.status == "failed"
@@ -109,7 +109,7 @@ def test_a_test_run_on_a_real_worker_withholds_the_secret_and_its_programs_have_
     push(workspace, {
         "agents/worker/agent.md": agent_file("worker", fake_provider, tools="[mailer, crm]"),
         "tools/mailer/tool.md": ("---\ntransport: script\nname: mailer\nrun: run.py\nsecrets: [SEND_KEY]\n"
-                                 "outward: true\n---\n"),
+                                 "outward: true\nargs: {to: who}\n---\n"),
         "tools/mailer/run.py": ECHO.replace("import json", f"import os\nos.environ['API'] = '{api.url}'\nimport json")
                                + NETWORK,
         "tools/crm.md": f"---\ntransport: http\nname: crm\nbase: {api.url}\nmethods: [POST]\n---\n",

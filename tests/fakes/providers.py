@@ -224,6 +224,11 @@ class FakeProvider:
         if reply.echo_tool_result:
             reply = Reply(**{**reply.__dict__, "echo_tool_result": False,
                              "blocks": [{"type": "text", "text": last_tool_result(body)}]})
+        cap = next((body[k] for k in ("max_tokens", "max_completion_tokens", "max_output_tokens")
+                    if isinstance(body, dict) and isinstance(body.get(k), int)), None)
+        if cap is not None and reply.usage[1] > cap:
+            # As a provider does: never more output than max_tokens, and the reply says it stopped there.
+            reply = Reply(**{**reply.__dict__, "usage": (reply.usage[0], cap), "stop_reason": "max_tokens"})
         path = h.path.split("?", 1)[0]
         stream = bool(body.get("stream"))
         model = reply.model or body.get("model") or "fake-model"

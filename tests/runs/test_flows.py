@@ -159,8 +159,10 @@ def test_retry_runs_a_failed_step_again_and_on_fail_continue_goes_on(workspace, 
 
 
 def test_budget_stops_the_run_saying_which_step_hit_the_cap(workspace, alice, desk, fake_provider):
-    desk("1. [[spender]] — Spend.\n2. [[spender]] — Spend more.", "budget: 0.0001\n", spender={})
-    fake_provider.reply_text("spent", usage=(100, 100))
+    # $0.01: step 1's call is reserved (max_tokens lowered to what $0.01 pays for) and costs $0.0063;
+    # what is left then pays for no useful reply, so step 2's call is never made.
+    desk("1. [[spender]] — Spend.\n2. [[spender]] — Spend more.", "budget: 0.01\n", spender={})
+    fake_provider.reply_text("spent", usage=(100, 400))
     run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
     assert run.status == "failed"
     assert "budget reached" in run.error

@@ -1,0 +1,66 @@
+"""Budgets that stop exactly at the cap: a call's cost is reserved before it goes out, against the run's
+`budget:` and the workspace's window, so concurrent `each:` instances see each other's reservations."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from runs.actions import check_start_run
+from runs.models import Run, TraceEvent, Try
+from tests.conftest import wait_for
+from tests.runs.helpers import drive, push
+
+
+def priced_agent(name: str, fake, *, output: int = 10) -> str:
+    """$1 per million input tokens, $10 per million output (4,000 tokens out cost $0.04) unless told."""
+    return (f"---\nname: {name}\ndescription: test agent\ntools: [read]\n"
+            f"provider: {{name: anthropic, base_url: '{fake.base_url}', model: claude-sonnet-4-5, "
+            f"price: {{input: 1, output: {output}}}}}\n---\nYou do the work.\n")
+
+
+@pytest.mark.e2e
+def test_five_each_instances_with_a_ten_cent_cap_never_spend_past_it(celery_worker_process, workspace, alice,
+                                                                     fake_provider):
+    push(workspace, {"agents/lister/agent.md": priced_agent("lister", fake_provider),
+                     "agents/reader/agent.md": priced_agent("reader", fake_provider),
+                     "flows/fan.md": "---\nname: fan\nbudget: 0.10\n---\n1. [[lister]] — List.\n"
+                                     "2. [[reader]] — Read {{item}}.\n   each: lines\n"})
+    fake_provider.reply_text("a\nb\nc\nd\ne", usage=(10, 10))
+    for _ in range(5):  # each would cost $0.04 if it could: $0.20 for five, twice the cap
+        fake_provider.reply_text("read it all", usage=(10, 4000), delay=0.5)
+    run = check_start_run(workspace=workspace, user=alice, flow="fan")
+    done = wait_for(lambda: Run.objects.filter(pk=run.pk, status__in=["completed", "failed"]).first(), timeout=90)
+    assert done.status == "failed"
+    assert done.cost_usd <= Decimal("0.10")
+    assert done.reserved_usd == 0  # every reservation was settled or given back
+    assert sum(t.cost_usd for t in Try.objects.filter(step__run=done)) == done.cost_usd
+    stopped = done.steps.filter(index=2, instance__isnull=False, status="failed")
+    assert stopped.exists()
+    assert all(s.error.startswith(f"budget reached: the run spent $") and "of its $0.10 budget at step 2" in s.error
+               for s in stopped)
+    asked = [r.body["max_tokens"] for r in fake_provider.requests[1:]]
+    assert len(asked) < 5 and min(asked) < 4096  # the last paid call was cut to what was left
+    lowered = TraceEvent.objects.filter(run=done, kind="budget", data__line__startswith="budget: max_tokens lowered")
+    assert lowered.exists()
+
+
+def test_a_workspace_window_budget_stops_the_call_that_would_pass_it(workspace, alice, fake_provider):
+    # $100 per million out: the first call costs $0.40 of the $0.42 day; what is left pays for fewer
+    # than the 256 tokens a useful reply needs, so the second call is not made.
+    push(workspace, {"AGENTS.md": "---\nbudget: {day: 0.42}\n---\n",
+                     "agents/spender/agent.md": priced_agent("spender", fake_provider, output=100),
+                     "state/a.txt": "a",
+                     "flows/once.md": "---\nname: once\n---\n1. [[spender]] — Spend.\n"})
+    fake_provider.reply_tool_use("Read", {"path": "state/a.txt"}, usage=(10, 4000))
+    fake_provider.reply_text("never asked")
+    run = drive(check_start_run(workspace=workspace, user=alice, flow="once"))
+    assert run.status == "failed"
+    assert len(fake_provider.requests) == 1
+    assert run.cost_usd == Decimal("0.40001")
+    step = run.steps.get()
+    assert step.error == ("budget reached: the workspace spent $0.40 of its $0.42 daily budget at step 1 "
+                          "([[spender]]); no further model or paid call was made")
+    assert "refused" not in step.limits_line
+    line = TraceEvent.objects.get(run=run, kind="budget", data__line__startswith="budget reached")
+    assert line.data["line"] == step.error
