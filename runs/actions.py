@@ -19,6 +19,7 @@ from accounts.models import Workspace
 from foldrun.api import ApiError
 from foldrun.celery import send, send_after_commit
 from foldrun.contract.model import find_flow
+from foldrun.contract.resolve import resolve_agent
 from foldrun.engine.flow import adhoc_plan, plan_from_steps
 from library.models import Changeset, scope_key_for
 
@@ -33,6 +34,7 @@ from .models import (
     Trigger,
 )
 from .signals import emit
+from .states import cancel_unstarted, move_run, move_step
 
 
 def head_changeset(workspace: Workspace) -> Changeset | None:
@@ -138,6 +140,12 @@ def check_start_run(*, workspace: Workspace, user=None, flow: str | None = None,
         if errors:
             raise ApiError(f"flow: flows/{flow}.md has {len(errors)} error(s); the first: line {errors[0].line}: "
                            f"{errors[0].message}", code="invalid")
+        for spec in found.steps:  # before step 1 is paid for: a step naming no agent would fail mid-run
+            name = spec.agent
+            if name and resolve_agent(desk, name) is None:
+                raise ApiError(f"flow: flows/{flow}.md step {spec.number} names [[{name}]], and "
+                               f"there is no agent {name} in workspace {workspace.name}; nothing was started.",
+                               code="invalid")
         merged = {**(found.inputs or {}), **inputs}
         return do_start_run(
             workspace=workspace, user=user, kind=RunKind.FLOW, name=flow, plan=plan_from_steps(found.steps),
@@ -146,8 +154,6 @@ def check_start_run(*, workspace: Workspace, user=None, flow: str | None = None,
                        "disable_after": found.disable_after},
             budget=found.budget, inputs=merged, is_test=is_test, trigger=trigger, changeset=changeset,
             delivery_id=delivery_id)
-    from foldrun.contract.resolve import resolve_agent
-
     if resolve_agent(desk, agent) is None:
         raise ApiError(f"agent: there is no agent {agent} in workspace {workspace.name}.", code="not_found",
                        status_code=404)
@@ -302,33 +308,36 @@ def do_decide_approval(approval: Approval, *, approved: bool, user=None, label: 
         approval.decided_by = user if getattr(user, "is_authenticated", False) else None
         approval.decided_by_label = label or (user.email if user is not None else "")
         approval.decided_at = timezone.now()
-        approval.save()
-        step = Step.objects.select_for_update().get(pk=approval.step_id)
+        # Lock order: the run, then its step.
         run = Run.objects.select_for_update().get(pk=approval.run_id)
+        step = Step.objects.select_for_update().get(pk=approval.step_id)
+        if run.is_finished:
+            raise ApiError(f"{run.public_id} has already {run.status}; there is nothing left to decide.",
+                           code="finished", status_code=409)
+        approval.save()
+        who = approval.decided_by_label
         if approved and step.instance is not None:
             # A fan-out instance that asked: it runs again with the answer; its siblings were not stopped.
-            step.status = StepStatus.QUEUED
+            fields = move_step(step, StepStatus.QUEUED, f"answered by {who}")
             step.queued_at = timezone.now()
-            step.save(update_fields=["status", "queued_at"])
+            step.save(update_fields=[*fields, "queued_at"])
             if not Approval.objects.filter(run=run, state=ApprovalState.PENDING).exists():
-                run.status = RunStatus.RUNNING
-                run.save(update_fields=["status"])
+                run.save(update_fields=move_run(run, RunStatus.RUNNING, f"step {step.label} was answered by {who}"))
             send_after_commit("runs.run_step", step.pk)
         elif approved:
-            step.status = StepStatus.PENDING
-            step.save(update_fields=["status"])
-            run.status = RunStatus.RUNNING
-            run.save(update_fields=["status"])
+            step.save(update_fields=move_step(step, StepStatus.PENDING, f"{approval.state} by {who}"))
+            run.save(update_fields=move_run(run, RunStatus.RUNNING, f"step {step.index} was {approval.state} by {who}"))
             send_after_commit("runs.advance", run.pk)
         else:
-            step.status = StepStatus.CANCELLED
-            step.error = f"rejected by {approval.decided_by_label}"
+            fields = move_step(step, StepStatus.CANCELLED, f"rejected by {who}")
+            step.error = f"rejected by {who}"
             step.finished_at = timezone.now()
-            step.save(update_fields=["status", "error", "finished_at"])
-            run.status = RunStatus.CANCELLED
-            run.error = f"step {step.index} ([[{step.agent}]]) was rejected by {approval.decided_by_label}"
+            step.save(update_fields=[*fields, "error", "finished_at"])
+            run.error = f"step {step.index} ([[{step.agent}]]) was rejected by {who}"
+            fields = move_run(run, RunStatus.CANCELLED, run.error)
             run.finished_at = timezone.now()
-            run.save(update_fields=["status", "error", "finished_at"])
+            run.save(update_fields=[*fields, "error", "finished_at"])
+            cancel_unstarted(run, f"the run was cancelled: step {step.index} was rejected")
             emit(run, "cancelled", step=step)
     return approval
 
@@ -346,12 +355,11 @@ def do_receive_event(run: Run, name: str, payload: Any = None) -> Step:
             raise ApiError(f"{run.public_id} has no step waiting for event {name}.", code="not_waiting", status_code=409)
         step.event_received_at = timezone.now()
         step.event_payload = payload
-        if step.status == StepStatus.WAITING:
-            step.status = StepStatus.PENDING
-        step.save(update_fields=["event_received_at", "event_payload", "status"])
+        fields = move_step(step, StepStatus.PENDING, f"event {name} arrived") if step.status == StepStatus.WAITING \
+            else []
+        step.save(update_fields=["event_received_at", "event_payload", *fields])
         if locked.status == RunStatus.WAITING:
-            locked.status = RunStatus.RUNNING
-            locked.save(update_fields=["status"])
+            locked.save(update_fields=move_run(locked, RunStatus.RUNNING, f"event {name} arrived"))
         send_after_commit("runs.advance", locked.pk)
     return step
 
@@ -361,12 +369,11 @@ def do_cancel_run(run: Run, *, user=None) -> Run:
         locked = Run.objects.select_for_update().get(pk=run.pk)
         if locked.is_finished:
             raise ApiError(f"{run.public_id} has already {locked.status}.", code="finished", status_code=409)
-        locked.status = RunStatus.CANCELLED
         locked.error = f"cancelled by {user.email if user else 'foldrun'}"
+        fields = move_run(locked, RunStatus.CANCELLED, locked.error)
         locked.finished_at = timezone.now()
-        locked.save(update_fields=["status", "error", "finished_at"])
-        Step.objects.filter(run=locked, status__in=[StepStatus.PENDING, StepStatus.QUEUED, StepStatus.WAITING,
-                                                   StepStatus.AWAITING_APPROVAL]).update(status=StepStatus.CANCELLED)
+        locked.save(update_fields=[*fields, "error", "finished_at"])
+        cancel_unstarted(locked, locked.error)
         Approval.objects.filter(run=locked, state=ApprovalState.PENDING).update(state=ApprovalState.REJECTED,
                                                                                 decided_by_label="cancelled")
         emit(locked, "cancelled")

@@ -51,6 +51,7 @@ from .models import (
     Try,
 )
 from .signals import emit
+from .states import end_try, move_run, move_step, skip_unstarted
 
 log = logging.getLogger(__name__)
 
@@ -87,9 +88,9 @@ def _move(run: Run) -> None:
     if run.is_finished or run.status in (RunStatus.AWAITING_APPROVAL, RunStatus.WAITING):
         return
     if run.status == RunStatus.QUEUED:
-        run.status = RunStatus.RUNNING
+        fields = move_run(run, RunStatus.RUNNING, "its first step is due")
         run.started_at = timezone.now()
-        run.save(update_fields=["status", "started_at"])
+        run.save(update_fields=[*fields, "started_at"])
     parents = {s.index: s for s in Step.objects.select_for_update().filter(run=run, instance__isnull=True)}
     outputs = {i: s.output for i, s in parents.items() if s.status == StepStatus.COMPLETED}
     inputs = run_inputs(run)
@@ -112,10 +113,8 @@ def _move(run: Run) -> None:
             _park(run, step, ApprovalKind.ASK, question=fill_task(spec["ask"], inputs, outputs))
             return
         if spec.get("wait_event") and step.event_received_at is None:
-            step.status = StepStatus.WAITING
-            step.save(update_fields=["status"])
-            run.status = RunStatus.WAITING
-            run.save(update_fields=["status"])
+            step.save(update_fields=move_step(step, StepStatus.WAITING, f"waiting for event {spec['wait_event']}"))
+            run.save(update_fields=move_run(run, RunStatus.WAITING, f"step {step.index} waits for an event"))
             trace(run, step, f"waiting for event {spec['wait_event']}: POST …/runs/{run.public_id}/events/"
                               f"{spec['wait_event']}")
             emit(run, "waiting", step=step)
@@ -174,11 +173,10 @@ def _park(run: Run, step: Step, kind: str, *, question: str) -> Approval:
     approval = Approval.objects.create(run=run, step=step, kind=kind, question=question,
                                        approvers=list(meta.get("approvers") or []),
                                        expires_at=timezone.now() + timezone.timedelta(seconds=within))
-    step.status = StepStatus.AWAITING_APPROVAL
+    fields = move_step(step, StepStatus.AWAITING_APPROVAL, f"a {kind} waits for a person")
     step.approvers = approval.approvers
-    step.save(update_fields=["status", "approvers"])
-    run.status = RunStatus.AWAITING_APPROVAL
-    run.save(update_fields=["status"])
+    step.save(update_fields=[*fields, "approvers"])
+    run.save(update_fields=move_run(run, RunStatus.AWAITING_APPROVAL, f"step {step.label} waits for a person"))
     trace(run, step, f"awaiting approval: {question[:300]}", approval=approval.public_id)
     emit(run, "awaiting-approval", step=step, approval=approval)
     return approval
@@ -190,10 +188,10 @@ def _fan_out(run: Run, step: Step, spec: dict, outputs: dict[int, str]) -> bool:
     try:
         items = split_items(previous, spec["each"])
     except ValueError as exc:
-        step.status = StepStatus.FAILED
+        fields = move_step(step, StepStatus.FAILED, "each: its input could not be split")
         step.error = str(exc)
         step.finished_at = timezone.now()
-        step.save(update_fields=["task", "status", "error", "finished_at"])
+        step.save(update_fields=["task", *fields, "error", "finished_at"])
         trace(run, step, str(exc))
         if spec.get("on_fail") != "continue":
             _finish(run, RunStatus.FAILED, error=f"step {step.index} ([[{step.agent}]]) failed: {exc}")
@@ -201,10 +199,10 @@ def _fan_out(run: Run, step: Step, spec: dict, outputs: dict[int, str]) -> bool:
         return False
     cap = spec.get("max")
     if not items:
-        step.status = StepStatus.COMPLETED
+        fields = move_step(step, StepStatus.COMPLETED, "each: nothing to fan out")
         step.output = ""
         step.finished_at = timezone.now()
-        step.save(update_fields=["task", "status", "output", "finished_at"])
+        step.save(update_fields=["task", *fields, "output", "finished_at"])
         trace(run, step, f"each: {spec['each']} — the previous step's output has no items; nothing to fan out")
         return False
     inputs = run_inputs(run)
@@ -221,9 +219,9 @@ def _fan_out(run: Run, step: Step, spec: dict, outputs: dict[int, str]) -> bool:
     else:
         pks = list(Step.objects.filter(run=run, index=step.index, instance__isnull=False, status=StepStatus.QUEUED)
                    .order_by("instance").values_list("pk", flat=True))
-    step.status = StepStatus.RUNNING
+    fields = move_step(step, StepStatus.RUNNING, f"each: {len(items)} instances")
     step.started_at = timezone.now()
-    step.save(update_fields=["task", "status", "started_at"])
+    step.save(update_fields=["task", *fields, "started_at"])
     at_once = f", at most {cap} at a time" if cap and cap < len(items) else ""
     trace(run, step, f"each: {len(items)} instances in parallel{at_once}")
     _enqueue_group(pks)
@@ -232,7 +230,7 @@ def _fan_out(run: Run, step: Step, spec: dict, outputs: dict[int, str]) -> bool:
 
 def _finish(run: Run, status: str, *, error: str = "", parents: dict[int, Step] | None = None) -> None:
     """`parents`: the run's plain and parent steps by index, when the caller has them locked in hand."""
-    run.status = status
+    move_run(run, status, error.splitlines()[0] if error else f"every step ended")
     run.finished_at = timezone.now()
     run.error = error[:2000]
     if status == RunStatus.COMPLETED:
@@ -249,7 +247,10 @@ def _finish(run: Run, status: str, *, error: str = "", parents: dict[int, Step] 
         run.summary = "\n".join(lines[1:]).strip()[:4000]
     else:
         run.headline = run.headline or error.splitlines()[0][:500] if error else run.headline
-    run.save(update_fields=["status", "finished_at", "error", "headline", "verdict", "summary"])
+    run.save(update_fields=["status", "status_reason", "finished_at", "error", "headline", "verdict", "summary"])
+    if status == RunStatus.FAILED:
+        # Steps that never started end skipped, not pending: the record says the run will not get to them.
+        skip_unstarted(run, "the run failed before this step started")
     if status == RunStatus.COMPLETED:
         emit(run, "completed")
         if run.verdict == "BLOCKED":
@@ -282,15 +283,15 @@ def _maybe_quarantine(run: Run) -> None:
 # --------------------------------------------------------------------- a step
 
 
-def queue(step: Step, now=None) -> None:
+def queue(step: Step, now=None, why: str = "its turn came") -> None:
     """Mark `step` queued (the caller saves it, with `QUEUE_FIELDS`) and send its message after commit."""
-    step.status = StepStatus.QUEUED
+    move_step(step, StepStatus.QUEUED, why)
     step.queued_at = now or timezone.now()
     step.lease_holder, step.lease_until = "", None
     enqueue_step(step.pk)
 
 
-QUEUE_FIELDS = ["status", "queued_at", "lease_holder", "lease_until"]
+QUEUE_FIELDS = ["status", "status_reason", "queued_at", "lease_holder", "lease_until"]
 
 
 def execute_step(step_pk: int) -> str:
@@ -312,8 +313,7 @@ def execute_step(step_pk: int) -> str:
         if step.status in FINISHED:
             return "already finished"  # refused: a step runs once
         if run.is_finished:
-            step.status = StepStatus.CANCELLED
-            step.save(update_fields=["status"])
+            step.save(update_fields=move_step(step, StepStatus.CANCELLED, f"the run had {run.status}"))
             return "run finished"
         if step.status == StepStatus.RUNNING:
             return "held by a lease"  # live: its holder runs it; expired: the sweep acts on it
@@ -321,12 +321,12 @@ def execute_step(step_pk: int) -> str:
             return f"not runnable ({step.status})"
         now = timezone.now()
         step.attempt += 1
-        step.status = StepStatus.RUNNING
+        fields = move_step(step, StepStatus.RUNNING, f"try {step.attempt} started")
         step.lease_holder = holder
         step.lease_until = now + dt.timedelta(seconds=leases.lease_seconds())
         step.started_at = step.started_at or now
         step.error = ""
-        step.save(update_fields=["attempt", "status", "lease_holder", "lease_until", "started_at", "error"])
+        step.save(update_fields=["attempt", *fields, "lease_holder", "lease_until", "started_at", "error"])
         attempt = Try.objects.create(step=step, n=step.attempt, status="running", started_at=now)
     try:
         return _execute_claimed(run, step, attempt, holder)
@@ -337,14 +337,14 @@ def execute_step(step_pk: int) -> str:
             step = Step.objects.select_for_update().get(pk=step.pk)
             if step.lease_holder != holder or step.status != StepStatus.RUNNING:
                 return "lease lost"
-            Try.objects.filter(pk=attempt.pk).update(status="failed", finished_at=timezone.now(),
-                                                     error=f"internal error: {type(exc).__name__}")
+            end_try(attempt.pk, "failed", "an internal error", finished_at=timezone.now(),
+                    error=f"internal error: {type(exc).__name__}")
             settle_failure(run, step, f"the step stopped on an internal error ({type(exc).__name__}: {exc})",
                             retry_allowed=False)
         return "internal error"
 
 
-def _sandbox_base() -> str | None:
+def sandbox_base() -> str | None:
     """Sandboxes on tmpfs when the machine has one: creating and removing them is then cheap."""
     shm = Path("/dev/shm")
     return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
@@ -373,7 +373,7 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
         run_id=run.public_id, label=step.label, agent=step.agent, task=task, limits=spec.get("limits") or {},
         is_test=run.is_test, answer=answer, inputs=run_inputs(run),
         allow_private_urls=bool(getattr(settings, "FOLDRUN_ALLOW_PRIVATE_URLS", False)),
-        venv_cache=Path(settings.DATA_DIR) / "venvs", sandbox_base=_sandbox_base(),
+        venv_cache=Path(settings.DATA_DIR) / "venvs", sandbox_base=sandbox_base(),
         timezone=flow_meta(run).get("timezone"),
         # The install's data (database file, broker, keys) is out of a program's sight; its venvs are not.
         hide_under=[str(settings.DATA_DIR)], keep_visible=[str(Path(settings.DATA_DIR) / "venvs")],
@@ -402,38 +402,41 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
             return "lease lost"
         host.flush()  # the trace lines the step still holds, in this transaction
         step.lease_holder, step.lease_until = "", None
-        Try.objects.filter(pk=attempt.pk).update(status=result.status, error=result.error[:2000], seconds=seconds,
-                                                 finished_at=timezone.now(), cost_usd=result.cost,
-                                                 tokens_in=result.tokens_in, tokens_out=result.tokens_out)
+        problem = None
+        if result.status == "completed":
+            before = {p: t for p, t in desk.files.items()}
+            after: dict = {**result.writes, **result.outputs}
+            problem = check_verify(spec.get("verify"), result.output, before, after)
+        # The try failed on the check, whatever the model said: its record says so.
+        status, error = ("failed", problem) if problem else (result.status, result.error)
+        end_try(attempt.pk, status, (error or f"the step {status}").splitlines()[0], error=error[:2000],
+                seconds=seconds, finished_at=timezone.now(), cost_usd=result.cost, tokens_in=result.tokens_in,
+                tokens_out=result.tokens_out)
         step.limits_line = result.limits_line[:1000]
         step.cost_usd += result.cost
         step.tokens_in += result.tokens_in
         step.tokens_out += result.tokens_out
         if result.status != "parked":
             _keep_files(run, step, result)
+        if problem:
+            trace(run, step, problem)
+            step.output = result.output
+            settle_failure(run, step, problem, retry_allowed=True)
+            return "verify failed"
         if result.status == "completed":
-            before = {p: t for p, t in desk.files.items()}
-            after: dict = {**result.writes, **result.outputs}
-            problem = check_verify(spec.get("verify"), result.output, before, after)
-            if problem:
-                trace(run, step, problem)
-                # The try failed on the check, whatever the model said: its record says so.
-                Try.objects.filter(pk=attempt.pk).update(status="failed", error=problem[:2000])
-                step.output = result.output
-                settle_failure(run, step, problem, retry_allowed=True)
-                return "verify failed"
-            step.status = StepStatus.COMPLETED
+            move_step(step, StepStatus.COMPLETED, f"try {step.attempt} completed")
             step.output = result.output
             step.finished_at = timezone.now()
             step.save()
             _after_step(run, step)
             return "completed"
         if result.status == "parked":
-            step.save()
             if run.is_finished:
+                move_step(step, StepStatus.CANCELLED, f"it asked a person, but the run had {run.status}")
+                step.save()
                 return "run finished"
-            step.status = StepStatus.PENDING
-            step.save(update_fields=["status"])
+            move_step(step, StepStatus.PENDING, "it asked a person")
+            step.save()
             # The step's conversation is not kept: answered, it runs again from the start with the answer.
             trace(run, step, f"step {step.label} ([[{step.agent}]]) asked a person; when they answer, the step "
                               f"runs again from the start with their answer — what it did in its sandbox before "
@@ -469,11 +472,11 @@ def settle_failure(run: Run, step: Step, error: str, *, retry_allowed: bool) -> 
     spec = _spec(run, step)
     step.error = error.splitlines()[0][:1000] if error else "the step failed"
     if retry_allowed and step.attempt - step.lost_reruns <= int(spec.get("retry") or 0) and not run.is_finished:
-        trace(run, step, f"retry {step.attempt} of {spec.get('retry')}: {step.error}")
-        queue(step)
+        trace(run, step, f"retry {step.attempt - step.lost_reruns} of {spec.get('retry')}: {step.error}")
+        queue(step, why=f"retry {step.attempt - step.lost_reruns} of {spec.get('retry')}")
         step.save()
         return
-    step.status = StepStatus.FAILED
+    move_step(step, StepStatus.FAILED, step.error)
     step.finished_at = timezone.now()
     step.save()
     _after_step(run, step)
@@ -495,8 +498,9 @@ def _after_step(run: Run, step: Step) -> None:
     if waiting and not run.is_finished:
         # One finished: the next waiting instance takes its place (`max:` at a time).
         nxt = waiting[0]
-        Step.objects.filter(pk=nxt, status=StepStatus.PENDING).update(status=StepStatus.QUEUED,
-                                                                      queued_at=timezone.now())
+        Step.objects.filter(pk=nxt, status=StepStatus.PENDING).update(
+            status=StepStatus.QUEUED, status_reason="an earlier instance finished (max: at a time)",
+            queued_at=timezone.now())
         enqueue_step(nxt)
         return
     if any(status not in FINISHED for _, status in states):
@@ -513,10 +517,10 @@ def _after_step(run: Run, step: Step) -> None:
         parent.output = "\n".join(s.output for s in siblings)
     parent.finished_at = timezone.now()
     if failed:
-        parent.status = StepStatus.FAILED
+        move_step(parent, StepStatus.FAILED, "an instance failed")
         parent.error = (f"{len(failed)} of {len(siblings)} instances failed; the first "
                         f"({failed[0].label}): {failed[0].error}")[:1000]
     else:
-        parent.status = StepStatus.COMPLETED
+        move_step(parent, StepStatus.COMPLETED, "every instance completed")
     parent.save()
     move_within(run)

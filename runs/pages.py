@@ -27,6 +27,7 @@ from . import actions
 from . import pages_timeline as timeline
 from .models import Approval, ApprovalState, Run, RunStatus, Step, TraceEvent, Try, Verdict
 from .pages_trace import views as trace_views
+from .triggers import schedules_of
 
 
 PAGE_SIZE = 50  # runs per page of the list: the page's queries do not grow with the account's runs
@@ -63,14 +64,12 @@ def runs_list(request: HttpRequest, ws: str) -> HttpResponse:
     query = "".join(f"{k}={quote(v)}&" for k, v in filters.items() if v)
     from foldrun.contract.desk import FLOW
 
-    from .triggers import sync_schedules
-
     desk = actions.desk_at(workspace, None)
     flows = sorted(d.name for d in desk.of_kind(FLOW) if d.parsed is not None)
     return render(request, "runs/list.html", {
         "section": "home", "workspace": workspace, "runs": page.object_list, "page": page, "query": query, "filters": filters, "names": names,
         "statuses": [s.value for s in RunStatus], "verdicts": [v.value for v in Verdict],
-        "flows": flows, "schedules": sync_schedules(workspace), "can_write": membership.can_write,
+        "flows": flows, "schedules": schedules_of(workspace), "can_write": membership.can_write,
     })
 
 
@@ -205,8 +204,6 @@ def triggers_page(request: HttpRequest, ws: str) -> HttpResponse:
     from foldrun.contract.desk import FLOW
     from foldrun.contract.model import flow_of
 
-    from .triggers import sync_schedules
-
     membership, workspace = _scope(request, ws)
     desk = actions.desk_at(workspace, None)
     hooks = []
@@ -218,7 +215,7 @@ def triggers_page(request: HttpRequest, ws: str) -> HttpResponse:
             hooks.append({"flow": flow.name, "url": request.build_absolute_uri(f"/api/hooks/{workspace.public_id}/{flow.name}"),
                           "signed": str(flow.webhook.get("signature") or "").lower() == "hmac",
                           "secret": flow.webhook.get("secret") or ""})
-    context = {"section": "home", "workspace": workspace, "schedules": sync_schedules(workspace), "hooks": hooks,
+    context = {"section": "home", "workspace": workspace, "schedules": schedules_of(workspace), "hooks": hooks,
                "can_write": membership.can_write}
     try:
         from notify.pages import deliveries_context

@@ -31,6 +31,7 @@ from foldrun import leases
 
 from . import orchestrate
 from .models import Run, RunStatus, Step, StepStatus, Try
+from .states import move_step, move_try
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +75,7 @@ def recover_step(step_pk: int, *, now: dt.datetime | None = None) -> bool:
         who = f"the worker running step {step.label} ([[{step.agent}]])"
         step.lease_holder, step.lease_until = "", None
         if run.is_finished:
-            step.status = StepStatus.CANCELLED
+            move_step(step, StepStatus.CANCELLED, f"its worker was lost, and the run had {run.status}")
             step.finished_at = now
             step.save()
             return True
@@ -92,14 +93,14 @@ def recover_step(step_pk: int, *, now: dt.datetime | None = None) -> bool:
             return True
         step.lost_reruns += 1
         orchestrate.trace(run, step, f"{who} was lost; it had only read, so the step runs again")
-        orchestrate.queue(step, now)
+        orchestrate.queue(step, now, why=f"try {step.attempt} was lost with its worker; it had only read")
         step.save()
     return True
 
 
 def _keep_lost_try(step: Step, now: dt.datetime) -> None:
     """The lost try stays on the record, `lost`, with what it had spent (the step's totals include it)."""
-    attempt = Try.objects.filter(step=step, n=step.attempt).first()
+    attempt = Try.objects.filter(step=step, n=step.attempt, status="running").first()
     if attempt is None:
         return
     last_seen = (step.lease_until or now) - dt.timedelta(seconds=leases.lease_seconds())
@@ -107,9 +108,9 @@ def _keep_lost_try(step: Step, now: dt.datetime) -> None:
     attempt.seconds = max(attempt.seconds, (max(last_seen, attempt.started_at) - attempt.started_at).total_seconds())
     if attempt.finished_at is None:
         attempt.finished_at = now
-    attempt.status = "lost"
+    fields = move_try(attempt, "lost", "its lease ran out: the worker stopped renewing it")
     attempt.error = "the worker was lost during this try"
-    attempt.save(update_fields=["seconds", "finished_at", "status", "error"])
+    attempt.save(update_fields=["seconds", "finished_at", *fields, "error"])
     step.cost_usd += attempt.cost_usd
     step.tokens_in += attempt.tokens_in
     step.tokens_out += attempt.tokens_out

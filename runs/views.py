@@ -18,6 +18,7 @@ from foldrun.api import ApiError, NotFound
 from . import actions
 from .models import Run, RunStatus, Schedule, Trigger
 from .serializers import ArtifactSerializer, RunDetailSerializer, RunSerializer, ScheduleSerializer
+from .triggers import schedules_of, signature_ok
 
 PAGE_SIZE = 50
 
@@ -135,10 +136,7 @@ class SchedulesView(ScopedAPIView):
 
     def get(self, request, ws: str):
         workspace = self.get_workspace(ws)
-        from .triggers import sync_schedules
-
-        sync_schedules(workspace)
-        return Response({"schedules": ScheduleSerializer(Schedule.objects.filter(workspace=workspace), many=True).data})
+        return Response({"schedules": ScheduleSerializer(schedules_of(workspace), many=True).data})
 
 
 class ToolTestView(ScopedAPIView):

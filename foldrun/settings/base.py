@@ -209,8 +209,9 @@ CELERY_BEAT_SCHEDULE["notify-sweep-due-deliveries"] = {"task": "notify.sweep_due
 CELERY_BEAT_SCHEDULE["notify-purge-old-deliveries"] = {"task": "notify.purge_old_deliveries", "schedule": 3600.0}
 # The daily key probe: every provider key the accounts' files use, asked one 1-token question.
 CELERY_BEAT_SCHEDULE["vault-daily-key-probe"] = {"task": "vault.probe_all_accounts", "schedule": 86400.0}
-# Flow schedules: every minute, start the runs whose cron (in the flow's timezone) is due; also the `sla` check.
-CELERY_BEAT_SCHEDULE["runs-fire-schedules"] = {"task": "runs.fire_schedules", "schedule": 60.0}
+# Flow schedules: every few seconds, start the runs whose cron (in the flow's timezone) is due — so a schedule
+# fires within seconds of its minute; the `sla` check and the sandbox sweep run once a minute.
+CELERY_BEAT_SCHEDULE["runs-fire-schedules"] = {"task": "runs.fire_schedules", "schedule": 5.0}
 # The recovery sweep: steps whose lease ran out (their worker died), messages a dead worker took with it.
 CELERY_BEAT_SCHEDULE["runs-sweep"] = {"task": "runs.sweep", "schedule": float(FOLDRUN_SWEEP_SECONDS)}
 # On Redis an unacknowledged message comes back after the visibility timeout (kombu's default: one hour).

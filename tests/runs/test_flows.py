@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from runs.actions import check_start_run, decide, do_receive_event
-from runs.models import Approval, Artifact, TraceEvent
+from foldrun.api import ApiError
+from runs.models import Approval, Artifact, Run, TraceEvent
 from library.models import Changeset
 from tests.runs.helpers import agent_file, drive, push
 
@@ -180,11 +181,13 @@ def test_memory_writes_become_a_revision_attributed_to_the_run(workspace, alice,
     assert Changeset.objects.filter(workspace=workspace, kind="run", run_public_id=run.public_id).exists()
 
 
-def test_an_unknown_agent_fails_the_run_naming_it(workspace, alice, desk):
-    desk("1. [[ghost]] — Haunt.")
-    run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
-    assert run.status == "failed"
-    assert "agent ghost is not in this workspace" in run.error
+def test_a_flow_naming_an_agent_that_does_not_exist_is_refused_before_step_1(workspace, alice, desk):
+    desk("1. [[writer]] — Write.\n2. [[ghost]] — Haunt.", writer={})
+    with pytest.raises(ApiError) as refused:
+        check_start_run(workspace=workspace, user=alice, flow="weekly")
+    assert str(refused.value) == ("flow: flows/weekly.md step 2 names [[ghost]], and there is no agent ghost in "
+                                  "workspace rank-desk; nothing was started.")
+    assert Run.objects.count() == 0
 
 
 def test_a_provider_refusal_fails_the_step_with_the_refusal_line_on_its_trace(workspace, alice, desk, fake_provider):

@@ -1,0 +1,89 @@
+"""State in one place: the one transition function per model (Run, Step, Try).
+
+Every status change goes through `move_run`, `move_step` or `move_try`, which refuse a move the table below
+does not allow (raising IllegalMove with a sentence) and record why the move was made (`status_reason`).
+They set the fields on the object in hand and return their names; the caller saves them with whatever else it
+changes, so a move costs no query of its own.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .models import Run, RunStatus, Step, StepStatus, Try
+
+R, S = RunStatus, StepStatus
+
+RUN_MOVES: dict[str, set[str]] = {
+    R.QUEUED: {R.RUNNING, R.FAILED, R.CANCELLED},
+    R.RUNNING: {R.AWAITING_APPROVAL, R.WAITING, R.COMPLETED, R.FAILED, R.CANCELLED},
+    R.AWAITING_APPROVAL: {R.RUNNING, R.FAILED, R.CANCELLED},
+    R.WAITING: {R.RUNNING, R.FAILED, R.CANCELLED},
+    R.COMPLETED: set(), R.FAILED: set(), R.CANCELLED: set(),
+}
+
+STEP_MOVES: dict[str, set[str]] = {
+    # A fan-out's parent goes pending → running (its instances run) → completed/failed; an `each:` with no items
+    # or that cannot split its input ends at once.
+    S.PENDING: {S.QUEUED, S.RUNNING, S.AWAITING_APPROVAL, S.WAITING, S.COMPLETED, S.FAILED, S.SKIPPED, S.CANCELLED},
+    S.QUEUED: {S.RUNNING, S.SKIPPED, S.CANCELLED},
+    # Back to queued: a `retry:` or a re-run after a lost worker; back to pending: it asked a person.
+    S.RUNNING: {S.COMPLETED, S.FAILED, S.QUEUED, S.PENDING, S.CANCELLED},
+    S.AWAITING_APPROVAL: {S.PENDING, S.QUEUED, S.CANCELLED, S.SKIPPED},
+    S.WAITING: {S.PENDING, S.CANCELLED, S.SKIPPED},
+    S.COMPLETED: set(), S.FAILED: set(), S.SKIPPED: set(), S.CANCELLED: set(),
+}
+
+TRY_MOVES: dict[str, set[str]] = {
+    "running": {"completed", "failed", "parked", "lost"},
+    "completed": set(), "failed": set(), "parked": set(), "lost": set(),
+}
+
+UNSTARTED_STEP_STATUSES = [S.PENDING, S.QUEUED, S.WAITING, S.AWAITING_APPROVAL]
+
+
+class IllegalMove(Exception):
+    """A status change the model's table does not allow; the message says which and why it was asked."""
+
+
+def _move(kind: str, table: dict[str, set[str]], obj: Any, to: str, why: str) -> list[str]:
+    current = str(obj.status)
+    if current == str(to):
+        obj.status_reason = why[:500] or obj.status_reason
+        return ["status_reason"]
+    if str(to) not in table.get(current, set()):
+        raise IllegalMove(f"{kind} cannot move from {current} to {to} ({why or 'no reason given'})")
+    obj.status = to
+    obj.status_reason = why[:500]
+    return ["status", "status_reason"]
+
+
+def move_run(run: Run, to: str, why: str = "") -> list[str]:
+    return _move(f"run {run.public_id}", RUN_MOVES, run, to, why)
+
+
+def move_step(step: Step, to: str, why: str = "") -> list[str]:
+    return _move(f"step {step.label}", STEP_MOVES, step, to, why)
+
+
+def move_try(attempt: Try, to: str, why: str = "") -> list[str]:
+    return _move(f"try {attempt.n}", TRY_MOVES, attempt, to, why)
+
+
+def end_try(attempt_pk: int, to: str, why: str = "", **fields: Any) -> bool:
+    """End a running try by key in one UPDATE (no read): only a `running` try moves, so an ended one is never
+    changed again. False when it had ended already."""
+    if to not in TRY_MOVES["running"]:
+        raise IllegalMove(f"a try cannot move from running to {to} ({why or 'no reason given'})")
+    return bool(Try.objects.filter(pk=attempt_pk, status="running")
+                .update(status=to, status_reason=why[:500], **fields))
+
+
+def skip_unstarted(run: Run, why: str) -> int:
+    """A failed run's steps that never started end `skipped`, saying why (one UPDATE)."""
+    return Step.objects.filter(run=run, status__in=UNSTARTED_STEP_STATUSES).update(
+        status=S.SKIPPED, status_reason=why[:500])
+
+
+def cancel_unstarted(run: Run, why: str) -> int:
+    return Step.objects.filter(run=run, status__in=UNSTARTED_STEP_STATUSES).update(
+        status=S.CANCELLED, status_reason=why[:500])
