@@ -65,3 +65,9 @@ def test_a_date_filter_to_a_provider_that_cannot_is_refused_with_the_tables_reas
             tool.call({"action": "search", "query": "x", "time_range": "week"})
         assert str(caught.value) == (f"{name} cannot filter by date, so time_range=week is refused rather than "
                                      f"answered for every date; search without it")
+
+
+def test_the_deploy_refuses_what_check_refuses_in_the_same_words(make_tool):
+    text = "---\nname: researcher\ntools: [web]\nweb:\n  crawl: jina\n---\nPrompt.\n"
+    deploy = [f.message for f in check(Desk(files={AGENT: text}), mode="deploy") if f.code.startswith("web.")]
+    assert deploy == _check_messages("  crawl: jina") == [_run_refusal(make_tool, {"crawl": "jina"}, "crawl") + "."]
