@@ -11,10 +11,10 @@ import base64
 import hashlib
 import hmac
 import logging
-import os
 
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from django.conf import settings
+
+from foldrun import sealing
 
 log = logging.getLogger(__name__)
 
@@ -52,23 +52,18 @@ def _keys() -> list[bytes]:
     if not keys:
         # No vault keys configured (a bare laptop): derive one from SECRET_KEY.
         keys = [hashlib.sha256(("foldrun.notify.store:" + settings.SECRET_KEY).encode()).digest()]
-    return keys
+    return [key[:32].ljust(32, b"\0") for key in keys]
 
 
 def seal(value: str) -> str:
-    nonce = os.urandom(12)
-    data = AESGCM(_keys()[0][:32].ljust(32, b"\0")).encrypt(nonce, value.encode(), b"notify")
-    return base64.b64encode(nonce + data).decode()
+    return base64.b64encode(sealing.seal(_keys()[0], value.encode(), b"notify")).decode()
 
 
 def unseal(sealed: str) -> str | None:
     if not sealed:
         return None
-    raw = base64.b64decode(sealed)
-    for key in _keys():
-        try:
-            return AESGCM(key[:32].ljust(32, b"\0")).decrypt(raw[:12], raw[12:], b"notify").decode()
-        except Exception:  # wrong key: try the next (keys are newest first)
-            continue
-    log.warning("a sealed notify value could not be opened with any vault key")
-    return None
+    try:  # keys are newest first
+        return sealing.open_sealed(_keys(), base64.b64decode(sealed), b"notify").decode()
+    except (sealing.Unopened, ValueError):
+        log.warning("a sealed notify value could not be opened with any vault key")
+        return None

@@ -14,11 +14,8 @@ import hashlib
 import os
 from dataclasses import dataclass
 
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
-KEY_BYTES = 32
-NONCE_BYTES = 12
+from foldrun import sealing
+from foldrun.sealing import KEY_BYTES, NONCE_BYTES  # noqa: F401 - the vault's names for them
 
 
 class VaultKeyError(Exception):
@@ -75,18 +72,14 @@ def new_key_text() -> str:
 def seal(keys: list[Key], plaintext: bytes, aad: bytes) -> tuple[str, bytes]:
     """Seal under the newest key; returns (key id, sealed bytes)."""
     newest = keys[0]
-    nonce = os.urandom(NONCE_BYTES)
-    return newest.id, nonce + AESGCM(newest.material).encrypt(nonce, plaintext, aad)
+    return newest.id, sealing.seal(newest.material, plaintext, aad)
 
 
 def open_sealed(keys: list[Key], kid: str, sealed: bytes, aad: bytes, *, name: str,
                 source: str = "FOLDRUN_VAULT_KEYS") -> bytes:
     """Open with the key named by `kid` (any key if that id is unknown)."""
     ordered = [k for k in keys if k.id == kid] + [k for k in keys if k.id != kid]
-    nonce, body = bytes(sealed[:NONCE_BYTES]), bytes(sealed[NONCE_BYTES:])
-    for key in ordered:
-        try:
-            return AESGCM(key.material).decrypt(nonce, body, aad)
-        except (InvalidTag, ValueError):
-            continue
-    raise UndecryptableSecret(name, source)
+    try:
+        return sealing.open_sealed([k.material for k in ordered], sealed, aad)
+    except sealing.Unopened:
+        raise UndecryptableSecret(name, source) from None

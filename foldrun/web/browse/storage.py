@@ -1,9 +1,12 @@
 """Logins kept between calls: `session=` within the run, `state=` across runs (optionally sealed)."""
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from foldrun import sealing
 
 from ..errors import WebToolError
 from .util import safe_name
@@ -45,14 +48,10 @@ class StorageMixin:
             if key is None:
                 raise WebToolError(f"browse: the state {self.args.get('state')} is encrypted; name its state_key — "
                                    f"an encrypted login is never started signed out")
-            import base64
-
-            from cryptography.exceptions import InvalidTag
-            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
             try:
-                plain = AESGCM(key).decrypt(base64.b64decode(data["nonce"]), base64.b64decode(data["data"]), b"foldrun-state")
-            except (InvalidTag, KeyError, ValueError):
+                sealed = base64.b64decode(data["nonce"]) + base64.b64decode(data["data"])
+                plain = sealing.open_sealed([key], sealed, b"foldrun-state")
+            except (sealing.Unopened, KeyError, ValueError):
                 raise WebToolError(f"browse: the state {self.args.get('state')} does not open with its state_key; "
                                    f"the key changed, or the file did") from None
             data = json.loads(plain)
@@ -66,13 +65,8 @@ class StorageMixin:
         data = json.dumps(context.storage_state(), indent=1).encode()
         key = self.state_key()
         if key is not None:
-            import base64
-            import secrets as random
-
-            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
-            nonce = random.token_bytes(12)
-            sealed = AESGCM(key).encrypt(nonce, data, b"foldrun-state")
+            sealed = sealing.seal(key, data, b"foldrun-state")
+            nonce, body = sealed[:sealing.NONCE_BYTES], sealed[sealing.NONCE_BYTES:]
             data = json.dumps({"alg": "AES-256-GCM", "nonce": base64.b64encode(nonce).decode(),
-                               "data": base64.b64encode(sealed).decode()}).encode()
+                               "data": base64.b64encode(body).decode()}).encode()
         self.tool.write_file(target, data)
