@@ -6,7 +6,8 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('runs', '0005_one_run_per_delivery'),
+        ('runs', '0006_alter_try_options'),
+        ('runs', '0006_run_reserved_usd'),
     ]
 
     operations = [
