@@ -4,6 +4,7 @@ from __future__ import annotations
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import unquote
 
 import pytest
 
@@ -13,8 +14,9 @@ from foldrun import net
 class Site:
     """Answers 200 `ok` to anything; `/hop?to=URL` answers 302 to URL."""
 
-    def __init__(self, host: str = "127.0.0.1") -> None:
+    def __init__(self, host: str = "127.0.0.1", *, close: bool = False) -> None:
         self.seen: list[str] = []
+        ending = "Connection: close\r\n" if close else ""  # close: every request is a new connection
         site = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -28,11 +30,12 @@ class Site:
                 self.rfile.read(length)
                 site.seen.append(f"{self.command} {self.path}")
                 if self.path.startswith("/hop?to="):
-                    head = (f"HTTP/1.1 302 Found\r\nLocation: {self.path[len('/hop?to='):]}\r\n"
+                    head = (f"HTTP/1.1 302 Found\r\nLocation: {unquote(self.path[len('/hop?to='):])}\r\n{ending}"
                             "Content-Length: 0\r\n\r\n")
                 else:
-                    head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok"
+                    head = f"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n{ending}Content-Length: 2\r\n\r\nok"
                 self.wfile.write(head.encode())  # one write: no Nagle wait on keep-alive
+                self.close_connection = close
 
             do_GET = do_POST = do_PUT = do_HEAD = _any
 
