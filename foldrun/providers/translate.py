@@ -89,6 +89,9 @@ def _tool_result_text(content: Any, drops: list[str]) -> str:
 def _tools(tools: list | None, drops: list[str], responses: bool) -> list[dict]:
     out = []
     for tool in tools or []:
+        if responses and isinstance(tool.get("responses"), dict):  # the provider's own tool, in Responses words
+            out.append(dict(tool["responses"]))
+            continue
         if "input_schema" not in tool:  # Anthropic server-side tools: tools run on the box
             drops.append(f"server-side tool {tool.get('name') or tool.get('type')}")
             continue
@@ -487,6 +490,10 @@ def responses_to_anthropic(data: Mapping[str, Any]) -> dict[str, Any]:
         elif kind == "function_call":
             blocks.append({"type": "tool_use", "id": item.get("call_id") or item.get("id"), "name": item.get("name"),
                            "input": _parse_arguments(item.get("arguments") or "")})
+        elif kind == "web_search_call":  # OpenAI's own search ran: kept as Anthropic's word for it, to be counted
+            action = item.get("action") if isinstance(item.get("action"), dict) else {}
+            blocks.append({"type": "server_tool_use", "id": item.get("id"), "name": "web_search",
+                           "input": {"query": action.get("query")}})
     _unique_ids(blocks)
     has_calls = any(b["type"] == "tool_use" for b in blocks)
     usage = data.get("usage") or {}

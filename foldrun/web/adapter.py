@@ -44,11 +44,13 @@ def web_tool_for(agent: Any, env: Any, *, searxng_url: str | None = None) -> Web
     searxng = own or os.environ.get("FOLDRUN_SEARXNG_URL") or None
     provider = next((layer.get("provider") for layer in layers if layer and layer.get("provider")), None)
     model_provider = str(provider.get("name") if isinstance(provider, dict) else provider or "") or None
+    model_format = str(provider.get("format") or "") if isinstance(provider, dict) else ""
     web = WebTool(resolve_web_block(*layers), http=env.http, sandbox=env.sandbox.root,
                   allow_private=bool(env.allow_private_urls), test_mode=bool(env.is_test),
                   trace=lambda event: env.host.trace("web", event), log=env.log, secret=secret,
                   language=language, region=region, searxng_url=searxng, model_provider=model_provider,
                   searxng_guarded=bool(own))
+    web.model_format = model_format or None
     env.on_close(web.close)
     web.endpoints.update(_endpoints())
     return web
@@ -83,9 +85,12 @@ def server_definitions(web: WebTool, env: Any) -> list[dict]:
     wanted = server_tools(web)
     if not wanted:
         return []
+    if web.model_provider == "openai" and web.model_format == "responses":
+        return [dict(definition) for where, definition in wanted if where == "tools"]
     if web.model_provider not in ANTHROPIC_SHAPED:
-        env.log(f"web: {web.model_provider}'s own search or fetch is handed over only on an Anthropic-shaped "
-                f"endpoint here ({', '.join(ANTHROPIC_SHAPED)}); this step's model is not given it")
+        env.log(f"web: {web.model_provider}'s own search or fetch is handed over here only on an Anthropic-shaped "
+                f"endpoint ({', '.join(ANTHROPIC_SHAPED)}) or OpenAI's Responses (format: responses); this step's "
+                f"model is not given it")
         return []
     return [dict(definition) for where, definition in wanted if where == "tools"]
 

@@ -142,6 +142,7 @@ class WebTool:
         self.browse_timeout = browse_timeout
         self.model_provider = model_provider  # the provider answering this step's model calls, when known
         self.searxng_guarded = searxng_guarded  # the account's own engine: an address a person typed
+        self.model_format: str | None = None  # the model provider's wire, when its block names one
         self._browsers = browsers
         self._owns_browsers = browsers is None
         self.browse_state: Any = None  # the step's contexts, made by browse on first use

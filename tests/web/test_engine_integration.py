@@ -96,3 +96,34 @@ def test_the_models_own_search_called_through_web_names_the_tool_that_answers_it
         assert reply["content"] == ("web.search: this agent's search is anthropic's own, on its servers — use "
                                     "web_search, which anthropic runs inside its own tool loop; web action=search "
                                     "does not reach it")
+
+
+def _responses_sse(output: list[dict]) -> bytes:
+    """A Responses stream whose terminal event carries the whole response (OpenAI's streaming reference)."""
+    import json
+
+    final = {"id": "resp_1", "object": "response", "status": "completed", "model": "gpt-5", "output": output,
+             "usage": {"input_tokens": 20, "output_tokens": 9}, "incomplete_details": None, "error": None}
+    events = [("response.created", {"type": "response.created", "response": {**final, "status": "in_progress", "output": []}}),
+              ("response.completed", {"type": "response.completed", "response": final})]
+    return "".join(f"event: {kind}\ndata: {json.dumps(data)}\n\n" for kind, data in events).encode()
+
+
+def test_openais_own_search_rides_in_a_responses_request_and_counts_as_web_search():
+    with FakeProvider() as fake:
+        agent = (f"---\nname: a\ndescription: test agent\ntools: [web]\n"
+                 f"provider: {{name: openai, base_url: '{fake.openai_base_url}', format: responses, model: gpt-5}}\n"
+                 f"web: {{search: openai}}\nlimits: {{web.search: 3}}\n---\nYou research things.\n")
+        fake.reply_raw(_responses_sse([
+            {"type": "web_search_call", "id": "ws_1", "status": "completed",
+             "action": {"type": "search", "query": "notice period NSW"}},
+            {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+             "content": [{"type": "output_text", "text": "GOOD seven days", "annotations": []}]}]))
+        host = TracingHost(SECRETS)
+        result = run_step(desk({"agents/a/agent.md": agent}),
+                          StepRequest(run_id="r", label="1", agent="a", task="t", allow_private_urls=True), host)
+        assert result.status == "completed", result.error
+        assert result.output == "GOOD seven days"
+        assert {"type": "web_search"} in fake.requests[0].body["tools"]
+        assert result.limits_line == "limits: web.search 1/3"
+        assert host.web_events[0]["query"] == "notice period NSW"

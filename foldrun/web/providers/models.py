@@ -18,7 +18,8 @@ SEARCH_TOOLS: dict[str, tuple[str, dict]] = {
     "anthropic": ("tools", {"type": "web_search_20250305", "name": "web_search"}),
     "zai": ("tools", {"type": "web_search_20250305", "name": "web_search"}),  # the same server tool
     "openrouter": ("plugins", {"id": "web"}),
-    "openai": ("tools", {"type": "web_search"}),  # Responses-shaped
+    # Responses-shaped: the translator hands `responses` over as the tool itself on that wire.
+    "openai": ("tools", {"name": "web_search", "responses": {"type": "web_search"}}),
     "kimi": ("tools", {"type": "builtin_function", "function": {"name": "$web_search"}}),
 }
 FETCH_TOOLS: dict[str, tuple[str, dict]] = {
