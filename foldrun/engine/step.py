@@ -222,6 +222,8 @@ def _server_definitions(tools: list[Tool], counter: LimitCounter) -> list[dict]:
 
 # A server tool's use, by the name it carries in the reply, counted as the web action it is.
 SERVER_USE_KEYS = {"web_search": "web.search", "web_fetch": "web.fetch"}
+# A provider's built-in the loop answers by handing its arguments back (Moonshot's $web_search), counted as this.
+ECHOED_BUILTINS = {"$web_search": "web.search"}
 
 
 def _count_server_uses(content: list[dict], counter: LimitCounter, host: Host) -> None:
@@ -243,6 +245,15 @@ def _call_tool(use: dict, by_name: dict[str, Tool], counter: LimitCounter, env: 
     env.host.trace("tool_call", {"id": use.get("id"), "name": name,
                                  "input": json.loads(env.redact(json.dumps(arguments, ensure_ascii=False)))
                                  if arguments is not None else None})
+    if tool is None and name in ECHOED_BUILTINS and any(
+            d.get("name") == name for t in by_name.values() for d in getattr(t, "server_definitions", None) or []):
+        # Moonshot's own search: the model names it, we hand its arguments back, Moonshot searches.
+        refused = counter.check(["web", ECHOED_BUILTINS[name]])
+        event = {"event": "search", "provider": "model", "server_tool": name}
+        env.host.trace("web", {**event, "over_limit": refused} if refused else event)
+        if refused:
+            return {**reply, "content": refused, "is_error": True}
+        return {**reply, "content": json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)}
     if tool is None:
         message = f"{name} is not a tool this agent was granted"
         env.host.trace("tool_result", {"id": use.get("id"), "name": name, "error": True, "content": message})

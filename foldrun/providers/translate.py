@@ -89,8 +89,9 @@ def _tool_result_text(content: Any, drops: list[str]) -> str:
 def _tools(tools: list | None, drops: list[str], responses: bool) -> list[dict]:
     out = []
     for tool in tools or []:
-        if responses and isinstance(tool.get("responses"), dict):  # the provider's own tool, in Responses words
-            out.append(dict(tool["responses"]))
+        native = tool.get("responses" if responses else "chat")
+        if isinstance(native, dict):  # the provider's own tool, in that wire's words ({type: web_search}, $web_search)
+            out.append(dict(native))
             continue
         if "input_schema" not in tool:  # Anthropic server-side tools: tools run on the box
             drops.append(f"server-side tool {tool.get('name') or tool.get('type')}")

@@ -85,12 +85,13 @@ def server_definitions(web: WebTool, env: Any) -> list[dict]:
     wanted = server_tools(web)
     if not wanted:
         return []
-    if web.model_provider == "openai" and web.model_format == "responses":
+    if (web.model_provider == "openai" and web.model_format == "responses") or (
+            web.model_provider in ("kimi", "moonshot") and web.model_format == "openai"):
         return [dict(definition) for where, definition in wanted if where == "tools"]
     if web.model_provider not in ANTHROPIC_SHAPED:
         env.log(f"web: {web.model_provider}'s own search or fetch is handed over here only on an Anthropic-shaped "
-                f"endpoint ({', '.join(ANTHROPIC_SHAPED)}) or OpenAI's Responses (format: responses); this step's "
-                f"model is not given it")
+                f"endpoint ({', '.join(ANTHROPIC_SHAPED)}), OpenAI's Responses (format: responses) or Moonshot's "
+                f"chat endpoint (format: openai); this step's model is not given it")
         return []
     return [dict(definition) for where, definition in wanted if where == "tools"]
 

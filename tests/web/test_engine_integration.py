@@ -127,3 +127,23 @@ def test_openais_own_search_rides_in_a_responses_request_and_counts_as_web_searc
         assert {"type": "web_search"} in fake.requests[0].body["tools"]
         assert result.limits_line == "limits: web.search 1/3"
         assert host.web_events[0]["query"] == "notice period NSW"
+
+
+def test_moonshots_own_search_is_its_builtin_whose_arguments_the_loop_hands_back():
+    import json
+
+    with FakeProvider() as fake:
+        agent = (f"---\nname: a\ndescription: test agent\ntools: [web]\n"
+                 f"provider: {{name: kimi, base_url: '{fake.openai_base_url}', format: openai, model: kimi-k2}}\n"
+                 f"web: {{search: kimi}}\nlimits: {{web.search: 1}}\n---\nYou research things.\n")
+        fake.reply_tool_use("$web_search", {"search_result": {"search_id": "s-1"}, "usage": {"total_tokens": 900}})
+        fake.reply_text("GOOD seven days")
+        host = TracingHost(SECRETS)
+        result = run_step(desk({"agents/a/agent.md": agent}),
+                          StepRequest(run_id="r", label="1", agent="a", task="t", allow_private_urls=True), host)
+        assert result.status == "completed", result.error
+        assert {"type": "builtin_function", "function": {"name": "$web_search"}} in fake.requests[0].body["tools"]
+        handed_back = fake.requests[1].body["messages"][-1]
+        assert (handed_back["role"], json.loads(handed_back["content"])) == (
+            "tool", {"search_result": {"search_id": "s-1"}, "usage": {"total_tokens": 900}})
+        assert result.limits_line == "limits: web.search 1/1"

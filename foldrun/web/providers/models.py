@@ -20,7 +20,8 @@ SEARCH_TOOLS: dict[str, tuple[str, dict]] = {
     "openrouter": ("plugins", {"id": "web"}),
     # Responses-shaped: the translator hands `responses` over as the tool itself on that wire.
     "openai": ("tools", {"name": "web_search", "responses": {"type": "web_search"}}),
-    "kimi": ("tools", {"type": "builtin_function", "function": {"name": "$web_search"}}),
+    # Chat-shaped: the translator hands `chat` over as the tool; the loop answers its call with its arguments.
+    "kimi": ("tools", {"name": "$web_search", "chat": {"type": "builtin_function", "function": {"name": "$web_search"}}}),
 }
 FETCH_TOOLS: dict[str, tuple[str, dict]] = {
     "anthropic": ("tools", {"type": "web_fetch_20250910", "name": "web_fetch"}),
