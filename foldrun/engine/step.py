@@ -289,6 +289,7 @@ def _call_tool(use: dict, by_name: dict[str, Tool], counter: LimitCounter, env: 
         content, is_error = str(exc), True
     except Exception as exc:  # noqa: BLE001 - a broken tool is an error the model sees; the loop goes on
         content, is_error = f"{name} failed: {type(exc).__name__}: {exc}", True
+    env.files_may_have_changed(name)
     content = env.redact(str(content))[:MAX_RESULT_CHARS]
     env.host.trace("tool_result", {"id": use.get("id"), "name": name, "error": is_error,
                                    "seconds": round(time.monotonic() - started, 3), "content": content[:4000]})

@@ -16,6 +16,9 @@ from .resolve import AgentSpec
 from .sandbox import Sandbox
 from .search import SearchIndex
 
+# Tools that never change a file, so the search index stays as it is after them.
+READ_ONLY_TOOLS = frozenset({"search_files", "Read", "Glob", "Grep", "recall_runs", "read_run"})
+
 WITHHELD = "TEST_MODE_WITHHELD"
 
 
@@ -117,6 +120,11 @@ class StepEnv:
         if self._index is None:
             self._index = SearchIndex(self.sandbox.root, self.agent.name)
         return self._index
+
+    def files_may_have_changed(self, tool_name: str) -> None:
+        """After a tool call: one that may write makes search_files' next query a stat pass first."""
+        if self._index is not None and tool_name not in READ_ONLY_TOOLS:
+            self._index.touch()
 
     # -- programs -------------------------------------------------------------
     def _programs(self) -> Programs:

@@ -66,8 +66,18 @@ browse   Chromium via Playwright's sync API, launched on demand — one per thre
          fills redacted; allowed_domains and deny as locks; every connection through a guard
          proxy (loopback/private refused unless allowed, redirect hops included).
 
-What is not (each refused by name, never answered another way): the actions crawl, map,
-extract, answer, monitor; the other providers and browser vendors; the engines firefox,
+crawl    foldrun's own (crawl.py): plain HTTP, same site, robots.txt (protego), 4 at a time, a wire
+         error/5xx/429 tried twice, outputs/crawl/<page>.md + index.txt, limit 50 (≤ 5,000), the cursor in
+         outputs/crawl/.cursor.json or state/crawl/ (state=true) so the same call resumes.
+map      sitemap.py: robots.txt Sitemap: lines, indexes, gzip (ultimate-sitemap-parser through the guarded
+         client), else the links of its pages; same host; limit 500; outputs/map.txt.
+extract  extract.py: each= + fields= (selectolax, `a@href`), else JSON-LD/microdata/OpenGraph (extruct);
+         schema=/prompt= read by the agent's own provider (WebTool(model=…)); outputs/extracted.json.
+answer   answer.py: the search's pages or urls=, cut into passages, ranked by the engine's one BM25
+         (foldrun/engine/search.py), quoted with their URLs — no prose.
+monitor  monitor.py: a page's lines added/removed, or a question's new results; baselines in state/monitor/.
+
+What is not (each refused by name, never answered another way): the other providers and browser vendors; the engines firefox,
 safari, lightpanda, obscura (chrome runs as Chromium); the browse modes map, crawl,
 webmcp, react and the steps in `BROWSE_STEP_ACTIONS` outside
 `BUILT_STEPS` (tap, swipe, webmcp, solve);

@@ -24,13 +24,15 @@ TOOL_MD = Path(__file__).resolve().parent.parent / "gallery" / "tools" / "web" /
 # foldrun's own answer for each action: the module in this package whose run(tool, args) does it.
 # A provider named for crawl, map, extract, answer or monitor is answered by foldrun.web.providers instead;
 # search, fetch and browse hand over to their provider themselves.
-OWN_ACTIONS: dict[str, str] = {"search": "search", "fetch": "fetch", "browse": "browse"}
+OWN_ACTIONS: dict[str, str] = {"search": "search", "fetch": "fetch", "browse": "browse", "crawl": "crawl",
+                               "map": "sitemap", "extract": "extract", "answer": "answer", "monitor": "monitor"}
 PROVIDER_ANSWERED: tuple[str, ...] = ("crawl", "map", "extract", "answer", "monitor")
 BUILT_ACTIONS: tuple[str, ...] = tuple(OWN_ACTIONS)
 # Arguments the spec names beyond tool.md's list, for what is built here.
 EXTRA_ARGS: dict[str, dict] = {
     "urls": {"type": "array", "items": {"type": "string"},
-             "description": "fetch: up to 20 URLs in one call, read side by side (instead of url)."},
+             "description": "fetch: up to 20 URLs in one call, read side by side (instead of url). answer: the "
+                            "pages to read instead of searching."},
     "engines": {"description": "search: the account's own engine only — ask only these SearXNG engines (a list)."},
     "categories": {"description": "search: the account's own engine only — SearXNG categories such as general, news."},
     "page": {"type": "integer", "description": "search: the account's own engine only — results page 1-10."},
@@ -125,7 +127,7 @@ class WebTool:
                  language: str | None = None, region: str | None = None, searxng_url: str | None = None,
                  endpoints: dict[str, str] | None = None, browsers: Any = None, fetch_timeout: float = 20.0,
                  browse_timeout: float = 30.0, model_provider: str | None = None,
-                 searxng_guarded: bool = False) -> None:
+                 searxng_guarded: bool = False, model: Callable[[str, str], str] | None = None) -> None:
         self.config = dict(config or {})
         self.http = http
         self.sandbox = Path(sandbox)
@@ -143,6 +145,7 @@ class WebTool:
         self.model_provider = model_provider  # the provider answering this step's model calls, when known
         self.searxng_guarded = searxng_guarded  # the account's own engine: an address a person typed
         self.model_format: str | None = None  # the model provider's wire, when its block names one
+        self.model = model  # (system, prompt) -> text: the agent's own provider, for extract by schema=/prompt=
         self._browsers = browsers
         self._owns_browsers = browsers is None
         self.browse_state: Any = None  # the step's contexts, made by browse on first use
@@ -193,7 +196,7 @@ class WebTool:
                     return True  # "a web action a paid provider answers" is a write
             except WebToolError:
                 return True
-        return action not in ("search", "fetch", "crawl", "map", "extract", "answer")
+        return action not in ("search", "fetch", "crawl", "map", "extract", "answer", "monitor")
 
     def secret_names(self) -> list[str]:
         """Vault names the configured providers need, to resolve with the step's other secrets."""

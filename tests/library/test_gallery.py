@@ -25,10 +25,11 @@ def shelf(tmp_path, monkeypatch):
     return tool
 
 
-def test_the_packaged_shelf_ships_the_web_tool_describing_search_fetch_and_browse():
+def test_the_packaged_shelf_ships_the_web_tool_describing_its_eight_actions():
     text = gallery_files()["tools/web/tool.md"]
-    assert "action=search" in text and "action=fetch" in text and "action=browse" in text
-    assert "actions: [search, fetch, browse]" in text
+    for action in ("search", "fetch", "browse", "crawl", "map", "extract", "answer", "monitor"):
+        assert f"action={action}" in text
+    assert "actions: [search, fetch, browse, crawl, map, extract, answer, monitor]" in text
     assert list(gallery_tools()) == ["web"]
 
 

@@ -1,4 +1,4 @@
-"""search_files (BM25, refreshed by mtime), recall_runs/read_run, and limits nearest-wins per key."""
+"""search_files (BM25, refreshed by one stat pass after a call that may write), recall_runs/read_run, and limits nearest-wins per key."""
 from __future__ import annotations
 
 import time
@@ -34,8 +34,11 @@ def test_search_rereads_only_the_file_that_changed(tmp_path):
     assert index.reads == 2
     time.sleep(0.01)
     (tmp_path / "state" / "two.md").write_text("gamma now")
+    assert index.query("gamma") == []          # no tool call since: the index is as it was built
+    index.touch()                              # what the engine does after a call that may write
     assert [h["path"] for h in index.query("gamma")] == ["state/two.md"]
     assert index.reads == 3
+    assert index.passes == 2
 
 
 def test_the_search_tool_finds_a_file_the_agent_wrote_a_moment_ago(fake_provider):

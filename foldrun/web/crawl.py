@@ -1,0 +1,164 @@
+"""`web action=crawl`, foldrun's own: plain HTTP, the same site, robots.txt honoured.
+
+Each page is written as markdown, one file each, under `outputs/crawl/`, with
+`outputs/crawl/index.txt` (URL, tab, file) beside them. A few pages are read at
+a time; a wire error, a 5xx or a 429 is tried once more before it is recorded.
+`limit` pages per call (50 by default, up to 5,000); the cursor — what is left
+to read and what was seen — is kept in `outputs/crawl/.cursor.json`, or under
+`state/crawl/` with `state=true`, so the same call again carries on where the
+last one stopped. A redirect to another host is recorded, never followed.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import TYPE_CHECKING
+
+from . import pages, site
+from .errors import WebToolError
+from .net import scrub_url
+from .providers.actions import _limit, _slug, _url
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .tool import WebTool
+
+AT_ONCE = 4
+
+
+def _truthy(raw: object) -> bool:
+    return raw is True or str(raw).strip().lower() in ("true", "1", "yes")
+
+
+def cursor_path(tool: "WebTool", start: str, in_state: bool):  # noqa: ANN201 - a Path
+    if in_state:
+        key = hashlib.sha256(start.encode()).hexdigest()[:12]
+        return tool.sandbox / "state" / "crawl" / f"{_slug(site.origin_of(start))}-{key}.json"
+    return tool.sandbox / "outputs" / "crawl" / ".cursor.json"
+
+
+def _load(tool: "WebTool", path, start: str) -> dict | None:  # noqa: ANN001
+    try:
+        cursor = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(cursor, dict) or cursor.get("start") != start or not cursor.get("queue"):
+        return None  # another site, or a crawl that had finished: this call starts afresh
+    return cursor
+
+
+def run(tool: "WebTool", args: dict) -> str:
+    start = site.normal(_url(args, "crawl"))
+    limit = _limit(args, "crawl")
+    in_state = _truthy(args.get("state"))
+    origin = site.origin_of(start)
+    where = cursor_path(tool, start, in_state)
+    folder = tool.sandbox / "outputs" / "crawl"
+    cursor = _load(tool, where, start)
+    resumed = cursor is not None
+    if cursor is None:
+        cursor = {"start": start, "queue": [start], "seen": [start], "pages": [], "skipped": []}
+    robots = site.robots_for(tool, origin)
+    if robots.note:
+        tool.log(f"web crawl: {robots.note}; crawling as if it allowed everything")
+    if not robots.allows(start):
+        tool.emit({"event": "crawl", "url": start, "pages": 0, "robots": "disallowed"})
+        raise WebToolError(f"{robots.url} disallows {start} for crawlers, so no pages were crawled")
+    delay = robots.delay()
+    seen = set(cursor["seen"])
+    queue: list[str] = list(cursor["queue"])
+    used = {name for _u, name in cursor["pages"]}
+    written: list[tuple[str, str]] = []
+    skipped: list[tuple[str, str]] = []
+    started = time.monotonic()
+
+    def take(url: str) -> None:
+        if url in seen or not site.same_site(url, origin):
+            return
+        seen.add(url)
+        if robots.allows(url):
+            queue.append(url)
+        else:
+            skipped.append((url, "disallowed by robots.txt"))
+
+    def handle(url: str, got: site.Got) -> None:
+        if got.location:
+            target = site.normal(got.location)
+            if site.same_site(target, origin):
+                take(target)
+                skipped.append((url, f"redirects to {scrub_url(target)}"))
+            else:
+                skipped.append((url, f"redirects to another host ({scrub_url(target)}), not followed"))
+            return
+        if got.error:
+            skipped.append((url, got.error.removeprefix(f"{got.url}: ")))
+            return
+        if got.status >= 400:
+            skipped.append((url, f"HTTP {got.status}" + (" after a second try" if got.retried else "")))
+            return
+        if not got.is_html():
+            skipped.append((url, f"{got.media_type or 'not HTML'} ({len(got.body):,} bytes), not a page; "
+                                 f"fetch it with mode=raw and save= to keep it"))
+            return
+        html = got.text
+        slug = _slug(url)
+        name = f"{slug}.md" if slug not in used else f"{slug}-{hashlib.sha256(url.encode()).hexdigest()[:8]}.md"
+        used.add(name.removesuffix(".md"))
+        used.add(slug)
+        why = pages.javascript_shell(html)
+        text = pages.to_markdown(html, url)
+        if why:
+            text = (f"<!-- {url} builds itself with JavaScript ({why}); read it with web action=browse -->\n\n"
+                    + text)
+        tool.write_file(folder / name, text.encode("utf-8"))
+        written.append((url, name))
+        for link in site.links_of(html, url):
+            take(link)
+
+    workers = 1 if delay else AT_ONCE
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        running: dict[Future, str] = {}
+        while (queue or running) and len(written) + len(running) <= limit:
+            while queue and len(running) < workers and len(written) + len(running) < limit:
+                url = queue.pop(0)
+                running[pool.submit(site.get, tool, url)] = url
+                if delay:
+                    time.sleep(delay)
+            if not running:
+                break
+            done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            for future in done:
+                handle(running.pop(future), future.result())
+            if len(written) >= limit:
+                for future in list(running):  # already asked: keep what comes back rather than read it twice
+                    handle(running.pop(future), future.result())
+                break
+    cursor["pages"] += [list(p) for p in written]
+    cursor["skipped"] += [list(s) for s in skipped]
+    cursor["queue"], cursor["seen"] = queue, sorted(seen)
+    index = "".join(f"{u}\t{n}\n" for u, n in cursor["pages"]) + "".join(f"{u}\t-\t{why}\n" for u, why in cursor["skipped"])
+    tool.write_file(folder / "index.txt", index.encode("utf-8"))
+    tool.write_file(where, json.dumps(cursor).encode("utf-8"))
+    tool.emit({"event": "crawl", "url": start, "pages": len(written), "skipped": len(skipped), "left": len(queue),
+               "resumed": resumed or None, "seconds": round(time.monotonic() - started, 3)})
+    return _report(tool, start, written, skipped, queue, cursor, resumed, where)
+
+
+def _report(tool: "WebTool", start: str, written: list, skipped: list, queue: list, cursor: dict, resumed: bool,
+            where) -> str:  # noqa: ANN001
+    total = len(cursor["pages"])
+    head = (f"{'resumed the crawl of' if resumed else 'crawled'} {start}: {len(written)} page"
+            f"{'s' if len(written) != 1 else ''} this call, {total} in all, in outputs/crawl/ "
+            f"(index: outputs/crawl/index.txt)")
+    lines = [head]
+    lines += [f"- {u} → outputs/crawl/{n}" for u, n in written]
+    if skipped:
+        lines.append(f"not kept ({len(skipped)}):")
+        lines += [f"- {u}: {why}" for u, why in skipped]
+    if queue:
+        lines.append(f"{len(queue)} more page{'s' if len(queue) != 1 else ''} found and not yet read — the same call "
+                     f"again carries on (cursor: {tool.relative(where)})")
+    else:
+        lines.append("nothing left to read on the site: the crawl is complete")
+    return "\n".join(lines)

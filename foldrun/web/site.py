@@ -1,0 +1,172 @@
+"""What crawl, map, extract, answer and monitor share: one guarded GET, robots.txt, a page's links.
+
+Every request goes through the web role's client (foldrun.web.net → foldrun.net),
+so each connection meets the address guard. A GET here follows no redirect:
+crawl and map decide whether the next hop is the same site, and a redirect to
+another host is reported, not followed.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from urllib.parse import urldefrag, urljoin, urlsplit
+
+import httpx
+from protego import Protego
+from selectolax.lexbor import LexborHTMLParser
+
+from .net import NoSuchHost, PrivateAddress, fetch_client, scrub_url
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .tool import WebTool
+
+USER_AGENT = "Mozilla/5.0 (compatible; foldrun-web/1.0; +https://foldrun.dev/bot)"
+ROBOTS_AGENT = "foldrun-web"
+PAGE_CAP = 5 * 1024 * 1024   # a crawled page larger than this is recorded, never written cut
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+@dataclass
+class Got:
+    url: str
+    status: int = 0
+    content_type: str = ""
+    body: bytes = b""
+    location: str | None = None   # a redirect's absolute target, not followed
+    error: str | None = None      # a sentence: why there is no page
+    retried: bool = False
+
+    @property
+    def media_type(self) -> str:
+        return self.content_type.split(";")[0].strip().lower()
+
+    def is_html(self) -> bool:
+        if self.media_type in HTML_TYPES:
+            return True
+        return not self.media_type and self.body[:512].lstrip().lower().startswith((b"<!doctype html", b"<html"))
+
+    @property
+    def text(self) -> str:
+        charset = "utf-8"
+        if "charset=" in self.content_type:
+            charset = self.content_type.split("charset=", 1)[1].split(";")[0].strip().strip('"') or "utf-8"
+        try:
+            return self.body.decode(charset, errors="replace")
+        except LookupError:
+            return self.body.decode("utf-8", errors="replace")
+
+
+def get_once(tool: "WebTool", url: str, *, cap: int = PAGE_CAP, seconds: float | None = None,
+             accept: str = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8") -> Got:
+    """One GET, no redirect followed; a body over `cap` or a page that never finishes is a sentence."""
+    shown = scrub_url(url)
+    got = Got(url=shown)
+    limit = seconds or tool.fetch_timeout
+    deadline = time.monotonic() + limit
+    headers = {"User-Agent": USER_AGENT, "Accept": accept}
+    try:
+        with fetch_client(tool.allow_private).stream("GET", url, headers=headers, timeout=min(limit, 30.0)) as response:
+            got.status = response.status_code
+            got.content_type = response.headers.get("content-type", "")
+            if response.is_redirect and response.headers.get("location"):
+                got.location = urljoin(url, response.headers["location"])
+                return got
+            chunks, size = [], 0
+            for chunk in response.iter_bytes():
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > cap:
+                    got.error = f"{shown}: larger than {cap // (1024 * 1024)} MB, so it was not kept"
+                    return got
+                if time.monotonic() > deadline:
+                    got.error = f"{shown}: did not finish within {limit:g}s, so it was not kept"
+                    return got
+            got.body = b"".join(chunks)
+    except (PrivateAddress, NoSuchHost) as exc:
+        got.error = f"{shown}: {exc}"
+    except httpx.TimeoutException:
+        got.error = f"{shown}: timed out after {limit:g}s"
+    except httpx.HTTPError as exc:
+        detail = scrub_url(str(exc).split("\n", 1)[0])[:160]
+        got.error = f"{shown}: the connection failed{' (' + detail + ')' if detail else ''}"
+    return got
+
+
+def retryable(got: Got) -> bool:
+    """A wire error, a 5xx or a 429 is tried once more before it is recorded."""
+    if got.error:
+        return "connection failed" in got.error or "timed out" in got.error
+    return got.status == 429 or got.status >= 500
+
+
+def get(tool: "WebTool", url: str, *, pause: float = 0.2, **options: object) -> Got:
+    got = get_once(tool, url, **options)  # type: ignore[arg-type]
+    if retryable(got):
+        time.sleep(pause)
+        got = get_once(tool, url, **options)  # type: ignore[arg-type]
+        got.retried = True
+    return got
+
+
+def origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc.lower()}"
+
+
+def same_site(url: str, origin: str) -> bool:
+    return origin_of(url) == origin
+
+
+def normal(url: str) -> str:
+    """The URL as a crawl keys it: no fragment, and a bare host is its root (`/`)."""
+    url = urldefrag(url)[0]
+    parts = urlsplit(url)
+    return url.replace(parts.netloc, parts.netloc + "/", 1) if not parts.path and not parts.query else url
+
+
+def links_of(html: str, base: str) -> list[str]:
+    """Every http(s) link on the page, absolute, fragment dropped, in order, once each."""
+    tree = LexborHTMLParser(html)
+    base_tag = tree.css_first("base[href]")
+    if base_tag is not None:
+        base = urljoin(base, base_tag.attributes.get("href") or "")
+    seen: dict[str, None] = {}
+    for node in tree.css("a[href]"):
+        href = (node.attributes.get("href") or "").strip()
+        if not href or href.startswith(("#", "javascript:", "mailto:", "tel:", "data:")):
+            continue
+        target = normal(urljoin(base, href))
+        if urlsplit(target).scheme in ("http", "https"):
+            seen.setdefault(target, None)
+    return list(seen)
+
+
+@dataclass
+class Robots:
+    parser: Protego | None
+    url: str
+    note: str | None = None   # e.g. robots.txt could not be read: everything allowed
+
+    def allows(self, url: str) -> bool:
+        return self.parser is None or self.parser.can_fetch(url, ROBOTS_AGENT)
+
+    def sitemaps(self) -> list[str]:
+        return list(self.parser.sitemaps) if self.parser is not None else []
+
+    def delay(self) -> float:
+        if self.parser is None:
+            return 0.0
+        value = self.parser.crawl_delay(ROBOTS_AGENT)
+        return min(float(value), 10.0) if value else 0.0
+
+
+def robots_for(tool: "WebTool", origin: str) -> Robots:
+    """robots.txt of `origin`: a 4xx means no rules (RFC 9309); a 5xx or no answer means none read."""
+    url = origin + "/robots.txt"
+    got = get(tool, url, cap=512 * 1024, accept="text/plain,*/*;q=0.5")
+    if got.error or got.status >= 500:
+        return Robots(None, url, note=f"robots.txt at {url} could not be read ({got.error or f'HTTP {got.status}'})")
+    if got.status >= 400 or got.location:
+        return Robots(None, url)
+    return Robots(Protego.parse(got.text), url)

@@ -1,0 +1,197 @@
+"""foldrun's own crawl, map, extract, answer and monitor against a loopback site (tests/fakes/website.py)."""
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from foldrun.web import WebToolError
+from tests.fakes.website import TestSite, docs_site, html, page, sitemap_index, urlset, xml
+
+
+@pytest.fixture
+def docs():
+    with docs_site() as server:
+        yield server
+
+
+def test_crawl_writes_one_file_per_page_with_an_index_honours_robots_and_resumes(make_tool, docs, tmp_path):
+    tool = make_tool()
+    first = tool.call({"action": "crawl", "url": f"{docs.url}/", "limit": 3})
+    assert first.startswith(f"crawled {docs.url}/: 3 pages this call, 3 in all, in outputs/crawl/")
+    assert f"- {docs.url}/private/admin: disallowed by robots.txt" in first
+    assert "more pages found and not yet read — the same call again carries on (cursor: outputs/crawl/.cursor.json)" in first
+    again = tool.call({"action": "crawl", "url": f"{docs.url}/", "limit": 50})
+    assert again.startswith(f"resumed the crawl of {docs.url}/: 4 pages this call, 7 in all")
+    assert again.endswith("nothing left to read on the site: the crawl is complete")
+    assert f"- {docs.url}/elsewhere: redirects to another host (https://other.example/landing), not followed" in again
+    assert (f"- {docs.url}/brochure.pdf: application/pdf (22 bytes), not a page; fetch it with mode=raw and save= "
+            f"to keep it") in again
+    assert "/private/admin" not in docs.seen and docs.seen.count("/") == 1 and docs.seen.count("/guide") == 1
+    index = (tmp_path / "outputs/crawl/index.txt").read_text().splitlines()
+    assert index[0] == f"{docs.url}/\tindex.md"
+    assert set(index[1:3]) == {f"{docs.url}/guide\tguide.md", f"{docs.url}/products\tproducts.md"}  # read side by side
+    guide = (tmp_path / "outputs/crawl/guide.md").read_text()
+    assert guide.startswith("# Renting guide\n\n## Bond") and "| Inspection | 7    |" in guide and "© Example" not in guide
+
+
+def test_crawl_tries_a_503_once_more_before_recording_it(make_tool, docs, tmp_path):
+    make_tool().call({"action": "crawl", "url": f"{docs.url}/flaky"})
+    assert docs.seen.count("/flaky") == 2
+    assert (tmp_path / "outputs/crawl/flaky.md").read_text().endswith("Answered the second time.")
+
+
+def test_crawl_keeps_its_cursor_in_state_when_asked(make_tool, docs, tmp_path):
+    out = make_tool().call({"action": "crawl", "url": f"{docs.url}/", "limit": 1, "state": "true"})
+    assert "(cursor: state/crawl/" in out
+    assert not (tmp_path / "outputs/crawl/.cursor.json").exists()
+    assert len(list((tmp_path / "state/crawl").glob("*.json"))) == 1
+
+
+def test_a_robots_txt_that_disallows_everything_crawls_and_maps_nothing_and_says_so(make_tool):
+    with TestSite({"/robots.txt": (200, {"content-type": "text/plain"}, b"User-agent: *\nDisallow: /\n"),
+                   "/": html(page("Home", "<h1>Home</h1>"))}) as closed:
+        tool = make_tool()
+        with pytest.raises(WebToolError) as crawl:
+            tool.call({"action": "crawl", "url": f"{closed.url}/"})
+        with pytest.raises(WebToolError) as mapped:
+            tool.call({"action": "map", "url": f"{closed.url}/"})
+        assert closed.seen == ["/robots.txt", "/robots.txt"]
+    assert str(crawl.value) == f"{closed.url}/robots.txt disallows {closed.url}/ for crawlers, so no pages were crawled"
+    assert str(mapped.value) == f"{closed.url}/robots.txt disallows {closed.url}/ for crawlers, so no URLs were listed"
+
+
+def test_crawl_limit_is_checked_before_any_request(make_tool, docs):
+    with pytest.raises(WebToolError, match=r"^crawl limit=5001 must be 1 to 5,000$"):
+        make_tool().call({"action": "crawl", "url": docs.url, "limit": 5001})
+    assert docs.seen == []
+
+
+def test_map_reads_the_sitemap_index_and_its_gzip_sitemap_from_robots_txt(make_tool, docs, tmp_path):
+    out = make_tool().call({"action": "map", "url": f"{docs.url}/guide"})
+    urls = [f"{docs.url}{p}" for p in ("/guide", "/products", "/app", "/", "/blog/inspections")]
+    assert out == "\n".join([f"5 URLs on {docs.url}, from its sitemaps (4 read) (outputs/map.txt)", *urls])
+    assert (tmp_path / "outputs/map.txt").read_text() == "\n".join(urls) + "\n"
+
+
+def test_a_looping_or_broken_sitemap_falls_back_to_the_links_of_the_pages(make_tool, tmp_path):
+    site = TestSite()
+    site.routes.update({
+        "/robots.txt": lambda r: (200, {}, f"Sitemap: {site.url}/a.xml\nSitemap: {site.url}/broken.xml.gz\n".encode()),
+        "/a.xml": lambda r: xml(sitemap_index([f"{site.url}/b.xml"])),
+        "/b.xml": lambda r: xml(sitemap_index([f"{site.url}/a.xml"])),
+        "/broken.xml.gz": (200, {"content-type": "application/gzip"}, gzip.compress(b"<urlset><url><loc>")[:-4]),
+        "/": html(page("Home", '<a href="/one">one</a> <a href="https://elsewhere.example/">out</a>')),
+        "/one": html(page("One", '<a href="/two">two</a>')),
+        "/two": html(page("Two", "")),
+    })
+    with site:
+        out = make_tool().call({"action": "map", "url": site.url, "limit": 500})
+    assert out.startswith(f"3 URLs on {site.url}, from the links on its pages (no sitemap listed any) (outputs/map.txt)")
+    assert "listed no pages that could be read — broken, empty or only pointing at each other" in out
+    assert out.endswith(f"{site.url}/\n{site.url}/one\n{site.url}/two")
+    assert site.seen.count("/a.xml") == 1
+
+
+def test_map_stops_at_its_limit(make_tool):
+    site = TestSite()
+    site.routes["/sitemap.xml"] = lambda r: xml(urlset([f"{site.url}/p/{n}" for n in range(40)]))
+    with site:
+        out = make_tool().call({"action": "map", "url": site.url, "limit": 10})
+    assert out.splitlines()[0].endswith("stopped at limit=10") and len(out.splitlines()) == 11
+
+
+def test_extract_returns_a_row_per_match_with_attributes_made_absolute(make_tool, docs, tmp_path):
+    out = make_tool().call({"action": "extract", "url": f"{docs.url}/products", "each": ".listing",
+                            "fields": json.dumps({"name": "h3", "tel": ".tel", "url": "a@href"})})
+    rows = [{"name": "Harbour flat", "tel": "02 9999 0000", "url": f"{docs.url}/flats/1"},
+            {"name": "Garden cottage", "tel": "02 8888 0000", "url": f"{docs.url}/flats/2"}]
+    assert json.loads(out) == rows
+    assert json.loads((tmp_path / "outputs/extracted.json").read_text()) == rows
+
+
+def test_extract_with_no_selectors_returns_the_pages_json_ld_and_opengraph(make_tool, docs):
+    data = json.loads(make_tool().call({"action": "extract", "url": f"{docs.url}/products"}))
+    assert data["json-ld"][0]["offers"]["price"] == "450"
+    assert data["opengraph"][0]["og:title"] == "Listings at Example"
+    assert data["microdata"] == []
+
+
+def test_extract_by_prompt_is_read_by_the_agents_own_model_and_said_on_the_trace(make_tool, docs, recorder):
+    asked: list[str] = []
+
+    def model(system: str, prompt: str) -> str:
+        asked.append(prompt)
+        return '```json\n{"cheapest": "Garden cottage"}\n```'
+
+    out = make_tool(model=model).call({"action": "extract", "url": f"{docs.url}/products", "prompt": "the cheapest"})
+    assert json.loads(out) == {"cheapest": "Garden cottage"}
+    assert "What to read off it: the cheapest" in asked[0] and "Harbour flat" in asked[0]
+    assert {"event": "extract", "url": f"{docs.url}/products",
+            "model": "the agent's own provider reads the page"} in recorder.events
+
+
+def test_extract_refuses_a_pdf_with_a_sentence_and_writes_nothing(make_tool, docs, tmp_path):
+    with pytest.raises(WebToolError) as refused:
+        make_tool().call({"action": "extract", "url": f"{docs.url}/brochure.pdf", "each": "p"})
+    assert str(refused.value) == (f"{docs.url}/brochure.pdf is application/pdf (22 bytes), not a page to extract "
+                                  f"from; fetch it with mode=raw and save= to keep it")
+    assert not (tmp_path / "outputs/extracted.json").exists()
+
+
+def test_answer_quotes_ranked_passages_with_their_sources_and_no_prose(make_tool, docs):
+    out = make_tool().call({"action": "answer", "query": "how much notice before an inspection",
+                            "urls": [f"{docs.url}/guide", f"{docs.url}/blog/inspections", f"{docs.url}/brochure.pdf"]})
+    lines = out.splitlines()
+    assert lines[0].startswith("Passages that answer 'how much notice before an inspection', best first — BM25 over ")
+    assert lines[0].endswith("(the pages given); quoted as the pages say it, no model wrote this:")
+    assert lines[1] == '1. "# Inspections Tenants must be given notice in writing before an inspection."'
+    assert lines[2] == f"   — {docs.url}/blog/inspections"
+    assert "seven days' notice" in lines[3] and lines[4] == f"   — {docs.url}/guide"
+    assert lines[-1] == f"not read: {docs.url}/brochure.pdf is application/pdf, not a page to read passages from"
+
+
+def test_answer_reads_the_pages_the_accounts_search_found(make_tool, docs, searxng):
+    searxng.results = [{"title": "Guide", "url": f"{docs.url}/guide", "content": "renting"}]
+    out = make_tool(searxng_url=searxng.url).call({"action": "answer", "query": "bond weeks of rent"})
+    assert "(the search's top results)" in out.splitlines()[0]
+    assert "The bond is four weeks of rent" in out.splitlines()[1]
+
+
+def test_monitor_saves_a_baseline_first_then_says_the_lines_added_and_removed(make_tool, docs, tmp_path):
+    tool = make_tool()
+    first = tool.call({"action": "monitor", "url": f"{docs.url}/prices"})
+    assert first.startswith(f"first look at {docs.url}/prices: saved a baseline of 3 lines in state/monitor/page-")
+    assert first.endswith("; the next call says what changed since now")
+    second = tool.call({"action": "monitor", "url": f"{docs.url}/prices"})
+    lines = second.splitlines()
+    assert lines[0].startswith(f"{docs.url}/prices since ") and ": 2 lines added, 1 removed" in lines[0]
+    assert lines[1:] == ["+ Pro costs $12 a month.", "+ New: a yearly plan.", "- Pro costs $9 a month."]
+    third = tool.call({"action": "monitor", "url": f"{docs.url}/prices"})
+    assert third.startswith(f"{docs.url}/prices: nothing changed since ")
+
+
+def test_monitor_a_question_lists_only_the_results_new_since_last_call(make_tool, searxng):
+    tool = make_tool(searxng_url=searxng.url)
+    searxng.results = [{"title": "Old", "url": "https://a.example/old", "content": "x"}]
+    assert tool.call({"action": "monitor", "query": "rental law"}).startswith("first look at 'rental law': saved a "
+                                                                              "baseline of 1 results in state/monitor/")
+    searxng.results = [{"title": "Old", "url": "https://a.example/old", "content": "x"},
+                       {"title": "New ruling", "url": "https://a.example/new", "content": "fresh"}]
+    out = tool.call({"action": "monitor", "query": "rental law"})
+    assert out.splitlines()[:3] == ["'rental law': 1 new result since " + out.splitlines()[0].split(" since ")[1],
+                                    "1. New ruling", "   https://a.example/new"]
+
+
+def test_a_page_that_never_finishes_and_a_body_over_the_cap_are_each_a_sentence(make_tool, tmp_path):
+    site = TestSite({"/big": html(b"<p>" + b"x" * (6 * 1024 * 1024) + b"</p>")})
+    site.trickle.add("/slow")
+    with site:
+        tool = make_tool(fetch_timeout=1.0)
+        with pytest.raises(WebToolError) as slow:
+            tool.call({"action": "extract", "url": f"{site.url}/slow", "each": "p"})
+        out = tool.call({"action": "crawl", "url": f"{site.url}/big"})
+    assert str(slow.value) == f"{site.url}/slow: did not finish within 1s, so it was not kept"
+    assert f"- {site.url}/big: larger than 5 MB, so it was not kept" in out
+    assert not (tmp_path / "outputs/crawl/big.md").exists()
