@@ -75,15 +75,26 @@ def claim(qs_or_model: Any, pk: Any, holder: str, *, now: dt.datetime | None = N
     return taken == 1
 
 
+def _rows(model: Any, pk: Any) -> tuple[models.QuerySet, int]:
+    """Row `pk`, or — additive, for a batch one claim took together (a worker's
+    batch of webhook deliveries) — every row of a list/tuple of pks."""
+    if isinstance(pk, (list, tuple, set, frozenset)):
+        pks = set(pk)
+        return _manager(model).filter(pk__in=pks), len(pks)
+    return _manager(model).filter(pk=pk), 1
+
+
 def renew(model: Any, pk: Any, holder: str) -> bool:
-    """Push the lease on by `LEASE_SECONDS` if `holder` still holds the row. False: the lease is lost."""
+    """Push the lease on by `LEASE_SECONDS` if `holder` still holds the row (every row, for a list of
+    pks). False: the lease is lost (on at least one of them)."""
     until = timezone.now() + dt.timedelta(seconds=lease_seconds())
-    return _manager(model).filter(pk=pk, lease_holder=holder).update(lease_until=until) == 1
+    rows, count = _rows(model, pk)
+    return rows.filter(lease_holder=holder).update(lease_until=until) == count
 
 
 def release(model: Any, pk: Any, holder: str) -> None:
-    """Let go of the row if it is still ours (a row another holder took is left alone)."""
-    _manager(model).filter(pk=pk, lease_holder=holder).update(lease_holder="", lease_until=None)
+    """Let go of the row (or rows) if still ours (a row another holder took is left alone)."""
+    _rows(model, pk)[0].filter(lease_holder=holder).update(lease_holder="", lease_until=None)
 
 
 def holds(model: Any, pk: Any, holder: str) -> bool:
@@ -115,7 +126,7 @@ class Heartbeat:
         self._good_until = timezone.now() + dt.timedelta(seconds=lease_seconds())
 
     def __enter__(self) -> "Heartbeat":
-        self._thread = threading.Thread(target=self._beat, name=f"lease-{self.pk}", daemon=True)
+        self._thread = threading.Thread(target=self._beat, name="lease-heartbeat", daemon=True)
         self._thread.start()
         return self
 

@@ -11,6 +11,8 @@ from foldrun.contract.frontmatter import split_frontmatter
 from foldrun.contract.rules.notify import NotifyConfig, parse_notify
 from library.models import LibraryFile, scope_key_for
 
+from .secrets import read_secret
+
 log = logging.getLogger(__name__)
 
 
@@ -72,8 +74,6 @@ def notify_config_for(workspace: Workspace) -> NotifyConfig | None:
 
 def webhook_url(workspace: Workspace, config: NotifyConfig) -> str | None:
     """The webhook URL now: the literal, or the named secret's value."""
-    from .secrets import read_secret
-
     if config.url:
         return config.url
     if config.url_secret:

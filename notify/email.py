@@ -13,12 +13,13 @@ from django.conf import settings
 from django.core.mail import EmailMultiAlternatives, get_connection
 
 from .links import unsubscribe_url
+from .models import MailSend
 from .preferences import LOCKED, PER_WORKSPACE, STOP_WORDS, may_send
 from .secrets import read_secret
 
 log = logging.getLogger(__name__)
 
-RESEND_BACKEND = "anymail.backends.resend.EmailBackend"
+RESEND_BACKEND = "notify.resend.EmailBackend"
 
 
 @dataclass
@@ -75,14 +76,14 @@ def _provider_words(exc: Exception) -> tuple[str, int | None]:
     return first[:500], status
 
 
-def _remember(result: "SendResult", *, to: str, subject: str, category: str, account, workspace) -> "SendResult":
-    from .models import MailSend
-
+def remember(result: "SendResult", *, to: str, subject: str, category: str, account, workspace,
+             outgoing=None) -> "SendResult":
+    """Record one try of a mail and what came back."""
     try:
         MailSend.objects.create(
             account=account, workspace=workspace, to=to, category=category, subject=subject[:300],
             provider=result.provider, sent=result.sent, skipped=result.skipped, message=result.message[:500],
-            status_code=result.status_code,
+            status_code=result.status_code, outgoing=outgoing,
         )
     except Exception:  # the record must never stop the mail
         log.exception("could not record a %s mail", category)
@@ -101,15 +102,17 @@ def send_mail(
     html: str | None = None,
     headers: dict[str, str] | None = None,
 ) -> SendResult:
-    """Send one mail to one address, if that address takes `category`, and
-    record what came back (see `_send`)."""
-    result = _send(to=to, subject=subject, body=body, category=category, account=account, workspace=workspace,
-                   platform=platform, html=html, headers=headers)
-    return _remember(result, to=to, subject=subject, category=category, account=account,
+    """Send one mail to one address now, if that address takes `category`, and
+    record what came back (see `attempt_mail`). Notification mail goes through
+    the outbox instead (notify/outbox.py); this is for a person waiting on the
+    answer (the test button)."""
+    result = attempt_mail(to=to, subject=subject, body=body, category=category, account=account,
+                          workspace=workspace, platform=platform, html=html, headers=headers)
+    return remember(result, to=to, subject=subject, category=category, account=account,
                      workspace=workspace)
 
 
-def _send(
+def attempt_mail(
     *,
     to: str,
     subject: str,
@@ -120,6 +123,7 @@ def _send(
     platform: bool = False,
     html: str | None = None,
     headers: dict[str, str] | None = None,
+    idempotency_key: str | None = None,
 ) -> SendResult:
     """Send one mail to one address, if that address takes `category`.
 
@@ -150,6 +154,8 @@ def _send(
                                      connection=connection)
     if html:
         message.attach_alternative(html, "text/html")
+    # Read by notify.resend.EmailBackend (an HTTP header to Resend, not a mail header).
+    message.idempotency_key = idempotency_key
     try:
         message.send()
     except Exception as exc:  # anymail raises its own types; SMTP its own: all are the provider's answer

@@ -17,6 +17,8 @@ import json
 import time
 from typing import Mapping
 
+from foldrun.contract.findings import ContractError
+from foldrun.contract.frontmatter import split_frontmatter
 from foldrun.contract.rules.notify import NotifyConfig, parse_notify
 from foldrun.ids import new_id
 
@@ -40,9 +42,6 @@ def deliver_once(url: str, event: str, payload: dict, *, signing_secret: str | N
 
 def local_config(desk) -> NotifyConfig | None:
     """The `notify:` a local desk runs under: its AGENTS.md, else the library's."""
-    from foldrun.contract.findings import ContractError
-    from foldrun.contract.frontmatter import split_frontmatter
-
     for files in (desk.files, desk.library):
         text = files.get("AGENTS.md")
         if not text:

@@ -51,10 +51,11 @@ class Delivery(models.Model):
     status = models.CharField(max_length=12, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING)
     attempts_made = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
-    # Set while a worker holds the delivery; an expired lease means that worker was lost.
-    lease_until = models.DateTimeField(null=True, blank=True)
-    # Which claim holds it: a worker claiming several at once finds its own by this.
-    lease_token = models.CharField(max_length=32, blank=True, db_index=True)
+    # The lease (foldrun/leases.py) of the attempt in flight: which claim holds
+    # it and until when. The holder's heartbeat renews it; an expired lease on
+    # a pending delivery means its worker was lost (the sweep records that).
+    lease_holder = models.CharField(max_length=64, blank=True, db_index=True)
+    lease_until = models.DateTimeField(null=True, blank=True, db_index=True)
     endpoint_fingerprint = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -83,6 +84,8 @@ class Attempt(models.Model):
     response_excerpt = models.CharField(max_length=RESPONSE_EXCERPT_CHARS, blank=True)
     error = models.CharField(max_length=500, blank=True)
     ok = models.BooleanField(default=False)
+    # The worker died while this attempt was in flight: what the receiver got is unknown.
+    lost = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["delivery", "number"]
@@ -206,6 +209,9 @@ class MailSend(models.Model):
     skipped = models.BooleanField(default=False)
     message = models.CharField(max_length=500, blank=True)
     status_code = models.PositiveIntegerField(null=True, blank=True)
+    # The outbox row this try was for (none for a mail sent at once, e.g. the test button).
+    outgoing = models.ForeignKey("OutgoingMail", null=True, blank=True, on_delete=models.SET_NULL,
+                                 related_name="sends")
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
@@ -213,6 +219,48 @@ class MailSend(models.Model):
 
     def __str__(self) -> str:
         return f"{self.category} mail to {self.to}: {'sent' if self.sent else 'not sent'}"
+
+
+class MailStatus(models.TextChoices):
+    PENDING = "pending"
+    SENT = "sent"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+
+class OutgoingMail(models.Model):
+    """The mail outbox: one notification mail, written in the transaction of
+    what caused it (a run's change, an endpoint switched off, a broken key),
+    then sent by a task that holds the row's lease, retried on the provider's
+    passing faults and recorded (each try is a MailSend).
+
+    `body` is kept only until the mail is finished (it can carry approve and
+    reject links); the record of what happened stays in MailSend.
+    """
+
+    public_id = public_id_field("mail")
+    account = models.ForeignKey(Account, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    workspace = models.ForeignKey(Workspace, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    platform = models.BooleanField(default=False)
+    to = models.EmailField()
+    category = models.CharField(max_length=20)
+    subject = models.CharField(max_length=300)
+    body = models.TextField(blank=True)
+    status = models.CharField(max_length=12, choices=MailStatus.choices, default=MailStatus.PENDING)
+    tries = models.PositiveIntegerField(default=0)
+    next_try_at = models.DateTimeField(null=True, blank=True)
+    message = models.CharField(max_length=500, blank=True)
+    lease_holder = models.CharField(max_length=64, blank=True, db_index=True)
+    lease_until = models.DateTimeField(null=True, blank=True, db_index=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["status", "next_try_at"], name="notify_mail_due")]
+
+    def __str__(self) -> str:
+        return f"{self.public_id} {self.category} to {self.to}: {self.status}"
 
 
 class Kick(models.Model):

@@ -14,6 +14,8 @@ from django.views.decorators.http import require_POST
 from accounts.access import current_membership, workspace_for_user
 from accounts.models import Workspace
 from foldrun.api import ApiError
+from runs.actions import do_decide_approval
+from runs.models import Approval
 
 from . import actions
 from .config import notify_config_for
@@ -33,8 +35,6 @@ def _workspace(request: HttpRequest, ws: str):
 
 def _waiting(claim):
     """(approval, problem page context) for a link's step."""
-    from runs.models import Approval
-
     approval = (
         Approval.objects.select_related("run", "run__workspace", "step")
         .filter(step__public_id=claim.step_id, kind="gate")
@@ -85,8 +85,6 @@ def decide(request: HttpRequest, token: str) -> HttpResponse:
     context = {"approval": approval, "run": approval.run, "step": approval.step, "action": claim.action,
                "approver": claim.approver, "token": token, "previous": _previous_outputs(approval.step)}
     if request.method == "POST":
-        from runs.actions import do_decide_approval
-
         try:
             do_decide_approval(approval, approved=claim.action == "approve",
                                label=claim.approver or "a link in a notification")

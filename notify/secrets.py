@@ -15,6 +15,7 @@ import logging
 from django.conf import settings
 
 from foldrun import sealing
+from vault.actions import resolve_secrets
 
 log = logging.getLogger(__name__)
 
@@ -24,8 +25,6 @@ def read_secret(account, workspace, name: str) -> str | None:
 
     Returns None when neither has it.
     """
-    from vault.actions import resolve_secrets
-
     resolved = resolve_secrets(workspace, [name], account=account)
     item = resolved.get(name)
     if item is None:

@@ -20,7 +20,7 @@ class AttemptSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Attempt
-        fields = ["number", "redelivery", "ok", "statusCode", "durationMs", "response", "error", "startedAt"]
+        fields = ["number", "redelivery", "ok", "lost", "statusCode", "durationMs", "response", "error", "startedAt"]
 
 
 class DeliverySerializer(serializers.ModelSerializer):

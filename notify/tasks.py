@@ -1,11 +1,15 @@
-"""Notification tasks. They take ids, re-read rows, and are idempotent: an
-attempt is claimed with a conditional update, so a task delivered twice (or
-a sweep racing a countdown) sends once."""
+"""Notification tasks. They take ids, re-read rows and are safe to run twice:
+each attempt and each mail is claimed with its lease (foldrun/leases.py)
+first, so a task delivered twice — or a sweep racing a drain — sends once.
+Everything is queued by task NAME (notify/enqueue.py); nothing imports this
+module but Celery."""
 from __future__ import annotations
 
 import logging
 
 from celery import shared_task
+
+from .actions import do_purge_old_deliveries, drain, perform_batch, send_outgoing, sweep_deliveries, sweep_mail
 
 log = logging.getLogger(__name__)
 
@@ -13,64 +17,38 @@ log = logging.getLogger(__name__)
 @shared_task(name="notify.attempt_delivery", ignore_result=True)
 def attempt_delivery(delivery_pk: int) -> None:
     """Attempt this delivery, and any other due ones up to a batch."""
-    from .actions import perform_batch
-
     perform_batch([delivery_pk])
-
-
-# The sweep hands attempts out in small batches: one message per batch keeps
-# a sweep over 10,000 due attempts fast, and small batches keep one slow
-# receiver (8 s each) from holding up many others.
-SWEEP_BATCH = 16  # = notify.actions.BATCH
 
 
 @shared_task(name="notify.attempt_deliveries", ignore_result=True)
 def attempt_deliveries(delivery_pks: list[int]) -> None:
-    from .actions import perform_batch
-
     perform_batch(list(delivery_pks))
 
 
 @shared_task(name="notify.drain_deliveries", ignore_result=True)
 def drain_deliveries() -> int:
-    """Attempt every due delivery, in parallel batches (see actions.drain)."""
-    from .actions import drain
-
+    """Attempt every due delivery, in parallel batches (see deliveries.drain)."""
     return drain()
+
+
+@shared_task(name="notify.send_mail", ignore_result=True)
+def send_mail_task(outgoing_pk: int) -> None:
+    """Try one outbox mail (see outbox.send_outgoing)."""
+    send_outgoing(outgoing_pk)
 
 
 @shared_task(name="notify.sweep_due_deliveries", ignore_result=True)
 def sweep_due_deliveries() -> int:
-    """Re-enqueue every due attempt nobody holds: what a lost worker or a
-    restarted broker dropped is picked up here, never lost. A delivery
-    enqueued twice is still sent once: each attempt is claimed first."""
-    from .actions import due_delivery_ids
-    from .models import Kick
-
-    # A drain lost with its worker left the kick set; clear it so the next
-    # new delivery queues a fresh one.
-    Kick.objects.update(pending=False)
-    ids = due_delivery_ids()
-    for start in range(0, len(ids), SWEEP_BATCH):
-        attempt_deliveries.delay(ids[start:start + SWEEP_BATCH])
-    return len(ids)
+    """The beat sweep, every FOLDRUN_SWEEP_SECONDS: attempts and mail whose
+    worker was lost (an expired lease) are written down as lost and their next
+    try scheduled; whatever is due — a retry whose time came, anything a lost
+    worker or a restarted broker dropped — is queued. It never waits for the
+    broker to redeliver. Returns how many deliveries were due."""
+    due = sweep_deliveries()
+    sweep_mail()
+    return due
 
 
 @shared_task(name="notify.purge_old_deliveries", ignore_result=True)
 def purge_old_deliveries() -> int:
-    from .actions import do_purge_old_deliveries
-
     return do_purge_old_deliveries()
-
-
-@shared_task(name="notify.handle_run_event", ignore_result=True)
-def handle_run_event_task(run_pk: int, event: str, approval_pk: int | None = None) -> None:
-    from runs.models import Approval, Run
-
-    from .actions import handle_run_event
-
-    run = Run.objects.select_related("workspace", "workspace__account").filter(pk=run_pk).first()
-    if run is None:
-        return
-    approval = Approval.objects.select_related("step").filter(pk=approval_pk).first() if approval_pk else None
-    handle_run_event(run, event, approval)

@@ -16,7 +16,13 @@
 - `step`: the `Step` concerned, or None
 - `approval`: the pending `Approval` for `awaiting-approval`, else None
 
-It is always sent after the transaction that changed the run commits
+`run_event_recorded` is the same event with the same arguments, sent at once,
+inside the transaction that changed the run: a receiver there writes rows
+that must commit with the run's change or not at all (notify's deliveries
+and mail outbox). It must not send anything itself, and must keep its own
+failure to itself (a savepoint), since the run's transaction is at stake.
+
+`run_event` is always sent after the transaction that changed the run commits
 (`transaction.on_commit`), so a receiver sees committed rows and may enqueue
 Celery work. A receiver must not raise: an exception is logged and ignored
 (`send_robust`), the run goes on.
@@ -40,6 +46,7 @@ from django.dispatch import Signal
 log = logging.getLogger(__name__)
 
 run_event = Signal()
+run_event_recorded = Signal()
 
 RUN_EVENTS = ("completed", "blocked", "failed", "awaiting-approval", "waiting", "cancelled", "sla", "quarantined")
 
@@ -48,6 +55,11 @@ def emit(run, event: str, *, step=None, approval=None) -> None:
     """Send `run_event` once the current transaction commits."""
     if event not in RUN_EVENTS:
         raise ValueError(f"unknown run event {event!r}")
+
+    for receiver, result in run_event_recorded.send_robust(sender=type(run), run=run, event=event, step=step,
+                                                           approval=approval):
+        if isinstance(result, Exception):
+            log.error("run_event_recorded receiver %r failed for %s %s: %r", receiver, run.public_id, event, result)
 
     def send() -> None:
         for receiver, result in run_event.send_robust(sender=type(run), run=run, event=event, step=step,

@@ -125,3 +125,20 @@ class OAuthPending(models.Model):
 
     def aad(self) -> bytes:
         return f"foldrun-oauth-pending/{self.account_id}/{self.state}".encode()
+
+
+class KeyProbe(models.Model):
+    """An account's daily key probe as a leased piece of work (foldrun/leases.py):
+    the worker asking the account's keys holds this row's lease, renewed by a
+    heartbeat, through the whole check. A second delivery of the same day's
+    task finds it held (or just finished) and asks nothing; a worker that
+    lost the lease writes no verdict and sends no mail."""
+
+    account = models.OneToOneField(Account, on_delete=models.CASCADE, related_name="+")
+    lease_holder = models.CharField(max_length=64, blank=True, db_index=True)
+    lease_until = models.DateTimeField(null=True, blank=True, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"key probe of {self.account_id}"

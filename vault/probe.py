@@ -8,7 +8,6 @@ only a newly broken one is reported.
 """
 from __future__ import annotations
 
-import datetime as dt
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Mapping
@@ -26,8 +25,14 @@ from foldrun.providers.client import (
     ModelClient, ProviderConfigError, ProviderError, ProviderRefusal, Supply, supply_from_block,
 )
 from foldrun.providers.probe import format_probe, run_probe
+from foldrun.contract.desk import AGENT, AGENTS_MD, classify
+from foldrun.contract.frontmatter import split_frontmatter
+from foldrun.leases import Heartbeat
+from library.actions import files_at
+from notify.outbox import queue_mail
 from vault import actions
 from vault.models import BROKEN_VERDICTS, ProviderCheck, Verdict
+from vault.serializers import check_data
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +82,6 @@ class Credential:
 
 
 def _provider_of(text: str, path: str) -> Any:
-    from foldrun.contract.frontmatter import split_frontmatter
-
     try:
         parsed = split_frontmatter(text, path, required=False)
     except Exception:  # a malformed file is check's business, not the probe's
@@ -87,8 +90,6 @@ def _provider_of(text: str, path: str) -> Any:
 
 
 def _blocks_in(files: Mapping[str, Any], workspace: Workspace | None, prefix: str) -> list[UsedBlock]:
-    from foldrun.contract.desk import AGENT, AGENTS_MD, classify
-
     found = []
     for path, revision in sorted(files.items()):
         kind = classify(path)[0]
@@ -113,8 +114,6 @@ def _blocks_in(files: Mapping[str, Any], workspace: Workspace | None, prefix: st
 
 def provider_blocks(account: Account) -> list[UsedBlock]:
     """Every provider block the account's files use, and where."""
-    from library.actions import files_at
-
     blocks = _blocks_in(files_at(account, None), None, "account library: ")
     for workspace in Workspace.objects.filter(account=account).order_by("name"):
         blocks += _blocks_in(files_at(account, workspace), workspace, f"{workspace.name}: ")
@@ -234,20 +233,27 @@ def ask(cred: Credential, http: httpx.Client | None) -> tuple[str, str]:
     return Verdict.OK, "the key was accepted and the model answered"
 
 
-def check_account_providers(account_id: int, *, report: bool = True, http: httpx.Client | None = None) -> list[ProviderCheck]:
-    """Ask every distinct (endpoint, key) once; record per secret; report the newly broken."""
+def check_account_providers(account_id: int, *, report: bool = True, http: httpx.Client | None = None,
+                            lease: Heartbeat | None = None) -> list[ProviderCheck]:
+    """Ask every distinct (endpoint, key) once; record per secret; report the newly broken.
+
+    With `lease` (the daily probe's, see vault/tasks.py) the verdicts and the
+    report are written only while it still holds: a worker that lost its
+    lease mid-check (LeaseLost) writes nothing and mails nobody."""
     account = Account.objects.get(pk=account_id)
     rows: list[ProviderCheck] = []
     newly_broken: list[ProviderCheck] = []
     creds = credentials_for(account)
     # The questions go out side by side (each waits on a network answer);
-    # the records are written here, one credential at a time.
+    # the records are written afterwards, in one transaction.
     with ThreadPoolExecutor(max_workers=PARALLEL_QUESTIONS) as pool:
         answers = list(pool.map(lambda cred: ask(cred, http), creds))  # None: net's "model" client
-    for cred, (verdict, message) in zip(creds, answers):
-        now = timezone.now()
-        for key_scope, key_name in cred.keys():
-            with transaction.atomic():
+    if lease is not None:
+        lease.check()
+    with transaction.atomic():
+        for cred, (verdict, message) in zip(creds, answers):
+            now = timezone.now()
+            for key_scope, key_name in cred.keys():
                 row, _ = ProviderCheck.objects.select_for_update().get_or_create(
                     account=account, endpoint=cred.endpoint[:500], key_scope=key_scope, key_name=key_name,
                     defaults={"format": cred.fmt})
@@ -261,9 +267,14 @@ def check_account_providers(account_id: int, *, report: bool = True, http: httpx
                 elif not is_broken:
                     row.broken_since = None
                 row.save()
-            rows.append(row)
-    if report and newly_broken:
-        _report(account, newly_broken)
+                rows.append(row)
+        if report and newly_broken:
+            _report(account, newly_broken)
+        if lease is not None:
+            lease.check()  # still ours at the commit: else roll it all back
+    if report:
+        for row in newly_broken:
+            provider_broken.send(sender=ProviderCheck, check=row, account=account)
     return rows
 
 
@@ -279,21 +290,15 @@ def _report(account: Account, rows: list[ProviderCheck]) -> None:
     body = ("The daily key check found a provider that worked before and does not now:\n\n" + "\n".join(lines)
             + "\n\nRuns that use it will fail until the key is fixed. After rotating a key, "
               "`foldrun account providers --check` checks again.\n")
-    from notify.email import send_platform_mail
-
     for owner in owners:
         if owner:  # the account category: always on, but still asked at send time
-            send_platform_mail(to=owner, subject=subject, body=body, category="account")
-    now = timezone.now()
-    for row in rows:
-        ProviderCheck.objects.filter(pk=row.pk).update(reported_at=now)
-        provider_broken.send(sender=ProviderCheck, check=row, account=account)
+            # The mail outbox: written with the verdicts, sent by its own task once they commit.
+            queue_mail(to=owner, subject=subject, body=body, category="account", platform=True)
+    ProviderCheck.objects.filter(pk__in=[row.pk for row in rows]).update(reported_at=timezone.now())
 
 
 def providers_table(account: Account) -> dict:
     """What would be checked now, beside the last answer for each."""
-    from vault.serializers import check_data
-
     last = {(r.endpoint, r.key_scope, r.key_name): r for r in ProviderCheck.objects.filter(account=account)}
     results = []
     seen = set()
@@ -316,8 +321,6 @@ def providers_table(account: Account) -> dict:
 
 
 def _workspace_block(account: Account, workspace: Workspace | None) -> dict | None:
-    from library.actions import files_at
-
     for scope in ([workspace] if workspace else []) + [None]:
         files = files_at(account, scope)
         revision = files.get("AGENTS.md")

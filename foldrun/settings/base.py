@@ -203,12 +203,16 @@ FOLDRUN_RESEND_API_URL = env_str("FOLDRUN_RESEND_API_URL", "https://api.resend.c
 # when unset). Changing it kills every link already mailed.
 FOLDRUN_LINK_KEY = env_str("FOLDRUN_LINK_KEY", "")
 
-# Notify: re-enqueue due webhook attempts a lost worker dropped; keep the
+# Notify: record webhook attempts and mail lost with their worker, queue what is due (retries are times in
+# the rows, sent within a sweep of their time); keep the
 # delivery log 30 days.
-CELERY_BEAT_SCHEDULE["notify-sweep-due-deliveries"] = {"task": "notify.sweep_due_deliveries", "schedule": 30.0}
+CELERY_BEAT_SCHEDULE["notify-sweep-due-deliveries"] = {"task": "notify.sweep_due_deliveries",
+                                                  "schedule": float(FOLDRUN_SWEEP_SECONDS)}
 CELERY_BEAT_SCHEDULE["notify-purge-old-deliveries"] = {"task": "notify.purge_old_deliveries", "schedule": 3600.0}
 # The daily key probe: every provider key the accounts' files use, asked one 1-token question.
 CELERY_BEAT_SCHEDULE["vault-daily-key-probe"] = {"task": "vault.probe_all_accounts", "schedule": 86400.0}
+# A probe whose worker died mid-check (its lease ran out) is started again.
+CELERY_BEAT_SCHEDULE["vault-sweep-key-probes"] = {"task": "vault.sweep_key_probes", "schedule": 60.0}
 # Flow schedules: every few seconds, start the runs whose cron (in the flow's timezone) is due — so a schedule
 # fires within seconds of its minute; the `sla` check and the sandbox sweep run once a minute.
 CELERY_BEAT_SCHEDULE["runs-fire-schedules"] = {"task": "runs.fire_schedules", "schedule": 5.0}

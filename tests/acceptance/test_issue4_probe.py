@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.core import mail
 
 from library.actions import FileWrite, do_write_files
 from tests.cli.conftest import cli, foldrun_home, signed_in_as  # noqa: F401
@@ -18,6 +17,7 @@ from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from vault.actions import do_set_secret
 from vault.models import ProviderCheck
 from vault.probe import check_account_providers
+from tests.notify.conftest import send_outbox
 
 PLANTED = "sk-audit4-probe-planted-42"
 
@@ -83,8 +83,8 @@ def test_only_the_newly_broken_provider_is_mailed_to_the_owners(account, workspa
     check_account_providers(account.pk)
     fake_provider.reply_status(403)
     check_account_providers(account.pk)
-    assert [m.to for m in mail.outbox] == [["alice@example.com"], ["alice@example.com"]]   # bob is a viewer
-    assert all(PLANTED not in m.body + m.subject for m in mail.outbox)
+    assert [m.to for m in send_outbox()] == [["alice@example.com"], ["alice@example.com"]]   # bob is a viewer
+    assert all(PLANTED not in m.body + m.subject for m in send_outbox())
 
 
 # ---------------------------------------------------------------- the terminal

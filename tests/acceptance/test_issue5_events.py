@@ -8,7 +8,6 @@ import json
 from decimal import Decimal
 
 import pytest
-from django.core import mail
 from django.utils import timezone
 
 from foldrun.contract import Desk, check
@@ -17,7 +16,7 @@ from runs.actions import check_start_run
 from runs.models import Run
 from runs.triggers import fire_due_schedules
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
-from tests.notify.conftest import receiver  # noqa: F401
+from tests.notify.conftest import send_outbox, receiver  # noqa: F401
 from tests.runs.helpers import agent_file, drive, push
 
 SPEC_FIELDS = ["text", "workspace", "runId", "flow", "status", "verdict", "summary", "costUsd", "startedAt",
@@ -203,11 +202,11 @@ def test_a_workspace_block_replaces_the_account_s_whole(workspace, alice, fake_p
                      "flows/rankings.md": "---\nname: rankings\n---\n1. [[reporter]] — Report.\n"})
     fake_provider.reply_text("GOOD — inherited")
     _run(workspace, alice, django_capture_on_commit_callbacks, flow="rankings")
-    assert [m.to for m in mail.outbox] == [["ops@example.com"]]
+    assert [m.to for m in send_outbox()] == [["ops@example.com"]]
     push(workspace, {"AGENTS.md": f"---\nnotify: {receiver.url}\n---\n"})
     fake_provider.reply_text("GOOD — replaced")
     _run(workspace, alice, django_capture_on_commit_callbacks, flow="rankings")
-    assert len(mail.outbox) == 1 and _events() == []  # no email, and completed is not a default
+    assert len(send_outbox()) == 1 and _events() == []  # no email, and completed is not a default
 
 
 def test_check_refuses_a_bad_destination_or_an_unknown_event():
@@ -242,11 +241,11 @@ def test_the_server_s_check_and_deploy_refuse_an_unknown_event(alice_api, worksp
 
 def test_the_engine_s_own_quarantined_event_is_heard_once(workspace, alice, desk, fake_provider,
                                                           django_capture_on_commit_callbacks):
-    from runs.signals import run_event
+    from runs.signals import emit
 
     desk(steps="1. [[reporter]] — Report.\n   verify: reply ^GOOD\n")
     fake_provider.reply_text("BAD — down")
     run = _run(workspace, alice, django_capture_on_commit_callbacks, flow="rankings")
-    run_event.send(sender=Run, run=run, event="quarantined")
-    run_event.send(sender=Run, run=run, event="quarantined")
+    emit(run, "quarantined")
+    emit(run, "quarantined")
     assert _events() == ["failed", "quarantined"]

@@ -15,7 +15,6 @@ import time
 from datetime import timedelta
 
 import pytest
-from django.core import mail
 from django.test import Client
 from django.utils import timezone
 
@@ -24,7 +23,7 @@ from notify.models import Delivery
 from runs.actions import check_start_run
 from runs.models import Run
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
-from tests.notify.conftest import public_url, receiver  # noqa: F401
+from tests.notify.conftest import send_outbox, public_url, receiver  # noqa: F401
 from tests.runs.helpers import agent_file, drive, push
 
 APPROVER = "owner@example.com"
@@ -83,7 +82,7 @@ def test_the_get_asks_and_the_page_s_own_form_decides_once(workspace, alice, fak
                                                            django_capture_on_commit_callbacks):
     _gate_desk(workspace, fake_provider, receiver, flow_head=f"approvers: [{APPROVER}]\n")
     run = _parked(workspace, alice, fake_provider, django_capture_on_commit_callbacks)
-    links = _links_of(next(m for m in mail.outbox if m.to == [APPROVER]))
+    links = _links_of(next(m for m in send_outbox() if m.to == [APPROVER]))
     browser = Client(enforce_csrf_checks=True)
     approve = links["approveUrl"].removeprefix(public_url)
     reject = links["rejectUrl"].removeprefix(public_url)
@@ -129,7 +128,7 @@ def test_an_approver_s_links_are_bound_to_their_address_and_the_destination_s_ar
     _gate_desk(workspace, fake_provider, receiver, flow_head=f"approvers: [{APPROVER}]\n",
                notify="---\nnotify:\n  email: ops@example.com\n---\n")
     _parked(workspace, alice, fake_provider, django_capture_on_commit_callbacks)
-    by_address = {m.to[0]: _links_of(m) for m in mail.outbox}
+    by_address = {m.to[0]: _links_of(m) for m in send_outbox()}
     assert sorted(by_address) == ["ops@example.com", APPROVER]
     assert read_approval_token(_token(by_address[APPROVER]["approveUrl"])).approver == APPROVER
     assert read_approval_token(_token(by_address["ops@example.com"]["approveUrl"])).approver == ""
@@ -140,7 +139,7 @@ def test_a_forwarded_approver_link_decides_nothing_for_someone_signed_in_as_anot
 ):
     _gate_desk(workspace, fake_provider, receiver, flow_head=f"approvers: [{APPROVER}]\n")
     run = _parked(workspace, alice, fake_provider, django_capture_on_commit_callbacks)
-    approve = _links_of(next(m for m in mail.outbox if m.to == [APPROVER]))["approveUrl"].removeprefix(public_url)
+    approve = _links_of(next(m for m in send_outbox() if m.to == [APPROVER]))["approveUrl"].removeprefix(public_url)
     client.force_login(bob)
     answer = client.post(approve)
     assert answer.status_code == 403
@@ -190,8 +189,8 @@ def test_no_links_without_a_public_url(workspace, alice, fake_provider, receiver
     _parked(workspace, alice, fake_provider, django_capture_on_commit_callbacks)
     body = json.loads(Delivery.objects.get(event="awaiting-approval").body)
     assert (body["approveUrl"], body["rejectUrl"], body["links"]) == (None, None, [])
-    assert all("/decide/" not in m.body for m in mail.outbox)
-    assert [m.to for m in mail.outbox] == [[APPROVER]]  # the approver still hears of it
+    assert all("/decide/" not in m.body for m in send_outbox())
+    assert [m.to for m in send_outbox()] == [[APPROVER]]  # the approver still hears of it
 
 
 def test_the_log_shows_links_redacted_and_the_receiver_gets_them(workspace, alice, fake_provider, receiver,
@@ -226,4 +225,4 @@ def test_a_wait_event_park_gets_no_link(workspace, alice, fake_provider, receive
         run = drive(check_start_run(workspace=workspace, user=alice, flow="signed"))
     assert run.status == "waiting"
     assert all("/decide/" not in d.body for d in Delivery.objects.all())
-    assert all("/decide/" not in m.body for m in mail.outbox)
+    assert all("/decide/" not in m.body for m in send_outbox())

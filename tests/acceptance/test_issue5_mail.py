@@ -18,7 +18,7 @@ from notify.preferences import do_set_preference, may_send
 from runs.actions import check_start_run
 from tests.cli.conftest import cli, foldrun_home, signed_in_as  # noqa: F401
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
-from tests.notify.conftest import fake_resend, public_url, write_agents_md  # noqa: F401
+from tests.notify.conftest import send_outbox, fake_resend, public_url, write_agents_md  # noqa: F401
 from tests.runs.helpers import agent_file, drive, push
 from vault.actions import do_set_secret
 
@@ -49,6 +49,7 @@ def test_a_run_s_mail_goes_through_resend_on_the_account_s_key_from_its_address(
 ):
     run = _finished_run(workspace, alice, fake_provider, django_capture_on_commit_callbacks)
     assert run.status == "completed"
+    assert send_outbox() == []  # sent by the outbox's worker task, and nothing through the platform's connection
     assert own_key.auth == ["Bearer re_audit5_account_key"]
     sent = own_key.sent[0]
     assert sent["from"] == "Rank Desk <desk@acme.example>" and sent["to"] == ["ops@example.com"]
@@ -59,7 +60,6 @@ def test_a_run_s_mail_goes_through_resend_on_the_account_s_key_from_its_address(
     link = sent["headers"]["List-Unsubscribe"]
     assert link.startswith(f"<{public_url}/api/unsubscribe?token=") and link.endswith(">")
     assert f"Stop run alerts from rank-desk: {link[1:-1]}" in sent["text"]
-    assert mail.outbox == []  # nothing through the platform's connection
     row = MailSend.objects.get()
     assert (row.provider, row.sent, row.message) == ("resend", True, "Resend accepted it (id re_0001).")
 
@@ -69,16 +69,16 @@ def test_without_the_account_s_key_mail_comes_from_foldrun_s_own_sender(
 ):
     _finished_run(workspace, alice, fake_provider, django_capture_on_commit_callbacks)
     assert fake_resend.sent == []
-    parsed = email.message_from_bytes(mail.outbox[0].message().as_bytes(), policy=email.policy.default)
+    parsed = email.message_from_bytes(send_outbox()[0].message().as_bytes(), policy=email.policy.default)
     assert str(parsed["From"]) == PLATFORM_SENDER
-    assert mail.outbox[0].from_email == PLATFORM_SENDER
+    assert send_outbox()[0].from_email == PLATFORM_SENDER
 
 
 def test_a_key_without_email_from_still_falls_back_to_the_platform(workspace, account, alice, fake_provider,
                                                                    fake_resend, django_capture_on_commit_callbacks):
     do_set_secret(account, None, "RESEND_API_KEY", value="re_audit5_account_key")
     _finished_run(workspace, alice, fake_provider, django_capture_on_commit_callbacks)
-    assert fake_resend.sent == [] and mail.outbox[0].from_email == PLATFORM_SENDER
+    assert fake_resend.sent == [] and send_outbox()[0].from_email == PLATFORM_SENDER
 
 
 def test_an_invite_comes_from_the_platform_even_when_the_account_has_its_own_key(
@@ -88,8 +88,8 @@ def test_an_invite_comes_from_the_platform_even_when_the_account_has_its_own_key
         answer = alice_api.post("/api/invites", {"email": "dora@example.com", "role": "viewer"}, format="json")
     assert answer.status_code == 201
     assert own_key.sent == []
-    assert [(m.from_email, m.to) for m in mail.outbox] == [(PLATFORM_SENDER, ["dora@example.com"])]
-    assert "List-Unsubscribe" not in mail.outbox[0].extra_headers  # invites cannot be turned off
+    assert [(m.from_email, m.to) for m in send_outbox()] == [(PLATFORM_SENDER, ["dora@example.com"])]
+    assert "List-Unsubscribe" not in send_outbox()[0].extra_headers  # invites cannot be turned off
 
 
 def test_a_provider_refusal_is_recorded_in_its_own_words_and_the_run_goes_on(
@@ -98,6 +98,7 @@ def test_a_provider_refusal_is_recorded_in_its_own_words_and_the_run_goes_on(
     own_key.refuse = (403, "validation_error", "You can only send testing emails to your own email address.")
     run = _finished_run(workspace, alice, fake_provider, django_capture_on_commit_callbacks)
     assert run.status == "completed"
+    send_outbox()
     row = MailSend.objects.get()
     assert (row.sent, row.status_code, row.message) == (
         False, 403, "You can only send testing emails to your own email address.")
@@ -119,7 +120,8 @@ def test_a_run_alert_turned_off_for_the_workspace_is_not_sent_and_is_recorded_sk
 ):
     do_set_preference("ops@example.com", "run-alerts", False, workspace)
     _finished_run(workspace, alice, fake_provider, django_capture_on_commit_callbacks)
-    assert mail.outbox == []
+    assert send_outbox() == []
+    send_outbox()
     row = MailSend.objects.get()
     assert (row.sent, row.skipped, row.message) == (False, True, "ops@example.com has turned off run-alerts mail for rank-desk.")
 
@@ -134,7 +136,8 @@ def test_an_approver_who_turned_approvals_off_gets_no_gate_mail(workspace, alice
     with django_capture_on_commit_callbacks(execute=True):
         run = drive(check_start_run(workspace=workspace, user=alice, flow="gated"))
     assert run.status == "awaiting-approval"
-    assert mail.outbox == []
+    assert send_outbox() == []
+    send_outbox()
     assert MailSend.objects.get().skipped is True
 
 
@@ -152,7 +155,7 @@ def _mail_with_unsubscribe(workspace, to: str, category: str = "run-alerts"):
 
     send_mail(to=to, subject="BAD — 3 fell", body="b", category=category, account=workspace.account,
               workspace=workspace)
-    message = email.message_from_bytes(mail.outbox[-1].message().as_bytes(), policy=email.policy.default)
+    message = email.message_from_bytes(send_outbox()[-1].message().as_bytes(), policy=email.policy.default)
     return message, str(message["List-Unsubscribe"]).strip()[1:-1]
 
 
@@ -229,7 +232,7 @@ def test_every_optional_category_carries_the_headers_and_no_locked_one_does(acco
     for category in ("security", "invites", "billing", "account"):
         send_platform_mail(to="a@example.com", subject=category, body="b", category=category)
     carried = {m.subject: ("List-Unsubscribe" in m.extra_headers,
-                           m.extra_headers.get("List-Unsubscribe-Post")) for m in mail.outbox}
+                           m.extra_headers.get("List-Unsubscribe-Post")) for m in send_outbox()}
     assert carried == {
         "run-alerts": (True, "List-Unsubscribe=One-Click"), "approvals": (True, "List-Unsubscribe=One-Click"),
         "low-balance": (True, "List-Unsubscribe=One-Click"), "product-updates": (True, "List-Unsubscribe=One-Click"),

@@ -8,7 +8,6 @@ import re
 from datetime import timedelta
 
 import pytest
-from django.core import mail
 from django.urls import resolve
 from django.utils import timezone
 
@@ -24,7 +23,7 @@ from notify.preferences import CATEGORIES
 from notify.signing import delivery_headers
 from tests.cli.conftest import cli, foldrun_home, signed_in_as  # noqa: F401
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
-from tests.notify.conftest import public_url, receiver, write_agents_md  # noqa: F401
+from tests.notify.conftest import send_outbox, public_url, receiver, write_agents_md  # noqa: F401
 from tests.runs.helpers import agent_file
 
 # The spec's tables, as the spec writes them.
@@ -194,7 +193,7 @@ def test_the_switch_off_waits_for_foldrun_webhook_disable_days(workspace, alice,
     settings.FOLDRUN_WEBHOOK_DISABLE_DAYS = 2
     with django_capture_on_commit_callbacks(execute=True):
         assert _give_up_after(workspace, 2.9).disabled_at is not None
-    assert [(m.subject, m.from_email, m.to) for m in mail.outbox] == [
+    assert [(m.subject, m.from_email, m.to) for m in send_outbox()] == [
         ("The notification webhook of rank-desk has been switched off", "foldrun <hello@foldrun.io>",
          ["alice@example.com"])]
     skipped = do_record_delivery(workspace, "failed", "{}")

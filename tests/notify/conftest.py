@@ -9,8 +9,10 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from django.core import mail
 
 from library.actions import FileWrite, do_write_files
+from notify.outbox import due_mail_ids, send_outgoing
 
 
 class Receiver:
@@ -39,7 +41,8 @@ class Receiver:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
                 with receiver.lock:
-                    receiver.requests.append({"path": self.path, "headers": dict(self.headers.items()), "body": raw})
+                    receiver.requests.append({"path": self.path, "headers": dict(self.headers.items()), "body": raw,
+                                              "at": time.time()})
                     index = min(len(receiver.requests) - 1, len(receiver.answers) - 1)
                     status, body, delay = receiver.answers[index]
                 if delay:
@@ -85,6 +88,10 @@ class FakeResend:
         self.sent: list[dict] = []
         self.auth: list[str] = []
         self.refuse: tuple[int, str, str] | None = None
+        # A script of refusals for the next requests, one each (then `refuse`, then success).
+        self.refusals: list[tuple[int, str, str]] = []
+        # The Idempotency-Key header of every request, in order.
+        self.idempotency_keys: list[str | None] = []
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -95,8 +102,10 @@ class FakeResend:
                 length = int(self.headers.get("Content-Length") or 0)
                 data = json.loads(self.rfile.read(length) or b"{}")
                 fake.auth.append(self.headers.get("Authorization", ""))
-                if fake.refuse:
-                    status, name, message = fake.refuse
+                fake.idempotency_keys.append(self.headers.get("Idempotency-Key"))
+                refusal = fake.refusals.pop(0) if fake.refusals else fake.refuse
+                if refusal:
+                    status, name, message = refusal
                     body = json.dumps({"statusCode": status, "name": name, "message": message}).encode()
                 else:
                     status = 200
@@ -144,3 +153,11 @@ def write_agents_md(workspace, text: str, *, library: bool = False) -> None:
 def public_url(settings):
     settings.FOLDRUN_PUBLIC_URL = "https://foldrun.example.com"
     return settings.FOLDRUN_PUBLIC_URL
+
+
+def send_outbox() -> list:
+    """What a worker does with the mail outbox (the `notify.send_mail` task):
+    try every mail that is due. Returns the mail sent so far."""
+    for pk in due_mail_ids():
+        send_outgoing(pk)
+    return mail.outbox

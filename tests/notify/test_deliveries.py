@@ -6,7 +6,6 @@ import json
 from datetime import datetime, timedelta, timezone as dt_timezone
 
 import pytest
-from django.core import mail
 
 from notify.actions import (
     claim,
@@ -18,7 +17,7 @@ from notify.actions import (
 )
 from notify.models import Delivery, Endpoint
 
-from .conftest import write_agents_md
+from .conftest import send_outbox, write_agents_md
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=dt_timezone.utc)
 
@@ -182,9 +181,9 @@ def test_an_endpoint_failing_for_three_days_is_switched_off_when_a_delivery_give
         end = _give_up(Delivery.objects.get(pk=second.pk), retry_at)
     endpoint.refresh_from_db()
     assert endpoint.disabled_at is not None
-    assert len(mail.outbox) == 1
-    assert mail.outbox[0].to == ["alice@example.com"]
-    assert mail.outbox[0].subject == "The notification webhook of rank-desk has been switched off"
+    assert len(send_outbox()) == 1
+    assert send_outbox()[0].to == ["alice@example.com"]
+    assert send_outbox()[0].subject == "The notification webhook of rank-desk has been switched off"
     skipped = _record(hooked, now=end)
     assert skipped.status == "skipped" and skipped.next_attempt_at is None
     count = len(receiver.requests)

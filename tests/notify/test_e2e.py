@@ -13,9 +13,9 @@ import time
 from datetime import timedelta
 
 import pytest
-from django.core import mail
 from django.utils import timezone
 
+from tests.notify.conftest import send_outbox
 from notify.actions import do_record_delivery, perform_attempt
 from notify.models import Delivery, Endpoint
 from runs.actions import check_start_run
@@ -89,7 +89,7 @@ def test_a_gate_mails_links_whose_page_asks_and_whose_post_decides_once(
     body = json.loads(delivery.body)
     assert body["links"][0]["step"] == 2 and body["links"][0]["agent"] == "publisher"
     # The approver's own mail carries links bound to their address.
-    approver_mail = next(m for m in mail.outbox if m.to == ["owner@example.com"])
+    approver_mail = next(m for m in send_outbox() if m.to == ["owner@example.com"])
     approve_url = next(line.split(": ", 1)[1] for line in approver_mail.body.splitlines()
                        if line.strip().startswith("approveUrl:"))
     path = approve_url.replace(public_url, "")
@@ -182,4 +182,4 @@ def test_the_switch_off_mail_is_sent_once_when_two_workers_give_up_at_once(works
         thread.join()
     assert list(Delivery.objects.values_list("status", flat=True)) == ["failed", "failed"]
     assert Endpoint.objects.get(workspace=workspace).disabled_at is not None
-    assert [m.subject for m in mail.outbox] == ["The notification webhook of rank-desk has been switched off"]
+    assert [m.subject for m in send_outbox()] == ["The notification webhook of rank-desk has been switched off"]

@@ -5,13 +5,12 @@ import json
 from datetime import datetime, timedelta, timezone as dt_timezone
 from decimal import Decimal
 
-from django.core import mail
 
 from notify.actions import check_budget, handle_run_event, notify_quarantined, redact_body
 from notify.models import Delivery
 from runs.models import Approval, Run, Schedule, Step
 
-from .conftest import write_agents_md
+from .conftest import send_outbox, write_agents_md
 
 SPEC_FIELDS = ["text", "workspace", "runId", "flow", "status", "verdict", "summary", "costUsd", "startedAt",
                "finishedAt", "approveUrl", "rejectUrl", "links"]
@@ -40,15 +39,15 @@ def _hook(workspace, events=None):
 def test_by_default_a_failure_is_sent_and_a_completion_is_not(workspace):
     _email(workspace)
     handle_run_event(_run(workspace), "completed")
-    assert mail.outbox == []
+    assert send_outbox() == []
     handle_run_event(_run(workspace, status="failed", verdict=None, headline="", summary="", error="step 2 timed out"), "failed")
-    assert [m.subject for m in mail.outbox] == ["rankings failed: step 2 timed out"]
+    assert [m.subject for m in send_outbox()] == ["rankings failed: step 2 timed out"]
 
 
 def test_the_subject_is_the_headline_then_the_summary(workspace):
     _email(workspace, ["completed"])
     handle_run_event(_run(workspace, headline="BAD", summary="3 targets fell out of the top 20"), "completed")
-    assert mail.outbox[0].subject == "BAD — 3 targets fell out of the top 20"
+    assert send_outbox()[0].subject == "BAD — 3 targets fell out of the top 20"
 
 
 def test_the_webhook_body_carries_exactly_the_spec_s_fields(workspace):
@@ -68,7 +67,7 @@ def test_the_mail_body_carries_the_same_fields(workspace):
     _email(workspace, ["completed"])
     run = _run(workspace)
     handle_run_event(run, "completed")
-    body = mail.outbox[0].body
+    body = send_outbox()[0].body
     assert body.startswith(f"BAD — 3 targets fell out of the top 20 · rank-desk/{run.public_id} · $1.01\n")
     for line in (f"runId: {run.public_id}", "flow: rankings", "verdict: BAD", "costUsd: 1.01", "workspace: rank-desk"):
         assert line in body
@@ -98,18 +97,18 @@ def test_an_eval_or_adhoc_completion_sends_nothing_but_its_failure_does(workspac
     _email(workspace, ["failed", "completed"])
     handle_run_event(_run(workspace, kind="eval", name="eval:smoke"), "completed")
     handle_run_event(_run(workspace, kind="adhoc", name="adhoc:researcher"), "completed")
-    assert mail.outbox == []
+    assert send_outbox() == []
     handle_run_event(_run(workspace, kind="eval", name="eval:smoke", status="failed", headline=""), "failed")
-    assert len(mail.outbox) == 1
+    assert len(send_outbox()) == 1
 
 
 def test_a_workspace_block_replaces_the_account_s_whole(workspace):
     _email(workspace, ["failed", "completed"], library=True)
     handle_run_event(_run(workspace), "completed")
-    assert len(mail.outbox) == 1  # inherited from the account
+    assert len(send_outbox()) == 1  # inherited from the account
     write_agents_md(workspace, "---\nnotify:\n  url: http://127.0.0.1:9/hook\n---\n")
     handle_run_event(_run(workspace), "completed")
-    assert len(mail.outbox) == 1 and Delivery.objects.count() == 0  # not merged: no email, no completed
+    assert len(send_outbox()) == 1 and Delivery.objects.count() == 0  # not merged: no email, no completed
 
 
 def test_sla_is_sent_once_per_run(workspace):
@@ -184,8 +183,8 @@ def test_the_delivery_log_shows_the_links_redacted(workspace, public_url):
 def test_each_approver_is_mailed_links_of_their_own(workspace, public_url):
     run, step, approval = _gate(workspace, approvers=["owner@example.com"])
     handle_run_event(run, "awaiting-approval", approval)
-    assert [m.to for m in mail.outbox] == [["owner@example.com"]]
-    assert "approveUrl: https://foldrun.example.com/decide/" in mail.outbox[0].body
+    assert [m.to for m in send_outbox()] == [["owner@example.com"]]
+    assert "approveUrl: https://foldrun.example.com/decide/" in send_outbox()[0].body
 
 
 def test_an_ask_mails_its_approvers_the_question_without_links(workspace, public_url):
@@ -194,7 +193,7 @@ def test_an_ask_mails_its_approvers_the_question_without_links(workspace, public
     approval = Approval.objects.create(run=run, step=step, kind="ask", question="Which region first?",
                                        approvers=["owner@example.com"])
     handle_run_event(run, "awaiting-approval", approval)
-    body = mail.outbox[0].body
+    body = send_outbox()[0].body
     assert "Step 2 (reader) asks:\nWhich region first?" in body
     assert f"Answer it on the run page: https://foldrun.example.com/w/rank-desk/runs/{run.public_id}" in body
     assert "approveUrl" not in body

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.core import mail
+from django.utils import timezone
 
 from accounts.models import Workspace
 from library.actions import FileWrite, do_write_files
@@ -12,6 +12,8 @@ from vault.actions import do_set_secret
 from vault.models import ProviderCheck
 from vault.probe import check_account_providers, provider_broken
 from vault.tasks import probe_account_providers
+from tests.conftest import wait_for
+from tests.notify.conftest import send_outbox
 
 PLANTED = "sk-planted-probe-771"
 
@@ -97,18 +99,18 @@ def test_only_a_newly_broken_provider_is_reported(desk, account, alice, fake_pro
     fake_provider.reply_status(401)
     check_account_providers(account.pk)
     provider_broken.disconnect(dispatch_uid="t1")
-    assert len(mail.outbox) == 1
-    assert mail.outbox[0].to == ["alice@example.com"]
-    assert mail.outbox[0].subject == "foldrun: a provider key stopped working for Acme"
-    assert "MODEL_KEY (workspace rank-desk): credential" in mail.outbox[0].body
-    assert PLANTED not in mail.outbox[0].body
+    assert len(send_outbox()) == 1
+    assert send_outbox()[0].to == ["alice@example.com"]
+    assert send_outbox()[0].subject == "foldrun: a provider key stopped working for Acme"
+    assert "MODEL_KEY (workspace rank-desk): credential" in send_outbox()[0].body
+    assert PLANTED not in send_outbox()[0].body
     assert received == ["credential"]
 
 
 def test_a_busy_key_is_never_reported(desk, account, alice, fake_provider):
     fake_provider.reply_status(429)
     check_account_providers(account.pk)
-    assert mail.outbox == []
+    assert send_outbox() == []
 
 
 def test_the_api_shows_the_last_check_and_what_would_be_checked(desk, alice_api, fake_provider):
@@ -198,3 +200,52 @@ def test_showing_the_table_decrypts_and_refreshes_nothing(alice_api, account, wo
     table = alice_api.get("/api/account/providers").json()
     assert table["results"][0]["key"] == {"name": "OAUTH_KEY", "scope": "workspace rank-desk"}
     assert fake_oauth.refreshes == 0 and fake_provider.requests == []
+
+
+def test_the_daily_probe_holds_a_lease_through_its_check_and_lets_it_go_after(transactional_db, desk, account,
+                                                                              fake_provider):
+    import threading
+
+    from vault.models import KeyProbe
+
+    fake_provider.reply_text("ok", delay=1.5)  # the key is being asked for a second and a half
+    worker = threading.Thread(target=probe_account_providers, args=(account.pk,))
+    worker.start()
+    try:
+        wait_for(lambda: fake_provider.requests, timeout=20)
+        during = KeyProbe.objects.get(account=account)
+        assert during.lease_holder and during.lease_until > timezone.now() and during.finished_at is None
+    finally:
+        worker.join(timeout=30)
+    after = KeyProbe.objects.get(account=account)
+    assert after.lease_holder == "" and after.lease_until is None and after.finished_at is not None
+    assert ProviderCheck.objects.get().verdict == "ok"
+
+
+def test_a_probe_another_worker_holds_is_not_asked_twice(desk, account, fake_provider):
+    from foldrun import leases
+    from vault.models import KeyProbe
+
+    row = KeyProbe.objects.create(account=account)
+    assert leases.claim(KeyProbe, row.pk, leases.new_holder())  # a live worker is asking these keys now
+    fake_provider.reply_text("ok")
+    assert probe_account_providers(account.pk, force=True) == 0
+    assert fake_provider.requests == [] and ProviderCheck.objects.count() == 0
+
+
+def test_a_probe_that_lost_its_lease_writes_no_verdict_and_mails_nobody(desk, account, alice, fake_provider):
+    from foldrun import leases
+    from notify.models import OutgoingMail
+    from vault.models import KeyProbe
+
+    fake_provider.reply_status(401)
+    row = KeyProbe.objects.create(account=account)
+    holder = leases.new_holder()
+    leases.claim(KeyProbe, row.pk, holder)
+    beat = leases.Heartbeat(KeyProbe, row.pk, holder)
+    KeyProbe.objects.filter(pk=row.pk).update(lease_holder=leases.new_holder())  # the sweep gave it to another
+    beat.lost = True
+    with pytest.raises(leases.LeaseLost):
+        check_account_providers(account.pk, lease=beat)
+    assert len(fake_provider.requests) == 1  # it asked…
+    assert ProviderCheck.objects.count() == 0 and OutgoingMail.objects.count() == 0  # …and committed nothing
