@@ -27,6 +27,7 @@ from foldrun.contract.desk import Desk, make_document
 from foldrun.contract.model import flow_of
 from foldrun.contract.resolve import granted_tools
 from foldrun.gallery import gallery_files
+from runs.pages_workspace import chart_data, recent_runs
 
 from . import services
 from .actions import GalleryError, WriteRefused, do_edit_file, do_install_gallery_tool, do_rollback, files_at
@@ -444,12 +445,8 @@ def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
         "file_count": len(sizes),
         "changesets": changesets,
     }
-    try:  # the runs app's part: recent runs, Run buttons, the runs-per-day chart
-        from runs.pages_workspace import chart_data, recent_runs
-
-        context.update({"recent_runs": recent_runs(workspace), "chart": chart_data(workspace), "has_runs": True})
-    except ImportError:
-        context["has_runs"] = False
+    # The runs app's part: recent runs, Run buttons, the runs-per-day chart.
+    context.update({"recent_runs": recent_runs(workspace), "chart": chart_data(workspace), "has_runs": True})
     return render(request, "library/workspace.html", context)
 
 
