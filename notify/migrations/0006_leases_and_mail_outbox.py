@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0002_account_credits_usd_account_low_balance_usd_and_more'),
-        ('notify', '0004_kick'),
+        ('notify', '0005_alter_delivery_options'),
     ]
 
     operations = [
