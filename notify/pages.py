@@ -15,7 +15,7 @@ from accounts.access import current_membership, workspace_for_user
 from accounts.models import Workspace
 from foldrun.api import ApiError
 from runs.actions import do_decide_approval
-from runs.models import Approval
+from runs.models import Approval, Step
 
 from . import actions
 from .config import notify_config_for
@@ -50,8 +50,6 @@ def _link_problem(request, reason: str, message: str, status: int = 400) -> Http
 
 def _previous_outputs(step) -> list:
     """What the approver decides on: the previous step's reply (each instance's, for a fan-out)."""
-    from runs.models import Step
-
     if step.index <= 1:
         return []
     return list(Step.objects.filter(run_id=step.run_id, index=step.index - 1).exclude(output="")
