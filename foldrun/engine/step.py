@@ -156,12 +156,16 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
             reserved, call_tokens = spend.reserve_model_call(host, provider, system, messages, definitions,
                                                              max_tokens, windows)
             started = time.monotonic()
+            plugins = _server_plugins(tools, counter)
             try:
-                response = client.create(system=system, messages=messages, tools=definitions,
-                                         max_tokens=call_tokens, **tenant)
+                response = client.create(system=system, messages=messages, tools=definitions, max_tokens=call_tokens,
+                                         **tenant, **({"plugins": plugins} if plugins else {}))
             except BaseException:
                 spend.release(host, reserved)
                 raise
+            if plugins:  # a plugin runs once on every request that carries it: one web.search each
+                counter.check(["web", "web.search"])
+                host.trace("web", {"event": "search", "provider": "model", "server_tool": "plugin:web"})
             usage = response.get("usage") or {}
             result.tokens_in += int(usage.get("input_tokens") or 0)
             result.tokens_out += int(usage.get("output_tokens") or 0)
@@ -218,6 +222,15 @@ def _server_definitions(tools: list[Tool], counter: LimitCounter) -> list[dict]:
                 definition = {**definition, "max_uses": left}
             out.append(definition)
     return out
+
+
+def _server_plugins(tools: list[Tool], counter: LimitCounter) -> list[dict]:
+    """OpenRouter's web plugin, while web.search has something left (each request that carries it is a search)."""
+    plugins = [p for tool in tools for p in getattr(tool, "server_plugins", None) or []]
+    limit = counter.limits.get("web.search")
+    if plugins and limit is not None and counter.used.get("web.search", 0) >= limit:
+        return []
+    return plugins
 
 
 # A server tool's use, by the name it carries in the reply, counted as the web action it is.

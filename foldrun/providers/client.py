@@ -533,4 +533,6 @@ def anthropic_request(supply: Supply, system, messages, tools, max_tokens, tool_
     for key in ("temperature", "top_p", "stop_sequences", "thinking", "metadata"):
         if options.get(key) is not None:
             body[key] = options[key]
+    if options.get("plugins") and supply.name == "openrouter":  # OpenRouter's own field (its web plugin)
+        body["plugins"] = [dict(p) for p in options["plugins"]]
     return body

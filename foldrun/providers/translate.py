@@ -139,6 +139,8 @@ def _common_options(supply: Supply, body: dict, options: Mapping[str, Any], drop
         body["safety_identifier"] = safety_identifier(str(options["safety_identifier"]))
     if options.get("metadata"):
         drops.append("metadata")
+    if options.get("plugins") and supply.name == "openrouter":  # OpenRouter's own field (its web plugin)
+        body["plugins"] = [dict(p) for p in options["plugins"]]
 
 
 def _params(supply: Supply, body: dict, drops: list[str]) -> None:

@@ -93,6 +93,7 @@ def engine_tool(agent: Any, env: Any, *, searxng_url: str | None = None) -> tupl
                 handler=handler, limit_keys=web.limit_keys, writes=web.writes, outward=False, kind="builtin",
                 source="gallery/tools/web/tool.md")
     tool.server_definitions = server_definitions(web, env)  # type: ignore[attr-defined]
+    tool.server_plugins = server_plugins(web)  # type: ignore[attr-defined]
     return tool, web.required_secret_names()
 
 
@@ -110,6 +111,8 @@ def server_definitions(web: WebTool, env: Any) -> list[dict]:
     if (web.model_provider == "openai" and web.model_format == "responses") or (
             web.model_provider in ("kimi", "moonshot") and web.model_format == "openai"):
         return [dict(definition) for where, definition in wanted if where == "tools"]
+    if all(where == "plugins" for where, _definition in wanted):
+        return []  # OpenRouter's plugin rides beside the tools (server_plugins)
     if web.model_provider not in ANTHROPIC_SHAPED:
         env.log(f"web: {web.model_provider}'s own search or fetch is handed over here only on an Anthropic-shaped "
                 f"endpoint ({', '.join(ANTHROPIC_SHAPED)}), OpenAI's Responses (format: responses) or Moonshot's "
@@ -126,3 +129,12 @@ def plan_web(tool_file: Any, ctx: Any) -> ToolPlan:
 
 
 register_gallery_tool("web", plan_web)
+
+
+def server_plugins(web: WebTool) -> list[dict]:
+    """OpenRouter's web plugin ({id: web}), sent in the body of that provider's requests."""
+    from .providers.models import server_tools
+
+    if web.model_provider != "openrouter":
+        return []
+    return [dict(definition) for where, definition in server_tools(web) if where == "plugins"]

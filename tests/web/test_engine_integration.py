@@ -147,3 +147,19 @@ def test_moonshots_own_search_is_its_builtin_whose_arguments_the_loop_hands_back
         assert (handed_back["role"], json.loads(handed_back["content"])) == (
             "tool", {"search_result": {"search_id": "s-1"}, "usage": {"total_tokens": 900}})
         assert result.limits_line == "limits: web.search 1/1"
+
+
+def test_openrouters_own_search_is_its_web_plugin_counted_once_a_request():
+    with FakeProvider() as fake:
+        agent = (f"---\nname: a\ndescription: test agent\ntools: [web]\n"
+                 f"provider: {{name: openrouter, base_url: '{fake.base_url}', model: anthropic/claude-sonnet-4.5}}\n"
+                 f"web: {{search: openrouter}}\nlimits: {{web.search: 1}}\n---\nYou research things.\n")
+        fake.reply_tool_use("web", {"action": "fetch", "url": "https://example.invalid/"})
+        fake.reply_text("GOOD")
+        result = run_step(desk({"agents/a/agent.md": agent}),
+                          StepRequest(run_id="r", label="1", agent="a", task="t", allow_private_urls=True),
+                          TracingHost(SECRETS))
+        assert result.status == "completed", result.error
+        assert fake.requests[0].body["plugins"] == [{"id": "web"}]
+        assert "plugins" not in fake.requests[1].body  # web.search 1 is spent: the second request goes without
+        assert result.limits_line == "limits: web.search 1/1"
