@@ -163,3 +163,17 @@ def test_openrouters_own_search_is_its_web_plugin_counted_once_a_request():
         assert fake.requests[0].body["plugins"] == [{"id": "web"}]
         assert "plugins" not in fake.requests[1].body  # web.search 1 is spent: the second request goes without
         assert result.limits_line == "limits: web.search 1/1"
+
+
+def test_anthropics_own_fetch_rides_as_web_fetch_and_counts_as_web_fetch():
+    from tests.fakes.providers import Reply
+
+    with FakeProvider() as fake:
+        files = {"agents/a/agent.md": agent_md("a", fake, tools="[web]", extra="web: {fetch: anthropic}\n")}
+        fake.reply(Reply(blocks=[
+            {"type": "server_tool_use", "id": "srvtoolu_02", "name": "web_fetch", "input": {"url": "https://example.com/"}},
+            {"type": "text", "text": "GOOD read it"}]))
+        result = run_step(desk(files), StepRequest(run_id="r", label="1", agent="a", task="t", allow_private_urls=True),
+                          TracingHost(SECRETS))
+        assert result.status == "completed", result.error
+        assert {"type": "web_fetch_20250910", "name": "web_fetch"} in fake.requests[0].body["tools"]
