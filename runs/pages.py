@@ -58,6 +58,8 @@ def runs_list(request: HttpRequest, ws: str) -> HttpResponse:
         runs = runs.filter(status=filters["status"])
     if filters["verdict"]:
         runs = runs.filter(verdict=filters["verdict"])
+    from .pages_workspace import with_models
+
     names = list(Run.objects.filter(workspace=workspace).order_by("name").values_list("name", flat=True).distinct())
     page = Paginator(runs.order_by("-created_at", "-pk").only(*LIST_FIELDS), PAGE_SIZE).get_page(
         request.GET.get("page"))
@@ -67,7 +69,7 @@ def runs_list(request: HttpRequest, ws: str) -> HttpResponse:
     desk = actions.desk_at(workspace, None)
     flows = sorted(d.name for d in desk.of_kind(FLOW) if d.parsed is not None)
     return render(request, "runs/list.html", {
-        "section": "home", "workspace": workspace, "runs": page.object_list, "page": page, "query": query, "filters": filters, "names": names,
+        "section": "home", "workspace": workspace, "runs": with_models(list(page.object_list)), "page": page, "query": query, "filters": filters, "names": names,
         "statuses": [s.value for s in RunStatus], "verdicts": [v.value for v in Verdict],
         "flows": flows, "schedules": schedules_of(workspace), "can_write": membership.can_write,
     })
@@ -138,6 +140,12 @@ def live_context(run: Run, membership, workspace) -> dict:
         step.answered = [a for a in step.approval_list if a.state == ApprovalState.ANSWERED]
         step.state_css = "awaiting-answer" if step.pending and step.pending.kind == "ask" else step.status
         step.seconds = sum(t.seconds for t in step.try_list)
+    for step in steps:
+        if step.has_instances:  # a fan-out's parent: what its instances used and cost
+            mine = [s for s in steps if s.index == step.index and s.instance is not None]
+            step.instance_count = len(mine)
+            step.models = sorted({m for s in mine for m in s.models})
+            step.seconds = sum(s.seconds for s in mine)
     for approval in approvals:
         approval.step_label = labels.get(approval.step_id, "?")
     asking = any(a.state == ApprovalState.PENDING and a.kind == "ask" for a in approvals)

@@ -46,12 +46,29 @@ def chart_data(workspace, *, days: int = DAYS) -> dict:
 
 
 def recent_runs(workspace) -> list[Run]:
-    return list(Run.objects.filter(workspace=workspace).only(
+    return with_models(list(Run.objects.filter(workspace=workspace).only(
         "public_id", "name", "status", "verdict", "headline", "cost_usd", "is_test", "created_at", "workspace_id")
-        .order_by("-created_at", "-pk")[:RECENT])
+        .order_by("-created_at", "-pk")[:RECENT]))
 
 
 def flow_inputs(start_post) -> dict[str, str]:
     """The Run form's `input:NAME` fields as the run's inputs (blank ones keep the flow's default)."""
     return {key[6:]: value for key, value in start_post.items() if key.startswith("input:") and key[6:]
             and value.strip()}
+
+
+def with_models(runs: list[Run]) -> list[Run]:
+    """Each run gets `.models` — the models its free runs asked (one query for the page), so a run charged
+    nothing says "no price known for stub-model" rather than a bare $0.0000."""
+    from .models import TraceEvent
+
+    free = [r.pk for r in runs if not r.cost_usd]
+    found: dict[int, set[str]] = {}
+    if free:
+        for run_id, model in (TraceEvent.objects.filter(run_id__in=free, kind="model_request")
+                              .values_list("run_id", "data__model").distinct()):
+            if model:
+                found.setdefault(run_id, set()).add(str(model))
+    for run in runs:
+        run.models = sorted(found.get(run.pk, ()))
+    return runs

@@ -118,3 +118,40 @@ def test_a_reject_from_the_run_page_fails_the_run_in_red_without_a_reload(
     final = page.locator("#run-status").text_content().strip()
     assert color_of(page.locator("#run-status")) == (RED if final == "failed" else GREY)
     assert page.evaluate("window.notReloaded") is True
+
+
+def stub_agent(name: str, fake) -> str:
+    # A model no price table knows: the run is charged nothing, and the page says why.
+    return (f"---\nname: {name}\ndescription: test agent\ntools: [read]\n"
+            f"provider: {{name: anthropic, base_url: '{fake.base_url}', model: stub-model}}\n---\nDo the work.\n")
+
+
+@pytest.mark.e2e
+def test_the_timeline_draws_each_instances_side_by_side_and_a_blocked_verdict_has_its_own_colour(
+        celery_worker_process, live_server, signed_in, artifacts, workspace, alice, fake_provider):
+    push(workspace, {"agents/lister/agent.md": stub_agent("lister", fake_provider),
+                     "agents/reader/agent.md": stub_agent("reader", fake_provider),
+                     "agents/reporter/agent.md": stub_agent("reporter", fake_provider),
+                     "flows/fan.md": "---\nname: fan\n---\n1. [[lister]] — List.\n2. [[reader]] — Read {{item}}.\n"
+                                     "   each: lines\n3. [[reporter]] — Report: {{steps.2.output}}\n"})
+    fake_provider.reply_text("alpha\nbeta\ngamma\ndelta")
+    for _ in range(4):
+        fake_provider.reply_text("read", delay=0.8)
+    fake_provider.reply_text("BLOCKED — two pages need a login")
+    run = check_start_run(workspace=workspace, user=alice, flow="fan")
+    page = signed_in(alice)
+    page.goto(f"{live_server.url}/w/rank-desk/runs/{run.public_id}")
+    page.wait_for_function("document.querySelector('#run-status').textContent.trim() === 'completed'",
+                           timeout=60_000)
+    rows = page.locator("svg.timeline g.row")
+    assert [rows.nth(i).get_attribute("data-step") for i in range(rows.count())] == ["1", "2.1", "2.2", "2.3", "2.4",
+                                                                                      "3"]
+    first, second = (page.locator(f"svg.timeline g.row[data-step='{s}'] rect.bar.try").bounding_box()
+                     for s in ("2.1", "2.2"))
+    assert first["x"] < second["x"] + second["width"] and second["x"] < first["x"] + first["width"]  # in parallel
+    assert first["y"] < second["y"]  # each its own row
+    assert page.locator("#run-verdict").text_content() == "BLOCKED"
+    assert color_of(page.locator("#run-verdict")) == PURPLE
+    assert page.locator("#run-cost").text_content().strip() == "no price known for stub-model"
+    page.locator(".timeline-card").screenshot(path=str(artifacts / "run-page-timeline-fan-out.png"))
+    page.screenshot(path=str(artifacts / "run-page-fan-out.png"), full_page=True)

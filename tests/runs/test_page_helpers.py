@@ -45,3 +45,16 @@ def test_the_live_poll_answers_204_until_the_run_moves(alice, workspace):
     TraceEvent.objects.create(run=run, step=run.steps.get(), kind="log", data={"message": "moved"})
     moved = client.get(url, {"since": since}, headers={"HX-Request": "true"})
     assert moved.status_code == 200 and "moved" in moved.content.decode()
+
+
+def test_the_runs_list_says_no_price_known_for_a_free_run_of_an_unpriced_model(alice, workspace):
+    free = Run.objects.create(account=workspace.account, workspace=workspace, name="weekly", status="completed")
+    TraceEvent.objects.create(run=free, kind="model_request", data={"model": "stub-model", "stop_reason": "end_turn"})
+    Run.objects.create(account=workspace.account, workspace=workspace, name="daily", status="completed",
+                       cost_usd=Decimal("0.0013"))
+    client = Client()
+    client.force_login(alice)
+    listed = client.get("/w/rank-desk/runs/").content.decode()
+    desk = client.get("/w/rank-desk/").content.decode()
+    for page in (listed, desk):
+        assert "no price known for stub-model" in page and "$0.0013" in page
