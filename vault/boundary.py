@@ -11,7 +11,6 @@ never before. Pure Python (no Django), so a laptop run uses the same code.
 from __future__ import annotations
 
 import logging
-import re
 import secrets as pysecrets
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -23,12 +22,12 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import httpx
 
 from foldrun import net
+from foldrun.contract.placeholders import PLACEHOLDER, fill_placeholders
 
 # httpx logs every request's full URL at INFO; a query the boundary filled
 # would carry the value into the log. Its own lines stay at WARNING and up.
 logging.getLogger("httpx").setLevel(logging.WARNING)
 
-PLACEHOLDER = re.compile(r"\$\{([A-Z][A-Z0-9_]*)\}")
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
               "transfer-encoding", "upgrade", "host", "content-length", "content-encoding"}
 MIN_REDACT = 4   # shorter values would blank ordinary words
@@ -51,13 +50,12 @@ def placeholders(text: str) -> list[str]:
 
 
 def fill(text: str, values: Mapping[str, str]) -> str:
-    def swap(match: re.Match) -> str:
-        name = match.group(1)
+    def value(name: str) -> str:
         if name not in values:
             raise BoundaryError(f"secret {name} is not available to this step")
         return values[name]
 
-    return PLACEHOLDER.sub(swap, text)
+    return fill_placeholders(text, value)
 
 
 def fill_request(headers: Mapping[str, str], query: Mapping[str, str],

@@ -31,6 +31,7 @@ import yaml
 from .desk import AGENT, AGENTS_MD, FLOW, Desk, Document
 from .findings import Finding
 from .frontmatter import load_yaml
+from .placeholders import PLACEHOLDER
 from .programs import (
     EXTENSION_INTERPRETERS,
     FENCE_INTERPRETERS,
@@ -41,7 +42,7 @@ from .programs import (
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 SECRET_NAME_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")  # as the vault names them
-PLACEHOLDER_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+PLACEHOLDER_RE = PLACEHOLDER  # the one `${NAME}` grammar (placeholders.py)
 EVENT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 DURATION_RE = re.compile(r"^\s*(\d+)\s*([mhdw])\s*$")
 RATE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*/\s*(s|m|h)\s*$")

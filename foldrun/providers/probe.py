@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 from foldrun.providers.client import ModelClient
+from foldrun.providers.cost import response_cost
 
 PROBE_TOOL = {
     "name": "get_code",
@@ -50,10 +51,6 @@ class ProbeResult:
 
 
 def _cost(response: dict, provider: dict) -> Decimal:
-    try:
-        from foldrun.engine.cost import response_cost
-    except ImportError:  # the engine is optional for the probe
-        return Decimal("0")
     return response_cost(response, provider)
 
 

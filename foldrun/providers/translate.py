@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from foldrun.providers.client import ProviderError, Supply, normalise_message
+from foldrun.providers.supply import ProviderError, Supply, normalise_message
 
 # Presets whose endpoints take `max_completion_tokens` (OpenAI and those the
 # table notes as sending it); every other openai-format endpoint gets max_tokens.

@@ -30,7 +30,7 @@ from urllib.parse import urlparse
 
 import yaml
 
-from foldrun.providers.presets import FORMATS, KEY_HEADERS, PRESET_NAMES, Preset, closest_presets, find_preset
+from ..presets import FORMATS, KEY_HEADERS, PRESET_NAMES, Preset, closest_presets, find_preset
 
 from ..check import Context, rule
 from ..desk import AGENT, AGENTS_MD, FLOW, Desk, Document

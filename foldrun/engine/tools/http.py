@@ -20,6 +20,7 @@ import httpx
 import yaml
 
 from foldrun import net
+from foldrun.contract.placeholders import PLACEHOLDER, fill_placeholders
 
 from .base import Tool, ToolError, schema
 from .registry import ToolPlan, register_transport
@@ -27,7 +28,6 @@ from .registry import ToolPlan, register_transport
 if TYPE_CHECKING:  # pragma: no cover
     from ..context import ToolContext
 
-PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 READ_METHODS = {"GET", "HEAD"}
 ALL_METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 MAX_BODY = 100_000
@@ -43,13 +43,12 @@ def secret_names(meta: dict) -> list[str]:
 
 
 def fill(text: str, secrets: dict[str, str]) -> str:
-    def sub(match: re.Match) -> str:
-        name = match.group(1)
+    def value(name: str) -> str:
         if name not in secrets:
             raise ToolError(f"secret {name} is not available to this step")
         return secrets[name]
 
-    return PLACEHOLDER.sub(sub, str(text))
+    return fill_placeholders(text, value)
 
 
 def parse_rate(raw: Any) -> float | None:

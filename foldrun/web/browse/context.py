@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from foldrun.contract import web_engines as W
+from foldrun.contract.placeholders import fill_placeholders
 
 from ..errors import WebToolError
 from ..net import GuardProxy, scrub_url
@@ -160,7 +161,7 @@ class ContextMixin:
         for key, value in raw.items():
             if str(key).lower() == "cookie":
                 raise WebToolError("browse: a cookie header is refused — pass the NAME of a cookie secret as cookies=")
-            out[str(key)] = re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", lambda m: self.secret_value(m.group(1)), str(value))
+            out[str(key)] = fill_placeholders(value, self.secret_value)
         return out
 
     def secret_value(self, name: str) -> str:
