@@ -17,26 +17,61 @@ from .errors import ToolError
 _NAMESPACES: dict[bool, list[str] | None] = {}
 _ISOLATION: dict[tuple, bool] = {}
 
-# Run inside the program's fresh mount namespace, before the program: the sandbox folder's other
-# sandboxes (other steps, other tenants) disappear under a tmpfs with only this one put back, and
-# each path in FOLDRUN_HIDE is masked (a folder by a tmpfs, a file by /dev/null).
+# Run inside the program's fresh mount namespace (private propagation: nothing here reaches the worker),
+# before the program:
+# - the sandbox folder's other sandboxes (other steps, other tenants) disappear under a tmpfs with only
+#   this one put back; on a test run (FOLDRUN_SEAL=1) /tmp itself is a fresh private tmpfs;
+# - each path in FOLDRUN_HIDE is masked (a folder by a tmpfs, a file by /dev/null);
+# - each knowledge/ folder in FOLDRUN_READONLY (relative to the sandbox) is bind-mounted read-only;
+# - on a test run every other mount is remounted read-only: the program writes only its sandbox and /tmp;
+# - the program starts without CAP_SYS_ADMIN (setpriv), so even as root it cannot remount or unmount
+#   any of this. Exit 97, with a sentence on stderr, when any part cannot be done.
 ISOLATE = r"""
 own="$1"; shift
 base=$(dirname "$own")
-exec 3< "$own" || exit 97
-mount -t tmpfs -o size=256m,mode=1777 tmpfs "$base" && mkdir -p "$own" && mount -c --bind /proc/self/fd/3 "$own" \
-  || { echo "foldrun: the sandbox could not be isolated" >&2; exit 97; }
-exec 3<&-
+fail() { echo "foldrun: $1" >&2; exit 97; }
 IFS='
 '
+exec 3< "$own" || exit 97
+if [ "$FOLDRUN_SEAL" = 1 ]; then
+  # The runtime folders (FOLDRUN_KEEP) under /tmp are held open, to be put back in the private /tmp.
+  n=4; kept=""
+  for k in $FOLDRUN_KEEP; do
+    case "$k/" in /tmp/*) [ -d "$k" ] || continue; [ $n -le 9 ] || fail "too many runtime folders under /tmp"
+      eval "exec $n< \"\$k\"" || fail "$k could not be kept"; kept="$kept$n:$k
+"; n=$((n+1));; esac
+  done
+  mount -t tmpfs -o size=256m,mode=1777 tmpfs /tmp || fail "a private /tmp could not be mounted"
+  for line in $kept; do
+    mkdir -p "${line#*:}" && mount --bind "/proc/self/fd/${line%%:*}" "${line#*:}" || fail "${line#*:} could not be kept"
+  done
+  case "$base/" in /tmp/*) ;; *) mount -t tmpfs -o size=256m,mode=1777 tmpfs "$base" || fail "the sandbox could not be isolated";; esac
+else
+  mount -t tmpfs -o size=256m,mode=1777 tmpfs "$base" || fail "the sandbox could not be isolated"
+fi
+mkdir -p "$own" && mount -c --bind /proc/self/fd/3 "$own" || fail "the sandbox could not be isolated"
+exec 3<&- 4<&- 5<&- 6<&- 7<&- 8<&- 9<&-
 for p in $FOLDRUN_HIDE; do
   if [ -d "$p" ]; then mount -t tmpfs -o size=1m tmpfs "$p" || exit 97
   elif [ -e "$p" ]; then mount --bind /dev/null "$p" || exit 97
   fi
 done
-unset FOLDRUN_HIDE
+for p in $FOLDRUN_READONLY; do
+  mount --bind "$own/$p" "$own/$p" && mount -o remount,bind,ro "$own/$p" || fail "$p could not be made read-only"
+done
+if [ "$FOLDRUN_SEAL" = 1 ]; then
+  mount -o remount,bind,ro / || fail "the file system could not be made read-only outside the sandbox"
+  while IFS=' ' read -r _id _parent _dev _root point _rest; do
+    case "$point" in
+      /|/proc|/proc/*|/sys|/sys/*|/dev|/dev/*|/tmp) continue;;
+      "$own"|"$own"/*) continue;;
+    esac
+    mount -o remount,bind,ro "$point" 2>/dev/null || fail "$point could not be made read-only"
+  done < /proc/self/mountinfo
+fi
+unset FOLDRUN_HIDE FOLDRUN_READONLY FOLDRUN_SEAL FOLDRUN_KEEP
 cd "$own" || exit 97
-exec "$@"
+exec setpriv --bounding-set=-sys_admin -- "$@"
 """
 
 
@@ -45,9 +80,12 @@ def isolation_works(prefix: list[str]) -> bool:
     key = tuple(prefix)
     if key not in _ISOLATION:
         probe = Path(tempfile.mkdtemp(prefix="foldrun-probe-"))
+        (probe / "knowledge").mkdir()
         try:
+            # Everything a test run's program gets, tried once: the read-only knowledge/, the sealed rest.
             done = subprocess.run(prefix + ["sh", "-c", ISOLATE, "sh", str(probe), "true"], capture_output=True,
-                                  timeout=10, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+                                  timeout=10, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                                                   "FOLDRUN_READONLY": "knowledge", "FOLDRUN_SEAL": "1"})
             _ISOLATION[key] = done.returncode == 0
         except (OSError, subprocess.SubprocessError):
             _ISOLATION[key] = False
@@ -91,6 +129,8 @@ class Programs:
         self.redact = redact
         self.trace = trace
         self.log = log
+        self.keep: list[str] = []   # runtime folders a sealed program still needs (the venv cache)
+        self._warned = False
 
     def run_program(self, command: list[str], *, timeout: float | None, extra_env: dict[str, str] | None = None,
                     stdin: str | None = None, cwd: Path | None = None, label: str = "Bash",
@@ -127,15 +167,35 @@ class Programs:
 
     def program_wrapper(self) -> tuple[list[str], dict[str, str]]:
         """(the argv prefix, the environment it needs) that starts a program of this step in its own
-        namespaces: PID (and mount) always when the machine allows, network too on a test run, and — when
-        mounts are allowed — seeing only its own sandbox and none of the hidden paths."""
+        namespaces: PID and mount always when the machine allows, network too on a test run. In the mount
+        namespace the program sees only its own sandbox and none of the hidden paths, knowledge/ is
+        read-only, and on a test run so is everything outside the sandbox, with a private /tmp. A test run
+        fails closed without them; a real run says on the trace that knowledge/ is held by file modes only."""
         prefix = namespace_prefix(no_network=self.is_test)
         if self.is_test and prefix is None:
             raise ToolError("test run: no network namespace is available here, so programs do not run")
         if prefix and isolation_works(prefix):
-            return prefix + ["sh", "-c", ISOLATE, "sh", str(self.root)], {
-                "FOLDRUN_HIDE": "\n".join(self._hidden_paths())}
+            env = {"FOLDRUN_HIDE": "\n".join(self._hidden_paths()), "FOLDRUN_READONLY": "\n".join(self._knowledge())}
+            if self.is_test:
+                env.update(FOLDRUN_SEAL="1", FOLDRUN_KEEP="\n".join(self.keep))
+            return prefix + ["sh", "-c", ISOLATE, "sh", str(self.root)], env
+        if self.is_test:
+            raise ToolError("test run: no mount namespace is available here, so programs do not run (knowledge/ "
+                            "and the file system outside the sandbox could not be held read-only)")
+        if not self._warned:
+            self._warned = True
+            self.log("programs run without a mount namespace on this machine: knowledge/ is read-only by file "
+                     "mode only, which a program running as root can change")
         return list(prefix or []), {}
+
+    def _knowledge(self) -> list[str]:
+        """The sandbox's knowledge/ folders (the workspace's, each agent's, the library's), relative."""
+        found = [p for p in ("knowledge", "library/knowledge") if (self.root / p).is_dir()]
+        agents = self.root / "agents"
+        if agents.is_dir():
+            found += [f"agents/{a.name}/knowledge" for a in sorted(agents.iterdir())
+                      if (a / "knowledge").is_dir() and not (a / "knowledge").is_symlink()]
+        return [p for p in found if not (self.root / p).is_symlink()]
 
     def _hidden_paths(self) -> list[str]:
         """What a program must not see: every entry of the request's `hide_under` folders except `keep`."""

@@ -44,6 +44,7 @@ class StepEnv:
         self.sandbox_files: dict[str, str] = {}  # the workspace's files (an openapi document may be one)
         self._egress = None
         self.counter: LimitCounter | None = None
+        self._runner: Programs | None = None
         self.wrote: list[str] = []  # what the step changed outside its sandbox so far (an `ask` refuses then)
 
     @property
@@ -128,9 +129,12 @@ class StepEnv:
 
     # -- programs -------------------------------------------------------------
     def _programs(self) -> Programs:
-        return Programs(self.sandbox.root, is_test=self.is_test, hide_under=self.request.hide_under,
-                        keep_visible=self.request.keep_visible, redact=self.redact, trace=self.host.trace,
-                        log=self.log)
+        if self._runner is None:
+            self._runner = Programs(self.sandbox.root, is_test=self.is_test, hide_under=self.request.hide_under,
+                                    keep_visible=self.request.keep_visible, redact=self.redact,
+                                    trace=self.host.trace, log=self.log)
+            self._runner.keep = [*self.request.keep_visible, str(self.venv_cache)]
+        return self._runner
 
     def run_program(self, command: list[str], *, timeout: float | None, extra_env: dict[str, str] | None = None,
                     stdin: str | None = None, cwd: Path | None = None, label: str = "Bash",

@@ -49,6 +49,6 @@ def test_each_grant_offers_the_tools_declared_for_it():
 
 
 def test_every_transport_and_the_gallery_web_tool_is_registered():
-    assert registry.transport_names() == ["http", "script", "mcp"]
+    assert sorted(registry.transport_names()) == ["http", "mcp", "script"]
     assert registry.gallery_tool("web") is not None
     assert registry.gallery_tool("nonesuch") is None

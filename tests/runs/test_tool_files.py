@@ -243,14 +243,17 @@ def test_a_missing_secret_fails_the_step_naming_it(fake_provider):
 
 
 def test_a_script_cannot_change_knowledge(fake_provider):
-    program = "open('knowledge/prices.md', 'w').write('changed')\nprint('done')\n"
+    program = ("try:\n    open('knowledge/prices.md', 'w').write('changed')\n    print('done')\n"
+               "except OSError as exc:\n    print('refused:', exc.strerror)\n")
     files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[mailer]"), **script_tool(program=program),
              "knowledge/prices.md": "---\ntype: Reference\ntitle: p\ndescription: d\n---\noriginal\n"}
     fake_provider.reply_tool_use("mailer", {})
     fake_provider.reply_text("GOOD")
     result = step(files, LocalHost(SECRETS))
+    # knowledge/ is mounted read-only in the program's namespace: even as root the write never happens.
+    assert "refused: Read-only file system" in results(fake_provider)[0]["content"]
     assert result.writes == {}
-    assert result.refused_writes == ["knowledge/prices.md"]
+    assert result.refused_writes == []
 
 
 # ------------------------------------------------------------------ mcp
