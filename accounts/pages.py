@@ -130,6 +130,12 @@ def home(request: HttpRequest) -> HttpResponse:
         return _no_account(request)
     context = _context(request, membership, "home")
     context["workspaces"] = workspace_rows(membership)
+    try:  # the runs app's part: what waits for a person, and the latest runs of every workspace
+        from runs.pages_workspace import account_runs
+
+        context.update(account_runs(membership.account))
+    except ImportError:
+        pass
     return render(request, "accounts/home.html", context)
 
 

@@ -72,3 +72,13 @@ def with_models(runs: list[Run]) -> list[Run]:
     for run in runs:
         run.models = sorted(found.get(run.pk, ()))
     return runs
+
+
+def account_runs(account) -> dict:
+    """The home page's part: runs waiting for a decision, and the latest runs across workspaces (two queries)."""
+    fields = ("public_id", "name", "status", "verdict", "headline", "cost_usd", "is_test", "created_at",
+              "workspace__name")
+    base = Run.objects.filter(account=account).select_related("workspace").only(*fields)
+    waiting = list(base.filter(status=RunStatus.AWAITING_APPROVAL).order_by("created_at", "pk")[:10])
+    latest = with_models(list(base.order_by("-created_at", "-pk")[:8]))
+    return {"waiting_runs": waiting, "latest_runs": latest}

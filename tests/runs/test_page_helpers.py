@@ -58,3 +58,17 @@ def test_the_runs_list_says_no_price_known_for_a_free_run_of_an_unpriced_model(a
     desk = client.get("/w/rank-desk/").content.decode()
     for page in (listed, desk):
         assert "no price known for stub-model" in page and "$0.0013" in page
+
+
+def test_the_home_page_lists_runs_waiting_for_a_decision_and_the_latest_runs(alice, workspace, charlie):
+    waiting = Run.objects.create(account=workspace.account, workspace=workspace, name="weekly",
+                                 status="awaiting-approval")
+    Run.objects.create(account=workspace.account, workspace=workspace, name="daily", status="failed", verdict="BAD")
+    client = Client()
+    client.force_login(alice)
+    home = client.get("/").content.decode()
+    theirs = Client()
+    theirs.force_login(charlie)
+    assert 'id="waiting"' in home and f'href="/w/rank-desk/runs/{waiting.public_id}">rank-desk · weekly</a>' in home
+    assert '<span class="badge verdict verdict-BAD">BAD</span>' in home
+    assert waiting.public_id not in theirs.get("/").content.decode()
