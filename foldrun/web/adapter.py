@@ -71,11 +71,21 @@ def web_tool_for(agent: Any, env: Any, *, searxng_url: str | None = None) -> Web
                   allow_private=bool(env.allow_private_urls), test_mode=bool(env.is_test),
                   trace=lambda event: env.host.trace("web", event), log=env.log, secret=secret,
                   language=language, region=region, searxng_url=searxng, model_provider=model_provider,
-                  searxng_guarded=bool(own), model=_model_for(provider, env))
+                  searxng_guarded=bool(own), model=_model_for(provider, env),
+                  pod_account=_pod_account(env))
     web.model_format = model_format or None
     env.on_close(web.close)
     web.endpoints.update(_endpoints())
     return web
+
+
+def _pod_account(env: Any) -> str | None:
+    """The account whose browser pods serve the step: a worker's step names its account (the request's
+    tenant); the CLI and the engine's own tests name none, and launch Chromium inside the step."""
+    if os.environ.get("FOLDRUN_BROWSER_PODS", "1") == "0":
+        return None
+    request = getattr(env, "request", None)
+    return str(getattr(request, "tenant", "") or "") or None
 
 
 def engine_tool(agent: Any, env: Any, *, searxng_url: str | None = None) -> tuple[Any, list[str]]:

@@ -119,6 +119,8 @@ class WebTool:
     searxng_url   the account's own engine (its SearXNG instance URL)
     endpoints     provider name -> base URL, to point an API somewhere else (tests, a gateway)
     browsers      a BrowserPool to share (one launch across steps or tests); one is made on demand
+    pod_account   the account whose browser pods serve this step (a worker's step): its browse calls
+                  connect there, by the lost-pod rules; None (the CLI, a test run) launches in the step
     """
 
     def __init__(self, config: dict | None, *, http: httpx.Client, sandbox: Path, allow_private: bool,
@@ -127,7 +129,8 @@ class WebTool:
                  language: str | None = None, region: str | None = None, searxng_url: str | None = None,
                  endpoints: dict[str, str] | None = None, browsers: Any = None, fetch_timeout: float = 20.0,
                  browse_timeout: float = 30.0, model_provider: str | None = None,
-                 searxng_guarded: bool = False, model: Callable[[str, str], str] | None = None) -> None:
+                 searxng_guarded: bool = False, model: Callable[[str, str], str] | None = None,
+                 pod_account: str | None = None) -> None:
         self.config = dict(config or {})
         self.http = http
         self.sandbox = Path(sandbox)
@@ -149,6 +152,16 @@ class WebTool:
         self._browsers = browsers
         self._owns_browsers = browsers is None
         self.browse_state: Any = None  # the step's contexts, made by browse on first use
+        self.pods: Any = None          # the account's pods, while this step browses on them
+        self.pod_lines: list[str] = []  # the lost-pod lines of this step's calls
+        if pod_account and not test_mode and browsers is None and "browse" in self.allowed_actions():
+            from .browse import servers
+            from .browse.pool import BrowserPool
+
+            self.pods = servers.POOL.account(pod_account)
+            self.pods.open_step()  # the first pod starts the moment a step of the account grants browse
+            self._browsers = BrowserPool(pods=self.pods)
+            self._owns_browsers = True
 
     # ------------------------------------------------------------------ what the engine reads
     def allowed_actions(self) -> list[str]:
@@ -248,8 +261,27 @@ class WebTool:
         module = import_module(f".{OWN_ACTIONS[action]}", __package__)
         if action == "browse":
             # In the browser's own thread: this one (the step's) keeps the ORM, and writes what the call hands back.
-            return self.browsers.run(lambda: module.run(self, args))
+            if self.pods is None:
+                return self.browsers.run(lambda: module.run(self, args))
+            from .browse.lost import run_on_pod
+
+            return run_on_pod(self, args, lambda: module.run(self, args), lambda: self._in_step(module, args))
         return module.run(self, args)
+
+    def _in_step(self, module: Any, args: dict) -> str:
+        """The call in a browser launched inside the step, for a pod that was lost."""
+        from .browse.pool import BrowserPool
+
+        pods, state = self._browsers, self.browse_state
+        local = BrowserPool()
+        self._browsers, self.browse_state = local, None
+        try:
+            return local.run(lambda: module.run(self, args))
+        finally:
+            if self.browse_state is not None:
+                local.run(self.browse_state.close)
+            local.close()
+            self._browsers, self.browse_state = pods, state
 
     def _answered_by_provider(self, action: str) -> bool:
         if action not in PROVIDER_ANSWERED:
@@ -265,8 +297,14 @@ class WebTool:
             state, self.browse_state = self.browse_state, None
             self.browsers.run(state.close)  # Playwright's objects, in the thread that made them
         if self._owns_browsers and self._browsers is not None:
-            self._browsers.release()  # the thread's browser closes when its last user is done
+            if self.pods is not None:
+                self._browsers.close()  # this step's browser on the pod
+            else:
+                self._browsers.release()  # the process's browser closes when its last user is done
             self._browsers = None
+        if self.pods is not None:
+            self.pods.close_step()
+            self.pods = None
 
     # ------------------------------------------------------------------ helpers the actions use
     @property
@@ -348,6 +386,11 @@ class WebTool:
             self._hand(lambda: self._log(message))
         else:
             self._hand(lambda: self._trace({"event": "log", "message": message}))
+
+    @property
+    def browser_ws(self) -> str | None:
+        """The pod's address, handed to the step as FOLDRUN_BROWSER_WS (None: no pod)."""
+        return self.pods.pod().ws if self.pods is not None else None
 
     def _hand(self, fn: Callable[[], Any], *, wait: bool = False) -> Any:
         """Trace, log and secrets are the step's: from inside a browse call they run in the step's thread."""

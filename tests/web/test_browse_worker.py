@@ -40,3 +40,89 @@ def test_a_browse_call_on_a_real_worker_completes_and_its_trace_reaches_the_run(
     assert [e["event"] for e in events] == ["browse", "browse"]
     assert events[0]["url"] == f"{site.url}/app"
     assert done.headline == "GOOD — read both pages"
+
+
+def pods_of(worker) -> list[int]:
+    """The pids of the Playwright browser servers a worker's processes started (its account's pods)."""
+    import os
+    from pathlib import Path
+
+    def ancestors(pid: int):
+        while pid > 1:
+            try:
+                pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                return
+            yield pid
+
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            command = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"run-server" in command and worker.pid in ancestors(int(entry)):
+            found.append(int(entry))
+    return found
+
+
+def kill_the_pod_when_the_page_is_asked_for(worker, site, path: str) -> dict:
+    """Wait until the pod's browser asks `site` for `path`, then kill -9 the pod's server mid-call."""
+    import os
+    import signal
+    import threading
+
+    killed: dict = {}
+
+    def watch():
+        wait_for(lambda: any(r["path"] == path for r in site.seen), timeout=60, interval=0.02)
+        killed["pids"] = pods_of(worker)
+        for pid in killed["pids"]:
+            os.kill(pid, signal.SIGKILL)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    killed["thread"] = thread
+    return killed
+
+
+def log_lines(run) -> list[str]:
+    return [e.data["message"] for e in TraceEvent.objects.filter(run=run, kind="log").order_by("pk")]
+
+
+def test_a_read_only_call_cut_by_killing_the_pod_is_run_again_on_the_replaced_pod(
+        celery_worker_process, workspace, alice, fake_provider, site):
+    site.seen.clear()
+    push(workspace, {"agents/reader/agent.md": agent_file("reader", fake_provider, tools="[web]")})
+    fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{site.url}/slow", "mode": "text"})
+    fake_provider.reply_text("GOOD — read it after the pod came back")
+    killed = kill_the_pod_when_the_page_is_asked_for(celery_worker_process, site, "/slow")
+    done = finished(check_start_run(workspace=workspace, user=alice, agent="reader", task="Read the slow page."))
+    killed["thread"].join(timeout=5)
+    lines = [line for line in log_lines(done) if line.startswith("browser pod:")]
+    assert done.status == "completed", done.error
+    assert len(killed["pids"]) == 1
+    assert tool_results(done) == ["late"]
+    assert len(lines) == 1 and lines[0].startswith("browser pod: reconnected (try 1 of 3, at ")
+    assert [r["path"] for r in site.seen].count("/slow") == 2  # asked again, on the pod that replaced it
+
+
+def test_an_acting_call_cut_by_killing_the_pod_is_not_sent_again_and_says_it_may_have_acted(
+        celery_worker_process, workspace, alice, fake_provider, site):
+    site.seen.clear()
+    push(workspace, {"agents/clerk/agent.md": agent_file("clerk", fake_provider, tools="[web]")})
+    fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{site.url}/form", "mode": "text", "actions": [
+        {"fill": "#name", "text": "Alice"}, {"goto": f"{site.url}/slow"}]})
+    fake_provider.reply_text("BAD — the pod went")
+    killed = kill_the_pod_when_the_page_is_asked_for(celery_worker_process, site, "/slow")
+    done = finished(check_start_run(workspace=workspace, user=alice, agent="clerk", task="Fill the form."))
+    killed["thread"].join(timeout=5)
+    lines = [line for line in log_lines(done) if line.startswith("browser pod:")]
+    assert len(killed["pids"]) == 1
+    assert tool_results(done)[0] == ("browse: the browser pod closed during this call, after it may have acted (it "
+                                     "clicks, fills, types or runs script); it was not sent again — look at the page "
+                                     "before repeating it")
+    assert len(lines) == 1 and lines[0].startswith("browser pod: reconnected (try 1 of 3, at ")
+    assert [r["path"] for r in site.seen].count("/form") == 1 and [r["path"] for r in site.seen].count("/slow") == 1

@@ -186,6 +186,7 @@ def run(tool: "WebTool", args: dict) -> str:
                     call.page_failures.append(line)
     for line in call.page_failures:
         tool.log(call.redact(f"browse {scrub_url(url)}: {line}"))
+    tool.browsers.count_bytes(sum(r.get("bytes") or 0 for r in call.network))  # the pod's bytes, for its line
     tool.emit({"event": "browse", "url": url, "mode": mode, "steps": len(steps),
                "seconds": round(time.monotonic() - started, 3), "page_failures": len(call.page_failures) or None})
     if call.results:

@@ -1,11 +1,13 @@
 """The browser a worker process drives: one Chromium, launched on first use, in a thread of its own."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from ..errors import WebToolError
 from .driver import Driver
@@ -19,6 +21,14 @@ LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking
 IDLE_SECONDS = 15 * 60
 
 
+class PodGone(Exception):
+    """The browser pod's connection closed under a call."""
+
+
+class PodUnreachable(Exception):
+    """The browser pod could not be reached: the call never got there."""
+
+
 class BrowserPool:
     """One Chromium for a worker process (or a test module), launched on first use.
 
@@ -29,7 +39,7 @@ class BrowserPool:
     """
 
     def __init__(self, executable: str | None = None, args: list[str] | None = None,
-                 idle_seconds: float = IDLE_SECONDS) -> None:
+                 idle_seconds: float = IDLE_SECONDS, pods: Any = None) -> None:
         self.executable = executable
         self.args = list(args or LAUNCH_ARGS)
         self.idle_seconds = idle_seconds
@@ -41,12 +51,18 @@ class BrowserPool:
         self.launches = 0
         self.users = 0
         self.driver = Driver()
+        self.pods = pods            # the account's AccountPool: connect to its pods instead of launching here
+        self.pod: Any = None        # the pod the browser is connected to
 
     def browser(self):  # noqa: ANN201
         if self._thread is not None and self._thread != threading.get_ident():
             raise WebToolError("browse: the browser belongs to another thread of this worker")
         if self._browser is not None and not self._browser.is_connected():
+            if self.pods is not None:  # the pod went: the call's caller reconnects, by the lost-pod rules
+                raise PodGone("Browser closed: the browser pod's connection is gone")
             self.close()
+        if self._browser is None and self.pods is not None:
+            self._connect()
         if self._browser is None:
             executable = self.executable or find_chromium()
             if executable is not None and not Path(executable).exists():
@@ -66,6 +82,48 @@ class BrowserPool:
             self.launches += 1
         self.last_used = time.monotonic()
         return self._browser
+
+    def _connect(self) -> None:
+        """A browser of this step's own on the account's pod, launched there with the in-step flags."""
+        from playwright.sync_api import sync_playwright
+
+        executable = self.executable or find_chromium()
+        if self._playwright is None:
+            self._playwright = sync_playwright().start()
+            self._thread = threading.get_ident()
+        self.pod = self.pods.pod()
+        options = {"args": self.args, "headless": True, **({"executablePath": executable} if executable else {})}
+        try:
+            self._browser = self._playwright.chromium.connect(
+                self.pod.ws, timeout=10_000, headers={"x-playwright-launch-options": json.dumps(options)})
+        except Exception as exc:  # noqa: BLE001 - the call never reached the pod
+            raise PodUnreachable(f"the browser pod did not answer ({str(exc).splitlines()[0][:160]})") from None
+        self.launches += 1
+
+    def connected(self) -> bool:
+        """Whether the browser still answers (in the browser's thread): asked once more, with a context —
+        `is_connected()` alone is only news the event loop has already read."""
+        if self._browser is None or not self._browser.is_connected():
+            return False
+        try:
+            self._browser.new_context().close()
+        except Exception:  # noqa: BLE001 - closed, or the connection is gone
+            return False
+        return self._browser.is_connected()
+
+    def reconnect(self) -> None:
+        """Drop the gone browser and connect again (a pod that died is replaced by the account's pool)."""
+        old, self._browser = self._browser, None
+        try:
+            if old is not None:
+                old.close()
+        except Exception:  # noqa: BLE001 - it is already gone
+            pass
+        self._connect()
+
+    def count_bytes(self, count: int) -> None:
+        if self.pod is not None:
+            self.pod.bytes += max(0, int(count))
 
     def devices(self) -> dict:
         """Playwright's device descriptors ("Pixel 7", "iPhone 15")."""

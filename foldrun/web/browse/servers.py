@@ -1,0 +1,256 @@
+"""The account's browser pods: Playwright browser servers on the worker, per account.
+
+A pod is `playwright run-server --unsafe` (Playwright's own server, so the
+client's launch flags — the in-step launch's `LAUNCH_ARGS` — reach the
+browser it launches for each connection) bound to loopback under a random
+path: the path is the pool's token, so only the account's own steps, which
+are handed the address, can reach it; two accounts never share a server.
+
+The first pod starts when a step of the account that grants `web` browse
+begins; one more for every `FOLDRUN_BROWSER_STEPS_PER_POD` (2) steps browsing
+at once, up to `FOLDRUN_BROWSER_MAX_PODS` (4). A pod unused for
+`FOLDRUN_BROWSER_IDLE_MS` (15 minutes) is reaped — the surplus first, the last
+one when the account stops, and none while a step of the account runs. A pod
+whose server died (killed with -9) is noticed, forgotten and replaced on the
+next use; each pod's seconds and bytes go to `on_reap` as one line.
+
+Pure Python (no Django): the host sets `on_reap` to write the ledger line.
+"""
+from __future__ import annotations
+
+import atexit
+import math
+import os
+import re
+import secrets
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..errors import WebToolError
+
+
+def _env_int(name: str, default: int, low: int) -> int:
+    raw = os.environ.get(name, "")
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise WebToolError(f"{name}={raw!r} is not a whole number") from None
+    if value < low:
+        raise WebToolError(f"{name}={value} is below {low}")
+    return value
+
+
+def settings() -> tuple[int, int, float]:
+    """(steps per pod, max pods, idle seconds), read from the worker's environment."""
+    return (_env_int("FOLDRUN_BROWSER_STEPS_PER_POD", 2, 1), _env_int("FOLDRUN_BROWSER_MAX_PODS", 4, 1),
+            _env_int("FOLDRUN_BROWSER_IDLE_MS", 15 * 60 * 1000, 1) / 1000)
+
+
+_LISTENING = re.compile(r"Listening on (ws://\S+)")
+
+
+@dataclass
+class Pod:
+    """One Playwright browser server."""
+
+    name: str
+    process: subprocess.Popen
+    ws: str
+    started: float = field(default_factory=time.monotonic)
+    last_used: float = field(default_factory=time.monotonic)
+    users: int = 0
+    bytes: int = 0
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self) -> None:
+        if self.alive():
+            try:
+                os.killpg(self.process.pid, signal.SIGTERM)  # the server and the browsers it launched
+                self.process.wait(timeout=2)                  # the spec's 2-second grace, then gone
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        try:
+            self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            pass
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+    def line(self) -> dict:
+        return {"pod": self.name, "seconds": round(time.monotonic() - self.started, 3), "bytes": self.bytes}
+
+
+def _die_with_parent() -> None:
+    """In the server's process before exec: SIGTERM when the worker that started it goes, however it goes."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:  # not Linux: the worker's shutdown stops its pods instead
+        pass
+
+
+def start_server() -> tuple[subprocess.Popen, str]:
+    """Playwright's own server on loopback, port 0, under a random path; (process, ws address)."""
+    from playwright._impl._driver import compute_driver_executable
+
+    node, cli = compute_driver_executable()
+    token = secrets.token_urlsafe(24)
+    process = subprocess.Popen([str(node), str(cli), "run-server", "--host", "127.0.0.1", "--port", "0",
+                                "--path", f"/{token}", "--unsafe"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                               text=True, start_new_session=True, preexec_fn=_die_with_parent,
+                               env={**os.environ, "PW_TEST_SCREENSHOT_NO_FONTS_READY": "1"})
+    deadline = time.monotonic() + 30
+    line = ""
+    while time.monotonic() < deadline:
+        line = process.stdout.readline() if process.stdout else ""
+        match = _LISTENING.search(line)
+        if match:
+            return process, match.group(1)
+        if not line and process.poll() is not None:
+            break
+    process.kill()
+    raise WebToolError(f"browse: the browser pod did not start ({line.strip()[:200] or 'no answer'})")
+
+
+class AccountPool:
+    """One account's pods, and how many of its steps browse now."""
+
+    def __init__(self, account: str, on_reap: Callable[[str, dict], None] | None) -> None:
+        self.account = account
+        self.pods: list[Pod] = []
+        self.steps = 0
+        self.on_reap = on_reap
+        self.lock = threading.RLock()
+        self._numbers = 0
+
+    def _start(self) -> Pod:
+        process, ws = start_server()
+        self._numbers += 1
+        pod = Pod(name=f"{self.account}-{self._numbers}", process=process, ws=ws)
+        self.pods.append(pod)
+        return pod
+
+    def _forget_dead(self) -> None:
+        for pod in [p for p in self.pods if not p.alive()]:
+            self.pods.remove(pod)
+            pod.stop()
+            self._record(pod)
+
+    def _record(self, pod: Pod) -> None:
+        if self.on_reap is not None:
+            try:
+                self.on_reap(self.account, pod.line())
+            except Exception:  # noqa: BLE001 - the ledger line is best effort; the pod is gone either way
+                pass
+
+    def open_step(self) -> None:
+        """A step of the account that browses began: enough pods for the steps browsing now."""
+        per_pod, most, _idle = settings()
+        with self.lock:
+            self.steps += 1
+            self._forget_dead()
+            wanted = min(most, max(1, math.ceil(self.steps / per_pod)))
+            while len(self.pods) < wanted:
+                self._start()
+
+    def close_step(self) -> None:
+        with self.lock:
+            self.steps = max(0, self.steps - 1)
+            now = time.monotonic()
+            for pod in self.pods:
+                pod.last_used = now
+
+    def pod(self) -> Pod:
+        """The least-used live pod, a new one when the pod died (the replacement)."""
+        with self.lock:
+            self._forget_dead()
+            if not self.pods:
+                self._start()
+            pod = min(self.pods, key=lambda p: p.users)
+            pod.last_used = time.monotonic()
+            return pod
+
+    def reap(self, now: float | None = None) -> list[dict]:
+        """Pods unused past the idle time, newest (the surplus) first; none while a step runs."""
+        _per_pod, _most, idle = settings()
+        now = time.monotonic() if now is None else now
+        reaped = []
+        with self.lock:
+            self._forget_dead()
+            if self.steps > 0:
+                return reaped
+            for pod in reversed(list(self.pods)):
+                if pod.users == 0 and now - pod.last_used > idle:
+                    self.pods.remove(pod)
+                    pod.stop()
+                    self._record(pod)
+                    reaped.append(pod.line())
+        return reaped
+
+    def stop(self) -> None:
+        with self.lock:
+            for pod in list(self.pods):
+                self.pods.remove(pod)
+                pod.stop()
+                self._record(pod)
+
+
+class ServerPool:
+    """Every account's pods on this worker process, and the thread that reaps them."""
+
+    def __init__(self) -> None:
+        self.accounts: dict[str, AccountPool] = {}
+        self.lock = threading.Lock()
+        self.on_reap: Callable[[str, dict], None] | None = None
+        self._reaper: threading.Thread | None = None
+
+    def account(self, account: str) -> AccountPool:
+        with self.lock:
+            pool = self.accounts.get(account)
+            if pool is None:
+                pool = self.accounts[account] = AccountPool(account, lambda a, line: self._reaped(a, line))
+            if self._reaper is None or not self._reaper.is_alive():
+                self._reaper = threading.Thread(target=self._reap_forever, name="foldrun-browser-reaper", daemon=True)
+                self._reaper.start()
+            return pool
+
+    def _reaped(self, account: str, line: dict) -> None:
+        if self.on_reap is not None:
+            self.on_reap(account, line)
+
+    def reap(self) -> list[dict]:
+        with self.lock:
+            pools = list(self.accounts.values())
+        return [line for pool in pools for line in pool.reap()]
+
+    def _reap_forever(self) -> None:
+        while True:
+            _per_pod, _most, idle = settings()
+            time.sleep(max(0.2, min(idle / 4, 30.0)))
+            try:
+                self.reap()
+            except Exception:  # noqa: BLE001 - the reaper never dies of one bad pod
+                pass
+
+    def stop(self) -> None:
+        with self.lock:
+            pools = list(self.accounts.values())
+        for pool in pools:
+            pool.stop()
+
+
+POOL = ServerPool()
+atexit.register(POOL.stop)
