@@ -10,7 +10,7 @@ POLL = 1.0
 
 
 @adapter("extract", "hyperbrowser", base="https://api.hyperbrowser.ai", auth=Auth("header", "x-api-key"),
-         page="https://docs.hyperbrowser.ai/reference/api-reference/extract", matched="2026-12-01")
+         page="https://hyperbrowser.ai/docs/api-reference/get-extract-job-status-and-results", matched="2026-12-01")
 def extract(call: Call, url: str, schema: dict | None, prompt: str | None) -> object:
     body: dict = {"urls": [url]}
     if schema:

@@ -31,7 +31,7 @@ def fetch(call: Call, urls: list[str], mode: str) -> list[tuple[str, str]]:
     return [(url, text)]
 
 
-@adapter("extract", "zyte", base=BASE, auth=BASIC, page="https://docs.zyte.com/zyte-api/usage/extract.html",
+@adapter("extract", "zyte", base=BASE, auth=BASIC, page="https://docs.zyte.com/zyte-api/usage/custom-attributes.html",
          matched="2026-12-01")
 def extract(call: Call, url: str, schema: dict | None, prompt: str | None) -> object:
     if prompt and not schema:
