@@ -14,12 +14,15 @@ and then the same rules, so a laptop and the server print the same lines.
 """
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from .desk import Desk
 from .findings import Finding, sort_findings
+from .paths import is_ignored, walk_folder
+from .payload import MAX_FILE_BYTES, check_payload, decode
 
 RuleFn = Callable[["Desk", "Context"], Iterable[Finding]]
 _RULES: list[tuple[str, RuleFn]] = []
@@ -48,10 +51,9 @@ def rule(name: str) -> Callable[[RuleFn], RuleFn]:
 
 
 def _load_rules() -> None:
-    # Importing the modules registers their rules.
-    from .rules import load_all
-
-    load_all()
+    # A registry loader: importing the rule modules registers their rules. By name, so
+    # check (which the rules import for `rule`) does not import them back.
+    importlib.import_module(f"{__package__}.rules").load_all()
 
 
 def rule_names() -> list[str]:
@@ -86,8 +88,6 @@ def check_files(
     platform: Mapping[str, int] | None = None,
 ) -> list[Finding]:
     """Byte checks on each file, then every rule over the desk they make."""
-    from .payload import MAX_FILE_BYTES, check_payload, decode
-
     limit = max_bytes or MAX_FILE_BYTES
     findings: list[Finding] = []
     texts: dict[str, str] = {}
@@ -104,8 +104,6 @@ def check_files(
 
 def read_folder_bytes(root: Path) -> dict[str, bytes]:
     """Every file of a desk folder as bytes (what a push would send)."""
-    from .paths import is_ignored, walk_folder
-
     return {str(relative): path.read_bytes() for relative, path in walk_folder(root) if not is_ignored(relative)}
 
 

@@ -23,7 +23,7 @@ from typing import Any, Iterable
 
 from .findings import ContractError, Finding
 from .frontmatter import Parsed, split_frontmatter
-from .paths import BINARY_MARKER
+from .paths import BINARY_MARKER, read_folder
 
 # Kinds of document, by where they live.
 AGENTS_MD = "agents-md"
@@ -272,6 +272,4 @@ class Desk:
 
     @classmethod
     def from_folder(cls, root: str | Path, **kwargs) -> "Desk":
-        from .paths import read_folder
-
         return cls(files=read_folder(Path(root)), **kwargs)

@@ -1,8 +1,11 @@
 """Paths inside a desk: normalised, relative, and never outside it."""
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path, PurePosixPath
+
+from .payload import BINARY_MARKER, decode  # the server's own rule for what is text
 
 MAX_PATH = 400
 # Matched with fullmatch: `$` alone also matches before a trailing newline.
@@ -53,8 +56,6 @@ def is_ignored(relative: PurePosixPath) -> bool:
 def walk_folder(root: Path):
     """(relative posix path, absolute Path) for every file a desk holds, in
     path order: ignored folders are pruned, never walked; symlinks skipped."""
-    import os
-
     root = Path(root).resolve()
     found = []
     for folder, dirs, names in os.walk(root):
@@ -71,10 +72,6 @@ def walk_folder(root: Path):
 def read_folder(root: Path) -> dict[str, str]:
     """Every text file under `root` by relative path. A file that is not UTF-8
     text is kept as BINARY_MARKER so `check` can name it rather than skip it."""
-    from .payload import decode  # the server's own rule for what is text
-
     return {str(relative): decode(path.read_bytes()) for relative, path in walk_folder(root) if not is_ignored(relative)}
 
 
-# A stand-in for a file that is not UTF-8 text; check reports it by name.
-BINARY_MARKER = "\x00foldrun:binary\x00"

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .desk import AGENT, SKILL, TOOL, Desk, Document, make_document
+from .desk import AGENT, CONCEPT, SKILL, TOOL, Desk, Document, make_document
 from .model import (
     BUILTIN_GROUPS,
     SDK_NAMES,
@@ -32,6 +32,7 @@ from .model import (
     Step,
     agent_of,
     agents_md_of,
+    concept_of,
     is_whole,
     limit_key,
     skill_of,
@@ -240,9 +241,6 @@ def visible_concepts(desk: Desk, agent_name: str | None, directory: str = "knowl
     """Every concept the agent reads in `directory`, by path relative to it;
     a nearer file shadows a farther one of the same relative path. The
     generated index.md and log.md are not concepts."""
-    from .desk import CONCEPT
-    from .model import concept_of
-
     found: dict[str, Resolved] = {}
     for scope, folder in concept_layers(desk, agent_name, directory):
         pool = "library" if scope == "library" else "workspace"
