@@ -4,7 +4,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.db.models import Count
 
-from .models import Account, ApiToken, Invite, Membership, Profile, Workspace
+from .models import Account, ApiToken, BrowserPodLine, Invite, Membership, Profile, Workspace
 
 # The admin says whose it is (the default reads "Django administration").
 admin.site.site_header = "foldrun admin"
@@ -125,3 +125,12 @@ class InviteAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request) -> bool:
         return False  # invites are sent from the dashboard or the API, which mail the link
+
+
+@admin.register(BrowserPodLine)
+class BrowserPodLineAdmin(admin.ModelAdmin):
+    """A reaped browser pod's seconds and bytes: read-only, the ledger's own record."""
+
+    list_display = ("account", "pod", "seconds", "bytes", "created_at")
+    raw_id_fields = ("account",)
+    readonly_fields = ("account", "pod", "seconds", "bytes", "created_at")

@@ -175,3 +175,24 @@ class CreditCharge(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_public_id}: {self.amount_usd}"
+
+
+class BrowserPodLine(models.Model):
+    """One browser pod's seconds and bytes, written once when the pod is reaped: the account's compute and
+    network on the ledger (spec tools.md "Where the browser runs": one `browser <pod>` line)."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="browser_pod_lines")
+    pod = models.CharField(max_length=80)
+    seconds = models.DecimalField(max_digits=14, decimal_places=3)
+    bytes = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at"]
+
+    def __str__(self) -> str:
+        return self.line
+
+    @property
+    def line(self) -> str:
+        return f"browser {self.pod}: {self.seconds} s, {self.bytes:,} bytes"

@@ -126,3 +126,25 @@ def test_an_acting_call_cut_by_killing_the_pod_is_not_sent_again_and_says_it_may
                                      "before repeating it")
     assert len(lines) == 1 and lines[0].startswith("browser pod: reconnected (try 1 of 3, at ")
     assert [r["path"] for r in site.seen].count("/form") == 1 and [r["path"] for r in site.seen].count("/slow") == 1
+
+
+def test_two_accounts_steps_browse_on_pods_of_their_own_and_never_share_cookies(
+        celery_worker_process, workspace, alice, charlie, fake_provider, site):
+    from accounts.models import Workspace
+
+    theirs = Workspace.objects.create(account=charlie.memberships.get().account, name="other-desk")
+    for desk in (workspace, theirs):
+        push(desk, {"agents/reader/agent.md": agent_file("reader", fake_provider, tools="[web]")})
+    fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{site.url}/echo-headers", "mode": "text",
+                                         "actions": [{"cookie": "sid", "value": "alices-session"}, {"reload": True}]})
+    fake_provider.reply_text("GOOD — alice signed in")
+    first = finished(check_start_run(workspace=workspace, user=alice, agent="reader", task="Sign in."))
+    pods_after_alice = set(pods_of(celery_worker_process))
+    fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{site.url}/echo-headers", "mode": "text"})
+    fake_provider.reply_text("GOOD — charlie looked")
+    second = finished(check_start_run(workspace=theirs, user=charlie, agent="reader", task="Look."))
+    pods_after_charlie = set(pods_of(celery_worker_process))
+    assert first.status == "completed" and second.status == "completed", (first.error, second.error)
+    assert "cookie sid=alices-session" in tool_results(first)[0]
+    assert "cookie None" in tool_results(second)[0]
+    assert len(pods_after_alice) >= 1 and pods_after_charlie - pods_after_alice  # charlie's account has its own

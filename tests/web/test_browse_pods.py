@@ -1,0 +1,105 @@
+"""The account's browser pods: real Playwright servers, started, grown, reaped and replaced by the rules."""
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from accounts.models import BrowserPodLine
+from foldrun.web.browse import servers
+from foldrun.web.browse.servers import AccountPool
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def lines():
+    got: list[tuple[str, dict]] = []
+    yield got
+
+
+def test_a_pod_is_started_per_two_browsing_steps_up_to_the_most_and_two_accounts_never_share_one(monkeypatch, lines):
+    monkeypatch.setenv("FOLDRUN_BROWSER_MAX_PODS", "2")
+    acme, other = AccountPool("acc_acme", lambda a, line: lines.append((a, line))), AccountPool("acc_other", None)
+    try:
+        acme.open_step()
+        assert len(acme.pods) == 1
+        acme.open_step()
+        assert len(acme.pods) == 1  # two steps to a pod
+        acme.open_step()
+        assert len(acme.pods) == 2
+        acme.open_step()
+        acme.open_step()
+        assert len(acme.pods) == 2  # FOLDRUN_BROWSER_MAX_PODS
+        other.open_step()
+        ours = {p.ws for p in acme.pods}
+        assert other.pods[0].ws not in ours
+        assert {p.process.pid for p in acme.pods}.isdisjoint({other.pods[0].process.pid})
+        assert all(p.ws.startswith("ws://127.0.0.1:") and len(p.ws.rsplit("/", 1)[1]) >= 32 for p in acme.pods)
+    finally:
+        acme.stop()
+        other.stop()
+    assert [line["pod"] for _a, line in lines] == ["acc_acme-1", "acc_acme-2"]
+
+
+def test_pods_are_reaped_idle_surplus_first_never_while_a_step_runs_and_each_leaves_one_line(monkeypatch, lines):
+    monkeypatch.setenv("FOLDRUN_BROWSER_IDLE_MS", "200")
+    pool = AccountPool("acc_acme", lambda a, line: lines.append((a, line)))
+    try:
+        for _ in range(3):
+            pool.open_step()
+        assert len(pool.pods) == 2
+        time.sleep(0.4)
+        assert pool.reap() == []  # three steps are running
+        pool.close_step()
+        pool.close_step()
+        time.sleep(0.4)
+        assert pool.reap() == []  # one is still running
+        pool.close_step()
+        assert pool.reap() == []  # just now used
+        time.sleep(0.4)
+        reaped = pool.reap()
+        assert [line["pod"] for line in reaped] == ["acc_acme-2", "acc_acme-1"]  # the surplus first
+        assert pool.pods == []
+        assert all(line["seconds"] > 0.4 and line["bytes"] == 0 for line in reaped)
+        assert [a for a, _line in lines] == ["acc_acme", "acc_acme"]
+    finally:
+        pool.stop()
+
+
+def test_a_pod_killed_with_9_is_noticed_replaced_and_its_line_kept(lines):
+    pool = AccountPool("acc_acme", lambda a, line: lines.append((a, line)))
+    try:
+        pool.open_step()
+        first = pool.pods[0]
+        os.kill(first.process.pid, signal.SIGKILL)
+        first.process.wait(timeout=5)
+        replaced = pool.pod()
+        assert replaced is not first and replaced.alive()
+        assert [line["pod"] for _a, line in lines] == ["acc_acme-1"]
+    finally:
+        pool.stop()
+
+
+def test_a_reaped_pods_line_is_on_the_accounts_ledger(transactional_db, account):
+    from accounts.pods import record_pod_line
+
+    record_pod_line(account.public_id, {"pod": f"{account.public_id}-1", "seconds": 912.5, "bytes": 48213})
+    line = BrowserPodLine.objects.get(account=account)
+    assert line.line == f"browser {account.public_id}-1: 912.500 s, 48,213 bytes"
+    assert servers.POOL.on_reap is record_pod_line
+
+
+def test_a_test_run_step_gets_no_pod_and_a_worker_step_does(make_tool):
+    tested = make_tool(test_mode=True, pod_account="acc_tested")
+    assert tested.pods is None and tested.browser_ws is None
+    assert "acc_tested" not in servers.POOL.accounts
+    real = make_tool(pod_account="acc_real")
+    try:
+        assert real.pods is servers.POOL.accounts["acc_real"] and real.pods.steps == 1
+        assert real.browser_ws == real.pods.pods[0].ws
+    finally:
+        real.close()
+        servers.POOL.accounts.pop("acc_real").stop()
