@@ -19,7 +19,6 @@ from typing import Callable
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Membership, Role, Workspace
@@ -134,13 +133,17 @@ def claim(delivery_pk: int, now: datetime, holder: str | None = None) -> bool:
     holds it, it is not due, or it is finished. One conditional update, so two
     workers handed the same delivery send it once."""
     return leases.claim(Delivery, delivery_pk, holder or leases.new_holder(), now=now,
-                        status=DeliveryStatus.PENDING, next_attempt_at__lte=now)
+                        status=DeliveryStatus.PENDING, next_attempt_at__lte=now, lease_holder="")
 
 
 def _due(now: datetime):
-    return Delivery.objects.filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=now).filter(
-        Q(lease_until__isnull=True) | Q(lease_until__lt=now)
-    )
+    """Pending, due, and held by nobody. A row whose lease merely ran out is
+    not due: its holder died with an attempt in flight that the receiver may
+    have got, so the sweep writes that attempt down as lost first (and the
+    next one carries the next number) — taking it straight over would send
+    the same attempt number twice."""
+    return Delivery.objects.filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=now, lease_holder="",
+                                   lease_until__isnull=True)
 
 
 # A worker takes up to this many due deliveries at once and posts them in

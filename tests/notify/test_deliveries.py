@@ -14,6 +14,7 @@ from notify.actions import (
     do_redeliver,
     due_delivery_ids,
     perform_attempt,
+    recover_lost_deliveries,
 )
 from notify.models import Delivery, Endpoint
 
@@ -138,9 +139,12 @@ def test_two_workers_handed_the_same_due_attempt_claim_it_once(hooked):
     delivery = _record(hooked)
     assert claim(delivery.pk, T0) is True
     assert claim(delivery.pk, T0) is False
-    # A worker lost mid-attempt: once its lease runs out, the sweep hands it on.
+    # A worker lost mid-attempt: once its lease runs out, the sweep writes that
+    # attempt down as lost, and the next one is due on the retry schedule.
     assert due_delivery_ids(T0 + timedelta(seconds=30)) == []
-    assert due_delivery_ids(T0 + timedelta(minutes=3)) == [delivery.pk]
+    assert due_delivery_ids(T0 + timedelta(minutes=3)) == []
+    assert recover_lost_deliveries(T0 + timedelta(minutes=3)) == 1
+    assert due_delivery_ids(T0 + timedelta(minutes=4)) == [delivery.pk]
 
 
 def test_a_redelivery_is_one_attempt_now_with_the_same_id_and_body(hooked, receiver):
