@@ -53,9 +53,11 @@ def reserve(run: Run, amount: Decimal, minimum: Decimal, *, where: str,
     if run.budget_usd is None and not caps:
         return amount
     with transaction.atomic():
-        # The lock first, then the reads: one reservation at a time per workspace.
+        # The locks first, then the reads: one reservation at a time per workspace. A write first (the run's
+        # row; on SQLite the database's write lock, taken before any read so no snapshot goes stale), then
+        # the workspace's row on PostgreSQL — always in this order, so two reservations never deadlock.
+        Run.objects.filter(pk=run.pk).update(reserved_usd=F("reserved_usd"))
         list(Workspace.objects.select_for_update().filter(pk=run.workspace_id).values_list("pk", flat=True))
-        Run.objects.filter(pk=run.pk).update(reserved_usd=F("reserved_usd"))  # SQLite: take the write lock
         row = Run.objects.filter(pk=run.pk).values("cost_usd", "reserved_usd", "budget_usd").get()
         left: Decimal | None = None
         sentence = ""

@@ -2,10 +2,14 @@
 `budget:` and the workspace's window, so concurrent `each:` instances see each other's reservations."""
 from __future__ import annotations
 
+import threading
 from decimal import Decimal
 
 import pytest
+from django.db import connection
 
+from foldrun.engine.errors import BudgetExceeded
+from runs import budget
 from runs.actions import check_start_run
 from runs.models import Run, TraceEvent, Try
 from tests.conftest import wait_for
@@ -37,7 +41,7 @@ def test_five_each_instances_with_a_ten_cent_cap_never_spend_past_it(celery_work
     assert sum(t.cost_usd for t in Try.objects.filter(step__run=done)) == done.cost_usd
     stopped = done.steps.filter(index=2, instance__isnull=False, status="failed")
     assert stopped.exists()
-    assert all(s.error.startswith(f"budget reached: the run spent $") and "of its $0.10 budget at step 2" in s.error
+    assert all(s.error.startswith("budget reached: the run spent $") and "of its $0.10 budget at step 2" in s.error
                for s in stopped)
     asked = [r.body["max_tokens"] for r in fake_provider.requests[1:]]
     assert len(asked) < 5 and min(asked) < 4096  # the last paid call was cut to what was left
@@ -64,3 +68,35 @@ def test_a_workspace_window_budget_stops_the_call_that_would_pass_it(workspace, 
     assert "refused" not in step.limits_line
     line = TraceEvent.objects.get(run=run, kind="budget", data__line__startswith="budget reached")
     assert line.data["line"] == step.error
+
+
+@pytest.mark.django_db(transaction=True)
+def test_five_reservations_racing_for_one_cap_are_granted_no_more_than_it(workspace):
+    run = Run.objects.create(account=workspace.account, workspace=workspace, name="race", budget_usd=Decimal("0.10"))
+    start = threading.Barrier(5)
+    grants: list[Decimal] = []
+    refusals: list[str] = []
+
+    def one() -> None:
+        try:
+            start.wait()
+            grants.append(budget.reserve(run, Decimal("0.04"), Decimal("0.01"), where="step 2 ([[reader]])"))
+        except BudgetExceeded as exc:
+            refusals.append(str(exc))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=one) for _ in range(5)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sum(grants) == Decimal("0.10")   # 0.04 + 0.04 + the 0.02 that was left
+    assert sorted(grants) == [Decimal("0.02"), Decimal("0.04"), Decimal("0.04")]
+    assert refusals == ["budget reached: the run spent $0.1000 of its $0.10 budget at step 2 ([[reader]]); no "
+                        "further model or paid call was made"] * 2
+    run.refresh_from_db()
+    assert run.reserved_usd == Decimal("0.10")
+    budget.settle(run, Decimal("0.04"), Decimal("0.03"), 10, 2000)
+    run.refresh_from_db()
+    assert (run.cost_usd, run.reserved_usd) == (Decimal("0.03"), Decimal("0.06"))

@@ -10,7 +10,11 @@ import pytest
 
 from foldrun.engine import StepRequest, run_step
 from foldrun.engine.local import LocalHost
+from runs.actions import check_start_run
+from runs.models import Run, TraceEvent
+from tests.conftest import wait_for
 from tests.runs.engine_helpers import SECRETS, agent_md, desk
+from tests.runs.helpers import agent_file, push
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="proves what holds against a program running as root")
 
@@ -67,3 +71,23 @@ def test_on_a_test_run_a_program_writes_only_its_sandbox_and_a_private_tmp(fake_
     assert not (outside.exists() or os.path.exists(f"/tmp/{marker}") or os.path.exists(f"/var/tmp/{marker}"))
     assert result.outputs == {"outputs/report.txt": b"out\n"}
     assert result.writes == {"state/ledger.md": "a\n"}
+
+
+@pytest.mark.e2e
+def test_on_a_real_worker_a_root_script_leaves_knowledge_as_given(celery_worker_process, workspace, alice,
+                                                                  fake_provider):
+    files = _files(fake_provider, "[read, tamper]")
+    files["agents/worker/agent.md"] = agent_file("worker", fake_provider, tools="[read, tamper]")
+    files["flows/tamper.md"] = "---\nname: tamper\n---\n1. [[worker]] — Change what you were given.\n"
+    push(workspace, files)
+    fake_provider.reply_tool_use("tamper", {})
+    fake_provider.reply_tool_use("Read", {"path": "knowledge/targets.md"})
+    fake_provider.reply_text("GOOD it held")
+    run = check_start_run(workspace=workspace, user=alice, flow="tamper")
+    done = wait_for(lambda: Run.objects.filter(pk=run.pk, status__in=["completed", "failed"]).first(), timeout=60)
+    assert done.status == "completed", done.error
+    tamper, read = TraceEvent.objects.filter(run=done, kind="tool_result").order_by("pk")
+    assert "refused knowledge/targets.md" in tamper.data["content"]
+    assert "refused agents/worker/knowledge/own.md" in tamper.data["content"]
+    assert "no remount" in tamper.data["content"]
+    assert "geelong" in read.data["content"] and "tampered" not in read.data["content"]
