@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from .client import CliError, quote_path
+from .workspace import desk_workspace
 from .output import short_time
 
 FINISHED = ("completed", "failed", "cancelled")
@@ -25,8 +26,8 @@ PARKED = ("awaiting-approval", "waiting")
 def register(subparsers, common) -> None:
     p = subparsers.add_parser("run", parents=[common], help="run a flow, on the server (--to) or here (--local)")
     p.add_argument("flow", metavar="FLOW")
-    where = p.add_mutually_exclusive_group(required=True)
-    where.add_argument("--to", metavar="WS", help="the workspace to run it in")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--to", metavar="WS", help="the workspace to run it in (default: the one in ./.foldrun/workspace)")
     where.add_argument("--local", action="store_true", help="run it on this machine, from a desk folder")
     p.add_argument("--path", default=".", metavar="DIR", help="with --local: the desk folder (default: here)")
     p.add_argument("--input", action="append", default=[], metavar="K=V", help="an input for {{K}} (repeatable)")
@@ -61,15 +62,7 @@ def _inputs(pairs: list[str]) -> dict[str, str]:
 
 def _workspace(given: str | None) -> str:
     """--to, else the workspace this desk folder was pushed to (./.foldrun/workspace)."""
-    if given:
-        return given
-    try:
-        name = (Path(".foldrun") / "workspace").read_text(encoding="utf-8").strip()
-    except OSError:
-        name = ""
-    if not name:
-        raise CliError("Name a workspace with --to WS; ./.foldrun/workspace does not say one.")
-    return name
+    return desk_workspace(given)
 
 
 def _runs_dir(ctx) -> Path:
@@ -89,12 +82,13 @@ def cmd_run(args, ctx) -> int:
     inputs = _inputs(args.input)
     if args.local:
         return _run_local(args, ctx, inputs)
-    run = ctx.api.post(f"/api/workspaces/{quote_path(args.to)}/runs",
+    workspace = _workspace(args.to)
+    run = ctx.api.post(f"/api/workspaces/{quote_path(workspace)}/runs",
                        json={"flow": args.flow, "inputs": inputs, "test": args.test, "trigger": "cli"})
     if not args.wait:
-        ctx.out.result(run, f"Started {run['id']} ({args.flow} in {args.to}). See it with `foldrun report {run['id']} --to {args.to}`.")
+        ctx.out.result(run, f"Started {run['id']} ({args.flow} in {workspace}). See it with `foldrun report {run['id']} --to {workspace}`.")
         return 0
-    path = f"/api/workspaces/{quote_path(args.to)}/runs/{run['id']}"
+    path = f"/api/workspaces/{quote_path(workspace)}/runs/{run['id']}"
     while True:
         run = ctx.api.get(path)
         if run["status"] in FINISHED or run["status"] in PARKED:
@@ -103,7 +97,34 @@ def cmd_run(args, ctx) -> int:
         time.sleep(1)
     ctx.out.clear_progress()
     _print_report(ctx, _server_record(run))
+    if run["status"] in PARKED and not ctx.out.json_mode:
+        ctx.out.lines(how_to_decide(ctx, workspace, run))
     return 0 if run["status"] == "completed" else 1
+
+
+def how_to_decide(ctx, workspace: str, run: dict) -> list[str]:
+    """Where a parked run waits and the commands that let it go on."""
+    run_id, lines = run["id"], []
+    to = f" --to {workspace}"
+    for approval in run.get("approvals") or []:
+        if approval.get("state") != "pending":
+            continue
+        step = approval.get("step")
+        if approval.get("kind") == "ask":
+            lines.append(f"Step {step} asks: {approval.get('question') or '(no question text)'}")
+            lines.append(f"  answer it:  foldrun answer {run_id} {step} \"TEXT\"{to}")
+        else:
+            who = f" (approvers: {', '.join(approval['approvers'])})" if approval.get("approvers") else ""
+            lines.append(f"Step {step} waits for approval{who}.")
+            lines.append(f"  approve:  foldrun approve {run_id} {step}{to}")
+            lines.append(f"  reject:   foldrun reject {run_id} {step}{to}")
+    for step in run.get("steps") or []:
+        if step.get("status") == "waiting" and step.get("wait_event"):
+            lines.append(f"Step {step['index']} waits for the event {step['wait_event']}: POST "
+                         f"{ctx.api.url}/api/workspaces/{quote_path(workspace)}/runs/{run_id}/events/{step['wait_event']}")
+    lines.append(f"  or decide on the dashboard: {ctx.api.url}/w/{quote_path(workspace)}/runs/{run_id}")
+    lines.append(f"  stop it:  foldrun cancel {run_id}{to}")
+    return lines
 
 
 def _run_local(args, ctx, inputs: dict) -> int:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import pytest
 
 from foldrun.cli.main import main
+from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 
 
 @dataclass
