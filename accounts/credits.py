@@ -36,8 +36,10 @@ def do_charge_run(run) -> CreditCharge | None:
         if balance < account.low_balance_usd and account.low_balance_warned_at is None:
             account.low_balance_warned_at = timezone.now()
             fields.append("low_balance_warned_at")
-            transaction.on_commit(lambda: _send_low_balance_mail(account.pk))
         account.save(update_fields=fields)
+        if "low_balance_warned_at" in fields:
+            # Into the mail outbox in this same transaction: the warning commits with the charge or not at all.
+            _send_low_balance_mail(account.pk)
         return charge
 
 
@@ -53,7 +55,7 @@ def do_add_credits(account: Account, amount: Decimal) -> Account:
 
 
 def _send_low_balance_mail(account_pk: int) -> None:
-    from notify.email import send_platform_mail
+    from notify.outbox import queue_mail  # notify sits above accounts; the mail outbox, sent by its own task
 
     account = Account.objects.get(pk=account_pk)
     subject = f"foldrun: {account.name} is low on credits"
@@ -63,7 +65,7 @@ def _send_low_balance_mail(account_pk: int) -> None:
     )
     owners = Membership.objects.filter(account=account, role=Role.OWNER).select_related("user")
     for membership in owners:
-        send_platform_mail(to=membership.user.email, subject=subject, body=body, category="low-balance")
+        queue_mail(to=membership.user.email, subject=subject, body=body, category="low-balance", platform=True)
 
 
 def charge_finished_run(sender, run, event: str, **kwargs) -> None:

@@ -2,12 +2,12 @@
 mail from the platform's own sender."""
 from decimal import Decimal
 
-from django.core import mail
 
 from accounts.credits import do_add_credits
 from accounts.models import Account, CreditCharge
 from runs.models import Run
 from runs.signals import emit
+from tests.notify.conftest import send_outbox
 
 
 def _finish(workspace, cost: str, django_capture_on_commit_callbacks) -> Run:
@@ -39,7 +39,7 @@ def test_falling_below_the_warning_level_mails_the_owners_once_from_the_platform
     Account.objects.filter(pk=workspace.account_id).update(credits_usd=Decimal("6"), low_balance_usd=Decimal("5"))
     _finish(workspace, "2", django_capture_on_commit_callbacks)
     _finish(workspace, "0.5", django_capture_on_commit_callbacks)
-    warnings = [m for m in mail.outbox if "low on credits" in m.subject]
+    warnings = [m for m in send_outbox() if "low on credits" in m.subject]
     assert [m.to for m in warnings] == [["alice@example.com"]]
     assert warnings[0].from_email == "foldrun <hello@foldrun.io>"
     assert warnings[0].subject == "foldrun: Acme is low on credits"
@@ -50,7 +50,7 @@ def test_a_top_up_arms_the_next_warning(alice, workspace, django_capture_on_comm
     _finish(workspace, "2", django_capture_on_commit_callbacks)
     do_add_credits(Account.objects.get(pk=workspace.account_id), Decimal("10"))
     _finish(workspace, "10", django_capture_on_commit_callbacks)
-    assert len([m for m in mail.outbox if "low on credits" in m.subject]) == 2
+    assert len([m for m in send_outbox() if "low on credits" in m.subject]) == 2
 
 
 def test_the_warning_goes_through_the_platform_even_when_the_account_has_its_own_resend_key(
@@ -62,7 +62,7 @@ def test_the_warning_goes_through_the_platform_even_when_the_account_has_its_own
     do_set_secret(workspace.account, None, "EMAIL_FROM", value="desk@acme.example")
     Account.objects.filter(pk=workspace.account_id).update(credits_usd=Decimal("1"))
     _finish(workspace, "0.1", django_capture_on_commit_callbacks)
-    assert [m.from_email for m in mail.outbox if "low on credits" in m.subject] == ["foldrun <hello@foldrun.io>"]
+    assert [m.from_email for m in send_outbox() if "low on credits" in m.subject] == ["foldrun <hello@foldrun.io>"]
 
 
 def test_staff_top_up_from_the_command_line(workspace):
