@@ -14,6 +14,7 @@ from foldrun.engine.tools.registry import ToolPlan, register_gallery_tool
 
 from .errors import WebToolError
 from .tool import WebTool, resolve_language, resolve_web_block
+from .providers.models import server_tools
 
 
 def _endpoints() -> dict[str, str]:
@@ -113,8 +114,6 @@ ANTHROPIC_SHAPED = ("anthropic", "zai")
 
 def server_definitions(web: WebTool, env: Any) -> list[dict]:
     """The model provider's own search or fetch, as the server tool its request carries (web.search: anthropic)."""
-    from .providers.models import server_tools
-
     wanted = server_tools(web)
     if not wanted:
         return []
@@ -143,8 +142,6 @@ register_gallery_tool("web", plan_web)
 
 def server_plugins(web: WebTool) -> list[dict]:
     """OpenRouter's web plugin ({id: web}), sent in the body of that provider's requests."""
-    from .providers.models import server_tools
-
     if web.model_provider != "openrouter":
         return []
     return [dict(definition) for where, definition in server_tools(web) if where == "plugins"]

@@ -16,7 +16,10 @@ from foldrun.engine.search import Bm25
 
 from . import pages, site
 from .errors import WebToolError
+from .shapes import check_url
 from .providers.actions import _question
+from . import search
+from .providers import search_via
 
 if TYPE_CHECKING:  # pragma: no cover
     from .tool import WebTool
@@ -57,8 +60,6 @@ def _urls(tool: "WebTool", args: dict, question: str) -> tuple[list[str], str]:
             raise WebToolError("answer urls= must be a list of URLs")
         if len(many) > MAX_URLS:
             raise WebToolError(f"answer urls= takes at most {MAX_URLS} URLs (got {len(many)})")
-        from .fetch import check_url
-
         return [check_url(u) for u in many], "the pages given"
     found = search_results(tool, question, args)
     if not found:
@@ -68,8 +69,6 @@ def _urls(tool: "WebTool", args: dict, question: str) -> tuple[list[str], str]:
 
 def search_results(tool: "WebTool", query: str, args: dict) -> list:  # noqa: ANN001 - search.Hit
     """The hits of the agent's search for `query`, as `search` would find them."""
-    from . import search
-
     site_only = search.site_domain(args.get("site"))
     tag = search.language_tag(args.get("language") or tool.language, args.get("region") or tool.region)
     provider = tool.provider_for("search")
@@ -77,8 +76,6 @@ def search_results(tool: "WebTool", query: str, args: dict) -> list:  # noqa: AN
         found = search.SearxngEngine(tool).search(query, count=10, site=site_only, time_range=args.get("time_range"),
                                                   language=tag, args={})
     else:
-        from .providers import search_via
-
         found = search_via(tool, provider, query, count=10, site=site_only, time_range=args.get("time_range"),
                            language=tag)
     hits = found.hits

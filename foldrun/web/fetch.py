@@ -20,6 +20,8 @@ import httpx
 from . import pages
 from .errors import WebToolError
 from .net import NoSuchHost, PrivateAddress, fetch_client, scrub_url
+from .providers import fetch_via
+from .shapes import check_url
 
 if TYPE_CHECKING:  # pragma: no cover
     from .tool import WebTool
@@ -76,16 +78,6 @@ class Fetched:
 
     def is_text(self) -> bool:
         return self.is_html() or any(t in self.media_type for t in TEXT_TYPES)
-
-
-def check_url(raw: object) -> str:
-    if not isinstance(raw, str) or not raw.strip():
-        raise WebToolError("fetch needs url= — the page to read")
-    url = raw.strip()
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise WebToolError(f"{scrub_url(url)}: fetch reads http and https URLs only")
-    return url
 
 
 def get(tool: "WebTool", url: str, language: str) -> Fetched:
@@ -211,8 +203,6 @@ def run(tool: "WebTool", args: dict) -> str:
     language = str(args.get("language") or tool.language or "en")
     provider = tool.provider_for("fetch")
     if provider is not None:
-        from .providers import fetch_via
-
         if mode in ("meta", "links", "raw"):
             tool.log(f"web fetch: mode={mode} is read directly, not through {provider['name']} — "
                      f"a provider answers markdown, text and html")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from . import pages, site
 from .errors import WebToolError
 from .providers.actions import _url
+from .answer import search_results
 
 if TYPE_CHECKING:  # pragma: no cover
     from .tool import WebTool
@@ -77,8 +78,6 @@ def _page(tool: "WebTool", url: str) -> str:
 
 
 def _question(tool: "WebTool", query: str, args: dict) -> str:
-    from .answer import search_results
-
     where = tool.sandbox / "state" / "monitor" / f"question-{_key(query)}.json"
     hits = search_results(tool, query, args)
     before = _read(where)

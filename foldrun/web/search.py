@@ -19,6 +19,9 @@ from foldrun.contract import web_engines as W
 from foldrun.net import NoSuchHost, PrivateAddress
 
 from .errors import WebToolError
+from .providers import search_via
+from .shapes import Found, Hit, site_domain
+from foldrun import net
 
 if TYPE_CHECKING:  # pragma: no cover
     from .tool import WebTool
@@ -31,46 +34,7 @@ NO_ENGINE = ("search: this account has no search engine — no SearXNG URL of it
              "search API in web.search:")
 
 
-@dataclass
-class Hit:
-    title: str
-    url: str
-    snippet: str = ""
-    date: str | None = None
-    engines: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Found:
-    hits: list[Hit]
-    answers: list[str] = field(default_factory=list)
-    infoboxes: list[str] = field(default_factory=list)
-    corrections: list[str] = field(default_factory=list)
-    suggestions: list[str] = field(default_factory=list)
-    unresponsive: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-
 # ------------------------------------------------------------------ the call's options
-
-def site_domain(raw: object) -> str | None:
-    """`https://www.Example.com/` → `example.com`; a path is refused."""
-    if raw in (None, ""):
-        return None
-    if not isinstance(raw, str):
-        raise WebToolError("site= must be a domain such as example.com")
-    text = raw.strip()
-    parts = urlsplit(text if "://" in text else f"//{text}")
-    if parts.path not in ("", "/") or parts.query:
-        raise WebToolError(f"site={text} has a path; site= is a domain such as {parts.hostname or 'example.com'} — "
-                           f"its subdomains included, no path")
-    host = (parts.hostname or "").lower().rstrip(".")
-    if host.startswith("www."):
-        host = host[4:]
-    if "." not in host:
-        raise WebToolError(f"site={text} is not a domain such as example.com")
-    return host
-
 
 def on_site(url: str, domain: str) -> bool:
     host = (urlsplit(url).hostname or "").lower().rstrip(".")
@@ -171,8 +135,6 @@ def run(tool: "WebTool", args: dict) -> str:
             raise WebToolError(f"{', '.join(a + '=' for a in passed)} {'is' if len(passed) == 1 else 'are'} the "
                                f"account's own engine's; this agent searches with {provider['name']}, which has "
                                f"no such option — drop {'it' if len(passed) == 1 else 'them'}")
-        from .providers import search_via
-
         found = search_via(tool, provider, query, count=count, site=site, time_range=time_range, language=tag)
         who = provider["name"]
     if site:
@@ -206,8 +168,6 @@ class SearxngEngine:
         try:
             client = self.tool.http
             if self.tool.searxng_guarded:  # an address a person typed meets the network guard
-                from foldrun import net
-
                 client = net.client("web", allow_private=self.tool.allow_private)
             response = client.get(f"{self.base}{path}", params=params, timeout=timeout,
                                   headers={"Accept": "application/json"})

@@ -17,8 +17,12 @@ import yaml
 from foldrun.contract import web_engines as W
 
 from . import paths
+from .browse import acts, servers, thread_pool
+from .browse.lost import run_on_pod
+from .browse.pool import BrowserPool
 from .errors import WebToolError
 from .net import scrub_url
+from .providers import run_action
 
 TOOL_MD = Path(__file__).resolve().parent.parent / "gallery" / "tools" / "web" / "tool.md"
 # foldrun's own answer for each action: the module in this package whose run(tool, args) does it.
@@ -155,9 +159,6 @@ class WebTool:
         self.pods: Any = None          # the account's pods, while this step browses on them
         self.pod_lines: list[str] = []  # the lost-pod lines of this step's calls
         if pod_account and not test_mode and browsers is None and "browse" in self.allowed_actions():
-            from .browse import servers
-            from .browse.pool import BrowserPool
-
             self.pods = servers.POOL.account(pod_account)
             self.pods.open_step()  # the first pod starts the moment a step of the account grants browse
             self._browsers = BrowserPool(pods=self.pods)
@@ -200,8 +201,6 @@ class WebTool:
             return True
         action = args.get("action")
         if action == "browse":
-            from .browse import acts
-
             return acts(args)
         if action in ("search", "fetch") + PROVIDER_ANSWERED:
             try:
@@ -255,23 +254,17 @@ class WebTool:
             self.emit({"event": action, "refused": "test run"})
             raise WebToolError(sentence)
         if provider is not None:
-            from .providers import run_action
-
             return run_action(self, provider, args)
         module = import_module(f".{OWN_ACTIONS[action]}", __package__)
         if action == "browse":
             # In the browser's own thread: this one (the step's) keeps the ORM, and writes what the call hands back.
             if self.pods is None:
                 return self.browsers.run(lambda: module.run(self, args))
-            from .browse.lost import run_on_pod
-
             return run_on_pod(self, args, lambda: module.run(self, args), lambda: self._in_step(module, args))
         return module.run(self, args)
 
     def _in_step(self, module: Any, args: dict) -> str:
         """The call in a browser launched inside the step, for a pod that was lost."""
-        from .browse.pool import BrowserPool
-
         pods, state = self._browsers, self.browse_state
         local = BrowserPool()
         self._browsers, self.browse_state = local, None
@@ -310,8 +303,6 @@ class WebTool:
     @property
     def browsers(self):  # noqa: ANN201
         if self._browsers is None:
-            from .browse import thread_pool
-
             self._browsers = thread_pool().acquire()
             self._owns_browsers = True
         return self._browsers

@@ -12,6 +12,7 @@ from ..net import scrub_url
 from .registry import MODES, built_modes, mode
 from .refs import interactive_lines, load_refs, page_key, parse_snapshot, refs_file
 from .steps.reading import keep_file
+from .. import fetch as plain
 
 if TYPE_CHECKING:  # pragma: no cover
     from playwright.sync_api import Page
@@ -60,8 +61,6 @@ def diff_read(call: "Call", page: "Page") -> str:
 
 def feed_read(call: "Call", page: "Page") -> str:
     """The RSS, Atom or JSON feed: the URL itself when it is one, else the first linked, else the usual paths."""
-    from .. import fetch as plain
-
     tool = call.tool
     candidates: list[str] = []
     main_type = str(call.main_response.get("contentType") or "").split(";")[0].strip().lower()

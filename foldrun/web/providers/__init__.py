@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from foldrun.contract import web_engines as W
 
 from ..errors import WebToolError
-from ..search import Found
+from ..shapes import Found
 from . import actions
 from . import brave, exa, firecrawl, hyperbrowser, jina, linkup, models, parallel, perplexity, scrapingbee  # noqa: F401
 from . import serp, tavily, you, zyte  # noqa: F401

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 from foldrun.contract import web_engines as W
 
 from ..errors import WebToolError
+from ..shapes import check_url, site_domain
 from .base import open_call
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -19,8 +20,6 @@ LIMITS = {"crawl": (50, 5000), "map": (500, 50000)}
 
 
 def _url(args: dict, action: str) -> str:
-    from ..fetch import check_url
-
     raw = args.get("url")
     if raw in (None, ""):
         raise WebToolError(f"{action} needs url= — the {'page' if action in ('extract', 'monitor') else 'site'} to read")
@@ -121,8 +120,6 @@ def _extract(tool: "WebTool", provider: dict, args: dict) -> str:
 
 def _answer(tool: "WebTool", provider: dict, args: dict) -> str:
     question = _question(args, "answer")
-    from ..search import site_domain
-
     options = {"site": site_domain(args.get("site")), "time_range": args.get("time_range")}
     call = open_call(tool, provider)
     text, sources = call.adapter.fn(call, question, options)

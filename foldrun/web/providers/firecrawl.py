@@ -6,6 +6,7 @@ import time
 from ..errors import WebToolError
 from .base import BEARER, Call, adapter, items, plain
 from .query import Found, Hit, Query
+from ..pages import to_text
 
 BASE = "https://api.firecrawl.dev"
 DOCS = "https://docs.firecrawl.dev/api-reference/endpoint"
@@ -41,8 +42,6 @@ def fetch(call: Call, urls: list[str], mode: str) -> list[tuple[str, str]]:
     fmt = "markdown" if mode == "markdown" else "html"  # Firecrawl answers markdown or html; text is read from html
     text = str(_scrape(call, urls[0], [fmt]).get(fmt) or "")
     if mode == "text":
-        from ..pages import to_text
-
         text = to_text(text)
     return [(urls[0], text)]
 

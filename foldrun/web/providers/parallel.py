@@ -7,6 +7,7 @@ import json
 from ..errors import WebToolError
 from .base import Auth, Call, adapter, day, items, plain
 from .query import Found, Hit, Query
+from ..pages import to_text
 
 BASE = "https://api.parallel.ai"
 KEY = Auth("header", "x-api-key")
@@ -31,8 +32,6 @@ def fetch(call: Call, urls: list[str], mode: str) -> list[tuple[str, str]]:
     for r in items(data, "results"):
         text = r.get("full_content") or "\n\n".join(str(e) for e in r.get("excerpts") or [])
         if mode == "text" and text:
-            from ..pages import to_text
-
             text = to_text(str(text))
         got[str(r.get("url"))] = str(text or "")
     errors = {str(e.get("url")): str(e.get("error_type") or "error") for e in items(data, "errors")}

@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from ..search import Found, Hit  # noqa: F401 - re-exported for the adapters
+from ..shapes import Found, Hit  # noqa: F401 - re-exported for the adapters
 
 DAYS = {"day": 1, "week": 7, "month": 31, "year": 366}
 

@@ -5,6 +5,7 @@ import base64
 
 from ..errors import WebToolError
 from .base import BASIC, Call, adapter
+from ..pages import to_markdown, to_text
 
 BASE = "https://api.zyte.com"
 PAGE = "https://docs.zyte.com/zyte-api/usage/reference.html"
@@ -25,8 +26,6 @@ def fetch(call: Call, urls: list[str], mode: str) -> list[tuple[str, str]]:
     if html is None and data.get("httpResponseBody"):  # the plain-request form answers the body in base64
         html = base64.b64decode(str(data["httpResponseBody"])).decode("utf-8", "replace")
     html, base = str(html or ""), str(data.get("url") or url)
-    from ..pages import to_markdown, to_text
-
     text = html if mode == "html" else to_text(html) if mode == "text" else to_markdown(html, base)
     return [(url, text)]
 
