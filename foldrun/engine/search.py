@@ -1,8 +1,6 @@
 """One BM25 engine: `search_files` over knowledge, memory, state and storage, and `web action=answer`.
 
-`Bm25` is SQLite FTS5 in memory (its own bm25() ranking and snippets), keyed by
-a string with a rowid map, so replacing or dropping one document never scans
-the table. `SearchIndex` keeps the step's files in one: built on the first
+`Bm25` is bm25s (sparse BM25 over its own tokenizer), keyed by a string. `SearchIndex` keeps the step's files in one: built on the first
 query, then refreshed only when the step may have changed something
 (`touch()` — the engine calls it after every tool call that is not a read) by
 one stat pass that re-reads only the files whose size or mtime moved. Nothing
@@ -12,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
 from pathlib import Path
 
 PLACES = ("knowledge", "memory", "state", "storage")
@@ -21,51 +18,91 @@ SKIPPED = {"index.md", "log.md"}
 
 
 class Bm25:
-    """Documents by key, ranked by BM25 (FTS5 `unicode61`, diacritics folded)."""
+    """Documents by key, ranked by BM25 (bm25s: its tokenizer, English stopwords, sparse scoring).
+
+    bm25s scores a query over a sparse matrix in microseconds, where FTS5's bm25()
+    ranks every matching row in SQL (most rows, for common words). Its index is
+    built whole, so a change marks it dirty and the next query rebuilds it from
+    the bodies kept here — nothing is read from disk again.
+    """
 
     def __init__(self) -> None:
-        self.db = sqlite3.connect(":memory:", check_same_thread=False)
-        self.db.execute("CREATE VIRTUAL TABLE docs USING fts5(body, tokenize='unicode61 remove_diacritics 2')")
-        self.rowids: dict[str, int] = {}
-        self.keys: dict[int, str] = {}
-        self._next = 1
+        self.bodies: dict[str, str] = {}
+        self._keys: list[str] = []
+        self._retriever = None
+        self._dirty = False
+        self.builds = 0
 
     def __len__(self) -> int:
-        return len(self.rowids)
+        return len(self.bodies)
 
     def put_many(self, items: list[tuple[str, str]]) -> None:
-        rows = []
         for key, body in items:
-            old = self.rowids.pop(key, None)
-            if old is not None:
-                self.db.execute("DELETE FROM docs WHERE rowid = ?", (old,))
-                del self.keys[old]
-            rowid, self._next = self._next, self._next + 1
-            self.rowids[key], self.keys[rowid] = rowid, key
-            rows.append((rowid, body))
-        with self.db:
-            self.db.executemany("INSERT INTO docs(rowid, body) VALUES (?, ?)", rows)
+            self.bodies[key] = body
+        self._dirty = self._dirty or bool(items)
 
     def drop(self, key: str) -> None:
-        old = self.rowids.pop(key, None)
-        if old is not None:
-            self.db.execute("DELETE FROM docs WHERE rowid = ?", (old,))
-            del self.keys[old]
+        if self.bodies.pop(key, None) is not None:
+            self._dirty = True
+
+    def _build(self) -> None:
+        import bm25s
+
+        self._keys = list(self.bodies)
+        self._retriever = None
+        if self._keys:
+            tokens = bm25s.tokenize([self.bodies[k] for k in self._keys], stopwords="en", show_progress=False)
+            retriever = bm25s.BM25()
+            retriever.index(tokens, show_progress=False)
+            self._retriever = retriever
+        self._dirty = False
+        self.builds += 1
 
     def query(self, text: str, limit: int = 10, *, snippet_tokens: int = 12) -> list[dict]:
-        """[{key, score, snippet}], best first; every word of `text` may match (no FTS syntax passes through)."""
-        terms = re.findall(r"\w+", text, flags=re.UNICODE)
-        if not terms or not self.rowids:
+        """[{key, score, snippet}], best first; any word of `text` may match."""
+        if self._dirty or (self._retriever is None and self.bodies):
+            self._build()
+        terms = [t for t in _WORD.findall(text.lower()) if t not in _STOP]
+        if self._retriever is None or not terms:
             return []
-        match = " OR ".join('"' + t.replace('"', "") + '"' for t in dict.fromkeys(terms))
-        rows = self.db.execute(
-            "SELECT rowid, bm25(docs) AS score, snippet(docs, 0, '[', ']', '…', ?) FROM docs WHERE docs MATCH ? "
-            "ORDER BY score LIMIT ?", (snippet_tokens, match, max(1, limit))).fetchall()
-        return [{"key": self.keys[r], "score": -s, "snippet": snip.replace("\n", " ")} for r, s, snip in rows]
+        known = self._retriever.vocab_dict
+        terms = [t for t in terms if t in known]
+        if not terms:
+            return []
+        found, scores = self._retriever.retrieve([list(dict.fromkeys(terms))], k=min(max(1, limit), len(self._keys)),
+                                                 show_progress=False)
+        out = []
+        for index, score in zip(found[0], scores[0]):
+            if score <= 0:
+                continue
+            key = self._keys[int(index)]
+            out.append({"key": key, "score": float(score), "snippet": _snippet(self.bodies[key], set(terms),
+                                                                               snippet_tokens)})
+        return out
 
     def body(self, key: str) -> str:
-        row = self.db.execute("SELECT body FROM docs WHERE rowid = ?", (self.rowids[key],)).fetchone()
-        return row[0] if row else ""
+        return self.bodies.get(key, "")
+
+
+_WORD = re.compile(r"(?u)\b\w\w+\b")
+try:
+    from bm25s.stopwords import STOPWORDS_EN as _STOPWORDS
+except ImportError:  # pragma: no cover
+    _STOPWORDS = ()
+_STOP = frozenset(_STOPWORDS)
+
+
+def _snippet(body: str, terms: set[str], size: int) -> str:
+    """About `size` words around the first matching word, each match in [brackets]."""
+    words = body.split()
+    first = next((i for i, w in enumerate(words) if _WORD.sub(lambda m: m.group(0).lower(), w).strip(".,;:!?()[]\"'").lower()
+                  in terms), 0)
+    lo = max(0, first - size // 3)
+    shown = []
+    for word in words[lo:lo + size]:
+        bare = word.strip(".,;:!?()[]\"'").lower()
+        shown.append(f"[{word}]" if bare in terms else word)
+    return ("…" if lo else "") + " ".join(shown) + ("…" if lo + size < len(words) else "")
 
 
 def _roots(root: Path, agent: str) -> list[Path]:

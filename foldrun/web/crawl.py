@@ -106,8 +106,9 @@ def run(tool: "WebTool", args: dict) -> str:
         name = f"{slug}.md" if slug not in used else f"{slug}-{hashlib.sha256(url.encode()).hexdigest()[:8]}.md"
         used.add(name.removesuffix(".md"))
         used.add(slug)
-        why = pages.javascript_shell(html)
         text = pages.to_markdown(html, url)
+        # a shell has next to no words; only then is the (slower) shell check worth making
+        why = pages.javascript_shell(html) if len(text.split()) < 60 else None
         if why:
             text = (f"<!-- {url} builds itself with JavaScript ({why}); read it with web action=browse -->\n\n"
                     + text)

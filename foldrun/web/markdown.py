@@ -75,10 +75,69 @@ def _convert(tree: LexborHTMLParser, content, base: str) -> str:  # noqa: ANN001
 
 
 def to_markdown(html: str, base: str) -> str:
-    """The page's content as markdown, the title as a heading when the content has none."""
+    """The page's content as markdown, the title as a heading when the content has none.
+
+    The fast path is the converter alone, told which chrome to leave out
+    (`exclude_selectors`) and handed the single `<main>` when the page has one;
+    only a page it cannot descend whole (warnings: nesting past its depth) is
+    parsed here first (`_slow`).
+    """
+    title = _title(html)
+    result = None
+    try:
+        result = h2m.convert(_main_slice(html), _fast_options(base))
+    except Exception:  # noqa: BLE001 - the slow path reads it, or says its text
+        result = None
+    if result is not None and not result.warnings:
+        text = _collapse(result.content or "")
+    else:
+        return _slow(html, base, title)
+    if title and not text.lstrip().startswith("# "):
+        text = f"# {title}\n\n{text}"
+    return text
+
+
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.I | re.S)
+_MAIN_OPEN = re.compile(r"<main[\s>]", re.I)
+
+
+def _title(html: str) -> str:
+    from html import unescape
+
+    found = _TITLE.search(html, 0, 200_000)
+    return " ".join(unescape(found.group(1)).split()) if found else ""
+
+
+def _main_slice(html: str) -> str:
+    """The one `<main>…</main>` of the page, when it has exactly one; else the whole page."""
+    opens = _MAIN_OPEN.findall(html)
+    if len(opens) != 1:
+        return html
+    start = _MAIN_OPEN.search(html).start()
+    end = html.lower().rfind("</main>")
+    return html[start:end + len("</main>")] if end > start else html
+
+
+_FAST_CACHE: dict[str, h2m.ConversionOptions] = {}
+_EXCLUDED = [s.strip() for s in (_INVISIBLE + ", " + _CHROME).split(",")] + [
+    "body > header", "html > header", "img[src^='data:']"]
+
+
+def _fast_options(base: str) -> h2m.ConversionOptions:
+    options = _FAST_CACHE.get(base)
+    if options is None:
+        options = h2m.ConversionOptions(base_url=base or None, heading_style="atx", bullets="-", escape_misc=False,
+                                        extract_metadata=False, code_block_style="backticks",
+                                        exclude_selectors=_EXCLUDED)
+        if len(_FAST_CACHE) > 256:
+            _FAST_CACHE.clear()
+        _FAST_CACHE[base] = options
+    return options
+
+
+def _slow(html: str, base: str, title: str) -> str:
+    """Chrome removed with selectolax first, wrappers unwrapped when the converter cannot descend."""
     tree = LexborHTMLParser(html)
-    title_node = tree.css_first("title")
-    title = " ".join(title_node.text().split()) if title_node is not None else ""
     for node in tree.css(_INVISIBLE):
         node.decompose()
     for node in tree.css(_CHROME):

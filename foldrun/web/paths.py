@@ -51,7 +51,8 @@ def _inside(root: Path, target: Path) -> bool:
 
 def write_inside(sandbox: Path, target: Path, data: bytes) -> None:
     """Write, re-checking at write time: a symlink planted after the check is still refused."""
-    target.parent.mkdir(parents=True, exist_ok=True)
+    if not target.parent.is_dir():  # a stat, not a failing mkdir, for the many files of one folder (a crawl)
+        target.parent.mkdir(parents=True, exist_ok=True)
     if target.is_symlink() or not _inside(sandbox.resolve(), target):
         raise WebToolError(f"{target.name}: a symlink out of the agent directory is refused")
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
