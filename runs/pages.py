@@ -96,6 +96,9 @@ def start_page(request: HttpRequest, ws: str) -> HttpResponse:
 
 
 TRACE_LIMIT = 2000  # events shown on one page; the API and `foldrun log` have them all
+# Up to this many events the page carries every step's trace; a bigger run's traces load when opened
+# (a 100-step run would otherwise be half a megabyte of HTML on every change).
+INLINE_TRACE = 300
 
 
 def _fingerprint(run: Run) -> str:
@@ -119,21 +122,29 @@ def live_context(run: Run, membership, workspace) -> dict:
     by_step_approvals: dict[int, list[Approval]] = {}
     for approval in approvals:
         by_step_approvals.setdefault(approval.step_id, []).append(approval)
-    trace = list(run.trace.all()[:TRACE_LIMIT + 1])
-    truncated = len(trace) > TRACE_LIMIT
-    trace = trace[:TRACE_LIMIT]
-    events: dict[int | None, list] = {}
+    # One light query for what every step needs (how many events, which models), then the events
+    # themselves: all of them for a small run, only the run's own log for a big one.
+    light = list(run.trace.values_list("step_id", "kind", "data__model")[:TRACE_LIMIT + 1])
+    truncated = len(light) > TRACE_LIMIT
+    light = light[:TRACE_LIMIT]
+    inline = len(light) <= INLINE_TRACE
+    counts: dict[int | None, int] = {}
     models: dict[int | None, set[str]] = {}
-    for event in trace:
+    for step_id, kind, model in light:
+        counts[step_id] = counts.get(step_id, 0) + 1
+        if kind == "model_request" and model:
+            models.setdefault(step_id, set()).add(str(model))
+    shown = run.trace.all() if inline else run.trace.filter(step__isnull=True)
+    events: dict[int | None, list] = {}
+    for event in shown[:TRACE_LIMIT]:
         events.setdefault(event.step_id, []).append(event)
-        if event.kind == "model_request" and isinstance(event.data, dict) and event.data.get("model"):
-            models.setdefault(event.step_id, set()).add(str(event.data["model"]))
     parents_with_instances = {s.index for s in steps if s.instance is not None}
     labels = {s.pk: s.label for s in steps}
     for step in steps:
         step.try_list = tries.get(step.pk, [])
         step.approval_list = by_step_approvals.get(step.pk, [])
-        step.events = trace_views(events.get(step.pk, []))
+        step.events = trace_views(events.get(step.pk, [])) if inline else []
+        step.event_count = counts.get(step.pk, 0)
         step.models = sorted(models.get(step.pk, ()))
         step.has_instances = step.instance is None and step.index in parents_with_instances
         step.pending = next((a for a in step.approval_list if a.state == ApprovalState.PENDING), None)
@@ -155,6 +166,7 @@ def live_context(run: Run, membership, workspace) -> dict:
         "workspace": workspace, "run": run, "steps": steps, "run_state": run_state,
         "timeline": timeline.build(run, steps, timezone.now()),
         "run_events": trace_views(events.get(None, [])), "trace_truncated": truncated, "trace_limit": TRACE_LIMIT,
+        "inline_trace": inline,
         "approvals": approvals, "artifacts": list(run.artifacts.defer("content").all()), "models": all_models,
         "can_approve": membership.can_approve, "can_write": membership.can_write,
         "fingerprint": _fingerprint(run), "live": not run.is_finished,
@@ -166,6 +178,11 @@ def run_page(request: HttpRequest, ws: str, run_id: str) -> HttpResponse:
     """The Run page; htmx polls it (`?since=` the fingerprint it has) for the live part alone."""
     membership, workspace = _scope(request, ws)
     run = _run(workspace, run_id)
+    if request.htmx and request.GET.get("trace"):  # one step's trace, opened on a big run
+        step = Step.objects.filter(run=run, public_id=request.GET["trace"]).first()
+        if step is None:
+            raise Http404
+        return render(request, "runs/_trace.html", {"events": trace_views(step.trace.all()[:TRACE_LIMIT])})
     if request.htmx:
         if request.GET.get("since") and request.GET["since"] == _fingerprint(run):
             return HttpResponse(status=204)

@@ -155,3 +155,22 @@ def test_the_timeline_draws_each_instances_side_by_side_and_a_blocked_verdict_ha
     assert page.locator("#run-cost").text_content().strip() == "no price known for stub-model"
     page.locator(".timeline-card").screenshot(path=str(artifacts / "run-page-timeline-fan-out.png"))
     page.screenshot(path=str(artifacts / "run-page-fan-out.png"), full_page=True)
+
+
+@pytest.mark.e2e
+def test_a_big_runs_trace_loads_when_its_step_is_opened(live_server, signed_in, artifacts, workspace, alice):
+    from tests.bench.page_bench import make_run
+
+    push(workspace, {"agents/writer/agent.md": "---\nname: writer\ndescription: W.\ntools: [read]\n---\nW.\n",
+                     "flows/weekly.md": "---\nname: weekly\n---\n1. [[writer]] — W.\n"})
+    run = make_run(workspace, 40)
+    page = signed_in(alice)
+    page.goto(f"{live_server.url}/w/rank-desk/runs/{run.public_id}")
+    step = page.locator("#step-40")
+    assert step.locator(".ev").count() == 0
+    step.locator("details.trace-box > summary").click()
+    assert step.locator(".ev-model .ev-title").first.text_content() == "Model request · claude-sonnet-4-5"
+    assert step.locator(".ev").count() == 12
+    result = step.locator(".ev-result").first
+    assert result.locator("details.ev-body > summary").text_content().startswith("result")  # a long result folds
+    step.screenshot(path=str(artifacts / "run-page-big-run-step.png"))
