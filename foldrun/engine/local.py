@@ -22,6 +22,7 @@ class LocalHost:
         self.events: list[tuple[str, dict]] = []
         self.budget = budget
         self.spent = spent
+        self.reserved = Decimal("0")  # what calls in flight may still cost
         self.on_trace = on_trace
         self.runs = runs or []
         self.label = label
@@ -50,10 +51,27 @@ class LocalHost:
         self.clients.append(client)
         return client
 
-    def charge(self, response: dict, provider: dict) -> Decimal:
+    def charge(self, response: dict, provider: dict, reserved: Decimal = Decimal("0")) -> Decimal:
         cost = response_cost(response, provider)
         self.spent += cost
+        self.reserved -= reserved
         return cost
+
+    def reserve(self, amount: Decimal, minimum: Decimal, windows: Any = None) -> Decimal:
+        """As the server's reservation (runs/budget.py), for `foldrun run --local`'s one process."""
+        if self.budget is None:
+            return amount
+        left = self.budget - self.spent - self.reserved
+        if left <= 0 or left < minimum:
+            raise BudgetExceeded(f"budget reached: the run spent ${self.spent + self.reserved:.4f} of its "
+                                 f"${self.budget:.2f} budget at {self.label or 'this step'}; no further model "
+                                 f"or paid call was made")
+        grant = min(amount, left)
+        self.reserved += grant
+        return grant
+
+    def release(self, amount: Decimal) -> None:
+        self.reserved -= amount
 
     def check_budget(self) -> None:
         if self.budget is not None and self.spent >= self.budget:

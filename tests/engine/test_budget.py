@@ -8,11 +8,14 @@ from decimal import Decimal
 import pytest
 from django.db import connection
 
+from foldrun.engine import StepRequest, run_step
 from foldrun.engine.errors import BudgetExceeded
+from foldrun.engine.local import LocalHost
 from runs import budget
 from runs.actions import check_start_run
 from runs.models import Run, TraceEvent, Try
 from tests.conftest import wait_for
+from tests.runs.engine_helpers import SECRETS, desk
 from tests.runs.helpers import drive, push
 
 
@@ -100,3 +103,17 @@ def test_five_reservations_racing_for_one_cap_are_granted_no_more_than_it(worksp
     budget.settle(run, Decimal("0.04"), Decimal("0.03"), 10, 2000)
     run.refresh_from_db()
     assert (run.cost_usd, run.reserved_usd) == (Decimal("0.03"), Decimal("0.06"))
+
+
+def test_a_local_run_lowers_max_tokens_to_what_its_budget_pays_for(fake_provider):
+    files = {"agents/worker/agent.md": priced_agent("worker", fake_provider).replace(
+        "model: claude-sonnet-4-5", "key: '${ANTHROPIC_API_KEY}', model: claude-sonnet-4-5")}
+    fake_provider.reply_text("a long answer", usage=(10, 4000))
+    host = LocalHost(SECRETS, budget=Decimal("0.02"))
+    result = run_step(desk(files), StepRequest(run_id="run_l", label="1", agent="worker", task="Go."), host)
+    asked = fake_provider.requests[0].body["max_tokens"]
+    assert 256 <= asked < 2000   # $0.02 at $10 per million output tokens, less the input's bound
+    assert result.status == "completed"
+    assert result.cost <= Decimal("0.02") and host.reserved == 0
+    assert any(kind == "budget" and data["line"].startswith(f"budget: max_tokens lowered from 4096 to {asked}")
+               for kind, data in host.events)
