@@ -6,11 +6,11 @@ import time
 from decimal import Decimal
 from typing import Any
 
-from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from foldrun import net
 from foldrun.engine.cost import response_cost
 from foldrun.engine.step import BudgetExceeded, MissingSecret, StepFailed
 from foldrun.providers.client import MissingSecret as ProviderMissingSecret, ModelClient, ProviderConfigError, supply_from_block
@@ -172,14 +172,12 @@ class DbHost:
 
     def egress(self, names: list[str]):
         """The loopback egress proxy for `secrets: proxied` scripts: fills ${NAME} for the secret's own hosts."""
-        from django.conf import settings
-
         from vault.actions import egress_grants
         from vault.boundary import EgressProxy
 
         grants, _found = egress_grants(self.run.workspace, names)
-        return EgressProxy(grants, on_line=lambda line: self.trace("log", {"message": line}),
-                           allow_private=bool(getattr(settings, "FOLDRUN_ALLOW_PRIVATE_URLS", False))).start()
+        # The install's policy (foldrun.net) decides at each connect.
+        return EgressProxy(grants, on_line=lambda line: self.trace("log", {"message": line})).start()
 
     def consult(self, desk: str, agent: str, question: str, *, counter=None) -> str:
         """`desks`: run `agent` of another workspace of this account on `question`, inside this step.
@@ -200,7 +198,7 @@ class DbHost:
         request = StepRequest(run_id=self.run.public_id, label=f"{self.step.label} → {desk}/{agent}", agent=agent,
                               task=question, is_test=self.run.is_test, counter=counter,
                               tenant=workspace.account.public_id,
-                              allow_private_urls=bool(getattr(settings, "FOLDRUN_ALLOW_PRIVATE_URLS", False)))
+                              allow_private_urls=net.allows_private())
         result = run_step(desk_at(workspace, None), request, colleague)
         if result.status != "completed":
             raise ToolError(f"{desk}/{agent} could not answer: {result.error or result.status}")

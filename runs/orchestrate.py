@@ -30,6 +30,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from foldrun import net
 from foldrun import leases
 from foldrun.celery import send_after_commit
 from foldrun.engine import StepRequest, run_step
@@ -372,7 +373,7 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
     request = StepRequest(
         run_id=run.public_id, label=step.label, agent=step.agent, task=task, limits=spec.get("limits") or {},
         is_test=run.is_test, answer=answer, inputs=run_inputs(run),
-        allow_private_urls=bool(getattr(settings, "FOLDRUN_ALLOW_PRIVATE_URLS", False)),
+        allow_private_urls=net.allows_private(),
         venv_cache=Path(settings.DATA_DIR) / "venvs", sandbox_base=sandbox_base(),
         timezone=flow_meta(run).get("timezone"),
         # The install's data (database file, broker, keys) is out of a program's sight; its venvs are not.

@@ -7,6 +7,7 @@ from pathlib import Path
 from django.conf import settings
 
 from accounts.models import Workspace
+from foldrun import net
 from foldrun.api import ApiError
 from foldrun.engine.resolve import ResolveError
 from foldrun.engine.step import StepRequest
@@ -46,7 +47,7 @@ def run_tool_test(workspace: Workspace, tool: str, arguments: dict, *, agent: st
     desk = desk_at(workspace, None)
     host = TestHost(workspace)
     request = StepRequest(run_id="tool-test", label="tool test", agent=agent or "tool-test", task="", is_test=is_test,
-                          allow_private_urls=bool(getattr(settings, "FOLDRUN_ALLOW_PRIVATE_URLS", False)),
+                          allow_private_urls=net.allows_private(),
                           venv_cache=Path(settings.DATA_DIR) / "venvs",
                           search_engine_url=workspace.account.search_engine_url, tenant=workspace.account.public_id)
     try:

@@ -12,7 +12,7 @@ The entry point
         config,                      # the agent's resolved `web:` block ({} when absent) — resolve_web_block()
         http=client,                 # the shared httpx.Client (account engine + provider APIs)
         sandbox=Path(...),           # the step's agent directory: save=, screenshots, state stay inside
-        allow_private=False,         # settings.FOLDRUN_ALLOW_PRIVATE_URLS
+        allow_private=False,         # the install's policy: foldrun.net.allows_private()
         test_mode=False,             # a test run: every action fails closed and says so
         trace=lambda event: ...,     # one dict per event, never a secret: {"event": "fetch", "url": …}
         log=lambda line: ...,        # a run-log line (optional; else a trace event {"event": "log"})
