@@ -101,6 +101,22 @@ def do_update_workspace(workspace: Workspace, *, name: str | None = None, descri
     return workspace
 
 
+# What goes with a workspace (every row that names it is removed with it; the account library stays).
+WORKSPACE_DELETE_REMOVES = (
+    "Removes the workspace and everything that belongs to it: its files and every revision of them, its runs "
+    "(with their steps, tries, trace, approvals and artifacts), its schedules and triggers, the secrets set "
+    "on the workspace, and its notification settings and delivery log. The account, its members, the account "
+    "library and account-wide secrets stay."
+)
+
+
+def do_delete_workspace(workspace: Workspace) -> None:
+    """Delete `workspace` and, through its foreign keys, everything WORKSPACE_DELETE_REMOVES names."""
+    with transaction.atomic():
+        Workspace.objects.select_for_update().filter(pk=workspace.pk).first()
+        workspace.delete()
+
+
 # Members and invites ------------------------------------------------------
 
 def check_role(value: object, actor: Membership) -> str:

@@ -13,6 +13,18 @@ class WorkspaceSerializer(serializers.ModelSerializer):
         fields = ["id", "name", "description", "created_at"]
 
 
+class WorkspaceDetailSerializer(WorkspaceSerializer):
+    """One workspace, with how many runs it holds (what a delete would take with it)."""
+
+    run_count = serializers.SerializerMethodField()
+
+    class Meta(WorkspaceSerializer.Meta):
+        fields = WorkspaceSerializer.Meta.fields + ["run_count"]
+
+    def get_run_count(self, obj: Workspace) -> int:
+        return obj.runs.count()
+
+
 class MemberSerializer(serializers.ModelSerializer):
     id = serializers.CharField(source="public_id", read_only=True)
     email = serializers.EmailField(source="user.email", read_only=True)

@@ -19,7 +19,8 @@ from foldrun.api import ApiError
 from . import actions
 from .access import ScopedAPIView
 from .models import ApiToken, Invite, Membership, Workspace
-from .serializers import InviteSerializer, MemberSerializer, TokenSerializer, WorkspaceSerializer
+from .serializers import (InviteSerializer, MemberSerializer, TokenSerializer, WorkspaceDetailSerializer,
+                          WorkspaceSerializer)
 
 
 # OpenAPI: these views read plain JSON bodies; the shapes are declared here so
@@ -111,9 +112,9 @@ class WorkspaceListView(ScopedAPIView):
 
 
 class WorkspaceDetailView(ScopedAPIView):
-    @extend_schema(responses={200: WorkspaceSerializer, 404: _ERROR})
+    @extend_schema(responses={200: WorkspaceDetailSerializer, 404: _ERROR})
     def get(self, request, ws: str):
-        return Response(WorkspaceSerializer(self.get_workspace(ws)).data)
+        return Response(WorkspaceDetailSerializer(self.get_workspace(ws)).data)
 
     @extend_schema(request=_WORKSPACE_PATCH, responses={200: WorkspaceSerializer, **_REFUSED})
     def patch(self, request, ws: str):
@@ -125,11 +126,17 @@ class WorkspaceDetailView(ScopedAPIView):
         )
         return Response(WorkspaceSerializer(workspace).data)
 
-    @extend_schema(responses={204: None, 403: _ERROR, 404: _ERROR})
+    @extend_schema(
+        summary="Delete a workspace and everything in it",
+        description=actions.WORKSPACE_DELETE_REMOVES
+        + " Owners and admins only; there is no undo. `GET` the workspace first: its `run_count` says how many "
+          "runs go with it.",
+        responses={204: None, 403: _ERROR, 404: _ERROR},
+    )
     def delete(self, request, ws: str):
         workspace = self.get_workspace(ws)
         self.require_manage()
-        workspace.delete()
+        actions.do_delete_workspace(workspace)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

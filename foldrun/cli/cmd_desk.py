@@ -74,6 +74,10 @@ def register(subparsers, common) -> None:
     create.add_argument("name", metavar="NAME")
     create.add_argument("--description", default=None)
     create.set_defaults(func=cmd_workspaces_create)
+    delete = sub.add_parser("delete", parents=[common], help="delete a workspace and its files, runs and secrets")
+    delete.add_argument("name", metavar="NAME")
+    delete.add_argument("--yes", action="store_true", help="do not ask for the name to be typed (for scripts)")
+    delete.set_defaults(func=cmd_workspaces_delete)
 
 
 def _scope_flags(parser) -> None:
@@ -258,21 +262,28 @@ def cmd_check(args, ctx) -> int:
 
 
 # reading a folder for a push -----------------------------------------------
-def read_desk_files(root: Path, out=None) -> tuple[list[dict], int]:
+def read_desk_files(root: Path, out=None, skipped: list[str] | None = None) -> tuple[list[dict], int]:
     """Every file a push sends, as `{"path", "content", "encoding"}`, and their total size.
 
     Skips what `foldrun.contract.paths` never pushes (.git, .venv,
-    node_modules, .foldrun …) and symlinks. UTF-8 text is sent as is, anything
-    else base64-encoded. A path the contract refuses stops the push here, by name.
+    node_modules, .foldrun …) and symlinks (named in `skipped`, when given, so
+    the push can say so). UTF-8 text is sent as is, anything else
+    base64-encoded. A path the contract refuses stops the push here, by name.
     """
     root = root.resolve()
     found: list[Path] = []
     for folder, dirs, names in os.walk(root):
         # Prune in place: never walk into node_modules just to skip it.
+        linked = sorted(d for d in dirs if d not in IGNORED_DIRS and os.path.islink(os.path.join(folder, d)))
         dirs[:] = sorted(d for d in dirs if d not in IGNORED_DIRS and not os.path.islink(os.path.join(folder, d)))
-        for name in sorted(names):
+        for name in sorted(names + linked):
             path = Path(folder) / name
-            if path.is_symlink() or not path.is_file():
+            if path.is_symlink():
+                relative_link = path.relative_to(root).as_posix()
+                if skipped is not None and not is_ignored(PurePosixPath(relative_link)):
+                    skipped.append(relative_link + ("/" if name in linked else ""))
+                continue
+            if not path.is_file():
                 continue
             if is_ignored(PurePosixPath(path.relative_to(root).as_posix())):
                 continue
@@ -362,18 +373,69 @@ def _changed_rows(data: Any) -> list[dict]:
     return sorted(rows, key=lambda r: str(r["path"]))
 
 
+DESK_MARKERS = ("AGENTS.md", "agents", "flows")
+
+
+def _require_desk(root: Path) -> None:
+    """A push of a folder that is no desk (a home folder, a project's root) is refused before any upload."""
+    if not any((root / marker).exists() for marker in DESK_MARKERS):
+        raise CliError(f"{root} is not a desk: it has no AGENTS.md, agents/ or flows/. Start one with "
+                       f"`foldrun init {root}`, or give the desk's folder (push --library sends the account library).")
+
+
+def _summary_line(done: str, sent: int, target: str, number: Any, rows: list[dict]) -> str:
+    """What the server wrote, counted the way its `changed` list says (generated files apart)."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        if not row.get("generated"):
+            counts[str(row["change"])] = counts.get(str(row["change"]), 0) + 1
+    written = sum(counts.values())
+    kept = max(sent - sum(n for change, n in counts.items() if change != "deleted"), 0)
+    parts = [f"{n} {change}" for change, n in sorted(counts.items())]
+    if kept:
+        parts.append(f"{kept} unchanged")
+    said = f" ({', '.join(parts)})" if parts and (kept or written != sent) else ""
+    return f"{done} {_files(sent)} to {target}: revision {number}{said}."
+
+
+def _mark_generated(rows: list[dict], sent: set[str]) -> list[dict]:
+    """index.md/log.md the server wrote beside changed knowledge, not sent by this push."""
+    for row in rows:
+        path = str(row["path"])
+        if path not in sent and path.rsplit("/", 1)[-1] in ("index.md", "log.md") and row["change"] != "deleted":
+            row["generated"] = True
+            row["change"] = f"{row['change']} (generated)"
+    return rows
+
+
+def _check_findings(ctx, scope: Scope, already: list[Finding]) -> list[Finding]:
+    """`check`'s findings over what the scope now holds (the server resolves the account library);
+    those the push answer already carried are not repeated."""
+    try:
+        answer = ctx.api.post(f"{scope.prefix}/check", {"files": [], "delete": [], "mode": "check"},
+                              timeout=LONG_TIMEOUT)
+    except ApiFailure:
+        return []  # the push landed; a check that cannot run must not make it look failed
+    return [f for f in findings_in(answer) if f not in already]
+
+
 def cmd_push(args, ctx) -> int:
     verb = args.verb
     root = _desk_root(args.path)
     if args.library:
         scope, remember = LIBRARY, None
     else:
+        _require_desk(root)
         workspace = _workspace_for(root, args.to, "--to")
         scope = Scope(f"/api/workspaces/{quote_path(workspace)}", workspace, workspace)
         remember = workspace if _stored_workspace(root) is None else None
     endpoint, target = f"{scope.prefix}/{verb}", scope.label
     api = ctx.api  # fail on "not signed in" before reading a large folder
-    files, total = read_desk_files(root, ctx.out)
+    skipped: list[str] = []
+    files, total = read_desk_files(root, ctx.out, skipped)
+    if skipped:
+        ctx.out.note(f"Skipped {len(skipped)} symlink{'' if len(skipped) == 1 else 's'} (a push sends files, "
+                     f"not links; copy the file in to send it): {', '.join(skipped)}")
     ctx.out.progress(f"Uploading {_files(len(files))} ({_size(total)}) to {target} in one atomic request…", force=True)
     body = {"message": args.message, "files": files, "delete": [], "prune": bool(args.prune)}
     try:
@@ -384,9 +446,13 @@ def cmd_push(args, ctx) -> int:
         findings = findings_in(exc.details)
         if ctx.out.json_mode:
             ctx.out.json({"code": exc.code, "message": exc.message, "details": exc.details})
-        ctx.out.error(exc.message)
-        for finding in findings:
-            ctx.out.error(finding.format())
+        if findings:
+            # The server's message quotes the first finding; say each finding once.
+            ctx.out.error(f"The {verb} was refused; nothing was written ({summary(findings)}):")
+            for finding in findings:
+                ctx.out.error(finding.format())
+        else:
+            ctx.out.error(exc.message)
         return 1
     ctx.out.clear_progress()
     if remember:
@@ -395,19 +461,29 @@ def cmd_push(args, ctx) -> int:
         ctx.out.json(answer)
         return 0
     number = _revision_number(answer)
-    rows = _changed_rows(answer)
+    rows = _mark_generated(_changed_rows(answer), {f["path"] for f in files})
     done = "Deployed" if verb == "deploy" else "Pushed"
     if number is None or (isinstance(answer, dict) and answer.get("unchanged")):
         ctx.out.line(f"Nothing changed in {target}; {_files(len(files))} {'was' if len(files) == 1 else 'were'} already there.")
     else:
-        ctx.out.line(f"{done} {_files(len(files))} to {target}: revision {number}.")
+        ctx.out.line(_summary_line(done, len(files), target, number, rows))
     if rows:
         ctx.out.line()
         ctx.out.table(rows, [("change", "CHANGE"), ("path", "PATH")])
+        generated = [r for r in rows if r.get("generated")]
+        if generated:
+            ctx.out.line(f"The server wrote {_files(len(generated))} itself (index.md and log.md of each knowledge "
+                         "folder a push changes); pull them, never edit them.")
     warnings = findings_in(answer)
     if warnings:
         ctx.out.line()
         ctx.out.lines(f.format() for f in warnings)
+    if verb == "push":
+        more = _check_findings(ctx, scope, warnings)
+        if more:
+            ctx.out.line()
+            ctx.out.line(f"check found {summary(more)} (a deploy refuses the errors; `foldrun check` says the same):")
+            ctx.out.lines(f.format() for f in more)
     return 0
 
 
@@ -600,4 +676,41 @@ def cmd_workspaces_create(args, ctx) -> int:
     created = ctx.api.post("/api/workspaces", body)
     ws_id = created.get("id") if isinstance(created, dict) else None
     ctx.out.result(created, f"Created workspace {args.name}" + (f" ({ws_id})." if ws_id else "."))
+    return 0
+
+
+def _runs(n: int) -> str:
+    return f"{n} run" if n == 1 else f"{n} runs"
+
+
+def cmd_workspaces_delete(args, ctx) -> int:
+    import sys
+
+    name = args.name
+    path = f"/api/workspaces/{quote_path(name)}"
+    try:
+        found = ctx.api.get(path)
+    except ApiFailure as exc:
+        if exc.status == 404:
+            raise CliError(f"There is no workspace called {name} in this account; `foldrun workspaces` lists them.") from None
+        raise
+    role = (ctx.api.get("/api/me").get("account") or {}).get("role")
+    if role not in ("owner", "admin"):
+        raise CliError(f"Your role ({role}) cannot delete a workspace; ask an owner or admin of the account.")
+    runs = int(found.get("run_count") or 0)
+    what = (f"Deleting {name} removes its files and every revision, {_runs(runs)} with their traces and artifacts, "
+            "its schedules, its secrets and its delivery log. There is no undo.")
+    if not args.yes:
+        ctx.out.error(what)
+        sys.stderr.write(f"Type the workspace's name ({name}) to delete it: ")
+        sys.stderr.flush()
+        typed = sys.stdin.readline().strip() if sys.stdin else ""
+        if typed != name:
+            said = f"You typed {typed!r}, not {name}" if typed else "No name was typed"
+            raise CliError(f"{said}; nothing was deleted (pass --yes to skip the question in a script).")
+    ctx.api.delete(path)
+    if _stored_workspace(Path(".")) == name:
+        ctx.out.note(f"./{WORKSPACE_FILE} still names {name}; push this folder with --to to another workspace.")
+    ctx.out.result({"deleted": name, "id": found.get("id"), "run_count": runs},
+                   f"Deleted workspace {name} and its {_runs(runs)}.")
     return 0

@@ -47,7 +47,7 @@ def test_the_first_push_remembers_the_workspace_for_the_next(cli, desk, alice_si
     assert (desk / ".foldrun" / "workspace").read_text() == "rank-desk\n"
     (desk / "flows/hello.md").write_text((desk / "flows/hello.md").read_text() + "2. [[assistant]] — Again.\n")
     result = cli("push", desk)
-    assert result.lines[0] == "Pushed 6 files to rank-desk: revision 2."
+    assert result.lines[0] == "Pushed 6 files to rank-desk: revision 2 (1 modified, 5 unchanged)."
     assert [line.split() for line in result.lines[3:]] == [["modified", "flows/hello.md"]]
 
 

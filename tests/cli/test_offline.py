@@ -173,6 +173,7 @@ def test_a_push_reads_text_as_is_binary_as_base64_and_skips_git_and_node_modules
 
 def test_a_push_refuses_a_path_the_contract_refuses_before_sending_anything(cli, monkeypatch, canned_server, tmp_path):
     server = canned_server({})
+    (tmp_path / "AGENTS.md").write_text("The desk.\n")
     (tmp_path / "odd#name.md").write_text("x")
     monkeypatch.setenv("FOLDRUN_URL", server.url)
     monkeypatch.setenv("FOLDRUN_TOKEN", "frt_x")
@@ -185,6 +186,7 @@ def test_a_push_refuses_a_path_the_contract_refuses_before_sending_anything(cli,
 def test_push_without_a_workspace_says_how_to_name_one(cli, monkeypatch, tmp_path):
     monkeypatch.setenv("FOLDRUN_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("FOLDRUN_TOKEN", "frt_x")
+    (tmp_path / "flows").mkdir()
     result = cli("push", tmp_path)
     assert result.code == 1
     assert result.err == f"Name a workspace with --to WS; {tmp_path / '.foldrun' / 'workspace'} does not say one.\n"
