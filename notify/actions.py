@@ -52,7 +52,7 @@ from .events import (  # noqa: F401
     workspace_payload,
 )
 from .models import LOG_RETENTION_DAYS, Attempt, Delivery, DeliveryStatus, MailSend, MailStatus, OutgoingMail
-from .outbox import queue_mail, send_outgoing, sweep_mail  # noqa: F401
+from .outbox import drain_mail, queue_mail, send_outgoing, sweep_mail  # noqa: F401
 
 
 # --------------------------------------------------------------- redelivery

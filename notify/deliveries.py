@@ -392,7 +392,7 @@ def sweep_deliveries(now: datetime | None = None) -> int:
     recover_lost_deliveries(now)
     # A drain lost with its worker left the kick set; clear it so this sweep
     # (or the next new delivery) queues a fresh one.
-    Kick.objects.update(pending=False)
+    Kick.objects.filter(name=KICK).update(pending=False)
     due = len(due_delivery_ids(now))
     if due:
         kick_drain()

@@ -12,9 +12,10 @@ address) is final. Every try of one mail carries the same Resend
 from __future__ import annotations
 
 import logging
+import time
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import Account, Workspace
@@ -22,7 +23,7 @@ from foldrun import leases
 
 from .email import SendResult, attempt_mail, remember
 from .enqueue import enqueue
-from .models import MailStatus, OutgoingMail
+from .models import Kick, MailStatus, OutgoingMail
 
 log = logging.getLogger(__name__)
 
@@ -127,10 +128,47 @@ def recover_lost_mail(now: datetime | None = None) -> int:
     return lost
 
 
+MAIL_KICK = "mail"
+DRAIN_TASK = "notify.drain_mail"
+
+
+def drain_mail(max_seconds: float = 30.0) -> int:
+    """Try every mail that is due, one after another (mail is a trickle beside
+    webhooks), for up to `max_seconds`. Returns how many were tried."""
+    Kick.objects.filter(name=MAIL_KICK).update(pending=False)
+    started = time.monotonic()
+    tried = 0
+    for pk in due_mail_ids():
+        if time.monotonic() - started > max_seconds:
+            kick_mail_drain()  # hand the rest on to a fresh drain
+            break
+        if send_outgoing(pk) is not None:
+            tried += 1
+    return tried
+
+
+def kick_mail_drain() -> None:
+    """See that one drain of due mail is on its way (the Kick row makes a
+    burst of sweeps one message, not one per mail per sweep)."""
+    if not Kick.objects.filter(name=MAIL_KICK, pending=False).update(pending=True):
+        if Kick.objects.filter(name=MAIL_KICK).exists():
+            return
+        try:
+            with transaction.atomic():
+                Kick.objects.create(name=MAIL_KICK, pending=True)
+        except IntegrityError:
+            return
+    enqueue(DRAIN_TASK)
+
+
 def sweep_mail(now: datetime | None = None) -> int:
-    """What the beat sweep does for mail: record lost tries, queue due ones."""
+    """What the beat sweep does for mail: record tries lost with their worker,
+    then see that a drain is on its way when any mail is due (a retry whose
+    time came, a first try whose message a dead worker took)."""
     recover_lost_mail(now)
-    ids = due_mail_ids(now)
-    for pk in ids:
-        enqueue(SEND_TASK, pk)
-    return len(ids)
+    # A drain lost with its worker left its kick set: clear it, so this sweep queues a fresh one.
+    Kick.objects.filter(name=MAIL_KICK).update(pending=False)
+    due = len(due_mail_ids(now))
+    if due:
+        kick_mail_drain()
+    return due

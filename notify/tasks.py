@@ -9,7 +9,15 @@ import logging
 
 from celery import shared_task
 
-from .actions import do_purge_old_deliveries, drain, perform_batch, send_outgoing, sweep_deliveries, sweep_mail
+from .actions import (
+    do_purge_old_deliveries,
+    drain,
+    drain_mail,
+    perform_batch,
+    send_outgoing,
+    sweep_deliveries,
+    sweep_mail,
+)
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +43,12 @@ def drain_deliveries() -> int:
 def send_mail_task(outgoing_pk: int) -> None:
     """Try one outbox mail (see outbox.send_outgoing)."""
     send_outgoing(outgoing_pk)
+
+
+@shared_task(name="notify.drain_mail", ignore_result=True)
+def drain_mail_task() -> int:
+    """Try every mail that is due (what the sweep queues; see outbox.drain_mail)."""
+    return drain_mail()
 
 
 @shared_task(name="notify.sweep_due_deliveries", ignore_result=True)

@@ -183,3 +183,32 @@ def test_a_mail_whose_worker_died_mid_send_is_recorded_lost_and_tried_again(work
     assert LOST_MAIL == "the worker was lost while sending this mail"
     assert send_outgoing(mail.pk, now=mail.next_try_at).status == "sent"
     assert len(own_key.sent) == 1
+
+
+def test_a_mail_retry_is_a_time_in_its_row_that_the_sweep_hands_to_one_drain(workspace, own_key):
+    from notify.outbox import drain_mail, sweep_mail
+
+    write_agents_md(workspace, "---\nnotify:\n  email: ops@example.com\n---\n")
+    own_key.refusals = [RESEND_DOWN]
+    emit(_failed_run(workspace), "failed")
+    send_outbox()
+    mail = OutgoingMail.objects.get()
+    assert sweep_mail(mail.next_try_at - timedelta(seconds=1)) == 0
+    assert not Kick.objects.filter(name="mail", pending=True).exists()
+    assert sweep_mail(mail.next_try_at) == 1 and sweep_mail(mail.next_try_at) == 1
+    assert Kick.objects.get(name="mail").pending is True  # one drain on its way, however many sweeps
+    OutgoingMail.objects.filter(pk=mail.pk).update(next_try_at=timezone.now())
+    assert drain_mail() == 1
+    assert OutgoingMail.objects.get().status == "sent" and len(own_key.sent) == 1
+
+
+def test_a_key_probe_whose_worker_died_is_started_again_by_the_sweep(account):
+    from vault.models import KeyProbe
+    from vault.tasks import sweep_key_probes
+
+    now = timezone.now()
+    KeyProbe.objects.create(account=account, lease_holder=leases.new_holder(), lease_until=now - timedelta(seconds=1),
+                            started_at=now - timedelta(seconds=40))
+    assert sweep_key_probes() == 1
+    KeyProbe.objects.update(lease_holder="", lease_until=None, finished_at=now)  # one that finished
+    assert sweep_key_probes() == 0
