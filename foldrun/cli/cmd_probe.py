@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from .client import CliError, quote_path
 from .output import short_time
@@ -28,6 +29,8 @@ def register(subparsers, common) -> None:
     where = p.add_mutually_exclusive_group()
     where.add_argument("--to", metavar="WS", help="use this workspace's vault and defaults")
     where.add_argument("--local", action="store_true", help="ask from this machine with the laptop vault")
+    p.add_argument("--path", default=".", metavar="DIR",
+                   help="with --local: the desk folder whose AGENTS.md gives the provider (default: here)")
     p.set_defaults(func=cmd_probe)
 
     if "account" in subparsers.choices:  # another module owns `account`; leave it be
@@ -89,9 +92,21 @@ def _print_probe(ctx, data: dict) -> int:
     return 0 if data.get("ok") else 1
 
 
+def desk_provider(root: Path):
+    """The provider block of the desk's AGENTS.md in `root` (None when it has none)."""
+    from foldrun.contract import Desk
+    from foldrun.contract.model import agents_md_of
+
+    path = root / "AGENTS.md"
+    if not path.is_file():
+        return None
+    defaults = agents_md_of(Desk(files={"AGENTS.md": path.read_text(encoding="utf-8")}))
+    return defaults.provider if defaults is not None else None
+
+
 def _probe_local(args, ctx, provider) -> int:
-    from foldrun.providers.client import (ModelClient, ProviderConfigError, ProviderError, ProviderRefusal,
-                                          supply_from_block)
+    from foldrun.providers.client import (MissingSecret, ModelClient, ProviderConfigError, ProviderError,
+                                          ProviderRefusal, supply_from_block)
     from foldrun.providers.probe import format_probe, run_probe
     from vault.local import LocalVault
 
@@ -99,6 +114,8 @@ def _probe_local(args, ctx, provider) -> int:
     from vault.oauth import OAuthError
 
     vault = LocalVault(ctx.config_dir)
+    if provider is None:
+        provider = desk_provider(Path(args.path))
     block = provider if isinstance(provider, dict) else {"name": provider or "anthropic"}
     block = {**block, "model": args.model}
 
@@ -111,6 +128,9 @@ def _probe_local(args, ctx, provider) -> int:
 
     try:
         supply = supply_from_block(block, resolve)
+    except MissingSecret as exc:
+        raise CliError(f"the provider key {exc.name} is not in the laptop vault — "
+                       f"foldrun secrets set {exc.name} --local") from None
     except ProviderConfigError as exc:
         raise CliError(str(exc)[0].upper() + str(exc)[1:] + " (the laptop vault: `foldrun secrets set NAME --local`).") from None
     lines: list[str] = []

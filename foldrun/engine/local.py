@@ -7,9 +7,10 @@ from decimal import Decimal
 from typing import Any, Callable
 
 from foldrun.providers.client import ModelClient, supply_from_block
+from foldrun.providers.supply import MissingSecret as MissingProviderKey
 
 from .cost import response_cost
-from .errors import BudgetExceeded, MissingSecret
+from .errors import BudgetExceeded, MissingSecret, StepFailed
 
 
 class LocalHost:
@@ -43,7 +44,12 @@ class LocalHost:
         return found
 
     def model_client(self, provider: dict, timezone: str = "UTC") -> Any:
-        supply = supply_from_block(provider or {"name": "anthropic"}, self.secrets.get)
+        try:
+            supply = supply_from_block(provider or {"name": "anthropic"}, self.secrets.get)
+        except MissingProviderKey as exc:
+            # The line says where the key goes, so the next command is the fix.
+            fix = f" — foldrun secrets set {exc.name} --local" if self.store == "laptop vault" else ""
+            raise StepFailed(f"the provider key {exc.name} is not in the {self.store}{fix}") from None
         from .httpclient import shared_http
 
         client = ModelClient(supply, http=shared_http(), timezone=timezone,

@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from foldrun.contract import Desk
+from foldrun.providers.supply import ProviderConfigError  # its message is the sentence
 
 from . import spend
 from .context import DEFAULT_MAX_TURNS, Host, StepRequest, StepResult, ToolContext
@@ -198,7 +199,7 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
         # The spec's sentence alone (a refusal's line, a provider error's message, the host's sentence);
         # only an unexpected error keeps its class name, which is then the most useful word.
         line = getattr(exc, "line", None) or getattr(exc, "message", None) or (
-            str(exc) if isinstance(exc, StepFailed) else f"{type(exc).__name__}: {exc}")
+            str(exc) if isinstance(exc, (StepFailed, ProviderConfigError)) else f"{type(exc).__name__}: {exc}")
         host.trace("refusal", {"line": env.redact(str(line))})
         result.error = env.redact(str(line))
     finally:
