@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from celery import current_app
+from foldrun.celery import send
 
 log = logging.getLogger(__name__)
 
@@ -14,7 +14,7 @@ def enqueue(task_name: str, *args) -> bool:
     nothing: every task here works on rows the beat sweep finds again, so a
     failure is a warning, not an error the caller must handle."""
     try:
-        current_app.send_task(task_name, args=list(args))
+        send(task_name, *args)  # the one by-name sender (runs it at once when the install is eager)
     except Exception as exc:  # noqa: BLE001 — any broker failure; the sweep is the backstop
         log.warning("could not queue %s (%s); the sweep will", task_name, type(exc).__name__)
         return False
