@@ -33,3 +33,8 @@ def sweep() -> dict[str, int]:
 @shared_task(name="runs.fire_schedules", acks_late=True)
 def fire_schedules() -> int:
     return triggers.fire_due_schedules()
+
+
+@shared_task(name="runs.chores", acks_late=True)
+def chores() -> None:
+    triggers.run_chores()

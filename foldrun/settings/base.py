@@ -216,6 +216,7 @@ CELERY_BEAT_SCHEDULE["vault-sweep-key-probes"] = {"task": "vault.sweep_key_probe
 # Flow schedules: every few seconds, start the runs whose cron (in the flow's timezone) is due — so a schedule
 # fires within seconds of its minute; the `sla` check and the sandbox sweep run once a minute.
 CELERY_BEAT_SCHEDULE["runs-fire-schedules"] = {"task": "runs.fire_schedules", "schedule": 5.0}
+CELERY_BEAT_SCHEDULE["runs-chores"] = {"task": "runs.chores", "schedule": 60.0}
 # The recovery sweep: steps whose lease ran out (their worker died), messages a dead worker took with it.
 CELERY_BEAT_SCHEDULE["runs-sweep"] = {"task": "runs.sweep", "schedule": float(FOLDRUN_SWEEP_SECONDS)}
 # On Redis an unacknowledged message comes back after the visibility timeout (kombu's default: one hour).

@@ -14,7 +14,7 @@ from foldrun.contract import Desk, check
 from notify.models import Delivery
 from runs.actions import check_start_run
 from runs.models import Run
-from runs.triggers import fire_due_schedules
+from runs.triggers import fire_due_schedules, run_chores
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.notify.conftest import send_outbox, receiver  # noqa: F401
 from tests.runs.helpers import agent_file, drive, push
@@ -169,9 +169,9 @@ def test_sla_is_sent_once_for_a_run_past_its_sla(workspace, alice, desk, fake_pr
     run = _run(workspace, alice, django_capture_on_commit_callbacks, flow="rankings")
     later = timezone.now() + dt.timedelta(hours=1, minutes=1)
     with django_capture_on_commit_callbacks(execute=True):
-        fire_due_schedules(timezone.now() + dt.timedelta(minutes=30))
-        fire_due_schedules(later)
-        fire_due_schedules(later + dt.timedelta(minutes=5))
+        run_chores(timezone.now() + dt.timedelta(minutes=30))
+        run_chores(later)
+        run_chores(later + dt.timedelta(minutes=5))
     assert _events() == ["awaiting-approval", "sla"]
     assert json.loads(Delivery.objects.get(event="sla").body)["runId"] == run.public_id
 
