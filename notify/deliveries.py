@@ -222,15 +222,17 @@ def perform_batch(pks: list[int], *, now: datetime | None = None, clock: Callabl
     deliveries = _claim_many(pks, now, fill, holder)
     if not deliveries:
         return []
-    destinations: dict[int, tuple[str | None, list[bytes], Outcome | None]] = {}
-    for delivery in deliveries:
-        if delivery.workspace_id not in destinations:
-            destinations[delivery.workspace_id] = _destination(delivery.workspace, now)
     held = [d.pk for d in deliveries]
     with leases.Heartbeat(Delivery, held, holder) as beat:
+        destinations: dict[int, tuple[str | None, list[bytes], Outcome | None]] = {}
+        for delivery in deliveries:
+            if delivery.workspace_id not in destinations:
+                destinations[delivery.workspace_id] = _destination(delivery.workspace, now)
 
         def send(delivery: Delivery) -> _Sent | None:
-            if beat.lost:
+            try:
+                beat.check()  # never post for a lease another holder may have taken
+            except leases.LeaseLost:
                 return None
             url, secrets, refused = destinations[delivery.workspace_id]
             number = delivery.attempts_made + 1
