@@ -162,11 +162,13 @@ def live_context(run: Run, membership, workspace) -> dict:
     asking = any(a.state == ApprovalState.PENDING and a.kind == "ask" for a in approvals)
     run_state = "awaiting-answer" if run.status == RunStatus.AWAITING_APPROVAL and asking else run.status
     all_models = sorted(set().union(*models.values())) if models else []
+    began = run.started_at or run.created_at
+    elapsed = timeline.seconds_text(((run.finished_at or timezone.now()) - began).total_seconds())
     return {
         "workspace": workspace, "run": run, "steps": steps, "run_state": run_state,
         "timeline": timeline.build(run, steps, timezone.now()),
         "run_events": trace_views(events.get(None, [])), "trace_truncated": truncated, "trace_limit": TRACE_LIMIT,
-        "inline_trace": inline,
+        "inline_trace": inline, "elapsed": elapsed,
         "approvals": approvals, "artifacts": list(run.artifacts.defer("content").all()), "models": all_models,
         "can_approve": membership.can_approve, "can_write": membership.can_write,
         "fingerprint": _fingerprint(run), "live": not run.is_finished,
