@@ -1,13 +1,13 @@
 """Django admin for notification records (platform staff). Attempts are read-only."""
 from django.contrib import admin
 
-from .models import Attempt, Delivery, Endpoint, MailSend, Mark, Preference
+from .models import Attempt, Delivery, Endpoint, MailSend, Mark, OutgoingMail, Preference
 
 
 class AttemptInline(admin.TabularInline):
     model = Attempt
     extra = 0
-    fields = ("number", "redelivery", "ok", "status_code", "duration_ms", "error", "started_at")
+    fields = ("number", "redelivery", "ok", "lost", "status_code", "duration_ms", "error", "started_at")
     readonly_fields = fields
     can_delete = False
 
@@ -54,3 +54,16 @@ class MailSendAdmin(admin.ModelAdmin):
     list_filter = ("category", "sent", "provider")
     search_fields = ("to", "message")
     readonly_fields = [f.name for f in MailSend._meta.fields]
+
+
+@admin.register(OutgoingMail)
+class OutgoingMailAdmin(admin.ModelAdmin):
+    """The mail outbox: what is waiting, how many tries, and the last answer. Bodies are not shown (approve and
+    reject links decide without a login); they are cleared once a mail is finished."""
+
+    list_display = ("public_id", "created_at", "to", "category", "status", "tries", "next_try_at", "message")
+    list_filter = ("status", "category")
+    search_fields = ("public_id", "to", "message")
+    date_hierarchy = "created_at"
+    exclude = ("body",)
+    readonly_fields = [f.name for f in OutgoingMail._meta.fields if f.name != "body"]
