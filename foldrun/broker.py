@@ -14,6 +14,7 @@ Selected by `CELERY_BROKER_TRANSPORT` when `CELERY_BROKER_URL` is `filesystem://
 """
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from time import monotonic
@@ -45,3 +46,49 @@ class Channel(filesystem.Channel):
 
 class Transport(filesystem.Transport):
     Channel = Channel
+
+
+def waiting_task_args(task_name: str) -> set[str] | None:
+    """The `argsrepr` of every `task_name` message still waiting in the default queue, or None when this
+    broker cannot be looked into (then the caller assumes nothing about what waits).
+
+    The recovery sweep uses it to tell a queued step whose message a dead worker took with it (not in the
+    queue, so it is sent again) from one that is simply waiting behind others (left alone: sending it again
+    would only add to the backlog). Reads the embedded broker's queue folder or the Redis list.
+    """
+    from django.conf import settings
+
+    url = str(settings.CELERY_BROKER_URL or "")
+    queue = settings.CELERY_TASK_DEFAULT_QUEUE
+    try:
+        if url.startswith("filesystem"):
+            folder = settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"]
+            raw = []
+            for name in os.listdir(folder):
+                if name.endswith(f".{queue}.msg"):
+                    try:
+                        with open(os.path.join(folder, name), "rb") as handle:
+                            raw.append(handle.read())
+                    except OSError:
+                        continue  # taken by a worker while we looked
+        elif url.startswith(("redis://", "rediss://")):
+            import redis
+
+            client = redis.Redis.from_url(url)
+            try:
+                raw = client.lrange(queue, 0, -1)
+            finally:
+                client.close()
+        else:
+            return None
+    except Exception:  # noqa: BLE001 - a broker we cannot read is one we assume nothing about
+        return None
+    found: set[str] = set()
+    for item in raw:
+        try:
+            headers = json.loads(item).get("headers") or {}
+        except ValueError:
+            continue
+        if headers.get("task") == task_name:
+            found.add(str(headers.get("argsrepr")))
+    return found

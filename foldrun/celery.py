@@ -3,13 +3,37 @@ from __future__ import annotations
 
 import os
 
+from typing import Any
+
 from celery import Celery
+from celery.signals import celeryd_after_setup
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "foldrun.settings.dev")
 
 app = Celery("foldrun")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+# Recovery tasks go to a queue of their own, which every worker also takes from: behind a backlog of step
+# messages in the main queue, the sweep would otherwise wait its turn while lost steps stay lost.
+RECOVERY_TASKS = {"runs.sweep"}
+
+
+def recovery_queue() -> str:
+    return f"{app.conf.task_default_queue}.recovery"
+
+
+def route_task(name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **kw: Any) -> dict | None:
+    """CELERY_TASK_ROUTES: the recovery tasks to the recovery queue, everything else as configured."""
+    if name in RECOVERY_TASKS:
+        return {"queue": recovery_queue()}
+    return None
+
+
+@celeryd_after_setup.connect
+def _take_from_the_recovery_queue(sender: str, instance: Any, **kwargs: Any) -> None:
+    # Whatever `-Q` a worker was started with, it also serves the recovery queue.
+    instance.app.amqp.queues.select_add(recovery_queue())
 
 
 @app.task(name="foldrun.ping")
@@ -20,6 +44,8 @@ def ping() -> str:
 def send(name: str, *args: object) -> None:
     """Send task `name` with `args` — by name, so the sender never imports the module that defines it."""
     if app.conf.task_always_eager:
+        if name not in app.tasks:
+            app.loader.import_default_modules()  # the apps' tasks modules, as a worker imports them
         app.tasks[name].apply(args=args)
         return
     app.send_task(name, args=args)

@@ -22,6 +22,7 @@ import datetime as dt
 import json
 import logging
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -64,8 +65,32 @@ def trace(run: Run, step: Step | None, message: str, **extra) -> None:
                               data={"message": message, **extra})
 
 
+# The worker task running steps: the one step its run queues next is run by the same task once this one ends
+# (no broker hop, no second task) — the hop is kept for work that really moves: a fan-out's instances, a step
+# queued by a person's answer or from the web.
+_here = threading.local()
+
+
 def enqueue_step(step_pk: int) -> None:
+    slot = getattr(_here, "slot", None)
+    if slot is not None and slot.get("next") is None:
+        slot["next"] = step_pk  # still queued in the database: if this worker dies first, the sweep sends it
+        return
     send_after_commit("runs.run_step", step_pk)
+
+
+def run_steps_from(step_pk: int) -> str:
+    """Run the step, then, in this same task, each step its run queues next while nothing parks, fans out or
+    waits. Returns the words of each for the task log."""
+    words: list[str] = []
+    pk: int | None = step_pk
+    while pk is not None:
+        _here.slot = {"next": None}
+        try:
+            words.append(execute_step(pk))
+        finally:
+            pk, _here.slot = _here.slot["next"], None
+    return "; ".join(words)
 
 
 def _enqueue_group(step_pks: list[int]) -> None:

@@ -10,9 +10,9 @@ memory), so it works the same on both:
   step's totals include). Had it only read, it runs again as a new try; had
   it written, it fails with a sentence naming what it wrote, and the run moves
   on as for any failure (`retry:`, `on-fail:`, notifications);
-- a step `queued` whose message went unanswered for a lease's length (a dead
-  worker took it) is sent again; a second message for one step is harmless,
-  since only one claim can take it;
+- a step `queued` for more than a lease's length whose message is no longer
+  in the queue (a dead worker took it with it) is sent again; a second
+  message for one step is harmless, since only one claim can take it;
 - a run still going with no step queued, running or parked (its move on was
   lost) is moved on.
 
@@ -28,6 +28,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from foldrun import leases
+from foldrun.broker import waiting_task_args
 
 from . import orchestrate
 from .models import Run, RunStatus, Step, StepStatus, Try
@@ -48,6 +49,10 @@ def sweep(now: dt.datetime | None = None) -> dict[str, int]:
     recovered = sum(1 for pk in lost if recover_step(pk, now=now))
     stale = list(Step.objects.filter(status=StepStatus.QUEUED)
                  .filter(Q(queued_at__lt=now - lease) | Q(queued_at__isnull=True)).values_list("pk", flat=True))
+    if stale:
+        waiting = waiting_task_args("runs.run_step")
+        if waiting is not None:  # still in the queue, behind others: not lost
+            stale = [pk for pk in stale if repr((pk,)) not in waiting]
     resent = sum(1 for pk in stale if _resend(pk, now=now))
     stuck = list(Run.objects.filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING], created_at__lt=now - lease)
                  .exclude(steps__status__in=ACTIVE_STEP_STATUSES).values_list("pk", flat=True))

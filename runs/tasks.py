@@ -22,7 +22,7 @@ def advance_run(run_pk: int) -> None:
 
 @shared_task(name="runs.run_step", acks_late=True, reject_on_worker_lost=True)
 def run_step_task(step_pk: int) -> str:
-    return orchestrate.execute_step(step_pk)
+    return orchestrate.run_steps_from(step_pk)
 
 
 @shared_task(name="runs.sweep", acks_late=True)

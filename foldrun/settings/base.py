@@ -219,6 +219,8 @@ CELERY_BEAT_SCHEDULE["runs-fire-schedules"] = {"task": "runs.fire_schedules", "s
 CELERY_BEAT_SCHEDULE["runs-chores"] = {"task": "runs.chores", "schedule": 60.0}
 # The recovery sweep: steps whose lease ran out (their worker died), messages a dead worker took with it.
 CELERY_BEAT_SCHEDULE["runs-sweep"] = {"task": "runs.sweep", "schedule": float(FOLDRUN_SWEEP_SECONDS)}
+# ... on a queue of its own (every worker takes from it too), so a backlog of steps never delays it.
+CELERY_TASK_ROUTES = ["foldrun.celery.route_task"]
 # On Redis an unacknowledged message comes back after the visibility timeout (kombu's default: one hour).
 # Recovery is the sweep's job, not the broker's, so it is set longer than any step may run: a step still
 # running is never handed to a second worker by the broker (and if it were, its live lease drops it).

@@ -78,6 +78,67 @@ def count_queries(workspace, fake) -> tuple[int, int]:
     return counts[0], (counts[1] - counts[0]) // 2
 
 
+def sequential_per_step(workspace, fake, steps: int, repeats: int) -> float:
+    """p50 seconds per step of an N-step run (one instant model call each) through the real worker."""
+    from runs.actions import check_start_run
+    from runs.models import Run
+
+    times = []
+    for _ in range(repeats):
+        for _ in range(steps):
+            fake.reply_text("GOOD", usage=(1, 1))
+        start = time.monotonic()
+        run = check_start_run(workspace=workspace, flow=f"seq{steps}")
+        wait_until(lambda: Run.objects.filter(pk=run.pk, status__in=["completed", "failed"]).exists(), 300)
+        times.append((time.monotonic() - start) / steps)
+    return statistics.median(times)
+
+
+def dbos_per_step(fake, counts: list[int], repeats: int) -> dict[int, float] | None:
+    """The same steps as a DBOS workflow (each step the same instant model call), on this PostgreSQL server
+    (its own system database): p50 seconds per step for each length. None without dbos or PostgreSQL."""
+    try:
+        import httpx
+        from dbos import DBOS
+    except ImportError:
+        return None
+    if connection.vendor != "postgresql":
+        return None
+    from tests.fakes.providers import Reply
+
+    settings = connection.settings_dict
+    url = (f"postgresql://{settings['USER']}:{settings.get('PASSWORD') or ''}@{settings['HOST']}:"
+           f"{settings['PORT'] or 5432}/{settings['NAME']}_dbos")
+    DBOS(config={"name": "foldrun-bench", "system_database_url": url, "log_level": "WARNING"})
+    client = httpx.Client(timeout=30)
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 64, "messages": [{"role": "user", "content": "Say GOOD."}]}
+
+    @DBOS.step()
+    def call(n: int) -> str:
+        return client.post(f"{fake.base_url}/v1/messages", json=body).json()["content"][0]["text"]
+
+    @DBOS.workflow()
+    def workflow(steps: int) -> int:
+        return sum(1 for n in range(steps) if call(n))
+
+    DBOS.launch()
+    fake.responder = lambda _body: Reply(blocks=[{"type": "text", "text": "GOOD"}], usage=(1, 1))
+    try:
+        out = {}
+        for steps in counts:
+            times = []
+            for _ in range(repeats):
+                start = time.monotonic()
+                workflow(steps)
+                times.append((time.monotonic() - start) / steps)
+            out[steps] = statistics.median(times)
+        return out
+    finally:
+        fake.responder = None
+        DBOS.destroy()
+        client.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
@@ -105,6 +166,9 @@ def main() -> None:
             "flows/one.md": "---\nname: one\n---\n1. [[a]] — Say GOOD.\n",
             "flows/three.md": "---\nname: three\n---\n1. [[a]] — One.\n2. [[a]] — Two.\n3. [[a]] — Say GOOD.\n",
             "flows/fan.md": "---\nname: fan\n---\n1. [[a]] — List.\n2. [[a]] — Read {{item}}.\n   each: lines\n   max: 1000\n",
+            **{f"flows/seq{n}.md": f"---\nname: seq{n}\n---\n" + "".join(f"{i}. [[a]] — Step {i}.\n"
+                                                                          for i in range(1, n + 1))
+               for n in (1, 10, 50)},
         })
         per_run_queries, per_step_queries = count_queries(workspace, fake)
         worker = start_worker(args.concurrency, Path(os.environ.get("FOLDRUN_DATA_DIR", "/tmp")) / "bench-worker.log",
@@ -161,6 +225,18 @@ def main() -> None:
             print(f"  {name:34} {ms(statistics.median(values))}")
         print(f"SQL queries: {per_run_queries} for a one-step run from start to finish, {per_step_queries} for each "
               f"further step")
+
+        # 1-, 10- and 50-step runs, per step, beside a DBOS workflow of the same steps.
+        lengths = [1, 10, 50]
+        ours = {n: sequential_per_step(workspace, fake, n, repeats) for n, repeats in zip(lengths, (20, 5, 2))}
+        peer = dbos_per_step(fake, lengths, repeats=5)
+        print("per step, p50, one instant model call each (lease and heartbeat included):")
+        for n in lengths:
+            beside = f"; DBOS workflow {ms(peer[n])} ({ours[n] / peer[n]:.2f}× DBOS)" if peer else ""
+            print(f"  {n:2}-step run: foldrun {ms(ours[n])} ({ours[n] / bare_p50:.1f}× a bare Celery task){beside}")
+        if peer is None:
+            print("  (DBOS: needs PostgreSQL and `pip install -r tests/bench/requirements.txt`)")
+        print("targets: a sequential step at most 1.0× DBOS's; a one-step run at most 2× the bare task")
 
         # A fan-out of M instances against M sequential steps.
         fake.reply_text("\n".join(f"item {i}" for i in range(args.fanout)), usage=(1, 1))

@@ -85,6 +85,9 @@ class FakeProvider:
         self.replies: "queue.Queue[Reply]" = queue.Queue()
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
+        # Set to a function of the request body returning a Reply when many steps share one stand-in at once
+        # and a queue of scripted replies cannot say which step gets which.
+        self.responder: Any = None
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -102,7 +105,10 @@ class FakeProvider:
                 raw = self.rfile.read(length) if length else b""
                 fake._record(self, raw)
                 try:
-                    reply = fake.replies.get_nowait()
+                    if fake.responder is not None:  # a reply made from the request itself
+                        reply = fake.responder(json.loads(raw) if raw else {})
+                    else:
+                        reply = fake.replies.get_nowait()
                 except queue.Empty:
                     reply = Reply(status=500, error_body={"type": "error", "error": {
                         "type": "api_error", "message": "fake provider: no scripted reply left"}})
