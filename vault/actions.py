@@ -19,11 +19,12 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from accounts.models import Account, Membership, Workspace
-from foldrun.api import ApiError
+from foldrun.api import ApiError, NotFound
 from vault import oauth
-from vault.crypto import open_sealed, seal
+from vault.boundary import Grant
+from vault.crypto import UndecryptableSecret, open_sealed, seal
 from vault.keys import vault_keys
-from vault.models import Secret, SecretKind
+from vault.models import OAuthPending, Secret, SecretKind
 
 NAME_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
 NAME_SENTENCE = ("A secret's name is UPPER_SNAKE_CASE — capital letters, digits and underscores, starting with a "
@@ -211,8 +212,6 @@ def check_delete_secret(membership: Membership, workspace: Workspace | None, nam
         raise PermissionDenied(f"Your role ({membership.role}) can read this account but not change it.")
     row = Secret.objects.filter(account=membership.account, workspace=workspace, name=name).first()
     if row is None:
-        from foldrun.api import NotFound
-
         raise NotFound()
     do_delete_secret(row)
 
@@ -267,8 +266,6 @@ def resolve_secrets(workspace: Workspace | None, names: Iterable[str], *, accoun
     """Nearest wins: the workspace vault, then the account vault. OAuth2
     secrets come back as a live access token (refreshed if near expiry).
     An undecryptable or unrefreshable secret is in `.failed`, never empty."""
-    from vault.crypto import UndecryptableSecret
-
     account = account or workspace.account
     wanted = sorted(set(names))
     result = Resolution()
@@ -343,9 +340,6 @@ def access_token_for(secret: Secret, *, http: httpx.Client | None = None) -> str
 def rotate_keys(batch: int = 200) -> tuple[int, list[str]]:
     """Re-seal every value under the newest key. Returns (re-sealed count,
     names that no configured key opens — left untouched, never blanked)."""
-    from vault.crypto import UndecryptableSecret
-    from vault.models import OAuthPending
-
     keys = vault_keys()
     newest = keys[0].id
     done, failed = 0, []
@@ -374,8 +368,6 @@ def egress_grants(workspace: Workspace | None, names: Iterable[str], *, account:
     """For a `secrets: proxied` step: each resolved secret's value and the
     hosts the egress proxy may send it to (nearest wins, as everywhere).
     Returns (grants, resolution) — the resolution says the scopes and what is missing."""
-    from vault.boundary import Grant
-
     account = account or workspace.account
     found = resolve_secrets(workspace, names, account=account, http=http)
     hosts = {row.name: list(row.hosts or []) for row in Secret.objects.filter(

@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from vault import oauth
 from vault.crypto import Key, VaultKeyError, new_key_text, open_sealed, parse_keys, seal
 
 FILE = "vault.json"
@@ -113,8 +114,6 @@ class LocalVault:
         return plain
 
     def _access_token(self, name: str, recipe: dict) -> str:
-        from vault import oauth
-
         expires = recipe.get("expires_at")
         fresh = not expires or dt.datetime.fromisoformat(expires) > dt.datetime.now(dt.timezone.utc) + dt.timedelta(minutes=2)
         if fresh and recipe.get("access_token"):

@@ -16,6 +16,7 @@ from foldrun.api import ApiError
 from vault import actions, connect, oauth
 from vault.crypto import VaultKeyError
 from vault.models import BROKEN_VERDICTS, ProviderCheck
+from vault.probe import check_account_providers
 
 
 def _context(request: HttpRequest, ws: str | None):
@@ -63,8 +64,6 @@ def secrets_page(request: HttpRequest, ws: str | None = None) -> HttpResponse:
 @require_POST
 def check_providers(request: HttpRequest) -> HttpResponse:
     """Check every provider key now — for the minute after rotating one."""
-    from vault.probe import check_account_providers
-
     membership, _ = _context(request, None)
     _require_write(membership)
     rows = check_account_providers(membership.account.pk, report=True)

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from accounts.access import ScopedAPIView
 from foldrun.api import ApiError
 from vault import actions, connect, probe
+from vault.crypto import UndecryptableSecret, VaultKeyError
 from vault.serializers import check_data, secret_data
 
 
@@ -17,8 +18,6 @@ class VaultView(ScopedAPIView):
     answers a sentence naming FOLDRUN_VAULT_KEYS (or the secret) — never a 500."""
 
     def handle_exception(self, exc):
-        from vault.crypto import UndecryptableSecret, VaultKeyError
-
         if isinstance(exc, (VaultKeyError, UndecryptableSecret)):
             exc = ApiError(str(exc)[0].upper() + str(exc)[1:] + ".", code="vault_unavailable", status_code=503)
         return super().handle_exception(exc)
