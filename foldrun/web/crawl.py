@@ -82,30 +82,19 @@ def run(tool: "WebTool", args: dict) -> str:
         else:
             skipped.append((url, "disallowed by robots.txt"))
 
-    def handle(url: str, got: site.Got) -> None:
-        if got.location:
-            target = site.normal(got.location)
-            if site.same_site(target, origin):
-                take(target)
-                skipped.append((url, f"redirects to {scrub_url(target)}"))
-            else:
-                skipped.append((url, f"redirects to another host ({scrub_url(target)}), not followed"))
-            return
-        if got.error:
-            skipped.append((url, got.error.removeprefix(f"{got.url}: ")))
-            return
-        if got.status >= 400:
-            skipped.append((url, f"HTTP {got.status}" + (" after a second try" if got.retried else "")))
-            return
-        if not got.is_html():
-            skipped.append((url, f"{got.media_type or 'not HTML'} ({len(got.body):,} bytes), not a page; "
-                                 f"fetch it with mode=raw and save= to keep it"))
-            return
-        html = got.text
+    def name_for(url: str) -> str:
         slug = _slug(url)
         name = f"{slug}.md" if slug not in used else f"{slug}-{hashlib.sha256(url.encode()).hexdigest()[:8]}.md"
         used.add(name.removesuffix(".md"))
         used.add(slug)
+        return name
+
+    def work(url: str, name: str) -> tuple[site.Got, list[str] | None]:
+        """In a worker thread: read, convert and write one page (its file I/O overlaps the others' reads)."""
+        got = site.get(tool, url)
+        if got.location or got.error or got.status >= 400 or not got.is_html():
+            return got, None
+        html = got.text
         text = pages.to_markdown(html, url)
         # a shell has next to no words; only then is the (slower) shell check worth making
         why = pages.javascript_shell(html) if len(text.split()) < 60 else None
@@ -113,27 +102,46 @@ def run(tool: "WebTool", args: dict) -> str:
             text = (f"<!-- {url} builds itself with JavaScript ({why}); read it with web action=browse -->\n\n"
                     + text)
         tool.write_file(folder / name, text.encode("utf-8"))
-        written.append((url, name))
-        for link in site.links_of(html, url):
-            take(link)
+        return got, site.links_of(html, url)
+
+    def handle(url: str, name: str, got: site.Got, links: list[str] | None) -> None:
+        if links is not None:
+            written.append((url, name))
+            for link in links:
+                take(link)
+        elif got.location:
+            target = site.normal(got.location)
+            if site.same_site(target, origin):
+                take(target)
+                skipped.append((url, f"redirects to {scrub_url(target)}"))
+            else:
+                skipped.append((url, f"redirects to another host ({scrub_url(target)}), not followed"))
+        elif got.error:
+            skipped.append((url, got.error.removeprefix(f"{got.url}: ")))
+        elif got.status >= 400:
+            skipped.append((url, f"HTTP {got.status}" + (" after a second try" if got.retried else "")))
+        else:
+            skipped.append((url, f"{got.media_type or 'not HTML'} ({len(got.body):,} bytes), not a page; "
+                                 f"fetch it with mode=raw and save= to keep it"))
 
     workers = 1 if delay else AT_ONCE
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        running: dict[Future, str] = {}
+        running: dict[Future, tuple[str, str]] = {}
         while (queue or running) and len(written) + len(running) <= limit:
             while queue and len(running) < workers and len(written) + len(running) < limit:
                 url = queue.pop(0)
-                running[pool.submit(site.get, tool, url)] = url
+                name = name_for(url)
+                running[pool.submit(work, url, name)] = (url, name)
                 if delay:
                     time.sleep(delay)
             if not running:
                 break
             done, _ = wait(list(running), return_when=FIRST_COMPLETED)
             for future in done:
-                handle(running.pop(future), future.result())
+                handle(*running.pop(future), *future.result())
             if len(written) >= limit:
                 for future in list(running):  # already asked: keep what comes back rather than read it twice
-                    handle(running.pop(future), future.result())
+                    handle(*running.pop(future), *future.result())
                 break
     cursor["pages"] += [list(p) for p in written]
     cursor["skipped"] += [list(s) for s in skipped]

@@ -46,10 +46,13 @@ def _content_of(tree: LexborHTMLParser):  # noqa: ANN202 - a lexbor node
     return tree.body or tree.root
 
 
+_BLANKS = re.compile(r"\n{3,}")
+
+
 def _collapse(text: str) -> str:
-    text = re.sub(r"[ \t\u00a0]+\n", "\n", text)
-    text = re.sub(r"\n{3,}", "\n\n", text)
-    return text.strip()
+    # line by line: a regex for trailing spaces backtracks over every long run of spaces (quadratic)
+    text = "\n".join(line.rstrip(" \t\u00a0") for line in text.split("\n"))
+    return _BLANKS.sub("\n\n", text).strip()
 
 
 def _convert(tree: LexborHTMLParser, content, base: str) -> str:  # noqa: ANN001
@@ -114,7 +117,9 @@ def _main_slice(html: str) -> str:
     if len(opens) != 1:
         return html
     start = _MAIN_OPEN.search(html).start()
-    end = html.lower().rfind("</main>")
+    end = html.rfind("</main>")
+    if end < 0:
+        end = html.lower().rfind("</main>")
     return html[start:end + len("</main>")] if end > start else html
 
 
