@@ -9,6 +9,7 @@ unless the caller asks — and a followed hop meets the guard at its own connect
 """
 from __future__ import annotations
 
+import http.cookiejar
 import logging
 import threading
 from dataclasses import dataclass
@@ -40,11 +41,13 @@ ROLES: dict[str, Role] = {
 }
 
 
-class _NoCookies(httpx.Cookies):
-    """A jar that keeps nothing: a shared client must not carry one call's cookies to the next."""
+def _no_cookies() -> http.cookiejar.CookieJar:
+    """A jar that accepts no cookie: a shared client must not carry one call's (one tenant's) cookies to the next.
 
-    def extract_cookies(self, response: httpx.Response) -> None:  # noqa: D401
-        return None
+    A CookieJar, not an httpx.Cookies subclass: httpx copies a Cookies it is given into a plain one, but
+    keeps a CookieJar as it is, policy and all.
+    """
+    return http.cookiejar.CookieJar(policy=http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
 
 
 _clients: dict[tuple, httpx.Client] = {}
@@ -64,7 +67,7 @@ def client(role: str, *, deadline: float | None = None, allow_private: bool | No
         if made is None or made.is_closed:
             per_operation = min(spec.timeout, whole) if whole else spec.timeout
             transport = GuardedTransport(GuardedBackend(allow_private=allow_private), deadline_seconds=whole)
-            made = httpx.Client(transport=transport, trust_env=False, follow_redirects=False, cookies=_NoCookies(),
+            made = httpx.Client(transport=transport, trust_env=False, follow_redirects=False, cookies=_no_cookies(),
                                 timeout=httpx.Timeout(per_operation, connect=min(spec.connect, per_operation)))
             _clients[key] = made
         return made

@@ -16,6 +16,7 @@ class Site:
 
     def __init__(self, host: str = "127.0.0.1", *, close: bool = False) -> None:
         self.seen: list[str] = []
+        self.cookies: list[str | None] = []  # the Cookie header of each request
         ending = "Connection: close\r\n" if close else ""  # close: every request is a new connection
         site = self
 
@@ -29,11 +30,13 @@ class Site:
                 length = int(self.headers.get("Content-Length") or 0)
                 self.rfile.read(length)
                 site.seen.append(f"{self.command} {self.path}")
+                site.cookies.append(self.headers.get("Cookie"))
                 if self.path.startswith("/hop?to="):
                     head = (f"HTTP/1.1 302 Found\r\nLocation: {unquote(self.path[len('/hop?to='):])}\r\n{ending}"
                             "Content-Length: 0\r\n\r\n")
                 else:
-                    head = f"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n{ending}Content-Length: 2\r\n\r\nok"
+                    head = (f"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nSet-Cookie: sid=first-caller; Path=/\r\n"
+                            f"{ending}Content-Length: 2\r\n\r\nok")
                 self.wfile.write(head.encode())  # one write: no Nagle wait on keep-alive
                 self.close_connection = close
 

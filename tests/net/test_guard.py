@@ -83,6 +83,17 @@ def test_the_install_s_opt_in_reaches_loopback(site):
     assert site.seen == ["POST /hook"]
 
 
+@pytest.mark.parametrize("role", HTTPX_ROLES)
+def test_a_cookie_one_call_was_given_never_rides_on_the_next_call_of_the_shared_client(role, site):
+    old = net.configure(allow_private=True)
+    try:
+        for _ in range(2):
+            assert net.client(role).get(f"{site.url}/page").headers["set-cookie"] == "sid=first-caller; Path=/"
+    finally:
+        net.restore(old)
+    assert site.cookies == [None, None]
+
+
 def test_a_role_that_does_not_exist_is_named():
     with pytest.raises(ValueError, match="'carrier-pigeon' is not a network role; the roles are webhook, model"):
         net.client("carrier-pigeon")
