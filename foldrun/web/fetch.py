@@ -117,6 +117,10 @@ def get(tool: "WebTool", url: str, language: str) -> Fetched:
                     if size > MAX_BYTES:
                         result.truncated = True
                         break
+                    if time.monotonic() - started > tool.fetch_timeout:
+                        # a page that never finishes: said, and nothing half-read is handed on as the page
+                        result.error = f"{shown}: did not finish within {tool.fetch_timeout:g}s, so it was not read"
+                        return result
                 result.body = b"".join(chunks)[:MAX_BYTES]
                 result.final_url = scrub_url(str(response.url))
                 break

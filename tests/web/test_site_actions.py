@@ -195,3 +195,22 @@ def test_a_page_that_never_finishes_and_a_body_over_the_cap_are_each_a_sentence(
     assert str(slow.value) == f"{site.url}/slow: did not finish within 1s, so it was not kept"
     assert f"- {site.url}/big: larger than 5 MB, so it was not kept" in out
     assert not (tmp_path / "outputs/crawl/big.md").exists()
+
+
+def test_fetch_of_a_page_that_never_finishes_is_a_sentence_not_a_hang(make_tool):
+    site = TestSite()
+    site.trickle.add("/slow")
+    with site:
+        with pytest.raises(WebToolError) as slow:
+            make_tool(fetch_timeout=1.0).call({"action": "fetch", "url": f"{site.url}/slow"})
+    assert str(slow.value) == f"{site.url}/slow: did not finish within 1s, so it was not read"
+
+
+def test_a_pdf_is_said_by_fetch_and_its_bytes_saved_raw_when_asked(make_tool, docs, tmp_path):
+    tool = make_tool()
+    said = tool.call({"action": "fetch", "url": f"{docs.url}/brochure.pdf"})
+    assert said == (f"{docs.url}/brochure.pdf is application/pdf (22 bytes), not a page to read as text; fetch it "
+                    f"with mode=raw and save= to keep the bytes")
+    saved = tool.call({"action": "fetch", "url": f"{docs.url}/brochure.pdf", "mode": "raw", "save": "outputs/b.pdf"})
+    assert saved == f"saved outputs/b.pdf (22 bytes) from {docs.url}/brochure.pdf"
+    assert (tmp_path / "outputs/b.pdf").read_bytes() == b"%PDF-1.4 fake brochure"
