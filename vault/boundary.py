@@ -22,7 +22,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import httpx
 
 from foldrun import net
-from foldrun.contract.placeholders import PLACEHOLDER, fill_placeholders
+from foldrun.contract.placeholders import PLACEHOLDER, fill_secrets
 
 # httpx logs every request's full URL at INFO; a query the boundary filled
 # would carry the value into the log. Its own lines stay at WARNING and up.
@@ -50,12 +50,7 @@ def placeholders(text: str) -> list[str]:
 
 
 def fill(text: str, values: Mapping[str, str]) -> str:
-    def value(name: str) -> str:
-        if name not in values:
-            raise BoundaryError(f"secret {name} is not available to this step")
-        return values[name]
-
-    return fill_placeholders(text, value)
+    return fill_secrets(text, values, BoundaryError)
 
 
 def fill_request(headers: Mapping[str, str], query: Mapping[str, str],

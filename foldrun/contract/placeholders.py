@@ -17,6 +17,16 @@ def placeholder_names(text: object) -> list[str]:
     return list(dict.fromkeys(PLACEHOLDER.findall(str(text or ""))))
 
 
+def fill_secrets(text: object, values: Mapping[str, str], error: type[Exception]) -> str:
+    """`text` with each `${NAME}` filled from `values`; a name a step was not given raises `error` saying so."""
+    def value(name: str) -> str:
+        if name not in values:
+            raise error(f"secret {name} is not available to this step")
+        return values[name]
+
+    return fill_placeholders(text, value)
+
+
 def fill_placeholders(text: object, value: Callable[[str], str] | Mapping[str, str]) -> str:
     """`text` with each `${NAME}` replaced by `value(NAME)` (or `value[NAME]`; a KeyError propagates)."""
     look = value.__getitem__ if isinstance(value, Mapping) else value

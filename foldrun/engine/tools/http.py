@@ -20,7 +20,7 @@ import httpx
 import yaml
 
 from foldrun import net
-from foldrun.contract.placeholders import PLACEHOLDER, fill_placeholders
+from foldrun.contract.placeholders import PLACEHOLDER, fill_secrets
 
 from .base import Tool, ToolError, schema
 from .registry import ToolPlan, register_transport
@@ -43,12 +43,7 @@ def secret_names(meta: dict) -> list[str]:
 
 
 def fill(text: str, secrets: dict[str, str]) -> str:
-    def value(name: str) -> str:
-        if name not in secrets:
-            raise ToolError(f"secret {name} is not available to this step")
-        return secrets[name]
-
-    return fill_placeholders(text, value)
+    return fill_secrets(text, secrets, ToolError)
 
 
 def parse_rate(raw: Any) -> float | None:
