@@ -40,7 +40,7 @@ def test_the_run_page_follows_a_real_worker_and_answer_and_approve_need_no_reloa
     status = page.locator("#run-status")
     status.wait_for(state="attached")
     page.wait_for_function("document.querySelector('#run-status').textContent.trim() === 'awaiting an answer'",
-                           timeout=30_000)
+                           timeout=60_000)
     step1 = page.locator("#step-1")
     assert step1.locator(".badge").first.text_content() == "awaiting an answer"
     assert color_of(status) == AMBER
@@ -49,11 +49,11 @@ def test_the_run_page_follows_a_real_worker_and_answer_and_approve_need_no_reloa
 
     step1.locator("input[name=answer]").fill("cheerful")
     step1.locator("button.approve").click()
-    page.locator(".messages li.success").filter(has_text="Step 1 answered.").wait_for(timeout=10_000)
+    page.locator(".messages li.success").filter(has_text="Step 1 answered.").wait_for(timeout=60_000)
 
     # Step 1 runs on the worker with the answer; step 2 waits at its gate — again without a reload.
     page.wait_for_function("document.querySelector('#run-status').textContent.trim() === 'awaiting approval'",
-                           timeout=30_000)
+                           timeout=60_000)
     assert page.evaluate("window.notReloaded") is True
     step1, step2 = page.locator("#step-1"), page.locator("#step-2")
     assert step1.locator(".badge.status-answered").text_content() == "answered"
@@ -67,7 +67,7 @@ def test_the_run_page_follows_a_real_worker_and_answer_and_approve_need_no_reloa
 
     approve.click()
     page.wait_for_function("document.querySelector('#run-status').textContent.trim() === 'completed'",
-                           timeout=30_000)
+                           timeout=60_000)
     assert page.evaluate("window.notReloaded") is True
     assert color_of(page.locator("#run-status")) == GREEN
     assert page.locator("#run-verdict").text_content() == "GOOD"
@@ -106,15 +106,15 @@ def test_a_reject_from_the_run_page_fails_the_run_in_red_without_a_reload(
     push(workspace, {"agents/publisher/agent.md": agent_file("publisher", fake_provider),
                      "flows/gated.md": "---\nname: gated\n---\n1. [[publisher]] ! — Publish the draft.\n"})
     run = check_start_run(workspace=workspace, user=alice, flow="gated")
-    wait_for(lambda: Run.objects.filter(pk=run.pk, status="awaiting-approval").exists(), timeout=30)
+    wait_for(lambda: Run.objects.filter(pk=run.pk, status="awaiting-approval").exists(), timeout=60)
     page = signed_in(alice, width=390, height=844)  # an approver on a phone
     page.goto(f"{live_server.url}/w/rank-desk/runs/{run.public_id}")
     page.evaluate("window.notReloaded = true")
     page.screenshot(path=str(artifacts / "run-page-phone-gate.png"), full_page=True)
     page.locator("#step-1 button.reject").click()
-    page.locator(".messages li.success").filter(has_text="Step 1 rejected.").wait_for(timeout=10_000)
+    page.locator(".messages li.success").filter(has_text="Step 1 rejected.").wait_for(timeout=60_000)
     page.wait_for_function("['failed', 'cancelled'].includes(document.querySelector('#run-status').textContent.trim())",
-                           timeout=30_000)
+                           timeout=60_000)
     final = page.locator("#run-status").text_content().strip()
     assert color_of(page.locator("#run-status")) == (RED if final == "failed" else GREY)
     assert page.evaluate("window.notReloaded") is True
