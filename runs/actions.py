@@ -7,7 +7,6 @@ with `transaction.on_commit`. The flow itself advances in `runs.orchestrate`.
 from __future__ import annotations
 
 import datetime as dt
-from collections import OrderedDict
 from decimal import Decimal
 from typing import Any
 
@@ -18,10 +17,10 @@ from django.utils import timezone
 from accounts.models import Workspace
 from foldrun.api import ApiError
 from foldrun.celery import send, send_after_commit
-from foldrun.contract.model import find_flow
+from foldrun.contract.model import agents_md_of, find_flow
 from foldrun.contract.resolve import resolve_agent
 from foldrun.engine.flow import adhoc_plan, plan_from_steps
-from library.models import Changeset, scope_key_for
+from library.models import Changeset
 
 from .models import (
     Approval,
@@ -33,55 +32,10 @@ from .models import (
     StepStatus,
     Trigger,
 )
+from .desks import desk_at, flow_meta, head_changeset, run_inputs  # noqa: F401 - pages and apps read them here
+from .orchestrate import advance, enqueue_step, plain_first_task
 from .signals import emit
 from .states import cancel_unstarted, move_run, move_step
-
-
-def head_changeset(workspace: Workspace) -> Changeset | None:
-    return (Changeset.objects.filter(scope_key=scope_key_for(workspace.account, workspace))
-            .order_by("-number").first())
-
-
-_DESKS: "OrderedDict[tuple, object]" = OrderedDict()
-_DESKS_MAX = 32
-
-
-def desk_at(workspace: Workspace, number: int | None, *, changeset: Changeset | None = None):
-    """The desk a run sees at workspace revision `number` (the head when None).
-
-    `changeset`: that revision's row when the caller has it in hand (saves looking it up).
-
-    Kept in a small per-process cache keyed by the workspace revision and the
-    account library's newest revision: a revision never changes once written,
-    so a worker running many steps of one desk reads and parses it once — the
-    contract caches what it parses on the Desk (`desk.cache`, documents), and
-    a cached Desk is handed out as it is. Callers treat it as read-only (its
-    file maps and parsed documents are shared by every step of that revision).
-    """
-    from library.services import desk_for_workspace
-
-    if not number:
-        return desk_for_workspace(workspace)
-    # Public ids are random: a key can never match another database's rows (or a rolled-back test's).
-    if changeset is not None and changeset.number == number and changeset.workspace_id == workspace.pk:
-        here = changeset.public_id
-    else:
-        here = (Changeset.objects.filter(scope_key=scope_key_for(workspace.account, workspace), number=number)
-                .values_list("public_id", flat=True).first())
-    library_head = (Changeset.objects.filter(scope_key=scope_key_for(workspace.account, None))
-                    .order_by("-number").values_list("public_id", flat=True).first() or "")
-    if here is None:
-        return desk_for_workspace(workspace, at=number)
-    key = (here, library_head)
-    cached = _DESKS.get(key)
-    if cached is None:
-        cached = desk_for_workspace(workspace, at=number)
-        _DESKS[key] = cached
-        while len(_DESKS) > _DESKS_MAX:
-            _DESKS.popitem(last=False)
-    else:
-        _DESKS.move_to_end(key)
-    return cached
 
 
 def _window_start(window: str, now: dt.datetime) -> dt.datetime:
@@ -95,8 +49,6 @@ def _window_start(window: str, now: dt.datetime) -> dt.datetime:
 
 def check_workspace_budget(workspace: Workspace, desk) -> None:
     """At 100% of AGENTS.md `budget:` ({month: 50}) new runs are refused until the window turns."""
-    from foldrun.contract.model import agents_md_of
-
     defaults = agents_md_of(desk, "workspace")
     budget = defaults.budget if defaults else None
     if not isinstance(budget, dict):
@@ -167,8 +119,6 @@ def check_start_run(*, workspace: Workspace, user=None, flow: str | None = None,
 def do_start_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[dict], flow_meta: dict,
                  budget: float | None, inputs: dict, is_test: bool, trigger: str, changeset: Changeset | None,
                  delivery_id: str = "") -> Run:
-    from .orchestrate import plain_first_task
-
     # A first step with nothing to wait for is queued at once: the run is saved as `advance` would leave it
     # after its first move, and only that step's task is enqueued (no advance, no second transaction).
     first_task = plain_first_task(plan, inputs)
@@ -210,8 +160,6 @@ def _create_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[
                 budget: float | None, inputs: dict, is_test: bool, trigger: str, changeset: Changeset | None,
                 delivery_id: str, first_task: str | None, moved: bool, now: dt.datetime) -> Run:
     """do_start_run's rows. Precondition: inside its transaction."""
-    from .orchestrate import enqueue_step
-
     run = Run.objects.create(
         account=workspace.account, workspace=workspace, kind=kind, name=name, trigger=trigger,
         is_test=bool(is_test), changeset=changeset, changeset_number=changeset.number if changeset else 0,
@@ -239,20 +187,10 @@ def _create_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[
 
 def advance_now_or_later(run_pk: int) -> None:
     """Take the run's first move at once (saves a queue hop); on any trouble leave it to a worker."""
-    from .orchestrate import advance
-
     try:
         advance(run_pk)
     except Exception:  # noqa: BLE001 - the task retries the same idempotent move
         send("runs.advance", run_pk)
-
-
-def flow_meta(run: Run) -> dict:
-    return dict((run.inputs or {}).get("__flow__") or {})
-
-
-def run_inputs(run: Run) -> dict:
-    return {k: v for k, v in (run.inputs or {}).items() if k != "__flow__"}
 
 
 # --------------------------------------------------------------- gates

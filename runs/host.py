@@ -12,12 +12,17 @@ from django.utils import timezone
 
 from foldrun import net
 from foldrun.engine.cost import response_cost
-from foldrun.engine.step import BudgetExceeded, MissingSecret, StepFailed
+from accounts.models import Workspace
+from foldrun.engine.step import BudgetExceeded, MissingSecret, StepFailed, StepRequest, run_step, shared_http
+from foldrun.engine.tools.base import ToolError
 from foldrun.providers.client import MissingSecret as ProviderMissingSecret, ModelClient, ProviderConfigError, supply_from_block
 
 from foldrun.leases import Heartbeat, LeaseLost
+from vault.actions import egress_grants, resolve_secrets
+from vault.boundary import EgressProxy
 
 from . import budget
+from .desks import desk_at
 from .models import Run, Step, TraceEvent, Try
 
 
@@ -37,8 +42,6 @@ def require_secrets(workspace, names: list[str], *, strict: bool = True) -> dict
     as "not in the vault"."""
     if not names:
         return {}
-    from vault.actions import resolve_secrets
-
     found = resolve_secrets(workspace, list(names))
     if strict:
         for name in names:
@@ -115,8 +118,6 @@ class DbHost:
             raise StepFailed(str(exc)) from None
         for name, store in stores.items():
             self.trace("secret", {"name": name, "store": store, "for": "provider"})
-        from foldrun.engine.step import shared_http
-
         client = ModelClient(supply, http=shared_http(), timezone=timezone,
                              on_line=lambda line: self.trace("refusal", {"line": line}))
         self.clients.append(client)
@@ -172,9 +173,6 @@ class DbHost:
 
     def egress(self, names: list[str]):
         """The loopback egress proxy for `secrets: proxied` scripts: fills ${NAME} for the secret's own hosts."""
-        from vault.actions import egress_grants
-        from vault.boundary import EgressProxy
-
         grants, _found = egress_grants(self.run.workspace, names)
         # The install's policy (foldrun.net) decides at each connect.
         return EgressProxy(grants, on_line=lambda line: self.trace("log", {"message": line})).start()
@@ -185,12 +183,6 @@ class DbHost:
         Its secrets come from that workspace's vault; its spend is this run's; its calls pass this
         step's limit counter; its trace lands on this step, marked with the colleague's name.
         """
-        from accounts.models import Workspace
-        from foldrun.engine.step import StepRequest, run_step
-        from foldrun.engine.tools.base import ToolError
-
-        from .actions import desk_at
-
         workspace = Workspace.objects.filter(account_id=self.run.account_id, name=desk).first()
         if workspace is None:
             raise ToolError(f"desks: there is no desk {desk} in this account")
@@ -254,6 +246,4 @@ class ColleagueHost(DbHost):
             self.run.workspace = run_workspace
 
     def consult(self, desk: str, agent: str, question: str, *, counter=None) -> str:
-        from foldrun.engine.tools.base import ToolError
-
         raise ToolError("desks: a consulted colleague does not consult further")

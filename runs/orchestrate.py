@@ -19,6 +19,7 @@ Lock order, everywhere: Run, then Step(s), then (inside library writes) the Work
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import logging
 import os
@@ -36,8 +37,9 @@ from foldrun import leases
 from foldrun.celery import send_after_commit
 from foldrun.engine import StepRequest, run_step
 from foldrun.engine.flow import check_verify, fill_task, headline_of, split_items, verdict_of
+from library.actions import WriteRefused, do_write_run_files
 
-from .actions import desk_at, flow_meta, run_inputs
+from .desks import desk_at, flow_meta, run_inputs
 from .host import DbHost
 from .models import (
     Approval,
@@ -476,14 +478,10 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
 
 def _keep_files(run: Run, step: Step, result) -> None:
     """Outputs become run artifacts; memory/ and state/ writes a revision attributed to the run."""
-    import hashlib
-
     for path, content in result.outputs.items():
         Artifact.objects.create(run=run, step=step, path=path, content=content, size=len(content),
                                 sha256=hashlib.sha256(content).hexdigest())
     if result.writes:
-        from library.actions import WriteRefused, do_write_run_files
-
         try:
             do_write_run_files(run.public_id, account=run.account, workspace=run.workspace, files=result.writes,
                                message=f"Written by {run.public_id} step {step.label} ([[{step.agent}]])")

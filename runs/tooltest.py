@@ -13,6 +13,7 @@ from foldrun.engine.resolve import ResolveError
 from foldrun.engine.step import StepRequest
 from foldrun.engine.tooltest import test_tool
 
+from .desks import desk_at
 from .host import require_secrets
 
 
@@ -42,8 +43,6 @@ class TestHost:
 
 def run_tool_test(workspace: Workspace, tool: str, arguments: dict, *, agent: str | None = None,
                   operation: str | None = None, is_test: bool = False) -> dict:
-    from .actions import desk_at
-
     desk = desk_at(workspace, None)
     host = TestHost(workspace)
     request = StepRequest(run_id="tool-test", label="tool test", agent=agent or "tool-test", task="", is_test=is_test,

@@ -3,10 +3,8 @@ Test button; schedules; inbound webhooks. Thin: actions do the work."""
 from __future__ import annotations
 
 import json
-from datetime import timedelta
 
 from django.http import HttpResponse
-from django.utils import timezone
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -14,10 +12,14 @@ from rest_framework.views import APIView
 from accounts.access import ScopedAPIView
 from accounts.models import Workspace
 from foldrun.api import ApiError, NotFound
+from foldrun.contract.model import find_flow
+from foldrun.parsers import _not_text
 
 from . import actions
-from .models import Run, RunStatus, Schedule, Trigger
+from .models import Run, RunStatus, Trigger
 from .serializers import ArtifactSerializer, RunDetailSerializer, RunSerializer, ScheduleSerializer
+from .host import vault_lookup
+from .tooltest import run_tool_test
 from .triggers import schedules_of, signature_ok
 
 PAGE_SIZE = 50
@@ -149,8 +151,6 @@ class ToolTestView(ScopedAPIView):
         arguments = data.get("arguments", {})
         if not isinstance(arguments, dict):
             raise ApiError("arguments: must be an object of the tool's arguments.", code="invalid")
-        from .tooltest import run_tool_test
-
         answer = run_tool_test(workspace, tool, arguments, agent=data.get("agent"), operation=data.get("operation"),
                                is_test=_truthy(data.get("test")))
         return Response(answer)
@@ -167,11 +167,6 @@ class HookView(APIView):
     permission_classes = [AllowAny]
 
     def post(self, request, ws: str, flow: str):
-        from foldrun.contract.model import find_flow
-
-        from .host import vault_lookup
-        from .triggers import signature_ok
-
         workspace = Workspace.objects.filter(public_id=ws).first()
         if workspace is None:
             raise NotFound()
@@ -195,8 +190,6 @@ class HookView(APIView):
             body = json.loads(raw) if raw else {}
         except ValueError:
             body = raw.decode("utf-8", "replace")
-        from foldrun.parsers import _not_text
-
         where = _not_text(body)
         if where is not None:
             # \u0000 and a lone surrogate are legal JSON but no database column takes them (jsonb refuses

@@ -1,0 +1,64 @@
+"""What a run reads of its workspace: the desk at the run's revision (cached per process), the head revision,
+and the run's own copy of its inputs and flow settings. A plain module under actions, orchestrate and host."""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from accounts.models import Workspace
+from library.models import Changeset, scope_key_for
+from library.services import desk_for_workspace
+
+from .models import Run
+
+
+def head_changeset(workspace: Workspace) -> Changeset | None:
+    return (Changeset.objects.filter(scope_key=scope_key_for(workspace.account, workspace))
+            .order_by("-number").first())
+
+
+_DESKS: "OrderedDict[tuple, object]" = OrderedDict()
+_DESKS_MAX = 32
+
+
+def desk_at(workspace: Workspace, number: int | None, *, changeset: Changeset | None = None):
+    """The desk a run sees at workspace revision `number` (the head when None).
+
+    `changeset`: that revision's row when the caller has it in hand (saves looking it up).
+
+    Kept in a small per-process cache keyed by the workspace revision and the
+    account library's newest revision: a revision never changes once written,
+    so a worker running many steps of one desk reads and parses it once — the
+    contract caches what it parses on the Desk (`desk.cache`, documents), and
+    a cached Desk is handed out as it is. Callers treat it as read-only (its
+    file maps and parsed documents are shared by every step of that revision).
+    """
+    if not number:
+        return desk_for_workspace(workspace)
+    # Public ids are random: a key can never match another database's rows (or a rolled-back test's).
+    if changeset is not None and changeset.number == number and changeset.workspace_id == workspace.pk:
+        here = changeset.public_id
+    else:
+        here = (Changeset.objects.filter(scope_key=scope_key_for(workspace.account, workspace), number=number)
+                .values_list("public_id", flat=True).first())
+    library_head = (Changeset.objects.filter(scope_key=scope_key_for(workspace.account, None))
+                    .order_by("-number").values_list("public_id", flat=True).first() or "")
+    if here is None:
+        return desk_for_workspace(workspace, at=number)
+    key = (here, library_head)
+    cached = _DESKS.get(key)
+    if cached is None:
+        cached = desk_for_workspace(workspace, at=number)
+        _DESKS[key] = cached
+        while len(_DESKS) > _DESKS_MAX:
+            _DESKS.popitem(last=False)
+    else:
+        _DESKS.move_to_end(key)
+    return cached
+
+
+def flow_meta(run: Run) -> dict:
+    return dict((run.inputs or {}).get("__flow__") or {})
+
+
+def run_inputs(run: Run) -> dict:
+    return {k: v for k, v in (run.inputs or {}).items() if k != "__flow__"}
