@@ -444,10 +444,21 @@ def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
         "total_size": sum(sizes.values()),
         "file_count": len(sizes),
         "changesets": changesets,
+        "needed_secrets": _needed_secrets(workspace),
     }
     # The runs app's part: recent runs, Run buttons, the runs-per-day chart.
     context.update({"recent_runs": recent_runs(workspace), "chart": chart_data(workspace), "has_runs": True})
     return render(request, "library/workspace.html", context)
+
+
+def _needed_secrets(workspace: Workspace) -> list[dict]:
+    """The secrets the desk's agents need, each with who asks and whether the vault (workspace or account) holds it."""
+    from foldrun.engine.needs import secrets_needed
+    from vault.actions import secrets_for
+
+    held = set(secrets_for(workspace.account, workspace).values_list("name", flat=True))
+    needed = secrets_needed(services.desk_for_scope(workspace.account, workspace))
+    return [{"name": name, "where": ", ".join(where), "missing": name not in held} for name, where in needed.items()]
 
 
 @login_required

@@ -34,6 +34,8 @@ def register(subparsers, common) -> None:
     p.add_argument("path", nargs="?", default=".", metavar="PATH")
     p.add_argument("--library", type=Path, metavar="DIR",
                    help="a local copy of the account library (`foldrun pull --library DIR`) to resolve against")
+    p.add_argument("--to", metavar="WS", help="the workspace whose vault the needed secrets are looked up in "
+                                              "(default: PATH/.foldrun/workspace; else the laptop vault)")
     p.set_defaults(func=cmd_check)
 
     for verb, text in (("push", "send a desk's files to a workspace as one revision"),
@@ -252,13 +254,49 @@ def server_platform(ctx) -> dict[str, int]:
 
 def cmd_check(args, ctx) -> int:
     root = _desk_root(args.path)
-    findings = check(local_desk(root, args.library), mode="check", platform=server_platform(ctx))
+    desk = local_desk(root, args.library)
+    findings = check(desk, mode="check", platform=server_platform(ctx))
     if ctx.out.json_mode:
         ctx.out.json([f.to_dict() for f in findings])
     else:
         ctx.out.lines(f.format() for f in findings)
         ctx.out.line(summary(findings))
+        # On stderr, like every remark: stdout stays the findings and their count.
+        for line in needed_secret_lines(ctx, desk, args.to or _stored_workspace(root)):
+            ctx.out.note(line)
     return 1 if any(f.level == "error" for f in findings) else 0
+
+
+def _vault_names(ctx, workspace: str | None) -> tuple[set[str] | None, str, str]:
+    """The names the vault that runs will read holds, how a sentence names it, and the flag that sets one."""
+    if workspace and ctx.signed_in:
+        try:
+            rows = ctx.api.list(f"/api/workspaces/{quote_path(workspace)}/secrets")
+            return {str(r.get("name")) for r in rows if isinstance(r, dict)}, f"the {workspace} vault", f"--to {workspace}"
+        except CliError:
+            return None, f"the {workspace} vault", f"--to {workspace}"
+    try:
+        from vault.local import LocalVault
+
+        return {str(r.get("name")) for r in LocalVault(ctx.config_dir).list()}, "the laptop vault", "--local"
+    except Exception:  # noqa: BLE001 - a laptop with no vault yet holds nothing
+        return set(), "the laptop vault", "--local"
+
+
+def needed_secret_lines(ctx, desk: Desk, workspace: str | None) -> list[str]:
+    """The secrets the desk needs, and which of them the vault its runs read does not hold."""
+    from foldrun.engine.needs import secrets_needed
+
+    needed = secrets_needed(desk)
+    if not needed:
+        return ["This desk needs no secrets."]
+    held, vault, flag = _vault_names(ctx, workspace)
+    lines = [f"This desk needs {len(needed)} secret{'' if len(needed) == 1 else 's'}:"]
+    for name, where in needed.items():
+        state = "" if held is None else ("  (set)" if name in held else f"  MISSING from {vault} — "
+                                                                        f"foldrun secrets set {name} {flag}")
+        lines.append(f"  {name}  for {', '.join(where)}{state}")
+    return lines
 
 
 # reading a folder for a push -----------------------------------------------

@@ -43,6 +43,8 @@ class AgentSpec:
     account_defaults: dict
     workspace_defaults: dict
     limits: dict[str, int] = field(default_factory=dict)
+    # The bodies of the account library's and the workspace's AGENTS.md, in that order: every agent reads them.
+    house_rules: list[str] = field(default_factory=list)
 
 
 def _folder_files(desk: Desk, scope: str, folder: str | None) -> dict[str, str]:
@@ -87,4 +89,5 @@ def resolve_agent(desk: Desk, name: str) -> AgentSpec:
         builtin={b for b in builtin if b in BUILTIN_GROUPS}, tool_files=files, mcp_inline=inline, skills=skills,
         account_defaults=dict(account.meta) if account else {}, workspace_defaults=dict(workspace.meta) if workspace else {},
         limits=effective_limits(desk, name),
+        house_rules=[d.body.strip() for d in (account, workspace) if d is not None and d.body.strip()],
     )

@@ -44,6 +44,8 @@ DEFAULT_MAX_TOKENS = 4096
 
 def _prompt(agent: AgentSpec, request: StepRequest) -> str:
     parts = [agent.body or f"You are {agent.name}."]
+    for rules in agent.house_rules:  # AGENTS.md: what `init` promises every agent of the desk reads first
+        parts.append("The desk's AGENTS.md, which every agent here follows:\n" + rules)
     if agent.skills:
         lines = [f"- {s['name']}: {s['description']} ({s['path']})" for s in agent.skills]
         parts.append("Skills you can use — read the SKILL.md when a task matches:\n" + "\n".join(lines))
