@@ -1,6 +1,7 @@
 """The ledger side of the account's browser pods (foldrun/web/browse/servers.py reaps them)."""
 from __future__ import annotations
 
+import logging
 import threading
 from decimal import Decimal
 
@@ -9,6 +10,8 @@ from django.db import connection
 from foldrun.web.browse import servers
 
 from .models import Account, BrowserPodLine
+
+log = logging.getLogger(__name__)
 
 
 def record_pod_line(account_public_id: str, line: dict) -> None:
@@ -20,6 +23,8 @@ def record_pod_line(account_public_id: str, line: dict) -> None:
             if account is not None:
                 BrowserPodLine.objects.create(account=account, pod=str(line["pod"])[:80],
                                               seconds=Decimal(str(line["seconds"])), bytes=int(line["bytes"]))
+        except Exception as exc:  # noqa: BLE001 - a worker shutting down may have no database left
+            log.warning("browser pod %s: its line was not written (%s)", line.get("pod"), exc)
         finally:
             connection.close()
 

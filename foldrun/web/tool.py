@@ -34,6 +34,8 @@ PROVIDER_ANSWERED: tuple[str, ...] = ("crawl", "map", "extract", "answer", "moni
 BUILT_ACTIONS: tuple[str, ...] = tuple(OWN_ACTIONS)
 # Arguments the spec names beyond tool.md's list, for what is built here.
 EXTRA_ARGS: dict[str, dict] = {
+    "timeout": {"type": "number", "description": "browse: seconds the whole call may take (default 90, at most "
+                                                 "600); it stops there with what it had done and says where."},
     "urls": {"type": "array", "items": {"type": "string"},
              "description": "fetch: up to 20 URLs in one call, read side by side (instead of url). answer: the "
                             "pages to read instead of searching."},

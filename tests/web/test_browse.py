@@ -629,3 +629,17 @@ def test_trace_and_har_keep_what_happened_but_never_for_a_call_that_signs_in(bro
                    "actions": [{"fill": "#name", "secret": "PORTAL_PASSWORD"}]})
     assert str(caught.value) == ("browse: a call that signs in keeps no har — a trace keeps every field's value, a HAR "
                                  "every request body; sign in with session= and record the next call")
+
+
+def test_a_call_stops_at_its_deadline_however_the_page_behaves(browse, site):
+    with pytest.raises(WebToolError) as caught:
+        browse().call({"action": "browse", "url": f"{site.url}/form", "timeout": 2,
+                       "actions": [{"fill": "#name", "text": "Ann"}, {"wait": "text", "text": "never", "timeout": 60000}]})
+    assert str(caught.value) == ('browse: the call stopped at its 2-second deadline, at step 2 (wait "text") — pass '
+                                 'timeout= (at most 600) for a longer one')
+
+
+def test_a_timeout_outside_one_to_600_seconds_is_refused_naming_it(browse, site):
+    with pytest.raises(WebToolError) as caught:
+        browse().call({"action": "browse", "url": f"{site.url}/form", "timeout": 0})
+    assert str(caught.value) == "browse: timeout=0 is outside 1 to 600 seconds"

@@ -148,3 +148,20 @@ def test_two_accounts_steps_browse_on_pods_of_their_own_and_never_share_cookies(
     assert "cookie sid=alices-session" in tool_results(first)[0]
     assert "cookie None" in tool_results(second)[0]
     assert len(pods_after_alice) >= 1 and pods_after_charlie - pods_after_alice  # charlie's account has its own
+
+
+def test_a_call_that_never_ends_stops_at_its_deadline_with_what_it_had_done_on_a_real_worker(
+        celery_worker_process, workspace, alice, fake_provider, site):
+    import time
+
+    push(workspace, {"agents/reader/agent.md": agent_file("reader", fake_provider, tools="[web]")})
+    fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{site.url}/form", "timeout": 6, "actions": [
+        {"get": "title"}, {"eval": "new Promise(() => {})"}]})
+    fake_provider.reply_text("BAD — the page never answered")
+    started = time.monotonic()
+    done = finished(check_start_run(workspace=workspace, user=alice, agent="reader", task="Read the form."))
+    assert done.status == "completed", done.error
+    assert tool_results(done)[0] == (
+        'browse: the call stopped at its 6-second deadline, at step 2 (eval "new Promise(() => {})") — pass timeout= '
+        '(at most 600) for a longer one\n\nWhat it had done:\n[\n {\n  "get": "title",\n  "value": "Sign up"\n }\n]')
+    assert time.monotonic() - started < 30

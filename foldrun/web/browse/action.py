@@ -12,6 +12,7 @@ from ..errors import WebToolError
 from ..net import scrub_url
 from .call import Call
 from .context import listen
+from .deadline import Deadline, seconds_of
 from .modes import BUILT_MODES, read, save_captures
 from .registry import run_steps
 from .steps import mock
@@ -111,6 +112,10 @@ def run(tool: "WebTool", args: dict) -> str:
         tool.browsers.close()
     started = time.monotonic()
     context = call.context()
+    # The clock runs from the moment the browser is there (its launch or connection has its own bound).
+    call.deadline = Deadline(call.deadline.seconds)
+    call.deadline.arm(context)
+    context.set_default_timeout(ACTION_TIMEOUT_MS)
     refusals_from = len(call.proxy.refusals) if call.proxy is not None else 0
     page = context.new_page()
     listen(call, page)
@@ -132,6 +137,7 @@ def run(tool: "WebTool", args: dict) -> str:
                                    f"{ACTION_TIMEOUT_MS // 1000}s") from None
         call.page, call.known_tabs = page, len(context.pages)
         run_steps(call, page, steps)
+        call.deadline.where = "after the steps"
         page = call.page  # the tab the steps ended on is the one read
         if args.get("js"):
             call.no_script("js")
@@ -156,9 +162,15 @@ def run(tool: "WebTool", args: dict) -> str:
             call.saved_captures = save_captures(call)
             call.notes.append(f"capture: {len(call.saved_captures)} response"
                               f"{'s' if len(call.saved_captures) != 1 else ''} saved under outputs/captures/")
+        call.deadline.where = f"while reading the page (mode={mode})"
         body = read(call, page, mode, args)
         call.save_storage(context)
+    except Exception:
+        if call.deadline.passed:
+            raise WebToolError(call.deadline.sentence(call)) from None
+        raise
     finally:
+        call.deadline.disarm()
         if trace_target is not None:
             try:
                 context.tracing.stop(path=str(trace_target))

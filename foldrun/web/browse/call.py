@@ -9,6 +9,7 @@ from ..errors import WebToolError
 from ..net import GuardProxy, NoSuchHost, PrivateAddress, Refused, checked_addresses, scrub_url
 from .claims import ClaimsMixin
 from .context import ContextMixin
+from .deadline import Deadline, seconds_of
 from .refs import RefsMixin
 from .storage import StorageMixin
 from .util import domain_match
@@ -24,6 +25,7 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
     def __init__(self, tool: "WebTool", args: dict) -> None:
         self.tool = tool
         self.args = args
+        self.deadline = Deadline(seconds_of(args.get("timeout")))  # run() starts the clock once the browser is there
         block = tool.config.get("browse")
         self.block: dict = block if isinstance(block, dict) else {}
         self.notes: list[str] = []          # lines at the top of the output (what a ref matched, a fallback)
@@ -147,7 +149,7 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
             raise WebToolError(f"browse: {scrub_url(url)} was not opened — {reason}")
         seen = len(self.proxy.refusals) if self.proxy is not None else 0
         try:
-            response = page.goto(url, wait_until="load", timeout=self.tool.browse_timeout * 1000)
+            response = page.goto(url, wait_until="load", timeout=self.deadline.clip(self.tool.browse_timeout * 1000))
         except Exception as exc:  # noqa: BLE001
             host = (urlsplit(url).hostname or "").lower()
             refused = self.refused_hosts.get(host) or (self.proxy.refusals[-1][1] if self.proxy is not None

@@ -99,7 +99,8 @@ def run_steps(call: "Call", page: "Page", steps: list[dict]) -> None:
         if name not in STEPS:
             raise WebToolError(f"browse: the action {name} is not built into this install yet; the ones that run "
                                f"here: {', '.join(built_steps())}")
-        timeout = float(item.get("timeout") or ACTION_TIMEOUT_MS)
+        call.deadline.where = f"at step {index} ({name} {json.dumps(item.get(name))[:80]})"
+        timeout = call.deadline.clip(float(item.get("timeout") or ACTION_TIMEOUT_MS))
         try:
             STEPS[name].handler(call, call.page or page, name, item[name], item, index, timeout)
         except WebToolError:

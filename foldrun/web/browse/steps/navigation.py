@@ -77,7 +77,7 @@ def pushstate(call: "Call", page: "Page", name: str, value: Any, item: dict, ind
 
 def wait(call: "Call", page: "Page", value: Any, step: dict, timeout: float) -> None:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        page.wait_for_timeout(min(float(value), 30_000))
+        page.wait_for_timeout(call.deadline.clip(min(float(value), 30_000)))
     elif value in ("load", "domcontentloaded", "networkidle"):
         page.wait_for_load_state(value, timeout=timeout)
     elif value == "navigation":
