@@ -18,6 +18,9 @@ import tempfile
 import threading
 from typing import TYPE_CHECKING, Any
 
+from foldrun import net
+from foldrun.net.mcp import mcp_client
+
 from .base import Tool, ToolError
 from .registry import ToolPlan, register_transport
 from .http import PLACEHOLDER, fill
@@ -34,6 +37,17 @@ def mcp_secret_names(meta: dict) -> list[str]:
         for value in block.values():
             names += PLACEHOLDER.findall(str(value))
     return list(dict.fromkeys(names))
+
+
+def refusal_in(exc: BaseException) -> BaseException | None:
+    """The network guard's refusal inside the SDK's task-group error, if that is what stopped it."""
+    if isinstance(exc, (net.PrivateAddress, net.NoSuchHost)):
+        return exc
+    for inner in getattr(exc, "exceptions", ()):
+        found = refusal_in(inner)
+        if found is not None:
+            return found
+    return None
 
 
 class McpConnection:
@@ -70,10 +84,10 @@ class McpConnection:
 
         if self.meta.get("url"):
             from mcp.client.streamable_http import streamable_http_client
-            from mcp.shared._httpx_utils import create_mcp_http_client
 
             headers = {k: fill(v, self.secrets) for k, v in (self.meta.get("headers") or {}).items()}
-            return streamable_http_client(str(self.meta["url"]), http_client=create_mcp_http_client(headers=headers))
+            # foldrun.net's guard: the server's address is checked when each connection is made.
+            return streamable_http_client(str(self.meta["url"]), http_client=mcp_client(headers))
         if not self.meta.get("command"):
             raise ToolError(f"{self.name}: an MCP server needs `command:` (a local process) or `url:`")
         env = {k: fill(v, self.secrets) for k, v in (self.meta.get("env") or {}).items()}
@@ -104,7 +118,7 @@ class McpConnection:
                 self._ready.set()
                 await self._stop.wait()
         except BaseException as exc:  # noqa: BLE001 - reported to the caller as a sentence
-            self._error = exc
+            self._error = refusal_in(exc) or exc
             self._ready.set()
 
     def _run(self, coro, timeout: float | None):
