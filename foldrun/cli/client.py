@@ -109,7 +109,7 @@ class ApiClient:
         except httpx.TimeoutException:
             raise ApiFailure(f"{self.url} did not answer in time ({method} {url}).") from None
         except httpx.TransportError as exc:
-            reason = str(exc) or type(exc).__name__
+            reason = str(exc) or "the connection failed"
             raise ApiFailure(_sentence(f"Could not reach {self.url}: {reason}"), code="unreachable") from None
         return self._parse(response, method, url)
 

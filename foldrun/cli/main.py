@@ -18,6 +18,9 @@ from . import config as config_module
 from .client import ApiClient, CliError, NotSignedIn
 from .output import Output
 
+NO_SERVER = ("No foldrun server is configured; run `foldrun login --url URL` with the address `./scripts/start` "
+             "printed (or set FOLDRUN_URL and FOLDRUN_TOKEN).")
+
 Handler = Callable[[argparse.Namespace, "Context"], "int | None"]
 
 
@@ -46,7 +49,7 @@ class Context:
     def api(self) -> ApiClient:
         if self._api is None:
             if not self.config.url:
-                raise NotSignedIn()
+                raise NotSignedIn(NO_SERVER)
             if not self.config.token:
                 raise NotSignedIn(f"You are not signed in to {self.config.url}; run `foldrun login` first.")
             self._api = ApiClient(self.config.url, self.config.token)
@@ -100,7 +103,8 @@ def build_parser(out: Output | None = None) -> argparse.ArgumentParser:
             register = getattr(module, "register")
             register(subparsers, common)
         except Exception as exc:  # one broken plugin must not take the whole CLI down
-            (out or Output()).note(f"foldrun: the commands in {name} could not be loaded ({type(exc).__name__}: {exc}).")
+            (out or Output()).note(f"foldrun: the commands in {name} could not be loaded ({exc or 'no reason given'}); "
+                                   "the other commands work. Set FOLDRUN_DEBUG=1 to see where.")
     return parser
 
 
@@ -139,7 +143,10 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # never a traceback: one sentence, and how to see more
         if os.environ.get("FOLDRUN_DEBUG"):
             raise
-        out.error(f"foldrun failed unexpectedly ({type(exc).__name__}: {exc}); set FOLDRUN_DEBUG=1 to see where.")
+        # A sentence, never a class name: the fix is to look closer, so say how.
+        said = f": {exc}" if str(exc) else ""
+        out.error(f"foldrun failed unexpectedly{said}. Run it again with FOLDRUN_DEBUG=1 to see where, "
+                  "and report it with that output.")
         return 1
     finally:
         net.restore(policy_before)

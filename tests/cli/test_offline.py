@@ -87,9 +87,11 @@ def test_check_on_a_missing_folder_says_so_in_one_sentence(cli, tmp_path):
 
 
 def test_a_command_that_needs_a_server_says_to_log_in(cli, tmp_path):
-    result = cli("workspaces")
-    assert result.code == 1
-    assert result.err == "You are not signed in; run `foldrun login` first.\n"
+    for argv in (("workspaces",), ("approve", "run_x", "1", "--to", "d"), ("workspaces", "delete", "d", "--yes")):
+        result = cli(*argv)
+        assert result.code == 1
+        assert result.err == ("No foldrun server is configured; run `foldrun login --url URL` with the address "
+                              "`./scripts/start` printed (or set FOLDRUN_URL and FOLDRUN_TOKEN).\n"), argv
 
 
 def test_an_unreachable_server_is_one_sentence_naming_it(cli, monkeypatch, canned_server):
@@ -227,7 +229,8 @@ def test_an_unexpected_error_is_one_sentence_not_a_traceback(cli, tmp_path, monk
     result = cli("boom")
     assert result.code == 1
     assert result.err == (
-        "foldrun failed unexpectedly (ZeroDivisionError: division by zero); set FOLDRUN_DEBUG=1 to see where.\n"
+        "foldrun failed unexpectedly: division by zero. Run it again with FOLDRUN_DEBUG=1 to see where, "
+        "and report it with that output.\n"
     )
 
 
