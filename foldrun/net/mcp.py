@@ -6,7 +6,6 @@ transport — the twin of transport.py for that stack.
 """
 from __future__ import annotations
 
-from contextlib import asynccontextmanager
 from typing import AsyncIterator, Iterable
 
 import anyio
@@ -14,6 +13,7 @@ import httpcore2
 import httpx2
 
 from .guard import connect_addresses, policy
+from .transport import client_errors
 
 _EXCEPTIONS: list[tuple[type[Exception], type[Exception]]] = [
     (httpcore2.ConnectTimeout, httpx2.ConnectTimeout), (httpcore2.ReadTimeout, httpx2.ReadTimeout),
@@ -24,17 +24,6 @@ _EXCEPTIONS: list[tuple[type[Exception], type[Exception]]] = [
     (httpcore2.LocalProtocolError, httpx2.LocalProtocolError), (httpcore2.ProtocolError, httpx2.ProtocolError),
     (httpcore2.UnsupportedProtocol, httpx2.UnsupportedProtocol),
 ]
-
-
-@asynccontextmanager
-async def _as_httpx2() -> AsyncIterator[None]:
-    try:
-        yield
-    except Exception as exc:
-        for core, mapped in _EXCEPTIONS:
-            if isinstance(exc, core):
-                raise mapped(str(exc)) from None
-        raise
 
 
 class AsyncGuardedBackend(httpcore2.AnyIOBackend):
@@ -62,7 +51,7 @@ class _Body(httpx2.AsyncByteStream):
         self._inner = inner
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        async with _as_httpx2():
+        with client_errors(_EXCEPTIONS):
             async for chunk in self._inner:
                 yield chunk
 
@@ -84,7 +73,7 @@ class AsyncGuardedTransport(httpx2.AsyncBaseTransport):
             url=httpcore2.URL(scheme=request.url.raw_scheme, host=request.url.raw_host, port=request.url.port,
                               target=request.url.raw_path),
             headers=request.headers.raw, content=request.stream, extensions=request.extensions)
-        async with _as_httpx2():
+        with client_errors(_EXCEPTIONS):
             answer = await self._pool.handle_async_request(core)
         return httpx2.Response(status_code=answer.status, headers=answer.headers, stream=_Body(answer.stream),
                                extensions=answer.extensions)

@@ -34,15 +34,16 @@ _EXCEPTIONS: list[tuple[type[Exception], type[httpx.HTTPError]]] = [
 
 
 @contextmanager
-def _as_httpx() -> Iterator[None]:
-    """httpcore's errors as httpx's (what callers catch); anything else, the guard's own included, as it is."""
+def client_errors(table: list[tuple[type[Exception], type[Exception]]] = _EXCEPTIONS) -> Iterator[None]:
+    """A pool's errors as the client library's (what callers catch); anything else — the guard's own
+    refusals included — as it is. `table` pairs (pool error, client error), most specific first."""
     try:
         yield
     except Exception as exc:
-        for core, mapped in _EXCEPTIONS:
-            if isinstance(exc, core):
-                raise mapped(str(exc)) from None
-        raise
+        mapped = next((client(str(exc)) for core, client in table if isinstance(exc, core)), None)
+        if mapped is None:
+            raise
+        raise mapped from None
 
 
 def _spent(kind: type[Exception], timeout: float | None) -> float | None:
@@ -118,7 +119,7 @@ class _Body(httpx.SyncByteStream):
             try:
                 if self._at is not None and time.monotonic() >= self._at:
                     raise httpx.ReadTimeout("the answer took longer than the request's deadline")
-                with _as_httpx():
+                with client_errors():
                     chunk = next(chunks)
             except StopIteration:
                 return
@@ -160,7 +161,7 @@ class GuardedTransport(httpx.BaseTransport):
         )
         before, deadline.at = deadline.at, at
         try:
-            with _as_httpx():
+            with client_errors():
                 answer = self._pool.handle_request(core)
         finally:
             deadline.at = before
