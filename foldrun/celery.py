@@ -6,7 +6,9 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import celeryd_after_setup
+from celery.signals import celeryd_after_setup, worker_ready
+
+from foldrun.heartbeats import beat_heartbeat
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "foldrun.settings.dev")
 
@@ -16,7 +18,7 @@ app.autodiscover_tasks()
 
 # Recovery tasks go to a queue of their own, which every worker also takes from: behind a backlog of step
 # messages in the main queue, the sweep would otherwise wait its turn while lost steps stay lost.
-RECOVERY_TASKS = {"runs.sweep"}
+RECOVERY_TASKS = {"runs.sweep", "foldrun.heartbeat"}
 
 
 def recovery_queue() -> str:
@@ -34,6 +36,17 @@ def route_task(name: str, args: Any, kwargs: Any, options: Any, task: Any = None
 def _take_from_the_recovery_queue(sender: str, instance: Any, **kwargs: Any) -> None:
     # Whatever `-Q` a worker was started with, it also serves the recovery queue.
     instance.app.amqp.queues.select_add(recovery_queue())
+
+
+@worker_ready.connect
+def _heartbeat_when_ready(sender: Any = None, **kwargs: Any) -> None:
+    beat_heartbeat("worker")
+
+
+@app.task(name="foldrun.heartbeat", ignore_result=True)
+def heartbeat() -> None:
+    """Sent by beat; whichever worker runs it shows /api/health that a worker answers."""
+    beat_heartbeat("worker")
 
 
 @app.task(name="foldrun.ping")

@@ -4,11 +4,13 @@ from drf_spectacular.views import SpectacularAPIView
 
 from accounts.invites import invite_page
 from foldrun.api import api_not_found
+from foldrun.health import HealthView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("allauth.urls")),
     path("invites/<str:raw>", invite_page, name="invite"),
+    path("api/health", HealthView.as_view(), name="api-health"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/", include("accounts.api_urls")),
     path("api/", include("library.api_urls")),

@@ -171,7 +171,8 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# django-celery-beat's scheduler, which also leaves beat's heartbeat for /api/health (foldrun/beat.py).
+CELERY_BEAT_SCHEDULER = "foldrun.beat:HeartbeatScheduler"
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE: dict = {}
 
@@ -221,6 +222,11 @@ CELERY_BEAT_SCHEDULE["runs-chores"] = {"task": "runs.chores", "schedule": 60.0}
 CELERY_BEAT_SCHEDULE["runs-sweep"] = {"task": "runs.sweep", "schedule": float(FOLDRUN_SWEEP_SECONDS)}
 # ... on a queue of its own (every worker takes from it too), so a backlog of steps never delays it.
 CELERY_TASK_ROUTES = ["foldrun.celery.route_task"]
+# /api/health: a worker or beat not heard from for this long is reported (503). Beat asks the workers for
+# a heartbeat every third of it, on the recovery queue, so a backlog of steps does not make a worker look dead.
+FOLDRUN_HEALTH_STALE_SECONDS = env_int("FOLDRUN_HEALTH_STALE_SECONDS", 60, minimum=3)
+CELERY_BEAT_SCHEDULE["foldrun-heartbeat"] = {"task": "foldrun.heartbeat",
+                                            "schedule": float(max(1, FOLDRUN_HEALTH_STALE_SECONDS // 3))}
 # On Redis an unacknowledged message comes back after the visibility timeout (kombu's default: one hour).
 # Recovery is the sweep's job, not the broker's, so it is set longer than any step may run: a step still
 # running is never handed to a second worker by the broker (and if it were, its live lease drops it).
