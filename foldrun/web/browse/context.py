@@ -227,6 +227,23 @@ def _desktop_user_agent(version: str) -> str:
             f"Safari/537.36")
 
 
+def _body_bytes(response: Any, counted: int | None) -> int | None:
+    """The response body's size; None when it cannot be known.
+
+    Chromium counts a body as bytes-on-the-wire less the headers, which goes
+    negative for a response with no Content-Length that ends when the
+    connection closes (an HTTP/1.0 404 is the usual one): read it instead.
+    """
+    if isinstance(counted, int) and counted >= 0:
+        return counted
+    if response is None:
+        return None
+    try:
+        return len(response.body())
+    except Exception:  # noqa: BLE001 - no body kept (a redirect, a closed page): unknown, never a guess
+        return None
+
+
 def listen(call: Call, page: "Page") -> None:
     """The page's own failures, its console and its network, as they happen."""
     call.listened.append(page)
@@ -252,7 +269,7 @@ def listen(call: Call, page: "Page") -> None:
             return
         call.network.append({"url": scrub_url(request.url), "method": request.method, "type": request.resource_type,
                              "status": response.status if response else None,
-                             "bytes": sizes.get("responseBodySize"),
+                             "bytes": _body_bytes(response, sizes.get("responseBodySize")),
                              "ms": round(timing["responseEnd"]) if timing.get("responseEnd", -1) >= 0 else None})
 
     page.on("requestfinished", finished)

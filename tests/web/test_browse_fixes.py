@@ -1,0 +1,86 @@
+"""web action=browse, issue 12's short-of-the-spec fixes: real Chromium against pages this module serves."""
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from foldrun.web import WebToolError
+from foldrun.web.browse import BrowserPool
+from tests.fakes.website import TestSite, html, page
+
+pytestmark = pytest.mark.e2e
+
+ROUTES = {
+    "/broken-link": html(page("Broken", '<img src="/missing.png" alt="x">')),
+    "/banner": html(page("Banner", '<button id="go" onclick="document.title=\'clicked\'">Go</button>'
+                                   '<div id="cover" onclick="document.title=\'cover\'" style="position:fixed;'
+                                   'inset:0;background:#fff">cookies</div>')),
+    "/api/items": (200, {"content-type": "application/json"}, b'{"items": [1, 2]}'),
+    "/late-fetch": html(page("Late", '<p id="out">waiting</p><script>setTimeout(() => fetch("/api/items")'
+                                     '.then(r => r.json()).then(j => { document.getElementById("out").textContent'
+                                     ' = "got " + j.items.length; }), 400);</script>')),
+    "/styled": html(page("Styled", '<p id="note" style="color: rgb(255, 0, 0); font-size: 20px; '
+                                   'display: block">Hi</p>')),
+    "/throws": html(page("Throws", '<p>x</p><script>console.log("booting"); '
+                                   'setTimeout(() => { throw new Error("kaboom in widget"); }, 0);</script>')),
+    "/required-login": html(page("Sign in", '<form action="/welcome" method="get"><input name="user" '
+                                            'id="user"><input type="password" name="pw" id="pw">'
+                                            '<input name="code" id="code" required>'
+                                            '<button type="submit">Sign in</button></form>')),
+    "/welcome": html(page("Welcome", "<p>signed in</p>")),
+}
+
+
+@pytest.fixture(scope="module")
+def pages_site():
+    with TestSite(ROUTES) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def browsers():
+    pool = BrowserPool()
+    yield pool
+    pool.close()
+
+
+@pytest.fixture
+def browse(make_tool, browsers):
+    def make(config=None, **options):
+        return make_tool(config, browsers=browsers, **options)
+
+    return make
+
+
+class CloseDelimited(BaseHTTPRequestHandler):
+    """HTTP/1.0 with no Content-Length: the body ends when the connection closes, as many 404 pages do."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802
+        body = b'<img src="/missing.png" alt="x">' if self.path == "/" else b"nothing here at all"
+        self.send_response(200 if self.path == "/" else 404)
+        self.send_header("content-type", "text/html" if self.path == "/" else "text/plain")
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def close_delimited():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), CloseDelimited)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_network_gives_a_404_its_real_byte_count_never_a_negative_one(browse, close_delimited, tmp_path):
+    out = browse().call({"action": "browse", "url": f"{close_delimited}/", "mode": "network"})
+    line = next(ln for ln in out.splitlines() if "/missing.png" in ln)
+    assert line.startswith(f"404 GET image {close_delimited}/missing.png 19 bytes ")
+    saved = json.loads((tmp_path / "outputs/network.json").read_text())["requests"]
+    assert [r["bytes"] for r in saved if r["url"].endswith("/missing.png")] == [19]
