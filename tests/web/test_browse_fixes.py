@@ -15,7 +15,7 @@ pytestmark = pytest.mark.e2e
 
 ROUTES = {
     "/broken-link": html(page("Broken", '<img src="/missing.png" alt="x">')),
-    "/banner": html(page("Banner", '<button id="go" onclick="document.title=\'clicked\'">Go</button>'
+    "/banner": html(page("Banner", '<button id="go" onclick="document.title=\'clicked\'">Go</button><input type="checkbox" id="terms">'
                                    '<div id="cover" onclick="document.title=\'cover\'" style="position:fixed;'
                                    'inset:0;background:#fff">cookies</div>')),
     "/api/items": (200, {"content-type": "application/json"}, b'{"items": [1, 2]}'),
@@ -84,3 +84,10 @@ def test_network_gives_a_404_its_real_byte_count_never_a_negative_one(browse, cl
     assert line.startswith(f"404 GET image {close_delimited}/missing.png 19 bytes ")
     saved = json.loads((tmp_path / "outputs/network.json").read_text())["requests"]
     assert [r["bytes"] for r in saved if r["url"].endswith("/missing.png")] == [19]
+
+
+def test_force_sends_the_click_to_the_element_itself_not_to_the_banner_over_it(browse, pages_site):
+    out = browse().call({"action": "browse", "url": f"{pages_site.url}/banner",
+                         "actions": [{"click": "#go", "force": True}, {"check": "#terms", "force": True},
+                                     {"get": "title"}, {"get": "#terms", "what": "checked"}]})
+    assert json.loads(out) == [{"get": "title", "value": "clicked"}, {"get": "checked of #terms", "value": True}]

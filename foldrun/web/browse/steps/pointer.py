@@ -18,7 +18,7 @@ FIRST_TRY_MS = 1_500        # the plain click's own try, before the keyboard and
 def press(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
     locator = call.locate(page, value)
     if item.get("force"):
-        {"click": locator.click, "check": locator.check, "uncheck": locator.uncheck}[name](timeout=timeout, force=True)
+        force_on(locator.first, name, value, timeout)
     else:
         press_on(call, page, locator, name, value, timeout)
 
@@ -119,6 +119,21 @@ def press_on(call: "Call", page: "Page", locator: "Locator", name: str, selector
     message = str(first_error).split("\n", 1)[0]
     raise WebToolError(f"browse: {label} failed by pointer, keyboard ({key}) and label: {message} — try "
                        f"\"force\": true, which sends the click to the element itself")
+
+
+def force_on(element: "Locator", name: str, selector: Any, timeout: float) -> None:
+    """`"force": true`: the click goes to the element itself, never to its place on the screen — a banner over
+    it or a hidden input does not take it. A toggle is read back rather than trusting the click."""
+    element.wait_for(state="attached", timeout=timeout)
+    if name == "click":
+        element.evaluate("e => e.click()")
+        return
+    want = name == "check"
+    if _checked(element) != want:
+        element.evaluate("e => e.click()")
+    if _checked(element) != want:
+        raise WebToolError(f"browse: {name} {selector} (forced): the element was clicked but is still "
+                           f"{'unchecked' if want else 'checked'}")
 
 
 def _checked(element: "Locator") -> bool:
