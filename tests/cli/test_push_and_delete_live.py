@@ -141,3 +141,18 @@ def test_the_api_delete_is_refused_to_bob_hidden_from_charlie_and_documents_what
     assert described.startswith(WORKSPACE_DELETE_REMOVES)
     assert "its runs (with their steps, tries, trace, approvals and artifacts)" in described
     assert alice_api.delete("/api/workspaces/rank-desk").status_code == 204
+
+
+def test_check_in_a_pushed_desk_looks_the_needed_secrets_up_in_its_workspaces_vault(cli, desk, alice_signed_in,
+                                                                                   workspace):
+    from vault.actions import do_set_secret
+
+    assert cli("push", desk, "--to", "rank-desk").code == 0
+    missing = cli("check", desk)
+    assert missing.err_lines == [
+        "This desk needs 1 secret:",
+        "  ANTHROPIC_API_KEY  for the model provider of agent assistant  MISSING from the rank-desk vault — "
+        "foldrun secrets set ANTHROPIC_API_KEY --to rank-desk",
+    ]
+    do_set_secret(workspace.account, None, "ANTHROPIC_API_KEY", value="sk-account-wide")  # the account's counts too
+    assert cli("check", desk).err_lines[1].endswith("for the model provider of agent assistant  (set)")
