@@ -91,3 +91,20 @@ def test_force_sends_the_click_to_the_element_itself_not_to_the_banner_over_it(b
                          "actions": [{"click": "#go", "force": True}, {"check": "#terms", "force": True},
                                      {"get": "title"}, {"get": "#terms", "what": "checked"}]})
     assert json.loads(out) == [{"get": "title", "value": "clicked"}, {"get": "checked of #terms", "value": True}]
+
+
+def test_wait_on_a_response_holds_the_steps_until_the_page_fetched_what_matches(browse, pages_site):
+    out = browse().call({"action": "browse", "url": f"{pages_site.url}/late-fetch", "actions": [
+        {"wait": "response", "matches": r"/api/items$"}, {"wait": 100}, {"get": "#out"}]})
+    assert json.loads(out) == [{"get": "text of #out", "value": "got 2"}]
+
+
+def test_wait_on_a_request_that_never_comes_says_so_and_a_missing_matches_is_named(browse, pages_site):
+    tool = browse()
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "browse", "url": f"{pages_site.url}/late-fetch", "actions": [
+            {"wait": "request", "matches": "/never", "timeout": 800}]})
+    assert "wait request: no request matching /never within 800 ms" in str(caught.value)
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "browse", "url": f"{pages_site.url}/late-fetch", "actions": [{"wait": "response"}]})
+    assert 'wait "response" needs "matches", a regular expression for its URL' in str(caught.value)

@@ -87,12 +87,33 @@ def wait(call: "Call", page: "Page", value: Any, step: dict, timeout: float) -> 
         page.wait_for_url(re.compile(str(pattern)) if step.get("matches") else f"**{pattern}**", timeout=timeout)
     elif value == "text":
         page.get_by_text(str(step.get("text"))).first.wait_for(timeout=timeout)
+    elif value in ("response", "request"):
+        wait_exchange(call, page, value, step, timeout)
     elif value == "fn":
         call.no_script("eval")
         page.wait_for_function(str(step.get("js")), timeout=timeout)
     else:
         state = "hidden" if step.get("gone") else "visible"
         call.locate(page, value).first.wait_for(state=state, timeout=timeout)
+
+
+def wait_exchange(call: "Call", page: "Page", kind: str, step: dict, timeout: float) -> None:
+    """`"wait": "response"` / `"request"` + `matches`: a regular expression searched in the URL. One the page
+    already finished in this call counts — a fetch that landed before the step began is not waited out."""
+    pattern = step.get("matches")
+    if not isinstance(pattern, str) or not pattern:
+        raise WebToolError(f'browse: wait "{kind}" needs "matches", a regular expression for its URL, '
+                           f'such as "/api/items"')
+    try:
+        wanted = re.compile(pattern)
+    except re.error as exc:
+        raise WebToolError(f'browse: wait "{kind}": "matches" is not a regular expression ({exc})') from None
+    if any(wanted.search(entry["url"]) for entry in call.network):
+        return
+    try:
+        page.wait_for_event(kind, lambda seen: bool(wanted.search(seen.url)), timeout=timeout)
+    except Exception:  # noqa: BLE001 - a timeout: said in a sentence
+        raise WebToolError(f"browse: wait {kind}: no {kind} matching {pattern} within {round(timeout)} ms") from None
 
 
 def tab(call: "Call", page: "Page", value: Any, step: dict) -> None:
