@@ -47,7 +47,14 @@ def _version_of(binary: str) -> str | None:
 
 @functools.cache
 def browser_versions() -> dict[str, str]:
-    """{"chromium": "156.0.8078.73", …} for each browser found; {} when there is none."""
+    """{"chromium": "156.0.8078.73", …} for each browser found; {} when there is none.
+
+    What the install wrote down in engines.json first (foldrun/web/browse/engines.py); else each binary asked."""
+    from foldrun.web.browse import engines
+
+    written = engines.versions()
+    if written:
+        return written
     versions: dict[str, str] = {}
     for name in _CANDIDATES:
         binary = _binary(name)

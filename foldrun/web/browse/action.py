@@ -12,6 +12,7 @@ from ..errors import WebToolError
 from ..net import scrub_url
 from .call import Call
 from .context import listen
+from . import engines
 from .deadline import Deadline, seconds_of
 from .modes import BUILT_MODES, read, save_captures
 from .registry import run_steps
@@ -61,11 +62,18 @@ def run(tool: "WebTool", args: dict) -> str:
     engine = W.engine_name(engine_word) if engine_word else W.DEFAULT_ENGINE
     if engine is None:
         raise WebToolError(f"browse: browser={engine_word} is not an engine; the engines are {', '.join(W.ENGINES)}")
-    if engine == "chrome":
+    has = engines.installed()  # what the install wrote down in engines.json
+    if engine == "chrome" and "chrome" not in has:
         tool.log("browse: Google Chrome is not in this runner image; running Chromium")
-    elif engine != "chromium":
-        raise WebToolError(f"browse: this runner image was built without {engine}; it has chromium "
-                           f"(and chrome, which runs as Chromium here)")
+    elif engine == "chrome":
+        tool.log("browse: Google Chrome runs as Chromium in this install; running Chromium")
+    elif engine != "chromium" and engine not in has:
+        raise WebToolError(f"browse: this runner image was built without {engine}; it has "
+                           f"{', '.join(sorted(has)) or 'no browser'}"
+                           + (" (and chrome, which runs as Chromium here)" if "chrome" not in has else ""))
+    elif engine not in ("chromium", "chrome"):
+        raise WebToolError(f"browse: browser={engine} is not built into this install yet; it runs chromium and "
+                           f"chrome")
     for key in UNBUILT_SETTINGS:  # a setting the file asks for is never quietly dropped
         value = call.identity.get(key) if key in call.identity else call.block.get(key)
         if value not in (None, "", False, [], {}) or (key == "headless" and value is False):
