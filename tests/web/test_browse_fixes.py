@@ -108,3 +108,14 @@ def test_wait_on_a_request_that_never_comes_says_so_and_a_missing_matches_is_nam
     with pytest.raises(WebToolError) as caught:
         tool.call({"action": "browse", "url": f"{pages_site.url}/late-fetch", "actions": [{"wait": "response"}]})
     assert 'wait "response" needs "matches", a regular expression for its URL' in str(caught.value)
+
+
+def test_browser_and_engine_on_one_call_must_agree(browse, pages_site):
+    tool = browse()
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "browse", "url": f"{pages_site.url}/welcome", "browser": "chromium", "engine": "firefox"})
+    assert str(caught.value) == ("browse: browser=chromium and engine=firefox disagree — engine is the same setting "
+                                 "as browser; pass either, or both only if they agree")
+    out = tool.call({"action": "browse", "url": f"{pages_site.url}/welcome", "browser": "chromium",
+                     "engine": "chromium"})
+    assert "signed in" in out

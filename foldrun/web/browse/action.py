@@ -57,6 +57,10 @@ def run(tool: "WebTool", args: dict) -> str:
     if vendor is not None:
         raise WebToolError(f"web.browse: rendering on {vendor['name']} is not built into this install yet; leave "
                            f"web.browse's via unset to render in the account's own browser")
+    both = [args.get(key) for key in ("browser", "engine")]
+    if all(both) and W.engine_name(str(both[0])) != W.engine_name(str(both[1])):
+        raise WebToolError(f"browse: browser={both[0]} and engine={both[1]} disagree — engine is the same setting "
+                           f"as browser; pass either, or both only if they agree")
     engine_word = args.get("browser") or args.get("engine") or call.identity.get("engine") or \
         call.block.get("engine") or call.block.get("browser")
     engine = W.engine_name(engine_word) if engine_word else W.DEFAULT_ENGINE
