@@ -13,6 +13,7 @@ ACCOUNT_EMAIL_VERIFICATION = "none"
 FOLDRUN_ALLOW_PRIVATE_URLS = True
 FOLDRUN_VAULT_KEYS = ["dGVzdC1rZXktZm9yLWZvbGRydW4tdGVzdHMtMzJieXQ="]
 DATA_DIR.mkdir(parents=True, exist_ok=True)
+(DATA_DIR / "static").mkdir(exist_ok=True)  # WhiteNoise warns about a missing STATIC_ROOT
 
 # A real Celery worker started by a test must see the test database: SQLite
 # tests use a file (not memory), and a worker subprocess is pointed at the
