@@ -18,3 +18,5 @@ SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "anymail.backends.resend.EmailBackend")
+# The platform's own Resend key (deploy/env.example); an account's own key is read from its vault instead.
+ANYMAIL = {"RESEND_API_KEY": env_str("RESEND_API_KEY", "")}
