@@ -31,6 +31,8 @@ ROUTES = {
                                             '<input name="code" id="code" required>'
                                             '<button type="submit">Sign in</button></form>')),
     "/welcome": html(page("Welcome", "<p>signed in</p>")),
+    "/to-draft": html(page("New", '<p>x</p><script>setTimeout(() => { throw new Error("late widget"); }, 0);'
+                                  '</script><a id="save" href="/welcome?draft=42">Save</a>')),
 }
 
 
@@ -119,3 +121,10 @@ def test_browser_and_engine_on_one_call_must_agree(browse, pages_site):
     out = tool.call({"action": "browse", "url": f"{pages_site.url}/welcome", "browser": "chromium",
                      "engine": "chromium"})
     assert "signed in" in out
+
+
+def test_the_final_url_is_the_last_stderr_line_even_after_the_pages_own_failures(browse, pages_site, recorder):
+    browse().call({"action": "browse", "url": f"{pages_site.url}/to-draft",
+                   "actions": [{"wait": 100}, {"click": "#save"}, {"wait": "url", "contains": "draft="}]})
+    assert any("uncaught error" in line and "late widget" in line for line in recorder.lines)
+    assert recorder.lines[-1] == f"{pages_site.url}/welcome?draft=42"

@@ -176,6 +176,7 @@ def run(tool: "WebTool", args: dict) -> str:
                               f"{'s' if len(call.saved_captures) != 1 else ''} saved under outputs/captures/")
         call.deadline.where = f"while reading the page (mode={mode})"
         body = read(call, page, mode, args)
+        final_url = page.url  # read before the page closes: the call's last stderr line
         call.save_storage(context)
     except Exception:
         if call.deadline.passed:
@@ -210,6 +211,7 @@ def run(tool: "WebTool", args: dict) -> str:
                     call.page_failures.append(line)
     for line in call.page_failures:
         tool.log(call.redact(f"browse {scrub_url(url)}: {line}"))
+    tool.log(call.redact(scrub_url(final_url)))  # the last stderr line: how a caller learns where a save landed
     tool.browsers.count_bytes(sum(r.get("bytes") or 0 for r in call.network))  # the pod's bytes, for its line
     tool.emit({"event": "browse", "url": url, "mode": mode, "steps": len(steps),
                "seconds": round(time.monotonic() - started, 3), "page_failures": len(call.page_failures) or None})
