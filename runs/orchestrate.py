@@ -26,6 +26,7 @@ import os
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -83,16 +84,44 @@ def enqueue_step(step_pk: int) -> None:
 
 def run_steps_from(step_pk: int) -> str:
     """Run the step, then, in this same task, each step its run queues next while nothing parks, fans out or
-    waits. Returns the words of each for the task log."""
+    waits. Returns the words of each for the task log.
+
+    A next step met while the previous one ends is taken there and then, in that step's closing transaction
+    (the run's lock is held): no second claim transaction, no queue hop. If this worker dies before running
+    it, its lease runs out and the sweep re-runs it like any lost try."""
     words: list[str] = []
-    pk: int | None = step_pk
-    while pk is not None:
-        _here.slot = {"next": None}
+    nxt: Any = step_pk
+    desk = None
+    while nxt is not None:
+        _here.slot = {"next": None, "desk": desk}
         try:
-            words.append(execute_step(pk))
+            if isinstance(nxt, int):
+                words.append(execute_step(nxt))
+            else:
+                words.append(_run_claimed(*nxt))
         finally:
-            pk, _here.slot = _here.slot["next"], None
+            nxt, desk, _here.slot = _here.slot["next"], _here.slot.get("desk"), None
     return "; ".join(words)
+
+
+def _claim_here(step: Step) -> bool:
+    """Take `step` for this task inside the transaction ending the previous step (which holds the run's lock):
+    the next step of a run continued in the same worker task. The caller saves it with QUEUE_FIELDS."""
+    slot = getattr(_here, "slot", None)
+    run = slot.get("run") if slot is not None else None
+    if run is None or slot.get("next") is not None or run.pk != step.run_id or run.is_finished:
+        return False
+    now = timezone.now()
+    holder = leases.new_holder()
+    step.attempt += 1
+    move_step(step, StepStatus.RUNNING, f"try {step.attempt} started")
+    step.lease_holder, step.lease_until = holder, now + dt.timedelta(seconds=leases.lease_seconds())
+    step.queued_at = now
+    step.started_at = step.started_at or now
+    step.error = ""
+    attempt = Try.objects.create(step=step, n=step.attempt, status="running", started_at=now)
+    slot["next"] = (run, step, attempt, holder)
+    return True
 
 
 def _enqueue_group(step_pks: list[int]) -> None:
@@ -312,14 +341,18 @@ def _maybe_quarantine(run: Run) -> None:
 
 
 def queue(step: Step, now=None, why: str = "its turn came") -> None:
-    """Mark `step` queued (the caller saves it, with `QUEUE_FIELDS`) and send its message after commit."""
+    """Mark `step` queued (the caller saves it, with `QUEUE_FIELDS`) and send its message after commit — or,
+    in a worker task ending the step before it, take it for this task at once (see run_steps_from)."""
+    if step.status == StepStatus.PENDING and _claim_here(step):
+        return
     move_step(step, StepStatus.QUEUED, why)
     step.queued_at = now or timezone.now()
     step.lease_holder, step.lease_until = "", None
     enqueue_step(step.pk)
 
 
-QUEUE_FIELDS = ["status", "status_reason", "queued_at", "lease_holder", "lease_until"]
+QUEUE_FIELDS = ["status", "status_reason", "queued_at", "lease_holder", "lease_until", "attempt", "started_at",
+                "error"]
 
 
 def execute_step(step_pk: int) -> str:
@@ -356,6 +389,10 @@ def execute_step(step_pk: int) -> str:
         step.error = ""
         step.save(update_fields=["attempt", *fields, "lease_holder", "lease_until", "started_at", "error"])
         attempt = Try.objects.create(step=step, n=step.attempt, status="running", started_at=now)
+    return _run_claimed(run, step, attempt, holder)
+
+
+def _run_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
     try:
         return _execute_claimed(run, step, attempt, holder)
     except Exception as exc:  # noqa: BLE001 - never leave a claimed step running: fail it with a sentence
@@ -384,7 +421,12 @@ def _spec(run: Run, step: Step) -> dict:
 
 def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
     spec = _spec(run, step)
-    desk = desk_at(run.workspace, run.changeset_number, changeset=run.changeset)
+    slot = getattr(_here, "slot", None) or {}
+    # A step continued in the same task reads the same revision as the one before it: its desk is in hand.
+    held = slot.get("desk")
+    desk = held[1] if held and held[0] == run.pk else desk_at(run.workspace, run.changeset_number,
+                                                              changeset=run.changeset)
+    slot["desk"] = (run.pk, desk)
     answer = None
     # An answer exists only for a step that parked on a question: `ask:` before its first try, or a question
     # the model asked on an earlier try — a first try without `ask:` has none to look for.
@@ -428,6 +470,7 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
         if step.lease_holder != holder or step.status != StepStatus.RUNNING:
             # Another holder (the sweep) took the step while this one could not renew: commit nothing.
             return "lease lost"
+        slot["run"] = run  # the run's next step may be taken in this transaction (see run_steps_from)
         host.flush()  # the trace lines the step still holds, in this transaction
         step.lease_holder, step.lease_until = "", None
         problem = None
