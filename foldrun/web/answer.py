@@ -70,13 +70,14 @@ def _urls(tool: "WebTool", args: dict, question: str) -> tuple[list[str], str]:
 def search_results(tool: "WebTool", query: str, args: dict) -> list:  # noqa: ANN001 - search.Hit
     """The hits of the agent's search for `query`, as `search` would find them."""
     site_only = search.site_domain(args.get("site"))
+    when = search._time_range(args.get("time_range"))  # day, week, month or year — refused in search's words
     tag = search.language_tag(args.get("language") or tool.language, args.get("region") or tool.region)
     provider = tool.provider_for("search")
     if provider is None:
-        found = search.SearxngEngine(tool).search(query, count=10, site=site_only, time_range=args.get("time_range"),
+        found = search.SearxngEngine(tool).search(query, count=10, site=site_only, time_range=when,
                                                   language=tag, args={})
     else:
-        found = search_via(tool, provider, query, count=10, site=site_only, time_range=args.get("time_range"),
+        found = search_via(tool, provider, query, count=10, site=site_only, time_range=when,
                            language=tag)
     hits = found.hits
     if site_only:

@@ -214,3 +214,15 @@ def test_a_pdf_is_said_by_fetch_and_its_bytes_saved_raw_when_asked(make_tool, do
     saved = tool.call({"action": "fetch", "url": f"{docs.url}/brochure.pdf", "mode": "raw", "save": "outputs/b.pdf"})
     assert saved == f"saved outputs/b.pdf (22 bytes) from {docs.url}/brochure.pdf"
     assert (tmp_path / "outputs/b.pdf").read_bytes() == b"%PDF-1.4 fake brochure"
+
+
+def test_answer_refuses_a_site_with_a_path_and_a_time_range_it_does_not_know_before_searching(make_tool, searxng):
+    tool = make_tool(searxng_url=searxng.url)
+    with pytest.raises(WebToolError) as path:
+        tool.call({"action": "answer", "query": "bond", "site": "example.com/blog"})
+    with pytest.raises(WebToolError) as when:
+        tool.call({"action": "answer", "query": "bond", "time_range": "fortnight"})
+    assert str(path.value) == ("site=example.com/blog has a path; site= is a domain such as example.com — its "
+                               "subdomains included, no path")
+    assert str(when.value).startswith("time_range=fortnight is not one of day, week, month")
+    assert [r for r in searxng.seen if r["path"] == "/search"] == []
