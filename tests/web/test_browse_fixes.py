@@ -128,3 +128,12 @@ def test_the_final_url_is_the_last_stderr_line_even_after_the_pages_own_failures
                    "actions": [{"wait": 100}, {"click": "#save"}, {"wait": "url", "contains": "draft="}]})
     assert any("uncaught error" in line and "late widget" in line for line in recorder.lines)
     assert recorder.lines[-1] == f"{pages_site.url}/welcome?draft=42"
+
+
+def test_get_styles_answers_the_computed_styles_asked_for_by_props(browse, pages_site):
+    out = json.loads(browse().call({"action": "browse", "url": f"{pages_site.url}/styled", "actions": [
+        {"get": "#note", "what": "styles", "props": ["color", "font-size"]},
+        {"get": "#note", "what": "styles"}]}))
+    assert out[0] == {"get": "styles of #note", "value": {"color": "rgb(255, 0, 0)", "font-size": "20px"}}
+    assert out[1]["value"]["display"] == "block" and out[1]["value"]["color"] == "rgb(255, 0, 0)"
+    assert len(out[1]["value"]) == 20

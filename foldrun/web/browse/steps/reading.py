@@ -94,8 +94,31 @@ def get(call: "Call", page: "Page", value: Any, step: dict) -> Any:
         return first.get_attribute(str(step.get("attr")))
     if what == "box":
         return first.bounding_box()
+    if what == "styles":
+        return styles(first, step.get("props"))
     raise WebToolError(f"browse: get what={what} is not one of text, html, value, count, box, visible, checked, "
-                       f"enabled, attr")
+                       f"enabled, styles, attr")
+
+
+# What `get what=styles` answers without `props`: what decides how an element looks and whether it shows.
+STYLE_PROPS = ("display", "visibility", "opacity", "position", "z-index", "width", "height", "color",
+               "background-color", "font-family", "font-size", "font-weight", "line-height", "text-align",
+               "margin", "padding", "border", "overflow", "cursor", "pointer-events")
+
+
+def styles(element: Any, props: Any) -> dict[str, str]:
+    """The element's computed styles: the `props` asked for (a list or "a,b"), else STYLE_PROPS."""
+    if props in (None, "", []):
+        names = list(STYLE_PROPS)
+    elif isinstance(props, str):
+        names = [p.strip() for p in props.split(",") if p.strip()]
+    elif isinstance(props, list) and all(isinstance(p, str) for p in props):
+        names = [p.strip() for p in props]
+    else:
+        raise WebToolError('browse: get what=styles: "props" is a list of CSS property names, such as '
+                           '["color", "font-size"]')
+    return element.evaluate("(e, names) => { const s = getComputedStyle(e); "
+                            "return Object.fromEntries(names.map(n => [n, s.getPropertyValue(n)])); }", names)
 
 
 def keep_file(call: "Call", page: "Page", kind: str, step: dict) -> str:
