@@ -137,3 +137,13 @@ def test_get_styles_answers_the_computed_styles_asked_for_by_props(browse, pages
     assert out[0] == {"get": "styles of #note", "value": {"color": "rgb(255, 0, 0)", "font-size": "20px"}}
     assert out[1]["value"]["display"] == "block" and out[1]["value"]["color"] == "rgb(255, 0, 0)"
     assert len(out[1]["value"]) == 20
+
+
+def test_console_mode_includes_the_pages_uncaught_errors_with_level_and_source(browse, pages_site, tmp_path):
+    out = browse().call({"action": "browse", "url": f"{pages_site.url}/throws", "mode": "console",
+                         "actions": [{"wait": 200}]})
+    lines = out.splitlines()
+    assert f"[log] booting ({pages_site.url}/throws)" in lines
+    assert f"[error] uncaught Error: kaboom in widget ({pages_site.url}/throws)" in lines
+    saved = json.loads((tmp_path / "outputs/console.json").read_text())
+    assert [m["level"] for m in saved if m.get("uncaught")] == ["error"]

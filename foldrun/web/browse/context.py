@@ -247,7 +247,17 @@ def _body_bytes(response: Any, counted: int | None) -> int | None:
 def listen(call: Call, page: "Page") -> None:
     """The page's own failures, its console and its network, as they happen."""
     call.listened.append(page)
-    page.on("pageerror", lambda error: call.page_failures.append(f"uncaught error: {str(error).splitlines()[0][:300]}"))
+    def uncaught(error) -> None:  # noqa: ANN001
+        first = (str(error).splitlines() or [""])[0][:300]
+        call.page_failures.append(f"uncaught error: {first}")
+        # `mode=console` is every console message *and* uncaught error: the source is the script the stack names.
+        where = re.search(r"(https?://[^\s)]+?)(?::\d+){0,2}\)?$", next(
+            (line for line in str(getattr(error, "stack", "") or "").splitlines()[1:] if "http" in line), ""))
+        call.console.append({"level": "error", "text": f"uncaught {getattr(error, 'name', '') or 'Error'}: "
+                             f"{(getattr(error, 'message', '') or first)[:2000]}", "uncaught": True,
+                             "source": scrub_url(where.group(1) if where else page.url)})
+
+    page.on("pageerror", uncaught)
 
     def console(msg) -> None:  # noqa: ANN001
         where = (msg.location or {}).get("url", "")
