@@ -383,7 +383,11 @@ class WebTool:
     @property
     def browser_ws(self) -> str | None:
         """The pod's address, handed to the step as FOLDRUN_BROWSER_WS (None: no pod)."""
-        return self.pods.pod().ws if self.pods is not None else None
+        if self.pods is None:
+            return None
+        pod = self.pods.pod()
+        self.pods.done_with(pod)  # an address handed out, not a browser on it
+        return pod.ws
 
     def _hand(self, fn: Callable[[], Any], *, wait: bool = False) -> Any:
         """Trace, log and secrets are the step's: from inside a browse call they run in the step's thread."""

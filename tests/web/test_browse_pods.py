@@ -25,15 +25,21 @@ def test_a_pod_is_started_per_two_browsing_steps_up_to_the_most_and_two_accounts
     acme, other = AccountPool("acc_acme", lambda a, line: lines.append((a, line))), AccountPool("acc_other", None)
     try:
         acme.open_step()
+        assert acme.pods == []  # a step that never browses starts no server
+        acme.pod()
         assert len(acme.pods) == 1
         acme.open_step()
+        acme.pod()
         assert len(acme.pods) == 1  # two steps to a pod
         acme.open_step()
+        acme.pod()
         assert len(acme.pods) == 2
         acme.open_step()
         acme.open_step()
+        acme.pod()
         assert len(acme.pods) == 2  # FOLDRUN_BROWSER_MAX_PODS
         other.open_step()
+        other.pod()
         ours = {p.ws for p in acme.pods}
         assert other.pods[0].ws not in ours
         assert {p.process.pid for p in acme.pods}.isdisjoint({other.pods[0].process.pid})
@@ -50,6 +56,7 @@ def test_pods_are_reaped_idle_surplus_first_never_while_a_step_runs_and_each_lea
     try:
         for _ in range(3):
             pool.open_step()
+            pool.done_with(pool.pod())
         assert len(pool.pods) == 2
         time.sleep(0.4)
         assert pool.reap() == []  # three steps are running
@@ -73,7 +80,7 @@ def test_a_pod_killed_with_9_is_noticed_replaced_and_its_line_kept(lines):
     pool = AccountPool("acc_acme", lambda a, line: lines.append((a, line)))
     try:
         pool.open_step()
-        first = pool.pods[0]
+        first = pool.pod()
         os.kill(first.process.pid, signal.SIGKILL)
         first.process.wait(timeout=5)
         replaced = pool.pod()
@@ -99,6 +106,7 @@ def test_a_test_run_step_gets_no_pod_and_a_worker_step_does(make_tool):
     real = make_tool(pod_account="acc_real")
     try:
         assert real.pods is servers.POOL.accounts["acc_real"] and real.pods.steps == 1
+        assert real.pods.pods == []  # none until the step browses
         assert real.browser_ws == real.pods.pods[0].ws
     finally:
         real.close()

@@ -91,6 +91,8 @@ class BrowserPool:
         if self._playwright is None:
             self._playwright = sync_playwright().start()
             self._thread = threading.get_ident()
+        if self.pod is not None:
+            self.pods.done_with(self.pod)
         self.pod = self.pods.pod()
         options = {"args": self.args, "headless": True, **({"executablePath": executable} if executable else {})}
         try:
@@ -177,6 +179,9 @@ class BrowserPool:
             pass
         self._browser = self._playwright = None
         self._thread = None
+        if self.pod is not None and self.pods is not None:
+            self.pods.done_with(self.pod)
+            self.pod = None
 
 
 _process_pool: BrowserPool | None = None

@@ -6,8 +6,8 @@ browser it launches for each connection) bound to loopback under a random
 path: the path is the pool's token, so only the account's own steps, which
 are handed the address, can reach it; two accounts never share a server.
 
-The first pod starts when a step of the account that grants `web` browse
-begins; one more for every `FOLDRUN_BROWSER_STEPS_PER_POD` (2) steps browsing
+The steps of the account that grant `web` browse are counted as they begin;
+the first pod starts when one of them first browses, one more for every `FOLDRUN_BROWSER_STEPS_PER_POD` (2) steps browsing
 at once, up to `FOLDRUN_BROWSER_MAX_PODS` (4). A pod unused for
 `FOLDRUN_BROWSER_IDLE_MS` (15 minutes) is reaped — the surplus first, the last
 one when the account stops, and none while a step of the account runs. A pod
@@ -157,14 +157,20 @@ class AccountPool:
                 pass
 
     def open_step(self) -> None:
-        """A step of the account that browses began: enough pods for the steps browsing now."""
-        per_pod, most, _idle = settings()
+        """A step of the account that grants browse began: it counts toward the pods wanted, which start
+        when a call first needs one (a step that never browses starts no server)."""
         with self.lock:
             self.steps += 1
-            self._forget_dead()
-            wanted = min(most, max(1, math.ceil(self.steps / per_pod)))
-            while len(self.pods) < wanted:
-                self._start()
+
+    def wanted(self) -> int:
+        per_pod, most, _idle = settings()
+        return min(most, max(1, math.ceil(self.steps / per_pod)))
+
+    def done_with(self, pod: Pod) -> None:
+        """A step's browser left the pod."""
+        with self.lock:
+            pod.users = max(0, pod.users - 1)
+            pod.last_used = time.monotonic()
 
     def close_step(self) -> None:
         with self.lock:
@@ -177,9 +183,10 @@ class AccountPool:
         """The least-used live pod, a new one when the pod died (the replacement)."""
         with self.lock:
             self._forget_dead()
-            if not self.pods:
+            if len(self.pods) < self.wanted():
                 self._start()
             pod = min(self.pods, key=lambda p: p.users)
+            pod.users += 1
             pod.last_used = time.monotonic()
             return pod
 

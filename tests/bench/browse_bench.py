@@ -1,0 +1,109 @@
+"""web action=browse through the account's pool, against @playwright/mcp on the same page, in the same run.
+
+1. Warm per-call latency: a browse call (navigate + numbered snapshot, mode=aria) on a local page through a
+   pool server (Playwright's run-server), after two warm-up calls, p50/p95 over --calls calls — against
+   @playwright/mcp's browser_navigate (which navigates and snapshots) on the same page through its stdio MCP
+   server (pinned in scripts/bootstrap: var/bench-npm). Target: at most 1.0×.
+2. A pool server's cold start: run-server up and listening, then the first call's browser on it.
+
+    .venv/bin/python tests/bench/browse_bench.py [--calls 15]
+
+Prints one line per figure; exits non-zero when the warm ratio misses its target.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import httpx  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+MCP_CLI = ROOT / "var" / "bench-npm" / "node_modules" / "@playwright" / "mcp" / "cli.js"
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def pool_calls(url: str, calls: int) -> tuple[list[float], float, float]:
+    from foldrun.web.browse import servers
+    from foldrun.web.tool import WebTool
+
+    started = time.monotonic()
+    process, _ws = servers.start_server()
+    server_up = time.monotonic() - started
+    process.kill()
+    with httpx.Client() as http:
+        tool = WebTool({}, http=http, sandbox=Path(tempfile.mkdtemp()), allow_private=True, test_mode=False,
+                       pod_account="acc_bench")
+        try:
+            first = time.monotonic()
+            tool.call({"action": "browse", "url": url, "mode": "aria"})
+            first_call = time.monotonic() - first
+            tool.call({"action": "browse", "url": url, "mode": "aria"})
+            times = []
+            for _ in range(calls):
+                t = time.monotonic()
+                tool.call({"action": "browse", "url": url, "mode": "aria"})
+                times.append(time.monotonic() - t)
+        finally:
+            tool.close()
+            servers.POOL.stop()
+    return times, server_up, first_call
+
+
+async def mcp_calls(url: str, calls: int) -> list[float]:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command="node", args=[str(MCP_CLI), "--headless", "--isolated", "--browser",
+                                                         "chromium", "--executable-path", "/usr/bin/chromium",
+                                                         "--no-sandbox"])
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        for _ in range(2):
+            await session.call_tool("browser_navigate", {"url": url})
+        times = []
+        for _ in range(calls):
+            t = time.monotonic()
+            answer = await session.call_tool("browser_navigate", {"url": url})
+            times.append(time.monotonic() - t)
+            assert not answer.is_error, answer
+        return times
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=15)
+    options = parser.parse_args()
+    from tests.web.fakes import Site
+
+    with Site() as site:
+        url = f"{site.url}/app"
+        ours, server_up, first_call = pool_calls(url, options.calls)
+        if not MCP_CLI.is_file():
+            print(f"@playwright/mcp is not installed at {MCP_CLI} (scripts/bootstrap installs it)")
+            return 1
+        theirs = asyncio.run(mcp_calls(url, options.calls))
+    ratio = statistics.median(ours) / statistics.median(theirs)
+    print(f"warm browse call, pool:        p50 {statistics.median(ours) * 1000:7.1f} ms   p95 {pct(ours, .95) * 1000:7.1f} ms")
+    print(f"warm navigate, @playwright/mcp: p50 {statistics.median(theirs) * 1000:7.1f} ms   p95 {pct(theirs, .95) * 1000:7.1f} ms")
+    print(f"ratio (pool / mcp, p50): {ratio:.2f}× (target ≤ 1.0×)")
+    print(f"pool server cold start: {server_up * 1000:.0f} ms to listening; first call with its browser "
+          f"{first_call * 1000:.0f} ms")
+    return 0 if ratio <= 1.0 else 1
+
+
+if __name__ == "__main__":
+    import os
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "foldrun.settings.test")
+    sys.exit(main())
