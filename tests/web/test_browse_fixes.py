@@ -147,3 +147,14 @@ def test_console_mode_includes_the_pages_uncaught_errors_with_level_and_source(b
     assert f"[error] uncaught Error: kaboom in widget ({pages_site.url}/throws)" in lines
     saved = json.loads((tmp_path / "outputs/console.json").read_text())
     assert [m["level"] for m in saved if m.get("uncaught")] == ["error"]
+
+
+def test_login_says_the_submit_was_blocked_when_the_forms_own_validation_refused_it(browse, pages_site):
+    tool = browse(secret={"PORTAL_LOGIN": json.dumps({"username": "alice", "password": "pa55-w0rd-long"})}.__getitem__)
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "browse", "url": f"{pages_site.url}/required-login",
+                   "actions": [{"login": "PORTAL_LOGIN"}]})
+    assert str(caught.value).startswith("browse: login: the form's own validation blocked the submit — code: ")
+    assert str(caught.value).endswith("; the secret PORTAL_LOGIN filled the user name and password and the form "
+                                      "asks for more, so nobody signed in")
+    assert "signed in from the secret" not in str(caught.value)

@@ -148,7 +148,23 @@ def login(call: "Call", page: "Page", name: str, step: dict, timeout: float) -> 
     else:
         password.press("Enter")
     page.wait_for_load_state("load")
+    invalid = _invalid_fields(password)
+    if invalid:
+        raise WebToolError(call.redact(f"browse: login: the form's own validation blocked the submit — "
+                                       f"{'; '.join(invalid)}; the secret {name} filled the user name and password "
+                                       f"and the form asks for more, so nobody signed in"))
     call.notes.append(f"login: signed in from the secret {name}")
+
+
+def _invalid_fields(password: "Locator") -> list[str]:
+    """The fields the form's own validation still refuses after the submit, each as `name: the browser's
+    message` — a form still on the page with one means the browser blocked the submit. [] otherwise."""
+    try:
+        return password.evaluate("""e => { const f = e.form; if (!f || f.noValidate) return [];
+          return [...f.elements].filter(x => x.willValidate && !x.validity.valid)
+            .map(x => `${x.name || x.id || x.type}: ${x.validationMessage}`); }""", timeout=1000)
+    except Exception:  # noqa: BLE001 - the form is gone (the submit navigated): nothing blocked it
+        return []
 
 
 # A real paste: a ClipboardEvent carrying text/html, which rich editors handle themselves;
