@@ -8,7 +8,6 @@ import os
 import threading
 
 import pytest
-from django.core import mail
 from django.db import connection
 
 from library.actions import FileWrite, do_write_files
