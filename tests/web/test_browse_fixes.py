@@ -14,8 +14,8 @@ from tests.fakes.website import TestSite, html, page
 pytestmark = pytest.mark.e2e
 
 ROUTES = {
-    "/broken-link": html(page("Broken", '<img src="/missing.png" alt="x">')),
-    "/banner": html(page("Banner", '<button id="go" onclick="document.title=\'clicked\'">Go</button><input type="checkbox" id="terms">'
+    "/banner": html(page("Banner", '<button id="go" onclick="document.title=\'clicked\'">Go</button>'
+                                   '<input type="checkbox" id="terms">'
                                    '<div id="cover" onclick="document.title=\'cover\'" style="position:fixed;'
                                    'inset:0;background:#fff">cookies</div>')),
     "/api/items": (200, {"content-type": "application/json"}, b'{"items": [1, 2]}'),
