@@ -66,7 +66,8 @@ async def mcp_calls(url: str, calls: int) -> list[float]:
 
     params = StdioServerParameters(command="node", args=[str(MCP_CLI), "--headless", "--isolated", "--browser",
                                                          "chromium", "--executable-path", "/usr/bin/chromium",
-                                                         "--no-sandbox"])
+                                                         "--no-sandbox"],
+                                    cwd=tempfile.mkdtemp())  # its .playwright-mcp/ output lands there
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         for _ in range(2):
