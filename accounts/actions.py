@@ -169,7 +169,8 @@ def check_invite(actor: Membership, email: object, role: object) -> tuple[str, s
         validate_email(email)
     except ValidationError:
         raise ApiError(f"email: {email[:120]!r} is not an email address.", code="invalid", details={"field": "email"}) from None
-    role = check_role(role or Role.VIEWER, actor)
+    # Only a missing role means viewer: any other value, `{}` and "" included, must be a role (a 400 otherwise).
+    role = check_role(Role.VIEWER if role is None else role, actor)
     if Membership.objects.filter(account=actor.account, user__email__iexact=email).exists():
         raise ApiError(f"email: {email} is already a member of this account.", code="duplicate", status_code=409)
     return email, role

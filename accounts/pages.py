@@ -219,7 +219,7 @@ def invite_member(request: HttpRequest) -> HttpResponse:
     back = request.POST.get("next") or "settings"
     back = back if back in {"home", "settings"} else "settings"
     try:
-        email, role = account_actions.check_invite(membership, request.POST.get("email"), request.POST.get("role"))
+        email, role = account_actions.check_invite(membership, request.POST.get("email"), request.POST.get("role") or None)
         account_actions.do_invite(membership, email, role)
     except ApiError as refused:
         messages.error(request, _error_text(refused))
