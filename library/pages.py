@@ -26,8 +26,10 @@ from accounts.models import Membership, Workspace
 from foldrun.contract.desk import Desk, make_document
 from foldrun.contract.model import flow_of
 from foldrun.contract.resolve import granted_tools
+from foldrun.engine.needs import secrets_needed
 from foldrun.gallery import gallery_files
 from runs.pages_workspace import chart_data, recent_runs
+from vault.actions import secrets_for
 
 from . import services
 from .actions import GalleryError, WriteRefused, do_edit_file, do_install_gallery_tool, do_rollback, files_at
@@ -453,9 +455,6 @@ def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
 
 def _needed_secrets(workspace: Workspace) -> list[dict]:
     """The secrets the desk's agents need, each with who asks and whether the vault (workspace or account) holds it."""
-    from foldrun.engine.needs import secrets_needed
-    from vault.actions import secrets_for
-
     held = set(secrets_for(workspace.account, workspace).values_list("name", flat=True))
     needed = secrets_needed(services.desk_for_scope(workspace.account, workspace))
     return [{"name": name, "where": ", ".join(where), "missing": name not in held} for name, where in needed.items()]

@@ -135,7 +135,8 @@ def test_the_inbound_webhook_answers_a_missing_workspace_like_a_flow_without_a_w
 # Views that answer before anyone is a member, or without a login at all.
 UNSCOPED = {"SpectacularAPIView": "the schema", "VersionView": "no login", "AuthTokenView": "signing in",
             "InviteAcceptView": "joining: the invite token is the proof", "HookView": "inbound webhook, no login",
-            "unsubscribe": "RFC 8058 one-click, no login"}
+            "unsubscribe": "RFC 8058 one-click, no login",
+            "HealthView": "a load balancer's probe: no login, no account data"}
 
 
 def test_every_api_view_stands_on_the_scoped_base():

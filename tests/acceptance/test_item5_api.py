@@ -119,7 +119,9 @@ def test_no_read_answers_numbers_past_64_bits_with_a_500(world, alice_api):
         for route, _cls, methods in api_routes():
             if "get" in methods:
                 answers[f"{route}?{name}="] = alice_api.get(fill(route, world) + f"?{name}={HUGE}").status_code
-    assert {k: v for k, v in answers.items() if v >= 500} == {}
+    # /api/health answers 503 when no worker or beat has been heard from (none runs here): that is its meaning,
+    # not a failure; every other route must stay below 500.
+    assert {k: v for k, v in answers.items() if v >= 500 and not k.startswith("/api/health?")} == {}
 
 
 def test_a_revisions_page_past_64_bits_is_a_400_naming_the_parameter(world, alice_api):
