@@ -17,6 +17,11 @@ from tests.runs.helpers import agent_file, push
 GREEN, RED, AMBER, GREY, PURPLE = "rgb(23, 112, 58)", "rgb(179, 38, 30)", "rgb(138, 83, 0)", "rgb(93, 104, 120)", \
     "rgb(106, 46, 163)"
 
+# htmx settles a swapped element in two beats: the new text first, its new class about 20 ms later — so wait for
+# both, then read colours.
+SETTLED = ("(() => {{ const el = document.querySelector('#run-status'); return el && "
+           "el.textContent.trim() === '{label}' && el.classList.contains('{cls}'); }})()")
+
 FLOW = ("---\nname: weekly\n---\n1. [[writer]] — Write the post.\n   ask: Which tone?\n"
         "2. [[publisher]] ! — Publish: {{steps.1.output}}\n")
 
@@ -39,7 +44,7 @@ def test_the_run_page_follows_a_real_worker_and_answer_and_approve_need_no_reloa
     # The worker parks step 1 on its question; the page shows it by itself, amber, "awaiting an answer".
     status = page.locator("#run-status")
     status.wait_for(state="attached")
-    page.wait_for_function("document.querySelector('#run-status').textContent.trim() === 'awaiting an answer'",
+    page.wait_for_function(SETTLED.format(label='awaiting an answer', cls='status-awaiting-answer'),
                            timeout=60_000)
     step1 = page.locator("#step-1")
     assert step1.locator(".badge").first.text_content() == "awaiting an answer"
@@ -52,7 +57,7 @@ def test_the_run_page_follows_a_real_worker_and_answer_and_approve_need_no_reloa
     page.locator(".messages li.success").filter(has_text="Step 1 answered.").wait_for(timeout=60_000)
 
     # Step 1 runs on the worker with the answer; step 2 waits at its gate — again without a reload.
-    page.wait_for_function("document.querySelector('#run-status').textContent.trim() === 'awaiting approval'",
+    page.wait_for_function(SETTLED.format(label='awaiting approval', cls='status-awaiting-approval'),
                            timeout=60_000)
     assert page.evaluate("window.notReloaded") is True
     step1, step2 = page.locator("#step-1"), page.locator("#step-2")
@@ -66,7 +71,7 @@ def test_the_run_page_follows_a_real_worker_and_answer_and_approve_need_no_reloa
     page.screenshot(path=str(artifacts / "run-page-awaiting-approval.png"), full_page=True)
 
     approve.click()
-    page.wait_for_function("document.querySelector('#run-status').textContent.trim() === 'completed'",
+    page.wait_for_function(SETTLED.format(label='completed', cls='status-completed'),
                            timeout=60_000)
     assert page.evaluate("window.notReloaded") is True
     assert color_of(page.locator("#run-status")) == GREEN
@@ -141,7 +146,7 @@ def test_the_timeline_draws_each_instances_side_by_side_and_a_blocked_verdict_ha
     run = check_start_run(workspace=workspace, user=alice, flow="fan")
     page = signed_in(alice)
     page.goto(f"{live_server.url}/w/rank-desk/runs/{run.public_id}")
-    page.wait_for_function("document.querySelector('#run-status').textContent.trim() === 'completed'",
+    page.wait_for_function(SETTLED.format(label='completed', cls='status-completed'),
                            timeout=60_000)
     rows = page.locator("svg.timeline g.row")
     assert [rows.nth(i).get_attribute("data-step") for i in range(rows.count())] == ["1", "2.1", "2.2", "2.3", "2.4",
