@@ -1,0 +1,19 @@
+"""What a tool handler is given about the call: whose it is."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from accounts.models import Account
+
+
+@dataclass(frozen=True)
+class McpCall:
+    """One call on one account's records. `account` is the token's account (the spec's
+    "project"); every query a handler makes is scoped to it. `user` is the token's owner;
+    `token_id` its public id (`tok_…`), never the token itself."""
+
+    account: Account
+    user: AbstractBaseUser
+    token_id: str
