@@ -60,16 +60,25 @@ class TestSite:
                 pass
 
             def do_GET(self) -> None:  # noqa: N802
+                self._answer("GET", b"")
+
+            def do_POST(self) -> None:  # noqa: N802 - a sign-in form posts; the route sees method and body
+                length = int(self.headers.get("content-length") or 0)
+                self._answer("POST", self.rfile.read(length) if length else b"")
+
+            def _answer(self, method: str, data: bytes) -> None:
                 path = self.path.split("?", 1)[0]
-                outer.seen.append(self.path)
+                outer.seen.append(self.path if method == "GET" else f"{method} {self.path}")
                 if path in outer.trickle:
                     self._trickle()
                     return
                 route = outer.routes.get(self.path, outer.routes.get(path))
-                if route is None:
-                    status, headers, body = 404, {"content-type": "text/plain"}, b"not found"
+                if route is None or (method != "GET" and not callable(route)):
+                    status, headers, body = (404, {"content-type": "text/plain"}, b"not found") if route is None \
+                        else (405, {"content-type": "text/plain", "allow": "GET"}, b"method not allowed")
                 else:
-                    status, headers, body = route({"path": self.path, "headers": dict(self.headers)}) \
+                    status, headers, body = route({"path": self.path, "headers": dict(self.headers),
+                                                   "method": method, "body": data}) \
                         if callable(route) else route
                 head = [f"HTTP/1.1 {status} {'OK' if status < 400 else 'Error'}"]
                 head += [f"{k}: {v}" for k, v in headers.items()]
