@@ -256,15 +256,20 @@ def cmd_check(args, ctx) -> int:
     root = _desk_root(args.path)
     desk = local_desk(root, args.library)
     findings = check(desk, mode="check", platform=server_platform(ctx))
+    needed = needed_secrets(ctx, desk, args.to or _stored_workspace(root))
+    errors = sum(1 for f in findings if f.level == "error")
     if ctx.out.json_mode:
-        ctx.out.json([f.to_dict() for f in findings])
+        # The server's check answer (ok, errors, warnings, findings), and what the human output says on stderr.
+        ctx.out.json({"ok": errors == 0, "errors": errors, "warnings": len(findings) - errors,
+                      "findings": [f.to_dict() for f in findings], "secrets": needed,
+                      "missing": [n["name"] for n in needed if n["set"] is False]})
     else:
         ctx.out.lines(f.format() for f in findings)
         ctx.out.line(summary(findings))
         # On stderr, like every remark: stdout stays the findings and their count.
-        for line in needed_secret_lines(ctx, desk, args.to or _stored_workspace(root)):
+        for line in needed_secret_lines(needed):
             ctx.out.note(line)
-    return 1 if any(f.level == "error" for f in findings) else 0
+    return 1 if errors else 0
 
 
 def _vault_names(ctx, workspace: str | None) -> tuple[set[str] | None, str, str]:
@@ -283,19 +288,27 @@ def _vault_names(ctx, workspace: str | None) -> tuple[set[str] | None, str, str]
         return set(), "the laptop vault", "--local"
 
 
-def needed_secret_lines(ctx, desk: Desk, workspace: str | None) -> list[str]:
-    """The secrets the desk needs, and which of them the vault its runs read does not hold."""
+def needed_secrets(ctx, desk: Desk, workspace: str | None) -> list[dict[str, Any]]:
+    """Each secret the desk needs: its name, who asks for it, the vault its runs read, whether that vault
+    holds it (None when the vault could not be asked) and the command that sets it."""
     from foldrun.engine.needs import secrets_needed
 
     needed = secrets_needed(desk)
     if not needed:
-        return ["This desk needs no secrets."]
+        return []
     held, vault, flag = _vault_names(ctx, workspace)
+    return [{"name": name, "for": list(where), "vault": vault, "set": None if held is None else name in held,
+             "fix": f"foldrun secrets set {name} {flag}"} for name, where in needed.items()]
+
+
+def needed_secret_lines(needed: list[dict[str, Any]]) -> list[str]:
+    """The secrets the desk needs, and which of them the vault its runs read does not hold."""
+    if not needed:
+        return ["This desk needs no secrets."]
     lines = [f"This desk needs {len(needed)} secret{'' if len(needed) == 1 else 's'}:"]
-    for name, where in needed.items():
-        state = "" if held is None else ("  (set)" if name in held else f"  MISSING from {vault} — "
-                                                                        f"foldrun secrets set {name} {flag}")
-        lines.append(f"  {name}  for {', '.join(where)}{state}")
+    for n in needed:
+        state = {None: "", True: "  (set)"}.get(n["set"], f"  MISSING from {n['vault']} — {n['fix']}")
+        lines.append(f"  {n['name']}  for {', '.join(n['for'])}{state}")
     return lines
 
 

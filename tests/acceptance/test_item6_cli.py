@@ -77,7 +77,7 @@ def test_check_json_gives_the_same_findings_as_the_servers_check_endpoint(cli, s
     server = alice_api.post("/api/workspaces/rank-desk/check", {
         "files": [{"path": p, "content": c} for p, c in BAD_DESK.items()]}, format="json").json()
     assert offline.code == 1
-    assert [(f["file"], f["line"], f["level"], f["message"]) for f in offline.json] == \
+    assert [(f["file"], f["line"], f["level"], f["message"]) for f in offline.json["findings"]] == \
         [(f["file"], f["line"], f["level"], f["message"]) for f in server["findings"]]
 
 

@@ -70,13 +70,15 @@ def test_check_prints_each_finding_as_the_contract_formats_it_then_a_summary(cli
     )
 
 
-def test_check_json_prints_the_findings_as_a_list(cli, tmp_path):
+def test_check_json_prints_the_findings_with_their_counts_and_the_secrets_needed(cli, tmp_path):
     (tmp_path / "AGENTS.md").write_text(BAD_NOTIFY)
     result = cli("check", tmp_path, "--json")
     assert result.code == 1
-    assert [f["level"] for f in result.json] == ["error"]
-    assert result.json[0]["file"] == "AGENTS.md"
-    assert result.json[0]["line"] == 2
+    assert (result.json["ok"], result.json["errors"], result.json["warnings"]) == (False, 1, 0)
+    assert [f["level"] for f in result.json["findings"]] == ["error"]
+    assert result.json["findings"][0]["file"] == "AGENTS.md"
+    assert result.json["findings"][0]["line"] == 2
+    assert (result.json["secrets"], result.json["missing"]) == ([], [])
 
 
 def test_check_on_a_missing_folder_says_so_in_one_sentence(cli, tmp_path):

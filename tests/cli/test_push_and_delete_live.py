@@ -156,3 +156,21 @@ def test_check_in_a_pushed_desk_looks_the_needed_secrets_up_in_its_workspaces_va
     ]
     do_set_secret(workspace.account, None, "ANTHROPIC_API_KEY", value="sk-account-wide")  # the account's counts too
     assert cli("check", desk).err_lines[1].endswith("for the model provider of agent assistant  (set)")
+
+
+def test_check_json_lists_the_secrets_the_desk_needs_and_which_its_workspaces_vault_is_missing(
+        cli, desk, alice_signed_in, workspace):
+    from vault.actions import do_set_secret
+
+    assert cli("push", desk, "--to", "rank-desk").code == 0
+    missing = cli("check", desk, "--json")
+    assert missing.code == 0
+    assert (missing.json["ok"], missing.json["errors"], missing.json["findings"]) == (True, 0, [])
+    assert missing.json["secrets"] == [{
+        "name": "ANTHROPIC_API_KEY", "for": ["the model provider of agent assistant"], "vault": "the rank-desk vault",
+        "set": False, "fix": "foldrun secrets set ANTHROPIC_API_KEY --to rank-desk"}]
+    assert missing.json["missing"] == ["ANTHROPIC_API_KEY"]
+    assert missing.err == ""  # JSON on stdout is the whole answer: no remark beside it
+    do_set_secret(workspace.account, workspace, "ANTHROPIC_API_KEY", value="sk-workspace")
+    held = cli("check", desk, "--json").json
+    assert (held["secrets"][0]["set"], held["missing"]) == (True, [])

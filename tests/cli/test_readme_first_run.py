@@ -78,6 +78,16 @@ def test_check_lists_the_secrets_a_fresh_desk_needs_and_which_are_missing(cli, t
     assert cli("check", tmp_path / "d").err_lines[1].endswith("for the model provider of agent assistant  (set)")
 
 
+def test_check_json_of_the_demo_desk_names_dataforseo_auth_basic_as_missing_from_the_laptop_vault(cli):
+    result = cli("check", REPO / "foldrun" / "demo" / "rank-desk", "--json")
+    assert result.err == ""
+    dataforseo = [n for n in result.json["secrets"] if n["name"] == "DATAFORSEO_AUTH_BASIC"]
+    assert dataforseo == [{"name": "DATAFORSEO_AUTH_BASIC", "for": ["tool dataforseo"], "vault": "the laptop vault",
+                           "set": False, "fix": "foldrun secrets set DATAFORSEO_AUTH_BASIC --local"}]
+    assert "DATAFORSEO_AUTH_BASIC" in result.json["missing"]
+    assert result.json["missing"] == [n["name"] for n in result.json["secrets"] if not n["set"]]
+
+
 def test_check_of_the_demo_desk_says_it_needs_dataforseo_auth_basic(cli):
     result = cli("check", REPO / "foldrun" / "demo" / "rank-desk")
     assert ("  DATAFORSEO_AUTH_BASIC  for tool dataforseo  MISSING from the laptop vault — "
