@@ -95,8 +95,8 @@ def post_once(url: str, body: bytes, headers: dict[str, str]) -> Outcome:
 
 
 def _error_words(exc: Exception, hide: tuple[str, ...] = ()) -> str:
-    """The transport's words, with the URL taken out: it can be a credential."""
-    words = str(exc) or type(exc).__name__
+    """The failure as a sentence (never the class name), with the URL taken out: it can be a credential."""
+    words = net.describe(exc)
     for secret in sorted((h for h in hide if h and h != "/"), key=len, reverse=True):
         words = words.replace(secret, "[url]")
-    return f"{type(exc).__name__}: {words}"[:500]
+    return words[:500]

@@ -115,7 +115,7 @@ def _post(http: httpx.Client | None, token_url: str, form: dict, name: str, what
     except (net.PrivateAddress, net.NoSuchHost) as exc:
         raise OAuthError(f"the token endpoint for {name} cannot be called: {exc}") from None
     except httpx.HTTPError as exc:
-        raise OAuthError(f"the token endpoint for {name} could not be reached ({type(exc).__name__})") from None
+        raise OAuthError(f"the token endpoint for {name} could not be reached: {net.describe(exc)}") from None
     return _read_answer(response, name, what)
 
 

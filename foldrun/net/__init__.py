@@ -16,13 +16,14 @@ from urllib.parse import urlsplit
 
 from .address import embedded, is_allowed, literal
 from .clients import ROLES, client
+from .errors import describe
 from .guard import (SENTENCE, NoSuchHost, Policy, PrivateAddress, ResolveTimeout, Resolver, allows_private,
                     checked_addresses, configure, connect_addresses, policy, restore, system_resolver)
 from .transport import GuardedBackend, GuardedTransport
 
 __all__ = ["ROLES", "SENTENCE", "GuardedBackend", "GuardedTransport", "NoSuchHost", "Policy", "PrivateAddress",
            "ResolveTimeout", "Resolver", "allows_private", "check_url", "checked_addresses", "client", "configure",
-           "connect_addresses", "embedded", "is_allowed", "literal", "policy", "restore", "system_resolver"]
+           "connect_addresses", "describe", "embedded", "is_allowed", "literal", "policy", "restore", "system_resolver"]
 
 
 def check_url(url: str) -> list[str]:

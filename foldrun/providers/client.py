@@ -259,10 +259,10 @@ class ModelClient:
             raise ProviderError(f"the provider at {supply.host} did not answer in time",
                                 verdict="unreachable") from None
         except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-            raise ProviderError(f"the provider at {supply.host or supply.base_url} could not be reached ({type(exc).__name__})",
+            raise ProviderError(f"the provider at {supply.host or supply.base_url} could not be reached: {net.describe(exc)}",
                                 verdict="unreachable") from None
         except httpx.HTTPError as exc:
-            raise ProviderError(f"the connection to {supply.host} failed mid-answer ({type(exc).__name__})",
+            raise ProviderError(f"the connection to {supply.host} failed mid-answer: {net.describe(exc)}",
                                 verdict="provider-error") from None
 
     def _whole(self, supply: Supply, data: Any, stop_sequences: list[str]) -> dict[str, Any]:

@@ -18,6 +18,8 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 
 from . import pages
+from foldrun import net
+
 from .errors import WebToolError
 from .net import NoSuchHost, PrivateAddress, fetch_client, scrub_url
 from .providers import fetch_via
@@ -133,8 +135,7 @@ def get(tool: "WebTool", url: str, language: str) -> Fetched:
     except httpx.TimeoutException:
         result.error = f"{shown}: timed out after {tool.fetch_timeout:g}s"
     except httpx.HTTPError as exc:
-        detail = scrub_url(str(exc).split("\n", 1)[0])[:200]
-        result.error = f"{shown}: the request failed ({type(exc).__name__}{': ' + detail if detail else ''})"
+        result.error = f"{shown}: {net.describe(exc)}"
     result.seconds = round(time.monotonic() - started, 3)
     return result
 

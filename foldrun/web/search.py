@@ -176,7 +176,7 @@ class SearxngEngine:
         except (PrivateAddress, NoSuchHost) as exc:
             raise WebToolError(f"search: the account's engine at {self.base} cannot be asked — {exc}") from None
         except httpx.HTTPError as exc:
-            raise WebToolError(f"search: the account's engine could not be reached ({type(exc).__name__})") from None
+            raise WebToolError(f"search: the account's engine could not be reached: {net.describe(exc)}") from None
         if response.status_code == 403 and path == "/search":
             raise WebToolError("search: the account's engine refused a JSON answer (HTTP 403) — its settings.yml "
                                "needs `json` under search.formats")

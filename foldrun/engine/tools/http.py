@@ -269,7 +269,7 @@ class HttpToolRuntime:
         except httpx.TimeoutException:
             raise ToolError(f"{self.name}: {method} {path} timed out after {self.timeout:g}s") from None
         except httpx.HTTPError as exc:
-            raise ToolError(f"{self.name}: {method} {path} failed: {type(exc).__name__}") from None
+            raise ToolError(f"{self.name}: {method} {path} failed: {net.describe(exc)}") from None
         text = response.text[:MAX_BODY]
         text = env.redact(text)
         if response.status_code >= 400:

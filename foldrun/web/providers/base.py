@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import httpx
 
+from foldrun import net
 from foldrun.contract import web_engines as W
 
 from ..errors import WebToolError
@@ -107,7 +108,7 @@ class Call:
         except httpx.TimeoutException:
             raise WebToolError(f"{self.name} did not answer within {wait:g}s") from None
         except httpx.HTTPError as exc:
-            raise WebToolError(f"{self.name} could not be reached ({type(exc).__name__})") from None
+            raise WebToolError(f"{self.name} could not be reached: {net.describe(exc)}") from None
         self.tool.emit({"event": "provider", "provider": self.name, "action": self.adapter.action,
                         "status": response.status_code, "seconds": round(time.monotonic() - started, 3)})
         if response.status_code >= 400:
