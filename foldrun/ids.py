@@ -16,17 +16,19 @@ def new_id(prefix: str, length: int = 16) -> str:
 class PublicId:
     """A field default: `public_id = models.CharField(default=PublicId("run"), ...)`."""
 
-    def __init__(self, prefix: str) -> None:
+    def __init__(self, prefix: str, length: int = 16) -> None:
         self.prefix = prefix
+        self.length = length
 
     def __call__(self) -> str:
-        return new_id(self.prefix)
+        return new_id(self.prefix, self.length)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, PublicId) and other.prefix == self.prefix
+        return isinstance(other, PublicId) and (other.prefix, other.length) == (self.prefix, self.length)
 
 
-def public_id_field(prefix: str):
+def public_id_field(prefix: str, length: int = 16):
     from django.db import models
 
-    return models.CharField(max_length=40, unique=True, editable=False, default=PublicId(prefix))
+    return models.CharField(max_length=40, unique=True, editable=False,
+                            default=PublicId(prefix) if length == 16 else PublicId(prefix, length=length))

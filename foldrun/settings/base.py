@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "runs",
     "notify",
     "vault",
+    "browsing",
     "foldrun.net",
 ]
 
