@@ -18,7 +18,7 @@ app.autodiscover_tasks()
 
 # Recovery tasks go to a queue of their own, which every worker also takes from: behind a backlog of step
 # messages in the main queue, the sweep would otherwise wait its turn while lost steps stay lost.
-RECOVERY_TASKS = {"runs.sweep", "foldrun.heartbeat"}
+RECOVERY_TASKS = {"runs.sweep", "browsing.sweep", "foldrun.heartbeat"}
 
 
 def recovery_queue() -> str:

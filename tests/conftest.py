@@ -73,10 +73,10 @@ def charlie_api(charlie) -> APIClient:
     return client_for(charlie)
 
 
-@pytest.fixture
-def celery_worker_process(transactional_db, tmp_path):
-    """A real Celery worker (a subprocess) on the configured broker, reading
-    the test database. Use with data committed by `transactional_db`."""
+def start_worker(log_path, env_extra: dict | None = None):
+    """A real Celery worker (a subprocess) on the configured broker, reading the test database, with
+    `env_extra` in its environment (a shorter lease, the private-address opt-in off). Stop it with
+    `stop_worker`."""
     import os
     import subprocess
     import sys
@@ -84,10 +84,10 @@ def celery_worker_process(transactional_db, tmp_path):
 
     from django.db import connection
 
-    log_path = tmp_path / "worker.log"
     env = dict(os.environ)
     env["FOLDRUN_TEST_DB_NAME"] = connection.settings_dict["NAME"]
     env["DJANGO_SETTINGS_MODULE"] = "foldrun.settings.test"
+    env.update(env_extra or {})
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "foldrun", "worker", "-l", "info",
@@ -102,12 +102,26 @@ def celery_worker_process(transactional_db, tmp_path):
             raise RuntimeError("the Celery worker did not start:\n" + log_path.read_text(errors="replace")[-3000:])
         time.sleep(0.1)
     process.log_path = log_path  # type: ignore[attr-defined]
-    yield process
+    return process
+
+
+def stop_worker(process) -> None:
+    import subprocess
+
     process.terminate()
     try:
         process.wait(timeout=20)
     except subprocess.TimeoutExpired:
         process.kill()
+
+
+@pytest.fixture
+def celery_worker_process(transactional_db, tmp_path):
+    """A real Celery worker (a subprocess) on the configured broker, reading
+    the test database. Use with data committed by `transactional_db`."""
+    process = start_worker(tmp_path / "worker.log")
+    yield process
+    stop_worker(process)
 
 
 def wait_for(predicate, timeout: float = 30.0, interval: float = 0.1):

@@ -1,0 +1,158 @@
+"""Opening, finding and stopping sessions; the account's capacity.
+
+`check_create_session` reads the options; `do_create_session` takes a place in the account's capacity (or a
+place in its queue) and enqueues the keeper by name once the row is committed. A session's browser is the
+keeper's (browsing/keeper.py); nothing here starts a process.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import time
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import Account
+from foldrun.celery import send_after_commit
+
+from .ending import close_session
+from .errors import SessionError
+from .models import BrowserSession, EndReason, SessionStatus
+from .options import SessionOptions, read_options
+from .sealed import seal_headers
+
+KEEP_TASK = "browsing.keep_session"
+CAPACITY_POLL_SECONDS = 0.25
+# The code a caller gets for a session that closed before it was live, by why it closed.
+CODE_OF_END = {EndReason.NAVIGATION_BLOCKED: "navigation_blocked", EndReason.CAPACITY_TIMEOUT: "capacity_timeout"}
+
+
+def capacity() -> int:
+    return int(settings.FOLDRUN_BROWSER_MAX_SESSIONS)
+
+
+def open_sessions(account_id: int):  # noqa: ANN201 - a QuerySet
+    """The sessions holding a browser (or about to): open and not waiting in the queue."""
+    return BrowserSession.objects.filter(account_id=account_id, status__in=[SessionStatus.STARTING,
+                                                                            SessionStatus.LIVE],
+                                         queued_until__isnull=True)
+
+
+def check_create_session(account: Account, body: Any) -> SessionOptions:
+    """The checked options of a new session of `account` (SessionError("invalid_input") naming each issue)."""
+    return read_options(body)
+
+
+def do_create_session(account: Account, opts: SessionOptions, *, user: Any = None) -> BrowserSession:
+    """A new session: `starting` with its keeper enqueued, or queued (queueForCapacity) when every browser
+    is busy; waits up to waitForCapacityMs for a free one first. SessionError("capacity_exceeded") when none."""
+    deadline = time.monotonic() + opts.wait_for_capacity_ms / 1000
+    while True:
+        with transaction.atomic():
+            # One account's capacity decisions one at a time: two callers never take the last place together.
+            Account.objects.select_for_update().filter(pk=account.pk).first()
+            used = open_sessions(account.pk).count()
+            if used < capacity():
+                session = _new_session(account, opts, user, queued_until=None)
+                send_after_commit(KEEP_TASK, session.pk)
+                return session
+            if opts.queue_seconds:
+                until = timezone.now() + dt.timedelta(seconds=opts.queue_seconds)
+                return _new_session(account, opts, user, queued_until=until)
+        if time.monotonic() >= deadline:
+            waited = f" after waiting {opts.wait_for_capacity_ms:,} ms" if opts.wait_for_capacity_ms else ""
+            raise SessionError("capacity_exceeded",
+                               f"Every browser of this account is busy ({used} of {capacity()} sessions open){waited}. "
+                               f"Stop a session with stop_session, pass waitForCapacityMs to wait for one, or "
+                               f"queueForCapacity to queue.", {"open": used, "capacity": capacity()})
+        time.sleep(CAPACITY_POLL_SECONDS)
+
+
+def _new_session(account: Account, opts: SessionOptions, user: Any, *,
+                 queued_until: dt.datetime | None) -> BrowserSession:
+    session = BrowserSession(account=account, created_by=user if getattr(user, "pk", None) else None,
+                             options=opts.public(), engine=opts.engine, title=opts.title, queued_until=queued_until)
+    seal_headers(session, opts.headers)
+    session.status_reason = ("queued: every browser of the account was busy" if queued_until
+                             else "waiting for a worker to start its browser")
+    session.save()
+    return session
+
+
+def promote_queued(account_id: int) -> int:
+    """Start the oldest queued sessions of the account that now fit in its capacity; how many started."""
+    started = 0
+    with transaction.atomic():
+        Account.objects.select_for_update().filter(pk=account_id).first()
+        free = capacity() - open_sessions(account_id).count()
+        if free <= 0:
+            return 0
+        waiting = list(BrowserSession.objects.filter(account_id=account_id, status=SessionStatus.STARTING,
+                                                     queued_until__gte=timezone.now())
+                       .order_by("created_at", "pk").values_list("pk", flat=True)[:free])
+        for pk in waiting:
+            BrowserSession.objects.filter(pk=pk).update(queued_until=None,
+                                                        status_reason="a browser became free; starting it")
+            send_after_commit(KEEP_TASK, pk)
+            started += 1
+    return started
+
+
+def scoped_session(account: Account, public_id: Any) -> BrowserSession:
+    """The account's session with this id; another account's, or none, is not_found (one sentence for both)."""
+    session = None
+    if isinstance(public_id, str) and public_id:
+        session = BrowserSession.objects.filter(account=account, public_id=public_id).first()
+    if session is None:
+        raise SessionError("not_found", f"No session {str(public_id)[:60]} in this account.")
+    return session
+
+
+def list_sessions(account: Account, limit: int = 200) -> list[BrowserSession]:
+    return list(BrowserSession.objects.filter(account=account).order_by("-created_at", "-pk")[:limit])
+
+
+def do_stop_session(account: Account, public_id: Any, *, who: str = "a caller") -> dict[str, bool]:
+    """End the session. Safe to repeat: `closed` says whether this call stopped a browser."""
+    try:
+        session = scoped_session(account, public_id)
+    except SessionError:
+        return {"deleted": False, "closed": False}
+    had_browser = session.queued_until is None
+    closed = close_session(session.pk, EndReason.STOPPED, f"stopped by {who}")
+    if closed:
+        promote_queued(account.pk)
+    return {"deleted": True, "closed": closed and had_browser}
+
+
+def wait_live(session: BrowserSession, timeout: float | None = None) -> BrowserSession:
+    """The session once it is live; SessionError with its code when it closed first or never started."""
+    limit = float(settings.FOLDRUN_SESSION_START_SECONDS) if timeout is None else timeout
+    deadline = time.monotonic() + limit
+    while True:
+        fresh = BrowserSession.objects.get(pk=session.pk)
+        if fresh.status == SessionStatus.LIVE:
+            return fresh
+        if fresh.status == SessionStatus.CLOSED:
+            code = CODE_OF_END.get(fresh.end_reason, "session_closed" if fresh.live_at else "start_failed")
+            raise SessionError(code, f"Session {fresh.public_id} is closed: {fresh.status_reason}.",
+                               {"sessionId": fresh.public_id, "endReason": fresh.end_reason})
+        if fresh.queued_until is not None:
+            deadline = time.monotonic() + limit  # queued: the queue's own wait applies (the sweep ends it)
+        elif time.monotonic() >= deadline:
+            close_session(fresh.pk, EndReason.START_FAILED, f"no worker started its browser within {limit:g} s")
+            raise SessionError("start_failed", f"Session {fresh.public_id} did not start: no worker started its "
+                                               f"browser within {limit:g} s.", {"sessionId": fresh.public_id})
+        time.sleep(0.1)
+
+
+def wait_ended(session: BrowserSession, timeout: float = 15.0) -> bool:
+    """After a close: wait until the keeper let go (its browser stopped, its recording written)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not BrowserSession.objects.filter(pk=session.pk).exclude(lease_holder="").exists():
+            return True
+        time.sleep(0.1)
+    return False

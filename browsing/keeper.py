@@ -1,0 +1,165 @@
+"""The session keeper: the one process that owns a session's browser, for the session's whole life.
+
+Where it runs, and why: a session's browser must outlive the HTTP request (or MCP call) that opened it,
+and a web process is the wrong owner — it is recycled, scaled and restarted at will, and a browser it
+started would die with it or, worse, live on unwatched. A worker is where the account's browser pool
+already lives (DESIGN.md, "The account's browser pool"), so the keeper is a Celery task,
+`browsing.keep_session`, that a worker runs for as long as the session is open: it launches Chromium as
+its own child (dying with it), holds the lease on the session row with a heartbeat, and watches. Callers —
+the web process's MCP handlers and REST views, a quick tool, the browser agent's step — never own the
+browser: they connect to it over CDP (`browsing.attach`) and disconnect, and the page and its cookies stay.
+
+The keeper's Chromium sends every connection through a `GuardProxy` on loopback (`--proxy-server`, loopback
+not bypassed), so a page, a redirect hop or a script reaching a private address is refused at connect
+time by foldrun.net's own check; a refused start URL closes the session as `navigation_blocked`.
+
+Liveness is the lease and nothing else. A keeper killed with -9 stops renewing; its browser dies with it
+(PR_SET_PDEATHSIG); the sweep (browsing/sweep.py) finds the expired lease and closes the row with a
+sentence. A keeper that finds its lease taken stops its browser and commits nothing. A session closed by
+anyone else (stop_session, the idle or max-duration sweep) is seen on the next tick and its browser stopped.
+
+The cost: one worker slot per open session, which is what the account's capacity counts.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from foldrun import leases, net
+from foldrun.net.proxy import GuardProxy
+
+from .chromium import Browser, StartFailed, launch
+from .ending import close_session
+from .models import BrowserSession, EndReason, SessionStatus
+from .options import DESKTOP
+from .recording import encode
+from .sealed import open_headers
+from .side import BrowserSide
+from .states import move_session
+
+log = logging.getLogger(__name__)
+
+TICK_SECONDS = 0.25
+
+
+def recordings_dir() -> Path:
+    return Path(settings.DATA_DIR) / "recordings"
+
+
+def keep(session_pk: int) -> str:
+    """Claim the session, run its browser until it closes; safe to run twice (the second claim fails)."""
+    holder = leases.new_holder()
+    if not leases.claim(BrowserSession, session_pk, holder, status=SessionStatus.STARTING,
+                        queued_until__isnull=True):
+        return "not claimed: the session is held by another keeper, queued or no longer starting"
+    try:
+        with leases.Heartbeat(BrowserSession, session_pk, holder) as beat:
+            return Keeper(session_pk, beat).run()
+    finally:
+        leases.release(BrowserSession, session_pk, holder)
+
+
+def _policy(host: str, port: int) -> list[str]:
+    """Where the browser may connect for host:port: foldrun.net's checked addresses (raises when refused)."""
+    return net.connect_addresses(host, port)
+
+
+class Keeper:
+    def __init__(self, session_pk: int, beat: leases.Heartbeat) -> None:
+        self.pk = session_pk
+        self.beat = beat
+        self.browser: Browser | None = None
+        self.side: BrowserSide | None = None
+
+    def run(self) -> str:
+        session = BrowserSession.objects.select_related("account").get(pk=self.pk)
+        options = session.options or {}
+        try:
+            headers = open_headers(session)
+        except Exception as exc:  # noqa: BLE001 - a vault key gone: the session cannot carry its headers
+            close_session(self.pk, EndReason.START_FAILED, f"the session's headers could not be opened ({exc})")
+            return "start failed"
+        proxy = GuardProxy(_policy)
+        try:
+            self.browser = launch(options.get("viewport") or DESKTOP, proxy,
+                                  cdp_host=settings.FOLDRUN_BROWSER_CDP_HOST)
+        except StartFailed as exc:
+            proxy.close()
+            close_session(self.pk, EndReason.START_FAILED, str(exc))
+            return "start failed"
+        try:
+            return self._watch(session, options, headers)
+        finally:
+            self._stop(session)
+
+    def _watch(self, session: BrowserSession, options: dict, headers: list[dict]) -> str:
+        assert self.browser is not None
+        self.side = BrowserSide(self.browser.cdp, self.browser.proxy, start_url=options.get("startUrl", ""),
+                                headers=headers, block=options.get("block"), record=bool(options.get("record")))
+        self.side.start()
+        self.side.ready.wait(timeout=90)
+        if self.side.error or not self.side.ready.is_set():
+            close_session(self.pk, EndReason.START_FAILED,
+                          f"the browser started but did not answer ({self.side.error or 'no answer in 90 s'})")
+            return "start failed"
+        if self.side.blocked:
+            close_session(self.pk, EndReason.NAVIGATION_BLOCKED,
+                          f"the start URL {options.get('startUrl')} was not opened: {self.side.blocked}")
+            return "navigation blocked"
+        if self.side.start_failed:
+            close_session(self.pk, EndReason.START_FAILED, self.side.start_failed)
+            return "start failed"
+        if not self._go_live():
+            return "closed before it was live"
+        title = ""
+        while True:
+            time.sleep(TICK_SECONDS)
+            if self.beat.lost:
+                log.warning("session %s: the keeper's lease was lost; stopping its browser", session.public_id)
+                return "lease lost"
+            row = BrowserSession.objects.filter(pk=self.pk).values("status").first()
+            if row is None or row["status"] == SessionStatus.CLOSED:
+                return "closed"
+            if not self.browser.alive() or not self.side.is_alive():
+                close_session(self.pk, EndReason.BROWSER_EXITED, "the session's browser exited on its own")
+                return "browser exited"
+            if self.side.title != title:
+                title = self.side.title
+                BrowserSession.objects.filter(pk=self.pk).update(title=title)
+
+    def _go_live(self) -> bool:
+        assert self.browser is not None and self.side is not None
+        with transaction.atomic():
+            session = BrowserSession.objects.select_for_update().get(pk=self.pk)
+            if session.status != SessionStatus.STARTING:
+                return False
+            self.beat.check()
+            fields = move_session(session, SessionStatus.LIVE, "its browser is up" + (
+                f" and opened {session.options.get('startUrl')}" if session.options.get("startUrl") else ""))
+            session.cdp_endpoint = self.browser.cdp
+            session.title = self.side.title
+            session.last_activity_at = timezone.now()
+            session.save(update_fields=[*fields, "cdp_endpoint", "title", "last_activity_at"])
+        return True
+
+    def _stop(self, session: BrowserSession) -> None:
+        """Stop the browser; keep the recording; close the row if nobody has (a lost lease leaves it to the sweep)."""
+        if self.side is not None:
+            self.side.stopping.set()
+            self.side.join(timeout=10)
+        if self.browser is not None:
+            self.browser.stop()
+        if self.side is not None and self.side.frames and not self.beat.lost:
+            target = recordings_dir() / session.account.public_id / f"{session.public_id}.webm"
+            try:
+                size = encode(self.side.frames, target)
+                BrowserSession.objects.filter(pk=self.pk).update(recording=str(target), recording_bytes=size)
+            except Exception:  # noqa: BLE001 - a video that will not encode is logged; the session still ends
+                log.exception("session %s: its recording could not be written", session.public_id)
+        if not self.beat.lost:
+            close_session(self.pk, EndReason.BROWSER_EXITED, "the session's browser stopped")

@@ -1,0 +1,45 @@
+"""A session as the API and the MCP tools show it (one shape for both)."""
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.conf import settings
+
+from .models import BrowserSession, SessionStatus
+from .tokens import session_token
+
+
+def stamp(value: dt.datetime | None) -> str | None:
+    """`2026-01-01T10:00:00.000Z`, the spec's form."""
+    if value is None:
+        return None
+    return value.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+def base_url() -> str:
+    return (getattr(settings, "FOLDRUN_PUBLIC_URL", None) or "").rstrip("/")
+
+
+def summary(session: BrowserSession) -> dict[str, Any]:
+    """What `list_sessions` shows of each."""
+    return {"id": session.public_id, "status": session.status, "engine": session.engine,
+            "createdAt": stamp(session.created_at), "endedAt": stamp(session.closed_at),
+            "endReason": session.end_reason or None, "title": session.title}
+
+
+def record(session: BrowserSession, *, base: str | None = None) -> dict[str, Any]:
+    """The whole record; an open session's has its endpoints and a fresh short-lived token."""
+    out = summary(session)
+    out.update({"reason": session.status_reason, "liveAt": stamp(session.live_at),
+                "lastActivityAt": stamp(session.last_activity_at),
+                "placement": "queued" if session.queued_until is not None else "pool",
+                "queuedUntil": stamp(session.queued_until), "options": session.options})
+    if session.options.get("record"):
+        out["recording"] = {"available": bool(session.recording), "bytes": session.recording_bytes}
+    if session.status != SessionStatus.CLOSED:
+        token, expires = session_token(session.public_id)
+        http = f"{base_url() if base is None else base.rstrip('/')}/v1/sessions/{session.public_id}"
+        out.update({"token": token, "tokenExpiresAt": stamp(expires),
+                    "endpoints": {"http": http, "cdp": session.cdp_endpoint or None, "live": None}})
+    return out
