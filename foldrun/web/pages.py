@@ -50,6 +50,17 @@ def _strip(soup: BeautifulSoup, *, chrome: bool) -> BeautifulSoup:
     return soup
 
 
+def cleaned_html(html: str) -> str:
+    """The page's HTML as a reader gets it: no scripts, styles, comments, hidden parts or chrome
+    (navigation, footer, asides, the site's header), and no inline styles or event handlers."""
+    soup = _strip(soup_of(html), chrome=True)
+    for tag in soup.find_all(True):
+        for name in [a for a in tag.attrs if a == "style" or a.lower().startswith("on")]:
+            del tag.attrs[name]
+    body = soup.body or soup
+    return body.decode_contents().strip()
+
+
 def title_of(soup: BeautifulSoup) -> str:
     return soup.title.get_text(" ", strip=True) if soup.title else ""
 

@@ -102,6 +102,11 @@ def _from_sitemaps(tool: "WebTool", start: str, origin: str, robots: site.Robots
     return list(urls), client
 
 
+def listed_urls(tool: "WebTool", origin: str, robots: site.Robots, limit: int) -> list[str]:
+    """The pages the site's sitemaps list (same host, robots.txt honoured), at most `limit`."""
+    return _from_sitemaps(tool, origin + "/", origin, robots, limit)[0]
+
+
 def _from_links(tool: "WebTool", start: str, origin: str, robots: site.Robots, limit: int) -> list[str]:
     found: dict[str, None] = {start: None}
     queue, read = [start], 0
