@@ -312,7 +312,8 @@ def library_overview(account: Account) -> list[dict]:
 
     entries: list[dict] = []
     subjects = [(p, "library", lib_marks.get(p)) for p in sorted(library_heads)]
-    subjects += [(p, "gallery", None) for p in sorted(shelf)]
+    # The shelf's own agents (the browser agent of a task) are the platform's, run by it: no agent grants them.
+    subjects += [(p, "gallery", None) for p in sorted(shelf) if not p.startswith("agents/")]
     for path, scope, mark in subjects:
         kind, name = _subject(path)
         granted: list[dict] = []

@@ -449,6 +449,9 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
         hide_under=[str(settings.DATA_DIR)], keep_visible=[str(Path(settings.DATA_DIR) / "venvs")],
         tenant=run.workspace.account.public_id,  # loaded by desk_at: no extra query
         search_engine_url=run.workspace.account.search_engine_url,
+        # A browser agent's task browses in its session's browser (browsing puts the endpoint in the run's copy
+        # of its settings; it never shows among the run's inputs).
+        browser_cdp=str((flow_meta(run).get("browser") or {}).get("cdp") or ""),
     )
     beat = leases.Heartbeat(Step, step.pk, holder)
     host = DbHost(run, step, attempt, lease=beat)

@@ -134,11 +134,15 @@ def resolve_skill(desk: Desk, agent_name: str | None, skill_name: str) -> Resolv
 
 
 def resolve_agent(desk: Desk, agent_name: str) -> Resolved | None:
-    """Agents live in the workspace only."""
+    """Agents live in the workspace; the gallery shelf's few (the browser agent of a task) lie beneath it,
+    so a workspace agent of the same name wins."""
     key = ("resolve", AGENT, None, agent_name)
     if key not in desk.cache:
         found = _first(desk.named(AGENT, agent_name, scope="workspace"))
-        desk.cache[key] = Resolved(found, "workspace", agent_of(desk, found)) if found else None
+        scope = "workspace"
+        if found is None:
+            found, scope = _first(desk.named(AGENT, agent_name, scope="gallery")), "gallery"
+        desk.cache[key] = Resolved(found, scope, agent_of(desk, found)) if found else None
     return desk.cache[key]
 
 

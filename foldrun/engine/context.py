@@ -68,6 +68,7 @@ class StepRequest:
     keep_visible: list[str] = field(default_factory=list)  # … except these (the runtime environments)
     tenant: str = ""   # the account's id, sent as OpenAI's safety_identifier (hashed past 64 characters)
     search_engine_url: str = ""  # the account's own SearXNG; empty for the install's FOLDRUN_SEARXNG_URL
+    browser_cdp: str = ""  # a browser session's CDP endpoint: the step's browse calls drive that session's page
 
 
 @dataclass

@@ -172,12 +172,15 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
             usage = response.get("usage") or {}
             result.tokens_in += int(usage.get("input_tokens") or 0)
             result.tokens_out += int(usage.get("output_tokens") or 0)
+            cost = spend.charge(host, response, provider, reserved)
+            # The request's own cost on its line: a browser agent's task prices each of its steps from it.
             host.trace("model_request", {"model": response.get("model") or provider.get("model"),
                                          "stop_reason": response.get("stop_reason"),
                                          "input_tokens": usage.get("input_tokens"),
                                          "output_tokens": usage.get("output_tokens"),
-                                         "seconds": round(time.monotonic() - started, 3)})
-            result.cost += spend.charge(host, response, provider, reserved)
+                                         "seconds": round(time.monotonic() - started, 3),
+                                         "cost_usd": str(cost)})
+            result.cost += cost
             content = list(response.get("content") or [])
             _count_server_uses(content, counter, host)
             messages.append({"role": "assistant", "content": content})

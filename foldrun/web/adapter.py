@@ -73,7 +73,8 @@ def web_tool_for(agent: Any, env: Any, *, searxng_url: str | None = None) -> Web
                   trace=lambda event: env.host.trace("web", event), log=env.log, secret=secret,
                   language=language, region=region, searxng_url=searxng, model_provider=model_provider,
                   searxng_guarded=bool(own), model=_model_for(provider, env),
-                  pod_account=_pod_account(env))
+                  pod_account=_pod_account(env),
+                  session_cdp=str(getattr(getattr(env, "request", None), "browser_cdp", "") or "") or None)
     web.model_format = model_format or None
     env.on_close(web.close)
     web.endpoints.update(_endpoints())

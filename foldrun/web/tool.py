@@ -127,6 +127,8 @@ class WebTool:
     browsers      a BrowserPool to share (one launch across steps or tests); one is made on demand
     pod_account   the account whose browser pods serve this step (a worker's step): its browse calls
                   connect there, by the lost-pod rules; None (the CLI, a test run) launches in the step
+    session_cdp   the CDP endpoint of a browser session this step browses in (a task of the browser agent):
+                  every browse call drives that session's page, which stays where the last call left it
     """
 
     def __init__(self, config: dict | None, *, http: httpx.Client, sandbox: Path, allow_private: bool,
@@ -136,7 +138,7 @@ class WebTool:
                  endpoints: dict[str, str] | None = None, browsers: Any = None, fetch_timeout: float = 20.0,
                  browse_timeout: float = 30.0, model_provider: str | None = None,
                  searxng_guarded: bool = False, model: Callable[[str, str], str] | None = None,
-                 pod_account: str | None = None) -> None:
+                 pod_account: str | None = None, session_cdp: str | None = None) -> None:
         self.config = dict(config or {})
         self.http = http
         self.sandbox = Path(sandbox)
@@ -160,7 +162,10 @@ class WebTool:
         self.browse_state: Any = None  # the step's contexts, made by browse on first use
         self.pods: Any = None          # the account's pods, while this step browses on them
         self.pod_lines: list[str] = []  # the lost-pod lines of this step's calls
-        if pod_account and not test_mode and browsers is None and "browse" in self.allowed_actions():
+        if session_cdp and not test_mode and browsers is None:
+            self._browsers = BrowserPool(cdp=session_cdp)
+            self._owns_browsers = True
+        elif pod_account and not test_mode and browsers is None and "browse" in self.allowed_actions():
             self.pods = servers.POOL.account(pod_account)
             self.pods.open_step()  # the first pod starts the moment a step of the account grants browse
             self._browsers = BrowserPool(pods=self.pods)
@@ -292,8 +297,8 @@ class WebTool:
             state, self.browse_state = self.browse_state, None
             self.browsers.run(state.close)  # Playwright's objects, in the thread that made them
         if self._owns_browsers and self._browsers is not None:
-            if self.pods is not None:
-                self._browsers.close()  # this step's browser on the pod
+            if self.pods is not None or self._browsers.cdp:
+                self._browsers.close()  # this step's browser on the pod, or its connection to the session's
             else:
                 self._browsers.release()  # the process's browser closes when its last user is done
             self._browsers = None

@@ -25,6 +25,9 @@ if TYPE_CHECKING:  # pragma: no cover
 MAX_OUTPUT = 18_000
 
 # Block settings with no implementation here: a file that sets one is refused, not ignored.
+# What a browser session settles for itself when a step browses in it (browsing's session options).
+SESSION_OWNED = ("session", "state", "har", "trace", "cookies", "auth", "device", "headers", "identity")
+
 UNBUILT_SETTINGS = ("proxy", "captcha", "captcha_solver", "live", "video", "extensions", "init", "webgpu",
                     "storage", "storage_origin", "headless", "version", "boundaries")
 
@@ -39,11 +42,20 @@ def _uses_secret(steps: list) -> bool:
 
 def run(tool: "WebTool", args: dict) -> str:
     """The whole `browse` action. Preconditions: allowed, not a test run."""
+    in_session = bool(tool.browsers.cdp)  # this step browses in a browser session: its page stays between calls
     url = args.get("url")
-    if not isinstance(url, str) or not url.strip():
+    if in_session and url in (None, ""):
+        url = None  # read and act on the page the session is on
+    elif not isinstance(url, str) or not url.strip():
         raise WebToolError("browse needs url= — the page to open")
-    url = url.strip()
-    if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname:
+    else:
+        url = url.strip()
+    if in_session:
+        kept = [k for k in SESSION_OWNED if args.get(k) not in (None, "", False, "false")]
+        if kept:
+            raise WebToolError(f"browse: {kept[0]}= is the browser session's own setting here — this step browses "
+                               f"in a session; drop it")
+    if url is not None and (urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname):
         raise WebToolError(f"{scrub_url(url)}: browse opens http and https URLs only")
     explicit_mode = args.get("mode") not in (None, "")
     mode = str(args.get("mode") or "text").strip().lower()
@@ -115,9 +127,11 @@ def run(tool: "WebTool", args: dict) -> str:
             safe_name(args[key], key)
     max_output = args.get("max_output")
     limit = MAX_OUTPUT if max_output in (None, "") else max(200, min(int(max_output), MAX_OUTPUT))
-    reason = call.host_refusal(url)
+    reason = call.host_refusal(url) if url is not None else None
     if reason:  # before a browser opens
         raise WebToolError(f"browse: {scrub_url(url)} was not opened — {reason}")
+    if in_session:
+        return _in_session(tool, call, url, mode, args, steps, claims, explicit_mode, limit)
     if tool.browsers.idle():  # unused past its idle time: a fresh browser (a session reloads its saved storage)
         if tool.browse_state is not None:
             tool.browse_state.close()
@@ -209,6 +223,12 @@ def run(tool: "WebTool", args: dict) -> str:
                 line = f"refused {host}: {reason}"
                 if line not in call.page_failures:
                     call.page_failures.append(line)
+    return _finish(tool, call, url, final_url, mode, steps, started, body, explicit_mode, limit)
+
+
+def _finish(tool: "WebTool", call: Call, url: str, final_url: str, mode: str, steps: list, started: float,
+            body: str, explicit_mode: bool, limit: int) -> str:
+    """The call's lines to the run log, its event, and the text the model reads."""
     for line in call.page_failures:
         tool.log(call.redact(f"browse {scrub_url(url)}: {line}"))
     tool.log(call.redact(scrub_url(final_url)))  # the last stderr line: how a caller learns where a save landed
@@ -238,6 +258,48 @@ def run(tool: "WebTool", args: dict) -> str:
     if len(out) > limit:
         out = out[:limit] + f"\n\n[cut at {limit:,} of {len(out):,} characters]"
     return out
+
+
+def _in_session(tool: "WebTool", call: Call, url: str | None, mode: str, args: dict, steps: list, claims: list,
+                explicit_mode: bool, limit: int) -> str:
+    """The call on a browser session's own page: it opens `url` when given, else acts where the page is, and
+    leaves the page (and its cookies) as the steps left it for the next call."""
+    started = time.monotonic()
+    context, page = tool.browsers.session_page()
+    call.deadline = Deadline(call.deadline.seconds)  # clipped waits only: the session's context is not ours to close
+    listen(call, page)
+    try:
+        if url is not None:
+            call.navigate(page, url)
+        call.page, call.known_tabs = page, len(context.pages)
+        run_steps(call, page, steps)
+        page = call.page
+        if args.get("js"):
+            call.no_script("js")
+            call.results.append({"js": str(args["js"]), "value": page.evaluate(str(args["js"]))})
+        failed = []
+        for claim in claims:
+            problem = call.claim(page, claim, "expect") if "expect" in claim else "a claim is {\"expect\": …}"
+            call.notes.append(f"expect {'✓' if problem is None else '✗'} {json.dumps(claim, ensure_ascii=False)[:120]}"
+                              + (f" — {problem}" if problem else ""))
+            if problem:
+                failed.append(problem)
+        if failed:
+            raise WebToolError(call.redact("browse: " + "\n".join(call.notes)))
+        call.deadline.where = f"while reading the page (mode={mode})"
+        body = read(call, page, mode, args)
+        final_url = page.url
+    except Exception:
+        if call.deadline.passed:
+            raise WebToolError(call.deadline.sentence(call)) from None
+        raise
+    finally:
+        for opened, event, handler in call.listeners:  # the next call listens afresh; nothing fires twice
+            try:
+                opened.remove_listener(event, handler)
+            except Exception:  # noqa: BLE001 - a closed tab
+                pass
+    return _finish(tool, call, url or final_url, final_url, mode, steps, started, body, explicit_mode, limit)
 
 
 def _recording_path(value: Any, default: str, suffix: str, what: str) -> str:

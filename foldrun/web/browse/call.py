@@ -49,6 +49,7 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
         self.scope: Any = None              # the frame a `frame` step chose, else None (the page)
         self.tabs: dict[str, "Page"] = {}   # labels given to tabs opened with "new"
         self.listened: list["Page"] = []    # pages whose failures and console this call records
+        self.listeners: list[tuple] = []    # (page, event, handler): dropped after a call on a session's page
         self.known_tabs = 1                 # tabs open when the steps last switched: more means a click opened one
         identities = self.block.get("identities") if isinstance(self.block.get("identities"), dict) else {}
         wanted = args.get("identity")

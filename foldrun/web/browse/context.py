@@ -247,6 +247,11 @@ def _body_bytes(response: Any, counted: int | None) -> int | None:
 def listen(call: Call, page: "Page") -> None:
     """The page's own failures, its console and its network, as they happen."""
     call.listened.append(page)
+
+    def on(event: str, handler) -> None:  # noqa: ANN001 - kept, so a session's page can drop them after the call
+        page.on(event, handler)
+        call.listeners.append((page, event, handler))
+
     def uncaught(error) -> None:  # noqa: ANN001
         first = (str(error).splitlines() or [""])[0][:300]
         call.page_failures.append(f"uncaught error: {first}")
@@ -257,7 +262,7 @@ def listen(call: Call, page: "Page") -> None:
                              f"{(getattr(error, 'message', '') or first)[:2000]}", "uncaught": True,
                              "source": scrub_url(where.group(1) if where else page.url)})
 
-    page.on("pageerror", uncaught)
+    on("pageerror", uncaught)
 
     def console(msg) -> None:  # noqa: ANN001
         where = (msg.location or {}).get("url", "")
@@ -265,8 +270,8 @@ def listen(call: Call, page: "Page") -> None:
         if msg.type == "error" and not str(where).endswith("/favicon.ico"):
             call.page_failures.append(f"console {msg.type}: {msg.text[:300]}")
 
-    page.on("console", console)
-    page.on("requestfailed", lambda request: call.page_failures.append(
+    on("console", console)
+    on("requestfailed", lambda request: call.page_failures.append(
         f"request failed: {scrub_url(request.url)[:200]} ({request.failure})")
         if request.failure and "ERR_ABORTED" not in str(request.failure) else None)
 
@@ -282,10 +287,10 @@ def listen(call: Call, page: "Page") -> None:
                              "bytes": _body_bytes(response, sizes.get("responseBodySize")),
                              "ms": round(timing["responseEnd"]) if timing.get("responseEnd", -1) >= 0 else None})
 
-    page.on("requestfinished", finished)
+    on("requestfinished", finished)
     glob = call.args.get("capture")
     if glob:
-        page.on("response", lambda response: call.captured.append(response)
+        on("response", lambda response: call.captured.append(response)
                 if glob_match(response.url, str(glob)) else None)
-    page.on("dialog", lambda dialog: dialog.accept(*([str(call.dialog[1])] if call.dialog[1] is not None else []))
+    on("dialog", lambda dialog: dialog.accept(*([str(call.dialog[1])] if call.dialog[1] is not None else []))
             if call.dialog[0] == "accept" else dialog.dismiss())

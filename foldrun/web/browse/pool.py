@@ -39,7 +39,7 @@ class BrowserPool:
     """
 
     def __init__(self, executable: str | None = None, args: list[str] | None = None,
-                 idle_seconds: float = IDLE_SECONDS, pods: Any = None) -> None:
+                 idle_seconds: float = IDLE_SECONDS, pods: Any = None, cdp: str | None = None) -> None:
         self.executable = executable
         self.args = list(args or LAUNCH_ARGS)
         self.idle_seconds = idle_seconds
@@ -53,6 +53,9 @@ class BrowserPool:
         self.driver = Driver()
         self.pods = pods            # the account's AccountPool: connect to its pods instead of launching here
         self.pod: Any = None        # the pod the browser is connected to
+        # A browser session's own Chromium (its CDP endpoint on loopback): this step browses *in* that session —
+        # its page and cookies are the session's, and closing the pool only disconnects from it.
+        self.cdp = cdp
 
     def browser(self):  # noqa: ANN201
         if self._thread is not None and self._thread != threading.get_ident():
@@ -61,6 +64,10 @@ class BrowserPool:
             if self.pods is not None:  # the pod went: the call's caller reconnects, by the lost-pod rules
                 raise PodGone("Browser closed: the browser pod's connection is gone")
             self.close()
+        if self._browser is not None and not self._browser.is_connected() and self.cdp:
+            raise WebToolError("browse: the browser session ended under this step; its browser is gone")
+        if self._browser is None and self.cdp:
+            self._connect_session()
         if self._browser is None and self.pods is not None:
             self._connect()
         if self._browser is None:
@@ -101,6 +108,27 @@ class BrowserPool:
         except Exception as exc:  # noqa: BLE001 - the call never reached the pod
             raise PodUnreachable(f"the browser pod did not answer ({str(exc).splitlines()[0][:160]})") from None
         self.launches += 1
+
+    def _connect_session(self) -> None:
+        """The session's browser, over CDP: its default context and pages are the session's own."""
+        from playwright.sync_api import sync_playwright
+
+        self._playwright = sync_playwright().start()
+        self._thread = threading.get_ident()
+        try:
+            self._browser = self._playwright.chromium.connect_over_cdp(self.cdp, timeout=10_000)
+        except Exception as exc:  # noqa: BLE001 - the session's browser is gone or never answered
+            self.close()
+            raise WebToolError(f"browse: the browser session did not answer ({str(exc).splitlines()[0][:160]})") \
+                from None
+        self.launches += 1
+
+    def session_page(self):  # noqa: ANN201
+        """The session's page: the first tab of its default context (opened when it has none)."""
+        browser = self.browser()
+        context = browser.contexts[0] if browser.contexts else browser.new_context()
+        live = [p for p in context.pages if not p.is_closed()]
+        return context, (live[0] if live else context.new_page())
 
     def connected(self) -> bool:
         """Whether the browser still answers (in the browser's thread): asked once more, with a context —
@@ -168,7 +196,7 @@ class BrowserPool:
             self.driver.run(self.close)  # Playwright's objects are closed in the thread that made them
             return
         try:
-            if self._browser is not None:
+            if self._browser is not None and not self.cdp:  # a session's browser is the session's to close
                 self._browser.close()
         except Exception:  # noqa: BLE001 - closing is best effort
             pass

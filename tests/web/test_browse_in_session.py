@@ -1,0 +1,67 @@
+"""`web action=browse` in a browser session: the step drives that session's own Chromium over CDP.
+
+A real Chromium is started here with a CDP endpoint on loopback (what a browser session's keeper runs); the
+browse calls attach to it instead of launching, act on its page and leave the page where they left it.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+
+from foldrun.web.errors import WebToolError
+from tests.conftest import wait_for
+
+
+@pytest.fixture
+def session_browser(tmp_path):
+    """A Chromium with its CDP endpoint on loopback, as a browser session keeps one."""
+    log = tmp_path / "chromium.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            ["/usr/bin/chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
+             f"--user-data-dir={tmp_path / 'profile'}", "about:blank"], stdout=out, stderr=subprocess.STDOUT)
+    try:
+        found = wait_for(lambda: re.search(rb"DevTools listening on (ws://\S+)", log.read_bytes()), timeout=30)
+        yield found.group(1).decode()
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_browse_calls_in_a_session_act_on_its_page_and_leave_it_there(make_tool, site, session_browser):
+    tool = make_tool({}, session_cdp=session_browser)
+    first = tool.call({"action": "browse", "url": f"{site.url}/buttons", "mode": "text"})
+    assert "Checkout" in first
+    # No url: the next call reads the page the session is on, and a click there moves it.
+    second = tool.call({"action": "browse", "actions": [{"click": "text=Checkout"}], "mode": "text"})
+    assert "/checkout" in tool_final_url(tool)
+    third = tool.call({"action": "browse", "mode": "text"})
+    assert third == second
+
+
+def tool_final_url(tool) -> str:
+    return tool.browsers.run(lambda: tool.browsers.session_page()[1].url)
+
+
+def test_a_session_left_open_by_the_step_keeps_its_page_for_the_next_step(make_tool, site, session_browser):
+    first = make_tool({}, session_cdp=session_browser)
+    first.call({"action": "browse", "url": f"{site.url}/article", "mode": "text"})
+    first.close()  # the step ends: its connection goes, the session's browser and page stay
+    later = make_tool({}, session_cdp=session_browser)
+    assert "twice a year" in later.call({"action": "browse", "mode": "text"})
+
+
+def test_a_call_in_a_session_refuses_the_sessions_own_settings(make_tool, site, session_browser):
+    tool = make_tool({}, session_cdp=session_browser)
+    with pytest.raises(WebToolError, match=r"browse: state= is the browser session's own setting here"):
+        tool.call({"action": "browse", "url": f"{site.url}/article", "state": "login"})
+
+
+def test_a_blocked_address_is_not_opened_in_the_session(make_tool, session_browser):
+    tool = make_tool({}, session_cdp=session_browser, allow_private=False)
+    with pytest.raises(WebToolError, match=r"browse: http://127\.0\.0\.1:9/ was not opened — "):
+        tool.call({"action": "browse", "url": "http://127.0.0.1:9/"})
