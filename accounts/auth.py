@@ -1,10 +1,35 @@
-"""Bearer-token authentication for the CLI."""
+"""Bearer-token authentication: the API's (DRF) and the MCP server's share `check_token`."""
 from __future__ import annotations
 
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 
 from .models import TOKEN_PREFIX, ApiToken, hash_token
+
+INVALID_TOKEN = "This API token is not valid; run `foldrun login` for a new one."
+EXPIRED_TOKEN = "This API token has expired; run `foldrun login` for a new one."
+INACTIVE_USER = "This user is deactivated."
+
+
+class InvalidToken(Exception):
+    """A bearer token that does not let its holder in; the message says why, in a sentence."""
+
+
+def check_token(raw: str) -> ApiToken:
+    """The live token whose raw value is `raw` (with its user and account), or `InvalidToken`."""
+    if not raw.startswith(TOKEN_PREFIX):
+        raise InvalidToken(INVALID_TOKEN)
+    token = ApiToken.objects.select_related("user", "account").filter(token_hash=hash_token(raw)).first()
+    if token is None or token.revoked_at is not None:
+        raise InvalidToken(INVALID_TOKEN)
+    if not token.is_active:
+        raise InvalidToken(EXPIRED_TOKEN)
+    if not token.user.is_active:
+        raise InvalidToken(INACTIVE_USER)
+    now = timezone.now()
+    if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    return token
 
 
 class TokenAuthentication(authentication.BaseAuthentication):
@@ -17,19 +42,10 @@ class TokenAuthentication(authentication.BaseAuthentication):
         parts = header.split()
         if len(parts) != 2 or parts[0] != self.keyword:
             return None
-        raw = parts[1]
-        if not raw.startswith(TOKEN_PREFIX):
-            raise exceptions.AuthenticationFailed("This API token is not valid; run `foldrun login` for a new one.")
-        token = ApiToken.objects.select_related("user", "account").filter(token_hash=hash_token(raw)).first()
-        if token is None or token.revoked_at is not None:
-            raise exceptions.AuthenticationFailed("This API token is not valid; run `foldrun login` for a new one.")
-        if not token.is_active:
-            raise exceptions.AuthenticationFailed("This API token has expired; run `foldrun login` for a new one.")
-        if not token.user.is_active:
-            raise exceptions.AuthenticationFailed("This user is deactivated.")
-        now = timezone.now()
-        if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
-            ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        try:
+            token = check_token(parts[1])
+        except InvalidToken as exc:
+            raise exceptions.AuthenticationFailed(str(exc)) from None
         return (token.user, token)
 
     def authenticate_header(self, request) -> str:

@@ -59,6 +59,24 @@ def register_dynamic(fn: Callable[[McpCall], list[McpTool]]) -> Callable[[McpCal
     return fn
 
 
+_ERROR_TYPES: list[type[Exception]] = []
+
+
+def register_error_type(cls: type[Exception]) -> type[Exception]:
+    """An app's own error with `.code`, `.message`, `.details` (browsing's `SessionError`) that the
+    server answers 1:1 as a failure, so a handler need not catch and re-raise it."""
+    _ERROR_TYPES.append(cls)
+    return cls
+
+
+def as_tool_error(exc: Exception) -> ToolError | None:
+    if isinstance(exc, ToolError):
+        return exc
+    if isinstance(exc, tuple(_ERROR_TYPES)):
+        return ToolError(str(getattr(exc, "code")), str(getattr(exc, "message")), getattr(exc, "details", None))
+    return None
+
+
 def fixed_tools() -> list[McpTool]:
     return list(_FIXED.values())
 

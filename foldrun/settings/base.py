@@ -282,3 +282,6 @@ if CELERY_BROKER_URL.startswith("filesystem"):
 # JSON); this one renames each message into place whole (see foldrun/broker.py).
 if CELERY_BROKER_URL.startswith("filesystem"):
     CELERY_BROKER_TRANSPORT = "foldrun.broker:Transport"
+
+# The MCP server (/mcp): tool calls one web process runs at once (each in a thread; a call may wait 120 s).
+FOLDRUN_MCP_THREADS = env_int("FOLDRUN_MCP_THREADS", 16, minimum=1)

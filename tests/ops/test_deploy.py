@@ -41,7 +41,8 @@ def test_it_runs_postgresql_redis_web_worker_beat_and_searxng_web_worker_and_bea
         assert "foldrun-data:/data" in service["volumes"]
         assert service["environment"]["CELERY_BROKER_URL"].startswith("redis://redis:")
         assert service["environment"]["DATABASE_URL"].startswith("postgres://foldrun:")
-    assert "gunicorn foldrun.wsgi:application" in services["web"]["command"]
+    assert "gunicorn foldrun.asgi:application" in services["web"]["command"]
+    assert "--worker-class uvicorn_worker.UvicornWorker" in services["web"]["command"]
     assert services["worker"]["command"][:4] == ["celery", "-A", "foldrun", "worker"]
     assert services["beat"]["command"][:4] == ["celery", "-A", "foldrun", "beat"]
     assert services["web"]["environment"]["FOLDRUN_SEARXNG_URL"] == "http://searxng:8080"

@@ -1,0 +1,55 @@
+"""The ASGI entry point: Django (the dashboard and the API) with the MCP server at `/mcp`.
+
+`./scripts/start` and deploy/ serve this through gunicorn's uvicorn workers;
+foldrun.wsgi stays for anything that speaks WSGI only (it has no `/mcp`). The
+MCP session manager runs on the server's lifespan: started before the first
+request, stopped (its sessions ended) on shutdown.
+"""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "foldrun.settings.dev")
+
+from django.core.asgi import get_asgi_application  # noqa: E402
+
+django_app = get_asgi_application()  # sets Django up before anything imports a model
+
+from starlette.types import Receive, Scope, Send  # noqa: E402
+
+from foldrun.mcp.http import McpEndpoint  # noqa: E402
+
+MCP_PATH = "/mcp"
+
+
+class App:
+    def __init__(self) -> None:
+        self.mcp = McpEndpoint()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        elif scope["type"] == "http" and scope["path"].rstrip("/") == MCP_PATH:
+            await self.mcp(scope, receive, send)
+        else:
+            await django_app(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        message = await receive()
+        if message["type"] != "lifespan.startup":
+            return
+        started = False
+        try:
+            async with self.mcp.lifespan():
+                await send({"type": "lifespan.startup.complete"})
+                started = True
+                while (await receive())["type"] != "lifespan.shutdown":
+                    pass
+        except Exception as exc:  # noqa: BLE001 — the server prints it and refuses to start (or stops)
+            kind = "shutdown" if started else "startup"
+            await send({"type": f"lifespan.{kind}.failed", "message": f"the MCP server failed at {kind}: {exc}"})
+            return
+        await send({"type": "lifespan.shutdown.complete"})
+
+
+application = App()

@@ -1,0 +1,62 @@
+"""`foldrun mcp`: the server's MCP tools for a client that only speaks stdio.
+
+A local bridge: JSON-RPC lines on stdin go to the signed-in server's `/mcp`
+(Streamable HTTP, with the stored token as `Authorization: Bearer`), and what
+the server answers comes back on stdout, one message a line. Nothing else is
+written to stdout; notes go to stderr. The server is the one `foldrun login`
+stored (or `$FOLDRUN_URL` / `$FOLDRUN_TOKEN`); the connection goes through
+foldrun.net like every connection to an address a person named.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+import anyio
+from anyio.abc import ObjectReceiveStream, ObjectSendStream
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server.stdio import stdio_server
+
+from foldrun.net.mcp import mcp_client
+
+
+
+def register(subparsers, common) -> None:
+    p = subparsers.add_parser("mcp", parents=[common],
+                              help="serve the server's MCP tools on stdin/stdout (for stdio-only MCP clients)")
+    p.set_defaults(func=cmd_mcp)
+
+
+def endpoint(url: str) -> str:
+    return url.rstrip("/") + "/mcp"
+
+
+def cmd_mcp(args: argparse.Namespace, ctx) -> int:
+    ctx.api  # not signed in (no URL, or no token): the CLI's own sentence, before stdio is touched
+    sys.stderr.write(f"foldrun mcp: relaying stdio to {endpoint(ctx.config.url)}\n")
+    anyio.run(relay, endpoint(ctx.config.url), ctx.config.token)
+    return 0
+
+
+async def _pump(source: ObjectReceiveStream, sink: ObjectSendStream, side: str) -> None:
+    async for item in source:
+        if isinstance(item, Exception):
+            # A line that is not JSON-RPC, or a connection that broke: said on stderr, never on the wire.
+            sys.stderr.write(f"foldrun mcp: {side}: {item}\n")
+            continue
+        await sink.send(item)
+
+
+async def relay(url: str, token: str) -> None:
+    """Until stdin closes: every message from the client to the server and back, unchanged."""
+    http = mcp_client({"Authorization": f"Bearer {token}"})
+    async with stdio_server() as (stdio_read, stdio_write), \
+            streamable_http_client(url, http_client=http) as (http_read, http_write):
+        async with anyio.create_task_group() as tg:
+            async def client_to_server() -> None:
+                await _pump(stdio_read, http_write, "from the client")
+                tg.cancel_scope.cancel()  # the client closed stdin: the bridge is done
+
+            tg.start_soon(client_to_server)
+            tg.start_soon(_pump, http_read, stdio_write, "from the server")
+    await http.aclose()

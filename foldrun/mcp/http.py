@@ -1,0 +1,89 @@
+"""`/mcp` over HTTP: the bearer token in front of the SDK's Streamable HTTP session manager.
+
+Every request names its token (`Authorization: Bearer frt_…`). A missing or bad
+token is a 401 with a JSON body and `WWW-Authenticate`, before the SDK sees the
+request. A good one becomes the request's `McpCall` (its account is the
+spec's "project").
+
+The session manager runs stateless: each POST carries a whole exchange and is
+checked on its own, so any web process can answer any request (gunicorn runs
+several, with no sticky routing), and a token revoked between two calls stops
+the second.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator
+
+import anyio
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.types import Receive, Scope, Send
+
+from accounts.auth import InvalidToken, check_token
+from accounts.models import Membership
+
+from .call import McpCall
+from .server import CALL_CONTEXT_KEY, _in_thread, build_server
+
+MISSING_TOKEN = ("This endpoint needs an API token: send Authorization: Bearer <token> "
+                 "(make one on Settings, or run `foldrun login`).")
+NOT_A_MEMBER = "This API token's user is no longer a member of its account; make a new token."
+
+
+def _bearer(scope: Scope) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == b"authorization":
+            scheme, _, raw = value.decode("latin-1").strip().partition(" ")
+            return raw.strip() if scheme.lower() == "bearer" and raw.strip() else ""
+    return None
+
+
+def _call_for(raw: str) -> McpCall:
+    token = check_token(raw)
+    membership = Membership.objects.filter(user=token.user, account=token.account).first()
+    if membership is None:
+        raise InvalidToken(NOT_A_MEMBER)
+    return McpCall(account=token.account, user=token.user, token_id=token.public_id,
+                   role=membership.role, can_write=membership.can_write)
+
+
+async def _unauthorized(send: Send, message: str, error: str) -> None:
+    body = json.dumps({"code": "unauthorized", "message": message, "details": {}}).encode()
+    challenge = f'Bearer realm="foldrun", error="{error}", error_description="{message}"'
+    await send({"type": "http.response.start", "status": 401, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+        (b"www-authenticate", challenge.replace("`", "").encode("latin-1", "replace"))]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class McpEndpoint:
+    """The ASGI app mounted at `/mcp`. `lifespan()` must be entered once around serving
+    (foldrun.asgi does it on the server's lifespan startup)."""
+
+    def __init__(self) -> None:
+        self.manager = StreamableHTTPSessionManager(app=build_server(), stateless=True)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self) -> AsyncIterator[None]:
+        async with self.manager.run():
+            yield
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raw = _bearer(scope)
+        if not raw:
+            await _unauthorized(send, MISSING_TOKEN, "invalid_request")
+            return
+        try:
+            call = await anyio.to_thread.run_sync(lambda: _in_thread(lambda: _call_for(raw)))
+        except InvalidToken as exc:
+            await _unauthorized(send, str(exc), "invalid_token")
+            return
+        scope = dict(scope)
+        scope[CALL_CONTEXT_KEY] = call
+        # The SDK's own notion of who calls: the token (never its value), for anything of the SDK that asks.
+        scope["user"] = AuthenticatedUser(AccessToken(token=call.token_id, client_id=call.token_id, scopes=[],
+                                                      subject=call.account.public_id))
+        await self.manager.handle_request(scope, receive, send)
