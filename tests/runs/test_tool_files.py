@@ -85,6 +85,15 @@ def test_an_http_tool_fills_the_secret_host_side_and_the_model_never_sees_it(fak
     assert "crm-secret-value" not in json.dumps(host.events)
 
 
+def test_a_query_string_the_model_writes_in_the_path_reaches_the_api(fake_provider, api):
+    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[crm]"),
+             "tools/crm.md": f"---\ntransport: http\nname: crm\nbase: {api.url}/v1\nquery: {{key: fixed}}\n---\n"}
+    fake_provider.reply_tool_use("crm", {"path": "/contacts?page=2&sort=name", "query": {"q": "ann"}})
+    fake_provider.reply_text("GOOD")
+    step(files, LocalHost(SECRETS))
+    assert api.requests[0]["path"] == "/v1/contacts?page=2&sort=name&key=fixed&q=ann"
+
+
 def test_an_http_tool_with_no_methods_is_read_only(fake_provider, api):
     files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[crm]"),
              "tools/crm.md": f"---\ntransport: http\nname: crm\nbase: {api.url}\n---\n"}

@@ -14,7 +14,7 @@ import re
 import threading
 import time
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import parse_qsl, urljoin, urlsplit, urlunsplit
 
 import httpx
 import yaml
@@ -250,8 +250,12 @@ class HttpToolRuntime:
         secrets = env.secret_values(secret_names(self.meta))
         all_headers = {k: fill(v, secrets) for k, v in (self.meta.get("headers") or {}).items()}
         all_headers.update(headers)
-        params = {k: fill(v, secrets) for k, v in (self.meta.get("query") or {}).items()}
+        # httpx replaces a URL's own query string with `params`, so a `?q=1` the model wrote in `path`
+        # joins the params: the path's first, then the tool file's `query:`, then the call's `query`.
+        params = dict(parse_qsl(urlsplit(url).query, keep_blank_values=True))
+        params.update({k: fill(v, secrets) for k, v in (self.meta.get("query") or {}).items()})
         params.update({k: v if isinstance(v, str) else json.dumps(v) for k, v in (query or {}).items()})
+        url = urlunsplit(urlsplit(url)._replace(query=""))
         waited = self.rate.wait()
         if waited > 0.01:
             env.log(f"{self.name}: waited {waited:.2f}s for its rate ({self.meta.get('rate')})")
