@@ -24,6 +24,7 @@ from foldrun.contract.desk import AGENT, FLOW, classify
 
 from . import actions as account_actions
 from .access import current_membership
+from .connect import mcp_setup
 from .models import NAME_RULE, ApiToken, Invite, Membership, Profile, Role, Workspace
 
 # The raw token minted by a POST waits here for the one page that shows it.
@@ -148,6 +149,7 @@ def settings_page(request: HttpRequest) -> HttpResponse:
     context["my_memberships"] = list(
         Membership.objects.select_related("account").filter(user=request.user).order_by("created_at", "pk")
     )
+    context.update(mcp_setup(request))
     return render(request, "accounts/settings.html", context)
 
 

@@ -15,11 +15,12 @@ from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_app = get_asgi_application()  # sets Django up before anything imports a model
 
+from django.conf import settings  # noqa: E402
 from starlette.types import Receive, Scope, Send  # noqa: E402
 
 from foldrun.mcp.http import McpEndpoint  # noqa: E402
 
-MCP_PATH = "/mcp"
+MCP_PATH = settings.FOLDRUN_MCP_PATH
 
 
 class App:

@@ -285,3 +285,5 @@ if CELERY_BROKER_URL.startswith("filesystem"):
 
 # The MCP server (/mcp): tool calls one web process runs at once (each in a thread; a call may wait 120 s).
 FOLDRUN_MCP_THREADS = env_int("FOLDRUN_MCP_THREADS", 16, minimum=1)
+# Where foldrun.asgi serves the MCP server (Settings shows it; the ASGI router mounts it).
+FOLDRUN_MCP_PATH = "/mcp"

@@ -135,3 +135,7 @@ async def _post(url: str, headers: dict[str, str], body: dict[str, Any]) -> http
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
               "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                          "clientInfo": {"name": "foldrun-tests", "version": "1"}}}
+
+
+# Real Chromium for the Settings page test (the e2e folder's fixture, shared rather than copied).
+from tests.e2e.conftest import chromium  # noqa: E402,F401

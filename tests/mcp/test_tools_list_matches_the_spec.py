@@ -1,0 +1,82 @@
+"""`tools/list` against the spec's tool reference, so the server and the spec cannot drift.
+
+The spec (`../shared/spec/webagent-mcp-tools.md` beside the repository) is parsed at test time:
+each `### \\`name\\`` section is a tool, and its argument table (`| \\`arg\\` | type | required | … |`)
+gives the argument names and which are required. `skill_<name>` is one tool per skill, not a fixed one.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from foldrun.mcp import registry
+
+from .conftest import token_for
+
+REPO = Path(__file__).resolve().parents[2]
+SPEC = REPO.parent / "shared" / "spec" / "webagent-mcp-tools.md"
+SECTION = re.compile(r"^### `([a-z_<>]+)` \[#[a-z_]+\]$", re.M)
+# What the spec says of a tool outside its table, in its own words (checked to still be there).
+SAYS_IT_TAKES_MORE = "The tool takes every field of the `POST /v1/sessions` body. The table lists the common ones."
+ARGUMENT_IN_PROSE = {"run_skill": ("engineId", "`engineId` picks the engine for the run's session")}
+
+
+def _sections() -> dict[str, str]:
+    assert SPEC.is_file(), f"the spec is expected at {SPEC} (shared/ beside the clone)"
+    text = SPEC.read_text(encoding="utf-8")
+    found = list(SECTION.finditer(text))
+    return {m.group(1): text[m.end(): found[i + 1].start() if i + 1 < len(found) else len(text)]
+            for i, m in enumerate(found)}
+
+
+def _arguments(section: str) -> dict[str, bool]:
+    """Argument name -> required, from the section's table (a row may name several: `a`, `b`)."""
+    args: dict[str, bool] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.startswith("| `") or len(cells) < 3:
+            continue
+        for name in re.findall(r"`([A-Za-z_.]+)`", cells[0]):
+            args[name] = cells[2].lower().startswith("yes")
+    return args
+
+
+SPEC_TOOLS = {name: body for name, body in _sections().items() if name != "skill_<name>"}
+
+
+def test_the_spec_names_fifteen_fixed_tools():
+    assert len(SPEC_TOOLS) == 15, sorted(SPEC_TOOLS)
+
+
+def test_the_spec_notes_this_test_relies_on_are_still_there():
+    assert SAYS_IT_TAKES_MORE in SPEC_TOOLS["create_session"]
+    for tool, (_, sentence) in ARGUMENT_IN_PROSE.items():
+        assert sentence in SPEC_TOOLS[tool]
+
+
+def test_every_registered_tool_is_one_the_spec_names():
+    assert {t.name for t in registry.fixed_tools()} <= set(SPEC_TOOLS)
+
+
+@pytest.mark.parametrize("name", sorted(SPEC_TOOLS))
+def test_a_registered_tool_takes_the_spec_arguments_and_requires_the_spec_required_ones(name):
+    tool = next((t for t in registry.fixed_tools() if t.name == name), None)
+    if tool is None:
+        pytest.skip(f"{name} is not registered yet")
+    spec_args = _arguments(SPEC_TOOLS[name])
+    spec_args.update({arg: False for t, (arg, _) in ARGUMENT_IN_PROSE.items() if t == name})
+    properties = set(tool.input_schema.get("properties", {}))
+    if SAYS_IT_TAKES_MORE in SPEC_TOOLS[name]:
+        assert set(spec_args) <= properties
+    else:
+        assert properties == set(spec_args)
+    assert set(tool.input_schema.get("required", [])) == {arg for arg, required in spec_args.items() if required}
+
+
+def test_tools_list_over_the_wire_is_the_registry(mcp_server, alice, mcp_client):
+    with mcp_client(token_for(alice)) as client:
+        listed = {t.name: t.input_schema for t in client.list_tools()}
+    assert {name: schema for name, schema in listed.items() if name in SPEC_TOOLS} == {
+        t.name: t.input_schema for t in registry.fixed_tools()}
