@@ -123,8 +123,8 @@ def device_viewport(name: str) -> dict[str, Any]:
     descriptor = devices().get(MOBILE_DEVICE if name == "mobile" else name) or {}
     size = descriptor.get("viewport") or {"width": 412, "height": 839}
     return {"width": int(size["width"]), "height": int(size["height"]),
-            "deviceScaleFactor": descriptor.get("deviceScaleFactor", 1), "mobile": bool(descriptor.get("isMobile")),
-            "userAgent": descriptor.get("userAgent", "")}
+            "deviceScaleFactor": descriptor.get("device_scale_factor", 1), "mobile": bool(descriptor.get("is_mobile")),
+            "userAgent": descriptor.get("user_agent", "")}
 
 
 class _Issues:

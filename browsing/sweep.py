@@ -49,7 +49,7 @@ def sweep(now: dt.datetime | None = None) -> dict[str, int]:
             if session.queued_until < now and close_session(
                     session.pk, EndReason.CAPACITY_TIMEOUT,
                     f"no browser of the account became free within its queue wait "
-                    f"({int((session.queued_until - session.created_at).total_seconds())} s)"):
+                    f"({(options.get('queueForCapacity') or {}).get('maxWaitSeconds', '?')} s)"):
                 counts["capacity_timeout"] += 1
             continue
         if now - session.created_at > dt.timedelta(milliseconds=max_ms):

@@ -17,6 +17,8 @@ urlpatterns = [
     path("api/", include("runs.api_urls")),
     path("api/", include("notify.api_urls")),
     path("api/", include("vault.api_urls")),
+    # The routes the MCP spec names, at the spec's own addresses.
+    path("v1/", include("browsing.api_urls")),
     path("", include("notify.urls")),
     path("", include("runs.urls")),
     path("", include("library.urls")),
@@ -24,4 +26,5 @@ urlpatterns = [
     path("", include("vault.urls")),
     # Last: any other /api/ address answers the API's JSON 404, not an HTML page.
     re_path(r"^api/", api_not_found),
+    re_path(r"^v1/", api_not_found),
 ]

@@ -1,11 +1,24 @@
 """Sessions on a real worker with real Chromium, against the local test site."""
 from __future__ import annotations
 
+import datetime as dt
+import os
+import signal
+import socket
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import av
 import pytest
+from django.utils import timezone
 
 from browsing.actions import check_create_session, do_create_session, do_stop_session, wait_ended, wait_live
 from browsing.attach import attach, navigate
+from browsing.errors import SessionError
 from browsing.models import BrowserSession
+from browsing.sweep import sweep
+from tests.conftest import wait_for
 from tests.fakes.test_site import EMAIL, PASSWORD
 
 pytestmark = pytest.mark.e2e
@@ -37,3 +50,106 @@ def test_a_session_stays_live_across_two_attaches_and_keeps_its_cookie(session_w
     ended = BrowserSession.objects.get(pk=session.pk)
     assert (ended.status, ended.end_reason, ended.status_reason) == ("closed", "stopped", "stopped by a caller")
     assert do_stop_session(account, session.public_id) == {"deleted": True, "closed": False}
+
+
+def descendants_named(root_pid: int, needle: bytes) -> list[int]:
+    """Pids under `root_pid` whose command line holds `needle`."""
+    def parent(pid: int) -> int:
+        try:
+            return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return 0
+
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            command = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        pid = int(entry)
+        if needle in command:
+            up = parent(pid)
+            while up > 1 and up != root_pid:
+                up = parent(up)
+            if up == root_pid:
+                found.append(pid)
+    return found
+
+
+def port_answers(cdp: str) -> bool:
+    parts = urlsplit(cdp)
+    try:
+        socket.create_connection((parts.hostname, parts.port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+def test_an_idle_session_is_reaped_and_its_browser_stopped(session_worker, account):
+
+    session = open_session(account, {"idleTimeoutMs": 10_000})
+    assert port_answers(session.cdp_endpoint)
+    # Eleven seconds without an action, as the row records it (no attach since it went live).
+    BrowserSession.objects.filter(pk=session.pk).update(last_activity_at=timezone.now() - dt.timedelta(seconds=11))
+    assert sweep()["idle"] == 1
+    assert wait_ended(session)
+    ended = BrowserSession.objects.get(pk=session.pk)
+    assert (ended.status, ended.end_reason, ended.status_reason) == (
+        "closed", "idle_timeout", "it had no actions for 10 s (idleTimeoutMs)")
+    assert not port_answers(session.cdp_endpoint)
+
+
+def test_a_keeper_killed_with_kill_9_leaves_its_session_closed_with_a_sentence(session_worker, account):
+
+    session = open_session(account)
+    browsers = descendants_named(session_worker.pid, b"--remote-debugging-port=0")
+    assert len(browsers) >= 1
+    keeper = int(open(f"/proc/{browsers[0]}/stat").read().rsplit(")", 1)[1].split()[1])
+    assert keeper != session_worker.pid  # the pool's child process that runs the task, not the worker itself
+    os.kill(keeper, signal.SIGKILL)
+    killed = time.monotonic()
+    ended = wait_for(lambda: sweep()["lost"] and BrowserSession.objects.get(pk=session.pk), timeout=20)
+    assert time.monotonic() - killed < 3 + 5 + 2  # the lease (3 s) and a sweep's period, with room
+    assert (ended.status, ended.end_reason) == ("closed", "keeper_lost")
+    assert ended.status_reason == ("its keeper stopped renewing its lease (the worker holding the browser was "
+                                   "lost), so the session was closed")
+    wait_for(lambda: not port_answers(session.cdp_endpoint), timeout=10)
+
+
+def test_a_recorded_session_keeps_its_video_after_it_closes(session_worker, account, site):
+
+    session = open_session(account, {"record": True, "startUrl": f"{site.url}/"})
+    with attach(session) as page:
+        navigate(page, f"{site.url}/pricing/")
+        page.wait_for_timeout(300)
+    do_stop_session(account, session.public_id)
+    assert wait_ended(session)
+    ended = BrowserSession.objects.get(pk=session.pk)
+    video = Path(ended.recording)
+    assert video.read_bytes()[:4] == b"\x1a\x45\xdf\xa3"  # EBML: a WebM file
+    assert ended.recording_bytes == video.stat().st_size
+    with av.open(str(video)) as container:
+        assert sum(1 for _ in container.decode(video=0)) >= 2
+
+
+def test_a_start_url_on_loopback_is_navigation_blocked_without_the_opt_in(guarded_worker, account, site):
+    session = do_create_session(account, check_create_session(account, {"startUrl": f"{site.url}/pricing/"}))
+    with pytest.raises(SessionError) as caught:
+        wait_live(session, timeout=60)
+    assert caught.value.code == "navigation_blocked"
+    assert caught.value.message == (
+        f"Session {session.public_id} is closed: the start URL {site.url}/pricing/ was not opened: 127.0.0.1 "
+        f"resolves to 127.0.0.1: private, loopback, link-local and other non-public addresses cannot be called.")
+    assert "/pricing/" not in site.seen
+
+
+def test_a_page_of_a_live_session_cannot_open_loopback_without_the_opt_in(guarded_worker, account, site, settings):
+    settings.FOLDRUN_ALLOW_PRIVATE_URLS = False  # this process too: the install has not opted in
+    session = open_session(account)
+    with attach(session) as page:
+        with pytest.raises(SessionError) as caught:
+            navigate(page, f"{site.url}/login")
+    assert caught.value.code == "navigation_blocked"
+    assert "non-public addresses cannot be called" in caught.value.message
+    assert not any("/login" in seen for seen in site.seen)
+    do_stop_session(account, session.public_id)

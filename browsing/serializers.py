@@ -1,0 +1,97 @@
+"""OpenAPI shapes of the sessions API. The answers themselves are built by browsing/records.py, one shape for
+the REST routes and the MCP tools; these declarations only document them (and the body POST takes)."""
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from .models import EndReason, SessionStatus
+from .options import (MAX_HEADERS, MAX_QUEUE_SECONDS, MAX_TIMEOUT_MS, MAX_URL, MAX_WAIT_FOR_CAPACITY_MS,
+                      MIN_TIMEOUT_MS, VIEWPORT_HEIGHT, VIEWPORT_WIDTH)
+
+
+class ViewportSerializer(serializers.Serializer):
+    width = serializers.IntegerField(min_value=VIEWPORT_WIDTH[0], max_value=VIEWPORT_WIDTH[1])
+    height = serializers.IntegerField(min_value=VIEWPORT_HEIGHT[0], max_value=VIEWPORT_HEIGHT[1])
+    deviceScaleFactor = serializers.FloatField(required=False, min_value=0.25, max_value=5)  # noqa: N815
+    mobile = serializers.BooleanField(required=False)
+
+
+class HeaderSerializer(serializers.Serializer):
+    host = serializers.CharField(help_text="the host it is sent to: staging.example.com, or *.example.com")
+    name = serializers.CharField()
+    value = serializers.CharField(help_text="kept sealed; never shown again")
+
+
+class QueueSerializer(serializers.Serializer):
+    maxWaitSeconds = serializers.IntegerField(min_value=1, max_value=MAX_QUEUE_SECONDS)  # noqa: N815
+
+
+class SessionCreateSerializer(serializers.Serializer):
+    startUrl = serializers.URLField(required=False, max_length=MAX_URL)  # noqa: N815
+    device = serializers.CharField(required=False, help_text="desktop, mobile or a device id such as \"Pixel 7\"")
+    viewport = ViewportSerializer(required=False)
+    record = serializers.BooleanField(required=False)
+    headers = HeaderSerializer(many=True, required=False, max_length=MAX_HEADERS)
+    credentials = serializers.JSONField(required=False, help_text="true, or {namespace, autoSubmit}")
+    proxyUrl = serializers.URLField(required=False)  # noqa: N815
+    allowHosts = serializers.ListField(child=serializers.CharField(), required=False,  # noqa: N815
+                                       help_text="needs proxyUrl")
+    idleTimeoutMs = serializers.IntegerField(required=False, min_value=MIN_TIMEOUT_MS,  # noqa: N815
+                                             max_value=MAX_TIMEOUT_MS)
+    maxDurationMs = serializers.IntegerField(required=False, min_value=MIN_TIMEOUT_MS,  # noqa: N815
+                                             max_value=MAX_TIMEOUT_MS)
+    engineId = serializers.CharField(required=False)  # noqa: N815
+    engineVersion = serializers.IntegerField(required=False, help_text="needs engineId")  # noqa: N815
+    waitForCapacityMs = serializers.IntegerField(required=False, min_value=0,  # noqa: N815
+                                                 max_value=MAX_WAIT_FOR_CAPACITY_MS)
+    queueForCapacity = QueueSerializer(required=False)  # noqa: N815
+
+
+class EndpointsSerializer(serializers.Serializer):
+    http = serializers.CharField(help_text="this record")
+    cdp = serializers.CharField(allow_null=True, help_text="the browser's DevTools endpoint, as the platform's "
+                                                          "own processes reach it; null until live")
+    live = serializers.CharField(allow_null=True, help_text="a live view; null (not offered yet)")
+
+
+class SessionSummarySerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="sess_us_…")
+    status = serializers.ChoiceField(choices=SessionStatus.values)
+    engine = serializers.CharField()
+    createdAt = serializers.DateTimeField()  # noqa: N815
+    endedAt = serializers.DateTimeField(allow_null=True)  # noqa: N815
+    endReason = serializers.ChoiceField(choices=EndReason.values, allow_null=True)  # noqa: N815
+    title = serializers.CharField(allow_blank=True)
+
+
+class RecordingSerializer(serializers.Serializer):
+    available = serializers.BooleanField()
+    bytes = serializers.IntegerField()
+
+
+class SessionSerializer(SessionSummarySerializer):
+    reason = serializers.CharField(help_text="why it last changed status")
+    liveAt = serializers.DateTimeField(allow_null=True)  # noqa: N815
+    lastActivityAt = serializers.DateTimeField()  # noqa: N815
+    placement = serializers.ChoiceField(choices=["pool", "queued"])
+    queuedUntil = serializers.DateTimeField(allow_null=True)  # noqa: N815
+    options = serializers.DictField(help_text="the options it was opened with; header values left out")
+    recording = RecordingSerializer(required=False)
+    token = serializers.CharField(required=False, help_text="short-lived session token, while open")
+    tokenExpiresAt = serializers.DateTimeField(required=False)  # noqa: N815
+    endpoints = EndpointsSerializer(required=False)
+
+
+class SessionListSerializer(serializers.Serializer):
+    sessions = SessionSummarySerializer(many=True)
+
+
+class StopSerializer(serializers.Serializer):
+    deleted = serializers.BooleanField()
+    closed = serializers.BooleanField(help_text="true when this call stopped a running browser")
+
+
+class ErrorSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    details = serializers.DictField()
