@@ -32,7 +32,9 @@ def endpoint(url: str) -> str:
 
 
 def cmd_mcp(args: argparse.Namespace, ctx) -> int:
-    ctx.api  # not signed in (no URL, or no token): the CLI's own sentence, before stdio is touched
+    # Not signed in, a server that does not answer, a revoked token: the CLI's own sentence, before stdio is
+    # touched (over the relay a client would only see "Server returned an error response").
+    ctx.api.get("/api/me")
     sys.stderr.write(f"foldrun mcp: relaying stdio to {endpoint(ctx.config.url)}\n")
     anyio.run(relay, endpoint(ctx.config.url), ctx.config.token)
     return 0
