@@ -73,7 +73,10 @@ def run_tool(call: McpCall, name: str, arguments: dict[str, Any] | None) -> Tool
         return refused
     try:
         args = registry.check_arguments(tool, arguments)
-        return tool.handler(call, args)
+        result = tool.handler(call, args)
+        if not isinstance(result, ToolResult):
+            raise TypeError(f"the handler of {tool.name} returned {type(result).__name__}, not a ToolResult")
+        return result
     except ToolError as exc:
         return from_error(exc)
     except Exception as exc:  # noqa: BLE001 — the caller gets a sentence, the log gets the whole error

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from foldrun.mcp import registry
+from foldrun.mcp.call import McpCall
+from foldrun.mcp.server import run_tool
 
 from .conftest import token_for
 
@@ -29,6 +31,15 @@ def _sections() -> dict[str, str]:
     found = list(SECTION.finditer(text))
     return {m.group(1): text[m.end(): found[i + 1].start() if i + 1 < len(found) else len(text)]
             for i, m in enumerate(found)}
+
+
+ALIAS = re.compile(r"^\| `([A-Za-z]+)` \|.*\| Deprecated alias of `([A-Za-z]+)`", re.M)
+
+
+def _aliases(section: str) -> dict[str, str]:
+    """Argument -> its deprecated alias (`id` for `sessionId`): either one may be sent, so the
+    schema cannot require the argument; the handler refuses a call with neither."""
+    return {name: alias for alias, name in ALIAS.findall(section)}
 
 
 def _arguments(section: str) -> dict[str, bool]:
@@ -72,7 +83,21 @@ def test_a_registered_tool_takes_the_spec_arguments_and_requires_the_spec_requir
         assert set(spec_args) <= properties
     else:
         assert properties == set(spec_args)
-    assert set(tool.input_schema.get("required", [])) == {arg for arg, required in spec_args.items() if required}
+    aliased = _aliases(SPEC_TOOLS[name])
+    required = {arg for arg, needed in spec_args.items() if needed}
+    assert set(tool.input_schema.get("required", [])) == required - set(aliased)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, body in SPEC_TOOLS.items() if _aliases(body)))
+def test_a_required_argument_with_an_alias_is_still_required_by_the_handler(name, alice):
+    tool = next((t for t in registry.fixed_tools() if t.name == name), None)
+    if tool is None:
+        pytest.skip(f"{name} is not registered yet")
+    call = McpCall(account=alice.memberships.get().account, user=alice, token_id="tok_test")
+    for arg in _aliases(SPEC_TOOLS[name]):
+        result = run_tool(call, name, {})
+        assert result.is_error and result.structured["error"]["code"] == "invalid_input"
+        assert {"path": arg, "message": "This argument is required."} in result.structured["error"]["details"]["issues"]
 
 
 def test_tools_list_over_the_wire_is_the_registry(mcp_server, alice, mcp_client):
