@@ -34,7 +34,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from foldrun import net
-from foldrun import leases
+from foldrun import incidents, leases
 from foldrun.celery import send_after_commit
 from foldrun.engine import StepRequest, run_step
 from foldrun.engine.flow import check_verify, fill_task, headline_of, split_items, verdict_of
@@ -395,16 +395,16 @@ def execute_step(step_pk: int) -> str:
 def _run_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
     try:
         return _execute_claimed(run, step, attempt, holder)
-    except Exception as exc:  # noqa: BLE001 - never leave a claimed step running: fail it with a sentence
-        log.exception("step %s of %s stopped on an internal error", step.label, run.public_id)
+    except Exception:  # noqa: BLE001 - never leave a claimed step running: fail it with a sentence
+        code = incidents.record(log, "step %s of %s stopped on an internal error", step.label, run.public_id)
         with transaction.atomic():
             run = Run.objects.select_for_update().get(pk=run.pk)
             step = Step.objects.select_for_update().get(pk=step.pk)
             if step.lease_holder != holder or step.status != StepStatus.RUNNING:
                 return "lease lost"
             end_try(attempt.pk, "failed", "an internal error", finished_at=timezone.now(),
-                    error=f"internal error: {type(exc).__name__}")
-            settle_failure(run, step, f"the step stopped on an internal error ({type(exc).__name__}: {exc})",
+                    error=f"internal error (incident {code})")
+            settle_failure(run, step, incidents.sentence("the step", code),
                             retry_allowed=False)
         return "internal error"
 

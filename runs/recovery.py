@@ -27,7 +27,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from foldrun import leases
+from foldrun import incidents, leases
 from foldrun.broker import waiting_task_args
 
 from . import orchestrate
@@ -59,9 +59,9 @@ def sweep(now: dt.datetime | None = None) -> dict[str, int]:
     for pk in stuck:
         try:
             orchestrate.advance(pk)
-        except Exception as exc:  # noqa: BLE001 - a run that cannot move on fails with a sentence, never hangs
-            log.exception("moving run %s on from the sweep failed", pk)
-            orchestrate.fail_run(pk, f"the run stopped on an internal error ({type(exc).__name__}: {exc})")
+        except Exception:  # noqa: BLE001 - a run that cannot move on fails with a sentence, never hangs
+            code = incidents.record(log, "moving run %s on from the sweep failed", pk)
+            orchestrate.fail_run(pk, incidents.sentence("the run", code))
     return {"recovered": recovered, "resent": resent, "moved": len(stuck)}
 
 

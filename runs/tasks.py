@@ -6,17 +6,24 @@ ran out. A message for a step already held is dropped, so a redelivery is harmle
 """
 from __future__ import annotations
 
+import logging
+
 from celery import shared_task
 
+from foldrun import incidents
+
 from . import orchestrate, recovery, triggers
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(name="runs.advance", acks_late=True)
 def advance_run(run_pk: int) -> None:
     try:
         orchestrate.advance(run_pk)
-    except Exception as exc:  # noqa: BLE001 - a run that cannot move on fails with a sentence, never hangs
-        orchestrate.fail_run(run_pk, f"the run stopped on an internal error ({type(exc).__name__}: {exc})")
+    except Exception:  # noqa: BLE001 - a run that cannot move on fails with a sentence, never hangs
+        code = incidents.record(log, "run %s could not move on", run_pk)
+        orchestrate.fail_run(run_pk, incidents.sentence("the run", code))
         raise
 
 

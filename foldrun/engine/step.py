@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import time
 from typing import Any
 
+from foldrun import incidents
 from foldrun.contract import Desk
 from foldrun.providers.supply import ProviderConfigError  # its message is the sentence
 
@@ -32,6 +34,8 @@ from .resolve import AgentSpec, ResolveError, resolve_agent
 from .sandbox import materialise
 from .stepenv import WITHHELD, StepEnv
 from .tools.base import Park, Tool, ToolError, check_arguments
+
+log = logging.getLogger(__name__)
 
 # Re-exported: the runs app, the CLI and the tests import these from here.
 __all__ = ["BudgetExceeded", "DEFAULT_MAX_TURNS", "Host", "ISOLATE", "MissingSecret", "RedactingHost", "Redactor",
@@ -202,9 +206,10 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
         result.error = str(exc)
     except Exception as exc:  # a provider refusal or a transport failure: the step fails with its line
         # The spec's sentence alone (a refusal's line, a provider error's message, the host's sentence);
-        # only an unexpected error keeps its class name, which is then the most useful word.
+        # an unexpected error is a sentence with an incident code, its traceback in the platform's log.
         line = getattr(exc, "line", None) or getattr(exc, "message", None) or (
-            str(exc) if isinstance(exc, (StepFailed, ProviderConfigError)) else f"{type(exc).__name__}: {exc}")
+            str(exc) if isinstance(exc, (StepFailed, ProviderConfigError))
+            else incidents.sentence("the step", incidents.record(log, "step %s stopped", request.label)))
         host.trace("refusal", {"line": env.redact(str(line))})
         result.error = env.redact(str(line))
     finally:
@@ -307,7 +312,8 @@ def _call_tool(use: dict, by_name: dict[str, Tool], counter: LimitCounter, env: 
     except ToolError as exc:
         content, is_error = str(exc), True
     except Exception as exc:  # noqa: BLE001 - a broken tool is an error the model sees; the loop goes on
-        content, is_error = f"{name} failed: {type(exc).__name__}: {exc}", True
+        code = incidents.record(log, "tool %s failed in step %s", name, env.request.label)
+        content, is_error = f"{name} failed on an internal error (incident {code})", True
     env.files_may_have_changed(name)
     content = env.redact(str(content))[:MAX_RESULT_CHARS]
     env.host.trace("tool_result", {"id": use.get("id"), "name": name, "error": is_error,

@@ -1,6 +1,8 @@
 """Flow control, in-process: steps in order, gates, ask, wait, each, verify, retry, on-fail, budget."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from runs.actions import check_start_run, decide, do_receive_event
@@ -248,7 +250,7 @@ def test_a_program_sees_neither_other_sandboxes_nor_the_installs_data(workspace,
 
 
 def test_an_internal_error_fails_the_step_with_a_sentence_rather_than_leaving_it_running(workspace, alice, desk,
-                                                                                        fake_provider):
+                                                                                        fake_provider, caplog):
     # A kept plan whose verify: regex no longer compiles (the contract refuses it in a file; here it is forced).
     desk("1. [[writer]] — Write.", writer={})
     fake_provider.reply_text("GOOD")
@@ -261,4 +263,7 @@ def test_an_internal_error_fails_the_step_with_a_sentence_rather_than_leaving_it
     run = drive(run)
     step = run.steps.get()
     assert (run.status, step.status) == ("failed", "failed")
-    assert step.error.startswith("the step stopped on an internal error (")
+    assert re.fullmatch(r"the step stopped on an internal error \(incident err_[0-9a-z]{10}; the platform's log has the "
+                        r"details\)", step.error)
+    code = re.search(r"err_[0-9a-z]{10}", step.error).group(0)
+    assert any(code in r.getMessage() and r.exc_info for r in caplog.records)  # staff find the traceback by its code
