@@ -100,7 +100,8 @@ def _log_call(call: McpCall, name: str, started: float, result: ToolResult) -> N
 def build_server() -> Server[dict[str, Any]]:
     @contextlib.asynccontextmanager
     async def lifespan(_server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
-        yield {"limiter": anyio.CapacityLimiter(getattr(settings, "FOLDRUN_MCP_THREADS", 16))}
+        # `running`: calls in progress per account, in this process (one event loop, so no lock).
+        yield {"limiter": anyio.CapacityLimiter(settings.FOLDRUN_MCP_THREADS), "running": {}}
 
     async def list_tools(ctx: ServerRequestContext[dict[str, Any], Any],
                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -117,9 +118,23 @@ def build_server() -> Server[dict[str, Any]]:
                         params: types.CallToolRequestParams) -> types.CallToolResult:
         call = _call_of(ctx)
         started = time.monotonic()
-        result = await anyio.to_thread.run_sync(
-            lambda: _in_thread(lambda: run_tool(call, params.name, params.arguments)),
-            limiter=ctx.lifespan_context["limiter"])
+        running: dict[int, int] = ctx.lifespan_context["running"]
+        cap = settings.FOLDRUN_MCP_CALLS_PER_ACCOUNT
+        if running.get(call.account.pk, 0) >= cap:
+            # One account's burst must not take every thread from the others.
+            calls = "1 tool call" if cap == 1 else f"{cap} tool calls"
+            result = failure("rate_limited", f"This account already has {calls} running on this server; "
+                                             "wait for one to finish, then call again.")
+        else:
+            running[call.account.pk] = running.get(call.account.pk, 0) + 1
+            try:
+                result = await anyio.to_thread.run_sync(
+                    lambda: _in_thread(lambda: run_tool(call, params.name, params.arguments)),
+                    limiter=ctx.lifespan_context["limiter"])
+            finally:
+                running[call.account.pk] -= 1
+                if not running[call.account.pk]:
+                    del running[call.account.pk]
         _log_call(call, params.name, started, result)
         return to_call_result(result)
 

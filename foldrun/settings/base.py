@@ -285,5 +285,7 @@ if CELERY_BROKER_URL.startswith("filesystem"):
 
 # The MCP server (/mcp): tool calls one web process runs at once (each in a thread; a call may wait 120 s).
 FOLDRUN_MCP_THREADS = env_int("FOLDRUN_MCP_THREADS", 16, minimum=1)
+# ...and of those, how many one account may have running at once (more answer rate_limited at once).
+FOLDRUN_MCP_CALLS_PER_ACCOUNT = env_int("FOLDRUN_MCP_CALLS_PER_ACCOUNT", 8, minimum=1)
 # Where foldrun.asgi serves the MCP server (Settings shows it; the ASGI router mounts it).
 FOLDRUN_MCP_PATH = "/mcp"
