@@ -21,7 +21,7 @@ from .ending import close_session
 from .errors import SessionError
 from .models import BrowserSession, EndReason, SessionStatus
 from .options import SessionOptions, read_options
-from .sealed import seal_headers
+from .sealed import seal_secrets
 
 KEEP_TASK = "browsing.keep_session"
 CAPACITY_POLL_SECONDS = 0.25
@@ -74,7 +74,7 @@ def _new_session(account: Account, opts: SessionOptions, user: Any, *,
                  queued_until: dt.datetime | None) -> BrowserSession:
     session = BrowserSession(account=account, created_by=user if getattr(user, "pk", None) else None,
                              options=opts.public(), engine=opts.engine, title=opts.title, queued_until=queued_until)
-    seal_headers(session, opts.headers)
+    seal_secrets(session, opts.headers, opts.proxy_url)
     session.status_reason = ("queued: every browser of the account was busy" if queued_until
                              else "waiting for a worker to start its browser")
     session.save()

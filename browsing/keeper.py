@@ -22,24 +22,27 @@ The cost: one worker slot per open session, which is what the account's capacity
 """
 from __future__ import annotations
 
+import base64
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from foldrun import leases, net
-from foldrun.net.proxy import GuardProxy
+from foldrun.net.proxy import GuardProxy, Upstream
 
 from .chromium import Browser, StartFailed, launch
 from .ending import close_session
 from .models import BrowserSession, EndReason, SessionStatus
 from .options import DESKTOP
 from .recording import encode
-from .sealed import open_headers
-from .side import BrowserSide
+from .sealed import open_secrets
+from .side import BrowserSide, host_matches
 from .states import move_session
 
 log = logging.getLogger(__name__)
@@ -69,6 +72,24 @@ def _policy(host: str, port: int) -> list[str]:
     return net.connect_addresses(host, port)
 
 
+def _upstream(proxy_url: str, allow_hosts: list[str]) -> Callable[[str], Upstream | None] | None:
+    """allowHosts are reached through the user's own proxy (only the proxy's address is checked); the rest
+    go out directly, checked as always."""
+    if not proxy_url or not allow_hosts:
+        return None
+    parts = urlsplit(proxy_url)
+    authorization = ""
+    if parts.username is not None:
+        pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
+        authorization = "Basic " + base64.b64encode(pair).decode()
+    hop = Upstream(parts.hostname or "", parts.port or 80, authorization)
+
+    def upstream(host: str) -> Upstream | None:
+        return hop if any(host_matches(host, pattern) for pattern in allow_hosts) else None
+
+    return upstream
+
+
 class Keeper:
     def __init__(self, session_pk: int, beat: leases.Heartbeat) -> None:
         self.pk = session_pk
@@ -80,11 +101,12 @@ class Keeper:
         session = BrowserSession.objects.select_related("account").get(pk=self.pk)
         options = session.options or {}
         try:
-            headers = open_headers(session)
+            secrets = open_secrets(session)
         except Exception as exc:  # noqa: BLE001 - a vault key gone: the session cannot carry its headers
             close_session(self.pk, EndReason.START_FAILED, f"the session's headers could not be opened ({exc})")
             return "start failed"
-        proxy = GuardProxy(_policy)
+        headers = secrets["headers"]
+        proxy = GuardProxy(_policy, upstream=_upstream(secrets["proxyUrl"], options.get("allowHosts") or []))
         try:
             self.browser = launch(options.get("viewport") or DESKTOP, proxy,
                                   cdp_host=settings.FOLDRUN_BROWSER_CDP_HOST)

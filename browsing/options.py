@@ -36,7 +36,7 @@ ENGINES = ("chromium",)  # what the keeper launches; engines.json may list more 
 KNOWN = {"startUrl", "device", "viewport", "record", "headers", "credentials", "proxyUrl", "allowHosts",
          "idleTimeoutMs", "maxDurationMs", "engineId", "engineVersion", "engine", "waitForCapacityMs",
          "queueForCapacity", "block", "title"}
-_HOST = re.compile(r"^(\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*(:\d{1,5})?$")
+_HOST = re.compile(r"^(\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$")
 _FORBIDDEN_HEADERS = {"host", "content-length", "connection", "transfer-encoding", "proxy-authorization",
                       "upgrade", "te", "trailer", "keep-alive"}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import selectors
 import socket
 import threading
+from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import urlsplit
 
@@ -15,6 +16,15 @@ from .guard import NoSuchHost, PrivateAddress, ResolveTimeout
 
 class Refused(Exception):
     """A host a policy will not let the browser reach (outside allowed_domains), the reason said in it."""
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """A user's own HTTP proxy that some hosts are reached through."""
+
+    host: str
+    port: int
+    authorization: str = ""  # the Proxy-Authorization value, when the proxy wants one
 
 
 class GuardProxy:
@@ -29,8 +39,12 @@ class GuardProxy:
     recorded in `refusals`.
     """
 
-    def __init__(self, policy: Callable[[str, int], list[str]]) -> None:
+    def __init__(self, policy: Callable[[str, int], list[str]],
+                 upstream: Callable[[str], "Upstream | None"] | None = None) -> None:
         self.policy = policy
+        # For some hosts, the user's own proxy: `upstream(host)` names it, and the connection to that proxy
+        # (not to the host, which only the proxy reaches) is the one `policy` checks.
+        self.upstream = upstream
         self.refusals: list[tuple[str, str]] = []
         self._server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -83,17 +97,21 @@ class GuardProxy:
                 parts = urlsplit(target)
                 host, port = parts.hostname or "", parts.port or 80
             host = host.strip("[]")
+            hop = self.upstream(host) if self.upstream is not None else None
             try:
-                addresses = self.policy(host, port)
+                addresses = self.policy(hop.host, hop.port) if hop else self.policy(host, port)
             except (Refused, PrivateAddress, NoSuchHost, ResolveTimeout) as exc:
                 self.refusals.append((host, str(exc)))
                 body = f"refused by foldrun: {exc}".encode()
                 conn.sendall(b"HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n"
                              b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
                 return
-            upstream = self._connect(addresses, port)
+            upstream = self._connect(addresses, hop.port if hop else port)
             if upstream is None:
                 conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                return
+            if hop is not None:
+                self._through(hop, conn, upstream, method, target, version, lines, rest)
                 return
             if method == "CONNECT":
                 conn.sendall(b"HTTP/1.1 200 Connection Established\r\n\r\n")
@@ -117,6 +135,34 @@ class GuardProxy:
                         sock.close()
                     except OSError:
                         pass
+
+    def _through(self, hop: Upstream, conn: socket.socket, upstream: socket.socket, method: str, target: str,
+                 version: str, lines: list[bytes], rest: bytes) -> None:
+        """The browser's request handed on to the user's proxy (a tunnel asked of it, or the request as is)."""
+        auth = [f"Proxy-Authorization: {hop.authorization}".encode("latin-1")] if hop.authorization else []
+        kept = [line for line in lines[1:] if not line.lower().startswith((b"proxy-connection:",
+                                                                           b"proxy-authorization:"))]
+        if method != "CONNECT":
+            upstream.sendall(b"\r\n".join([lines[0], *kept, *auth]) + b"\r\n\r\n" + rest)
+            self._pipe(conn, upstream)
+            return
+        upstream.sendall(b"\r\n".join([f"CONNECT {target} {version}".encode("latin-1"),
+                                        f"Host: {target}".encode("latin-1"), *auth]) + b"\r\n\r\n")
+        answer = b""
+        while b"\r\n\r\n" not in answer and len(answer) < 65536:
+            chunk = upstream.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+        head, _, early = answer.partition(b"\r\n\r\n")
+        status = head.split(b" ", 2)[1:2]
+        if status != [b"200"]:
+            conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+            return
+        conn.sendall(b"HTTP/1.1 200 Connection Established\r\n\r\n" + early)
+        if rest:
+            upstream.sendall(rest)
+        self._pipe(conn, upstream)
 
     @staticmethod
     def _connect(addresses: list[str], port: int) -> socket.socket | None:

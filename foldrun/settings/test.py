@@ -3,8 +3,6 @@ Redis in CI, SQLite and the filesystem broker by default)."""
 import os
 import uuid
 
-from foldrun.env import env_bool
-
 from .base import *  # noqa: F401,F403
 from .base import DATA_DIR, DATABASES
 
@@ -13,7 +11,7 @@ EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 ACCOUNT_EMAIL_VERIFICATION = "none"
 # Loopback stand-ins for providers, receivers and search APIs live on 127.0.0.1. A test that proves a
 # refusal starts its worker with FOLDRUN_TEST_ALLOW_PRIVATE_URLS=0.
-FOLDRUN_ALLOW_PRIVATE_URLS = env_bool("FOLDRUN_TEST_ALLOW_PRIVATE_URLS", True)
+FOLDRUN_ALLOW_PRIVATE_URLS = os.environ.get("FOLDRUN_TEST_ALLOW_PRIVATE_URLS", "1") != "0"
 FOLDRUN_VAULT_KEYS = ["dGVzdC1rZXktZm9yLWZvbGRydW4tdGVzdHMtMzJieXQ="]
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 (DATA_DIR / "static").mkdir(exist_ok=True)  # WhiteNoise warns about a missing STATIC_ROOT

@@ -19,7 +19,9 @@ from browsing.errors import SessionError
 from browsing.models import BrowserSession
 from browsing.sweep import sweep
 from tests.conftest import wait_for
+from foldrun.net.proxy import GuardProxy
 from tests.fakes.test_site import EMAIL, PASSWORD
+from tests.fakes.website import html
 
 pytestmark = pytest.mark.e2e
 
@@ -153,3 +155,46 @@ def test_a_page_of_a_live_session_cannot_open_loopback_without_the_opt_in(guarde
     assert "non-public addresses cannot be called" in caught.value.message
     assert not any("/login" in seen for seen in site.seen)
     do_stop_session(account, session.public_id)
+
+
+def echo_gate(request: dict):
+    gate = {k.lower(): v for k, v in (request.get("headers") or {}).items()}.get("x-gate", "none")
+    return html(f"<html><head><title>gate</title></head><body><p id=gate>{gate}</p></body></html>".encode())
+
+
+def test_extra_headers_go_only_to_the_host_they_name(session_worker, account, site):
+    site.routes["/gate"] = echo_gate
+    port = urlsplit(site.url).port
+    session = open_session(account, {"headers": [{"host": "localhost", "name": "X-Gate", "value": "open-sesame"}]})
+    with attach(session) as page:
+        navigate(page, f"http://localhost:{port}/gate")
+        named = page.inner_text("#gate")
+        navigate(page, f"http://127.0.0.1:{port}/gate")
+        other = page.inner_text("#gate")
+    do_stop_session(account, session.public_id)
+    assert (named, other) == ("open-sesame", "none")
+    stored = BrowserSession.objects.get(pk=session.pk)
+    assert "open-sesame" not in repr(stored.options) and b"open-sesame" not in bytes(stored.sealed_headers)
+
+
+def test_allow_hosts_are_reached_through_the_users_own_proxy(session_worker, account, site):
+    site.routes["/gate"] = echo_gate
+    port = urlsplit(site.url).port
+    asked: list[str] = []
+
+    def users_proxy_policy(host: str, _port: int) -> list[str]:
+        asked.append(host)
+        return ["127.0.0.1"]  # the user's proxy knows where staging.internal is; nothing else does
+
+    users_proxy = GuardProxy(users_proxy_policy)
+    try:
+        session = open_session(account, {"proxyUrl": users_proxy.url, "allowHosts": ["staging.internal"]})
+        with attach(session) as page:
+            navigate(page, f"http://staging.internal:{port}/gate")
+            through = page.title()
+            navigate(page, f"http://127.0.0.1:{port}/gate")
+        do_stop_session(account, session.public_id)
+    finally:
+        users_proxy.close()
+    assert through == "gate"
+    assert set(asked) == {"staging.internal"}  # the direct host did not go through the user's proxy
