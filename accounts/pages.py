@@ -12,7 +12,6 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import OuterRef, Q, Subquery
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -20,7 +19,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from foldrun.api import ApiError
-from foldrun.contract.desk import AGENT, FLOW, classify
+
+from library.pages_home import workspace_rows
 
 from . import actions as account_actions
 from .access import current_membership
@@ -53,38 +53,6 @@ def _no_account(request: HttpRequest) -> HttpResponse:
 
 
 # ---------------------------------------------------------------- queries
-
-
-def workspace_rows(membership: Membership) -> list[dict[str, Any]]:
-    """Each workspace of the account with its agent/flow counts and last revision."""
-    from library.models import Changeset, LibraryFile
-
-    workspaces = list(Workspace.objects.filter(account_id=membership.account_id).order_by("name"))
-    counts: dict[int, dict[str, int]] = {w.pk: {AGENT: 0, FLOW: 0} for w in workspaces}
-    paths = LibraryFile.objects.filter(
-        account_id=membership.account_id, workspace__isnull=False, deleted=False
-    ).filter(Q(path__startswith="agents/") | Q(path__startswith="flows/")).values_list("workspace_id", "path")
-    for workspace_id, path in paths:
-        kind, _, _ = classify(path)
-        if kind in (AGENT, FLOW) and workspace_id in counts:
-            counts[workspace_id][kind] += 1
-    # Each workspace's newest changeset, in two queries whatever their number.
-    newest = Changeset.objects.filter(workspace=OuterRef("pk")).order_by("-number").values("pk")[:1]
-    last_pks = dict(
-        Workspace.objects.filter(pk__in=[w.pk for w in workspaces])
-        .annotate(last_pk=Subquery(newest)).values_list("pk", "last_pk")
-    )
-    by_pk = Changeset.objects.select_related("author").in_bulk([pk for pk in last_pks.values() if pk])
-    last = {ws_pk: by_pk[pk] for ws_pk, pk in last_pks.items() if pk}
-    return [
-        {
-            "workspace": w,
-            "agents": counts[w.pk][AGENT],
-            "flows": counts[w.pk][FLOW],
-            "last": last.get(w.pk),
-        }
-        for w in workspaces
-    ]
 
 
 def member_rows(membership: Membership) -> list[Membership]:

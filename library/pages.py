@@ -26,10 +26,9 @@ from accounts.models import Membership, Workspace
 from foldrun.contract.desk import Desk, make_document
 from foldrun.contract.model import flow_of
 from foldrun.contract.resolve import granted_tools
-from foldrun.engine.needs import secrets_needed
 from foldrun.gallery import gallery_files
 from runs.pages_workspace import chart_data, recent_runs
-from vault.actions import secrets_for
+from vault.pages import needed_secrets
 
 from . import services
 from .actions import GalleryError, WriteRefused, do_edit_file, do_install_gallery_tool, do_rollback, files_at
@@ -446,18 +445,11 @@ def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
         "total_size": sum(sizes.values()),
         "file_count": len(sizes),
         "changesets": changesets,
-        "needed_secrets": _needed_secrets(workspace),
+        "needed_secrets": needed_secrets(workspace),
     }
     # The runs app's part: recent runs, Run buttons, the runs-per-day chart.
     context.update({"recent_runs": recent_runs(workspace), "chart": chart_data(workspace), "has_runs": True})
     return render(request, "library/workspace.html", context)
-
-
-def _needed_secrets(workspace: Workspace) -> list[dict]:
-    """The secrets the desk's agents need, each with who asks and whether the vault (workspace or account) holds it."""
-    held = set(secrets_for(workspace.account, workspace).values_list("name", flat=True))
-    needed = secrets_needed(services.desk_for_scope(workspace.account, workspace))
-    return [{"name": name, "where": ", ".join(where), "missing": name not in held} for name, where in needed.items()]
 
 
 @login_required

@@ -12,7 +12,10 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from accounts.access import current_membership, workspace_for_user
+from accounts.models import Workspace
 from foldrun.api import ApiError
+from foldrun.engine.needs import secrets_needed
+from library.services import desk_for_scope
 from vault import actions, connect, oauth
 from vault.crypto import VaultKeyError
 from vault.models import BROKEN_VERDICTS, ProviderCheck
@@ -124,3 +127,10 @@ def connect_start(request: HttpRequest, ws: str | None = None) -> HttpResponse:
         messages.error(request, exc.message)
         return redirect(_back(workspace))
     return redirect(started["consent_url"])
+
+
+def needed_secrets(workspace: Workspace) -> list[dict]:
+    """The secrets the desk's agents need, each with who asks and whether the vault (workspace or account) holds it."""
+    held = set(actions.secrets_for(workspace.account, workspace).values_list("name", flat=True))
+    needed = secrets_needed(desk_for_scope(workspace.account, workspace))
+    return [{"name": name, "where": ", ".join(where), "missing": name not in held} for name, where in needed.items()]
