@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from foldrun import mail
 from foldrun.api import ApiError
 
 from .models import (
@@ -204,14 +205,8 @@ def _send_invite_mail(invite_pk: int, raw: str) -> None:
         f"{who} invited you to join {invite.account.name} on foldrun as {invite.role}.\n\n"
         f"Accept: {link}\n\nThe link works for {INVITE_DAYS} days. If you did not expect this, ignore it."
     )
-    try:  # invites always come from the platform's own sender
-        from notify.email import send_platform_mail  # type: ignore[attr-defined]
-    except ImportError:
-        from django.core.mail import send_mail
-
-        send_mail(subject, body, None, [invite.email])
-        return
-    send_platform_mail(to=invite.email, subject=subject, body=body, category="invites")
+    # Invites always come from the platform's own sender (notify's, asked through foldrun.mail).
+    mail.send_platform_mail(to=invite.email, subject=subject, body=body, category="invites")
 
 
 @transaction.atomic

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from allauth.account.adapter import DefaultAccountAdapter
 
+from .actions import do_set_up_new_user
+
 
 class AccountAdapter(DefaultAccountAdapter):
     def save_user(self, request, user, form, commit=True):
         user = super().save_user(request, user, form, commit=commit)
         if commit:
-            from .actions import do_set_up_new_user
-
             do_set_up_new_user(user)
         return user

@@ -7,7 +7,6 @@ class AccountsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import credits, pods, schema, signals  # noqa: F401
+        from . import pods, schema, signals  # noqa: F401
 
-        credits.connect()
         pods.connect()  # a reaped browser pod's line on the ledger

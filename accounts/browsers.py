@@ -15,6 +15,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from foldrun.web.browse import engines
+
 # Where each browser is looked for, first found wins. FOLDRUN_CHROMIUM names
 # the Chromium the web tool drives (foldrun/web/browse.py reads it too).
 _CANDIDATES: dict[str, tuple[str, ...]] = {
@@ -50,8 +52,6 @@ def browser_versions() -> dict[str, str]:
     """{"chromium": "156.0.8078.73", …} for each browser found; {} when there is none.
 
     What the install wrote down in engines.json first (foldrun/web/browse/engines.py); else each binary asked."""
-    from foldrun.web.browse import engines
-
     written = engines.versions()
     if written:
         return written

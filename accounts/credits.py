@@ -8,6 +8,8 @@ from decimal import Decimal
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from foldrun import mail
+
 from .models import Account, CreditCharge, Membership, Role
 
 ENDING_EVENTS = {"completed", "failed", "cancelled"}
@@ -55,8 +57,6 @@ def do_add_credits(account: Account, amount: Decimal) -> Account:
 
 
 def _send_low_balance_mail(account_pk: int) -> None:
-    from notify.outbox import queue_mail  # notify sits above accounts; the mail outbox, sent by its own task
-
     account = Account.objects.get(pk=account_pk)
     subject = f"foldrun: {account.name} is low on credits"
     body = (
@@ -65,7 +65,8 @@ def _send_low_balance_mail(account_pk: int) -> None:
     )
     owners = Membership.objects.filter(account=account, role=Role.OWNER).select_related("user")
     for membership in owners:
-        queue_mail(to=membership.user.email, subject=subject, body=body, category="low-balance", platform=True)
+        # Into notify's outbox, in this transaction; notify sits above accounts, so asked through foldrun.mail.
+        mail.queue_platform_mail(to=membership.user.email, subject=subject, body=body, category="low-balance")
 
 
 def charge_finished_run(sender, run, event: str, **kwargs) -> None:
@@ -73,8 +74,3 @@ def charge_finished_run(sender, run, event: str, **kwargs) -> None:
         do_charge_run(run)
 
 
-def connect() -> None:
-    """Called from AccountsConfig.ready (runs' models must be loaded first)."""
-    from runs.signals import run_event
-
-    run_event.connect(charge_finished_run, dispatch_uid="accounts.credits.charge_run")

@@ -18,14 +18,14 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
+from foldrun import pageparts
 from foldrun.api import ApiError
-
-from library.pages_home import workspace_rows
 
 from . import actions as account_actions
 from .access import current_membership
 from .connect import mcp_setup
 from .models import NAME_RULE, ApiToken, Invite, Membership, Profile, Role, Workspace
+from .signals import home_parts
 
 # The raw token minted by a POST waits here for the one page that shows it.
 _FRESH_TOKEN_KEY = "foldrun_fresh_token"
@@ -98,13 +98,9 @@ def home(request: HttpRequest) -> HttpResponse:
     if membership is None:
         return _no_account(request)
     context = _context(request, membership, "home")
-    context["workspaces"] = workspace_rows(membership)
-    try:  # the runs app's part: what waits for a person, and the latest runs of every workspace
-        from runs.pages_workspace import account_runs
-
-        context.update(account_runs(membership.account))
-    except ImportError:
-        pass
+    # The apps above accounts fill in their parts: library the workspaces with their counts, runs what
+    # waits for a person and the latest runs of every workspace.
+    context.update(pageparts.fill(home_parts, Membership, membership=membership))
     return render(request, "accounts/home.html", context)
 
 

@@ -18,6 +18,7 @@ from foldrun.api import ApiError
 
 from . import actions
 from .access import ScopedAPIView
+from .browsers import browser_versions
 from .models import ApiToken, Invite, Membership, Workspace
 from .serializers import (InviteSerializer, MemberSerializer, TokenSerializer, WorkspaceDetailSerializer,
                           WorkspaceSerializer)
@@ -69,8 +70,6 @@ class VersionView(APIView):
 
     @extend_schema(responses=_VERSION)
     def get(self, request):
-        from .browsers import browser_versions
-
         answer: dict = {"version": foldrun.__version__, "api": 1}
         versions = browser_versions()
         if versions:

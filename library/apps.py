@@ -24,3 +24,9 @@ class LibraryConfig(AppConfig):
 
     def ready(self) -> None:
         post_migrate.connect(_follow_the_gallery, sender=self, dispatch_uid="library.follow_the_gallery")
+        # The registry loader: the home page's workspace rows (accounts does not import library).
+        from accounts.signals import home_parts
+
+        from .pages_home import home_part
+
+        home_parts.connect(home_part, dispatch_uid="library.home_part")

@@ -23,16 +23,16 @@ from django.views.decorators.http import require_POST
 
 from accounts.access import current_membership, workspace_for_user
 from accounts.models import Membership, Workspace
+from foldrun import pageparts
 from foldrun.contract.desk import Desk, make_document
 from foldrun.contract.model import flow_of
 from foldrun.contract.resolve import granted_tools
 from foldrun.gallery import gallery_files
-from runs.pages_workspace import chart_data, recent_runs
-from vault.pages import needed_secrets
 
 from . import services
 from .actions import GalleryError, WriteRefused, do_edit_file, do_install_gallery_tool, do_rollback, files_at
 from .models import Changeset, LibraryFile, Revision, scope_key_for
+from .signals import workspace_parts
 
 
 def _membership(request: HttpRequest) -> Membership:
@@ -445,10 +445,10 @@ def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
         "total_size": sum(sizes.values()),
         "file_count": len(sizes),
         "changesets": changesets,
-        "needed_secrets": needed_secrets(workspace),
     }
-    # The runs app's part: recent runs, Run buttons, the runs-per-day chart.
-    context.update({"recent_runs": recent_runs(workspace), "chart": chart_data(workspace), "has_runs": True})
+    # The apps above library fill in their parts: vault the secrets the desk needs and whether they are
+    # held, runs its recent runs, Run buttons and runs-per-day chart.
+    context.update(pageparts.fill(workspace_parts, Workspace, workspace=workspace))
     return render(request, "library/workspace.html", context)
 
 

@@ -1,6 +1,7 @@
-"""The library's part of the home page: each workspace of the account with
-its agent and flow counts and its newest changeset (three queries whatever
-the number of workspaces)."""
+"""The library's part of the home page (`accounts.signals.home_parts`,
+connected in LibraryConfig.ready): each workspace of the account with its
+agent and flow counts and its newest changeset (three queries whatever the
+number of workspaces)."""
 from __future__ import annotations
 
 from typing import Any
@@ -41,3 +42,7 @@ def workspace_rows(membership: Membership) -> list[dict[str, Any]]:
         }
         for w in workspaces
     ]
+
+
+def home_part(sender, membership: Membership, **kwargs: Any) -> dict[str, Any]:
+    return {"workspaces": workspace_rows(membership)}

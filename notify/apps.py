@@ -7,4 +7,5 @@ class NotifyConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import receivers  # noqa: F401 — connects to runs' run_event
+        # The registry loader: connects to runs' run_event, the Triggers tab's part and platform mail.
+        from . import receivers  # noqa: F401

@@ -185,3 +185,8 @@ def profile_notifications(request: HttpRequest) -> HttpResponse:
     return render(request, "notify/profile.html", {
         "section": "profile", "categories": preferences_for(request.user.email, workspaces),
     })
+
+
+def triggers_part(sender, request: HttpRequest, workspace: Workspace, **kwargs) -> dict:
+    """notify's part of the Triggers tab (`runs.signals.triggers_parts`, connected in NotifyConfig.ready)."""
+    return {**deliveries_context(request, workspace), "has_deliveries": True}

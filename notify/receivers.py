@@ -1,9 +1,13 @@
-"""The runs engine's events, heard inside the run's own transaction.
+"""What notify hears from the apps below it (it sits on top; they never import it).
 
 `run_event_recorded` is sent by `runs.signals.emit` in the transaction that
 changed the run, so what an event sends — its deliveries and its outbox mail
 — is written with the run's change or not at all, and attempted by workers
-once it commits. Nothing here sends or waits on a receiver.
+once it commits; nothing sends or waits on a receiver there.
+
+`foldrun.mail.platform_mail` is the platform mail accounts and vault ask for
+(invites, low balance, broken provider keys); `runs.signals.triggers_parts`
+gets the outbound deliveries' part of the Triggers tab.
 """
 from __future__ import annotations
 
@@ -12,9 +16,13 @@ import logging
 from django.db import transaction
 from django.dispatch import receiver
 
-from runs.signals import run_event_recorded
+from foldrun.mail import platform_mail
+from runs.signals import run_event_recorded, triggers_parts
 
+from .email import send_platform_mail
 from .events import handle_run_event
+from .outbox import queue_mail
+from .pages import triggers_part
 
 log = logging.getLogger(__name__)
 
@@ -31,3 +39,16 @@ def on_run_event(sender, run, event, step=None, approval=None, **kwargs) -> None
             handle_run_event(run, event, approval)
     except Exception:
         log.exception("notification for %s %s failed", run.public_id, event)
+
+
+@receiver(platform_mail, dispatch_uid="notify.platform_mail")
+def on_platform_mail(sender, to: str, subject: str, body: str, category: str, queued: bool, **kwargs) -> None:
+    """Mail an app below notify asked for (foldrun/mail.py): into the outbox in the caller's transaction,
+    or sent now from the platform's sender."""
+    if queued:
+        queue_mail(to=to, subject=subject, body=body, category=category, platform=True)
+    else:
+        send_platform_mail(to=to, subject=subject, body=body, category=category)
+
+
+triggers_parts.connect(triggers_part, dispatch_uid="notify.triggers_part")

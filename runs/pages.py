@@ -21,12 +21,18 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from accounts.access import current_membership, workspace_for_user
+from accounts.models import Workspace
+from foldrun import pageparts
 from foldrun.api import ApiError
+from foldrun.contract.desk import FLOW
+from foldrun.contract.model import flow_of
 
 from . import actions
 from . import pages_timeline as timeline
 from .models import Approval, ApprovalState, Run, RunStatus, Step, TraceEvent, Try, Verdict
 from .pages_trace import views as trace_views
+from .pages_workspace import flow_inputs, with_models
+from .signals import triggers_parts
 from .triggers import schedules_of
 
 
@@ -58,14 +64,10 @@ def runs_list(request: HttpRequest, ws: str) -> HttpResponse:
         runs = runs.filter(status=filters["status"])
     if filters["verdict"]:
         runs = runs.filter(verdict=filters["verdict"])
-    from .pages_workspace import with_models
-
     names = list(Run.objects.filter(workspace=workspace).order_by("name").values_list("name", flat=True).distinct())
     page = Paginator(runs.order_by("-created_at", "-pk").only(*LIST_FIELDS), PAGE_SIZE).get_page(
         request.GET.get("page"))
     query = "".join(f"{k}={quote(v)}&" for k, v in filters.items() if v)
-    from foldrun.contract.desk import FLOW
-
     desk = actions.desk_at(workspace, None)
     flows = sorted(d.name for d in desk.of_kind(FLOW) if d.parsed is not None)
     return render(request, "runs/list.html", {
@@ -82,8 +84,6 @@ def start_page(request: HttpRequest, ws: str) -> HttpResponse:
     membership, workspace = _scope(request, ws)
     if not membership.can_write:
         raise PermissionDenied(f"Your role ({membership.role}) can read this account but not change it.")
-    from .pages_workspace import flow_inputs
-
     back = "workspace" if request.POST.get("back") == "workspace" else "runs-list"
     try:
         run = actions.check_start_run(workspace=workspace, user=request.user, flow=request.POST.get("flow") or None,
@@ -228,9 +228,6 @@ def decide_page(request: HttpRequest, ws: str, run_id: str, index: int, decision
 def triggers_page(request: HttpRequest, ws: str) -> HttpResponse:
     """What starts this workspace's runs: schedules (with next fire times), inbound webhook URLs, and — at
     the end — the outbound webhook deliveries (the notifications app's partial)."""
-    from foldrun.contract.desk import FLOW
-    from foldrun.contract.model import flow_of
-
     membership, workspace = _scope(request, ws)
     desk = actions.desk_at(workspace, None)
     hooks = []
@@ -244,11 +241,7 @@ def triggers_page(request: HttpRequest, ws: str) -> HttpResponse:
                           "secret": flow.webhook.get("secret") or ""})
     context = {"section": "home", "workspace": workspace, "schedules": schedules_of(workspace), "hooks": hooks,
                "can_write": membership.can_write}
-    try:
-        from notify.pages import deliveries_context
-
-        context.update(deliveries_context(request, workspace))
-        context["has_deliveries"] = True
-    except ImportError:  # the notifications app is optional here
-        context["has_deliveries"] = False
+    # notify's part: the outbound deliveries (has_deliveries says whether an app answered).
+    context["has_deliveries"] = False
+    context.update(pageparts.fill(triggers_parts, Workspace, request=request, workspace=workspace))
     return render(request, "runs/triggers.html", context)

@@ -14,14 +14,14 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from foldrun.api import ApiError
+from foldrun.contract.desk import AGENT, TOOL
 
 from . import actions
 from .pages import _scope
+from .tooltest import run_tool_test
 
 
 def _tools(workspace) -> tuple[list[dict], list[str]]:
-    from foldrun.contract.desk import AGENT, TOOL
-
     desk = actions.desk_at(workspace, None)
     seen: dict[str, dict] = {}
     for scope in ("workspace", "library", "gallery"):
@@ -47,8 +47,6 @@ def tools_page(request: HttpRequest, ws: str) -> HttpResponse:
 
 
 def _test(workspace, form) -> dict:
-    from .tooltest import run_tool_test
-
     tool, agent, raw = str(form.get("tool") or ""), str(form.get("agent") or "") or None, form.get("arguments") or "{}"
     shown = {"tool": tool, "agent": agent or "", "arguments": raw}
     try:

@@ -10,7 +10,7 @@ from django.db.models import Count, Sum
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from .models import Run, RunStatus
+from .models import Run, RunStatus, TraceEvent
 
 DAYS = 14
 RECENT = 10
@@ -60,8 +60,6 @@ def flow_inputs(start_post) -> dict[str, str]:
 def with_models(runs: list[Run]) -> list[Run]:
     """Each run gets `.models` — the models its free runs asked (one query for the page), so a run charged
     nothing says "no price known for stub-model" rather than a bare $0.0000."""
-    from .models import TraceEvent
-
     free = [r.pk for r in runs if not r.cost_usd]
     found: dict[int, set[str]] = {}
     if free:
@@ -82,3 +80,13 @@ def account_runs(account) -> dict:
     waiting = list(base.filter(status=RunStatus.AWAITING_APPROVAL).order_by("created_at", "pk")[:10])
     latest = with_models(list(base.order_by("-created_at", "-pk")[:8]))
     return {"waiting_runs": waiting, "latest_runs": latest}
+
+
+def home_part(sender, membership, **kwargs) -> dict:
+    """The runs part of the home page (`accounts.signals.home_parts`, connected in RunsConfig.ready)."""
+    return account_runs(membership.account)
+
+
+def workspace_part(sender, workspace, **kwargs) -> dict:
+    """The runs part of the workspace page (`library.signals.workspace_parts`, connected in RunsConfig.ready)."""
+    return {"recent_runs": recent_runs(workspace), "chart": chart_data(workspace), "has_runs": True}

@@ -68,3 +68,8 @@ def emit(run, event: str, *, step=None, approval=None) -> None:
                 log.error("run_event receiver %r failed for %s %s: %r", receiver, run.public_id, event, result)
 
     transaction.on_commit(send)
+
+
+# Sent by the Triggers tab with `request` and `workspace` (found through the requester's
+# membership); notify connects the outbound deliveries' part (foldrun/pageparts.py).
+triggers_parts = Signal()

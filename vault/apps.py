@@ -10,6 +10,11 @@ class VaultConfig(AppConfig):
     def ready(self) -> None:
         checks.register(check_vault_keys, "vault")
         import vault.boundary  # noqa: F401 — keeps httpx's URL-bearing INFO lines out of the logs
+        # The registry loader: the workspace page's needed secrets (library does not import vault).
+        from library.signals import workspace_parts
+        from vault.pages import workspace_part
+
+        workspace_parts.connect(workspace_part, dispatch_uid="vault.workspace_part")
 
 
 def check_vault_keys(app_configs=None, **kwargs):

@@ -134,3 +134,8 @@ def needed_secrets(workspace: Workspace) -> list[dict]:
     held = set(actions.secrets_for(workspace.account, workspace).values_list("name", flat=True))
     needed = secrets_needed(desk_for_scope(workspace.account, workspace))
     return [{"name": name, "where": ", ".join(where), "missing": name not in held} for name, where in needed.items()]
+
+
+def workspace_part(sender, workspace: Workspace, **kwargs) -> dict:
+    """The vault's part of the workspace page (`library.signals.workspace_parts`, connected in VaultConfig.ready)."""
+    return {"needed_secrets": needed_secrets(workspace)}

@@ -27,9 +27,9 @@ from foldrun.providers.client import (
 from foldrun.providers.probe import format_probe, run_probe
 from foldrun.contract.desk import AGENT, AGENTS_MD, classify
 from foldrun.contract.frontmatter import split_frontmatter
+from foldrun import mail
 from foldrun.leases import Heartbeat
 from library.actions import files_at
-from notify.outbox import queue_mail
 from vault import actions
 from vault.models import BROKEN_VERDICTS, ProviderCheck, Verdict
 from vault.serializers import check_data
@@ -293,7 +293,7 @@ def _report(account: Account, rows: list[ProviderCheck]) -> None:
     for owner in owners:
         if owner:  # the account category: always on, but still asked at send time
             # The mail outbox: written with the verdicts, sent by its own task once they commit.
-            queue_mail(to=owner, subject=subject, body=body, category="account", platform=True)
+            mail.queue_platform_mail(to=owner, subject=subject, body=body, category="account")
     ProviderCheck.objects.filter(pk__in=[row.pk for row in rows]).update(reported_at=timezone.now())
 
 

@@ -5,6 +5,7 @@ files are not written again, so no new revision appears).
 """
 from __future__ import annotations
 
+from allauth.account.models import EmailAddress
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
@@ -14,7 +15,7 @@ from accounts.actions import do_create_workspace
 from accounts.models import Account, Membership, Profile, Role, Workspace
 from foldrun.contract.paths import read_folder
 from foldrun.demo import RANK_DESK
-from library.actions import FileWrite, do_write_files
+from library.actions import FileWrite, do_install_gallery_tool, do_write_files
 
 DEMO_EMAIL = "demo@foldrun.dev"
 DEMO_PASSWORD = "demo-password-123"
@@ -44,8 +45,6 @@ class Command(BaseCommand):
         shared = do_write_files(account=account, workspace=None, writes=library_writes, kind="push",
                                 message="shared tools", author=user)
         # A copy of the gallery's `web` in the library, so the page shows its mark.
-        from library.actions import do_install_gallery_tool
-
         gallery = do_install_gallery_tool(account=account, workspace=None, name="web", author=user)
         desk_writes = [FileWrite(path=p, content=t) for p, t in sorted(files.items()) if p not in LIBRARY_ONLY]
         pushed = do_write_files(account=account, workspace=workspace, writes=desk_writes, kind="push",
@@ -74,8 +73,6 @@ class Command(BaseCommand):
             membership = Membership.objects.create(account=account, user=user, role=Role.OWNER)
         Profile.objects.update_or_create(user=user, defaults={"current_account": membership.account})
         # Signing in by email goes through allauth's address book; mark it verified.
-        from allauth.account.models import EmailAddress
-
         EmailAddress.objects.update_or_create(
             user=user, email=DEMO_EMAIL, defaults={"verified": True, "primary": True}
         )
