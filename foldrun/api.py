@@ -15,34 +15,11 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from .errors import NOT_FOUND_MESSAGE, ApiError, NotFound  # noqa: F401 - the API's names for them
+
 log = logging.getLogger(__name__)
 
 
-class ApiError(exceptions.APIException):
-    """An error with a stable code, a sentence for people and optional details."""
-
-    status_code = status.HTTP_400_BAD_REQUEST
-    default_code = "bad_request"
-
-    def __init__(self, message: str, *, code: str | None = None, status_code: int | None = None,
-                 details: Any = None) -> None:
-        super().__init__(detail=message, code=code or self.default_code)
-        self.code = code or self.default_code
-        self.message = message
-        self.details = details if details is not None else {}
-        if status_code is not None:
-            self.status_code = status_code
-
-
-class NotFound(ApiError):
-    status_code = status.HTTP_404_NOT_FOUND
-    default_code = "not_found"
-
-    def __init__(self, message: str = "Not found.") -> None:
-        super().__init__(message)
-
-
-NOT_FOUND_MESSAGE = "Not found."
 
 
 def _first_message(detail: Any) -> str:

@@ -5,6 +5,8 @@ from typing import Any
 
 from rest_framework.parsers import JSONParser
 
+from .errors import ApiError
+
 
 def _not_text(value: Any, where: str = "") -> str | None:
     """Where in a parsed body a string holds a NUL or a lone surrogate, or None."""
@@ -41,8 +43,6 @@ class TextJSONParser(JSONParser):
         data = super().parse(stream, media_type, parser_context)
         where = _not_text(data)
         if where is not None:
-            from foldrun.api import ApiError  # here: foldrun.api imports DRF's views, which read this setting
-
             raise ApiError(f"{where}: text may not hold a NUL character or a lone surrogate.", code="invalid",
                            details={"field": where})
         return data

@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import shlex
 
+from .main import build_parser
+
 ROOT = "_"  # the table's key for the top level (bash refuses an empty subscript)
 
 
@@ -69,8 +71,6 @@ def zsh_script(parser: argparse.ArgumentParser) -> str:
 
 
 def cmd_completion(args, ctx) -> int:
-    from .main import build_parser
-
     parser = build_parser(ctx.out)
     print(bash_script(parser) if args.shell == "bash" else zsh_script(parser), end="")
     return 0

@@ -13,8 +13,10 @@ from typing import Any, Iterable
 import httpx
 from foldrun.contract import Desk, Finding, check, platform_from_versions
 from foldrun.contract.paths import IGNORED_DIRS, PathError, is_ignored, normalise_path, read_folder
+from foldrun.gallery import gallery_files
 
 from .client import LONG_TIMEOUT, ApiFailure, CliError, quote_path
+from .loader import laptop
 from .output import short_time
 
 TEMPLATES = Path(__file__).parent / "templates" / "desk"
@@ -233,8 +235,6 @@ def local_desk(root: Path, library: Path | None = None) -> Desk:
     """The desk in `root` as the server would see it: the gallery shelf shipped
     with this package beneath it, and a local copy of the account library
     when one is given."""
-    from foldrun.gallery import gallery_files
-
     library_files = read_folder(_desk_root(str(library))) if library is not None else {}
     return Desk.from_folder(root, library=library_files, gallery=gallery_files())
 
@@ -256,7 +256,7 @@ def cmd_check(args, ctx) -> int:
     root = _desk_root(args.path)
     desk = local_desk(root, args.library)
     findings = check(desk, mode="check", platform=server_platform(ctx))
-    needed = needed_secrets(ctx, desk, args.to or _stored_workspace(root))
+    needed = laptop().needed_secrets(ctx, desk, args.to or _stored_workspace(root))
     errors = sum(1 for f in findings if f.level == "error")
     if ctx.out.json_mode:
         # The server's check answer (ok, errors, warnings, findings), and what the human output says on stderr.
@@ -270,35 +270,6 @@ def cmd_check(args, ctx) -> int:
         for line in needed_secret_lines(needed):
             ctx.out.note(line)
     return 1 if errors else 0
-
-
-def _vault_names(ctx, workspace: str | None) -> tuple[set[str] | None, str, str]:
-    """The names the vault that runs will read holds, how a sentence names it, and the flag that sets one."""
-    if workspace and ctx.signed_in:
-        try:
-            rows = ctx.api.list(f"/api/workspaces/{quote_path(workspace)}/secrets")
-            return {str(r.get("name")) for r in rows if isinstance(r, dict)}, f"the {workspace} vault", f"--to {workspace}"
-        except CliError:
-            return None, f"the {workspace} vault", f"--to {workspace}"
-    try:
-        from vault.local import LocalVault
-
-        return {str(r.get("name")) for r in LocalVault(ctx.config_dir).list()}, "the laptop vault", "--local"
-    except Exception:  # noqa: BLE001 - a laptop with no vault yet holds nothing
-        return set(), "the laptop vault", "--local"
-
-
-def needed_secrets(ctx, desk: Desk, workspace: str | None) -> list[dict[str, Any]]:
-    """Each secret the desk needs: its name, who asks for it, the vault its runs read, whether that vault
-    holds it (None when the vault could not be asked) and the command that sets it."""
-    from foldrun.engine.needs import secrets_needed
-
-    needed = secrets_needed(desk)
-    if not needed:
-        return []
-    held, vault, flag = _vault_names(ctx, workspace)
-    return [{"name": name, "for": list(where), "vault": vault, "set": None if held is None else name in held,
-             "fix": f"foldrun secrets set {name} {flag}"} for name, where in needed.items()]
 
 
 def needed_secret_lines(needed: list[dict[str, Any]]) -> list[str]:

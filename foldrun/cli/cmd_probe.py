@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
+
+import httpx
 
 from .client import CliError, quote_path
+from .loader import laptop
 from .output import short_time
 
 BROKEN = {"credential", "not-found", "unreachable", "provider-error"}
@@ -68,13 +70,11 @@ def _provider(text: str | None):
 def cmd_probe(args, ctx) -> int:
     provider = _provider(args.provider)
     if args.local:
-        return _probe_local(args, ctx, provider)
+        return laptop().probe_local(args, ctx, provider)
     path = f"/api/workspaces/{quote_path(args.to)}/probe" if args.to else "/api/probe"
     body: dict = {"model": args.model}
     if provider is not None:
         body["provider"] = provider
-    import httpx
-
     data = ctx.api.post(path, body, timeout=httpx.Timeout(300.0, connect=10.0))
     return _print_probe(ctx, data)
 
@@ -90,60 +90,6 @@ def _print_probe(ctx, data: dict) -> int:
         lines.append("the tool loop did not close: this model cannot drive an agent here as it stands")
     ctx.out.result(data, lines)
     return 0 if data.get("ok") else 1
-
-
-def desk_provider(root: Path):
-    """The provider block of the desk's AGENTS.md in `root` (None when it has none)."""
-    from foldrun.contract import Desk
-    from foldrun.contract.model import agents_md_of
-
-    path = root / "AGENTS.md"
-    if not path.is_file():
-        return None
-    defaults = agents_md_of(Desk(files={"AGENTS.md": path.read_text(encoding="utf-8")}))
-    return defaults.provider if defaults is not None else None
-
-
-def _probe_local(args, ctx, provider) -> int:
-    from foldrun.providers.client import (MissingSecret, ModelClient, ProviderConfigError, ProviderError,
-                                          ProviderRefusal, supply_from_block)
-    from foldrun.providers.probe import format_probe, run_probe
-    from vault.local import LocalVault
-
-    from vault.crypto import UndecryptableSecret, VaultKeyError
-    from vault.oauth import OAuthError
-
-    vault = LocalVault(ctx.config_dir)
-    if provider is None:
-        provider = desk_provider(Path(args.path))
-    block = provider if isinstance(provider, dict) else {"name": provider or "anthropic"}
-    block = {**block, "model": args.model}
-
-    def resolve(name: str) -> str | None:
-        # A key the laptop vault cannot open or refresh is refused by name, never read as empty.
-        try:
-            return vault.get(name)
-        except (UndecryptableSecret, VaultKeyError, OAuthError) as exc:
-            raise ProviderConfigError(str(exc)) from None
-
-    try:
-        supply = supply_from_block(block, resolve)
-    except MissingSecret as exc:
-        raise CliError(f"the provider key {exc.name} is not in the laptop vault — "
-                       f"foldrun secrets set {exc.name} --local") from None
-    except ProviderConfigError as exc:
-        raise CliError(str(exc)[0].upper() + str(exc)[1:] + " (the laptop vault: `foldrun secrets set NAME --local`).") from None
-    lines: list[str] = []
-    with ModelClient(supply, on_line=lines.append, timeout=120.0) as client:
-        try:
-            result = run_probe(client, provider=block)
-        except (ProviderRefusal, ProviderError) as exc:
-            message = exc.line if isinstance(exc, ProviderRefusal) else exc.message
-            return _print_probe(ctx, {"error": message, "endpoint": supply.endpoint(), "requests": client.requests})
-    data = result.as_dict()
-    data.update({"ok": result.closed, "endpoint": supply.endpoint(), "printed": format_probe(result, endpoint=supply.endpoint()),
-                 "lines": lines})
-    return _print_probe(ctx, data)
 
 
 def _print_search_engine(ctx, data: dict) -> int:

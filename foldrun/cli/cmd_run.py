@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from .client import CliError, quote_path
+from .loader import laptop
 from .workspace import desk_workspace
 from .output import short_time
 
@@ -81,7 +82,7 @@ def _ask_on_terminal(question: str) -> str | None:
 def cmd_run(args, ctx) -> int:
     inputs = _inputs(args.input)
     if args.local:
-        return _run_local(args, ctx, inputs)
+        return laptop().run_local(args, ctx, inputs)
     workspace = _workspace(args.to)
     run = ctx.api.post(f"/api/workspaces/{quote_path(workspace)}/runs",
                        json={"flow": args.flow, "inputs": inputs, "test": args.test, "trigger": "cli"})
@@ -127,64 +128,6 @@ def how_to_decide(ctx, workspace: str, run: dict) -> list[str]:
     return lines
 
 
-def _run_local(args, ctx, inputs: dict) -> int:
-    from foldrun.contract import Desk
-    from foldrun.engine.localrun import run_flow_local
-
-    root = Path(args.path).resolve()
-    if not root.is_dir():
-        raise CliError(f"{args.path} is not a folder; give the desk folder with --path.")
-    try:
-        from vault.local import LocalVault
-
-        secrets = {k: v for k, v in LocalVault(ctx.config_dir).values().items() if v is not None}
-    except Exception as exc:  # noqa: BLE001 - a laptop with no vault yet runs with no secrets
-        ctx.out.note(f"the laptop vault could not be read ({exc}); running with no secrets")
-        secrets = {}
-
-    def on_step(step: dict) -> None:
-        mark = "✓" if step["status"] == "completed" else "✗"
-        ctx.out.line(f"{mark} step {step['step']} [[{step['agent']}]] {step['status']}"
-                     + (f" — {step['error']}" if step["error"] else f" — {(step['output'].splitlines() or [''])[0][:120]}"))
-
-    record = run_flow_local(Desk.from_folder(root), args.flow, secrets=secrets, inputs=inputs, is_test=args.test,
-                            ask=_ask_on_terminal, on_step=None if ctx.out.json_mode else on_step, root=root,
-                            venv_cache=Path(ctx.config_dir) / "venvs")
-    runs = _runs_dir(ctx)
-    runs.mkdir(parents=True, exist_ok=True)
-    (runs / f"{record['id']}.json").write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8")
-    (runs / "last").write_text(record["id"], encoding="utf-8")
-    _notify_local(ctx, root, record, secrets)
-    _print_report(ctx, record)
-    return 0 if record["status"] == "completed" else 1
-
-
-# A laptop run's status → the notification event it is (cancelled tells no one).
-_LOCAL_EVENTS = {"completed": "completed", "failed": "failed", "awaiting-approval": "awaiting-approval"}
-
-
-def _notify_local(ctx, root: Path, record: dict, secrets: dict[str, str]) -> None:
-    """A laptop install sends the desk's webhook once, with the server's
-    headers, and keeps no log (spec: notifications.md)."""
-    from foldrun.contract import Desk
-    from notify.laptop import local_payload, notify_local_run
-
-    event = _LOCAL_EVENTS.get(record["status"])
-    if event == "completed" and record.get("verdict") == "BLOCKED":
-        event = "blocked"
-    if event is None:
-        return
-    payload = local_payload(
-        workspace=root.name, run_id=record["id"], flow=record["name"], status=record["status"],
-        verdict=record.get("verdict"), headline=record.get("headline", ""), summary=record.get("summary", ""),
-        cost_usd=float(record.get("cost_usd") or 0), started_at=record.get("started_at"),
-        finished_at=record.get("finished_at"),
-    )
-    outcome = notify_local_run(Desk.from_folder(root), event=event, payload=payload, secrets=secrets)
-    if outcome is not None and not outcome.ok:
-        ctx.out.note(f"the {event} notification was not delivered: {outcome.error or outcome.status_code}")
-
-
 def _server_record(run: dict) -> dict:
     steps = [{"step": s["label"], "agent": s["agent"], "status": s["status"], "attempt": s["attempt"],
               "cost_usd": s["cost_usd"], "tokens_in": s["tokens_in"], "tokens_out": s["tokens_out"],
@@ -194,12 +137,10 @@ def _server_record(run: dict) -> dict:
 
 
 def _print_report(ctx, record: dict) -> None:
-    from foldrun.engine.localrun import report_lines
-
     if ctx.out.json_mode:
         ctx.out.json(record)
         return
-    ctx.out.lines(report_lines(record))
+    ctx.out.lines(laptop().report_lines(record))
 
 
 def cmd_runs(args, ctx) -> int:

@@ -11,9 +11,12 @@ used; otherwise the workspace on the server (--to, else ./.foldrun/workspace).
 from __future__ import annotations
 
 import json
-from pathlib import Path
+
+import httpx
 
 from .client import CliError, quote_path
+from .cmd_run import _workspace
+from .loader import laptop
 
 
 def register(subparsers, common) -> None:
@@ -49,17 +52,13 @@ def parse_args(pairs: list[str]) -> dict:
 def cmd_tool_test(args, ctx) -> int:
     arguments = parse_args(args.arg)
     if args.local:
-        answer = _test_local(args, ctx, arguments)
+        answer = laptop().test_local(args, ctx, arguments)
     else:
-        from .cmd_run import _workspace
-
         body: dict = {"arguments": arguments}
         if args.agent:
             body["agent"] = args.agent
         if args.operation:
             body["operation"] = args.operation
-        import httpx
-
         answer = ctx.api.post(f"/api/workspaces/{quote_path(_workspace(args.to))}/tools/{quote_path(args.name)}/test",
                               body, timeout=httpx.Timeout(300.0, connect=10.0))
     if ctx.out.json_mode:
@@ -67,31 +66,3 @@ def cmd_tool_test(args, ctx) -> int:
     else:
         ctx.out.line(str(answer.get("result") or ""))
     return 0 if answer.get("ok") else 1
-
-
-def _test_local(args, ctx, arguments: dict) -> dict:
-    from foldrun.contract import Desk
-    from foldrun.engine.local import LocalHost
-    from foldrun.engine.resolve import ResolveError
-    from foldrun.engine.step import StepRequest
-    from foldrun.engine.tooltest import test_tool
-    from foldrun.gallery import gallery_files
-
-    root = Path(args.path).resolve()
-    if not root.is_dir():
-        raise CliError(f"{args.path} is not a folder; give the desk folder with --path.")
-    try:
-        from vault.local import LocalVault
-
-        secrets = {k: v for k, v in LocalVault(ctx.config_dir).values().items() if v is not None}
-    except Exception as exc:  # noqa: BLE001 - a laptop with no vault yet tests with no secrets
-        ctx.out.note(f"the laptop vault could not be read ({exc}); testing with no secrets")
-        secrets = {}
-    desk = Desk.from_folder(root, gallery=gallery_files())
-    request = StepRequest(run_id="tool-test", label="tool test", agent=args.agent or "tool-test", task="",
-                          allow_private_urls=True)
-    try:
-        return test_tool(desk, args.name, arguments, LocalHost(secrets), request, agent=args.agent,
-                         operation=args.operation)
-    except ResolveError as exc:
-        raise CliError(str(exc)) from None

@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from .client import CliError, quote_path
+from .loader import laptop
 from .output import short_time
 
 NAME_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
@@ -116,9 +117,7 @@ def _where_words(args) -> str:
 
 
 def _local(ctx):
-    from vault.local import LocalVault
-
-    return LocalVault(ctx.config_dir)
+    return laptop().LocalVault(ctx.config_dir)
 
 
 def _read_secret(prompt: str, *, allow_empty: bool = False) -> str:
@@ -249,8 +248,7 @@ def _open(url: str, ctx, no_browser: bool) -> None:
 
 
 def cmd_connect(args, ctx) -> int:
-    from vault import oauth
-
+    oauth = laptop().oauth
     name = _check_name(args.name)
     preset = oauth.OAUTH_PRESETS.get(args.provider)
     if preset is None and args.provider != "custom":

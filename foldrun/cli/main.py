@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Callable
 
+import foldrun
+from foldrun import cli as cli_package
 from foldrun import net
 
 from . import config as config_module
@@ -80,14 +82,10 @@ def _json_flag(parser: argparse.ArgumentParser) -> None:
 
 def command_modules() -> list[str]:
     """The names of every `foldrun.cli.cmd_*` module, in order."""
-    from foldrun import cli
-
-    return sorted(m.name for m in pkgutil.iter_modules(cli.__path__) if m.name.startswith("cmd_"))
+    return sorted(m.name for m in pkgutil.iter_modules(cli_package.__path__) if m.name.startswith("cmd_"))
 
 
 def build_parser(out: Output | None = None) -> argparse.ArgumentParser:
-    import foldrun
-
     common = Parser(add_help=False)
     _json_flag(common)
     parser = Parser(

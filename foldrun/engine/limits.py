@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
+from foldrun.contract.model import limit_key
+
 REFUSAL = "limit reached: {key} {used} of {limit} in this step — work with what you have, or say what more you would need"
 
 GROUP_OF_SDK = {"Read": "read", "Glob": "read", "Grep": "read", "Write": "write", "Edit": "write", "Bash": "code",
@@ -22,8 +24,6 @@ GROUP_OF_SDK = {"Read": "read", "Glob": "read", "Grep": "read", "Write": "write"
 
 def normalise_key(key: str) -> str:
     """`desk-email` and `desk_email` are the same key (the contract's `limit_key`)."""
-    from foldrun.contract.model import limit_key
-
     return limit_key(key)
 
 

@@ -11,6 +11,7 @@ from foldrun.providers.supply import MissingSecret as MissingProviderKey
 
 from .cost import response_cost
 from .errors import BudgetExceeded, MissingSecret, StepFailed
+from .httpclient import shared_http
 
 
 class LocalHost:
@@ -50,8 +51,6 @@ class LocalHost:
             # The line says where the key goes, so the next command is the fix.
             fix = f" — foldrun secrets set {exc.name} --local" if self.store == "laptop vault" else ""
             raise StepFailed(f"the provider key {exc.name} is not in the {self.store}{fix}") from None
-        from .httpclient import shared_http
-
         client = ModelClient(supply, http=shared_http(), timezone=timezone,
                              on_line=lambda line: self.trace("refusal", {"line": line}))
         self.clients.append(client)

@@ -20,6 +20,7 @@ from typing import Any
 
 from foldrun import incidents
 from foldrun.contract import Desk
+from foldrun.providers.refusal import step_timezone
 from foldrun.providers.supply import ProviderConfigError  # its message is the sentence
 
 from . import spend
@@ -149,8 +150,6 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
     messages: list[dict] = [{"role": "user", "content": task}]
     max_tokens = int(agent.meta.get("max_tokens") or DEFAULT_MAX_TOKENS)
     try:
-        from foldrun.providers.refusal import step_timezone
-
         zone = step_timezone(agent.meta.get("timezone"), request.timezone, agent.workspace_defaults.get("timezone"),
                              agent.account_defaults.get("timezone"))
         client = host.model_client(provider, timezone=zone)

@@ -8,7 +8,7 @@ import time
 from foldrun.contract import Desk
 from foldrun.contract.resolve import resolve_tool
 
-from .resolve import AgentSpec, ResolveError, ToolFile, _folder_files
+from .resolve import AgentSpec, ResolveError, ToolFile, _folder_files, resolve_agent
 from .sandbox import materialise
 from .context import Host, StepRequest
 from .errors import StepFailed
@@ -32,8 +32,6 @@ def test_tool(desk: Desk, tool_name: str, arguments: dict, host: Host, request: 
     if agent:
         # As that agent would call it: its frontmatter (a `web:` block, language:, provider:) and the
         # workspace's and account's defaults — with only the tool under test offered.
-        from .resolve import resolve_agent
-
         named = resolve_agent(desk, agent)
         spec = AgentSpec(name=named.name, meta=named.meta, body="", path=named.path, tools=[tool_name], builtin=set(),
                          tool_files=[tool_file], mcp_inline={}, skills=[], account_defaults=named.account_defaults,
