@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import secrets
 
-from django.utils.deconstruct import deconstructible
-
 _ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"  # Crockford: no i, l, o, u
 
 
@@ -12,13 +10,17 @@ def new_id(prefix: str, length: int = 16) -> str:
     return f"{prefix}_" + "".join(secrets.choice(_ALPHABET) for _ in range(length))
 
 
-@deconstructible
 class PublicId:
     """A field default: `public_id = models.CharField(default=PublicId("run"), ...)`."""
 
     def __init__(self, prefix: str, length: int = 16) -> None:
         self.prefix = prefix
         self.length = length
+
+    def deconstruct(self) -> tuple[str, tuple, dict]:
+        # What Django's @deconstructible would answer, written out so this module (and with it a laptop
+        # run's webhook, notify/laptop.py) imports no Django.
+        return "foldrun.ids.PublicId", (self.prefix,), {}
 
     def __call__(self) -> str:
         return new_id(self.prefix, self.length)
