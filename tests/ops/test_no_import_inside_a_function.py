@@ -24,7 +24,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("foldrun", "accounts", "library", "runs", "notify", "vault")
+PACKAGES = ("foldrun", "accounts", "library", "vault", "browsing", "runs", "notify")
 REGISTRY_LOADERS = ("apps.py",)  # an app's AppConfig module, in any of the apps
 
 
