@@ -1,23 +1,17 @@
-"""scrape, screenshot, pdf and crawl on the local test site, in real Chromium: every format, the ranges, the texts."""
+"""scrape, screenshot, pdf and crawl over /mcp with the SDK's own client, on the local test site: a fresh session
+each on a real worker's keeper, real Chromium behind the guard proxy — every format, the ranges, the exact texts."""
 from __future__ import annotations
 
 import base64
 import json
 import re
-from contextlib import contextmanager
 
 import pytest
-from playwright.sync_api import sync_playwright
 
-from foldrun import net
-from foldrun.mcp import registry
-from foldrun.mcp.quick import crawl as quick_crawl
-from foldrun.mcp.quick import schemas, work
-from foldrun.mcp.quick.load import checked_url
-from foldrun.mcp.results import ToolError, from_error, ok_json, to_call_result
-from foldrun.net.proxy import GuardProxy
-from foldrun.web.browse import CHROMIUM, LAUNCH_ARGS
+from tests.conftest import start_worker, stop_worker
 from tests.fakes.test_site import TITLE, arena
+
+from .conftest import token_for
 
 pytestmark = pytest.mark.e2e
 
@@ -29,54 +23,27 @@ def site():
 
 
 @pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS, headless=True)
-        yield chromium
-        chromium.close()
+def keeper(django_db_setup, django_db_blocker, tmp_path_factory):
+    """One real worker for the module: each session's keeper runs there (a worker per test would cost seconds)."""
+    with django_db_blocker.unblock():
+        process = start_worker(tmp_path_factory.mktemp("keeper") / "worker.log")
+    yield process
+    stop_worker(process)
 
 
 @pytest.fixture
-def call_tool(browser):
-    """Call a quick tool as the server does: arguments checked against its schema, a fresh session of its own
-    (a new context behind the guard proxy), the result in the SDK's shape."""
-    tools = {"scrape": schemas.SCRAPE, "screenshot": schemas.SCREENSHOT, "pdf": schemas.PDF, "crawl": schemas.CRAWL}
+def call_tool(keeper, mcp_client, alice):
+    """call_tool(name, args) over /mcp with alice's token (`user=charlie` with his: his own account)."""
+    tokens: dict = {}
 
-    @contextmanager
-    def fresh_page():
-        proxy = GuardProxy(lambda host, port: net.connect_addresses(host, port))
-        context = browser.new_context(proxy=proxy.playwright_proxy())
-        try:
-            yield context.new_page()
-        finally:
-            context.close()
-            proxy.close()
+    def run(name: str, args: dict, *, user=None):
+        who = user or alice
+        if who.pk not in tokens:
+            tokens[who.pk] = token_for(who)
+        with mcp_client(tokens[who.pk]) as client:
+            return client.call_tool(name, args)
 
-    def call(name: str, args: dict):
-        tool = registry.McpTool(name, "", tools[name], lambda c, a: None)
-        try:
-            args = registry.check_arguments(tool, args)
-            url = checked_url(args)
-            if name == "crawl":
-                quick_crawl.check_scope(args)
-                state = quick_crawl.read_cursor(args["cursor"], url, "acct") if args.get("cursor") else None
-                job = quick_crawl.Crawl(quick_crawl.Plan.of(url, args), "acct", state)
-                job.prepare()
-                if job.queue:
-                    with fresh_page() as page:
-                        job.visit(page)
-                result = ok_json(job.result())
-            else:
-                if name == "screenshot":
-                    work.check_screenshot(args)
-                with fresh_page() as page:
-                    result = ok_json(work.scrape(page, url, args)) if name == "scrape" else \
-                        getattr(work, name)(page, url, args)
-        except ToolError as exc:
-            result = from_error(exc)
-        return to_call_result(result)
-
-    return call
+    return run
 
 
 def _issue(result) -> tuple[str, str]:
@@ -137,8 +104,9 @@ def test_a_missing_page_is_scraped_with_its_404_status(site, call_tool):
     assert data["metadata"]["statusCode"] == 404
 
 
-def test_scrape_inventory_lists_embedded_media_and_third_party_hosts(site, call_tool):
-    data = call_tool("scrape", {"url": site.url + "/media", "inventory": True}).structured_content
+def test_scrape_inventory_lists_media_and_third_party_hosts_and_adds_the_page_as_base64(site, call_tool):
+    data = call_tool("scrape", {"url": site.url + "/media", "inventory": True, "screenshot": True, "pdf": True,
+                                "mhtml": True}).structured_content
     media = {(m["kind"], m["url"]): m["thirdParty"] for m in data["inventory"]["media"]}
     assert media[("image", site.url + "/static/logo.png")] is False
     assert media[("image", "https://cdn.example.net/photo.jpg")] is True
@@ -146,19 +114,15 @@ def test_scrape_inventory_lists_embedded_media_and_third_party_hosts(site, call_
     assert media[("video", site.url + "/static/clip.mp4")] is False
     assert media[("audio", site.url + "/static/jingle.mp3")] is False
     assert media[("iframe", "https://video.example.org/embed/42")] is True
+    assert media[("iframe", site.url + "/about")] is False
     hosts = {h["host"]: h for h in data["inventory"]["thirdPartyHosts"]}
     assert set(hosts) == {"cdn.example.net", "video.example.org", "analytics.example.com", "localhost"}
     assert hosts["localhost"]["requests"] >= 1 and "image" in hosts["localhost"]["kinds"]
     assert "script" in hosts["analytics.example.com"]["kinds"]
-
-
-def test_scrape_adds_the_page_as_base64_screenshot_pdf_and_mhtml(site, call_tool):
-    data = call_tool("scrape", {"url": site.url + "/pricing/", "screenshot": True, "pdf": True,
-                                "mhtml": True}).structured_content
     assert base64.b64decode(data["screenshot"]).startswith(b"\x89PNG\r\n\x1a\n")
     assert base64.b64decode(data["pdf"]).startswith(b"%PDF-")
     archive = base64.b64decode(data["mhtml"]).decode()
-    assert "multipart/related" in archive and "Pricing" in archive
+    assert "multipart/related" in archive and "Pictures, a clip and embeds" in archive
 
 
 @pytest.mark.parametrize(("args", "path", "message"), [
@@ -196,6 +160,13 @@ def test_a_private_address_is_navigation_blocked_when_the_install_does_not_allow
             f"loopback, link-local and other non-public addresses cannot be called.")
 
 
+def test_a_read_only_member_cannot_spend_a_browser_session_on_a_quick_tool(site, call_tool, bob):
+    for name in ("scrape", "screenshot", "pdf", "crawl"):
+        result = call_tool(name, {"url": site.url}, user=bob)
+        assert result.is_error is True and result.structured_content["error"]["code"] == "forbidden"
+        assert result.content[0].text.endswith(f"and {name} changes it.")
+
+
 def test_a_host_that_does_not_resolve_is_navigation_failed(call_tool):
     result = call_tool("scrape", {"url": "https://no-such-host.example.invalid/"})
     assert result.structured_content["error"]["code"] == "navigation_failed"
@@ -205,33 +176,34 @@ def test_a_host_that_does_not_resolve_is_navigation_failed(call_tool):
 
 # -- screenshot and pdf --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("args", "mime", "magic"), [
-    ({}, "image/png", b"\x89PNG"),
-    ({"format": "jpeg", "quality": 80, "fullPage": False}, "image/jpeg", b"\xff\xd8\xff"),
-    ({"format": "webp", "quality": 60}, "image/webp", b"RIFF"),
-    ({"format": "webp", "fullPage": False}, "image/webp", b"RIFF"),
+@pytest.fixture(scope="module")
+def tall(site) -> str:
+    lines = "<br>".join(f"line {n}" for n in range(200))
+    site.routes["/tall"] = (200, {"content-type": "text/html"}, f"<html><body>{lines}</body></html>".encode())
+    return site.url + "/tall"
+
+
+def _png_height(data: bytes) -> int:
+    return int.from_bytes(data[20:24], "big")
+
+
+@pytest.mark.parametrize(("args", "mime", "magic", "height"), [
+    ({}, "image/png", b"\x89PNG", "page"),
+    ({"fullPage": False}, "image/png", b"\x89PNG", "window"),
+    ({"format": "jpeg", "quality": 80, "fullPage": False}, "image/jpeg", b"\xff\xd8\xff", None),
+    ({"format": "webp", "quality": 60}, "image/webp", b"RIFF", None),
 ])
-def test_screenshot_is_one_image_content_item_without_structured_content(site, call_tool, args, mime, magic):
-    result = call_tool("screenshot", {"url": site.url + "/pricing/", **args})
+def test_screenshot_is_one_image_content_item_without_structured_content(tall, call_tool, args, mime, magic, height):
+    result = call_tool("screenshot", {"url": tall, **args})
     assert result.is_error is False and result.structured_content is None
     [item] = result.content
     assert item.type == "image" and item.mime_type == mime
-    assert base64.b64decode(item.data).startswith(magic)
-
-
-def test_a_full_page_screenshot_is_taller_than_the_window(site, call_tool):
-    tall = "<br>".join(f"line {n}" for n in range(200))
-    site.routes["/tall"] = (200, {"content-type": "text/html"}, f"<html><body>{tall}</body></html>".encode())
-    full = call_tool("screenshot", {"url": site.url + "/tall"}).content[0]
-    window = call_tool("screenshot", {"url": site.url + "/tall", "fullPage": False}).content[0]
-    webp = call_tool("screenshot", {"url": site.url + "/tall", "format": "webp"}).content[0]
-
-    def height(png: bytes) -> int:
-        return int.from_bytes(png[20:24], "big")
-
-    assert height(base64.b64decode(window.data)) == 720
-    assert height(base64.b64decode(full.data)) > 2000
-    assert len(base64.b64decode(webp.data)) > 0
+    data = base64.b64decode(item.data)
+    assert data.startswith(magic)
+    if height == "page":
+        assert _png_height(data) > 2000  # the whole page (200 lines), well past the window
+    elif height == "window":
+        assert 200 <= _png_height(data) <= 1000
 
 
 @pytest.mark.parametrize(("args", "path", "message"), [
@@ -293,16 +265,15 @@ def test_crawl_visits_the_site_breadth_first_within_the_depth(site, call_tool):
     skipped = {s["url"]: s["reason"] for s in data["skipped"]}
     assert skipped["https://other.example.com/partners"] == "outside the scope (host)"
     assert skipped[site.url + "/blog/archive"] == "deeper than maxDepth (2)"
+    assert skipped[site.url + "/private/drafts"] == "disallowed by robots.txt"
+    assert skipped[site.url + "/brochure.pdf"] == "application/pdf, not a page"
     assert data["skippedTotal"] == len(data["skipped"])
 
 
-def test_crawl_obeys_robots_txt_unless_told_not_to(site, call_tool):
-    args = {"url": site.url + "/blog/", "delayMs": 0, "maxDepth": 1}
-    obeyed = call_tool("crawl", args).structured_content
-    assert site.url + "/private/drafts" not in _urls(obeyed)
-    assert {"url": site.url + "/private/drafts", "reason": "disallowed by robots.txt"} in obeyed["skipped"]
-    ignored = call_tool("crawl", {**args, "respectRobots": False}).structured_content
-    assert site.url + "/private/drafts" in _urls(ignored)
+def test_crawl_reads_what_robots_txt_disallows_when_told_not_to_respect_it(site, call_tool):
+    data = call_tool("crawl", {"url": site.url + "/blog/", "delayMs": 0, "maxDepth": 1,
+                               "respectRobots": False}).structured_content
+    assert site.url + "/private/drafts" in _urls(data)
 
 
 def test_a_site_that_disallows_everything_returns_no_pages(site, call_tool):
@@ -333,12 +304,12 @@ def test_crawl_include_and_exclude_patterns_pick_the_pages(site, call_tool):
 def test_a_crawl_stopped_by_max_pages_carries_on_from_its_cursor_reading_nothing_twice(site, call_tool):
     args = {"url": site.url, "delayMs": 0, "maxDepth": 1, "maxPages": 3}
     first = call_tool("crawl", args).structured_content
-    assert first["stoppedBy"] == "maxPages" and len(first["pages"]) == 3 and first["pending"] > 0
+    assert first["stoppedBy"] == "maxPages" and len(first["pages"]) == 3 and first["pending"] == 5
     second = call_tool("crawl", {**args, "maxPages": 100, "cursor": first["cursor"]}).structured_content
-    assert second["stoppedBy"] == "complete" and "cursor" not in second
-    assert not set(_urls(first)) & set(_urls(second))
-    whole = call_tool("crawl", {**args, "maxPages": 100}).structured_content
-    assert sorted(_urls(first) + _urls(second)) == sorted(_urls(whole))
+    assert second["stoppedBy"] == "complete" and second["pending"] == 0 and "cursor" not in second
+    assert sorted(_urls(first) + _urls(second)) == sorted(
+        site.url + path for path in ("/", "/pricing/", "/login", "/blog/", "/about", "/media", "/console-error",
+                                     "/old-page"))
 
 
 def test_a_crawl_that_runs_out_of_time_says_timeout_and_gives_a_cursor(site, call_tool):
@@ -347,12 +318,14 @@ def test_a_crawl_that_runs_out_of_time_says_timeout_and_gives_a_cursor(site, cal
     assert len(data["pages"]) == 1
 
 
-def test_a_changed_cursor_or_one_for_another_start_is_invalid_input(site, call_tool):
-    first = call_tool("crawl", {"url": site.url, "delayMs": 0, "maxPages": 1}).structured_content
-    assert _issue(call_tool("crawl", {"url": site.url, "cursor": first["cursor"] + "x"}))[0] == "cursor"
-    path, message = _issue(call_tool("crawl", {"url": site.url + "/blog/", "cursor": first["cursor"]}))
-    assert (path, message) == ("cursor", f"This cursor continues the crawl of {site.url}/; call crawl with that url, "
-                                         f"or leave cursor out.")
+def test_a_cursor_changed_or_of_another_start_or_account_is_invalid_input(site, call_tool, charlie):
+    cursor = call_tool("crawl", {"url": site.url, "delayMs": 0, "maxPages": 1}).structured_content["cursor"]
+    refused = ("cursor", "This is not a cursor a crawl of this account returned (or it was changed); start again "
+                         "without cursor.")
+    assert _issue(call_tool("crawl", {"url": site.url, "cursor": cursor[:-2] + "xx"})) == refused
+    assert _issue(call_tool("crawl", {"url": site.url, "cursor": cursor}, user=charlie)) == refused
+    assert _issue(call_tool("crawl", {"url": site.url + "/blog/", "cursor": cursor})) == (
+        "cursor", f"This cursor continues the crawl of {site.url}/; call crawl with that url, or leave cursor out.")
 
 
 def test_crawl_content_returns_each_page_in_the_formats_asked(site, call_tool):

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from django.core import signing
 from playwright.sync_api import Page
 
+from browsing.errors import SessionError
 from foldrun.web import site, sitemap
 from foldrun.web.net import scrub_url
 
@@ -186,6 +187,8 @@ class Crawl:
 
     # -- the browser's part -------------------------------------------------------------------
     def visit(self, page: Page) -> None:
+        # maxMs counts from here, once the browser is ready: a session's start is not the crawl's time.
+        self.started = time.monotonic()
         delay = self.plan.delay_ms / 1000
         if self.plan.respect_robots:
             delay = max(delay, self.robots(self.plan.start).delay())
@@ -213,9 +216,11 @@ class Crawl:
         budget = min(PAGE_TIMEOUT_MS, self.left_ms())
         try:
             loaded = load(page, url, wait_until="load", timeout_ms=max(1, budget))
-        except ToolError as exc:
+        except (ToolError, SessionError) as exc:  # a blocked or broken page is a finding of the crawl
             if exc.code == "timeout" and budget < PAGE_TIMEOUT_MS:
                 return False
+            if exc.code == "navigation_blocked" and url == self.plan.start:
+                raise  # the address the caller named is refused: the call fails, as a scrape of it would
             self.skip(url, exc.message)
             return True
         media_type = loaded.content_type.split(";")[0].strip().lower()

@@ -1,7 +1,8 @@
 """Opening the page a quick tool reads: the URL checked, the page loaded as asked, each failure a code and a sentence.
 
 The session's browser reaches the web through its guard proxy, which refuses a
-private address at connect time (a redirect hop included). The URL is also put
+private address at connect time (a redirect hop included; `browsing.attach.navigate`
+says so as `navigation_blocked`). The URL is also put
 to `foldrun.net.check_url` first, so the usual case — a start URL that names a
 private host — is refused with the guard's own sentence before a page opens.
 With `proxyUrl` the caller reaches a private host through a proxy of their own,
@@ -18,6 +19,7 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from browsing.attach import navigate
 from foldrun import net
 from foldrun.web.net import scrub_url
 
@@ -30,8 +32,6 @@ DEFAULT_TIMEOUT_MS = 30_000
 MAX_WAIT_TEXT = 500
 # The arguments a quick tool hands to the session it opens ("same meaning as in create_session").
 SESSION_KEYS = ("engine", "device", "viewport", "block", "allowHosts", "proxyUrl")
-# What the guard proxy answers for a connection it refuses (foldrun.net.proxy).
-_REFUSED = "refused by foldrun: "
 # A page that is in fact a download: Chromium never renders it.
 _DOWNLOAD = "Download is starting"
 _TEXT_ON_PAGE = "t => !!document.body && document.body.innerText.includes(t)"
@@ -89,17 +89,14 @@ def load(page: Page, url: str, *, wait_until: str = "load", timeout_ms: int = DE
     page.on("request", lambda request: seen.append((request.url, request.resource_type)))
     started = time.monotonic()
     try:
-        response = page.goto(url, wait_until=wait_until, timeout=timeout_ms)  # type: ignore[arg-type]
+        # navigate: the session's guard proxy refusing a hop (a redirect to a private address) is
+        # SessionError("navigation_blocked") with the guard's sentence, answered as a failure 1:1.
+        response = navigate(page, url, wait_until=wait_until, timeout=timeout_ms)
     except PlaywrightTimeout:
         raise ToolError("timeout", f"{shown} did not finish loading ({wait_until}) within {timeout_ms:,} ms; "
                                    f"raise timeoutMs (at most {TIMEOUT_MS[1]:,}) or wait for less.") from None
     except PlaywrightError as exc:
         raise _load_failure(shown, exc) from None
-    if response is not None and response.status == 403:
-        reason = _refusal(response)
-        if reason:
-            hop = "" if response.url == url else f" (it redirected to {scrub_url(response.url)})"
-            raise ToolError("navigation_blocked", f"{shown} was not opened{hop}: {reason}.")
     if wait_for_text:
         left = max(1, int(timeout_ms - (time.monotonic() - started) * 1000))
         try:
@@ -127,12 +124,3 @@ def _load_failure(shown: str, exc: PlaywrightError) -> ToolError:
     # Chromium names the network error first ("net::ERR_NAME_NOT_RESOLVED at https://…").
     code = message.split(" at ", 1)[0]
     return ToolError("navigation_failed", f"{shown} could not be opened ({code}).")
-
-
-def _refusal(response: Any) -> str | None:
-    """The guard proxy's reason when it, not the site, answered 403."""
-    try:
-        body = response.text()
-    except PlaywrightError:
-        return None
-    return body[len(_REFUSED):].strip() if body.startswith(_REFUSED) else None

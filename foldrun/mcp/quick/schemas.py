@@ -114,5 +114,4 @@ CRAWL = _object({
     "maxMs": {"type": "integer", "minimum": 1000, "maximum": 600_000, "default": 300_000,
               "description": "Limit for the whole crawl: 1000 to 600000. Default 300000."},
     "cursor": {"type": "string", "minLength": 1, "description": "Continue a crawl that stopped: the cursor of its result."},
-    **SESSION_PROPERTIES,
 })

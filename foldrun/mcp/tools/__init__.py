@@ -4,4 +4,5 @@ Each module registers its own tools at import; add a module's import here in the
 commit that adds the module.
 """
 
+from . import quick  # noqa: F401,E402 - registers scrape, screenshot, pdf, crawl
 from . import sessions  # noqa: F401,E402 - registers create_session, list_sessions, get_session, stop_session
