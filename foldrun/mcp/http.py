@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from collections.abc import AsyncIterator
 
 import anyio
@@ -24,9 +25,12 @@ from starlette.types import Receive, Scope, Send
 
 from accounts.auth import InvalidToken, check_token
 from accounts.models import Membership
+from foldrun import incidents
 
 from .call import McpCall
-from .server import CALL_CONTEXT_KEY, _in_thread, build_server
+from .server import CALL_CONTEXT_KEY, build_server, in_thread
+
+log = logging.getLogger("foldrun.mcp")
 
 MISSING_TOKEN = ("This endpoint needs an API token: send Authorization: Bearer <token> "
                  "(make one on Settings, or run `foldrun login`).")
@@ -50,13 +54,17 @@ def _call_for(raw: str) -> McpCall:
                    role=membership.role, can_write=membership.can_write)
 
 
+async def _json(send: Send, status: int, body: dict, headers: list[tuple[bytes, bytes]] = ()) -> None:
+    data = json.dumps(body).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()), *headers]})
+    await send({"type": "http.response.body", "body": data})
+
+
 async def _unauthorized(send: Send, message: str, error: str) -> None:
-    body = json.dumps({"code": "unauthorized", "message": message, "details": {}}).encode()
     challenge = f'Bearer realm="foldrun", error="{error}", error_description="{message}"'
-    await send({"type": "http.response.start", "status": 401, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-        (b"www-authenticate", challenge.replace("`", "").encode("latin-1", "replace"))]})
-    await send({"type": "http.response.body", "body": body})
+    await _json(send, 401, {"code": "unauthorized", "message": message, "details": {}},
+                [(b"www-authenticate", challenge.replace("`", "").encode("latin-1", "replace"))])
 
 
 class McpEndpoint:
@@ -77,9 +85,14 @@ class McpEndpoint:
             await _unauthorized(send, MISSING_TOKEN, "invalid_request")
             return
         try:
-            call = await anyio.to_thread.run_sync(lambda: _in_thread(lambda: _call_for(raw)))
+            call = await anyio.to_thread.run_sync(lambda: in_thread(lambda: _call_for(raw)))
         except InvalidToken as exc:
             await _unauthorized(send, str(exc), "invalid_token")
+            return
+        except Exception:  # noqa: BLE001 — the database did not answer, say: a sentence, not a traceback
+            code = incidents.record(log, "mcp: the token could not be checked")
+            await _json(send, 503, {"code": "server_error", "details": {"incident": code},
+                                    "message": incidents.sentence("Checking the API token", code) + "; try again."})
             return
         scope = dict(scope)
         scope[CALL_CONTEXT_KEY] = call

@@ -4,7 +4,7 @@ Handlers are plain synchronous Django code (the ORM and Playwright's sync API
 need a thread with no event loop), so every call runs in a worker thread, under
 a limiter so a burst of long waits cannot take every thread. A handler's
 failure is a result (`isError`), never a JSON-RPC error; an exception we did not
-expect is logged whole and answered with one sentence.
+expect is logged whole under an incident code and answered with one sentence naming it.
 """
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ from django.conf import settings
 from django.db import close_old_connections, connections
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
+
+from foldrun import incidents
 
 from . import registry
 from . import tools as _tools  # noqa: F401  (importing the package registers every fixed tool)
@@ -38,7 +40,7 @@ CALL_CONTEXT_KEY = "foldrun.mcp_call"
 T = TypeVar("T")
 
 
-def _in_thread(fn: Callable[[], T]) -> T:
+def in_thread(fn: Callable[[], T]) -> T:
     """Run Django code the way a request would: fresh connections in, this thread's closed after."""
     close_old_connections()
     try:
@@ -83,8 +85,9 @@ def run_tool(call: McpCall, name: str, arguments: dict[str, Any] | None) -> Tool
         mapped = registry.as_tool_error(exc)
         if mapped is not None:
             return from_error(mapped)
-        log.exception("mcp tool %s failed on account %s", tool.name, call.account.public_id)
-        return failure("server_error", "Something went wrong on our side; it has been logged.")
+        code = incidents.record(log, "mcp tool %s failed on account %s", tool.name, call.account.public_id)
+        return failure("server_error", incidents.sentence(f"The tool {tool.name}", code) + ".",
+                       {"incident": code})
 
 
 def _log_call(call: McpCall, name: str, started: float, result: ToolResult) -> None:
@@ -106,7 +109,7 @@ def build_server() -> Server[dict[str, Any]]:
     async def list_tools(ctx: ServerRequestContext[dict[str, Any], Any],
                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         call = _call_of(ctx)
-        tools = await anyio.to_thread.run_sync(lambda: _in_thread(lambda: registry.tools_for(call)),
+        tools = await anyio.to_thread.run_sync(lambda: in_thread(lambda: registry.tools_for(call)),
                                                limiter=ctx.lifespan_context["limiter"])
         return types.ListToolsResult(tools=[
             types.Tool(name=t.name, description=t.description, input_schema=t.input_schema,
@@ -129,7 +132,7 @@ def build_server() -> Server[dict[str, Any]]:
             running[call.account.pk] = running.get(call.account.pk, 0) + 1
             try:
                 result = await anyio.to_thread.run_sync(
-                    lambda: _in_thread(lambda: run_tool(call, params.name, params.arguments)),
+                    lambda: in_thread(lambda: run_tool(call, params.name, params.arguments)),
                     limiter=ctx.lifespan_context["limiter"])
             finally:
                 running[call.account.pk] -= 1

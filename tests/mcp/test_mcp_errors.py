@@ -100,9 +100,11 @@ def test_a_result_over_100000_bytes_comes_back_with_one_line_steps(mcp_server, a
 def test_a_bug_in_a_handler_is_one_sentence_and_a_logged_error(mcp_server, alice, mcp_client, probe_tools, caplog):
     with caplog.at_level(logging.INFO, logger="foldrun.mcp"), mcp_client(token_for(alice)) as client:
         text, error = _error(client.call_tool("probe_echo", {"goal": "my password is hunter2", "fail": "crash"}))
-    assert text == "[server_error] Something went wrong on our side; it has been logged."
-    assert "KeyError" not in text and "Traceback" not in text
-    assert any(r.levelno == logging.ERROR and "probe_echo" in r.getMessage() for r in caplog.records)
+    incident = error["details"]["incident"]
+    assert text == (f"[server_error] The tool probe_echo stopped on an internal error (incident {incident}; "
+                    "the platform's log has the details).")
+    assert "KeyError" not in text and "Traceback" not in text and "a bug of ours" not in text
+    assert any(r.levelno == logging.ERROR and incident in r.getMessage() and r.exc_info for r in caplog.records)
 
 
 def test_each_call_is_logged_with_tool_time_and_outcome_but_no_arguments(mcp_server, alice, mcp_client, probe_tools,
