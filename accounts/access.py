@@ -55,6 +55,8 @@ class ScopedAPIView(APIView):
     """
 
     permission_classes = [IsAuthenticated]
+    # The schema (foldrun.openapi.AutoSchema) lists 403 on every operation: no membership, or a role that may not.
+    openapi_scoped = True
 
     def initial(self, request, *args, **kwargs) -> None:
         super().initial(request, *args, **kwargs)

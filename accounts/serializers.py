@@ -2,7 +2,9 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from .models import ApiToken, Invite, Membership, Workspace
+from foldrun.openapi import StrictCharField, StrictIntegerField
+
+from .models import NAME_RE, NAME_RULE, ApiToken, Invite, Membership, Role, Workspace
 
 
 class WorkspaceSerializer(serializers.ModelSerializer):
@@ -66,3 +68,118 @@ class TokenSerializer(serializers.ModelSerializer):
         if token.revoked_at:
             return "revoked"
         return "active" if token.is_active else "expired"
+
+
+# ---------------------------------------------------------------- requests and answers of the API's own shapes
+# Each request body is read through the serializer that documents it (foldrun.openapi.validated), so what
+# /api/schema/ promises is what the view takes; the actions then check what only the database knows.
+
+MAX_TOKEN_DAYS = 3650
+TOKEN_NAME = r"^[^\x00-\x1f]*$"
+TOKEN_NAME_RULE = "a token name is at most 100 printable characters."
+
+
+class WorkspaceInSerializer(serializers.Serializer):
+    name = StrictCharField(max_length=63, regex_pattern=NAME_RE.pattern, pattern_message=f"%(value)r is not a valid workspace name; use {NAME_RULE}.",
+                           help_text=f"{NAME_RULE}; unique in the account")
+    description = StrictCharField(required=False, allow_blank=True, max_length=300)
+
+
+class WorkspacePatchSerializer(serializers.Serializer):
+    name = StrictCharField(required=False, max_length=63, regex_pattern=NAME_RE.pattern,
+                           pattern_message=f"%(value)r is not a valid workspace name; use {NAME_RULE}.")
+    description = StrictCharField(required=False, allow_blank=True, max_length=300)
+
+
+NOT_A_ROLE = {"invalid_choice": f"'{{input}}' is not a role; use one of {', '.join(Role.values)}."}
+
+
+class RoleInSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=Role.choices, error_messages=NOT_A_ROLE)
+
+
+class InviteInSerializer(serializers.Serializer):
+    email = serializers.EmailField(max_length=254, error_messages={"invalid": "%(value)r is not an email address."})
+    role = serializers.ChoiceField(choices=Role.choices, required=False, error_messages=NOT_A_ROLE,
+                                   help_text="viewer when absent")
+
+
+class InviteAcceptInSerializer(serializers.Serializer):
+    token = StrictCharField(max_length=200, help_text="the inv_… token from the invite link")
+
+
+class AccountRefSerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="acc_…")
+    name = serializers.CharField()
+
+
+class InviteAcceptedSerializer(serializers.Serializer):
+    account = AccountRefSerializer()
+    role = serializers.ChoiceField(choices=Role.choices)
+
+
+class TokenInSerializer(serializers.Serializer):
+    name = StrictCharField(required=False, allow_blank=True, max_length=100, regex_pattern=TOKEN_NAME,
+                           pattern_message=TOKEN_NAME_RULE, help_text='"cli" when absent')
+    # Past MAX_TOKEN_DAYS a date overflows; a token meant to last that long should not expire at all.
+    expires_in_days = StrictIntegerField(required=False, allow_null=True, min_value=1, max_value=MAX_TOKEN_DAYS,
+                                         error_messages={
+                                             "invalid": "give a whole number of days, 1 or more.",
+                                             "min_value": "give a whole number of days, 1 or more.",
+                                             "max_value": f"at most {MAX_TOKEN_DAYS} days; leave it out for a "
+                                                          "token that does not expire."},
+                                         help_text="absent or null: the token does not expire")
+
+
+class TokenCreatedSerializer(TokenSerializer):
+    token = serializers.CharField(help_text="the frt_… token: shown once, never again")
+
+    class Meta(TokenSerializer.Meta):
+        fields = TokenSerializer.Meta.fields + ["token"]
+
+
+class LoginInSerializer(serializers.Serializer):
+    email = StrictCharField(max_length=254, help_text="the account's email address")
+    password = StrictCharField(max_length=4096)
+    name = StrictCharField(required=False, allow_blank=True, max_length=100, regex_pattern=TOKEN_NAME,
+                           pattern_message=TOKEN_NAME_RULE, help_text='the new token\'s name; "foldrun login" when absent')
+
+
+class LoginOutSerializer(serializers.Serializer):
+    token = serializers.CharField(help_text="shown once, never again")
+    id = serializers.CharField(help_text="the token's id, tok_…")
+    account = AccountRefSerializer()
+
+
+class AccountOutSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    name = serializers.CharField()
+    search_engine_url = serializers.CharField(allow_blank=True,
+                                              help_text="the account's own SearXNG; empty for the install's default")
+    search_engine = serializers.CharField(allow_null=True, help_text="the engine a search step asks; null when none")
+
+
+class AccountPatchSerializer(serializers.Serializer):
+    # A misspelt setting is refused, not ignored: the schema says so (additionalProperties: false).
+    openapi_closed = "is not an account setting; the one there is: search_engine_url."
+    search_engine_url = StrictCharField(required=False, allow_blank=True, max_length=600,
+                                        help_text="http(s) address of a SearXNG instance; empty for the default")
+
+
+class VersionSerializer(serializers.Serializer):
+    version = serializers.CharField()
+    api = serializers.IntegerField()
+    browsers = serializers.ListField(child=serializers.CharField(), required=False,
+                                     help_text="the browsers this install drives; absent when none")
+    browser_versions = serializers.DictField(child=serializers.CharField(), required=False,
+                                             help_text='each browser\'s version, e.g. {"chromium": "156.0.8078.73"}')
+
+
+class MembershipRefSerializer(AccountRefSerializer):
+    role = serializers.ChoiceField(choices=Role.choices)
+
+
+class MeSerializer(serializers.Serializer):
+    email = serializers.EmailField()
+    account = MembershipRefSerializer(help_text="the account this request acts in")
+    accounts = MembershipRefSerializer(many=True, help_text="every account you are a member of")

@@ -6,17 +6,20 @@ from __future__ import annotations
 
 from django.contrib.auth import authenticate, get_user_model
 from django.http import Http404
-from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import serializers, status
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
 import foldrun
+import foldrun.openapi
 from foldrun.api import ApiError
+from foldrun.openapi import errors
 
 from . import actions
+from . import serializers as s
 from .access import ScopedAPIView
 from .browsers import browser_versions
 from .models import ApiToken, Invite, Membership, Workspace
@@ -24,51 +27,14 @@ from .serializers import (InviteSerializer, MemberSerializer, TokenSerializer, W
                           WorkspaceSerializer)
 
 
-# OpenAPI: these views read plain JSON bodies; the shapes are declared here so
-# /api/schema/ documents what each one takes and answers.
-_ERROR = inline_serializer("Error", {"code": serializers.CharField(), "message": serializers.CharField(),
-                                     "details": serializers.DictField()})
-_ACCOUNT = inline_serializer("AccountRef", {"id": serializers.CharField(), "name": serializers.CharField()})
-_WORKSPACE_IN = inline_serializer("WorkspaceIn", {"name": serializers.CharField(),
-                                                  "description": serializers.CharField(required=False)})
-_WORKSPACE_PATCH = inline_serializer("WorkspacePatch", {"name": serializers.CharField(required=False),
-                                                        "description": serializers.CharField(required=False)})
-_ROLE_IN = inline_serializer("RoleIn", {"role": serializers.ChoiceField(choices=["owner", "admin", "editor", "approver", "viewer"])})
-_INVITE_IN = inline_serializer("InviteIn", {"email": serializers.EmailField(), "role": serializers.ChoiceField(
-    choices=["owner", "admin", "editor", "approver", "viewer"], required=False)})
-_ACCEPT_IN = inline_serializer("InviteAcceptIn", {"token": serializers.CharField()})
-_ACCEPTED = inline_serializer("InviteAccepted", {"account": _ACCOUNT, "role": serializers.CharField()})
-_TOKEN_IN = inline_serializer("TokenIn", {"name": serializers.CharField(),
-                                          "expires_in_days": serializers.IntegerField(required=False, min_value=1)})
-_TOKEN_OUT = inline_serializer("TokenCreated", {"id": serializers.CharField(), "name": serializers.CharField(),
-                                                "hint": serializers.CharField(), "state": serializers.CharField(),
-                                                "token": serializers.CharField(help_text="shown once, never again")})
-_LOGIN_IN = inline_serializer("LoginIn", {"email": serializers.EmailField(), "password": serializers.CharField(),
-                                          "name": serializers.CharField(required=False)})
-_LOGIN_OUT = inline_serializer("LoginOut", {"token": serializers.CharField(), "id": serializers.CharField(),
-                                            "account": _ACCOUNT})
-_VERSION = inline_serializer("Version", {
-    "version": serializers.CharField(), "api": serializers.IntegerField(),
-    "browsers": serializers.ListField(child=serializers.CharField(), required=False,
-                                      help_text="the browsers this install drives; absent when none"),
-    "browser_versions": serializers.DictField(child=serializers.CharField(), required=False,
-                                              help_text='each browser\'s version, e.g. {"chromium": "156.0.8078.73"}')})
-_ME = inline_serializer("Me", {"email": serializers.EmailField(), "account": serializers.DictField(),
-                               "accounts": serializers.ListField(child=serializers.DictField())})
-_REFUSED = {400: _ERROR, 403: _ERROR, 404: _ERROR, 409: _ERROR}
-
-
-def _body(request) -> dict:
-    if not isinstance(request.data, dict):
-        raise ApiError("The request body must be a JSON object.", code="invalid")
-    return request.data
+_BODY = foldrun.openapi.validated
 
 
 class VersionView(APIView):
     permission_classes = [AllowAny]
     authentication_classes: list = []
 
-    @extend_schema(responses=_VERSION)
+    @extend_schema(responses=s.VersionSerializer)
     def get(self, request):
         answer: dict = {"version": foldrun.__version__, "api": 1}
         versions = browser_versions()
@@ -79,7 +45,7 @@ class VersionView(APIView):
 
 
 class MeView(ScopedAPIView):
-    @extend_schema(responses=_ME)
+    @extend_schema(responses=s.MeSerializer)
     def get(self, request):
         user = request.user
         memberships = user.memberships.select_related("account").order_by("created_at")
@@ -100,26 +66,26 @@ class WorkspaceListView(ScopedAPIView):
         workspaces = Workspace.objects.filter(account=self.account).order_by("name")
         return Response(WorkspaceSerializer(workspaces, many=True).data)
 
-    @extend_schema(request=_WORKSPACE_IN, responses={201: WorkspaceSerializer, **_REFUSED})
+    @extend_schema(request=s.WorkspaceInSerializer, responses={201: WorkspaceSerializer, **errors(409)})
     def post(self, request):
         self.require_write()
-        body = _body(request)
+        body = _BODY(s.WorkspaceInSerializer, request.data)
         workspace = actions.do_create_workspace(
-            self.account, body.get("name"), request.user, description=str(body.get("description") or "")
+            self.account, body["name"], request.user, description=body.get("description", "")
         )
         return Response(WorkspaceSerializer(workspace).data, status=status.HTTP_201_CREATED)
 
 
 class WorkspaceDetailView(ScopedAPIView):
-    @extend_schema(responses={200: WorkspaceDetailSerializer, 404: _ERROR})
+    @extend_schema(responses=WorkspaceDetailSerializer)
     def get(self, request, ws: str):
         return Response(WorkspaceDetailSerializer(self.get_workspace(ws)).data)
 
-    @extend_schema(request=_WORKSPACE_PATCH, responses={200: WorkspaceSerializer, **_REFUSED})
+    @extend_schema(request=s.WorkspacePatchSerializer, responses={200: WorkspaceSerializer, **errors(409)})
     def patch(self, request, ws: str):
         workspace = self.get_workspace(ws)
         self.require_write()
-        body = _body(request)
+        body = _BODY(s.WorkspacePatchSerializer, request.data)
         workspace = actions.do_update_workspace(
             workspace, name=body.get("name"), description=body.get("description")
         )
@@ -130,7 +96,7 @@ class WorkspaceDetailView(ScopedAPIView):
         description=actions.WORKSPACE_DELETE_REMOVES
         + " Owners and admins only; there is no undo. `GET` the workspace first: its `run_count` says how many "
           "runs go with it.",
-        responses={204: None, 403: _ERROR, 404: _ERROR},
+        responses={204: None},
     )
     def delete(self, request, ws: str):
         workspace = self.get_workspace(ws)
@@ -153,18 +119,19 @@ class MemberDetailView(ScopedAPIView):
             raise Http404
         return member
 
-    @extend_schema(responses={200: MemberSerializer, 404: _ERROR})
+    @extend_schema(responses=MemberSerializer)
     def get(self, request, member_id: str):
         return Response(MemberSerializer(self._member(member_id)).data)
 
-    @extend_schema(request=_ROLE_IN, responses={200: MemberSerializer, **_REFUSED})
+    @extend_schema(request=s.RoleInSerializer, responses={200: MemberSerializer, **errors(409)},
+                   description="Only an owner makes or unmakes an owner (403); the last owner stays one (409).")
     def patch(self, request, member_id: str):
         member = self._member(member_id)
         self.require_manage()
-        member = actions.do_change_role(member, _body(request).get("role"), self.membership)
+        member = actions.do_change_role(member, _BODY(s.RoleInSerializer, request.data)["role"], self.membership)
         return Response(MemberSerializer(member).data)
 
-    @extend_schema(responses={204: None, 403: _ERROR, 404: _ERROR, 409: _ERROR})
+    @extend_schema(responses={204: None, **errors(409)}, description="The last owner cannot be removed (409).")
     def delete(self, request, member_id: str):
         member = self._member(member_id)
         self.require_manage()
@@ -178,17 +145,19 @@ class InviteListView(ScopedAPIView):
         invites = Invite.objects.filter(account=self.account).select_related("invited_by").order_by("-created_at")
         return Response(InviteSerializer(invites, many=True).data)
 
-    @extend_schema(request=_INVITE_IN, responses={201: InviteSerializer, **_REFUSED})
+    @extend_schema(request=s.InviteInSerializer, responses={201: InviteSerializer, **errors(409)},
+                   description="Invites a person by email (viewer unless `role` says otherwise); 409 when they "
+                               "are already a member.")
     def post(self, request):
         self.require_manage()
-        body = _body(request)
-        email, role = actions.check_invite(self.membership, body.get("email"), body.get("role"))
+        body = _BODY(s.InviteInSerializer, request.data)
+        email, role = actions.check_invite(self.membership, body["email"], body.get("role"))
         invite, _raw = actions.do_invite(self.membership, email, role)
         return Response(InviteSerializer(invite).data, status=status.HTTP_201_CREATED)
 
 
 class InviteDetailView(ScopedAPIView):
-    @extend_schema(responses={204: None, 403: _ERROR, 404: _ERROR})
+    @extend_schema(responses={204: None})
     def delete(self, request, invite_id: str):
         invite = Invite.objects.filter(account=self.account, public_id=invite_id).first()
         if invite is None:
@@ -203,16 +172,13 @@ class InviteAcceptView(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=_ACCEPT_IN, responses={200: _ACCEPTED, **_REFUSED})
+    @extend_schema(request=s.InviteAcceptInSerializer, responses={
+        200: s.InviteAcceptedSerializer, 403: foldrun.openapi.error(403, "The invite was sent to another address."),
+        404: foldrun.openapi.error(404, "No such invite, or it was already used."), **errors(410)})
     def post(self, request):
-        raw = _body(request).get("token")
-        if not isinstance(raw, str) or not raw:
-            raise ApiError("token: the invite token is missing.", code="invalid", details={"field": "token"})
+        raw = _BODY(s.InviteAcceptInSerializer, request.data)["token"]
         membership = actions.do_accept_invite(request.user, raw)
         return Response({"account": {"id": membership.account.public_id, "name": membership.account.name}, "role": membership.role})
-
-
-MAX_TOKEN_DAYS = 3650
 
 
 class TokenListView(ScopedAPIView):
@@ -221,25 +187,18 @@ class TokenListView(ScopedAPIView):
         tokens = ApiToken.objects.filter(user=request.user, account=self.account)
         return Response(TokenSerializer(tokens, many=True).data)
 
-    @extend_schema(request=_TOKEN_IN, responses={201: _TOKEN_OUT, 400: _ERROR})
+    @extend_schema(request=s.TokenInSerializer, responses={201: s.TokenCreatedSerializer})
     def post(self, request):
-        body = _body(request)
+        body = _BODY(s.TokenInSerializer, request.data)
         name = actions.check_token_name(body.get("name"))
-        days = body.get("expires_in_days")
-        if days is not None and (not isinstance(days, int) or isinstance(days, bool) or days < 1):
-            raise ApiError("expires_in_days: give a whole number of days, 1 or more.", code="invalid", details={"field": "expires_in_days"})
-        if days is not None and days > MAX_TOKEN_DAYS:
-            # Past this a date overflows; a token meant to last that long should not expire at all.
-            raise ApiError(f"expires_in_days: at most {MAX_TOKEN_DAYS} days; leave it out for a token that does not expire.",
-                           code="invalid", details={"field": "expires_in_days"})
-        token, raw = actions.do_create_token(request.user, self.account, name, days=days)
+        token, raw = actions.do_create_token(request.user, self.account, name, days=body.get("expires_in_days"))
         data = TokenSerializer(token).data
         data["token"] = raw  # shown once, never again
         return Response(data, status=status.HTTP_201_CREATED)
 
 
 class TokenDetailView(ScopedAPIView):
-    @extend_schema(responses={204: None, 404: _ERROR})
+    @extend_schema(responses={204: None})
     def delete(self, request, token_id: str):
         # Only your own tokens: another member's token is as missing as another account's.
         token = ApiToken.objects.filter(user=request.user, account=self.account, public_id=token_id).first()
@@ -260,12 +219,11 @@ class AuthTokenView(APIView):
     authentication_classes: list = []
     throttle_classes = [LoginThrottle]
 
-    @extend_schema(request=_LOGIN_IN, responses={201: _LOGIN_OUT, 400: _ERROR, 401: _ERROR})
+    @extend_schema(request=s.LoginInSerializer, responses={
+        201: s.LoginOutSerializer, 401: foldrun.openapi.error(401, "That email and password do not match an account.")})
     def post(self, request):
-        body = _body(request)
-        email, password = body.get("email"), body.get("password")
-        if not isinstance(email, str) or not isinstance(password, str) or not email or not password:
-            raise ApiError("Give an email and a password.", code="invalid")
+        body = _BODY(s.LoginInSerializer, request.data)
+        email, password = body["email"], body["password"]
         User = get_user_model()
         candidate = User.objects.filter(email__iexact=email.strip()).first()
         user = authenticate(request, username=candidate.get_username(), password=password) if candidate else None
@@ -282,14 +240,6 @@ class AuthTokenView(APIView):
         )
 
 
-_ACCOUNT_OUT = inline_serializer("Account", {
-    "id": serializers.CharField(), "name": serializers.CharField(),
-    "search_engine_url": serializers.CharField(help_text="the account's own SearXNG; empty for the install's default"),
-    "search_engine": serializers.CharField(allow_null=True, help_text="the engine a search step asks; null when none"),
-})
-_ACCOUNT_PATCH = inline_serializer("AccountPatch", {"search_engine_url": serializers.CharField(allow_blank=True)})
-
-
 def account_answer(account) -> dict:
     return {"id": account.public_id, "name": account.name, "search_engine_url": account.search_engine_url,
             "search_engine": account.effective_search_engine_url or None}
@@ -298,19 +248,19 @@ def account_answer(account) -> dict:
 class AccountView(ScopedAPIView):
     """The account's own settings: today its search engine (spec/tools.md, Search — the account's own engine)."""
 
-    @extend_schema(responses=_ACCOUNT_OUT)
+    @extend_schema(responses=s.AccountOutSerializer)
     def get(self, request):
         return Response(account_answer(self.account))
 
-    @extend_schema(request=_ACCOUNT_PATCH, responses={200: _ACCOUNT_OUT, **_REFUSED})
+    @extend_schema(request=s.AccountPatchSerializer, responses=s.AccountOutSerializer)
     def patch(self, request):
         self.require_manage()
-        body = _body(request)
-        unknown = sorted(set(body) - {"search_engine_url"})
-        if unknown:
-            raise ApiError(f"{unknown[0]} is not an account setting; the one there is: search_engine_url.",
-                           code="invalid", details={"field": unknown[0]})
+        # The action's sentences first (they say what a search engine URL must be), then the body's shape.
+        data = request.data
+        url = actions.check_search_engine_url(data["search_engine_url"]) \
+            if isinstance(data, dict) and "search_engine_url" in data else None
+        body = _BODY(s.AccountPatchSerializer, data)
         account = self.account
         if "search_engine_url" in body:
-            account = actions.do_set_search_engine(account, actions.check_search_engine_url(body["search_engine_url"]))
+            account = actions.do_set_search_engine(account, url)
         return Response(account_answer(account))

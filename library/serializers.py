@@ -4,13 +4,14 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from foldrun.contract import Finding
+from foldrun.openapi import StrictBooleanField, StrictCharField, StrictIntegerField
 
 from .actions import RawFile, WriteResult
 from .models import Changeset, Revision
 from .services import changeset_dict
 
 
-class FileContentField(serializers.CharField):
+class FileContentField(StrictCharField):
     """A file's content as sent, NUL bytes and lone surrogates included.
 
     DRF's CharField refuses those as "files: 1: content: Null characters are
@@ -23,13 +24,13 @@ class FileContentField(serializers.CharField):
         from django.core.validators import ProhibitNullCharactersValidator
         from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
-        super().__init__(**kwargs)
+        super().__init__(regex_pattern=r"^", **kwargs)
         self.validators = [v for v in self.validators
                            if not isinstance(v, (ProhibitNullCharactersValidator, ProhibitSurrogateCharactersValidator))]
 
 
 class FileInSerializer(serializers.Serializer):
-    path = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    path = StrictCharField(allow_blank=True)
     content = FileContentField(allow_blank=True, trim_whitespace=False)
     encoding = serializers.ChoiceField(choices=["utf-8", "base64"], default="utf-8")
 
@@ -37,10 +38,10 @@ class FileInSerializer(serializers.Serializer):
 class PushSerializer(serializers.Serializer):
     """`{"message", "files": [{path, content, encoding}], "delete": [path], "prune"}`."""
 
-    message = serializers.CharField(allow_blank=True, required=False, default="", trim_whitespace=False)
+    message = StrictCharField(allow_blank=True, required=False, default="")
     files = FileInSerializer(many=True, required=False, default=list)
-    delete = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False, default=list)
-    prune = serializers.BooleanField(required=False, default=False)
+    delete = serializers.ListField(child=StrictCharField(allow_blank=True), required=False, default=list)
+    prune = StrictBooleanField(required=False, default=False)
 
     def raw_files(self) -> list[RawFile]:
         return [RawFile(f["path"], f["content"], f["encoding"]) for f in self.validated_data["files"]]
@@ -49,21 +50,22 @@ class PushSerializer(serializers.Serializer):
 class CheckSerializer(serializers.Serializer):
     files = FileInSerializer(many=True, required=False, default=list)
     mode = serializers.ChoiceField(choices=["check", "deploy"], default="check")
-    delete = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False, default=list)
+    delete = serializers.ListField(child=StrictCharField(allow_blank=True), required=False, default=list)
 
 
 class RollbackSerializer(serializers.Serializer):
-    to = serializers.IntegerField(min_value=0)
-    message = serializers.CharField(allow_blank=True, required=False, default="", trim_whitespace=False)
+    to = StrictIntegerField(min_value=0, max_value=2**31 - 1)
+    message = StrictCharField(allow_blank=True, required=False, default="")
 
 
 class EditSerializer(serializers.Serializer):
-    content = FileContentField(allow_blank=True, trim_whitespace=False)
-    message = serializers.CharField(allow_blank=True, required=False, default="", trim_whitespace=False)
+    content = FileContentField(allow_blank=True)
+    message = StrictCharField(allow_blank=True, required=False, default="")
 
 
 class InstallSerializer(serializers.Serializer):
-    workspace = serializers.CharField(required=False, allow_null=True, default=None)
+    workspace = StrictCharField(required=False, allow_null=True, allow_blank=True, default=None,
+                                help_text="a workspace to install into; the account library when absent or empty")
 
 
 def findings_list(findings: list[Finding]) -> list[dict]:
@@ -102,12 +104,6 @@ def revision_dict(revision: Revision, changeset: Changeset) -> dict:
 
 ACTIONS = ["added", "modified", "deleted"]
 ENCODINGS = ["utf-8", "base64"]
-
-
-class ErrorOut(serializers.Serializer):
-    code = serializers.CharField()
-    message = serializers.CharField()
-    details = serializers.DictField(help_text="`findings` (a list of Finding) for a refused write")
 
 
 class FindingOut(serializers.Serializer):

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.http import HttpResponse
 from django.utils.http import urlencode
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, status
 from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
@@ -26,6 +26,7 @@ from accounts.access import ScopedAPIView
 from accounts.browsers import browser_versions
 from accounts.models import Workspace
 from foldrun.api import ApiError
+from foldrun.openapi import QueryBooleanField, error, errors
 from foldrun.contract import Desk, Finding, check, platform_from_versions
 from foldrun.contract.findings import sort_findings
 
@@ -59,16 +60,14 @@ from .services import (
 PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
 
-# OpenAPI: what each route takes and answers (the views build plain dicts).
-_WRITE_ERRORS = {400: s.ErrorOut, 403: s.ErrorOut, 404: s.ErrorOut, 413: s.ErrorOut, 422: s.ErrorOut}
-_READ_ERRORS = {400: s.ErrorOut, 404: s.ErrorOut}
+# OpenAPI: what each route takes and answers (the views build plain dicts); foldrun.openapi.AutoSchema adds
+# the refusals every view has (401, 403, 404, 400/413/415 for a body).
+_WRITE_ERRORS = errors(422)
 
 
-def _number(name: str, what: str) -> OpenApiParameter:
-    return OpenApiParameter(name, OpenApiTypes.INT, OpenApiParameter.QUERY, required=False, description=what)
-
-
-_AT = _number("at", "a revision number: read the scope as that revision left it (the head when absent)")
+def _number(name: str, what: str, minimum: int = 0, maximum: int | None = None) -> OpenApiParameter:
+    return OpenApiParameter(name, {"type": "integer", "minimum": minimum, "maximum": maximum or MAX_NUMBER},
+                            OpenApiParameter.QUERY, required=False, description=what)
 
 
 def server_platform() -> dict[str, int]:
@@ -90,9 +89,28 @@ def _not_found() -> ApiError:
 # takes (a page past 2**63 was an overflow and a 500).
 MAX_NUMBER = 2**31 - 1
 _NUMBER_WORDS = {"page": "a page number", "page_size": "a page size"}
+_AT = _number("at", "a revision number: read the scope as that revision left it (the head when absent; 0 is "
+                    "before the first)")
+_PAST_HEAD = error(404, "No such workspace, or `at` is past the head revision.")
+_RAW = OpenApiParameter("raw", OpenApiTypes.BOOL, OpenApiParameter.QUERY, required=False,
+                        description="true: the file's bytes as the body (text/plain, or application/octet-stream "
+                                    "for a binary file), not JSON")
 
 
-def _number_param(request, name: str, *, required: bool = False) -> int | None:
+def _flag(request, name: str) -> bool:
+    """A boolean query parameter (true, false, 1 or 0); 400 naming it otherwise."""
+    raw = request.query_params.get(name)
+    if raw is None:
+        return False
+    try:
+        return QueryBooleanField().to_internal_value(raw)
+    except exceptions.ValidationError:
+        raise ApiError(f"The `{name}` parameter must be true or false (or 1 or 0), not {raw[:40]!r}.",
+                       code="invalid", details={"parameter": name}) from None
+
+
+def _number_param(request, name: str, *, required: bool = False, minimum: int = 0,
+                  maximum: int = MAX_NUMBER) -> int | None:
     """A revision (or page) number from the query string; 400 naming the parameter."""
     what = _NUMBER_WORDS.get(name, "a revision number")
     raw = request.query_params.get(name)
@@ -105,14 +123,14 @@ def _number_param(request, name: str, *, required: bool = False) -> int | None:
         value = int(raw)
     except ValueError:
         value = -1
-    if value < 0 or not raw.strip().isdigit():
+    if value < minimum or not raw.strip().isdigit():
         raise ApiError(
-            f"The `{name}` parameter must be {what} (a whole number, 0 or more), not {shown!r}.",
+            f"The `{name}` parameter must be {what} (a whole number, {minimum} or more), not {shown!r}.",
             code="invalid", details={"parameter": name},
         )
-    if value > MAX_NUMBER:
+    if value > maximum:
         raise ApiError(
-            f"The `{name}` parameter must be {what} of at most {MAX_NUMBER:,}, not {shown}.",
+            f"The `{name}` parameter must be {what} of at most {maximum:,}, not {shown}.",
             code="invalid", details={"parameter": name},
         )
     return value
@@ -219,7 +237,7 @@ class CheckView(ScopeView):
 
     parser_classes = [DeskJSONParser]
 
-    @extend_schema(request=s.CheckSerializer, responses={200: s.CheckResultOut, **_READ_ERRORS})
+    @extend_schema(request=s.CheckSerializer, responses=s.CheckResultOut)
     def post(self, request, ws: str | None = None):
         account, workspace = self.scope()
         body = self.parse(s.CheckSerializer)
@@ -251,7 +269,7 @@ class CheckView(ScopeView):
 class FilesView(ScopeView):
     """GET …/files?at=N: the live files at revision N (the head by default)."""
 
-    @extend_schema(parameters=[_AT], responses={200: s.FilesOut, **_READ_ERRORS})
+    @extend_schema(parameters=[_AT], responses={200: s.FilesOut, 404: _PAST_HEAD})
     def get(self, request, ws: str | None = None):
         account, workspace = self.scope()
         at = self.existing_number(account, workspace, _number_param(request, "at"))
@@ -271,16 +289,18 @@ class FileView(ScopeView):
 
     parser_classes = [DeskJSONParser]
 
-    @extend_schema(parameters=[_AT, OpenApiParameter("raw", OpenApiTypes.BOOL, OpenApiParameter.QUERY, required=False,
-                                                      description="1: the file's bytes as the body, not JSON")],
-                   responses={200: s.FileOut, **_READ_ERRORS})
+    @extend_schema(parameters=[_AT, _RAW], responses={
+        (200, "application/json"): s.FileOut,
+        (200, "text/plain"): OpenApiResponse(OpenApiTypes.STR, description="with raw: a text file's content"),
+        (200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY,
+                                                           description="with raw: a binary file's bytes")})
     def get(self, request, path: str, ws: str | None = None):
         account, workspace = self.scope()
         at = self.existing_number(account, workspace, _number_param(request, "at"))
         revision = file_at(account, workspace, path, at)
         if revision is None:
             raise _not_found()
-        if request.query_params.get("raw") in {"1", "true", "yes"}:
+        if _flag(request, "raw"):
             if revision.encoding == "base64":
                 return HttpResponse(base64.b64decode(revision.content), content_type="application/octet-stream")
             return HttpResponse(revision.content, content_type="text/plain; charset=utf-8")
@@ -314,7 +334,7 @@ class FileView(ScopeView):
 class HistoryView(ScopeView):
     """GET …/files/<path>/history: every revision of one file, newest first."""
 
-    @extend_schema(responses={200: s.HistoryOut, **_READ_ERRORS})
+    @extend_schema(responses=s.HistoryOut)
     def get(self, request, path: str, ws: str | None = None):
         account, workspace = self.scope()
         revisions = history_of(account, workspace, path)
@@ -350,12 +370,14 @@ class RollbackView(ScopeView):
 class RevisionsView(ScopeView):
     """GET …/revisions?page=N&page_size=M: changesets, newest first."""
 
-    @extend_schema(parameters=[_number("page", "the page, from 1"), _number("page_size", f"at most {MAX_PAGE_SIZE}")],
-                   responses={200: s.RevisionsOut, **_READ_ERRORS})
+    @extend_schema(parameters=[_number("page", "the page, from 1", minimum=1),
+                               _number("page_size", f"at most {MAX_PAGE_SIZE} ({PAGE_SIZE} when absent)", minimum=1,
+                                       maximum=MAX_PAGE_SIZE)],
+                   responses=s.RevisionsOut)
     def get(self, request, ws: str | None = None):
         account, workspace = self.scope()
-        page = _number_param(request, "page") or 1
-        size = min(_number_param(request, "page_size") or PAGE_SIZE, MAX_PAGE_SIZE)
+        page = _number_param(request, "page", minimum=1) or 1
+        size = _number_param(request, "page_size", minimum=1, maximum=MAX_PAGE_SIZE) or PAGE_SIZE
         query = Changeset.objects.filter(scope_key=scope_key_for(account, workspace)).select_related("author")
         count = query.count()
         rows = list(query.order_by("-number")[(page - 1) * size: page * size])
@@ -378,7 +400,9 @@ def _file_counts(changesets: list[Changeset]) -> dict[int, int]:
 class RevisionView(ScopeView):
     """GET …/revisions/<n>: one changeset and the files it changed."""
 
-    @extend_schema(responses={200: s.RevisionOut, **_READ_ERRORS})
+    @extend_schema(responses=s.RevisionOut,
+                   parameters=[OpenApiParameter("number", {"type": "integer", "minimum": 0, "maximum": MAX_NUMBER},
+                                                OpenApiParameter.PATH, description="the revision's number")])
     def get(self, request, number: int, ws: str | None = None):
         account, workspace = self.scope()
         changeset = Changeset.objects.filter(scope_key=scope_key_for(account, workspace), number=number).select_related("author").first()
@@ -440,7 +464,7 @@ class DiffView(ScopeView):
         _number("to", "the newer revision (the head when absent)"),
         OpenApiParameter("path", OpenApiTypes.STR, OpenApiParameter.QUERY, required=False,
                          description="one file; without it, every file changed between them")],
-        responses={200: s.DiffOut, **_READ_ERRORS})
+        responses={200: s.DiffOut, 404: error(404, "A revision past the head, or a `path` with no history.")})
     def get(self, request, ws: str | None = None):
         account, workspace = self.scope()
         head = self.head_number(account, workspace)
@@ -480,7 +504,7 @@ class LibraryOverviewView(ScopedAPIView):
 class GalleryView(ScopedAPIView):
     """GET /api/gallery: the shelf's tools and the copies the account keeps."""
 
-    @extend_schema(responses={200: s.GalleryOut})
+    @extend_schema(responses=s.GalleryOut, operation_id="gallery_list")
     def get(self, request):
         return Response({"results": gallery_overview(self.account)})
 
@@ -489,7 +513,7 @@ class GalleryToolView(ScopedAPIView):
     """GET /api/gallery/<tool>: one shelf tool with its files' content — what
     a laptop fetches to run a gallery tool as the platform would."""
 
-    @extend_schema(responses={200: s.GalleryToolOut, 404: s.ErrorOut})
+    @extend_schema(responses=s.GalleryToolOut)
     def get(self, request, tool: str):
         shelf = gallery_tool_files(tool)
         if shelf is None:
@@ -510,7 +534,7 @@ class GalleryInstallView(ScopedAPIView):
 
     upgrade = False
 
-    @extend_schema(request=s.InstallSerializer, responses={201: s.WriteResultOut, **_WRITE_ERRORS, 409: s.ErrorOut})
+    @extend_schema(request=s.InstallSerializer, responses={201: s.WriteResultOut, **_WRITE_ERRORS, 409: error(409, "Upgrade: the scope keeps no copy of the tool (install it first).")})
     def post(self, request, tool: str):
         self.require_write()
         serializer = s.InstallSerializer(data=request.data)

@@ -8,8 +8,11 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from foldrun.openapi import QueryBooleanField, StrictBooleanField, StrictCharField
+
 from .actions import redact_body
-from .models import Attempt, Delivery
+from .models import Attempt, Category, Delivery, DeliveryStatus
+from .preferences import LOCKED
 
 
 class AttemptSerializer(serializers.ModelSerializer):
@@ -45,3 +48,64 @@ class DeliverySerializer(serializers.ModelSerializer):
             return json.loads(text)
         except ValueError:
             return text
+
+
+# ---------------------------------------------------------------- OpenAPI: the notify API's own shapes
+
+class DeliveryListSerializer(serializers.Serializer):
+    deliveries = DeliverySerializer(many=True, help_text="newest first, at most 50")
+
+
+class DeliveriesQuerySerializer(serializers.Serializer):
+    failed = QueryBooleanField(required=False, default=False, help_text="true: only deliveries that failed")
+    status = serializers.ChoiceField(choices=DeliveryStatus.choices, required=False)
+
+
+class RedeliveredSerializer(serializers.Serializer):
+    delivery = DeliverySerializer()
+    attempt = AttemptSerializer()
+
+
+class TestSendSerializer(serializers.Serializer):
+    workspace = serializers.CharField()
+    destination = serializers.ChoiceField(choices=["webhook", "email"])
+    ok = serializers.BooleanField(help_text="whether the destination took it")
+    message = serializers.CharField(allow_null=True, help_text="what came back, in a sentence")
+    statusCode = serializers.IntegerField(allow_null=True, required=False)
+    deliveryId = serializers.CharField(required=False, help_text="webhook: the delivery, dlv_…")
+    durationMs = serializers.IntegerField(required=False)
+    response = serializers.CharField(required=False, allow_blank=True)
+    to = serializers.CharField(required=False, help_text="email: the address")
+    provider = serializers.CharField(required=False, allow_null=True)
+    messageId = serializers.CharField(required=False, allow_null=True)
+
+
+class WorkspaceChoiceSerializer(serializers.Serializer):
+    workspace = serializers.CharField()
+    enabled = serializers.BooleanField()
+    via = serializers.CharField(required=False)
+
+
+class CategoryChoiceSerializer(serializers.Serializer):
+    category = serializers.ChoiceField(choices=Category.choices)
+    what = serializers.CharField()
+    enabled = serializers.BooleanField()
+    locked = serializers.BooleanField(help_text="true: this mail cannot be turned off")
+    reason = serializers.CharField(allow_null=True)
+    perWorkspace = serializers.BooleanField()
+    via = serializers.CharField(required=False, help_text='"unsubscribe" when a mail\'s link turned it off')
+    workspaces = WorkspaceChoiceSerializer(many=True, required=False)
+
+
+class MyNotificationsSerializer(serializers.Serializer):
+    email = serializers.EmailField()
+    categories = CategoryChoiceSerializer(many=True)
+
+
+class PreferenceInSerializer(serializers.Serializer):
+    # Only the categories a person may turn off: security, invites, billing and account mail stay on (a 400).
+    category = serializers.ChoiceField(choices=[c for c in Category.values if c not in LOCKED])
+    enabled = StrictBooleanField()
+    workspace = StrictCharField(required=False, allow_blank=True, allow_null=True, max_length=63,
+                                help_text="one workspace, for a per-workspace category")
+    via = serializers.ChoiceField(choices=["profile", "cli"], required=False, default="profile")

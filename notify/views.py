@@ -13,24 +13,29 @@ from rest_framework.response import Response
 from accounts.access import ScopedAPIView
 from accounts.models import Workspace
 from foldrun.api import ApiError, NotFound
+from foldrun.openapi import error, errors, validated
 
 from . import actions
 from .links import LinkError, read_unsubscribe_token
 from .models import Delivery
 from .preferences import ALL, LOCKED, LOCKED_REASON, PER_WORKSPACE, STOP_WORDS, do_set_preference, preferences_for
+from . import serializers as s
 from .serializers import AttemptSerializer, DeliverySerializer
 
 PAGE_SIZE = 50
 
 
 class DeliveriesView(ScopedAPIView):
-    @extend_schema(responses=OpenApiTypes.OBJECT, operation_id="notify_deliveries_list",
-                   description="Outbound webhook deliveries, newest first; ?failed=1.")
+    @extend_schema(parameters=[s.DeliveriesQuerySerializer], responses=s.DeliveryListSerializer,
+                   description="Outbound webhook deliveries, newest first; ?failed=1 for the failed ones.")
     def get(self, request, ws: str):
         workspace = self.get_workspace(ws)
+        query = validated(s.DeliveriesQuerySerializer, request.query_params.dict())
         rows = Delivery.objects.filter(workspace=workspace).prefetch_related("attempts")
-        if request.query_params.get("failed") in ("1", "true", "yes") or request.query_params.get("status") == "failed":
+        if query["failed"]:
             rows = rows.filter(status="failed")
+        elif query.get("status"):
+            rows = rows.filter(status=query["status"])
         return Response({"deliveries": DeliverySerializer(rows[:PAGE_SIZE], many=True).data})
 
 
@@ -45,8 +50,9 @@ class DeliveryView(ScopedAPIView):
 
 
 class RedeliverView(ScopedAPIView):
-    @extend_schema(request=None, responses=OpenApiTypes.OBJECT,
-                   description="One attempt now: the same id and body, signed afresh.")
+    @extend_schema(request=None, responses={200: s.RedeliveredSerializer, **errors(409)},
+                   description="One attempt now: the same id and body, signed afresh; 409 while one is under way "
+                               "or still pending.")
     def post(self, request, ws: str, delivery_id: str):
         workspace = self.get_workspace(ws)
         self.require_write()
@@ -57,8 +63,9 @@ class RedeliverView(ScopedAPIView):
 
 
 class TestSendView(ScopedAPIView):
-    @extend_schema(request=None, responses=OpenApiTypes.OBJECT,
-                   description="Send one real message to the saved destination and report what came back.")
+    @extend_schema(request=None, responses={
+        200: s.TestSendSerializer, 400: error(400, "The workspace has no notify: destination.")},
+        description="Send one real message to the saved destination and report what came back.")
     def post(self, request, ws: str):
         workspace = self.get_workspace(ws)
         self.require_write()
@@ -73,12 +80,13 @@ class MyNotificationsView(ScopedAPIView):
         workspaces = Workspace.objects.filter(account=self.account).order_by("name")
         return Response({"email": request.user.email, "categories": preferences_for(request.user.email, workspaces)})
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=s.MyNotificationsSerializer)
     def get(self, request):
         return self._answer(request)
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT,
-                   description='{"category": "run-alerts", "enabled": false, "workspace": "seo-desk"}')
+    @extend_schema(request=s.PreferenceInSerializer, responses={
+        200: s.MyNotificationsSerializer, 404: error(404, "No such workspace.")},
+        description='{"category": "run-alerts", "enabled": false, "workspace": "seo-desk"}')
     def patch(self, request):
         data = request.data if isinstance(request.data, dict) else {}
         category = data.get("category")
@@ -90,6 +98,7 @@ class MyNotificationsView(ScopedAPIView):
         enabled = data.get("enabled")
         if not isinstance(enabled, bool):
             raise ApiError("enabled must be true or false.", code="invalid", details={"field": "enabled"})
+        validated(s.PreferenceInSerializer, data)  # the shapes; the sentences above name what is wrong
         workspace = None
         if data.get("workspace"):
             if category not in PER_WORKSPACE:

@@ -1,9 +1,13 @@
 """API shapes for runs. Public ids only; never a secret (traces never hold one)."""
 from __future__ import annotations
 
+from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
-from .models import Approval, Artifact, Run, Schedule, Step, TraceEvent, Try
+from foldrun.openapi import QueryBooleanField, StrictBooleanField, StrictCharField
+
+from .models import (Approval, ApprovalState, Artifact, Run, RunKind, RunStatus, Schedule, Step, TraceEvent, Trigger,
+                     Try, Verdict)
 
 
 class TrySerializer(serializers.ModelSerializer):
@@ -85,3 +89,93 @@ class ScheduleSerializer(serializers.ModelSerializer):
     class Meta:
         model = Schedule
         fields = ["flow", "cron", "timezone", "next_fire_at", "last_fired_at", "quarantined_at"]
+
+
+# ---------------------------------------------------------------- the API's request bodies, queries and answers
+# Each body and query is read through the serializer that documents it (foldrun.openapi.validated).
+
+class _RunStartCommon(serializers.Serializer):
+    inputs = serializers.DictField(required=False, allow_null=True, help_text="the flow's inputs: names to values")
+    test = StrictBooleanField(required=False, default=False, help_text="a test run: nothing outward is sent")
+    trigger = serializers.ChoiceField(choices=[Trigger.API, Trigger.CLI, Trigger.MANUAL], default=Trigger.API,
+                                      required=False)
+
+
+class RunFlowInSerializer(_RunStartCommon):
+    flow = StrictCharField(max_length=200, help_text="the flow's name (flows/<flow>.md)")
+
+
+class RunAgentInSerializer(_RunStartCommon):
+    agent = StrictCharField(max_length=200, help_text="one agent, run ad hoc with `task`")
+    task = StrictCharField(max_length=20000, regex_pattern=r"\S", pattern_message="say what the agent should do.",
+                           help_text="what the agent should do")
+
+
+RUN_START = PolymorphicProxySerializer(
+    component_name="RunStart", serializers=[RunFlowInSerializer, RunAgentInSerializer], resource_type_field_name=None)
+
+
+class RunsQuerySerializer(serializers.Serializer):
+    flow = serializers.CharField(required=False, help_text="only this flow's runs")
+    status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
+    verdict = serializers.ChoiceField(choices=Verdict.choices, required=False)
+    kind = serializers.ChoiceField(choices=RunKind.choices, required=False)
+    trigger = serializers.ChoiceField(choices=Trigger.choices, required=False)
+    test = QueryBooleanField(required=False, allow_null=True, default=None,
+                             help_text="true: test runs only; false: real runs only")
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=500, default=50)
+
+
+class RunListSerializer(serializers.Serializer):
+    runs = RunSerializer(many=True, help_text="newest first")
+
+
+class DecisionInSerializer(serializers.Serializer):
+    answer = StrictCharField(required=False, allow_blank=True, allow_null=True, max_length=20000,
+                             help_text="the answer to a step's ask: (required to approve one)")
+
+
+class DecisionSerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="the approval, apr_…")
+    step = serializers.IntegerField()
+    state = serializers.ChoiceField(choices=ApprovalState.choices)
+    decided_by = serializers.CharField()
+    decided_at = serializers.DateTimeField(allow_null=True)
+
+
+class EventReceivedSerializer(serializers.Serializer):
+    run = serializers.CharField()
+    step = serializers.IntegerField()
+    event = serializers.CharField()
+    received_at = serializers.DateTimeField(allow_null=True)
+
+
+class ArtifactListSerializer(serializers.Serializer):
+    artifacts = ArtifactSerializer(many=True)
+
+
+class ScheduleListSerializer(serializers.Serializer):
+    schedules = ScheduleSerializer(many=True)
+
+
+class ToolTestInSerializer(serializers.Serializer):
+    arguments = serializers.DictField(required=False, default=dict, help_text="the tool's arguments")
+    agent = StrictCharField(required=False, allow_null=True, max_length=200,
+                            help_text="the agent whose view of the tool to test")
+    operation = StrictCharField(required=False, allow_null=True, max_length=200,
+                                help_text="one operation of a tool that has several")
+    test = StrictBooleanField(required=False, default=False)
+
+
+class ToolTestOutSerializer(serializers.Serializer):
+    tool = serializers.CharField()
+    ok = serializers.BooleanField()
+    result = serializers.JSONField(required=False, help_text="what the tool answered")
+    seconds = serializers.FloatField()
+    trace = serializers.ListField(child=serializers.DictField(), help_text="what the call did, step by step")
+
+
+class HookAnswerSerializer(serializers.Serializer):
+    run = serializers.CharField(help_text="the run the delivery started, run_…")
+    status = serializers.ChoiceField(choices=RunStatus.choices)
+    duplicate = serializers.BooleanField(help_text="true: this delivery id was seen before; nothing new started")

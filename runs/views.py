@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -12,11 +14,13 @@ from rest_framework.views import APIView
 from accounts.access import ScopedAPIView
 from accounts.models import Workspace
 from foldrun.api import ApiError, NotFound
+from foldrun.openapi import error, errors, validated
 from foldrun.contract.model import find_flow
 from foldrun.parsers import _not_text
 
 from . import actions
 from .models import Run, RunStatus, Trigger
+from . import serializers as s
 from .serializers import ArtifactSerializer, RunDetailSerializer, RunSerializer, ScheduleSerializer
 from .host import vault_lookup
 from .tooltest import run_tool_test
@@ -25,41 +29,40 @@ from .triggers import schedules_of, signature_ok
 PAGE_SIZE = 50
 
 
-def _truthy(value) -> bool:
-    return value in (True, 1, "1", "true", "True", "yes")
-
-
 class RunsView(ScopedAPIView):
     """GET: the workspace's runs (filters: flow, status, verdict, kind, test). POST: start one."""
 
+    @extend_schema(parameters=[s.RunsQuerySerializer], responses=s.RunListSerializer)
     def get(self, request, ws: str):
         workspace = self.get_workspace(ws)
+        query = validated(s.RunsQuerySerializer, request.query_params.dict())
         runs = Run.objects.filter(workspace=workspace).select_related("workspace", "created_by")
-        flow = request.query_params.get("flow")
-        if flow:
-            runs = runs.filter(name=flow)
+        if query.get("flow"):
+            runs = runs.filter(name=query["flow"])
         for field in ("status", "verdict", "kind", "trigger"):
-            value = request.query_params.get(field)
-            if value:
-                runs = runs.filter(**{field: value})
-        if request.query_params.get("test") is not None:
-            runs = runs.filter(is_test=_truthy(request.query_params["test"]))
-        try:
-            limit = max(1, min(int(request.query_params.get("limit", PAGE_SIZE)), 500))
-        except ValueError:
-            raise ApiError("limit: must be a whole number.", code="invalid") from None
-        return Response({"runs": RunSerializer(runs[:limit], many=True).data})
+            if query.get(field):
+                runs = runs.filter(**{field: query[field]})
+        if query.get("test") is not None:
+            runs = runs.filter(is_test=query["test"])
+        return Response({"runs": RunSerializer(runs[:query["limit"]], many=True).data})
 
+    @extend_schema(request=s.RUN_START, responses={
+        201: RunSerializer, 400: error(400, "The request is malformed, or the flow has errors (`message` says "
+                                            "the first)."),
+        404: error(404, "No such workspace, flow or agent."),
+        409: error(409, "The workspace has spent its budget.")},
+        description="Start a flow (`flow`, `inputs`) or one agent ad hoc (`agent`, `task`).")
     def post(self, request, ws: str):
         workspace = self.get_workspace(ws)
         self.require_write()
-        data = request.data if isinstance(request.data, dict) else {}
-        trigger = data.get("trigger") or Trigger.API
-        if trigger not in (Trigger.API, Trigger.CLI, Trigger.MANUAL):
-            raise ApiError("trigger: must be api, cli or manual.", code="invalid")
+        data = request.data if isinstance(request.data, dict) else None
+        if data is not None and bool(data.get("flow")) == bool(data.get("agent")):
+            raise ApiError("Give either flow (a flow's name) or agent (with task) to run.", code="invalid")
+        shape = s.RunFlowInSerializer if data is not None and data.get("flow") else s.RunAgentInSerializer
+        body = validated(shape, data)
         run = actions.check_start_run(
-            workspace=workspace, user=request.user, flow=data.get("flow"), agent=data.get("agent"),
-            task=data.get("task"), inputs=data.get("inputs"), is_test=_truthy(data.get("test")), trigger=trigger)
+            workspace=workspace, user=request.user, flow=body.get("flow"), agent=body.get("agent"),
+            task=body.get("task"), inputs=body.get("inputs"), is_test=body["test"], trigger=body["trigger"])
         return Response(RunSerializer(run).data, status=201)
 
 
@@ -73,6 +76,7 @@ class ScopedRunView(ScopedAPIView):
 
 
 class RunView(ScopedRunView):
+    @extend_schema(responses=RunDetailSerializer)
     def get(self, request, ws: str, run_id: str):
         run = self.get_run(ws, run_id)
         return Response(RunDetailSerializer(run).data)
@@ -83,9 +87,16 @@ class DecideView(ScopedRunView):
 
     decision = "approve"
 
+    @extend_schema(request=s.DecisionInSerializer, responses={
+        200: s.DecisionSerializer,
+        400: error(400, "The body is malformed, or the step asked a question and `answer` is missing."),
+        403: error(403, "Your role may not decide, or the flow names other approvers."),
+        409: error(409, "The step is not waiting for a decision, was already decided, or the decision expired.")},
+        parameters=[OpenApiParameter("index", OpenApiTypes.INT, OpenApiParameter.PATH,
+                                     description="the step's number, from 1")])
     def post(self, request, ws: str, run_id: str, index: int):
         run = self.get_run(ws, run_id)
-        answer = request.data.get("answer") if isinstance(request.data, dict) else None
+        answer = validated(s.DecisionInSerializer, request.data).get("answer")
         approval = actions.check_decide(run=run, index=index, decision=self.decision, membership=self.membership,
                                         answer=answer)
         return Response({"id": approval.public_id, "step": index, "state": approval.state,
@@ -101,6 +112,10 @@ class RejectView(DecideView):
 
 
 class EventView(ScopedRunView):
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={
+        200: s.EventReceivedSerializer, **errors(409)},
+        description="Deliver event `name` to the run's step waiting for it (`wait: event`); the body, if any, "
+                    "is the event's data. 409 when no step waits for it or the run has finished.")
     def post(self, request, ws: str, run_id: str, name: str):
         run = self.get_run(ws, run_id)
         self.require_write()
@@ -109,6 +124,8 @@ class EventView(ScopedRunView):
 
 
 class CancelView(ScopedRunView):
+    @extend_schema(request=None, responses={200: RunSerializer, **errors(409)},
+                   description="Cancel the run; 409 when it has already finished.")
     def post(self, request, ws: str, run_id: str):
         run = self.get_run(ws, run_id)
         self.require_write()
@@ -117,12 +134,15 @@ class CancelView(ScopedRunView):
 
 
 class ArtifactsView(ScopedRunView):
+    @extend_schema(responses=s.ArtifactListSerializer)
     def get(self, request, ws: str, run_id: str):
         run = self.get_run(ws, run_id)
         return Response({"artifacts": ArtifactSerializer(run.artifacts.all(), many=True).data})
 
 
 class ArtifactView(ScopedRunView):
+    @extend_schema(responses={(200, "application/octet-stream"): OpenApiResponse(
+        OpenApiTypes.BINARY, description="The artifact's bytes, as an attachment named for its path.")})
     def get(self, request, ws: str, run_id: str, artifact_id: str):
         run = self.get_run(ws, run_id)
         artifact = run.artifacts.filter(public_id=artifact_id).first()
@@ -136,6 +156,7 @@ class ArtifactView(ScopedRunView):
 class SchedulesView(ScopedAPIView):
     """Each scheduled flow and its next fire time (the Triggers page reads this)."""
 
+    @extend_schema(responses=s.ScheduleListSerializer)
     def get(self, request, ws: str):
         workspace = self.get_workspace(ws)
         return Response({"schedules": ScheduleSerializer(schedules_of(workspace), many=True).data})
@@ -144,15 +165,14 @@ class SchedulesView(ScopedAPIView):
 class ToolTestView(ScopedAPIView):
     """POST /api/workspaces/<ws>/tools/<tool>/test {"arguments": {…}, "agent"?, "operation"?}: no model call."""
 
+    @extend_schema(request=s.ToolTestInSerializer, responses={
+        200: s.ToolTestOutSerializer, 404: error(404, "No such workspace, tool or operation.")})
     def post(self, request, ws: str, tool: str):
         workspace = self.get_workspace(ws)
         self.require_write()
-        data = request.data if isinstance(request.data, dict) else {}
-        arguments = data.get("arguments", {})
-        if not isinstance(arguments, dict):
-            raise ApiError("arguments: must be an object of the tool's arguments.", code="invalid")
-        answer = run_tool_test(workspace, tool, arguments, agent=data.get("agent"), operation=data.get("operation"),
-                               is_test=_truthy(data.get("test")))
+        body = validated(s.ToolTestInSerializer, request.data)
+        answer = run_tool_test(workspace, tool, body["arguments"], agent=body.get("agent"),
+                               operation=body.get("operation"), is_test=body["test"])
         return Response(answer)
 
 
@@ -166,6 +186,22 @@ class HookView(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
 
+    @extend_schema(request=OpenApiTypes.OBJECT, auth=[], responses={
+        200: OpenApiResponse(s.HookAnswerSerializer, description="This X-Foldrun-Delivery id was seen before: "
+                                                                 "the run it started, nothing new."),
+        202: OpenApiResponse(s.HookAnswerSerializer, description="The run it started."),
+        400: error(400, "The body holds a NUL character or a lone surrogate; nothing was started."),
+        401: error(401, "The flow wants an HMAC x-signature and it is missing or wrong."),
+        404: error(404, "No such workspace, or the flow takes no webhooks."),
+        409: error(409, "The workspace has spent its budget."),
+        413: error(413)},
+        parameters=[OpenApiParameter("ws", OpenApiTypes.STR, OpenApiParameter.PATH,
+                                     description="the workspace's public id, ws_…"),
+                    OpenApiParameter("X-Foldrun-Delivery", OpenApiTypes.STR, OpenApiParameter.HEADER,
+                                     description="the sender's delivery id: a repeat (per flow, per day) starts "
+                                                 "nothing new"),
+                    OpenApiParameter("x-signature", OpenApiTypes.STR, OpenApiParameter.HEADER,
+                                     description="HMAC-SHA256 of the body, when the flow's webhook: asks for one")])
     def post(self, request, ws: str, flow: str):
         workspace = Workspace.objects.filter(public_id=ws).first()
         if workspace is None:

@@ -3,7 +3,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from vault.models import ProviderCheck, Secret
+from drf_spectacular.utils import PolymorphicProxySerializer
+from rest_framework import serializers
+
+from foldrun.openapi import StrictCharField
+from vault.actions import NAME_RE
+from vault.models import ProviderCheck, Secret, SecretKind
 
 
 def _who(user) -> str | None:
@@ -45,3 +50,113 @@ def check_data(row: ProviderCheck) -> dict[str, Any]:
         "checked_at": row.checked_at.isoformat() if row.checked_at else None,
         "broken_since": row.broken_since.isoformat() if row.broken_since else None,
     }
+
+
+# ---------------------------------------------------------------- OpenAPI: what the vault API takes and answers
+
+class SecretOut(serializers.Serializer):
+    id = serializers.CharField()
+    name = serializers.CharField()
+    scope = serializers.ChoiceField(choices=["account", "workspace"])
+    workspace = serializers.CharField(allow_null=True)
+    kind = serializers.ChoiceField(choices=SecretKind.choices)
+    hosts = serializers.ListField(child=serializers.CharField(), help_text="where the value may be sent")
+    created_by = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    updated_by = serializers.CharField(allow_null=True)
+    updated_at = serializers.DateTimeField()
+    refreshable = serializers.BooleanField(required=False, help_text="oauth2 only")
+    expires_at = serializers.DateTimeField(required=False, allow_null=True, help_text="oauth2 only")
+    overridden = serializers.BooleanField(required=False, help_text="an account secret a workspace one shadows")
+
+
+class SecretListOut(serializers.Serializer):
+    results = SecretOut(many=True)
+
+
+class _SecretIn(serializers.Serializer):
+    openapi_closed = "is not a field of a secret; send value (or oauth) and optionally hosts."
+    hosts = serializers.ListField(child=serializers.CharField(), required=False,
+                                  help_text="the https origins the value may be sent to; absent keeps those set")
+
+
+class SecretValueIn(_SecretIn):
+    value = StrictCharField(min_length=1, help_text="the secret; never shown again")
+
+
+class SecretOAuthIn(_SecretIn):
+    oauth = serializers.DictField(help_text="an OAuth recipe: token_url, client_id, client_secret, refresh_token…")
+
+
+SECRET_IN = PolymorphicProxySerializer(component_name="SecretIn", serializers=[SecretValueIn, SecretOAuthIn],
+                                       resource_type_field_name=None)
+SECRET_NAME_PATTERN = NAME_RE.pattern
+
+
+class ProviderKeyOut(serializers.Serializer):
+    name = serializers.CharField(allow_null=True)
+    scope = serializers.CharField(allow_null=True)
+
+
+class ProviderRowOut(serializers.Serializer):
+    endpoint = serializers.CharField()
+    format = serializers.CharField()
+    provider = serializers.CharField(allow_null=True)
+    key = ProviderKeyOut()
+    model = serializers.CharField(allow_null=True)
+    used_by = serializers.ListField(child=serializers.CharField())
+    verdict = serializers.CharField(allow_null=True)
+    message = serializers.CharField(allow_null=True)
+    checked_at = serializers.DateTimeField(allow_null=True)
+
+
+class ProviderCheckOut(ProviderRowOut):
+    id = serializers.CharField()
+    broken_since = serializers.DateTimeField(allow_null=True)
+
+
+class ProvidersOut(serializers.Serializer):
+    results = ProviderRowOut(many=True, help_text="each provider the desks use, with its last check")
+    no_longer_used = ProviderCheckOut(many=True)
+
+
+MODEL_MISSING = "name the model to probe, e.g. claude-haiku-4-5."
+
+
+class ProbeIn(serializers.Serializer):
+    model = StrictCharField(regex_pattern=r"\S", pattern_message=MODEL_MISSING, max_length=200,
+                            error_messages={"required": MODEL_MISSING, "blank": MODEL_MISSING, "null": MODEL_MISSING,
+                                            "invalid": MODEL_MISSING})
+    provider = serializers.JSONField(required=False, allow_null=True,
+                                     help_text="a preset name or a provider block; the desk's AGENTS.md one when absent")
+
+
+class ProbeOut(serializers.Serializer):
+    ok = serializers.BooleanField()
+    endpoint = serializers.CharField()
+    format = serializers.CharField()
+    model = serializers.CharField()
+    error = serializers.CharField(required=False)
+    requests = serializers.IntegerField()
+    lines = serializers.ListField(child=serializers.CharField())
+
+
+class OAuthStartIn(serializers.Serializer):
+    name = StrictCharField(regex_pattern=NAME_RE.pattern, help_text="the secret's name, e.g. GITHUB_OAUTH")
+    workspace = StrictCharField(required=False, allow_blank=True, help_text="a workspace's vault; the account's when absent")
+    provider = StrictCharField(required=False, allow_blank=True, help_text="a preset (github, google, …) or custom")
+    auth_url = StrictCharField(required=False, allow_blank=True)
+    token_url = StrictCharField(required=False, allow_blank=True)
+    client_id = StrictCharField(min_length=1)
+    client_secret = StrictCharField(required=False, allow_blank=True)
+    scopes = StrictCharField(required=False, allow_blank=True)
+
+
+class OAuthStartOut(serializers.Serializer):
+    consent_url = serializers.URLField(help_text="send the person here: the provider's consent page")
+    redirect_uri = serializers.URLField(help_text="register exactly this with the provider")
+    scopes = serializers.CharField(allow_blank=True)
+
+
+class RedirectUriOut(serializers.Serializer):
+    redirect_uri = serializers.URLField()

@@ -4,13 +4,21 @@ Thin: scope through ScopedAPIView, call one action."""
 from __future__ import annotations
 
 from django.http import Http404, HttpResponseRedirect
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework.response import Response
 
 from accounts.access import ScopedAPIView
 from foldrun.api import ApiError
+from foldrun.openapi import error, validated
 from vault import actions, connect, probe
 from vault.crypto import UndecryptableSecret, VaultKeyError
+from vault import serializers as s
 from vault.serializers import check_data, secret_data
+
+_VAULT_DOWN = {503: error(503, "The vault's keys (FOLDRUN_VAULT_KEYS) are missing or do not open a value.")}
+_NAME = OpenApiParameter("name", OpenApiTypes.STR, OpenApiParameter.PATH, pattern=s.SECRET_NAME_PATTERN,
+                         description="the secret's name: capitals, digits and _, starting with a capital")
 
 
 class VaultView(ScopedAPIView):
@@ -36,11 +44,13 @@ def _listing(rows) -> list[dict]:
 
 
 class AccountSecretsView(VaultView):
+    @extend_schema(responses={200: s.SecretListOut, **_VAULT_DOWN})
     def get(self, request):
         return Response({"results": _listing(actions.secrets_for(self.account))})
 
 
 class WorkspaceSecretsView(VaultView):
+    @extend_schema(responses={200: s.SecretListOut, **_VAULT_DOWN})
     def get(self, request, ws: str):
         workspace = self.get_workspace(ws)
         return Response({"results": _listing(actions.secrets_for(self.account, workspace))})
@@ -50,6 +60,7 @@ class _SecretDetail(VaultView):
     def _workspace(self, kwargs):
         return self.get_workspace(kwargs["ws"]) if "ws" in kwargs else None
 
+    @extend_schema(parameters=[_NAME], responses={200: s.SecretOut, **_VAULT_DOWN})
     def get(self, request, name: str, **kwargs):
         workspace = self._workspace(kwargs)
         row = actions.Secret.objects.filter(account=self.account, workspace=workspace, name=name).select_related(
@@ -58,12 +69,15 @@ class _SecretDetail(VaultView):
             raise Http404
         return Response(secret_data(row))
 
+    @extend_schema(parameters=[_NAME], request=s.SECRET_IN, responses={200: s.SecretOut, **_VAULT_DOWN},
+                   description="Set the secret: a `value`, or an `oauth` recipe — one of them.")
     def put(self, request, name: str, **kwargs):
         workspace = self._workspace(kwargs)
         self.require_write()
         row = actions.check_set_secret(self.membership, workspace, name, _body(request))
         return Response(secret_data(row))
 
+    @extend_schema(parameters=[_NAME], responses={204: None, **_VAULT_DOWN})
     def delete(self, request, name: str, **kwargs):
         workspace = self._workspace(kwargs)
         self.require_write()
@@ -82,9 +96,11 @@ class WorkspaceSecretView(_SecretDetail):
 class ProvidersView(VaultView):
     """GET: the last check and what would be checked. POST: check now."""
 
+    @extend_schema(responses={200: s.ProvidersOut, **_VAULT_DOWN})
     def get(self, request):
         return Response(probe.providers_table(self.account))
 
+    @extend_schema(request=None, responses={200: s.ProvidersOut, **_VAULT_DOWN})
     def post(self, request):
         self.require_write()
         probe.check_account_providers(self.account.pk, report=True)
@@ -95,23 +111,28 @@ class ProbeView(VaultView):
     """`foldrun probe MODEL [--provider P] [--to WS]`: a real tool loop, server-side,
     with the key from the workspace (or account) vault."""
 
+    @extend_schema(request=s.ProbeIn, responses={
+        200: OpenApiResponse(s.ProbeOut, description="The probe ran: `ok` says whether the loop closed."),
+        **_VAULT_DOWN})
     def post(self, request, ws: str | None = None):
         workspace = self.get_workspace(ws) if ws else None
         self.require_write()
-        body = _body(request)
-        result = probe.check_probe(self.account, workspace, body)
+        result = probe.check_probe(self.account, workspace, validated(s.ProbeIn, request.data))
         return Response(result)
 
 
 class OAuthStartView(VaultView):
     """Begin a dashboard Connect; answers the consent URL and the exact redirect URL."""
 
+    @extend_schema(request=s.OAuthStartIn, responses={200: s.OAuthStartOut, 404: error(404, "No such workspace."),
+                                                       **_VAULT_DOWN})
     def post(self, request):
         self.require_write()
-        return Response(connect.check_start(self.membership, _body(request)))
+        return Response(connect.check_start(self.membership, validated(s.OAuthStartIn, request.data)))
 
 
 class OAuthRedirectView(VaultView):
+    @extend_schema(responses=s.RedirectUriOut)
     def get(self, request):
         return Response({"redirect_uri": connect.dashboard_redirect_uri()})
 
@@ -119,6 +140,12 @@ class OAuthRedirectView(VaultView):
 class OAuthCallbackView(VaultView):
     """The provider sends the browser here with ?code&state (or ?error)."""
 
+    @extend_schema(parameters=[
+        OpenApiParameter("state", OpenApiTypes.STR, required=True, description="the connect's state"),
+        OpenApiParameter("code", OpenApiTypes.STR, description="the provider's code"),
+        OpenApiParameter("error", OpenApiTypes.STR, description="the provider's refusal")],
+        responses={302: OpenApiResponse(description="Back to the Secrets page, which says what happened."),
+                   404: error(404, "No connect of this account has that state."), **_VAULT_DOWN})
     def get(self, request):
         from django.contrib import messages
 

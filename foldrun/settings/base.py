@@ -146,7 +146,8 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "foldrun.openapi.AutoSchema",
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
     "EXCEPTION_HANDLER": "foldrun.api.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
@@ -155,6 +156,24 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Accounts, workspaces, library revisions and runs.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Request and response shapes apart (a field a client sends is not always one it reads back).
+    "COMPONENT_SPLIT_REQUEST": True,
+    # One name per enum wherever it appears (a member's role, an invite's, a role a request asks for).
+    "ENUM_NAME_OVERRIDES": {
+        "Role": "accounts.models.Role",
+        "RunStatus": "runs.models.RunStatus",
+        "RunVerdict": "runs.models.Verdict",
+        "StepStatus": "runs.models.StepStatus",
+        "ApprovalState": "runs.models.ApprovalState",
+        "DeliveryStatus": "notify.models.DeliveryStatus",
+        "ProbeVerdict": "vault.models.Verdict",
+        "RunKind": "runs.models.RunKind",
+        "TraceKind": "runs.models.TraceKind",
+        "ApprovalKind": "runs.models.ApprovalKind",
+        "SecretKind": "vault.models.SecretKind",
+        "RunTrigger": "runs.models.Trigger",
+        "StartTrigger": ["api", "cli", "manual"],
+    },
 }
 
 # Celery. The embedded default is kombu's filesystem transport: no service to
@@ -264,12 +283,10 @@ if LOGGING["root"]["level"].upper() not in _LOG_LEVELS:
 LOGGING["root"]["level"] = LOGGING["root"]["level"].upper()
 env_url("FOLDRUN_RESEND_API_URL", None, schemes=("http", "https"))
 
-# API bodies are JSON whose strings are text (a NUL or a lone surrogate is a 400 naming the field).
-REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = [
-    "foldrun.parsers.TextJSONParser",
-    "rest_framework.parsers.FormParser",
-    "rest_framework.parsers.MultiPartParser",
-]
+# API bodies are JSON whose strings are text (a NUL or a lone surrogate is a 400 naming the field) — JSON only:
+# the CLI and every client send it and the dashboard's forms are Django views, so the schema documents one
+# request media type, and a form or multipart body is a 415 rather than a guess.
+REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = ["foldrun.parsers.TextJSONParser"]
 # A NUL in a query or form parameter is a 400 naming it (PostgreSQL would answer a 500).
 MIDDLEWARE.append("foldrun.middleware.RefuseNulMiddleware")
 
