@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+import foldrun.openapi
+
 from .models import EndReason, SessionStatus
 from .options import (MAX_HEADERS, MAX_QUEUE_SECONDS, MAX_TIMEOUT_MS, MAX_URL, MAX_WAIT_FOR_CAPACITY_MS,
                       MIN_TIMEOUT_MS, VIEWPORT_HEIGHT, VIEWPORT_WIDTH)
@@ -91,7 +93,5 @@ class StopSerializer(serializers.Serializer):
     closed = serializers.BooleanField(help_text="true when this call stopped a running browser")
 
 
-class ErrorSerializer(serializers.Serializer):
-    code = serializers.CharField()
-    message = serializers.CharField()
-    details = serializers.DictField()
+# The API's one error body (the schema's Error component).
+ErrorSerializer = foldrun.openapi.ErrorSerializer

@@ -173,6 +173,7 @@ SPECTACULAR_SETTINGS = {
         "SecretKind": "vault.models.SecretKind",
         "RunTrigger": "runs.models.Trigger",
         "StartTrigger": ["api", "cli", "manual"],
+        "BrowserSessionStatus": "browsing.models.SessionStatus",
     },
 }
 
