@@ -54,6 +54,46 @@ def _arguments(section: str) -> dict[str, bool]:
     return args
 
 
+def _types(section: str) -> dict[str, set[str]]:
+    """Argument -> the JSON types the Type column names (`string, integer` maps to `a`, `b` in order;
+    `string or array` is either; literal words such as auto are strings; an empty cell says nothing)."""
+    out: dict[str, set[str]] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.startswith("| `") or len(cells) < 3 or not cells[1]:
+            continue
+        names = re.findall(r"`([A-Za-z_.]+)`", cells[0])
+        kinds = [k.strip() for k in cells[1].split(",")]
+        if len(kinds) != len(names):
+            kinds = kinds[:1] * len(names)
+        for name, kind in zip(names, kinds):
+            out[name] = {_json_type(part.strip()) for part in kind.split(" or ")}
+    return out
+
+
+def _json_type(word: str) -> str:
+    if word.startswith("`"):
+        return "string"  # an enum of literal words
+    if word.endswith("array"):
+        return "array"
+    return {"string": "string", "integer": "integer", "boolean": "boolean", "object": "object"}[word]
+
+
+def _schema_types(prop: dict) -> set[str]:
+    kinds: set[str] = set()
+    declared = prop.get("type")
+    if isinstance(declared, str):
+        kinds.add(declared)
+    elif isinstance(declared, list):
+        kinds.update(declared)
+    if "enum" in prop and not declared:
+        kinds.update("string" if isinstance(v, str) else "boolean" if isinstance(v, bool) else "integer"
+                     for v in prop["enum"])
+    for branch in prop.get("oneOf", []) + prop.get("anyOf", []):
+        kinds |= _schema_types(branch)
+    return kinds
+
+
 SPEC_TOOLS = {name: body for name, body in _sections().items() if name != "skill_<name>"}
 
 
@@ -86,6 +126,18 @@ def test_a_registered_tool_takes_the_spec_arguments_and_requires_the_spec_requir
     aliased = _aliases(SPEC_TOOLS[name])
     required = {arg for arg, needed in spec_args.items() if needed}
     assert set(tool.input_schema.get("required", [])) == required - set(aliased)
+
+
+@pytest.mark.parametrize("name", sorted(SPEC_TOOLS))
+def test_a_registered_tool_types_each_argument_as_the_spec_does(name):
+    tool = next((t for t in registry.fixed_tools() if t.name == name), None)
+    if tool is None:
+        pytest.skip(f"{name} is not registered yet")
+    properties = tool.input_schema.get("properties", {})
+    differ = {arg: (sorted(kinds), sorted(_schema_types(properties[arg])))
+              for arg, kinds in _types(SPEC_TOOLS[name]).items()
+              if arg in properties and _schema_types(properties[arg]) != kinds}
+    assert differ == {}, "argument: (the spec's types, the schema's types)"
 
 
 @pytest.mark.parametrize("name", sorted(n for n, body in SPEC_TOOLS.items() if _aliases(body)))
