@@ -12,11 +12,13 @@ its own.
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
+from django.db import connection
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, sync_playwright
 
@@ -29,6 +31,27 @@ from .errors import SessionError
 from .models import BrowserSession
 
 REFUSED_PREFIX = "refused by foldrun: "
+TOUCH_SECONDS = 5.0
+
+
+class _Toucher(threading.Thread):
+    """While a caller is attached, the session's idle clock restarts every TOUCH_SECONDS — from a thread of
+    its own, since the caller's thread holds Playwright's loop (where the ORM may not run)."""
+
+    def __init__(self, session_pk: int) -> None:
+        super().__init__(name="foldrun-session-touch", daemon=True)
+        self.session_pk = session_pk
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        try:
+            while not self._done.wait(TOUCH_SECONDS):
+                touch(self.session_pk)
+        finally:
+            connection.close()
+
+    def stop(self) -> None:
+        self._done.set()
 
 
 @contextmanager
@@ -38,6 +61,8 @@ def attach(session: BrowserSession, *, timeout: float | None = None) -> Iterator
     if not session.cdp_endpoint:
         raise SessionError("session_closed", f"Session {session.public_id} is not live.")
     touch(session.pk)
+    still_here = _Toucher(session.pk)  # a long job on one attach (a crawl) is activity the whole time
+    still_here.start()
     playwright = sync_playwright().start()
     try:
         try:
@@ -48,6 +73,7 @@ def attach(session: BrowserSession, *, timeout: float | None = None) -> Iterator
         context = browser.contexts[0]
         yield context.pages[0] if context.pages else context.new_page()
     finally:
+        still_here.stop()
         # Stopping the driver only disconnects: the browser, its tabs and cookies stay with the keeper.
         playwright.stop()
     touch(session.pk)

@@ -21,6 +21,10 @@ def base_url() -> str:
     return (getattr(settings, "FOLDRUN_PUBLIC_URL", None) or "").rstrip("/")
 
 
+def _root(base: str | None) -> str:
+    return base_url() if base is None else base.rstrip("/")
+
+
 def summary(session: BrowserSession) -> dict[str, Any]:
     """What `list_sessions` shows of each."""
     return {"id": session.public_id, "status": session.status, "engine": session.engine,
@@ -36,10 +40,11 @@ def record(session: BrowserSession, *, base: str | None = None) -> dict[str, Any
                 "placement": "queued" if session.queued_until is not None else "pool",
                 "queuedUntil": stamp(session.queued_until), "options": session.options})
     if session.options.get("record"):
-        out["recording"] = {"available": bool(session.recording), "bytes": session.recording_bytes}
+        out["recording"] = {"available": bool(session.recording), "bytes": session.recording_bytes,
+                            "url": f"{_root(base)}/v1/sessions/{session.public_id}/recording"}
     if session.status != SessionStatus.CLOSED:
         token, expires = session_token(session.public_id)
-        http = f"{base_url() if base is None else base.rstrip('/')}/v1/sessions/{session.public_id}"
+        http = f"{_root(base)}/v1/sessions/{session.public_id}"
         out.update({"token": token, "tokenExpiresAt": stamp(expires),
                     "endpoints": {"http": http, "cdp": session.cdp_endpoint or None, "live": None}})
     return out

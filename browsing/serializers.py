@@ -67,8 +67,9 @@ class SessionSummarySerializer(serializers.Serializer):
 
 
 class RecordingSerializer(serializers.Serializer):
-    available = serializers.BooleanField()
+    available = serializers.BooleanField(help_text="written when the session ends")
     bytes = serializers.IntegerField()
+    url = serializers.CharField(help_text="GET it with the API token: the WebM video")
 
 
 class SessionSerializer(SessionSummarySerializer):

@@ -1,6 +1,10 @@
 """The sessions API: POST/GET /v1/sessions, GET/DELETE /v1/sessions/<id>. Thin: browsing.actions does the work."""
 from __future__ import annotations
 
+from pathlib import Path
+
+from django.http import FileResponse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
@@ -73,6 +77,25 @@ class SessionView(ScopedAPIView):
         if answer["closed"]:
             actions.wait_ended(actions.scoped_session(self.account, session_id))
         return Response(answer)
+
+
+class SessionRecordingView(ScopedAPIView):
+    @extend_schema(operation_id="sessions_recording", responses={
+        (200, "video/webm"): OpenApiResponse(OpenApiTypes.BINARY, description="the session's video (WebM)"),
+        **_AUTH, 404: _error("no such session in this account, or it has no recording (yet)")})
+    def get(self, request, session_id: str):
+        try:
+            session = actions.scoped_session(self.account, session_id)
+        except SessionError as exc:
+            raise _refusal(exc) from None
+        path = Path(session.recording) if session.recording else None
+        if path is None or not path.is_file():
+            raise _refusal(SessionError("not_found", f"Session {session.public_id} has no recording"
+                                                     + (" yet: it is written when the session ends."
+                                                        if session.is_open and session.options.get("record") else ".")))
+        response = FileResponse(path.open("rb"), content_type="video/webm")
+        response["Content-Disposition"] = f'attachment; filename="{session.public_id}.webm"'
+        return response
 
 
 def _base(request) -> str:

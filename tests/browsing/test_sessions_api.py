@@ -82,3 +82,24 @@ def test_the_schema_documents_every_session_route_and_status(alice_api):
 @pytest.mark.parametrize("token", ["", "123.abc", "9999999999.wrong"])
 def test_a_forged_or_malformed_session_token_is_refused(token):
     assert not token_ok("sess_us_" + "2" * 24, token)
+
+
+def test_a_recording_is_downloaded_by_its_own_account_only(alice_api, charlie_api, account, tmp_path):
+    video = tmp_path / "video.webm"
+    video.write_bytes(b"\x1a\x45\xdf\xa3 a webm")
+    session = BrowserSession.objects.create(account=account, status="closed", options={"record": True},
+                                            recording=str(video), recording_bytes=video.stat().st_size)
+    answer = alice_api.get(f"/v1/sessions/{session.public_id}/recording")
+    assert answer.status_code == 200 and answer["Content-Type"] == "video/webm"
+    assert b"".join(answer.streaming_content) == video.read_bytes()
+    assert charlie_api.get(f"/v1/sessions/{session.public_id}/recording").status_code == 404
+    record = alice_api.get(f"/v1/sessions/{session.public_id}").json()["recording"]
+    assert record == {"available": True, "bytes": video.stat().st_size,
+                      "url": f"http://testserver/v1/sessions/{session.public_id}/recording"}
+
+
+def test_a_session_without_a_recording_says_so(alice_api, account):
+    session = live(account)
+    answer = alice_api.get(f"/v1/sessions/{session.public_id}/recording")
+    assert answer.status_code == 404
+    assert answer.json()["message"] == f"Session {session.public_id} has no recording."

@@ -5,12 +5,14 @@ import datetime as dt
 import os
 import signal
 import socket
+import threading
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import av
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from browsing.actions import check_create_session, do_create_session, do_stop_session, wait_ended, wait_live
@@ -24,6 +26,7 @@ from tests.fakes.test_site import EMAIL, PASSWORD
 from tests.fakes.website import html
 
 pytestmark = pytest.mark.e2e
+ATTACH_TOUCH_MS = 6_000  # a little over attach's TOUCH_SECONDS
 
 
 def open_session(account, body=None) -> BrowserSession:
@@ -99,6 +102,35 @@ def test_an_idle_session_is_reaped_and_its_browser_stopped(session_worker, accou
     assert (ended.status, ended.end_reason, ended.status_reason) == (
         "closed", "idle_timeout", "it had no actions for 10 s (idleTimeoutMs)")
     assert not port_answers(session.cdp_endpoint)
+
+
+def in_a_thread(fn):
+    """`fn()` from a thread of its own (the test's thread holds Playwright's loop inside an attach)."""
+    box: list = []
+
+    def run() -> None:
+        try:
+            box.append(fn())
+        finally:
+            connection.close()
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join(timeout=30)
+    return box[0]
+
+
+def test_a_session_in_use_by_one_long_attach_is_not_idle(session_worker, account, site):
+    session = open_session(account, {"idleTimeoutMs": 10_000})
+    with attach(session) as page:
+        navigate(page, f"{site.url}/pricing/")
+        in_a_thread(lambda: BrowserSession.objects.filter(pk=session.pk).update(
+            last_activity_at=timezone.now() - dt.timedelta(seconds=11)))
+        page.wait_for_timeout(ATTACH_TOUCH_MS)
+        swept = in_a_thread(sweep)
+        still = in_a_thread(lambda: BrowserSession.objects.get(pk=session.pk).status)
+    do_stop_session(account, session.public_id)
+    assert swept["idle"] == 0 and still == "live"
 
 
 def test_a_keeper_killed_with_kill_9_leaves_its_session_closed_with_a_sentence(session_worker, account):
