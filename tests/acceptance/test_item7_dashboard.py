@@ -17,7 +17,7 @@ def page_routes() -> list[tuple[str, object]]:
                 walk(p.url_patterns, prefix + str(p.pattern))
             elif isinstance(p, URLPattern):
                 route = prefix + str(p.pattern)
-                if not route.startswith(("api/", "admin/", "accounts/", "^")):
+                if not route.startswith(("api/", "v1/", "admin/", "accounts/", "^")):  # v1/: the sessions API
                     found.append(("/" + route, p.callback))
 
     walk(get_resolver().url_patterns)
