@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from browsing.models import BrowserSession
 from tests.conftest import start_worker, stop_worker
 from tests.fakes.test_site import TITLE, arena
 
@@ -75,7 +76,7 @@ def test_scrape_returns_markdown_by_default_with_metadata_and_links(site, call_t
 
 
 def test_scrape_gives_one_key_per_format_asked(site, call_tool):
-    data = call_tool("scrape", {"url": site.url + "/pricing/",
+    data = call_tool("scrape", {"url": site.url + "/pricing/", "waitUntil": "networkidle",
                                 "format": ["html", "cleaned_html", "markdown", "readability"]}).structured_content
     content = data["content"]
     assert list(content) == ["html", "cleaned_html", "markdown", "readability"]
@@ -100,8 +101,23 @@ def test_text_that_never_appears_is_a_timeout_naming_the_text_and_the_wait(site,
 
 
 def test_a_missing_page_is_scraped_with_its_404_status(site, call_tool):
-    data = call_tool("scrape", {"url": site.url + "/old-page"}).structured_content
+    data = call_tool("scrape", {"url": site.url + "/old-page", "waitUntil": "domcontentloaded"}).structured_content
     assert data["metadata"]["statusCode"] == 404
+
+
+def test_a_page_that_never_finishes_loading_is_a_timeout_saying_how_to_wait_longer(site, call_tool):
+    site.trickle.add("/never")
+    result = call_tool("scrape", {"url": site.url + "/never", "timeoutMs": 1000})
+    assert result.is_error is True
+    assert result.content[0].text == (f"[timeout] {site.url}/never did not finish loading (load) within 1,000 ms; "
+                                      f"raise timeoutMs (at most 120,000) or wait for less.")
+
+
+def test_a_session_option_the_session_refuses_is_invalid_input_and_opens_no_session(site, call_tool, account):
+    result = call_tool("scrape", {"url": site.url, "device": "Nokia 3310"})
+    assert _issue(result) == ("device", 'device must be desktop, mobile or a device id from the device list (such as '
+                                        '"iPhone 15" or "Pixel 7")')
+    assert not BrowserSession.objects.filter(account=account).exists()
 
 
 def test_scrape_inventory_lists_media_and_third_party_hosts_and_adds_the_page_as_base64(site, call_tool):
@@ -192,6 +208,7 @@ def _png_height(data: bytes) -> int:
     ({"fullPage": False}, "image/png", b"\x89PNG", "window"),
     ({"format": "jpeg", "quality": 80, "fullPage": False}, "image/jpeg", b"\xff\xd8\xff", None),
     ({"format": "webp", "quality": 60}, "image/webp", b"RIFF", None),
+    ({"fullPage": False, "viewport": {"width": 800, "height": 600}}, "image/png", b"\x89PNG", "800 wide"),
 ])
 def test_screenshot_is_one_image_content_item_without_structured_content(tall, call_tool, args, mime, magic, height):
     result = call_tool("screenshot", {"url": tall, **args})
@@ -204,6 +221,8 @@ def test_screenshot_is_one_image_content_item_without_structured_content(tall, c
         assert _png_height(data) > 2000  # the whole page (200 lines), well past the window
     elif height == "window":
         assert 200 <= _png_height(data) <= 1000
+    elif height == "800 wide":  # the session was opened with the viewport asked for
+        assert int.from_bytes(data[16:20], "big") == 800
 
 
 @pytest.mark.parametrize(("args", "path", "message"), [
