@@ -27,6 +27,8 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from accounts.models import ApiToken, hash_token
+from foldrun.asgi import App
+from tests.e2e.conftest import chromium  # noqa: F401 - real Chromium for page tests, shared rather than copied
 
 
 def token_for(user, *, account=None, **fields: Any) -> str:
@@ -56,9 +58,8 @@ class LiveServer:
 
 @pytest.fixture
 def mcp_server(transactional_db, monkeypatch) -> Iterator[LiveServer]:
-    """foldrun.asgi served by uvicorn in a thread of this process (so it reads the test database)."""
-    from foldrun.asgi import App
-
+    """foldrun.asgi served by uvicorn in a thread of this process (so it reads the test database); a fresh
+    App each time, since an MCP session manager runs once."""
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(App(), host="127.0.0.1", port=port, lifespan="on", log_level="warning",
                                            ws="none"))
@@ -135,7 +136,3 @@ async def _post(url: str, headers: dict[str, str], body: dict[str, Any]) -> http
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
               "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                          "clientInfo": {"name": "foldrun-tests", "version": "1"}}}
-
-
-# Real Chromium for the Settings page test (the e2e folder's fixture, shared rather than copied).
-from tests.e2e.conftest import chromium  # noqa: E402,F401
