@@ -45,6 +45,10 @@ def record(session: BrowserSession, *, base: str | None = None) -> dict[str, Any
     if session.status != SessionStatus.CLOSED:
         token, expires = session_token(session.public_id)
         http = f"{_root(base)}/v1/sessions/{session.public_id}"
+        root = _root(base)
+        cdp = None
+        if session.cdp_endpoint and root.startswith(("http://", "https://")):
+            cdp = f"ws{root[4:]}/v1/sessions/{session.public_id}/cdp?token={token}"
         out.update({"token": token, "tokenExpiresAt": stamp(expires),
-                    "endpoints": {"http": http, "cdp": session.cdp_endpoint or None, "live": None}})
+                    "endpoints": {"http": http, "cdp": cdp, "live": None}})
     return out

@@ -51,8 +51,9 @@ class SessionCreateSerializer(serializers.Serializer):
 
 class EndpointsSerializer(serializers.Serializer):
     http = serializers.CharField(help_text="this record")
-    cdp = serializers.CharField(allow_null=True, help_text="the browser's DevTools endpoint, as the platform's "
-                                                          "own processes reach it; null until live")
+    cdp = serializers.CharField(allow_null=True, help_text="the browser's DevTools (a WebSocket, with the session "
+                                                          "token); null until live, or when the install's public "
+                                                          "address is unknown (FOLDRUN_PUBLIC_URL)")
     live = serializers.CharField(allow_null=True, help_text="a live view; null (not offered yet)")
 
 

@@ -1,4 +1,5 @@
-"""The ASGI entry point: Django (the dashboard and the API) with the MCP server at `/mcp`.
+"""The ASGI entry point: Django (the dashboard and the API) with the MCP server at `/mcp`, and the
+browser sessions' DevTools relay (`/v1/sessions/<id>/cdp`, a WebSocket; browsing/relay.py).
 
 `./scripts/start` and deploy/ serve this through gunicorn's uvicorn workers;
 foldrun.wsgi stays for anything that speaks WSGI only (it has no `/mcp`). The
@@ -18,6 +19,7 @@ django_app = get_asgi_application()  # sets Django up before anything imports a 
 from django.conf import settings  # noqa: E402
 from starlette.types import Receive, Scope, Send  # noqa: E402
 
+from browsing import relay  # noqa: E402
 from foldrun.mcp.http import McpEndpoint  # noqa: E402
 
 MCP_PATH = settings.FOLDRUN_MCP_PATH
@@ -32,6 +34,8 @@ class App:
             await self._lifespan(receive, send)
         elif scope["type"] == "http" and scope["path"].rstrip("/") == MCP_PATH:
             await self.mcp(scope, receive, send)
+        elif relay.matches(scope):  # a session's DevTools, from outside, with its token
+            await relay.relay(scope, receive, send)
         else:
             await django_app(scope, receive, send)
 

@@ -62,7 +62,7 @@ def mcp_server(transactional_db, monkeypatch) -> Iterator[LiveServer]:
     App each time, since an MCP session manager runs once."""
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(App(), host="127.0.0.1", port=port, lifespan="on", log_level="warning",
-                                           ws="none"))
+                                           ws="websockets-sansio"))  # the sessions' DevTools relay
     thread = threading.Thread(target=server.run, name="mcp-live-server", daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

@@ -26,7 +26,8 @@ def structured(result) -> dict:
 
 
 @pytest.mark.e2e
-def test_a_session_opens_reads_lists_and_stops_over_mcp(mcp_platform, mcp_client, alice, site):
+def test_a_session_opens_reads_lists_and_stops_over_mcp(mcp_platform, mcp_client, alice, site, settings):
+    settings.FOLDRUN_PUBLIC_URL = mcp_platform.base
     with mcp_client(token_for(alice)) as client:
         created = client.call_tool("create_session", {"startUrl": f"{site.url}/pricing/", "idleTimeoutMs": 60_000})
         assert not created.is_error, created.content[0].text
@@ -34,7 +35,8 @@ def test_a_session_opens_reads_lists_and_stops_over_mcp(mcp_platform, mcp_client
         assert re.fullmatch(r"sess_us_[0-9a-z]{24}", record["id"])
         assert (record["status"], record["engine"], record["title"]) == ("live", "chromium", "Pricing · Test Arena")
         assert record["endpoints"]["http"].endswith(f"/v1/sessions/{record['id']}")
-        assert record["endpoints"]["cdp"].startswith("ws://127.0.0.1:")
+        assert record["endpoints"]["cdp"] == (f"ws://{mcp_platform.base.removeprefix('http://')}/v1/sessions/"
+                                              f"{record['id']}/cdp?token={record['token']}")
         assert token_ok(record["id"], record["token"]) and record["tokenExpiresAt"].endswith("Z")
         assert record["options"]["idleTimeoutMs"] == 60_000
 
