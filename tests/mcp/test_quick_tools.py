@@ -320,6 +320,17 @@ def test_crawl_include_and_exclude_patterns_pick_the_pages(site, call_tool):
     assert skipped[site.url + "/pricing/"] == "matches no include pattern"
 
 
+def test_a_crawl_scoped_to_a_list_of_hosts_follows_links_to_each_of_them(site, call_tool):
+    other = f"http://localhost:{site.port}"
+    site.routes["/hosts"] = (200, {"content-type": "text/html"}, (
+        f'<html><body><a href="{other}/about">About, on localhost</a> <a href="/pricing/">Pricing</a> '
+        f'<a href="https://other.example.com/">Elsewhere</a></body></html>').encode())
+    data = call_tool("crawl", {"url": site.url + "/hosts", "delayMs": 0, "maxDepth": 1,
+                               "scope": ["127.0.0.1", "localhost"]}).structured_content
+    assert _urls(data) == [site.url + "/hosts", other + "/about", site.url + "/pricing/"]
+    assert {"url": "https://other.example.com/", "reason": "outside the scope"} in data["skipped"]
+
+
 def test_a_crawl_stopped_by_max_pages_carries_on_from_its_cursor_reading_nothing_twice(site, call_tool):
     args = {"url": site.url, "delayMs": 0, "maxDepth": 1, "maxPages": 3}
     first = call_tool("crawl", args).structured_content
