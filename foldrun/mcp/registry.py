@@ -37,9 +37,15 @@ _DYNAMIC: list[Callable[[McpCall], list[McpTool]]] = []
 _VALIDATORS: dict[str, Draft202012Validator] = {}
 
 
+# The spec's longest wait ("Limits that apply to tools": 120 s for the skill tools, 90 s for the others).
+MAX_WAIT_SECONDS = 120
+
+
 def register(tool: McpTool) -> McpTool:
     if tool.name in _FIXED:
         raise ValueError(f"the MCP tool {tool.name!r} is registered twice")
+    if not 0 <= tool.waits_seconds <= MAX_WAIT_SECONDS:
+        raise ValueError(f"the MCP tool {tool.name!r} waits {tool.waits_seconds} s; the cap is {MAX_WAIT_SECONDS} s")
     Draft202012Validator.check_schema(tool.input_schema)
     _FIXED[tool.name] = tool
     return tool

@@ -158,3 +158,11 @@ def test_a_dynamic_tool_never_shadows_a_fixed_one(monkeypatch):
     assert [t.name for t in tools] == ["list_skills", "skill_smoke_uat"] and tools[0] is fixed
     assert registry.find(None, "skill_smoke_uat").name == "skill_smoke_uat"
     assert registry.find(None, "skill_missing") is None
+
+
+def test_a_tool_that_would_wait_past_the_specs_cap_is_refused_at_registration(monkeypatch):
+    monkeypatch.setattr(registry, "_FIXED", {})
+    slow = registry.McpTool("slow", "d", {"type": "object"}, lambda c, a: ok("x"), waits_seconds=121)
+    with pytest.raises(ValueError, match="waits 121 s; the cap is 120 s"):
+        registry.register(slow)
+    assert registry.register(registry.McpTool("ok", "d", {"type": "object"}, lambda c, a: ok("x"), waits_seconds=120))
