@@ -22,7 +22,7 @@ from browsing.models import BrowserSession
 from browsing.sweep import sweep
 from tests.conftest import wait_for
 from foldrun.net.proxy import GuardProxy
-from tests.fakes.test_site import EMAIL, PASSWORD
+from tests.fakes.test_site import EMAIL, PASSWORD, PIXEL
 from tests.fakes.website import html
 
 pytestmark = pytest.mark.e2e
@@ -194,17 +194,23 @@ def echo_gate(request: dict):
     return html(f"<html><head><title>gate</title></head><body><p id=gate>{gate}</p></body></html>".encode())
 
 
-def test_extra_headers_go_only_to_the_host_they_name(session_worker, account, site):
+def test_extra_headers_go_only_to_the_host_they_name_and_blocked_kinds_are_not_fetched(session_worker, account,
+                                                                                        site):
     site.routes["/gate"] = echo_gate
+    site.routes["/pictured"] = html(b'<html><body><p id=gate>pictured</p><img src="/dot.png"></body></html>')
+    site.routes["/dot.png"] = (200, {"content-type": "image/png"}, PIXEL)
     port = urlsplit(site.url).port
-    session = open_session(account, {"headers": [{"host": "localhost", "name": "X-Gate", "value": "open-sesame"}]})
+    session = open_session(account, {"headers": [{"host": "localhost", "name": "X-Gate", "value": "open-sesame"}],
+                                     "block": ["image"]})
     with attach(session) as page:
         navigate(page, f"http://localhost:{port}/gate")
         named = page.inner_text("#gate")
         navigate(page, f"http://127.0.0.1:{port}/gate")
         other = page.inner_text("#gate")
+        navigate(page, f"{site.url}/pictured", wait_until="load")
     do_stop_session(account, session.public_id)
     assert (named, other) == ("open-sesame", "none")
+    assert "/pictured" in site.seen and "/dot.png" not in site.seen
     stored = BrowserSession.objects.get(pk=session.pk)
     assert "open-sesame" not in repr(stored.options) and b"open-sesame" not in bytes(stored.sealed_headers)
 
