@@ -75,6 +75,10 @@ class TokenSerializer(serializers.ModelSerializer):
 # /api/schema/ promises is what the view takes; the actions then check what only the database knows.
 
 MAX_TOKEN_DAYS = 3650
+# A URL of a SearXNG instance as check_search_engine_url takes it (http(s), a host, no credentials, query or
+# fragment), or "": the view runs that check first for its sentences, then this pattern for anything else.
+SEARCH_ENGINE_URL = (r"^\s*(https?://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,200}[A-Za-z0-9])?(?::[0-9]{1,5})?"
+                     r"(?:/[A-Za-z0-9._~%-]*)*)?\s*$")
 TOKEN_NAME = r"^[^\x00-\x1f]*$"
 TOKEN_NAME_RULE = "a token name is at most 100 printable characters."
 
@@ -162,7 +166,9 @@ class AccountOutSerializer(serializers.Serializer):
 class AccountPatchSerializer(serializers.Serializer):
     # A misspelt setting is refused, not ignored: the schema says so (additionalProperties: false).
     openapi_closed = "is not an account setting; the one there is: search_engine_url."
-    search_engine_url = StrictCharField(required=False, allow_blank=True, max_length=600,
+    search_engine_url = StrictCharField(required=False, allow_blank=True, max_length=500,
+                                        regex_pattern=SEARCH_ENGINE_URL,
+                                        pattern_message="is not an http or https URL such as https://search.example.com.",
                                         help_text="http(s) address of a SearXNG instance; empty for the default")
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, ValidationError as DjangoValidationError
 from django.http import Http404
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -75,6 +76,7 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     return response
 
 
+@csrf_exempt  # a POST to no route is the API's JSON 404, not Django's CSRF page (the API takes no form posts)
 def api_not_found(request, *args, **kwargs):
     """An address under /api/ that no route matches: the API's 404 body, not the site's HTML page.
 

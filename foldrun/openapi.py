@@ -10,10 +10,12 @@ boolean, so a body is validated exactly against the schema it is documented with
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from django.core.validators import RegexValidator
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
+from drf_spectacular.plumbing import get_doc
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
@@ -58,6 +60,9 @@ def errors(*codes: int | str) -> dict[int, OpenApiResponse]:
 
 
 
+SCALARS = {"integer", "number", "boolean", "string"}
+
+
 class AutoSchema(SpectacularAutoSchema):
     def _implied_errors(self, operation: dict) -> list[str]:
         view = self.view
@@ -75,6 +80,13 @@ class AutoSchema(SpectacularAutoSchema):
         if view.get_throttles():
             codes.append("429")
         return codes
+
+    def get_description(self) -> str:
+        # A view's own docstring or its method's — never one inherited from a base (ScopedAPIView's would
+        # describe every operation as "the base of every API view").
+        method = getattr(self.view, self.method.lower(), None)
+        own = self.view.__class__.__dict__.get("__doc__")
+        return get_doc(method) if getattr(method, "__doc__", None) else (inspect.cleandoc(own) if own else "")
 
     def get_operation_id(self) -> str:
         # A GET of a plural path that names no one item (`/runs`, not `/runs/{run_id}` or `/me`) lists: so a
@@ -95,6 +107,10 @@ class AutoSchema(SpectacularAutoSchema):
         operation = super().get_operation(path, path_regex, path_prefix, method, registry)
         if operation is None:
             return None
+        for parameter in operation.get("parameters", []):
+            # A query value is one scalar: an object sent for it is `at=a,1` (a 400), not `a=1` (no `at` at all).
+            if parameter.get("in") == "query" and parameter.get("schema", {}).get("type") in SCALARS:
+                parameter["explode"] = False
         responses = operation["responses"]
         for code in self._implied_errors(operation):
             if code not in responses:

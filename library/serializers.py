@@ -274,3 +274,28 @@ class ShelfFileWithContentOut(ShelfFileOut):
 class GalleryToolOut(serializers.Serializer):
     name = serializers.CharField()
     files = ShelfFileWithContentOut(many=True)
+
+
+# A path as the contract takes one (foldrun.contract.paths): segments of letters, digits, '.', '-', '_', '@', '+'
+# and inner spaces, at most 400 characters; and base64 as b64decode(validate=True) takes it.
+PATH_PATTERN = r"^[A-Za-z0-9._@+-](?:[A-Za-z0-9 ._@+-]*[A-Za-z0-9._@+-])?(?:/[A-Za-z0-9._@+-](?:[A-Za-z0-9 ._@+-]*[A-Za-z0-9._@+-])?)*$"
+BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+
+
+def openapi_file_variants(result: dict, generator, request, public) -> dict:
+    """drf-spectacular postprocessing hook: a file in a push, deploy or check body is text (`encoding` utf-8,
+    the default) or base64 — two shapes (oneOf), so the schema says what content each encoding takes."""
+    schemas = result.get("components", {}).get("schemas", {})
+    if "FileInRequest" not in schemas:
+        return result
+    path = {"type": "string", "minLength": 1, "maxLength": 400, "pattern": PATH_PATTERN,
+            "description": "relative to the desk: agents/…, flows/…, tools/…, knowledge/…, storage/…"}
+    schemas["FileInRequest"] = {"oneOf": [
+        {"type": "object", "title": "TextFile", "required": ["path", "content"], "properties": {
+            "path": path, "content": {"type": "string", "pattern": r"^[^\x00]*$", "description": "the file's text"},
+            "encoding": {"type": "string", "enum": ["utf-8"], "default": "utf-8"}}},
+        {"type": "object", "title": "Base64File", "required": ["path", "content", "encoding"], "properties": {
+            "path": path, "content": {"type": "string", "pattern": BASE64_PATTERN, "description": "the bytes, base64"},
+            "encoding": {"type": "string", "enum": ["base64"]}}},
+    ]}
+    return result

@@ -101,7 +101,7 @@ def do_send_test(workspace: Workspace) -> dict:
     if config is None:
         raise ApiError(
             f"{workspace.name} has no notify: destination; add notify: to its AGENTS.md or the account's.",
-            code="no_destination", status_code=400,
+            code="no_destination", status_code=409,
         )
     text = f"✅ Test notification from foldrun for {workspace.name}"
     payload = workspace_payload(workspace, text)

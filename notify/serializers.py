@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from foldrun.openapi import QueryBooleanField, StrictBooleanField, StrictCharField
 
 from .actions import redact_body
 from .models import Attempt, Category, Delivery, DeliveryStatus
-from .preferences import LOCKED
+from .preferences import LOCKED, PER_WORKSPACE
 
 
 class AttemptSerializer(serializers.ModelSerializer):
@@ -102,10 +102,27 @@ class MyNotificationsSerializer(serializers.Serializer):
     categories = CategoryChoiceSerializer(many=True)
 
 
-class PreferenceInSerializer(serializers.Serializer):
-    # Only the categories a person may turn off: security, invites, billing and account mail stay on (a 400).
-    category = serializers.ChoiceField(choices=[c for c in Category.values if c not in LOCKED])
+class _PreferenceIn(serializers.Serializer):
     enabled = StrictBooleanField()
-    workspace = StrictCharField(required=False, allow_blank=True, allow_null=True, max_length=63,
-                                help_text="one workspace, for a per-workspace category")
     via = serializers.ChoiceField(choices=["profile", "cli"], required=False, default="profile")
+
+
+class AccountPreferenceInSerializer(_PreferenceIn):
+    """A category that is one choice for every workspace (a `workspace` is refused)."""
+
+    openapi_closed = "is not a field of this choice; a category for every workspace takes no workspace."
+    # Only the categories a person may turn off: security, invites, billing and account mail stay on (a 400).
+    category = serializers.ChoiceField(choices=[c for c in Category.values if c not in LOCKED and c not in PER_WORKSPACE])
+
+
+class WorkspacePreferenceInSerializer(_PreferenceIn):
+    """A category chosen per workspace: for one `workspace`, or for all when it is absent."""
+
+    category = serializers.ChoiceField(choices=[c for c in Category.values if c in PER_WORKSPACE and c not in LOCKED])
+    workspace = StrictCharField(required=False, allow_blank=True, allow_null=True, max_length=63,
+                                help_text="one workspace; every workspace when absent")
+
+
+PREFERENCE_IN = PolymorphicProxySerializer(
+    component_name="PreferenceIn", serializers=[AccountPreferenceInSerializer, WorkspacePreferenceInSerializer],
+    resource_type_field_name=None)

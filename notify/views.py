@@ -64,7 +64,7 @@ class RedeliverView(ScopedAPIView):
 
 class TestSendView(ScopedAPIView):
     @extend_schema(request=None, responses={
-        200: s.TestSendSerializer, 400: error(400, "The workspace has no notify: destination.")},
+        200: s.TestSendSerializer, 409: error(409, "The workspace has no notify: destination.")},
         description="Send one real message to the saved destination and report what came back.")
     def post(self, request, ws: str):
         workspace = self.get_workspace(ws)
@@ -84,7 +84,7 @@ class MyNotificationsView(ScopedAPIView):
     def get(self, request):
         return self._answer(request)
 
-    @extend_schema(request=s.PreferenceInSerializer, responses={
+    @extend_schema(request=s.PREFERENCE_IN, responses={
         200: s.MyNotificationsSerializer, 404: error(404, "No such workspace.")},
         description='{"category": "run-alerts", "enabled": false, "workspace": "seo-desk"}')
     def patch(self, request):
@@ -98,13 +98,15 @@ class MyNotificationsView(ScopedAPIView):
         enabled = data.get("enabled")
         if not isinstance(enabled, bool):
             raise ApiError("enabled must be true or false.", code="invalid", details={"field": "enabled"})
-        validated(s.PreferenceInSerializer, data)  # the shapes; the sentences above name what is wrong
         workspace = None
         if data.get("workspace"):
             if category not in PER_WORKSPACE:
                 raise ApiError(f"{category} is one choice for every workspace; leave out workspace.",
                                code="invalid", details={"field": "workspace"})
             workspace = self.get_workspace(str(data["workspace"]))
+        # The shape the schema documents, once the sentences above have named what is wrong.
+        validated(s.WorkspacePreferenceInSerializer if category in PER_WORKSPACE else s.AccountPreferenceInSerializer,
+                  {k: v for k, v in data.items() if k != "workspace" or v})
         if not request.user.email:
             raise ApiError("Your login has no email address to choose mail for.", code="no_email")
         do_set_preference(request.user.email, category, enabled, workspace, via="cli" if data.get("via") == "cli" else "profile")

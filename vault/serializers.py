@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from foldrun.openapi import StrictCharField
 from vault.actions import NAME_RE
+from vault.oauth import OAUTH_PRESETS
 from vault.models import ProviderCheck, Secret, SecretKind
 
 
@@ -141,15 +142,42 @@ class ProbeOut(serializers.Serializer):
     lines = serializers.ListField(child=serializers.CharField())
 
 
-class OAuthStartIn(serializers.Serializer):
-    name = StrictCharField(regex_pattern=NAME_RE.pattern, help_text="the secret's name, e.g. GITHUB_OAUTH")
-    workspace = StrictCharField(required=False, allow_blank=True, help_text="a workspace's vault; the account's when absent")
-    provider = StrictCharField(required=False, allow_blank=True, help_text="a preset (github, google, …) or custom")
-    auth_url = StrictCharField(required=False, allow_blank=True)
-    token_url = StrictCharField(required=False, allow_blank=True)
-    client_id = StrictCharField(min_length=1)
-    client_secret = StrictCharField(required=False, allow_blank=True)
-    scopes = StrictCharField(required=False, allow_blank=True)
+URL_PATTERN = r"^\s*https?://\S+$"
+GIVE_URL = "give the provider's URL."
+
+
+class _OAuthStartIn(serializers.Serializer):
+    name = StrictCharField(regex_pattern=NAME_RE.pattern, max_length=64,
+                           help_text="the secret's name, e.g. GITHUB_OAUTH")
+    workspace = StrictCharField(required=False, allow_blank=True, max_length=63,
+                                help_text="a workspace's vault; the account's when absent")
+    client_id = StrictCharField(regex_pattern=r"\S", max_length=500)
+    client_secret = StrictCharField(required=False, allow_blank=True, max_length=2000)
+    scopes = StrictCharField(required=False, allow_blank=True, max_length=2000)
+
+
+class OAuthPresetStartIn(_OAuthStartIn):
+    """A provider foldrun knows: its URLs and scopes are filled in (either URL may still be given)."""
+
+    provider = serializers.ChoiceField(choices=sorted(OAUTH_PRESETS), error_messages={"invalid_choice": (
+        f"unknown OAuth provider '{{input}}'; the presets are {', '.join(sorted(OAUTH_PRESETS))}, or custom with "
+        "auth_url and token_url.")})
+    auth_url = StrictCharField(required=False, max_length=2000, regex_pattern=URL_PATTERN)
+    token_url = StrictCharField(required=False, max_length=2000, regex_pattern=URL_PATTERN)
+
+
+class OAuthCustomStartIn(_OAuthStartIn):
+    """Any other provider: give its authorization and token URLs."""
+
+    provider = serializers.ChoiceField(choices=["custom"], required=False)
+    auth_url = StrictCharField(max_length=2000, regex_pattern=URL_PATTERN, pattern_message=GIVE_URL,
+                               error_messages={"required": GIVE_URL, "blank": GIVE_URL})
+    token_url = StrictCharField(max_length=2000, regex_pattern=URL_PATTERN, pattern_message=GIVE_URL,
+                                error_messages={"required": GIVE_URL, "blank": GIVE_URL})
+
+
+OAUTH_START_IN = PolymorphicProxySerializer(
+    component_name="OAuthStartIn", serializers=[OAuthPresetStartIn, OAuthCustomStartIn], resource_type_field_name=None)
 
 
 class OAuthStartOut(serializers.Serializer):

@@ -124,11 +124,14 @@ class ProbeView(VaultView):
 class OAuthStartView(VaultView):
     """Begin a dashboard Connect; answers the consent URL and the exact redirect URL."""
 
-    @extend_schema(request=s.OAuthStartIn, responses={200: s.OAuthStartOut, 404: error(404, "No such workspace."),
+    @extend_schema(request=s.OAUTH_START_IN, responses={200: s.OAuthStartOut, 404: error(404, "No such workspace."),
                                                        **_VAULT_DOWN})
     def post(self, request):
         self.require_write()
-        return Response(connect.check_start(self.membership, validated(s.OAuthStartIn, request.data)))
+        data = request.data if isinstance(request.data, dict) else None
+        shape = s.OAuthPresetStartIn if data is not None and data.get("provider") not in (None, "", "custom") \
+            else s.OAuthCustomStartIn
+        return Response(connect.check_start(self.membership, validated(shape, data)))
 
 
 class OAuthRedirectView(VaultView):

@@ -158,6 +158,12 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     # Request and response shapes apart (a field a client sends is not always one it reads back).
     "COMPONENT_SPLIT_REQUEST": True,
+    # A PATCH body is documented as its serializer says (RoleIn's role is required), not with every field optional.
+    "COMPONENT_SPLIT_PATCH": False,
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
+                             "library.serializers.openapi_file_variants"],
+    # Operation ids and tags start after /api/ or /v1/ (tokens_destroy, not api_tokens_destroy).
+    "SCHEMA_PATH_PREFIX": r"/(api|v1)",
     # One name per enum wherever it appears (a member's role, an invite's, a role a request asks for).
     "ENUM_NAME_OVERRIDES": {
         "Role": "accounts.models.Role",

@@ -70,7 +70,7 @@ def test_a_nonsense_decide_token_is_a_page_saying_so(client, token):
 def test_a_test_send_with_a_broken_notify_block_says_so(alice_api, workspace):
     write_agents_md(workspace, "---\nnotify:\n  email: not-an-address\n---\n")
     answer = alice_api.post("/api/workspaces/rank-desk/notify/test")
-    assert answer.status_code == 400
+    assert answer.status_code == 409  # the workspace's state, not a malformed request
     assert answer.json()["message"] == (
         "rank-desk has no notify: destination; add notify: to its AGENTS.md or the account's.")
 
@@ -111,7 +111,7 @@ def test_a_test_send_to_a_broken_url_answers_what_went_wrong_not_a_500(alice_api
 def test_a_literal_url_that_does_not_parse_sends_nothing_and_breaks_nothing(alice_api, workspace):
     write_agents_md(workspace, "---\nnotify:\n  url: \"http://[::1/hook\"\n---\n")
     answer = alice_api.post("/api/workspaces/rank-desk/notify/test")
-    assert answer.status_code == 400 and answer.json()["code"] == "no_destination"
+    assert answer.status_code == 409 and answer.json()["code"] == "no_destination"
 
 
 def test_check_refuses_a_url_that_cannot_be_posted_to():

@@ -62,6 +62,6 @@ def test_the_schema_carries_bounds_enums_and_non_json_types(tmp_path):
     assert list(artifact["content"]) == ["application/octet-stream"]
     components = schema["components"]["schemas"]
     assert components["Role"]["enum"] == ["owner", "admin", "editor", "approver", "viewer"]
-    assert components["PatchedRoleInRequest"]["properties"]["role"] == {"$ref": "#/components/schemas/Role"}
+    assert components["RoleInRequest"]["properties"]["role"] == {"$ref": "#/components/schemas/Role"}
     limit = next(p for p in paths["/api/workspaces/{ws}/runs"]["get"]["parameters"] if p["name"] == "limit")
     assert (limit["schema"]["minimum"], limit["schema"]["maximum"]) == (1, 500)
