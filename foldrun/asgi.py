@@ -36,6 +36,9 @@ class App:
             await self.mcp(scope, receive, send)
         elif relay.matches(scope):  # a session's DevTools, from outside, with its token
             await relay.relay(scope, receive, send)
+        elif scope["type"] == "websocket":
+            # Django speaks HTTP only: any other WebSocket is refused here rather than as its error in the log.
+            await send({"type": "websocket.close", "code": 1008})
         else:
             await django_app(scope, receive, send)
 

@@ -7,6 +7,8 @@ import httpx2
 import pytest
 from django.utils import timezone
 from mcp.shared.exceptions import MCPError
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
 
 from accounts.models import ApiToken
 
@@ -86,3 +88,10 @@ def test_every_request_is_checked_so_a_revoked_token_stops_the_next_call(mcp_ser
         with pytest.raises(BaseException) as caught:
             client.list_tools()
     assert [str(e) for e in _leaves(caught.value) if isinstance(e, MCPError)] == ["Server returned an error response"]
+
+
+def test_a_websocket_to_any_other_address_is_refused_not_a_server_error(mcp_server):
+    with pytest.raises(InvalidStatus) as refused:
+        with connect(mcp_server.base.replace("http", "ws") + "/settings/", open_timeout=10):
+            pass
+    assert refused.value.response.status_code == 403  # closed before accept; Django's own error would be a 500
