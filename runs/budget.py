@@ -13,14 +13,15 @@ import datetime as dt
 from decimal import Decimal
 from typing import Any, Mapping
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Sum
 from django.utils import timezone
 
 from accounts.models import Workspace
+from foldrun.commits import NO_FLUSH_WAIT_CTE
 from foldrun.engine.errors import BudgetExceeded
 
-from .models import Run
+from .models import Run, Try
 
 WINDOWS = {"day": "daily", "week": "weekly", "month": "monthly"}
 ZERO = Decimal("0")
@@ -83,10 +84,32 @@ def reserve(run: Run, amount: Decimal, minimum: Decimal, *, where: str,
     return grant
 
 
-def settle(run: Run, reserved: Decimal, cost: Decimal, tokens_in: int, tokens_out: int) -> None:
-    """The call's real cost replaces its reservation, in one UPDATE (no moment counts both, or neither)."""
-    Run.objects.filter(pk=run.pk).update(cost_usd=F("cost_usd") + cost, reserved_usd=F("reserved_usd") - reserved,
-                                         tokens_in=F("tokens_in") + tokens_in, tokens_out=F("tokens_out") + tokens_out)
+def settle(run: Run, reserved: Decimal, cost: Decimal, tokens_in: int, tokens_out: int, *,
+           attempt_pk: int | None = None, seconds: float = 0.0) -> None:
+    """The call's real cost replaces its reservation, in one UPDATE (no moment counts both, or neither);
+    with `attempt_pk`, the try's spend so far (and its seconds) is added in the same statement."""
+    if attempt_pk is not None and connection.vendor == "postgresql":
+        # One round trip, one commit: a data-modifying WITH runs both UPDATEs as one statement, and its commit
+        # does not wait for the disk (foldrun/commits.py: the step's end, a normal commit, flushes it).
+        run_table, try_table = (connection.ops.quote_name(m._meta.db_table) for m in (Run, Try))
+        in_autocommit = not connection.in_atomic_block
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"WITH {NO_FLUSH_WAIT_CTE if in_autocommit else 'nowait AS (SELECT 1)'}, "
+                f"t AS (UPDATE {try_table} SET cost_usd = cost_usd + %s, tokens_in = tokens_in + %s, "
+                f"tokens_out = tokens_out + %s, seconds = %s WHERE id = %s) "
+                f"UPDATE {run_table} SET cost_usd = cost_usd + %s, reserved_usd = reserved_usd - %s, "
+                f"tokens_in = tokens_in + %s, tokens_out = tokens_out + %s "
+                f"WHERE id = %s AND EXISTS (SELECT 1 FROM nowait)",
+                [cost, tokens_in, tokens_out, seconds, attempt_pk, cost, reserved, tokens_in, tokens_out, run.pk])
+        return
+    with transaction.atomic():
+        Run.objects.filter(pk=run.pk).update(cost_usd=F("cost_usd") + cost, reserved_usd=F("reserved_usd") - reserved,
+                                             tokens_in=F("tokens_in") + tokens_in,
+                                             tokens_out=F("tokens_out") + tokens_out)
+        if attempt_pk is not None:
+            Try.objects.filter(pk=attempt_pk).update(cost_usd=F("cost_usd") + cost, tokens_in=F("tokens_in") + tokens_in,
+                                                     tokens_out=F("tokens_out") + tokens_out, seconds=seconds)
 
 
 def release(run: Run, reserved: Decimal) -> None:

@@ -7,7 +7,6 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from foldrun import net
@@ -19,6 +18,7 @@ from foldrun.providers.client import MissingSecret as ProviderMissingSecret, Mod
 
 from foldrun.leases import Heartbeat, LeaseLost
 from vault.actions import egress_grants, resolve_secrets
+from vault.models import SecretKind
 from vault.boundary import EgressProxy
 
 from . import budget
@@ -35,21 +35,68 @@ def vault_lookup(workspace, names: list[str]) -> dict[str, tuple[str, str]]:
     return require_secrets(workspace, names, strict=False)
 
 
-def require_secrets(workspace, names: list[str], *, strict: bool = True) -> dict[str, tuple[str, str]]:
+def require_secrets(workspace, names: list[str], *, strict: bool = True,
+                    held: "HeldSecrets | None" = None) -> dict[str, tuple[str, str]]:
     """name -> (value, store) for every name, nearest wins. Raises MissingSecret(name) for one in neither
     vault, and MissingSecret(name, reason=<the vault's sentence>) for one it holds but could not produce
     (sealed under a key no longer configured, an OAuth refresh the token endpoint refused) — never read
-    as "not in the vault"."""
+    as "not in the vault". `held`: values the steps before this one in the same task read (see HeldSecrets)."""
     if not names:
         return {}
-    found = resolve_secrets(workspace, list(names))
+    kept = held.get(workspace, names) if held is not None else None
+    if kept is None:
+        found = resolve_secrets(workspace, list(names))
+        if held is not None:
+            held.keep(workspace, names, found)
+        kept = {name: (found[name].value, f"{found[name].scope} vault") if name in found else None
+                for name in names if name not in found.failed}
+        failed = found.failed
+    else:
+        failed = {}
     if strict:
         for name in names:
-            if name in found.failed:
-                raise MissingSecret(name, reason=found.failed[name])
-            if name not in found:
+            if name in failed:
+                raise MissingSecret(name, reason=failed[name])
+            if kept.get(name) is None:
                 raise MissingSecret(name)
-    return {name: (item.value, f"{item.scope} vault") for name, item in found.items()}
+    return {name: value for name, value in kept.items() if value is not None}
+
+
+class HeldSecrets:
+    """Vault values one run's steps read, kept while the same worker task goes on to the run's next step.
+
+    A chain of steps run one after another in one task (orchestrate.run_steps_from) reads its provider key
+    once, not once per step. What the vault said of a name (its value, or that it holds none) is kept for at
+    most HOLD_SECONDS, so a secret added, changed or deleted in the vault reaches the next step after that at
+    the latest; an OAuth2 access token is never kept (the vault refreshes it near its expiry), nor a name
+    whose value could not be produced.
+    """
+
+    HOLD_SECONDS = 60.0
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[int, str], tuple[tuple[str, str] | None, float]] = {}
+
+    def get(self, workspace, names: list[str]) -> dict[str, tuple[str, str] | None] | None:
+        """name -> (value, store), or None for a name in neither vault, when every name is kept and fresh;
+        else None (the vault is asked)."""
+        now = time.monotonic()
+        out: dict[str, tuple[str, str] | None] = {}
+        for name in names:
+            kept = self._kept.get((workspace.pk, name))
+            if kept is None or now - kept[1] > self.HOLD_SECONDS:
+                return None
+            out[name] = kept[0]
+        return out
+
+    def keep(self, workspace, names: list[str], found) -> None:
+        now = time.monotonic()
+        for name in names:
+            item = found.get(name)
+            if item is None and name not in found.failed:
+                self._kept[(workspace.pk, name)] = (None, now)
+            elif item is not None and item.kind != SecretKind.OAUTH2:
+                self._kept[(workspace.pk, name)] = ((item.value, f"{item.scope} vault"), now)
 
 
 # A trace line waits at most this long in memory before it is written (it is written sooner at every wait).
@@ -57,7 +104,8 @@ TRACE_HOLD_SECONDS = 1.0
 
 
 class DbHost:
-    def __init__(self, run: Run, step: Step, attempt: Try, *, lease: Heartbeat | None = None) -> None:
+    def __init__(self, run: Run, step: Step, attempt: Try, *, lease: Heartbeat | None = None,
+                 held: HeldSecrets | None = None) -> None:
         self.run = run
         self.step = step
         self.attempt = attempt
@@ -67,12 +115,17 @@ class DbHost:
         self.clients: list[ModelClient] = []
         self._pending: list[TraceEvent] = []
         self._pending_since = 0.0
+        self.held = held
+        self._waits = 0
 
     def trace(self, kind: str, data: dict) -> None:
         """Trace lines are written together, in order, whenever the step is about to wait on the outside
-        world — before each model request or paid call (`check_budget`), before a tool runs (its `tool_call`
-        line), before a write is noted — and when the step ends: one INSERT each time instead of one per line,
-        and the trace of a step in progress is as current as it was, up to the call it is waiting on."""
+        world — before each model request or paid call (`check_budget`) after its first, before a tool runs
+        (its `tool_call` line), before a write is noted — and when the step ends, in its closing transaction
+        with its rows: one INSERT each time instead of one per line, and the trace of a step in progress is
+        as current as it was, up to the call it is waiting on. The lines before a step's first model request
+        (its limits, the secrets it read) wait for the next of these: a step of one instant model call writes
+        its whole trace once, with its result."""
         if not self._pending:
             self._pending_since = time.monotonic()
         self._pending.append(TraceEvent(run_id=self.run.pk, step_id=self.step.pk, try_n=self.attempt.n, kind=kind,
@@ -92,14 +145,14 @@ class DbHost:
         del self._pending[:]  # the same list: a consulted colleague's lines share it
 
     def resolve_secrets(self, names: list[str]) -> dict[str, tuple[str, str]]:
-        return require_secrets(self.run.workspace, names)
+        return require_secrets(self.run.workspace, names, held=self.held)
 
     def model_client(self, provider: dict, timezone: str = "UTC") -> Any:
         stores: dict[str, str] = {}
 
         def lookup(name: str) -> str | None:
             try:
-                found = require_secrets(self.run.workspace, [name])
+                found = require_secrets(self.run.workspace, [name], held=self.held)
             except MissingSecret as exc:
                 if exc.reason is None:
                     return None
@@ -127,20 +180,19 @@ class DbHost:
         cost = response_cost(response, provider)
         usage = response.get("usage") or {}
         tokens_in, tokens_out = int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
-        # The run's spend is saved at once (F(): fan-out instances charge the same run together), replacing
-        # the call's reservation in the same UPDATE; the step's and try's totals are written when it ends.
-        budget.settle(self.run, reserved, cost, tokens_in, tokens_out)
-        # The try's spend so far, kept as it happens: a try lost with its worker keeps its cost on the record.
-        Try.objects.filter(pk=self.attempt.pk).update(cost_usd=F("cost_usd") + cost,
-                                                      tokens_in=F("tokens_in") + tokens_in,
-                                                      tokens_out=F("tokens_out") + tokens_out,
-                                                      seconds=(timezone.now() - self.attempt.started_at).total_seconds())
+        # The run's spend is saved at once (fan-out instances charge the same run together), replacing the
+        # call's reservation, and with it the try's spend so far (a try lost with its worker keeps its cost on
+        # the record) — one statement; the step's totals are written when it ends.
+        budget.settle(self.run, reserved, cost, tokens_in, tokens_out, attempt_pk=self.attempt.pk,
+                      seconds=(timezone.now() - self.attempt.started_at).total_seconds())
         return cost
 
     def check_budget(self) -> None:
         if self.lease is not None:
             self.lease.check()  # LeaseLost: another holder has the step; no further call is made
-        self.flush()  # called right before every model request and paid call: the step is about to wait
+        if self._waits:
+            self.flush()  # right before a model request or paid call after the first: the step is about to wait
+        self._waits += 1
         if self.run.budget_usd is None:
             return
         spent = Run.objects.filter(pk=self.run.pk).values_list("cost_usd", flat=True).first() or Decimal("0")
@@ -170,6 +222,7 @@ class DbHost:
                 raise LeaseLost(f"step {self.step.label} is no longer held by this try; the write was not made")
             step.wrote = list(step.wrote or []) + [what]
             step.save(update_fields=["wrote"])
+        self.step.wrote = step.wrote  # the step in hand is saved whole when it ends
 
     def egress(self, names: list[str]):
         """The loopback egress proxy for `secrets: proxied` scripts: fills ${NAME} for the secret's own hosts."""
@@ -225,7 +278,7 @@ class ColleagueHost(DbHost):
     """A consulted agent on another desk: that desk's vault, this run's spend, this step's trace."""
 
     def __init__(self, parent: DbHost, workspace, who: str) -> None:
-        super().__init__(parent.run, parent.step, parent.attempt, lease=parent.lease)
+        super().__init__(parent.run, parent.step, parent.attempt, lease=parent.lease, held=parent.held)
         self.workspace = workspace
         self.who = who
         self.clients = parent.clients
@@ -235,7 +288,7 @@ class ColleagueHost(DbHost):
         super().trace(kind, {**data, "colleague": self.who})
 
     def resolve_secrets(self, names: list[str]) -> dict[str, tuple[str, str]]:
-        return require_secrets(self.workspace, names)
+        return require_secrets(self.workspace, names, held=self.held)
 
     def model_client(self, provider: dict, timezone: str = "UTC"):
         run_workspace = self.run.workspace

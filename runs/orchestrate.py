@@ -25,6 +25,7 @@ import logging
 import os
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +37,13 @@ from django.utils import timezone
 from foldrun import net
 from foldrun import incidents, leases
 from foldrun.celery import send_after_commit
+from foldrun.commits import no_flush_wait
 from foldrun.engine import StepRequest, run_step
 from foldrun.engine.flow import check_verify, fill_task, headline_of, split_items, verdict_of
 from library.actions import WriteRefused, do_write_run_files
 
 from .desks import desk_at, flow_meta, run_inputs
-from .host import DbHost
+from .host import DbHost, HeldSecrets
 from .models import (
     Approval,
     ApprovalKind,
@@ -56,7 +58,7 @@ from .models import (
     Try,
 )
 from .signals import emit
-from .states import end_try, move_run, move_step, skip_unstarted
+from .states import end_try, end_try_with_next, move_run, move_step, skip_unstarted
 
 log = logging.getLogger(__name__)
 
@@ -74,10 +76,30 @@ def trace(run: Run, step: Step | None, message: str, **extra) -> None:
 _here = threading.local()
 
 
+@dataclass
+class _Chain:
+    """What one worker task keeps while it runs one run's steps one after another (run_steps_from)."""
+
+    held: HeldSecrets = field(default_factory=HeldSecrets)  # vault values read by the steps before
+    desk: tuple[int, Any] | None = None  # (run pk, the desk at the run's revision): a revision never changes
+    # The run's plain and parent steps as this task last read or wrote them under the run's lock. A row
+    # seen finished stays so (finished is final), which is all `_continue` relies on; any other row it
+    # takes only if the row is still as seen (a conditional UPDATE), else `_move` reads them afresh.
+    parents: dict[int, Step] | None = None
+    parents_of: int | None = None  # the run they are of
+    run: Run | None = None  # the run, locked, while a step's closing transaction is open
+    ending: tuple | None = None  # (try, status, why, fields): the try just ended, written with the next one
+    next: Any = None  # what this task runs next: a step's pk (queued) or (run, step, try, holder) (taken)
+
+
+def _chain() -> _Chain | None:
+    return getattr(_here, "chain", None)
+
+
 def enqueue_step(step_pk: int) -> None:
-    slot = getattr(_here, "slot", None)
-    if slot is not None and slot.get("next") is None:
-        slot["next"] = step_pk  # still queued in the database: if this worker dies first, the sweep sends it
+    chain = _chain()
+    if chain is not None and chain.next is None:
+        chain.next = step_pk  # still queued in the database: if this worker dies first, the sweep sends it
         return
     send_after_commit("runs.run_step", step_pk)
 
@@ -91,26 +113,56 @@ def run_steps_from(step_pk: int) -> str:
     it, its lease runs out and the sweep re-runs it like any lost try."""
     words: list[str] = []
     nxt: Any = step_pk
-    desk = None
-    while nxt is not None:
-        _here.slot = {"next": None, "desk": desk}
-        try:
+    chain = _Chain()
+    _here.chain = chain
+    try:
+        while nxt is not None:
+            chain.next, chain.run = None, None
             if isinstance(nxt, int):
                 words.append(execute_step(nxt))
             else:
                 words.append(_run_claimed(*nxt))
-        finally:
-            nxt, desk, _here.slot = _here.slot["next"], _here.slot.get("desk"), None
+            nxt = chain.next
+    finally:
+        _here.chain = None
     return "; ".join(words)
 
 
 def _claim_here(step: Step) -> bool:
     """Take `step` for this task inside the transaction ending the previous step (which holds the run's lock):
     the next step of a run continued in the same worker task. The caller saves it with QUEUE_FIELDS."""
-    slot = getattr(_here, "slot", None)
-    run = slot.get("run") if slot is not None else None
-    if run is None or slot.get("next") is not None or run.pk != step.run_id or run.is_finished:
+    chain = _chain()
+    run = chain.run if chain is not None else None
+    if run is None or chain.next is not None or run.pk != step.run_id or run.is_finished:
         return False
+    holder = _take(step)
+    chain.next = (run, step, _start_try(chain, step), holder)
+    return True
+
+
+def _start_try(chain: _Chain, step: Step) -> Try:
+    """The running try of a step this task just took, written with the end of the try before it when that is
+    still held (one statement); see `_end_held_try`."""
+    attempt = Try(step=step, n=step.attempt, status="running", started_at=step.queued_at)
+    if chain.ending is None:
+        attempt.save(force_insert=True)
+        return attempt
+    ended, to, why, fields = chain.ending
+    chain.ending = None
+    end_try_with_next(ended, to, why, attempt, **fields)
+    return attempt
+
+
+def _end_held_try(chain: _Chain) -> None:
+    """End the try the closing transaction still holds (no next try was taken to write it with)."""
+    if chain.ending is not None:
+        ended, to, why, fields = chain.ending
+        chain.ending = None
+        end_try(ended.pk, to, why, **fields)
+
+
+def _take(step: Step) -> str:
+    """Mark `step` running under a new lease held by this task (the caller saves it); returns the holder."""
     now = timezone.now()
     holder = leases.new_holder()
     step.attempt += 1
@@ -119,9 +171,7 @@ def _claim_here(step: Step) -> bool:
     step.queued_at = now
     step.started_at = step.started_at or now
     step.error = ""
-    attempt = Try.objects.create(step=step, n=step.attempt, status="running", started_at=now)
-    slot["next"] = (run, step, attempt, holder)
-    return True
+    return holder
 
 
 def _enqueue_group(step_pks: list[int]) -> None:
@@ -149,6 +199,9 @@ def _move(run: Run) -> None:
         run.started_at = timezone.now()
         run.save(update_fields=[*fields, "started_at"])
     parents = {s.index: s for s in Step.objects.select_for_update().filter(run=run, instance__isnull=True)}
+    chain = _chain()
+    if chain is not None and chain.run is run:
+        chain.parents, chain.parents_of = parents, run.pk  # the next step's end may move on from these
     outputs = {i: s.output for i, s in parents.items() if s.status == StepStatus.COMPLETED}
     inputs = run_inputs(run)
     for spec in run.plan:
@@ -199,16 +252,71 @@ def plain_first_task(plan: list[dict], inputs: dict) -> str | None:
     return fill_task(spec["task"], inputs, {})
 
 
-def move_within(run: Run) -> None:
+def move_within(run: Run, ended: Step | None = None) -> None:
     """Move the run on inside the caller's transaction, which holds the run's lock (a step just ended under it):
     no queue hop and no second transaction. A savepoint keeps the step's own result when the move fails;
     the advance task then tries again (and fails the run with a sentence if it cannot)."""
+    seen = _continue(run, ended)
+    if seen == "taken":
+        return
+    chain = _chain()
+    kept = (chain.next, chain.ending) if chain is not None else None
     try:
         with transaction.atomic():
-            _move(run)
+            if seen == "done":
+                _finish(run, RunStatus.COMPLETED, parents=chain.parents)
+            else:
+                _move(run)
     except Exception:  # noqa: BLE001 - the step's result stands; the task retries the idempotent move
+        if chain is not None:  # what the rolled-back move took or wrote for this task is undone with it
+            chain.next, chain.ending = kept
         log.exception("moving %s on after a step failed; the advance task tries again", run.public_id)
         send_after_commit("runs.advance", run.pk)
+
+
+def _continue(run: Run, ended: Step | None) -> str:
+    """`_move`'s decision without reading the run's steps again, for the step that just ended in this task:
+    when the steps this task saw under the run's lock say the next thing is a plain step, it is taken here
+    if it is still pending and untried (a conditional UPDATE) — "taken"; when they say every step ended,
+    "done" (the caller finishes the run). "" for anything else — a gate, a question, a wait, a fan-out, a
+    failure, a row not as seen — which `_move` then decides from fresh rows.
+
+    Sound because a finished step stays finished, the step that just ended was ended here under the lock,
+    and the next step is taken only if its row is still the one seen. `ended`: the plain step that just
+    ended (saved). Precondition: as `move_within`."""
+    chain = _chain()
+    parents = chain.parents if chain is not None and chain.run is run and chain.parents_of == run.pk else None
+    if parents is None or run.status != RunStatus.RUNNING or chain.next is not None:
+        return ""
+    if ended is not None:
+        parents[ended.index] = ended
+    outputs = {i: s.output for i, s in parents.items() if s.status == StepStatus.COMPLETED}
+    for spec in run.plan:
+        step = parents.get(spec["number"])
+        if step is None:
+            return ""
+        if step.status in (StepStatus.COMPLETED, StepStatus.SKIPPED):
+            continue
+        if step.status in (StepStatus.FAILED, StepStatus.CANCELLED) and spec.get("on_fail") == "continue":
+            continue
+        if (step.status != StepStatus.PENDING or spec.get("gate") or spec.get("ask") or spec.get("wait_event")
+                or spec.get("each")):
+            return ""
+        try:
+            task = fill_task(spec["task"], run_inputs(run), outputs)
+        except Exception:  # noqa: BLE001 - `_move` meets the same error under its savepoint and says so
+            return ""
+        seen = step.attempt
+        step.task = task
+        holder = _take(step)
+        fields = ["task", *QUEUE_FIELDS]
+        if not Step.objects.filter(pk=step.pk, status=StepStatus.PENDING, attempt=seen).update(
+                **{name: getattr(step, name) for name in fields}):
+            chain.parents = None  # not as seen: `_move` reads the rows afresh (and this object is dropped)
+            return ""
+        chain.next = (run, step, _start_try(chain, step), holder)
+        return "taken"
+    return "done"
 
 
 def fail_run(run_pk: int, error: str) -> None:
@@ -370,7 +478,10 @@ def execute_step(step_pk: int) -> str:
                .filter(steps__pk=step_pk).first())
         if run is None:
             return "missing"
-        step = Step.objects.select_for_update().get(pk=step_pk)
+        # The step, and in the same query the run's plain and parent steps: when it ends, the run moves on
+        # from these without reading them again (see _continue).
+        rows = list(Step.objects.select_for_update().filter(run=run).filter(Q(instance__isnull=True) | Q(pk=step_pk)))
+        step = next(s for s in rows if s.pk == step_pk)
         if step.status in FINISHED:
             return "already finished"  # refused: a step runs once
         if run.is_finished:
@@ -387,8 +498,12 @@ def execute_step(step_pk: int) -> str:
         step.lease_until = now + dt.timedelta(seconds=leases.lease_seconds())
         step.started_at = step.started_at or now
         step.error = ""
+        no_flush_wait()  # the claim need not wait for the disk (foldrun/commits.py)
         step.save(update_fields=["attempt", *fields, "lease_holder", "lease_until", "started_at", "error"])
         attempt = Try.objects.create(step=step, n=step.attempt, status="running", started_at=now)
+    chain = _chain()
+    if chain is not None:
+        chain.parents, chain.parents_of = {s.index: s for s in rows if s.instance is None}, run.pk
     return _run_claimed(run, step, attempt, holder)
 
 
@@ -396,6 +511,9 @@ def _run_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
     try:
         return _execute_claimed(run, step, attempt, holder)
     except Exception:  # noqa: BLE001 - never leave a claimed step running: fail it with a sentence
+        chain = _chain()
+        if chain is not None:  # the closing transaction rolled back: nothing it took for this task stands
+            chain.next = chain.ending = None
         code = incidents.record(log, "step %s of %s stopped on an internal error", step.label, run.public_id)
         with transaction.atomic():
             run = Run.objects.select_for_update().get(pk=run.pk)
@@ -421,12 +539,13 @@ def _spec(run: Run, step: Step) -> dict:
 
 def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
     spec = _spec(run, step)
-    slot = getattr(_here, "slot", None) or {}
+    chain = _chain() or _Chain()
     # A step continued in the same task reads the same revision as the one before it: its desk is in hand.
-    held = slot.get("desk")
-    desk = held[1] if held and held[0] == run.pk else desk_at(run.workspace, run.changeset_number,
-                                                              changeset=run.changeset)
-    slot["desk"] = (run.pk, desk)
+    if chain.desk is not None and chain.desk[0] == run.pk:
+        desk = chain.desk[1]
+    else:
+        desk = desk_at(run.workspace, run.changeset_number, changeset=run.changeset)
+        chain.desk = (run.pk, desk)
     answer = None
     # An answer exists only for a step that parked on a question: `ask:` before its first try, or a question
     # the model asked on an earlier try — a first try without `ask:` has none to look for.
@@ -454,7 +573,7 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
         browser_cdp=str((flow_meta(run).get("browser") or {}).get("cdp") or ""),
     )
     beat = leases.Heartbeat(Step, step.pk, holder)
-    host = DbHost(run, step, attempt, lease=beat)
+    host = DbHost(run, step, attempt, lease=beat, held=chain.held)
     started = time.monotonic()
     try:
         with beat:
@@ -467,59 +586,74 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
         host.close()
     seconds = time.monotonic() - started
     with transaction.atomic():
-        # Joined: the end of the run (its notifications) reads the workspace and account.
-        run = Run.objects.select_for_update(of=("self",)).select_related("workspace__account").get(pk=run.pk)
-        step = Step.objects.select_for_update().get(pk=step.pk)
-        if step.lease_holder != holder or step.status != StepStatus.RUNNING:
+        # The run's lock, and in the same query the lease check: the step is still this try's. Every change
+        # to a running step's holder or status is made under the run's lock (the sweep's too), so holding it
+        # the step stays ours; the step in hand is current (what else changed on it while it ran — its
+        # lease's expiry, the writes it noted — it changed itself). Joined: the end of the run (its
+        # notifications) reads the workspace and account.
+        run = (Run.objects.select_for_update(of=("self",)).select_related("workspace__account")
+               .filter(pk=run.pk, steps__pk=step.pk, steps__lease_holder=holder,
+                       steps__status=StepStatus.RUNNING).first())
+        if run is None:
             # Another holder (the sweep) took the step while this one could not renew: commit nothing.
             return "lease lost"
-        slot["run"] = run  # the run's next step may be taken in this transaction (see run_steps_from)
+        chain.run = run  # the run's next step may be taken in this transaction (see run_steps_from)
         host.flush()  # the trace lines the step still holds, in this transaction
-        step.lease_holder, step.lease_until = "", None
-        problem = None
-        if result.status == "completed":
-            before = {p: t for p, t in desk.files.items()}
-            after: dict = {**result.writes, **result.outputs}
-            problem = check_verify(spec.get("verify"), result.output, before, after)
-        # The try failed on the check, whatever the model said: its record says so.
-        status, error = ("failed", problem) if problem else (result.status, result.error)
-        end_try(attempt.pk, status, (error or f"the step {status}").splitlines()[0], error=error[:2000],
-                seconds=seconds, finished_at=timezone.now(), cost_usd=result.cost, tokens_in=result.tokens_in,
-                tokens_out=result.tokens_out)
-        step.limits_line = result.limits_line[:1000]
-        step.cost_usd += result.cost
-        step.tokens_in += result.tokens_in
-        step.tokens_out += result.tokens_out
-        if result.status != "parked":
-            _keep_files(run, step, result)
-        if problem:
-            trace(run, step, problem)
-            step.output = result.output
-            settle_failure(run, step, problem, retry_allowed=True)
-            return "verify failed"
-        if result.status == "completed":
-            move_step(step, StepStatus.COMPLETED, f"try {step.attempt} completed")
-            step.output = result.output
-            step.finished_at = timezone.now()
-            step.save()
-            _after_step(run, step)
-            return "completed"
-        if result.status == "parked":
-            if run.is_finished:
-                move_step(step, StepStatus.CANCELLED, f"it asked a person, but the run had {run.status}")
-                step.save()
-                return "run finished"
-            move_step(step, StepStatus.PENDING, "it asked a person")
-            step.save()
-            # The step's conversation is not kept: answered, it runs again from the start with the answer.
-            trace(run, step, f"step {step.label} ([[{step.agent}]]) asked a person; when they answer, the step "
-                              f"runs again from the start with their answer — what it did in its sandbox before "
-                              f"asking is not kept")
-            _park(run, step, ApprovalKind.ASK, question=result.question)
-            return "parked"
+        word = _settle_result(run, step, attempt, result, spec, desk, seconds, chain)
+        _end_held_try(chain)
+        return word
+
+
+def _settle_result(run: Run, step: Step, attempt: Try, result, spec: dict, desk, seconds: float,
+                   chain: _Chain) -> str:
+    """What a try's result makes of its step and run. Precondition: inside the closing transaction, which
+    holds the run's lock, with the lease checked."""
+    step.lease_holder, step.lease_until = "", None
+    problem = None
+    if result.status == "completed":
+        before = {p: t for p, t in desk.files.items()}
+        after: dict = {**result.writes, **result.outputs}
+        problem = check_verify(spec.get("verify"), result.output, before, after)
+    # The try failed on the check, whatever the model said: its record says so.
+    status, error = ("failed", problem) if problem else (result.status, result.error)
+    # Written with the run's next try when this transaction takes one (one statement), else at its end.
+    chain.ending = (attempt, status, (error or f"the step {status}").splitlines()[0],
+                    dict(error=error[:2000], seconds=seconds, finished_at=timezone.now(), cost_usd=result.cost,
+                         tokens_in=result.tokens_in, tokens_out=result.tokens_out))
+    step.limits_line = result.limits_line[:1000]
+    step.cost_usd += result.cost
+    step.tokens_in += result.tokens_in
+    step.tokens_out += result.tokens_out
+    if result.status != "parked":
+        _keep_files(run, step, result)
+    if problem:
+        trace(run, step, problem)
         step.output = result.output
-        settle_failure(run, step, result.error or "the step failed", retry_allowed=not result.error.startswith("budget reached"))
-        return "failed"
+        settle_failure(run, step, problem, retry_allowed=True)
+        return "verify failed"
+    if result.status == "completed":
+        move_step(step, StepStatus.COMPLETED, f"try {step.attempt} completed")
+        step.output = result.output
+        step.finished_at = timezone.now()
+        step.save()
+        _after_step(run, step)
+        return "completed"
+    if result.status == "parked":
+        if run.is_finished:
+            move_step(step, StepStatus.CANCELLED, f"it asked a person, but the run had {run.status}")
+            step.save()
+            return "run finished"
+        move_step(step, StepStatus.PENDING, "it asked a person")
+        step.save()
+        # The step's conversation is not kept: answered, it runs again from the start with the answer.
+        trace(run, step, f"step {step.label} ([[{step.agent}]]) asked a person; when they answer, the step "
+                          f"runs again from the start with their answer — what it did in its sandbox before "
+                          f"asking is not kept")
+        _park(run, step, ApprovalKind.ASK, question=result.question)
+        return "parked"
+    step.output = result.output
+    settle_failure(run, step, result.error or "the step failed", retry_allowed=not result.error.startswith("budget reached"))
+    return "failed"
 
 
 def _keep_files(run: Run, step: Step, result) -> None:
@@ -558,7 +692,7 @@ def _after_step(run: Run, step: Step) -> None:
     Precondition: inside the transaction that holds the run's lock (the step's own end), where the run moves on.
     """
     if step.instance is None:
-        move_within(run)
+        move_within(run, ended=step)
         return
     instances = Step.objects.filter(run=run, index=step.index, instance__isnull=False).order_by("instance")
     # Every instance's end reads its siblings' states (the run's lock, held, makes the ends take turns); only

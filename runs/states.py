@@ -78,6 +78,23 @@ def end_try(attempt_pk: int, to: str, why: str = "", **fields: Any) -> bool:
                 .update(status=to, status_reason=why[:500], **fields))
 
 
+TRY_END_FIELDS = ["status", "status_reason", "error", "seconds", "finished_at", "cost_usd", "tokens_in", "tokens_out"]
+
+
+def end_try_with_next(ended: Try, to: str, why: str, new: Try, **fields: Any) -> None:
+    """End the running try `ended` and write `new` (the run's next try, running) in one statement: an INSERT
+    of both whose conflict on (step, n) updates the existing row with `ended`'s end.
+
+    Precondition: the caller holds `ended`'s lease under its run's lock (a step's closing transaction), so
+    `ended` is running — what end_try's WHERE checks — and nobody else can end it."""
+    move_try(ended, to, why)
+    for name, value in fields.items():
+        setattr(ended, name, value)
+    ended.pk = None  # both rows in one INSERT (Django writes rows with a key apart); the conflict finds it
+    Try.objects.bulk_create([ended, new], update_conflicts=True, unique_fields=["step", "n"],
+                            update_fields=TRY_END_FIELDS)
+
+
 def skip_unstarted(run: Run, why: str) -> int:
     """A failed run's steps that never started end `skipped`, saying why (one UPDATE)."""
     return Step.objects.filter(run=run, status__in=UNSTARTED_STEP_STATUSES).update(
