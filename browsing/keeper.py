@@ -18,12 +18,14 @@ Liveness is the lease and nothing else. A keeper killed with -9 stops renewing; 
 sentence. A keeper that finds its lease taken stops its browser and commits nothing. A session closed by
 anyone else (stop_session, the idle or max-duration sweep) is seen on the next tick and its browser stopped.
 
-The cost: one worker slot per open session, which is what the account's capacity counts.
+The cost: one worker slot per open session, which is what the account's capacity counts. A worker told
+to stop (a warm shutdown) closes the sessions it keeps at once, saying so, rather than waiting for them.
 """
 from __future__ import annotations
 
 import base64
 import logging
+import multiprocessing
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -48,6 +50,10 @@ from .states import move_session
 log = logging.getLogger(__name__)
 
 TICK_SECONDS = 0.25
+# Set in the worker's main process when it begins a warm shutdown (browsing/tasks.py); made before the pool
+# forks, so every pool process sees it. A warm shutdown waits for running tasks, and a keeper runs as long
+# as its session: without this, stopping a worker would wait on every open session.
+SHUTTING_DOWN = multiprocessing.Event()
 
 
 def recordings_dir() -> Path:
@@ -144,6 +150,10 @@ class Keeper:
             if self.beat.lost:
                 log.warning("session %s: the keeper's lease was lost; stopping its browser", session.public_id)
                 return "lease lost"
+            if SHUTTING_DOWN.is_set():
+                close_session(self.pk, EndReason.BROWSER_EXITED,
+                              "the worker holding its browser was shutting down, so the browser was stopped")
+                return "worker shutting down"
             row = BrowserSession.objects.filter(pk=self.pk).values("status").first()
             if row is None or row["status"] == SessionStatus.CLOSED:
                 return "closed"

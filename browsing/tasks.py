@@ -1,7 +1,10 @@
 """Celery entry points of the sessions: thin, by id, safe to run twice."""
 from __future__ import annotations
 
+from typing import Any
+
 from celery import shared_task
+from celery.signals import worker_shutting_down
 
 from . import keeper, sweep as sweeps
 
@@ -15,3 +18,9 @@ def keep_session(session_pk: int) -> str:
 @shared_task(name="browsing.sweep", acks_late=True)
 def sweep() -> dict[str, int]:
     return sweeps.sweep()
+
+
+@worker_shutting_down.connect
+def _stop_keeping(**_kwargs: Any) -> None:
+    # In the worker's main process; the pool's processes, where the keepers run, share the event.
+    keeper.SHUTTING_DOWN.set()

@@ -20,7 +20,7 @@ from browsing.attach import attach, navigate
 from browsing.errors import SessionError
 from browsing.models import BrowserSession
 from browsing.sweep import sweep
-from tests.conftest import wait_for
+from tests.conftest import start_worker, stop_worker, wait_for
 from foldrun.net.proxy import GuardProxy
 from tests.fakes.test_site import EMAIL, PASSWORD, PIXEL
 from tests.fakes.website import html
@@ -236,3 +236,17 @@ def test_allow_hosts_are_reached_through_the_users_own_proxy(session_worker, acc
         users_proxy.close()
     assert through == "gate"
     assert set(asked) == {"staging.internal"}  # the direct host did not go through the user's proxy
+
+
+def test_a_worker_told_to_stop_closes_the_sessions_it_keeps_and_exits(transactional_db, account, tmp_path):
+    worker = start_worker(tmp_path / "worker.log")
+    try:
+        session = open_session(account)
+        worker.send_signal(signal.SIGTERM)  # a warm shutdown, as ./scripts/start and compose stop send
+        worker.wait(timeout=30)
+    finally:
+        stop_worker(worker)
+    ended = BrowserSession.objects.get(pk=session.pk)
+    assert (ended.status, ended.status_reason) == (
+        "closed", "the worker holding its browser was shutting down, so the browser was stopped")
+    assert not port_answers(session.cdp_endpoint)
