@@ -5,3 +5,4 @@ class BrowsingConfig(AppConfig):
     name = "browsing"
     verbose_name = "Browser sessions"
     default_auto_field = "django.db.models.BigAutoField"
+

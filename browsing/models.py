@@ -79,3 +79,99 @@ class BrowserSession(models.Model):
 
     def headers_aad(self) -> bytes:
         return f"browsing.session:{self.account_id}:{self.public_id}:headers".encode()
+
+
+# ---------------------------------------------------------------- tasks and skill runs
+
+TASK_PREFIX = "tsk"
+SKILL_RUN_PREFIX = "run"
+
+# Why a task ended (the spec's `stoppedBy`). Those after `unanswered` mean the agent could not test.
+STOPPED_BY = ("done", "stuck", "budget", "unanswered", "captcha", "blocked", "error", "aborted", "paused",
+              "navigation_blocked", "capacity_exceeded", "capacity_timeout", "timeout")
+STOPS_THAT_ARE_RESULTS = ("done", "stuck", "budget", "unanswered")
+
+
+class TaskStatus(models.TextChoices):
+    RUNNING = "running", "running"
+    FINISHED = "finished", "finished"
+
+
+class Task(models.Model):
+    """A goal given to the gallery's browser agent: one foldrun run of it on one session."""
+
+    public_id = public_id_field(TASK_PREFIX, 24)
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="browser_tasks")
+    session = models.ForeignKey(BrowserSession, on_delete=models.CASCADE, related_name="tasks")
+    run = models.ForeignKey("runs.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # A step of a smoke test's flow: the skill run it belongs to, and its index among the steps.
+    skill_run = models.ForeignKey("SkillRun", null=True, blank=True, on_delete=models.CASCADE,
+                                  related_name="flow_tasks")
+    flow_index = models.PositiveSmallIntegerField(null=True, blank=True)
+    goal = models.TextField()
+    max_steps = models.PositiveSmallIntegerField(default=25)
+    mode = models.CharField(max_length=16, default="auto")
+    # The tool opened the session and keepOpen was not asked: the task's end closes it.
+    closes_session = models.BooleanField(default=False)
+    status = models.CharField(max_length=16, choices=TaskStatus.choices, default=TaskStatus.RUNNING, db_index=True)
+    ok = models.BooleanField(null=True, blank=True)
+    stopped_by = models.CharField(max_length=32, blank=True)
+    reason = models.TextField(blank=True)
+    limit = models.JSONField(null=True, blank=True)
+    answer = models.TextField(blank=True)
+    steps = models.JSONField(default=list, blank=True)
+    cost_micros = models.BigIntegerField(default=0)
+    ms = models.BigIntegerField(default=0)
+    # What the agent's browse calls saw go wrong on the page (the run's log lines), and where it ended.
+    console_errors = models.JSONField(default=list, blank=True)
+    failed_requests = models.JSONField(default=list, blank=True)
+    final_url = models.CharField(max_length=2048, blank=True)
+    session_closed = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["session", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.public_id} {self.status} {self.stopped_by}"
+
+
+class SkillStatus(models.TextChoices):
+    RUNNING = "running", "running"
+    PASSED = "passed", "passed"
+    FAILED = "failed", "failed"
+    ERROR = "error", "error"
+    CANCELLED = "cancelled", "cancelled"
+    DENIED = "denied", "denied"
+
+
+class SkillRun(models.Model):
+    """One run of a gallery skill on a session of its own (`smoke-uat`: a smoke test)."""
+
+    public_id = public_id_field(SKILL_RUN_PREFIX, 24)
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="skill_runs")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    session = models.ForeignKey(BrowserSession, null=True, blank=True, on_delete=models.SET_NULL,
+                                related_name="skill_runs")
+    skill = models.CharField(max_length=100)
+    inputs = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, choices=SkillStatus.choices, default=SkillStatus.RUNNING,
+                              db_index=True)
+    # Where the run is (the skill's own phases) and what it has found so far; `report` once it ends.
+    phase = models.CharField(max_length=32, default="start")
+    state = models.JSONField(default=dict, blank=True)
+    report = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    lease_holder = models.CharField(max_length=64, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.public_id} {self.skill} {self.status}"

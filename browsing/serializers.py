@@ -6,7 +6,7 @@ from rest_framework import serializers
 
 import foldrun.openapi
 
-from .models import EndReason, SessionStatus
+from .models import STOPPED_BY, EndReason, SessionStatus
 from .options import (MAX_HEADERS, MAX_QUEUE_SECONDS, MAX_TIMEOUT_MS, MAX_URL, MAX_WAIT_FOR_CAPACITY_MS,
                       MIN_TIMEOUT_MS, VIEWPORT_HEIGHT, VIEWPORT_WIDTH)
 
@@ -97,3 +97,60 @@ class StopSerializer(serializers.Serializer):
 
 # The API's one error body (the schema's Error component).
 ErrorSerializer = foldrun.openapi.ErrorSerializer
+
+
+# ---------------------------------------------------------------- tasks and reports (read only)
+
+
+class TaskStepSerializer(serializers.Serializer):
+    op = serializers.CharField(help_text="the browse call's first action (click, fill…), navigate or read")
+    ref = serializers.CharField(allow_null=True, help_text="the element ref it acted on (e5), when it named one")
+    provider = serializers.CharField(allow_null=True)
+    ok = serializers.BooleanField()
+    ms = serializers.IntegerField()
+    costMicros = serializers.IntegerField(help_text="millionths of a US dollar")  # noqa: N815
+    error = serializers.CharField(allow_null=True)
+
+
+class TaskSerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="tsk_…")
+    sessionId = serializers.CharField()  # noqa: N815
+    goal = serializers.CharField()
+    status = serializers.ChoiceField(choices=["running", "finished"])
+    ok = serializers.BooleanField(allow_null=True)
+    stoppedBy = serializers.ChoiceField(choices=list(STOPPED_BY), allow_null=True)  # noqa: N815
+    limit = serializers.DictField(allow_null=True)
+    reason = serializers.CharField(allow_null=True)
+    answer = serializers.CharField(allow_null=True)
+    steps = TaskStepSerializer(many=True)
+    costMicros = serializers.IntegerField()  # noqa: N815
+    ms = serializers.IntegerField()
+    startedAt = serializers.DateTimeField()  # noqa: N815
+    finishedAt = serializers.DateTimeField(allow_null=True)  # noqa: N815
+
+
+class ReportStepSerializer(serializers.Serializer):
+    index = serializers.IntegerField(help_text="from 0")
+    path = serializers.CharField(help_text="the step's number as the text and the page show it, from 1")
+    kind = serializers.CharField()
+    label = serializers.CharField(allow_null=True)
+    status = serializers.CharField(required=False, help_text="passed, failed or skipped (a smoke test's steps)")
+    ok = serializers.BooleanField(allow_null=True)
+    ms = serializers.IntegerField()
+    error = serializers.CharField(allow_null=True)
+    screenshot = serializers.CharField(required=False, help_text="a signed short-lived link, for a failed step")
+
+
+class ReportSerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="run_… or tsk_…")
+    kind = serializers.ChoiceField(choices=["smoke", "task"])
+    verdict = serializers.ChoiceField(choices=["pass", "fail", "error", "running"])
+    sessionId = serializers.CharField(allow_null=True)  # noqa: N815
+    counts = serializers.DictField(child=serializers.IntegerField(), allow_null=True)
+    steps = ReportStepSerializer(many=True)
+    consoleErrors = serializers.ListField(child=serializers.DictField())  # noqa: N815
+    failedRequests = serializers.ListField(child=serializers.DictField())  # noqa: N815
+    finalUrl = serializers.CharField(allow_null=True)  # noqa: N815
+    notes = serializers.ListField(child=serializers.CharField())
+    reportUrl = serializers.CharField(allow_null=True, help_text="the HTML report; a signed link that works for "  # noqa: N815
+                                                                 "15 minutes")

@@ -3,6 +3,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
 from accounts.invites import invite_page
+from browsing.task_urls import api_urlpatterns as task_api
 from foldrun.api import api_not_found
 from foldrun.health import HealthView
 
@@ -19,6 +20,7 @@ urlpatterns = [
     path("api/", include("vault.api_urls")),
     # The routes the MCP spec names, at the spec's own addresses.
     path("v1/", include("browsing.api_urls")),
+    path("v1/", include(task_api)),
     path("", include("notify.urls")),
     path("", include("runs.urls")),
     path("", include("library.urls")),

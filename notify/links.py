@@ -115,3 +115,41 @@ def unsubscribe_url(email: str, category: str, workspace_id: str = "") -> str | 
     if base is None:
         return None
     return f"{base}/api/unsubscribe?" + urlencode({"token": unsubscribe_token(email, category, workspace_id)})
+
+
+# ---------------------------------------------------------------- test reports
+
+REPORT_SALT = "foldrun.browsing.report"
+REPORT_VALID = timedelta(minutes=15)
+
+
+@dataclass(frozen=True)
+class ReportClaim:
+    report_id: str   # a skill run's (run_…) or a task's (tsk_…) public id
+    account_id: str  # its account's public id: a token is good for that account's report only
+    expires: int
+
+
+def report_token(report_id: str, account_id: str, *, now: float | None = None) -> str:
+    """A short-lived read-only link token for one report: derived, never stored."""
+    expires = int((now if now is not None else time.time()) + REPORT_VALID.total_seconds())
+    return signing.dumps({"r": report_id, "a": account_id, "x": expires}, key=_key(), salt=REPORT_SALT, compress=True)
+
+
+def read_report_token(token: str, *, now: float | None = None) -> ReportClaim:
+    try:
+        data = signing.loads(token, key=_key(), salt=REPORT_SALT)
+        claim = ReportClaim(str(data["r"]), str(data["a"]), int(data["x"]))
+    except (signing.BadSignature, KeyError, TypeError, ValueError):
+        raise LinkError("tampered", "This report link is not valid: it was changed, or it was made with a key this "
+                                    "install no longer uses.") from None
+    if (now if now is not None else time.time()) > claim.expires:
+        raise LinkError("expired", "This report link has expired: report links work for a few minutes. Read the "
+                                   "report again with get_report, or GET /v1/tasks/<id>/report.json, for a new "
+                                   "link.")
+    return claim
+
+
+def report_url(report_id: str, account_id: str, suffix: str = "") -> str:
+    """The report page's link (absolute with FOLDRUN_PUBLIC_URL, else a path on this install)."""
+    return f"{public_url() or ''}/reports/{report_token(report_id, account_id)}{suffix}"

@@ -14,9 +14,10 @@ class RunsConfig(AppConfig):
         from accounts.signals import home_parts
         from library.signals import workspace_parts
 
-        from . import pages_workspace
+        from . import browser_tasks, pages_workspace
         from .signals import run_event
 
         run_event.connect(charge_finished_run, dispatch_uid="accounts.credits.charge_run")
+        run_event.connect(browser_tasks.task_run_ended, dispatch_uid="runs.browser_task_ended")
         home_parts.connect(pages_workspace.home_part, dispatch_uid="runs.home_part")
         workspace_parts.connect(pages_workspace.workspace_part, dispatch_uid="runs.workspace_part")

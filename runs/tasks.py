@@ -12,7 +12,7 @@ from celery import shared_task
 
 from foldrun import incidents
 
-from . import orchestrate, recovery, triggers
+from . import browser_tasks, orchestrate, recovery, skill_runs, triggers
 
 log = logging.getLogger(__name__)
 
@@ -45,3 +45,15 @@ def fire_schedules() -> int:
 @shared_task(name="runs.chores", acks_late=True)
 def chores() -> None:
     triggers.run_chores()
+
+
+@shared_task(name="runs.finish_browser_task", acks_late=True)
+def finish_task(task_pk: int) -> bool:
+    """A task's run ended: its record, and the session it opened for itself closed."""
+    return browser_tasks.finish_task(task_pk)
+
+
+@shared_task(name="runs.advance_skill_run", acks_late=True)
+def advance_skill_run(skill_run_pk: int) -> str:
+    """The skill run's next phase, under its lease (a smoke test's checks, its flow, its report)."""
+    return skill_runs.advance(skill_run_pk)

@@ -6,3 +6,4 @@ commit that adds the module.
 
 from . import quick  # noqa: F401,E402 - registers scrape, screenshot, pdf, crawl
 from . import sessions  # noqa: F401,E402 - registers create_session, list_sessions, get_session, stop_session
+from . import tasks  # noqa: F401,E402 - registers run_task, get_task, smoke_test, get_report
