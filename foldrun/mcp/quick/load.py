@@ -20,12 +20,12 @@ from playwright.sync_api import Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from browsing.attach import navigate
+from browsing.options import MAX_URL
 from foldrun import net
 from foldrun.web.net import scrub_url
 
 from ..results import ToolError
 
-MAX_URL = 2048
 WAIT_UNTIL = ("domcontentloaded", "load", "networkidle")
 TIMEOUT_MS = (1_000, 120_000)
 DEFAULT_TIMEOUT_MS = 30_000
@@ -83,10 +83,23 @@ class Loaded:
 
 def load(page: Page, url: str, *, wait_until: str = "load", timeout_ms: int = DEFAULT_TIMEOUT_MS,
          wait_for_text: str | None = None, requests: list[tuple[str, str]] | None = None) -> Loaded:
-    """Open `url` in `page` and wait as asked; `timeoutMs` bounds the load and the text wait together."""
-    shown = scrub_url(url)
+    """Open `url` in `page` and wait as asked; `timeoutMs` bounds the load and the text wait together.
+    The requests the page makes meanwhile are recorded (the inventory's third-party hosts)."""
     seen: list[tuple[str, str]] = [] if requests is None else requests
-    page.on("request", lambda request: seen.append((request.url, request.resource_type)))
+
+    def record(request: Any) -> None:
+        seen.append((request.url, request.resource_type))
+
+    page.on("request", record)
+    try:
+        return _load(page, url, wait_until, timeout_ms, wait_for_text, seen)
+    finally:
+        page.remove_listener("request", record)  # a crawl loads many pages on one page: one listener at a time
+
+
+def _load(page: Page, url: str, wait_until: str, timeout_ms: int, wait_for_text: str | None,
+          seen: list[tuple[str, str]]) -> Loaded:
+    shown = scrub_url(url)
     started = time.monotonic()
     try:
         # navigate: the session's guard proxy refusing a hop (a redirect to a private address) is

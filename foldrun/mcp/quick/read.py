@@ -67,8 +67,7 @@ def readable(html: str, url: str) -> str:
         title = document.short_title()
     except Exception:  # noqa: BLE001 - a page it cannot read still has the converter's reading
         return pages.to_markdown(html, url)
-    body = pages.to_markdown(f"<html><head><title>{_escape(title)}</title></head><body>{article}</body></html>", url)
-    return body
+    return pages.to_markdown(f"<html><head><title>{_escape(title)}</title></head><body>{article}</body></html>", url)
 
 
 def _escape(text: str) -> str:

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .load import DEFAULT_TIMEOUT_MS, MAX_URL, MAX_WAIT_TEXT, TIMEOUT_MS, WAIT_UNTIL
-from .read import DEFAULT_FORMATS, FORMATS
+from browsing.options import BLOCKABLE, ENGINES, MAX_URL
 
-BLOCKABLE = ("image", "media", "font", "stylesheet")
+from ..tools.sessions import CREATE_SCHEMA
+from .load import DEFAULT_TIMEOUT_MS, MAX_WAIT_TEXT, TIMEOUT_MS, WAIT_UNTIL
+from .read import DEFAULT_FORMATS, FORMATS
 
 
 def _url(what: str) -> dict[str, Any]:
@@ -14,27 +15,16 @@ def _url(what: str) -> dict[str, Any]:
             "description": f"{what}: an http or https URL, at most {MAX_URL} characters."}
 
 
-# "Same meaning as in create_session": handed to the tool's own fresh session.
+# "Same meaning as in create_session": its own schema's entries, handed to the tool's fresh session.
+_CREATE = CREATE_SCHEMA["properties"]
 SESSION_PROPERTIES: dict[str, Any] = {
-    "engine": {"type": "string", "description": "The browser engine of the session. Default chromium."},
-    "device": {"type": "string", "description": "desktop, mobile or a device name (for example \"Pixel 7\")."},
-    "viewport": {
-        "type": "object",
-        "description": "The window in CSS pixels: width 200 to 7680, height 200 to 4320.",
-        "properties": {
-            "width": {"type": "integer", "minimum": 200, "maximum": 7680},
-            "height": {"type": "integer", "minimum": 200, "maximum": 4320},
-            "deviceScaleFactor": {"type": "number", "minimum": 0.25, "maximum": 5},
-            "mobile": {"type": "boolean"},
-        },
-        "additionalProperties": False,
-    },
+    "engine": {"enum": list(ENGINES), "description": "The browser engine of the session. Default chromium."},
+    "device": _CREATE["device"],
+    "viewport": _CREATE["viewport"],
     "block": {"type": "array", "items": {"enum": list(BLOCKABLE)}, "uniqueItems": True,
               "description": "Kinds of resource the browser does not load."},
-    "allowHosts": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 50,
-                   "description": "Private hosts reached through proxyUrl. Needs proxyUrl."},
-    "proxyUrl": {"type": "string", "minLength": 1, "maxLength": MAX_URL,
-                 "description": "Your own proxy, to reach a private host (with allowHosts)."},
+    "allowHosts": _CREATE["allowHosts"],
+    "proxyUrl": _CREATE["proxyUrl"],
 }
 
 WAIT_PROPERTIES: dict[str, Any] = {
