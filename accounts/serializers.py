@@ -99,6 +99,7 @@ NOT_A_ROLE = {"invalid_choice": f"'{{input}}' is not a role; use one of {', '.jo
 
 
 class RoleInSerializer(serializers.Serializer):
+    openapi_closed = "is not a field of a member; the one there is: role."
     role = serializers.ChoiceField(choices=Role.choices, error_messages=NOT_A_ROLE)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import difflib
 import json
+import re
 from typing import Callable
 
 from django.conf import settings
@@ -123,7 +124,7 @@ def _number_param(request, name: str, *, required: bool = False, minimum: int = 
         value = int(raw)
     except ValueError:
         value = -1
-    if value < minimum or not raw.strip().isdigit():
+    if value < minimum or not re.fullmatch(r"[0-9]+", raw):  # not " 5" or "٣", which int() takes
         raise ApiError(
             f"The `{name}` parameter must be {what} (a whole number, {minimum} or more), not {shown!r}.",
             code="invalid", details={"parameter": name},

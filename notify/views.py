@@ -98,6 +98,8 @@ class MyNotificationsView(ScopedAPIView):
         enabled = data.get("enabled")
         if not isinstance(enabled, bool):
             raise ApiError("enabled must be true or false.", code="invalid", details={"field": "enabled"})
+        if data.get("workspace") is not None and not isinstance(data["workspace"], str):
+            raise ApiError("workspace: give a workspace's name.", code="invalid", details={"field": "workspace"})
         workspace = None
         if data.get("workspace"):
             if category not in PER_WORKSPACE:

@@ -162,17 +162,18 @@ class OAuthPresetStartIn(_OAuthStartIn):
     provider = serializers.ChoiceField(choices=sorted(OAUTH_PRESETS), error_messages={"invalid_choice": (
         f"unknown OAuth provider '{{input}}'; the presets are {', '.join(sorted(OAUTH_PRESETS))}, or custom with "
         "auth_url and token_url.")})
-    auth_url = StrictCharField(required=False, max_length=2000, regex_pattern=URL_PATTERN)
-    token_url = StrictCharField(required=False, max_length=2000, regex_pattern=URL_PATTERN)
+    # 500: OAuthPending.token_url's column (a longer one was a database error, a 500).
+    auth_url = StrictCharField(required=False, max_length=500, regex_pattern=URL_PATTERN)
+    token_url = StrictCharField(required=False, max_length=500, regex_pattern=URL_PATTERN)
 
 
 class OAuthCustomStartIn(_OAuthStartIn):
     """Any other provider: give its authorization and token URLs."""
 
     provider = serializers.ChoiceField(choices=["custom"], required=False)
-    auth_url = StrictCharField(max_length=2000, regex_pattern=URL_PATTERN, pattern_message=GIVE_URL,
+    auth_url = StrictCharField(max_length=500, regex_pattern=URL_PATTERN, pattern_message=GIVE_URL,
                                error_messages={"required": GIVE_URL, "blank": GIVE_URL})
-    token_url = StrictCharField(max_length=2000, regex_pattern=URL_PATTERN, pattern_message=GIVE_URL,
+    token_url = StrictCharField(max_length=500, regex_pattern=URL_PATTERN, pattern_message=GIVE_URL,
                                 error_messages={"required": GIVE_URL, "blank": GIVE_URL})
 
 

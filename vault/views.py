@@ -74,7 +74,11 @@ class _SecretDetail(VaultView):
     def put(self, request, name: str, **kwargs):
         workspace = self._workspace(kwargs)
         self.require_write()
-        row = actions.check_set_secret(self.membership, workspace, name, _body(request))
+        body = _body(request)
+        if "hosts" in body and not isinstance(body["hosts"], list):
+            raise ApiError("hosts: give a list of host names, e.g. [\"api.example.com\"].", code="invalid_hosts",
+                           details={"field": "hosts"})
+        row = actions.check_set_secret(self.membership, workspace, name, body)
         return Response(secret_data(row))
 
     @extend_schema(parameters=[_NAME], responses={204: None, **_VAULT_DOWN})
