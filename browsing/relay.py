@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from asgiref.sync import sync_to_async
+from django.db import connection
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
@@ -34,8 +35,19 @@ def matches(scope: dict) -> bool:
 
 @sync_to_async
 def _live_session(public_id: str) -> BrowserSession | None:
-    return BrowserSession.objects.filter(public_id=public_id, status=SessionStatus.LIVE).exclude(
-        cdp_endpoint="").first()
+    try:
+        return BrowserSession.objects.filter(public_id=public_id, status=SessionStatus.LIVE).exclude(
+            cdp_endpoint="").first()
+    finally:
+        connection.close()  # outside Django's request cycle, nothing else closes this thread's connection
+
+
+@sync_to_async
+def _touch(session_pk: int) -> None:
+    try:
+        touch(session_pk)
+    finally:
+        connection.close()
 
 
 async def relay(scope: dict, receive: Any, send: Any) -> None:
@@ -68,7 +80,7 @@ async def _pump(session_pk: int, browser: Any, receive: Any, send: Any) -> None:
         nonlocal last_touch
         if loop.time() - last_touch >= TOUCH_EVERY_SECONDS:
             last_touch = loop.time()
-            await sync_to_async(touch)(session_pk)
+            await _touch(session_pk)
 
     async def client_to_browser() -> None:
         while True:
