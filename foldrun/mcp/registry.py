@@ -7,6 +7,7 @@ runs; a handler adds the refusals a schema cannot say by raising `ToolError`.
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -14,8 +15,12 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
+from foldrun import incidents
+
 from .call import McpCall
 from .results import ToolError, ToolResult
+
+log = logging.getLogger("foldrun.mcp")
 
 Handler = Callable[[McpCall, dict[str, Any]], ToolResult]
 
@@ -91,7 +96,12 @@ def tools_for(call: McpCall) -> list[McpTool]:
     tools = fixed_tools()
     seen = set(_FIXED)
     for fn in _DYNAMIC:
-        for tool in fn(call):
+        try:
+            dynamic = fn(call)
+        except Exception:  # noqa: BLE001 — one broken provider must not take tools/list (or any call) down
+            incidents.record(log, "mcp: the dynamic tools of %s failed", getattr(fn, "__qualname__", fn))
+            continue
+        for tool in dynamic:
             if tool.name not in seen:  # a fixed tool's name always wins
                 seen.add(tool.name)
                 tools.append(tool)

@@ -21,6 +21,7 @@ from django.db import close_old_connections, connections
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
+import foldrun
 from foldrun import incidents
 
 from . import registry
@@ -141,5 +142,5 @@ def build_server() -> Server[dict[str, Any]]:
         _log_call(call, params.name, started, result)
         return to_call_result(result)
 
-    return Server(SERVER_NAME, version="1", instructions=INSTRUCTIONS, lifespan=lifespan,
+    return Server(SERVER_NAME, version=foldrun.__version__, instructions=INSTRUCTIONS, lifespan=lifespan,
                   on_list_tools=list_tools, on_call_tool=call_tool)

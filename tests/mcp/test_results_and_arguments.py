@@ -166,3 +166,17 @@ def test_a_tool_that_would_wait_past_the_specs_cap_is_refused_at_registration(mo
     with pytest.raises(ValueError, match="waits 121 s; the cap is 120 s"):
         registry.register(slow)
     assert registry.register(registry.McpTool("ok", "d", {"type": "object"}, lambda c, a: ok("x"), waits_seconds=120))
+
+
+def test_a_dynamic_provider_that_fails_leaves_the_other_tools_listed(monkeypatch, caplog):
+    monkeypatch.setattr(registry, "_FIXED", {})
+    monkeypatch.setattr(registry, "_DYNAMIC", [])
+    registry.register(_tool("list_skills"))
+
+    def broken(call):
+        raise RuntimeError("the skills table is gone")
+
+    registry.register_dynamic(broken)
+    registry.register_dynamic(lambda call: [_tool("skill_smoke_uat")])
+    assert [t.name for t in registry.tools_for(None)] == ["list_skills", "skill_smoke_uat"]
+    assert any("incident err_" in r.getMessage() and r.exc_info for r in caplog.records)
