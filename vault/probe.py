@@ -22,7 +22,7 @@ from django.utils import timezone
 from accounts.models import Account, Membership, Role, Workspace
 from foldrun.api import ApiError
 from foldrun.providers.client import (
-    ModelClient, ProviderConfigError, ProviderError, ProviderRefusal, Supply, supply_from_block,
+    MissingSecret, ModelClient, ProviderConfigError, ProviderError, ProviderRefusal, Supply, supply_from_block,
 )
 from foldrun.providers.probe import format_probe, run_probe
 from foldrun.contract.desk import AGENT, AGENTS_MD, classify
@@ -358,6 +358,8 @@ def check_probe(account: Account, workspace: Workspace | None, body: Mapping[str
 
     try:
         supply = supply_from_block(block, resolve)
+    except MissingSecret as exc:  # the request is fine; the vault lacks the key (set it, then probe again)
+        raise ApiError(str(exc), code="missing_secret", status_code=409, details={"secret": exc.name}) from None
     except ProviderConfigError as exc:
         raise ApiError(str(exc), code="provider", details={"field": "provider"}) from None
     lines: list[str] = []

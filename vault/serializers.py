@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import PolymorphicProxySerializer
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
+from foldrun.contract.presets import PRESET_NAMES, PRESETS
 from foldrun.openapi import StrictCharField
 from vault.actions import NAME_RE
 from vault.oauth import OAUTH_PRESETS
@@ -124,11 +125,26 @@ class ProvidersOut(serializers.Serializer):
 MODEL_MISSING = "name the model to probe, e.g. claude-haiku-4-5."
 
 
+FIXED_PRESETS = sorted(p.name for p in PRESETS if not p.needs_base_url)
+
+
+@extend_schema_field({"oneOf": [
+    {"type": "string", "enum": FIXED_PRESETS, "description": "a preset with a fixed address"},
+    {"type": "object", "additionalProperties": False, "required": ["name"], "description": "a provider block",
+     "properties": {"name": {"type": "string", "enum": sorted(PRESET_NAMES)},
+                    "base_url": {"type": "string", "pattern": r"^https?://\S+$"},
+                    "format": {"type": "string", "enum": ["anthropic", "openai", "responses"]},
+                    "key": {"type": "string", "pattern": r"^\$\{[A-Z][A-Z0-9_]*\}$"},
+                    "key_header": {"type": "string", "enum": ["x-api-key", "bearer"]}}}]})
+class ProviderField(serializers.JSONField):
+    """A preset's name or a provider block, as AGENTS.md's `provider:` takes; check_probe reads it."""
+
+
 class ProbeIn(serializers.Serializer):
     model = StrictCharField(regex_pattern=r"\S", pattern_message=MODEL_MISSING, max_length=200,
                             error_messages={"required": MODEL_MISSING, "blank": MODEL_MISSING, "null": MODEL_MISSING,
                                             "invalid": MODEL_MISSING})
-    provider = serializers.JSONField(required=False, allow_null=True,
+    provider = ProviderField(required=False, allow_null=True,
                                      help_text="a preset name or a provider block; the desk's AGENTS.md one when absent")
 
 

@@ -117,6 +117,7 @@ class ProbeView(VaultView):
 
     @extend_schema(request=s.ProbeIn, responses={
         200: OpenApiResponse(s.ProbeOut, description="The probe ran: `ok` says whether the loop closed."),
+        409: error(409, "The provider's key is not in the vault (`details.secret` names it)."),
         **_VAULT_DOWN})
     def post(self, request, ws: str | None = None):
         workspace = self.get_workspace(ws) if ws else None

@@ -59,8 +59,9 @@ def test_a_probe_without_a_model_is_refused_naming_the_field(alice_api, keyed):
 
 def test_a_key_not_in_the_vault_is_named(alice_api, workspace):
     answer = alice_api.post("/api/workspaces/rank-desk/probe", {"model": "m", "provider": "openrouter"}, format="json")
-    assert answer.status_code == 400
+    assert answer.status_code == 409  # a well-formed request; the vault lacks the key
     assert answer.json()["message"] == "the provider key OPENROUTER_API_KEY is not in the vault"
+    assert (answer.json()["code"], answer.json()["details"]) == ("missing_secret", {"secret": "OPENROUTER_API_KEY"})
 
 
 def test_a_probe_cut_off_names_the_failure_a_run_would_hit(alice_api, keyed, fake_provider):
