@@ -157,7 +157,8 @@ def test_scrape_arguments_out_of_range_are_invalid_input_naming_the_argument(sit
 def test_a_url_that_is_not_http_is_refused_with_a_sentence(call_tool):
     result = call_tool("scrape", {"url": "file:///etc/passwd"})
     assert _issue(result) == ("url", "Must be an http or https URL, such as https://example.com/pricing.")
-    assert result.content[0].text == "[invalid_input] url: Must be an http or https URL, such as https://example.com/pricing."
+    assert result.content[0].text == ("[invalid_input] url: Must be an http or https URL, such as "
+                                      "https://example.com/pricing.")
 
 
 def test_a_url_over_2048_characters_is_refused(site, call_tool):

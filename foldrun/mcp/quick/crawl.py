@@ -116,9 +116,11 @@ def read_cursor(raw: str, start: str, account_key: object) -> dict[str, Any]:
     except signing.BadSignature:
         raise invalid("cursor", "This is not a cursor a crawl of this account returned (or it was changed); "
                                 "start again without cursor.") from None
-    if not isinstance(state, dict) or state.get("start") != site.normal(start):
-        raise invalid("cursor", f"This cursor continues the crawl of {state.get('start') if isinstance(state, dict) else '?'}"
-                                f"; call crawl with that url, or leave cursor out.")
+    if not isinstance(state, dict):
+        raise invalid("cursor", "This is not a cursor a crawl returned; start again without cursor.")
+    if state.get("start") != site.normal(start):
+        raise invalid("cursor", f"This cursor continues the crawl of {scrub_url(str(state.get('start')))}; call "
+                                f"crawl with that url, or leave cursor out.")
     return state
 
 

@@ -76,7 +76,8 @@ SCRAPE_SCHEMA = _object({
 
 SCREENSHOT_SCHEMA = _object({
     "url": _url("The page"),
-    "fullPage": {"type": "boolean", "default": True, "description": "The whole page, not only the window. Default true."},
+    "fullPage": {"type": "boolean", "default": True,
+                 "description": "The whole page, not only the window. Default true."},
     "format": {"enum": ["png", "jpeg", "webp"], "default": "png", "description": "png, jpeg or webp. Default png."},
     "quality": {"type": "integer", "minimum": 0, "maximum": 100,
                 "description": "0 to 100, for jpeg and webp."},
@@ -107,7 +108,8 @@ CRAWL_SCHEMA = _object({
     "include": {**_PATTERNS, "description": "Only crawl URLs matching one of these globs (a pattern starting "
                                             "with / is matched against the path). Up to 50."},
     "exclude": {**_PATTERNS, "description": "Never crawl URLs matching one of these globs. Up to 50."},
-    "maxPages": {"type": "integer", "minimum": 1, "maximum": 100, "default": 25, "description": "1 to 100. Default 25."},
+    "maxPages": {"type": "integer", "minimum": 1, "maximum": 100, "default": 25,
+                 "description": "1 to 100. Default 25."},
     "maxDepth": {"type": "integer", "minimum": 0, "maximum": 5, "default": 2,
                  "description": "Links followed from the start URL: 0 to 5. Default 2."},
     "delayMs": {"type": "integer", "minimum": 0, "maximum": 10_000, "default": 500,
@@ -119,7 +121,8 @@ CRAWL_SCHEMA = _object({
                 "description": "Also return each page's content, in these formats (as scrape's format)."},
     "maxMs": {"type": "integer", "minimum": 1000, "maximum": 600_000, "default": 300_000,
               "description": "Limit for the whole crawl: 1000 to 600000. Default 300000."},
-    "cursor": {"type": "string", "minLength": 1, "description": "Continue a crawl that stopped: the cursor of its result."},
+    "cursor": {"type": "string", "minLength": 1,
+               "description": "Continue a crawl that stopped: the cursor of its result."},
 })
 
 
