@@ -47,8 +47,12 @@ class PushSerializer(serializers.Serializer):
         return [RawFile(f["path"], f["content"], f["encoding"]) for f in self.validated_data["files"]]
 
 
+class CheckFileInSerializer(FileInSerializer):
+    """A file laid over the scope for a check: any path and content — what is wrong with them is a finding."""
+
+
 class CheckSerializer(serializers.Serializer):
-    files = FileInSerializer(many=True, required=False, default=list)
+    files = CheckFileInSerializer(many=True, required=False, default=list)
     mode = serializers.ChoiceField(choices=["check", "deploy"], default="check")
     delete = serializers.ListField(child=StrictCharField(allow_blank=True), required=False, default=list)
 
@@ -283,8 +287,10 @@ BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=
 
 
 def openapi_file_variants(result: dict, generator, request, public) -> dict:
-    """drf-spectacular postprocessing hook: a file in a push, deploy or check body is text (`encoding` utf-8,
-    the default) or base64 — two shapes (oneOf), so the schema says what content each encoding takes."""
+    """drf-spectacular postprocessing hook: a file in a push or deploy body is text (`encoding` utf-8, the
+    default) or base64 — two shapes (oneOf), so the schema says what content each encoding takes and what a
+    path looks like; a file that does not is refused (422, each finding named). A check's files
+    (CheckFileIn) stay any strings: what is wrong with them is the check's answer."""
     schemas = result.get("components", {}).get("schemas", {})
     if "FileInRequest" not in schemas:
         return result
@@ -292,7 +298,7 @@ def openapi_file_variants(result: dict, generator, request, public) -> dict:
             "description": "relative to the desk: agents/…, flows/…, tools/…, knowledge/…, storage/…"}
     schemas["FileInRequest"] = {"oneOf": [
         {"type": "object", "title": "TextFile", "required": ["path", "content"], "properties": {
-            "path": path, "content": {"type": "string", "pattern": r"^[^\x00]*$", "description": "the file's text"},
+            "path": path, "content": {"type": "string", "description": "the file's text"},
             "encoding": {"type": "string", "enum": ["utf-8"], "default": "utf-8"}}},
         {"type": "object", "title": "Base64File", "required": ["path", "content", "encoding"], "properties": {
             "path": path, "content": {"type": "string", "pattern": BASE64_PATTERN, "description": "the bytes, base64"},
