@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections import deque
 from typing import TYPE_CHECKING
 
 from . import pages, site
 from .errors import WebToolError
 from .net import scrub_url
+from .paths import FolderWriter
 from .providers.actions import _limit, _slug, _url
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -67,7 +69,7 @@ def run(tool: "WebTool", args: dict) -> str:
         raise WebToolError(f"{robots.url} disallows {start} for crawlers, so no pages were crawled")
     delay = robots.delay()
     seen = set(cursor["seen"])
-    queue: list[str] = list(cursor["queue"])
+    pending: deque[str] = deque(cursor["queue"])
     used = {name for _u, name in cursor["pages"]}
     written: list[tuple[str, str]] = []
     skipped: list[tuple[str, str]] = []
@@ -78,7 +80,7 @@ def run(tool: "WebTool", args: dict) -> str:
             return
         seen.add(url)
         if robots.allows(url):
-            queue.append(url)
+            pending.append(url)
         else:
             skipped.append((url, "disallowed by robots.txt"))
 
@@ -97,11 +99,12 @@ def run(tool: "WebTool", args: dict) -> str:
         html = got.text
         text = pages.to_markdown(html, url)
         # a shell has next to no words; only then is the (slower) shell check worth making
-        why = pages.javascript_shell(html) if len(text.split()) < 60 else None
+        # (split stops at the 60th word: a long page is not split whole to learn it is long)
+        why = pages.javascript_shell(html) if len(text.split(None, 60)) < 60 else None
         if why:
             text = (f"<!-- {url} builds itself with JavaScript ({why}); read it with web action=browse -->\n\n"
                     + text)
-        tool.write_file(folder / name, text.encode("utf-8"))
+        writer.write(name, text.encode("utf-8"))
         return got, site.links_of(html, url)
 
     def handle(url: str, name: str, got: site.Got, links: list[str] | None) -> None:
@@ -125,24 +128,61 @@ def run(tool: "WebTool", args: dict) -> str:
                                  f"fetch it with mode=raw and save= to keep it"))
 
     workers = 1 if delay else AT_ONCE
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        running: dict[Future, tuple[str, str]] = {}
-        while (queue or running) and len(written) + len(running) <= limit:
-            while queue and len(running) < workers and len(written) + len(running) < limit:
-                url = queue.pop(0)
-                name = name_for(url)
-                running[pool.submit(work, url, name)] = (url, name)
-                if delay:
-                    time.sleep(delay)
-            if not running:
-                break
-            done, _ = wait(list(running), return_when=FIRST_COMPLETED)
-            for future in done:
-                handle(*running.pop(future), *future.result())
-            if len(written) >= limit:
-                for future in list(running):  # already asked: keep what comes back rather than read it twice
-                    handle(*running.pop(future), *future.result())
-                break
+    lock = threading.Condition()
+    running = [0]                      # pages being read now
+    failures: list[BaseException] = []
+
+    def next_url() -> tuple[str, str] | None:
+        """Under the lock: the next page to read, waiting while the pages being read may yet add some."""
+        while not failures and len(written) < limit:
+            if pending and len(written) + running[0] < limit:
+                url = pending.popleft()
+                running[0] += 1
+                return url, name_for(url)
+            if not running[0]:
+                return None  # nothing left, and nothing being read that could add any
+            lock.wait()
+        return None
+
+    def reader() -> None:
+        """Read pages until none is left or the limit is met; each reader takes the next page itself,
+        so a page costs no future, no hand-off to a coordinating thread and no wake-up of one."""
+        while True:
+            with lock:
+                taken = next_url()
+            if taken is None:
+                return
+            url, name = taken
+            failure: BaseException | None = None
+            try:
+                got, links = work(url, name)
+            except BaseException as exc:  # noqa: BLE001 - raised again on the calling thread, below
+                failure = exc
+            with lock:  # one hold per page: the page's outcome, and a wake-up for readers waiting on it
+                running[0] -= 1
+                if failure is None:
+                    try:
+                        handle(url, name, got, links)
+                    except BaseException as exc:  # noqa: BLE001 - as above
+                        failure = exc
+                if failure is not None:
+                    failures.append(failure)
+                lock.notify_all()
+            if failures:
+                return
+            if delay:
+                time.sleep(delay)
+
+    with FolderWriter(tool.sandbox, folder) as writer:
+        helpers = [threading.Thread(target=reader, name=f"crawl-{n}", daemon=True) for n in range(workers - 1)]
+        for helper in helpers:
+            helper.start()
+        reader()  # the calling thread reads too
+        for helper in helpers:
+            helper.join()
+    if failures:
+        raise failures[0]
+    queue = list(pending)
     cursor["pages"] += [list(p) for p in written]
     cursor["skipped"] += [list(s) for s in skipped]
     cursor["queue"], cursor["seen"] = queue, sorted(seen)

@@ -11,9 +11,12 @@ one, so what reaches the model is the content.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
+from html import unescape
 
 import html_to_markdown as h2m
+from html_to_markdown import api as _h2m_api
 from selectolax.lexbor import LexborHTMLParser
 
 # Never part of what a person reads.
@@ -46,13 +49,21 @@ def _content_of(tree: LexborHTMLParser):  # noqa: ANN202 - a lexbor node
     return tree.body or tree.root
 
 
-_BLANKS = re.compile(r"\n{3,}")
-
-
 def _collapse(text: str) -> str:
-    # line by line: a regex for trailing spaces backtracks over every long run of spaces (quadratic)
-    text = "\n".join(line.rstrip(" \t\u00a0") for line in text.split("\n"))
-    return _BLANKS.sub("\n\n", text).strip()
+    """No trailing blanks on a line, no more than one empty line in a row.
+
+    Each step runs only when a substring search (C, memchr-fast) finds something for it: a regex
+    for trailing spaces backtracks over every long run of spaces (quadratic), and `\\n{3,}` has no
+    literal prefix to search for, so it costs more over a large page than `\\n\\n\\n+` five times over.
+    """
+    if " \n" in text or "\t\n" in text or "\u00a0\n" in text:
+        text = "\n".join(line.rstrip(" \t\u00a0") for line in text.split("\n"))
+    if "\n\n\n" in text:
+        text = _BLANKS.sub("\n\n", text)
+    return text.strip() if text[:1].isspace() or text[-1:].isspace() else text
+
+
+_BLANKS = re.compile("\n\n\n+")
 
 
 def _convert(tree: LexborHTMLParser, content, base: str) -> str:  # noqa: ANN001
@@ -81,14 +92,14 @@ def to_markdown(html: str, base: str) -> str:
     """The page's content as markdown, the title as a heading when the content has none.
 
     The fast path is the converter alone, told which chrome to leave out
-    (`exclude_selectors`) and handed the single `<main>` when the page has one;
+    (`_EXCLUDED`) and handed the single `<main>` when the page has one;
     only a page it cannot descend whole (warnings: nesting past its depth) is
     parsed here first (`_slow`).
     """
     title = _title(html)
     result = None
     try:
-        result = h2m.convert(_main_slice(html), _fast_options(base))
+        result = _fast_convert(_main_slice(html), base)
     except Exception:  # noqa: BLE001 - the slow path reads it, or says its text
         result = None
     if result is not None and not result.warnings:
@@ -105,8 +116,6 @@ _MAIN_OPEN = re.compile(r"<main[\s>]", re.I)
 
 
 def _title(html: str) -> str:
-    from html import unescape
-
     found = _TITLE.search(html, 0, 200_000)
     return " ".join(unescape(found.group(1)).split()) if found else ""
 
@@ -123,21 +132,42 @@ def _main_slice(html: str) -> str:
     return html[start:end + len("</main>")] if end > start else html
 
 
-_FAST_CACHE: dict[str, h2m.ConversionOptions] = {}
-_EXCLUDED = [s.strip() for s in (_INVISIBLE + ", " + _CHROME).split(",")] + [
-    "body > header", "html > header", "img[src^='data:']"]
+# What the converter is told to leave out, beyond what it drops by itself. Its own defaults, set
+# explicitly below, already drop script, style, noscript, template, link and meta, every form
+# (remove_forms), nav and the site's header (remove_navigation) and whatever is [hidden]
+# (hidden_content="drop"): naming those again cost a pass each and changed no page
+# (tests/web/test_markdown.py holds each of them out). One selector list, not one per selector.
+_EXCLUDED = ("svg, canvas, iframe, object, footer, aside, [role=navigation], [role=banner], [role=contentinfo], "
+             "[role=complementary], [role=search], [aria-hidden=true], img[src^='data:']")
+_FAST = h2m.ConversionOptions(heading_style="atx", bullets="-", escape_misc=False, extract_metadata=False,
+                              code_block_style="backticks", exclude_selectors=[_EXCLUDED], hidden_content="drop",
+                              preprocessing=h2m.PreprocessingOptions(enabled=True, remove_navigation=True,
+                                                                     remove_forms=True))
 
 
-def _fast_options(base: str) -> h2m.ConversionOptions:
-    options = _FAST_CACHE.get(base)
-    if options is None:
-        options = h2m.ConversionOptions(base_url=base or None, heading_style="atx", bullets="-", escape_misc=False,
-                                        extract_metadata=False, code_block_style="backticks",
-                                        exclude_selectors=_EXCLUDED)
-        if len(_FAST_CACHE) > 256:
-            _FAST_CACHE.clear()
-        _FAST_CACHE[base] = options
-    return options
+def _native_template() -> dict | None:
+    """_FAST as the compiled converter's own options, less base_url, or None if this version has no such seam.
+
+    h2m.convert turns its options dataclass into the compiled one on every call — 30-180 µs, as long
+    as converting a small page takes, and a crawl converts every page with a new base URL. Made once,
+    each page then costs one constructor call with its base_url (~10 µs).
+    """
+    try:
+        made = _h2m_api._to_rust_conversion_options(_FAST)
+        names = [f.name for f in dataclasses.fields(h2m.ConversionOptions) if f.name not in ("base_url", "visitor")]
+        return {name: getattr(made, name) for name in names}
+    except Exception:  # noqa: BLE001 - another release of the converter: the public call below, at its cost
+        return None
+
+
+_TEMPLATE = _native_template()
+
+
+def _fast_convert(html: str, base: str):  # noqa: ANN202 - the converter's ConversionResult
+    if _TEMPLATE is not None:
+        options = _h2m_api._rust.ConversionOptions(**_TEMPLATE, base_url=base or None)
+        return _h2m_api._rust.convert(html=html, options=options, visitor=None)
+    return h2m.convert(html, dataclasses.replace(_FAST, base_url=base or None))
 
 
 def _slow(html: str, base: str, title: str) -> str:

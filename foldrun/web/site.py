@@ -131,15 +131,30 @@ def links_of(html: str, base: str) -> list[str]:
     base_tag = tree.css_first("base[href]")
     if base_tag is not None:
         base = urljoin(base, base_tag.attributes.get("href") or "")
+    parts = urlsplit(base)
+    origin = f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") and parts.netloc else ""
     seen: dict[str, None] = {}
     for node in tree.css("a[href]"):
         href = (node.attributes.get("href") or "").strip()
         if not href or href.startswith(("#", "javascript:", "mailto:", "tel:", "data:")):
             continue
+        if origin and _plain_rooted(href):
+            # "/p/4" is the origin and the href, as urljoin would make it: most links of a site are
+            # such, and urljoin + normal + urlsplit cost a crawl more than the page's parse
+            path = href.split("#", 1)[0]
+            seen.setdefault(origin + (path[:-1] if path.find("?") == len(path) - 1 else path), None)
+            continue
         target = normal(urljoin(base, href))
         if urlsplit(target).scheme in ("http", "https"):
             seen.setdefault(target, None)
     return list(seen)
+
+
+def _plain_rooted(href: str) -> bool:
+    """A path from the root that urljoin keeps as written (but for an empty `?`): no `//host`, no dot
+    segment, no `;params`, no backslash, nothing urlsplit strips (whitespace, control characters)."""
+    return (href[0] == "/" and href[1:2] != "/" and "/." not in href and "\\" not in href
+            and ";" not in href and href.isprintable() and " " not in href)
 
 
 @dataclass

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 
 import pytest
 
@@ -226,3 +227,23 @@ def test_answer_refuses_a_site_with_a_path_and_a_time_range_it_does_not_know_bef
                                "subdomains included, no path")
     assert str(when.value).startswith("time_range=fortnight is not one of day, week, month")
     assert [r for r in searxng.seen if r["path"] == "/search"] == []
+
+
+def test_crawl_refuses_a_crawl_folder_that_is_a_symlink_out_and_writes_nothing_there(make_tool, docs, tmp_path):
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    (tmp_path / "outputs").mkdir()
+    os.symlink(outside, tmp_path / "outputs" / "crawl")
+    with pytest.raises(WebToolError, match=r"^crawl: a symlink out of the agent directory is refused$"):
+        make_tool().call({"action": "crawl", "url": f"{docs.url}/", "limit": 2})
+    assert list(outside.iterdir()) == []
+
+
+def test_crawl_refuses_a_page_file_planted_as_a_symlink_and_leaves_its_target_alone(make_tool, docs, tmp_path):
+    target = tmp_path.parent / f"{tmp_path.name}-target.txt"
+    target.write_text("untouched")
+    (tmp_path / "outputs" / "crawl").mkdir(parents=True)
+    os.symlink(target, tmp_path / "outputs" / "crawl" / "index.md")
+    with pytest.raises(WebToolError, match=r"^index.md: a symlink out of the agent directory is refused$"):
+        make_tool().call({"action": "crawl", "url": f"{docs.url}/", "limit": 2})
+    assert target.read_text() == "untouched"
