@@ -86,8 +86,26 @@ class SecretValueIn(_SecretIn):
     value = StrictCharField(min_length=1, help_text="the secret; never shown again")
 
 
+_TEXT = {"type": "string", "pattern": r"\S"}
+_RECIPE_COMMON = {"token_url": {"type": "string", "pattern": r"^https?://\S*$"},
+                  "client_secret": {"type": "string"}, "scope": {"type": "string"},
+                  "expires_at": {"type": "string", "format": "date-time"}}
+
+
+@extend_schema_field({"anyOf": [
+    {"type": "object", "title": "RefreshRecipe", "additionalProperties": False,
+     "required": ["token_url", "client_id", "refresh_token"],
+     "properties": {**_RECIPE_COMMON, "client_id": _TEXT, "refresh_token": _TEXT, "access_token": {"type": "string"}}},
+    {"type": "object", "title": "AccessTokenRecipe", "additionalProperties": False,
+     "required": ["token_url", "access_token"],
+     "properties": {**_RECIPE_COMMON, "client_id": {"type": "string"}, "access_token": _TEXT}},
+]})
+class OAuthRecipeField(serializers.DictField):
+    """An OAuth recipe (vault.actions._validate_recipe reads it): a refresh recipe, or an access token alone."""
+
+
 class SecretOAuthIn(_SecretIn):
-    oauth = serializers.DictField(help_text="an OAuth recipe: token_url, client_id, client_secret, refresh_token…")
+    oauth = OAuthRecipeField(help_text="an OAuth recipe: token_url, client_id, client_secret, refresh_token…")
 
 
 SECRET_IN = PolymorphicProxySerializer(component_name="SecretIn", serializers=[SecretValueIn, SecretOAuthIn],
