@@ -8,7 +8,6 @@ content".
 from __future__ import annotations
 
 import json
-import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 
 from . import pages
+from .body import USER_AGENT, Body
 from foldrun import net
 
 from .errors import WebToolError
@@ -33,18 +33,12 @@ MAX_URLS = 20
 MAX_BYTES = 10 * 1024 * 1024      # what one response may be before it is cut
 MAX_OUTPUT_CHARS = 100_000        # what one page may put in front of the model
 MAX_REDIRECTS = 8
-USER_AGENT = "Mozilla/5.0 (compatible; foldrun-web/1.0; +https://foldrun.dev/bot)"
-HTML_TYPES = ("text/html", "application/xhtml+xml")
-TEXT_TYPES = ("text/", "application/json", "application/xml", "application/rss+xml", "application/atom+xml",
-              "application/feed+json", "application/ld+json", "application/javascript", "application/x-yaml",
-              "application/yaml", "+json", "+xml")
-_META_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([A-Za-z0-9_.:-]+)""", re.I)
 # fetch mode -> the browse mode that reads the same thing once JavaScript has run.
 BROWSE_MODE_FOR = {"markdown": "markdown", "text": "text", "html": "html", "links": "links", "meta": "meta"}
 
 
 @dataclass
-class Fetched:
+class Fetched(Body):
     url: str                      # as asked (scrubbed)
     final_url: str = ""           # after redirects (scrubbed)
     status: int = 0
@@ -54,32 +48,6 @@ class Fetched:
     seconds: float = 0.0
     redirects: list[str] = field(default_factory=list)
     error: str | None = None
-
-    @property
-    def text(self) -> str:
-        charset = "utf-8"
-        if "charset=" in self.content_type:
-            charset = self.content_type.split("charset=", 1)[1].split(";")[0].strip().strip('"') or "utf-8"
-        elif self.is_html():  # no charset in the header: the page's own <meta charset>
-            found = _META_CHARSET.search(self.body[:4096])
-            if found:
-                charset = found.group(1).decode("ascii", errors="replace")
-        try:
-            return self.body.decode(charset, errors="replace")
-        except LookupError:
-            return self.body.decode("utf-8", errors="replace")
-
-    @property
-    def media_type(self) -> str:
-        return self.content_type.split(";")[0].strip().lower()
-
-    def is_html(self) -> bool:
-        if self.media_type in HTML_TYPES:
-            return True
-        return not self.media_type and self.body[:512].lstrip().lower().startswith((b"<!doctype html", b"<html"))
-
-    def is_text(self) -> bool:
-        return self.is_html() or any(t in self.media_type for t in TEXT_TYPES)
 
 
 def get(tool: "WebTool", url: str, language: str) -> Fetched:

@@ -16,19 +16,18 @@ import httpx
 from protego import Protego
 from selectolax.lexbor import LexborHTMLParser
 
+from .body import USER_AGENT, Body
 from .net import NoSuchHost, PrivateAddress, fetch_client, scrub_url
 
 if TYPE_CHECKING:  # pragma: no cover
     from .tool import WebTool
 
-USER_AGENT = "Mozilla/5.0 (compatible; foldrun-web/1.0; +https://foldrun.dev/bot)"
 ROBOTS_AGENT = "foldrun-web"
 PAGE_CAP = 5 * 1024 * 1024   # a crawled page larger than this is recorded, never written cut
-HTML_TYPES = ("text/html", "application/xhtml+xml")
 
 
 @dataclass
-class Got:
+class Got(Body):
     url: str
     status: int = 0
     content_type: str = ""
@@ -36,25 +35,6 @@ class Got:
     location: str | None = None   # a redirect's absolute target, not followed
     error: str | None = None      # a sentence: why there is no page
     retried: bool = False
-
-    @property
-    def media_type(self) -> str:
-        return self.content_type.split(";")[0].strip().lower()
-
-    def is_html(self) -> bool:
-        if self.media_type in HTML_TYPES:
-            return True
-        return not self.media_type and self.body[:512].lstrip().lower().startswith((b"<!doctype html", b"<html"))
-
-    @property
-    def text(self) -> str:
-        charset = "utf-8"
-        if "charset=" in self.content_type:
-            charset = self.content_type.split("charset=", 1)[1].split(";")[0].strip().strip('"') or "utf-8"
-        try:
-            return self.body.decode(charset, errors="replace")
-        except LookupError:
-            return self.body.decode("utf-8", errors="replace")
 
 
 def get_once(tool: "WebTool", url: str, *, cap: int = PAGE_CAP, seconds: float | None = None,
