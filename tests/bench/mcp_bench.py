@@ -5,8 +5,8 @@
    guarded HTTP, the same markdown converter), and against a bare Playwright run of the same work (a Chromium
    launched, the page loaded, `page.content()` read, the browser closed): p50 / p95 over --calls calls each,
    and the ratios.
-2. Hooks for the other tools' figures (`FIGURES`): a smoke test's wall time on the local site is read there
-   once `smoke_test` is registered.
+2. A smoke test's wall time on the local site's home page through `/mcp` (a recorded session of its own,
+   load, axe-core, the links, the console, the report), against the same checks in a bare Playwright run.
 
     .venv/bin/python tests/bench/mcp_bench.py [--calls 5]
 
@@ -47,6 +47,7 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 
 from accounts.models import Account, ApiToken, Membership, Role, hash_token  # noqa: E402
+from browsing.smoke import axe_source  # noqa: E402
 from foldrun.asgi import App  # noqa: E402
 from foldrun.mcp import registry  # noqa: E402
 from foldrun.web import WebTool  # noqa: E402
@@ -141,11 +142,33 @@ def scrape_figures(bench: Bench, calls: int) -> None:
 
 
 def smoke_test_figure(bench: Bench, calls: int) -> None:
-    """The smoke test's wall time on the local site (mcp-tasks): measured once the tool exists."""
+    """A smoke test's wall time on the local site's home page (load, axe-core, its links, the console, the
+    report; a recorded session of its own, started and stopped) against the same checks in a bare Playwright
+    run: a Chromium launched, the page loaded, axe.min.js injected and run, each same-origin link fetched."""
     if "smoke_test" not in {tool.name for tool in registry.fixed_tools()}:
         print("smoke_test: not registered on this server yet, no figure")
         return
-    print(line("smoke_test on the local site", bench.timed_calls("smoke_test", {"url": bench.site_url}, 1, warm=0)))
+    page = bench.site_url + "/"
+    runs = max(1, calls // 2)
+    smoke = bench.timed_calls("smoke_test", {"url": page, "waitSeconds": 90}, runs, warm=0)
+    axe = axe_source()
+    bare = []
+    with sync_playwright() as playwright, httpx.Client() as http:
+        for _ in range(runs):
+            started = time.perf_counter()
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS, headless=True)
+            tab = browser.new_page()
+            tab.goto(page, wait_until="load")
+            tab.add_script_tag(content=axe)
+            tab.evaluate("() => axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa']}})")
+            hrefs = tab.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
+            for href in dict.fromkeys(h for h in hrefs if h.startswith(bench.site_url)):
+                http.head(href)
+            browser.close()
+            bare.append(time.perf_counter() - started)
+    print(line("smoke_test through /mcp (recorded session, home page)", smoke))
+    print(line("bare Playwright: launch, load, axe, links, close", bare))
+    print(f"ratio smoke_test/bare: {statistics.median(smoke) / statistics.median(bare):.2f}x")
 
 
 # Each figure: fn(bench, calls). Add a tool's figure here.
