@@ -130,6 +130,24 @@ def test_a_task_that_spends_its_max_steps_stops_by_budget(live, provider_desk, s
     assert "/about" not in site.seen  # the third call was refused, never made
 
 
+def test_a_task_longer_than_the_wait_goes_on_and_get_task_reads_it_later(live, provider_desk, site):
+    provider_desk.reply_tool_use("web", browse(f"{site.url}/pricing/"), delay=4)
+    provider_desk.reply_text("DONE: read it")
+    result = live.call_tool("run_task", {"goal": "Read the pricing page", "waitSeconds": 1})
+    data = result.structured_content
+    assert result.is_error is False
+    assert (data["status"], data["sessionClosed"]) == ("running", False)
+    assert data["note"] == text_of(result) == (
+        f"Task {data['taskId']} is still running on session {data['sessionId']}, which stays open. Call get_report "
+        f"with id {data['taskId']} (or get_task), then stop_session when you are done.")
+    read = live.call_tool("get_task", {"sessionId": data["sessionId"], "taskId": data["taskId"], "waitSeconds": 600})
+    assert read.structured_content["status"] == "finished"
+    assert read.structured_content["task"]["answer"] == "read it"
+    # The wait ended first, so the session stays open for the caller to read the task and stop it.
+    assert BrowserSession.objects.get(public_id=data["sessionId"]).status == "live"
+    assert live.call_tool("stop_session", {"sessionId": data["sessionId"]}).structured_content["closed"] is True
+
+
 def test_an_unknown_task_and_a_session_of_another_account_are_not_found(live, mcp_client, charlie):
     missing = live.call_tool("get_task", {"sessionId": "sess_us_nothing"})
     assert missing.is_error is True and missing.structured_content["error"]["code"] == "not_found"

@@ -221,9 +221,12 @@ def run_task(call: McpCall, args: dict) -> ToolResult:
             do_stop_session(call.account, session.public_id, who="run_task, which could not start its task")
         raise
     if not _wait(_finished(task), wait):
-        note = _running_note(task)
-        return ok(note, {"sessionId": session.public_id, "taskId": task.public_id, "status": "running",
-                         "sessionClosed": False, "note": note})
+        # The task goes on, and its session stays open for the caller to read it and stop it (the spec).
+        if Task.objects.filter(pk=task.pk, status=TaskStatus.RUNNING).update(closes_session=False):
+            note = _running_note(task)
+            return ok(note, {"sessionId": session.public_id, "taskId": task.public_id, "status": "running",
+                             "sessionClosed": False, "note": note})
+        _wait(_finished(task), 15)  # it ended just now: its own end closes the session
     closed = task.session_closed
     return ok(_task_text(task, closed), {"sessionId": session.public_id, "sessionClosed": closed,
                                          "task": _result_task(task)}, is_error=task_is_error(task))
