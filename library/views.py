@@ -317,7 +317,9 @@ class FileView(ScopeView):
             "gallery": mark,
         })
 
-    @extend_schema(request=s.EditSerializer, responses={201: s.WriteResultOut, **_WRITE_ERRORS})
+    @extend_schema(request=s.EditSerializer, responses={201: s.WriteResultOut, **_WRITE_ERRORS},
+                   parameters=[OpenApiParameter("path", {"type": "string", "maxLength": 400, "pattern": s.PATH_PATTERN},
+                                                OpenApiParameter.PATH, description="the file, relative to the desk")])
     def put(self, request, path: str, ws: str | None = None):
         """A dashboard-style edit of one file through the API (kind "edit")."""
         account, workspace = self.scope()
