@@ -50,7 +50,8 @@ SCOPED = {
 }
 # Routes that address the caller's own inbox, or take a token instead of a login.
 OWN = {"/api/me/notifications", "/profile/notifications/"}
-TOKEN = {"/api/unsubscribe", "/decide/<str:token>"}
+TOKEN = {"/api/unsubscribe", "/decide/<str:token>", "/reports/<str:token>",
+         "/reports/<str:token>/steps/<int:index>.png"}
 
 
 def test_every_notify_route_is_classified():
