@@ -24,6 +24,7 @@ from playwright.sync_api import Page, sync_playwright
 
 from accounts.models import Account
 from foldrun import net
+from foldrun.web.net import scrub_url
 
 from .actions import check_create_session, do_create_session, do_stop_session, wait_ended, wait_live
 from .ending import touch
@@ -102,8 +103,8 @@ def navigate(page: Page, url: str, **goto: Any) -> Any:
         if "ERR_TUNNEL_CONNECTION_FAILED" in first or "ERR_PROXY_CONNECTION_FAILED" in first:
             reason = _why_refused(url)
             if reason:
-                raise SessionError("navigation_blocked", f"{url} was not opened: {reason}.",
-                                   {"url": url}) from None
+                raise SessionError("navigation_blocked", f"{scrub_url(url)} was not opened: {reason}.",
+                                   {"url": scrub_url(url)}) from None
         raise
     if response is not None and response.status == 403:
         try:
@@ -111,8 +112,8 @@ def navigate(page: Page, url: str, **goto: Any) -> Any:
         except PlaywrightError:
             body = ""
         if body.startswith(REFUSED_PREFIX):
-            raise SessionError("navigation_blocked", f"{url} was not opened: {body[len(REFUSED_PREFIX):]}.",
-                               {"url": url})
+            raise SessionError("navigation_blocked", f"{scrub_url(url)} was not opened: "
+                                                     f"{body[len(REFUSED_PREFIX):]}.", {"url": scrub_url(url)})
     return response
 
 

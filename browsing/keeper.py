@@ -128,7 +128,8 @@ class Keeper:
     def _watch(self, session: BrowserSession, options: dict, headers: list[dict]) -> str:
         assert self.browser is not None
         self.side = BrowserSide(self.browser.cdp, self.browser.proxy, start_url=options.get("startUrl", ""),
-                                headers=headers, block=options.get("block"), record=bool(options.get("record")))
+                                headers=headers, block=options.get("block"), record=bool(options.get("record")),
+                                viewport=options.get("viewport") or DESKTOP)
         self.side.start()
         self.side.ready.wait(timeout=90)
         if self.side.error or not self.side.ready.is_set():

@@ -33,9 +33,10 @@ def host_matches(host: str, pattern: str) -> bool:
 
 class BrowserSide(threading.Thread):
     def __init__(self, cdp: str, proxy: GuardProxy, *, start_url: str = "", headers: list[dict] | None = None,
-                 block: list[str] | None = None, record: bool = False) -> None:
+                 block: list[str] | None = None, record: bool = False, viewport: dict | None = None) -> None:
         super().__init__(name="foldrun-session-browser", daemon=True)
         self.cdp = cdp
+        self.viewport = viewport
         self.proxy = proxy
         self.start_url = start_url
         self.headers = headers or []
@@ -52,12 +53,25 @@ class BrowserSide(threading.Thread):
         self._acks: list[int] = []
 
     # -- in this thread only ----------------------------------------------------------------------------
+    def _hold_viewport(self, context: Any, page: Any) -> Any:
+        if not self.viewport:
+            return None
+        cdp = context.new_cdp_session(page)
+        cdp.send("Emulation.setDeviceMetricsOverride", {
+            "width": int(self.viewport["width"]), "height": int(self.viewport["height"]),
+            "deviceScaleFactor": float(self.viewport.get("deviceScaleFactor") or 1),
+            "mobile": bool(self.viewport.get("mobile"))})
+        return cdp
+
     def run(self) -> None:
         pw = sync_playwright().start()
         try:
             browser = pw.chromium.connect_over_cdp(self.cdp, timeout=15_000)
             context = browser.contexts[0]
             page = context.pages[0] if context.pages else context.new_page()
+            # Headless Chromium's --window-size counts the window, not the page; the page gets exactly the
+            # asked size from a metrics override, which lasts as long as this connection (the session's life).
+            self._metrics = self._hold_viewport(context, page)
             if self.headers or self.block:
                 context.route("**/*", self._route)
             screencast = self._start_screencast(context, page) if self.record else None

@@ -220,10 +220,10 @@ def test_screenshot_is_one_image_content_item_without_structured_content(tall, c
     assert data.startswith(magic)
     if height == "page":
         assert _png_height(data) > 2000  # the whole page (200 lines), well past the window
-    elif height == "window":
-        assert 200 <= _png_height(data) <= 1000
+    elif height == "window":  # exactly the default 1280 × 720 page, not the headless window around it
+        assert (int.from_bytes(data[16:20], "big"), _png_height(data)) == (1280, 720)
     elif height == "800 wide":  # the session was opened with the viewport asked for
-        assert int.from_bytes(data[16:20], "big") == 800
+        assert (int.from_bytes(data[16:20], "big"), _png_height(data)) == (800, 600)
 
 
 @pytest.mark.parametrize(("args", "path", "message"), [

@@ -36,3 +36,12 @@ def test_an_address_the_session_guard_refuses_is_navigation_blocked_and_the_sess
     sessions = BrowserSession.objects.filter(account=account)
     assert sessions.count() == 2  # one each, both stopped when the call ended
     assert {s.status for s in sessions} == {SessionStatus.CLOSED}
+
+
+def test_a_refused_url_with_a_password_in_it_is_shown_without_the_password(guarded_keeper, mcp_client, alice):
+    with arena() as site, mcp_client(token_for(alice)) as client:
+        host_and_path = site.url.split("://", 1)[1] + "/pricing/"
+        result = client.call_tool("scrape", {"url": f"http://ann:hunter2-secret@{host_and_path}"})
+        assert result.structured_content["error"]["code"] == "navigation_blocked"
+        assert result.content[0].text.startswith(f"[navigation_blocked] http://{host_and_path} was not opened: ")
+        assert "hunter2-secret" not in str(result.structured_content) + result.content[0].text
