@@ -37,7 +37,7 @@ from django.utils import timezone
 from foldrun import net
 from foldrun import incidents, leases
 from foldrun.celery import send_after_commit
-from foldrun.commits import no_flush_wait
+from foldrun.commits import without_flush_wait
 from foldrun.engine import StepRequest, run_step
 from foldrun.engine.flow import check_verify, fill_task, headline_of, split_items, verdict_of
 from library.actions import WriteRefused, do_write_run_files
@@ -474,8 +474,9 @@ def execute_step(step_pk: int) -> str:
     with transaction.atomic():
         # The run's lock first (lock order), found through the step in the same query, with what the step
         # reads of it (workspace, account, revision) joined in rather than fetched one by one later.
-        run = (Run.objects.select_for_update(of=("self",)).select_related("workspace__account", "changeset")
-               .filter(steps__pk=step_pk).first())
+        # The claim need not wait for the disk: the same query says so (foldrun/commits.py).
+        run = without_flush_wait(Run.objects.select_for_update(of=("self",))
+                                 .select_related("workspace__account", "changeset").filter(steps__pk=step_pk)).first()
         if run is None:
             return "missing"
         # The step, and in the same query the run's plain and parent steps: when it ends, the run moves on
@@ -498,7 +499,6 @@ def execute_step(step_pk: int) -> str:
         step.lease_until = now + dt.timedelta(seconds=leases.lease_seconds())
         step.started_at = step.started_at or now
         step.error = ""
-        no_flush_wait()  # the claim need not wait for the disk (foldrun/commits.py)
         step.save(update_fields=["attempt", *fields, "lease_holder", "lease_until", "started_at", "error"])
         attempt = Try.objects.create(step=step, n=step.attempt, status="running", started_at=now)
     chain = _chain()
@@ -591,9 +591,10 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
         # the step stays ours; the step in hand is current (what else changed on it while it ran — its
         # lease's expiry, the writes it noted — it changed itself). Joined: the end of the run (its
         # notifications) reads the workspace and account.
-        run = (Run.objects.select_for_update(of=("self",)).select_related("workspace__account")
-               .filter(pk=run.pk, steps__pk=step.pk, steps__lease_holder=holder,
-                       steps__status=StepStatus.RUNNING).first())
+        # The same query lets this transaction commit without waiting for the disk (foldrun/commits.py).
+        run = without_flush_wait(Run.objects.select_for_update(of=("self",)).select_related("workspace__account")
+                                 .filter(pk=run.pk, steps__pk=step.pk, steps__lease_holder=holder,
+                                         steps__status=StepStatus.RUNNING)).first()
         if run is None:
             # Another holder (the sweep) took the step while this one could not renew: commit nothing.
             return "lease lost"
