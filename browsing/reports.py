@@ -142,8 +142,8 @@ def _ms_between(start: Any, end: Any) -> int:
 
 
 def running_smoke(run: SkillRun) -> dict:
-    return {"id": run.public_id, "kind": "smoke", "skill": run.skill, "url": run.inputs.get("url"),
-            "verdict": "running", "sessionId": run.session.public_id if run.session else None,
+    return {"id": run.public_id, "kind": "smoke" if run.skill == "smoke-uat" else "skill", "skill": run.skill,
+            "url": run.inputs.get("url") if run.skill == "smoke-uat" else None, "verdict": "running", "sessionId": run.session.public_id if run.session else None,
             "startedAt": run.created_at.isoformat(), "ms": _ms_between(run.created_at, None),
             "counts": None, "steps": [], "consoleErrors": [], "failedRequests": [], "finalUrl": None,
             "notes": ["The test is still running: its steps and findings appear when it ends."]}
@@ -218,6 +218,8 @@ def report_text(report: dict) -> str:
     """The text of a report, as the spec writes it."""
     if report.get("kind") == "task":
         return _task_text(report)
+    if report.get("kind") == "skill":
+        return _skill_text(report)
     url, verdict, seconds = report.get("url"), report["verdict"], _seconds(report.get("ms") or 0)
     link = f"Full HTML report (short-lived link): {report['reportUrl']}"
     if verdict == "running":
@@ -240,6 +242,20 @@ def report_text(report: dict) -> str:
             lines.append(f"- Step {step['path']} ({step['label']}): {(step['error'] or 'it failed').rstrip('.')}{shot}")
     head += f" {_findings(report)}"
     return "\n".join([head, *lines, link, WHOLE])
+
+
+def _skill_text(report: dict) -> str:
+    """A library skill's report (browsing/skill_results.py): the verdict, the agent's summary, the link."""
+    link = f"Full HTML report (short-lived link): {report['reportUrl']}"
+    if report["verdict"] == "running":
+        return f"Skill {report['skill']} is still running. Call get_report with id {report['id']}.\n{link}"
+    if report["verdict"] == "error":
+        message = (report.get("error") or {}).get("message") or "it ended without a result."
+        return f"Skill {report['skill']} could not run: {message}\n{link}\n{WHOLE}"
+    word = "PASSED" if report["verdict"] == "pass" else "FAILED"
+    summary = f" {_sentence(report['summary'])}" if report.get("summary") else ""
+    return f"Skill {report['skill']} {word} in {_seconds(report.get('ms') or 0)} s.{summary} {_findings(report)}" \
+           f"\n{link}\n{WHOLE}"
 
 
 def _sentence(text: str | None) -> str:

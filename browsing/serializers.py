@@ -6,7 +6,7 @@ from rest_framework import serializers
 
 import foldrun.openapi
 
-from .models import STOPPED_BY, EndReason, SessionStatus
+from .models import STOPPED_BY, EndReason, SessionStatus, SkillStatus
 from .options import (MAX_HEADERS, MAX_QUEUE_SECONDS, MAX_TIMEOUT_MS, MAX_URL, MAX_WAIT_FOR_CAPACITY_MS,
                       MIN_TIMEOUT_MS, VIEWPORT_HEIGHT, VIEWPORT_WIDTH)
 
@@ -143,7 +143,7 @@ class ReportStepSerializer(serializers.Serializer):
 
 class ReportSerializer(serializers.Serializer):
     id = serializers.CharField(help_text="run_… or tsk_…")
-    kind = serializers.ChoiceField(choices=["smoke", "task"])
+    kind = serializers.ChoiceField(choices=["smoke", "task", "skill"])
     verdict = serializers.ChoiceField(choices=["pass", "fail", "error", "running"])
     sessionId = serializers.CharField(allow_null=True)  # noqa: N815
     counts = serializers.DictField(child=serializers.IntegerField(), allow_null=True)
@@ -154,3 +154,24 @@ class ReportSerializer(serializers.Serializer):
     notes = serializers.ListField(child=serializers.CharField())
     reportUrl = serializers.CharField(allow_null=True, help_text="the HTML report; a signed link that works for "  # noqa: N815
                                                                  "15 minutes")
+
+
+class SkillRunSerializer(serializers.Serializer):
+    """A skill run as get_skill_run and skill_<name> return it (browsing/skill_results.skill_record)."""
+
+    runId = serializers.CharField(help_text="run_…")  # noqa: N815
+    skill = serializers.CharField()
+    version = serializers.CharField(allow_null=True, help_text="the library changeset of its SKILL.md, or gallery")
+    sessionId = serializers.CharField(allow_null=True, help_text="null for a run denied before it started")  # noqa: N815
+    status = serializers.ChoiceField(choices=SkillStatus.choices, help_text=(
+        "running (not ended yet); passed and failed (it ran to a verdict); error (it could not run to a result); "
+        "cancelled (stopped before a verdict); denied (it needs a grant that was not given, and never started)"))
+    startedAt = serializers.DateTimeField()  # noqa: N815
+    ms = serializers.IntegerField()
+    summary = serializers.CharField(allow_blank=True)
+    reason = serializers.CharField(allow_null=True, help_text="why it stopped without a verdict")
+    counts = serializers.DictField(child=serializers.IntegerField(), allow_null=True)
+    result = serializers.DictField(allow_null=True, help_text="the verdict and the steps; screenshots left out")
+    hasReport = serializers.BooleanField()  # noqa: N815
+    reportUrl = serializers.CharField(required=False, allow_null=True,  # noqa: N815
+                                      help_text="the HTML report; a signed link that works for 15 minutes")

@@ -1,4 +1,5 @@
-"""REST reads of tasks and reports: GET /v1/tasks/<id>, /v1/tasks/<id>/report.json, /v1/skill-runs/<id>/report.json."""
+"""REST reads of tasks, skill runs and reports: GET /v1/tasks/<id>, /v1/tasks/<id>/report.json, /v1/skill-runs/<id>,
+/v1/skill-runs/<id>/report.json."""
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
@@ -11,7 +12,8 @@ from foldrun.api import ApiError
 from .errors import SessionError
 from .models import SkillRun, Task
 from .reports import read_report, scoped_report, task_record
-from .serializers import ReportSerializer, TaskSerializer
+from .serializers import ReportSerializer, SkillRunSerializer, TaskSerializer
+from .skill_results import skill_record
 
 
 def _found(account: Account, public_id: str, kind: type) -> Task | SkillRun:
@@ -44,3 +46,11 @@ class SkillRunReportView(ScopedAPIView):
                    description="A skill run's test report (a smoke test's run_…): the same as get_report.")
     def get(self, request, run_id: str):
         return Response(read_report(_found(self.account, run_id, SkillRun)))
+
+
+class SkillRunView(ScopedAPIView):
+    @extend_schema(operation_id="skill_runs_read", responses={200: SkillRunSerializer},
+                   description="A skill run (run_…), as get_skill_run returns it: its status, summary, counts and "
+                               "result. A failed run is a result; error, denied and cancelled mean it could not run.")
+    def get(self, request, run_id: str):
+        return Response(skill_record(_found(self.account, run_id, SkillRun)))

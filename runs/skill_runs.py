@@ -30,7 +30,9 @@ from browsing.reports import smoke_report
 from foldrun import leases
 from foldrun.celery import send_after_commit
 
+from . import skill_procedure
 from .browser_tasks import ADVANCE_SKILL_RUN as ADVANCE, do_start_task
+
 SMOKE = "smoke-uat"
 STEP_MAX_STEPS = 10  # the browser agent's steps for one plain-language step of the flow
 
@@ -49,12 +51,17 @@ def advance(run_pk: int) -> str:
         return "not claimed (finished, or another worker holds it)"
     try:
         run = SkillRun.objects.select_related("session").get(pk=run_pk)
-        phase = {"start": _start, "flow": _flow, "final": _final}.get(run.phase)
+        smoke_test = run.skill == SMOKE
+        phases = {"start": _start, "flow": _flow, "final": _final} if smoke_test else \
+            {"start": skill_procedure.start, "flow": skill_procedure.flow}
+        phase = phases.get(run.phase)
         if phase is None:
             return f"nothing to do in phase {run.phase}"
         try:
             return phase(run)
         except SessionError as exc:
+            if not smoke_test:  # another skill's run: the procedure's own end, with the error
+                return skill_procedure.finish(run, None, error={"code": exc.code, "message": exc.message})
             _end_with_error(run, exc.message, code=exc.code)
             return f"error: {exc.code}"
     finally:

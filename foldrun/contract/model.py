@@ -32,6 +32,7 @@ from .desk import AGENT, AGENTS_MD, FLOW, Desk, Document
 from .findings import Finding
 from .frontmatter import load_yaml
 from .placeholders import PLACEHOLDER
+from .skill_inputs import SkillDeclaration, declaration_of
 from .programs import (
     EXTENSION_INTERPRETERS,
     FENCE_INTERPRETERS,
@@ -394,6 +395,8 @@ class Skill:
     body: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
     problems: list[Finding] = field(default_factory=list)
+    # inputs: and grants: (foldrun/contract/skill_inputs.py): what its MCP tool takes and what a run needs.
+    declaration: SkillDeclaration = field(default_factory=SkillDeclaration)
 
 
 @dataclass
@@ -984,8 +987,10 @@ def skill_of(desk: Desk, document: Document) -> Skill:
             problems.append(Finding(document.path, 2, "error", "has no description:; a skill needs name: and description: — the description is all an agent sees until a task matches it.", "skill.description"))
         if document.parsed and not _str(meta.get("name")):
             problems.append(Finding(document.path, 2, "warning", f"has no name:; add name: {document.path_name} (the Agent Skills format wants the folder's name).", "skill.name"))
+        declaration, bad = declaration_of(meta, document.path, document.line_at)
+        problems.extend(bad)
         return Skill(name=document.name, path=document.path, scope=document.scope, description=description, agent=document.agent,
-                     folder=document.folder, body=document.body, meta=meta, problems=problems)
+                     folder=document.folder, body=document.body, meta=meta, problems=problems, declaration=declaration)
 
     return _cached(desk, document, "skill", build)
 

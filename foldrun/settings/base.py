@@ -180,6 +180,7 @@ SPECTACULAR_SETTINGS = {
         "RunTrigger": "runs.models.Trigger",
         "StartTrigger": ["api", "cli", "manual"],
         "BrowserSessionStatus": "browsing.models.SessionStatus",
+        "SkillRunStatus": "browsing.models.SkillStatus",
     },
 }
 
