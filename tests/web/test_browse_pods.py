@@ -10,6 +10,7 @@ import pytest
 from accounts.models import BrowserPodLine
 from foldrun.web.browse import servers
 from foldrun.web.browse.servers import AccountPool
+from tests.conftest import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -25,9 +26,10 @@ def test_a_pod_is_started_per_two_browsing_steps_up_to_the_most_and_two_accounts
     acme, other = AccountPool("acc_acme", lambda a, line: lines.append((a, line))), AccountPool("acc_other", None)
     try:
         acme.open_step()
-        assert acme.pods == []  # a step that never browses starts no server
+        first = wait_for(lambda: acme.pods[:1])[0]  # started the moment the step begins, before any call
+        assert first.alive() and first.users == 0
         acme.pod()
-        assert len(acme.pods) == 1
+        assert acme.pods == [first]
         acme.open_step()
         acme.pod()
         assert len(acme.pods) == 1  # two steps to a pod
@@ -106,8 +108,8 @@ def test_a_test_run_step_gets_no_pod_and_a_worker_step_does(make_tool):
     real = make_tool(pod_account="acc_real")
     try:
         assert real.pods is servers.POOL.accounts["acc_real"] and real.pods.steps == 1
-        assert real.pods.pods == []  # none until the step browses
-        assert real.browser_ws == real.pods.pods[0].ws
+        started = wait_for(lambda: real.pods.pods[:1])[0]  # the step's pod starts as the step begins
+        assert real.browser_ws == started.ws and real.pods.pods == [started]
     finally:
         real.close()
         servers.POOL.accounts.pop("acc_real").stop()

@@ -165,3 +165,22 @@ def test_a_call_that_never_ends_stops_at_its_deadline_with_what_it_had_done_on_a
         'browse: the call stopped at its 6-second deadline, at step 2 (eval "new Promise(() => {})") — pass timeout= '
         '(at most 600) for a longer one\n\nWhat it had done:\n[\n {\n  "get": "title",\n  "value": "Sign up"\n }\n]')
     assert time.monotonic() - started < 30
+
+
+def test_two_runs_of_one_account_never_share_cookies_and_neither_do_two_calls_of_one_step(
+        celery_worker_process, workspace, alice, fake_provider, site):
+    # The second call of a step takes the context made while the first ran (spare.py): it is still its own.
+    push(workspace, {"agents/reader/agent.md": agent_file("reader", fake_provider, tools="[web]")})
+    fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{site.url}/echo-headers", "mode": "text",
+                                         "actions": [{"cookie": "sid", "value": "first-run"}, {"reload": True}]})
+    fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{site.url}/echo-headers", "mode": "text"})
+    fake_provider.reply_text("GOOD — signed in, then looked again")
+    first = finished(check_start_run(workspace=workspace, user=alice, agent="reader", task="Sign in."))
+    fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{site.url}/echo-headers", "mode": "text"})
+    fake_provider.reply_text("GOOD — looked")
+    second = finished(check_start_run(workspace=workspace, user=alice, agent="reader", task="Look."))
+    assert first.status == "completed" and second.status == "completed", (first.error, second.error)
+    signed_in, looked_again = tool_results(first)[:2]
+    assert "cookie sid=first-run" in signed_in
+    assert "cookie None" in looked_again
+    assert "cookie None" in tool_results(second)[0]

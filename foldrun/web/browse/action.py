@@ -14,6 +14,7 @@ from .call import Call
 from .context import listen
 from . import engines
 from .deadline import Deadline, seconds_of
+from .spare import close_later
 from .modes import BUILT_MODES, read, save_captures
 from .registry import run_steps
 from .steps import mock
@@ -143,7 +144,7 @@ def run(tool: "WebTool", args: dict) -> str:
     call.deadline.arm(context)
     context.set_default_timeout(ACTION_TIMEOUT_MS)
     refusals_from = len(call.proxy.refusals) if call.proxy is not None else 0
-    page = context.new_page()
+    page = call.fresh_page or context.new_page()
     listen(call, page)
     if trace_target is not None:
         context.tracing.start(screenshots=True, snapshots=True)
@@ -204,12 +205,18 @@ def run(tool: "WebTool", args: dict) -> str:
                 call.notes.append(f"trace: {tool.relative(trace_target)} — open it at trace.playwright.dev")
             except Exception:  # noqa: BLE001 - the call's own error matters more than its trace
                 pass
-        for opened in {id(p): p for p in [page, *call.listened, *(context.pages if not args.get("session") else [])]}.values():
+        # A call's own context closes without the answer waiting on it (its pages go with it); a session's stays,
+        # and a recording is only written once its context has closed.
+        later = not args.get("session") and call.har_target is None and trace_target is None
+        for opened in ({} if later else {id(p): p for p in [page, *call.listened,
+                                                             *(context.pages if not args.get("session") else [])]}).values():
             try:
                 opened.close()
             except Exception:  # noqa: BLE001
                 pass
-        if not args.get("session"):
+        if later:
+            close_later(context)
+        elif not args.get("session"):
             try:
                 context.close()
             except Exception:  # noqa: BLE001

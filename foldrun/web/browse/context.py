@@ -11,6 +11,7 @@ from foldrun.contract.placeholders import fill_placeholders
 
 from ..errors import WebToolError
 from ..net import GuardProxy, scrub_url
+from . import spare as spares
 from .util import ACTION_TIMEOUT_MS, domain_match, glob_match
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -124,13 +125,21 @@ class ContextMixin:
         if stored is not None:
             options["storage_state"] = stored
         holder = {"call": self}
-        if self.allowed_domains() or not tool.allow_private:
+        proxied = bool(self.allowed_domains() or not tool.allow_private)
+        key = spares.key_of(options, proxied) if not name and self.har_target is None else None
+        made = pool.take_spare(key, self) if key else None
+        if key:
+            pool.make_spare(key, dict(options), proxied)  # the next call's, made while this one runs
+        if made is not None:
+            context, self.fresh_page, holder, self.proxy = made  # its guard and route read `holder`'s call
+        if made is None and proxied:
             # Every connection the context makes — redirect hops included — is checked when it is made.
             self.proxy = GuardProxy(lambda host, port: holder["call"].connect_policy(host, port))
             options["proxy"] = self.proxy.playwright_proxy()
         if self.har_target is not None:
             options["record_har_path"] = str(self.har_target)
-        context = browser.new_context(**options)
+        if made is None:
+            context = browser.new_context(**options)
         context.set_default_timeout(ACTION_TIMEOUT_MS)
         if name or self.allowed_domains() or not tool.allow_private or self.blocked():
             context.route("**/*", lambda route, request: holder["call"]._guard(route, request))

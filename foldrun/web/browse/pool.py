@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import WebToolError
 from .driver import Driver
+from .spare import Spare
 
 CHROMIUM = "/usr/bin/chromium"
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -56,6 +57,7 @@ class BrowserPool:
         # A browser session's own Chromium (its CDP endpoint on loopback): this step browses *in* that session —
         # its page and cookies are the session's, and closing the pool only disconnects from it.
         self.cdp = cdp
+        self.spare: Spare | None = None  # the next call's plain context, made while a call runs (spare.py)
 
     def browser(self):  # noqa: ANN201
         if self._thread is not None and self._thread != threading.get_ident():
@@ -130,6 +132,38 @@ class BrowserPool:
         live = [p for p in context.pages if not p.is_closed()]
         return context, (live[0] if live else context.new_page())
 
+    def take_spare(self, key: str, call: Any) -> tuple[Any, Any, dict, Any] | None:
+        """The spare (context, page, holder, guard proxy) when it was made with `key`'s options, for `call` alone; else None."""
+        spare, self.spare = self.spare, None
+        if spare is None:
+            return None
+        if spare.key != key or spare.browser is not self._browser:
+            spare.discard()
+            return None
+        try:
+            context, page = spare.take(call)
+        except Exception:  # noqa: BLE001 - it could not be made: the call makes its own, and meets why
+            if spare.proxy is not None:
+                spare.proxy.close()
+            return None
+        return context, page, spare.holder, spare.proxy
+
+    def make_spare(self, key: str, options: dict, proxied: bool) -> None:
+        """Start the next call's context with these options (it is made while this call runs)."""
+        if self.cdp or self._browser is None or not self._browser.is_connected():
+            return
+        self.spare = Spare(self._browser, key, options, proxied)
+
+    def drop_spare(self) -> None:
+        spare, self.spare = self.spare, None
+        if spare is not None:
+            if spare.browser is self._browser and self._browser is not None and self._browser.is_connected():
+                spare.discard()
+            else:  # its browser is gone or going: the context goes with it
+                if spare.proxy is not None:
+                    spare.proxy.close()
+                spare.task.cancel()
+
     def connected(self) -> bool:
         """Whether the browser still answers (in the browser's thread): asked once more, with a context —
         `is_connected()` alone is only news the event loop has already read."""
@@ -143,6 +177,7 @@ class BrowserPool:
 
     def reconnect(self) -> None:
         """Drop the gone browser and connect again (a pod that died is replaced by the account's pool)."""
+        self.drop_spare()
         old, self._browser = self._browser, None
         try:
             if old is not None:
@@ -195,6 +230,7 @@ class BrowserPool:
         if self._playwright is not None and not self.driver.inside():
             self.driver.run(self.close)  # Playwright's objects are closed in the thread that made them
             return
+        self.drop_spare()
         try:
             if self._browser is not None and not self.cdp:  # a session's browser is the session's to close
                 self._browser.close()

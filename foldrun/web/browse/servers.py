@@ -6,8 +6,8 @@ browser it launches for each connection) bound to loopback under a random
 path: the path is the pool's token, so only the account's own steps, which
 are handed the address, can reach it; two accounts never share a server.
 
-The steps of the account that grant `web` browse are counted as they begin;
-the first pod starts when one of them first browses, one more for every `FOLDRUN_BROWSER_STEPS_PER_POD` (2) steps browsing
+The steps of the account that grant `web` browse are counted as they begin,
+and the pods they want start then, beside the step; one more for every `FOLDRUN_BROWSER_STEPS_PER_POD` (2) steps browsing
 at once, up to `FOLDRUN_BROWSER_MAX_PODS` (4). A pod unused for
 `FOLDRUN_BROWSER_IDLE_MS` (15 minutes) is reaped — the surplus first, the last
 one when the account stops, and none while a step of the account runs. A pod
@@ -21,6 +21,7 @@ from __future__ import annotations
 import atexit
 import math
 import os
+import queue
 import re
 import secrets
 import signal
@@ -125,6 +126,30 @@ def start_server() -> tuple[subprocess.Popen, str]:
     raise WebToolError(f"browse: the browser pod did not start ({line.strip()[:200] or 'no answer'})")
 
 
+class _Starter:
+    """One thread, for the life of the process, that starts pods ahead of the calls. A server's parent-death
+    signal follows the *thread* that started it, so a short-lived thread would take its pod down as it ends."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.Queue = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, name="foldrun-browser-pod-start", daemon=True)
+                self._thread.start()
+        self._jobs.put(job)
+
+    def _loop(self) -> None:
+        while True:
+            self._jobs.get()()
+
+
+_STARTER = _Starter()
+
+
 class AccountPool:
     """One account's pods, and how many of its steps browse now."""
 
@@ -135,6 +160,7 @@ class AccountPool:
         self.on_reap = on_reap
         self.lock = threading.RLock()
         self._numbers = 0
+        self._epoch = 0  # one more at every stop: a start asked for before it is not made after it
 
     def _start(self) -> Pod:
         process, ws = start_server()
@@ -157,10 +183,24 @@ class AccountPool:
                 pass
 
     def open_step(self) -> None:
-        """A step of the account that grants browse began: it counts toward the pods wanted, which start
-        when a call first needs one (a step that never browses starts no server)."""
+        """A step of the account that grants browse began: it counts toward the pods wanted, and the pods it
+        wants start now, beside the step (its first call finds the server up, not a cold start)."""
         with self.lock:
             self.steps += 1
+            short = len([p for p in self.pods if p.alive()]) < self.wanted()
+            epoch = self._epoch
+        if short:
+            _STARTER.submit(lambda: self._warm(epoch))
+
+    def _warm(self, epoch: int) -> None:
+        """Start the pods wanted and not yet running (a failure here is met again, and said, by the first call)."""
+        try:
+            with self.lock:
+                self._forget_dead()
+                while self._epoch == epoch and self.steps > 0 and len(self.pods) < self.wanted():
+                    self._start()
+        except Exception:  # noqa: BLE001 - the call that needs the pod starts it and says why it did not start
+            pass
 
     def wanted(self) -> int:
         per_pod, most, _idle = settings()
@@ -209,6 +249,7 @@ class AccountPool:
 
     def stop(self) -> None:
         with self.lock:
+            self._epoch += 1
             for pod in list(self.pods):
                 self.pods.remove(pod)
                 pod.stop()
