@@ -26,7 +26,7 @@ def test_the_readme_gives_exactly_two_commands_start_and_test():
 def test_start_installs_migrates_seeds_the_demo_starts_web_worker_and_beat_and_prints_the_sign_in():
     start = (ROOT / "scripts/start").read_text()
     for step in ["./scripts/bootstrap", "manage.py migrate", "manage.py seed_demo", "celery -A foldrun worker",
-                 "celery -A foldrun beat", "manage.py collectstatic", "gunicorn foldrun.wsgi:application", "sign in as demo@foldrun.dev"]:
+                 "celery -A foldrun beat", "manage.py collectstatic", "gunicorn foldrun.asgi:application", "uvicorn_worker.UvicornWorker", "sign in as demo@foldrun.dev"]:
         assert step in start, step
     assert "CELERY_BROKER_URL" not in start  # the embedded default: the filesystem broker
 
