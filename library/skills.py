@@ -1,4 +1,5 @@
-"""The skills an account can run: the gallery shelf's and the account library's own (`skills/<name>/SKILL.md`).
+"""The skills an account can run: the platform's and the gallery shelf's, and the account library's own
+(`skills/<name>/SKILL.md`).
 
 The account's own skill of a name is nearer than the gallery's and hides it (the contract's nearest-wins). A
 skill's version is the library changeset that last wrote its SKILL.md (`gallery` for the shelf's). Each is
@@ -10,6 +11,8 @@ read with the contract's parser, so a skill here is exactly what `foldrun check`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
 
 from accounts.models import Account
 from foldrun.contract import Desk
@@ -22,6 +25,15 @@ from foldrun.gallery import gallery_files
 from .services import file_at, files_at
 
 GALLERY_VERSION = "gallery"
+# The platform's own skills, offered over MCP only (smoke-uat: its checks are runs/skill_runs.py). They live
+# beside this module, not on the gallery shelf, so no agent carries them in its context.
+_BUILTIN = Path(__file__).resolve().parent / "builtin_skills"
+
+
+@lru_cache(maxsize=1)
+def _builtin_files() -> tuple[tuple[str, str], ...]:
+    return tuple((f"skills/{p.parent.name}/SKILL.md", p.read_text(encoding="utf-8"))
+                 for p in sorted(_BUILTIN.glob("*/SKILL.md")))
 
 
 @dataclass(frozen=True)
@@ -61,7 +73,7 @@ def _read(desk: Desk, path: str, text: str, scope: str, version: str) -> Visible
 def visible_skills(account: Account) -> list[VisibleSkill]:
     revisions = files_at(account, None)
     library = _skill_paths({p: r.content for p, r in revisions.items() if r.encoding == "utf-8"})
-    gallery = _skill_paths(gallery_files())
+    gallery = {**dict(_builtin_files()), **_skill_paths(gallery_files())}
     desk = Desk(files={}, library=library, gallery=gallery)
     found: dict[str, VisibleSkill] = {}
     for path, text in gallery.items():

@@ -3,6 +3,7 @@ real Chromium. A skill is a SKILL.md pushed to the account's library; the browse
 procedure is the gallery's, on the account's provider (the loopback stand-in of tests/fakes/providers.py)."""
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from browsing.models import BrowserSession, SkillRun
@@ -119,6 +120,10 @@ def test_run_skill_returns_at_once_and_get_skill_run_reaches_passed(skilled, pro
     lines = text_of(read).splitlines()
     assert lines[0].startswith("Skill price-check ") and lines[0].endswith(f"run {data['runId']}: passed.")
     assert lines[-1] == f"Report (short-lived link): {record['reportUrl']}"
+    page = httpx.get(record["reportUrl"])
+    assert page.status_code == 200 and f"Skill price-check ({data['runId']})" in page.text
+    report = skilled.call_tool("get_report", {"id": data["runId"], "waitSeconds": 0})
+    assert report.is_error is False and text_of(report).startswith("Skill price-check PASSED in ")
     assert SkillRun.objects.get(public_id=data["runId"]).inputs["plan"] == "Pro"  # the declared default
     assert "/pricing/" in site.seen
 
@@ -168,3 +173,17 @@ def test_foldrun_check_names_the_file_and_field_of_a_bad_input_declaration():
                                   "the file).")
     assert messages["skill.inputs.type"][1].startswith("inputs[1].type: decimal is not an input type")
     assert messages["skill.grants"][1].startswith("grants: root is not a grant")
+
+
+def test_smoke_uat_is_a_platform_skill_with_its_own_typed_tool(skilled, site):
+    tools = {t.name: t for t in skilled.list_tools()}
+    props = tools["skill_smoke_uat"].input_schema["properties"]
+    assert tools["skill_smoke_uat"].input_schema["required"] == ["url"]
+    assert props["steps"]["type"] == "array" and props["maxLinks"]["default"] == 50
+    result = skilled.call_tool("skill_smoke_uat", {"url": f"{site.url}/pricing/", "maxLinks": 0,
+                                                   "expectText": "Pricing", "options": {"waitSeconds": 120}})
+    record = result.structured_content
+    assert result.is_error is False and record["status"] == "passed", text_of(result)
+    assert (record["skill"], record["version"], record["hasReport"]) == ("smoke-uat", "gallery", True)
+    assert record["summary"].startswith(f"Smoke test of {site.url}/pricing/ passed:")
+    assert "screenshot" not in str(record["result"]["steps"])
