@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.http import FileResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
 from accounts.access import ScopedAPIView
 from foldrun.api import ApiError
+from foldrun.ranged import ranged_file
 
 from . import actions
 from .errors import SessionError
@@ -93,9 +93,8 @@ class SessionRecordingView(ScopedAPIView):
             raise _refusal(SessionError("not_found", f"Session {session.public_id} has no recording"
                                                      + (" yet: it is written when the session ends."
                                                         if session.is_open and session.options.get("record") else ".")))
-        response = FileResponse(path.open("rb"), content_type="video/webm")
-        response["Content-Disposition"] = f'attachment; filename="{session.public_id}.webm"'
-        return response
+        # Byte ranges, so a player can seek in it.
+        return ranged_file(request, path, "video/webm", filename=f"{session.public_id}.webm", inline=False)
 
 
 def _base(request) -> str:

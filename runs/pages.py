@@ -28,6 +28,7 @@ from foldrun.contract.desk import FLOW
 from foldrun.contract.model import flow_of
 
 from . import actions
+from . import pages_browser as browser
 from . import pages_timeline as timeline
 from .models import Approval, ApprovalState, Run, RunStatus, Step, TraceEvent, Try, Verdict
 from .pages_trace import views as trace_views
@@ -71,9 +72,10 @@ def runs_list(request: HttpRequest, ws: str) -> HttpResponse:
     desk = actions.desk_at(workspace, None)
     flows = sorted(d.name for d in desk.of_kind(FLOW) if d.parsed is not None)
     return render(request, "runs/list.html", {
-        "section": "home", "workspace": workspace, "runs": with_models(list(page.object_list)), "page": page, "query": query, "filters": filters, "names": names,
+        "section": "home", "workspace": workspace, "runs": browser.mark_runs(workspace.account_id, with_models(list(page.object_list))), "page": page, "query": query, "filters": filters, "names": names,
         "statuses": [s.value for s in RunStatus], "verdicts": [v.value for v in Verdict],
         "flows": flows, "schedules": schedules_of(workspace), "can_write": membership.can_write,
+        **browser.skill_runs_part(workspace),
     })
 
 
@@ -172,6 +174,7 @@ def live_context(run: Run, membership, workspace) -> dict:
         "approvals": approvals, "artifacts": list(run.artifacts.defer("content").all()), "models": all_models,
         "can_approve": membership.can_approve, "can_write": membership.can_write,
         "fingerprint": _fingerprint(run), "live": not run.is_finished,
+        **browser.task_part(run, workspace),
     }
 
 

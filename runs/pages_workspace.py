@@ -11,6 +11,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from .models import Run, RunStatus, TraceEvent
+from .pages_browser import mark_runs
 
 DAYS = 14
 RECENT = 10
@@ -46,9 +47,9 @@ def chart_data(workspace, *, days: int = DAYS) -> dict:
 
 
 def recent_runs(workspace) -> list[Run]:
-    return with_models(list(Run.objects.filter(workspace=workspace).only(
+    return mark_runs(workspace.account_id, with_models(list(Run.objects.filter(workspace=workspace).only(
         "public_id", "name", "status", "verdict", "headline", "cost_usd", "is_test", "created_at", "workspace_id")
-        .order_by("-created_at", "-pk")[:RECENT]))
+        .order_by("-created_at", "-pk")[:RECENT])))
 
 
 def flow_inputs(start_post) -> dict[str, str]:
@@ -78,7 +79,7 @@ def account_runs(account) -> dict:
               "workspace__name")
     base = Run.objects.filter(account=account).select_related("workspace").only(*fields)
     waiting = list(base.filter(status=RunStatus.AWAITING_APPROVAL).order_by("created_at", "pk")[:10])
-    latest = with_models(list(base.order_by("-created_at", "-pk")[:8]))
+    latest = mark_runs(account.pk, with_models(list(base.order_by("-created_at", "-pk")[:8])))
     return {"waiting_runs": waiting, "latest_runs": latest}
 
 

@@ -1,7 +1,7 @@
 """Run pages on the dashboard."""
 from django.urls import path
 
-from . import pages, pages_tools
+from . import pages, pages_browser, pages_tools
 
 urlpatterns = [
     path("w/<str:ws>/runs/", pages.runs_list, name="runs-list"),
@@ -9,5 +9,8 @@ urlpatterns = [
     path("w/<str:ws>/tools/", pages_tools.tools_page, name="tools-page"),
     path("w/<str:ws>/runs/start", pages.start_page, name="run-start"),
     path("w/<str:ws>/runs/<str:run_id>", pages.run_page, name="run-page"),
+    path("w/<str:ws>/sessions/", pages_browser.sessions_page, name="sessions-page"),
+    path("w/<str:ws>/sessions/<str:session_id>/recording", pages_browser.recording_page, name="session-recording"),
+    path("w/<str:ws>/skill-runs/<str:skill_run_id>", pages_browser.skill_run_page, name="skill-run-page"),
     path("w/<str:ws>/runs/<str:run_id>/steps/<int:index>/<str:decision>", pages.decide_page, name="run-decide"),
 ]

@@ -7,6 +7,8 @@ import re
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 
+from tests.dashboard import browser_rows
+
 NOT_FOUND = {"code": "not_found", "message": "Not found.", "details": {}}
 
 AGENT = "---\nname: researcher\ndescription: Finds pages.\ntools: [read, echo]\n---\nFind pages about the topic.\n"
@@ -66,7 +68,7 @@ WRITE_BODY = {
 
 
 @pytest.fixture
-def world(alice, bob, alice_api, workspace):
+def world(alice, bob, alice_api, workspace, tmp_path):
     """Alice's account with one of everything, and the id of each."""
     from notify.models import Delivery
     from runs.models import Approval, Artifact, Run, Step
@@ -97,6 +99,11 @@ def world(alice, bob, alice_api, workspace):
     Approval.objects.create(run=run, step=step)
     artifact = Artifact.objects.create(run=run, step=step, path="outputs/a.txt", content=b"hello", size=5)
     delivery = Delivery.objects.create(account=workspace.account, workspace=workspace, event="failed", body="{}")
+    recording = tmp_path / "session.webm"
+    recording.write_bytes(b"\x1a\x45\xdf\xa3 a recording")
+    session = browser_rows.session(workspace.account, recording=recording)
+    browser_rows.task(workspace.account, workspace, session)
+    smoke = browser_rows.smoke(workspace.account, session)
     return {
         "ws": "rank-desk",
         "ws_id": workspace.public_id,
@@ -114,6 +121,8 @@ def world(alice, bob, alice_api, workspace):
         "name": "ALICE_KEY",
         "ws_secret": "DESK_KEY",
         "library_path": "tools/shared.md",
+        "session_id": session.public_id,
+        "skill_run_id": smoke.public_id,
     }
 
 
@@ -122,5 +131,5 @@ MISSING = {
     "ws": "no-such-desk", "member_id": "mem_missing0000", "invite_id": "inv_missing0000",
     "token_id": "tok_missing0000", "run_id": "run_missing0000", "index": 99, "artifact_id": "art_missing0000",
     "delivery_id": "dlv_missing0000", "path": "agents/nobody/agent.md", "number": 999, "tool": "no-such-tool",
-    "flow": "no-such-flow", "name": "NO_SUCH_KEY",
+    "flow": "no-such-flow", "name": "NO_SUCH_KEY", "session_id": "sess_us_missing0000", "skill_run_id": "run_missing0000",
 }

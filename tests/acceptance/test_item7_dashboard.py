@@ -30,7 +30,8 @@ from django.test import Client
 
 from .conftest import MISSING
 
-OBJECT_PARAMS = {"ws", "member_id", "token_id", "run_id", "delivery_id", "path", "number", "name"}
+OBJECT_PARAMS = {"ws", "member_id", "token_id", "run_id", "delivery_id", "path", "number", "name", "session_id",
+                 "skill_run_id"}
 # Page routes that name no object of an account, or whose object is the caller's own.
 NOT_ACCOUNT_OBJECTS = {"/invites/<str:raw>", "/decide/<str:token>", "/library/gallery/<str:tool>/install",
                        "/library/gallery/<str:tool>/update"}
@@ -104,7 +105,7 @@ def test_charlie_gets_the_same_page_for_alices_objects_as_for_missing_ones(world
         hers = web.get(fill_page(route, page_values(route, world)))
         missing = web.get(fill_page(route, dict(page_values(route, world), **{
             k: v for k, v in MISSING.items() if k in ("ws", "member_id", "token_id", "run_id", "delivery_id", "name",
-                                                      "path", "number")})))
+                                                      "path", "number", "session_id", "skill_run_id")})))
         if (hers.status_code, unmasked(hers.content)) != (missing.status_code, unmasked(missing.content)):
             differ[route] = (hers.status_code, missing.status_code)
     assert differ == {}
