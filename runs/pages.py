@@ -109,7 +109,8 @@ def _fingerprint(run: Run) -> str:
     steps = list(Step.objects.filter(run=run).values_list("status", "attempt", "cost_usd"))
     last_event = TraceEvent.objects.filter(run=run).aggregate(last=Max("pk"))["last"]
     states = list(Approval.objects.filter(run=run).values_list("state", flat=True))
-    raw = repr((run.status, run.verdict, str(run.cost_usd), run.tokens_out, steps, last_event, states))
+    task = browser.task_state(run)  # a browser task is written after its run ends
+    raw = repr((run.status, run.verdict, str(run.cost_usd), run.tokens_out, steps, last_event, states, task))
     return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
@@ -164,6 +165,7 @@ def live_context(run: Run, membership, workspace) -> dict:
     asking = any(a.state == ApprovalState.PENDING and a.kind == "ask" for a in approvals)
     run_state = "awaiting-answer" if run.status == RunStatus.AWAITING_APPROVAL and asking else run.status
     all_models = sorted(set().union(*models.values())) if models else []
+    part = browser.task_part(run, workspace)
     began = run.started_at or run.created_at
     elapsed = timeline.seconds_text(((run.finished_at or timezone.now()) - began).total_seconds())
     return {
@@ -173,8 +175,7 @@ def live_context(run: Run, membership, workspace) -> dict:
         "inline_trace": inline, "elapsed": elapsed,
         "approvals": approvals, "artifacts": list(run.artifacts.defer("content").all()), "models": all_models,
         "can_approve": membership.can_approve, "can_write": membership.can_write,
-        "fingerprint": _fingerprint(run), "live": not run.is_finished,
-        **browser.task_part(run, workspace),
+        "fingerprint": _fingerprint(run), **part, "live": not run.is_finished or part.get("task_running", False),
     }
 
 

@@ -97,6 +97,11 @@ def step_rows(steps: list[dict]) -> list[dict]:
     return rows
 
 
+def task_state(run: Run) -> tuple | None:
+    """What of a task's row changes its Run page (the task is finished after its run ends, by a worker)."""
+    return Task.objects.filter(account_id=run.account_id, run=run).values_list("status", "stopped_by").first()
+
+
 def task_part(run: Run, workspace: Workspace) -> dict:
     """A task's part of its Run page: its steps, why it stopped, its session and recording."""
     task = (Task.objects.filter(account_id=workspace.account_id, run=run)

@@ -168,3 +168,19 @@ def test_the_viewer_reads_the_browser_pages_and_nothing_is_written_on_get(record
                 f"/w/rank-desk/sessions/{recorded.session.public_id}/recording"):
         assert client.get(url).status_code == 200, url
     assert [list(m.objects.values()) for m in (BrowserSession, Task, SkillRun)] == before
+
+
+def test_the_run_page_keeps_polling_until_the_task_is_written_after_its_run_ended(account, workspace, alice):
+    task = rows.task(account, workspace, rows.session(account), finished=False)
+    task.run.status = "completed"
+    task.run.save(update_fields=["status"])
+    client = web(alice)
+    url = f"/w/rank-desk/runs/{task.run.public_id}"
+    page = client.get(url).content.decode()
+    assert 'hx-trigger="every 2s"' in page
+    since = re.search(r'"since": "(\w+)"', page).group(1)
+    assert client.get(url, {"since": since}, headers={"HX-Request": "true"}).status_code == 204
+    Task.objects.filter(pk=task.pk).update(status="finished", ok=True, stopped_by="done", steps=rows.STEPS)
+    swapped = client.get(url, {"since": since}, headers={"HX-Request": "true"})
+    assert swapped.status_code == 200
+    assert "stopped by done" in swapped.content.decode() and 'hx-trigger="every 2s"' not in swapped.content.decode()
