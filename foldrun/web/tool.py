@@ -168,7 +168,7 @@ class WebTool:
         elif pod_account and not test_mode and browsers is None and "browse" in self.allowed_actions():
             self.pods = servers.POOL.account(pod_account)
             self.pods.open_step()  # the first pod starts the moment a step of the account grants browse
-            self._browsers = BrowserPool(pods=self.pods)
+            self._browsers = self.pods.step_browsers()  # the client and connection the last step left
             self._owns_browsers = True
 
     # ------------------------------------------------------------------ what the engine reads
@@ -297,8 +297,10 @@ class WebTool:
             state, self.browse_state = self.browse_state, None
             self.browsers.run(state.close)  # Playwright's objects, in the thread that made them
         if self._owns_browsers and self._browsers is not None:
-            if self.pods is not None or self._browsers.cdp:
-                self._browsers.close()  # this step's browser on the pod, or its connection to the session's
+            if self.pods is not None:
+                pass  # the account's browser stays connected for its next step (the reaper closes it when idle)
+            elif self._browsers.cdp:
+                self._browsers.close()  # its connection to the session's browser
             else:
                 self._browsers.release()  # the process's browser closes when its last user is done
             self._browsers = None

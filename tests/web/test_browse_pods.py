@@ -113,3 +113,22 @@ def test_a_test_run_step_gets_no_pod_and_a_worker_step_does(make_tool):
     finally:
         real.close()
         servers.POOL.accounts.pop("acc_real").stop()
+
+
+def test_the_next_step_of_the_account_browses_on_the_connection_the_last_left_with_no_cookie_of_its_own(
+        make_tool, site):
+    first = make_tool(pod_account="acc_kept")
+    try:
+        signed = first.call({"action": "browse", "url": f"{site.url}/echo-headers", "mode": "text",
+                             "actions": [{"cookie": "sid", "value": "first-step"}, {"reload": True}]})
+        kept = first.browsers
+        first.close()
+        second = make_tool(pod_account="acc_kept")
+        looked = second.call({"action": "browse", "url": f"{site.url}/echo-headers", "mode": "text"})
+        again = second.call({"action": "browse", "url": f"{site.url}/echo-headers", "mode": "text"})
+        assert second.browsers is kept and kept.launches == 1  # one client and connection, kept between steps
+        assert "cookie sid=first-step" in signed
+        assert "cookie None" in looked and "cookie None" in again
+        second.close()
+    finally:
+        servers.POOL.accounts.pop("acc_kept").stop()

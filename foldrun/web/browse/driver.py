@@ -34,13 +34,14 @@ class Driver:
     def inside(self) -> bool:
         return self._thread is not None and threading.get_ident() == self._thread.ident
 
-    def run(self, job: Callable[[], Any]) -> Any:
-        """`job()` in the driver thread; its hand-backs run here, in this thread, as they come."""
+    def run(self, job: Callable[[], Any], after: Callable[[], Any] | None = None) -> Any:
+        """`job()` in the driver thread; its hand-backs run here, in this thread, as they come. `after()` runs
+        there once the answer is handed over (work the caller need not wait for), before the next job."""
         if self.inside():
             return job()
         self._start()
         box: queue.Queue = queue.Queue()
-        self._jobs.put((job, box))
+        self._jobs.put((job, box, after))
         while True:
             kind, value = box.get()
             if kind == _OK:
@@ -80,7 +81,7 @@ class Driver:
 
     def _loop(self) -> None:
         while True:
-            job, box = self._jobs.get()
+            job, box, after = self._jobs.get()
             self._local.caller = box
             try:
                 box.put((_OK, job()))
@@ -88,3 +89,8 @@ class Driver:
                 box.put((_ERROR, exc))
             finally:
                 self._local.caller = None
+            if after is not None:
+                try:
+                    after()
+                except Exception:  # noqa: BLE001 - background work; the next job meets what went wrong
+                    pass

@@ -1,6 +1,7 @@
 """The browser a worker process drives: one Chromium, launched on first use, in a thread of its own."""
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -20,6 +21,7 @@ LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking
                "--force-webrtc-ip-handling-policy=disable_non_proxied_udp"]
 
 IDLE_SECONDS = 15 * 60
+SETTLE_SECONDS = 10.0  # how long the driver waits, between calls, for the next call's context
 
 
 class PodGone(Exception):
@@ -57,7 +59,8 @@ class BrowserPool:
         # A browser session's own Chromium (its CDP endpoint on loopback): this step browses *in* that session —
         # its page and cookies are the session's, and closing the pool only disconnects from it.
         self.cdp = cdp
-        self.spare: Spare | None = None  # the next call's plain context, made while a call runs (spare.py)
+        self.spare: Spare | None = None  # the next call's plain context, made between calls (spare.py)
+        self._next_spare: tuple[str, dict, bool] | None = None
 
     def browser(self):  # noqa: ANN201
         if self._thread is not None and self._thread != threading.get_ident():
@@ -152,9 +155,10 @@ class BrowserPool:
         """Start the next call's context with these options (it is made while this call runs)."""
         if self.cdp or self._browser is None or not self._browser.is_connected():
             return
-        self.spare = Spare(self._browser, key, options, proxied)
+        self._next_spare = (key, options, proxied)  # made once the call has answered: no tab opens beside it
 
     def drop_spare(self) -> None:
+        self._next_spare = None
         spare, self.spare = self.spare, None
         if spare is not None:
             if spare.browser is self._browser and self._browser is not None and self._browser.is_connected():
@@ -219,8 +223,20 @@ class BrowserPool:
         return self._browser is not None and time.monotonic() - self.last_used > self.idle_seconds
 
     def run(self, job):  # noqa: ANN001, ANN201
-        """`job()` in the browser's thread; see `Driver.run`."""
-        return self.driver.run(job)
+        """`job()` in the browser's thread; see `Driver.run`. After it, the next call's spare context is made
+        and this call's own closed while the step goes on (its model's turn), not inside the next call."""
+        return self.driver.run(job, after=self._settle)
+
+    def _settle(self) -> None:
+        wanted, self._next_spare = self._next_spare, None
+        if wanted is not None and self.spare is None and self._browser is not None and self._browser.is_connected():
+            self.spare = Spare(self._browser, *wanted)
+        spare = self.spare
+        if spare is not None and not spare.task.done() and self._browser is not None:
+            try:
+                self._browser._sync(asyncio.wait([spare.task], timeout=SETTLE_SECONDS))
+            except Exception:  # noqa: BLE001 - the call that takes it meets why it could not be made
+                pass
 
     def hand(self, fn, *, wait: bool):  # noqa: ANN001, ANN201
         """From a job: `fn` in the waiting step's thread; see `Driver.hand`."""

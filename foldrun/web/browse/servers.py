@@ -14,6 +14,11 @@ one when the account stops, and none while a step of the account runs. A pod
 whose server died (killed with -9) is noticed, forgotten and replaced on the
 next use; each pod's seconds and bytes go to `on_reap` as one line.
 
+The worker process keeps one Playwright client and connection per account
+(`AccountPool.browsers`) from one step to the next — each call still gets a
+fresh context, each step its own sessions — and closes it once the account has
+been idle past the idle time, so its pod can be reaped.
+
 Pure Python (no Django): the host sets `on_reap` to write the ledger line.
 """
 from __future__ import annotations
@@ -32,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..errors import WebToolError
+from .pool import BrowserPool
 
 
 def _env_int(name: str, default: int, low: int) -> int:
@@ -161,6 +167,9 @@ class AccountPool:
         self.lock = threading.RLock()
         self._numbers = 0
         self._epoch = 0  # one more at every stop: a start asked for before it is not made after it
+        # This process's browser on the account's pods — its Playwright client and its connection — kept from one
+        # step to the next; each call still gets a context of its own, and each step its own sessions.
+        self.browsers: BrowserPool | None = None
 
     def _start(self) -> Pod:
         process, ws = start_server()
@@ -202,6 +211,25 @@ class AccountPool:
         except Exception:  # noqa: BLE001 - the call that needs the pod starts it and says why it did not start
             pass
 
+    def step_browsers(self) -> BrowserPool:
+        """The account's kept browser for a step that begins (its server gone since: connected afresh)."""
+        with self.lock:
+            if self.browsers is None:
+                self.browsers = BrowserPool(pods=self)
+            kept = self.browsers
+        if kept.pod is not None and not kept.pod.alive():
+            kept.close()  # the pod died between steps: this step connects anew, with no lost-pod lines
+        return kept
+
+    def _drop_browsers(self, now: float, idle: float) -> None:
+        """Close the kept browser once no step runs and it sat unused past the idle time (its pod may then go)."""
+        kept = self.browsers
+        if kept is not None and self.steps == 0 and kept.pod is not None and now - kept.last_used > idle:
+            try:
+                kept.close()
+            except Exception:  # noqa: BLE001 - gone already
+                pass
+
     def wanted(self) -> int:
         per_pod, most, _idle = settings()
         return min(most, max(1, math.ceil(self.steps / per_pod)))
@@ -234,6 +262,7 @@ class AccountPool:
         """Pods unused past the idle time, newest (the surplus) first; none while a step runs."""
         _per_pod, _most, idle = settings()
         now = time.monotonic() if now is None else now
+        self._drop_browsers(now, idle)  # outside the lock: closing it hands the pod back, which takes the lock
         reaped = []
         with self.lock:
             self._forget_dead()
@@ -248,6 +277,12 @@ class AccountPool:
         return reaped
 
     def stop(self) -> None:
+        kept, self.browsers = self.browsers, None
+        if kept is not None and kept.driver.ident is not None:
+            try:
+                kept.close()
+            except Exception:  # noqa: BLE001 - a worker shutting down
+                pass
         with self.lock:
             self._epoch += 1
             for pod in list(self.pods):

@@ -3,8 +3,10 @@
 A fresh context and its first tab cost the better part of a warm call on a
 pod (two round trips through the Playwright client and the pod's server), so
 a call that opens a plain context also asks for one more with the same
-options, on the event loop beside its own work: the browser makes it while
-this call navigates and reads. The next call whose options are the same
+options, made once the call has answered (`BrowserPool._settle`), while
+the step's model takes its turn — never during a call, whose tab would
+otherwise stop being the browser's foremost (its animation frames slowed, its
+clicks' stability waits failing). The next call whose options are the same
 takes it; any other closes it. A spare has never been used — no page has
 loaded in it, no cookie is in it — and it goes to exactly one call, so two
 calls still never share a context. Only plain contexts are kept spare: a
