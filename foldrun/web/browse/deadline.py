@@ -42,8 +42,20 @@ class Deadline:
         self.seconds = seconds
         self.at = time.monotonic() + seconds
         self.where = "while opening the page"
-        self.passed = False
+        self._fired = False
         self._timer: threading.Timer | None = None
+
+    # A wait clipped to the time left ends by its own timeout at about the moment the timer fires, and
+    # either may come first; within this much of the deadline, the deadline is what stopped the call.
+    SLACK_SECONDS = 0.1
+
+    @property
+    def passed(self) -> bool:
+        return self._fired or time.monotonic() >= self.at - self.SLACK_SECONDS
+
+    @passed.setter
+    def passed(self, value: bool) -> None:
+        self._fired = value
 
     def remaining_ms(self) -> float:
         return (self.at - time.monotonic()) * 1000
