@@ -2,51 +2,112 @@
 the REST routes and the MCP tools; these declarations only document them (and the body POST takes)."""
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 import foldrun.openapi
 
 from .models import STOPPED_BY, EndReason, SessionStatus, SkillStatus
-from .options import (MAX_HEADERS, MAX_QUEUE_SECONDS, MAX_TIMEOUT_MS, MAX_URL, MAX_WAIT_FOR_CAPACITY_MS,
-                      MIN_TIMEOUT_MS, VIEWPORT_HEIGHT, VIEWPORT_WIDTH)
+from .options import (BLOCKABLE, ENGINES, MAX_ALLOW_HOSTS, MAX_HEADERS, MAX_QUEUE_SECONDS, MAX_TIMEOUT_MS, MAX_URL,
+                      MAX_WAIT_FOR_CAPACITY_MS, MIN_TIMEOUT_MS, SCALE, VIEWPORT_HEIGHT, VIEWPORT_WIDTH, devices)
+
+# The shapes browsing.options.read_options takes, as patterns: a host (trimmed and lower-cased there, a trailing
+# dot dropped), a header name (an HTTP token) and value (one line), an http(s) URL. `null` for any option is
+# the option's default. Every object is closed: read_options names an unknown field as an issue.
+_CLOSED = "is not an option of a session"
+HOST_PATTERN = (r"^\s*(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*"
+                r"\.?\s*$")
+HEADER_NAME_PATTERN = r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$"
+HEADER_VALUE_PATTERN = r"^[^\r\n\x00]*$"
+HTTP_URL_PATTERN = r"^[Hh][Tt][Tt][Pp][Ss]?://[A-Za-z0-9.-]+(/[^\s\[\]]*)?$"
+PROXY_URL_PATTERN = r"^[Hh][Tt][Tt][Pp]://[A-Za-z0-9.-]+(/[^\s\[\]]*)?$"
+
+
+def _needs(option: str, other: str) -> dict:
+    """JSON Schema for "`option` only with `other` (not null)"."""
+    return {"anyOf": [{"not": {"required": [option]}}, {"required": [other], "properties": {other: {"type": "string"}}}]}
+
+
+# What read_options refuses across options (OpenAPI 3.0 has no dependentRequired).
+SESSION_DEPENDENCIES = [
+    _needs("allowHosts", "proxyUrl"),
+    _needs("engineVersion", "engineId"),
+    {"anyOf": [{"not": {"required": ["queueForCapacity"]}}, {"not": {"required": ["waitForCapacityMs"]}},
+               {"properties": {"waitForCapacityMs": {"maximum": 0}}}]},
+]
+
+
+def _text(pattern: str, **kwargs) -> foldrun.openapi.StrictCharField:
+    return foldrun.openapi.StrictCharField(regex_pattern=pattern, **kwargs)
 
 
 class ViewportSerializer(serializers.Serializer):
+    openapi_closed = _CLOSED
     width = serializers.IntegerField(min_value=VIEWPORT_WIDTH[0], max_value=VIEWPORT_WIDTH[1])
     height = serializers.IntegerField(min_value=VIEWPORT_HEIGHT[0], max_value=VIEWPORT_HEIGHT[1])
-    deviceScaleFactor = serializers.FloatField(required=False, min_value=0.25, max_value=5)  # noqa: N815
-    mobile = serializers.BooleanField(required=False)
+    deviceScaleFactor = serializers.FloatField(required=False, allow_null=True,  # noqa: N815
+                                               min_value=SCALE[0], max_value=SCALE[1])
+    mobile = serializers.BooleanField(required=False, allow_null=True)
 
 
 class HeaderSerializer(serializers.Serializer):
-    host = serializers.CharField(help_text="the host it is sent to: staging.example.com, or *.example.com")
-    name = serializers.CharField()
-    value = serializers.CharField(help_text="kept sealed; never shown again")
+    openapi_closed = _CLOSED
+    host = _text(HOST_PATTERN, help_text="the host it is sent to: staging.example.com, or *.example.com")
+    name = _text(HEADER_NAME_PATTERN, help_text="an HTTP header name (not one the browser sets itself, such as Host)")
+    value = _text(HEADER_VALUE_PATTERN, max_length=8192, allow_blank=True, help_text="kept sealed; never shown again")
 
 
 class QueueSerializer(serializers.Serializer):
+    openapi_closed = _CLOSED
     maxWaitSeconds = serializers.IntegerField(min_value=1, max_value=MAX_QUEUE_SECONDS)  # noqa: N815
 
 
+@extend_schema_field({"oneOf": [
+    {"type": "boolean"},
+    {"type": "object", "additionalProperties": False, "properties": {
+        "namespace": {"type": "string", "pattern": r"^[A-Za-z0-9_.-]{1,64}$", "default": "default"},
+        "autoSubmit": {"type": "boolean", "default": True}}}], "nullable": True})
+class CredentialsField(serializers.JSONField):
+    """true, or {namespace, autoSubmit}: logins from the credential vault (never a password here)."""
+
+
 class SessionCreateSerializer(serializers.Serializer):
-    startUrl = serializers.URLField(required=False, max_length=MAX_URL)  # noqa: N815
-    device = serializers.CharField(required=False, help_text="desktop, mobile or a device id such as \"Pixel 7\"")
-    viewport = ViewportSerializer(required=False)
-    record = serializers.BooleanField(required=False)
-    headers = HeaderSerializer(many=True, required=False, max_length=MAX_HEADERS)
-    credentials = serializers.JSONField(required=False, help_text="true, or {namespace, autoSubmit}")
-    proxyUrl = serializers.URLField(required=False)  # noqa: N815
-    allowHosts = serializers.ListField(child=serializers.CharField(), required=False,  # noqa: N815
-                                       help_text="needs proxyUrl")
-    idleTimeoutMs = serializers.IntegerField(required=False, min_value=MIN_TIMEOUT_MS,  # noqa: N815
+    openapi_closed = _CLOSED
+    startUrl = _text(HTTP_URL_PATTERN, required=False, allow_null=True, max_length=MAX_URL)  # noqa: N815
+    device = serializers.CharField(required=False, allow_null=True,
+                                   help_text="desktop, mobile or a device id such as \"Pixel 7\"")
+    viewport = ViewportSerializer(required=False, allow_null=True)
+    record = serializers.BooleanField(required=False, allow_null=True)
+    headers = HeaderSerializer(many=True, required=False, allow_null=True, max_length=MAX_HEADERS)
+    credentials = CredentialsField(required=False)
+    proxyUrl = _text(PROXY_URL_PATTERN, required=False, allow_null=True, max_length=MAX_URL)  # noqa: N815
+    allowHosts = serializers.ListField(child=_text(HOST_PATTERN), required=False, allow_null=True,  # noqa: N815
+                                       min_length=1, max_length=MAX_ALLOW_HOSTS, help_text="needs proxyUrl")
+    idleTimeoutMs = serializers.IntegerField(required=False, allow_null=True, min_value=MIN_TIMEOUT_MS,  # noqa: N815
                                              max_value=MAX_TIMEOUT_MS)
-    maxDurationMs = serializers.IntegerField(required=False, min_value=MIN_TIMEOUT_MS,  # noqa: N815
+    maxDurationMs = serializers.IntegerField(required=False, allow_null=True, min_value=MIN_TIMEOUT_MS,  # noqa: N815
                                              max_value=MAX_TIMEOUT_MS)
-    engineId = serializers.CharField(required=False)  # noqa: N815
-    engineVersion = serializers.IntegerField(required=False, help_text="needs engineId")  # noqa: N815
-    waitForCapacityMs = serializers.IntegerField(required=False, min_value=0,  # noqa: N815
+    engineId = serializers.ChoiceField(choices=ENGINES, required=False, allow_null=True)  # noqa: N815
+    engine = serializers.ChoiceField(choices=ENGINES, required=False, allow_null=True, help_text="as engineId")
+    engineVersion = serializers.ChoiceField(choices=[1], required=False, allow_null=True,  # noqa: N815
+                                            help_text="needs engineId")
+    waitForCapacityMs = serializers.IntegerField(required=False, allow_null=True, min_value=0,  # noqa: N815
                                                  max_value=MAX_WAIT_FOR_CAPACITY_MS)
-    queueForCapacity = QueueSerializer(required=False)  # noqa: N815
+    queueForCapacity = QueueSerializer(required=False, allow_null=True,  # noqa: N815
+                                       help_text="not with waitForCapacityMs above 0")
+    block = serializers.MultipleChoiceField(choices=BLOCKABLE, required=False, allow_null=True)
+    title = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=300)
+
+
+def openapi_devices(result: dict, generator, request, public) -> dict:
+    """drf-spectacular postprocessing hook: a session's `device` is one of the names read_options takes
+    (Playwright's device list is read at run time, so it is filled in here, not in the serializer)."""
+    device = result.get("components", {}).get("schemas", {}).get("SessionCreateRequest", {}) \
+        .get("properties", {}).get("device")
+    if device is not None:
+        result["components"]["schemas"]["SessionCreateRequest"]["allOf"] = SESSION_DEPENDENCIES
+        device["enum"] = ["desktop", "mobile", *sorted(devices())] + ([None] if device.get("nullable") else [])
+    return result
 
 
 class EndpointsSerializer(serializers.Serializer):

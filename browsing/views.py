@@ -46,6 +46,9 @@ class SessionsView(ScopedAPIView):
         description="Open a browser session that stays open across calls. Do not send url: use startUrl.")
     def post(self, request):
         self.require_write()
+        if request.data is None:  # a JSON null; no body at all is {} (every option its default)
+            raise _refusal(SessionError("invalid_input", "The session options must be a JSON object.",
+                                        {"issues": [{"path": "", "message": "expected an object"}]}))
         try:
             opts = actions.check_create_session(self.account, request.data)
             session = actions.do_create_session(self.account, opts, user=request.user)

@@ -16,7 +16,7 @@ from typing import Any
 from django.core.validators import RegexValidator
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from drf_spectacular.plumbing import get_doc
-from drf_spectacular.utils import OpenApiResponse
+from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 
@@ -111,6 +111,9 @@ class AutoSchema(SpectacularAutoSchema):
             # A query value is one scalar: an object sent for it is `at=a,1` (a 400), not `a=1` (no `at` at all).
             if parameter.get("in") == "query" and parameter.get("schema", {}).get("type") in SCALARS:
                 parameter["explode"] = False
+        if "requestBody" in operation and isinstance(self.get_request_serializer(), PolymorphicProxySerializer):
+            # One of several shapes (a secret's value or oauth, a preset or custom connect): never no body.
+            operation["requestBody"]["required"] = True
         responses = operation["responses"]
         for code in self._implied_errors(operation):
             if code not in responses:

@@ -63,7 +63,8 @@ MAX_PAGE_SIZE = 200
 
 # OpenAPI: what each route takes and answers (the views build plain dicts); foldrun.openapi.AutoSchema adds
 # the refusals every view has (401, 403, 404, 400/413/415 for a body).
-_WRITE_ERRORS = errors(422)
+_WRITE_ERRORS = {**errors(422), 409: error(409, "A file would land where the desk has a folder, or inside a path "
+                                                  "that is a file (`details.findings`, code path.clash).")}
 
 
 def _number(name: str, what: str, minimum: int = 0, maximum: int | None = None) -> OpenApiParameter:
@@ -78,7 +79,12 @@ def server_platform() -> dict[str, int]:
 
 
 def refused(exc: WriteRefused) -> ApiError:
-    return ApiError(exc.message, code=exc.code, status_code=422, details={"findings": s.findings_list(exc.findings)})
+    # A path that clashes with the desk's files (a file where it has a folder) is a conflict with the desk's
+    # state, not a fault of the files: 409. Any other refusal is about the files themselves: 422.
+    errors_found = [f for f in exc.findings if f.level == "error"]
+    clash = bool(errors_found) and all(f.code == "path.clash" for f in errors_found)
+    return ApiError(exc.message, code=exc.code, status_code=409 if clash else 422,
+                    details={"findings": s.findings_list(exc.findings)})
 
 
 def _not_found() -> ApiError:

@@ -111,7 +111,7 @@ def _validate_recipe(recipe: Any) -> dict:
         raise ApiError("oauth.client_id: a refresh recipe needs the app's client_id.", code="invalid_oauth",
                        details={"field": "oauth.client_id"})
     for key, value in recipe.items():
-        if value is not None and not isinstance(value, str):
+        if not isinstance(value, str):  # null too: the schema documents strings
             raise ApiError(f"oauth.{key}: must be a string.", code="invalid_oauth", details={"field": f"oauth.{key}"})
     if recipe.get("expires_at"):
         _parse_time(recipe["expires_at"], "oauth.expires_at")

@@ -181,6 +181,7 @@ GIVE_URL = "give the provider's URL."
 
 
 class _OAuthStartIn(serializers.Serializer):
+    openapi_closed = "is not a field of a connect; send name, client_id and provider (or auth_url and token_url)."
     name = StrictCharField(regex_pattern=NAME_RE.pattern, max_length=64,
                            help_text="the secret's name, e.g. GITHUB_OAUTH")
     workspace = StrictCharField(required=False, allow_blank=True, max_length=63,

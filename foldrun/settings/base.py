@@ -161,12 +161,13 @@ SPECTACULAR_SETTINGS = {
     # A PATCH body is documented as its serializer says (RoleIn's role is required), not with every field optional.
     "COMPONENT_SPLIT_PATCH": False,
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
-                             "library.serializers.openapi_file_variants"],
+                             "library.serializers.openapi_file_variants", "browsing.serializers.openapi_devices"],
     # Operation ids and tags start after /api/ or /v1/ (tokens_destroy, not api_tokens_destroy).
     "SCHEMA_PATH_PREFIX": r"/(api|v1)",
     # One name per enum wherever it appears (a member's role, an invite's, a role a request asks for).
     "ENUM_NAME_OVERRIDES": {
         "Role": "accounts.models.Role",
+        "SessionEngine": "browsing.options.ENGINES",
         "RunStatus": "runs.models.RunStatus",
         "RunVerdict": "runs.models.Verdict",
         "StepStatus": "runs.models.StepStatus",

@@ -311,18 +311,18 @@ def test_state_can_still_be_deleted_by_name(alice_api, workspace):
     assert response.json()["changed"] == [{"path": "state/cursor.txt", "action": "deleted"}]
 
 
-def test_a_file_where_the_desk_has_a_folder_is_refused_naming_both(alice_api, desk):
+def test_a_file_where_the_desk_has_a_folder_is_a_conflict_naming_both(alice_api, desk):
     response = push(alice_api, WS, files=files(**{"agents/": "x", "notes/a.md": "x"}))
-    assert response.status_code == 422
+    assert response.status_code == 409
     assert response.json()["message"] == (
         "Nothing was written: agents: error: is a folder holding agents/researcher/agent.md; a path cannot be both a "
         "file and a folder.")
     assert Changeset.objects.filter(workspace=desk).count() == 1
 
 
-def test_a_file_inside_a_path_that_is_a_file_is_refused_naming_both(alice_api, desk):
+def test_a_file_inside_a_path_that_is_a_file_is_a_conflict_naming_both(alice_api, desk):
     response = push(alice_api, WS, files=files(**{"agents/researcher/agent.md/notes.md": "x"}))
-    assert response.status_code == 422
+    assert response.status_code == 409
     assert response.json()["details"]["findings"] == [{
         "file": "agents/researcher/agent.md/notes.md", "line": None, "level": "error", "code": "path.clash",
         "message": "would lie inside agents/researcher/agent.md, which is a file; a path cannot be both a file and a "
