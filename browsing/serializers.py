@@ -25,7 +25,8 @@ PROXY_URL_PATTERN = r"^[Hh][Tt][Tt][Pp]://[A-Za-z0-9.-]+(/[^\s\[\]]*)?$"
 
 def _needs(option: str, other: str) -> dict:
     """JSON Schema for "`option` only with `other` (not null)"."""
-    return {"anyOf": [{"not": {"required": [option]}}, {"required": [other], "properties": {other: {"type": "string"}}}]}
+    return {"anyOf": [{"not": {"required": [option]}}, {"properties": {option: {"nullable": True, "enum": [None]}}},
+                      {"required": [other], "properties": {other: {"type": "string"}}}]}
 
 
 # What read_options refuses across options (OpenAPI 3.0 has no dependentRequired).
@@ -33,7 +34,8 @@ SESSION_DEPENDENCIES = [
     _needs("allowHosts", "proxyUrl"),
     _needs("engineVersion", "engineId"),
     {"anyOf": [{"not": {"required": ["queueForCapacity"]}}, {"not": {"required": ["waitForCapacityMs"]}},
-               {"properties": {"waitForCapacityMs": {"maximum": 0}}}]},
+               {"properties": {"queueForCapacity": {"nullable": True, "enum": [None]}}},
+               {"properties": {"waitForCapacityMs": {"nullable": True, "maximum": 0}}}]},
 ]
 
 

@@ -30,6 +30,7 @@ NAME_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
 NAME_SENTENCE = ("A secret's name is UPPER_SNAKE_CASE — capital letters, digits and underscores, starting with a "
                  "letter, at most 64 characters (like OPENAI_API_KEY).")
 MAX_VALUE_BYTES = 64 * 1024
+RFC3339 = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})\Z")
 HOST_RE = re.compile(r"^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:\d{1,5})?$")
 # Refresh this long before the provider's stated expiry, so a token is never
 # handed to a request that outlives it.
@@ -113,7 +114,11 @@ def _validate_recipe(recipe: Any) -> dict:
     for key, value in recipe.items():
         if not isinstance(value, str):  # null too: the schema documents strings
             raise ApiError(f"oauth.{key}: must be a string.", code="invalid_oauth", details={"field": f"oauth.{key}"})
-    if recipe.get("expires_at"):
+    if "expires_at" in recipe:  # the schema's date-time: RFC 3339, and a real moment
+        if not RFC3339.match(recipe["expires_at"]):
+            raise ApiError("oauth.expires_at: give an RFC 3339 time, e.g. 2026-12-01T10:00:00Z.", code="invalid_oauth",
+                           details={"field": "oauth.expires_at"})
+        recipe = {**recipe, "expires_at": recipe["expires_at"].upper()}
         _parse_time(recipe["expires_at"], "oauth.expires_at")
     return {k: v for k, v in recipe.items() if v}
 

@@ -76,9 +76,13 @@ class SecretListOut(serializers.Serializer):
     results = SecretOut(many=True)
 
 
+# vault.actions.HOST_RE on the trimmed, lower-cased entry.
+HOSTS_PATTERN = r"^\s*(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:\d{1,5})?\s*$"
+
+
 class _SecretIn(serializers.Serializer):
     openapi_closed = "is not a field of a secret; send value (or oauth) and optionally hosts."
-    hosts = serializers.ListField(child=serializers.CharField(), required=False,
+    hosts = serializers.ListField(child=StrictCharField(regex_pattern=HOSTS_PATTERN), required=False,
                                   help_text="the https origins the value may be sent to; absent keeps those set")
 
 
@@ -89,7 +93,8 @@ class SecretValueIn(_SecretIn):
 _TEXT = {"type": "string", "pattern": r"\S"}
 _RECIPE_COMMON = {"token_url": {"type": "string", "pattern": r"^https?://\S*$"},
                   "client_secret": {"type": "string"}, "scope": {"type": "string"},
-                  "expires_at": {"type": "string", "format": "date-time"}}
+                  "expires_at": {"type": "string", "format": "date-time",
+                                 "description": "RFC 3339, e.g. 2026-12-01T10:00:00Z"}}
 
 
 @extend_schema_field({"anyOf": [
