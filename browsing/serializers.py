@@ -61,7 +61,7 @@ class HeaderSerializer(serializers.Serializer):
 
 class QueueSerializer(serializers.Serializer):
     openapi_closed = _CLOSED
-    maxWaitSeconds = serializers.IntegerField(min_value=1, max_value=MAX_QUEUE_SECONDS)  # noqa: N815
+    maxWaitSeconds = serializers.IntegerField(min_value=1, max_value=MAX_QUEUE_SECONDS, allow_null=True)  # noqa: N815
 
 
 @extend_schema_field({"oneOf": [

@@ -8,6 +8,8 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from foldrun.api import ApiError
+
 from .models import Category, Preference
 
 # (category, what, can be turned off, per workspace) — the spec's table.
@@ -84,6 +86,9 @@ def do_set_preference(email: str, category: str, enabled: bool, workspace=None, 
             defaults={"enabled": enabled, "via": via, "updated_at": timezone.now()},
         )
     else:
+        # Locked for the write: a workspace deleted meanwhile is a 404, never a foreign-key error at commit.
+        if not type(workspace).objects.select_for_update().filter(pk=workspace.pk).exists():
+            raise ApiError("No such workspace.", code="not_found", status_code=404)
         Preference.objects.update_or_create(
             email=email, category=category, workspace=workspace,
             defaults={"enabled": enabled, "via": via, "updated_at": timezone.now()},
