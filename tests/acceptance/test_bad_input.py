@@ -136,10 +136,10 @@ def test_a_path_ending_in_a_newline_is_refused(world, alice_api):
     assert written() == before
 
 
-def test_a_file_where_a_folder_of_the_desk_is_refused(world, alice_api):
+def test_a_file_where_a_folder_of_the_desk_is_a_conflict_and_refused(world, alice_api):
     before = written()
     response = push_with_good(alice_api, {"path": "agents", "content": "x"})
-    assert response.status_code == 422
+    assert response.status_code == 409  # a clash with the desk's own folders
     assert "agents" in response.json()["message"]
     assert written() == before
 

@@ -42,7 +42,7 @@ def test_the_workspace_page_charts_runs_lists_them_and_starts_a_flow_with_its_in
     # The nav marks where you are: Home above, Desk among the workspace's tabs, Triggers one of them.
     assert page.locator(".topbar nav a[aria-current=page]").all_text_contents() == ["Home"]
     tabs = page.locator("nav.subnav a")
-    assert tabs.all_text_contents() == ["Desk", "Runs", "Triggers", "Tools", "Notifications"]
+    assert tabs.all_text_contents() == ["Desk", "Runs", "Triggers", "Tools", "Browser sessions", "Notifications"]
     assert page.locator("nav.subnav a[aria-current=page]").text_content() == "Desk"
 
     # The chart: Chart.js drew the canvas with a bar series per status and the cost line.
