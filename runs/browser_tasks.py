@@ -88,7 +88,7 @@ def task_run_ended(sender, run, event: str, **kwargs) -> None:  # noqa: ANN001 -
 def finish_task(task_pk: int) -> bool:
     """Write the ended run into its task (once: a second call changes nothing); close a session it opened."""
     with transaction.atomic():
-        task = Task.objects.select_for_update().filter(pk=task_pk).select_related("run", "session").first()
+        task = Task.objects.select_for_update(of=("self",)).filter(pk=task_pk).select_related("run", "session").first()
         if task is None or task.status == TaskStatus.FINISHED:
             return False
         run = task.run
