@@ -50,6 +50,13 @@ EXTRA_ARGS: dict[str, dict] = {
     "fields": {"description": "extract: field -> selector inside each match; a@href for an attribute."},
     "wait_for": {"type": "string", "description": "browse: a CSS selector to wait for before reading or acting."},
     "interactive": {"type": "boolean", "description": "browse mode=aria: list only the numbered things you can act on."},
+    "within": {"type": "string", "description": "browse mode=aria (or an annotated screenshot): a selector for the "
+                                               "part of the page to number; its numbers are found in it again."},
+    "depth": {"type": "integer", "description": "browse mode=aria: how many levels of the tree, 1-50."},
+    "compact": {"type": "boolean", "description": "browse mode=aria: drop empty containers (a generic or group with "
+                                                  "no name and no text)."},
+    "delta": {"type": "boolean", "description": "browse mode=aria: only what changed since the last snapshot of the "
+                                                "same page in this session, or one line saying nothing did."},
     "max_output": {"type": "integer", "description": "browse: return at most this many characters, 200 to 18,000."},
     "expect": {"description": "browse: a JSON array of claims checked after the actions, each the shape of an expect "
                              "step; every one is reported, any failure fails the call."},

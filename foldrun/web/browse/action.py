@@ -10,6 +10,7 @@ from foldrun.contract import web_engines as W
 
 from ..errors import WebToolError
 from ..net import scrub_url
+from .aria import check_options
 from .call import Call
 from .context import listen
 from . import engines
@@ -65,6 +66,7 @@ def run(tool: "WebTool", args: dict) -> str:
     if mode not in BUILT_MODES:
         raise WebToolError(f"browse mode={mode} is not built into this install yet; the modes that are: "
                            f"{', '.join(BUILT_MODES)}")
+    check_options(args, mode)
     call = Call(tool, args)
     vendor = tool.provider_for("browse")
     if vendor is not None:

@@ -10,7 +10,8 @@ from .. import pages
 from ..errors import WebToolError
 from ..net import scrub_url
 from .registry import MODES, built_modes, mode
-from .refs import interactive_lines, load_refs, page_key, parse_snapshot, refs_file
+from . import aria  # noqa: F401 - registers mode=aria before BUILT_MODES is read
+from .refs import page_key
 from .steps.reading import keep_file
 from .. import fetch as plain
 
@@ -268,16 +269,6 @@ def read_network(call: "Call", page: "Page", args: dict) -> str:
               f"{r['bytes'] if r['bytes'] is not None else '?'} bytes {r['ms'] if r['ms'] is not None else '?'} ms"
               for r in call.network]
     return "\n".join(lines)
-
-
-@mode("aria", capability="aria")
-def read_aria(call: "Call", page: "Page", args: dict) -> str:
-    tool = call.tool
-    snapshot = page.aria_snapshot(mode="ai")
-    refs = load_refs(tool.sandbox)
-    refs[call.session_key] = {"page": page_key(page.url), "refs": parse_snapshot(snapshot)}
-    tool.write_file(refs_file(tool.sandbox), json.dumps(refs, indent=1, ensure_ascii=False).encode())
-    return interactive_lines(snapshot) if args.get("interactive") else snapshot
 
 
 @mode("screenshot", capability="screenshot")

@@ -63,8 +63,17 @@ class RefsMixin:
             raise WebToolError(f"@{ref} was read on {saved.get('page')}, not on this page ({here}) — read this page with "
                                f"mode=aria first and use its numbers")
         role, name, nth, of = entry["role"], entry.get("name"), int(entry["nth"]), int(entry["of"])
-        locator = page.get_by_role(role, name=name, exact=True) if name else page.get_by_role(role)
-        what = f'{role} "{name}"' if name else role
+        root: Any = page
+        within = entry.get("within")
+        if within:  # a number made inside `within=` is found inside that part again, counted there
+            part = self.locate(page, within)
+            if part.count() == 0:
+                raise WebToolError(f"@{ref} was numbered within {within}, and the page has no {within} now — read "
+                                   f"the page with mode=aria again and use the new numbers")
+            root = part.first
+        locator = root.get_by_role(role, name=name, exact=True) if name else root.get_by_role(role)
+        what = f'{role} "{name}"' + (f" within {within}" if within else "") if name else \
+            role + (f" within {within}" if within else "")
         count = locator.count()
         if count == 0:
             raise WebToolError(f"@{ref} ({what}) is gone from the page — read the page with mode=aria again and use "
