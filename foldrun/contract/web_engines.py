@@ -145,6 +145,36 @@ def engine_refusal(engine: str, capability: str) -> str:
     return f"{capability} needs {needs}; {engine} {ENGINE_WHAT[engine]} — use engine {engine_for(capability)}"
 
 
+def engine_disagreement(where: str, engine: object, browser: object) -> str | None:
+    """The one sentence for `engine` and `browser` naming two engines — a call's `browser=`/`engine=`, a
+    `web.browse:` block's or an identity's `engine:`/`browser:` — said the same by check, the deploy and the
+    call (no final full stop). None when they agree, or either is unset or not an engine (refused elsewhere)."""
+    named = engine_name(engine), engine_name(browser)
+    if None in named or named[0] == named[1]:
+        return None
+    return (f"{where} sets engine {engine} and browser {browser}, which disagree — they are one setting; "
+            f"give either, or both only if they agree")
+
+
+def settings_capabilities(settings: dict) -> list[tuple[str, str]]:
+    """(the engine table's row, the key that asks for it) for what a `web.browse:` block, an identity or a
+    call's own settings ask of the engine — the one reading check, the deploy and the call share."""
+    asked: list[tuple[str, str]] = []
+    if settings.get("video") not in (None, False, "false", ""):
+        asked.append(("video", "video"))
+    if settings.get("device"):
+        asked.append(("device", "device"))
+    if settings.get("headless") is False:
+        asked.append(("headless: false", "headless"))
+    for key in ("proxy", "block", "captcha", "allowed_domains", "extensions"):
+        if settings.get(key):
+            asked.append((key, key))
+    for key in ("live", "webgpu"):
+        if settings.get(key) is True or settings.get(key) == "true":
+            asked.append((key, key))
+    return asked
+
+
 # ---------------------------------------------------------------- browse vendors and their sessions
 
 BROWSE_VENDORS: tuple[str, ...] = ACTION_PROVIDERS["browse"]

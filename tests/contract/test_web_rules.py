@@ -309,7 +309,8 @@ def test_an_engine_that_does_not_exist_is_refused_with_the_closest():
 
 def test_engine_and_browser_must_agree():
     assert _messages(_agent("  browse:\n    engine: chrome\n    browser: firefox")) == [
-        "web.browse sets engine: chrome and browser: firefox; they are one setting — keep engine: alone."
+        "web.browse sets engine chrome and browser firefox, which disagree — they are one setting; give either, or "
+        "both only if they agree."
     ]
 
 

@@ -116,8 +116,8 @@ def test_browser_and_engine_on_one_call_must_agree(browse, pages_site):
     tool = browse()
     with pytest.raises(WebToolError) as caught:
         tool.call({"action": "browse", "url": f"{pages_site.url}/welcome", "browser": "chromium", "engine": "firefox"})
-    assert str(caught.value) == ("browse: browser=chromium and engine=firefox disagree — engine is the same setting "
-                                 "as browser; pass either, or both only if they agree")
+    assert str(caught.value) == ("browse sets engine firefox and browser chromium, which disagree — they are one "
+                                 "setting; give either, or both only if they agree")
     out = tool.call({"action": "browse", "url": f"{pages_site.url}/welcome", "browser": "chromium",
                      "engine": "chromium"})
     assert "signed in" in out

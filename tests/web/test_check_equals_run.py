@@ -71,3 +71,37 @@ def test_the_deploy_refuses_what_check_refuses_in_the_same_words(make_tool):
     text = "---\nname: researcher\ntools: [web]\nweb:\n  crawl: jina\n---\nPrompt.\n"
     deploy = [f.message for f in check(Desk(files={AGENT: text}), mode="deploy") if f.code.startswith("web.")]
     assert deploy == _check_messages("  crawl: jina") == [_run_refusal(make_tool, {"crawl": "jina"}, "crawl") + "."]
+
+
+@pytest.mark.parametrize("block_yaml,block", [
+    ("  browse:\n    engine: lightpanda\n    device: Pixel 7", {"engine": "lightpanda", "device": "Pixel 7"}),
+    ("  browse:\n    engine: obscura\n    block: image", {"engine": "obscura", "block": "image"}),
+    ("  browse:\n    engine: chrome\n    browser: firefox", {"engine": "chrome", "browser": "firefox"}),
+    ("  browse:\n    engine: lightpanda\n    identities:\n      phone: {device: Pixel 7}",
+     {"engine": "lightpanda", "identities": {"phone": {"device": "Pixel 7"}}}),
+])
+def test_a_browse_block_check_refuses_the_call_refuses_in_the_same_words(make_tool, block_yaml, block):
+    (from_check,) = _check_messages(block_yaml)
+    tool = make_tool({"browse": block})
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "browse", "url": "https://example.com/",
+                   **({"identity": "phone"} if "identities" in block else {})})
+    assert from_check == str(caught.value) + "."
+
+
+def test_a_call_asking_its_engine_for_what_the_table_marks_is_refused_from_the_table(make_tool):
+    tool = make_tool({"browse": {"engine": "lightpanda"}})
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "browse", "url": "https://example.com/", "mode": "screenshot"})
+    assert str(caught.value) == ("browse: screenshot needs a browser that renders; lightpanda reads and drives "
+                                 "pages without drawing them — use engine chrome")  # mode= is the call's own
+    with pytest.raises(WebToolError) as caught:
+        make_tool().call({"action": "browse", "url": "https://example.com/", "browser": "firefox",
+                          "actions": [{"pdf": "page"}]})
+    assert str(caught.value) == ("browse: pdf needs Chromium's PDF printer (chromium, chrome, or obscura's raster "
+                                 "picture); firefox is Firefox — use engine chrome")
+    with pytest.raises(WebToolError) as caught:
+        make_tool().call({"action": "browse", "url": "https://example.com/", "browser": "chromium",
+                          "engine": "safari"})
+    assert str(caught.value) == ("browse sets engine safari and browser chromium, which disagree — they are one "
+                                 "setting; give either, or both only if they agree")

@@ -393,26 +393,15 @@ class _WebCheck:
     def block_engine(self, block: dict, path: tuple) -> str | None:
         """The engine a block (or identity) names, after `engine`/`browser` agree."""
         engines = {key: W.engine_name(block[key]) for key in ("engine", "browser") if isinstance(block.get(key), str)}
-        if len(engines) == 2 and None not in engines.values() and engines["engine"] != engines["browser"]:
-            self.error(path + ("browser",), f"{_dotted(path)} sets engine: {engines['engine']} and browser: {engines['browser']}; "
-                                            "they are one setting — keep engine: alone.", "web.engine_unknown")
+        refusal = W.engine_disagreement(_dotted(path), block.get("engine"), block.get("browser"))
+        if refusal:
+            self.error(path + ("browser",), f"{refusal}.", "web.engine_unknown")
         return engines.get("engine") or engines.get("browser")
 
     @staticmethod
     def capabilities(block: dict) -> Iterator[tuple[str, str]]:
         """(capability in the engine table, the key that asks for it) for a block or identity."""
-        if block.get("video") not in (None, False, "false"):
-            yield "video", "video"
-        if block.get("device"):
-            yield "device", "device"
-        if block.get("headless") is False:
-            yield "headless: false", "headless"
-        for key in ("proxy", "block", "captcha", "allowed_domains", "extensions"):
-            if block.get(key):
-                yield key, key
-        for key in ("live", "webgpu"):
-            if block.get(key) is True:
-                yield key, key
+        yield from W.settings_capabilities(block)
 
     def check_settings(self, block: dict, path: tuple, *, is_identity: bool) -> None:
         """Value checks shared by the block and each identity."""

@@ -12,6 +12,7 @@ from ..errors import WebToolError
 from ..net import scrub_url
 from .aria import check_options
 from .call import Call
+from .limits import choose_engine
 from .context import listen
 from . import engines
 from .deadline import Deadline, seconds_of
@@ -72,15 +73,8 @@ def run(tool: "WebTool", args: dict) -> str:
     if vendor is not None:
         raise WebToolError(f"web.browse: rendering on {vendor['name']} is not built into this install yet; leave "
                            f"web.browse's via unset to render in the account's own browser")
-    both = [args.get(key) for key in ("browser", "engine")]
-    if all(both) and W.engine_name(str(both[0])) != W.engine_name(str(both[1])):
-        raise WebToolError(f"browse: browser={both[0]} and engine={both[1]} disagree — engine is the same setting "
-                           f"as browser; pass either, or both only if they agree")
-    engine_word = args.get("browser") or args.get("engine") or call.identity.get("engine") or \
-        call.block.get("engine") or call.block.get("browser")
-    engine = W.engine_name(engine_word) if engine_word else W.DEFAULT_ENGINE
-    if engine is None:
-        raise WebToolError(f"browse: browser={engine_word} is not an engine; the engines are {', '.join(W.ENGINES)}")
+    steps = steps_of(args.get("actions"))
+    engine = choose_engine(call, args, mode, steps)
     has = engines.installed()  # what the install wrote down in engines.json
     if engine == "chrome" and "chrome" not in has:
         tool.log("browse: Google Chrome is not in this runner image; running Chromium")
@@ -99,7 +93,6 @@ def run(tool: "WebTool", args: dict) -> str:
             where = "web.browse.identities" if key in call.identity else "web.browse"
             raise WebToolError(f"browse: {where} {key} is not built into this install yet; drop it to browse "
                                f"without it")
-    steps = steps_of(args.get("actions"))
     claims = steps_of(args.get("expect")) if args.get("expect") not in (None, "") else []
     routes = steps_of(args.get("routes")) if args.get("routes") not in (None, "") else []
     call.secrets_in_steps = _uses_secret(steps)
