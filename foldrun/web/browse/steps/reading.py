@@ -131,11 +131,50 @@ def keep_file(call: "Call", page: "Page", kind: str, step: dict) -> str:
     elif step.get("selector"):
         data = call.locate(page, step["selector"]).screenshot()
     else:
-        options: dict[str, Any] = {"full_page": step.get("full", True) is not False}
+        clip = clip_of(step.get("clip"))
+        options: dict[str, Any] = {"full_page": clip is None and step.get("full", True) is not False}
+        if clip is not None:
+            options["clip"] = clip
         if suffix == ".jpg":
             options.update(type="jpeg", quality=int(step.get("quality") or 60))
+        if options["full_page"] and step.get("settle", True) not in (False, "false"):
+            settle(call, page)
         data = page.screenshot(**options)
     return call.tool.write_file(target, data)
+
+
+def clip_of(value: Any) -> dict | None:
+    """`"clip": [x, y, w, h]` in page pixels, or None."""
+    if value in (None, "", []):
+        return None
+    if not (isinstance(value, list) and len(value) == 4
+            and all(isinstance(n, (int, float)) and not isinstance(n, bool) for n in value)
+            and value[0] >= 0 and value[1] >= 0 and value[2] > 0 and value[3] > 0):
+        raise WebToolError(f'browse: screenshot "clip" is [x, y, width, height] in page pixels, width and height '
+                           f"above 0, such as [0, 0, 800, 600]; {json.dumps(value)} is not")
+    x, y, width, height = (float(n) for n in value)
+    return {"x": x, "y": y, "width": width, "height": height}
+
+
+# The settle scroll: down the page a screen at a time, so lazy images and what loads on view start, then back.
+_SETTLE_JS = """async () => {
+  const step = Math.max(200, window.innerHeight);
+  const pause = () => new Promise(r => setTimeout(r, 50));
+  for (let y = 0; y < document.documentElement.scrollHeight && y < 50000; y += step) { window.scrollTo(0, y); await pause(); }
+  window.scrollTo(0, document.documentElement.scrollHeight);
+  await pause();
+  window.scrollTo(0, 0);
+}"""
+
+
+def settle(call: "Call", page: "Page") -> None:
+    """Scroll once through the page before a full-page picture, then let what that started load (briefly:
+    a page that never idles is taken as it stands)."""
+    page.evaluate(_SETTLE_JS)
+    try:
+        page.wait_for_load_state("networkidle", timeout=call.deadline.clip(3000))
+    except Exception:  # noqa: BLE001 - still loading: the picture as it stands
+        pass
 
 
 def extract(call: "Call", page: "Page", selector: Any, step: dict) -> list[dict]:
