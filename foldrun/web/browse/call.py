@@ -115,10 +115,16 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
         self.refused_hosts[host] = reason
         return reason or None
 
-    def denied(self, name: str) -> None:
+    def denied(self, name: str, what: str | None = None) -> None:
+        """`deny:` names actions; `what` is the same thing by another name — a wait on a function is `eval`,
+        a new tab `goto` (spec "What this agent's browser may do")."""
         deny = [str(d) for d in self.block.get("deny") or []]
         if name in deny or (name in ("eval",) and "js" in deny):
-            raise WebToolError(f"browse: the action {name} is denied to this agent (web.browse.deny)")
+            if what is None:
+                raise WebToolError(f"browse: the action {name} is denied to this agent (web.browse.deny)")
+            covering = name if name in deny else "js"
+            raise WebToolError(f"browse: {what} is denied to this agent — web.browse.deny names {covering}, which "
+                               f"covers it")
 
     # -- the page ----------------------------------------------------------------
     def setting(self, key: str) -> Any:
@@ -137,7 +143,7 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
 
     def no_script(self, what: str) -> None:
         """`js`, `eval` and script by another name never run beside a secret's cookies or a filled secret."""
-        self.denied("js" if what == "js" else "eval")
+        self.denied("js" if what == "js" else "eval", None if what in ("js", "eval") else what)
         if self.seeded:
             raise WebToolError(f"browse: {what} does not run in a call that carries cookies from a secret, or in a "
                                f"session those cookies seeded — document.cookie is one expression away")

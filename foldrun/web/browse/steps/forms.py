@@ -72,7 +72,7 @@ def clipboard(call: "Call", page: "Page", name: str, value: Any, item: dict, ind
     if value == "write":
         page.evaluate("t => navigator.clipboard.writeText(t)", str(item.get("text") or ""))
     elif value == "read":
-        call.no_script("clipboard read")
+        call.no_script("a clipboard read")
         call.results.append({"clipboard": "read", "value": page.evaluate("() => navigator.clipboard.readText()")})
     else:
         raise WebToolError(f'browse: step {index}: clipboard is "write" (+ text) or "read"')
@@ -108,7 +108,7 @@ def login(call: "Call", page: "Page", name: str, step: dict, timeout: float) -> 
     call.secrets[f"{name}"] = str(cred["password"])  # redacted as [secret NAME] wherever it shows
     origin = None
     if cred.get("url"):
-        call.denied("goto")
+        call.denied("goto", f"a sign-in that opens a URL (the secret {name} holds one)")
         call.navigate(page, str(cred["url"]))
         parts = urlsplit(str(cred["url"]))
         origin = f"{parts.scheme}://{parts.netloc}"

@@ -90,7 +90,7 @@ def wait(call: "Call", page: "Page", value: Any, step: dict, timeout: float) -> 
     elif value in ("response", "request"):
         wait_exchange(call, page, value, step, timeout)
     elif value == "fn":
-        call.no_script("eval")
+        call.no_script("a wait on a function")
         page.wait_for_function(str(step.get("js")), timeout=timeout)
     else:
         state = "hidden" if step.get("gone") else "visible"
@@ -120,7 +120,7 @@ def tab(call: "Call", page: "Page", value: Any, step: dict) -> None:
     """Switch to a tab a click opened (`1`, `"last"`), open one (`"new"` + url, + label), or close this one."""
     context = page.context
     if value == "new":
-        call.denied("goto")
+        call.denied("goto", "a new tab")
         target = context.new_page()
         listen(call, target)
         if step.get("label"):

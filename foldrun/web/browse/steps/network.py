@@ -41,12 +41,14 @@ def download_step(call: "Call", page: "Page", name: str, value: Any, item: dict,
 def download(call: "Call", page: "Page", value: Any, step: dict, timeout: float) -> None:
     """`download` from a control (or a URL) to `outputs/<to>`."""
     to = str(step.get("to") or "")
+    given_url = isinstance(value, str) and value.startswith(("http://", "https://"))
+    if given_url:  # a navigation: goto's denial and allowed_domains hold for it
+        call.denied("goto", "a download given a URL")
+        reason = call.host_refusal(value)
+        if reason:
+            raise WebToolError(f"browse: {scrub_url(value)} was not downloaded — {reason}")
     with page.expect_download(timeout=max(timeout, 30_000)) as caught:
-        if isinstance(value, str) and value.startswith(("http://", "https://")):
-            call.denied("goto")
-            reason = call.host_refusal(value)
-            if reason:
-                raise WebToolError(f"browse: {scrub_url(value)} was not downloaded — {reason}")
+        if given_url:
             page.evaluate("u => { const a = document.createElement('a'); a.href = u; a.download = ''; "
                           "document.body.appendChild(a); a.click(); a.remove(); }", value)
         else:
