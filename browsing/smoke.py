@@ -12,28 +12,20 @@ take a `Page`, return plain data, and leave every write to `runs.skill_runs`, af
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag, urljoin, urlsplit
 
-from django.conf import settings
-
 from foldrun import net
+from foldrun.web.browse.assets import AXE_MISSING, axe_source, inject_axe
 
 from .attach import navigate
 from .errors import SessionError
 
-AXE_FILE = Path("var") / "axe-npm" / "node_modules" / "axe-core" / "axe.min.js"
 # Basic accessibility: the WCAG A and AA rules; only serious and critical findings fail the check.
 AXE_TAGS = ["wcag2a", "wcag2aa"]
 FAILING_IMPACTS = ("serious", "critical")
 LOAD_TIMEOUT_MS = 30_000
 LINK_TIMEOUT = 10.0
-
-
-def axe_source() -> str | None:
-    path = Path(settings.BASE_DIR) / AXE_FILE
-    return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
 class Watch:
@@ -102,12 +94,10 @@ def start_checks(page: Any, url: str, max_links: int) -> dict[str, Any]:
 
 def _axe(page: Any) -> dict[str, Any]:
     started = time.monotonic()
-    source = axe_source()
-    if source is None:
-        return {"ok": False, "ran": False, "ms": 0, "violations": [],
-                "error": "axe-core is not installed on this worker (./scripts/bootstrap puts it in var/axe-npm)."}
+    if axe_source() is None:
+        return {"ok": False, "ran": False, "ms": 0, "violations": [], "error": f"{AXE_MISSING}."}
     try:
-        page.add_script_tag(content=source)
+        inject_axe(page)
         result = page.evaluate("tags => axe.run(document, {runOnly: {type: 'tag', values: tags}, "
                                "resultTypes: ['violations']})", AXE_TAGS)
     except Exception as exc:  # noqa: BLE001 - a page that refuses scripts (CSP) or navigates away

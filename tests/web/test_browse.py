@@ -537,19 +537,6 @@ def test_feed_finds_the_linked_feed_and_lists_its_items(browse, site, tmp_path):
     assert saved["items"][0]["summary"] == "From January."
 
 
-def test_a11y_runs_the_built_in_checks(browse, site, tmp_path):
-    out = browse().call({"action": "browse", "url": f"{site.url}/article", "mode": "a11y"})
-    assert out.startswith("[image-alt] 1 × images with no alt attribute — give each an alt (alt=\"\" when it is "
-                          "decorative)\n    img")
-    assert json.loads((tmp_path / "outputs/a11y.json").read_text())[0]["rule"] == "image-alt"
-
-
-def test_vitals_are_graded(browse, site, tmp_path):
-    out = browse().call({"action": "browse", "url": f"{site.url}/article", "mode": "vitals"})
-    assert [line.split(":")[0] for line in out.splitlines()] == ["LCP", "CLS", "FCP", "TTFB", "load", "weight"]
-    assert json.loads((tmp_path / "outputs/vitals.json").read_text())["CLS"]["grade"] == "good"
-
-
 def test_a_session_outlives_its_browser_closing_by_its_saved_storage(browse, browsers, site):
     tool = browse()
     tool.call({"action": "browse", "url": f"{site.url}/login", "session": "portal",

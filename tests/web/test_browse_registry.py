@@ -1,7 +1,7 @@
 """The browse registry: every step and mode registered once, beside its handler, and held against the engine table."""
 from foldrun.contract import web_engines as W
 from foldrun.web import browse
-from foldrun.web.browse.registry import MODES, STEPS
+from foldrun.web.browse.registry import MODES, STEPS, acting_modes
 
 KINDS = {"pointer", "forms", "keyboard", "navigation", "storage", "network", "reading"}
 
@@ -46,3 +46,10 @@ def test_each_step_lives_in_the_module_of_its_kind():
     assert STEPS["click"].kind == "pointer" and STEPS["fill"].kind == "forms" and STEPS["press"].kind == "keyboard"
     assert STEPS["goto"].kind == "navigation" and STEPS["cookie"].kind == "storage" and STEPS["mock"].kind == "network"
     assert STEPS["get"].kind == "reading"
+
+
+def test_every_mode_is_registered_with_whether_it_acts():
+    assert all(isinstance(m.acts, bool) for m in MODES.values())
+    unbuilt = set(W.BROWSE_MODES) - set(MODES)
+    assert acting_modes() == {m.name for m in MODES.values() if m.acts} | unbuilt
+    assert browse.acts({"mode": "a11y"}) is False

@@ -18,7 +18,7 @@ from . import engines
 from .deadline import Deadline, seconds_of
 from .spare import close_later
 from .modes import BUILT_MODES, read, save_captures
-from .registry import run_steps
+from .registry import prepare, run_steps
 from .steps import mock
 from .util import ACTION_TIMEOUT_MS, safe_name, steps_of
 
@@ -141,6 +141,7 @@ def run(tool: "WebTool", args: dict) -> str:
     refusals_from = len(call.proxy.refusals) if call.proxy is not None else 0
     page = call.fresh_page or context.new_page()
     listen(call, page)
+    prepare(call, page, mode)
     if trace_target is not None:
         context.tracing.start(screenshots=True, snapshots=True)
     try:
@@ -270,6 +271,7 @@ def _in_session(tool: "WebTool", call: Call, url: str | None, mode: str, args: d
     context, page = tool.browsers.session_page()
     call.deadline = Deadline(call.deadline.seconds)  # clipped waits only: the session's context is not ours to close
     listen(call, page)
+    prepare(call, page, mode)
     try:
         if url is not None:
             call.navigate(page, url)

@@ -109,7 +109,7 @@ def delta_of(before: str | None, now: str, where: str) -> str:
     return f"changed on {where} since the last aria read in this session (+ new, - gone):\n" + "\n".join(changed)
 
 
-@mode("aria", capability="aria")
+@mode("aria", acts=False, capability="aria")
 def read_aria(call: "Call", page: "Page", args: dict) -> str:
     tool = call.tool
     within = str(args["within"]).strip() if args.get("within") not in (None, "") else None

@@ -14,6 +14,7 @@ from . import aria  # noqa: F401 - registers mode=aria before BUILT_MODES is rea
 from .refs import page_key
 from .steps.reading import keep_file
 from .. import fetch as plain
+from . import audit  # noqa: F401 - registers the modes it holds before BUILT_MODES is read
 
 if TYPE_CHECKING:  # pragma: no cover
     from playwright.sync_api import Page
@@ -108,55 +109,7 @@ _LINKS_JS = """() => Array.from(document.querySelectorAll('a[href]')).map(a => (
   .filter(l => !l.href.startsWith('javascript:'))"""
 
 
-# The built-in checks, for when the image has no axe-core: each a rule, what it found, and the fix.
-_A11Y_JS = """() => {
-  const out = [];
-  const name = el => (el.getAttribute('aria-label') || el.getAttribute('title') || el.innerText || el.value || '').trim();
-  const sel = el => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\\s+/).join('.') : '');
-  const add = (rule, what, fix, els) => { if (els.length) out.push({rule, what, fix, count: els.length, elements: els.map(sel)}); };
-  add('image-alt', 'images with no alt attribute', 'give each an alt (alt="" when it is decorative)',
-      [...document.querySelectorAll('img:not([alt])')]);
-  add('label', 'form fields with no label', 'add a <label for>, aria-label or aria-labelledby',
-      [...document.querySelectorAll('input:not([type=hidden]):not([type=submit]):not([type=button]), select, textarea')]
-        .filter(el => !(el.labels && el.labels.length) && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby') && !el.getAttribute('title')));
-  add('button-name', 'buttons with no name', 'give the button text or an aria-label',
-      [...document.querySelectorAll('button, [role=button]')].filter(el => !name(el) && !el.querySelector('img[alt]:not([alt=""])')));
-  add('link-name', 'links with no name', 'give the link text or an aria-label',
-      [...document.querySelectorAll('a[href]')].filter(el => !name(el) && !el.querySelector('img[alt]:not([alt=""])')));
-  add('html-has-lang', 'a page with no lang', 'set <html lang="…">', document.documentElement.lang ? [] : [document.documentElement]);
-  add('document-title', 'a page with no title', 'add a <title>', document.title.trim() ? [] : [document.documentElement]);
-  const ids = {}; document.querySelectorAll('[id]').forEach(el => { (ids[el.id] = ids[el.id] || []).push(el); });
-  add('duplicate-id', 'ids used more than once', 'make each id unique', Object.values(ids).filter(l => l.length > 1).flat());
-  let last = 0; const skips = [];
-  document.querySelectorAll('h1, h2, h3, h4, h5, h6').forEach(h => { const n = +h.tagName[1]; if (last && n > last + 1) skips.push(h); last = n; });
-  add('heading-order', 'headings that skip a level', 'step headings down one level at a time', skips);
-  return out;
-}"""
-
-
-_VITALS_JS = """() => new Promise(resolve => {
-  const nav = performance.getEntriesByType('navigation')[0] || {};
-  const paint = Object.fromEntries(performance.getEntriesByType('paint').map(p => [p.name, p.startTime]));
-  let lcp = null, cls = 0;
-  try { new PerformanceObserver(l => { for (const e of l.getEntries()) lcp = e.startTime; }).observe({type: 'largest-contentful-paint', buffered: true}); } catch (e) {}
-  try { new PerformanceObserver(l => { for (const e of l.getEntries()) if (!e.hadRecentInput) cls += e.value; }).observe({type: 'layout-shift', buffered: true}); } catch (e) {}
-  setTimeout(() => {
-    const grade = (v, good, poor) => v === null ? null : v <= good ? 'good' : v <= poor ? 'needs improvement' : 'poor';
-    const bytes = performance.getEntriesByType('resource').reduce((n, r) => n + (r.transferSize || 0), nav.transferSize || 0);
-    const ms = v => v === null || v === undefined ? null : Math.round(v);
-    resolve({
-      LCP: {value: ms(lcp), unit: ' ms', grade: grade(lcp, 2500, 4000)},
-      CLS: {value: Math.round(cls * 1000) / 1000, grade: grade(cls, 0.1, 0.25)},
-      FCP: {value: ms(paint['first-contentful-paint'] ?? null), unit: ' ms', grade: grade(paint['first-contentful-paint'] ?? null, 1800, 3000)},
-      TTFB: {value: ms(nav.responseStart ?? null), unit: ' ms', grade: grade(nav.responseStart ?? null, 800, 1800)},
-      load: {value: ms(nav.loadEventEnd ?? null), unit: ' ms'},
-      weight: {value: bytes, unit: ' bytes'},
-    });
-  }, 300);
-})"""
-
-
-@mode("capture")
+@mode("capture", acts=False)
 def read_capture(call: "Call", page: "Page", args: dict) -> str:
     if not args.get("capture"):
         raise WebToolError('browse: mode=capture needs capture=, a URL glob such as "**/api/*"')
@@ -167,49 +120,27 @@ def read_capture(call: "Call", page: "Page", args: dict) -> str:
                         for c in saved)
 
 
-@mode("diff")
+@mode("diff", acts=False)
 def read_diff(call: "Call", page: "Page", args: dict) -> str:
     return diff_read(call, page)
 
 
-@mode("feed")
+@mode("feed", acts=False)
 def read_feed(call: "Call", page: "Page", args: dict) -> str:
     return feed_read(call, page)
 
 
-@mode("a11y")
-def read_a11y(call: "Call", page: "Page", args: dict) -> str:
-    tool = call.tool
-    found = page.evaluate(_A11Y_JS)
-    data = json.dumps(found, indent=1, ensure_ascii=False)
-    tool.write_file(tool.sandbox / "outputs" / "a11y.json", data.encode())
-    if not found:
-        return "the built-in checks found nothing to fix (axe-core is not in this image; its rules go further)"
-    return "\n".join(f"[{v['rule']}] {v['count']} × {v['what']} — {v['fix']}\n    " +
-                     "\n    ".join(v["elements"][:5]) for v in found)
-
-
-@mode("vitals", capability="vitals")
-def read_vitals(call: "Call", page: "Page", args: dict) -> str:
-    tool = call.tool
-    vitals = page.evaluate(_VITALS_JS)
-    data = json.dumps(vitals, indent=1)
-    tool.write_file(tool.sandbox / "outputs" / "vitals.json", data.encode())
-    return "\n".join(f"{k}: {v['value']}{v.get('unit', '')}" + (f" ({v['grade']})" if v.get("grade") else "")
-                     for k, v in vitals.items())
-
-
-@mode("text")
+@mode("text", acts=False)
 def read_text(call: "Call", page: "Page", args: dict) -> str:
     return page.inner_text("body")
 
 
-@mode("html")
+@mode("html", acts=False)
 def read_html(call: "Call", page: "Page", args: dict) -> str:
     return page.content()
 
 
-@mode("markdown")
+@mode("markdown", acts=False)
 def read_markdown(call: "Call", page: "Page", args: dict) -> str:
     tool = call.tool
     text = pages.to_markdown(page.content(), page.url)
@@ -217,7 +148,7 @@ def read_markdown(call: "Call", page: "Page", args: dict) -> str:
     return text
 
 
-@mode("meta")
+@mode("meta", acts=False)
 def read_meta(call: "Call", page: "Page", args: dict) -> str:
     tool = call.tool
     meta = {"url": scrub_url(page.url), **pages.meta_of(page.content(), page.url)}
@@ -226,12 +157,12 @@ def read_meta(call: "Call", page: "Page", args: dict) -> str:
     return data
 
 
-@mode("links")
+@mode("links", acts=False)
 def read_links(call: "Call", page: "Page", args: dict) -> str:
     return pages.links_text(page.evaluate(_LINKS_JS))
 
 
-@mode("table")
+@mode("table", acts=False)
 def read_table(call: "Call", page: "Page", args: dict) -> str:
     tool = call.tool
     tables = page.evaluate(_TABLES_JS)
@@ -240,7 +171,7 @@ def read_table(call: "Call", page: "Page", args: dict) -> str:
     return data if tables else "no tables on the page"
 
 
-@mode("console")
+@mode("console", acts=False)
 def read_console(call: "Call", page: "Page", args: dict) -> str:
     tool = call.tool
     data = json.dumps(call.console, indent=1, ensure_ascii=False)
@@ -251,7 +182,7 @@ def read_console(call: "Call", page: "Page", args: dict) -> str:
                      for m in call.console)
 
 
-@mode("network")
+@mode("network", acts=False)
 def read_network(call: "Call", page: "Page", args: dict) -> str:
     tool = call.tool
     try:  # every request it made: let the last ones land before listing them
@@ -271,13 +202,13 @@ def read_network(call: "Call", page: "Page", args: dict) -> str:
     return "\n".join(lines)
 
 
-@mode("screenshot", capability="screenshot")
+@mode("screenshot", acts=False, capability="screenshot")
 def read_screenshot(call: "Call", page: "Page", args: dict) -> str:
     where = keep_file(call, page, "screenshot", {"screenshot": "page"})
     return f"{where} — the full page at {page.viewport_size['width']}px wide. Read {where} to see it."
 
 
-@mode("pdf", capability="pdf")
+@mode("pdf", acts=False, capability="pdf")
 def read_pdf(call: "Call", page: "Page", args: dict) -> str:
     where = keep_file(call, page, "pdf", {"pdf": "page"})
     return f"{where} — the page printed to PDF."

@@ -28,6 +28,8 @@ if TYPE_CHECKING:  # pragma: no cover
 StepHandler = Callable[["Call", "Page", str, Any, dict, int, float], None]
 # (call, page, args) -> the text the call answers
 ModeHandler = Callable[["Call", "Page", dict], str]
+# (call, page) -> None: what a mode needs in place before the page opens (an observer, a script)
+Prepare = Callable[["Call", "Page"], None]
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,8 @@ class Mode:
     name: str
     handler: ModeHandler
     capability: str
+    acts: bool                   # reading the page this way may change something: a call in it is a write
+    prepare: Prepare | None = None
 
 
 STEPS: dict[str, Step] = {}
@@ -64,15 +68,24 @@ def step(*names: str, acts: bool, capability: str = "actions") -> Callable[[Step
     return register
 
 
-def mode(name: str, capability: str = "read") -> Callable[[ModeHandler], ModeHandler]:
+def mode(name: str, *, acts: bool, capability: str = "read",
+         prepare: Prepare | None = None) -> Callable[[ModeHandler], ModeHandler]:
+    """Register how the page is read by `mode=name`; `prepare` runs on the tab before the page opens."""
     def register(handler: ModeHandler) -> ModeHandler:
         if name in MODES:
             raise RuntimeError(f"browse mode={name} is registered twice")
         if name not in W.BROWSE_MODES:
             raise RuntimeError(f"browse mode={name} is not a mode the contract knows")
-        MODES[name] = Mode(name, handler, capability)
+        MODES[name] = Mode(name, handler, capability, acts, prepare)
         return handler
     return register
+
+
+def prepare(call: "Call", page: "Page", name: str) -> None:
+    """What mode=name needs on the tab before the page opens, if anything."""
+    registered = MODES.get(name)
+    if registered is not None and registered.prepare is not None:
+        registered.prepare(call, page)
 
 
 def built_steps() -> tuple[str, ...]:
@@ -86,6 +99,11 @@ def acting_steps() -> frozenset[str]:
 
 def built_modes() -> tuple[str, ...]:
     return tuple(name for name in W.BROWSE_MODES if name in MODES)
+
+
+def acting_modes() -> frozenset[str]:
+    """Modes registered as acting, and every mode not built here (could be either: counts as a write)."""
+    return frozenset(name for name in W.BROWSE_MODES if name not in MODES or MODES[name].acts)
 
 
 def run_steps(call: "Call", page: "Page", steps: list[dict]) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import WebToolError
-from ..registry import acting_steps, built_steps
+from ..registry import acting_modes, acting_steps, built_steps
 from ..util import steps_of
 from . import forms, keyboard, navigation, network, pointer, reading, storage  # noqa: F401 - they register
 from .network import mock
@@ -16,8 +16,8 @@ ACTING_STEPS: frozenset[str] = acting_steps()
 
 
 def acts(args: dict) -> bool:
-    """True when the call's steps may have changed something (a click, a fill, script …)."""
-    if args.get("js"):
+    """True when the call's steps or its mode may have changed something (a click, a fill, script …)."""
+    if args.get("js") or str(args.get("mode") or "text").strip().lower() in acting_modes():
         return True
     try:
         steps = steps_of(args.get("actions"))
