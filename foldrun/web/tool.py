@@ -88,6 +88,10 @@ EXTRA_ARGS: dict[str, dict] = {
                                                    "login at rest (AES-256-GCM)."},
     "capture": {"type": "string", "description": "browse: a URL glob; every matching response is saved under "
                                                  "outputs/captures/ (mode=capture returns the bodies)."},
+    "visual": {"type": "boolean", "description": "browse mode=diff: compare pixels, not words — the share that "
+                                                "changed, where, and outputs/diff.png with the changes in red."},
+    "against": {"type": "string", "description": "browse mode=diff: another page's URL to compare this one with now "
+                                                 "(staging and production), as markdown or pixels with visual=true."},
 }
 TYPED: dict[str, str] = {"count": "integer"}
 _REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")

@@ -11,6 +11,7 @@ from foldrun.contract import web_engines as W
 from ..errors import WebToolError
 from ..net import scrub_url
 from .aria import check_options
+from .compare import check_diff_options
 from .call import Call
 from .limits import choose_engine
 from .context import listen
@@ -68,6 +69,7 @@ def run(tool: "WebTool", args: dict) -> str:
         raise WebToolError(f"browse mode={mode} is not built into this install yet; the modes that are: "
                            f"{', '.join(BUILT_MODES)}")
     check_options(args, mode)
+    check_diff_options(args, mode)
     call = Call(tool, args)
     vendor = tool.provider_for("browse")
     if vendor is not None:

@@ -11,10 +11,9 @@ from ..errors import WebToolError
 from ..net import scrub_url
 from .registry import MODES, built_modes, mode
 from . import aria  # noqa: F401 - registers mode=aria before BUILT_MODES is read
-from .refs import page_key
 from .steps.reading import keep_file
 from .. import fetch as plain
-from . import audit  # noqa: F401 - registers the modes it holds before BUILT_MODES is read
+from . import audit, compare  # noqa: F401 - register the modes they hold before BUILT_MODES is read
 
 if TYPE_CHECKING:  # pragma: no cover
     from playwright.sync_api import Page
@@ -38,27 +37,6 @@ def save_captures(call: "Call") -> list[dict]:
         saved.append({"url": scrub_url(response.url), "status": response.status, "contentType": kind, "file": where,
                       "text": body.decode("utf-8", errors="replace") if suffix != ".bin" else None})
     return saved
-
-
-def diff_read(call: "Call", page: "Page") -> str:
-    """The page as markdown against the last diff read of the same URL; the first read saves the baseline."""
-    import difflib
-    import hashlib
-
-    tool = call.tool
-    now = pages.to_markdown(page.content(), page.url)
-    key = hashlib.sha256(page_key(page.url).encode() + b"?" + urlsplit(page.url).query.encode()).hexdigest()[:20]
-    baseline = tool.sandbox / "state" / "browser" / "diff" / f"{key}.md"
-    before = baseline.read_text(encoding="utf-8") if baseline.is_file() else None
-    tool.write_file(baseline, now.encode())
-    where = tool.relative(baseline)
-    if before is None:
-        return (f"first diff read of {scrub_url(page.url)}: saved as the baseline ({len(now.splitlines())} lines, "
-                f"{where}); the next diff read compares with it")
-    lines = list(difflib.unified_diff(before.splitlines(), now.splitlines(), "before", "now", n=2, lineterm=""))
-    if not lines:
-        return f"no change since the last diff read of {scrub_url(page.url)}"
-    return "\n".join(lines)
 
 
 def feed_read(call: "Call", page: "Page") -> str:
@@ -118,11 +96,6 @@ def read_capture(call: "Call", page: "Page", args: dict) -> str:
         return f"nothing the page fetched matched capture={args['capture']}"
     return "\n\n".join(f"=== {c['url']} ({c['status']}, {c['file']}) ===\n" + (c["text"] or "(binary)")[:6000]
                         for c in saved)
-
-
-@mode("diff", acts=False)
-def read_diff(call: "Call", page: "Page", args: dict) -> str:
-    return diff_read(call, page)
 
 
 @mode("feed", acts=False)
