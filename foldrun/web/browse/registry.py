@@ -50,6 +50,9 @@ class Mode:
     prepare: Prepare | None = None
 
 
+# The steps `"human": true` changes: the pointer travels a curve with a person's pauses.
+HUMAN_STEPS = ("click", "dblclick", "hover", "drag", "mouse")
+
 STEPS: dict[str, Step] = {}
 MODES: dict[str, Mode] = {}
 
@@ -117,6 +120,13 @@ def run_steps(call: "Call", page: "Page", steps: list[dict]) -> None:
         if name not in STEPS:
             raise WebToolError(f"browse: the action {name} is not built into this install yet; the ones that run "
                                f"here: {', '.join(built_steps())}")
+        if item.get("human") not in (None, False):
+            if name not in HUMAN_STEPS:
+                raise WebToolError(f'browse: step {index}: "human" moves the pointer on {", ".join(HUMAN_STEPS)} '
+                                   f"(a mouse move); {name} takes no pointer path")
+            if item.get("force"):
+                raise WebToolError(f'browse: step {index}: "human" and "force" disagree — a person\'s pointer lands '
+                                   f"on the element's place on the screen, force skips the screen; keep one")
         call.deadline.where = f"at step {index} ({name} {json.dumps(item.get(name))[:80]})"
         timeout = call.deadline.clip(float(item.get("timeout") or ACTION_TIMEOUT_MS))
         try:

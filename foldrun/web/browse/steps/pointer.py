@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...errors import WebToolError
+from ..human import human_pointer, move_to, swipe, tap
 from ..registry import step
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -17,7 +18,9 @@ FIRST_TRY_MS = 1_500        # the plain click's own try, before the keyboard and
 @step("click", "check", "uncheck", acts=True)
 def press(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
     locator = call.locate(page, value)
-    if item.get("force"):
+    if item.get("human") and name == "click":
+        human_pointer(call, page, name, locator.first, item, timeout)
+    elif item.get("force"):
         force_on(locator.first, name, value, timeout)
     else:
         press_on(call, page, locator, name, value, timeout)
@@ -25,29 +28,47 @@ def press(call: "Call", page: "Page", name: str, value: Any, item: dict, index: 
 
 @step("dblclick", acts=True)
 def dblclick(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
-    call.locate(page, value).dblclick(timeout=timeout, force=bool(item.get("force")))
+    if item.get("human"):
+        human_pointer(call, page, name, call.locate(page, value).first, item, timeout)
+    elif item.get("force"):  # on the element itself, as a forced click is
+        dispatch_on(call.locate(page, value).first, "dblclick", timeout)
+    else:
+        call.locate(page, value).dblclick(timeout=timeout)
 
 
 @step("rightclick", acts=True)
 def rightclick(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
-    call.locate(page, value).click(button="right", timeout=timeout, force=bool(item.get("force")))
+    if item.get("force"):
+        dispatch_on(call.locate(page, value).first, "contextmenu", timeout)
+    else:
+        call.locate(page, value).click(button="right", timeout=timeout)
 
 
 @step("hover", acts=False)
 def hover(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
-    call.locate(page, value).hover(timeout=timeout, force=bool(item.get("force")))
+    if item.get("human"):
+        human_pointer(call, page, name, call.locate(page, value).first, item, timeout)
+    else:
+        call.locate(page, value).hover(timeout=timeout, force=bool(item.get("force")))
 
 
 @step("drag", acts=True)
 def drag(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
     if not item.get("to"):
         raise WebToolError(f'browse: step {index}: drag needs "to", the selector to drop on')
+    if item.get("human"):
+        human_pointer(call, page, name, call.locate(page, value).first, item, timeout)
+        return
     call.locate(page, value).first.drag_to(call.locate(page, item["to"]).first, timeout=timeout)
 
 
 @step("mouse", acts=True)
 def mouse(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
     x, y = float(item.get("x", 0)), float(item.get("y", 0))
+    if item.get("human"):
+        move_to(call, page, x, y)  # the pointer travels there like a person's; then what was asked happens there
+        if value == "move":
+            return
     if value == "move":
         page.mouse.move(x, y)
     elif value in ("down", "up"):
@@ -62,6 +83,17 @@ def mouse(call: "Call", page: "Page", name: str, value: Any, item: dict, index: 
 @step("wheel", acts=False)
 def wheel(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
     page.mouse.wheel(float(item.get("dx") or 0), float(value))
+
+
+@step("tap", acts=True)
+def tap_step(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
+    tap(call, page, call.locate(page, value).first, timeout)
+
+
+@step("swipe", acts=True)
+def swipe_step(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
+    on = call.locate(page, item["selector"]).first if item.get("selector") else None
+    swipe(call, page, str(value), on, timeout)
 
 
 @step("highlight", acts=False)
@@ -134,6 +166,13 @@ def force_on(element: "Locator", name: str, selector: Any, timeout: float) -> No
     if _checked(element) != want:
         raise WebToolError(f"browse: {name} {selector} (forced): the element was clicked but is still "
                            f"{'unchecked' if want else 'checked'}")
+
+
+def dispatch_on(element: "Locator", event: str, timeout: float) -> None:
+    """A forced double or right click: the event goes to the element itself, past whatever covers it."""
+    element.wait_for(state="attached", timeout=timeout)
+    element.dispatch_event(event, {"bubbles": True, "cancelable": True, "button": 2 if event == "contextmenu" else 0,
+                                   "detail": 2 if event == "dblclick" else 1})
 
 
 def _checked(element: "Locator") -> bool:
