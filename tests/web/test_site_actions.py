@@ -247,3 +247,6 @@ def test_crawl_refuses_a_page_file_planted_as_a_symlink_and_leaves_its_target_al
     with pytest.raises(WebToolError, match=r"^index.md: a symlink out of the agent directory is refused$"):
         make_tool().call({"action": "crawl", "url": f"{docs.url}/", "limit": 2})
     assert target.read_text() == "untouched"
+    # the pages are written off the readers' thread: the refusal still stops the call before its index and cursor
+    assert not (tmp_path / "outputs/crawl/index.txt").exists()
+    assert not (tmp_path / "outputs/crawl/.cursor.json").exists()
