@@ -88,6 +88,8 @@ EXTRA_ARGS: dict[str, dict] = {
                                                    "login at rest (AES-256-GCM)."},
     "capture": {"type": "string", "description": "browse: a URL glob; every matching response is saved under "
                                                  "outputs/captures/ (mode=capture returns the bodies)."},
+    "annotate": {"type": "boolean", "description": "browse mode=screenshot: draw a box and its number on every "
+                                                  "element that can be acted on, and list them; the numbers are @e4."},
     "visual": {"type": "boolean", "description": "browse mode=diff: compare pixels, not words — the share that "
                                                 "changed, where, and outputs/diff.png with the changes in red."},
     "against": {"type": "string", "description": "browse mode=diff: another page's URL to compare this one with now "

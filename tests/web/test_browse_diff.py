@@ -2,15 +2,11 @@
 copy), and against= compares with another page now — real Chromium against pages this file serves."""
 from __future__ import annotations
 
-import json
-import struct
-import zlib
-from pathlib import Path
-
 import pytest
 
 from foldrun.web import WebToolError
 from foldrun.web.browse import BrowserPool
+from tests.fakes.png import pixel, rows_of
 from tests.fakes.website import TestSite, html
 
 pytestmark = pytest.mark.e2e
@@ -53,47 +49,6 @@ def browse(make_tool, browsers):
     return lambda config=None: make_tool(config, browsers=browsers)
 
 
-def _pixels(path: Path) -> tuple[int, int, list[bytes]]:
-    """A PNG's rows of RGBA bytes (8-bit colour types 2 and 6, as Chromium writes them)."""
-    data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    at, chunks, width = 8, b"", 0
-    while at < len(data):
-        length, kind = struct.unpack(">I4s", data[at:at + 8])
-        body = data[at + 8:at + 8 + length]
-        if kind == b"IHDR":
-            width, height, depth, colour = struct.unpack(">IIBB", body[:10])
-            assert depth == 8 and colour in (2, 6)
-            step = 4 if colour == 6 else 3
-        elif kind == b"IDAT":
-            chunks += body
-        at += 12 + length
-    raw, rows, previous = zlib.decompress(chunks), [], bytearray(width * step)
-    stride = width * step
-    for y in range(height):
-        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            left = line[i - step] if i >= step else 0
-            up, corner = previous[i], previous[i - step] if i >= step else 0
-            if kind == 1:
-                line[i] = (line[i] + left) & 255
-            elif kind == 2:
-                line[i] = (line[i] + up) & 255
-            elif kind == 3:
-                line[i] = (line[i] + (left + up) // 2) & 255
-            elif kind == 4:
-                p = left + up - corner
-                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
-                line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else corner)) & 255
-        rows.append(bytes(line) if step == 4 else b"".join(bytes(line[i:i + 3]) + b"\xff" for i in range(0, stride, 3)))
-        previous = line
-    return width, height, rows
-
-
-def _at(rows: list[bytes], x: int, y: int) -> tuple[int, int, int]:
-    return tuple(rows[y][4 * x:4 * x + 3])
-
-
 def test_a_visual_diff_saves_a_picture_then_gives_the_share_and_rectangle_changed_and_draws_them(browse, pages, tmp_path):
     tool = browse()
     call = {"action": "browse", "url": f"{pages.url}/board", "mode": "diff", "visual": True,
@@ -111,11 +66,11 @@ def test_a_visual_diff_saves_a_picture_then_gives_the_share_and_rectangle_change
     assert changed == (f"8.33% of the pixels changed since the last visual diff read of {pages.url}/board "
                        f"(10,000 of 120,000), within the rectangle x=40 y=100 w=200 h=50; outputs/diff.png shows the "
                        f"changes in red on a faded copy of the page as it is now. Read outputs/diff.png to see it.")
-    width, height, rows = _pixels(tmp_path / "outputs/diff.png")
+    width, height, rows = rows_of(tmp_path / "outputs/diff.png")
     assert (width, height) == (400, 300)
-    assert _at(rows, 140, 125) == (255, 0, 0)             # inside the box: changed, in red
-    assert _at(rows, 10, 10) == (255, 255, 255)           # white stays white
-    grey = _at(rows, 325, 210)                            # the black bar, unchanged: faded to a light grey
+    assert pixel(rows, 140, 125) == (255, 0, 0)             # inside the box: changed, in red
+    assert pixel(rows, 10, 10) == (255, 255, 255)           # white stays white
+    grey = pixel(rows, 325, 210)                            # the black bar, unchanged: faded to a light grey
     assert all(190 <= c <= 192 for c in grey)
 
 
@@ -133,8 +88,8 @@ def test_against_with_visual_compares_the_two_pages_as_pictures(browse, pages, t
     assert out.startswith(f"8.33% of the pixels changed from {pages.url}/staging to {pages.url}/production (10,000 of "
                           f"120,000), within the rectangle x=40 y=100 w=200 h=50; ")
     assert (tmp_path / "outputs/diff.png").is_file()
-    _w, _h, rows = _pixels(tmp_path / "outputs/diff.png")
-    assert _at(rows, 140, 125) == (255, 0, 0)
+    _w, _h, rows = rows_of(tmp_path / "outputs/diff.png")
+    assert pixel(rows, 140, 125) == (255, 0, 0)
 
 
 def test_against_a_host_outside_allowed_domains_is_refused_by_name(browse, pages):

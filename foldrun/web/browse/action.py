@@ -11,6 +11,7 @@ from foldrun.contract import web_engines as W
 from ..errors import WebToolError
 from ..net import scrub_url
 from .aria import check_options
+from .annotate import check_annotate_options
 from .compare import check_diff_options
 from .call import Call
 from .limits import choose_engine
@@ -70,6 +71,7 @@ def run(tool: "WebTool", args: dict) -> str:
                            f"{', '.join(BUILT_MODES)}")
     check_options(args, mode)
     check_diff_options(args, mode)
+    check_annotate_options(args, mode)
     call = Call(tool, args)
     vendor = tool.provider_for("browse")
     if vendor is not None:

@@ -13,6 +13,8 @@ from .registry import MODES, built_modes, mode
 from . import aria  # noqa: F401 - registers mode=aria before BUILT_MODES is read
 from .steps.reading import keep_file
 from .. import fetch as plain
+from .annotate import annotated
+from .aria import flag
 from . import audit, compare  # noqa: F401 - register the modes they hold before BUILT_MODES is read
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -177,6 +179,8 @@ def read_network(call: "Call", page: "Page", args: dict) -> str:
 
 @mode("screenshot", acts=False, capability="screenshot")
 def read_screenshot(call: "Call", page: "Page", args: dict) -> str:
+    if flag(args, "annotate"):
+        return annotated(call, page, args)
     where = keep_file(call, page, "screenshot", {"screenshot": "page"})
     return f"{where} — the full page at {page.viewport_size['width']}px wide. Read {where} to see it."
 

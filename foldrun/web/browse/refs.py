@@ -71,7 +71,8 @@ class RefsMixin:
                 raise WebToolError(f"@{ref} was numbered within {within}, and the page has no {within} now — read "
                                    f"the page with mode=aria again and use the new numbers")
             root = part.first
-        locator = root.get_by_role(role, name=name, exact=True) if name else root.get_by_role(role)
+        # a number without a name is counted among the nameless of its role, so it is looked for among them
+        locator = root.get_by_role(role, name=name or "", exact=True)
         what = f'{role} "{name}"' + (f" within {within}" if within else "") if name else \
             role + (f" within {within}" if within else "")
         count = locator.count()
