@@ -52,6 +52,9 @@ EXTRA_ARGS: dict[str, dict] = {
     "interactive": {"type": "boolean", "description": "browse mode=aria: list only the numbered things you can act on."},
     "within": {"type": "string", "description": "browse mode=aria (or an annotated screenshot): a selector for the "
                                                "part of the page to number; its numbers are found in it again."},
+    "init": {"description": "browse: workspace paths of scripts run in every page before its own (after the "
+                            "agent's web.browse.init)."},
+    "boundaries": {"type": "boolean", "description": "browse: wrap the page's words in markers with a fresh nonce."},
     "depth": {"type": "integer", "description": "browse mode=aria: how many levels of the tree, 1-50."},
     "compact": {"type": "boolean", "description": "browse mode=aria: drop empty containers (a generic or group with "
                                                   "no name and no text)."},

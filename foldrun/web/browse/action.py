@@ -14,6 +14,7 @@ from .aria import check_options
 from .annotate import check_annotate_options
 from .compare import check_diff_options
 from .call import Call
+from .framing import add_init, boundaries_on, bounded, check_boundaries, fresh_nonce, init_scripts
 from .limits import choose_engine
 from .context import listen
 from . import engines
@@ -33,8 +34,8 @@ MAX_OUTPUT = 18_000
 # What a browser session settles for itself when a step browses in it (browsing's session options).
 SESSION_OWNED = ("session", "state", "har", "trace", "cookies", "auth", "device", "headers", "identity")
 
-UNBUILT_SETTINGS = ("proxy", "captcha", "captcha_solver", "live", "video", "extensions", "init", "webgpu",
-                    "storage", "storage_origin", "headless", "version", "boundaries")
+UNBUILT_SETTINGS = ("proxy", "captcha", "captcha_solver", "live", "video", "extensions", "webgpu",
+                    "storage", "storage_origin", "headless", "version")
 
 def _uses_secret(steps: list) -> bool:
     for step in steps:
@@ -70,6 +71,7 @@ def run(tool: "WebTool", args: dict) -> str:
         raise WebToolError(f"browse mode={mode} is not built into this install yet; the modes that are: "
                            f"{', '.join(BUILT_MODES)}")
     check_options(args, mode)
+    check_boundaries(args)
     check_diff_options(args, mode)
     check_annotate_options(args, mode)
     call = Call(tool, args)
@@ -130,6 +132,7 @@ def run(tool: "WebTool", args: dict) -> str:
     reason = call.host_refusal(url) if url is not None else None
     if reason:  # before a browser opens
         raise WebToolError(f"browse: {scrub_url(url)} was not opened — {reason}")
+    call.init = init_scripts(call)  # read before a browser opens: a missing one is refused first
     if in_session:
         return _in_session(tool, call, url, mode, args, steps, claims, explicit_mode, limit)
     if tool.browsers.idle():  # unused past its idle time: a fresh browser (a session reloads its saved storage)
@@ -138,6 +141,7 @@ def run(tool: "WebTool", args: dict) -> str:
         tool.browsers.close()
     started = time.monotonic()
     context = call.context()
+    add_init(context, call.init)
     # The clock runs from the moment the browser is there (its launch or connection has its own bound).
     call.deadline = Deadline(call.deadline.seconds)
     call.deadline.arm(context)
@@ -246,10 +250,12 @@ def _finish(tool: "WebTool", call: Call, url: str, final_url: str, mode: str, st
         tool.write_file(tool.sandbox / "outputs" / "results.json",
                         call.redact(json.dumps(call.results, indent=1, ensure_ascii=False, default=str)).encode())
     parts: list[str] = []
+    nonce = fresh_nonce() if boundaries_on(call) else None
+    words = (lambda text: bounded(text, nonce, final_url)) if nonce else (lambda text: text)  # noqa: E731
     if call.notes:
         parts.append("\n".join(call.notes))
     if call.results and not explicit_mode:  # the answers are the output when nothing else claims it
-        parts.append(json.dumps(call.results, indent=1, ensure_ascii=False, default=str))
+        parts.append(words(json.dumps(call.results, indent=1, ensure_ascii=False, default=str)))
     else:
         if not body.strip():
             kind = str(call.main_response.get("contentType") or "").split(";")[0].strip().lower()
@@ -257,13 +263,16 @@ def _finish(tool: "WebTool", call: Call, url: str, final_url: str, mode: str, st
                 why = f"it is {kind}, not a page — fetch it with mode=raw and save= to keep the bytes"
             else:
                 why = "; ".join(call.page_failures[:3]) or "the page drew no text"
-            body = f"the page is empty — {why}"
-        parts.append(body)
+            parts.append(f"the page is empty — {why}")
+        else:
+            parts.append(words(body))
         if call.results:
-            parts.append("Results:\n" + json.dumps(call.results, indent=1, ensure_ascii=False, default=str))
+            parts.append("Results:\n" + words(json.dumps(call.results, indent=1, ensure_ascii=False, default=str)))
     out = call.redact("\n\n".join(parts))
     if len(out) > limit:
         out = out[:limit] + f"\n\n[cut at {limit:,} of {len(out):,} characters]"
+        if nonce and out.count(f"<<page-words {nonce} ") > out.count(f"<<end page-words {nonce}>>"):
+            out += f"\n<<end page-words {nonce}>>"  # the cut page's words are still closed
     return out
 
 
@@ -273,6 +282,7 @@ def _in_session(tool: "WebTool", call: Call, url: str | None, mode: str, args: d
     leaves the page (and its cookies) as the steps left it for the next call."""
     started = time.monotonic()
     context, page = tool.browsers.session_page()
+    add_init(context, call.init)  # the session's pages run them from their next load on
     call.deadline = Deadline(call.deadline.seconds)  # clipped waits only: the session's context is not ours to close
     listen(call, page)
     prepare(call, page, mode)

@@ -52,6 +52,7 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
         self.listened: list["Page"] = []    # pages whose failures and console this call records
         self.listeners: list[tuple] = []    # (page, event, handler): dropped after a call on a session's page
         self.known_tabs = 1                 # tabs open when the steps last switched: more means a click opened one
+        self.init: list[tuple[str, str]] = []  # (path, source): the init scripts every page runs first
         self.pointer: tuple[float, float] | None = None  # where a "human" move left the pointer
         identities = self.block.get("identities") if isinstance(self.block.get("identities"), dict) else {}
         wanted = args.get("identity")

@@ -12,6 +12,7 @@ from foldrun.contract.placeholders import fill_placeholders
 from ..errors import WebToolError
 from ..net import GuardProxy, scrub_url
 from . import spare as spares
+from .framing import init_failure
 from .util import ACTION_TIMEOUT_MS, domain_match, glob_match
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -263,7 +264,10 @@ def listen(call: Call, page: "Page") -> None:
 
     def uncaught(error) -> None:  # noqa: ANN001
         first = (str(error).splitlines() or [""])[0][:300]
-        call.page_failures.append(f"uncaught error: {first}")
+        script = init_failure(str(getattr(error, "stack", "") or ""))
+        call.page_failures.append(f"init {script} threw {getattr(error, 'name', '') or 'Error'}: "
+                                  f"{(getattr(error, 'message', '') or first)[:300]} — the page ran on without it"
+                                  if script else f"uncaught error: {first}")
         # `mode=console` is every console message *and* uncaught error: the source is the script the stack names.
         where = re.search(r"(https?://[^\s)]+?)(?::\d+){0,2}\)?$", next(
             (line for line in str(getattr(error, "stack", "") or "").splitlines()[1:] if "http" in line), ""))
