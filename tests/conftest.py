@@ -92,6 +92,9 @@ def start_worker(log_path, env_extra: dict | None = None):
         process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "foldrun", "worker", "-l", "info",
              "--concurrency", "2", "--without-mingle", "--without-gossip", "--without-heartbeat",
+             # its own node name: the workers of parallel test processes share a Redis, and a name two
+             # workers answer to would mix their control replies
+             "-n", f"{env['FOLDRUN_TEST_QUEUE']}-{time.monotonic_ns()}@%h",
              "-Q", env["FOLDRUN_TEST_QUEUE"]],
             env=env, stdout=log, stderr=subprocess.STDOUT,
         )

@@ -2,9 +2,22 @@
 Redis in CI, SQLite and the filesystem broker by default)."""
 import os
 import uuid
+from pathlib import Path
 
-from .base import *  # noqa: F401,F403
-from .base import DATA_DIR, DATABASES
+# Under pytest-xdist each test process gets its own data folder (its SQLite file, filesystem broker, workspaces,
+# recordings) and its own Celery queue, so two processes never see each other's files or tasks. The Celery
+# workers a test starts inherit both through the environment; the suffix is added once.
+_XDIST = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _XDIST:
+    _data = os.environ.get("FOLDRUN_DATA_DIR") or str(Path(__file__).resolve().parents[2] / "var" / "test-data")
+    if Path(_data).name != _XDIST:
+        os.environ["FOLDRUN_DATA_DIR"] = str(Path(_data) / _XDIST)
+    _queue = os.environ.get("FOLDRUN_TEST_QUEUE", "")
+    if not _queue.endswith(f"-{_XDIST}"):
+        os.environ["FOLDRUN_TEST_QUEUE"] = f"{_queue or 'foldrun-test-' + uuid.uuid4().hex[:8]}-{_XDIST}"
+
+from .base import *  # noqa: F401,F403,E402
+from .base import DATA_DIR, DATABASES  # noqa: E402
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
