@@ -3,7 +3,7 @@ from foldrun.contract import web_engines as W
 from foldrun.web import browse
 from foldrun.web.browse.registry import MODES, STEPS, acting_modes
 
-KINDS = {"pointer", "forms", "keyboard", "navigation", "storage", "network", "reading"}
+KINDS = {"pointer", "forms", "keyboard", "navigation", "storage", "network", "reading", "webmcp"}
 
 
 def test_every_step_and_mode_needs_a_row_of_the_engine_table():
@@ -14,10 +14,10 @@ def test_every_step_and_mode_needs_a_row_of_the_engine_table():
 
 def test_a_step_or_mode_the_engine_table_names_needs_its_own_row():
     rows = set(W.BROWSE_ENGINE_LIMITS)
-    assert {s.name: s.capability for s in STEPS.values() if s.name in rows} == {"screenshot": "screenshot",
-                                                                                 "pdf": "pdf", "mock": "mock"}
+    assert {s.name: s.capability for s in STEPS.values() if s.name in rows} == {
+        "screenshot": "screenshot", "pdf": "pdf", "mock": "mock", "webmcp": "webmcp"}
     assert {m.name: m.capability for m in MODES.values() if m.name in rows} == {
-        "screenshot": "screenshot", "pdf": "pdf", "vitals": "vitals", "aria": "aria"}
+        "screenshot": "screenshot", "pdf": "pdf", "vitals": "vitals", "aria": "aria", "webmcp": "webmcp"}
     assert STEPS["unmock"].capability == "mock"
     assert W.BROWSE_ENGINE_LIMITS[STEPS["click"].capability] == frozenset()  # every engine drives a page
 
@@ -26,7 +26,7 @@ def test_the_built_lists_are_read_from_the_registry():
     assert browse.BUILT_STEPS == tuple(name for name in W.BROWSE_STEP_ACTIONS if name in STEPS)
     assert browse.BUILT_MODES == tuple(name for name in W.BROWSE_MODES if name in MODES)
     unbuilt = set(W.BROWSE_STEP_ACTIONS) - set(STEPS)
-    assert unbuilt == {"webmcp", "solve"}
+    assert unbuilt == {"solve"}
     assert browse.ACTING_STEPS == {s.name for s in STEPS.values() if s.acts} | unbuilt
 
 

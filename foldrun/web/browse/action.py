@@ -149,7 +149,7 @@ def run(tool: "WebTool", args: dict) -> str:
     refusals_from = len(call.proxy.refusals) if call.proxy is not None else 0
     page = call.fresh_page or context.new_page()
     listen(call, page)
-    prepare(call, page, mode)
+    prepare(call, page, mode, steps)
     if trace_target is not None:
         context.tracing.start(screenshots=True, snapshots=True)
     try:
@@ -285,7 +285,7 @@ def _in_session(tool: "WebTool", call: Call, url: str | None, mode: str, args: d
     add_init(context, call.init)  # the session's pages run them from their next load on
     call.deadline = Deadline(call.deadline.seconds)  # clipped waits only: the session's context is not ours to close
     listen(call, page)
-    prepare(call, page, mode)
+    prepare(call, page, mode, steps)
     try:
         if url is not None:
             call.navigate(page, url)

@@ -39,6 +39,7 @@ class Step:
     acts: bool           # may change something: a call carrying it is a write
     kind: str            # the module it lives in: pointer, forms, keyboard, navigation, storage, network, reading
     capability: str      # the engine table's row it needs
+    prepare: Prepare | None = None  # what it needs on the tab before the page opens
 
 
 @dataclass(frozen=True)
@@ -57,8 +58,9 @@ STEPS: dict[str, Step] = {}
 MODES: dict[str, Mode] = {}
 
 
-def step(*names: str, acts: bool, capability: str = "actions") -> Callable[[StepHandler], StepHandler]:
-    """Register a handler for one or more step names."""
+def step(*names: str, acts: bool, capability: str = "actions",
+         prepare: Prepare | None = None) -> Callable[[StepHandler], StepHandler]:
+    """Register a handler for one or more step names; `prepare` runs on the tab before the page opens."""
     def register(handler: StepHandler) -> StepHandler:
         kind = handler.__module__.rsplit(".", 1)[-1]
         for name in names:
@@ -66,7 +68,7 @@ def step(*names: str, acts: bool, capability: str = "actions") -> Callable[[Step
                 raise RuntimeError(f"browse step {name} is registered twice")
             if name not in W.BROWSE_STEP_ACTIONS:
                 raise RuntimeError(f"browse step {name} is not a step the contract knows")
-            STEPS[name] = Step(name, handler, acts, kind, capability)
+            STEPS[name] = Step(name, handler, acts, kind, capability, prepare)
         return handler
     return register
 
@@ -84,11 +86,24 @@ def mode(name: str, *, acts: bool, capability: str = "read",
     return register
 
 
-def prepare(call: "Call", page: "Page", name: str) -> None:
-    """What mode=name needs on the tab before the page opens, if anything."""
+def prepare(call: "Call", page: "Page", name: str, steps: list) -> None:
+    """What mode=name and the call's steps (those under if/then/else too) need on the tab before the page
+    opens, each once."""
+    wanted: list[Prepare] = []
+
+    def walk(items: Any) -> None:
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, dict):
+                wanted.extend(STEPS[k].prepare for k in item if k in STEPS and STEPS[k].prepare is not None)
+                walk(item.get("then"))
+                walk(item.get("else"))
+
     registered = MODES.get(name)
     if registered is not None and registered.prepare is not None:
-        registered.prepare(call, page)
+        wanted.append(registered.prepare)
+    walk(steps)
+    for ready in dict.fromkeys(wanted):
+        ready(call, page)
 
 
 def built_steps() -> tuple[str, ...]:
