@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from typing import Any
 
 from tests.web.fakes import Answer, Loopback, as_json, html
@@ -121,13 +122,31 @@ class Vendor(Loopback):
              "excerpts": [f"excerpt {n}"], "publish_date": "2026-09-09"} for n in range(1, 21)][: b["max_results"]]})
 
     def _you(self, r: dict, b: Any) -> Answer:
+        """Search: GET /v1/search with its options in the query (or POST with them as a JSON body), X-API-Key;
+        the Express agent: POST /v1/agents/runs with a bearer token. Anything else is refused as You.com does."""
         if r["path"] == "/v1/agents/runs":
-            return as_json({"agent": "express", "output": [
-                {"type": "web_search.results", "content": [{"url": "https://you.example.com/src", "title": "You source"}]},
+            if r["method"] != "POST" or b.get("agent") != "express" or not isinstance(b.get("input"), str):
+                return as_json({"detail": "agent must be 'express' and input a string"}, 422)
+            return as_json({"agent": "express", "input": [{"role": "user", "content": b["input"]}], "output": [
+                {"type": "web_search.results", "content": [{"source_type": "web_search", "url": "https://you.example.com/src",
+                                                            "citation_uri": "https://you.example.com/src",
+                                                            "title": "You source", "snippet": "s"}]},
                 {"type": "message.answer", "text": "You.com's answer."}]})
-        return as_json({"results": {"web": [{"title": "You hit", "url": "https://you.example.com/1", "description": "",
-                                             "snippets": ["a snippet"], "page_age": "2026-08-08T10:00:00"}], "news": []},
-                        "metadata": {"query": r["query"].get("query")}})
+        if r["path"] != "/v1/search" or r["method"] not in ("GET", "POST"):
+            return as_json({"detail": "Not Found"}, 404)
+        asked = r["query"] if r["method"] == "GET" else b
+        count = str(asked.get("count", "10"))
+        freshness = str(asked.get("freshness", "day"))
+        if (not asked.get("query") or not count.isdigit() or not 1 <= int(count) <= 100
+                or not (freshness in ("day", "week", "month", "year") or re.fullmatch(r"\d{4}-\d\d-\d\dto\d{4}-\d\d-\d\d", freshness))):
+            return as_json({"detail": "query is required; count is 1-100; freshness is day, week, month, year or "
+                                      "YYYY-MM-DDtoYYYY-MM-DD"}, 422)
+        web = [{"title": "You hit", "url": "https://you.example.com/1", "description": "", "snippets": ["a snippet"],
+                "page_age": "2026-08-08T10:00:00", "authors": [], "favicon_url": "https://ydc-index.io/favicon"},
+               {"title": "You second", "url": "https://you.example.com/2", "description": "Its own description",
+                "snippets": ["not this one"], "page_age": "2026-08-09T10:00:00"}]
+        return as_json({"results": {"web": web[: int(count)], "news": []},
+                        "metadata": {"query": asked["query"], "search_uuid": "s-1", "latency": 0.1}})
 
     def _jina(self, r: dict, b: Any) -> Answer:
         if r["path"] == "/":

@@ -62,6 +62,26 @@ def test_brave_is_asked_with_site_in_the_query_and_the_agents_language_and_count
                                            "country": "AU", "freshness": "pw"}
 
 
+def test_you_is_asked_on_get_v1_search_with_its_key_header_and_the_agents_language_and_country(make_tool):
+    with Vendor("you") as you:
+        out = _tool(make_tool, {"search": "you"}, you, language="en-AU").call(
+            {"action": "search", "query": "leases", "site": "https://www.Example.org/", "time_range": "week"})
+        asked = you.seen[-1]
+    assert (asked["method"], asked["path"]) == ("GET", "/v1/search")
+    assert asked["query"] == {"query": "leases site:example.org", "count": "10", "language": "EN", "country": "AU",
+                              "freshness": "week"}
+    assert asked["headers"]["x-api-key"] == you.key and "authorization" not in asked["headers"]
+    # site= is checked on what comes back too: the stand-in's you.example.com results are not example.org's
+    assert out == "No results for 'leases' on you."
+
+
+def test_a_you_result_is_its_description_else_its_snippets_and_page_age_its_date(make_tool):
+    with Vendor("you") as you:
+        out = _tool(make_tool, {"search": "you"}, you).call({"action": "search", "query": "notice", "count": 2})
+    assert out.startswith("1. You hit\n   https://you.example.com/1\n   2026-08-08\n   a snippet\n"
+                          "2. You second\n   https://you.example.com/2\n   2026-08-09\n   Its own description")
+
+
 def test_parallel_is_asked_for_twenty_when_site_is_checked_on_what_comes_back(make_tool):
     with Vendor("parallel") as parallel:
         out = _tool(make_tool, {"search": "parallel"}, parallel).call(

@@ -7,7 +7,7 @@ from .query import Found, Hit, Query
 KEY = Auth("header", "X-API-Key")
 
 
-@adapter("search", "you", base="https://ydc-index.io", auth=KEY, page="https://docs.you.com/api-reference/search/v1-search",
+@adapter("search", "you", base="https://ydc-index.io", auth=KEY, page="https://you.com/docs/api-reference/search/v1-search",
          matched="2026-12-01")
 def search(call: Call, q: Query) -> Found:
     params: dict = {"query": q.with_site, "count": min(q.count, 100), "language": q.language.upper()}
@@ -25,7 +25,8 @@ def search(call: Call, q: Query) -> Found:
 
 
 @adapter("answer", "you", base="https://api.you.com", auth=Auth("header", "Authorization", "Bearer {key}"),
-         page="https://docs.you.com/api-reference/agents/express-agent", matched="2026-12-01")
+         page="https://you.com/docs/custom-solutions/agents/express-agent/express-agent-runs",
+         matched="2026-12-01")
 def answer(call: Call, question: str, args: dict) -> tuple[str, list[dict]]:
     data = call.json("POST", "/v1/agents/runs", json={"agent": "express", "input": question, "stream": False})
     text, sources = "", []
