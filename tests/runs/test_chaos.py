@@ -130,7 +130,7 @@ def test_thirty_runs_survive_ten_kill_9s_of_the_whole_worker_with_nothing_sent_t
         assert sum(statuses.values()) == RUNS
         assert [path for path, hits in counter.hits.items() if hits > 1] == []
         assert not Try.objects.filter(status="running").exists()
-        assert sum(1 for _, in_flight in restarts if in_flight) >= KILLS // 2  # the kills landed mid-step
+        assert sum(1 for _, in_flight in restarts if in_flight) >= KILLS // 2, f"seed {seed}: {restarts}"  # mid-step
         for restarted_at, in_flight in restarts:
             for attempt in Try.objects.filter(pk__in=in_flight).select_related("step"):
                 assert attempt.status == "lost", (attempt.pk, attempt.status)
@@ -139,8 +139,11 @@ def test_thirty_runs_survive_ten_kill_9s_of_the_whole_worker_with_nothing_sent_t
                                                    data__message__startswith="the worker running step")
                          .order_by("at").first())
                 assert acted is not None, attempt.step
-                # The sweep acted within lease + sweep of the restart (and a second for the worker to start it).
-                assert acted.at.timestamp() <= restarted_at + LEASE + SWEEP + 2.0, (acted.at, restarted_at)
+                # The sweep acted within lease + sweep of the restart, with a few seconds for a beat tick and a
+                # worker slot on a machine the rest of the suite shares (the broker's own redelivery would take
+                # its visibility timeout, twelve hours; tests/bench/recovery_bench.py measures the real figure).
+                late = acted.at.timestamp() - (restarted_at + LEASE + SWEEP)
+                assert late <= 5.0, f"seed {seed}: try {attempt.pk} recovered {late:.1f} s after lease + sweep"
         # A run that failed did so because a step that had written was lost — said in a sentence, never re-sent.
         for run in Run.objects.filter(pk__in=ids, status="failed"):
             assert "was lost after it had written: mail" in run.error, run.error
