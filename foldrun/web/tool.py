@@ -52,6 +52,8 @@ EXTRA_ARGS: dict[str, dict] = {
     "interactive": {"type": "boolean", "description": "browse mode=aria: list only the numbered things you can act on."},
     "within": {"type": "string", "description": "browse mode=aria (or an annotated screenshot): a selector for the "
                                                "part of the page to number; its numbers are found in it again."},
+    "cpu_profile": {"type": "string", "description": "browse: a .cpuprofile path — where the page's JavaScript "
+                                                     "spent its time, for DevTools."},
     "init": {"description": "browse: workspace paths of scripts run in every page before its own (after the "
                             "agent's web.browse.init)."},
     "boundaries": {"type": "boolean", "description": "browse: wrap the page's words in markers with a fresh nonce."},

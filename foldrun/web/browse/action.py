@@ -14,6 +14,7 @@ from .aria import check_options
 from .annotate import check_annotate_options
 from .compare import check_diff_options
 from .call import Call
+from . import profile as cpu
 from .framing import add_init, boundaries_on, bounded, check_boundaries, fresh_nonce, init_scripts
 from .limits import choose_engine
 from .context import listen
@@ -133,8 +134,9 @@ def run(tool: "WebTool", args: dict) -> str:
     if reason:  # before a browser opens
         raise WebToolError(f"browse: {scrub_url(url)} was not opened — {reason}")
     call.init = init_scripts(call)  # read before a browser opens: a missing one is refused first
+    profile_to = cpu.profile_target(call)
     if in_session:
-        return _in_session(tool, call, url, mode, args, steps, claims, explicit_mode, limit)
+        return _in_session(tool, call, url, mode, args, steps, claims, explicit_mode, limit, profile_to)
     if tool.browsers.idle():  # unused past its idle time: a fresh browser (a session reloads its saved storage)
         if tool.browse_state is not None:
             tool.browse_state.close()
@@ -150,6 +152,7 @@ def run(tool: "WebTool", args: dict) -> str:
     page = call.fresh_page or context.new_page()
     listen(call, page)
     prepare(call, page, mode, steps)
+    profiler = cpu.start(call, page) if profile_to is not None else None
     if trace_target is not None:
         context.tracing.start(screenshots=True, snapshots=True)
     try:
@@ -196,6 +199,8 @@ def run(tool: "WebTool", args: dict) -> str:
         call.deadline.where = f"while reading the page (mode={mode})"
         body = read(call, page, mode, args)
         final_url = page.url  # read before the page closes: the call's last stderr line
+        if profiler is not None:
+            cpu.stop(call, profiler, profile_to)
         call.save_storage(context)
     except Exception:
         if call.deadline.passed:
@@ -277,7 +282,7 @@ def _finish(tool: "WebTool", call: Call, url: str, final_url: str, mode: str, st
 
 
 def _in_session(tool: "WebTool", call: Call, url: str | None, mode: str, args: dict, steps: list, claims: list,
-                explicit_mode: bool, limit: int) -> str:
+                explicit_mode: bool, limit: int, profile_to: Any = None) -> str:
     """The call on a browser session's own page: it opens `url` when given, else acts where the page is, and
     leaves the page (and its cookies) as the steps left it for the next call."""
     started = time.monotonic()
@@ -286,6 +291,7 @@ def _in_session(tool: "WebTool", call: Call, url: str | None, mode: str, args: d
     call.deadline = Deadline(call.deadline.seconds)  # clipped waits only: the session's context is not ours to close
     listen(call, page)
     prepare(call, page, mode, steps)
+    profiler = cpu.start(call, page) if profile_to is not None else None
     try:
         if url is not None:
             call.navigate(page, url)
@@ -307,6 +313,8 @@ def _in_session(tool: "WebTool", call: Call, url: str | None, mode: str, args: d
         call.deadline.where = f"while reading the page (mode={mode})"
         body = read(call, page, mode, args)
         final_url = page.url
+        if profiler is not None:
+            cpu.stop(call, profiler, profile_to)
     except Exception:
         if call.deadline.passed:
             raise WebToolError(call.deadline.sentence(call)) from None
