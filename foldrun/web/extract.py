@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
 
 from selectolax.lexbor import LexborHTMLParser
 
@@ -65,8 +66,6 @@ def by_selectors(html: str, each: str | None, fields: dict[str, str] | None, bas
             row = {name: _value(scope, spec, name) for name, spec in fields.items()}
             for name, spec in fields.items():  # an href or src read relative becomes the absolute target
                 if spec.endswith(("@href", "@src")) and row[name]:
-                    from urllib.parse import urljoin
-
                     row[name] = urljoin(base, row[name])
         else:
             row = {"text": " ".join((scope.text(separator=" ") or "").split())}

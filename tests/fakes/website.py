@@ -51,6 +51,7 @@ class TestSite:
         self.routes: dict[str, Any] = dict(routes or {})
         self.seen: list[str] = []
         self.trickle: set[str] = set()     # paths that send a byte a second, forever
+        self.hangup: dict[str, int] = {}   # path → how many more requests for it are closed unanswered
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -71,6 +72,10 @@ class TestSite:
                 outer.seen.append(self.path if method == "GET" else f"{method} {self.path}")
                 if path in outer.trickle:
                     self._trickle()
+                    return
+                if outer.hangup.get(path, 0) > 0:  # a wire error: the connection closes with no answer
+                    outer.hangup[path] -= 1
+                    self.close_connection = True
                     return
                 route = outer.routes.get(self.path, outer.routes.get(path))
                 if route is None or (method != "GET" and not callable(route)):

@@ -4,11 +4,13 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import threading
+import time
 
 import pytest
 
 from foldrun.web import WebToolError
-from tests.fakes.website import TestSite, docs_site, html, page, sitemap_index, urlset, xml
+from tests.fakes.website import TestSite, docs_site, generated_site, html, page, sitemap_index, urlset, xml
 
 
 @pytest.fixture
@@ -41,6 +43,51 @@ def test_crawl_tries_a_503_once_more_before_recording_it(make_tool, docs, tmp_pa
     make_tool().call({"action": "crawl", "url": f"{docs.url}/flaky"})
     assert docs.seen.count("/flaky") == 2
     assert (tmp_path / "outputs/crawl/flaky.md").read_text().endswith("Answered the second time.")
+
+
+def test_crawl_tries_a_429_and_a_dropped_connection_once_more_and_records_what_failed_twice(make_tool, tmp_path):
+    site = TestSite({
+        "/": html(page("Home", '<a href="/busy">busy</a> <a href="/dropped">dropped</a> <a href="/limited">limited</a>')),
+        "/dropped": html(page("Dropped", "<p>Answered after the connection dropped once.</p>")),
+        "/limited": (429, {"content-type": "text/plain", "retry-after": "1"}, b"slow down"),
+    })
+    tries = {"busy": 0}
+
+    def busy(_request: dict):
+        tries["busy"] += 1
+        return (429, {"content-type": "text/plain"}, b"slow down") if tries["busy"] == 1 else \
+            html(page("Busy", "<p>Answered the second time.</p>"))
+
+    site.routes["/busy"] = busy
+    site.hangup["/dropped"] = 1
+    with site:
+        out = make_tool().call({"action": "crawl", "url": f"{site.url}/"})
+    assert out.startswith(f"crawled {site.url}/: 3 pages this call, 3 in all")
+    assert (tmp_path / "outputs/crawl/busy.md").read_text().endswith("Answered the second time.")
+    assert (tmp_path / "outputs/crawl/dropped.md").read_text().endswith("Answered after the connection dropped once.")
+    assert f"- {site.url}/limited: HTTP 429 after a second try" in out
+    assert site.seen.count("/busy") == 2 and site.seen.count("/limited") == 2 and site.seen.count("/") == 1
+
+
+def test_crawl_reads_fifty_pages_by_default_a_few_at_a_time_and_never_more_than_four(make_tool, tmp_path):
+    site = generated_site(60)
+    lock, now, most = threading.Lock(), [0], [0]
+    for path, answer in list(site.routes.items()):
+        if path.startswith("/p/"):
+            def slow(_request: dict, answer=answer):
+                with lock:
+                    now[0] += 1
+                    most[0] = max(most[0], now[0])
+                time.sleep(0.05)
+                with lock:
+                    now[0] -= 1
+                return answer
+            site.routes[path] = slow
+    with site:
+        out = make_tool().call({"action": "crawl", "url": f"{site.url}/p/0"})
+    assert out.startswith(f"crawled {site.url}/p/0: 50 pages this call, 50 in all")
+    assert len(list((tmp_path / "outputs/crawl").glob("*.md"))) == 50
+    assert 2 <= most[0] <= 4
 
 
 def test_crawl_keeps_its_cursor_in_state_when_asked(make_tool, docs, tmp_path):
@@ -101,6 +148,15 @@ def test_map_stops_at_its_limit(make_tool):
     with site:
         out = make_tool().call({"action": "map", "url": site.url, "limit": 10})
     assert out.splitlines()[0].endswith("stopped at limit=10") and len(out.splitlines()) == 11
+
+
+def test_map_lists_five_hundred_urls_by_default(make_tool, tmp_path):
+    site = TestSite()
+    site.routes["/sitemap.xml"] = lambda r: xml(urlset([f"{site.url}/p/{n}" for n in range(600)]))
+    with site:
+        out = make_tool().call({"action": "map", "url": site.url})
+    assert out.splitlines()[0].endswith("stopped at limit=500") and len(out.splitlines()) == 501
+    assert len((tmp_path / "outputs/map.txt").read_text().splitlines()) == 500
 
 
 def test_extract_returns_a_row_per_match_with_attributes_made_absolute(make_tool, docs, tmp_path):

@@ -120,6 +120,20 @@ def test_a_date_filter_goes_to_every_api_that_can_filter_by_date(make_tool, name
         assert got[sent[0]] == sent[1]
 
 
+@pytest.mark.parametrize("name,field,form", [("exa", "startPublishedDate", "%Y-%m-%dT%H:%M:%S.000Z"),
+                                             ("linkup", "fromDate", "%Y-%m-%d")])
+def test_an_api_that_filters_by_a_start_date_is_sent_the_day_the_range_began(make_tool, name, field, form):
+    with Vendor(name) as server:
+        before = dt.datetime.now(dt.timezone.utc)
+        _tool(make_tool, {"search": name}, server).call({"action": "search", "query": "x", "time_range": "week"})
+        after = dt.datetime.now(dt.timezone.utc)
+    sent = dt.datetime.strptime(json.loads(server.seen[-1]["body"])[field], form).replace(tzinfo=dt.timezone.utc)
+    earliest = (before - dt.timedelta(days=7)).replace(microsecond=0)
+    if form == "%Y-%m-%d":
+        earliest = earliest.replace(hour=0, minute=0, second=0)
+    assert earliest <= sent <= after - dt.timedelta(days=7)
+
+
 # ------------------------------------------------------------ fetch
 
 @pytest.mark.parametrize("vendor,expected", [
