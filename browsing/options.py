@@ -38,8 +38,19 @@ KNOWN = {"startUrl", "device", "viewport", "record", "headers", "credentials", "
          "queueForCapacity", "block", "title"}
 _HOST = re.compile(r"^(\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$")
-_FORBIDDEN_HEADERS = {"host", "content-length", "connection", "transfer-encoding", "proxy-authorization",
-                      "upgrade", "te", "trailer", "keep-alive"}
+# Names a session's extra headers may not take: the ones the browser writes itself for each request (Host,
+# Content-Length, Expect), the hop-by-hop ones that describe one connection and not the request (RFC 9110
+# §7.6.1, with the older Keep-Alive and Proxy-Connection), and any Proxy-… (the proxy is proxyUrl's).
+# browsing.serializers documents the same list as the name's pattern, so the schema refuses what this does.
+FORBIDDEN_HEADERS = ("host", "content-length", "expect", "connection", "keep-alive", "proxy-connection", "te",
+                     "trailer", "transfer-encoding", "upgrade")
+FORBIDDEN_HEADER_PREFIX = "proxy-"
+
+
+def forbidden_header(name: str) -> bool:
+    low = name.lower()
+    return low in FORBIDDEN_HEADERS or low.startswith(FORBIDDEN_HEADER_PREFIX)
+
 
 
 @dataclass
@@ -286,9 +297,9 @@ def _headers(raw: Any, opts: SessionOptions, issues: _Issues) -> None:
         if host is None:
             issues.add(f"{where}.host", f"{where}.host must be a host name, such as staging.example.com "
                                         f"(or *.example.com)")
-        if not isinstance(name, str) or not _HEADER_NAME.match(name):
+        if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name):  # fullmatch: `$` lets "X\n" by
             issues.add(f"{where}.name", f"{where}.name must be a header name, such as X-Staging-Gate")
-        elif name.lower() in _FORBIDDEN_HEADERS:
+        elif forbidden_header(name):
             issues.add(f"{where}.name", f"{where}.name: the browser sets {name} itself")
         if not isinstance(value, str) or len(value) > 8192 or any(c in value for c in "\r\n\0"):
             issues.add(f"{where}.value", f"{where}.value must be text of one line, at most 8,192 characters")

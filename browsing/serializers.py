@@ -2,14 +2,16 @@
 the REST routes and the MCP tools; these declarations only document them (and the body POST takes)."""
 from __future__ import annotations
 
+import re
+
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 import foldrun.openapi
 
 from .models import STOPPED_BY, EndReason, SessionStatus, SkillStatus
-from .options import (BLOCKABLE, ENGINES, MAX_ALLOW_HOSTS, MAX_HEADERS, MAX_QUEUE_SECONDS, MAX_TIMEOUT_MS, MAX_URL,
-                      MAX_WAIT_FOR_CAPACITY_MS, MIN_TIMEOUT_MS, SCALE, VIEWPORT_HEIGHT, VIEWPORT_WIDTH, devices)
+from .options import (BLOCKABLE, ENGINES, FORBIDDEN_HEADER_PREFIX, FORBIDDEN_HEADERS, MAX_ALLOW_HOSTS, MAX_HEADERS,
+                      MAX_QUEUE_SECONDS, MAX_TIMEOUT_MS, MAX_URL, MAX_WAIT_FOR_CAPACITY_MS, MIN_TIMEOUT_MS, SCALE, VIEWPORT_HEIGHT, VIEWPORT_WIDTH, devices)
 
 # The shapes browsing.options.read_options takes, as patterns: a host (trimmed and lower-cased there, a trailing
 # dot dropped), a header name (an HTTP token) and value (one line), an http(s) URL. `null` for any option is
@@ -17,7 +19,16 @@ from .options import (BLOCKABLE, ENGINES, MAX_ALLOW_HOSTS, MAX_HEADERS, MAX_QUEU
 _CLOSED = "is not an option of a session"
 HOST_PATTERN = (r"^\s*(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*"
                 r"\.?\s*$")
-HEADER_NAME_PATTERN = r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$"
+
+
+def _any_case(word: str) -> str:
+    """`te` as `[Tt][Ee]`: a JSON Schema pattern has no case-insensitive flag."""
+    return "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else re.escape(c) for c in word)
+
+
+# An HTTP token that is none of the names read_options refuses (browsing.options.forbidden_header).
+HEADER_NAME_PATTERN = (rf"^(?!(?:{'|'.join(_any_case(n) for n in FORBIDDEN_HEADERS)})$)"
+                       rf"(?!{_any_case(FORBIDDEN_HEADER_PREFIX)})" r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$")
 HEADER_VALUE_PATTERN = r"^[^\r\n\x00]*$"
 HTTP_URL_PATTERN = r"^[Hh][Tt][Tt][Pp][Ss]?://[A-Za-z0-9.-]+(/[^\s\[\]]*)?$"
 PROXY_URL_PATTERN = r"^[Hh][Tt][Tt][Pp]://[A-Za-z0-9.-]+(/[^\s\[\]]*)?$"
@@ -55,7 +66,11 @@ class ViewportSerializer(serializers.Serializer):
 class HeaderSerializer(serializers.Serializer):
     openapi_closed = _CLOSED
     host = _text(HOST_PATTERN, help_text="the host it is sent to: staging.example.com, or *.example.com")
-    name = _text(HEADER_NAME_PATTERN, help_text="an HTTP header name (not one the browser sets itself, such as Host)")
+    name = _text(HEADER_NAME_PATTERN, pattern_message="is a name the browser sets itself (Host, Content-Length, a "
+                 "hop-by-hop or Proxy- header) or not a header name.",
+                 help_text="an HTTP header name, but not one the browser sets itself: Host, Content-Length, Expect, "
+                           "the hop-by-hop ones (Connection, Keep-Alive, TE, Trailer, Transfer-Encoding, Upgrade) or "
+                           "any Proxy-…")
     value = _text(HEADER_VALUE_PATTERN, max_length=8192, allow_blank=True, help_text="kept sealed; never shown again")
 
 

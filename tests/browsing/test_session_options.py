@@ -150,3 +150,37 @@ def test_every_issue_is_listed_at_once_and_the_message_counts_the_rest():
 
 def test_a_body_that_is_not_an_object_is_refused():
     assert refusal(["startUrl"]).message == "The session options must be a JSON object."
+
+
+HEADER_NAMES_THE_BROWSER_SETS = ["Host", "te", "TE", "Content-Length", "Expect", "Connection", "Keep-Alive",
+                                 "Proxy-Connection", "Trailer", "Transfer-Encoding", "Upgrade",
+                                 "Proxy-Authorization", "proxy-anything"]
+
+
+@pytest.mark.parametrize("name", HEADER_NAMES_THE_BROWSER_SETS)
+def test_a_header_the_browser_sets_itself_or_a_hop_by_hop_one_is_refused(name):
+    error = refusal({"headers": [{"host": "staging.example.com", "name": name, "value": "x"}]})
+    assert error.details["issues"] == [
+        {"path": "headers[0].name", "message": f"headers[0].name: the browser sets {name} itself"}]
+
+
+def test_a_header_name_with_a_trailing_newline_is_not_a_header_name():
+    error = refusal({"headers": [{"host": "staging.example.com", "name": "X-Gate\n", "value": "x"}]})
+    assert error.details["issues"][0]["message"] == "headers[0].name must be a header name, such as X-Staging-Gate"
+
+
+def test_the_schema_s_header_name_pattern_refuses_exactly_what_the_options_refuse():
+    import re
+
+    from browsing.serializers import HEADER_NAME_PATTERN, HeaderSerializer
+
+    allowed = ["X-Staging-Gate", "Authorization", "Cookie", "X-Te", "Tex", "Hosts", "My-Proxy-Token", "a"]
+    for name in allowed:
+        assert re.search(HEADER_NAME_PATTERN, name), name
+        assert read_options({"headers": [{"host": "staging.example.com", "name": name, "value": "v"}]}).headers
+    for name in HEADER_NAMES_THE_BROWSER_SETS:
+        assert not re.search(HEADER_NAME_PATTERN, name), name
+        serializer = HeaderSerializer(data={"host": "staging.example.com", "name": name, "value": "v"})
+        assert not serializer.is_valid()
+        assert serializer.errors["name"] == ["is a name the browser sets itself (Host, Content-Length, a hop-by-hop "
+                                             "or Proxy- header) or not a header name."]
