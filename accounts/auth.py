@@ -1,14 +1,22 @@
 """Bearer-token authentication: the API's (DRF) and the MCP server's share `check_token`."""
 from __future__ import annotations
 
+import logging
+
+from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 from rest_framework import authentication, exceptions
+
+from foldrun import incidents
+from foldrun.errors import ApiError
 
 from .models import TOKEN_PREFIX, ApiToken, hash_token
 
 INVALID_TOKEN = "This API token is not valid; run `foldrun login` for a new one."
 EXPIRED_TOKEN = "This API token has expired; run `foldrun login` for a new one."
 INACTIVE_USER = "This user is deactivated."
+
+log = logging.getLogger(__name__)
 
 
 class InvalidToken(Exception):
@@ -34,6 +42,7 @@ def check_token(raw: str) -> ApiToken:
 
 class TokenAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
+    openapi_unavailable = True  # foldrun.openapi documents the 503 below on every view that checks a token
 
     def authenticate(self, request):
         header = authentication.get_authorization_header(request).decode("latin-1")
@@ -46,6 +55,12 @@ class TokenAuthentication(authentication.BaseAuthentication):
             token = check_token(parts[1])
         except InvalidToken as exc:
             raise exceptions.AuthenticationFailed(str(exc)) from None
+        except (OperationalError, InterfaceError):
+            # The database did not answer (down, or out of connections): the token is not known to be bad, so
+            # not a 401; a 503 that says to try again, as the MCP server's token check answers.
+            code = incidents.record(log, "api: the token could not be checked")
+            raise ApiError(incidents.sentence("Checking the API token", code) + "; try again.",
+                           code="server_error", status_code=503, details={"incident": code}) from None
         return (token.user, token)
 
     def authenticate_header(self, request) -> str:

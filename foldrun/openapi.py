@@ -2,9 +2,9 @@
 answer without saying so, and JSON fields that take only what they document.
 
 `AutoSchema` (REST_FRAMEWORK's DEFAULT_SCHEMA_CLASS) adds to each operation the refusals its shape implies —
-401 without a valid token, 403 for a role that may not (any view under `ScopedAPIView`, which sets
-`openapi_scoped`), 404 for a path that names something, 400/413/415 for a request body, 400 for query
-parameters, 429 for a throttled view — so a view's `extend_schema` names only what is its own (409, 422…).
+401 without a valid token and 503 when the token cannot be checked, 403 for a role that may not (any view
+under `ScopedAPIView`, which sets `openapi_scoped`), 404 for a path that names something, 400/413/415 for a
+request body, 400 for query parameters, 429 for a throttled view — so a view's `extend_schema` names only what is its own (409, 422…).
 The `Strict*` fields refuse what DRF would coerce: `"message": 5` is not a string, `"prune": "yes"` not a
 boolean, so a body is validated exactly against the schema it is documented with.
 """
@@ -69,6 +69,10 @@ class AutoSchema(SpectacularAutoSchema):
         codes: list[str] = []
         if not any(isinstance(p, AllowAny) for p in view.get_permissions()):
             codes.append("401")
+        if any(getattr(a, "openapi_unavailable", False) for a in view.get_authenticators()):
+            # Any request with a Bearer token has it checked (DRF authenticates before the view), and a token the
+            # database cannot be asked about is a 503 (accounts.auth) — AllowAny views included.
+            codes.append("503")
         if getattr(view, "openapi_scoped", False):
             codes.append("403")
         if "{" in self.path:

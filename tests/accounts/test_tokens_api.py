@@ -59,3 +59,39 @@ def test_bob_may_make_his_own_token_but_not_revoke_alices(bob_api, alice_api, al
     assert bob_api.post("/api/tokens", {"name": "bob laptop"}, format="json").status_code == 201
     token = ApiToken.objects.filter(user=alice).first()
     assert bob_api.delete(f"/api/tokens/{token.public_id}").status_code == 404
+
+
+@pytest.fixture
+def database_down(tmp_path):
+    """The default connection pointed where no database answers: a folder that does not exist (SQLite) or a
+    port nothing listens on (PostgreSQL). Put back as it was afterwards."""
+    import socket
+
+    from django.db import connection
+
+    saved = dict(connection.settings_dict)
+    connection.close()
+    if connection.vendor == "sqlite":
+        connection.settings_dict["NAME"] = str(tmp_path / "no-such-folder" / "db.sqlite3")
+    else:
+        with socket.socket() as probe:  # a port just freed: nothing listens there
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        connection.settings_dict.update(HOST="127.0.0.1", PORT=str(port))
+    try:
+        yield
+    finally:
+        connection.close()
+        connection.settings_dict.clear()
+        connection.settings_dict.update(saved)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_token_that_cannot_be_checked_because_the_database_is_down_is_a_503_with_a_sentence(database_down):
+    response = APIClient().get("/api/me", HTTP_AUTHORIZATION="Bearer frt_some-token-value")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["code"] == "server_error" and body["details"]["incident"].startswith("err_")
+    assert body["message"] == (f"Checking the API token stopped on an internal error (incident "
+                               f"{body['details']['incident']}; the platform's log has the details); try again.")
+    assert "frt_some-token-value" not in response.content.decode()
