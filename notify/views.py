@@ -86,7 +86,9 @@ class MyNotificationsView(ScopedAPIView):
 
     @extend_schema(request=s.PREFERENCE_IN, responses={
         200: s.MyNotificationsSerializer, 404: error(404, "No such workspace.")},
-        description='{"category": "run-alerts", "enabled": false, "workspace": "seo-desk"}')
+        description='{"category": "run-alerts", "enabled": false, "workspace": "seo-desk"}. A per-workspace category '
+                    'without `workspace` (or with null or "") is chosen for every workspace; any other category is '
+                    'one choice for every workspace and takes no `workspace` at all, not even null (a 400).')
     def patch(self, request):
         data = request.data if isinstance(request.data, dict) else {}
         category = data.get("category")
@@ -101,10 +103,11 @@ class MyNotificationsView(ScopedAPIView):
         if data.get("workspace") is not None and not isinstance(data["workspace"], str):
             raise ApiError("workspace: give a workspace's name.", code="invalid", details={"field": "workspace"})
         workspace = None
+        if "workspace" in data and category not in PER_WORKSPACE:
+            # Even null or "": the schema's account-wide choice has no workspace field, so neither does this.
+            raise ApiError(f"{category} is one choice for every workspace; leave out workspace.",
+                           code="invalid", details={"field": "workspace"})
         if data.get("workspace"):
-            if category not in PER_WORKSPACE:
-                raise ApiError(f"{category} is one choice for every workspace; leave out workspace.",
-                               code="invalid", details={"field": "workspace"})
             workspace = self.get_workspace(str(data["workspace"]))
         # The shape the schema documents, once the sentences above have named what is wrong.
         validated(s.WorkspacePreferenceInSerializer if category in PER_WORKSPACE else s.AccountPreferenceInSerializer,

@@ -17,6 +17,11 @@ from tests.notify.conftest import receiver, write_agents_md  # noqa: F401
     ({"category": "run-alerts", "enabled": "no"}, "enabled", "enabled must be true or false."),
     ({"category": "low-balance", "enabled": False, "workspace": "rank-desk"}, "workspace",
      "low-balance is one choice for every workspace; leave out workspace."),
+    # Even an empty workspace: the schema's account-wide choice has no workspace field at all.
+    ({"category": "low-balance", "enabled": False, "workspace": None}, "workspace",
+     "low-balance is one choice for every workspace; leave out workspace."),
+    ({"category": "product-updates", "enabled": False, "workspace": ""}, "workspace",
+     "product-updates is one choice for every workspace; leave out workspace."),
     ({"category": "billing", "enabled": False}, "category",
      "billing cannot be turned off. Always on: this is how you get back into the account and how you hear that "
      "something you rely on has stopped."),
@@ -26,6 +31,15 @@ def test_a_bad_preference_change_is_a_400_naming_the_field(alice_api, workspace,
     assert answer.status_code == 400
     assert answer.json()["message"] == message and answer.json()["details"] == {"field": field}
     assert Preference.objects.count() == 0
+
+
+def test_a_per_workspace_choice_with_a_null_workspace_is_for_every_workspace(alice_api, alice, workspace):
+    from notify.preferences import may_send
+
+    answer = alice_api.patch("/api/me/notifications", {"category": "run-alerts", "enabled": False,
+                                                       "workspace": None}, format="json")
+    assert answer.status_code == 200
+    assert may_send(alice, "run-alerts", workspace) is False
 
 
 def test_a_preference_for_a_missing_workspace_is_a_404(alice_api):
