@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from foldrun import mail
-from foldrun.api import ApiError
+from foldrun.api import NOT_FOUND_MESSAGE, ApiError, NotFound
 
 from .models import (
     NAME_RE,
@@ -136,10 +136,18 @@ def _owners_left(account: Account, without: Membership) -> int:
     return Membership.objects.filter(account=account, role=Role.OWNER).exclude(pk=without.pk).count()
 
 
+def _locked_member(target: Membership) -> Membership:
+    """The member's row, locked — or a 404 when it went between the view's lookup and now (removed meanwhile)."""
+    locked = Membership.objects.select_for_update().filter(pk=target.pk).first()
+    if locked is None:
+        raise NotFound(NOT_FOUND_MESSAGE)
+    return locked
+
+
 @transaction.atomic
 def do_change_role(target: Membership, role: str, actor: Membership) -> Membership:
     check_role(role, actor)
-    target = Membership.objects.select_for_update().get(pk=target.pk)
+    target = _locked_member(target)
     if target.role == Role.OWNER and role != Role.OWNER:
         if actor.role != Role.OWNER:
             raise ApiError("role: only an owner can change an owner's role.", code="forbidden", status_code=403)
@@ -152,7 +160,7 @@ def do_change_role(target: Membership, role: str, actor: Membership) -> Membersh
 
 @transaction.atomic
 def do_remove_member(target: Membership, actor: Membership) -> None:
-    target = Membership.objects.select_for_update().get(pk=target.pk)
+    target = _locked_member(target)
     if target.role == Role.OWNER:
         if actor.role != Role.OWNER:
             raise ApiError("Only an owner can remove an owner.", code="forbidden", status_code=403)

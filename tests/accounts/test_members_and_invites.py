@@ -83,3 +83,18 @@ def test_signing_up_with_an_invited_address_joins_that_account(alice, client):
     membership = do_set_up_new_user(dana)
     assert membership.account == Membership.objects.get(user=alice).account
     assert membership.role == "approver"
+
+
+def test_a_member_removed_while_their_role_is_changed_is_a_404_not_a_server_error(alice, bob):
+    import pytest
+
+    from accounts.actions import do_change_role, do_remove_member
+    from foldrun.api import NotFound
+
+    owner = Membership.objects.get(user=alice)
+    seen = Membership.objects.get(user=bob)  # what the view looked up, just before another request removed it
+    Membership.objects.filter(pk=seen.pk).delete()
+    with pytest.raises(NotFound):
+        do_change_role(seen, "editor", owner)
+    with pytest.raises(NotFound):
+        do_remove_member(seen, owner)
