@@ -121,7 +121,7 @@ def _number_param(request, name: str, *, required: bool = False, minimum: int = 
     """A revision (or page) number from the query string; 400 naming the parameter."""
     what = _NUMBER_WORDS.get(name, "a revision number")
     raw = request.query_params.get(name)
-    if raw is None or raw == "":
+    if raw is None:  # `?at=` is not "absent": the schema's integer has no empty value, so it is refused below
         if required:
             raise ApiError(f"The `{name}` parameter is required: {what}.", code="invalid", details={"parameter": name})
         return None

@@ -46,6 +46,12 @@ def test_a_bad_at_is_a_400_naming_the_parameter(alice_api, three):
     assert response.json()["details"] == {"parameter": "at"}
 
 
+def test_an_empty_at_is_a_400_too_not_the_head(alice_api, three):
+    response = alice_api.get(f"/api/{WS}/files?at=")
+    assert response.status_code == 400
+    assert response.json()["message"] == "The `at` parameter must be a revision number (a whole number, 0 or more), not ''."
+
+
 def test_an_unknown_revision_number_is_404(alice_api, three):
     assert alice_api.get(f"/api/{WS}/files?at=99").json() == NOT_FOUND
     assert alice_api.get(f"/api/{WS}/revisions/99").status_code == 404
