@@ -7,7 +7,7 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_fiel
 from rest_framework import serializers
 
 from foldrun.contract.presets import PRESET_NAMES, PRESETS
-from foldrun.openapi import StrictCharField
+from foldrun.openapi import NO_NUL, StrictCharField
 from vault.actions import NAME_RE
 from vault.oauth import OAUTH_PRESETS
 from vault.models import ProviderCheck, Secret, SecretKind
@@ -90,9 +90,11 @@ class SecretValueIn(_SecretIn):
     value = StrictCharField(min_length=1, help_text="the secret; never shown again")
 
 
-_TEXT = {"type": "string", "pattern": r"\S"}
-_RECIPE_COMMON = {"token_url": {"type": "string", "pattern": r"^https?://\S*$"},
-                  "client_secret": {"type": "string"}, "scope": {"type": "string"},
+# No string of a body may hold a NUL (foldrun's JSON parser refuses one anywhere: no column takes it).
+_PLAIN = {"type": "string", "pattern": NO_NUL}
+_TEXT = {"type": "string", "pattern": r"^[^\x00]*\S[^\x00]*$"}
+_RECIPE_COMMON = {"token_url": {"type": "string", "pattern": r"^https?://[^\s\x00]*$"},
+                  "client_secret": _PLAIN, "scope": _PLAIN,
                   "expires_at": {"type": "string", "format": "date-time",
                                  "description": "RFC 3339, e.g. 2026-12-01T10:00:00Z"}}
 
@@ -100,10 +102,10 @@ _RECIPE_COMMON = {"token_url": {"type": "string", "pattern": r"^https?://\S*$"},
 @extend_schema_field({"anyOf": [
     {"type": "object", "title": "RefreshRecipe", "additionalProperties": False,
      "required": ["token_url", "client_id", "refresh_token"],
-     "properties": {**_RECIPE_COMMON, "client_id": _TEXT, "refresh_token": _TEXT, "access_token": {"type": "string"}}},
+     "properties": {**_RECIPE_COMMON, "client_id": _TEXT, "refresh_token": _TEXT, "access_token": _PLAIN}},
     {"type": "object", "title": "AccessTokenRecipe", "additionalProperties": False,
      "required": ["token_url", "access_token"],
-     "properties": {**_RECIPE_COMMON, "client_id": {"type": "string"}, "access_token": _TEXT}},
+     "properties": {**_RECIPE_COMMON, "client_id": _PLAIN, "access_token": _TEXT}},
 ]})
 class OAuthRecipeField(serializers.DictField):
     """An OAuth recipe (vault.actions._validate_recipe reads it): a refresh recipe, or an access token alone."""
