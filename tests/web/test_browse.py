@@ -233,8 +233,6 @@ def test_a_page_error_is_a_line_on_the_run_log_and_an_empty_page_comes_with_its_
 
 def test_what_is_not_built_is_refused_by_name(browse, site):
     tool = browse()
-    with pytest.raises(WebToolError, match=r"browse mode=crawl is not built into this install yet; the modes that are: text, markdown"):
-        tool.call({"action": "browse", "url": f"{site.url}/form", "mode": "crawl"})
     with pytest.raises(WebToolError) as caught:
         tool.call({"action": "browse", "url": f"{site.url}/form", "browser": "firefox"})
     assert str(caught.value) == ("browse: this runner image was built without firefox; it has chromium (and chrome, "

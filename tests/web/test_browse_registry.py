@@ -25,6 +25,7 @@ def test_a_step_or_mode_the_engine_table_names_needs_its_own_row():
 def test_the_built_lists_are_read_from_the_registry():
     assert browse.BUILT_STEPS == tuple(name for name in W.BROWSE_STEP_ACTIONS if name in STEPS)
     assert browse.BUILT_MODES == tuple(name for name in W.BROWSE_MODES if name in MODES)
+    assert set(W.BROWSE_MODES) == set(MODES)  # every mode the spec lists runs here
     unbuilt = set(W.BROWSE_STEP_ACTIONS) - set(STEPS)
     assert unbuilt == {"solve"}
     assert browse.ACTING_STEPS == {s.name for s in STEPS.values() if s.acts} | unbuilt

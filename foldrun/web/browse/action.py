@@ -13,6 +13,7 @@ from ..net import scrub_url
 from .aria import check_options
 from .annotate import check_annotate_options
 from .compare import check_diff_options
+from .walk import check_walk_options
 from .call import Call
 from . import profile as cpu
 from .framing import add_init, boundaries_on, bounded, check_boundaries, fresh_nonce, init_scripts
@@ -75,6 +76,7 @@ def run(tool: "WebTool", args: dict) -> str:
     check_boundaries(args)
     check_diff_options(args, mode)
     check_annotate_options(args, mode)
+    check_walk_options(args, mode)
     call = Call(tool, args)
     vendor = tool.provider_for("browse")
     if vendor is not None:

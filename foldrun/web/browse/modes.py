@@ -15,7 +15,7 @@ from .steps.reading import keep_file
 from .. import fetch as plain
 from .annotate import annotated
 from .aria import flag
-from . import audit, compare, react, webmcp  # noqa: F401 - register the modes they hold before BUILT_MODES is read
+from . import audit, compare, react, walk, webmcp  # noqa: F401 - register the modes they hold before BUILT_MODES is read
 
 if TYPE_CHECKING:  # pragma: no cover
     from playwright.sync_api import Page
