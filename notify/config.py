@@ -31,8 +31,10 @@ def agents_meta(account, workspace: Workspace | None) -> dict[str, Any] | None:
         return None
 
 
-def inherited(workspace: Workspace, key: str) -> Any:
-    """`key` from the workspace's AGENTS.md if it declares it, else the account's."""
+def agents_metas(workspace: Workspace) -> list[dict[str, Any]]:
+    """The frontmatter of AGENTS.md at the head of the workspace and of its account's library, nearest first,
+    in one query (a scope without one, or whose frontmatter does not parse, left out). A caller reading
+    several keys for one event reads them all from this (`inherited(..., metas=)`)."""
     own, library = scope_key_for(workspace.account, workspace), scope_key_for(workspace.account, None)
     rows = {
         row.scope_key: row
@@ -40,26 +42,34 @@ def inherited(workspace: Workspace, key: str) -> Any:
             scope_key__in=[own, library], path="AGENTS.md", deleted=False
         )
     }
+    metas = []
     for scope_key in (own, library):
         row = rows.get(scope_key)
         if row is None or row.head is None:
             continue
         try:
-            meta = split_frontmatter(row.head.content, "AGENTS.md", required=False).meta
+            metas.append(split_frontmatter(row.head.content, "AGENTS.md", required=False).meta)
         except ContractError:
             continue
+    return metas
+
+
+def inherited(workspace: Workspace, key: str, *, metas: list[dict[str, Any]] | None = None) -> Any:
+    """`key` from the workspace's AGENTS.md if it declares it, else the account's. `metas`: agents_metas'
+    answer when the caller has it (no query)."""
+    for meta in metas if metas is not None else agents_metas(workspace):
         if key in meta:
             return meta[key]
     return None
 
 
-def notify_config_for(workspace: Workspace) -> NotifyConfig | None:
+def notify_config_for(workspace: Workspace, *, metas: list[dict[str, Any]] | None = None) -> NotifyConfig | None:
     """The destination this workspace's notifications go to, or None.
 
     A block that does not parse sends nothing (`check` and deploy refuse it
     before it gets here; this is the belt to that).
     """
-    raw = inherited(workspace, "notify")
+    raw = inherited(workspace, "notify", metas=metas)
     if raw is None:
         return None
     try:

@@ -22,7 +22,7 @@ from accounts.models import Workspace
 from foldrun.contract.rules.notify import NotifyConfig
 from runs.models import Approval, ApprovalKind, ApprovalState, Run, Schedule
 
-from .config import inherited, notify_config_for
+from .config import agents_metas, inherited, notify_config_for
 from .deliveries import do_record_delivery
 from .links import DEFAULT_APPROVE_WITHIN, approval_links, public_url
 from .models import Mark
@@ -164,14 +164,15 @@ def dispatch(
     *,
     payload_for: Callable[[str], dict],
     run_public_id: str = "",
-    config: NotifyConfig | None = None,
+    config: NotifyConfig | None | object = ...,
 ) -> None:
     """Send `event` to the workspace's destination when it asked for it.
 
     `payload_for(address)` builds the body for one recipient (links bound to
     an approver's address when the mail goes to one; "" for anyone else).
     """
-    config = config if config is not None else notify_config_for(workspace)
+    if config is ...:  # not read by the caller (None: read, and the workspace has no notify: block)
+        config = notify_config_for(workspace)
     if config is None or not config.wants(event):
         return
     if config.is_webhook:
@@ -221,6 +222,8 @@ def handle_run_event(run, event: str, approval=None) -> None:
     attempted by workers once it commits."""
     workspace = run.workspace
     is_flow = run.kind == "flow"
+    # AGENTS.md read once for the event, whatever it reads of it (notify:, budget:).
+    metas = agents_metas(workspace) if event in ("completed", "failed") else None
     if event == "completed":
         if is_flow:
             # A quarantine is forgotten as soon as the flow succeeds again.
@@ -231,18 +234,18 @@ def handle_run_event(run, event: str, approval=None) -> None:
             pass  # sent as its own `blocked` event; a completed-only list does not hear it
         else:
             dispatch(workspace, "completed", payload_for=lambda _a: run_payload(run, "completed", []),
-                     run_public_id=run.public_id)
-        check_budget(workspace)
+                     run_public_id=run.public_id, config=notify_config_for(workspace, metas=metas))
+        check_budget(workspace, metas=metas)
     elif event == "blocked":
         if run.kind not in ("adhoc", "eval"):
             dispatch(workspace, "blocked", payload_for=lambda _a: run_payload(run, "blocked", []),
                      run_public_id=run.public_id)
     elif event == "failed":
         dispatch(workspace, "failed", payload_for=lambda _a: run_payload(run, "failed", []),
-                 run_public_id=run.public_id)
+                 run_public_id=run.public_id, config=notify_config_for(workspace, metas=metas))
         if is_flow:
             _quarantine_from_schedule(run)
-        check_budget(workspace)
+        check_budget(workspace, metas=metas)
     elif event == "awaiting-approval":
         _send_awaiting_approval(run, approval)
     elif event == "quarantined":
@@ -327,11 +330,12 @@ def window_start(window: str, now: datetime) -> datetime:
     return day.replace(day=1)
 
 
-def check_budget(workspace: Workspace, now: datetime | None = None) -> list[int]:
+def check_budget(workspace: Workspace, now: datetime | None = None, *, metas: list | None = None) -> list[int]:
     """Send `budget` when the workspace's spend in its window first passes
     80%, then 95%, of `budget:`. Marks are keyed by the window's start, so
-    they reset when it turns. Returns the marks sent."""
-    raw = inherited(workspace, "budget")
+    they reset when it turns. Returns the marks sent. `metas`: AGENTS.md as
+    the caller read it (config.agents_metas)."""
+    raw = inherited(workspace, "budget", metas=metas)
     if not isinstance(raw, dict):
         return []
     now = now or timezone.now()
@@ -354,6 +358,6 @@ def check_budget(workspace: Workspace, now: datetime | None = None) -> list[int]
             label = {"day": "daily", "week": "weekly", "month": "monthly"}[window]
             text = f"💸 {workspace.name} has spent {mark}% of its {label} budget (${float(spent):.2f} of ${float(limit):.2f})"
             dispatch(workspace, "budget", payload_for=lambda _a, t=text, s=spent: workspace_payload(
-                workspace, t, cost=_cost(s)))
+                workspace, t, cost=_cost(s)), config=notify_config_for(workspace, metas=metas) if metas is not None else ...)
             sent.append(mark)
     return sent

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+from django.db.models import CharField, OuterRef, Subquery, Value
+from django.db.models.functions import Cast, Coalesce, Concat
+
 from accounts.models import Workspace
 from library.models import Changeset, scope_key_for
 from library.services import desk_for_workspace
@@ -11,19 +14,32 @@ from library.services import desk_for_workspace
 from .models import Run
 
 
+def library_head(account_field: str = "account_id") -> Coalesce:
+    """The public id of the account library's newest revision ("" when it has none), as a subquery of a query
+    whose rows carry the account at `account_field`: desk_at's cache key read in a query made anyway, not in
+    one of its own. Spelled as scope_key_for spells a library's scope."""
+    scope = Concat(Value("lib:"), Cast(OuterRef(account_field), CharField()), output_field=CharField())
+    newest = Subquery(Changeset.objects.filter(scope_key=scope).order_by("-number").values("public_id")[:1])
+    return Coalesce(newest, Value(""), output_field=CharField())
+
+
 def head_changeset(workspace: Workspace) -> Changeset | None:
+    """The workspace's newest revision, carrying `library_head` (see library_head) for desk_at."""
     return (Changeset.objects.filter(scope_key=scope_key_for(workspace.account, workspace))
-            .order_by("-number").first())
+            .annotate(library_head=library_head()).order_by("-number").first())
 
 
 _DESKS: "OrderedDict[tuple, object]" = OrderedDict()
 _DESKS_MAX = 32
 
 
-def desk_at(workspace: Workspace, number: int | None, *, changeset: Changeset | None = None):
+def desk_at(workspace: Workspace, number: int | None, *, changeset: Changeset | None = None,
+            library_head: str | None = None):
     """The desk a run sees at workspace revision `number` (the head when None).
 
-    `changeset`: that revision's row when the caller has it in hand (saves looking it up).
+    `changeset`: that revision's row when the caller has it in hand (saves looking it up). `library_head`:
+    the account library's newest revision's public id ("" for none) when the caller read it already (the
+    `library_head` subquery, or a changeset from head_changeset carrying it) — else it is looked up.
 
     Kept in a small per-process cache keyed by the workspace revision and the
     account library's newest revision: a revision never changes once written,
@@ -40,11 +56,14 @@ def desk_at(workspace: Workspace, number: int | None, *, changeset: Changeset | 
     else:
         here = (Changeset.objects.filter(scope_key=scope_key_for(workspace.account, workspace), number=number)
                 .values_list("public_id", flat=True).first())
-    library_head = (Changeset.objects.filter(scope_key=scope_key_for(workspace.account, None))
-                    .order_by("-number").values_list("public_id", flat=True).first() or "")
+    if library_head is None:
+        library_head = getattr(changeset, "library_head", None)
+    if library_head is None:
+        library_head = (Changeset.objects.filter(scope_key=scope_key_for(workspace.account, None))
+                        .order_by("-number").values_list("public_id", flat=True).first())
     if here is None:
         return desk_for_workspace(workspace, at=number)
-    key = (here, library_head)
+    key = (here, library_head or "")
     cached = _DESKS.get(key)
     if cached is None:
         cached = desk_for_workspace(workspace, at=number)

@@ -31,7 +31,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from foldrun import net
@@ -42,7 +42,7 @@ from foldrun.engine import StepRequest, run_step
 from foldrun.engine.flow import check_verify, fill_task, headline_of, split_items, verdict_of
 from library.actions import WriteRefused, do_write_run_files
 
-from .desks import desk_at, flow_meta, run_inputs
+from .desks import desk_at, flow_meta, library_head, run_inputs
 from .host import DbHost, HeldSecrets
 from .models import (
     Approval,
@@ -58,7 +58,7 @@ from .models import (
     Try,
 )
 from .signals import emit
-from .states import end_try, end_try_with_next, move_run, move_step, skip_unstarted
+from .states import end_try, end_try_with_next, move_run, move_step, skip_unstarted, start_try_with_step
 
 log = logging.getLogger(__name__)
 
@@ -420,7 +420,11 @@ def _finish(run: Run, status: str, *, error: str = "", parents: dict[int, Step] 
         emit(run, "completed")
         if run.verdict == "BLOCKED":
             emit(run, "blocked")
-        if run.kind == "flow":  # a success forgets a quarantine
+        # A success forgets a quarantine. `quarantined`: whether one was there when the step's closing
+        # transaction took the run's lock (absent on a run read elsewhere: then the UPDATE is made). One set by
+        # another run's failure since then is one that run's streak counted without this success (it cannot
+        # see it before this commits), as it would have been had this UPDATE run first.
+        if run.kind == "flow" and getattr(run, "quarantined", True):
             Schedule.objects.filter(workspace_id=run.workspace_id, flow=run.name).update(quarantined_at=None)
     elif status == RunStatus.FAILED:
         emit(run, "failed")
@@ -475,8 +479,10 @@ def execute_step(step_pk: int) -> str:
         # The run's lock first (lock order), found through the step in the same query, with what the step
         # reads of it (workspace, account, revision) joined in rather than fetched one by one later.
         # The claim need not wait for the disk: the same query says so (foldrun/commits.py).
+        # The account library's head rides on it too: the desk's cache key (desks.desk_at) needs no query of its own.
         run = without_flush_wait(Run.objects.select_for_update(of=("self",))
-                                 .select_related("workspace__account", "changeset").filter(steps__pk=step_pk)).first()
+                                 .select_related("workspace__account", "changeset")
+                                 .annotate(library_head=library_head()).filter(steps__pk=step_pk)).first()
         if run is None:
             return "missing"
         # The step, and in the same query the run's plain and parent steps: when it ends, the run moves on
@@ -499,8 +505,8 @@ def execute_step(step_pk: int) -> str:
         step.lease_until = now + dt.timedelta(seconds=leases.lease_seconds())
         step.started_at = step.started_at or now
         step.error = ""
-        step.save(update_fields=["attempt", *fields, "lease_holder", "lease_until", "started_at", "error"])
-        attempt = Try.objects.create(step=step, n=step.attempt, status="running", started_at=now)
+        attempt = Try(step=step, n=step.attempt, status="running", started_at=now)
+        start_try_with_step(step, ["attempt", *fields, "lease_holder", "lease_until", "started_at", "error"], attempt)
     chain = _chain()
     if chain is not None:
         chain.parents, chain.parents_of = {s.index: s for s in rows if s.instance is None}, run.pk
@@ -544,7 +550,8 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
     if chain.desk is not None and chain.desk[0] == run.pk:
         desk = chain.desk[1]
     else:
-        desk = desk_at(run.workspace, run.changeset_number, changeset=run.changeset)
+        desk = desk_at(run.workspace, run.changeset_number, changeset=run.changeset,
+                       library_head=getattr(run, "library_head", None))
         chain.desk = (run.pk, desk)
     answer = None
     # An answer exists only for a step that parked on a question: `ask:` before its first try, or a question
@@ -592,7 +599,12 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
         # lease's expiry, the writes it noted — it changed itself). Joined: the end of the run (its
         # notifications) reads the workspace and account.
         # The same query lets this transaction commit without waiting for the disk (foldrun/commits.py).
+        # Whether a schedule of the flow is quarantined rides on it too: a success forgets a quarantine
+        # (_finish), and the common case, none, then costs no query of its own.
         run = without_flush_wait(Run.objects.select_for_update(of=("self",)).select_related("workspace__account")
+                                 .annotate(quarantined=Exists(Schedule.objects.filter(
+                                     workspace_id=OuterRef("workspace_id"), flow=OuterRef("name"),
+                                     quarantined_at__isnull=False)))
                                  .filter(pk=run.pk, steps__pk=step.pk, steps__lease_holder=holder,
                                          steps__status=StepStatus.RUNNING)).first()
         if run is None:

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import connection
+from django.db.models.sql import InsertQuery, UpdateQuery
+
 from .models import Run, RunStatus, Step, StepStatus, Try
 
 R, S = RunStatus, StepStatus
@@ -93,6 +96,29 @@ def end_try_with_next(ended: Try, to: str, why: str, new: Try, **fields: Any) ->
     ended.pk = None  # both rows in one INSERT (Django writes rows with a key apart); the conflict finds it
     Try.objects.bulk_create([ended, new], update_conflicts=True, unique_fields=["step", "n"],
                             update_fields=TRY_END_FIELDS)
+
+
+def start_try_with_step(step: Step, fields: list[str], new: Try) -> None:
+    """Save `step`'s `fields` (the claim that moved it to running) and insert `new`, its running try, in one
+    statement on PostgreSQL: the UPDATE in a WITH part of the INSERT, as Django would write each (field
+    preparation, defaults, pre_save). Elsewhere two statements. Precondition: inside the claim's transaction,
+    which holds the step's row lock."""
+    if connection.vendor != "postgresql":
+        step.save(update_fields=fields)
+        new.save(force_insert=True)
+        return
+    update = Step.objects.filter(pk=step.pk).query.chain(UpdateQuery)
+    update.add_update_values({name: getattr(step, name) for name in fields})
+    update_sql, update_params = update.get_compiler(connection=connection).as_sql()
+    insert = InsertQuery(Try)
+    insert.insert_values([f for f in Try._meta.local_concrete_fields if f is not Try._meta.auto_field], [new])
+    compiler = insert.get_compiler(connection=connection)
+    compiler.returning_fields = [Try._meta.pk]
+    [(insert_sql, insert_params)] = compiler.as_sql()
+    with connection.cursor() as cursor:
+        cursor.execute(f"WITH claimed AS ({update_sql}) {insert_sql}", (*update_params, *insert_params))
+        new.pk = cursor.fetchone()[0]
+    new._state.adding, new._state.db = False, connection.alias
 
 
 def skip_unstarted(run: Run, why: str) -> int:
