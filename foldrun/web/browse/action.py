@@ -37,7 +37,7 @@ MAX_OUTPUT = 18_000
 SESSION_OWNED = ("session", "state", "har", "trace", "cookies", "auth", "device", "headers", "identity")
 
 UNBUILT_SETTINGS = ("proxy", "captcha", "captcha_solver", "live", "video", "extensions", "webgpu",
-                    "storage", "storage_origin", "headless", "version")
+                    "headless", "version")
 
 def _uses_secret(steps: list) -> bool:
     for step in steps:
@@ -115,6 +115,9 @@ def run(tool: "WebTool", args: dict) -> str:
     if args.get("state") and (args.get("cookies") or call.identity.get("cookies") or call.block.get("cookies")):
         raise WebToolError("browse: state= does not keep a login seeded from a secret (cookies) — state/ is a "
                            "workspace file every later step can read; sign in with actions instead")
+    if args.get("state") and call.block.get("storage"):
+        raise WebToolError("browse: state= does not keep a login seeded from a secret (web.browse.storage) — "
+                           "state/ is a workspace file every later step can read; sign in with actions instead")
     recorders = [k for k in ("trace", "har") if args.get(k) not in (None, "", False, "false")]
     if recorders and call.secrets_in_steps:
         raise WebToolError(f"browse: a call that signs in keeps no {' or '.join(recorders)} — a trace keeps every "

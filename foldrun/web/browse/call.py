@@ -34,7 +34,7 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
         self.refused_hosts: dict[str, str] = {}
         self.session_key = str(args.get("session") or "default")
         self.secrets: dict[str, str] = {}   # name -> value used in this call, redacted from every output
-        self.seeded = False                 # cookies from a secret: no script may run beside them
+        self.seeded: bool | str = False     # cookies (True) or "storage" from a secret: no script beside them
         self.secrets_in_steps = False       # a fill/type from a secret somewhere in the steps
         self.dialog: tuple[str, Any] = (str(args.get("dialogs") or self.block.get("dialogs") or "dismiss"),
                                         args.get("dialog_text") or self.block.get("dialog_text"))
@@ -146,6 +146,9 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
     def no_script(self, what: str) -> None:
         """`js`, `eval` and script by another name never run beside a secret's cookies or a filled secret."""
         self.denied("js" if what == "js" else "eval", None if what in ("js", "eval") else what)
+        if self.seeded == "storage":
+            raise WebToolError(f"browse: {what} does not run in a call that carries web.browse.storage, or in a "
+                               f"session it seeded — an expression in the page could hand over the token")
         if self.seeded:
             raise WebToolError(f"browse: {what} does not run in a call that carries cookies from a secret, or in a "
                                f"session those cookies seeded — document.cookie is one expression away")

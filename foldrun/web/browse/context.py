@@ -13,6 +13,7 @@ from ..errors import WebToolError
 from ..net import GuardProxy, scrub_url
 from . import spare as spares
 from .framing import init_failure
+from .seed_storage import seed_storage
 from .util import ACTION_TIMEOUT_MS, domain_match, glob_match
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -145,6 +146,7 @@ class ContextMixin:
         if name or self.allowed_domains() or not tool.allow_private or self.blocked():
             context.route("**/*", lambda route, request: holder["call"]._guard(route, request))
         self.add_cookies(context)
+        seed_storage(self, context)
         if name:
             state.sessions[str(name)] = context
             state.holders[str(name)] = holder
