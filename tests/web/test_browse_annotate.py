@@ -104,3 +104,17 @@ def test_annotate_out_of_place_is_refused_before_a_browser_opens(browse, browser
         browse().call({"action": "browse", "url": f"{pages.url}/cart", **call})
     assert str(caught.value) == said
     assert browsers.launches == launches
+
+
+def test_the_screenshot_step_annotates_too_and_its_numbers_work_in_the_next_call(browse, pages, tmp_path):
+    tool = browse()
+    out = tool.call({"action": "browse", "url": f"{pages.url}/cart", "mode": "text",
+                     "actions": [{"screenshot": "cart", "annotate": True, "full": False}]})
+    assert out.startswith("screenshot: outputs/cart.png — 5 elements that can be acted on boxed and numbered. Read "
+                          "outputs/cart.png to see it.\n\nThe numbers, for a step such as")
+    _w, _h, rows = rows_of(tmp_path / "outputs/cart.png")
+    assert pixel(rows, 100, 120) == MAGENTA
+    icon = _numbers(out)["button"]
+    clicked = tool.call({"action": "browse", "url": f"{pages.url}/cart",
+                         "actions": [{"click": f"@{icon}"}, {"get": "title"}]})
+    assert json.loads(clicked.split("\n\n", 1)[1]) == [{"get": "title", "value": "icon clicked"}]

@@ -8,13 +8,12 @@ the boxes are drawn into the page for the picture only and taken out straight af
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import WebToolError
 from ..net import scrub_url
 from .aria import flag
 from .refs import INTERACTIVE_ROLES, load_refs, page_key, parse_snapshot, refs_file
-from .steps.reading import keep_file, settle
 
 if TYPE_CHECKING:  # pragma: no cover
     from playwright.sync_api import Page
@@ -73,10 +72,11 @@ def _link_targets(snapshot: str) -> dict[str, str]:
     return targets
 
 
-def annotated(call: "Call", page: "Page", args: dict) -> str:
+def annotated(call: "Call", page: "Page", within_raw: Any, take: Callable[[], str], whole: bool = True) -> str:
+    """Number, box and picture the page (`take` keeps the picture and names its file; the caller has settled
+    the page first, so nothing moves once measured)."""
     tool = call.tool
-    within = str(args["within"]).strip() if args.get("within") not in (None, "") else None
-    settle(call, page)  # lazy parts in place before anything is measured
+    within = str(within_raw).strip() if within_raw not in (None, "") else None
     if within is not None:
         part = call.locate(page, within)
         if part.count() == 0:
@@ -111,10 +111,11 @@ def annotated(call: "Call", page: "Page", args: dict) -> str:
     tool.write_file(refs_file(tool.sandbox), json.dumps(refs, indent=1, ensure_ascii=False).encode())
     page.evaluate(_DRAW_JS, [_OVERLAY_ID, boxes])
     try:
-        where = keep_file(call, page, "screenshot", {"screenshot": "page", "settle": False})
+        where = take()
     finally:
         page.evaluate("id => document.getElementById(id)?.remove()", _OVERLAY_ID)
-    head = (f"{where} — the full page at {page.viewport_size['width']}px wide, {len(boxes)} element"
+    head = (f"{where} — " + (f"the full page at {page.viewport_size['width']}px wide, " if whole else "")
+            + f"{len(boxes)} element"
             f"{'s' if len(boxes) != 1 else ''} that can be acted on boxed and numbered"
             + (f" within {within}" if within else "") + f". Read {where} to see it.")
     if not boxes:

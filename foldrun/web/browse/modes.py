@@ -11,7 +11,7 @@ from ..errors import WebToolError
 from ..net import scrub_url
 from .registry import MODES, built_modes, mode
 from . import aria  # noqa: F401 - registers mode=aria before BUILT_MODES is read
-from .steps.reading import keep_file
+from .steps.reading import keep_file, settle
 from .. import fetch as plain
 from .annotate import annotated
 from .aria import flag
@@ -180,7 +180,9 @@ def read_network(call: "Call", page: "Page", args: dict) -> str:
 @mode("screenshot", acts=False, capability="screenshot")
 def read_screenshot(call: "Call", page: "Page", args: dict) -> str:
     if flag(args, "annotate"):
-        return annotated(call, page, args)
+        settle(call, page)  # lazy parts in place before anything is measured
+        return annotated(call, page, args.get("within"),
+                         lambda: keep_file(call, page, "screenshot", {"screenshot": "page", "settle": False}))
     where = keep_file(call, page, "screenshot", {"screenshot": "page"})
     return f"{where} — the full page at {page.viewport_size['width']}px wide. Read {where} to see it."
 

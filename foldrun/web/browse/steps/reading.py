@@ -6,6 +6,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ...errors import WebToolError
+from ..annotate import annotated
+from ..aria import flag
 from ..registry import run_steps, step
 from ..util import steps_of
 
@@ -44,6 +46,12 @@ def if_step(call: "Call", page: "Page", name: str, value: Any, item: dict, index
 
 @step("screenshot", acts=False, capability="screenshot")
 def screenshot(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
+    if flag(item, "annotate"):  # every actionable element numbered on the picture (browse/annotate.py)
+        if item.get("settle", True) not in (False, "false") and not item.get("selector") and not item.get("clip"):
+            settle(call, page)
+        call.notes.append("screenshot: " + annotated(call, page, item.get("within"), lambda: keep_file(
+            call, page, "screenshot", {**item, "settle": False}), whole=False))
+        return
     call.notes.append(f"screenshot: {keep_file(call, page, 'screenshot', item)}")
 
 
