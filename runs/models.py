@@ -192,6 +192,10 @@ class Try(models.Model):
     seconds = models.FloatField(default=0)
     started_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Where it browsed: "slim" on the account's browser pod, "full" with a browser inside the step (the re-run
+    # after a lost pod); blank when it did not browse. Its pod line: "3 reconnects; browser pod lost".
+    image = models.CharField(max_length=10, blank=True)
+    pod_line = models.CharField(max_length=300, blank=True)
 
     class Meta:
         verbose_name_plural = "tries"

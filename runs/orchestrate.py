@@ -578,6 +578,8 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
         # A browser agent's task browses in its session's browser (browsing puts the endpoint in the run's copy
         # of its settings; it never shows among the run's inputs).
         browser_cdp=str((flow_meta(run).get("browser") or {}).get("cdp") or ""),
+        # The re-run of a step whose browser pod was lost browses with a browser inside the step.
+        browser_pod=not (step.lost_reruns and _pod_was_lost(step)),
     )
     beat = leases.Heartbeat(Step, step.pk, holder)
     host = DbHost(run, step, attempt, lease=beat, held=chain.held)
@@ -632,12 +634,13 @@ def _settle_result(run: Run, step: Step, attempt: Try, result, spec: dict, desk,
     # Written with the run's next try when this transaction takes one (one statement), else at its end.
     chain.ending = (attempt, status, (error or f"the step {status}").splitlines()[0],
                     dict(error=error[:2000], seconds=seconds, finished_at=timezone.now(), cost_usd=result.cost,
-                         tokens_in=result.tokens_in, tokens_out=result.tokens_out))
+                         tokens_in=result.tokens_in, tokens_out=result.tokens_out, image=result.image,
+                         pod_line=_pod_line(result)[:300]))
     step.limits_line = result.limits_line[:1000]
     step.cost_usd += result.cost
     step.tokens_in += result.tokens_in
     step.tokens_out += result.tokens_out
-    if result.status != "parked":
+    if result.status not in ("parked", "lost"):  # a lost try's outputs come again from its re-run
         _keep_files(run, step, result)
     if problem:
         trace(run, step, problem)
@@ -664,9 +667,30 @@ def _settle_result(run: Run, step: Step, attempt: Try, result, spec: dict, desk,
                           f"asking is not kept")
         _park(run, step, ApprovalKind.ASK, question=result.question)
         return "parked"
+    if result.status == "lost":  # its browser pod went and it had only read: again, part of the attempt
+        step.lost_reruns += 1
+        trace(run, step, "browser pod lost; re-ran on full")
+        queue(step, why=f"try {step.attempt} lost its browser pod; it had only read")
+        step.save()
+        return "browser pod lost"
     step.output = result.output
     settle_failure(run, step, result.error or "the step failed", retry_allowed=not result.error.startswith("budget reached"))
     return "failed"
+
+
+def _pod_line(result) -> str:
+    """The try's browser pod line as the step card says it, with what became of the step when the pod was lost."""
+    line, why = result.pod_line, result.error.split(" — ", 1)[-1]
+    if result.status == "lost":
+        return f"{line}; re-ran on full ({why})" if line else f"browser pod lost; re-ran on full ({why})"
+    if line.endswith("browser pod lost") and result.error.startswith("browser pod died after"):
+        return f"{line}; not re-run ({result.error})"
+    return line
+
+
+def _pod_was_lost(step: Step) -> bool:
+    """Whether the step's last try ended with its browser pod lost (asked only of a step re-run after a loss)."""
+    return Try.objects.filter(step=step, n=step.attempt - 1, status="lost", image="slim").exists()
 
 
 def _keep_files(run: Run, step: Step, result) -> None:

@@ -26,6 +26,7 @@ from foldrun import pageparts
 from foldrun.api import ApiError
 from foldrun.contract.desk import FLOW
 from foldrun.contract.model import flow_of
+from foldrun.engine.podcard import pod_card
 
 from . import actions
 from . import pages_browser as browser
@@ -154,6 +155,7 @@ def live_context(run: Run, membership, workspace) -> dict:
         step.answered = [a for a in step.approval_list if a.state == ApprovalState.ANSWERED]
         step.state_css = "awaiting-answer" if step.pending and step.pending.kind == "ask" else step.status
         step.seconds = sum(t.seconds for t in step.try_list)
+        step.pod_line, step.pod_tries = pod_card(step.try_list)
     for step in steps:
         if step.has_instances:  # a fan-out's parent: what its instances used and cost
             mine = [s for s in steps if s.index == step.index and s.instance is not None]

@@ -13,7 +13,8 @@ from .models import (Approval, ApprovalState, Artifact, Run, RunKind, RunStatus,
 class TrySerializer(serializers.ModelSerializer):
     class Meta:
         model = Try
-        fields = ["n", "status", "error", "cost_usd", "tokens_in", "tokens_out", "seconds", "started_at", "finished_at"]
+        fields = ["n", "status", "error", "cost_usd", "tokens_in", "tokens_out", "seconds", "started_at", "finished_at",
+                  "image", "pod_line"]
 
 
 class TraceSerializer(serializers.ModelSerializer):

@@ -81,7 +81,8 @@ def end_try(attempt_pk: int, to: str, why: str = "", **fields: Any) -> bool:
                 .update(status=to, status_reason=why[:500], **fields))
 
 
-TRY_END_FIELDS = ["status", "status_reason", "error", "seconds", "finished_at", "cost_usd", "tokens_in", "tokens_out"]
+TRY_END_FIELDS = ["status", "status_reason", "error", "seconds", "finished_at", "cost_usd", "tokens_in", "tokens_out",
+                  "image", "pod_line"]
 
 
 def end_try_with_next(ended: Try, to: str, why: str, new: Try, **fields: Any) -> None:

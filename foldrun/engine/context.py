@@ -69,11 +69,12 @@ class StepRequest:
     tenant: str = ""   # the account's id, sent as OpenAI's safety_identifier (hashed past 64 characters)
     search_engine_url: str = ""  # the account's own SearXNG; empty for the install's FOLDRUN_SEARXNG_URL
     browser_cdp: str = ""  # a browser session's CDP endpoint: the step's browse calls drive that session's page
+    browser_pod: bool = True  # False: a re-run after its pod was lost — the step's browser runs inside it
 
 
 @dataclass
 class StepResult:
-    status: str  # completed | failed | parked
+    status: str  # completed | failed | parked | lost (its browser pod went, and the step had only read)
     output: str = ""
     error: str = ""
     question: str = ""
@@ -85,6 +86,8 @@ class StepResult:
     tokens_out: int = 0
     cost: Decimal = Decimal("0")
     wrote: list[str] = field(default_factory=list)
+    image: str = ""     # "slim": it browsed on the account's pod; "full": a browser inside the step after a lost pod
+    pod_line: str = ""  # the try's browser pod line ("2 reconnects (2 got through)"), when it had one
 
 
 class ToolContext(Protocol):
@@ -100,6 +103,8 @@ class ToolContext(Protocol):
     sandbox_files: dict[str, str]
     counter: LimitCounter | None
     wrote: list[str]             # what the step changed outside its sandbox so far
+    browser_image: str           # the web tool says where the step browsed ("slim": the pod; "full": in the step)
+    pod_line: str                # … and what its pod did ("1 reconnect (1 got through)")
 
     @property
     def http(self) -> httpx.Client: ...

@@ -30,3 +30,13 @@ class BudgetExceeded(Exception):
 
 class StepFailed(Exception):
     """The step cannot go on; the message is its error line."""
+
+
+class PodLost(Exception):
+    """The account's browser pod went mid-step and did not come back (the spec's "Slim steps and a lost pod"):
+    the try ends — re-run with a browser in the step when the step had only read, failed when it had written.
+    The message is where the pod went (`lost — …`); `reached` is False when the call never got to the pod."""
+
+    def __init__(self, message: str, reached: bool = True) -> None:
+        super().__init__(message)
+        self.reached = reached

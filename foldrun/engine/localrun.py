@@ -20,6 +20,7 @@ from foldrun.contract.model import find_flow
 
 from .flow import check_verify, fill_task, headline_of, plan_from_steps, split_items, verdict_of
 from .local import LocalHost
+from .podcard import pod_card
 from .step import StepRequest, run_step
 
 Ask = Callable[[str], str | None]   # a question -> the answer (None: nobody to ask)
@@ -168,6 +169,8 @@ def report_lines(run: dict) -> list[str]:
             lines.append(f"     {step.get('limits') or step.get('limits_line')}")
         if step.get("error"):
             lines.append(f"     error: {step['error']}")
+        pod_line, pod_tries = pod_card(step.get("tries") or [])
+        lines.extend(f"     {text}" for text in (pod_line, pod_tries) if text)  # the step card's two lines
         earlier = [t for t in step.get("tries") or [] if t.get("n") != step.get("attempt")]
         for t in earlier:  # the tries before the last, as the Run page lists them
             lines.append(f"     try {t.get('n')}: {t.get('status')}" + (f" — {t['error']}" if t.get("error") else ""))

@@ -25,7 +25,7 @@ from foldrun.providers.supply import ProviderConfigError  # its message is the s
 
 from . import spend
 from .context import DEFAULT_MAX_TURNS, Host, StepRequest, StepResult, ToolContext
-from .errors import BudgetExceeded, MissingSecret, StepFailed
+from .errors import BudgetExceeded, MissingSecret, PodLost, StepFailed
 from .httpclient import shared_http
 from .limits import LimitCounter, merge_limits
 from .prepare import prepare_tools
@@ -108,6 +108,7 @@ def run_step(desk: Desk, request: StepRequest, host: Host) -> StepResult:
             host.trace("log", {"message": f"{path} was changed during the step; the change was discarded — "
                                           f"knowledge/ is never written by a run"})
         result.outputs = sandbox.outputs()
+        result.image, result.pod_line = env.browser_image, env.pod_line
         sandbox.cleanup()
         _redact_result(result, redactor)
     return result
@@ -203,6 +204,12 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
     except BudgetExceeded as exc:
         host.trace("budget", {"line": str(exc)})  # a budget-stopped call counts toward no limit
         result.error = str(exc)
+    except PodLost as lost:
+        if env.pod_writes:  # doing it again could send or charge twice: a person, retry: or on-fail: decides
+            result.error = env.redact(f"browser pod died after the step had written {'; '.join(env.pod_writes)}")
+            host.trace("refusal", {"line": result.error})
+        else:  # it had only read: the run re-runs it from the start with a browser inside the step
+            result.status, result.error = "lost", env.redact(str(lost))
     except Exception as exc:  # a provider refusal or a transport failure: the step fails with its line
         # The spec's sentence alone (a refusal's line, a provider error's message, the host's sentence);
         # an unexpected error is a sentence with an incident code, its traceback in the platform's log.
@@ -241,6 +248,19 @@ def _server_plugins(tools: list[Tool], counter: LimitCounter) -> list[dict]:
     if plugins and limit is not None and counter.used.get("web.search", 0) >= limit:
         return []
     return plugins
+
+
+# The built-ins the lost-pod rule counts as reads ("Read/Glob/Grep, … the search, history and desks tools and a
+# consult"); every other built-in (Write, Edit, Bash, ask) is a write, as is every script and MCP tool.
+POD_READS = frozenset({"Read", "Glob", "Grep", "search_files", "recall_runs", "read_run", "consult"})
+
+
+def pod_write(tool: Tool, arguments: Any) -> bool:
+    """Whether a call counts as a write when the step's browser pod is lost (spec: "Slim steps and a lost pod").
+    A call that could be either counts as a write; the web tool and an API call judge their own arguments."""
+    if tool.name == "web" or tool.kind == "http":
+        return tool.call_writes(arguments if isinstance(arguments, dict) else {})
+    return tool.kind != "builtin" or tool.name not in POD_READS
 
 
 # A server tool's use, by the name it carries in the reply, counted as the web action it is.
@@ -295,18 +315,22 @@ def _call_tool(use: dict, by_name: dict[str, Tool], counter: LimitCounter, env: 
     if refusal is not None:
         env.host.trace("limit", {"tool": name, "refused": refusal})
         return {**reply, "content": refusal, "is_error": True}
+    what = f"{name} {json.dumps(arguments, ensure_ascii=False)[:200]}"
     if tool.call_writes(arguments):
-        what = f"{name} {json.dumps(arguments, ensure_ascii=False)[:200]}"
         env.host.before_write(env.redact(what))
         result.wrote.append(env.redact(what))
         env.wrote.append(env.redact(what))
+    if pod_write(tool, arguments):
+        env.pod_writes.append(env.redact(what))
     started = time.monotonic()
     try:
         content = tool.handler(arguments, env)
         is_error = False
-    except Park:
+    except PodLost as lost:
+        if not getattr(lost, "reached", True) and env.pod_writes and pod_write(tool, arguments):
+            env.pod_writes.pop()  # "a browse call that never reached the pod changed nothing and does not count"
         raise
-    except BudgetExceeded:
+    except (Park, BudgetExceeded):
         raise
     except ToolError as exc:
         content, is_error = str(exc), True

@@ -46,6 +46,11 @@ class StepEnv:
         self.counter: LimitCounter | None = None
         self._runner: Programs | None = None
         self.wrote: list[str] = []  # what the step changed outside its sandbox so far (an `ask` refuses then)
+        # What the step did that the lost-pod rule counts as a write (files, Bash, scripts, MCP, acting calls):
+        # a step with none re-runs when its browser pod is lost; one with any fails naming them.
+        self.pod_writes: list[str] = []
+        self.browser_image = ""  # set by the web tool as the step ends: "slim" (on the pod) or "full"
+        self.pod_line = ""       # … and its browser pod line
 
     @property
     def http(self) -> httpx.Client:

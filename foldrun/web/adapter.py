@@ -9,9 +9,12 @@ import json
 import os
 from typing import Any
 
+from foldrun.engine.errors import PodLost
 from foldrun.engine.tools.base import Tool, ToolError
 from foldrun.engine.tools.registry import ToolPlan, register_gallery_tool
 
+from .browse.lost import PodLostError
+from .browse.lost import summary as pod_summary
 from .errors import WebToolError
 from .tool import WebTool, resolve_language, resolve_web_block
 from .providers.models import server_tools
@@ -77,16 +80,29 @@ def web_tool_for(agent: Any, env: Any, *, searxng_url: str | None = None) -> Web
                   session_cdp=str(getattr(getattr(env, "request", None), "browser_cdp", "") or "") or None)
     web.model_format = model_format or None
     env.on_close(web.close)
+    env.on_close(lambda: _say_where_it_browsed(web, env))
     web.endpoints.update(_endpoints())
     return web
 
 
+def _say_where_it_browsed(web: WebTool, env: Any) -> None:
+    """The try's image and pod line, for its row in `tries`: "slim" on the account's pod, "full" for the re-run
+    after a lost pod (a browser inside the step)."""
+    request = getattr(env, "request", None)
+    rerun = request is not None and not getattr(request, "browser_pod", True) and "browse" in web.allowed_actions()
+    env.browser_image = "slim" if web.on_pod else ("full" if rerun else "")
+    env.pod_line = pod_summary(web.pod_lines)
+
+
 def _pod_account(env: Any) -> str | None:
     """The account whose browser pods serve the step: a worker's step names its account (the request's
-    tenant); the CLI and the engine's own tests name none, and launch Chromium inside the step."""
+    tenant); the CLI and the engine's own tests name none, and launch Chromium inside the step — so does the
+    re-run of a step whose pod was lost (`browser_pod` False)."""
     if os.environ.get("FOLDRUN_BROWSER_PODS", "1") == "0":
         return None
     request = getattr(env, "request", None)
+    if request is not None and not getattr(request, "browser_pod", True):
+        return None
     return str(getattr(request, "tenant", "") or "") or None
 
 
@@ -100,6 +116,8 @@ def engine_tool(agent: Any, env: Any, *, searxng_url: str | None = None) -> tupl
             return web.call(args)
         except WebToolError as exc:
             raise ToolError(str(exc)) from None
+        except PodLostError as exc:  # the step's try ends; the engine judges its reads and writes
+            raise PodLost(str(exc), reached=exc.reached) from None
 
     tool = Tool(name="web", description=definition["description"], input_schema=definition["input_schema"],
                 handler=handler, limit_keys=web.limit_keys, writes=web.writes, outward=False, kind="builtin",

@@ -180,12 +180,14 @@ class WebTool:
         self.browse_state: Any = None  # the step's contexts, made by browse on first use
         self.pods: Any = None          # the account's pods, while this step browses on them
         self.pod_lines: list[str] = []  # the lost-pod lines of this step's calls
+        self.on_pod = False  # this step's browse calls go to the account's pod (its image is "slim")
         if session_cdp and not test_mode and browsers is None:
             self._browsers = BrowserPool(cdp=session_cdp)
             self._owns_browsers = True
         elif pod_account and not test_mode and browsers is None and "browse" in self.allowed_actions():
             self.pods = servers.POOL.account(pod_account)
             self.pods.open_step()  # the first pod starts the moment a step of the account grants browse
+            self.on_pod = True
             self._browsers = self.pods.step_browsers()  # the client and connection the last step left
             self._owns_browsers = True
 
@@ -285,21 +287,8 @@ class WebTool:
             # In the browser's own thread: this one (the step's) keeps the ORM, and writes what the call hands back.
             if self.pods is None:
                 return self.browsers.run(lambda: module.run(self, args))
-            return run_on_pod(self, args, lambda: module.run(self, args), lambda: self._in_step(module, args))
+            return run_on_pod(self, args, lambda: module.run(self, args))
         return module.run(self, args)
-
-    def _in_step(self, module: Any, args: dict) -> str:
-        """The call in a browser launched inside the step, for a pod that was lost."""
-        pods, state = self._browsers, self.browse_state
-        local = BrowserPool()
-        self._browsers, self.browse_state = local, None
-        try:
-            return local.run(lambda: module.run(self, args))
-        finally:
-            if self.browse_state is not None:
-                local.run(self.browse_state.close)
-            local.close()
-            self._browsers, self.browse_state = pods, state
 
     def _answered_by_provider(self, action: str) -> bool:
         if action not in PROVIDER_ANSWERED:

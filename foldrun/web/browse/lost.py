@@ -5,8 +5,9 @@ longer answers, the pod is gone and the tool reconnects — three tries, 1, 2
 and 4 seconds apart, each a line on the run when the call returns. A call
 that never reached the pod is tried again; one that only read is run once
 more; one that may have acted is not sent again and fails saying so. Still
-gone after three tries: a call that only read runs in a browser inside the
-step (`running chromium inside the step`); one that may have acted fails.
+gone after three tries, the step's try ends (`PodLostError`, the engine's
+`PodLost`): the run re-runs a step that had only read with a browser inside
+the step, and fails one that had written. `summary` is the try's pod line.
 """
 from __future__ import annotations
 
@@ -26,6 +27,14 @@ _DROPPED = ("Target page, context or browser has been closed", "Browser closed",
             "Browser has been closed", "WebSocket", "ECONNRESET", "Connection closed", "Target closed")
 
 
+class PodLostError(Exception):
+    """Still gone after three reconnects: the step's try ends (the adapter raises the engine's PodLost)."""
+
+    def __init__(self, message: str, reached: bool) -> None:
+        super().__init__(message)
+        self.reached = reached
+
+
 def dropped(exc: BaseException) -> bool:
     return isinstance(exc, (PodGone, PodUnreachable)) or any(word in str(exc) for word in _DROPPED)
 
@@ -34,9 +43,9 @@ def _at() -> str:
     return datetime.now(timezone.utc).strftime("%H:%M:%SZ")
 
 
-def run_on_pod(tool: "WebTool", args: dict, call: Callable[[], str], in_step: Callable[[], str],
+def run_on_pod(tool: "WebTool", args: dict, call: Callable[[], str],
                sleep: Callable[[float], None] = time.sleep) -> str:
-    """`call()` on the pod, by the lost-pod rules; `in_step()` renders it in a browser of the step's own."""
+    """`call()` on the pod, by the lost-pod rules; still gone, PodLostError ends the step's try."""
     pool = tool.browsers
     lines: list[str] = []
     wrote = acts(args)
@@ -70,21 +79,34 @@ def run_on_pod(tool: "WebTool", args: dict, call: Callable[[], str], in_step: Ca
                     raise
                 lines.append(f"browser pod: reconnected (try {number} of 3, at {at}), but the pod closed again")
                 lines.append("browser pod: lost — the call dropped again after the reconnect")
-                break
+                raise PodLostError("browser pod lost — the call dropped again after the reconnect", reached)
             lines.append(f"browser pod: reconnected (try {number} of 3, at {at})")
             return answer
-        else:
-            lines.append("browser pod: lost — no answer after 3 reconnects")
-        if reached and wrote:
-            raise WebToolError("browse: the browser pod was lost during this call, after it may have acted (it "
-                               "clicks, fills, types or runs script); it was not sent again — look at the page "
-                               "before repeating it")
-        lines.append("browser pod: running chromium inside the step")
-        return in_step()
+        lines.append("browser pod: lost — no answer after 3 reconnects")
+        raise PodLostError("browser pod lost — no answer after 3 reconnects", reached)
     finally:
         for line in lines:
             tool.log(line)
         tool.pod_lines.extend(lines)
+
+
+def summary(lines: list[str]) -> str:
+    """The try's pod line from its calls' lines, as the step card says it: `2 reconnects (2 got through)`,
+    `3 reconnects; browser pod lost`, `1 reconnect, which reached the pod but it closed again; browser pod lost`.
+    A reconnect got through only when the call went on after it; a pod lost in the end let none through."""
+    tries = [line for line in lines if "reconnect failed (" in line or "reconnected (" in line]
+    if not tries:
+        return ""
+    count = f"{len(tries)} reconnect{'s' if len(tries) != 1 else ''}"
+    if not any("browser pod: lost" in line for line in lines):
+        through = sum(1 for line in tries if "reconnected (" in line)
+        return f"{count} ({through} got through)"
+    again = sum(1 for line in tries if "but the pod closed again" in line)
+    if again:
+        which = "which reached the pod but it closed again" if again == 1 else \
+            f"{again} of which reached the pod but it closed again"
+        return f"{count}, {which}; browser pod lost"
+    return f"{count}; browser pod lost"
 
 
 def _still_answers(pool: Any) -> bool:
