@@ -92,13 +92,15 @@ def test_against_with_visual_compares_the_two_pages_as_pictures(browse, pages, t
     assert pixel(rows, 140, 125) == (255, 0, 0)
 
 
-def test_against_a_host_outside_allowed_domains_is_refused_by_name(browse, pages):
+def test_against_a_host_outside_allowed_domains_is_refused_by_name_before_a_browser_opens(browse, browsers, pages):
     other = pages.url.replace("127.0.0.1", "localhost")
+    launches = browsers.launches
     with pytest.raises(WebToolError) as caught:
         browse({"browse": {"allowed_domains": ["127.0.0.1"]}}).call(
             {"action": "browse", "url": f"{pages.url}/production", "mode": "diff", "against": f"{other}/staging"})
     assert str(caught.value) == (f"browse: against={other}/staging was not opened — localhost is outside this "
                                  f"agent's allowed_domains (127.0.0.1)")
+    assert browsers.launches == launches
 
 
 @pytest.mark.parametrize("call, said", [

@@ -12,7 +12,7 @@ from ..errors import WebToolError
 from ..net import scrub_url
 from .aria import check_options
 from .annotate import check_annotate_options
-from .compare import check_diff_options
+from .compare import check_diff_options, refuse_against
 from .walk import check_walk_options
 from .call import Call
 from . import profile as cpu
@@ -138,6 +138,7 @@ def run(tool: "WebTool", args: dict) -> str:
     reason = call.host_refusal(url) if url is not None else None
     if reason:  # before a browser opens
         raise WebToolError(f"browse: {scrub_url(url)} was not opened — {reason}")
+    refuse_against(call, args)  # mode=diff's other page, by the same guards, before a browser opens too
     call.init = init_scripts(call)  # read before a browser opens: a missing one is refused first
     profile_to = cpu.profile_target(call)
     if in_session:

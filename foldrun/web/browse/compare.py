@@ -75,6 +75,15 @@ def check_diff_options(args: dict, mode_name: str) -> None:
                                "https://staging.example.com/pricing")
 
 
+def refuse_against(call: "Call", args: dict) -> None:
+    """against= names a host the call's guards refuse (allowed_domains, a private address): said before a
+    browser opens, as for url=."""
+    against = args.get("against")
+    reason = call.host_refusal(str(against).strip()) if against not in (None, "") else None
+    if reason:
+        raise WebToolError(f"browse: against={scrub_url(str(against).strip())} was not opened — {reason}")
+
+
 def _baseline(call: "Call", page: "Page", suffix: str):  # noqa: ANN202 - a Path
     key = hashlib.sha256(page_key(page.url).encode() + b"?" + urlsplit(page.url).query.encode()).hexdigest()[:20]
     return call.tool.sandbox / "state" / "browser" / "diff" / f"{key}{suffix}"
