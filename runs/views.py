@@ -180,13 +180,17 @@ class HookView(APIView):
     """POST /api/hooks/<ws>/<flow>: an inbound webhook starts the flow with the body as its input.
 
     `ws` is the workspace's public id (`ws_…`): names are unique only inside an
-    account. A flow takes webhooks only when its file has `webhook:`.
+    account. A flow takes webhooks only when its file has `webhook:`. The body is
+    whatever the sender sends: a JSON object is the run's inputs, any other body
+    (an array, a string, null, text that is not JSON) its `body` input.
     """
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
 
-    @extend_schema(request=OpenApiTypes.OBJECT, auth=[], responses={
+    # ANY, not OBJECT: a sender's null or array starts the flow too (as its `body` input), so the schema may
+    # not call it invalid.
+    @extend_schema(request=OpenApiTypes.ANY, auth=[], responses={
         200: OpenApiResponse(s.HookAnswerSerializer, description="This X-Foldrun-Delivery id was seen before: "
                                                                  "the run it started, nothing new."),
         202: OpenApiResponse(s.HookAnswerSerializer, description="The run it started."),

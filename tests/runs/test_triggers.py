@@ -76,6 +76,14 @@ def test_an_unsigned_webhook_flow_accepts_a_plain_body(hooked):
     assert Run.objects.get(public_id=answer.json()["run"]).inputs["body"] == "not json"
 
 
+def test_a_webhook_body_that_is_not_an_object_is_the_flows_body_input_null_included(hooked):
+    # The schema documents the hook's body as any JSON, so null and an array are accepted, not refused.
+    for raw, body in ((b"null", None), (b"[1, 2]", [1, 2])):
+        answer = hook(hooked, "open", raw)
+        assert answer.status_code == 202
+        assert Run.objects.get(public_id=answer.json()["run"]).inputs["body"] == body
+
+
 def test_a_schedule_fires_once_when_due_in_the_flows_timezone(workspace, fake_provider):
     push(workspace, {"agents/a/agent.md": agent_file("a", fake_provider),
                      "flows/daily.md": "---\nname: daily\nschedule: \"0 7 * * *\"\ntimezone: Australia/Sydney\n---\n"
