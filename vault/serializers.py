@@ -183,7 +183,13 @@ class ProbeOut(serializers.Serializer):
     lines = serializers.ListField(child=serializers.CharField())
 
 
-URL_PATTERN = r"^\s*https?://\S+$"
+# An http(s) URL as RFC 3986 has it, in ASCII: a host name, a port up to 65535, then path, query and fragment
+# of URI characters (a % only as %XX). The consent URL is auth_url with the query added, and the schema
+# promises a client a `uri` there: "http://fÞn" or "http://a/{x}" would not be one.
+_PORT = r"(:([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?"
+_URI_CHAR = r"(%[0-9A-Fa-f]{2}|[A-Za-z0-9._~:@!$&'()*+,;=/-])"
+URL_PATTERN = (rf"^\s*https?://[A-Za-z0-9.-]+{_PORT}(/{_URI_CHAR}*)?(\?({_URI_CHAR}|\?)*)?(#({_URI_CHAR}|\?)*)?"
+               r"\s*$")
 GIVE_URL = "give the provider's URL."
 
 

@@ -153,6 +153,18 @@ def test_the_connect_start_answers_the_consent_url_and_the_exact_redirect(alice_
     assert alice_api.get("/api/oauth/redirect-uri").json() == {"redirect_uri": "https://foldrun.example.com/api/oauth/callback"}
 
 
+@pytest.mark.parametrize("auth_url", ["http://f\u00den/authorize", "https://idp.example.com/a{b}", "https://idp.example.com/%zz",
+                                      "https://idp.example.com:99999/authorize"])
+def test_an_auth_url_that_is_not_an_ascii_uri_is_refused_so_the_consent_url_always_is_one(alice_api, settings,
+                                                                                            auth_url):
+    settings.FOLDRUN_PUBLIC_URL = "https://foldrun.example.com"
+    answer = alice_api.post("/api/oauth/start", {"name": "X_OAUTH", "provider": "custom", "client_id": "c",
+                                                 "auth_url": auth_url, "token_url": "https://idp.example.com/token"},
+                            format="json")
+    assert answer.status_code == 400
+    assert answer.json()["message"] == "auth_url: give the provider's URL."
+
+
 def test_without_a_public_url_the_dashboard_connect_says_what_to_set(alice_api, settings):
     settings.FOLDRUN_PUBLIC_URL = None
     answer = alice_api.post("/api/oauth/start", {"name": "GH_OAUTH", "provider": "github", "client_id": "c"},
