@@ -112,7 +112,8 @@ class SessionCreateSerializer(serializers.Serializer):
                                                  max_value=MAX_WAIT_FOR_CAPACITY_MS)
     queueForCapacity = QueueSerializer(required=False, allow_null=True,  # noqa: N815
                                        help_text="not with waitForCapacityMs above 0")
-    block = serializers.MultipleChoiceField(choices=BLOCKABLE, required=False, allow_null=True)
+    # A list that may be null, of names that may not (a MultipleChoiceField's null would reach its items).
+    block = serializers.ListField(child=serializers.ChoiceField(choices=BLOCKABLE), required=False, allow_null=True)
     title = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=300)
 
 
