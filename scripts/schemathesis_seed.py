@@ -3,12 +3,12 @@
 A path that names an object (`/runs/{run_id}`, `/v1/tasks/{task_id}`…) is a 404 for any id the fuzzer makes up,
 so without real ids those operations would only ever be checked on their not-found answer. This writes, in the
 demo account of the scratch database scripts/schemathesis runs on, one of each object those paths name — a
-finished run with a step and an artifact, a delivery, a secret in the account and in the desk, an invite, a
-second member, a closed browser session with a finished task and a recording, a finished skill run — and
-appends to CONFIG (not stdout: the console mail backend prints the invites' mails there) TOML dictionaries of
-their ids with the bindings that hand them to the path parameters (most of the time: the rest of the cases
-still try made-up ids, so the 404s stay checked). The operations that rename or delete a workspace, or push
-over one, get workspaces of their own: the demo desk stays for everything else.
+finished run with a step and an artifact, a flow that takes webhooks, a delivery, a secret in the account and
+in the desk, an invite, a second member, a closed browser session with a finished task and a recording, a
+finished skill run — and appends to CONFIG (not stdout: the console mail backend prints the invites' mails
+there) TOML dictionaries of their ids with the bindings that hand them to the path parameters (most of the
+time: the rest of the cases still try made-up ids, so the 404s stay checked). The operations that rename or
+delete a workspace, or push over one, get workspaces of their own: the demo desk stays for everything else.
 """
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ from accounts.actions import do_create_workspace, do_invite  # noqa: E402
 from accounts.models import Membership, Role, Workspace  # noqa: E402
 from browsing.models import BrowserSession, SessionStatus, SkillRun, SkillStatus, Task, TaskStatus  # noqa: E402
 from browsing.reports import running_smoke  # noqa: E402
+from library.actions import FileWrite, do_write_files  # noqa: E402
 from library.management.commands.seed_demo import DEMO_EMAIL, DEMO_WORKSPACE  # noqa: E402
 from notify.deliveries import do_record_delivery  # noqa: E402
 from runs.models import Artifact, Run, RunStatus, Step, StepStatus  # noqa: E402
@@ -38,6 +39,7 @@ from vault.actions import do_set_secret  # noqa: E402
 
 PROBABILITY = 0.85  # of a case using a seeded id; the rest make one up (a 404, still checked)
 SECRET = "FUZZ_SECRET"
+HOOK_FLOW = "---\nname: fuzz-hook\nwebhook: {}\n---\n1. [[reporter]] — Give the verdict.\n"
 
 
 def seed() -> dict[str, list]:
@@ -52,6 +54,10 @@ def seed() -> dict[str, list]:
     invites = [do_invite(owner, f"fuzz-invite-{n}@example.com", Role.VIEWER)[0].public_id for n in range(1, 4)]
     do_set_secret(account, None, SECRET, value="fuzz-value", hosts=["api.example.com"], user=user)
     do_set_secret(account, desk, SECRET, value="fuzz-value", hosts=["api.example.com"], user=user)
+
+    # A flow that takes webhooks, for POST /api/hooks/{ws}/{flow} (its ws is the workspace's public id).
+    do_write_files(account=account, workspace=desk, kind="push", message="a webhook flow for the fuzzer", author=user,
+                   writes=[FileWrite(path="flows/fuzz-hook.md", content=HOOK_FLOW)])
 
     now = timezone.now()
     run = Run.objects.create(account=account, workspace=desk, name="weekly-rankings", status=RunStatus.COMPLETED,
@@ -88,6 +94,7 @@ def seed() -> dict[str, list]:
         "deliveries": [delivery.public_id], "sessions": [session.public_id], "tasks": [task.public_id],
         # HTTP tools (answered at once: no key in the vault, or no way out): sql's first test installs duckdb,
         # longer than the fuzzer's 30-second request timeout on a loaded machine.
+        "hook_workspaces": [desk.public_id], "hook_flows": ["fuzz-hook"],
         "skill_runs": [skill_run.public_id], "gallery_tools": ["web"], "desk_tools": ["linear", "dataforseo"],
     }
 
@@ -104,6 +111,7 @@ PER_OPERATION = [
     (["gallery_retrieve", "library_gallery_install_create", "library_gallery_upgrade_create"],
      {"path.tool": "gallery_tools"}),
     (["skill_runs_read", "skill_runs_report"], {"path.run_id": "skill_runs"}),
+    (["hooks_create"], {"path.ws": "hook_workspaces", "path.flow": "hook_flows"}),
 ]
 
 
