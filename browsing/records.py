@@ -25,6 +25,11 @@ def _root(base: str | None) -> str:
     return base_url() if base is None else base.rstrip("/")
 
 
+def placement_of(session: BrowserSession) -> str:
+    """`pool` when the session holds (or is starting on) a browser place, `queued` while it waits for one."""
+    return "queued" if session.queued_until is not None else "pool"
+
+
 def summary(session: BrowserSession) -> dict[str, Any]:
     """What `list_sessions` shows of each."""
     return {"id": session.public_id, "status": session.status, "engine": session.engine,
@@ -37,7 +42,7 @@ def record(session: BrowserSession, *, base: str | None = None) -> dict[str, Any
     out = summary(session)
     out.update({"reason": session.status_reason, "liveAt": stamp(session.live_at),
                 "lastActivityAt": stamp(session.last_activity_at),
-                "placement": "queued" if session.queued_until is not None else "pool",
+                "placement": placement_of(session),
                 "queuedUntil": stamp(session.queued_until), "options": session.options})
     if session.options.get("record"):
         out["recording"] = {"available": bool(session.recording), "bytes": session.recording_bytes,

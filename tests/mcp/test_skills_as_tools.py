@@ -109,7 +109,7 @@ def test_run_skill_returns_at_once_and_get_skill_run_reaches_passed(skilled, pro
                                               "grant": ["network_capture"]})
     data = started.structured_content
     assert started.is_error is False
-    assert (data["status"], data["placement"]) == ("running", "queued")
+    assert (data["status"], data["placement"]) == ("running", "pool")  # a browser was free: started at once
     assert data["runId"].startswith("run_") and data["sessionId"].startswith("sess_us_")
     read = skilled.call_tool("get_skill_run", {"runId": data["runId"], "waitSeconds": 120})
     record = read.structured_content

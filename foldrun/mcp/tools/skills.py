@@ -12,6 +12,7 @@ from typing import Any
 
 from browsing.actions import check_create_session, do_create_session
 from browsing.models import SkillRun, SkillStatus
+from browsing.records import placement_of
 from browsing.reports import scoped_report
 from browsing.skill_results import skill_record, skill_text
 from foldrun.contract.skill_inputs import GRANTS, input_schema, is_vault_reference
@@ -22,7 +23,7 @@ from runs.skill_runs import SMOKE, do_start_smoke
 from ..call import McpCall
 from ..registry import McpTool, check_arguments, mcp_tool, register_dynamic
 from ..results import ToolError, ToolResult, ok
-from .tasks import SIGN_IN_OPTIONS, _check_smoke
+from .tasks import SIGN_IN_OPTIONS, SMOKE_SCHEMA, _check_smoke
 
 WAIT_CAP = 120
 DEFAULT_TOOL_WAIT = 30
@@ -67,9 +68,25 @@ def _invalid(issues: list[dict[str, str]], message: str) -> ToolError:
     return ToolError("invalid_input", message, {"issues": issues})
 
 
+# A SKILL.md declares types, not ranges; the platform's own smoke-uat takes smoke_test's ranges (maxLinks 0 to
+# 200), so run_skill and skill_smoke_uat refuse what smoke_test refuses and tools/list shows the same bounds.
+_RANGES = ("minimum", "maximum", "minLength", "maxLength", "maxItems")
+
+
+def _declared_schema(skill: VisibleSkill) -> dict[str, Any]:
+    declared = input_schema(skill.declaration)
+    if skill.name != SMOKE:
+        return declared
+    properties = {}
+    for name, prop in declared["properties"].items():
+        own = SMOKE_SCHEMA["properties"].get(name, {})
+        properties[name] = {**prop, **{k: own[k] for k in _RANGES if k in own}}
+    return {**declared, "properties": properties}
+
+
 def _check_inputs(skill: VisibleSkill, inputs: dict[str, Any], where: str) -> dict[str, Any]:
     """The inputs against the skill's declaration (types, required, enum), secrets as vault references."""
-    schema = {"type": "object", **input_schema(skill.declaration), "additionalProperties": False}
+    schema = {"type": "object", **_declared_schema(skill), "additionalProperties": False}
     probe = McpTool(tool_name(skill.name), "", schema, lambda call, args: ok(""))
     try:
         check_arguments(probe, inputs)
@@ -168,7 +185,9 @@ def run_skill(call: McpCall, args: dict) -> ToolResult:
     skill = _skill(call, args["name"], args.get("version"))
     inputs = _check_inputs(skill, dict(args.get("inputs") or {}), "inputs.")
     run = _start(call, skill, inputs, set(args.get("grant") or ()), session_options)
-    placement = "denied" if run.status == SkillStatus.DENIED else "queued"
+    # The session's own placement: "pool" when it took a browser at once, "queued" when it waits for one
+    # (queueForCapacity) — the same word the session record gives.
+    placement = "denied" if run.status == SkillStatus.DENIED else placement_of(run.session)
     data = {"runId": run.public_id, "sessionId": run.session.public_id if run.session_id else None,
             "status": run.status, "placement": placement}
     text = f"Skill run {run.public_id} of {skill.name}: {run.status}."
@@ -200,7 +219,7 @@ def _has_tool(skill: VisibleSkill) -> bool:
 
 
 def _tool_schema(skill: VisibleSkill) -> dict[str, Any]:
-    declared = input_schema(skill.declaration)
+    declared = _declared_schema(skill)
     properties = dict(declared["properties"])
     properties["options"] = {"type": "object", "properties": {
         "waitSeconds": {"type": "integer", "minimum": 0, "maximum": WAIT_CAP,
