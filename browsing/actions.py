@@ -17,6 +17,7 @@ from django.utils import timezone
 from accounts.models import Account
 from foldrun.celery import send_after_commit
 
+from .cancelling import cancel_runs_on
 from .ending import close_session
 from .errors import SessionError
 from .models import BrowserSession, EndReason, SessionStatus
@@ -114,12 +115,16 @@ def list_sessions(account: Account, limit: int = 200) -> list[BrowserSession]:
     return list(BrowserSession.objects.filter(account=account).order_by("-created_at", "-pk")[:limit])
 
 
-def do_stop_session(account: Account, public_id: Any, *, who: str = "a caller") -> dict[str, bool]:
-    """End the session. Safe to repeat: `closed` says whether this call stopped a browser."""
+def do_stop_session(account: Account, public_id: Any, *, who: str = "a caller",
+                    cancels_runs: bool = False) -> dict[str, bool]:
+    """End the session. Safe to repeat: `closed` says whether this call stopped a browser. A caller's stop
+    (`cancels_runs`) ends a skill run still using the session `cancelled`; a run's own end does not."""
     try:
         session = scoped_session(account, public_id)
     except SessionError:
         return {"deleted": False, "closed": False}
+    if cancels_runs:
+        cancel_runs_on(session, who)
     had_browser = session.queued_until is None
     closed = close_session(session.pk, EndReason.STOPPED, f"stopped by {who}")
     if closed:

@@ -74,7 +74,8 @@ class SessionView(ScopedAPIView):
         **_AUTH, 404: _error("no such session in this account")})
     def delete(self, request, session_id: str):
         self.require_write()
-        answer = actions.do_stop_session(self.account, session_id, who=f"DELETE /v1/sessions by {request.user.email}")
+        answer = actions.do_stop_session(self.account, session_id, who=f"DELETE /v1/sessions by {request.user.email}",
+                                         cancels_runs=True)
         if not answer["deleted"]:
             raise _refusal(SessionError("not_found", f"No session {session_id[:60]} in this account."))
         if answer["closed"]:

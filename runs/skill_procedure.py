@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from accounts.models import Account
 from browsing.actions import do_stop_session, wait_ended, wait_live
+from browsing.cancelling import settle
 from browsing.models import BrowserSession, SkillRun, SkillStatus, Task, TaskStatus
 from browsing.skill_results import denied_report, procedure_report
 from foldrun.celery import send_after_commit
@@ -90,5 +91,5 @@ def finish(run: SkillRun, task: Task | None, *, error: dict[str, str] | None = N
     run.status = {"pass": SkillStatus.PASSED, "fail": SkillStatus.FAILED}.get(report["verdict"], SkillStatus.ERROR)
     run.phase = "done"
     run.finished_at = timezone.now()
-    run.save(update_fields=["report", "status", "phase", "finished_at"])
+    settle(run, ["report", "status", "phase", "finished_at"])
     return report["verdict"]

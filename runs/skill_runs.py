@@ -24,6 +24,7 @@ from accounts.models import Account
 from browsing import smoke
 from browsing.actions import do_stop_session, wait_ended, wait_live
 from browsing.attach import attach
+from browsing.cancelling import settle
 from browsing.errors import SessionError
 from browsing.models import BrowserSession, SkillRun, SkillStatus, Task, TaskStatus
 from browsing.reports import smoke_report
@@ -154,7 +155,7 @@ def _final(run: SkillRun) -> str:
     run.status = {"pass": SkillStatus.PASSED, "fail": SkillStatus.FAILED}.get(report["verdict"], SkillStatus.ERROR)
     run.phase = "done"
     run.finished_at = timezone.now()
-    run.save(update_fields=["state", "report", "status", "phase", "finished_at"])
+    settle(run, ["state", "report", "status", "phase", "finished_at"])
     return report["verdict"]
 
 
@@ -168,4 +169,4 @@ def _end_with_error(run: SkillRun, message: str, *, code: str) -> None:
     run.status = SkillStatus.ERROR
     run.phase = "done"
     run.finished_at = timezone.now()
-    run.save(update_fields=["state", "report", "status", "phase", "finished_at"])
+    settle(run, ["state", "report", "status", "phase", "finished_at"])

@@ -108,7 +108,7 @@ def get_session(call: McpCall, args: dict) -> ToolResult:
     "Stop a session and end its record. Safe to repeat: closed is true when this call stopped a running browser."))
 def stop_session(call: McpCall, args: dict) -> ToolResult:
     public_id = _session_id(args)
-    answer = actions.do_stop_session(call.account, public_id, who="stop_session")
+    answer = actions.do_stop_session(call.account, public_id, who="stop_session", cancels_runs=True)
     if answer["closed"]:
         actions.wait_ended(actions.scoped_session(call.account, public_id), timeout=STOP_WAIT_SECONDS)
     return ok_json(answer)
