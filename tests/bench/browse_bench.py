@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -33,6 +36,18 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
+def reap(process: subprocess.Popen) -> None:
+    """Stop the cold-start server and everything it started (its own session), wait for it, close its pipe:
+    no orphaned node process or zombie is left behind the benchmark."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait(timeout=10)
+    if process.stdout is not None:
+        process.stdout.close()
+
+
 def pool_calls(url: str, calls: int) -> tuple[list[float], float, float]:
     from foldrun.web.browse import servers
     from foldrun.web.tool import WebTool
@@ -40,7 +55,7 @@ def pool_calls(url: str, calls: int) -> tuple[list[float], float, float]:
     started = time.monotonic()
     process, _ws = servers.start_server()
     server_up = time.monotonic() - started
-    process.kill()
+    reap(process)
     with httpx.Client() as http:
         tool = WebTool({}, http=http, sandbox=Path(tempfile.mkdtemp()), allow_private=True, test_mode=False,
                        pod_account="acc_bench")
@@ -104,7 +119,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    import os
-
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "foldrun.settings.test")
     sys.exit(main())
