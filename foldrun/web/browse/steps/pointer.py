@@ -120,6 +120,12 @@ def press_on(call: "Call", page: "Page", locator: "Locator", name: str, selector
         return
     except Exception as exc:  # noqa: BLE001 - the fallbacks below, else this error
         first_error = exc
+    if pressed_already(first_error):
+        # The press reached the page and its own handler held the page past the try: pressing again by
+        # keyboard or label would act twice (a second order, a second message).
+        call.notes.append(f"{name} {selector} (the page took longer than {first_try / 1000:g} s to handle it; "
+                          "it was not pressed again)")
+        return
     element = locator.first
     try:
         kind = element.evaluate("e => [e.tagName.toLowerCase(), (e.type || '').toLowerCase(), "
@@ -151,6 +157,14 @@ def press_on(call: "Call", page: "Page", locator: "Locator", name: str, selector
     message = str(first_error).split("\n", 1)[0]
     raise WebToolError(f"browse: {label} failed by pointer, keyboard ({key}) and label: {message} — try "
                        f"\"force\": true, which sends the click to the element itself")
+
+
+def pressed_already(error: Exception) -> bool:
+    """Whether Playwright had sent the press when its try ran out, read from the call log its error carries:
+    `click action done` logged, or `performing click action` the last thing it was doing (the events are in
+    the page, whose handler has not returned). A check or uncheck is logged as a click."""
+    steps = [line.strip()[2:] for line in str(error).splitlines() if line.strip().startswith("- ")]
+    return "click action done" in steps or (bool(steps) and steps[-1] == "performing click action")
 
 
 def force_on(element: "Locator", name: str, selector: Any, timeout: float) -> None:
