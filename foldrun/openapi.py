@@ -11,6 +11,7 @@ boolean, so a body is validated exactly against the schema it is documented with
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Any
 
 from django.core.validators import RegexValidator
@@ -61,6 +62,18 @@ def errors(*codes: int | str) -> dict[int, OpenApiResponse]:
 
 
 SCALARS = {"integer", "number", "boolean", "string"}
+_BLANK = {"type": "string", "maxLength": 0}
+
+
+def _blank_once(schema: Any) -> Any:
+    """drf-spectacular writes a blank-allowed string with a pattern as oneOf [the pattern, maxLength 0]. When
+    the pattern takes "" as well, "" fits both and oneOf calls it invalid (the API takes it): the pattern's
+    own schema says it all."""
+    alternatives = schema.get("oneOf") if isinstance(schema, dict) else None
+    if (alternatives and len(alternatives) == 2 and alternatives[1] == _BLANK
+            and re.search(alternatives[0].get("pattern", "(?!)"), "")):
+        return {**alternatives[0], **{k: v for k, v in schema.items() if k != "oneOf"}}
+    return schema
 
 
 class AutoSchema(SpectacularAutoSchema):
@@ -103,6 +116,8 @@ class AutoSchema(SpectacularAutoSchema):
 
     def _map_basic_serializer(self, serializer, direction):
         schema = super()._map_basic_serializer(serializer, direction)
+        for name, field_schema in schema.get("properties", {}).items():
+            schema["properties"][name] = _blank_once(field_schema)
         if getattr(serializer, "openapi_closed", None):  # validated() refuses a field it does not name
             schema["additionalProperties"] = False
         return schema
@@ -137,8 +152,10 @@ class StrictCharField(serializers.CharField):
     def __init__(self, *, regex_pattern: str = NO_NUL, pattern_message: str | None = None, **kwargs: Any) -> None:
         kwargs.setdefault("trim_whitespace", False)
         super().__init__(**kwargs)
-        message = pattern_message or ("may not hold a NUL character." if regex_pattern == NO_NUL
-                                      else f"does not match the pattern {regex_pattern} the API documents.")
+        # %% for a pattern's own %: Django fills the message with `message % params`.
+        message = pattern_message or ("may not hold a NUL character." if regex_pattern == NO_NUL else
+                                      f"does not match the pattern {regex_pattern.replace('%', '%%')} the API "
+                                      "documents.")
         self.validators.append(RegexValidator(regex_pattern, message=message))
 
     def to_internal_value(self, data: Any) -> str:

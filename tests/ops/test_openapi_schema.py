@@ -68,3 +68,6 @@ def test_the_schema_carries_bounds_enums_and_non_json_types(tmp_path):
     assert components["RoleInRequest"]["properties"]["role"] == {"$ref": "#/components/schemas/Role"}
     limit = next(p for p in paths["/api/workspaces/{ws}/runs"]["get"]["parameters"] if p["name"] == "limit")
     assert (limit["schema"]["minimum"], limit["schema"]["maximum"]) == (1, 500)
+    # A blank-allowed name whose pattern takes "" too is that one schema, not a oneOf "" would fit twice.
+    name = components["TokenInRequest"]["properties"]["name"]
+    assert "oneOf" not in name and name["maxLength"] == 100 and "pattern" in name

@@ -165,6 +165,17 @@ def test_an_auth_url_that_is_not_an_ascii_uri_is_refused_so_the_consent_url_alwa
     assert answer.json()["message"] == "auth_url: give the provider's URL."
 
 
+def test_a_preset_s_own_auth_url_that_is_not_a_uri_is_a_400_naming_the_pattern_not_a_server_error(alice_api, settings):
+    # The pattern holds a % (for %XX), which the validator's sentence must not take for a placeholder.
+    settings.FOLDRUN_PUBLIC_URL = "https://foldrun.example.com"
+    answer = alice_api.post("/api/oauth/start", {"name": "X_OAUTH", "provider": "github", "client_id": "c",
+                                                 "auth_url": "http://f\u00den/authorize"}, format="json")
+    assert answer.status_code == 400
+    message = answer.json()["message"]
+    assert message.startswith("auth_url: does not match the pattern ^\\s*https?://") and "(%[0-9A-Fa-f]{2}|" in message
+    assert message.endswith(" the API documents.")
+
+
 def test_without_a_public_url_the_dashboard_connect_says_what_to_set(alice_api, settings):
     settings.FOLDRUN_PUBLIC_URL = None
     answer = alice_api.post("/api/oauth/start", {"name": "GH_OAUTH", "provider": "github", "client_id": "c"},
