@@ -88,6 +88,7 @@ class FolderWriter:
             folder.mkdir(parents=True, exist_ok=True)
         if folder.is_symlink() or not _inside(sandbox.resolve(), folder):
             raise WebToolError(f"{folder.name}: a symlink out of the agent directory is refused")
+        self._shown = rel(sandbox, folder)
         self._fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
         self._queue: queue.Queue[tuple[str, bytes] | None] = queue.Queue(self.BACKLOG)
         self._failure: BaseException | None = None
@@ -116,13 +117,19 @@ class FolderWriter:
         except OSError as exc:
             if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a symlink
                 raise WebToolError(f"{name}: a symlink out of the agent directory is refused") from None
-            raise
+            raise self._refused(name, exc) from None
         try:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
+        except OSError as exc:  # a full disk, a quota
+            raise self._refused(name, exc) from None
         finally:
             os.close(fd)
+
+    def _refused(self, name: str, exc: OSError) -> WebToolError:
+        return WebToolError(f"{self._shown}/{name} could not be written ({exc.strerror or exc}), so the call stopped "
+                            f"there")
 
     def close(self, *, quiet: bool = False) -> None:
         """Wait for every file handed over; raise the first refusal or disk error unless `quiet`."""

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from foldrun.web import WebToolError
+from foldrun.web.paths import FolderWriter
 from tests.fakes.website import TestSite, docs_site, generated_site, html, page, sitemap_index, urlset, xml
 
 
@@ -175,6 +176,29 @@ def test_extract_with_no_selectors_returns_the_pages_json_ld_and_opengraph(make_
     assert data["microdata"] == []
 
 
+def test_extract_with_no_selectors_reads_the_pages_microdata(make_tool):
+    body = ('<div itemscope itemtype="https://schema.org/Product"><h1 itemprop="name">Harbour flat</h1>'
+            '<span itemprop="price">450</span></div>')
+    with TestSite({"/flat": html(page("Flat", body))}) as site:
+        data = json.loads(make_tool().call({"action": "extract", "url": f"{site.url}/flat"}))
+    assert data["microdata"] == [{"@context": "https://schema.org", "@type": "Product", "name": "Harbour flat",
+                                  "price": "450"}]
+
+
+def test_extract_by_schema_hands_the_model_the_schema_and_keeps_its_json(make_tool, docs, tmp_path):
+    asked: list[str] = []
+
+    def model(system: str, prompt: str) -> str:
+        asked.append(prompt)
+        return '{"names": ["Harbour flat", "Garden cottage"]}'
+
+    schema = '{"type": "object", "properties": {"names": {"type": "array", "items": {"type": "string"}}}}'
+    out = make_tool(model=model).call({"action": "extract", "url": f"{docs.url}/products", "schema": schema})
+    assert json.loads(out) == {"names": ["Harbour flat", "Garden cottage"]}
+    assert f"matching this JSON Schema:\n{json.dumps(json.loads(schema))}" in asked[0]
+    assert json.loads((tmp_path / "outputs/extracted.json").read_text()) == json.loads(out)
+
+
 def test_extract_by_prompt_is_read_by_the_agents_own_model_and_said_on_the_trace(make_tool, docs, recorder):
     asked: list[str] = []
 
@@ -306,3 +330,13 @@ def test_crawl_refuses_a_page_file_planted_as_a_symlink_and_leaves_its_target_al
     # the pages are written off the readers' thread: the refusal still stops the call before its index and cursor
     assert not (tmp_path / "outputs/crawl/index.txt").exists()
     assert not (tmp_path / "outputs/crawl/.cursor.json").exists()
+
+
+def test_a_page_file_the_disk_refuses_is_a_sentence_naming_it_and_the_files_after_it_are_not_written(tmp_path):
+    with pytest.raises(WebToolError) as refused:
+        with FolderWriter(tmp_path, tmp_path / "outputs" / "crawl") as writer:
+            writer.write("x" * 300 + ".md", b"too long a name for the file system")
+            writer.write("after.md", b"never written")
+    assert str(refused.value) == (f"outputs/crawl/{'x' * 300}.md could not be written (File name too long), "
+                                  f"so the call stopped there")
+    assert not (tmp_path / "outputs/crawl/after.md").exists()
