@@ -85,6 +85,28 @@ def test_a_model_providers_own_search_rides_in_its_request_and_counts_as_web_sea
                                     "query": "notice period NSW"}]
 
 
+def test_zais_own_search_is_the_same_server_tool_on_its_anthropic_shaped_endpoint():
+    from tests.fakes.providers import Reply
+
+    with FakeProvider() as fake:
+        agent = (f"---\nname: a\ndescription: test agent\ntools: [web]\n"
+                 f"provider: {{name: zai, base_url: '{fake.base_url}', key: '${{ZAI_API_KEY}}', model: glm-4.6}}\n"
+                 f"web: {{search: zai}}\nlimits: {{web.search: 3}}\n---\nYou research things.\n")
+        fake.reply(Reply(blocks=[
+            {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {"query": "租房 通知"}},
+            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01",
+             "content": [{"type": "web_search_result", "url": "https://example.cn/notice", "title": "Notice"}]},
+            {"type": "text", "text": "GOOD"}]))
+        host = TracingHost({"ZAI_API_KEY": "zai-test-key-0123456789"})
+        result = run_step(desk({"agents/a/agent.md": agent}),
+                          StepRequest(run_id="r", label="1", agent="a", task="t", allow_private_urls=True), host)
+        assert result.status == "completed", result.error
+        assert {"type": "web_search_20250305", "name": "web_search", "max_uses": 3} in fake.requests[0].body["tools"]
+        assert result.limits_line == "limits: web.search 1/3"
+        assert host.web_events == [{"event": "search", "provider": "model", "server_tool": "web_search",
+                                    "query": "租房 通知"}]
+
+
 def test_the_models_own_search_called_through_web_names_the_tool_that_answers_it():
     with FakeProvider() as fake:
         files = {"agents/a/agent.md": agent_md("a", fake, tools="[web]", extra="web: {search: anthropic}\n")}

@@ -198,6 +198,25 @@ def test_tavily_maps_a_site_into_outputs_map_txt(make_tool, tmp_path):
     assert (tmp_path / "outputs/map.txt").read_text().split() == [f"https://example.com/p{n}" for n in range(1, 5)]
 
 
+def test_tavily_crawls_a_site_into_outputs_crawl_with_its_index(make_tool, tmp_path):
+    with Vendor("tavily") as tv:
+        out = _tool(make_tool, {"crawl": "tavily"}, tv).call({"action": "crawl", "url": "https://example.com/", "limit": 5})
+        assert json.loads(tv.seen[-1]["body"]) == {"url": "https://example.com/", "limit": 5, "format": "markdown"}
+    assert out.splitlines()[0] == ("crawled 3 pages of https://example.com/ through tavily into outputs/crawl/ "
+                                   "(index: outputs/crawl/index.txt)")
+    assert (tmp_path / "outputs/crawl/index.txt").read_text().splitlines() == [
+        f"https://example.com/p{n}\tp{n}.md" for n in range(1, 4)]
+    assert (tmp_path / "outputs/crawl/p2.md").read_text() == "# page 2"
+
+
+def test_firecrawl_maps_a_site_into_outputs_map_txt(make_tool, tmp_path):
+    with Vendor("firecrawl") as fc:
+        out = _tool(make_tool, {"map": "firecrawl"}, fc).call({"action": "map", "url": "https://example.com/", "limit": 2})
+        assert json.loads(fc.seen[-1]["body"]) == {"url": "https://example.com/", "limit": 2}
+    assert out.splitlines()[0] == "2 URLs on https://example.com/ through firecrawl (outputs/map.txt)"
+    assert (tmp_path / "outputs/map.txt").read_text().split() == ["https://example.com/0", "https://example.com/1"]
+
+
 @pytest.mark.parametrize("vendor,args,expected", [
     ("firecrawl", {"prompt": "the flat's name"}, {"name": "Harbour flat", "asked": "the flat's name"}),
     ("zyte", {"schema": '{"properties": {"price": {"type": "string"}}}'}, {"price": "zyte price"}),
