@@ -153,14 +153,23 @@ MODEL_MISSING = "name the model to probe, e.g. claude-haiku-4-5."
 FIXED_PRESETS = sorted(p.name for p in PRESETS if not p.needs_base_url)
 
 
+NEEDS_BASE_URL = sorted(p.name for p in PRESETS if p.needs_base_url)
+
+
+def _provider_block(names: list[str], required: list[str], description: str) -> dict:
+    return {"type": "object", "additionalProperties": False, "required": required, "description": description,
+            "properties": {"name": {"type": "string", "enum": names},
+                           "base_url": {"type": "string", "pattern": r"^https?://\S+$"},
+                           "format": {"type": "string", "enum": ["anthropic", "openai", "responses"]},
+                           "key": {"type": "string", "pattern": r"^\$\{[A-Z][A-Z0-9_]*\}$"},
+                           "key_header": {"type": "string", "enum": ["x-api-key", "bearer"]}}}
+
+
+# A preset with no fixed address (qwen…) needs base_url: check_probe refuses the block without one.
 @extend_schema_field({"oneOf": [
     {"type": "string", "enum": FIXED_PRESETS, "description": "a preset with a fixed address"},
-    {"type": "object", "additionalProperties": False, "required": ["name"], "description": "a provider block",
-     "properties": {"name": {"type": "string", "enum": sorted(PRESET_NAMES)},
-                    "base_url": {"type": "string", "pattern": r"^https?://\S+$"},
-                    "format": {"type": "string", "enum": ["anthropic", "openai", "responses"]},
-                    "key": {"type": "string", "pattern": r"^\$\{[A-Z][A-Z0-9_]*\}$"},
-                    "key_header": {"type": "string", "enum": ["x-api-key", "bearer"]}}}]})
+    _provider_block(FIXED_PRESETS, ["name"], "a provider block"),
+    _provider_block(NEEDS_BASE_URL, ["name", "base_url"], "a provider block for a preset with no fixed address")]})
 class ProviderField(serializers.JSONField):
     """A preset's name or a provider block, as AGENTS.md's `provider:` takes; check_probe reads it."""
 

@@ -71,3 +71,7 @@ def test_the_schema_carries_bounds_enums_and_non_json_types(tmp_path):
     # A blank-allowed name whose pattern takes "" too is that one schema, not a oneOf "" would fit twice.
     name = components["TokenInRequest"]["properties"]["name"]
     assert "oneOf" not in name and name["maxLength"] == 100 and "pattern" in name
+    # A provider block for a preset with no fixed address needs base_url, as the probe requires.
+    provider = components["ProbeInRequest"]["properties"]["provider"]
+    needs = next(b for b in provider["oneOf"] if "qwen" in b.get("properties", {}).get("name", {}).get("enum", []))
+    assert needs["required"] == ["name", "base_url"]
