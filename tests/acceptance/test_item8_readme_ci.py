@@ -34,7 +34,8 @@ def test_start_installs_migrates_seeds_the_demo_starts_web_worker_and_beat_and_p
 def test_the_test_command_runs_every_test_with_pytest():
     text = (ROOT / "scripts/test").read_text()
     assert "./scripts/bootstrap" in text
-    assert re.search(r"python -m pytest \"\$@\"", text)
+    # the whole suite, in parallel processes, with the caller's arguments last (so `-n 0` runs it in one)
+    assert re.search(r"python -m pytest -n \S+ --dist loadfile \"\$@\"", text)
 
 
 def test_ci_runs_the_readmes_test_command_then_again_on_postgresql_and_redis():
