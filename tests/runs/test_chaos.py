@@ -139,11 +139,11 @@ def test_thirty_runs_survive_ten_kill_9s_of_the_whole_worker_with_nothing_sent_t
                                                    data__message__startswith="the worker running step")
                          .order_by("at").first())
                 assert acted is not None, attempt.step
-                # The sweep acted within lease + sweep of the restart, with a few seconds for a beat tick and a
-                # worker slot on a machine the rest of the suite shares (the broker's own redelivery would take
-                # its visibility timeout, twelve hours; tests/bench/recovery_bench.py measures the real figure).
+                # The sweep recovered it, not the broker: its redelivery would wait the visibility timeout, twelve
+                # hours. The bound leaves room for beat ticks and worker slots on a machine the rest of the suite
+                # shares; tests/bench/recovery_bench.py measures the real figure (lease + one sweep).
                 late = acted.at.timestamp() - (restarted_at + LEASE + SWEEP)
-                assert late <= 5.0, f"seed {seed}: try {attempt.pk} recovered {late:.1f} s after lease + sweep"
+                assert late <= 15.0, f"seed {seed}: try {attempt.pk} recovered {late:.1f} s after lease + sweep"
         # A run that failed did so because a step that had written was lost — said in a sentence, never re-sent.
         for run in Run.objects.filter(pk__in=ids, status="failed"):
             assert "was lost after it had written: mail" in run.error, run.error
