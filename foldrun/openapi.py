@@ -118,6 +118,8 @@ class AutoSchema(SpectacularAutoSchema):
         schema = super()._map_basic_serializer(serializer, direction)
         for name, field_schema in schema.get("properties", {}).items():
             schema["properties"][name] = _blank_once(field_schema)
+            if isinstance(field_schema, dict) and field_schema.get("type") == "array":  # a list of such strings
+                field_schema["items"] = _blank_once(field_schema.get("items"))
         if getattr(serializer, "openapi_closed", None):  # validated() refuses a field it does not name
             schema["additionalProperties"] = False
         return schema

@@ -71,6 +71,8 @@ def test_the_schema_carries_bounds_enums_and_non_json_types(tmp_path):
     # A blank-allowed name whose pattern takes "" too is that one schema, not a oneOf "" would fit twice.
     name = components["TokenInRequest"]["properties"]["name"]
     assert "oneOf" not in name and name["maxLength"] == 100 and "pattern" in name
+    # The same for the items of a list of them: a check's delete may name "" (a finding, not a refusal).
+    assert components["CheckRequest"]["properties"]["delete"]["items"] == {"type": "string", "pattern": "^[^\\u0000]*$"}
     # A provider block for a preset with no fixed address needs base_url, as the probe requires.
     provider = components["ProbeInRequest"]["properties"]["provider"]
     needs = next(b for b in provider["oneOf"] if "qwen" in b.get("properties", {}).get("name", {}).get("enum", []))
