@@ -7,6 +7,8 @@ import httpx
 import pytest
 
 from foldrun.web import WebTool
+from foldrun.web.browse import BrowserPool
+from tests.fakes.website import TestSite
 from tests.web.fakes import FakeBrave, FakeJina, FakeSearxng, FakeTavily, Site
 
 
@@ -75,3 +77,27 @@ def make_tool(tmp_path: Path, http_client, recorder):
     yield make
     for tool in made:
         tool.close()
+
+
+@pytest.fixture(scope="module")
+def browsers():
+    """One browser pool for a test module's calls (a module may keep its own in a fixture of the same name)."""
+    pool = BrowserPool()
+    yield pool
+    pool.close()
+
+
+@pytest.fixture
+def browse(make_tool, browsers):
+    """`browse(config, **options)`: a web tool whose browse calls run on the module's pool."""
+    def make(config=None, **options):
+        return make_tool(config, browsers=browsers, **options)
+
+    return make
+
+
+@pytest.fixture(scope="module")
+def pages_site(request):
+    """The test module's `ROUTES`, served on loopback for its browse calls."""
+    with TestSite(request.module.ROUTES) as server:
+        yield server

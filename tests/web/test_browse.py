@@ -11,21 +11,6 @@ from foldrun.web.browse import BrowserPool
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture(scope="module")
-def browsers():
-    pool = BrowserPool()
-    yield pool
-    pool.close()
-
-
-@pytest.fixture
-def browse(make_tool, browsers):
-    def make(config=None, **options):
-        return make_tool(config, browsers=browsers, **options)
-
-    return make
-
-
 def test_it_reads_the_page_a_script_builds_which_fetch_cannot(browse, site):
     tool = browse()
     fetched = tool.call({"action": "fetch", "url": f"{site.url}/app", "mode": "text"})

@@ -8,7 +8,6 @@ import re
 import pytest
 
 from foldrun.web import WebToolError
-from foldrun.web.browse import BrowserPool
 from tests.fakes.png import pixel, rows_of
 from tests.fakes.website import TestSite, html
 
@@ -31,18 +30,6 @@ _CART = """<!doctype html><html lang="en"><head><title>Cart</title><style>body {
 def pages():
     with TestSite({"/cart": html(_CART.encode())}) as server:
         yield server
-
-
-@pytest.fixture(scope="module")
-def browsers():
-    pool = BrowserPool()
-    yield pool
-    pool.close()
-
-
-@pytest.fixture
-def browse(make_tool, browsers):
-    return lambda config=None: make_tool(config, browsers=browsers)
 
 
 def _numbers(out: str) -> dict[str, str]:

@@ -8,8 +8,7 @@ import re
 import pytest
 
 from foldrun.web import WebToolError
-from foldrun.web.browse import BrowserPool
-from tests.fakes.website import TestSite, html, page
+from tests.fakes.website import html, page
 
 pytestmark = pytest.mark.e2e
 
@@ -23,27 +22,6 @@ ROUTES = {
                                "document.createElement('li'); li.textContent = 'second'; "
                                "document.getElementById('items').append(li)\">Add</button>")),
 }
-
-
-@pytest.fixture(scope="module")
-def pages_site():
-    with TestSite(ROUTES) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def browsers():
-    pool = BrowserPool()
-    yield pool
-    pool.close()
-
-
-@pytest.fixture
-def browse(make_tool, browsers):
-    def make(config=None, **options):
-        return make_tool(config, browsers=browsers, **options)
-
-    return make
 
 
 def _ref(snapshot: str, role: str, name: str) -> str:

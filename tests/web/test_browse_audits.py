@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from foldrun.web.browse import BrowserPool, assets
+from foldrun.web.browse import assets
 from foldrun.web.browse.registry import MODES
 from tests.fakes.website import TestSite, html
 
@@ -36,18 +36,6 @@ ROUTES = {
 def pages():
     with TestSite(ROUTES) as server:
         yield server
-
-
-@pytest.fixture(scope="module")
-def browsers():
-    pool = BrowserPool()
-    yield pool
-    pool.close()
-
-
-@pytest.fixture
-def browse(make_tool, browsers):
-    return lambda config=None: make_tool(config, browsers=browsers)
 
 
 def test_a11y_reports_axe_cores_violations_with_the_elements_and_the_fix_past_the_pages_csp(browse, pages, tmp_path):

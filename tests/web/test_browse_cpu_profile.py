@@ -7,8 +7,7 @@ import json
 import pytest
 
 from foldrun.web import WebToolError
-from foldrun.web.browse import BrowserPool
-from tests.fakes.website import TestSite, html, page
+from tests.fakes.website import html, page
 
 pytestmark = pytest.mark.e2e
 
@@ -18,27 +17,6 @@ ROUTES = {
                                'document.getElementById("out").textContent = burnCyclesOnLoad() > 0 ? "done" : "?";'
                                '</script>')),
 }
-
-
-@pytest.fixture(scope="module")
-def pages_site():
-    with TestSite(ROUTES) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def browsers():
-    pool = BrowserPool()
-    yield pool
-    pool.close()
-
-
-@pytest.fixture
-def browse(make_tool, browsers):
-    def make(config=None, **options):
-        return make_tool(config, browsers=browsers, **options)
-
-    return make
 
 
 def test_cpu_profile_writes_where_the_pages_javascript_spent_its_time(browse, pages_site, tmp_path):

@@ -11,9 +11,8 @@ import threading
 import pytest
 
 from foldrun.web import WebToolError
-from foldrun.web.browse import BrowserPool
 from tests.conftest import wait_for
-from tests.fakes.website import TestSite, html, page
+from tests.fakes.website import html, page
 
 pytestmark = pytest.mark.e2e
 
@@ -22,27 +21,6 @@ ROUTES = {
     "/notes.txt": (200, {"content-type": "text/plain", "content-disposition": "attachment; filename=notes.txt"},
                    b"the notes"),
 }
-
-
-@pytest.fixture(scope="module")
-def pages_site():
-    with TestSite(ROUTES) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def browsers():
-    pool = BrowserPool()
-    yield pool
-    pool.close()
-
-
-@pytest.fixture
-def browse(make_tool, browsers):
-    def make(config=None, **options):
-        return make_tool(config, browsers=browsers, **options)
-
-    return make
 
 
 def _refused(tool, url: str, steps: list) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from foldrun.web import WebToolError
-from foldrun.web.browse import BrowserPool
 from tests.fakes.png import pixel, rows_of
 from tests.fakes.website import TestSite, html
 
@@ -35,18 +34,6 @@ def pages():
     server.colour = colour
     with server:
         yield server
-
-
-@pytest.fixture(scope="module")
-def browsers():
-    pool = BrowserPool()
-    yield pool
-    pool.close()
-
-
-@pytest.fixture
-def browse(make_tool, browsers):
-    return lambda config=None: make_tool(config, browsers=browsers)
 
 
 def test_a_visual_diff_saves_a_picture_then_gives_the_share_and_rectangle_changed_and_draws_them(browse, pages, tmp_path):

@@ -8,8 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from foldrun.web import WebToolError
-from foldrun.web.browse import BrowserPool
-from tests.fakes.website import TestSite, html, page
+from tests.fakes.website import html, page
 
 pytestmark = pytest.mark.e2e
 
@@ -38,27 +37,6 @@ ROUTES = {
     "/to-draft": html(page("New", '<p>x</p><script>setTimeout(() => { throw new Error("late widget"); }, 0);'
                                   '</script><a id="save" href="/welcome?draft=42">Save</a>')),
 }
-
-
-@pytest.fixture(scope="module")
-def pages_site():
-    with TestSite(ROUTES) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def browsers():
-    pool = BrowserPool()
-    yield pool
-    pool.close()
-
-
-@pytest.fixture
-def browse(make_tool, browsers):
-    def make(config=None, **options):
-        return make_tool(config, browsers=browsers, **options)
-
-    return make
 
 
 class CloseDelimited(BaseHTTPRequestHandler):

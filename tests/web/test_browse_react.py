@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from foldrun.web.browse import BrowserPool
 from tests.fakes.website import TestSite, html
 
 pytestmark = pytest.mark.e2e
@@ -51,18 +50,6 @@ def pages():
     }
     with TestSite(routes) as server:
         yield server
-
-
-@pytest.fixture(scope="module")
-def browsers():
-    pool = BrowserPool()
-    yield pool
-    pool.close()
-
-
-@pytest.fixture
-def browse(make_tool, browsers):
-    return lambda config=None: make_tool(config, browsers=browsers)
 
 
 def test_mode_react_lists_the_component_tree_with_keys_and_simple_props(browse, pages, tmp_path):

@@ -8,9 +8,8 @@ import struct
 import pytest
 
 from foldrun.web import WebToolError
-from foldrun.web.browse import BrowserPool
 from tests.conftest import wait_for
-from tests.fakes.website import TestSite, html, page
+from tests.fakes.website import html, page
 
 pytestmark = pytest.mark.e2e
 
@@ -29,27 +28,6 @@ ROUTES = {
     "/skipped.png": (200, {"content-type": "image/png"}, PIXEL),
     "/box": html(page("Box", '<div style="width: 300px; height: 300px; background: red">box</div>')),
 }
-
-
-@pytest.fixture(scope="module")
-def pages_site():
-    with TestSite(ROUTES) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def browsers():
-    pool = BrowserPool()
-    yield pool
-    pool.close()
-
-
-@pytest.fixture
-def browse(make_tool, browsers):
-    def make(config=None, **options):
-        return make_tool(config, browsers=browsers, **options)
-
-    return make
 
 
 def _png_size(data: bytes) -> tuple[int, int]:

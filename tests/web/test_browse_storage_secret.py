@@ -8,8 +8,7 @@ import json
 import pytest
 
 from foldrun.web import WebToolError
-from foldrun.web.browse import BrowserPool
-from tests.fakes.website import TestSite, html, page
+from tests.fakes.website import html, page
 
 pytestmark = pytest.mark.e2e
 
@@ -29,19 +28,6 @@ ROUTES = {"/app": html(page("App", BOOT))}
 STORAGE = {"localStorage": {"user-session": TOKEN}, "sessionStorage": {},
            "indexedDB": {"firebaseLocalStorageDb": {"firebaseLocalStorage": [
                {"fbase_key": "firebase:authUser:abc", "value": {"uid": "ann-7"}}]}}}
-
-
-@pytest.fixture(scope="module")
-def pages_site():
-    with TestSite(ROUTES) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def browsers():
-    pool = BrowserPool()
-    yield pool
-    pool.close()
 
 
 @pytest.fixture

@@ -8,8 +8,7 @@ import math
 import pytest
 
 from foldrun.web import WebToolError
-from foldrun.web.browse import BrowserPool
-from tests.fakes.website import TestSite, html, page
+from tests.fakes.website import html, page
 
 pytestmark = pytest.mark.e2e
 
@@ -35,27 +34,6 @@ ROUTES = {
                                      '<div id="cover" ondblclick="document.title=\'cover\'" '
                                      'style="position: fixed; inset: 0; background: #fff">cookies</div>')),
 }
-
-
-@pytest.fixture(scope="module")
-def pages_site():
-    with TestSite(ROUTES) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def browsers():
-    pool = BrowserPool()
-    yield pool
-    pool.close()
-
-
-@pytest.fixture
-def browse(make_tool, browsers):
-    def make(config=None, **options):
-        return make_tool(config, browsers=browsers, **options)
-
-    return make
 
 
 def _results(out: str) -> list:

@@ -10,7 +10,6 @@ import time
 import pytest
 
 from foldrun.web import WebToolError
-from foldrun.web.browse import BrowserPool
 from tests.fakes.website import TestSite, html, urlset, xml
 
 pytestmark = pytest.mark.e2e
@@ -71,18 +70,6 @@ class Walked(TestSite):
 def walked():
     with Walked() as server:
         yield server
-
-
-@pytest.fixture(scope="module")
-def browsers():
-    pool = BrowserPool()
-    yield pool
-    pool.close()
-
-
-@pytest.fixture
-def browse(make_tool, browsers):
-    return lambda config=None: make_tool(config, browsers=browsers)
 
 
 def test_map_lists_the_sitemap_and_the_links_scripts_build_on_the_same_host_robots_honoured(browse, walked, tmp_path):

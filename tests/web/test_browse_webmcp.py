@@ -7,7 +7,6 @@ import json
 import pytest
 
 from foldrun.web import WebToolError
-from foldrun.web.browse import BrowserPool
 from tests.fakes.website import TestSite, html
 
 pytestmark = pytest.mark.e2e
@@ -40,18 +39,6 @@ ROUTES = {
 def pages():
     with TestSite(ROUTES) as server:
         yield server
-
-
-@pytest.fixture(scope="module")
-def browsers():
-    pool = BrowserPool()
-    yield pool
-    pool.close()
-
-
-@pytest.fixture
-def browse(make_tool, browsers):
-    return lambda config=None: make_tool(config, browsers=browsers)
 
 
 def test_mode_webmcp_lists_the_pages_tools_with_their_schemas_and_the_descriptions_as_the_pages_words(
