@@ -40,7 +40,9 @@ def cursor_path(tool: "WebTool", start: str, in_state: bool):  # noqa: ANN201 - 
     return tool.sandbox / "outputs" / "crawl" / ".cursor.json"
 
 
-def _load(tool: "WebTool", path, start: str) -> dict | None:  # noqa: ANN001
+def read_cursor(path, start: str) -> dict | None:  # noqa: ANN001 - a Path
+    """A crawl's kept cursor for `start`, or None (none, unreadable, another site, or finished) — the HTTP
+    crawl's and the browser walk's alike."""
     try:
         cursor = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -57,7 +59,7 @@ def run(tool: "WebTool", args: dict) -> str:
     origin = site.origin_of(start)
     where = cursor_path(tool, start, in_state)
     folder = tool.sandbox / "outputs" / "crawl"
-    cursor = _load(tool, where, start)
+    cursor = read_cursor(where, start)
     resumed = cursor is not None
     if cursor is None:
         cursor = {"start": start, "queue": [start], "seen": [start], "pages": [], "skipped": []}

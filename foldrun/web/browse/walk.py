@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .. import pages, site
-from ..crawl import cursor_path
+from ..crawl import cursor_path, read_cursor
 from ..errors import WebToolError
 from ..net import scrub_url
 from ..providers.actions import _slug
@@ -229,7 +229,7 @@ def read_crawl(call: "Call", page: "Page", args: dict) -> str:
     folder = tool.sandbox / "outputs" / "crawl"
     walker = Walker(call, page, origin, keep_markdown=True)
     _robots_note(call, walker, start, "crawl")
-    cursor = _cursor(where, start)
+    cursor = read_cursor(where, start)
     resumed = cursor is not None
     if cursor is None:
         cursor = {"start": start, "queue": [start], "seen": [start], "pages": [], "skipped": []}
@@ -297,13 +297,3 @@ def read_crawl(call: "Call", page: "Page", args: dict) -> str:
     else:
         lines.append("nothing left to read on the site: the crawl is complete")
     return "\n".join(lines)
-
-
-def _cursor(path, start: str) -> dict | None:  # noqa: ANN001 - a Path
-    try:
-        cursor = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(cursor, dict) or cursor.get("start") != start or not cursor.get("queue"):
-        return None  # another site, or a crawl that had finished: this call starts afresh
-    return cursor
