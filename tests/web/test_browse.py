@@ -396,7 +396,8 @@ def test_login_refuses_a_form_on_another_origin_and_redacts_an_echoed_password(b
     with pytest.raises(WebToolError, match="portal.example.com"):
         tool.call({"action": "browse", "url": f"{site.url}/signin", "actions": [{"login": "OTHER"}]})
     out = tool.call({"action": "browse", "url": f"{site.url}/signin", "actions": [{"login": "WRONG"}]})
-    assert out == "login: signed in from the secret WRONG\n\nwrong password [secret WRONG]"
+    assert out == ("login: the site did not sign in from the secret WRONG — it answered the sign-in with 403"
+                   "\n\nwrong password [secret WRONG]")
 
 
 def test_upload_hands_a_workspace_file_to_a_file_picker(browse, site, tmp_path):

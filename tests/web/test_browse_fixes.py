@@ -30,6 +30,10 @@ ROUTES = {
                                             '<input name="code" id="code" required>'
                                             '<button type="submit">Sign in</button></form>')),
     "/welcome": html(page("Welcome", "<p>signed in</p>")),
+    # A site that answers a wrong password with its form again, 200, as most do.
+    "/login-again": html(page("Sign in", '<form action="/login-again" method="get"><input name="user" '
+                                         'id="user"><input type="password" name="pw" id="pw">'
+                                         '<p>Sign in to continue</p><button type="submit">Sign in</button></form>')),
     # A handler that holds the page for 2.5 s, past the plain click's first try.
     "/slow-handler": html(page("Slow", '<button id="order" onclick="const t = Date.now(); while (Date.now() - t '
                                        '< 2500) {} window.orders = (window.orders || 0) + 1; document.title = '
@@ -140,6 +144,15 @@ def test_console_mode_includes_the_pages_uncaught_errors_with_level_and_source(b
     assert f"[error] uncaught Error: kaboom in widget ({pages_site.url}/throws)" in lines
     saved = json.loads((tmp_path / "outputs/console.json").read_text())
     assert [m["level"] for m in saved if m.get("uncaught")] == ["error"]
+
+
+def test_login_never_says_signed_in_when_the_site_shows_its_sign_in_form_again(browse, pages_site):
+    tool = browse(secret={"PORTAL_LOGIN": "alice:not-the-password"}.__getitem__)
+    out = tool.call({"action": "browse", "url": f"{pages_site.url}/login-again",
+                     "actions": [{"login": "PORTAL_LOGIN"}]})
+    assert out.splitlines()[0] == ("login: the site did not sign in from the secret PORTAL_LOGIN — its sign-in "
+                                   "form is still on the page after the submit")
+    assert "signed in from the secret" not in out
 
 
 def test_login_says_the_submit_was_blocked_when_the_forms_own_validation_refused_it(browse, pages_site):

@@ -143,17 +143,47 @@ def login(call: "Call", page: "Page", name: str, step: dict, timeout: float) -> 
         password = page.locator(cred.get("password_selector") or "input[type=password]").first
         password.wait_for(state="visible", timeout=timeout)
     password.fill(str(cred["password"]), timeout=timeout)
-    if cred.get("submit_selector"):
-        page.locator(str(cred["submit_selector"])).first.click(timeout=timeout)
-    else:
-        password.press("Enter")
-    page.wait_for_load_state("load")
+    answers: list[int] = []  # the status of each page the submit navigated to, last one last
+
+    def answered(response: Any) -> None:
+        if response.frame == page.main_frame and response.request.is_navigation_request():
+            answers.append(response.status)
+
+    page.on("response", answered)
+    try:
+        if cred.get("submit_selector"):
+            page.locator(str(cred["submit_selector"])).first.click(timeout=timeout)
+        else:
+            password.press("Enter")
+        page.wait_for_load_state("load")
+    finally:
+        page.remove_listener("response", answered)
     invalid = _invalid_fields(password)
     if invalid:
         raise WebToolError(call.redact(f"browse: login: the form's own validation blocked the submit — "
                                        f"{'; '.join(invalid)}; the secret {name} filled the user name and password "
                                        f"and the form asks for more, so nobody signed in"))
+    refused = _refusal(page, answers)
+    if refused:  # said, not raised: the page's own words (its error message) are the rest of the call's result
+        call.notes.append(f"login: the site did not sign in from the secret {name} — {refused}")
+        return
     call.notes.append(f"login: signed in from the secret {name}")
+
+
+def _refusal(page: "Page", answers: list[int]) -> str:
+    """Why the submit did not sign in, as a clause, or "" when nothing says it failed.
+
+    A site that refuses a password answers the submit with 401/403 or shows its sign-in form again;
+    either way the call must not report a sign-in that did not happen."""
+    if answers and answers[-1] in (401, 403):
+        return f"it answered the sign-in with {answers[-1]}"
+    try:
+        again = page.locator("input[type=password]")
+        if again.count() and again.first.is_visible():
+            return "its sign-in form is still on the page after the submit"
+    except Exception:  # noqa: BLE001 - the page navigated away mid-look: no form is showing
+        return ""
+    return ""
 
 
 def _invalid_fields(password: "Locator") -> list[str]:
