@@ -80,8 +80,8 @@ monitor  monitor.py: a page's lines added/removed, or a question's new results; 
 What is not (each refused by name, never answered another way): the other providers and browser vendors; the engines firefox,
 safari, lightpanda, obscura (chrome runs as Chromium); the browse modes map, crawl,
 webmcp, react and the steps in `BROWSE_STEP_ACTIONS` outside
-`BUILT_STEPS` (webmcp, solve);
-live, video, captcha, proxy, init, extensions.
+`BUILT_STEPS` (webmcp);
+live, video, proxy, init, extensions.
 """
 from __future__ import annotations
 

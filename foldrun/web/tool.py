@@ -89,6 +89,10 @@ EXTRA_ARGS: dict[str, dict] = {
     "trace": {"description": 'browse: "true" or a .zip path — a Playwright trace for trace.playwright.dev.'},
     "har": {"description": 'browse: "true" or a .har path — every request and response, as an HTTP Archive.'},
     "auth": {"type": "string", "description": "browse: the NAME of a secret holding user:pass for HTTP basic auth."},
+    "captcha": {"type": "string", "description": "browse: the NAME of a secret holding your captcha solver's API key; "
+                                                 "a reCAPTCHA v2, hCaptcha or Turnstile widget on the page is solved "
+                                                 "before the next action, which submits."},
+    "captcha_solver": {"type": "string", "description": "browse: capsolver (default), 2captcha or anticaptcha."},
     "state_key": {"type": "string", "description": "browse: the NAME of a secret whose value encrypts the state= "
                                                    "login at rest (AES-256-GCM)."},
     "capture": {"type": "string", "description": "browse: a URL glob; every matching response is saved under "

@@ -222,8 +222,6 @@ def test_what_is_not_built_is_refused_by_name(browse, site):
         tool.call({"action": "browse", "url": f"{site.url}/form", "browser": "firefox"})
     assert str(caught.value) == ("browse: this runner image was built without firefox; it has chromium (and chrome, "
                                  "which runs as Chromium here)")
-    with pytest.raises(WebToolError, match="the action solve is not built into this install yet"):
-        tool.call({"action": "browse", "url": f"{site.url}/form", "actions": [{"solve": True}]})
 
 
 def test_a_browse_that_clicks_is_a_write_and_one_that_only_looks_is_a_read(browse):

@@ -3,7 +3,7 @@ from foldrun.contract import web_engines as W
 from foldrun.web import browse
 from foldrun.web.browse.registry import MODES, STEPS, acting_modes
 
-KINDS = {"pointer", "forms", "keyboard", "navigation", "storage", "network", "reading", "webmcp"}
+KINDS = {"pointer", "forms", "keyboard", "navigation", "storage", "network", "reading", "webmcp", "captcha"}
 
 
 def test_every_step_and_mode_needs_a_row_of_the_engine_table():
@@ -27,7 +27,7 @@ def test_the_built_lists_are_read_from_the_registry():
     assert browse.BUILT_MODES == tuple(name for name in W.BROWSE_MODES if name in MODES)
     assert set(W.BROWSE_MODES) == set(MODES)  # every mode the spec lists runs here
     unbuilt = set(W.BROWSE_STEP_ACTIONS) - set(STEPS)
-    assert unbuilt == {"solve"}
+    assert unbuilt == set()  # every step the spec lists runs here
     assert browse.ACTING_STEPS == {s.name for s in STEPS.values() if s.acts} | unbuilt
 
 
@@ -38,7 +38,8 @@ def test_the_acting_steps_are_the_specs_writes_and_its_looks_are_reads():
     assert looks.isdisjoint(browse.ACTING_STEPS)
     assert browse.acts({"actions": [{"if": "#x", "then": [{"click": "#go"}]}]}) is True
     assert browse.acts({"actions": [{"goto": "/b"}, {"screenshot": "b"}]}) is False
-    assert browse.acts({"actions": [{"solve": True}]}) is True  # not built here: could be either, so a write
+    assert browse.acts({"actions": [{"solve": True}]}) is True  # solving a captcha is an act
+    assert STEPS["solve"].acts and STEPS["solve"].capability == "captcha"
     assert browse.acts({"actions": [{"tap": "#go"}, {"swipe": "up"}]}) is True
 
 

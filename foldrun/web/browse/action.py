@@ -19,7 +19,7 @@ from . import profile as cpu
 from .framing import add_init, boundaries_on, bounded, check_boundaries, fresh_nonce, init_scripts
 from .limits import choose_engine
 from .context import listen
-from . import engines
+from . import captcha, engines
 from .deadline import Deadline, seconds_of
 from .spare import close_later
 from .modes import BUILT_MODES, read, save_captures
@@ -36,7 +36,7 @@ MAX_OUTPUT = 18_000
 # What a browser session settles for itself when a step browses in it (browsing's session options).
 SESSION_OWNED = ("session", "state", "har", "trace", "cookies", "auth", "device", "headers", "identity")
 
-UNBUILT_SETTINGS = ("proxy", "captcha", "captcha_solver", "live", "video", "extensions", "webgpu",
+UNBUILT_SETTINGS = ("proxy", "live", "video", "extensions", "webgpu",
                     "headless", "version")
 
 def _uses_secret(steps: list) -> bool:
@@ -102,6 +102,7 @@ def run(tool: "WebTool", args: dict) -> str:
             where = "web.browse.identities" if key in call.identity else "web.browse"
             raise WebToolError(f"browse: {where} {key} is not built into this install yet; drop it to browse "
                                f"without it")
+    call.captcha = captcha.for_call(call, steps)  # its secret read before a browser opens: a missing one is refused
     claims = steps_of(args.get("expect")) if args.get("expect") not in (None, "") else []
     routes = steps_of(args.get("routes")) if args.get("routes") not in (None, "") else []
     call.secrets_in_steps = _uses_secret(steps)

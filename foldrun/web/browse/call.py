@@ -54,6 +54,7 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
         self.known_tabs = 1                 # tabs open when the steps last switched: more means a click opened one
         self.init: list[tuple[str, str]] = []  # (path, source): the init scripts every page runs first
         self.pointer: tuple[float, float] | None = None  # where a "human" move left the pointer
+        self.captcha: Any = None            # `captcha=`: the call's solver (captcha.Solving), else None
         identities = self.block.get("identities") if isinstance(self.block.get("identities"), dict) else {}
         wanted = args.get("identity")
         if wanted and wanted not in identities:

@@ -6,7 +6,7 @@ from typing import Any
 from ...errors import WebToolError
 from ..registry import acting_modes, acting_steps, built_steps
 from ..util import steps_of
-from . import forms, keyboard, navigation, network, pointer, reading, storage, webmcp  # noqa: F401 - they register
+from . import captcha, forms, keyboard, navigation, network, pointer, reading, storage, webmcp  # noqa: F401 - they register
 from .network import mock
 from .reading import keep_file
 
