@@ -51,6 +51,7 @@ def _no_cookies() -> http.cookiejar.CookieJar:
 
 
 _clients: dict[tuple, httpx.Client] = {}
+_transports: dict[tuple, GuardedTransport] = {}
 _lock = threading.Lock()
 
 
@@ -70,13 +71,28 @@ def client(role: str, *, deadline: float | None = None, allow_private: bool | No
             made = httpx.Client(transport=transport, trust_env=False, follow_redirects=False, cookies=_no_cookies(),
                                 timeout=httpx.Timeout(per_operation, connect=min(spec.connect, per_operation)))
             _clients[key] = made
+            _transports[key] = transport
         return made
+
+
+def transport(role: str, *, deadline: float | None = None, allow_private: bool | None = None) -> GuardedTransport:
+    """The transport under `client(role, …)` — the same pool, so the same guard at every connect — for
+    GuardedTransport.plain_get, a GET without the client layer's per-request cost (a crawl's pages)."""
+    spec = ROLES.get(role)
+    whole = (spec.deadline if deadline is None else float(deadline)) if spec is not None else None
+    while True:
+        client(role, deadline=deadline, allow_private=allow_private)  # made (or kept) with its transport
+        with _lock:
+            found = _transports.get((role, whole, allow_private))
+        if found is not None:  # None only when a policy change forgot the clients in between
+            return found
 
 
 def _forget_clients() -> None:
     with _lock:
         old = list(_clients.values())
         _clients.clear()
+        _transports.clear()
     for each in old:
         try:
             each.close()

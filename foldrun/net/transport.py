@@ -13,6 +13,7 @@ read and write, and the reading of the body, ends by it.
 from __future__ import annotations
 
 import time
+import zlib
 from contextlib import contextmanager
 from typing import Iterable, Iterator
 
@@ -168,5 +169,81 @@ class GuardedTransport(httpx.BaseTransport):
         return httpx.Response(status_code=answer.status, headers=answer.headers, stream=_Body(answer.stream, at),
                               extensions=answer.extensions)
 
+    @contextmanager
+    def plain_get(self, url: str, headers: dict[str, str], *, timeout: float,
+                  connect: float | None = None) -> Iterator["PlainAnswer"]:
+        """One GET straight onto the guarded pool, for a caller reading many pages of a site (a crawl).
+
+        The client layer's per-request work — building and merging headers, auth, cookies, redirect
+        and event-hook bookkeeping, the Response wrapper — cost a crawled page more CPU than its
+        reading and converting together. This path has none of it, and none is missing for a GET that
+        sends no cookie and follows no redirect: the same pool, so every connect still meets the
+        guard in GuardedBackend.connect_tcp; the same deadline; the pool's errors as httpx's. The body
+        is decoded (gzip, deflate: what it asks for) as it is read, so a cap counts decoded bytes.
+        """
+        parsed = httpx.URL(url)  # validated and IDNA-encoded as the client would
+        if parsed.scheme not in ("http", "https"):
+            raise httpx.UnsupportedProtocol(f"Request URL has an unsupported protocol '{parsed.scheme}://'.")
+        if not parsed.host:
+            raise httpx.LocalProtocolError("Request URL is missing a host")
+        default_port = 443 if parsed.scheme == "https" else 80
+        host = parsed.raw_host + (b":%d" % parsed.port if parsed.port and parsed.port != default_port else b"")
+        wire = [(b"Host", host), (b"Accept-Encoding", b"gzip, deflate"), (b"Connection", b"keep-alive")]
+        wire += [(name.encode("ascii"), value.encode("latin-1")) for name, value in headers.items()]
+        extensions = {"timeout": {"connect": min(connect or timeout, timeout), "read": timeout, "write": timeout,
+                                  "pool": timeout}}
+        core = httpcore.Request(method=b"GET", url=httpcore.URL(scheme=parsed.raw_scheme, host=parsed.raw_host,
+                                                               port=parsed.port, target=parsed.raw_path),
+                                headers=wire, extensions=extensions)
+        at = time.monotonic() + self.deadline_seconds if self.deadline_seconds else None
+        before, deadline.at = deadline.at, at
+        try:
+            with client_errors():
+                answer = self._pool.handle_request(core)
+        finally:
+            deadline.at = before
+        try:
+            yield PlainAnswer(answer, at)
+        finally:
+            with client_errors():
+                answer.close()
+
     def close(self) -> None:
         self._pool.close()
+
+
+class PlainAnswer:
+    """A plain_get answer: status, headers (names lower-cased; a repeated one keeps its first value), body."""
+
+    def __init__(self, answer: httpcore.Response, at: float | None) -> None:
+        self.status_code = answer.status
+        self.headers: dict[str, str] = {}
+        for name, value in answer.headers:
+            self.headers.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
+        self._body = _Body(answer.stream, at)
+
+    @property
+    def is_redirect(self) -> bool:
+        return self.status_code in (301, 302, 303, 307, 308) and "location" in self.headers
+
+    def iter_bytes(self) -> Iterator[bytes]:
+        coding = self.headers.get("content-encoding", "identity").strip().lower()
+        if coding in ("", "identity"):
+            yield from self._body
+            return
+        if coding not in ("gzip", "x-gzip", "deflate"):
+            raise httpx.DecodingError(f"the answer is {coding}-encoded, which was not asked for")
+        # 47: a gzip or zlib header, told apart by the decoder; a raw deflate stream (some servers) by -15
+        decoder = zlib.decompressobj(47 if coding != "deflate" else 15)
+        first = True
+        try:
+            for chunk in self._body:
+                if first and coding == "deflate" and chunk[:1] and (chunk[0] & 0x0F) != 8:
+                    decoder = zlib.decompressobj(-15)
+                first = False
+                if out := decoder.decompress(chunk):
+                    yield out
+            if tail := decoder.flush():
+                yield tail
+        except zlib.error as exc:
+            raise httpx.DecodingError(f"the {coding} body could not be decoded ({exc})") from None

@@ -17,7 +17,7 @@ from foldrun.net import GuardedBackend, NoSuchHost, PrivateAddress, checked_addr
 from foldrun.net.proxy import GuardProxy, Refused
 
 __all__ = ["GuardProxy", "GuardedBackend", "NoSuchHost", "PrivateAddress", "Refused", "checked_addresses",
-           "fetch_client", "is_forbidden", "scrub_url", "system_resolver"]
+           "fetch_client", "is_forbidden", "page_transport", "scrub_url", "system_resolver"]
 
 
 def is_forbidden(address: str) -> bool:
@@ -27,6 +27,11 @@ def is_forbidden(address: str) -> bool:
 def fetch_client(allow_private: bool) -> httpx.Client:
     """The web role's shared client: no cookie jar, no proxy from the environment, no redirect followed."""
     return net.client("web", allow_private=allow_private)
+
+
+def page_transport(allow_private: bool) -> net.GuardedTransport:
+    """The web role's transport, the pool under fetch_client: its plain_get reads a crawl's pages."""
+    return net.transport("web", allow_private=allow_private)
 
 
 def scrub_url(url: str) -> str:

@@ -17,7 +17,7 @@ from protego import Protego
 from selectolax.lexbor import LexborHTMLParser
 
 from .body import USER_AGENT, Body
-from .net import NoSuchHost, PrivateAddress, fetch_client, scrub_url
+from .net import NoSuchHost, PrivateAddress, page_transport, scrub_url
 
 if TYPE_CHECKING:  # pragma: no cover
     from .tool import WebTool
@@ -46,7 +46,8 @@ def get_once(tool: "WebTool", url: str, *, cap: int = PAGE_CAP, seconds: float |
     deadline = time.monotonic() + limit
     headers = {"User-Agent": USER_AGENT, "Accept": accept}
     try:
-        with fetch_client(tool.allow_private).stream("GET", url, headers=headers, timeout=min(limit, 30.0)) as response:
+        # straight onto the web role's guarded pool: a crawl's page costs no client-layer work
+        with page_transport(tool.allow_private).plain_get(url, headers, timeout=min(limit, 30.0)) as response:
             got.status = response.status_code
             got.content_type = response.headers.get("content-type", "")
             if response.is_redirect and response.headers.get("location"):
@@ -108,14 +109,16 @@ def normal(url: str) -> str:
 def links_of(html: str, base: str) -> list[str]:
     """Every http(s) link on the page, absolute, fragment dropped, in order, once each."""
     tree = LexborHTMLParser(html)
-    base_tag = tree.css_first("base[href]")
+    # tags(), not css(): lexbor sets up its selector engine for each tree a css() call meets, which cost
+    # a crawled page more than parsing it; walking the elements by name costs next to nothing
+    base_tag = next((node for node in tree.tags("base") if node.attrs.get("href") is not None), None)
     if base_tag is not None:
-        base = urljoin(base, base_tag.attributes.get("href") or "")
+        base = urljoin(base, base_tag.attrs.get("href") or "")
     parts = urlsplit(base)
     origin = f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") and parts.netloc else ""
     seen: dict[str, None] = {}
-    for node in tree.css("a[href]"):
-        href = (node.attributes.get("href") or "").strip()
+    for node in tree.tags("a"):
+        href = (node.attrs.get("href") or "").strip()
         if not href or href.startswith(("#", "javascript:", "mailto:", "tel:", "data:")):
             continue
         if origin and _plain_rooted(href):
