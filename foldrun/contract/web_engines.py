@@ -231,6 +231,22 @@ def vendors_with(setting: str) -> list[str]:
     return [vendor for vendor, field in VENDOR_SESSION_OPTIONS[setting].items() if field is not None]
 
 
+def vendor_session_refusal(vendor: str, setting: str, where: str) -> str | None:
+    """The sentence for a `vendor_session:` setting (`proxy.state`, `record`) the vendor has no option for, or
+    None — `foldrun check` and the call say it in these words."""
+    if VENDOR_SESSION_OPTIONS[setting].get(vendor) is not None:
+        return None
+    return f"{where}: {vendor} has no option for it; the vendors that do are {', '.join(vendors_with(setting))}."
+
+
+def vendor_block_refusal(vendor: str, word: str, where: str) -> str | None:
+    """The sentence for a `vendor_session.block` word the vendor cannot block, or None."""
+    if word in VENDOR_BLOCK.get(vendor, ()):
+        return None
+    can = [v for v, words in VENDOR_BLOCK.items() if word in words]
+    return f"{where}: {vendor} has no option to block {word}; the vendors that do are {', '.join(can)}."
+
+
 def parse_duration(value: object) -> float | None:
     """Seconds for `30m`, `60s`, `6h`, `1d` or a bare number of seconds; None when unreadable."""
     if isinstance(value, bool):

@@ -244,7 +244,7 @@ class WebTool:
     def secret_names(self) -> list[str]:
         """Vault names the configured providers need, to resolve with the step's other secrets."""
         names = []
-        for action in ("search", "fetch") + PROVIDER_ANSWERED:
+        for action in ("search", "fetch", "browse") + PROVIDER_ANSWERED:  # browse: a vendor's key, held by the step
             try:
                 provider = self.provider_for(action)
             except WebToolError:  # a name that cannot answer: the call says so, in its own sentence

@@ -662,18 +662,16 @@ class _WebCheck:
                 for index, word in enumerate(items):
                     if word not in W.VENDOR_BLOCK_WORDS:
                         self.error(here + (index,), f"{where}.block: {shown(word)} is not one of ads, trackers, cookies.", "web.vendor_session")
-                    elif word not in W.VENDOR_BLOCK.get(vendor, ()):
-                        can = [v for v, words in W.VENDOR_BLOCK.items() if word in words]
-                        self.error(here + (index,), f"{where}.block: {vendor} has no option to block {word}; the vendors that do are {', '.join(can)}.",
-                                   "web.vendor_session_unsupported")
+                    elif W.vendor_block_refusal(vendor, word, f"{where}.block"):
+                        self.error(here + (index,), W.vendor_block_refusal(vendor, word, f"{where}.block"), "web.vendor_session_unsupported")
             elif key == "options" and not isinstance(value, dict):
                 self.error(here, f"{where}.options must be a mapping of the vendor's own fields, as its docs name them.", "web.vendor_session")
 
     def vendor_has(self, vendor: str, setting: str, path: tuple) -> bool:
-        if W.VENDOR_SESSION_OPTIONS[setting].get(vendor) is not None:
+        refused = W.vendor_session_refusal(vendor, setting, _dotted(path))
+        if refused is None:
             return True
-        self.error(path, f"{_dotted(path)}: {vendor} has no option for it; the vendors that do are {', '.join(W.vendors_with(setting))}.",
-                   "web.vendor_session_unsupported")
+        self.error(path, refused, "web.vendor_session_unsupported")
         return False
 
     def check_vendor_proxy(self, value: Any, path: tuple, vendor: str) -> None:

@@ -25,6 +25,7 @@ from .spare import close_later
 from .modes import BUILT_MODES, read, save_captures
 from .registry import prepare, run_steps
 from .steps import mock
+from . import vendors
 from .util import ACTION_TIMEOUT_MS, safe_name, steps_of
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,6 +51,15 @@ def _uses_secret(steps: list) -> bool:
 
 def run(tool: "WebTool", args: dict) -> str:
     """The whole `browse` action. Preconditions: allowed, not a test run."""
+    opened: list[vendors.Opened] = []  # a vendor's session, ended when the call ends however it ends
+    try:
+        return _run(tool, args, opened)
+    finally:
+        for session in opened:
+            vendors.end(session.call, session)
+
+
+def _run(tool: "WebTool", args: dict, opened: list) -> str:
     in_session = bool(tool.browsers.cdp)  # this step browses in a browser session: its page stays between calls
     url = args.get("url")
     if in_session and url in (None, ""):
@@ -78,10 +88,7 @@ def run(tool: "WebTool", args: dict) -> str:
     check_annotate_options(args, mode)
     check_walk_options(args, mode)
     call = Call(tool, args)
-    vendor = tool.provider_for("browse")
-    if vendor is not None:
-        raise WebToolError(f"web.browse: rendering on {vendor['name']} is not built into this install yet; leave "
-                           f"web.browse's via unset to render in the account's own browser")
+    vendor = tool.provider_for("browse")  # a vendor's browser: opened once every argument has been checked
     steps = steps_of(args.get("actions"))
     engine = choose_engine(call, args, mode, steps)
     has = engines.installed()  # what the install wrote down in engines.json
@@ -97,6 +104,8 @@ def run(tool: "WebTool", args: dict) -> str:
         raise WebToolError(f"browse: browser={engine} is not built into this install yet; it runs chromium and "
                            f"chrome")
     for key in UNBUILT_SETTINGS:  # a setting the file asks for is never quietly dropped
+        if key == "proxy" and vendor is not None:
+            continue  # said, below: it does not reach a vendor's browser
         value = call.identity.get(key) if key in call.identity else call.block.get(key)
         if value not in (None, "", False, [], {}) or (key == "headless" and value is False):
             where = "web.browse.identities" if key in call.identity else "web.browse"
@@ -142,6 +151,11 @@ def run(tool: "WebTool", args: dict) -> str:
     refuse_against(call, args)  # mode=diff's other page, by the same guards, before a browser opens too
     call.init = init_scripts(call)  # read before a browser opens: a missing one is refused first
     profile_to = cpu.profile_target(call)
+    if vendor is not None and not in_session:
+        call.vendor = vendors.open_for(call, vendor)  # None: it could not be had, and the call renders here
+        if call.vendor is not None:
+            call.vendor.call = call
+            opened.append(call.vendor)
     if in_session:
         return _in_session(tool, call, url, mode, args, steps, claims, explicit_mode, limit, profile_to)
     if tool.browsers.idle():  # unused past its idle time: a fresh browser (a session reloads its saved storage)
@@ -157,6 +171,7 @@ def run(tool: "WebTool", args: dict) -> str:
     context.set_default_timeout(ACTION_TIMEOUT_MS)
     refusals_from = len(call.proxy.refusals) if call.proxy is not None else 0
     page = call.fresh_page or context.new_page()
+    vendors.on_page(call, page)
     listen(call, page)
     prepare(call, page, mode, steps)
     profiler = cpu.start(call, page) if profile_to is not None else None

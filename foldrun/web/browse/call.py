@@ -61,6 +61,7 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
             raise WebToolError(f"browse: identity={wanted} is not in web.browse.identities"
                                + (f"; the identities are {', '.join(identities)}" if identities else ""))
         self.identity: dict = dict(identities.get(wanted) or {}) if wanted else {}
+        self.vendor: Any = None  # vendors.Opened: the call browses on a vendor's browser
 
     # -- guards ------------------------------------------------------------------
     def allowed_domains(self) -> list[str] | None:

@@ -80,10 +80,14 @@ class ContextMixin:
             self.proxy = previous.proxy
             self.seeded = name in state.seeded
             return state.sessions[name]
-        browser = pool.browser()
+        vendor = self.vendor  # a vendor's browser presents itself as the vendor made it (no user agent of ours)
+        browser = vendor.browser if vendor is not None else pool.browser()
+        if vendor is not None and vendor.keep:  # the kept login is the vendor's own context, as it stands
+            return self._vendor_context(browser.contexts[0] if browser.contexts else browser.new_context())
         locale = str(self.setting("locale") or _locale(tool.language, tool.region))
-        options: dict[str, Any] = {"locale": locale, "viewport": dict(VIEWPORT),
-                                   "user_agent": _desktop_user_agent(browser.version)}
+        options: dict[str, Any] = {"locale": locale, "viewport": dict(VIEWPORT)}
+        if vendor is None:
+            options["user_agent"] = _desktop_user_agent(browser.version)
         device = self.setting("device")
         if device:
             known = pool.devices()
@@ -127,8 +131,9 @@ class ContextMixin:
         if stored is not None:
             options["storage_state"] = stored
         holder = {"call": self}
-        proxied = bool(self.allowed_domains() or not tool.allow_private)
-        key = spares.key_of(options, proxied) if not name and self.har_target is None else None
+        # The guard proxy is on this machine, where a vendor's browser cannot reach it: its route checks instead.
+        proxied = bool(self.allowed_domains() or not tool.allow_private) and vendor is None
+        key = spares.key_of(options, proxied) if not name and self.har_target is None and vendor is None else None
         made = pool.take_spare(key, self) if key else None
         if key:
             pool.make_spare(key, dict(options), proxied)  # the next call's, made while this one runs
@@ -147,7 +152,7 @@ class ContextMixin:
             context.route("**/*", lambda route, request: holder["call"]._guard(route, request))
         self.add_cookies(context)
         seed_storage(self, context)
-        if name:
+        if name and vendor is None:
             state.sessions[str(name)] = context
             state.holders[str(name)] = holder
             state.launch[str(name)] = pool.launches
@@ -155,6 +160,15 @@ class ContextMixin:
                 state.proxies.append(self.proxy)
             if self.seeded:
                 state.seeded.add(str(name))
+        return context
+
+    def _vendor_context(self, context: "BrowserContext") -> "BrowserContext":
+        """A vendor's kept context: only the guard's route and this call's cookies are added to it."""
+        context.set_default_timeout(ACTION_TIMEOUT_MS)
+        if self.allowed_domains() or not self.tool.allow_private:
+            context.route("**/*", lambda route, request: self._guard(route, request))
+        self.add_cookies(context)
+        seed_storage(self, context)
         return context
 
     def headers(self) -> dict[str, str]:
@@ -211,7 +225,7 @@ class ContextMixin:
 
     def blocked(self) -> tuple[set[str], list[str]]:
         """`block`: resource types and host globs not to load."""
-        raw = self.setting("block")
+        raw = self.setting("block") if self.vendor is None else None  # block= does not reach a vendor's browser
         items = [i.strip() for i in raw.split(",")] if isinstance(raw, str) else [str(i) for i in raw or []]
         types = {i for i in items if i in RESOURCE_TYPES}
         return (types, [i for i in items if i and i not in RESOURCE_TYPES]) if items else (set(), [])

@@ -79,10 +79,7 @@ class BrowserPool:
             executable = self.executable or find_chromium()
             if executable is not None and not Path(executable).exists():
                 raise WebToolError(f"browse: no browser at {executable}. {INSTALL_SENTENCE}")
-            from playwright.sync_api import sync_playwright
-
-            self._playwright = sync_playwright().start()
-            self._thread = threading.get_ident()
+            self.playwright()
             try:  # no system Chromium: Playwright's own download, where `playwright install chromium` put one
                 self._browser = self._playwright.chromium.launch(executable_path=executable, args=self.args,
                                                                 headless=True)
@@ -94,6 +91,15 @@ class BrowserPool:
             self.launches += 1
         self.last_used = time.monotonic()
         return self._browser
+
+    def playwright(self):  # noqa: ANN201
+        """This thread's Playwright, started without a browser (a vendor's browser is connected to with it)."""
+        if self._playwright is None:
+            from playwright.sync_api import sync_playwright
+
+            self._playwright = sync_playwright().start()
+            self._thread = threading.get_ident()
+        return self._playwright
 
     def _connect(self) -> None:
         """A browser of this step's own on the account's pod, launched there with the in-step flags."""
@@ -197,8 +203,7 @@ class BrowserPool:
     def devices(self) -> dict:
         """Playwright's device descriptors ("Pixel 7", "iPhone 15")."""
         if self._devices is None:
-            self.browser()
-            self._devices = dict(self._playwright.devices)
+            self._devices = dict(self.playwright().devices)
         return self._devices
 
     def acquire(self) -> "BrowserPool":

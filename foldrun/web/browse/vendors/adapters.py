@@ -1,0 +1,210 @@
+"""What each vendor is asked for: `vendor_session:` mapped onto its own fields (spec/tools.md, "Browsing
+somewhere else", the `vendor_session:` table, read 2026-09-29), and where its session's websocket is.
+
+One `Adapter` per vendor: `opens` names how a session starts — `api` (an HTTP call that hands back the
+websocket) or `socket` (the websocket itself, its options in the URL) — and `ask` turns the settings into
+that call's JSON body or that URL's query. Which settings a vendor has at all is the contract's table
+(`web_engines.VENDOR_SESSION_OPTIONS`), checked before any of this runs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+from urllib.parse import quote
+
+from foldrun.contract import web_engines as W
+
+# The vendor's own host, where its key goes (FOLDRUN_WEB_ENDPOINTS points one elsewhere: a gateway, a test).
+BASES: dict[str, str] = {
+    "browserbase": "https://api.browserbase.com", "steel": "https://api.steel.dev",
+    "hyperbrowser": "https://api.hyperbrowser.ai", "browserless": "wss://production-{region}.browserless.io",
+    "brightdata": "wss://brd.superproxy.io:9222", "zenrows": "wss://browser.zenrows.com",
+}
+# The page each mapping was read from.
+PAGES: dict[str, str] = {
+    "browserbase": "https://docs.browserbase.com/reference/api/create-a-session",
+    "steel": "https://docs.steel.dev/overview/sessions-api/configuration",
+    "hyperbrowser": "https://hyperbrowser.ai/docs/sessions/parameters",
+    "browserless": "https://docs.browserless.io/baas/connection-urls",
+    "brightdata": "https://docs.brightdata.com/products/scraping-browser/configuration",
+    "zenrows": "https://docs.zenrows.com/scraping-browser/introduction",
+}
+
+
+@dataclass
+class Asked:
+    """One session's request: the JSON body (api) or the query (socket), and what is done once connected."""
+    body: dict[str, Any]
+    query: dict[str, str]
+    path: str = ""                     # a socket vendor's route (`/stealth`)
+    region: str = ""
+    country: str = ""                  # Bright Data's, carried in the zone's user name
+    cdp: list[tuple[str, dict]] | None = None  # CDP commands sent on the first page once connected
+
+
+def _merge(into: dict, extra: dict) -> dict:
+    """`options:` — the vendor's own fields, as written — laid over what the settings asked for."""
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
+    return into
+
+
+def _seconds(value: Any) -> int:
+    return int(W.parse_duration(value) or 0)
+
+
+def _browserbase(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
+    body: dict[str, Any] = {}
+    browser: dict[str, Any] = {}
+    proxy = settings.get("proxy")
+    if proxy is True:
+        body["proxies"] = True
+    elif isinstance(proxy, dict) and proxy.get("own"):
+        body["proxies"] = [{"type": "external", **own_proxy()}]
+    elif isinstance(proxy, dict):
+        body["proxies"] = [{"type": "browserbase",
+                            "geolocation": {k: proxy[k] for k in ("country", "state", "city") if proxy.get(k)}}]
+    if "captcha" in settings:
+        browser["solveCaptchas"] = bool(settings["captcha"])
+    if settings.get("stealth"):
+        browser["verified"] = True
+    if settings.get("region"):
+        body["region"] = settings["region"]
+    if settings.get("timeout"):
+        body["timeout"] = _seconds(settings["timeout"])
+    if "record" in settings:
+        browser["recordSession"] = bool(settings["record"])
+    if "ads" in (settings.get("block") or []):
+        browser["blockAds"] = True
+    if browser:
+        body["browserSettings"] = browser
+    return Asked(_merge(body, dict(settings.get("options") or {})), {})
+
+
+def _steel(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
+    body: dict[str, Any] = {}
+    proxy = settings.get("proxy")
+    if proxy is True:
+        body["useProxy"] = True
+    elif isinstance(proxy, dict) and proxy.get("own"):
+        body["proxyUrl"] = own_proxy()["url"]
+    elif isinstance(proxy, dict):
+        body["useProxy"] = {"geolocation": {k: proxy[k] for k in ("country", "state", "city") if proxy.get(k)}}
+    if "captcha" in settings:
+        body["solveCaptcha"] = bool(settings["captcha"])
+    if settings.get("stealth"):
+        body["stealthConfig"] = {"humanizeInteractions": True}
+    if settings.get("timeout"):
+        body["timeout"] = _seconds(settings["timeout"]) * 1000  # milliseconds
+    if "ads" in (settings.get("block") or []):
+        body["blockAds"] = True
+    return Asked(_merge(body, dict(settings.get("options") or {})), {})
+
+
+def _hyperbrowser(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
+    body: dict[str, Any] = {}
+    proxy = settings.get("proxy")
+    if proxy:
+        body["useProxy"] = True
+    if isinstance(proxy, dict) and proxy.get("own"):
+        own = own_proxy()
+        body["proxyServer"] = own["server"]
+        if own.get("username"):
+            body["proxyServerUsername"], body["proxyServerPassword"] = own["username"], own.get("password", "")
+    elif isinstance(proxy, dict):
+        for key, field in (("country", "proxyCountry"), ("state", "proxyState"), ("city", "proxyCity")):
+            if proxy.get(key):
+                body[field] = proxy[key]
+    if "captcha" in settings:
+        body["solveCaptchas"] = bool(settings["captcha"])
+    if settings.get("stealth"):
+        body["useStealth"] = True
+    if settings.get("region"):
+        body["region"] = settings["region"]
+    if settings.get("timeout"):
+        body["timeoutMinutes"] = max(1, _seconds(settings["timeout"]) // 60)
+    if "record" in settings:
+        body["enableWebRecording"] = bool(settings["record"])
+    for word, field in (("ads", "adblock"), ("trackers", "trackers"), ("cookies", "annoyances")):
+        if word in (settings.get("block") or []):
+            body[field] = True
+    return Asked(_merge(body, dict(settings.get("options") or {})), {})
+
+
+def _browserless(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
+    query: dict[str, str] = {}
+    proxy = settings.get("proxy")
+    if isinstance(proxy, dict) and proxy.get("own"):
+        query["externalProxyServer"] = own_proxy()["url"]
+    elif proxy:
+        query["proxy"] = "residential"
+        if isinstance(proxy, dict):
+            for key, field in (("country", "proxyCountry"), ("city", "proxyCity")):
+                if proxy.get(key):
+                    query[field] = str(proxy[key]).lower() if key == "country" else str(proxy[key])
+    if settings.get("captcha"):
+        query["solveCaptchas"] = "true"
+    if settings.get("timeout"):
+        query["timeout"] = str(_seconds(settings["timeout"]) * 1000)
+    if "ads" in (settings.get("block") or []):
+        query["blockAds"] = "true"
+    query.update({str(k): _query_value(v) for k, v in (settings.get("options") or {}).items()})
+    return Asked({}, query, path="/stealth" if settings.get("stealth") else "",
+                 region=str(settings.get("region") or "sfo"))
+
+
+def _brightdata(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
+    proxy = settings.get("proxy")
+    country = str(proxy.get("country") or "").lower() if isinstance(proxy, dict) else ""
+    cdp: list[tuple[str, dict]] = []
+    if settings.get("captcha"):
+        cdp.append(("Captcha.setAutoSolve", {"autoSolve": True}))
+    return Asked({}, {}, country=country, cdp=cdp)
+
+
+def _zenrows(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
+    query: dict[str, str] = {}
+    proxy = settings.get("proxy")
+    if isinstance(proxy, dict) and proxy.get("country"):
+        query["proxy_country"] = str(proxy["country"]).lower()
+    if settings.get("timeout"):
+        query["session_ttl"] = f"{max(1, _seconds(settings['timeout']) // 60)}m"
+    query.update({str(k): _query_value(v) for k, v in (settings.get("options") or {}).items()})
+    return Asked({}, query)
+
+
+def _query_value(value: Any) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+@dataclass(frozen=True)
+class Adapter:
+    opens: str                              # "api" or "socket"
+    ask: Callable[[dict, Callable[[], dict]], Asked]
+    keep: str = ""                          # "context" or "profile": what `keep` stores
+
+
+ADAPTERS: dict[str, Adapter] = {
+    "browserbase": Adapter("api", _browserbase, keep="context"),
+    "steel": Adapter("api", _steel, keep="profile"),
+    "hyperbrowser": Adapter("api", _hyperbrowser, keep="profile"),
+    "browserless": Adapter("socket", _browserless),
+    "brightdata": Adapter("socket", _brightdata),
+    "zenrows": Adapter("socket", _zenrows),
+}
+
+
+def socket_url(vendor: str, base: str, asked: Asked, key: str) -> str:
+    """A socket vendor's websocket, its key where that vendor reads it."""
+    base = base.replace("{region}", asked.region or "sfo").rstrip("/")
+    if vendor == "brightdata":  # the zone's whole user:pass, the country carried in the user name
+        user, _, password = key.partition(":")
+        scheme, _, rest = base.partition("://")
+        user += f"-country-{asked.country}" if asked.country else ""
+        return f"{scheme}://{quote(user, safe='-_.')}:{quote(password, safe='')}@{rest}"
+    name = {"browserless": "token", "zenrows": "apikey"}[vendor]
+    query = "&".join(f"{k}={quote(v, safe='')}" for k, v in {name: key, **asked.query}.items())
+    return f"{base}{asked.path}?{query}"

@@ -1,0 +1,264 @@
+"""`web.browse: {via: <vendor>}`: the browse call on a vendor's browser, over CDP.
+
+Each vendor is a loopback stand-in of its documented session API (tests/fakes/browser_vendors.py) handing back
+the websocket of a real local Chromium started with `--remote-debugging-port=0`. The page below writes the
+browser's own user agent into itself: the vendor's browser presents itself as it was launched (HeadlessChrome
+here), where the step's own browser carries a desktop user agent — so the answer says which browser read it.
+"""
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from foldrun.contract import Desk, check
+from foldrun.web import WebToolError
+from tests.fakes.browser_vendors import BrowserVendor, CdpRelay, LocalChromium
+from tests.fakes.website import html
+
+ROUTES = {
+    "/who": html(b"<html><head><title>Who</title></head><body><main><p id=ua></p></main>"
+                 b"<script>document.getElementById('ua').textContent = 'seen by ' + "
+                 b"(navigator.userAgent.includes('HeadlessChrome') ? 'the vendor browser' : 'the own browser')"
+                 b"</script></body></html>"),
+}
+VENDOR_BROWSER = "seen by the vendor browser"
+OWN_BROWSER = "seen by the own browser"
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    with LocalChromium() as browser:
+        yield browser
+
+
+@pytest.fixture
+def relay(chromium):
+    with CdpRelay(chromium) as server:
+        yield server
+
+
+def vendor_tool(browse, name: str, endpoint: str, key: str, session: dict | None = None, **block):
+    config = {"browse": {"via": name, **({"vendor_session": session} if session is not None else {}), **block}}
+    secrets = {"BROWSERBASE_API_KEY": key, "STEEL_API_KEY": key, "HYPERBROWSER_API_KEY": key,
+               "BROWSERLESS_TOKEN": key, "BRIGHTDATA_BROWSER_AUTH": key, "ZENROWS_API_KEY": key,
+               "BROWSER_CDP_URL": key}
+    return browse(config, endpoints={name: endpoint}, secret=secrets.__getitem__)
+
+
+def check_message(web_yaml: str) -> list[str]:
+    text = f"---\nname: researcher\ntools: [web]\nweb:\n{web_yaml}\n---\nPrompt.\n"
+    return [f.message for f in check(Desk(files={"agents/researcher/agent.md": text}), mode="check")
+            if f.code.startswith("web.vendor")]
+
+
+def nowhere(recorder, key: str) -> None:
+    """The key is in no log line, no trace event and no answer."""
+    assert key not in recorder.text()
+
+
+def test_browserbase_opens_a_session_with_the_settings_in_its_fields_and_the_page_is_read_on_its_browser(
+        browse, pages_site, relay, recorder):
+    session = {"proxy": {"country": "AU", "city": "Sydney"}, "captcha": True, "stealth": True,
+               "region": "ap-southeast-1", "timeout": "30m", "record": False, "block": ["ads"],
+               "options": {"browserSettings": {"viewport": {"width": 1440, "height": 900}}}}
+    with BrowserVendor("browserbase", relay) as vendor:
+        out = vendor_tool(browse, "browserbase", vendor.url, vendor.key, session).call(
+            {"action": "browse", "url": f"{pages_site.url}/who"})
+    assert VENDOR_BROWSER in out
+    (body,) = vendor.posted("/v1/sessions")
+    assert body == {"proxies": [{"type": "browserbase", "geolocation": {"country": "AU", "city": "Sydney"}}],
+                    "region": "ap-southeast-1", "timeout": 1800,
+                    "browserSettings": {"solveCaptchas": True, "verified": True, "recordSession": False,
+                                        "blockAds": True, "viewport": {"width": 1440, "height": 900}}}
+    assert all(r["headers"]["x-bb-api-key"] == vendor.key for r in vendor.seen)
+    assert [h["query"].get("sessionId") for h in relay.handshakes] == list(vendor.sessions)
+    session_id = next(iter(vendor.sessions))
+    assert (f"live view: https://www.browserbase.com/devtools-fullscreen/inspector.html?s={session_id}"
+            in recorder.lines)
+    nowhere(recorder, vendor.key)
+
+
+def test_steel_is_asked_in_its_fields_its_key_rides_the_websocket_as_apikey_and_the_session_is_released(
+        browse, pages_site, relay, recorder):
+    session = {"proxy": {"country": "AU", "state": "NSW", "city": "Sydney"}, "captcha": True, "stealth": True,
+               "timeout": "90s", "block": ["ads"], "options": {"dimensions": {"width": 1280, "height": 800}}}
+    with BrowserVendor("steel", relay) as vendor:
+        out = vendor_tool(browse, "steel", vendor.url, vendor.key, session).call(
+            {"action": "browse", "url": f"{pages_site.url}/who"})
+    assert VENDOR_BROWSER in out
+    (body,) = vendor.posted("/v1/sessions")
+    assert body == {"useProxy": {"geolocation": {"country": "AU", "state": "NSW", "city": "Sydney"}},
+                    "solveCaptcha": True, "stealthConfig": {"humanizeInteractions": True}, "timeout": 90_000,
+                    "blockAds": True, "dimensions": {"width": 1280, "height": 800}}
+    (session_id,) = vendor.sessions
+    assert vendor.sessions[session_id]["status"] == "released"
+    assert [r["method"] + " " + r["path"] for r in vendor.seen] == [
+        "POST /v1/sessions", f"POST /v1/sessions/{session_id}/release"]
+    (handshake,) = relay.handshakes
+    assert handshake["query"] == {"sessionId": session_id, "apiKey": vendor.key}
+    assert f"live view: https://app.steel.dev/sessions/{session_id}" in recorder.lines
+
+
+def test_steel_keep_stores_the_profile_under_state_web_browse_and_the_next_run_signs_in_with_it(
+        browse, pages_site, relay, tmp_path):
+    with BrowserVendor("steel", relay) as vendor:
+        vendor_tool(browse, "steel", vendor.url, vendor.key, {"keep": "client-portal"}).call(
+            {"action": "browse", "url": f"{pages_site.url}/who"})
+        kept = json.loads((tmp_path / "state/web-browse/client-portal.json").read_text())
+        vendor_tool(browse, "steel", vendor.url, vendor.key, {"keep": "client-portal"}).call(
+            {"action": "browse", "url": f"{pages_site.url}/who"})
+    first, second = vendor.posted("/v1/sessions")
+    assert kept["vendor"] == "steel" and kept["profile"].startswith("prof_")
+    assert first == {"persistProfile": True}
+    assert second == {"persistProfile": True, "profileId": kept["profile"]}
+
+
+def test_hyperbrowser_maps_block_words_and_keep_and_its_session_is_stopped_when_the_call_ends(
+        browse, pages_site, relay, tmp_path, recorder):
+    session = {"proxy": {"country": "AU", "state": "NSW", "city": "Sydney"}, "stealth": True, "captcha": True,
+               "region": "asia-south", "timeout": "2h", "record": True, "block": ["ads", "trackers", "cookies"],
+               "keep": "portal"}
+    with BrowserVendor("hyperbrowser", relay) as vendor:
+        out = vendor_tool(browse, "hyperbrowser", vendor.url, vendor.key, session).call(
+            {"action": "browse", "url": f"{pages_site.url}/who"})
+    assert VENDOR_BROWSER in out
+    (profile,) = vendor.made
+    (body,) = vendor.posted("/api/session")
+    assert body == {"useProxy": True, "proxyCountry": "AU", "proxyState": "NSW", "proxyCity": "Sydney",
+                    "solveCaptchas": True, "useStealth": True, "region": "asia-south", "timeoutMinutes": 120,
+                    "enableWebRecording": True, "adblock": True, "trackers": True, "annoyances": True,
+                    "profile": {"id": profile, "persistChanges": True}}
+    (session_id,) = vendor.sessions
+    assert vendor.sessions[session_id]["status"] == "closed"
+    assert vendor.seen[-1]["method"] == "PUT" and vendor.seen[-1]["path"] == f"/api/session/{session_id}/stop"
+    assert json.loads((tmp_path / "state/web-browse/portal.json").read_text()) == {"vendor": "hyperbrowser",
+                                                                                    "profile": profile}
+    assert all(r["headers"]["x-api-key"] == vendor.key for r in vendor.seen)
+    assert relay.handshakes[0]["query"] == {"token": vendor.sessions[session_id]["token"]}
+    assert any(line.startswith("live view: https://app.hyperbrowser.ai/live?token=") for line in recorder.lines)
+
+
+def test_browserless_takes_its_token_and_the_settings_as_query_parameters_on_the_stealth_route(
+        browse, pages_site, relay, recorder):
+    session = {"proxy": {"country": "AU", "city": "Sydney"}, "captcha": True, "stealth": True, "timeout": "5m",
+               "block": ["ads"], "options": {"launch": "{\"headless\":false}"}}
+    out = vendor_tool(browse, "browserless", relay.url, "browserless-token-0123", session).call(
+        {"action": "browse", "url": f"{pages_site.url}/who"})
+    assert VENDOR_BROWSER in out
+    (handshake,) = relay.handshakes
+    assert handshake["path"] == "/stealth"
+    assert handshake["query"] == {"token": "browserless-token-0123", "proxy": "residential", "proxyCountry": "au",
+                                  "proxyCity": "Sydney", "solveCaptchas": "true", "timeout": "300000",
+                                  "blockAds": "true", "launch": "{\"headless\":false}"}
+    nowhere(recorder, "browserless-token-0123")
+
+
+def test_bright_data_takes_the_zones_user_pass_as_basic_auth_with_the_country_in_the_user_name(
+        browse, pages_site, relay, recorder):
+    auth = "brd-customer-hl_1234-zone-scraping:zone-password-99"
+    out = vendor_tool(browse, "brightdata", relay.url, auth, {"proxy": {"country": "AU"}}).call(
+        {"action": "browse", "url": f"{pages_site.url}/who"})
+    assert VENDOR_BROWSER in out
+    (handshake,) = relay.handshakes
+    sent = base64.b64decode(handshake["headers"]["authorization"].removeprefix("Basic ")).decode()
+    assert sent == "brd-customer-hl_1234-zone-scraping-country-au:zone-password-99"
+    assert handshake["query"] == {}
+    nowhere(recorder, "zone-password-99")
+
+
+def test_zenrows_takes_its_key_as_apikey_with_the_country_and_ttl_beside_it(browse, pages_site, relay, recorder):
+    out = vendor_tool(browse, "zenrows", relay.url, "zenrows-key-0123", {"proxy": {"country": "AU"}, "timeout": "10m"}
+                      ).call({"action": "browse", "url": f"{pages_site.url}/who"})
+    assert VENDOR_BROWSER in out
+    assert relay.handshakes[0]["query"] == {"apikey": "zenrows-key-0123", "proxy_country": "au", "session_ttl": "10m"}
+    nowhere(recorder, "zenrows-key-0123")
+
+
+def test_via_cdp_connects_to_the_browser_at_browser_cdp_url(browse, pages_site, chromium):
+    out = vendor_tool(browse, "cdp", "", chromium.ws).call({"action": "browse", "url": f"{pages_site.url}/who"})
+    assert VENDOR_BROWSER in out
+
+
+def test_a_cdp_url_that_refuses_is_a_sentence_and_the_call_renders_in_the_step(browse, pages_site, relay, recorder):
+    relay.refuse = 403
+    out = vendor_tool(browse, "cdp", "", f"{relay.url}/devtools/browser/x?secret=cdp-secret-77").call(
+        {"action": "browse", "url": f"{pages_site.url}/who"})
+    assert OWN_BROWSER in out
+    (line,) = [line for line in recorder.lines if "BROWSER_CDP_URL" in line]
+    assert line.startswith(f"browse: the CDP browser in BROWSER_CDP_URL could not be reached at "
+                           f"{relay.url}/devtools/browser/x (")
+    assert line.endswith("; rendering in the step's own browser instead")
+    nowhere(recorder, "cdp-secret-77")
+
+
+@pytest.mark.parametrize("status,words", [
+    (401, 'steel refused the key in STEEL_API_KEY (HTTP 401) — invalid, revoked, or not for steel; store a working '
+          'one with `foldrun secrets set STEEL_API_KEY` — steel said "Unauthorized: invalid API key"'),
+    (402, 'steel refused the key in STEEL_API_KEY (HTTP 402): the account behind it is out of credit — add credit '
+          'with steel, or store another key in STEEL_API_KEY — steel said "Payment required: your plan\'s browser '
+          'minutes are used up"'),
+    (429, 'steel is rate-limiting the key in STEEL_API_KEY (HTTP 429) and asked us to wait 30s; wait, or call steel '
+          'less often — steel said "Too many concurrent sessions"'),
+])
+def test_a_vendor_refusing_is_said_in_its_words_and_the_call_renders_in_the_step(
+        browse, pages_site, relay, recorder, status, words):
+    with BrowserVendor("steel", relay) as vendor:
+        vendor.refuse = status
+        key = vendor.key if status != 401 else "a-revoked-key-000"
+        out = vendor_tool(browse, "steel", vendor.url, key).call({"action": "browse", "url": f"{pages_site.url}/who"})
+    assert OWN_BROWSER in out
+    assert f"browse: {words}; rendering in the step's own browser instead" in recorder.lines
+    assert out.startswith(f"{words}; rendered in the step's own browser instead")
+    assert relay.handshakes == []
+
+
+def test_a_vendor_that_cannot_be_reached_is_said_and_the_call_renders_in_the_step(browse, pages_site, recorder):
+    out = vendor_tool(browse, "hyperbrowser", "http://127.0.0.1:9", "hb-key-0123456").call(
+        {"action": "browse", "url": f"{pages_site.url}/who"})
+    assert OWN_BROWSER in out
+    (line,) = [line for line in recorder.lines if line.startswith("browse: hyperbrowser could not be reached")]
+    assert line.endswith("; rendering in the step's own browser instead")
+
+
+@pytest.mark.parametrize("vendor,web_yaml,session", [
+    ("zenrows", "captcha: true", {"captcha": True}),
+    ("browserless", "proxy: {country: AU, state: NSW}", {"proxy": {"country": "AU", "state": "NSW"}}),
+    ("steel", "block: [ads, trackers]", {"block": ["ads", "trackers"]}),
+    ("brightdata", "keep: portal", {"keep": "portal"}),
+])
+def test_a_setting_the_vendor_lacks_is_refused_by_the_call_in_the_words_check_uses(
+        browse, pages_site, relay, vendor, web_yaml, session):
+    (from_check,) = check_message(f"  browse:\n    via: {vendor}\n    vendor_session:\n      {web_yaml}")
+    with pytest.raises(WebToolError) as refused:
+        vendor_tool(browse, vendor, relay.url, "k" * 12, session).call(
+            {"action": "browse", "url": f"{pages_site.url}/who"})
+    assert str(refused.value) == f"browse: {from_check}"
+    assert relay.handshakes == []  # refused before any session is opened
+
+
+def test_proxy_and_block_are_said_not_to_reach_a_vendors_browser(browse, pages_site, relay, recorder):
+    out = vendor_tool(browse, "zenrows", relay.url, "zenrows-key-0123").call(
+        {"action": "browse", "url": f"{pages_site.url}/who", "block": "image"})
+    assert VENDOR_BROWSER in out
+    assert ("browse: block= does not reach zenrows's browser — it is a launch option, and the vendor launched it; "
+            "ask the vendor's session for it (vendor_session: {block: …})") in recorder.lines
+
+
+def test_bright_data_is_asked_to_solve_captchas_over_cdp_on_the_page(browse, pages_site, relay):
+    out = vendor_tool(browse, "brightdata", relay.url, "brd-customer-x-zone-y:pw-0123", {"captcha": True}).call(
+        {"action": "browse", "url": f"{pages_site.url}/who"})
+    # The stand-in hands back a plain Chromium, which has no Captcha domain: the call says so and reads on.
+    assert out.startswith("brightdata did not take Captcha.setAutoSolve: ")
+    assert VENDOR_BROWSER in out
+
+
+def test_keep_beside_a_locale_is_refused_by_the_call_in_the_words_check_uses(browse, pages_site, relay):
+    (from_check,) = check_message("  browse:\n    via: steel\n    locale: en-AU\n    vendor_session:\n      keep: portal")
+    with BrowserVendor("steel", relay) as vendor:
+        with pytest.raises(WebToolError) as refused:
+            vendor_tool(browse, "steel", vendor.url, vendor.key, {"keep": "portal"}, locale="en-AU").call(
+                {"action": "browse", "url": f"{pages_site.url}/who"})
+    assert str(refused.value) == f"browse: {from_check}"
+    assert vendor.seen == []
