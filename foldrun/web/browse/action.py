@@ -151,17 +151,20 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
     refuse_against(call, args)  # mode=diff's other page, by the same guards, before a browser opens too
     call.init = init_scripts(call)  # read before a browser opens: a missing one is refused first
     profile_to = cpu.profile_target(call)
-    if vendor is not None and not in_session:
-        call.vendor = vendors.open_for(call, vendor)  # None: it could not be had, and the call renders here
-        if call.vendor is not None:
-            call.vendor.call = call
-            opened.append(call.vendor)
     if in_session:
+        if vendor is not None:  # never quietly dropped
+            tool.log(f"browse: this step browses in a browser session, so web.browse's via: {vendor['name']} is not "
+                     f"used")
         return _in_session(tool, call, url, mode, args, steps, claims, explicit_mode, limit, profile_to)
     if tool.browsers.idle():  # unused past its idle time: a fresh browser (a session reloads its saved storage)
         if tool.browse_state is not None:
             tool.browse_state.close()
         tool.browsers.close()
+    if vendor is not None:
+        call.vendor = vendors.open_for(call, vendor)  # None: it could not be had, and the call renders here
+        if call.vendor is not None:
+            call.vendor.call = call
+            opened.append(call.vendor)
     started = time.monotonic()
     context = call.context()
     add_init(context, call.init)
