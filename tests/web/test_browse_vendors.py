@@ -262,3 +262,24 @@ def test_keep_beside_a_locale_is_refused_by_the_call_in_the_words_check_uses(bro
                 {"action": "browse", "url": f"{pages_site.url}/who"})
     assert str(refused.value) == f"browse: {from_check}"
     assert vendor.seen == []
+
+
+def test_an_own_proxy_is_read_from_its_secret_into_browserbases_external_proxy_and_its_password_never_shown(
+        browse, pages_site, relay, recorder):
+    with BrowserVendor("browserbase", relay) as vendor:
+        secrets = {"BROWSERBASE_API_KEY": vendor.key, "MY_PROXY": "http://proxy-user:proxy-pass-0123@proxy.example:8080"}
+        tool = browse({"browse": {"via": "browserbase", "vendor_session": {"proxy": {"own": "MY_PROXY"}}}},
+                      endpoints={"browserbase": vendor.url}, secret=secrets.__getitem__)
+        out = tool.call({"action": "browse", "url": f"{pages_site.url}/who"})
+    assert VENDOR_BROWSER in out
+    assert vendor.posted("/v1/sessions")[0]["proxies"] == [
+        {"type": "external", "server": "http://proxy.example:8080", "username": "proxy-user",
+         "password": "proxy-pass-0123"}]
+    nowhere(recorder, "proxy-pass-0123")
+
+
+def test_a_cdp_url_at_a_private_address_meets_the_network_guard(browse, pages_site, chromium, recorder):
+    tool = browse({"browse": {"via": "cdp"}}, allow_private=False, secret={"BROWSER_CDP_URL": chromium.ws}.__getitem__)
+    with pytest.raises(WebToolError) as refused:
+        tool.call({"action": "browse", "url": "http://93.184.216.34/"})  # a public literal: no DNS here
+    assert str(refused.value).startswith("browse: the CDP browser in BROWSER_CDP_URL was not connected to — 127.0.0.1")

@@ -63,7 +63,9 @@ def _browserbase(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
     if proxy is True:
         body["proxies"] = True
     elif isinstance(proxy, dict) and proxy.get("own"):
-        body["proxies"] = [{"type": "external", **own_proxy()}]
+        own = own_proxy()
+        body["proxies"] = [{"type": "external", "server": own["server"],
+                            **({"username": own["username"], "password": own["password"]} if own["username"] else {})}]
     elif isinstance(proxy, dict):
         body["proxies"] = [{"type": "browserbase",
                             "geolocation": {k: proxy[k] for k in ("country", "state", "city") if proxy.get(k)}}]
