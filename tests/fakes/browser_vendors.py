@@ -80,6 +80,7 @@ class CdpRelay:
         self.port = self.server.getsockname()[1]
         self.url = f"ws://127.0.0.1:{self.port}"
         self.open = 0  # connections piped now (0 once every caller has disconnected)
+        self.sockets: list[socket.socket] = []
         self._thread = threading.Thread(target=self._accept, daemon=True)
 
     def __enter__(self) -> "CdpRelay":
@@ -88,6 +89,14 @@ class CdpRelay:
 
     def __exit__(self, *exc: object) -> None:
         self.server.close()
+
+    def cut(self) -> None:
+        """Drop every piped connection, as a vendor does when a session ends under its caller."""
+        for sock in self.sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def _accept(self) -> None:
         while True:
@@ -121,6 +130,7 @@ class CdpRelay:
         request = f"GET {self.chromium.path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
         upstream.sendall(request.encode("latin-1") + rest)
         self.open += 1
+        self.sockets += [client, upstream]
 
         def pipe(a: socket.socket, b: socket.socket) -> None:
             try:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
 
 import pytest
 
 from foldrun.contract import Desk, check
 from foldrun.web import WebToolError
+from tests.conftest import wait_for
 from tests.fakes.browser_vendors import BrowserVendor, CdpRelay, LocalChromium
 from tests.fakes.website import html
 
@@ -283,3 +285,21 @@ def test_a_cdp_url_at_a_private_address_meets_the_network_guard(browse, pages_si
     with pytest.raises(WebToolError) as refused:
         tool.call({"action": "browse", "url": "http://93.184.216.34/"})  # a public literal: no DNS here
     assert str(refused.value).startswith("browse: the CDP browser in BROWSER_CDP_URL was not connected to — 127.0.0.1")
+
+
+def test_a_vendor_browser_that_closes_mid_call_is_said_as_the_vendors_and_its_session_still_released(
+        browse, pages_site, relay):
+    pages_site.trickle.add("/forever")
+
+    def cut_when_asked() -> None:
+        wait_for(lambda: "/forever" in pages_site.seen, timeout=30, interval=0.02)
+        relay.cut()
+
+    with BrowserVendor("steel", relay) as vendor:
+        threading.Thread(target=cut_when_asked, daemon=True).start()
+        with pytest.raises(WebToolError) as caught:
+            vendor_tool(browse, "steel", vendor.url, vendor.key).call(
+                {"action": "browse", "url": f"{pages_site.url}/forever"})
+    assert str(caught.value) == ("browse: steel's browser closed during this call — its session ended or the "
+                                 "connection dropped.")
+    assert [s["status"] for s in vendor.sessions.values()] == ["released"]

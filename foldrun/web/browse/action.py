@@ -54,6 +54,11 @@ def run(tool: "WebTool", args: dict) -> str:
     opened: list[vendors.Opened] = []  # a vendor's session, ended when the call ends however it ends
     try:
         return _run(tool, args, opened)
+    except Exception:
+        gone = vendors.gone_under(opened)  # the vendor's browser, not the account's pod: said as such
+        if gone is not None:
+            raise WebToolError(gone) from None
+        raise
     finally:
         for session in opened:
             vendors.end(session.call, session)

@@ -21,6 +21,7 @@ from foldrun.contract import web_engines as W
 from ...errors import WebToolError
 from ...net import NoSuchHost, PrivateAddress, checked_addresses, scrub_url
 from ...providers.base import refusal, resolve_key
+from ..steps import acts
 from ..util import safe_name
 from .adapters import ADAPTERS, BASES, socket_url
 
@@ -203,6 +204,22 @@ def end(call: "Call", opened: Opened) -> None:
             opened.end()
         except Exception as exc:  # noqa: BLE001 - said, never fatal: the call's answer is already made
             call.tool.log(call.redact(f"browse: {opened.vendor} session {opened.session_id} was not ended: {exc}"))
+
+
+def gone_under(opened: list[Opened]) -> str | None:
+    """The sentence for a call whose vendor browser closed under it (its session ended, the connection dropped),
+    or None — so the lost-pod rules, which are about the account's own pod, never judge it."""
+    for session in opened:
+        try:
+            connected = session.browser.is_connected()
+        except Exception:  # noqa: BLE001
+            connected = False
+        if not connected:
+            acted = " It may have acted before it closed; look at the page before repeating it." if acts(
+                session.call.args) else ""
+            return (f"browse: {session.vendor}'s browser closed during this call — its session ended or the "
+                    f"connection dropped.{acted}")
+    return None
 
 
 def on_page(call: "Call", page: Any) -> None:
