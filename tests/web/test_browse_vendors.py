@@ -15,6 +15,7 @@ import pytest
 
 from foldrun.contract import Desk, check
 from foldrun.web import WebToolError
+from foldrun.web.browse.vendors.adapters import ADAPTERS, BASES, socket_url
 from tests.conftest import wait_for
 from tests.fakes.browser_vendors import BrowserVendor, CdpRelay, LocalChromium
 from tests.fakes.website import html
@@ -303,3 +304,26 @@ def test_a_vendor_browser_that_closes_mid_call_is_said_as_the_vendors_and_its_se
     assert str(caught.value) == ("browse: steel's browser closed during this call — its session ended or the "
                                  "connection dropped.")
     assert [s["status"] for s in vendor.sessions.values()] == ["released"]
+
+
+def test_browserbase_keep_creates_a_context_once_and_the_next_run_persists_into_the_same_one(
+        browse, pages_site, relay, tmp_path):
+    with BrowserVendor("browserbase", relay) as vendor:
+        for _ in range(2):
+            vendor_tool(browse, "browserbase", vendor.url, vendor.key, {"keep": "client-portal"}).call(
+                {"action": "browse", "url": f"{pages_site.url}/who"})
+    (context,) = vendor.made
+    assert [b["browserSettings"]["context"] for b in vendor.posted("/v1/sessions")] == [
+        {"id": context, "persist": True}, {"id": context, "persist": True}]
+    assert json.loads((tmp_path / "state/web-browse/client-portal.json").read_text()) == {
+        "vendor": "browserbase", "context": context}
+
+
+def test_browserless_region_picks_its_host_and_the_old_session_name_is_still_read(browse, pages_site, relay):
+    asked = ADAPTERS["browserless"].ask({"region": "lon", "stealth": True}, dict)
+    assert socket_url("browserless", BASES["browserless"], asked, "tok-1") == \
+        "wss://production-lon.browserless.io/stealth?token=tok-1"
+    config = {"browse": {"via": "browserless", "session": {"captcha": True}}}
+    tool = browse(config, endpoints={"browserless": relay.url}, secret=lambda name: "tok-0123456")
+    assert VENDOR_BROWSER in tool.call({"action": "browse", "url": f"{pages_site.url}/who"})
+    assert relay.handshakes[0]["query"] == {"token": "tok-0123456", "solveCaptchas": "true"}
