@@ -25,6 +25,7 @@ class Upstream:
     host: str
     port: int
     authorization: str = ""  # the Proxy-Authorization value, when the proxy wants one
+    name: str = ""           # the secret it came from: a refusal names it, never its value
 
 
 class GuardProxy:
@@ -40,11 +41,15 @@ class GuardProxy:
     """
 
     def __init__(self, policy: Callable[[str, int], list[str]],
-                 upstream: Callable[[str], "Upstream | None"] | None = None) -> None:
+                 upstream: Callable[[str], "Upstream | None"] | None = None,
+                 target: Callable[[str], None] | None = None) -> None:
         self.policy = policy
         # For some hosts, the user's own proxy: `upstream(host)` names it, and the connection to that proxy
         # (not to the host, which only the proxy reaches) is the one `policy` checks.
         self.upstream = upstream
+        # What the host asked for must pass when only the user's proxy reaches it (an allowed_domains list):
+        # `target(host)` raises Refused, as `policy` does.
+        self.target = target
         self.refusals: list[tuple[str, str]] = []
         self._server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -99,14 +104,16 @@ class GuardProxy:
             host = host.strip("[]")
             hop = self.upstream(host) if self.upstream is not None else None
             try:
+                if hop is not None and self.target is not None:
+                    self.target(host)
                 addresses = self.policy(hop.host, hop.port) if hop else self.policy(host, port)
             except (Refused, PrivateAddress, NoSuchHost, ResolveTimeout) as exc:
-                self.refusals.append((host, str(exc)))
-                body = f"refused by foldrun: {exc}".encode()
-                conn.sendall(b"HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n"
-                             b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+                self._refuse(conn, host, str(exc))
                 return
             upstream = self._connect(addresses, hop.port if hop else port)
+            if upstream is None and hop is not None:
+                self._refuse(conn, host, f"the proxy in the secret {hop.name} ({hop.host}:{hop.port}) did not answer")
+                return
             if upstream is None:
                 conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
                 return
@@ -136,18 +143,27 @@ class GuardProxy:
                     except OSError:
                         pass
 
+    def _refuse(self, conn: socket.socket, host: str, reason: str) -> None:
+        """403 to the browser, and the reason kept for the call's sentence."""
+        self.refusals.append((host, reason))
+        body = f"refused by foldrun: {reason}".encode()
+        conn.sendall(b"HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n"
+                     b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+
     def _through(self, hop: Upstream, conn: socket.socket, upstream: socket.socket, method: str, target: str,
                  version: str, lines: list[bytes], rest: bytes) -> None:
-        """The browser's request handed on to the user's proxy (a tunnel asked of it, or the request as is)."""
+        """The browser's request handed on to the user's proxy (a tunnel asked of it, or the request as is).
+        The proxy's own refusal (407, 403, 5xx on a tunnel) becomes a sentence naming its secret, never its
+        credentials: the browser never holds them, only this side of the guard does."""
         auth = [f"Proxy-Authorization: {hop.authorization}".encode("latin-1")] if hop.authorization else []
         kept = [line for line in lines[1:] if not line.lower().startswith((b"proxy-connection:",
                                                                            b"proxy-authorization:"))]
-        if method != "CONNECT":
-            upstream.sendall(b"\r\n".join([lines[0], *kept, *auth]) + b"\r\n\r\n" + rest)
-            self._pipe(conn, upstream)
-            return
-        upstream.sendall(b"\r\n".join([f"CONNECT {target} {version}".encode("latin-1"),
-                                        f"Host: {target}".encode("latin-1"), *auth]) + b"\r\n\r\n")
+        if method != "CONNECT":  # one request a connection: a second on it would reach the proxy without auth
+            kept = [line for line in kept if not line.lower().startswith(b"connection:")]
+            upstream.sendall(b"\r\n".join([lines[0], *kept, *auth, b"Connection: close"]) + b"\r\n\r\n" + rest)
+        else:
+            upstream.sendall(b"\r\n".join([f"CONNECT {target} {version}".encode("latin-1"),
+                                            f"Host: {target}".encode("latin-1"), *auth]) + b"\r\n\r\n")
         answer = b""
         while b"\r\n\r\n" not in answer and len(answer) < 65536:
             chunk = upstream.recv(65536)
@@ -155,9 +171,22 @@ class GuardProxy:
                 break
             answer += chunk
         head, _, early = answer.partition(b"\r\n\r\n")
-        status = head.split(b" ", 2)[1:2]
-        if status != [b"200"]:
-            conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+        status = (head.split(b" ", 2)[1:2] or [b""])[0].decode("latin-1")
+        where = f"the proxy in the secret {hop.name} ({hop.host}:{hop.port})"
+        host = target.rpartition(":")[0].strip("[]") if method == "CONNECT" else (urlsplit(target).hostname or "")
+        if status == "407":
+            self._refuse(conn, host, f"{where} refused its user:pass (HTTP 407 Proxy Authentication Required)")
+            return
+        if method != "CONNECT":
+            if not status:
+                self._refuse(conn, host, f"{where} closed the connection without an answer")
+                return
+            conn.sendall(answer)  # the page's own answer, whatever its status
+            self._pipe(conn, upstream)
+            return
+        if status != "200":
+            self._refuse(conn, host, f"{where} would not open a tunnel to {target}"
+                                     + (f" (HTTP {status})" if status else " (no answer)"))
             return
         conn.sendall(b"HTTP/1.1 200 Connection Established\r\n\r\n" + early)
         if rest:

@@ -14,9 +14,9 @@ import httpx
 
 from foldrun import net
 from foldrun.net import GuardedBackend, NoSuchHost, PrivateAddress, checked_addresses, system_resolver
-from foldrun.net.proxy import GuardProxy, Refused
+from foldrun.net.proxy import GuardProxy, Refused, Upstream
 
-__all__ = ["GuardProxy", "GuardedBackend", "NoSuchHost", "PrivateAddress", "Refused", "checked_addresses",
+__all__ = ["GuardProxy", "GuardedBackend", "NoSuchHost", "PrivateAddress", "Refused", "Upstream", "checked_addresses",
            "fetch_client", "is_forbidden", "page_transport", "scrub_url", "system_resolver"]
 
 

@@ -101,6 +101,12 @@ EXTRA_ARGS: dict[str, dict] = {
                                                   "element that can be acted on, and list them; the numbers are @e4."},
     "visual": {"type": "boolean", "description": "browse mode=diff: compare pixels, not words — the share that "
                                                 "changed, where, and outputs/diff.png with the changes in red."},
+    "proxy": {"type": "string", "description": "browse: the NAME of a secret holding a proxy URL, "
+                                               "http://user:pass@host:port; the browser's traffic goes through it."},
+    "extensions": {"description": "browse: workspace paths of unpacked Chrome extensions; the browser then runs in "
+                                  "the step, in Chromium."},
+    "webgpu": {"type": "boolean", "description": "browse: true gives the page WebGPU, on a software GPU where there "
+                                                "is none."},
     "against": {"type": "string", "description": "browse mode=diff: another page's URL to compare this one with now "
                                                  "(staging and production), as markdown or pixels with visual=true."},
 }

@@ -35,9 +35,10 @@ MAX_OUTPUT = 18_000
 
 # Block settings with no implementation here: a file that sets one is refused, not ignored.
 # What a browser session settles for itself when a step browses in it (browsing's session options).
-SESSION_OWNED = ("session", "state", "har", "trace", "cookies", "auth", "device", "headers", "identity")
+SESSION_OWNED = ("session", "state", "har", "trace", "cookies", "auth", "device", "headers", "identity", "proxy",
+                 "extensions", "webgpu")
 
-UNBUILT_SETTINGS = ("proxy", "live", "video", "extensions", "webgpu",
+UNBUILT_SETTINGS = ("live", "video",
                     "headless", "version")
 
 def _uses_secret(steps: list) -> bool:

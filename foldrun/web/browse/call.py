@@ -81,9 +81,17 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
 
     def connect_policy(self, host: str, port: int) -> list[str]:
         """What the context's proxy may connect to for `host` (checked addresses), or Refused."""
+        self.domain_policy(host)
+        return self.address_policy(host, port)
+
+    def domain_policy(self, host: str) -> None:
+        """Refused when `host` is outside allowed_domains (also for a host only the user's proxy reaches)."""
         domains = self.allowed_domains()
         if domains and not any(domain_match(host.lower(), d) for d in domains):
             raise Refused(f"{host} is outside this agent's allowed_domains ({', '.join(domains)})")
+
+    def address_policy(self, host: str, port: int) -> list[str]:
+        """The checked addresses to connect to (the page's host, or the user's proxy when there is one)."""
         if self.tool.allow_private:
             return [host]
         return checked_addresses(host, port)

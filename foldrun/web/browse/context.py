@@ -11,7 +11,10 @@ from foldrun.contract.placeholders import fill_placeholders
 
 from ..errors import WebToolError
 from ..net import GuardProxy, scrub_url
+from . import own
 from . import spare as spares
+from .pool import find_chromium
+from .user_proxy import user_proxy
 from .framing import init_failure
 from .seed_storage import seed_storage
 from .util import ACTION_TIMEOUT_MS, domain_match, glob_match
@@ -81,13 +84,19 @@ class ContextMixin:
             self.seeded = name in state.seeded
             return state.sessions[name]
         vendor = self.vendor  # a vendor's browser presents itself as the vendor made it (no user agent of ours)
-        browser = vendor.browser if vendor is not None else pool.browser()
+        flags = own.own_flags(self)  # extensions / webgpu: a Chromium launched for this call, not the pool's
+        if flags is not None and vendor is not None:
+            raise WebToolError("browse: extensions and webgpu need a Chromium launched in the step; a web.browse "
+                               "via: vendor's browser cannot take them — drop via: or drop them")
+        browser = vendor.browser if vendor is not None else (pool.browser() if flags is None else None)
         if vendor is not None and vendor.keep:  # the kept login is the vendor's own context, as it stands
             return self._vendor_context(browser.contexts[0] if browser.contexts else browser.new_context())
         locale = str(self.setting("locale") or _locale(tool.language, tool.region))
         options: dict[str, Any] = {"locale": locale, "viewport": dict(VIEWPORT)}
         if vendor is None:
-            options["user_agent"] = _desktop_user_agent(browser.version)
+            version = browser.version if browser is not None else own.chromium_version(pool.executable or
+                                                                                         find_chromium() or "chromium")
+            options["user_agent"] = _desktop_user_agent(version)
         device = self.setting("device")
         if device:
             known = pool.devices()
@@ -131,9 +140,13 @@ class ContextMixin:
         if stored is not None:
             options["storage_state"] = stored
         holder = {"call": self}
+        # The user's own proxy, behind the guard (the browser never holds its credentials); a vendor's session
+        # takes it through the vendor's own fields instead.
+        hop = user_proxy(self) if vendor is None else None
         # The guard proxy is on this machine, where a vendor's browser cannot reach it: its route checks instead.
-        proxied = bool(self.allowed_domains() or not tool.allow_private) and vendor is None
-        key = spares.key_of(options, proxied) if not name and self.har_target is None and vendor is None else None
+        proxied = bool(hop or self.allowed_domains() or not tool.allow_private) and vendor is None
+        key = (spares.key_of(options, proxied) if not name and self.har_target is None and vendor is None
+               and hop is None and flags is None else None)
         made = pool.take_spare(key, self) if key else None
         if key:
             pool.make_spare(key, dict(options), proxied)  # the next call's, made while this one runs
@@ -141,12 +154,17 @@ class ContextMixin:
             context, self.fresh_page, holder, self.proxy = made  # its guard and route read `holder`'s call
         if made is None and proxied:
             # Every connection the context makes — redirect hops included — is checked when it is made.
-            self.proxy = GuardProxy(lambda host, port: holder["call"].connect_policy(host, port))
+            if hop is not None:  # the guard checks the proxy's address, and the page's host against the list
+                self.proxy = GuardProxy(lambda host, port: holder["call"].address_policy(host, port),
+                                        upstream=lambda host: hop,
+                                        target=lambda host: holder["call"].domain_policy(host))
+            else:
+                self.proxy = GuardProxy(lambda host, port: holder["call"].connect_policy(host, port))
             options["proxy"] = self.proxy.playwright_proxy()
         if self.har_target is not None:
             options["record_har_path"] = str(self.har_target)
         if made is None:
-            context = browser.new_context(**options)
+            context = browser.new_context(**options) if browser is not None else own.launch(self, flags, options)
         context.set_default_timeout(ACTION_TIMEOUT_MS)
         if name or self.allowed_domains() or not tool.allow_private or self.blocked():
             context.route("**/*", lambda route, request: holder["call"]._guard(route, request))

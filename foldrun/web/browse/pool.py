@@ -93,7 +93,8 @@ class BrowserPool:
         return self._browser
 
     def playwright(self):  # noqa: ANN201
-        """This thread's Playwright, started without a browser (a vendor's browser is connected to with it)."""
+        """This thread's Playwright, started without a browser (a vendor's browser is connected to with it, and a
+        step's own launch for extensions or WebGPU is made with it)."""
         if self._playwright is None:
             from playwright.sync_api import sync_playwright
 
