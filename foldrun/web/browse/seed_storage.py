@@ -102,7 +102,8 @@ def seed_storage(call: "Call", context: "BrowserContext") -> None:
         raise WebToolError("browse: web.browse.storage needs storage_origin: beside it — the one origin the storage "
                            "belongs to, such as https://www.example.com")
     url = str(call.args.get("url") or "")
-    if url and _origin(url) != origin:
+    against = str(call.args.get("against") or "").strip()  # mode=diff's other page, in this context too
+    if url and _origin(url) != origin and not (against and _origin(against) == origin):
         call.tool.log(f"browse: {_origin(url)} is not {origin}, so the page opens without web.browse.storage "
                       f"(it belongs to {origin})")
         return
