@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from foldrun.web import WebToolError
 from tests.fakes.website import html
 from tests.web.test_browse_in_session import session_browser  # noqa: F401 - the fixture, shared
 
@@ -49,3 +50,8 @@ def test_webmcp_in_a_session_lists_the_pages_tools_and_the_step_calls_one(make_t
     done = tool.call({"action": "browse", "url": f"{pages_site.url}/shop",
                       "actions": [{"webmcp": "add_to_cart", "input": {"sku": "LAMP-3"}}, {"get": "#cart"}]})
     assert "added LAMP-3" in done and "one LAMP-3" in done
+    for key, value in (("proxy", "SHOP_PROXY"), ("webgpu", True), ("extensions", "extensions/marker")):
+        with pytest.raises(WebToolError) as caught:  # the session's browser was launched without them
+            tool.call({"action": "browse", "url": f"{pages_site.url}/shop", key: value})
+        assert str(caught.value) == (f"browse: {key}= is the browser session's own setting here — this step browses "
+                                     f"in a session; drop it")

@@ -6,7 +6,11 @@ is served through it, the guard still checks the address that proxy is at, and t
 output, log line or event."""
 from __future__ import annotations
 
+import datetime as dt
 import socket
+import ssl
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -28,6 +32,48 @@ def proxy():
         yield server
 
 
+@pytest.fixture
+def tls_site(tmp_path):
+    """An HTTPS page on loopback with a throwaway self-signed certificate for localhost."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = dt.datetime.now(dt.timezone.utc)
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(7).not_valid_before(now - dt.timedelta(days=1)).not_valid_after(now + dt.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
+            .sign(key, hashes.SHA256()))
+    (tmp_path / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (tmp_path / "key.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                                         serialization.PrivateFormat.PKCS8,
+                                                         serialization.NoEncryption()))
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            body = b"<!doctype html><title>Vault</title><p>sealed over TLS</p>"
+            self.send_response(200)
+            self.send_header("content-type", "text/html")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"localhost:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
 def _tool(make_tool, browsers, block, secrets):
     return make_tool({"browse": block}, browsers=browsers, secret=secrets.__getitem__)
 
@@ -39,6 +85,13 @@ def test_a_browse_reaches_the_page_through_the_proxy_in_the_secret(make_tool, br
     assert f"GET {pages_site.url}/shop" in proxy.carried  # the page came through the user's proxy
     assert not proxy.refused
     assert PASSWORD not in out and PASSWORD not in recorder.text() and "ann:" not in recorder.text()
+
+
+def test_a_tls_page_is_reached_through_a_tunnel_the_proxy_opens(make_tool, browsers, proxy, tls_site):
+    tool = _tool(make_tool, browsers, {"proxy": "SHOP_PROXY", "ignore_https_errors": True},
+                 {"SHOP_PROXY": proxy.url_with("ann", PASSWORD)})
+    assert "sealed over TLS" in tool.call({"action": "browse", "url": f"https://{tls_site}/"})
+    assert f"CONNECT {tls_site}" in proxy.carried
 
 
 def test_the_call_argument_and_an_identity_name_the_proxy_too(make_tool, browsers, pages_site, proxy):
