@@ -110,8 +110,6 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
         raise WebToolError(f"browse: browser={engine} is not built into this install yet; it runs chromium and "
                            f"chrome")
     for key in UNBUILT_SETTINGS:  # a setting the file asks for is never quietly dropped
-        if key == "proxy" and vendor is not None:
-            continue  # said, below: it does not reach a vendor's browser
         value = call.identity.get(key) if key in call.identity else call.block.get(key)
         if value not in (None, "", False, [], {}) or (key == "headless" and value is False):
             where = "web.browse.identities" if key in call.identity else "web.browse"
