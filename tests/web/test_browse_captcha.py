@@ -79,6 +79,11 @@ ROUTES = {
     "/v3": _kept(_html(_page("Scored", '<script src="/recaptcha/api.js?render=v3-site-key"></script>'
                                        '<button id="go" onclick="this.textContent=\'sent\'">Send</button>'))),
     "/recaptcha/api.js": _kept((200, {"content-type": "text/javascript"}, b"window.grecaptcha = {};")),
+    "/late": _kept(_html(_page("Later", _form('<span id="slot"></span>') + (
+        '<script>setTimeout(() => { document.getElementById("slot").innerHTML = \'<div class="cf-turnstile" '
+        'data-sitekey="site-key-late" data-callback="saw" style="width:300px;height:65px"><input type="hidden" name="cf-turnstile-response"></div>\'; '
+        '}, 400);</script>')))),
+    "/framed": _kept(_html(_page("Framed", '<iframe src="/recaptcha" style="width:640px;height:400px"></iframe>'))),
     "/image": _kept(_html(_page("Letters", f'<form method="post" action="/submit"><img id="captcha-img" alt="captcha" '
                                            f'src="{_IMAGE}"><input id="code" name="code"><button id="go">Send</button>'
                                            f'</form>'))),
@@ -143,18 +148,36 @@ def test_a_page_is_solved_once_however_many_actions_follow_and_again_on_the_next
     assert len([line for line in recorder.lines if line.startswith("captcha: reCAPTCHA v2 solved by")]) == 2
 
 
-def test_solve_true_sends_the_widget_now_and_a_call_that_only_reads_pays_for_nothing(browse, pages_site, solver):
+def test_a_widget_on_the_page_as_it_opens_is_passed_even_for_a_read_and_solve_true_sends_a_later_one_now(
+        browse, pages_site, solver):
     tool = _tool(browse, solver, {"captcha": "CAPSOLVER_KEY"})
-    tool.call({"action": "browse", "url": f"{pages_site.url}/turnstile", "actions": [{"get": "title"}]})
-    assert solver.created == []  # nothing that could submit: no solve billed
-    out = tool.call({"action": "browse", "url": f"{pages_site.url}/turnstile", "mode": "text", "actions": [
-        {"solve": True}, {"get": "#callback_saw", "what": "value"}]})
-    token = solver.token_for(1, "site-key-turnstile")
-    assert json.loads(out.split("Results:\n", 1)[1])[0]["value"] == token
-    assert (f"captcha: Turnstile solved by capsolver in " in out
-            and "— the token is in cf-turnstile-response; handed to its callback widgets.onTurnstile; the next "
-                "action submits" in out)
+    out = tool.call({"action": "browse", "url": f"{pages_site.url}/turnstile", "actions": [
+        {"get": "#callback_saw", "what": "value"}]})
+    assert json.loads(out.split("\n\n", 1)[1])[0]["value"] == solver.token_for(1, "site-key-turnstile")
+    assert ("— the token is in cf-turnstile-response; handed to its callback widgets.onTurnstile; the next action "
+            "submits") in out
+    out = tool.call({"action": "browse", "url": f"{pages_site.url}/late", "actions": [
+        {"wait": ".cf-turnstile"}, {"solve": True}, {"get": "#callback_saw", "what": "value"}]})
+    assert json.loads(out.split("\n\n", 1)[1])[0]["value"] == solver.token_for(2, "site-key-late")
+    assert solver.pages_solved() == [f"{pages_site.url}/turnstile", f"{pages_site.url}/late"]
     assert tool.writes({"action": "browse", "url": "u", "actions": [{"solve": True}]}) is True  # solving acts
+
+
+def test_a_widget_inside_a_frame_is_solved_for_the_frames_own_address(browse, pages_site, solver):
+    out = _tool(browse, solver, {"captcha": "CAPSOLVER_KEY"}).call({
+        "action": "browse", "url": f"{pages_site.url}/framed", "actions": [{"get": "#callback_saw", "what": "value"}]})
+    assert solver.pages_solved() == [f"{pages_site.url}/recaptcha"]
+    assert json.loads(out.split("\n\n", 1)[1])[0]["value"] == solver.token_for(1, "site-key-recaptcha")
+
+
+def test_a_solver_that_cannot_be_reached_is_a_sentence_naming_it(browse, pages_site, solver):
+    tool = _tool(browse, solver, {"captcha": "CAPSOLVER_KEY"})
+    tool.endpoints["capsolver"] = "http://127.0.0.1:9"  # the discard port: nothing listens
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "browse", "url": f"{pages_site.url}/recaptcha"})
+    assert str(caught.value).startswith(f"browse: capsolver could not be reached for the reCAPTCHA v2 on "
+                                        f"{pages_site.url}/recaptcha: ")
+    assert "Error" not in str(caught.value) and KEY not in str(caught.value)
 
 
 def test_an_image_captcha_is_read_into_its_field_by_solve_and_into(browse, pages_site, solver):
@@ -192,12 +215,19 @@ def test_a_refusal_is_a_sentence_with_its_error_code_and_the_calls_other_results
     solver.refuse = ("ERROR_ZERO_BALANCE", "Account has zero or negative balance")
     tool = _tool(browse, solver, {"captcha": "CAPSOLVER_KEY"})
     with pytest.raises(WebToolError) as caught:
-        tool.call({"action": "browse", "url": f"{pages_site.url}/recaptcha", "actions": [
-            {"get": "title"}, {"click": "#go"}]})
+        tool.call({"action": "browse", "url": f"{pages_site.url}/late", "actions": [
+            {"get": "title"}, {"wait": ".cf-turnstile"}, {"click": "#go"}]})
     assert str(caught.value) == (
-        f"browse: capsolver refused the reCAPTCHA v2 on {pages_site.url}/recaptcha: ERROR_ZERO_BALANCE — Account has "
+        f"browse: capsolver refused the Turnstile on {pages_site.url}/late: ERROR_ZERO_BALANCE — Account has "
         f"zero or negative balance; store a working key with `foldrun secrets set CAPSOLVER_KEY`\n\nWhat it had done:"
-        f'\n[\n {{\n  "get": "title",\n  "value": "Sign up (recaptcha)"\n }}\n]')
+        f'\n[\n {{\n  "get": "title",\n  "value": "Later"\n }}\n]')
+    solver.refuse = ("ERROR_KEY_DENIED_ACCESS", f"the key {KEY} is blocked")  # a solver that echoes the key
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "browse", "url": f"{pages_site.url}/recaptcha"})
+    assert str(caught.value) == (
+        f"browse: capsolver refused the reCAPTCHA v2 on {pages_site.url}/recaptcha: ERROR_KEY_DENIED_ACCESS — the key "
+        f"[secret CAPSOLVER_KEY] is blocked; store a working key with `foldrun secrets set CAPSOLVER_KEY`")
+    assert KEY not in recorder.text()
     solver.refuse = None
     wrong = _tool(browse, solver, {"captcha": "CAPSOLVER_KEY"}, key="not-the-key-0000")
     with pytest.raises(WebToolError) as caught:

@@ -199,6 +199,8 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
                 raise WebToolError(f"browse: wait_for={args['wait_for']} did not appear within "
                                    f"{ACTION_TIMEOUT_MS // 1000}s") from None
         call.page, call.known_tabs = page, len(context.pages)
+        if call.captcha is not None:  # a widget on the page as it opens is passed; the steps' re-checks find it done
+            call.captcha.check(page)
         run_steps(call, page, steps)
         call.deadline.where = "after the steps"
         page = call.page  # the tab the steps ended on is the one read
@@ -325,6 +327,8 @@ def _in_session(tool: "WebTool", call: Call, url: str | None, mode: str, args: d
         if url is not None:
             call.navigate(page, url)
         call.page, call.known_tabs = page, len(context.pages)
+        if call.captcha is not None:  # a widget on the page as it opens is passed; the steps' re-checks find it done
+            call.captcha.check(page)
         run_steps(call, page, steps)
         page = call.page
         if args.get("js"):

@@ -2,8 +2,8 @@
 
 spec/tools.md, "Captcha, on your own account": a reCAPTCHA v2, hCaptcha or Turnstile widget is read for its
 site key, sent to the solver with the page's URL, and the token that comes back is written into the widget's
-response field and handed to its callback — what the widget would have done. Nothing is submitted: the next
-action does that. A site key is solved once per page (one document: a re-check after an action that stayed on
+response field and handed to its callback — what the widget would have done — when the page opens and before
+each step that acts. Nothing is submitted: the next action does that. A site key is solved once per page (one document: a re-check after an action that stayed on
 it does not bill twice), with one stderr line per solve — the widget, the solver, the seconds; never the token.
 
 The three solvers speak one protocol: `POST /createTask {clientKey, task}` → `{errorId, taskId}`, then
@@ -145,8 +145,9 @@ class Solving:
         self.said: set[tuple] = set()   # (document, frame URL, what) said not covered
 
     # ------------------------------------------------------------------ widgets on the page
-    def before_acting(self, page: "Page") -> None:
-        """Before an action that may submit: every widget on the page not yet solved, solved."""
+    def check(self, page: "Page") -> None:
+        """As the page opens and before each step that acts (what may submit): every widget on the page not yet
+        solved, solved — a page that answers with a challenge widget comes back past it."""
         for frame, found, key in self._widgets(page):
             if key not in self.done:
                 self._solve(frame, found, key)

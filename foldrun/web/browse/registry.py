@@ -145,7 +145,7 @@ def run_steps(call: "Call", page: "Page", steps: list[dict]) -> None:
         call.deadline.where = f"at step {index} ({name} {json.dumps(item.get(name))[:80]})"
         timeout = call.deadline.clip(float(item.get("timeout") or ACTION_TIMEOUT_MS))
         if call.captcha is not None and STEPS[name].acts and name != "solve":
-            call.captcha.before_acting(call.page or page)  # `captcha=`: a widget is passed before what may submit
+            call.captcha.check(call.page or page)  # `captcha=`: a widget is passed before what may submit
         try:
             STEPS[name].handler(call, call.page or page, name, item[name], item, index, timeout)
         except WebToolError:
