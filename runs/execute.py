@@ -1,0 +1,304 @@
+"""Running a step: `execute_step(step_pk)` takes the step once with a lease (foldrun/leases.py: a random
+holder id and an expiry, renewed by a heartbeat), runs the engine outside any transaction, and saves what it
+returned only if it still holds the lease. A message for a step already running is dropped; a step whose
+lease ran out was lost with its worker, and the recovery sweep (runs/recovery.py) re-runs it when it had only
+read and fails it naming what it wrote when it had written — never sent twice. `run_steps_from` runs a chain
+of them in one task (runs/chain.py).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
+from django.utils import timezone
+
+from foldrun import net
+from foldrun import incidents, leases
+from foldrun.commits import without_flush_wait
+from foldrun.engine import StepRequest, run_step
+from foldrun.engine.flow import check_verify
+from library.actions import WriteRefused, do_write_run_files
+
+from .chain import _Chain, _chain, _end_held_try, _here
+from .desks import desk_at, flow_meta, library_head, run_inputs
+from .host import DbHost
+from .models import Approval, ApprovalKind, ApprovalState, Artifact, Run, Schedule, Step, StepStatus, Try
+from .progress import FINISHED, _after_step, _park, _spec, queue, settle_failure, trace
+from .states import end_try, move_step, start_try_with_step
+
+log = logging.getLogger(__name__)
+
+
+def run_steps_from(step_pk: int) -> str:
+    """Run the step, then, in this same task, each step its run queues next while nothing parks, fans out or
+    waits. Returns the words of each for the task log.
+
+    A next step met while the previous one ends is taken there and then, in that step's closing transaction
+    (the run's lock is held): no second claim transaction, no queue hop. If this worker dies before running
+    it, its lease runs out and the sweep re-runs it like any lost try."""
+    words: list[str] = []
+    nxt: Any = step_pk
+    chain = _Chain()
+    _here.chain = chain
+    try:
+        while nxt is not None:
+            chain.next, chain.run = None, None
+            if isinstance(nxt, int):
+                words.append(execute_step(nxt))
+            else:
+                words.append(_run_claimed(*nxt))
+            nxt = chain.next
+    finally:
+        _here.chain = None
+    return "; ".join(words)
+
+
+
+
+def execute_step(step_pk: int) -> str:
+    """Run one step (or `each:` instance) once. Returns a word for the task log.
+
+    The step is taken with a lease (a random holder id, an expiry) under the row lock and held by a heartbeat
+    while the engine runs. A message for a step already running is dropped: its lease is live (another worker,
+    on any host, is running it), or it ran out and the recovery sweep decides (re-run or fail).
+    """
+    holder = leases.new_holder()
+    with transaction.atomic():
+        # The run's lock first (lock order), found through the step in the same query, with what the step
+        # reads of it (workspace, account, revision) joined in rather than fetched one by one later.
+        # The claim need not wait for the disk: the same query says so (foldrun/commits.py).
+        # The account library's head rides on it too: the desk's cache key (desks.desk_at) needs no query of its own.
+        run = without_flush_wait(Run.objects.select_for_update(of=("self",))
+                                 .select_related("workspace__account", "changeset")
+                                 .annotate(library_head=library_head()).filter(steps__pk=step_pk)).first()
+        if run is None:
+            return "missing"
+        # The step, and in the same query the run's plain and parent steps: when it ends, the run moves on
+        # from these without reading them again (see _continue).
+        rows = list(Step.objects.select_for_update().filter(run=run).filter(Q(instance__isnull=True) | Q(pk=step_pk)))
+        step = next(s for s in rows if s.pk == step_pk)
+        if step.status in FINISHED:
+            return "already finished"  # refused: a step runs once
+        if run.is_finished:
+            step.save(update_fields=move_step(step, StepStatus.CANCELLED, f"the run had {run.status}"))
+            return "run finished"
+        if step.status == StepStatus.RUNNING:
+            return "held by a lease"  # live: its holder runs it; expired: the sweep acts on it
+        if step.status != StepStatus.QUEUED:
+            return f"not runnable ({step.status})"
+        now = timezone.now()
+        step.attempt += 1
+        fields = move_step(step, StepStatus.RUNNING, f"try {step.attempt} started")
+        step.lease_holder = holder
+        step.lease_until = now + dt.timedelta(seconds=leases.lease_seconds())
+        step.started_at = step.started_at or now
+        step.error = ""
+        attempt = Try(step=step, n=step.attempt, status="running", started_at=now)
+        start_try_with_step(step, ["attempt", *fields, "lease_holder", "lease_until", "started_at", "error"], attempt)
+    chain = _chain()
+    if chain is not None:
+        chain.parents, chain.parents_of = {s.index: s for s in rows if s.instance is None}, run.pk
+    return _run_claimed(run, step, attempt, holder)
+
+
+def _run_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
+    try:
+        return _execute_claimed(run, step, attempt, holder)
+    except Exception:  # noqa: BLE001 - never leave a claimed step running: fail it with a sentence
+        chain = _chain()
+        if chain is not None:  # the closing transaction rolled back: nothing it took for this task stands
+            chain.next = chain.ending = None
+        code = incidents.record(log, "step %s of %s stopped on an internal error", step.label, run.public_id)
+        with transaction.atomic():
+            run = Run.objects.select_for_update().get(pk=run.pk)
+            step = Step.objects.select_for_update().get(pk=step.pk)
+            if step.lease_holder != holder or step.status != StepStatus.RUNNING:
+                return "lease lost"
+            end_try(attempt.pk, "failed", "an internal error", finished_at=timezone.now(),
+                    error=f"internal error (incident {code})")
+            settle_failure(run, step, incidents.sentence("the step", code),
+                            retry_allowed=False)
+        return "internal error"
+
+
+def sandbox_base() -> str | None:
+    """Sandboxes on tmpfs when the machine has one: creating and removing them is then cheap."""
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+
+
+def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
+    spec = _spec(run, step)
+    chain = _chain() or _Chain()
+    # A step continued in the same task reads the same revision as the one before it: its desk is in hand.
+    if chain.desk is not None and chain.desk[0] == run.pk:
+        desk = chain.desk[1]
+    else:
+        desk = desk_at(run.workspace, run.changeset_number, changeset=run.changeset,
+                       library_head=getattr(run, "library_head", None))
+        chain.desk = (run.pk, desk)
+    answer = None
+    # An answer exists only for a step that parked on a question: `ask:` before its first try, or a question
+    # the model asked on an earlier try — a first try without `ask:` has none to look for.
+    if spec.get("ask") or step.attempt > 1:
+        # The flow's `ask:` is answered on the parent row; an instance's own `ask` tool on the instance.
+        answer = (Approval.objects.filter(Q(step=step) | Q(step__run=run, step__index=step.index,
+                                                           step__instance__isnull=True),
+                                          kind=ApprovalKind.ASK, state=ApprovalState.ANSWERED)
+                  .order_by("-decided_at").values_list("answer", flat=True).first())
+    task = step.task
+    if step.event_received_at is not None and step.event_payload not in (None, {}, ""):
+        task += f"\n\nThe event {spec.get('wait_event')} arrived with: {json.dumps(step.event_payload, ensure_ascii=False)[:4000]}"
+    request = StepRequest(
+        run_id=run.public_id, label=step.label, agent=step.agent, task=task, limits=spec.get("limits") or {},
+        is_test=run.is_test, answer=answer, inputs=run_inputs(run),
+        allow_private_urls=net.allows_private(),
+        venv_cache=Path(settings.DATA_DIR) / "venvs", sandbox_base=sandbox_base(),
+        timezone=flow_meta(run).get("timezone"),
+        # The install's data (database file, broker, keys) is out of a program's sight; its venvs are not.
+        hide_under=[str(settings.DATA_DIR)], keep_visible=[str(Path(settings.DATA_DIR) / "venvs")],
+        tenant=run.workspace.account.public_id,  # loaded by desk_at: no extra query
+        search_engine_url=run.workspace.account.search_engine_url,
+        # A browser agent's task browses in its session's browser (browsing puts the endpoint in the run's copy
+        # of its settings; it never shows among the run's inputs).
+        browser_cdp=str((flow_meta(run).get("browser") or {}).get("cdp") or ""),
+        # The re-run of a step whose browser pod was lost browses with a browser inside the step.
+        browser_pod=not (step.lost_reruns and _pod_was_lost(step)),
+    )
+    beat = leases.Heartbeat(Step, step.pk, holder)
+    host = DbHost(run, step, attempt, lease=beat, held=chain.held)
+    started = time.monotonic()
+    try:
+        with beat:
+            result = run_step(desk, request, host)
+    except BaseException:
+        if not beat.lost:
+            host.flush()  # what the step traced before it broke is kept
+        raise
+    finally:
+        host.close()
+    seconds = time.monotonic() - started
+    with transaction.atomic():
+        # The run's lock, and in the same query the lease check: the step is still this try's. Every change
+        # to a running step's holder or status is made under the run's lock (the sweep's too), so holding it
+        # the step stays ours; the step in hand is current (what else changed on it while it ran — its
+        # lease's expiry, the writes it noted — it changed itself). Joined: the end of the run (its
+        # notifications) reads the workspace and account.
+        # The same query lets this transaction commit without waiting for the disk (foldrun/commits.py).
+        # Whether a schedule of the flow is quarantined rides on it too: a success forgets a quarantine
+        # (_finish), and the common case, none, then costs no query of its own.
+        run = without_flush_wait(Run.objects.select_for_update(of=("self",)).select_related("workspace__account")
+                                 .annotate(quarantined=Exists(Schedule.objects.filter(
+                                     workspace_id=OuterRef("workspace_id"), flow=OuterRef("name"),
+                                     quarantined_at__isnull=False)))
+                                 .filter(pk=run.pk, steps__pk=step.pk, steps__lease_holder=holder,
+                                         steps__status=StepStatus.RUNNING)).first()
+        if run is None:
+            # Another holder (the sweep) took the step while this one could not renew: commit nothing.
+            return "lease lost"
+        chain.run = run  # the run's next step may be taken in this transaction (see run_steps_from)
+        host.flush()  # the trace lines the step still holds, in this transaction
+        word = _settle_result(run, step, attempt, result, spec, desk, seconds, chain)
+        _end_held_try(chain)
+        return word
+
+
+def _settle_result(run: Run, step: Step, attempt: Try, result, spec: dict, desk, seconds: float,
+                   chain: _Chain) -> str:
+    """What a try's result makes of its step and run. Precondition: inside the closing transaction, which
+    holds the run's lock, with the lease checked."""
+    step.lease_holder, step.lease_until = "", None
+    problem = None
+    if result.status == "completed":
+        before = {p: t for p, t in desk.files.items()}
+        after: dict = {**result.writes, **result.outputs}
+        problem = check_verify(spec.get("verify"), result.output, before, after)
+    # The try failed on the check, whatever the model said: its record says so.
+    status, error = ("failed", problem) if problem else (result.status, result.error)
+    # Written with the run's next try when this transaction takes one (one statement), else at its end.
+    chain.ending = (attempt, status, (error or f"the step {status}").splitlines()[0],
+                    dict(error=error[:2000], seconds=seconds, finished_at=timezone.now(), cost_usd=result.cost,
+                         tokens_in=result.tokens_in, tokens_out=result.tokens_out, image=result.image,
+                         pod_line=_pod_line(result)[:300]))
+    step.limits_line = result.limits_line[:1000]
+    step.cost_usd += result.cost
+    step.tokens_in += result.tokens_in
+    step.tokens_out += result.tokens_out
+    if result.status not in ("parked", "lost"):  # a lost try's outputs come again from its re-run
+        _keep_files(run, step, result)
+    if problem:
+        trace(run, step, problem)
+        step.output = result.output
+        settle_failure(run, step, problem, retry_allowed=True)
+        return "verify failed"
+    if result.status == "completed":
+        move_step(step, StepStatus.COMPLETED, f"try {step.attempt} completed")
+        step.output = result.output
+        step.finished_at = timezone.now()
+        step.save()
+        _after_step(run, step)
+        return "completed"
+    if result.status == "parked":
+        if run.is_finished:
+            move_step(step, StepStatus.CANCELLED, f"it asked a person, but the run had {run.status}")
+            step.save()
+            return "run finished"
+        move_step(step, StepStatus.PENDING, "it asked a person")
+        step.save()
+        # The step's conversation is not kept: answered, it runs again from the start with the answer.
+        trace(run, step, f"step {step.label} ([[{step.agent}]]) asked a person; when they answer, the step "
+                          f"runs again from the start with their answer — what it did in its sandbox before "
+                          f"asking is not kept")
+        _park(run, step, ApprovalKind.ASK, question=result.question)
+        return "parked"
+    if result.status == "lost":  # its browser pod went and it had only read: again, part of the attempt
+        step.lost_reruns += 1
+        trace(run, step, "browser pod lost; re-ran on full")
+        queue(step, why=f"try {step.attempt} lost its browser pod; it had only read")
+        step.save()
+        return "browser pod lost"
+    step.output = result.output
+    settle_failure(run, step, result.error or "the step failed", retry_allowed=not result.error.startswith("budget reached"))
+    return "failed"
+
+
+def _pod_line(result) -> str:
+    """The try's browser pod line as the step card says it, with what became of the step when the pod was lost."""
+    line, why = result.pod_line, result.error.split(" — ", 1)[-1]
+    if result.status == "lost":
+        return f"{line}; re-ran on full ({why})" if line else f"browser pod lost; re-ran on full ({why})"
+    if line.endswith("browser pod lost") and result.error.startswith("browser pod died after"):
+        return f"{line}; not re-run ({result.error})"
+    return line
+
+
+def _pod_was_lost(step: Step) -> bool:
+    """Whether the step's last try ended with its browser pod lost (asked only of a step re-run after a loss)."""
+    return Try.objects.filter(step=step, n=step.attempt - 1, status="lost", image="slim").exists()
+
+
+def _keep_files(run: Run, step: Step, result) -> None:
+    """Outputs become run artifacts; memory/ and state/ writes a revision attributed to the run."""
+    for path, content in result.outputs.items():
+        Artifact.objects.create(run=run, step=step, path=path, content=content, size=len(content),
+                                sha256=hashlib.sha256(content).hexdigest())
+    if result.writes:
+        try:
+            do_write_run_files(run.public_id, account=run.account, workspace=run.workspace, files=result.writes,
+                               message=f"Written by {run.public_id} step {step.label} ([[{step.agent}]])")
+            trace(run, step, "kept as a revision: " + ", ".join(sorted(result.writes)))
+        except WriteRefused as exc:
+            findings = getattr(exc, "findings", [])
+            words = "; ".join(getattr(f, "message", str(f)) for f in findings) or str(exc)
+            trace(run, step, f"writes refused: {words}")
+
+
