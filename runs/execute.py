@@ -27,6 +27,7 @@ from foldrun.commits import without_flush_wait
 from foldrun.engine import StepRequest, run_step
 from foldrun.engine.flow import check_verify
 from library.actions import WriteRefused, do_write_run_files
+from vault.models import Secret
 
 from .chain import _Chain, _chain, _end_held_try, _here
 from .desks import desk_at, flow_meta, library_head, run_inputs
@@ -79,7 +80,9 @@ def execute_step(step_pk: int) -> str:
         # The account library's head rides on it too: the desk's cache key (desks.desk_at) needs no query of its own.
         run = without_flush_wait(Run.objects.select_for_update(of=("self",))
                                  .select_related("workspace__account", "changeset")
-                                 .annotate(library_head=library_head()).filter(steps__pk=step_pk)).first()
+                                 .annotate(library_head=library_head(),
+                                           vault_empty=~Exists(Secret.objects.filter(account_id=OuterRef("account_id"))))
+                                 .filter(steps__pk=step_pk)).first()
         if run is None:
             return "missing"
         # The step, and in the same query the run's plain and parent steps: when it ends, the run moves on
@@ -107,6 +110,10 @@ def execute_step(step_pk: int) -> str:
     chain = _chain()
     if chain is not None:
         chain.parents, chain.parents_of = {s.index: s for s in rows if s.instance is None}, run.pk
+        if run.vault_empty:
+            # The account has no secret at all (asked in the claim's query): a name the step looks up — a local
+            # model's optional key — is answered "none" without a query of its own, as a held answer is.
+            chain.held.note_empty(run.account_id)
     return _run_claimed(run, step, attempt, holder)
 
 
@@ -206,6 +213,9 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
             # Another holder (the sweep) took the step while this one could not renew: commit nothing.
             return "lease lost"
         chain.run = run  # the run's next step may be taken in this transaction (see run_steps_from)
+        # Whether the account is metered, as read in this transaction (joined above): a run that ends here on an
+        # unmetered account is charged nothing, and the charge after commit need not lock the account to see so.
+        run.metered = run.workspace.account.credits_usd is not None
         host.flush()  # the trace lines the step still holds, in this transaction
         word = _settle_result(run, step, attempt, result, spec, desk, seconds, chain)
         _end_held_try(chain)

@@ -76,14 +76,23 @@ class HeldSecrets:
 
     def __init__(self) -> None:
         self._kept: dict[tuple[int, str], tuple[tuple[str, str] | None, float]] = {}
+        self._empty: dict[int, float] = {}  # account pk -> when its vault was seen holding no secret at all
+
+    def note_empty(self, account_pk: int) -> None:
+        """The account's vault (its own and every workspace's) held no secret when the step was claimed: every
+        name is "none" for as long as a kept answer would be."""
+        self._empty[account_pk] = time.monotonic()
 
     def get(self, workspace, names: list[str]) -> dict[str, tuple[str, str] | None] | None:
         """name -> (value, store), or None for a name in neither vault, when every name is kept and fresh;
         else None (the vault is asked)."""
         now = time.monotonic()
         out: dict[str, tuple[str, str] | None] = {}
+        empty = self._empty.get(workspace.account_id)
         for name in names:
             kept = self._kept.get((workspace.pk, name))
+            if kept is None and empty is not None and now - empty <= self.HOLD_SECONDS:
+                kept = (None, empty)
             if kept is None or now - kept[1] > self.HOLD_SECONDS:
                 return None
             out[name] = kept[0]

@@ -7,17 +7,19 @@ once; anything that parks, fans out or waits ends the chain; a row not as the ch
 from __future__ import annotations
 
 import threading
+from decimal import Decimal
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from accounts.models import Workspace
+from accounts.models import Account, CreditCharge, Workspace
 from runs import orchestrate
 from runs.actions import check_start_run, do_cancel_run
 from runs.models import Run, Step, TraceEvent, Try
 from tests.fakes.providers import Reply
 from tests.runs.helpers import agent_file, push
+from vault.actions import do_set_secret
 
 # The target (issue 8 item 9), on PostgreSQL, where the try's and the run's spend after a model call are one
 # statement. SQLite has no statement that updates two tables: there they are two UPDATEs in a transaction
@@ -118,3 +120,51 @@ def test_a_run_cancelled_while_a_step_of_its_chain_runs_takes_no_further_step(ac
         "completed", "completed", "cancelled"]
     assert not Try.objects.filter(step__run=run, step__index=3).exists()
     assert not Try.objects.filter(step__run=run, status="running").exists()
+
+
+def _statements(ctx) -> list[str]:
+    return [q["sql"] for q in ctx.captured_queries]
+
+
+def test_a_run_ending_on_an_unmetered_account_with_an_empty_vault_reads_neither_the_account_nor_the_vault(
+        workspace, fake_provider, django_capture_on_commit_callbacks):
+    # The step's optional provider key (a local base_url needs none) is answered from the claim's own query,
+    # and the charge after commit sees the account unmetered as the closing transaction read it.
+    push(workspace, flows(fake_provider))
+    fake_provider.reply_text("GOOD", usage=(1, 1))
+    run, first = start(workspace, "one")
+    with CaptureQueriesContext(connection) as ctx, django_capture_on_commit_callbacks(execute=True):
+        assert orchestrate.run_steps_from(first.pk) == "completed"
+    assert Run.objects.get(pk=run.pk).status == "completed"
+    assert not [sql for sql in _statements(ctx) if sql.startswith('SELECT "vault_secret"')]
+    assert not [sql for sql in _statements(ctx) if sql.startswith('SELECT "accounts_account"')]
+    assert not CreditCharge.objects.exists()
+
+
+def test_a_metered_account_is_drawn_for_a_run_that_ended_in_its_step(workspace, fake_provider,
+                                                                      django_capture_on_commit_callbacks):
+    Account.objects.filter(pk=workspace.account_id).update(credits_usd=Decimal("20"))
+    push(workspace, flows(fake_provider))
+    fake_provider.reply_text("GOOD", usage=(1000, 1000))
+    run, first = start(workspace, "one")
+    with django_capture_on_commit_callbacks(execute=True):
+        assert orchestrate.run_steps_from(first.pk) == "completed"
+    run.refresh_from_db()
+    assert run.cost_usd > 0
+    charge = CreditCharge.objects.get(run_public_id=run.public_id)
+    assert charge.amount_usd == run.cost_usd
+    assert Account.objects.get(pk=workspace.account_id).credits_usd == Decimal("20") - run.cost_usd
+
+
+def test_a_secret_in_the_vault_is_read_for_the_step_that_names_it(workspace, fake_provider):
+    # Any secret in the account's vault and the step's lookup goes to the vault: here the provider key itself.
+    do_set_secret(workspace.account, None, "ANTHROPIC_API_KEY", value="sk-ant-held-in-the-vault")
+    push(workspace, flows(fake_provider))
+    fake_provider.reply_text("GOOD", usage=(1, 1))
+    run, first = start(workspace, "one")
+    with CaptureQueriesContext(connection) as ctx:
+        assert orchestrate.run_steps_from(first.pk) == "completed"
+    assert [sql for sql in _statements(ctx) if sql.startswith('SELECT "vault_secret"')]
+    lines = [e.data for e in TraceEvent.objects.filter(run=run, kind="secret")]
+    assert lines == [{"name": "ANTHROPIC_API_KEY", "store": "account vault", "for": "provider"}]
+    assert fake_provider.requests[-1].headers["x-api-key"] == "sk-ant-held-in-the-vault"
