@@ -191,6 +191,7 @@ class WebTool:
         self.pods: Any = None          # the account's pods, while this step browses on them
         self.pod_lines: list[str] = []  # the lost-pod lines of this step's calls
         self.on_pod = False  # this step's browse calls go to the account's pod (its image is "slim")
+        self.captcha_solved: set[tuple] = set()  # captcha widgets this step solved, by document: once per page
         if session_cdp and not test_mode and browsers is None:
             self._browsers = BrowserPool(cdp=session_cdp)
             self._owns_browsers = True

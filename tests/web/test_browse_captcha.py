@@ -18,6 +18,7 @@ from foldrun.web.browse.captcha import SOLVERS
 from tests.fakes.captcha_solver import TASK_TYPES, CaptchaSolver
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.fakes.website import TestSite
+from tests.web.test_browse_in_session import session_browser  # noqa: F401 - the fixture, shared
 
 pytestmark = pytest.mark.e2e
 
@@ -178,6 +179,20 @@ def test_a_solver_that_cannot_be_reached_is_a_sentence_naming_it(browse, pages_s
     assert str(caught.value).startswith(f"browse: capsolver could not be reached for the reCAPTCHA v2 on "
                                         f"{pages_site.url}/recaptcha: ")
     assert "Error" not in str(caught.value) and KEY not in str(caught.value)
+
+
+def test_a_session_page_that_stays_between_calls_is_solved_once(make_tool, pages_site, solver,
+                                                                  session_browser):  # noqa: F811
+    tool = make_tool({"browse": {"captcha": "CAPSOLVER_KEY"}}, session_cdp=session_browser,
+                     secret=lambda name: KEY)
+    tool.endpoints["capsolver"] = solver.url
+    tool.call({"action": "browse", "url": f"{pages_site.url}/recaptcha"})
+    tool.call({"action": "browse", "actions": [{"click": "#check"}]})  # the same page, where the last call left it
+    out = tool.call({"action": "browse", "mode": "text", "actions": [{"click": "#go"}]})
+    assert solver.pages_solved() == [f"{pages_site.url}/recaptcha"]
+    assert f"g-recaptcha-response={solver.token_for(1, 'site-key-recaptcha')}" in out
+    tool.call({"action": "browse", "url": f"{pages_site.url}/recaptcha"})  # opened again: a new page
+    assert solver.pages_solved() == [f"{pages_site.url}/recaptcha"] * 2
 
 
 def test_an_image_captcha_is_read_into_its_field_by_solve_and_into(browse, pages_site, solver):

@@ -141,7 +141,8 @@ class Solving:
         self.key = key
         endpoints = call.tool.endpoints
         self.base = (endpoints.get(f"{solver.name} captcha") or endpoints.get(solver.name) or solver.base).rstrip("/")
-        self.done: set[tuple] = set()   # (document, frame URL, kind, index, site key) solved
+        # (document, frame URL, kind, index, site key) solved — the step's: a session's page stays between calls
+        self.done: set[tuple] = call.tool.captcha_solved
         self.said: set[tuple] = set()   # (document, frame URL, what) said not covered
 
     # ------------------------------------------------------------------ widgets on the page
