@@ -239,7 +239,7 @@ class DbHost:
         # The install's policy (foldrun.net) decides at each connect.
         return EgressProxy(grants, on_line=lambda line: self.trace("log", {"message": line})).start()
 
-    def consult(self, desk: str, agent: str, question: str, *, counter=None) -> str:
+    def consult(self, desk: str, agent: str, question: str, *, counter=None, pod_writes=None) -> str:
         """`desks`: run `agent` of another workspace of this account on `question`, inside this step.
 
         Its secrets come from that workspace's vault; its spend is this run's; its calls pass this
@@ -251,7 +251,7 @@ class DbHost:
         colleague = ColleagueHost(self, workspace, f"{desk}/{agent}")
         request = StepRequest(run_id=self.run.public_id, label=f"{self.step.label} → {desk}/{agent}", agent=agent,
                               task=question, is_test=self.run.is_test, counter=counter,
-                              tenant=workspace.account.public_id,
+                              tenant=workspace.account.public_id, pod_writes=pod_writes,
                               allow_private_urls=net.allows_private())
         result = run_step(desk_at(workspace, None), request, colleague)
         if result.status != "completed":
@@ -307,5 +307,5 @@ class ColleagueHost(DbHost):
         finally:
             self.run.workspace = run_workspace
 
-    def consult(self, desk: str, agent: str, question: str, *, counter=None) -> str:
+    def consult(self, desk: str, agent: str, question: str, *, counter=None, pod_writes=None) -> str:
         raise ToolError("desks: a consulted colleague does not consult further")

@@ -64,6 +64,8 @@ class StepRequest:
     max_turns: int = DEFAULT_MAX_TURNS
     timezone: str | None = None   # the flow's, for reset times in refusal lines
     counter: LimitCounter | None = None  # a consulted colleague shares the delegating step's counter
+    # … and its lost-pod writes: "read or write is judged from the calls the step had made, its sub-agents' included"
+    pod_writes: list[str] | None = None
     hide_under: list[str] = field(default_factory=list)    # folders whose entries a program may not see
     keep_visible: list[str] = field(default_factory=list)  # … except these (the runtime environments)
     tenant: str = ""   # the account's id, sent as OpenAI's safety_identifier (hashed past 64 characters)

@@ -48,7 +48,8 @@ class StepEnv:
         self.wrote: list[str] = []  # what the step changed outside its sandbox so far (an `ask` refuses then)
         # What the step did that the lost-pod rule counts as a write (files, Bash, scripts, MCP, acting calls):
         # a step with none re-runs when its browser pod is lost; one with any fails naming them.
-        self.pod_writes: list[str] = []
+        # A consulted colleague's calls land in the delegating step's own list.
+        self.pod_writes: list[str] = request.pod_writes if request.pod_writes is not None else []
         self.browser_image = ""  # set by the web tool as the step ends: "slim" (on the pod) or "full"
         self.pod_line = ""       # … and its browser pod line
 

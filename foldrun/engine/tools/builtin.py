@@ -192,7 +192,8 @@ def consult(args: dict, env: "ToolContext") -> str:
     make = getattr(env.host, "consult", None)
     if make is None:
         raise ToolError("desks: consulting another desk needs a server run")
-    return make(str(args["desk"]), str(args["agent"]), str(args["question"]), counter=env.counter)
+    return make(str(args["desk"]), str(args["agent"]), str(args["question"]), counter=env.counter,
+                pod_writes=getattr(env, "pod_writes", None))
 
 
 BUILTIN_GROUPS = builtin_groups()
