@@ -18,7 +18,9 @@ from foldrun.contract import web_engines as W
 
 from . import paths
 from .browse import acts, servers, thread_pool
+from .browse import launch, live
 from .browse.lost import run_on_pod
+from .browse.call import Call
 from .browse.pool import BrowserPool
 from .errors import WebToolError
 from .net import scrub_url
@@ -36,6 +38,8 @@ BUILT_ACTIONS: tuple[str, ...] = tuple(OWN_ACTIONS)
 EXTRA_ARGS: dict[str, dict] = {
     "timeout": {"type": "number", "description": "browse: seconds the whole call may take (default 90, at most "
                                                  "600); it stops there with what it had done and says where."},
+    "live": {"description": "browse: true keeps the page and its browser beside the step — the next call finds it "
+                            "as this one left it (url optional); end closes it. session= names which live page."},
     "urls": {"type": "array", "items": {"type": "string"},
              "description": "fetch: up to 20 URLs in one call, read side by side (instead of url). answer: the "
                             "pages to read instead of searching."},
@@ -192,6 +196,11 @@ class WebTool:
         self.pod_lines: list[str] = []  # the lost-pod lines of this step's calls
         self.on_pod = False  # this step's browse calls go to the account's pod (its image is "slim")
         self.captcha_solved: set[tuple] = set()  # captcha widgets this step solved, by document: once per page
+        self.live: Any = None       # the step's live pages (browse/live.py), made by the first live call
+        self.live_page: Any = None  # … the one the call now running drives
+        self._call_browsers: Any = None  # that live page's browser, while its call runs
+        self.in_step_browser = False  # a call of this step rendered in a browser inside it (not "slim")
+        self.screens: list = []  # the virtual screens (Xvfb) a windowed browser of this call started
         if session_cdp and not test_mode and browsers is None:
             self._browsers = BrowserPool(cdp=session_cdp)
             self._owns_browsers = True
@@ -271,6 +280,9 @@ class WebTool:
         action = args.get("action")
         if action not in W.WEB_ACTIONS:
             raise WebToolError(f"web: action={action} is not one of {', '.join(BUILT_ACTIONS)}")
+        if action == "browse" and "headless" in args:
+            raise WebToolError("browse: headless is the agent's own setting (web.browse.headless: false in its "
+                               "file), not a call's — there is no per-call argument for it")
         known = self.schema()["input_schema"]["properties"]
         unknown = sorted(set(args) - set(known))
         if unknown:
@@ -296,6 +308,12 @@ class WebTool:
         module = import_module(f".{OWN_ACTIONS[action]}", __package__)
         if action == "browse":
             # In the browser's own thread: this one (the step's) keeps the ORM, and writes what the call hands back.
+            if live.wanted(self, args):  # a live page runs in the step, never on the pod
+                self.in_step_browser = True
+                return live.run_live(self, args, module.run)
+            if launch.wants_own_launch(Call(self, args)):  # a pinned version or a window: a browser of its own
+                self.in_step_browser = True
+                return launch.run_own(self, args, module.run)
             if self.pods is None:
                 return self.browsers.run(lambda: module.run(self, args))
             return run_on_pod(self, args, lambda: module.run(self, args))
@@ -311,6 +329,9 @@ class WebTool:
 
     def close(self) -> None:
         """At step end: close this step's browser contexts, and the browser if this tool launched it."""
+        if self.live is not None:  # the step's end closes its live pages
+            self.live.close()
+            self.live = None
         if self.browse_state is not None:
             state, self.browse_state = self.browse_state, None
             self.browsers.run(state.close)  # Playwright's objects, in the thread that made them
@@ -329,6 +350,8 @@ class WebTool:
     # ------------------------------------------------------------------ helpers the actions use
     @property
     def browsers(self):  # noqa: ANN201
+        if self._call_browsers is not None:  # a live page's own browser, for the call driving it
+            return self._call_browsers
         if self._browsers is None:
             self._browsers = thread_pool().acquire()
             self._owns_browsers = True
@@ -416,6 +439,7 @@ class WebTool:
 
     def _hand(self, fn: Callable[[], Any], *, wait: bool = False) -> Any:
         """Trace, log and secrets are the step's: from inside a browse call they run in the step's thread."""
-        if self._browsers is None:
+        current = self._call_browsers or self._browsers
+        if current is None:
             return fn()
-        return self._browsers.hand(fn, wait=wait)
+        return current.hand(fn, wait=wait)

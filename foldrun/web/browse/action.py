@@ -38,8 +38,7 @@ MAX_OUTPUT = 18_000
 SESSION_OWNED = ("session", "state", "har", "trace", "cookies", "auth", "device", "headers", "identity", "proxy",
                  "extensions", "webgpu")
 
-UNBUILT_SETTINGS = ("live", "video",
-                    "headless", "version")
+UNBUILT_SETTINGS = ("video",)
 
 def _uses_secret(steps: list) -> bool:
     for step in steps:
@@ -67,6 +66,7 @@ def run(tool: "WebTool", args: dict) -> str:
 
 def _run(tool: "WebTool", args: dict, opened: list) -> str:
     in_session = bool(tool.browsers.cdp)  # this step browses in a browser session: its page stays between calls
+    live_page = getattr(tool, "live_page", None)  # … or on a live page of its own (live.py), which does the same
     url = args.get("url")
     if in_session and url in (None, ""):
         url = None  # read and act on the page the session is on
@@ -76,6 +76,9 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
         url = url.strip()
     if in_session:
         kept = [k for k in SESSION_OWNED if args.get(k) not in (None, "", False, "false")]
+        if kept and live_page is not None:
+            raise WebToolError(f"browse: {kept[0]}= does not apply to a live page — it keeps its own browser and "
+                               f"page from call to call; drop it")
         if kept:
             raise WebToolError(f"browse: {kept[0]}= is the browser session's own setting here — this step browses "
                                f"in a session; drop it")
@@ -94,6 +97,8 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
     check_annotate_options(args, mode)
     check_walk_options(args, mode)
     call = Call(tool, args)
+    if live_page is not None:
+        live_page.holder["call"] = call  # its guard proxy reads this call's allowed_domains
     vendor = tool.provider_for("browse")  # a vendor's browser: opened once every argument has been checked
     steps = steps_of(args.get("actions"))
     engine = choose_engine(call, args, mode, steps)
@@ -111,7 +116,7 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
                            f"chrome")
     for key in UNBUILT_SETTINGS:  # a setting the file asks for is never quietly dropped
         value = call.identity.get(key) if key in call.identity else call.block.get(key)
-        if value not in (None, "", False, [], {}) or (key == "headless" and value is False):
+        if value not in (None, "", False, [], {}):
             where = "web.browse.identities" if key in call.identity else "web.browse"
             raise WebToolError(f"browse: {where} {key} is not built into this install yet; drop it to browse "
                                f"without it")
@@ -318,13 +323,21 @@ def _in_session(tool: "WebTool", call: Call, url: str | None, mode: str, args: d
     leaves the page (and its cookies) as the steps left it for the next call."""
     started = time.monotonic()
     context, page = tool.browsers.session_page()
+    live_page = getattr(tool, "live_page", None)
+    if live_page is not None:
+        from .live import check_tab
+
+        check_tab(live_page, page)  # a tab that crashed since the last call is a sentence, not a blank page
+        if any(call.blocked()):
+            context.route("**/*", lambda route, request: call._guard(route, request))
+            call.listeners.append((context, "route", None))
     add_init(context, call.init)  # the session's pages run them from their next load on
     call.deadline = Deadline(call.deadline.seconds)  # clipped waits only: the session's context is not ours to close
     listen(call, page)
     prepare(call, page, mode, steps)
     profiler = cpu.start(call, page) if profile_to is not None else None
     try:
-        if url is not None:
+        if url is not None and not (live_page is not None and url == page.url):  # the same URL: as it stands
             call.navigate(page, url)
         call.page, call.known_tabs = page, len(context.pages)
         if call.captcha is not None:  # a widget on the page as it opens is passed; the steps' re-checks find it done
@@ -346,6 +359,8 @@ def _in_session(tool: "WebTool", call: Call, url: str | None, mode: str, args: d
         call.deadline.where = f"while reading the page (mode={mode})"
         body = read(call, page, mode, args)
         final_url = page.url
+        if live_page is not None:
+            live_page.url = final_url  # where the next call finds it
         if profiler is not None:
             cpu.stop(call, profiler, profile_to)
     except Exception:
@@ -355,6 +370,9 @@ def _in_session(tool: "WebTool", call: Call, url: str | None, mode: str, args: d
     finally:
         for opened, event, handler in call.listeners:  # the next call listens afresh; nothing fires twice
             try:
+                if event == "route":
+                    opened.unroute("**/*")
+                    continue
                 opened.remove_listener(event, handler)
             except Exception:  # noqa: BLE001 - a closed tab
                 pass

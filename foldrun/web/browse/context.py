@@ -97,6 +97,9 @@ class ContextMixin:
             version = browser.version if browser is not None else own.chromium_version(pool.executable or
                                                                                          find_chromium() or "chromium")
             options["user_agent"] = _desktop_user_agent(version)
+        if getattr(pool, "headless", True) is False:  # a window: pages take its size, not an emulated one
+            del options["viewport"]
+            options["no_viewport"] = True
         device = self.setting("device")
         if device:
             known = pool.devices()

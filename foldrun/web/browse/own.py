@@ -9,6 +9,7 @@ session, its profile folder removed with it.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -109,7 +110,8 @@ def launch(call: "Call", flags: list[str], options: dict) -> "BrowserContext":
     stored = options.pop("storage_state", None)  # a persistent context takes no storage_state: added below
     try:
         context = pool.playwright().chromium.launch_persistent_context(
-            profile, executable_path=executable, args=args, headless=True, **options)
+            profile, executable_path=executable, args=args, headless=getattr(pool, "headless", True),
+            **({"env": {**os.environ, **pool.env}} if getattr(pool, "env", None) else {}), **options)
     except Exception as exc:  # noqa: BLE001 - a launch that failed is a sentence, its profile removed
         shutil.rmtree(profile, ignore_errors=True)
         raise WebToolError(f"browse: Chromium with {'extensions' if '--load-extension' in ' '.join(flags) else 'WebGPU'}"

@@ -42,8 +42,11 @@ class BrowserPool:
     """
 
     def __init__(self, executable: str | None = None, args: list[str] | None = None,
-                 idle_seconds: float = IDLE_SECONDS, pods: Any = None, cdp: str | None = None) -> None:
+                 idle_seconds: float = IDLE_SECONDS, pods: Any = None, cdp: str | None = None,
+                 headless: bool = True, env: dict | None = None) -> None:
         self.executable = executable
+        self.headless = headless  # False: a window (launch.py), its pages the window's size
+        self.env = dict(env or {})  # the browser's own additions (a window's DISPLAY)
         self.args = list(args or LAUNCH_ARGS)
         self.idle_seconds = idle_seconds
         self._playwright = None
@@ -81,8 +84,9 @@ class BrowserPool:
                 raise WebToolError(f"browse: no browser at {executable}. {INSTALL_SENTENCE}")
             self.playwright()
             try:  # no system Chromium: Playwright's own download, where `playwright install chromium` put one
-                self._browser = self._playwright.chromium.launch(executable_path=executable, args=self.args,
-                                                                headless=True)
+                self._browser = self._playwright.chromium.launch(
+                    executable_path=executable, args=self.args, headless=self.headless,
+                    **({"env": {**os.environ, **self.env}} if self.env else {}))
             except Exception as exc:  # noqa: BLE001
                 self.close()
                 if "Executable doesn't exist" in str(exc) or "playwright install" in str(exc):
