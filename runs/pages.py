@@ -156,6 +156,8 @@ def live_context(run: Run, membership, workspace) -> dict:
         step.state_css = "awaiting-answer" if step.pending and step.pending.kind == "ask" else step.status
         step.seconds = sum(t.seconds for t in step.try_list)
         step.pod_line, step.pod_tries = pod_card(step.try_list)
+        image = next((t.image for t in reversed(step.try_list) if t.image), "")
+        step.image_mark = "slim · browser pod" if image == "slim" else ""  # its browse calls rendered in the pod
     for step in steps:
         if step.has_instances:  # a fan-out's parent: what its instances used and cost
             mine = [s for s in steps if s.index == step.index and s.instance is not None]

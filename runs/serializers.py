@@ -1,7 +1,7 @@
 """API shapes for runs. Public ids only; never a secret (traces never hold one)."""
 from __future__ import annotations
 
-from drf_spectacular.utils import PolymorphicProxySerializer
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from foldrun.openapi import QueryBooleanField, StrictBooleanField, StrictCharField
@@ -38,15 +38,33 @@ class ApprovalSerializer(serializers.ModelSerializer):
                   "created_at", "expires_at"]
 
 
+class StepImageSerializer(serializers.Serializer):
+    """Where the step's browser ran (spec "Slim steps and a lost pod"): `{variant: "slim", pod: true}` when its
+    browse calls rendered in the account's browser pod, `{variant: "full", pod: false}` with a browser inside it."""
+    variant = serializers.ChoiceField(choices=["slim", "full"])
+    pod = serializers.BooleanField()
+
+
+def step_image(tries: list) -> dict | None:
+    """The step's image from its last try that browsed; None when no try did."""
+    image = next((t.image for t in reversed(tries) if t.image), "")
+    return {"variant": image, "pod": image == "slim"} if image else None
+
+
 class StepSerializer(serializers.ModelSerializer):
     id = serializers.CharField(source="public_id")
     tries = TrySerializer(many=True, read_only=True)
+    image = serializers.SerializerMethodField()
+
+    @extend_schema_field(StepImageSerializer(allow_null=True))
+    def get_image(self, obj: Step) -> dict | None:
+        return step_image(list(obj.tries.all()))
 
     class Meta:
         model = Step
         fields = ["id", "index", "instance", "label", "item", "agent", "task", "status", "attempt", "output", "error",
                   "approvers", "wait_event", "wrote", "limits_line", "cost_usd", "tokens_in", "tokens_out",
-                  "started_at", "finished_at", "tries"]
+                  "started_at", "finished_at", "tries", "image"]
 
 
 class ArtifactSerializer(serializers.ModelSerializer):

@@ -90,7 +90,8 @@ def _say_where_it_browsed(web: WebTool, env: Any) -> None:
     after a lost pod (a browser inside the step)."""
     request = getattr(env, "request", None)
     rerun = request is not None and not getattr(request, "browser_pod", True) and "browse" in web.allowed_actions()
-    env.browser_image = "slim" if web.on_pod else ("full" if rerun else "")
+    in_step = getattr(web, "in_step_browser", False)  # a live page, a pinned version, a window: not the pod's
+    env.browser_image = "slim" if web.on_pod and not in_step else ("full" if rerun or in_step else "")
     env.pod_line = pod_summary(web.pod_lines)
 
 
