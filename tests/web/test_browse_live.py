@@ -155,3 +155,16 @@ def test_a_live_page_on_an_engine_other_than_chromium_is_refused_in_checks_words
         in_file.call({"action": "browse", "url": f"{site.url}/article"})
     assert str(refused.value) == "web.browse: live needs Chromium; firefox is Firefox — use engine chrome"
     assert set(live_browsers()) == before and not on_call.live.pages and not in_file.live.pages
+
+
+def test_a_live_page_left_unused_past_its_idle_time_closes_itself_without_a_next_call(make_tool, wizard):
+    from foldrun.web.browse.live import IDLE_SECONDS, LivePages
+
+    assert IDLE_SECONDS == 15 * 60
+    before = set(live_browsers())
+    tool = make_tool()
+    tool.live = LivePages(idle_seconds=1.0)  # the spec's 15 minutes, shortened for the test
+    answer = tool.call({"action": "browse", "url": f"{wizard.url}/wizard", "live": True})
+    opened = set(live_browsers()) - before
+    assert "Name" in answer and len(opened) == 1 and "live" in tool.live.pages
+    wait_for(lambda: not tool.live.pages and not (set(live_browsers()) & opened), timeout=10)

@@ -56,6 +56,7 @@ class LivePage:
         self.last_used = time.monotonic()
         self.url = ""                          # where the last call left the page
         self.calls = 0
+        self.busy = False                      # a call drives it now: its idle clock is stopped
         self.screens: list = []                # its Xvfb, when it has a window and the machine no screen
 
     def alive(self) -> bool:
@@ -163,7 +164,7 @@ class LivePages:
     def _sweep(self) -> None:
         now = time.monotonic()
         for name, page in list(self.pages.items()):
-            if not page.alive() or now - page.last_used > self.idle_seconds:
+            if not page.alive() or (not page.busy and now - page.last_used > self.idle_seconds):
                 self.end(name)
         if self.pages:
             self._arm()
@@ -229,7 +230,7 @@ def run_live(tool: Any, args: dict, run: Any) -> str:
         page.screens, tool.screens = list(tool.screens), []  # its screen lives as long as it does
         tool.log(f"browse: live page {name} opened — kept beside the step until live=end, 15 minutes unused or "
                  f"the step's end")
-    page.last_used = time.monotonic()
+    page.last_used, page.busy = time.monotonic(), True
     tool.live_page, tool._call_browsers = page, page.browsers
     try:
         answer = page.browsers.run(lambda: run(tool, own))
@@ -248,7 +249,7 @@ def run_live(tool: Any, args: dict, run: Any) -> str:
         raise
     finally:
         tool.live_page, tool._call_browsers = None, None
-        page.last_used = time.monotonic()
+        page.last_used, page.busy = time.monotonic(), False
         page.calls += 1
         if name in tool.live.pages:
             page.browsers.close()  # let go of the connection; the browser and its page keep running
