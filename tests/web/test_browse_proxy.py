@@ -174,3 +174,20 @@ def test_an_engine_without_a_proxy_is_refused_in_the_words_check_uses_and_check_
     assert found("lightpanda") == [str(caught.value) + "."]
     assert str(caught.value).startswith("web.browse: proxy needs a browser that takes a proxy")
     assert found("chromium") == []
+
+
+def test_a_session_keeps_the_proxy_it_was_opened_with_and_a_call_that_changes_it_is_refused(make_tool, browsers,
+                                                                                          pages_site, proxy):
+    tool = _tool(make_tool, browsers, {}, {"SHOP_PROXY": proxy.url_with("ann", PASSWORD)})
+    tool.call({"action": "browse", "url": f"{pages_site.url}/shop", "session": "s", "proxy": "SHOP_PROXY"})
+    tool.call({"action": "browse", "url": f"{pages_site.url}/shop", "session": "s", "proxy": "SHOP_PROXY"})
+    assert len(proxy.carried) == 2  # the session's context, still through the proxy
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "browse", "url": f"{pages_site.url}/shop", "session": "s"})
+    assert str(caught.value) == ("browse: session=s was opened with proxy SHOP_PROXY; a later call in it cannot "
+                                 "change its proxy, extensions or webgpu (they are how its browser was opened) — use "
+                                 "another session name")
+    tool.call({"action": "browse", "url": f"{pages_site.url}/shop", "session": "plain"})
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "browse", "url": f"{pages_site.url}/shop", "session": "plain", "proxy": "SHOP_PROXY"})
+    assert str(caught.value).startswith("browse: session=plain was opened with no proxy, extensions or webgpu; ")

@@ -39,6 +39,7 @@ class BrowseState:
         self.seeded: set[str] = set()        # sessions a cookie secret seeded
         self.proxies: list[GuardProxy] = []  # the sessions' guard proxies
         self.launch: dict[str, int] = {}     # session -> which launch of the pool's browser holds it
+        self.made_with: dict[str, tuple] = {}  # session -> (its proxy secret's name, its own launch flags)
 
     def drop(self, name: str | None) -> None:
         if name is None:
@@ -46,6 +47,7 @@ class BrowseState:
         context = self.sessions.pop(name, None)
         holder = self.holders.pop(name, None)
         self.launch.pop(name, None)
+        self.made_with.pop(name, None)
         if context is not None:
             try:
                 context.close()
@@ -78,6 +80,13 @@ class ContextMixin:
         if name and name in state.sessions and not pool.holds(state.launch.get(name)):
             state.drop(name)  # its browser went away: start again from the session's saved storage
         if name and name in state.sessions:
+            made_with = state.made_with.get(str(name), (None, ()))
+            if (self.setting("proxy") or None, tuple(own.own_flags(self) or ())) != made_with:
+                had = " and ".join(part for part in (f"proxy {made_with[0]}" if made_with[0] else "",
+                                                     "extensions or webgpu" if made_with[1] else "") if part)
+                raise WebToolError(f"browse: session={name} was opened with {had or 'no proxy, extensions or webgpu'}"
+                                   f"; a later call in it cannot change its proxy, extensions or webgpu (they are how "
+                                   f"its browser was opened) — use another session name")
             previous = state.holders[name]["call"]
             state.holders[name]["call"] = self  # the guard and the block list read this call's settings
             self.proxy = previous.proxy
@@ -177,6 +186,7 @@ class ContextMixin:
             state.sessions[str(name)] = context
             state.holders[str(name)] = holder
             state.launch[str(name)] = pool.launches
+            state.made_with[str(name)] = (self.setting("proxy") or None, tuple(flags or ()))
             if self.proxy is not None:
                 state.proxies.append(self.proxy)
             if self.seeded:
