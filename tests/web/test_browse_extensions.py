@@ -87,3 +87,15 @@ def test_another_engine_is_refused_in_the_words_check_uses(browse, pages_site, t
              if f.code.startswith("web.")]
     assert found == [str(caught.value) + "."]
     assert str(caught.value).startswith("web.browse: extensions needs Chromium")
+
+
+def test_a_session_keeps_its_own_browser_with_the_extension_across_calls(browse, pages_site, tmp_path):
+    path = _extension(tmp_path)
+    tool = browse({"browse": {"extensions": [path]}})
+    tool.call({"action": "browse", "url": f"{pages_site.url}/plain", "session": "ext",
+               "actions": [{"localstorage": "kept", "value": "from the first call"}]})
+    out = tool.call({"action": "browse", "url": f"{pages_site.url}/plain", "session": "ext",
+                     "actions": [*READ_MARK, {"get": "localstorage", "key": "kept"}]})
+    assert _mark(out) == ["by the marker extension"]
+    # the same browser and context: its storage is still there
+    assert {"get": "localstorage", "value": "from the first call"} in json.loads(out)

@@ -77,7 +77,9 @@ class ContextMixin:
         state = tool.browse_state
         name = self.args.get("session")
         pool = tool.browsers
-        if name and name in state.sessions and not pool.holds(state.launch.get(name)):
+        launched_here = bool(state.made_with.get(str(name), (None, ()))[1]) if name else False
+        if name and name in state.sessions and not (own.alive(pool, state.sessions[name]) if launched_here
+                                                    else pool.holds(state.launch.get(name))):
             state.drop(name)  # its browser went away: start again from the session's saved storage
         if name and name in state.sessions:
             made_with = state.made_with.get(str(name), (None, ()))

@@ -101,6 +101,15 @@ def chromium_version(executable: str) -> str:
     return next((w for w in words if w[:1].isdigit()), "0")
 
 
+# id(context) -> the Playwright that launched it: a session's own browser is alive while both are (stopping the
+# pool's Playwright, when it idles out, ends the browser without a close event).
+_LIVE: dict[int, Any] = {}
+
+
+def alive(pool: Any, context: "BrowserContext") -> bool:
+    return _LIVE.get(id(context)) is not None and _LIVE.get(id(context)) is pool._playwright
+
+
 def launch(call: "Call", flags: list[str], options: dict) -> "BrowserContext":
     """Chromium launched for this call with `flags`, as one persistent context with the call's options."""
     pool = call.tool.browsers
@@ -116,7 +125,13 @@ def launch(call: "Call", flags: list[str], options: dict) -> "BrowserContext":
         shutil.rmtree(profile, ignore_errors=True)
         raise WebToolError(f"browse: Chromium with {'extensions' if '--load-extension' in ' '.join(flags) else 'WebGPU'}"
                            f" did not start: {str(exc).splitlines()[0][:200]}") from None
-    context.on("close", lambda _context: shutil.rmtree(profile, ignore_errors=True))
+    _LIVE[id(context)] = pool.playwright()
+
+    def closed(_context: Any) -> None:
+        _LIVE.pop(id(context), None)
+        shutil.rmtree(profile, ignore_errors=True)
+
+    context.on("close", closed)
     if stored and stored.get("cookies"):
         context.add_cookies(stored["cookies"])
     if stored and any(o.get("localStorage") for o in stored.get("origins") or []):
