@@ -41,7 +41,7 @@ def test_vitals_in_a_session_grade_inp_after_a_click(make_tool, pages_site, sess
     assert json.loads((tmp_path / "outputs/vitals.json").read_text())["INP"]["interactions"] == 2, again
 
 
-def test_webmcp_in_a_session_lists_the_pages_tools_and_the_step_calls_one(make_tool, pages_site,
+def test_webmcp_in_a_session_lists_the_pages_tools_and_the_step_calls_one(make_tool, pages_site, recorder,
                                                                          session_browser):  # noqa: F811
     tool = make_tool({}, session_cdp=session_browser)
     out = tool.call({"action": "browse", "url": f"{pages_site.url}/shop", "mode": "webmcp"})
@@ -55,3 +55,11 @@ def test_webmcp_in_a_session_lists_the_pages_tools_and_the_step_calls_one(make_t
             tool.call({"action": "browse", "url": f"{pages_site.url}/shop", key: value})
         assert str(caught.value) == (f"browse: {key}= is the browser session's own setting here — this step browses "
                                      f"in a session; drop it")
+    filed = make_tool({"browse": {"webgpu": True, "proxy": "SHOP_PROXY"}}, session_cdp=session_browser)
+    assert "- add_to_cart" in filed.call({"action": "browse", "url": f"{pages_site.url}/shop", "mode": "webmcp"})
+    assert [line for line in recorder.lines if "is not used" in line] == [
+        "browse: this step browses in a browser session, so web.browse proxy is not used — the session's browser "
+        "was opened without it",
+        "browse: this step browses in a browser session, so web.browse webgpu is not used — the session's browser "
+        "was opened without it"]
+
