@@ -168,3 +168,15 @@ def test_a_live_page_left_unused_past_its_idle_time_closes_itself_without_a_next
     opened = set(live_browsers()) - before
     assert "Name" in answer and len(opened) == 1 and "live" in tool.live.pages
     wait_for(lambda: not tool.live.pages and not (set(live_browsers()) & opened), timeout=10)
+
+
+def test_a_live_page_takes_the_files_cookies_when_it_opens_and_never_runs_script_after(make_tool, wizard):
+    from foldrun.web.errors import WebToolError
+
+    tool = make_tool({"browse": {"live": True, "cookies": "SITE_COOKIES", "cookie_domain": "127.0.0.1"}},
+                     secret={"SITE_COOKIES": "sid=abc123"}.__getitem__)
+    assert "signed in as alice" in tool.call({"action": "browse", "url": f"{wizard.url}/account"})
+    with pytest.raises(WebToolError) as refused:  # the next call, on the page those cookies signed in
+        tool.call({"action": "browse", "js": "document.cookie"})
+    assert str(refused.value) == ("browse: js does not run in a call that carries cookies from a secret, or in a "
+                                  "session those cookies seeded — document.cookie is one expression away")

@@ -75,7 +75,8 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
     else:
         url = url.strip()
     if in_session:
-        kept = [k for k in SESSION_OWNED if args.get(k) not in (None, "", False, "false")]
+        kept = [k for k in SESSION_OWNED if args.get(k) not in (None, "", False, "false")
+                and not (live_page is not None and k == "cookies")]  # a live page takes a login's cookies
         if kept and live_page is not None:
             raise WebToolError(f"browse: {kept[0]}= does not apply to a live page — it keeps its own browser and "
                                f"page from call to call; drop it")
@@ -332,6 +333,10 @@ def _in_session(tool: "WebTool", call: Call, url: str | None, mode: str, args: d
         from .live import check_tab
 
         check_tab(live_page, page)  # a tab that crashed since the last call is a sentence, not a blank page
+        if live_page.calls == 0 or call.args.get("cookies"):  # the file's cookies when it opens; a call's own
+            call.add_cookies(context)
+        live_page.seeded = live_page.seeded or call.seeded
+        call.seeded = live_page.seeded  # no script, ever, on a page a secret's cookies signed in
         if any(call.blocked()):
             context.route("**/*", lambda route, request: call._guard(route, request))
             call.listeners.append((context, "route", None))

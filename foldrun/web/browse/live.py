@@ -56,6 +56,7 @@ class LivePage:
         self.last_used = time.monotonic()
         self.url = ""                          # where the last call left the page
         self.calls = 0
+        self.seeded: bool | str = False        # a secret's cookies signed it in: no script on it, ever
         self.busy = False                      # a call drives it now: its idle clock is stopped
         self.screens: list = []                # its Xvfb, when it has a window and the machine no screen
 
