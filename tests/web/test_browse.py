@@ -457,8 +457,8 @@ def test_the_guard_proxy_refuses_loopback_for_plain_http_and_tunnels(site):
 
 def test_a_block_setting_not_built_here_is_refused_not_ignored(browse, site):
     with pytest.raises(WebToolError) as caught:
-        browse({"browse": {"version": "136"}}).call({"action": "browse", "url": f"{site.url}/form"})
-    assert str(caught.value) == "browse: web.browse version is not built into this install yet; drop it to browse without it"
+        browse({"browse": {"video": True}}).call({"action": "browse", "url": f"{site.url}/form"})
+    assert str(caught.value) == "browse: web.browse video is not built into this install yet; drop it to browse without it"
 
 
 def test_a_selector_missing_from_the_page_is_found_in_its_frames_and_frame_scopes_the_steps(browse, site):
