@@ -86,3 +86,13 @@ def test_the_options_made_once_convert_exactly_as_the_converters_public_call():
     base = "https://example.com/guide/intro.html"
     public = h2m.convert(PAGE, dataclasses.replace(markdown._FAST, base_url=base))
     assert markdown._fast_convert(PAGE, base).content == public.content
+
+
+def test_a_code_block_keeps_its_own_blank_lines_and_a_br_stays_a_hard_break():
+    page = ("<html><head><title>Code</title></head><body><main><h1>Code</h1>"
+            "<p>First line<br>second line</p>"
+            "<pre><code>def f():\n    x = 1   \n\n\n    return x\n</code></pre><p>After.</p></main></body></html>")
+    out = to_markdown(page, "https://example.com/")
+    assert "First line  \nsecond line" in out  # markdown's hard break, as the converter wrote it
+    assert "```\ndef f():\n    x = 1   \n\n\n    return x\n```" in out  # the code as written, blanks and all
+    assert out.startswith("# Code\n\n") and out.endswith("After.")
