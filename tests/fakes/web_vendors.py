@@ -30,6 +30,12 @@ KEY_PLACES: dict[str, tuple[str, str, str]] = {
 # Paths a vendor reads with a bearer token instead of its usual header (Parallel's chat API, You.com's agents).
 BEARER_PATHS = {("parallel", "/chat/completions"), ("you", "/v1/agents/runs")}
 PAGE_HTML = "<html><head><title>Rendered</title></head><body><main><h1>Rendered page</h1><p>Behind the wall.</p></main></body></html>"
+PDF = b"%PDF-1.7\n1 0 obj <</Type /Catalog>> endobj\n\x00\xff\xfe binary\n%%EOF\n"
+# What the site behind Zyte answers a plain request with, by the URL's extension: (content type, bytes).
+ZYTE_SITE = {"pdf": ("application/pdf", PDF),
+             "html": ("text/html; charset=utf-8",
+                      b"<html><head><title>Own</title></head><body><main><h1>The site's own HTML</h1>"
+                      b"<p>Not rendered.</p></main></body></html>")}
 
 
 def vault_value(name: str) -> str:
@@ -229,8 +235,17 @@ class Vendor(Loopback):
                             "customAttributes": {"values": {k: f"zyte {k}" for k in b["customAttributes"]}}})
         if b.get("article"):
             return as_json({"url": b["url"], "statusCode": 200, "article": {"headline": "Zyte article", "url": b["url"]}})
-        if b.get("httpResponseBody"):
-            return as_json({"url": b["url"], "statusCode": 200, "httpResponseBody": base64.b64encode(PAGE_HTML.encode()).decode()})
+        if b.get("httpResponseBody") and b.get("browserHtml"):  # Zyte: one or the other, never both
+            return 400, {"content-type": "application/problem+json"}, json.dumps(
+                {"type": "/request/invalid", "title": "Invalid Request", "status": 400,
+                 "detail": "browserHtml and httpResponseBody cannot be combined"}).encode()
+        if b.get("httpResponseBody"):  # the site's own answer, base64; its headers when asked
+            kind, body = ZYTE_SITE.get(b["url"].rsplit(".", 1)[-1], ZYTE_SITE["html"])
+            answer = {"url": b["url"], "statusCode": 200, "httpResponseBody": base64.b64encode(body).decode()}
+            if b.get("httpResponseHeaders"):
+                answer["httpResponseHeaders"] = [{"name": "Content-Type", "value": kind},
+                                                 {"name": "Content-Length", "value": str(len(body))}]
+            return as_json(answer)
         return as_json({"url": b["url"], "statusCode": 200, "browserHtml": PAGE_HTML})
 
     def _scrapingbee(self, r: dict, b: Any) -> Answer:

@@ -36,7 +36,7 @@ from ..shapes import Found
 from . import actions
 from . import brave, exa, firecrawl, hyperbrowser, jina, linkup, models, parallel, perplexity, scrapingbee  # noqa: F401
 from . import serp, tavily, you, zyte  # noqa: F401
-from .base import REGISTRY, open_call
+from .base import REGISTRY, Raw, open_call
 from .query import query_of
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -66,7 +66,14 @@ def fetch_via(tool: "WebTool", provider: dict, urls: list[str], mode: str, targe
     if refused:
         raise WebToolError(refused)
     call = open_call(tool, provider)
+    call.saving = target is not None
     pages = call.adapter.fn(call, urls, mode)
+    raw = [(url, answer) for url, answer in pages if isinstance(answer, Raw)]
+    if raw and target is not None:  # not a page (a PDF, an image): its own bytes kept, as a direct fetch keeps them
+        url, answer = raw[0]
+        where = tool.write_file(target, answer.body)
+        return (f"saved {where} ({len(answer.body):,} bytes, {answer.media_type or 'not HTML'}, as the site sent it) "
+                f"from {url} via {name}")
     out = "\n\n".join(text if len(urls) == 1 else f"=== {url} ===\n{text}" for url, text in pages)
     if target is not None:
         where = tool.write_file(target, out.encode("utf-8"))

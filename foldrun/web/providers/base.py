@@ -59,6 +59,13 @@ def adapter(action: str, name: str, *, base: str, auth: Auth, page: str, matched
     return register
 
 
+@dataclass(frozen=True)
+class Raw:
+    """A fetch answer that is not a page to read (a PDF, an image): the site's own bytes, for save=."""
+    media_type: str
+    body: bytes
+
+
 @dataclass
 class Call:
     """One provider call's context: the tool, who answers, and the key resolved for it."""
@@ -67,6 +74,7 @@ class Call:
     adapter: Adapter
     key: tuple[str, str] | None = None
     notes: list[str] = field(default_factory=list)
+    saving: bool = False   # a fetch whose answer goes to a file (save=): the page's own bytes are wanted
 
     @property
     def name(self) -> str:

@@ -1,14 +1,27 @@
-"""Zyte API: the unblocker — a page rendered behind a proxy pool (fetch), and its automatic extraction."""
+"""Zyte API: the unblocker — a page rendered behind a proxy pool (fetch), and its automatic extraction.
+
+A fetch asks for `browserHtml`, the page as a browser rendered it. A fetch kept with `save=` asks for
+`httpResponseBody` (base64) with `httpResponseHeaders` instead: Zyte's browser answers HTML only, and
+what is kept may be a PDF or an image, whose bytes are kept as the site sent them; an HTML answer is
+converted as asked, from the site's own HTML.
+"""
 from __future__ import annotations
 
 import base64
+import binascii
 
+from ..body import Body
 from ..errors import WebToolError
-from .base import BASIC, Call, adapter
 from ..pages import to_markdown, to_text
+from .base import BASIC, Call, Raw, adapter
 
 BASE = "https://api.zyte.com"
 PAGE = "https://docs.zyte.com/zyte-api/usage/reference.html"
+
+
+class _Answer(Body):
+    def __init__(self, content_type: str, body: bytes) -> None:
+        self.content_type, self.body = content_type, body
 
 
 def _status(url: str, data: dict) -> None:
@@ -17,17 +30,43 @@ def _status(url: str, data: dict) -> None:
         raise WebToolError(f"{url}: HTTP {status} (through zyte)")
 
 
+def _content_type(data: dict) -> str:
+    for header in data.get("httpResponseHeaders") or []:
+        if isinstance(header, dict) and str(header.get("name", "")).lower() == "content-type":
+            return str(header.get("value") or "")
+    return ""
+
+
+def _body(url: str, data: dict) -> bytes:
+    try:
+        return base64.b64decode(str(data.get("httpResponseBody") or ""), validate=True)
+    except (binascii.Error, ValueError):
+        raise WebToolError(f"{url}: zyte's httpResponseBody is not base64, so nothing was kept") from None
+
+
+def _read(html: str, base: str, mode: str) -> str:
+    return html if mode == "html" else to_text(html) if mode == "text" else to_markdown(html, base)
+
+
 @adapter("fetch", "zyte", base=BASE, auth=BASIC, page=PAGE, matched="2026-12-01")
-def fetch(call: Call, urls: list[str], mode: str) -> list[tuple[str, str]]:
+def fetch(call: Call, urls: list[str], mode: str) -> list[tuple[str, str | Raw]]:
     url = urls[0]
-    data = call.json("POST", "/v1/extract", json={"url": url, "browserHtml": True}, timeout=max(call.tool.fetch_timeout, 60.0))
+    wait = max(call.tool.fetch_timeout, 60.0)
+    if call.saving:
+        data = call.json("POST", "/v1/extract", json={"url": url, "httpResponseBody": True,
+                                                      "httpResponseHeaders": True}, timeout=wait)
+        _status(url, data)
+        answer = _Answer(_content_type(data), _body(url, data))
+        if not answer.is_text():
+            return [(url, Raw(answer.media_type, answer.body))]
+        text = answer.text
+        return [(url, _read(text, str(data.get("url") or url), mode) if answer.is_html() else text)]
+    data = call.json("POST", "/v1/extract", json={"url": url, "browserHtml": True}, timeout=wait)
     _status(url, data)
     html = data.get("browserHtml")
-    if html is None and data.get("httpResponseBody"):  # the plain-request form answers the body in base64
-        html = base64.b64decode(str(data["httpResponseBody"])).decode("utf-8", "replace")
-    html, base = str(html or ""), str(data.get("url") or url)
-    text = html if mode == "html" else to_text(html) if mode == "text" else to_markdown(html, base)
-    return [(url, text)]
+    if html is None and data.get("httpResponseBody"):  # an answer in the plain-request form: base64
+        html = _body(url, data).decode("utf-8", "replace")
+    return [(url, _read(str(html or ""), str(data.get("url") or url), mode))]
 
 
 @adapter("extract", "zyte", base=BASE, auth=BASIC, page="https://docs.zyte.com/zyte-api/usage/custom-attributes.html",
