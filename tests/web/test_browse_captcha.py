@@ -292,6 +292,11 @@ def test_bad_settings_are_refused_by_name_before_a_browser_opens(browse, pages_s
     assert str(caught.value) == ("browse: captcha needs a browser that can intercept requests; obscura draws pages but "
                                  "cannot intercept requests, record them, emulate a device, keep a session or take a "
                                  "proxy — use engine chrome")
+    with pytest.raises(WebToolError) as caught:
+        _tool(browse, solver, {"captcha": "CAPSOLVER_KEY", "deny": ["solve"]}).call(
+            {"action": "browse", "url": f"{pages_site.url}/recaptcha"})
+    assert str(caught.value) == ("browse: captcha= (it solves the page's captcha widgets) is denied to this agent — "
+                                 "web.browse.deny names solve, which covers it")
     assert SEEN == [] and solver.requests == []
 
 

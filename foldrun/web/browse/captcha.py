@@ -113,6 +113,7 @@ def for_call(call: "Call", steps: list) -> "Solving | None":
             raise WebToolError("browse: captcha_solver= picks who solves with the key in captcha=; name that secret "
                                "too, such as captcha=CAPSOLVER_KEY")
         return None
+    call.denied("solve", "captcha= (it solves the page's captcha widgets)")  # deny: [solve] covers solving by itself
     if not isinstance(name, str) or not name.strip():
         raise WebToolError("browse: captcha= is the NAME of a secret holding your captcha solver's API key, such as "
                            "CAPSOLVER_KEY")
