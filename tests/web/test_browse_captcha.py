@@ -80,10 +80,11 @@ ROUTES = {
     "/v3": _kept(_html(_page("Scored", '<script src="/recaptcha/api.js?render=v3-site-key"></script>'
                                        '<button id="go" onclick="this.textContent=\'sent\'">Send</button>'))),
     "/recaptcha/api.js": _kept((200, {"content-type": "text/javascript"}, b"window.grecaptcha = {};")),
+    # the widget arrives when the pointer rests on "Show" — a hover is a look, not an act, so no check runs before it
     "/late": _kept(_html(_page("Later", _form('<span id="slot"></span>') + (
-        '<script>setTimeout(() => { document.getElementById("slot").innerHTML = \'<div class="cf-turnstile" '
-        'data-sitekey="site-key-late" data-callback="saw" style="width:300px;height:65px"><input type="hidden" name="cf-turnstile-response"></div>\'; '
-        '}, 400);</script>')))),
+        '<p id="reveal" onmouseover="document.getElementById(\'slot\').innerHTML = \'<div class=&quot;cf-turnstile&quot; '
+        'data-sitekey=&quot;site-key-late&quot; data-callback=&quot;saw&quot;><input type=&quot;hidden&quot; '
+        'name=&quot;cf-turnstile-response&quot;></div>\'">Show</p>')))),
     "/framed": _kept(_html(_page("Framed", '<iframe src="/recaptcha" style="width:640px;height:400px"></iframe>'))),
     "/image": _kept(_html(_page("Letters", f'<form method="post" action="/submit"><img id="captcha-img" alt="captcha" '
                                            f'src="{_IMAGE}"><input id="code" name="code"><button id="go">Send</button>'
@@ -158,7 +159,7 @@ def test_a_widget_on_the_page_as_it_opens_is_passed_even_for_a_read_and_solve_tr
     assert ("— the token is in cf-turnstile-response; handed to its callback widgets.onTurnstile; the next action "
             "submits") in out
     out = tool.call({"action": "browse", "url": f"{pages_site.url}/late", "actions": [
-        {"wait": ".cf-turnstile"}, {"solve": True}, {"get": "#callback_saw", "what": "value"}]})
+        {"hover": "#reveal"}, {"solve": True}, {"get": "#callback_saw", "what": "value"}]})
     assert json.loads(out.split("\n\n", 1)[1])[0]["value"] == solver.token_for(2, "site-key-late")
     assert solver.pages_solved() == [f"{pages_site.url}/turnstile", f"{pages_site.url}/late"]
     assert tool.writes({"action": "browse", "url": "u", "actions": [{"solve": True}]}) is True  # solving acts
@@ -231,7 +232,7 @@ def test_a_refusal_is_a_sentence_with_its_error_code_and_the_calls_other_results
     tool = _tool(browse, solver, {"captcha": "CAPSOLVER_KEY"})
     with pytest.raises(WebToolError) as caught:
         tool.call({"action": "browse", "url": f"{pages_site.url}/late", "actions": [
-            {"get": "title"}, {"wait": ".cf-turnstile"}, {"click": "#go"}]})
+            {"get": "title"}, {"hover": "#reveal"}, {"click": "#go"}]})
     assert str(caught.value) == (
         f"browse: capsolver refused the Turnstile on {pages_site.url}/late: ERROR_ZERO_BALANCE — Account has "
         f"zero or negative balance; store a working key with `foldrun secrets set CAPSOLVER_KEY`\n\nWhat it had done:"
@@ -265,7 +266,7 @@ def test_a_solver_that_never_answers_stops_at_a_deadline_that_says_how_long(brow
     match = re.fullmatch(rf"browse: capsolver had not solved the hCaptcha on {re.escape(pages_site.url)}/hcaptcha "
                          rf"after (\d+)s \(what the call's timeout= left it; pass a longer one \(at most 600\)\); "
                          rf"nothing was written into the page", str(caught.value))
-    assert match and 4 <= int(match.group(1)) <= 7 and took < 12
+    assert match and 2 <= int(match.group(1)) <= 7 and took < 15  # the call's 8 s, less what opening the page took
     assert len(solver.created) == 1 and solver.polls["1"] >= 2
 
 
