@@ -33,7 +33,7 @@ from .chain import _Chain, _chain, _end_held_try, _here
 from .desks import desk_at, flow_meta, library_head, run_inputs
 from .host import DbHost
 from .models import Approval, ApprovalKind, ApprovalState, Artifact, Run, Schedule, Step, StepStatus, Try
-from .progress import FINISHED, _after_step, _park, _spec, queue, settle_failure, trace
+from .progress import FINISHED, _after_step, _park, _spec, move_within, queue, settle_failure, trace
 from .states import end_try, move_step, start_try_with_step
 
 log = logging.getLogger(__name__)
@@ -254,8 +254,11 @@ def _settle_result(run: Run, step: Step, attempt: Try, result, spec: dict, desk,
         move_step(step, StepStatus.COMPLETED, f"try {step.attempt} completed")
         step.output = result.output
         step.finished_at = timezone.now()
-        step.save()
-        _after_step(run, step)
+        if step.instance is None:  # saved as the run moves on: with the next step's claim when there is one
+            move_within(run, ended=step, unsaved=True)
+        else:
+            step.save()
+            _after_step(run, step)
         return "completed"
     if result.status == "parked":
         if run.is_finished:

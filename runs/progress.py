@@ -31,7 +31,7 @@ from .models import (
     TraceEvent,
 )
 from .signals import emit
-from .states import move_run, move_step, skip_unstarted
+from .states import move_run, move_step, skip_unstarted, take_next_step
 
 log = logging.getLogger(__name__)
 
@@ -116,13 +116,18 @@ def plain_first_task(plan: list[dict], inputs: dict) -> str | None:
     return fill_task(spec["task"], inputs, {})
 
 
-def move_within(run: Run, ended: Step | None = None) -> None:
+def move_within(run: Run, ended: Step | None = None, *, unsaved: bool = False) -> None:
     """Move the run on inside the caller's transaction, which holds the run's lock (a step just ended under it):
     no queue hop and no second transaction. A savepoint keeps the step's own result when the move fails;
-    the advance task then tries again (and fails the run with a sentence if it cannot)."""
-    seen = _continue(run, ended)
+    the advance task then tries again (and fails the run with a sentence if it cannot).
+
+    `unsaved`: `ended` is not saved yet — saved here, with the next step's claim when the chain takes one (one
+    statement), else before anything reads the run's steps again."""
+    seen = _continue(run, ended, unsaved=unsaved)
     if seen == "taken":
         return
+    if unsaved:
+        ended.save()
     chain = _chain()
     kept = (chain.next, chain.ending) if chain is not None else None
     try:
@@ -138,7 +143,7 @@ def move_within(run: Run, ended: Step | None = None) -> None:
         send_after_commit("runs.advance", run.pk)
 
 
-def _continue(run: Run, ended: Step | None) -> str:
+def _continue(run: Run, ended: Step | None, *, unsaved: bool = False) -> str:
     """`_move`'s decision without reading the run's steps again, for the step that just ended in this task:
     when the steps this task saw under the run's lock say the next thing is a plain step, it is taken here
     if it is still pending and untried (a conditional UPDATE) — "taken"; when they say every step ended,
@@ -174,10 +179,9 @@ def _continue(run: Run, ended: Step | None) -> str:
         step.task = task
         holder = _take(step)
         fields = ["task", *QUEUE_FIELDS]
-        if not Step.objects.filter(pk=step.pk, status=StepStatus.PENDING, attempt=seen).update(
-                **{name: getattr(step, name) for name in fields}):
+        if not take_next_step(step, seen, fields, saving=ended if unsaved else None):
             chain.parents = None  # not as seen: `_move` reads the rows afresh (and this object is dropped)
-            return ""
+            return ""  # `ended` was saved with the attempt; move_within saving it again changes nothing
         chain.next = (run, step, _start_try(chain, step), holder)
         return "taken"
     return "done"

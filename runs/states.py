@@ -122,6 +122,30 @@ def start_try_with_step(step: Step, fields: list[str], new: Try) -> None:
     new._state.adding, new._state.db = False, connection.alias
 
 
+def take_next_step(step: Step, seen_attempt: int, fields: list[str], *, saving: Step | None = None) -> bool:
+    """Save `step`'s `fields` (the chain taking it) only if it is still pending and untried since it was seen
+    (`seen_attempt`); True when it was taken. `saving`: the step whose try just ended, saved whole in the same
+    statement on PostgreSQL — the UPDATE in a WITH part of the conditional one, as Django's save writes it — and
+    saved whether or not `step` is taken. Elsewhere two statements. Precondition: inside the closing transaction
+    of `saving`, which holds the run's lock."""
+    take = Step.objects.filter(pk=step.pk, status=S.PENDING, attempt=seen_attempt)
+    values = {name: getattr(step, name) for name in fields}
+    if saving is None or connection.vendor != "postgresql":
+        if saving is not None:
+            saving.save()
+        return bool(take.update(**values))
+    save = Step.objects.filter(pk=saving.pk).query.chain(UpdateQuery)
+    save.add_update_fields([(f, None, f.pre_save(saving, False)) for f in Step._meta.local_concrete_fields
+                            if not f.primary_key])
+    save_sql, save_params = save.get_compiler(connection=connection).as_sql()
+    update = take.query.chain(UpdateQuery)
+    update.add_update_values(values)
+    update_sql, update_params = update.get_compiler(connection=connection).as_sql()
+    with connection.cursor() as cursor:
+        cursor.execute(f"WITH ended AS ({save_sql}) {update_sql}", (*save_params, *update_params))
+        return cursor.rowcount == 1
+
+
 def skip_unstarted(run: Run, why: str) -> int:
     """A failed run's steps that never started end `skipped`, saying why (one UPDATE)."""
     return Step.objects.filter(run=run, status__in=UNSTARTED_STEP_STATUSES).update(
