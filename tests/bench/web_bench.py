@@ -137,23 +137,26 @@ def bench_crawl(count: int = 500, rounds: int = 7) -> float:
     # median of the rounds' ratios: the machine is shared and its load drifts within seconds, so a best
     # of each taken at different moments compares two different machines.
     ratios, bare_rates, tool_rates, create = [], [], [], []
+    cpu = {"bare": [], "tool": []}  # this process's CPU a page (every thread; the site runs in its own process)
     with served_elsewhere(count) as base, httpx.Client() as client:
         urls = [f"{base}/p/{n}" for n in range(count)]
 
         def bare() -> float:
             with httpx.Client() as bare_client:
-                started = time.perf_counter()
+                started, used = time.perf_counter(), time.process_time()
                 bare_client.get(f"{base}/robots.txt")
                 for url in urls:
                     bare_client.get(url).raise_for_status()
+                cpu["bare"].append((time.process_time() - used) * 1000 / count)
                 return count / (time.perf_counter() - started)
 
         def ours() -> float:
             with tempfile.TemporaryDirectory() as folder:
                 tool = WebTool({}, http=client, sandbox=Path(folder), allow_private=True, test_mode=False)
-                started = time.perf_counter()
+                started, used = time.perf_counter(), time.process_time()
                 out = tool.call({"action": "crawl", "url": urls[0], "limit": count})
                 rate = count / (time.perf_counter() - started)
+                cpu["tool"].append((time.process_time() - used) * 1000 / count)
                 assert f"{count} pages this call" in out, out[:300]
                 assert "/private/x: disallowed by robots.txt" in out
                 assert len(list((Path(folder) / "outputs" / "crawl").glob("*.md"))) == count
@@ -165,6 +168,8 @@ def bench_crawl(count: int = 500, rounds: int = 7) -> float:
         bare()  # one unmeasured pass each: connections, the site's handler threads, imports
         ours()
         create.clear()
+        cpu["bare"].clear()
+        cpu["tool"].clear()
         for n in range(rounds):
             if n % 2:
                 tool_rates.append(ours())
@@ -177,8 +182,9 @@ def bench_crawl(count: int = 500, rounds: int = 7) -> float:
     print(f"crawl: {count} pages, median of {rounds} paired rounds — tool {statistics.median(tool_rates):.0f} pages/s "
           f"(robots.txt honoured, {crawl.AT_ONCE} at a time, one markdown file a page), bare httpx loop "
           f"{statistics.median(bare_rates):.0f} pages/s → {ratio:.2f}× (target ≥ 0.5×; rounds "
-          f"{' '.join(f'{r:.2f}' for r in ratios)}); creating a file in the temporary folder "
-          f"{statistics.median(create):.2f} ms")
+          f"{' '.join(f'{r:.2f}' for r in ratios)}); CPU a page, every thread of this process: tool "
+          f"{statistics.median(cpu['tool']):.2f} ms, bare {statistics.median(cpu['bare']):.2f} ms (the figure a busy "
+          f"machine moves least); creating a file in the temporary folder {statistics.median(create):.2f} ms")
     return ratio
 
 
