@@ -21,7 +21,7 @@ from vault.actions import egress_grants, resolve_secrets
 from vault.models import SecretKind
 from vault.boundary import EgressProxy
 
-from . import budget
+from . import budget, live_view
 from .desks import desk_at
 from .models import Run, Step, TraceEvent, Try
 
@@ -272,6 +272,11 @@ class DbHost:
                 "headline": run.headline, "summary": run.summary,
                 "steps": [{"step": s.label, "agent": s.agent, "status": s.status, "output": s.output[:4000],
                            "error": s.error} for s in run.steps.all()]}
+
+    def live_frame(self, kind: str, jpeg: bytes | None, url: str) -> None:
+        """The step's browser as the Run page shows it (from the browser's thread: files, never the ORM)."""
+        if not self.run.is_test:
+            live_view.write(self.step.public_id, kind, jpeg, url)
 
     def close(self) -> None:
         """Close the model clients. The caller flushes the trace (inside its closing transaction)."""

@@ -79,6 +79,7 @@ def web_tool_for(agent: Any, env: Any, *, searxng_url: str | None = None) -> Web
                   pod_account=_pod_account(env),
                   session_cdp=str(getattr(getattr(env, "request", None), "browser_cdp", "") or "") or None)
     web.model_format = model_format or None
+    web.live_frames = getattr(env.host, "live_frame", None)  # the Run page's live view of the step's browser, when kept
     env.on_close(web.close)
     env.on_close(lambda: _say_where_it_browsed(web, env))
     web.endpoints.update(_endpoints())

@@ -92,6 +92,8 @@ EXTRA_ARGS: dict[str, dict] = {
     "routes": {"description": "browse: a JSON array of mock steps in place before the first request."},
     "trace": {"description": 'browse: "true" or a .zip path — a Playwright trace for trace.playwright.dev.'},
     "har": {"description": 'browse: "true" or a .har path — every request and response, as an HTTP Archive.'},
+    "video": {"description": 'browse: "true" or a .webm path — the call\'s pages recorded as video, played on the Run '
+                             'page once the run finishes.'},
     "auth": {"type": "string", "description": "browse: the NAME of a secret holding user:pass for HTTP basic auth."},
     "captcha": {"type": "string", "description": "browse: the NAME of a secret holding your captcha solver's API key; "
                                                  "a reCAPTCHA v2, hCaptcha or Turnstile widget on the page is solved "
@@ -201,6 +203,9 @@ class WebTool:
         self._call_browsers: Any = None  # that live page's browser, while its call runs
         self.in_step_browser = False  # a call of this step rendered in a browser inside it (not "slim")
         self.screens: list = []  # the virtual screens (Xvfb) a windowed browser of this call started
+        # (kind, jpeg, url) -> None: where the step's live frames go (the host's, scoped to the step); None shows none
+        self.live_frames: Callable[[str, bytes | None, str], None] | None = None
+        self.videos = 0  # the step's videos so far: each call's default file is numbered
         if session_cdp and not test_mode and browsers is None:
             self._browsers = BrowserPool(cdp=session_cdp)
             self._owns_browsers = True

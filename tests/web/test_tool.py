@@ -137,8 +137,8 @@ def test_the_adapter_turns_a_web_error_into_the_engines_tool_error(tmp_path, htt
 
 
 def test_an_unknown_argument_is_named(make_tool):
-    with pytest.raises(WebToolError, match=r"^web: unknown argument `video`; it takes action, query, count"):
-        make_tool().call({"action": "browse", "url": "https://example.com/", "video": True})
+    with pytest.raises(WebToolError, match=r"^web: unknown argument `vidoe`; it takes action, query, count"):
+        make_tool().call({"action": "browse", "url": "https://example.com/", "vidoe": True})
 
 
 def test_the_web_package_imports_no_django():

@@ -22,6 +22,7 @@ from .context import listen
 from . import captcha, engines
 from .deadline import Deadline, seconds_of
 from .spare import close_later
+from .watch import Recording, start_watch, video_target
 from .modes import BUILT_MODES, read, save_captures
 from .registry import prepare, run_steps
 from .steps import mock
@@ -35,10 +36,10 @@ MAX_OUTPUT = 18_000
 
 # Block settings with no implementation here: a file that sets one is refused, not ignored.
 # What a browser session settles for itself when a step browses in it (browsing's session options).
-SESSION_OWNED = ("session", "state", "har", "trace", "cookies", "auth", "device", "headers", "identity", "proxy",
-                 "extensions", "webgpu")
+SESSION_OWNED = ("session", "state", "har", "trace", "video", "cookies", "auth", "device", "headers", "identity",
+                 "proxy", "extensions", "webgpu")
 
-UNBUILT_SETTINGS = ("video",)
+UNBUILT_SETTINGS: tuple[str, ...] = ()
 
 def _uses_secret(steps: list) -> bool:
     for step in steps:
@@ -146,6 +147,9 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
         if args.get("session"):
             raise WebToolError("browse: har records one call's own browser context; drop session= to record it")
         call.har_target = tool.save_target(_recording_path(args["har"], "outputs/network.har", ".har", "har"))
+    if not in_session:
+        video = video_target(call, args)
+        call.recording = Recording(video) if video is not None else None
     trace_target = (tool.save_target(_recording_path(args["trace"], "outputs/trace.zip", ".zip", "trace"))
                     if args.get("trace") not in (None, "", False, "false") else None)
     if args.get("confirm") and not steps:
@@ -194,6 +198,7 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
     profiler = cpu.start(call, page) if profile_to is not None else None
     if trace_target is not None:
         context.tracing.start(screenshots=True, snapshots=True)
+    live = start_watch(call, page)  # the Run page's view of this page while the call runs, and its video
     try:
         for route in routes:  # mocks in place before the first request
             if "mock" not in route:
@@ -249,10 +254,15 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
         raise
     finally:
         call.deadline.disarm()
+        if live is not None:
+            live.stop()
+        if call.recording is not None:
+            call.recording.save(call)
         if trace_target is not None:
             try:
                 context.tracing.stop(path=str(trace_target))
                 call.notes.append(f"trace: {tool.relative(trace_target)} — open it at trace.playwright.dev")
+                call.recordings["trace"] = tool.relative(trace_target)
             except Exception:  # noqa: BLE001 - the call's own error matters more than its trace
                 pass
         # A call's own context closes without the answer waiting on it (its pages go with it); a session's stays,
@@ -275,6 +285,7 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
                 call.proxy.close()
             if call.har_target is not None and call.har_target.is_file():
                 call.notes.append(f"har: {tool.relative(call.har_target)}")
+                call.recordings["har"] = tool.relative(call.har_target)
         if call.proxy is not None:  # what the guard refused beyond the page itself: one line each
             for host, reason in call.proxy.refusals[refusals_from:]:
                 line = f"refused {host}: {reason}"
@@ -291,7 +302,8 @@ def _finish(tool: "WebTool", call: Call, url: str, final_url: str, mode: str, st
     tool.log(call.redact(scrub_url(final_url)))  # the last stderr line: how a caller learns where a save landed
     tool.browsers.count_bytes(sum(r.get("bytes") or 0 for r in call.network))  # the pod's bytes, for its line
     tool.emit({"event": "browse", "url": url, "mode": mode, "steps": len(steps),
-               "seconds": round(time.monotonic() - started, 3), "page_failures": len(call.page_failures) or None})
+               "seconds": round(time.monotonic() - started, 3), "page_failures": len(call.page_failures) or None,
+               "recordings": call.recordings or None})
     if call.results:
         tool.write_file(tool.sandbox / "outputs" / "results.json",
                         call.redact(json.dumps(call.results, indent=1, ensure_ascii=False, default=str)).encode())

@@ -45,6 +45,8 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
         self.saved_captures: list[dict] = []
         self.proxy: GuardProxy | None = None
         self.har_target: Path | None = None   # `har`: every request and response, written when the context closes
+        self.recording: Any = None            # `video`: a watch.Recording, encoded when the call ends
+        self.recordings: dict[str, Any] = {}  # what the call kept to watch it by: trace, har, video (for the Run page)
         self.fresh_page: "Page | None" = None  # the first tab of a spare context (spare.py), when it had one
         self.page: "Page | None" = None      # the tab the steps act on (a `tab` step moves it)
         self.scope: Any = None              # the frame a `frame` step chose, else None (the page)
