@@ -66,3 +66,23 @@ def ranged_file(request: HttpRequest, path: Path, content_type: str, *, filename
     if filename:
         response["Content-Disposition"] = f'{"inline" if inline else "attachment"}; filename="{filename}"'
     return response
+
+
+def ranged_bytes(request: HttpRequest, data: bytes, content_type: str, *, filename: str = "",
+                 inline: bool = True) -> HttpResponse:
+    """The same answer for bytes held in the database (a run's artifact, such as a step's video)."""
+    size = len(data)
+    wanted = span(request.headers.get("Range", ""), size)
+    if wanted is False:
+        response = HttpResponse(status=416)
+        response["Content-Range"] = f"bytes */{size}"
+    elif wanted is None:
+        response = HttpResponse(data, content_type=content_type)
+    else:
+        start, end = wanted
+        response = HttpResponse(data[start:end + 1], status=206, content_type=content_type)
+        response["Content-Range"] = f"bytes {start}-{end}/{size}"
+    response["Accept-Ranges"] = "bytes"
+    if filename:
+        response["Content-Disposition"] = f'{"inline" if inline else "attachment"}; filename="{filename}"'
+    return response

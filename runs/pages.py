@@ -30,6 +30,7 @@ from foldrun.engine.podcard import pod_card
 
 from . import actions
 from . import pages_browser as browser
+from . import pages_live as watching
 from . import pages_timeline as timeline
 from .models import Approval, ApprovalState, Run, RunStatus, Step, TraceEvent, Try, Verdict
 from .pages_trace import views as trace_views
@@ -164,6 +165,7 @@ def live_context(run: Run, membership, workspace) -> dict:
             step.instance_count = len(mine)
             step.models = sorted({m for s in mine for m in s.models})
             step.seconds = sum(s.seconds for s in mine)
+    watching.watch_part(run, steps, workspace.name)  # a browsing step's live browser, videos, trace and HAR
     for approval in approvals:
         approval.step_label = labels.get(approval.step_id, "?")
     asking = any(a.state == ApprovalState.PENDING and a.kind == "ask" for a in approvals)
