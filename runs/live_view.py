@@ -33,6 +33,10 @@ def _replace(target: Path, data: bytes) -> None:
 def write(step_public_id: str, kind: str, jpeg: bytes | None, url: str) -> None:
     """A frame (`kind` "frame") or the end of the call that drew it ("end": the panel says `last seen`)."""
     here = folder(step_public_id)
+    if kind != "frame" and not (here / "frame.jpg").is_file():
+        return  # a call that ended before its first frame shows nothing
+    if not here.is_dir():
+        prune()  # a step's first frame: the folders nobody read again after their five minutes go
     here.mkdir(parents=True, exist_ok=True)
     seen = read(step_public_id) or {}
     line = {"url": url or seen.get("url") or "", "at": time.time(),
@@ -40,8 +44,6 @@ def write(step_public_id: str, kind: str, jpeg: bytes | None, url: str) -> None:
             "live": kind == "frame"}
     if kind == "frame" and jpeg:
         _replace(here / "frame.jpg", jpeg)
-    elif not (here / "frame.jpg").is_file():
-        return  # a call that ended before its first frame shows nothing
     _replace(here / "frame.json", json.dumps(line).encode())
 
 
@@ -56,6 +58,19 @@ def read(step_public_id: str) -> dict | None:
         shutil.rmtree(here, ignore_errors=True)
         return None
     return line
+
+
+def prune() -> None:
+    """Drop every step's frames held past their five minutes (a reader drops its own; this, the unread)."""
+    root = Path(settings.DATA_DIR) / "live"
+    cutoff = time.time() - HOLD_SECONDS
+    for here in root.iterdir() if root.is_dir() else ():
+        try:
+            stale = (here / "frame.json").stat().st_mtime < cutoff
+        except OSError:
+            stale = here.stat().st_mtime < cutoff if here.exists() else False
+        if stale:
+            shutil.rmtree(here, ignore_errors=True)
 
 
 def frame(step_public_id: str) -> bytes | None:

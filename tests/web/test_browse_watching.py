@@ -161,3 +161,25 @@ def test_video_trace_and_har_are_kept_with_the_runs_files_and_named_for_its_run_
     event = TraceEvent.objects.get(run=done, kind="web")
     assert event.data["recordings"] == {"trace": "outputs/trace.zip", "har": "outputs/network.har",
                                         "video": ["outputs/videos/browse-1.webm"]}
+
+
+def test_frames_are_held_five_minutes_after_the_last_and_then_dropped_read_or_not():
+    import json
+    import os
+    import shutil
+
+    for name in ("stp_heldfive", "stp_unread", "stp_another", "stp_nothing_drawn"):
+        shutil.rmtree(live_view.folder(name), ignore_errors=True)  # a run of this test before
+    live_view.write("stp_heldfive", "frame", b"\xff\xd8\xff jpeg", "https://shop.test/a")
+    live_view.write("stp_heldfive", "end", None, "https://shop.test/a")
+    live_view.write("stp_unread", "frame", b"\xff\xd8\xff jpeg", "https://shop.test/b")
+    assert live_view.read("stp_heldfive")["live"] is False and live_view.frame("stp_heldfive") == b"\xff\xd8\xff jpeg"
+    five_minutes_ago = time.time() - live_view.HOLD_SECONDS - 1
+    line = live_view.folder("stp_heldfive") / "frame.json"
+    line.write_text(json.dumps({**json.loads(line.read_text()), "at": five_minutes_ago}))
+    assert live_view.read("stp_heldfive") is None and not live_view.folder("stp_heldfive").exists()
+    os.utime(live_view.folder("stp_unread") / "frame.json", (five_minutes_ago, five_minutes_ago))
+    live_view.write("stp_another", "frame", b"\xff\xd8\xff jpeg", "https://shop.test/c")  # a new step's first frame
+    assert not live_view.folder("stp_unread").exists() and live_view.read("stp_another")["seq"] == 1
+    live_view.write("stp_nothing_drawn", "end", None, "https://shop.test/d")  # a call that ended before a frame
+    assert live_view.read("stp_nothing_drawn") is None and not live_view.folder("stp_nothing_drawn").exists()
