@@ -357,6 +357,7 @@ def _in_session(tool: "WebTool", call: Call, url: str | None, mode: str, args: d
     listen(call, page)
     prepare(call, page, mode, steps)
     profiler = cpu.start(call, page) if profile_to is not None else None
+    watch = start_watch(call, page) if live_page is not None else None  # a live page is watched call by call too
     try:
         if url is not None and not (live_page is not None and url == page.url):  # the same URL: as it stands
             call.navigate(page, url)
@@ -389,6 +390,8 @@ def _in_session(tool: "WebTool", call: Call, url: str | None, mode: str, args: d
             raise WebToolError(call.deadline.sentence(call)) from None
         raise
     finally:
+        if watch is not None:
+            watch.stop()
         for opened, event, handler in call.listeners:  # the next call listens afresh; nothing fires twice
             try:
                 if event == "route":
