@@ -59,7 +59,8 @@ browse   Chromium via Playwright's sync API, launched on demand — one per thre
          in outputs/.browser/<session>/), `state` across runs (state/browser/<name>.json, sealed with AES-256-GCM under a
          state_key); modes
          text, markdown, html, aria (numbered, `"@e4"` found again by role and name), meta,
-         table, network, capture, console, diff, feed, a11y (built-in checks), vitals, links,
+         table, network, capture, console, diff, feed, a11y (axe-core), vitals, links, map, crawl,
+         webmcp, react,
          screenshot, pdf; steps in `browse.BUILT_STEPS`; claims
          (expect step, expect=, if, confirm=); identity, device, locale, timezone, user_agent,
          headers, cookies and auth from secrets, block, trace and har, dialogs, login from a credential secret, secret
@@ -77,11 +78,10 @@ answer   answer.py: the search's pages or urls=, cut into passages, ranked by th
          (foldrun/engine/search.py), quoted with their URLs — no prose.
 monitor  monitor.py: a page's lines added/removed, or a question's new results; baselines in state/monitor/.
 
-What is not (each refused by name, never answered another way): the other providers and browser vendors; the engines firefox,
-safari, lightpanda, obscura (chrome runs as Chromium); the browse modes map, crawl,
-webmcp, react and the steps in `BROWSE_STEP_ACTIONS` outside
-`BUILT_STEPS` (webmcp);
-live, video, proxy, init, extensions.
+What is not (each refused by name, never answered another way): an engine this machine's
+engines.json lacks (browse/engines.py; chrome falls back to Chromium and says so), and a setting
+an engine cannot honour (browse/limits.py, the one table check and the call read). Browse's own
+modes, steps and settings are listed by its registry (browse/registry.py) and limits table.
 """
 from __future__ import annotations
 

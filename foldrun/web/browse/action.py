@@ -166,10 +166,12 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
     call.init = init_scripts(call)  # read before a browser opens: a missing one is refused first
     profile_to = cpu.profile_target(call)
     if in_session:
+        where = "on a live page" if live_page is not None else "in a browser session"
         for key in ("proxy", "extensions", "webgpu"):  # the file's own, not the call's (refused above): said
             if call.setting(key) not in (None, "", False, [], "false"):
-                tool.log(f"browse: this step browses in a browser session, so web.browse {key} is not used — the "
-                         f"session's browser was opened without it")
+                tool.log(f"browse: this step browses {where}, so web.browse {key} is not used — "
+                         f"{'the live page' if live_page is not None else 'the session'}'s browser was opened "
+                         f"without it")
         if vendor is not None:  # never quietly dropped
             tool.log(f"browse: this step browses in a browser session, so web.browse's via: {vendor['name']} is not "
                      f"used")
