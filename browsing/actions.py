@@ -71,6 +71,25 @@ def do_create_session(account: Account, opts: SessionOptions, *, user: Any = Non
         time.sleep(CAPACITY_POLL_SECONDS)
 
 
+def do_refused_session(account: Account, opts: SessionOptions, refusal: SessionError, *,
+                       user: Any = None) -> BrowserSession:
+    """The record of a session refused a browser (capacity_exceeded), closed at once: what run_task's task
+    that never got a browser is on, so the task is on the account's records like any other."""
+    with transaction.atomic():
+        session = _new_session(account, opts, user, queued_until=None)
+        close_session(session.pk, EndReason.CAPACITY_EXCEEDED, refusal.message.rstrip("."))
+    session.refresh_from_db()
+    return session
+
+
+def give_up_starting(session: BrowserSession, limit: float) -> bool:
+    """Close a session that is still starting (not waiting in its queue) after its caller waited `limit` s for
+    a worker to start its browser; whether this closed it."""
+    if BrowserSession.objects.filter(pk=session.pk, status=SessionStatus.STARTING, queued_until__isnull=True).exists():
+        return close_session(session.pk, EndReason.START_FAILED, f"no worker started its browser within {limit:g} s")
+    return False
+
+
 def _new_session(account: Account, opts: SessionOptions, user: Any, *,
                  queued_until: dt.datetime | None) -> BrowserSession:
     session = BrowserSession(account=account, created_by=user if getattr(user, "pk", None) else None,

@@ -4,8 +4,19 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from .models import BrowserSession, SessionStatus
+from foldrun.celery import send_after_commit
+
+from .models import BrowserSession, SessionStatus, Task, TaskStatus
 from .states import move_session
+
+# A task waiting for this session's browser (run_task opened it) ends by why it closed (runs.browser_tasks).
+START_SESSION_TASKS = "runs.start_session_tasks"
+
+
+def tell_waiting_tasks(session_pk: int) -> None:
+    """The session went live or closed: if a task waits for it, its worker-side start (or end) is sent."""
+    if Task.objects.filter(session_id=session_pk, run__isnull=True, status=TaskStatus.RUNNING).exists():
+        send_after_commit(START_SESSION_TASKS, session_pk)
 
 
 def close_session(session_pk: int, end_reason: str, why: str) -> bool:
@@ -16,6 +27,7 @@ def close_session(session_pk: int, end_reason: str, why: str) -> bool:
             return False
         fields = move_session(session, SessionStatus.CLOSED, why, end_reason=end_reason)
         session.save(update_fields=fields)
+        tell_waiting_tasks(session_pk)
     return True
 
 

@@ -37,9 +37,10 @@ from django.utils import timezone
 
 from foldrun import leases, net
 from foldrun.net.proxy import GuardProxy, Upstream
+from vault.logins import OpenLogin, logins_for_session
 
 from .chromium import Browser, StartFailed, launch
-from .ending import close_session
+from .ending import close_session, tell_waiting_tasks
 from .models import BrowserSession, EndReason, SessionStatus
 from .options import DESKTOP
 from .recording import encode
@@ -102,6 +103,7 @@ class Keeper:
         self.beat = beat
         self.browser: Browser | None = None
         self.side: BrowserSide | None = None
+        self._console_kept = 0
 
     def run(self) -> str:
         session = BrowserSession.objects.select_related("account").get(pk=self.pk)
@@ -112,6 +114,12 @@ class Keeper:
             close_session(self.pk, EndReason.START_FAILED, f"the session's headers could not be opened ({exc})")
             return "start failed"
         headers = secrets["headers"]
+        credentials = options.get("credentials")
+        try:
+            logins = logins_for_session(session.account_id, credentials["namespace"]) if credentials else []
+        except Exception as exc:  # noqa: BLE001 - a vault key gone: the session cannot fill its logins
+            close_session(self.pk, EndReason.START_FAILED, f"the session's logins could not be opened ({exc})")
+            return "start failed"
         proxy = GuardProxy(_policy, upstream=_upstream(secrets["proxyUrl"], options.get("allowHosts") or []))
         try:
             self.browser = launch(options.get("viewport") or DESKTOP, proxy,
@@ -121,15 +129,16 @@ class Keeper:
             close_session(self.pk, EndReason.START_FAILED, str(exc))
             return "start failed"
         try:
-            return self._watch(session, options, headers)
+            return self._watch(session, options, headers, logins)
         finally:
             self._stop(session)
 
-    def _watch(self, session: BrowserSession, options: dict, headers: list[dict]) -> str:
+    def _watch(self, session: BrowserSession, options: dict, headers: list[dict], logins: list[OpenLogin]) -> str:
         assert self.browser is not None
         self.side = BrowserSide(self.browser.cdp, self.browser.proxy, start_url=options.get("startUrl", ""),
                                 headers=headers, block=options.get("block"), record=bool(options.get("record")),
-                                viewport=options.get("viewport") or DESKTOP)
+                                viewport=options.get("viewport") or DESKTOP, logins=logins,
+                                auto_submit=bool((options.get("credentials") or {}).get("autoSubmit")))
         self.side.start()
         self.side.ready.wait(timeout=90)
         if self.side.error or not self.side.ready.is_set():
@@ -164,6 +173,7 @@ class Keeper:
             if self.side.title != title:
                 title = self.side.title
                 BrowserSession.objects.filter(pk=self.pk).update(title=title)
+            self._keep_console()
 
     def _go_live(self) -> bool:
         assert self.browser is not None and self.side is not None
@@ -177,14 +187,26 @@ class Keeper:
             session.cdp_endpoint = self.browser.cdp
             session.title = self.side.title
             session.last_activity_at = timezone.now()
-            session.save(update_fields=[*fields, "cdp_endpoint", "title", "last_activity_at"])
+            session.console_log = list(self.side.console)
+            self._console_kept = len(session.console_log)
+            session.save(update_fields=[*fields, "cdp_endpoint", "title", "last_activity_at", "console_log"])
+            tell_waiting_tasks(self.pk)
         return True
+
+    def _keep_console(self) -> None:
+        """What the browser's console said since the last tick, onto the session's record."""
+        if self.side is None or self.beat.lost or len(self.side.console) <= self._console_kept:
+            return
+        BrowserSession.objects.filter(pk=self.pk, console_log__isnull=False).update(
+            console_log=list(self.side.console))
+        self._console_kept = len(self.side.console)
 
     def _stop(self, session: BrowserSession) -> None:
         """Stop the browser; keep the recording; close the row if nobody has (a lost lease leaves it to the sweep)."""
         if self.side is not None:
             self.side.stopping.set()
             self.side.join(timeout=10)
+            self._keep_console()
         if self.browser is not None:
             self.browser.stop()
         if self.side is not None and self.side.frames and not self.beat.lost:

@@ -33,6 +33,7 @@ class EndReason(models.TextChoices):
     NAVIGATION_BLOCKED = "navigation_blocked", "the start URL is blocked"
     START_FAILED = "start_failed", "the browser did not start"
     CAPACITY_TIMEOUT = "capacity_timeout", "no browser became free in time"
+    CAPACITY_EXCEEDED = "capacity_exceeded", "every browser was busy"
 
 
 class BrowserSession(models.Model):
@@ -62,6 +63,8 @@ class BrowserSession(models.Model):
     # `record`: the video, kept after the session closes (a path under DATA_DIR/recordings).
     recording = models.CharField(max_length=500, blank=True)
     recording_bytes = models.BigIntegerField(default=0)
+    # The console errors of every page over the session's life, as its keeper saw them (null: not watched).
+    console_log = models.JSONField(null=True, blank=True)
     # The keeper's lease (foldrun/leases.py).
     lease_holder = models.CharField(max_length=64, blank=True, db_index=True)
     lease_until = models.DateTimeField(null=True, blank=True, db_index=True)

@@ -54,6 +54,15 @@ def _step(steps: list[dict], kind: str, label: str, status: str, *, ms: int = 0,
                   "error": error, **extra})
 
 
+def whole_run_console(session: BrowserSession | None) -> list[dict] | None:
+    """The console errors of every page the session showed, over its whole life, as its keeper kept them
+    (between the checks and the agent's calls too: a timer's error while the agent thinks); None when no keeper
+    watched it."""
+    if session is None or session.console_log is None:
+        return None
+    return [dict(entry) for entry in session.console_log]
+
+
 def smoke_report(run: SkillRun, state: dict, flow_tasks: list[Task], session: BrowserSession | None) -> dict:
     """The report of an ended smoke test: its steps in the order the spec checks them, and the verdict."""
     inputs = run.inputs
@@ -84,8 +93,10 @@ def smoke_report(run: SkillRun, state: dict, flow_tasks: list[Task], session: Br
               error=None if task.ok else f"{task.stopped_by}: {task.reason}"[:500], taskId=task.public_id,
               actions=task.steps, **({"screenshot": shot} if shot else {}))
     final = state.get("final") or {}
-    console = list(state.get("console") or []) + [{"level": "error", "text": t} for task in flow_tasks
-                                                  for t in task.console_errors] + list(final.get("console") or [])
+    console = whole_run_console(session)
+    if console is None:  # a session no keeper watched: what the checks and the flow's browse calls saw
+        console = list(state.get("console") or []) + [{"level": "error", "text": t} for task in flow_tasks
+                                                      for t in task.console_errors] + list(final.get("console") or [])
     failed_calls = list(state.get("failed") or []) + [{"url": t, "status": None} for task in flow_tasks
                                                       for t in task.failed_requests] + list(final.get("failed") or [])
     if started:

@@ -21,6 +21,11 @@ from foldrun.net.proxy import GuardProxy
 
 START_TIMEOUT_MS = 30_000
 TICK_MS = 100
+FILL_TIMEOUT_MS = 5_000
+# The user name field of a login form: what names itself one, else the form's first text-like field.
+USER_FIELDS = ("input[autocomplete=username]:visible, input[type=email]:visible, input[name*=user i]:visible, "
+               "input[name*=email i]:visible, input[name*=login i]:visible, input[type=text]:visible")
+MAX_CONSOLE = 200  # a page that logs in a loop fills no more than this of the session's record
 
 
 def host_matches(host: str, pattern: str) -> bool:
@@ -33,7 +38,8 @@ def host_matches(host: str, pattern: str) -> bool:
 
 class BrowserSide(threading.Thread):
     def __init__(self, cdp: str, proxy: GuardProxy, *, start_url: str = "", headers: list[dict] | None = None,
-                 block: list[str] | None = None, record: bool = False, viewport: dict | None = None) -> None:
+                 block: list[str] | None = None, record: bool = False, viewport: dict | None = None,
+                 logins: list[Any] | None = None, auto_submit: bool = False) -> None:
         super().__init__(name="foldrun-session-browser", daemon=True)
         self.cdp = cdp
         self.viewport = viewport
@@ -51,6 +57,17 @@ class BrowserSide(threading.Thread):
         self.url = ""
         self.frames: list[tuple[bytes, float]] = []
         self._acks: list[int] = []
+        # Console errors and uncaught errors of every page, for the session's whole life (the keeper stores
+        # them): appended here, read by the keeper's thread, so only appends and slices touch it.
+        self.console: list[dict] = []
+        # `credentials`: the vault's logins of the session's namespace (vault.logins.OpenLogin), filled into a
+        # login form on a page of a matching host once it loads. The password goes from here into the field and
+        # nowhere else: `filled` records the host and page, never a value.
+        self.logins = list(logins or [])
+        self.auto_submit = auto_submit
+        self.filled: list[dict] = []
+        self._loaded: list[Any] = []
+        self._submitted: set[str] = set()
 
     # -- in this thread only ----------------------------------------------------------------------------
     def _hold_viewport(self, context: Any, page: Any) -> Any:
@@ -74,6 +91,11 @@ class BrowserSide(threading.Thread):
             self._metrics = self._hold_viewport(context, page)
             if self.headers or self.block:
                 context.route("**/*", self._route)
+            context.on("console", self._console)
+            context.on("weberror", self._uncaught)
+            if self.logins:
+                page.on("load", self._on_load)
+                context.on("page", lambda new: new.on("load", self._on_load))
             screencast = self._start_screencast(context, page) if self.record else None
             if self.start_url:
                 self._open(page, self.start_url)
@@ -85,6 +107,7 @@ class BrowserSide(threading.Thread):
                 except PlaywrightTimeout:
                     pass
                 self._ack(screencast)
+                self._fill_loaded()
                 self._look(context)
             if screencast is not None:
                 try:
@@ -100,6 +123,21 @@ class BrowserSide(threading.Thread):
             except Exception:  # noqa: BLE001 - the browser may already be gone
                 pass
 
+    def _console(self, message: Any) -> None:
+        if len(self.console) >= MAX_CONSOLE or message.type != "error":
+            return
+        if str((message.location or {}).get("url", "")).endswith("/favicon.ico"):
+            return  # the browser's own guess at an icon is no error of the page
+        page = message.page
+        self.console.append({"level": "error", "text": message.text[:2000], "url": page.url if page else ""})
+
+    def _uncaught(self, error: Any) -> None:
+        if len(self.console) >= MAX_CONSOLE:
+            return
+        page = error.page
+        self.console.append({"level": "error", "text": f"uncaught: {str(error.error).splitlines()[0][:2000]}",
+                             "url": page.url if page else ""})
+
     def _open(self, page: Any, url: str) -> None:
         seen = len(self.proxy.refusals)
         host = (urlsplit(url).hostname or "").lower()
@@ -112,6 +150,43 @@ class BrowserSide(threading.Thread):
             return
         if response is not None and response.status == 403:
             self.blocked = self._refusal(host, seen)
+        if not self.blocked and self.logins:
+            self._loaded.clear()
+            self._fill(page)  # before the session is live: the caller's first look finds the form done
+
+    def _on_load(self, page: Any) -> None:
+        self._loaded.append(page)  # filled from the loop, outside Playwright's event dispatch
+
+    def _fill_loaded(self) -> None:
+        while self._loaded:
+            self._fill(self._loaded.pop(0))
+
+    def _fill(self, page: Any) -> None:
+        """Fill the page's login form from the login of its host: the user name and password fields, then the
+        form sent when autoSubmit (once per host and session: a refused password is not sent again and again)."""
+        try:
+            host = (urlsplit(page.url).hostname or "").lower()
+            login = next((entry for entry in self.logins if host_matches(host, entry.host)), None)
+            if login is None:
+                return
+            password = page.locator("input[type=password]:visible").first
+            if not password.count():
+                return
+            form = password.locator("xpath=ancestor::form[1]")
+            scope = form if form.count() else page
+            user = scope.locator(USER_FIELDS).first
+            if user.count():
+                user.fill(login.username, timeout=FILL_TIMEOUT_MS)
+            password.fill(login.password, timeout=FILL_TIMEOUT_MS)
+            submit = self.auto_submit and host not in self._submitted
+            self.filled.append({"host": host, "url": page.url, "submitted": submit})
+            if submit:
+                self._submitted.add(host)
+                with page.expect_navigation(wait_until="load", timeout=START_TIMEOUT_MS):
+                    password.press("Enter")
+                self._loaded.clear()  # the page the submit opened is this fill's own
+        except PlaywrightError:  # the page went away, or the form was not one a login fills
+            pass
 
     def _refusal(self, host: str, seen: int) -> str:
         for refused, reason in self.proxy.refusals[seen:]:

@@ -29,6 +29,7 @@ from .models import Run, RunKind, RunStatus, Step, TraceEvent
 
 AGENT = "browser-agent"
 FINISH_TASK = "runs.finish_browser_task"
+START_SESSION_TASKS = "runs.start_session_tasks"  # browsing sends it by name (keeper live, a close)
 ADVANCE_SKILL_RUN = "runs.advance_skill_run"
 ENDINGS = ("completed", "failed", "cancelled")
 # The first word of the agent's last reply, as its agent file asks it to write one.
@@ -54,17 +55,74 @@ def do_start_task(account: Account, session: BrowserSession, *, goal: str, max_s
         raise SessionError("session_closed", f"Session {session.public_id} is not live; a task needs an open "
                                              f"session.", {"sessionId": session.public_id})
     workspace = workspace_of(account)
-    plan = [{"number": 1, "agent": AGENT, "task": _task_text(goal, max_steps), "gate": False, "each": None,
-             "max": None, "verify": None, "retry": 0, "on_fail": "stop",
-             # maxSteps: the browse calls the step may make (a refused one ends the task as `budget`).
-             "limits": {"web.browse": max_steps}, "wait_event": None, "ask": None}]
     with transaction.atomic():
-        run = do_start_run(workspace=workspace, user=user, kind=RunKind.ADHOC, name=f"task:{AGENT}", plan=plan,
-                           flow_meta={"browser": {"session": session.public_id, "cdp": session.cdp_endpoint}},
-                           budget=None, inputs={}, is_test=False, trigger="api", changeset=None)
-        return Task.objects.create(account=account, session=session, run=run, goal=goal, max_steps=max_steps,
-                                   mode=mode, closes_session=closes_session, skill_run=skill_run,
-                                   flow_index=flow_index)
+        task = Task.objects.create(account=account, session=session, goal=goal, max_steps=max_steps, mode=mode,
+                                   closes_session=closes_session, skill_run=skill_run, flow_index=flow_index)
+        _start_run(task, workspace, session, user)
+    return task
+
+
+def do_queue_task(account: Account, session: BrowserSession, *, goal: str, max_steps: int = 25,
+                  mode: str = "auto", closes_session: bool = False) -> Task:
+    """A task on a session run_task has just opened (starting, queued for a browser, or refused one): its row
+    now, its run once the session is live. Whichever comes last of this row, the keeper's `live` and the
+    session's close reaches `start_session_tasks`, which starts the run or ends the task by the session's end."""
+    workspace_of(account)  # no workspace: refused now, before the session is kept waiting for nothing
+    task = Task.objects.create(account=account, session=session, goal=goal, max_steps=max_steps, mode=mode,
+                               closes_session=closes_session, started_at=timezone.now())
+    start_session_tasks(session.pk)
+    return task
+
+
+def start_session_tasks(session_pk: int) -> int:
+    """Start the runs of the tasks waiting for this session once it is live, or end them once it closed
+    without them (their stoppedBy from why it closed). Safe to call any number of times: how many moved."""
+    moved = 0
+    with transaction.atomic():
+        session = BrowserSession.objects.select_for_update(of=("self",)).select_related("created_by").filter(
+            pk=session_pk).first()
+        if session is None:
+            return 0
+        waiting = list(Task.objects.select_for_update(of=("self",)).filter(
+            session_id=session_pk, run__isnull=True, status=TaskStatus.RUNNING))
+        for task in waiting:
+            if session.status == SessionStatus.LIVE and session.cdp_endpoint:
+                # The run is the session's opener's, as the task's own call would have made it.
+                _start_run(task, workspace_of(task.account), session, session.created_by)
+                moved += 1
+            elif session.status == SessionStatus.CLOSED:
+                _end_unstarted(task, session)
+                moved += 1
+    return moved
+
+
+# Why a task never began, from why its session closed before it was live.
+UNSTARTED = {EndReason.NAVIGATION_BLOCKED: "navigation_blocked", EndReason.CAPACITY_TIMEOUT: "capacity_timeout",
+             EndReason.CAPACITY_EXCEEDED: "capacity_exceeded", EndReason.STOPPED: "aborted",
+             EndReason.IDLE: "timeout", EndReason.MAX_DURATION: "timeout"}
+
+
+def _end_unstarted(task: Task, session: BrowserSession) -> None:
+    now = timezone.now()
+    task.status, task.ok, task.stopped_by = TaskStatus.FINISHED, False, UNSTARTED.get(session.end_reason, "error")
+    task.reason = session.status_reason or "its session closed before the task began"
+    task.finished_at, task.session_closed = now, True
+    task.ms = max(0, int((now - task.started_at).total_seconds() * 1000))
+    task.save(update_fields=["status", "ok", "stopped_by", "reason", "finished_at", "session_closed", "ms"])
+
+
+def _start_run(task: Task, workspace: Workspace, session: BrowserSession, user: Any) -> None:
+    plan = [{"number": 1, "agent": AGENT, "task": _task_text(task.goal, task.max_steps), "gate": False,
+             "each": None, "max": None, "verify": None, "retry": 0, "on_fail": "stop",
+             # maxSteps: the browse calls the step may make (a refused one ends the task as `budget`).
+             "limits": {"web.browse": task.max_steps}, "wait_event": None, "ask": None}]
+    with transaction.atomic():
+        task.run = do_start_run(workspace=workspace, user=user, kind=RunKind.ADHOC, name=f"task:{AGENT}",
+                                plan=plan,
+                                flow_meta={"browser": {"session": session.public_id, "cdp": session.cdp_endpoint}},
+                                budget=None, inputs={}, is_test=False, trigger="api", changeset=None)
+        task.started_at = timezone.now()
+        task.save(update_fields=["run", "started_at"])
 
 
 def _task_text(goal: str, max_steps: int) -> str:
@@ -161,11 +219,13 @@ def _verdict(run: Run, refused: bool, blocked: str, task: Task) -> dict[str, Any
     if run.status == RunStatus.CANCELLED:
         return {"ok": False, "stopped_by": "aborted", "reason": run.error or "the task was cancelled",
                 "answer": "", "limit": None}
+    session = BrowserSession.objects.filter(pk=task.session_id).first()
+    under = _closed_under(session, run)
+    if under is not None:
+        return {"ok": False, "stopped_by": under, "reason": session.status_reason or "its session closed",
+                "answer": "", "limit": None}
     if run.status != RunStatus.COMPLETED:
-        session = BrowserSession.objects.filter(pk=task.session_id).first()
-        ended = session is not None and session.end_reason in (EndReason.IDLE, EndReason.MAX_DURATION)
-        return {"ok": False, "stopped_by": "timeout" if ended else "error",
-                "reason": (session.status_reason if ended else run.error) or "the run failed", "answer": "",
+        return {"ok": False, "stopped_by": "error", "reason": run.error or "the run failed", "answer": "",
                 "limit": None}
     reply = (Step.objects.filter(run=run).order_by("-index").values_list("output", flat=True).first() or "").strip()
     word, _, rest = reply.partition(":")
@@ -182,6 +242,20 @@ def _verdict(run: Run, refused: bool, blocked: str, task: Task) -> dict[str, Any
     assert stopped in STOPPED_BY
     return {"ok": False, "stopped_by": stopped, "reason": text or "the agent did not say why", "answer": "",
             "limit": None}
+
+
+# A session that closed under its running task, by why: the task ended so, whatever the agent said after.
+CLOSED_UNDER = {EndReason.STOPPED: "aborted", EndReason.IDLE: "timeout", EndReason.MAX_DURATION: "timeout"}
+
+
+def _closed_under(session: BrowserSession | None, run: Run) -> str | None:
+    """`aborted` when a caller stopped the session while the task ran (stop_session), `timeout` when it ran past
+    the session's idleTimeoutMs or maxDurationMs; None when the session was open to the run's end."""
+    if session is None or session.closed_at is None or session.end_reason not in CLOSED_UNDER:
+        return None
+    if run.finished_at is not None and session.closed_at > run.finished_at:
+        return None  # it closed after the task (a task that closes its own session does so once it ended)
+    return CLOSED_UNDER[session.end_reason]
 
 
 def _micros(usd: Any) -> int:

@@ -69,7 +69,8 @@ def start(run: SkillRun) -> str:
     do_start_task(run.account, session, goal=goal_of(run), max_steps=MAX_STEPS, user=run.created_by,
                   skill_run=run, flow_index=0)
     run.phase = "flow"
-    run.save(update_fields=["phase"])
+    if not settle(run, ["phase"]):  # cancelled meanwhile (stop_session): that verdict stands
+        return "cancelled meanwhile"
     return "flow"
 
 

@@ -38,6 +38,10 @@ SMOKE = "smoke-uat"
 STEP_MAX_STEPS = 10  # the browser agent's steps for one plain-language step of the flow
 
 
+# A phase's write found the run no longer running: a caller's stop cancelled it meanwhile, and that stands.
+CANCELLED_MEANWHILE = "cancelled meanwhile: the phase's work is not written over the cancelled run"
+
+
 def do_start_smoke(account: Account, session: BrowserSession, inputs: dict[str, Any], *, user: Any = None) -> SkillRun:
     with transaction.atomic():
         run = SkillRun.objects.create(account=account, created_by=user if getattr(user, "is_authenticated", False)
@@ -80,16 +84,19 @@ def _start(run: SkillRun) -> str:
     if not found["load"]["ok"]:
         # The start page is the test: without it nothing else can be checked.
         run.state, run.phase = state, "final"
-        run.save(update_fields=["state", "phase"])
+        if not settle(run, ["state", "phase"]):
+            return CANCELLED_MEANWHILE
         return _final(run)
     run.state = state
     if steps:
         run.phase = "flow"
-        run.save(update_fields=["state", "phase"])
+        if not settle(run, ["state", "phase"]):
+            return CANCELLED_MEANWHILE
         _start_flow_step(run, 0)
         return "flow"
     run.phase = "final"
-    run.save(update_fields=["state", "phase"])
+    if not settle(run, ["state", "phase"]):
+        return CANCELLED_MEANWHILE
     return _final(run)
 
 
@@ -113,7 +120,8 @@ def _flow(run: SkillRun) -> str:
         _start_flow_step(run, last.flow_index + 1)
         return f"flow: step {last.flow_index + 2}"
     run.phase = "final"
-    run.save(update_fields=["phase"])
+    if not settle(run, ["phase"]):
+        return CANCELLED_MEANWHILE
     return _final(run)
 
 
@@ -128,7 +136,7 @@ def _keep_screenshot(run: SkillRun, index: int) -> None:
     state = dict(run.state)
     state["flow_shots"] = {**(state.get("flow_shots") or {}), str(index): base64.b64encode(shot).decode()}
     run.state = state
-    run.save(update_fields=["state"])
+    settle(run, ["state"])
 
 
 def _final(run: SkillRun) -> str:

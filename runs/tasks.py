@@ -53,6 +53,12 @@ def finish_task(task_pk: int) -> bool:
     return browser_tasks.finish_task(task_pk)
 
 
+@shared_task(name="runs.start_session_tasks", acks_late=True)
+def start_session_tasks(session_pk: int) -> int:
+    """A session went live or closed: the tasks waiting for it start, or end by why it closed."""
+    return browser_tasks.start_session_tasks(session_pk)
+
+
 @shared_task(name="runs.advance_skill_run", acks_late=True)
 def advance_skill_run(skill_run_pk: int) -> str:
     """The skill run's next phase, under its lease (a smoke test's checks, its flow, its report)."""

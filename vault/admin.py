@@ -1,7 +1,7 @@
-"""Staff see which secrets exist and the key probe's record — never a value."""
+"""Staff see which secrets and logins exist and the key probe's record — never a value or a password."""
 from django.contrib import admin
 
-from vault.models import ProviderCheck, Secret
+from vault.models import ProviderCheck, Secret, SiteLogin
 
 
 @admin.register(Secret)
@@ -24,3 +24,16 @@ class ProviderCheckAdmin(admin.ModelAdmin):
     list_filter = ("verdict",)
     list_select_related = ("account",)
     readonly_fields = [f.name for f in ProviderCheck._meta.fields]
+
+
+@admin.register(SiteLogin)
+class SiteLoginAdmin(admin.ModelAdmin):
+    list_display = ("host", "namespace", "username", "account", "key_id", "updated_at")
+    search_fields = ("host", "username", "account__name")
+    list_select_related = ("account",)
+    fields = ("public_id", "account", "host", "namespace", "username", "key_id", "created_by", "created_at",
+              "updated_at")  # never the sealed password
+    readonly_fields = fields
+
+    def has_add_permission(self, request):
+        return False

@@ -142,3 +142,33 @@ class KeyProbe(models.Model):
 
     def __str__(self) -> str:
         return f"key probe of {self.account_id}"
+
+
+class SiteLogin(models.Model):
+    """A login for a site, kept by host (and a namespace, for several logins to one host): what a browser
+    session opened with `credentials` fills into a login form on a page of that host. The password is sealed
+    with the vault's keys, bound to this row; nothing answers it back."""
+
+    public_id = public_id_field("vlg")
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="site_logins")
+    host = models.CharField(max_length=253, help_text="a host name, or *.example.com for its subdomains")
+    namespace = models.CharField(max_length=64, default="default")
+    username = models.CharField(max_length=320)
+    key_id = models.CharField(max_length=16)
+    sealed_password = models.BinaryField()
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["account", "host", "namespace"],
+                                               name="vault_site_login_unique")]
+        ordering = ["host", "namespace"]
+
+    def __str__(self) -> str:
+        return f"{self.host} ({self.namespace}): {self.username}"
+
+    def aad(self) -> bytes:
+        """Binds the sealed password to this account, host and namespace."""
+        return f"foldrun-vault-login/{self.account_id}/{self.host}/{self.namespace}".encode()

@@ -246,3 +246,30 @@ class OAuthStartOut(serializers.Serializer):
 
 class RedirectUriOut(serializers.Serializer):
     redirect_uri = serializers.URLField()
+
+
+# vault.logins.HOST (a host name, or *.example.com), as the API reads it.
+LOGIN_HOST_PATTERN = r"^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
+
+
+class LoginIn(serializers.Serializer):
+    openapi_closed = "is not a field of a login; give host, namespace, username and password."
+    host = StrictCharField(regex_pattern=LOGIN_HOST_PATTERN, max_length=253,
+                           help_text="the site's host name, or *.example.com for its subdomains")
+    namespace = StrictCharField(regex_pattern=r"^[A-Za-z0-9_.-]{1,64}$", required=False,
+                                help_text="several logins to one host, one per namespace; default `default`")
+    username = StrictCharField(regex_pattern=r"^[^\x00]*\S[^\x00]*$", max_length=320)
+    password = StrictCharField(min_length=1, max_length=1024, help_text="sealed at rest; never shown again")
+
+
+class LoginOut(serializers.Serializer):
+    id = serializers.CharField()
+    host = serializers.CharField()
+    namespace = serializers.CharField()
+    username = serializers.CharField()
+    createdAt = serializers.DateTimeField()  # noqa: N815
+    updatedAt = serializers.DateTimeField()  # noqa: N815
+
+
+class LoginListOut(serializers.Serializer):
+    results = LoginOut(many=True)

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from accounts.access import ScopedAPIView
 from foldrun.api import ApiError
 from foldrun.openapi import error, validated
-from vault import actions, connect, probe
+from vault import actions, connect, logins, probe
 from vault.crypto import UndecryptableSecret, VaultKeyError
 from vault import serializers as s
 from vault.serializers import check_data, secret_data
@@ -165,3 +165,27 @@ class OAuthCallbackView(VaultView):
             messages.error(request._request, exc.message)
             return HttpResponseRedirect(target)
         return HttpResponseRedirect(f"{target}?connected={row.name}")
+
+
+_LOGIN_ID = OpenApiParameter("login_id", OpenApiTypes.STR, OpenApiParameter.PATH, description="the login's id (vlg_…)")
+
+
+class LoginsView(VaultView):
+    """Logins by host, for browser sessions opened with `credentials`: the password is never answered."""
+
+    @extend_schema(responses={200: s.LoginListOut, **_VAULT_DOWN})
+    def get(self, request):
+        return Response({"results": [logins.login_data(row) for row in logins.logins_of(self.account)]})
+
+    @extend_schema(request=s.LoginIn, responses={200: s.LoginOut, **_VAULT_DOWN},
+                   description="Set the login of a host (and namespace), replacing the one set before.")
+    def post(self, request):
+        return Response(logins.login_data(logins.check_set_login(self.membership, _body(request),
+                                                                 user=request.user)))
+
+
+class LoginView(VaultView):
+    @extend_schema(parameters=[_LOGIN_ID], responses={204: None, 404: error(404, "No such login in this account.")})
+    def delete(self, request, login_id: str):
+        logins.check_delete_login(self.membership, login_id)
+        return Response(status=204)

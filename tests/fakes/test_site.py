@@ -7,6 +7,7 @@
 - `/login` a sign-in form (`demo@example.com` / `PASSWORD`, posted) leading to `/dashboard` ("Welcome back");
   a wrong password answers the form again with "Invalid password";
 - `/console-error` a page that logs an error to the console and throws an uncaught one;
+- `/late-console-error` a page that logs an error 2 s after it loads (while nobody is looking at it);
 - `/robots.txt` (everything but `/private/`, and the sitemap) and `/sitemap.xml`, which also lists `/unlinked`,
   a page no link reaches;
 - `/about`, `/blog/`, two posts and `/blog/archive` (depth 3 from home) for crawls, and `/private/drafts`,
@@ -112,6 +113,9 @@ def arena() -> TestSite:
             "<h1>Console error</h1><p>This page logs an error to the console.</p>"
             "<script>console.error('Widget failed to load'); setTimeout(function () { "
             "throw new Error('The widget crashed'); }, 0);</script>"))),
+        "/late-console-error": html(layout("Late console error · Test Arena", (
+            "<h1>Late console error</h1><p>This page logs an error two seconds after it loads.</p>"
+            "<script>setTimeout(function () { console.error('The late widget failed'); }, 2000);</script>"))),
         "/about": html(layout("About · Test Arena", (
             '<h1>About</h1><p>Made for testing.</p><a href="/blog/">Read the blog</a>'))),
         "/blog/": html(layout("Blog · Test Arena", (

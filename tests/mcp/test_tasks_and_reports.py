@@ -293,17 +293,23 @@ def guarded_platform(mcp_server, settings, tmp_path):
     stop_worker(process)
 
 
-def test_a_task_whose_start_page_is_blocked_fails_before_it_starts_and_closes_its_session(
+def test_a_task_whose_start_page_is_blocked_ends_navigation_blocked_before_its_run_and_closes_its_session(
         guarded_platform, mcp_client, alice, provider_desk, site):
     with mcp_client(token_for(alice)) as client:
         result = client.call_tool("run_task", {"goal": "Read the pricing page", "startUrl": f"{site.url}/pricing/"})
-    error = result.structured_content["error"]
-    assert result.is_error is True and error["code"] == "navigation_blocked"
-    assert text_of(result).startswith("[navigation_blocked] Session sess_us_")
-    session = BrowserSession.objects.get(public_id=error["details"]["sessionId"])
+    data = result.structured_content
+    task = data["task"]
+    assert result.is_error is True
+    assert SUMMARY.match(text_of(result).splitlines()[0]).groups() == ("stopped", "navigation_blocked", "0")
+    assert (task["ok"], task["stoppedBy"], task["steps"], data["sessionClosed"]) == (False, "navigation_blocked",
+                                                                                    [], True)
+    assert task["reason"].startswith(f"the start URL {site.url}/pricing/ was not opened: 127.0.0.1 resolves to "
+                                     f"127.0.0.1: private, loopback")
+    assert f"Reason: {task['reason']}" in text_of(result)
+    session = BrowserSession.objects.get(public_id=data["sessionId"])
     assert (session.status, session.end_reason) == ("closed", "navigation_blocked")
-    assert not Task.objects.filter(session=session).exists() and not provider_desk.requests
-    assert "/pricing/" not in site.seen
+    assert Task.objects.get(public_id=task["taskId"]).run is None  # no run began, so no model was asked
+    assert not provider_desk.requests and "/pricing/" not in site.seen
 
 
 def test_a_smoke_test_whose_page_is_blocked_is_verdict_error_and_is_error(guarded_platform, mcp_client, alice, site):

@@ -11,14 +11,18 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-from browsing.actions import check_create_session, do_create_session, do_stop_session, scoped_session, wait_live
+from django.conf import settings
+
+from browsing.actions import (check_create_session, do_create_session, do_refused_session, give_up_starting,
+                              scoped_session)
 from browsing.errors import SessionError
-from browsing.models import STOPS_THAT_ARE_RESULTS, SessionStatus, SkillRun, SkillStatus, Task, TaskStatus
+from browsing.models import (STOPS_THAT_ARE_RESULTS, BrowserSession, SessionStatus, SkillRun, SkillStatus, Task,
+                             TaskStatus)
 from browsing.options import MAX_HEADERS, MAX_URL
 from browsing.reports import (is_error, read_report, report_text, scoped_report, skill_report, summary_line,
                               task_record)
 
-from runs.browser_tasks import do_start_task
+from runs.browser_tasks import do_queue_task, workspace_of
 from runs.skill_runs import do_start_smoke
 
 from ..call import McpCall
@@ -172,11 +176,42 @@ def _result_task(task: Task) -> dict[str, Any]:
                         "text": summary_line(task)})
 
 
-def _finished(task: Task) -> Callable[[], bool]:
+def _finished(task: Task, starting: BrowserSession | None = None) -> Callable[[], bool]:
+    """Whether the task ended (and closed the session it closes). With `starting`, the session the tool opened:
+    one that no worker began to start within FOLDRUN_SESSION_START_SECONDS (its queue's wait not counted) is
+    closed, so the task ends `error` with that sentence rather than waiting for the sweep."""
+    limit = float(settings.FOLDRUN_SESSION_START_SECONDS)
+    deadline = [time.monotonic() + limit]
+
     def check() -> bool:
         task.refresh_from_db()
-        return task.status == TaskStatus.FINISHED and (not task.closes_session or task.session_closed)
+        if task.status == TaskStatus.FINISHED:
+            return not task.closes_session or task.session_closed
+        if starting is not None and task.run_id is None:
+            fresh = BrowserSession.objects.filter(pk=starting.pk).values("queued_until").first() or {}
+            if fresh.get("queued_until") is not None:
+                deadline[0] = time.monotonic() + limit
+            elif time.monotonic() >= deadline[0]:
+                give_up_starting(starting, limit)
+        return False
     return check
+
+
+def _task_on_its_own_session(call: McpCall, args: dict) -> Task:
+    """The task on a session the tool opens for it. Every way it may end is a task with its stoppedBy: a busy
+    pool (capacity_exceeded: run_task takes no waitForCapacityMs, so it waits for none), a blocked start URL
+    (navigation_blocked), a browser that never started (error). Its run starts once the session is live."""
+    body = {key: args[key] for key in SESSION_ONLY if key in args}
+    opts = check_create_session(call.account, body)
+    workspace_of(call.account)  # refused before a browser is taken for it
+    try:
+        session = do_create_session(call.account, opts, user=call.user)
+    except SessionError as exc:
+        if exc.code != "capacity_exceeded":
+            raise
+        session = do_refused_session(call.account, opts, exc, user=call.user)
+    return do_queue_task(call.account, session, goal=args["goal"], max_steps=int(args.get("maxSteps", 25)),
+                         mode=str(args.get("mode") or "auto"), closes_session=not args.get("keepOpen"))
 
 
 def _running_note(task: Task) -> str:
@@ -200,27 +235,14 @@ def run_task(call: McpCall, args: dict) -> ToolResult:
         if session.status == SessionStatus.CLOSED:
             raise ToolError("session_closed", f"Session {session.public_id} is closed: {session.status_reason}.",
                             {"sessionId": session.public_id})
-        session = wait_live(session)
-        opened = False
+        # A session still starting (or queued for a browser, queueForCapacity) is waited for by the task itself:
+        # its run starts when the session is live, and a queue that runs out ends it capacity_timeout.
+        task = do_queue_task(call.account, session, goal=args["goal"], max_steps=int(args.get("maxSteps", 25)),
+                             mode=str(args.get("mode") or "auto"))
     else:
-        body = {key: args[key] for key in SESSION_ONLY if key in args}
-        opts = check_create_session(call.account, body)
-        session = do_create_session(call.account, opts, user=call.user)
-        opened = True
-        try:
-            session = wait_live(session)
-        except SessionError:
-            do_stop_session(call.account, session.public_id, who="run_task, whose session did not start")
-            raise
-    try:
-        task = do_start_task(call.account, session, goal=args["goal"], max_steps=int(args.get("maxSteps", 25)),
-                             mode=str(args.get("mode") or "auto"), closes_session=opened and not args.get("keepOpen"),
-                             user=call.user)
-    except SessionError:
-        if opened:  # no result exists: the session the tool opened is closed
-            do_stop_session(call.account, session.public_id, who="run_task, which could not start its task")
-        raise
-    if not _wait(_finished(task), wait):
+        task = _task_on_its_own_session(call, args)
+        session = task.session
+    if not _wait(_finished(task, starting=session), wait):
         # The task goes on, and its session stays open for the caller to read it and stop it (the spec).
         if Task.objects.filter(pk=task.pk, status=TaskStatus.RUNNING).update(closes_session=False):
             note = _running_note(task)
