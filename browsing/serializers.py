@@ -133,7 +133,7 @@ class EndpointsSerializer(serializers.Serializer):
     cdp = serializers.CharField(allow_null=True, help_text="the browser's DevTools (a WebSocket, with the session "
                                                           "token); null until live, or when the install's public "
                                                           "address is unknown (FOLDRUN_PUBLIC_URL)")
-    live = serializers.CharField(allow_null=True, help_text="a live view; null (not offered yet)")
+    live = serializers.CharField(allow_null=True, help_text="a page showing the session's screen live (watch-only, with the session token); null until live, or when the install's public address is unknown")
 
 
 class SessionSummarySerializer(serializers.Serializer):

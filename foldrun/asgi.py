@@ -25,7 +25,7 @@ django_app = get_asgi_application()  # sets Django up before anything imports a 
 from django.conf import settings  # noqa: E402
 from starlette.types import Receive, Scope, Send  # noqa: E402
 
-from browsing import relay  # noqa: E402
+from browsing import live, relay  # noqa: E402
 from foldrun.mcp.http import McpEndpoint  # noqa: E402
 
 MCP_PATH = settings.FOLDRUN_MCP_PATH
@@ -42,6 +42,8 @@ class App:
             await self.mcp(scope, receive, send)
         elif relay.matches(scope):  # a session's DevTools, from outside, with its token
             await relay.relay(scope, receive, send)
+        elif live.matches(scope):  # a session's live view: its page, and the frames that page reads
+            await live.serve(scope, receive, send)
         elif scope["type"] == "websocket":
             # Django speaks HTTP only: any other WebSocket is refused here rather than as its error in the log.
             await send({"type": "websocket.close", "code": 1008})

@@ -1,0 +1,73 @@
+"""`endpoints.live`: a page, opened in a real Chromium, that shows the session's screen as it changes — frames of
+the browser's own screencast over the session's DevTools endpoint, with the session's short-lived token."""
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import time
+
+import httpx
+import pytest
+from django.utils import timezone
+from playwright.sync_api import sync_playwright
+
+from browsing.actions import check_create_session, do_create_session, do_stop_session, wait_live
+from browsing.attach import attach
+from browsing.records import record
+from browsing.tokens import session_token
+from tests.mcp.conftest import mcp_server  # noqa: F401 - the platform's ASGI app on a live port
+
+pytestmark = pytest.mark.e2e
+
+
+def _open(session, url: str) -> None:
+    with attach(session) as page:
+        page.goto(url)
+
+
+def _frame(viewer) -> tuple[int, str]:
+    return (int(viewer.get_attribute("#screen", "data-frames") or 0), viewer.get_attribute("#screen", "src") or "")
+
+
+def test_the_live_page_shows_the_sessions_screen_and_its_changes(mcp_server, session_worker,  # noqa: F811
+                                                                  account, site, settings):
+    settings.FOLDRUN_PUBLIC_URL = mcp_server.base
+    session = wait_live(do_create_session(account, check_create_session(account, {"startUrl": f"{site.url}/"})),
+                        timeout=60)
+    live = record(session)["endpoints"]["live"]
+    assert live.startswith(f"{mcp_server.base}/v1/sessions/{session.public_id}/live?token=")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
+        try:
+            viewer = browser.new_page()
+            viewer.goto(live)
+            viewer.wait_for_function("Number(document.getElementById('screen').dataset.frames) > 0", timeout=20_000)
+            count, first = _frame(viewer)
+            assert first.startswith("data:image/jpeg;base64,/9j/")  # a JPEG frame of the session's page
+            assert viewer.text_content("#state") == "live"
+            # The session's page changes (from a thread of its own: this one is inside Playwright's loop, which
+            # the ORM refuses); the view follows.
+            mover = threading.Thread(target=_open, args=(session, f"{site.url}/pricing/"))
+            mover.start()
+            mover.join(timeout=60)
+            viewer.wait_for_function(f"Number(document.getElementById('screen').dataset.frames) > {count}",
+                                     timeout=20_000)
+            later = _frame(viewer)[1]
+            assert later != first
+        finally:
+            browser.close()
+    do_stop_session(account, session.public_id)
+    deadline = time.monotonic() + 10
+    while httpx.get(live).status_code != 410 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    ended = httpx.get(live)
+    assert ended.status_code == 410 and "This session is not live any more" in ended.text
+
+
+def test_a_live_link_with_a_wrong_or_expired_token_says_so(mcp_server, account):  # noqa: F811
+    session = do_create_session(account, check_create_session(account, {}))
+    old, _ = session_token(session.public_id, now=timezone.now() - dt.timedelta(hours=1))
+    for token in (old, "1.abc"):
+        page = httpx.get(f"{mcp_server.base}/v1/sessions/{session.public_id}/live?token={token}")
+        assert page.status_code == 403
+        assert "This live view's link has expired or is not valid" in page.text
