@@ -252,7 +252,7 @@ class RedirectUriOut(serializers.Serializer):
 LOGIN_HOST_PATTERN = r"^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
 
 
-class LoginIn(serializers.Serializer):
+class SiteLoginIn(serializers.Serializer):
     openapi_closed = "is not a field of a login; give host, namespace, username and password."
     host = StrictCharField(regex_pattern=LOGIN_HOST_PATTERN, max_length=253,
                            help_text="the site's host name, or *.example.com for its subdomains")
@@ -262,7 +262,7 @@ class LoginIn(serializers.Serializer):
     password = StrictCharField(min_length=1, max_length=1024, help_text="sealed at rest; never shown again")
 
 
-class LoginOut(serializers.Serializer):
+class SiteLoginOut(serializers.Serializer):
     id = serializers.CharField()
     host = serializers.CharField()
     namespace = serializers.CharField()
@@ -271,5 +271,5 @@ class LoginOut(serializers.Serializer):
     updatedAt = serializers.DateTimeField()  # noqa: N815
 
 
-class LoginListOut(serializers.Serializer):
-    results = LoginOut(many=True)
+class SiteLoginListOut(serializers.Serializer):
+    results = SiteLoginOut(many=True)

@@ -173,11 +173,11 @@ _LOGIN_ID = OpenApiParameter("login_id", OpenApiTypes.STR, OpenApiParameter.PATH
 class LoginsView(VaultView):
     """Logins by host, for browser sessions opened with `credentials`: the password is never answered."""
 
-    @extend_schema(responses={200: s.LoginListOut, **_VAULT_DOWN})
+    @extend_schema(responses={200: s.SiteLoginListOut, **_VAULT_DOWN})
     def get(self, request):
         return Response({"results": [logins.login_data(row) for row in logins.logins_of(self.account)]})
 
-    @extend_schema(request=s.LoginIn, responses={200: s.LoginOut, **_VAULT_DOWN},
+    @extend_schema(request=s.SiteLoginIn, responses={200: s.SiteLoginOut, **_VAULT_DOWN},
                    description="Set the login of a host (and namespace), replacing the one set before.")
     def post(self, request):
         return Response(logins.login_data(logins.check_set_login(self.membership, _body(request),
