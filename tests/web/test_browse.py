@@ -455,12 +455,6 @@ def test_the_guard_proxy_refuses_loopback_for_plain_http_and_tunnels(site):
         proxy.close()
 
 
-def test_a_block_setting_not_built_here_is_refused_not_ignored(browse, site):
-    with pytest.raises(WebToolError) as caught:
-        browse({"browse": {"video": True}}).call({"action": "browse", "url": f"{site.url}/form"})
-    assert str(caught.value) == "browse: web.browse video is not built into this install yet; drop it to browse without it"
-
-
 def test_a_selector_missing_from_the_page_is_found_in_its_frames_and_frame_scopes_the_steps(browse, site):
     out = browse().call({"action": "browse", "url": f"{site.url}/frames", "actions": [
         {"click": "#inner"}, {"frame": "iframe"}, {"get": "#inner"}, {"frame": ""}, {"get": "title"}]})

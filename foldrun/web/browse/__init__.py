@@ -19,7 +19,7 @@ The package: `pool` (the browser), `call` (one call's state and guards),
 """
 from __future__ import annotations
 
-from .action import MAX_OUTPUT, UNBUILT_SETTINGS, run
+from .action import MAX_OUTPUT, run
 from .call import Call
 from .context import BrowseState
 from .modes import BUILT_MODES
@@ -28,5 +28,5 @@ from .refs import interactive_lines, parse_snapshot
 from .steps import ACTING_STEPS, BUILT_STEPS, acts
 
 __all__ = ["ACTING_STEPS", "BUILT_MODES", "BUILT_STEPS", "CHROMIUM", "IDLE_SECONDS", "INSTALL_SENTENCE", "LAUNCH_ARGS",
-           "MAX_OUTPUT", "UNBUILT_SETTINGS", "BrowseState", "BrowserPool", "Call", "acts", "find_chromium",
+           "MAX_OUTPUT", "BrowseState", "BrowserPool", "Call", "acts", "find_chromium",
            "interactive_lines", "parse_snapshot", "run", "thread_pool"]

@@ -18,6 +18,7 @@ from .call import Call
 from . import profile as cpu
 from .framing import add_init, boundaries_on, bounded, check_boundaries, fresh_nonce, init_scripts
 from .limits import choose_engine
+from .live import check_tab
 from .context import listen
 from . import captcha, engines
 from .deadline import Deadline, seconds_of
@@ -34,12 +35,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 MAX_OUTPUT = 18_000
 
-# Block settings with no implementation here: a file that sets one is refused, not ignored.
 # What a browser session settles for itself when a step browses in it (browsing's session options).
 SESSION_OWNED = ("session", "state", "har", "trace", "video", "cookies", "auth", "device", "headers", "identity",
                  "proxy", "extensions", "webgpu")
-
-UNBUILT_SETTINGS: tuple[str, ...] = ()
 
 def _uses_secret(steps: list) -> bool:
     for step in steps:
@@ -116,12 +114,6 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
     elif engine not in ("chromium", "chrome"):
         raise WebToolError(f"browse: browser={engine} is not built into this install yet; it runs chromium and "
                            f"chrome")
-    for key in UNBUILT_SETTINGS:  # a setting the file asks for is never quietly dropped
-        value = call.identity.get(key) if key in call.identity else call.block.get(key)
-        if value not in (None, "", False, [], {}):
-            where = "web.browse.identities" if key in call.identity else "web.browse"
-            raise WebToolError(f"browse: {where} {key} is not built into this install yet; drop it to browse "
-                               f"without it")
     call.captcha = captcha.for_call(call, steps)  # its secret read before a browser opens: a missing one is refused
     claims = steps_of(args.get("expect")) if args.get("expect") not in (None, "") else []
     routes = steps_of(args.get("routes")) if args.get("routes") not in (None, "") else []
@@ -344,7 +336,6 @@ def _in_session(tool: "WebTool", call: Call, url: str | None, mode: str, args: d
     context, page = tool.browsers.session_page()
     live_page = getattr(tool, "live_page", None)
     if live_page is not None:
-        from .live import check_tab
 
         check_tab(live_page, page)  # a tab that crashed since the last call is a sentence, not a blank page
         if live_page.calls == 0 or call.args.get("cookies"):  # the file's cookies when it opens; a call's own

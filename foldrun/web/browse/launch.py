@@ -18,13 +18,12 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import WebToolError
-from .pool import find_chromium
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .call import Call
+from .call import Call
+from .limits import choose_engine
+from .pool import LAUNCH_ARGS, BrowserPool, find_chromium
 
 BUILDS_ROOT = Path("/opt/browser")
 CHANNELS = {  # Chrome's release channels where Google's packages put them on Linux
@@ -133,8 +132,6 @@ def window_args() -> list[str]:
 def choose_launch(tool: Any, call: "Call", in_step: bool = True) -> tuple[str, bool, list[str], dict]:
     """(executable, headless, extra flags, extra environment) for a browser of the call's own. With a window
     and no screen, an Xvfb is started and kept on `tool.screens` until the browser is gone."""
-    from .limits import choose_engine
-
     engine = choose_engine(call, call.args, str(call.args.get("mode") or "text"), [])
     executable = executable_for(call, "chrome" if engine == "chrome" else "chromium")
     if not headful(call):
@@ -153,9 +150,6 @@ def choose_launch(tool: Any, call: "Call", in_step: bool = True) -> tuple[str, b
 def run_own(tool: Any, args: dict, run: Any) -> str:
     """A call on a browser of its own, launched in the step for it and closed after: a pinned `version:` or a
     window. Its Xvfb, when it started one, stops with it."""
-    from .call import Call
-    from .pool import LAUNCH_ARGS, BrowserPool
-
     call = Call(tool, args)
     try:
         executable, headless, extra, env = choose_launch(tool, call)

@@ -22,14 +22,15 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import WebToolError
 from ..net import GuardProxy
+from .call import Call
+from .launch import choose_launch
+from .limits import choose_engine
 from .pool import LAUNCH_ARGS, BrowserPool
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .call import Call
+from .util import safe_name, steps_of
 
 IDLE_SECONDS = 15 * 60
 DEFAULT_NAME = "live"
@@ -192,11 +193,6 @@ def check_tab(live_page: LivePage, page: Any) -> None:
 
 def run_live(tool: Any, args: dict, run: Any) -> str:
     """One call on a live page: started by the first call, reattached by the next, closed by `live=end`."""
-    from .launch import choose_launch
-    from .limits import choose_engine
-    from .call import Call
-    from .util import safe_name, steps_of
-
     name = str(args.get("session") or DEFAULT_NAME)
     safe_name(name, "session")
     if tool.live is None:
