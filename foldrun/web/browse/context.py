@@ -180,7 +180,9 @@ class ContextMixin:
         if made is None:
             context = browser.new_context(**options) if browser is not None else own.launch(self, flags, options)
         context.set_default_timeout(ACTION_TIMEOUT_MS)
-        if name or self.allowed_domains() or not tool.allow_private or self.blocked():
+        # A route costs a round trip on every request: only a call with something for it to check has one
+        # (`blocked()` is a pair of empty lists when nothing is blocked).
+        if name or self.allowed_domains() or not tool.allow_private or any(self.blocked()):
             context.route("**/*", lambda route, request: holder["call"]._guard(route, request))
         self.add_cookies(context)
         seed_storage(self, context)
@@ -303,6 +305,15 @@ def _body_bytes(response: Any, counted: int | None) -> int | None:
         return None
 
 
+def _declared_bytes(request: Any, response: Any) -> int | None:
+    """The body's size as its Content-Length says, when that is what crossed the wire: not for a HEAD, a 204 or a
+    304 (no body follows), nor a chunked or connection-closed body (no Content-Length)."""
+    if request.method == "HEAD" or response.status in (204, 304) or response.status < 200:
+        return None
+    value = response.headers.get("content-length")
+    return int(value) if value is not None and value.strip().isdigit() else None
+
+
 def listen(call: Call, page: "Page") -> None:
     """The page's own failures, its console and its network, as they happen."""
     call.listened.append(page)
@@ -338,15 +349,21 @@ def listen(call: Call, page: "Page") -> None:
         if request.failure and "ERR_ABORTED" not in str(request.failure) else None)
 
     def finished(request) -> None:  # noqa: ANN001
+        # The response and its timing are already on this side (the `response` event came first); the size is
+        # the Content-Length the server declared, and asked of the browser (two round trips a request, most of a
+        # warm call on a page of a few requests) only when the response declared none.
         try:
-            response = request.response()
+            response = request.existing_response
+            if response is None:  # finished without one: nothing to list (as the browser's sizes would say)
+                return
             timing = request.timing
-            sizes = request.sizes()
+            declared = _declared_bytes(request, response)
+            size = declared if declared is not None else \
+                _body_bytes(response, request.sizes().get("responseBodySize"))
         except Exception:  # noqa: BLE001 - a page closing under us
             return
         call.network.append({"url": scrub_url(request.url), "method": request.method, "type": request.resource_type,
-                             "status": response.status if response else None,
-                             "bytes": _body_bytes(response, sizes.get("responseBodySize")),
+                             "status": response.status, "bytes": size,
                              "ms": round(timing["responseEnd"]) if timing.get("responseEnd", -1) >= 0 else None})
 
     on("requestfinished", finished)
