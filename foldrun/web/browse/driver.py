@@ -50,6 +50,10 @@ class Driver:
                 raise value
             value()  # a hand-back: runs in the caller's thread (where the ORM may be used)
 
+    def queued(self) -> bool:
+        """A job is waiting for this thread (an `after()` in progress gives way to it)."""
+        return not self._jobs.empty()
+
     def hand(self, fn: Callable[[], Any], *, wait: bool) -> Any:
         """From inside a job: run `fn` in the waiting caller's thread (and wait for its answer if asked).
         Anywhere else: run it here."""

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import WebToolError
 from .driver import Driver
-from .spare import Spare
+from .spare import Spare, closing_on
 
 CHROMIUM = "/usr/bin/chromium"
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -22,6 +22,7 @@ LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking
 
 IDLE_SECONDS = 15 * 60
 SETTLE_SECONDS = 10.0  # how long the driver waits, between calls, for the next call's context
+SETTLE_SLICE = 0.05    # how often that wait looks for a call come meanwhile
 
 
 class PodGone(Exception):
@@ -242,11 +243,21 @@ class BrowserPool:
         if wanted is not None and self.spare is None and self._browser is not None and self._browser.is_connected():
             self.spare = Spare(self._browser, *wanted)
         spare = self.spare
-        if spare is not None and not spare.task.done() and self._browser is not None:
+        if self._browser is None:
+            return
+        # The last call's context closes here too (close_later), while the step's model takes its turn.
+        waiting = closing_on(self._browser._loop)
+        if spare is not None and not spare.task.done():
+            waiting.append(spare.task)
+        # In slices, so that a call that comes meanwhile starts at once: it takes the spare as it stands (waiting
+        # for it there), and the closes go on under it.
+        until = time.monotonic() + SETTLE_SECONDS
+        while waiting and not self.driver.queued() and time.monotonic() < until:
             try:
-                self._browser._sync(asyncio.wait([spare.task], timeout=SETTLE_SECONDS))
+                done, _ = self._browser._sync(asyncio.wait(waiting, timeout=SETTLE_SLICE))
             except Exception:  # noqa: BLE001 - the call that takes it meets why it could not be made
-                pass
+                return
+            waiting = [task for task in waiting if task not in done]
 
     def hand(self, fn, *, wait: bool):  # noqa: ANN001, ANN201
         """From a job: `fn` in the waiting step's thread; see `Driver.hand`."""

@@ -80,6 +80,17 @@ class Spare:
             lambda task: close_later(task.result()[0]) if not task.cancelled() and task.exception() is None else None)
 
 
+# Closes under way, so that the pool can let them finish between calls (`closing_on`): a close left to the
+# next call would be done inside it, its page's last events read there too.
+_CLOSING: set[Any] = set()
+
+
+def closing_on(loop: Any) -> list[Any]:
+    """The closes still under way on `loop` (a pool's event loop)."""
+    # Read from a copy: other pools' threads add and drop theirs meanwhile.
+    return [task for task in tuple(_CLOSING) if not task.done() and task.get_loop() is loop]
+
+
 def close_later(context: Any) -> None:
     """Close a context on the event loop without waiting for it (a call's answer does not wait on its close).
     `context` is the sync object or its impl."""
@@ -92,6 +103,8 @@ def close_later(context: Any) -> None:
             pass
 
     try:
-        impl._loop.create_task(close())
+        task = impl._loop.create_task(close())
     except Exception:  # noqa: BLE001 - the loop has stopped: the context went with its browser
-        pass
+        return
+    _CLOSING.add(task)
+    task.add_done_callback(_CLOSING.discard)
