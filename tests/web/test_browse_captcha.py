@@ -79,6 +79,11 @@ ROUTES = {
     "/submit": _kept(_submitted),
     "/v3": _kept(_html(_page("Scored", '<script src="/recaptcha/api.js?render=v3-site-key"></script>'
                                        '<button id="go" onclick="this.textContent=\'sent\'">Send</button>'))),
+    # grecaptcha.render() draws its frame into a plain div: no data-sitekey to read the key or callback from
+    "/drawn": _kept(_html(_page("Drawn", '<div id="holder"><iframe title="reCAPTCHA" '
+                                         'src="/recaptcha/api2/anchor?k=drawn-site-key"></iframe></div>'
+                                         '<button id="go" onclick="this.textContent=\'sent\'">Send</button>'))),
+    "/recaptcha/api2/anchor": _kept(_html(b"<p>checkbox</p>")),
     "/recaptcha/api.js": _kept((200, {"content-type": "text/javascript"}, b"window.grecaptcha = {};")),
     # the widget arrives when the pointer rests on "Show" — a hover is a look, not an act, so no check runs before it
     "/late": _kept(_html(_page("Later", _form('<span id="slot"></span>') + (
@@ -223,6 +228,14 @@ def test_what_is_not_covered_is_said_so_and_never_sent(browse, pages_site, solve
         f"browse: step 1: solve found no reCAPTCHA v2, hCaptcha or Turnstile widget on the page (reCAPTCHA v3 is not "
         f"covered — it has no widget; the site scores the session itself ({pages_site.url}/v3); the page comes back "
         f"as it is)")
+    assert solver.created == []
+
+
+def test_a_widget_drawn_by_the_pages_own_script_is_said_not_covered_and_never_sent(browse, pages_site, solver):
+    tool = _tool(browse, solver, {"captcha": "CAPSOLVER_KEY"})
+    out = tool.call({"action": "browse", "url": f"{pages_site.url}/drawn", "actions": [{"click": "#go"}]})
+    assert (f"captcha: a widget the page's own script drew (grecaptcha.render, hcaptcha.render or turnstile.render, "
+            f"with no data-sitekey) is not covered ({pages_site.url}/drawn); the page comes back as it is") in out
     assert solver.created == []
 
 

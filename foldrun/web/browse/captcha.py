@@ -83,6 +83,8 @@ NOT_COVERED: dict[str, str] = {
     "cloudflare": "Cloudflare's full-page managed challenge is not covered",
     "arkose": "Arkose (FunCaptcha) is not covered",
     "geetest": "GeeTest is not covered",
+    "script-rendered": ("a widget the page's own script drew (grecaptcha.render, hcaptcha.render or turnstile.render, "
+                        "with no data-sitekey) is not covered"),
     "image": ('an image captcha is not read by itself — add a step {"solve": "<the image\'s selector>", '
               '"into": "<its field>"}'),
 }
@@ -347,6 +349,10 @@ _FIND_JS = r"""(widgets) => {
     uncovered.push('recaptcha-v3');
   if (window._cf_chl_opt || document.querySelector('#challenge-form, #cf-challenge-running')) uncovered.push('cloudflare');
   if (src.some(s => /arkoselabs|funcaptcha/i.test(s)) || document.querySelector('#FunCaptcha, [data-pkey]')) uncovered.push('arkose');
+  // A widget drawn by script has its vendor's frame but no [data-sitekey] holder to read a key and callback from.
+  const drawn = [...document.querySelectorAll('iframe[src*="/recaptcha/api2/anchor"], iframe[src*="hcaptcha.com/captcha"], '
+    + 'iframe[src*="challenges.cloudflare.com/cdn-cgi/challenge-platform"]')].filter(f => !f.closest('[data-sitekey]'));
+  if (drawn.length && !uncovered.includes('cloudflare')) uncovered.push('script-rendered');
   if (src.some(s => /geetest/i.test(s)) || document.querySelector('[class^="geetest_"], [class*=" geetest_"]')) uncovered.push('geetest');
   if (document.querySelector('img[src*="captcha" i], img[id*="captcha" i], img[alt*="captcha" i], img[class*="captcha" i]'))
     uncovered.push('image');
