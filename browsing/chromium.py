@@ -6,7 +6,6 @@ storage live as long as the session and never meet another session's.
 """
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import subprocess
@@ -17,6 +16,7 @@ from pathlib import Path
 
 from foldrun.net.proxy import GuardProxy
 from foldrun.web.browse.pool import LAUNCH_ARGS, find_chromium
+from foldrun.web.browse.util import stop_group
 
 
 class StartFailed(Exception):
@@ -44,19 +44,7 @@ class Browser:
         return self.process.poll() is None
 
     def stop(self) -> None:
-        if self.alive():
-            try:
-                os.killpg(self.process.pid, signal.SIGTERM)
-                self.process.wait(timeout=3)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                try:
-                    os.killpg(self.process.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        try:
-            self.process.wait(timeout=3)
-        except subprocess.TimeoutExpired:
-            pass
+        stop_group(self.process)
         self.proxy.close()
         shutil.rmtree(self.profile, ignore_errors=True)
 

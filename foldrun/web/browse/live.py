@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
@@ -30,7 +29,7 @@ from .call import Call
 from .launch import choose_launch
 from .limits import choose_engine
 from .pool import LAUNCH_ARGS, BrowserPool
-from .util import safe_name, steps_of
+from .util import safe_name, steps_of, stop_group
 
 IDLE_SECONDS = 15 * 60
 DEFAULT_NAME = "live"
@@ -69,19 +68,7 @@ class LivePage:
             self.browsers.close()
         except Exception:  # noqa: BLE001 - its connection is already gone
             pass
-        if self.alive():
-            try:
-                os.killpg(self.process.pid, signal.SIGTERM)
-                self.process.wait(timeout=3)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                try:
-                    os.killpg(self.process.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        try:
-            self.process.wait(timeout=3)
-        except subprocess.TimeoutExpired:
-            pass
+        stop_group(self.process)
         if self.proxy is not None:
             self.proxy.close()
         shutil.rmtree(self.folder, ignore_errors=True)

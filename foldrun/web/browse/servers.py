@@ -38,6 +38,7 @@ from typing import Callable
 
 from ..errors import WebToolError
 from .pool import BrowserPool
+from .util import stop_group
 
 
 def _env_int(name: str, default: int, low: int) -> int:
@@ -78,19 +79,7 @@ class Pod:
         return self.process.poll() is None
 
     def stop(self) -> None:
-        if self.alive():
-            try:
-                os.killpg(self.process.pid, signal.SIGTERM)  # the server and the browsers it launched
-                self.process.wait(timeout=2)                  # the spec's 2-second grace, then gone
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                try:
-                    os.killpg(self.process.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        try:
-            self.process.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            pass
+        stop_group(self.process, grace=2)  # the server and the browsers it launched: the spec's 2-second grace
         if self.process.stdout is not None:
             self.process.stdout.close()
 
@@ -99,11 +88,15 @@ class Pod:
 
 
 def _die_with_parent() -> None:
-    """In the server's process before exec: SIGTERM when the worker that started it goes, however it goes."""
+    """In the server's process before exec: SIGKILL when the worker that started it goes, however it goes.
+
+    Not SIGTERM: Playwright's server answers SIGTERM by closing its browsers and then goes on listening, so a
+    pod whose worker died that way outlived it (seen as run-server processes under PID 1). Its browsers talk
+    to it over a pipe and exit when it closes."""
     try:
         import ctypes
 
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except OSError:  # not Linux: the worker's shutdown stops its pods instead
         pass
 

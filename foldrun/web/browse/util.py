@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
 import re
+import signal
+import subprocess
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -46,3 +49,21 @@ def glob_match(url: str, glob: str) -> bool:
     """Playwright's URL globs, near enough: `**` any characters, `*` any but `/`."""
     pattern = re.escape(glob).replace(r"\*\*", "\0").replace(r"\*", "[^/]*").replace("\0", ".*")
     return re.fullmatch(pattern, url) is not None or re.fullmatch(pattern, urlsplit(url)._replace(query="").geturl()) is not None
+
+
+def stop_group(process: subprocess.Popen, grace: float = 3) -> None:
+    """Stop a browser (or a browser server) and everything it started: its process group gets SIGTERM, then,
+    after `grace` seconds still running, SIGKILL. Safe to call on a process that has already gone."""
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=grace)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    try:
+        process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
