@@ -13,9 +13,10 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from rest_framework.exceptions import PermissionDenied
 
 from accounts.models import Account, Membership
-from foldrun.api import ApiError
+from foldrun.api import ApiError, NotFound
 
 from .crypto import open_sealed, seal
 from .keys import vault_keys
@@ -46,8 +47,7 @@ def _invalid(field: str, message: str) -> ApiError:
 def check_set_login(membership: Membership, data: Any, *, user: Any = None) -> SiteLogin:
     """Set a login of the membership's account from a request body; ApiError naming the field at fault."""
     if not membership.can_write:
-        raise ApiError("Your role in this account can read logins but not set them.", code="forbidden",
-                       status_code=403)
+        raise PermissionDenied(f"Your role ({membership.role}) can read this account but not change it.")
     if not isinstance(data, dict):
         raise ApiError("The request body must be a JSON object.", code="invalid")
     unknown = sorted(set(data) - FIELDS)
@@ -91,11 +91,10 @@ def logins_of(account: Account) -> list[SiteLogin]:
 def check_delete_login(membership: Membership, public_id: str) -> None:
     """Delete the account's login with this id; another account's, or none, is a 404."""
     if not membership.can_write:
-        raise ApiError("Your role in this account can read logins but not delete them.", code="forbidden",
-                       status_code=403)
+        raise PermissionDenied(f"Your role ({membership.role}) can read this account but not change it.")
     row = SiteLogin.objects.filter(account_id=membership.account_id, public_id=public_id).first()
     if row is None:
-        raise ApiError(f"No login {public_id[:60]} in this account.", code="not_found", status_code=404)
+        raise NotFound()  # the same body for another account's login as for none
     row.delete()
 
 

@@ -71,6 +71,7 @@ WRITE_BODY = {
 def world(alice, bob, alice_api, workspace, tmp_path):
     """Alice's account with one of everything, and the id of each."""
     from notify.models import Delivery
+    from runs import live_view
     from runs.models import Approval, Artifact, Run, Step
 
     from accounts.models import Membership
@@ -93,11 +94,17 @@ def world(alice, bob, alice_api, workspace, tmp_path):
     assert secret.status_code in (200, 201), secret.json()
     ws_secret = alice_api.put("/api/workspaces/rank-desk/secrets/DESK_KEY", {"value": "desk-secret-value-1"}, format="json")
     assert ws_secret.status_code in (200, 201), ws_secret.json()
+    login = alice_api.post("/api/logins", {"host": "portal.example.com", "username": "alice",
+                                           "password": "alice-portal-password-1"}, format="json")
+    assert login.status_code in (200, 201), login.json()
     run = Run.objects.create(account=workspace.account, workspace=workspace, name="weekly", status="awaiting-approval")
     step = Step.objects.create(run=run, index=1, agent="researcher", task="Find pages.", status="awaiting-approval",
                                wait_event="signed-off")
     Approval.objects.create(run=run, step=step)
     artifact = Artifact.objects.create(run=run, step=step, path="outputs/a.txt", content=b"hello", size=5)
+    video = Artifact.objects.create(run=run, step=step, path="outputs/videos/browse-1.webm",
+                                    content=b"\x1a\x45\xdf\xa3 a video", size=12)
+    live_view.write(step.public_id, "frame", b"\xff\xd8\xff a frame", "https://example.com/")
     delivery = Delivery.objects.create(account=workspace.account, workspace=workspace, event="failed", body="{}")
     recording = tmp_path / "session.webm"
     recording.write_bytes(b"\x1a\x45\xdf\xa3 a recording")
@@ -111,8 +118,10 @@ def world(alice, bob, alice_api, workspace, tmp_path):
         "invite_id": invite.json()["id"],
         "token_id": token.json()["id"],
         "run_id": run.public_id,
+        "step_id": step.public_id,
         "index": 1,
         "artifact_id": artifact.public_id,
+        "video_id": video.public_id,
         "delivery_id": delivery.public_id,
         "path": "agents/researcher/agent.md",
         "number": 1,
@@ -123,6 +132,7 @@ def world(alice, bob, alice_api, workspace, tmp_path):
         "library_path": "tools/shared.md",
         "session_id": session.public_id,
         "skill_run_id": smoke.public_id,
+        "login_id": login.json()["id"],
     }
 
 
@@ -132,4 +142,5 @@ MISSING = {
     "token_id": "tok_missing0000", "run_id": "run_missing0000", "index": 99, "artifact_id": "art_missing0000",
     "delivery_id": "dlv_missing0000", "path": "agents/nobody/agent.md", "number": 999, "tool": "no-such-tool",
     "flow": "no-such-flow", "name": "NO_SUCH_KEY", "session_id": "sess_us_missing0000", "skill_run_id": "run_missing0000",
+    "step_id": "stp_missing0000", "login_id": "vlg_missing0000",
 }

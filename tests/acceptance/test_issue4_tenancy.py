@@ -12,7 +12,7 @@ import pytest
 from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from vault.models import OAuthPending, Secret
+from vault.models import OAuthPending, Secret, SiteLogin
 
 NOT_FOUND = {"code": "not_found", "message": "Not found.", "details": {}}
 VIEWER = "Your role (viewer) can read this account but not change it."
@@ -54,6 +54,9 @@ CHARLIE = {
     ("post", "/api/oauth/start"): "404",            # with workspace: rank-desk in the body
     ("get", "/api/oauth/redirect-uri"): "own",
     ("get", "/api/oauth/callback"): "404",          # with alice's state
+    ("get", "/api/logins"): "own",
+    ("post", "/api/logins"): "own",
+    ("delete", "/api/logins/<str:login_id>"): "404",
 }
 PAGES = {
     "/settings/secrets", "/settings/secrets/set", "/settings/secrets/connect", "/settings/secrets/providers/check",
@@ -75,12 +78,16 @@ def alices(alice_api, account, workspace, settings):
     started = alice_api.post("/api/oauth/start", {"name": "LINKEDIN_OAUTH", "provider": "github", "client_id": "c",
                                                   "workspace": "rank-desk"}, format="json")
     assert started.status_code == 200, started.json()
+    login = alice_api.post("/api/logins", {"host": "portal.example.com", "username": "alice", "password": PLANTED},
+                           format="json")
+    assert login.status_code in (200, 201), login.json()
     return OAuthPending.objects.get().state
 
 
 def path_for(route: str, state: str) -> str:
+    login_id = SiteLogin.objects.values_list("public_id", flat=True).first() or "vlg_missing0000"
     path = (route.replace("<str:ws>", "rank-desk").replace("<str:name>", "DESK_KEY" if "workspaces" in route
-                                                           else "ALICE_KEY"))
+                                                           else "ALICE_KEY").replace("<str:login_id>", login_id))
     return path + (f"?state={state}" if route.endswith("/callback") else "")
 
 
@@ -118,6 +125,8 @@ def test_nothing_charlie_did_changed_alices_vault(alices, charlie_api, account):
     mine = {(s.name, s.workspace_id is not None) for s in Secret.objects.filter(account=account)}
     assert mine == {("ALICE_KEY", False), ("DESK_KEY", True)}
     assert OAuthPending.objects.filter(account=account).count() == 1
+    assert list(SiteLogin.objects.filter(account=account).values_list("host", "username")) == [
+        ("portal.example.com", "alice")]
 
 
 WRITES = sorted((m, r) for (m, r) in CHARLIE if m in ("put", "post", "delete")) + [("get", "/api/oauth/callback")]
