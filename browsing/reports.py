@@ -94,9 +94,17 @@ def smoke_report(run: SkillRun, state: dict, flow_tasks: list[Task], session: Br
               actions=task.steps, **({"screenshot": shot} if shot else {}))
     final = state.get("final") or {}
     console = whole_run_console(session)
+    seen_by_checks = list(state.get("console") or []) + list(final.get("console") or [])
     if console is None:  # a session no keeper watched: what the checks and the flow's browse calls saw
-        console = list(state.get("console") or []) + [{"level": "error", "text": t} for task in flow_tasks
-                                                      for t in task.console_errors] + list(final.get("console") or [])
+        console = seen_by_checks[:len(state.get("console") or [])] + [
+            {"level": "error", "text": t} for task in flow_tasks for t in task.console_errors] + list(
+            final.get("console") or [])
+    else:  # the keeper keeps on its tick: what the checks heard since its last one is added, once
+        kept = {(e.get("text"), e.get("url") or "") for e in console}
+        for entry in seen_by_checks:
+            if (entry.get("text"), entry.get("url") or "") not in kept:
+                kept.add((entry.get("text"), entry.get("url") or ""))
+                console.append(dict(entry))
     failed_calls = list(state.get("failed") or []) + [{"url": t, "status": None} for task in flow_tasks
                                                       for t in task.failed_requests] + list(final.get("failed") or [])
     if started:
