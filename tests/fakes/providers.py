@@ -92,6 +92,7 @@ class FakeProvider:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # an answer written in two sends must not wait on the client's delayed ACK
 
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass
