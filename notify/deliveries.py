@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from accounts.models import Membership, Role, Workspace
 from foldrun import leases
+from foldrun.contract.rules.notify import NotifyConfig
 
 from .config import notify_config_for, webhook_url
 from .enqueue import enqueue
@@ -63,13 +64,15 @@ def _endpoint_state(workspace: Workspace, url: str | None) -> Endpoint | None:
 
 
 def do_record_delivery(workspace: Workspace, event: str, body: str, *, run_public_id: str = "",
-                       now: datetime | None = None) -> Delivery:
+                       now: datetime | None = None, config: NotifyConfig | None | object = ...) -> Delivery:
     """Record a webhook delivery before its first attempt and queue that attempt.
 
-    A delivery to a switched-off endpoint is recorded `skipped` and not tried.
+    A delivery to a switched-off endpoint is recorded `skipped` and not tried. `config`: the workspace's
+    notify: as the caller (events.dispatch) already read it; read here when not given.
     """
     now = now or timezone.now()
-    config = notify_config_for(workspace)
+    if config is ...:
+        config = notify_config_for(workspace)
     url = webhook_url(workspace, config) if config is not None else None
     with transaction.atomic():
         endpoint = _endpoint_state(workspace, url)

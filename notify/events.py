@@ -177,7 +177,7 @@ def dispatch(
         return
     if config.is_webhook:
         body = json.dumps(payload_for(""), ensure_ascii=False)
-        do_record_delivery(workspace, event, body, run_public_id=run_public_id)
+        do_record_delivery(workspace, event, body, run_public_id=run_public_id, config=config)
     if config.email:
         payload = payload_for(config.email)
         headline = payload["text"].split(" · ", 1)[0]
@@ -244,7 +244,7 @@ def handle_run_event(run, event: str, approval=None) -> None:
         dispatch(workspace, "failed", payload_for=lambda _a: run_payload(run, "failed", []),
                  run_public_id=run.public_id, config=notify_config_for(workspace, metas=metas))
         if is_flow:
-            _quarantine_from_schedule(run)
+            _quarantine_from_schedule(run, metas=metas)
         check_budget(workspace, metas=metas)
     elif event == "awaiting-approval":
         _send_awaiting_approval(run, approval)
@@ -302,20 +302,22 @@ def once(workspace: Workspace, event: str, key: str) -> bool:
     return True
 
 
-def notify_quarantined(workspace: Workspace, flow: str) -> bool:
+def notify_quarantined(workspace: Workspace, flow: str, *, metas: list[dict] | None = None) -> bool:
     """A flow's `disable_after:` tripped. Sends `quarantined` once per
-    occurrence; returns whether it sent. For the runs engine to call."""
+    occurrence; returns whether it sent. For the runs engine to call.
+    `metas`: AGENTS.md as the caller read it (config.agents_metas)."""
     if not once(workspace, "quarantined", flow):
         return False
     text = f"🚫 {flow} is quarantined: it failed too many times in a row and has stopped firing"
     dispatch(workspace, "quarantined", payload_for=lambda _a: workspace_payload(workspace, text, flow=flow,
-                                                                               status="quarantined"))
+                                                                               status="quarantined"),
+             config=notify_config_for(workspace, metas=metas))
     return True
 
 
-def _quarantine_from_schedule(run) -> None:
+def _quarantine_from_schedule(run, *, metas: list[dict] | None = None) -> None:
     if Schedule.objects.filter(workspace=run.workspace, flow=run.name, quarantined_at__isnull=False).exists():
-        notify_quarantined(run.workspace, run.name)
+        notify_quarantined(run.workspace, run.name, metas=metas)
 
 
 WINDOWS = ("day", "week", "month")
@@ -334,7 +336,8 @@ def check_budget(workspace: Workspace, now: datetime | None = None, *, metas: li
     """Send `budget` when the workspace's spend in its window first passes
     80%, then 95%, of `budget:`. Marks are keyed by the window's start, so
     they reset when it turns. Returns the marks sent. `metas`: AGENTS.md as
-    the caller read it (config.agents_metas)."""
+    the caller read it (config.agents_metas); read here once otherwise, for `budget:` and `notify:` alike."""
+    metas = agents_metas(workspace) if metas is None else metas
     raw = inherited(workspace, "budget", metas=metas)
     if not isinstance(raw, dict):
         return []
@@ -358,6 +361,6 @@ def check_budget(workspace: Workspace, now: datetime | None = None, *, metas: li
             label = {"day": "daily", "week": "weekly", "month": "monthly"}[window]
             text = f"💸 {workspace.name} has spent {mark}% of its {label} budget (${float(spent):.2f} of ${float(limit):.2f})"
             dispatch(workspace, "budget", payload_for=lambda _a, t=text, s=spent: workspace_payload(
-                workspace, t, cost=_cost(s)), config=notify_config_for(workspace, metas=metas) if metas is not None else ...)
+                workspace, t, cost=_cost(s)), config=notify_config_for(workspace, metas=metas))
             sent.append(mark)
     return sent

@@ -5,6 +5,8 @@ import json
 from datetime import datetime, timedelta, timezone as dt_timezone
 from decimal import Decimal
 
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from notify.actions import check_budget, handle_run_event, notify_quarantined, redact_body
 from notify.models import Delivery
@@ -127,6 +129,38 @@ def test_a_quarantine_is_announced_once_and_forgotten_when_the_flow_succeeds(wor
     assert sorted(Delivery.objects.values_list("event", flat=True)) == ["failed", "failed", "quarantined"]
     handle_run_event(_run(workspace, verdict="GOOD"), "completed")
     assert notify_quarantined(workspace, "rankings") is True  # the next outage is its own
+
+
+def _agents_md_reads(queries) -> int:
+    return sum(1 for q in queries if "library_libraryfile" in q["sql"] and "AGENTS.md" in q["sql"])
+
+
+def test_a_failed_flow_that_is_quarantined_reads_agents_md_once_and_sends_the_same_bodies(workspace):
+    write_agents_md(workspace, "---\nbudget: {month: 1}\nnotify:\n  url: http://127.0.0.1:9/hook\n---\n")
+    Schedule.objects.create(workspace=workspace, flow="rankings", cron="0 7 * * *", quarantined_at=START)
+    run = _run(workspace, status="failed", cost_usd=Decimal("0.90"))
+    with CaptureQueriesContext(connection) as caught:
+        handle_run_event(run, "failed")
+    assert _agents_md_reads(caught.captured_queries) == 1  # one read: failed's notify:, the quarantine's and budget:
+    bodies = {d.event: json.loads(d.body) for d in Delivery.objects.all()}
+    assert sorted(bodies) == ["budget", "failed", "quarantined"]
+    assert bodies["quarantined"]["text"] == ("🚫 rankings is quarantined: it failed too many times in a row and has "
+                                             "stopped firing")
+    assert bodies["quarantined"]["flow"] == "rankings" and bodies["quarantined"]["status"] == "quarantined"
+    assert bodies["budget"]["text"] == "💸 rank-desk has spent 80% of its monthly budget ($0.90 of $1.00)"
+    assert bodies["failed"]["runId"] == run.public_id
+
+
+def test_a_budget_check_on_its_own_reads_agents_md_once(workspace):
+    write_agents_md(workspace, "---\nbudget: {day: 1, month: 1}\nnotify:\n  url: http://127.0.0.1:9/hook\n---\n")
+    now = datetime(2026, 11, 20, tzinfo=dt_timezone.utc)
+    _run(workspace, cost_usd=Decimal("0.99"), created_at=now)
+    with CaptureQueriesContext(connection) as caught:
+        assert check_budget(workspace, now) == [95, 95]  # the day's and the month's
+    assert _agents_md_reads(caught.captured_queries) == 1
+    assert sorted(json.loads(d.body)["text"] for d in Delivery.objects.all()) == [
+        "💸 rank-desk has spent 95% of its daily budget ($0.99 of $1.00)",
+        "💸 rank-desk has spent 95% of its monthly budget ($0.99 of $1.00)"]
 
 
 def test_budget_fires_at_80_then_95_once_each_and_resets_with_the_month(workspace):
