@@ -2,12 +2,18 @@
 action and provider can do, and refuse the same names in the same words."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from foldrun.contract import Desk, check
 from foldrun.contract import web_capabilities as C
+from foldrun.engine import StepRequest, run_step
+from foldrun.engine.local import LocalHost
 from foldrun.web import WebToolError
 from foldrun.web.providers import REGISTRY
+from tests.fakes.providers import FakeProvider
+from tests.runs.engine_helpers import SECRETS, agent_md, desk
 
 AGENT = "agents/researcher/agent.md"
 CALLS = {"search": {"query": "x"}, "fetch": {"url": "https://example.com/"}, "crawl": {"url": "https://example.com/"},
@@ -105,3 +111,34 @@ def test_a_call_asking_its_engine_for_what_the_table_marks_is_refused_from_the_t
                           "engine": "safari"})
     assert str(caught.value) == ("browse sets engine safari and browser chromium, which disagree — they are one "
                                  "setting; give either, or both only if they agree")
+
+
+STUB = ("document.addEventListener('DOMContentLoaded', () => "
+        "document.body.insertAdjacentHTML('beforeend', '<p id=\"stub\">from init</p>'));\n")
+
+
+def _run_reply(fake, files: dict[str, str], url: str) -> str:
+    """What the step's browse call answered: a real engine step on the materialised workspace."""
+    fake.reply_tool_use("web", {"action": "browse", "url": url, "actions": [{"get": "#stub"}]})
+    fake.reply_text("GOOD")
+    result = run_step(desk(files), StepRequest(run_id="r", label="1", agent="researcher", task="t",
+                                                allow_private_urls=True), LocalHost(SECRETS))
+    assert result.status == "completed", result.error
+    return fake.requests[-1].body["messages"][-1]["content"][0]["content"]
+
+
+@pytest.mark.e2e
+def test_an_agents_init_script_is_a_workspace_path_to_check_and_to_the_run_alike(site):
+    """`init:` takes workspace paths (spec/tools.md): a script beside an agent in agents/researcher/ but not at the
+    workspace's scripts/ is refused by check and by the run; the same script at the workspace root passes both."""
+    with FakeProvider() as fake:
+        agent = agent_md("researcher", fake, tools="[web]", extra="web:\n  browse:\n    init: [scripts/stub.js]\n")
+        beside = {AGENT: agent, "agents/researcher/scripts/stub.js": STUB}
+        assert [f.message for f in check(Desk(files=beside), mode="check") if f.code.startswith("web.")] == [
+            "web.browse.init: 'scripts/stub.js' is not a file in this workspace; init: takes workspace paths of "
+            "scripts, e.g. scripts/stub-analytics.js."]
+        assert "init=scripts/stub.js: no such file in the agent directory" in _run_reply(fake, beside, f"{site.url}/app")
+        at_root = {AGENT: agent, "scripts/stub.js": STUB}
+        assert [f for f in check(Desk(files=at_root), mode="check") if f.code.startswith("web.")] == []
+        assert json.loads(_run_reply(fake, at_root, f"{site.url}/app")) == [
+            {"get": "text of #stub", "value": "from init"}]
