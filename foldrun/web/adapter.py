@@ -16,7 +16,7 @@ from foldrun.engine.tools.registry import ToolPlan, register_gallery_tool
 from .browse.lost import PodLostError
 from .browse.lost import summary as pod_summary
 from .errors import WebToolError
-from .tool import WebTool, resolve_language, resolve_web_block
+from .tool import MISPLACED, WebTool, resolve_language, resolve_web_block
 from .providers.models import server_tools
 
 
@@ -123,7 +123,7 @@ def engine_tool(agent: Any, env: Any, *, searxng_url: str | None = None) -> tupl
 
     tool = Tool(name="web", description=definition["description"], input_schema=definition["input_schema"],
                 handler=handler, limit_keys=web.limit_keys, writes=web.writes, outward=False, kind="builtin",
-                source="gallery/tools/web/tool.md")
+                source="gallery/tools/web/tool.md", misplaced=dict(MISPLACED))
     tool.server_definitions = server_definitions(web, env)  # type: ignore[attr-defined]
     tool.server_plugins = server_plugins(web)  # type: ignore[attr-defined]
     return tool, web.required_secret_names()

@@ -34,6 +34,12 @@ OWN_ACTIONS: dict[str, str] = {"search": "search", "fetch": "fetch", "browse": "
                                "map": "sitemap", "extract": "extract", "answer": "answer", "monitor": "monitor"}
 PROVIDER_ANSWERED: tuple[str, ...] = ("crawl", "map", "extract", "answer", "monitor")
 BUILT_ACTIONS: tuple[str, ...] = tuple(OWN_ACTIONS)
+# Settings a call may not carry, and the sentence saying where each belongs (spec tools.md, "How this agent's
+# browser presents itself": "There is no per-call argument for it"). The engine refuses a model's call in it too.
+MISPLACED: dict[str, str] = {
+    "headless": "browse: headless is the agent's own setting (web.browse.headless: false in its file), not a "
+                "call's — there is no per-call argument for it",
+}
 # Arguments the spec names beyond tool.md's list, for what is built here.
 EXTRA_ARGS: dict[str, dict] = {
     "timeout": {"type": "number", "description": "browse: seconds the whole call may take (default 90, at most "
@@ -211,10 +217,17 @@ class WebTool:
             self._owns_browsers = True
         elif pod_account and not test_mode and browsers is None and "browse" in self.allowed_actions():
             self.pods = servers.POOL.account(pod_account)
-            self.pods.open_step()  # the first pod starts the moment a step of the account grants browse
+            # The first pod starts the moment a step of the account grants browse (a windowed one beside it when
+            # the file asks for a window: `headless: false`).
+            self.pods.open_step(windowed=self._windowed())
             self.on_pod = True
             self._browsers = self.pods.step_browsers()  # the client and connection the last step left
             self._owns_browsers = True
+
+    def _windowed(self) -> bool:
+        """The file's block asks for a browser with a window (`headless: false`)."""
+        block = self.config.get("browse")
+        return isinstance(block, dict) and block.get("headless") is False
 
     # ------------------------------------------------------------------ what the engine reads
     def allowed_actions(self) -> list[str]:
@@ -286,8 +299,7 @@ class WebTool:
         if action not in W.WEB_ACTIONS:
             raise WebToolError(f"web: action={action} is not one of {', '.join(BUILT_ACTIONS)}")
         if action == "browse" and "headless" in args:
-            raise WebToolError("browse: headless is the agent's own setting (web.browse.headless: false in its "
-                               "file), not a call's — there is no per-call argument for it")
+            raise WebToolError(MISPLACED["headless"])
         known = self.schema()["input_schema"]["properties"]
         unknown = sorted(set(args) - set(known))
         if unknown:
@@ -316,8 +328,10 @@ class WebTool:
             if live.wanted(self, args):  # a live page runs in the step, never on the pod
                 self.in_step_browser = True
                 return live.run_live(self, args, module.run)
-            if launch.wants_own_launch(Call(self, args)):  # a pinned version or a window: a browser of its own
-                self.in_step_browser = True
+            if launch.wants_own_launch(Call(self, args)):  # a pinned version or a window
+                if self.pods is not None:  # on the account's pool, by its rules
+                    return launch.run_on_pods(self, args, module.run)
+                self.in_step_browser = True  # a browser of its own, in the step
                 return launch.run_own(self, args, module.run)
             if self.pods is None:
                 return self.browsers.run(lambda: module.run(self, args))
@@ -349,7 +363,7 @@ class WebTool:
                 self._browsers.release()  # the process's browser closes when its last user is done
             self._browsers = None
         if self.pods is not None:
-            self.pods.close_step()
+            self.pods.close_step(windowed=self._windowed())
             self.pods = None
 
     # ------------------------------------------------------------------ helpers the actions use

@@ -1,7 +1,9 @@
 """`headless: false` — the same browser with a window (spec tools.md, "How this agent's browser presents itself"):
-1920×1080, its pages the window's size instead of an emulated 1366×900; with no screen, an in-step browser starts an
-Xvfb of its own for the call and stops it after; the run log says `browser: with a window (headless: false)` and
-where; there is no per-call argument for it. Through real runs on a real worker with real Chromium."""
+1920×1080, its pages the window's size instead of an emulated 1366×900. On a worker the call renders in the
+account's pool, on a windowed pod (a browser server under an Xvfb of its own), by the pool's rules — the step is
+`slim`, a pod killed mid-call is reconnected to; in the step (the CLI) a browser starts an Xvfb of its own for the
+call and stops it after. The run log says `browser: with a window (headless: false)` and where; there is no
+per-call argument for it. Through real runs on a real worker with real Chromium."""
 from __future__ import annotations
 
 import os
@@ -9,12 +11,16 @@ import re
 from pathlib import Path
 
 import pytest
+from django.urls import reverse
 
 from runs.actions import check_start_run
+from tests.conftest import wait_for
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.runs.helpers import agent_file, push
 from tests.web.fakes import html
-from tests.web.test_browse_worker import finished, log_lines, tool_results
+from runs.models import Step
+from tests.web.test_browse_worker import finished, kill_the_pod_when_the_page_is_asked_for, log_lines, pods_of, \
+    tool_results
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(bool(os.environ.get("DISPLAY")), reason="this machine has a screen")]
 
@@ -24,18 +30,49 @@ document.getElementById('size').textContent = 'window ' + innerWidth + 'x' + inn
 </script></body></html>"""
 WINDOW_LINE = re.compile(r"browser: with a window \(headless: false\) — on a virtual screen \(Xvfb :(\d+), "
                          r"1920x1080\) started for the call")
+POD_WINDOW_LINE = re.compile(r"browser: with a window \(headless: false\) — on the browser pod's virtual screen "
+                             r"\(Xvfb :(\d+), 1920x1080\)")
+WINDOWED = "web:\n  browse:\n    headless: false\n"
 
 
-def xvfbs() -> set[int]:
-    found = set()
+def xvfbs() -> dict[int, str]:
+    """pid -> display of every Xvfb running (a zombie is not running)."""
+    found = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                if Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")[0].endswith(b"Xvfb"):
-                    found.add(int(entry))
+                command = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+                state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
             except OSError:
-                pass
+                continue
+            if command[0].endswith(b"Xvfb") and state != "Z":
+                found[int(entry)] = command[1].decode()
     return found
+
+
+def worker_xvfbs(worker) -> list[str]:
+    """The displays of the Xvfbs the worker's processes started (its windowed pods' screens)."""
+    def parent(pid: int) -> int:
+        try:
+            return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return 0
+
+    found = []
+    for pid, display in xvfbs().items():
+        up = parent(pid)
+        while up > 1 and up != worker.pid:
+            up = parent(up)
+        if up == worker.pid:
+            found.append(display)
+    return found
+
+
+def display_of(pid: int) -> str | None:
+    for item in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
+        if item.startswith(b"DISPLAY="):
+            return item.split(b"=", 1)[1].decode()
+    return None
 
 
 @pytest.fixture
@@ -44,11 +81,9 @@ def sized(site):
     return site
 
 
-def test_headless_false_draws_a_1920_by_1080_window_on_a_virtual_screen_of_the_calls_own(
-        celery_worker_process, workspace, alice, fake_provider, sized):
-    before = xvfbs()
-    push(workspace, {"agents/reader/agent.md": agent_file(
-        "reader", fake_provider, tools="[web]", extra="web:\n  browse:\n    headless: false\n")})
+def test_headless_false_draws_a_1920_by_1080_window_on_the_pools_windowed_pod_and_the_step_stays_slim(
+        celery_worker_process, workspace, alice, fake_provider, sized, client):
+    push(workspace, {"agents/reader/agent.md": agent_file("reader", fake_provider, tools="[web]", extra=WINDOWED)})
     fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{sized.url}/size", "mode": "text"})
     fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{sized.url}/size", "mode": "text"})
     fake_provider.reply_text("GOOD")
@@ -56,11 +91,43 @@ def test_headless_false_draws_a_1920_by_1080_window_on_a_virtual_screen_of_the_c
     first, second = tool_results(done)
     assert done.status == "completed", done.error
     width, height = map(int, re.search(r"window (\d+)x(\d+)", first).groups())
-    assert "screen 1920x1080" in first
+    assert "screen 1920x1080" in first and "screen 1920x1080" in second
     assert 1900 <= width <= 1920 and 900 < height <= 1080  # the window's size (less its frame), not 1366x900
-    windows = [WINDOW_LINE.fullmatch(line) for line in log_lines(done) if line.startswith("browser: with a window")]
-    assert len(windows) == 2 and all(windows)  # one line each call, each with its own screen
-    assert xvfbs() == before  # each call's Xvfb stopped with its browser
+    windows = [POD_WINDOW_LINE.fullmatch(line) for line in log_lines(done) if line.startswith("browser: with a window")]
+    assert len(windows) == 2 and all(windows)  # one line each call
+    assert windows[0].group(1) == windows[1].group(1)  # both drawn on the same pod's screen
+    display = f":{windows[0].group(1)}"
+    servers = {display_of(pid) for pid in pods_of(celery_worker_process)}
+    assert display in servers  # the windowed pod's server draws on that screen; the plain pod has none
+    assert worker_xvfbs(celery_worker_process) == [display]  # one Xvfb, the windowed pod's own
+    assert list(xvfbs().values()).count(display) == 1  # and no other on its display
+    assert [t.image for t in Step.objects.get(run=done).tries.all()] == ["slim"]  # rendered in the pool
+    client.force_login(alice)
+    assert "slim · browser pod" in client.get(reverse("run-page", args=[workspace.name, done.public_id])).content.decode()
+
+
+def test_a_windowed_call_cut_by_killing_its_pod_is_run_again_on_the_replaced_pod_and_its_screen_goes_with_it(
+        celery_worker_process, workspace, alice, fake_provider, sized):
+    sized.seen.clear()
+    push(workspace, {"agents/reader/agent.md": agent_file("reader", fake_provider, tools="[web]", extra=WINDOWED)})
+    fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{sized.url}/slow", "mode": "text"})
+    fake_provider.reply_text("GOOD — read it after the pod came back")
+    killed = kill_the_pod_when_the_page_is_asked_for(celery_worker_process, sized, "/slow")
+    done = finished(check_start_run(workspace=workspace, user=alice, agent="reader", task="Read the slow page."))
+    killed["thread"].join(timeout=5)
+    lines = [line for line in log_lines(done) if line.startswith("browser pod:")]
+    windows = [POD_WINDOW_LINE.fullmatch(line) for line in log_lines(done) if line.startswith("browser: with a window")]
+    assert done.status == "completed", done.error
+    assert tool_results(done) == ["late"]
+    assert len(lines) == 1 and lines[0].startswith("browser pod: reconnected (try 1 of 3, at ")
+    assert [r["path"] for r in sized.seen].count("/slow") == 2  # asked again, on the windowed pod that replaced it
+    assert len(windows) == 2 and all(windows)  # the first go and the run again each had a window
+    assert len(killed["pids"]) == 1  # the windowed pod: a step whose browser has a window starts no other
+    replacement = f":{windows[1].group(1)}"
+    # Every Xvfb the worker started is a live server's: the killed server's screen went with it.
+    wait_for(lambda: sorted(worker_xvfbs(celery_worker_process)) == [replacement], timeout=10)
+    assert replacement in {display_of(pid) for pid in pods_of(celery_worker_process)}
+    assert [t.image for t in Step.objects.get(run=done).tries.all()] == ["slim"]
 
 
 def test_without_headless_false_the_page_is_the_emulated_1366_by_900(
@@ -73,17 +140,31 @@ def test_without_headless_false_the_page_is_the_emulated_1366_by_900(
     assert not [line for line in log_lines(done) if line.startswith("browser: with a window")]
 
 
-def test_a_call_asking_for_a_window_itself_is_refused_there_is_no_per_call_argument(
+def test_in_the_step_a_windowed_call_starts_an_xvfb_of_its_own_and_stops_it_after(make_tool, recorder, sized):
+    tool = make_tool({"browse": {"headless": False}})  # no pool (the CLI): the browser launches in the step
+    before = xvfbs()
+    answer = tool.call({"action": "browse", "url": f"{sized.url}/size", "mode": "text"})
+    tool.close()
+    assert "screen 1920x1080" in answer
+    windows = [WINDOW_LINE.fullmatch(line) for line in recorder.lines if line.startswith("browser: with")]
+    assert len(windows) == 1 and windows[0]
+    assert xvfbs() == before  # the call's Xvfb stopped with its browser
+
+
+HEADLESS_SENTENCE = ("browse: headless is the agent's own setting (web.browse.headless: false in its file), not a "
+                     "call's — there is no per-call argument for it")
+
+
+def test_a_call_asking_for_a_window_itself_is_told_where_the_setting_belongs(
         celery_worker_process, workspace, alice, fake_provider, sized, make_tool):
     push(workspace, {"agents/reader/agent.md": agent_file("reader", fake_provider, tools="[web]")})
     fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{sized.url}/size", "headless": False})
     fake_provider.reply_text("GOOD")
     done = finished(check_start_run(workspace=workspace, user=alice, agent="reader", task="How big is it?"))
-    assert tool_results(done)[0].startswith("web: unknown argument `headless`; it takes action, ")  # the model's
+    assert tool_results(done)[0] == HEADLESS_SENTENCE  # the model is told where it belongs, not just "unknown"
     assert not [line for line in log_lines(done) if line.startswith("browser: with a window")]
     from foldrun.web.errors import WebToolError
 
-    with pytest.raises(WebToolError) as refused:  # a caller past the schema (the CLI) is told where it belongs
+    with pytest.raises(WebToolError) as refused:  # a caller past the schema (the CLI) is told the same
         make_tool().call({"action": "browse", "url": f"{sized.url}/size", "headless": False})
-    assert str(refused.value) == ("browse: headless is the agent's own setting (web.browse.headless: false in its "
-                                  "file), not a call's — there is no per-call argument for it")
+    assert str(refused.value) == HEADLESS_SENTENCE

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -132,3 +135,69 @@ def test_the_next_step_of_the_account_browses_on_the_connection_the_last_left_wi
         second.close()
     finally:
         servers.POOL.accounts.pop("acc_kept").stop()
+
+
+def _display_of(pid: int) -> str | None:
+    for item in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
+        if item.startswith(b"DISPLAY="):
+            return item.split(b"=", 1)[1].decode()
+    return None
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"  # a zombie is gone
+    except OSError:
+        return True
+
+
+def test_windowed_pods_each_run_under_an_xvfb_of_their_own_and_a_server_killed_with_9_takes_its_screen(
+        monkeypatch, lines):
+    monkeypatch.setenv("FOLDRUN_BROWSER_STEPS_PER_POD", "1")
+    pool = AccountPool("acc_window", lambda a, line: lines.append((a, line)))
+    try:
+        pool.open_step()
+        plain = pool.pod()
+        pool.open_step(windowed=True)
+        pool.open_step(windowed=True)
+        first, second = pool.pod(windowed=True), pool.pod(windowed=True)
+        assert plain.screen is None and _display_of(plain.process.pid) == os.environ.get("DISPLAY")
+        assert first is not second and first.windowed and second.windowed
+        displays = {first.screen.display, second.screen.display}
+        assert len(displays) == 2  # never one display (a fixed :99) shared by two servers
+        assert {_display_of(first.process.pid), _display_of(second.process.pid)} == displays
+        screen_pid = first.screen.process.pid
+        os.kill(first.process.pid, signal.SIGKILL)
+        wait_for(lambda: _gone(screen_pid), timeout=10)  # its Xvfb went with it, before anyone asked for the pod
+        replaced = pool.pod(windowed=True)
+        assert replaced.windowed and replaced is not first and replaced.alive()
+        assert [line["pod"] for _a, line in lines] == ["acc_window-2"]
+        screens = [p.screen.process.pid for p in pool.pods if p.screen is not None]
+    finally:
+        pool.stop()
+    assert all(_gone(pid) for pid in screens)  # stopping the pool stops every screen
+
+
+WORKER = """
+import sys
+from foldrun.web.browse.servers import AccountPool
+pool = AccountPool("acc_dies", None)
+pool.open_step(windowed=True)
+pod = pool.pod(windowed=True)
+print(pod.process.pid, pod.screen.process.pid, flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_windowed_pods_server_and_its_xvfb_go_when_the_worker_that_started_them_is_killed():
+    worker = subprocess.Popen([sys.executable, "-c", WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True, cwd=Path(__file__).resolve().parents[2])
+    try:
+        server, screen = map(int, worker.stdout.readline().split())
+        assert not _gone(server) and not _gone(screen)
+        worker.kill()
+        worker.wait(timeout=10)
+        wait_for(lambda: _gone(server) and _gone(screen), timeout=10)
+    finally:
+        if worker.poll() is None:
+            worker.kill()

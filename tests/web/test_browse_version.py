@@ -1,7 +1,8 @@
 """`version:` picks a build of the engine (spec tools.md, "How this agent's browser presents itself"): a build dropped
 at /opt/browser/<engine>/<version>/ (here FOLDRUN_BROWSER_BUILDS, a folder whose build is a wrapper that runs the
 system Chromium and notes that it ran) is the one launched; a version that is not installed falls back to the default
-build and says so on stderr; Chrome's channels are `stable`, `beta` and `dev`. Through real runs on a real worker."""
+build and says so on stderr; Chrome's channels are `stable`, `beta` and `dev`. On a worker the build is launched on
+the account's pool, by its rules. Through real runs on a real worker."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from runs.actions import check_start_run
+from runs.models import Step
 from tests.conftest import start_worker, stop_worker
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.runs.helpers import agent_file, push
@@ -47,6 +49,8 @@ def test_a_version_installed_under_the_builds_root_is_the_browser_launched(
     assert "twice a year" in tool_results(done)[0]
     assert ran.is_file() and ran.read_text().strip()  # the pinned build ran
     assert not [line for line in log_lines(done) if "fell back to the default build" in line]
+    # … launched on the account's pool (its server started it), so the step stays `slim · browser pod`
+    assert [t.image for t in Step.objects.get(run=done).tries.all()] == ["slim"]
 
 
 def test_a_version_not_installed_falls_back_to_the_default_build_and_says_so(

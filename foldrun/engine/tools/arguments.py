@@ -97,6 +97,10 @@ def check_arguments(tool: Any, arguments: Any) -> dict:
             raise ToolError(f"{name}: the argument `{key}` is required")
     if schema.get("additionalProperties") is False:
         extra = sorted(set(arguments) - set(props))
+        misplaced = getattr(tool, "misplaced", None) or {}
+        for key in extra:
+            if key in misplaced:
+                raise ToolError(misplaced[key])
         if extra:
             raise ToolError(f"{name}: unknown argument `{extra[0]}`; it takes {', '.join(props) or 'none'}")
     for key, value in arguments.items():

@@ -33,6 +33,9 @@ class Tool:
     outward: bool = False
     kind: str = "builtin"  # builtin | http | script | mcp
     source: str = ""       # the tool file it came from, for the trace
+    # An argument the schema lacks because it belongs elsewhere -> the sentence saying where (the web tool's
+    # `headless`, which is the file's setting): the call is refused in that sentence, not as unknown.
+    misplaced: dict[str, str] = field(default_factory=dict)
 
     def definition(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}

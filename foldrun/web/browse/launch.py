@@ -7,30 +7,30 @@ can name a build dropped at `/opt/browser/<engine>/<version>/`
 installed falls back to the default build and says so on stderr.
 
 `headless: false` is the same browser with a window, 1920×1080, its pages the
-window's size. With no screen (no `DISPLAY`), an in-step browser starts an
-Xvfb of its own for the call and stops it after. It is the file's setting,
-never a call's.
+window's size. On the account's pool such a call is launched on a windowed
+pod — a server under an Xvfb of its own (servers.py) — by the same lost-pod
+rules as any call there. In the step (the CLI, a re-run after a lost pod) with
+no screen (no `DISPLAY`), the browser starts an Xvfb of its own for the call
+and stops it after. It is the file's setting, never a call's.
 """
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 from ..errors import WebToolError
 from .call import Call
 from .limits import choose_engine
+from .lost import run_on_pod
 from .pool import LAUNCH_ARGS, BrowserPool, find_chromium
+from .screen import WINDOW, Screen
 
 BUILDS_ROOT = Path("/opt/browser")
 CHANNELS = {  # Chrome's release channels where Google's packages put them on Linux
     "stable": "/opt/google/chrome/chrome", "beta": "/opt/google/chrome-beta/chrome",
     "dev": "/opt/google/chrome-unstable/chrome",
 }
-WINDOW = (1920, 1080)
 _IN_BUILD = ("chrome", "chromium", "chrome-linux/chrome", "chrome-linux64/chrome", "headless_shell")
 
 
@@ -85,46 +85,6 @@ def executable_for(call: "Call", engine: str) -> str:
     return default
 
 
-class Screen:
-    """An Xvfb of the call's own, 1920×1080, started before the browser and stopped after it."""
-
-    def __init__(self) -> None:
-        self.process: subprocess.Popen | None = None
-        self.display = ""
-
-    def start(self) -> str:
-        binary = shutil.which("Xvfb")
-        if binary is None:
-            raise WebToolError("browse: headless: false needs a screen, and this machine has neither one (no "
-                               "DISPLAY) nor Xvfb to make one — install Debian's xvfb, or leave headless unset")
-        for number in range(99, 160):  # :99 first, as the spec's pod has it; the next free one beside others
-            if Path(f"/tmp/.X11-unix/X{number}").exists() or Path(f"/tmp/.X{number}-lock").exists():
-                continue
-            process = subprocess.Popen([binary, f":{number}", "-screen", "0", f"{WINDOW[0]}x{WINDOW[1]}x24",
-                                        "-nolisten", "tcp"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.DEVNULL, start_new_session=True)
-            until = time.monotonic() + 10
-            while time.monotonic() < until and process.poll() is None:
-                if Path(f"/tmp/.X11-unix/X{number}").exists():
-                    self.process, self.display = process, f":{number}"
-                    return self.display
-                time.sleep(0.05)
-            if process.poll() is None:
-                process.kill()
-            process.wait()
-        raise WebToolError("browse: headless: false could not start a virtual screen (Xvfb) for the call")
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.process = None
-
-
 def window_args() -> list[str]:
     return [f"--window-size={WINDOW[0]},{WINDOW[1]}", "--window-position=0,0", "--start-maximized"]
 
@@ -145,6 +105,29 @@ def choose_launch(tool: Any, call: "Call", in_step: bool = True) -> tuple[str, b
         where = f"on a virtual screen (Xvfb {env['DISPLAY']}, {WINDOW[0]}x{WINDOW[1]}) started for the call"
     tool.log(f"browser: with a window (headless: false) — {where}")
     return executable, False, window_args(), env
+
+
+def run_on_pods(tool: Any, args: dict, run: Any) -> str:
+    """A pinned `version:` or a window, on the account's pool: the build is launched on a pod, a window on a
+    windowed pod (a server under an Xvfb of its own), by the same lost-pod rules as any call there."""
+    call = Call(tool, args)
+    engine = choose_engine(call, call.args, str(call.args.get("mode") or "text"), [])
+    executable = executable_for(call, "chrome" if engine == "chrome" else "chromium")
+    windowed = headful(call)
+    browsers = tool.pods.call_browsers(executable, windowed, [*LAUNCH_ARGS, *(window_args() if windowed else [])])
+
+    def job() -> str:
+        if windowed:
+            browsers.browser()  # connected first, so the line names the screen the window is on
+            tool.log(f"browser: with a window (headless: false) — on the browser pod's virtual screen (Xvfb "
+                     f"{browsers.pod.screen.display}, {WINDOW[0]}x{WINDOW[1]})")
+        return run(tool, args)
+
+    tool._call_browsers = browsers
+    try:
+        return run_on_pod(tool, args, job)
+    finally:
+        tool._call_browsers = None
 
 
 def run_own(tool: Any, args: dict, run: Any) -> str:

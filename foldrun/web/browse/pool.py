@@ -117,8 +117,10 @@ class BrowserPool:
             self._thread = threading.get_ident()
         if self.pod is not None:
             self.pods.done_with(self.pod)
-        self.pod = self.pods.pod()
-        options = {"args": self.args, "headless": True, **({"executablePath": executable} if executable else {})}
+        # A window is drawn on a windowed server's own screen (servers.py); the flags cross (`--unsafe`).
+        self.pod = self.pods.pod(windowed=not self.headless)
+        options = {"args": self.args, "headless": self.headless,
+                   **({"executablePath": executable} if executable else {})}
         try:
             self._browser = self._playwright.chromium.connect(
                 self.pod.ws, timeout=10_000, headers={"x-playwright-launch-options": json.dumps(options)})

@@ -29,7 +29,6 @@ import os
 import queue
 import re
 import secrets
-import signal
 import subprocess
 import threading
 import time
@@ -38,6 +37,7 @@ from typing import Callable
 
 from ..errors import WebToolError
 from .pool import BrowserPool
+from .screen import Screen, die_with_parent
 from .util import stop_group
 
 
@@ -74,35 +74,50 @@ class Pod:
     last_used: float = field(default_factory=time.monotonic)
     users: int = 0
     bytes: int = 0
+    screen: Screen | None = None  # a windowed server's own Xvfb (its display number no other server has)
+
+    @property
+    def windowed(self) -> bool:
+        return self.screen is not None
 
     def alive(self) -> bool:
-        return self.process.poll() is None
+        """The server answers — and, for a windowed one, its screen is still there to draw on."""
+        return self.process.poll() is None and (self.screen is None or self.screen.alive())
 
     def stop(self) -> None:
         stop_group(self.process, grace=2)  # the server and the browsers it launched: the spec's 2-second grace
         if self.process.stdout is not None:
             self.process.stdout.close()
+        if self.screen is not None:
+            self.screen.stop()
 
     def line(self) -> dict:
         return {"pod": self.name, "seconds": round(time.monotonic() - self.started, 3), "bytes": self.bytes}
 
 
-def _die_with_parent() -> None:
-    """In the server's process before exec: SIGKILL when the worker that started it goes, however it goes.
-
-    Not SIGTERM: Playwright's server answers SIGTERM by closing its browsers and then goes on listening, so a
-    pod whose worker died that way outlived it (seen as run-server processes under PID 1). Its browsers talk
-    to it over a pipe and exit when it closes."""
+def start_windowed() -> tuple[subprocess.Popen, str, Screen]:
+    """A server whose browsers have a window: its own Xvfb first (killed with the worker, as the server is),
+    then the server on that display. The screen goes when the server does, however the server went (a watcher
+    waits on it), so a server killed with -9 leaves no Xvfb behind."""
+    screen = Screen(die_with_worker=True)
+    display = screen.start()
     try:
-        import ctypes
+        process, ws = start_server(display)
+    except BaseException:
+        screen.stop()
+        raise
 
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except OSError:  # not Linux: the worker's shutdown stops its pods instead
-        pass
+    def _screen_follows_server() -> None:
+        process.wait()
+        screen.stop()
+
+    threading.Thread(target=_screen_follows_server, name="foldrun-browser-pod-screen", daemon=True).start()
+    return process, ws, screen
 
 
-def start_server() -> tuple[subprocess.Popen, str]:
-    """Playwright's own server on loopback, port 0, under a random path; (process, ws address)."""
+def start_server(display: str | None = None) -> tuple[subprocess.Popen, str]:
+    """Playwright's own server on loopback, port 0, under a random path; (process, ws address). With `display`,
+    the browsers it launches draw their windows on that screen."""
     from playwright._impl._driver import compute_driver_executable
 
     node, cli = compute_driver_executable()
@@ -110,8 +125,9 @@ def start_server() -> tuple[subprocess.Popen, str]:
     process = subprocess.Popen([str(node), str(cli), "run-server", "--host", "127.0.0.1", "--port", "0",
                                 "--path", f"/{token}", "--unsafe"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                               text=True, start_new_session=True, preexec_fn=_die_with_parent,
-                               env={**os.environ, "PW_TEST_SCREENSHOT_NO_FONTS_READY": "1"})
+                               text=True, start_new_session=True, preexec_fn=die_with_parent,
+                               env={**os.environ, "PW_TEST_SCREENSHOT_NO_FONTS_READY": "1",
+                                    **({"DISPLAY": display} if display else {})})
     deadline = time.monotonic() + 30
     line = ""
     while time.monotonic() < deadline:
@@ -156,6 +172,7 @@ class AccountPool:
         self.account = account
         self.pods: list[Pod] = []
         self.steps = 0
+        self.windowed_steps = 0  # of those, the steps whose browser has a window (`headless: false`)
         self.on_reap = on_reap
         self.lock = threading.RLock()
         self._numbers = 0
@@ -163,13 +180,22 @@ class AccountPool:
         # This process's browser on the account's pods — its Playwright client and its connection — kept from one
         # step to the next; each call still gets a context of its own, and each step its own sessions.
         self.browsers: BrowserPool | None = None
+        # … and its browsers of another kind, by (executable, windowed): a pinned `version:` build, a window.
+        self.other_browsers: dict[tuple[str, bool], BrowserPool] = {}
 
-    def _start(self) -> Pod:
-        process, ws = start_server()
+    def _start(self, windowed: bool = False) -> Pod:
+        screen = None
+        if windowed:
+            process, ws, screen = start_windowed()
+        else:
+            process, ws = start_server()
         self._numbers += 1
-        pod = Pod(name=f"{self.account}-{self._numbers}", process=process, ws=ws)
+        pod = Pod(name=f"{self.account}-{self._numbers}", process=process, ws=ws, screen=screen)
         self.pods.append(pod)
         return pod
+
+    def _of_kind(self, windowed: bool) -> list[Pod]:
+        return [p for p in self.pods if p.windowed == windowed]
 
     def _forget_dead(self) -> None:
         for pod in [p for p in self.pods if not p.alive()]:
@@ -184,23 +210,26 @@ class AccountPool:
             except Exception:  # noqa: BLE001 - the ledger line is best effort; the pod is gone either way
                 pass
 
-    def open_step(self) -> None:
+    def open_step(self, windowed: bool = False) -> None:
         """A step of the account that grants browse began: it counts toward the pods wanted, and the pods it
-        wants start now, beside the step (its first call finds the server up, not a cold start)."""
+        wants start now, beside the step (its first call finds the server up, not a cold start). A step whose
+        browser has a window wants a windowed server (one under an Xvfb of its own) as well."""
         with self.lock:
             self.steps += 1
-            short = len([p for p in self.pods if p.alive()]) < self.wanted()
+            self.windowed_steps += 1 if windowed else 0
+            short = len([p for p in self._of_kind(windowed) if p.alive()]) < self.wanted(windowed)
             epoch = self._epoch
         if short:
-            _STARTER.submit(lambda: self._warm(epoch))
+            _STARTER.submit(lambda: self._warm(epoch, windowed))
 
-    def _warm(self, epoch: int) -> None:
+    def _warm(self, epoch: int, windowed: bool = False) -> None:
         """Start the pods wanted and not yet running (a failure here is met again, and said, by the first call)."""
         try:
             with self.lock:
                 self._forget_dead()
-                while self._epoch == epoch and self.steps > 0 and len(self.pods) < self.wanted():
-                    self._start()
+                while self._epoch == epoch and self.steps > 0 and \
+                        len(self._of_kind(windowed)) < self.wanted(windowed):
+                    self._start(windowed)
         except Exception:  # noqa: BLE001 - the call that needs the pod starts it and says why it did not start
             pass
 
@@ -214,18 +243,36 @@ class AccountPool:
             kept.close()  # the pod died between steps: this step connects anew, with no lost-pod lines
         return kept
 
+    def call_browsers(self, executable: str, windowed: bool, args: list[str]) -> BrowserPool:
+        """The account's kept browser for a call that is not the usual one — a pinned build (`executable`), a
+        window (on a windowed server) — connected on first use and kept like the usual one."""
+        key = (executable, windowed)
+        with self.lock:
+            kept = self.other_browsers.get(key)
+            if kept is None:
+                kept = self.other_browsers[key] = BrowserPool(pods=self, executable=executable, args=args,
+                                                              headless=not windowed)
+        if kept.pod is not None and not kept.pod.alive():
+            kept.close()
+        return kept
+
+    def _kept(self) -> list[BrowserPool]:
+        return [b for b in (self.browsers, *self.other_browsers.values()) if b is not None]
+
     def _drop_browsers(self, now: float, idle: float) -> None:
         """Close the kept browser once no step runs and it sat unused past the idle time (its pod may then go)."""
-        kept = self.browsers
-        if kept is not None and self.steps == 0 and kept.pod is not None and now - kept.last_used > idle:
-            try:
-                kept.close()
-            except Exception:  # noqa: BLE001 - gone already
-                pass
+        for kept in self._kept():
+            if self.steps == 0 and kept.pod is not None and now - kept.last_used > idle:
+                try:
+                    kept.close()
+                except Exception:  # noqa: BLE001 - gone already
+                    pass
 
-    def wanted(self) -> int:
+    def wanted(self, windowed: bool = False) -> int:
+        """Pods of that kind wanted: one per `FOLDRUN_BROWSER_STEPS_PER_POD` steps browsing (with a window, for
+        windowed pods) at once, at least one, at most `FOLDRUN_BROWSER_MAX_PODS`."""
         per_pod, most, _idle = settings()
-        return min(most, max(1, math.ceil(self.steps / per_pod)))
+        return min(most, max(1, math.ceil((self.windowed_steps if windowed else self.steps) / per_pod)))
 
     def done_with(self, pod: Pod) -> None:
         """A step's browser left the pod."""
@@ -233,20 +280,22 @@ class AccountPool:
             pod.users = max(0, pod.users - 1)
             pod.last_used = time.monotonic()
 
-    def close_step(self) -> None:
+    def close_step(self, windowed: bool = False) -> None:
         with self.lock:
             self.steps = max(0, self.steps - 1)
+            if windowed:
+                self.windowed_steps = max(0, self.windowed_steps - 1)
             now = time.monotonic()
             for pod in self.pods:
                 pod.last_used = now
 
-    def pod(self) -> Pod:
-        """The least-used live pod, a new one when the pod died (the replacement)."""
+    def pod(self, windowed: bool = False) -> Pod:
+        """The least-used live pod of that kind, a new one when the pod died (the replacement)."""
         with self.lock:
             self._forget_dead()
-            if len(self.pods) < self.wanted():
-                self._start()
-            pod = min(self.pods, key=lambda p: p.users)
+            if len(self._of_kind(windowed)) < self.wanted(windowed):
+                self._start(windowed)
+            pod = min(self._of_kind(windowed), key=lambda p: p.users)
             pod.users += 1
             pod.last_used = time.monotonic()
             return pod
@@ -270,10 +319,13 @@ class AccountPool:
         return reaped
 
     def stop(self) -> None:
-        kept, self.browsers = self.browsers, None
-        if kept is not None and kept.driver.ident is not None:
+        kept = self._kept()
+        self.browsers, self.other_browsers = None, {}
+        for browsers in kept:
+            if browsers.driver.ident is None:
+                continue
             try:
-                kept.close()
+                browsers.close()
             except Exception:  # noqa: BLE001 - a worker shutting down
                 pass
         with self.lock:
