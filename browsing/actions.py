@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Account
+from foldrun import net
 from foldrun.celery import send_after_commit
 
 from .cancelling import cancel_runs_on
@@ -93,7 +94,8 @@ def give_up_starting(session: BrowserSession, limit: float) -> bool:
 def _new_session(account: Account, opts: SessionOptions, user: Any, *,
                  queued_until: dt.datetime | None) -> BrowserSession:
     session = BrowserSession(account=account, created_by=user if getattr(user, "pk", None) else None,
-                             options=opts.public(), engine=opts.engine, title=opts.title, queued_until=queued_until)
+                             options=opts.public(), engine=opts.engine, title=opts.title, queued_until=queued_until,
+                             private_addresses=net.allows_private())
     seal_secrets(session, opts.headers, opts.proxy_url)
     session.status_reason = ("queued: every browser of the account was busy" if queued_until
                              else "waiting for a worker to start its browser")

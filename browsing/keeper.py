@@ -11,7 +11,9 @@ browser: they connect to it over CDP (`browsing.attach`) and disconnect, and the
 
 The keeper's Chromium sends every connection through a `GuardProxy` on loopback (`--proxy-server`, loopback
 not bypassed), so a page, a redirect hop or a script reaching a private address is refused at connect
-time by foldrun.net's own check; a refused start URL closes the session as `navigation_blocked`.
+time by foldrun.net's own check, on the session's own decision (`private_addresses`, made when it was opened);
+a refused start URL closes the session as `navigation_blocked`, a page refused later is a task's
+`navigation_blocked` (foldrun/web/browse/refused.py).
 
 Liveness is the lease and nothing else. A keeper killed with -9 stops renewing; its browser dies with it
 (PR_SET_PDEATHSIG); the sweep (browsing/sweep.py) finds the expired lease and closes the row with a
@@ -74,9 +76,15 @@ def keep(session_pk: int) -> str:
         leases.release(BrowserSession, session_pk, holder)
 
 
-def _policy(host: str, port: int) -> list[str]:
-    """Where the browser may connect for host:port: foldrun.net's checked addresses (raises when refused)."""
-    return net.connect_addresses(host, port)
+def _policy(private_addresses: bool) -> Callable[[str, int], list[str]]:
+    """Where the session's browser may connect for host:port: foldrun.net's checked addresses (raises when refused).
+    Private addresses only when the session was opened on an install that allows them and this worker's does too."""
+    allowed = private_addresses and net.allows_private()
+
+    def policy(host: str, port: int) -> list[str]:
+        return net.connect_addresses(host, port, allow_private=allowed)
+
+    return policy
 
 
 def _upstream(proxy_url: str, allow_hosts: list[str]) -> Callable[[str], Upstream | None] | None:
@@ -120,7 +128,7 @@ class Keeper:
         except Exception as exc:  # noqa: BLE001 - a vault key gone: the session cannot fill its logins
             close_session(self.pk, EndReason.START_FAILED, f"the session's logins could not be opened ({exc})")
             return "start failed"
-        proxy = GuardProxy(_policy, upstream=_upstream(secrets["proxyUrl"], options.get("allowHosts") or []))
+        proxy = GuardProxy(_policy(session.private_addresses), upstream=_upstream(secrets["proxyUrl"], options.get("allowHosts") or []))
         try:
             self.browser = launch(options.get("viewport") or DESKTOP, proxy,
                                   cdp_host=settings.FOLDRUN_BROWSER_CDP_HOST)

@@ -52,6 +52,10 @@ class BrowserSession(models.Model):
     # Extra request headers per host, sealed with the vault's keys: their values may be a staging gate's secret.
     sealed_headers = models.BinaryField(null=True, blank=True)
     sealed_headers_kid = models.CharField(max_length=32, blank=True)
+    # Whether this session's browser may reach private, loopback and link-local addresses: the install's opt-in
+    # (foldrun.net) where it was opened, decided once and applied by its keeper's guard to every connection of the
+    # browser, and to the browse calls of its tasks (a keeper on an install that has not opted in refuses anyway).
+    private_addresses = models.BooleanField(default=False)
     # The browser's DevTools endpoint as the workers see it (loopback of the keeper's machine); empty when closed.
     cdp_endpoint = models.CharField(max_length=300, blank=True)
     # queueForCapacity: queued (no keeper yet) until a browser is free or this time passes.

@@ -165,10 +165,12 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
     task = step.task
     if step.event_received_at is not None and step.event_payload not in (None, {}, ""):
         task += f"\n\nThe event {spec.get('wait_event')} arrived with: {json.dumps(step.event_payload, ensure_ascii=False)[:4000]}"
+    browser = flow_meta(run).get("browser") or {}
     request = StepRequest(
         run_id=run.public_id, label=step.label, agent=step.agent, task=task, limits=spec.get("limits") or {},
         is_test=run.is_test, answer=answer, inputs=run_inputs(run),
-        allow_private_urls=net.allows_private(),
+        # A browser agent's task: its session's decision on private addresses too (the stricter one wins).
+        allow_private_urls=net.allows_private() and browser.get("private", True) is not False,
         venv_cache=Path(settings.DATA_DIR) / "venvs", sandbox_base=sandbox_base(),
         timezone=flow_meta(run).get("timezone"),
         # The install's data (database file, broker, keys) is out of a program's sight; its venvs are not.
@@ -177,7 +179,7 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
         search_engine_url=run.workspace.account.search_engine_url,
         # A browser agent's task browses in its session's browser (browsing puts the endpoint in the run's copy
         # of its settings; it never shows among the run's inputs).
-        browser_cdp=str((flow_meta(run).get("browser") or {}).get("cdp") or ""),
+        browser_cdp=str(browser.get("cdp") or ""),
         # The re-run of a step whose browser pod was lost browses with a browser inside the step.
         browser_pod=not (step.lost_reruns and _pod_was_lost(step)),
     )

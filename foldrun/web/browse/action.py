@@ -20,6 +20,7 @@ from .framing import add_init, boundaries_on, bounded, check_boundaries, fresh_n
 from .limits import choose_engine
 from .live import check_tab
 from .context import listen
+from .refused import raise_if_refused, watch_refusals
 from . import captcha, engines
 from .deadline import Deadline, seconds_of
 from .spare import close_later
@@ -351,13 +352,21 @@ def _in_session(tool: "WebTool", call: Call, url: str | None, mode: str, args: d
     prepare(call, page, mode, steps)
     profiler = cpu.start(call, page) if profile_to is not None else None
     watch = start_watch(call, page) if live_page is not None else None  # a live page is watched call by call too
+    # The session's guard is its keeper's, not this call's: a page it refused is seen from here by its answer.
+    refused = watch_refusals(call, context) if call.proxy is None else None
     try:
         if url is not None and not (live_page is not None and url == page.url):  # the same URL: as it stands
             call.navigate(page, url)
+            if refused is not None:
+                raise_if_refused(call, refused)
         call.page, call.known_tabs = page, len(context.pages)
         if call.captcha is not None:  # a widget on the page as it opens is passed; the steps' re-checks find it done
             call.captcha.check(page)
-        run_steps(call, page, steps)
+        try:
+            run_steps(call, page, steps)
+        finally:  # a step that failed on the guard's 403 page failed because of the refusal: that is said
+            if refused is not None:
+                raise_if_refused(call, refused)
         page = call.page
         if args.get("js"):
             call.no_script("js")
