@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from accounts.models import Account, Membership, Workspace
 from foldrun.api import ApiError, NotFound
-from vault import oauth
+from vault import oauth, rotation
 from vault.boundary import Grant
 from vault.crypto import UndecryptableSecret, open_sealed, seal
 from vault.keys import vault_keys
@@ -339,30 +339,9 @@ def access_token_for(secret: Secret, *, http: httpx.Client | None = None) -> str
         return answer.access_token
 
 
-# ------------------------------------------------------------------ key rotation
+# ------------------------------------------------------------------ key rotation: vault/rotation.py
 
-
-def rotate_keys(batch: int = 200) -> tuple[int, list[str]]:
-    """Re-seal every value under the newest key. Returns (re-sealed count,
-    names that no configured key opens — left untouched, never blanked)."""
-    keys = vault_keys()
-    newest = keys[0].id
-    done, failed = 0, []
-    for model in (Secret, OAuthPending):
-        ids = list(model.objects.exclude(key_id=newest).values_list("pk", flat=True))
-        for start in range(0, len(ids), batch):
-            with transaction.atomic():
-                for row in model.objects.select_for_update().filter(pk__in=ids[start:start + batch]):
-                    label = getattr(row, "name", "")
-                    try:
-                        plain = open_sealed(keys, row.key_id, bytes(row.sealed), row.aad(), name=label)
-                    except UndecryptableSecret:
-                        failed.append(label)
-                        continue
-                    row.key_id, row.sealed = seal(keys, plain, row.aad())
-                    row.save(update_fields=["key_id", "sealed"])
-                    done += 1
-    return done, failed
+rotate_keys = rotation.rotate_keys  # the management command's name for it
 
 
 # ------------------------------------------------------------------ the boundary
