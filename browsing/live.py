@@ -1,12 +1,13 @@
-"""`endpoints.live`: a page that shows a session's screen as it changes, for a person to watch (never to drive).
+"""`endpoints.live`: a session's screen as it changes, for a person or a program to watch (never to drive).
 
-`GET /v1/sessions/<id>/live?token=<session token>` is a small HTML page; its script opens the WebSocket
-`/v1/sessions/<id>/live/frames?token=…`, over which this module sends the session's screen as JPEG frames.
-The frames come from the browser's own screencast (`Page.startScreencast` on the session's first tab), over
-the same loopback DevTools endpoint the CDP relay (browsing/relay.py) carries — here nothing the watcher sends
-reaches the browser: the socket only speaks one way. The token is the session's short-lived one
-(browsing/tokens.py): a page opened with an expired or wrong token says so, and a session that is not live
-says that.
+`wss://<install>/v1/sessions/<id>/live?token=<session token>` is a WebSocket over which this module sends the
+session's screen as JPEG frames (base64 text messages), and closes when the session ends. The frames come from
+the browser's own screencast (`Page.startScreencast` on the session's first tab), over the same loopback
+DevTools endpoint the CDP relay (browsing/relay.py) carries — here nothing the watcher sends reaches the
+browser: the socket only speaks one way. `GET /v1/sessions/<id>/watch?token=…` is a small HTML page that reads
+that socket, for a person (the dashboard's Browser sessions tab links it). The token is the session's
+short-lived one (browsing/tokens.py): a page or socket opened with an expired or wrong token says so, and a
+session that is not live says that.
 """
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from .relay import GONE, REFUSED, _live_session
 from .tokens import token_ok
 
-PAGE = re.compile(r"^/v1/sessions/(?P<id>sess_us_[0-9a-z]{24})/live/?$")
-FRAMES = re.compile(r"^/v1/sessions/(?P<id>sess_us_[0-9a-z]{24})/live/frames/?$")
+PAGE = re.compile(r"^/v1/sessions/(?P<id>sess_us_[0-9a-z]{24})/watch/?$")
+FRAMES = re.compile(r"^/v1/sessions/(?P<id>sess_us_[0-9a-z]{24})/live/?$")
 QUALITY = 60
 EXPIRED = "This live view's link has expired or is not valid: read the session again for a fresh one."
 NOT_LIVE = "This session is not live any more, so there is nothing to watch."
@@ -33,7 +34,7 @@ NOT_LIVE = "This session is not live any more, so there is nothing to watch."
 
 def matches(scope: dict) -> bool:
     path = scope.get("path", "")
-    return ((scope.get("type") == "http" and bool(PAGE.match(path)))
+    return ((scope.get("type") == "http" and bool(PAGE.match(path) or FRAMES.match(path)))
             or (scope.get("type") == "websocket" and bool(FRAMES.match(path))))
 
 
@@ -42,10 +43,15 @@ def _token(scope: dict) -> str:
 
 
 async def serve(scope: dict, receive: Any, send: Any) -> None:
-    if scope["type"] == "http":
-        await _page(scope, send)
-    else:
+    if scope["type"] == "websocket":
         await _frames(scope, receive, send)
+    elif PAGE.match(scope["path"]):
+        await _page(scope, send)
+    else:  # the socket's address asked over plain HTTP (pasted into a browser): where to watch it instead
+        public_id = FRAMES.match(scope["path"]).group("id")
+        await _answer(send, 426, _html("Live view", (
+            f"<p>This address is the live view's WebSocket. To watch the session in a browser, open "
+            f"/v1/sessions/{public_id}/watch with the same token.</p>")))
 
 
 def _html(title: str, body: str) -> bytes:
@@ -71,7 +77,7 @@ async def _page(scope: dict, send: Any) -> None:
     if await _live_session(public_id) is None:
         await _answer(send, 410, _html("Live view", f"<p>{NOT_LIVE}</p>"))
         return
-    frames = json.dumps(f"/v1/sessions/{public_id}/live/frames?token={token}")
+    frames = json.dumps(f"/v1/sessions/{public_id}/live?token={token}")
     script = (
         "<script>(function(){var img=document.getElementById('screen'),state=document.getElementById('state');"
         f"var path={frames};var ws=new WebSocket((location.protocol==='https:'?'wss://':'ws://')+location.host+path);"
@@ -86,6 +92,9 @@ async def _page(scope: dict, send: Any) -> None:
 async def _frames(scope: dict, receive: Any, send: Any) -> None:
     public_id = FRAMES.match(scope["path"]).group("id")
     await receive()  # websocket.connect
+    # Accepted before any refusal, so a program reading the socket gets the sentence as the close reason (a
+    # refused handshake carries none).
+    await send({"type": "websocket.accept"})
     if not token_ok(public_id, _token(scope)):
         await send({"type": "websocket.close", "code": REFUSED, "reason": EXPIRED})
         return
@@ -98,7 +107,6 @@ async def _frames(scope: dict, receive: Any, send: Any) -> None:
     except (OSError, InvalidHandshake, InvalidURI, asyncio.TimeoutError):
         await send({"type": "websocket.close", "code": GONE, "reason": "the session's browser did not answer"})
         return
-    await send({"type": "websocket.accept"})
     watcher = asyncio.ensure_future(_screencast(browser, send))
     try:
         while True:  # what the watcher sends is dropped: the view is watch-only

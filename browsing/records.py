@@ -54,8 +54,8 @@ def record(session: BrowserSession, *, base: str | None = None) -> dict[str, Any
         cdp = live = None
         if session.cdp_endpoint and root.startswith(("http://", "https://")):
             cdp = f"ws{root[4:]}/v1/sessions/{session.public_id}/cdp?token={token}"
-            # A page to watch the screen from (browsing/live.py); it opens its own frames socket.
-            live = f"{root}/v1/sessions/{session.public_id}/live?token={token}"
+            # The screen's frames, a WebSocket (browsing/live.py); /watch is the page a person reads it from.
+            live = f"ws{root[4:]}/v1/sessions/{session.public_id}/live?token={token}"
         out.update({"token": token, "tokenExpiresAt": stamp(expires),
                     "endpoints": {"http": http, "cdp": cdp, "live": live}})
     return out

@@ -133,7 +133,7 @@ class EndpointsSerializer(serializers.Serializer):
     cdp = serializers.CharField(allow_null=True, help_text="the browser's DevTools (a WebSocket, with the session "
                                                           "token); null until live, or when the install's public "
                                                           "address is unknown (FOLDRUN_PUBLIC_URL)")
-    live = serializers.CharField(allow_null=True, help_text="a page showing the session's screen live (watch-only, with the session token); null until live, or when the install's public address is unknown")
+    live = serializers.CharField(allow_null=True, help_text="a WebSocket (wss:// on an https install) of the session's screen as JPEG frames, base64 text, closed when the session ends (watch-only, with the session token; /v1/sessions/<id>/watch is its page for a person); null until live, or when the install's public address is unknown")
 
 
 class SessionSummarySerializer(serializers.Serializer):

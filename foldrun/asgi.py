@@ -1,5 +1,6 @@
-"""The ASGI entry point: Django (the dashboard and the API) with the MCP server at `/mcp`, and the
-browser sessions' DevTools relay (`/v1/sessions/<id>/cdp`, a WebSocket; browsing/relay.py).
+"""The ASGI entry point: Django (the dashboard and the API) with the MCP server at `/mcp`, the browser
+sessions' DevTools relay (`/v1/sessions/<id>/cdp`, a WebSocket; browsing/relay.py) and their live view
+(`/v1/sessions/<id>/live`, a WebSocket of frames, and `/v1/sessions/<id>/watch`, its page; browsing/live.py).
 
 `./scripts/start` and deploy/ serve this through gunicorn's uvicorn workers;
 foldrun.wsgi stays for anything that speaks WSGI only (it has no `/mcp`). The
@@ -42,7 +43,7 @@ class App:
             await self.mcp(scope, receive, send)
         elif relay.matches(scope):  # a session's DevTools, from outside, with its token
             await relay.relay(scope, receive, send)
-        elif live.matches(scope):  # a session's live view: its page, and the frames that page reads
+        elif live.matches(scope):  # a session's live view: its frames' WebSocket, and the watch page that reads it
             await live.serve(scope, receive, send)
         elif scope["type"] == "websocket":
             # Django speaks HTTP only: any other WebSocket is refused here rather than as its error in the log.

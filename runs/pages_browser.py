@@ -19,8 +19,9 @@ from django.urls import reverse
 
 from accounts.access import current_membership, workspace_for_user
 from accounts.models import Workspace
-from browsing.models import BrowserSession, SkillRun, Task, TaskStatus
+from browsing.models import BrowserSession, SessionStatus, SkillRun, Task, TaskStatus
 from browsing.reports import skill_report
+from browsing.tokens import session_token
 from foldrun.ranged import ranged_file
 
 from .models import Run
@@ -131,6 +132,9 @@ def sessions_page(request: HttpRequest, ws: str) -> HttpResponse:
         session.css = status_css(session.status)
         session.recorded = recording_of(session) is not None
         session.ending = (session.get_end_reason_display() if session.end_reason else "")
+        # A live one's screen, to watch (browsing/live.py), with a fresh short-lived token of its own.
+        session.watch = (f"/v1/sessions/{session.public_id}/watch?token={session_token(session.public_id)[0]}"
+                         if session.status == SessionStatus.LIVE else "")
     return render(request, "runs/sessions.html", {"section": "home", "workspace": workspace,
                                                   "sessions": sessions, "shown": SESSIONS_SHOWN})
 

@@ -1,5 +1,6 @@
-"""`endpoints.live`: a page, opened in a real Chromium, that shows the session's screen as it changes — frames of
-the browser's own screencast over the session's DevTools endpoint, with the session's short-lived token."""
+"""`endpoints.live`: a WebSocket of the session's screen as it changes — frames of the browser's own screencast over
+the session's DevTools endpoint, with the session's short-lived token — closed when the session ends; and the watch
+page, opened in a real Chromium, that reads it for a person."""
 from __future__ import annotations
 
 import datetime as dt
@@ -11,8 +12,12 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import sync_playwright
 
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect as ws_connect
+
 from browsing.actions import check_create_session, do_create_session, do_stop_session, wait_live
 from browsing.attach import attach
+from browsing.models import BrowserSession, SessionStatus
 from browsing.records import record
 from browsing.tokens import session_token
 from tests.mcp.conftest import mcp_server  # noqa: F401 - the platform's ASGI app on a live port
@@ -34,13 +39,15 @@ def test_the_live_page_shows_the_sessions_screen_and_its_changes(mcp_server, ses
     settings.FOLDRUN_PUBLIC_URL = mcp_server.base
     session = wait_live(do_create_session(account, check_create_session(account, {"startUrl": f"{site.url}/"})),
                         timeout=60)
-    live = record(session)["endpoints"]["live"]
-    assert live.startswith(f"{mcp_server.base}/v1/sessions/{session.public_id}/live?token=")
+    shown = record(session)
+    live = shown["endpoints"]["live"]
+    assert live == f"ws{mcp_server.base[4:]}/v1/sessions/{session.public_id}/live?token={shown['token']}"
+    watch = f"{mcp_server.base}/v1/sessions/{session.public_id}/watch?token={shown['token']}"
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
         try:
             viewer = browser.new_page()
-            viewer.goto(live)
+            viewer.goto(watch)
             viewer.wait_for_function("Number(document.getElementById('screen').dataset.frames) > 0", timeout=20_000)
             count, first = _frame(viewer)
             assert first.startswith("data:image/jpeg;base64,/9j/")  # a JPEG frame of the session's page
@@ -60,16 +67,50 @@ def test_the_live_page_shows_the_sessions_screen_and_its_changes(mcp_server, ses
             browser.close()
     do_stop_session(account, session.public_id)
     deadline = time.monotonic() + 10
-    while httpx.get(live).status_code != 410 and time.monotonic() < deadline:
+    while httpx.get(watch).status_code != 410 and time.monotonic() < deadline:
         time.sleep(0.2)
-    ended = httpx.get(live)
+    ended = httpx.get(watch)
     assert ended.status_code == 410 and "This session is not live any more" in ended.text
+
+
+def test_endpoints_live_is_a_websocket_of_jpeg_frames_that_closes_when_the_session_ends(  # noqa: F811
+        mcp_server, session_worker, account, site, settings):  # noqa: F811
+    settings.FOLDRUN_PUBLIC_URL = mcp_server.base
+    session = wait_live(do_create_session(account, check_create_session(account, {"startUrl": f"{site.url}/"})),
+                        timeout=60)
+    with ws_connect(record(session)["endpoints"]["live"], open_timeout=10) as socket:
+        assert socket.recv(timeout=20).startswith("/9j/")  # base64 of a JPEG frame of the session's page
+        socket.send("click at 10,10")  # dropped: the socket is watch-only (it closes below for the session's end)
+        do_stop_session(account, session.public_id)
+        with pytest.raises(ConnectionClosed) as closed:
+            while True:
+                socket.recv(timeout=30)
+    assert closed.value.rcvd is not None and closed.value.rcvd.reason == "the session's browser closed"
+
+
+def test_endpoints_live_is_wss_on_an_https_install_and_the_socket_address_over_http_names_the_watch_page(
+        mcp_server, account, settings):  # noqa: F811
+    session = BrowserSession.objects.create(account=account, status=SessionStatus.LIVE,
+                                            cdp_endpoint="ws://127.0.0.1:9/devtools/browser/x")
+    settings.FOLDRUN_PUBLIC_URL = "https://foldrun.example"
+    assert record(session)["endpoints"]["live"].startswith(
+        f"wss://foldrun.example/v1/sessions/{session.public_id}/live?token=")
+    token, _ = session_token(session.public_id)
+    asked = httpx.get(f"{mcp_server.base}/v1/sessions/{session.public_id}/live?token={token}")
+    assert asked.status_code == 426
+    assert (f"This address is the live view's WebSocket. To watch the session in a browser, open "
+            f"/v1/sessions/{session.public_id}/watch with the same token.") in asked.text
 
 
 def test_a_live_link_with_a_wrong_or_expired_token_says_so(mcp_server, account):  # noqa: F811
     session = do_create_session(account, check_create_session(account, {}))
     old, _ = session_token(session.public_id, now=timezone.now() - dt.timedelta(hours=1))
     for token in (old, "1.abc"):
-        page = httpx.get(f"{mcp_server.base}/v1/sessions/{session.public_id}/live?token={token}")
+        page = httpx.get(f"{mcp_server.base}/v1/sessions/{session.public_id}/watch?token={token}")
         assert page.status_code == 403
         assert "This live view's link has expired or is not valid" in page.text
+        with ws_connect(f"ws{mcp_server.base[4:]}/v1/sessions/{session.public_id}/live?token={token}",
+                        open_timeout=10) as socket, pytest.raises(ConnectionClosed) as refused:
+            socket.recv(timeout=10)
+        assert refused.value.rcvd.reason == "This live view's link has expired or is not valid: read the session " \
+                                            "again for a fresh one."

@@ -52,7 +52,7 @@ def test_an_open_session_shows_its_endpoints_and_a_token_a_closed_one_does_not(a
     record = alice_api.get(f"/v1/sessions/{session.public_id}").json()
     assert record["endpoints"] == {"http": f"http://testserver/v1/sessions/{session.public_id}",
                                    "cdp": f"ws://testserver/v1/sessions/{session.public_id}/cdp?token={record['token']}",
-                                   "live": f"http://testserver/v1/sessions/{session.public_id}/live?token="
+                                   "live": f"ws://testserver/v1/sessions/{session.public_id}/live?token="
                                            f"{record['token']}"}
     assert token_ok(session.public_id, record["token"])
     assert not token_ok("sess_us_" + "1" * 24, record["token"])  # bound to its session

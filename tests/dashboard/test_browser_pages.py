@@ -10,6 +10,7 @@ from django.test import Client
 
 from accounts.models import Workspace
 from browsing.models import BrowserSession, SkillRun, Task
+from browsing.tokens import token_ok
 
 from . import browser_rows as rows
 
@@ -124,6 +125,18 @@ def test_the_browser_sessions_tab_lists_the_accounts_sessions_with_why_they_ende
     live_row = page[page.index(f'<tr id="{live.public_id}">'):]
     assert '<span class="badge status-running">live</span>' in live_row[:live_row.index("</tr>")]
     assert "not recorded" in live_row[:live_row.index("</tr>")]
+
+
+def test_a_live_session_on_the_sessions_tab_links_its_watch_page_with_a_token_that_opens_it(recorded, alice):
+    live = rows.session(recorded.account, status="live", end_reason="", status_reason="", closed_at=None)
+    page = web(alice).get("/w/rank-desk/sessions/").content.decode()
+    live_row = page[page.index(f'<tr id="{live.public_id}">'):]
+    live_row = live_row[:live_row.index("</tr>")]
+    link = re.search(rf'<a class="small" href="/v1/sessions/{live.public_id}/watch\?token=([^"]+)" '
+                     rf'rel="noreferrer">watch</a>', live_row)
+    assert link is not None and token_ok(live.public_id, html.unescape(link.group(1)))
+    closed_row = page[page.index(f'<tr id="{recorded.session.public_id}">'):]
+    assert "/watch?" not in closed_row[:closed_row.index("</tr>")]  # an ended session has nothing to watch
 
 
 def test_a_smoke_tests_page_links_its_signed_report_and_lists_its_flow(recorded, alice):
