@@ -75,9 +75,13 @@ class FolderWriter:
     `write` hands the file to one writer thread and returns: creating a file is the slowest
     part of a crawled page where the file system is busy (0.2–8 ms a file in a crowded folder,
     against a millisecond to read and convert the page), and a reader that waited for it read
-    nothing meanwhile. The queue is bounded, so a disk slower than the site holds the readers
+    nothing meanwhile. At most BACKLOG files wait, so a disk slower than the site holds the readers
     back rather than the pages piling up in memory. `close` waits for every file; a refusal or a
     disk error is raised by the next `write` and by `close`, so nothing after it is counted.
+
+    The hand-over is a SimpleQueue (C: a put and a get take no Python-level condition) with a
+    semaphore for the bound, which only blocks when BACKLOG files wait: queue.Queue's two
+    conditions cost each page a Python-level wait and notify on both threads.
     """
 
     BACKLOG = 64
@@ -90,7 +94,8 @@ class FolderWriter:
             raise WebToolError(f"{folder.name}: a symlink out of the agent directory is refused")
         self._shown = rel(sandbox, folder)
         self._fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
-        self._queue: queue.Queue[tuple[str, bytes] | None] = queue.Queue(self.BACKLOG)
+        self._queue: queue.SimpleQueue[tuple[str, bytes] | None] = queue.SimpleQueue()
+        self._room = threading.Semaphore(self.BACKLOG)
         self._failure: BaseException | None = None
         self._thread = threading.Thread(target=self._drain, name=f"write-{folder.name}", daemon=True)
         self._thread.start()
@@ -100,6 +105,7 @@ class FolderWriter:
             raise WebToolError(f"{name!r}: a file of {self.folder.name}/ has a plain name")
         if self._failure is not None:
             raise self._failure
+        self._room.acquire()
         self._queue.put((name, data))
 
     def _drain(self) -> None:
@@ -109,6 +115,7 @@ class FolderWriter:
                     self._write_now(*item)
                 except BaseException as exc:  # noqa: BLE001 - raised on the caller's thread by write/close
                     self._failure = exc
+            self._room.release()
 
     def _write_now(self, name: str, data: bytes) -> None:
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
