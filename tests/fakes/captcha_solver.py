@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+
+from tests.fakes.loopback import LoopbackServer, QuietHandler
 
 # Each vendor's own task type for each widget, as its documentation spells it.
 TASK_TYPES: dict[str, dict[str, str]] = {
@@ -25,7 +25,7 @@ TASK_TYPES: dict[str, dict[str, str]] = {
 }
 
 
-class CaptchaSolver:
+class CaptchaSolver(LoopbackServer):
     """`vendor` is capsolver, 2captcha or anticaptcha; `key` the clientKey it accepts.
 
     processing  how many getTaskResult answers say "processing" before "ready" (a never-ready solver: a big number)
@@ -47,12 +47,7 @@ class CaptchaSolver:
         self._lock = threading.Lock()
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length) if length else b""
@@ -65,18 +60,7 @@ class CaptchaSolver:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-
-    def __enter__(self) -> "CaptchaSolver":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
     def token_for(self, number: int, sitekey: str) -> str:
         return f"{self.vendor}-token-{number}-{sitekey}"

@@ -17,12 +17,13 @@ import json
 import secrets
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from tests.fakes.loopback import LoopbackServer, QuietHandler
 
-class FakeOAuth:
+
+class FakeOAuth(LoopbackServer):
     def __init__(self, client_id: str = "app-123", client_secret: str = "app-secret-xyz") -> None:
         self.client_id = client_id
         self.client_secret = client_secret
@@ -39,12 +40,7 @@ class FakeOAuth:
         self._lock = threading.Lock()
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def _json(self, status: int, payload: dict) -> None:
                 data = json.dumps(payload).encode()
                 self.send_response(status)
@@ -77,20 +73,10 @@ class FakeOAuth:
                 status, payload = fake._token(form)
                 self._json(status, payload)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        super().__init__(Handler)
+        self.base_url = self.url
         self.auth_url = self.base_url + "/authorize"
         self.token_url = self.base_url + "/token"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-
-    def __enter__(self) -> "FakeOAuth":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
     def grant_refresh_token(self) -> str:
         token = "rt-" + secrets.token_urlsafe(12)

@@ -23,8 +23,10 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.fakes.loopback import LoopbackServer, QuietHandler
 
 
 @dataclass
@@ -80,7 +82,7 @@ def last_tool_result(body: dict) -> str:
     return ""
 
 
-class FakeProvider:
+class FakeProvider(LoopbackServer):
     def __init__(self) -> None:
         self.replies: "queue.Queue[Reply]" = queue.Queue()
         self.requests: list[Recorded] = []
@@ -90,13 +92,7 @@ class FakeProvider:
         self.responder: Any = None
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # an answer written in two sends must not wait on the client's delayed ACK
-
-            def log_message(self, *args: Any) -> None:  # keep test output quiet
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 fake._record(self, b"")
                 self._send_json(200, {"object": "list", "data": []})
@@ -131,28 +127,9 @@ class FakeProvider:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        self.base_url = f"http://127.0.0.1:{self.port}"
+        super().__init__(Handler)  # start() / stop(), or `with`
+        self.base_url = self.url
         self.openai_base_url = self.base_url + "/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-
-    # ------------------------------------------------------------ lifecycle
-
-    def start(self) -> "FakeProvider":
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-    def __enter__(self) -> "FakeProvider":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     # ------------------------------------------------------------ scripting
 

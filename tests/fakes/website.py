@@ -11,10 +11,10 @@ from __future__ import annotations
 import gzip
 import json
 import socket
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+
+from tests.fakes.loopback import LoopbackServer, QuietHandler
 
 Answer = tuple[int, dict[str, str], bytes]
 
@@ -42,7 +42,7 @@ def sitemap_index(urls: list[str]) -> str:
             + "".join(f"<sitemap><loc>{u}</loc></sitemap>" for u in urls) + "</sitemapindex>")
 
 
-class TestSite:
+class TestSite(LoopbackServer):
     """`routes`: path → Answer, or a callable(request dict) → Answer. `url` once started."""
 
     __test__ = False
@@ -54,12 +54,7 @@ class TestSite:
         self.hangup: dict[str, int] = {}   # path → how many more requests for it are closed unanswered
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:  # noqa: N802
                 self._answer("GET", b"")
 
@@ -103,20 +98,8 @@ class TestSite:
                 except (BrokenPipeError, ConnectionResetError, socket.error):
                     pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.server.request_queue_size = 128
-        self.port = self.server.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-
-    def __enter__(self) -> "TestSite":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        # A page's many subresources and three crawl tabs connect at once: room for them to wait.
+        super().__init__(Handler, backlog=128)
 
 
 def docs_site() -> TestSite:

@@ -7,28 +7,23 @@ from __future__ import annotations
 
 import base64
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 from urllib.parse import parse_qsl, urlsplit
+
+from tests.fakes.loopback import LoopbackServer, QuietHandler
 
 Answer = tuple[int, dict[str, str], bytes]
 
 
-class Loopback:
+class Loopback(LoopbackServer):
     """A threaded HTTP server on 127.0.0.1 answering through `respond(request) -> (status, headers, body)`."""
 
     def __init__(self, respond: Callable[[dict], Answer]) -> None:
         self.seen: list[dict[str, Any]] = []
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def _any(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 parts = urlsplit(self.path)
@@ -50,19 +45,7 @@ class Loopback:
 
             do_GET = do_POST = do_HEAD = _any
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-
-    def __enter__(self) -> "Loopback":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
 
 def html(body: str, status: int = 200, headers: dict[str, str] | None = None) -> Answer:

@@ -1,0 +1,48 @@
+"""What every loopback stand-in shares: a quiet HTTP/1.1 handler and a threaded server on 127.0.0.1.
+
+`QuietHandler` answers HTTP/1.1 (keep-alive, as the clients under test expect), writes nothing to the test
+output, and turns Nagle's algorithm off: an answer written in two sends (the headers, then the body) otherwise
+waits ~40 ms for the client's delayed ACK before the second goes out, which made every "instant" stand-in
+answer take that long. `LoopbackServer` starts and stops one `ThreadingHTTPServer` for a handler class, on a
+port the kernel chose; a stand-in subclasses it and passes its handler.
+"""
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Self
+
+
+class QuietHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+
+    def log_message(self, *args: Any) -> None:  # keep test output quiet
+        pass
+
+
+class LoopbackServer:
+    """A threaded HTTP server on 127.0.0.1: `url` and `port` once made, serving between `start()` and `stop()`
+    (or inside `with`). `backlog` is how many connections may wait to be accepted — a page that opens many at
+    once needs more than the default five."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler], *, backlog: int = 16) -> None:
+        server_class = type("Server", (ThreadingHTTPServer,), {"daemon_threads": True, "request_queue_size": backlog})
+        self.server: ThreadingHTTPServer = server_class(("127.0.0.1", 0), handler)
+        self.port: int = self.server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+
+    def start(self) -> Self:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
