@@ -671,6 +671,17 @@ def test_the_vendor_session_table_matches_the_spec():
     assert from_spec == in_code
 
 
+def test_the_vendor_session_block_region_and_timeout_cells_match_the_spec():
+    rows = _table_after("| `vendor_session:` | browserbase |")
+    vendors = ["browserbase", "steel", "hyperbrowser", "browserless", "brightdata", "zenrows"]
+    cells = {row[0].strip("`"): dict(zip(vendors, row[1:])) for row in rows}
+    assert {v: tuple(c.split(" · ")) for v, c in cells["block"].items() if c != "—"} == W.VENDOR_BLOCK
+    assert {v: tuple(c.split(" · ")) for v, c in cells["region"].items() if c != "—"} == W.VENDOR_REGIONS
+    ranges = {v: c for v, c in cells["timeout"].items() if re.fullmatch(r"\d+[smh]–\d+[smh]", c)}
+    assert ranges == W.VENDOR_TIMEOUT_LABELS
+    assert {v: tuple(int(W.parse_duration(end)) for end in c.split("–")) for v, c in ranges.items()} == W.VENDOR_TIMEOUTS
+
+
 def test_a_web_block_on_an_agent_not_granted_web_is_a_warning():
     files = {AGENT: "---\nname: researcher\ntools: [read]\nweb:\n  fetch: jina\n---\nPrompt.\n"}
     finding = _one(files)

@@ -4,7 +4,11 @@
 `--remote-debugging-port=0`, its websocket read from `DevToolsActivePort`.
 `CdpRelay` is the vendor's websocket host: it records the handshake (path,
 query, headers — where the key arrived) and pipes the connection on to that
-Chromium, or refuses it with `refuse = 401`. `BrowserVendor` speaks a vendor's
+Chromium, or refuses it with `refuse = 401`. Given `custom` (Bright Data's own
+CDP commands, `BRIGHT_DATA_COMMANDS`), it reads the CDP messages in the
+websocket frames, answers those commands itself as the vendor's browser does
+(`{"id", "result", "sessionId"}` on the page's flattened session), records
+them in `commands`, and passes every other frame on unchanged. `BrowserVendor` speaks a vendor's
 documented session API (Browserbase `POST /v1/sessions` with `X-BB-API-Key` →
 `connectUrl`; Steel `POST /v1/sessions` with `steel-api-key` → `websocketUrl`,
 `POST /v1/sessions/{id}/release`; Hyperbrowser `POST /api/session` with
@@ -22,13 +26,19 @@ import tempfile
 import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from tests.fakes.loopback import LoopbackServer, QuietHandler
+
 CHROMIUM = "/usr/bin/chromium"
 KEY_HEADERS = {"browserbase": "x-bb-api-key", "steel": "steel-api-key", "hyperbrowser": "x-api-key"}
+# Bright Data's custom CDP commands (docs.brightdata.com, "Custom CDP Functions") and what each answers: void.
+BRIGHT_DATA_COMMANDS: dict[str, dict] = {
+    "Captcha.setAutoSolve": {}, "Unblocker.enableAdBlock": {}, "Unblocker.disableAdBlock": {},
+    "Unblocker.enableCookieBlock": {}, "Unblocker.disableCookieBlock": {},
+}
 
 
 class LocalChromium:
@@ -69,8 +79,11 @@ class LocalChromium:
 class CdpRelay:
     """A vendor's websocket host: records each handshake, then pipes it to the local Chromium."""
 
-    def __init__(self, chromium: LocalChromium) -> None:
+    def __init__(self, chromium: LocalChromium, custom: dict[str, dict] | None = None) -> None:
         self.chromium = chromium
+        self.custom = dict(custom or {})  # CDP methods the vendor's browser answers itself → their result
+        self.commands: list[tuple[str, dict]] = []  # those methods as they arrived, with their params
+        self.methods: list[str] = []  # every CDP method the caller sent, in order (read only with `custom`)
         self.handshakes: list[dict[str, Any]] = []
         self.refuse: int | None = None
         self.server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -127,35 +140,147 @@ class CdpRelay:
         upstream = socket.create_connection(("127.0.0.1", self.chromium.port))
         headers["host"] = f"127.0.0.1:{self.chromium.port}"
         headers.pop("authorization", None)
+        if self.custom:  # the frames are read here, so they must arrive uncompressed
+            headers.pop("sec-websocket-extensions", None)
         request = f"GET {self.chromium.path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
-        upstream.sendall(request.encode("latin-1") + rest)
+        upstream.sendall(request.encode("latin-1"))
         self.open += 1
         self.sockets += [client, upstream]
-
-        def pipe(a: socket.socket, b: socket.socket) -> None:
-            try:
-                while True:
-                    data = a.recv(65536)
-                    if not data:
-                        break
-                    b.sendall(data)
-            except OSError:
-                pass
-            finally:
-                for s in (a, b):
-                    try:
-                        s.shutdown(socket.SHUT_RDWR)
-                    except OSError:
-                        pass
-
-        back = threading.Thread(target=pipe, args=(upstream, client), daemon=True)
-        back.start()
-        pipe(client, upstream)
+        if self.custom:
+            lock = threading.Lock()  # answers made here and frames from Chromium share the client's socket
+            back = threading.Thread(target=self._frames_back, args=(upstream, client, lock), daemon=True)
+            back.start()
+            self._frames_on(client, upstream, lock, rest)
+        else:
+            upstream.sendall(rest)
+            back = threading.Thread(target=_pipe, args=(upstream, client), daemon=True)
+            back.start()
+            _pipe(client, upstream)
         back.join(timeout=5)
         self.open -= 1
 
+    def _frames_on(self, client: socket.socket, upstream: socket.socket, lock: threading.Lock, rest: bytes) -> None:
+        """The caller's frames: the vendor's own commands answered here, everything else passed on as it came."""
+        frames = _Frames(client, rest)
+        try:
+            while (frame := frames.next()) is not None:
+                raw, opcode, payload = frame
+                message = _json(payload) if opcode == 1 else None
+                if message is not None and isinstance(message.get("method"), str):
+                    self.methods.append(message["method"])
+                if message is not None and message.get("method") in self.custom:
+                    self.commands.append((message["method"], message.get("params") or {}))
+                    answer = {"id": message.get("id"), "result": self.custom[message["method"]]}
+                    if "sessionId" in message:
+                        answer["sessionId"] = message["sessionId"]
+                    with lock:
+                        client.sendall(_text_frame(json.dumps(answer).encode()))
+                    continue
+                upstream.sendall(raw)
+        except OSError:
+            pass
+        finally:
+            _close(client, upstream)
 
-class BrowserVendor:
+    def _frames_back(self, upstream: socket.socket, client: socket.socket, lock: threading.Lock) -> None:
+        """Chromium's handshake answer, then its frames one whole frame at a time (never split by an answer)."""
+        try:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                chunk = upstream.recv(65536)
+                if not chunk:
+                    return
+                head += chunk
+            head, _, rest = head.partition(b"\r\n\r\n")
+            with lock:
+                client.sendall(head + b"\r\n\r\n")
+            frames = _Frames(upstream, rest)
+            while (frame := frames.next()) is not None:
+                with lock:
+                    client.sendall(frame[0])
+        except OSError:
+            pass
+        finally:
+            _close(client, upstream)
+
+
+class _Frames:
+    """Websocket frames read whole off a socket (RFC 6455 §5.2): (the frame's bytes, opcode, unmasked payload)."""
+
+    def __init__(self, sock: socket.socket, pending: bytes = b"") -> None:
+        self.sock, self.buffer = sock, bytearray(pending)
+
+    def _have(self, count: int) -> bool:
+        while len(self.buffer) < count:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                return False
+            self.buffer += chunk
+        return True
+
+    def next(self) -> tuple[bytes, int, bytes] | None:
+        if not self._have(2):
+            return None
+        length, at = self.buffer[1] & 0x7F, 2
+        if length in (126, 127):
+            size = 2 if length == 126 else 8
+            if not self._have(at + size):
+                return None
+            length, at = int.from_bytes(self.buffer[at:at + size], "big"), at + size
+        mask = b""
+        if self.buffer[1] & 0x80:
+            if not self._have(at + 4):
+                return None
+            mask, at = bytes(self.buffer[at:at + 4]), at + 4
+        if not self._have(at + length):
+            return None
+        raw, opcode = bytes(self.buffer[:at + length]), self.buffer[0] & 0x0F
+        payload = bytes(self.buffer[at:at + length])
+        if mask:
+            payload = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        del self.buffer[:at + length]
+        return raw, opcode, payload
+
+
+def _text_frame(data: bytes) -> bytes:
+    """A final, unmasked text frame, as a server sends it."""
+    if len(data) < 126:
+        return bytes([0x81, len(data)]) + data
+    if len(data) < 1 << 16:
+        return bytes([0x81, 126]) + len(data).to_bytes(2, "big") + data
+    return bytes([0x81, 127]) + len(data).to_bytes(8, "big") + data
+
+
+def _json(payload: bytes) -> dict | None:
+    try:
+        message = json.loads(payload)
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) else None
+
+
+def _pipe(a: socket.socket, b: socket.socket) -> None:
+    try:
+        while True:
+            data = a.recv(65536)
+            if not data:
+                break
+            b.sendall(data)
+    except OSError:
+        pass
+    finally:
+        _close(a, b)
+
+
+def _close(*socks: socket.socket) -> None:
+    for sock in socks:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+class BrowserVendor(LoopbackServer):
     """One vendor's session API on loopback, handing back `relay`'s websocket as its session's."""
 
     def __init__(self, name: str, relay: CdpRelay) -> None:
@@ -168,12 +293,7 @@ class BrowserVendor:
         self.made: list[str] = []   # contexts (Browserbase) and profiles (Hyperbrowser) it created
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def _any(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length) if length else b""
@@ -194,18 +314,7 @@ class BrowserVendor:
 
             do_GET = do_POST = do_PUT = _any
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-
-    def __enter__(self) -> "BrowserVendor":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
     def posted(self, path: str) -> list[dict]:
         return [r["json"] for r in self.seen if r["method"] in ("POST", "PUT") and r["path"] == path]

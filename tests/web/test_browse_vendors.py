@@ -8,6 +8,7 @@ here), where the step's own browser carries a desktop user agent — so the answ
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import json
 import threading
 
@@ -15,9 +16,9 @@ import pytest
 
 from foldrun.contract import Desk, check
 from foldrun.web import WebToolError
-from foldrun.web.browse.vendors.adapters import ADAPTERS, BASES, socket_url
+from foldrun.web.browse.vendors.adapters import ADAPTERS, BASES, SOURCES, socket_url
 from tests.conftest import wait_for
-from tests.fakes.browser_vendors import BrowserVendor, CdpRelay, LocalChromium
+from tests.fakes.browser_vendors import BRIGHT_DATA_COMMANDS, BrowserVendor, CdpRelay, LocalChromium
 from tests.fakes.website import html
 
 ROUTES = {
@@ -39,6 +40,13 @@ def chromium():
 @pytest.fixture
 def relay(chromium):
     with CdpRelay(chromium) as server:
+        yield server
+
+
+@pytest.fixture
+def bright_data(chromium):
+    """Bright Data's websocket host: its own CDP commands answered as its browser does, the rest Chromium's."""
+    with CdpRelay(chromium, custom=BRIGHT_DATA_COMMANDS) as server:
         yield server
 
 
@@ -179,6 +187,81 @@ def test_zenrows_takes_its_key_as_apikey_with_the_country_and_ttl_beside_it(brow
     nowhere(recorder, "zenrows-key-0123")
 
 
+@pytest.mark.parametrize("timeout,ttl", [("90s", "1m30s"), ("1m", "1m"), ("15m", "15m"), ("125s", "2m5s")])
+def test_zenrows_session_ttl_is_the_timeout_to_the_second_in_its_minutes_and_seconds_spelling(
+        browse, pages_site, relay, timeout, ttl):
+    out = vendor_tool(browse, "zenrows", relay.url, "zenrows-key-0123", {"timeout": timeout}).call(
+        {"action": "browse", "url": f"{pages_site.url}/who"})
+    assert VENDOR_BROWSER in out
+    assert relay.handshakes[0]["query"] == {"apikey": "zenrows-key-0123", "session_ttl": ttl}
+
+
+def test_a_zenrows_timeout_past_15_minutes_is_refused_by_check_in_its_range():
+    assert check_message("  browse:\n    via: zenrows\n    vendor_session:\n      timeout: 20m") == [
+        "web.browse.vendor_session.timeout: zenrows takes 1m–15m."]
+
+
+def test_bright_data_blocks_ads_and_cookie_banners_with_its_own_cdp_commands_before_the_page_loads(
+        browse, pages_site, bright_data):
+    out = vendor_tool(browse, "brightdata", bright_data.url, "brd-customer-x-zone-y:pw-0123",
+                      {"captcha": True, "block": ["ads", "cookies"]}).call(
+        {"action": "browse", "url": f"{pages_site.url}/who"})
+    assert VENDOR_BROWSER in out
+    assert "did not take" not in out
+    assert bright_data.commands == [("Captcha.setAutoSolve", {"autoSolve": True}),
+                                    ("Unblocker.enableAdBlock", {"version": "2"}),
+                                    ("Unblocker.enableCookieBlock", {})]
+    navigated = bright_data.methods.index("Page.navigate")
+    assert all(bright_data.methods.index(method) < navigated for method, _ in bright_data.commands)
+
+
+def test_bright_data_captcha_false_turns_its_default_solver_off(browse, pages_site, bright_data):
+    vendor_tool(browse, "brightdata", bright_data.url, "brd-customer-x-zone-y:pw-0123", {"captcha": False,
+                                                                                          "block": ["cookies"]}).call(
+        {"action": "browse", "url": f"{pages_site.url}/who"})
+    assert bright_data.commands == [("Captcha.setAutoSolve", {"autoSolve": False}), ("Unblocker.enableCookieBlock", {})]
+
+
+@pytest.mark.parametrize("web_yaml,session,sentence", [
+    ("block: [ads, trackers]", {"block": ["ads", "trackers"]},
+     "web.browse.vendor_session.block: brightdata has no option to block trackers; the vendors that do are "
+     "hyperbrowser."),
+    ("timeout: 5m", {"timeout": "5m"},
+     "web.browse.vendor_session.timeout: brightdata has no option for it; the vendors that do are browserbase, "
+     "steel, hyperbrowser, browserless, zenrows."),
+    ("proxy: {country: AU, city: Sydney}", {"proxy": {"country": "AU", "city": "Sydney"}},
+     "web.browse.vendor_session.proxy.city: brightdata has no option for it; the vendors that do are browserbase, "
+     "steel, hyperbrowser, browserless."),
+])
+def test_a_setting_bright_data_lacks_is_refused_naming_the_vendors_that_have_it(
+        browse, pages_site, bright_data, web_yaml, session, sentence):
+    assert check_message(f"  browse:\n    via: brightdata\n    vendor_session:\n      {web_yaml}") == [sentence]
+    with pytest.raises(WebToolError) as refused:
+        vendor_tool(browse, "brightdata", bright_data.url, "brd-customer-x-zone-y:pw-0123", session).call(
+            {"action": "browse", "url": f"{pages_site.url}/who"})
+    assert str(refused.value) == f"browse: {sentence}"
+    assert bright_data.handshakes == []
+
+
+@pytest.mark.parametrize("words,fields", [
+    (["cookies"], {"adblock": True, "trackers": True, "annoyances": True}),
+    (["trackers"], {"adblock": True, "trackers": True}),
+    (["ads"], {"adblock": True}),
+    ("trackers, cookies", {"adblock": True, "trackers": True, "annoyances": True}),  # as a comma string
+])
+def test_hyperbrowser_block_words_turn_on_the_blocks_each_needs_beneath_it(words, fields):
+    # Hyperbrowser blocks trackers only with ads blocked, and cookie notices only with both.
+    assert ADAPTERS["hyperbrowser"].ask({"block": words}, dict).body == fields
+
+
+def test_every_vendor_mapping_was_matched_to_its_vendors_page_within_90_days():
+    today = dt.date.today()
+    stale = {(vendor, page): day for vendor, pages in SOURCES.items() for page, day in pages
+             if (today - dt.date.fromisoformat(day)).days > 90}
+    assert set(SOURCES) == set(ADAPTERS)
+    assert stale == {}
+
+
 def test_via_cdp_connects_to_the_browser_at_browser_cdp_url(browse, pages_site, chromium):
     out = vendor_tool(browse, "cdp", "", chromium.ws).call({"action": "browse", "url": f"{pages_site.url}/who"})
     assert VENDOR_BROWSER in out
@@ -249,11 +332,11 @@ def test_proxy_and_block_are_said_not_to_reach_a_vendors_browser(browse, pages_s
             "ask the vendor's session for it (vendor_session: {block: …})") in recorder.lines
 
 
-def test_bright_data_is_asked_to_solve_captchas_over_cdp_on_the_page(browse, pages_site, relay):
-    out = vendor_tool(browse, "brightdata", relay.url, "brd-customer-x-zone-y:pw-0123", {"captcha": True}).call(
+def test_a_bright_data_command_its_browser_does_not_take_is_said_and_the_page_read_on(browse, pages_site, relay):
+    out = vendor_tool(browse, "brightdata", relay.url, "brd-customer-x-zone-y:pw-0123", {"block": ["ads"]}).call(
         {"action": "browse", "url": f"{pages_site.url}/who"})
-    # The stand-in hands back a plain Chromium, which has no Captcha domain: the call says so and reads on.
-    assert out.startswith("brightdata did not take Captcha.setAutoSolve: ")
+    # This relay hands every command to a plain Chromium, which has no Unblocker domain: said, and read on.
+    assert out.startswith("brightdata did not take Unblocker.enableAdBlock: ")
     assert VENDOR_BROWSER in out
 
 

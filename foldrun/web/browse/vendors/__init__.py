@@ -45,7 +45,7 @@ class Opened:
     browser: Any
     session_id: str = ""
     keep: str = ""                          # the kept login's name: the vendor's own context is used as it stands
-    cdp: list = field(default_factory=list)  # CDP commands for the first page (Bright Data's captcha)
+    cdp: list = field(default_factory=list)  # CDP commands for the first page (Bright Data's captcha and blocks)
     end: Callable[[], None] | None = None    # release (Steel) / stop (Hyperbrowser)
     call: Any = None                         # the browse call it was opened for
 
@@ -96,9 +96,6 @@ def check_settings(vendor: str, where: str, settings: dict, call: "Call") -> Non
                                f"{W.VENDOR_SESSION_OPTIONS['keep'][vendor].removeprefix('a ')} is the vendor's own "
                                f"browser context as it stands.")
         safe_name(settings["keep"], "keep")
-    if vendor == "brightdata" and settings.get("block"):
-        raise WebToolError(f"browse: {where}.block on brightdata is not built into this install yet; drop it to "
-                           f"browse without it")
 
 
 def open_for(call: "Call", provider: dict) -> Opened | None:
@@ -223,7 +220,8 @@ def gone_under(opened: list[Opened]) -> str | None:
 
 
 def on_page(call: "Call", page: Any) -> None:
-    """CDP commands the vendor takes on a page (Bright Data's `Captcha.setAutoSolve`)."""
+    """CDP commands the vendor takes on a page before it navigates (Bright Data's `Captcha.setAutoSolve`,
+    `Unblocker.enableAdBlock`, `Unblocker.enableCookieBlock`)."""
     opened = getattr(call, "vendor", None)
     if opened is None or not opened.cdp:
         return

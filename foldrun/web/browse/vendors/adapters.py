@@ -20,14 +20,22 @@ BASES: dict[str, str] = {
     "hyperbrowser": "https://api.hyperbrowser.ai", "browserless": "wss://production-{region}.browserless.io",
     "brightdata": "wss://brd.superproxy.io:9222", "zenrows": "wss://browser.zenrows.com",
 }
-# The page each mapping was read from.
-PAGES: dict[str, str] = {
-    "browserbase": "https://docs.browserbase.com/reference/api/create-a-session",
-    "steel": "https://docs.steel.dev/overview/sessions-api/configuration",
-    "hyperbrowser": "https://hyperbrowser.ai/docs/sessions/parameters",
-    "browserless": "https://docs.browserless.io/baas/connection-urls",
-    "brightdata": "https://docs.brightdata.com/products/scraping-browser/configuration",
-    "zenrows": "https://docs.zenrows.com/scraping-browser/introduction",
+# The pages each mapping was read from, each with the day it was last matched to it (a test fails past 90
+# days); 2026-09-29 is the day the spec's table says it was read. Bright Data's cookie-banner
+# command was read on the Chinese edition of its custom-CDP page (the English copy at hand predates it); ZenRows'
+# `session_ttl` format is its own Scraping Browser SDK's (`convertSecondsToDuration`, 60–900 s), its docs page not
+# being at hand.
+SOURCES: dict[str, tuple[tuple[str, str], ...]] = {
+    "browserbase": (("https://docs.browserbase.com/reference/api/create-a-session", "2026-09-29"),),
+    "steel": (("https://docs.steel.dev/overview/sessions-api/configuration", "2026-09-29"),),
+    "hyperbrowser": (("https://hyperbrowser.ai/docs/sessions/parameters", "2026-09-29"),
+                     ("https://hyperbrowser.ai/docs/sessions/ad-blocking", "2026-12-02")),
+    "browserless": (("https://docs.browserless.io/baas/connection-urls", "2026-09-29"),),
+    "brightdata": (("https://docs.brightdata.com/scraping-automation/scraping-browser/cdp-functions/custom",
+                    "2026-12-02"),
+                   ("https://docs.brightdata.com/cn/scraping-automation/scraping-browser/cdp-functions/custom",
+                    "2026-12-02")),
+    "zenrows": (("https://github.com/ZenRows/browser-js-sdk/blob/main/src/index.ts", "2026-12-02"),),
 }
 
 
@@ -50,6 +58,12 @@ def _merge(into: dict, extra: dict) -> dict:
         else:
             into[key] = value
     return into
+
+
+def _blocked(settings: dict) -> set[str]:
+    """`block:` as its words, written as a list or as `ads, cookies` (check reads both)."""
+    value = settings.get("block") or []
+    return {str(w).strip() for w in (value.split(",") if isinstance(value, str) else value) if str(w).strip()}
 
 
 def _seconds(value: Any) -> int:
@@ -79,7 +93,7 @@ def _browserbase(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
         body["timeout"] = _seconds(settings["timeout"])
     if "record" in settings:
         browser["recordSession"] = bool(settings["record"])
-    if "ads" in (settings.get("block") or []):
+    if "ads" in _blocked(settings):
         browser["blockAds"] = True
     if browser:
         body["browserSettings"] = browser
@@ -101,7 +115,7 @@ def _steel(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
         body["stealthConfig"] = {"humanizeInteractions": True}
     if settings.get("timeout"):
         body["timeout"] = _seconds(settings["timeout"]) * 1000  # milliseconds
-    if "ads" in (settings.get("block") or []):
+    if "ads" in _blocked(settings):
         body["blockAds"] = True
     return Asked(_merge(body, dict(settings.get("options") or {})), {})
 
@@ -130,9 +144,14 @@ def _hyperbrowser(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
         body["timeoutMinutes"] = max(1, _seconds(settings["timeout"]) // 60)
     if "record" in settings:
         body["enableWebRecording"] = bool(settings["record"])
-    for word, field in (("ads", "adblock"), ("trackers", "trackers"), ("cookies", "annoyances")):
-        if word in (settings.get("block") or []):
-            body[field] = True
+    # Hyperbrowser blocks trackers only with ads blocked, and cookie notices ("annoyances") only with both.
+    words = _blocked(settings)
+    if words:
+        body["adblock"] = True
+    if words & {"trackers", "cookies"}:
+        body["trackers"] = True
+    if "cookies" in words:
+        body["annoyances"] = True
     return Asked(_merge(body, dict(settings.get("options") or {})), {})
 
 
@@ -151,7 +170,7 @@ def _browserless(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
         query["solveCaptchas"] = "true"
     if settings.get("timeout"):
         query["timeout"] = str(_seconds(settings["timeout"]) * 1000)
-    if "ads" in (settings.get("block") or []):
+    if "ads" in _blocked(settings):
         query["blockAds"] = "true"
     query.update({str(k): _query_value(v) for k, v in (settings.get("options") or {}).items()})
     return Asked({}, query, path="/stealth" if settings.get("stealth") else "",
@@ -159,11 +178,18 @@ def _browserless(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
 
 
 def _brightdata(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
+    """The country rides in the zone's user name; the rest are Bright Data's own CDP commands, sent on the page
+    before it navigates, as its custom-CDP page asks."""
     proxy = settings.get("proxy")
     country = str(proxy.get("country") or "").lower() if isinstance(proxy, dict) else ""
     cdp: list[tuple[str, dict]] = []
-    if settings.get("captcha"):
-        cdp.append(("Captcha.setAutoSolve", {"autoSolve": True}))
+    if "captcha" in settings:  # its solver is on by default: `captcha: false` turns it off
+        cdp.append(("Captcha.setAutoSolve", {"autoSolve": bool(settings["captcha"])}))
+    words = _blocked(settings)
+    if "ads" in words:
+        cdp.append(("Unblocker.enableAdBlock", {"version": "2"}))  # "2": the current engine, ads only by default
+    if "cookies" in words:
+        cdp.append(("Unblocker.enableCookieBlock", {}))
     return Asked({}, {}, country=country, cdp=cdp)
 
 
@@ -173,9 +199,15 @@ def _zenrows(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
     if isinstance(proxy, dict) and proxy.get("country"):
         query["proxy_country"] = str(proxy["country"]).lower()
     if settings.get("timeout"):
-        query["session_ttl"] = f"{max(1, _seconds(settings['timeout']) // 60)}m"
+        query["session_ttl"] = _go_duration(_seconds(settings["timeout"]))
     query.update({str(k): _query_value(v) for k, v in (settings.get("options") or {}).items()})
     return Asked({}, query)
+
+
+def _go_duration(seconds: int) -> str:
+    """ZenRows' `session_ttl` spelling: 90 s is `1m30s`, 600 s `10m`, 45 s `45s` (its SDK's own conversion)."""
+    minutes, rest = divmod(seconds, 60)
+    return (f"{minutes}m" if minutes else "") + (f"{rest}s" if rest or not minutes else "")
 
 
 def _query_value(value: Any) -> str:
