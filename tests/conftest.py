@@ -9,11 +9,22 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from accounts.models import Account, ApiToken, Membership, Role, Workspace, hash_token
+from foldrun.web.browse import servers
 
 
 def _user(email: str):
     User = get_user_model()
     return User.objects.create_user(username=email.split("@")[0], email=email, password="correct horse battery")
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """The test database, with this process's browser pods stopped before it goes: a step of a test's account
+    leaves its pod running, and a stopped pod writes its ledger line (accounts/pods.py) — at the process's exit
+    that write would find the database gone."""
+    yield
+    with django_db_blocker.unblock():  # the line is written from a thread of its own, to this database
+        servers.POOL.stop()
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -201,3 +202,32 @@ def test_a_windowed_pods_server_and_its_xvfb_go_when_the_worker_that_started_the
     finally:
         if worker.poll() is None:
             worker.kill()
+
+
+def test_a_stopped_pool_has_ended_its_reaper_and_a_later_use_starts_one_again():
+    pool = servers.ServerPool()
+    before = set(threading.enumerate())
+    pool.account("acc_reaped")
+    (reaper,) = [t for t in threading.enumerate() if t not in before and t.name == "foldrun-browser-reaper"]
+    pool.stop()
+    assert not reaper.is_alive()  # ended and waited for: it reaps (and writes) nothing after stop
+    pool.account("acc_reaped")
+    (again,) = [t for t in threading.enumerate() if t not in before and t.name == "foldrun-browser-reaper"]
+    assert again is not reaper and again.is_alive()
+    pool.stop()
+    assert not again.is_alive()
+
+
+def test_a_test_session_that_leaves_a_pod_running_writes_its_line_before_the_database_goes(tmp_path):
+    """A pytest session of its own (embedded SQLite, its own data folder) whose one test leaves a pod running: the
+    session stops the pool before its test database goes, so the pod's ledger line meets a database."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("PYTEST_") and k not in ("DATABASE_URL", "CELERY_BROKER_URL", "FOLDRUN_TEST_QUEUE",
+                                                         "FOLDRUN_TEST_DB_NAME")}
+    env["FOLDRUN_DATA_DIR"] = str(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
+                           "tests/web/pods_left_probe.py"], cwd=Path(__file__).resolve().parents[2], env=env,
+                          capture_output=True, text=True, timeout=300)
+    out = done.stdout + done.stderr
+    assert done.returncode == 0 and "1 passed" in out, out
+    assert "its line was not written" not in out, out

@@ -344,6 +344,7 @@ class ServerPool:
         self.lock = threading.Lock()
         self.on_reap: Callable[[str, dict], None] | None = None
         self._reaper: threading.Thread | None = None
+        self._halt = threading.Event()  # set by stop: the reaper of the time ends
 
     def account(self, account: str) -> AccountPool:
         with self.lock:
@@ -351,7 +352,9 @@ class ServerPool:
             if pool is None:
                 pool = self.accounts[account] = AccountPool(account, lambda a, line: self._reaped(a, line))
             if self._reaper is None or not self._reaper.is_alive():
-                self._reaper = threading.Thread(target=self._reap_forever, name="foldrun-browser-reaper", daemon=True)
+                self._halt = threading.Event()
+                self._reaper = threading.Thread(target=self._reap_forever, args=(self._halt,),
+                                                name="foldrun-browser-reaper", daemon=True)
                 self._reaper.start()
             return pool
 
@@ -364,18 +367,26 @@ class ServerPool:
             pools = list(self.accounts.values())
         return [line for pool in pools for line in pool.reap()]
 
-    def _reap_forever(self) -> None:
+    def _reap_forever(self, halt: threading.Event) -> None:
         while True:
             _per_pod, _most, idle = settings()
-            time.sleep(max(0.2, min(idle / 4, 30.0)))
+            if halt.wait(max(0.2, min(idle / 4, 30.0))):
+                return  # the pool was stopped
             try:
                 self.reap()
             except Exception:  # noqa: BLE001 - the reaper never dies of one bad pod
                 pass
 
     def stop(self) -> None:
+        """The reaper ended and waited for, then every pod stopped and its line recorded: once stop returns the
+        pool writes no line until it is used again (a process's exit, or a test session before its database
+        goes, stops it)."""
         with self.lock:
             pools = list(self.accounts.values())
+            reaper, self._reaper = self._reaper, None
+            self._halt.set()
+        if reaper is not None and reaper is not threading.current_thread():
+            reaper.join(timeout=60)
         for pool in pools:
             pool.stop()
 
