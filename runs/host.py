@@ -274,9 +274,18 @@ class DbHost:
                            "error": s.error} for s in run.steps.all()]}
 
     def live_frame(self, kind: str, jpeg: bytes | None, url: str) -> None:
-        """The step's browser as the Run page shows it (from the browser's thread: files, never the ORM)."""
-        if not self.run.is_test:
-            live_view.write(self.step.public_id, kind, jpeg, url)
+        """The step's browser as the Run page shows it (from the browser's thread: files, never the ORM). Only
+        while this try holds the step's lease — the spec's frames cross the step's own egress lease, so a
+        worker that lost the step (the sweep is running it again elsewhere) puts no frame on its panel; the
+        lease's state is in memory, read without a query."""
+        if self.run.is_test:
+            return
+        if self.lease is not None:
+            try:
+                self.lease.check()
+            except LeaseLost:
+                return
+        live_view.write(self.step.public_id, kind, jpeg, url)
 
     def close(self) -> None:
         """Close the model clients. The caller flushes the trace (inside its closing transaction)."""

@@ -4,14 +4,20 @@ when the agent turns the live view off or the call signs in; `video` kept as a r
 skipped (and said) for a call that signs in; trace and HAR named for the Run page, refused beside a sign-in."""
 from __future__ import annotations
 
+import re
 import threading
 import time
 
 import pytest
+from django.test import override_settings
+from django.urls import reverse
+
+from foldrun import leases
 
 from runs import live_view
 from runs.actions import check_start_run
-from runs.models import Artifact, Run, Step, TraceEvent
+from runs.host import DbHost
+from runs.models import Artifact, Run, Step, TraceEvent, Try
 from tests.conftest import wait_for
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.fakes.website import TestSite, html, page
@@ -23,7 +29,10 @@ pytestmark = pytest.mark.e2e
 TICKER = page("Ticker", '<h1 id="n">0</h1><script>let n = 0; setInterval(() => { '
                         'document.getElementById("n").textContent = ++n; }, 100);</script>')
 SIGN_IN = page("Sign in", '<form><input id="user"><input id="pw" type="password"><button>Go</button></form>')
-ROUTES = {"/ticker": html(TICKER), "/sign-in": html(SIGN_IN)}
+# A page whose button opens the ticker in a popup (window.open): a second page the call itself opened.
+OPENER = page("Opener", '<h1>Opener</h1><button id="open" onclick="window.open(\'/ticker\', \'_blank\', '
+                        '\'popup,width=800,height=600\')">Open</button>')
+ROUTES = {"/ticker": html(TICKER), "/sign-in": html(SIGN_IN), "/opener": html(OPENER)}
 
 
 @pytest.fixture(scope="module")
@@ -163,6 +172,33 @@ def test_video_trace_and_har_are_kept_with_the_runs_files_and_named_for_its_run_
                                         "video": ["outputs/videos/browse-1.webm"]}
 
 
+def test_a_video_records_every_page_the_call_opens_one_webm_each_and_the_run_page_plays_them_all(
+        celery_worker_process, workspace, alice, fake_provider, ticker_site, client):
+    reader(workspace, fake_provider)
+    fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{ticker_site.url}/opener", "mode": "text",
+                                         "video": "true", "actions": [{"click": "#open"}, {"tab": "last"},
+                                                                      {"wait": 1500}]})
+    fake_provider.reply_text("GOOD — recorded both")
+    done = finished(check_start_run(workspace=workspace, user=alice, agent="reader", task="Record the popup."))
+    assert done.status == "completed", done.error
+    kept = {a.path: bytes(a.content) for a in Artifact.objects.filter(run=done)}
+    assert set(kept) == {"outputs/videos/browse-1.webm", "outputs/videos/browse-1-tab2.webm"}, tool_results(done)
+    for video in kept.values():
+        assert video[:4] == b"\x1a\x45\xdf\xa3" and b"webm" in video[:64] and len(video) > 2000  # EBML, doctype webm
+    assert kept["outputs/videos/browse-1-tab2.webm"] != kept["outputs/videos/browse-1.webm"]  # each page its own
+    answer = tool_results(done)[0]
+    assert "video: outputs/videos/browse-1.webm" in answer
+    assert "video: outputs/videos/browse-1-tab2.webm (tab 2, opened by the call)" in answer
+    event = TraceEvent.objects.get(run=done, kind="web")
+    assert event.data["recordings"] == {"video": ["outputs/videos/browse-1.webm", "outputs/videos/browse-1-tab2.webm"]}
+    client.force_login(alice)
+    run_page = client.get(reverse("run-page", args=[workspace.name, done.public_id])).content.decode()
+    played = re.findall(r'<video class="step-video" controls preload="metadata" src="([^"]+)"', run_page)
+    artifacts = {a.path: a.public_id for a in Artifact.objects.filter(run=done)}
+    assert played == [reverse("run-video", args=[workspace.name, done.public_id, artifacts[path]])
+                      for path in ("outputs/videos/browse-1.webm", "outputs/videos/browse-1-tab2.webm")]
+
+
 def test_frames_are_held_five_minutes_after_the_last_and_then_dropped_read_or_not():
     import json
     import os
@@ -183,3 +219,24 @@ def test_frames_are_held_five_minutes_after_the_last_and_then_dropped_read_or_no
     assert not live_view.folder("stp_unread").exists() and live_view.read("stp_another")["seq"] == 1
     live_view.write("stp_nothing_drawn", "end", None, "https://shop.test/d")  # a call that ended before a frame
     assert live_view.read("stp_nothing_drawn") is None and not live_view.folder("stp_nothing_drawn").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+@override_settings(FOLDRUN_LEASE_SECONDS=1)
+def test_a_worker_that_lost_the_steps_lease_puts_no_more_frames_on_its_panel(workspace):
+    run = Run.objects.create(account=workspace.account, workspace=workspace, name="weekly", plan=[])
+    step = Step.objects.create(run=run, index=1, agent="reader", status="running")
+    attempt = Try.objects.create(step=step, n=1)
+    holder = leases.new_holder()
+    assert leases.claim(Step, step.pk, holder)
+    with leases.Heartbeat(Step, step.pk, holder) as beat:
+        host = DbHost(run, step, attempt, lease=beat)
+        host.live_frame("frame", b"\xff\xd8\xff while held", "https://shop.test/a")
+        assert live_view.frame(step.public_id) == b"\xff\xd8\xff while held"
+        Step.objects.filter(pk=step.pk).update(lease_holder="the-sweep")  # the sweep runs the step elsewhere now
+        wait_for(lambda: beat.lost, timeout=5)
+        host.live_frame("frame", b"\xff\xd8\xff after it was lost", "https://shop.test/b")
+        host.live_frame("end", None, "https://shop.test/b")
+    line = live_view.read(step.public_id)
+    assert live_view.frame(step.public_id) == b"\xff\xd8\xff while held"  # the lost holder's frames never landed
+    assert line["url"] == "https://shop.test/a" and line["live"] is True

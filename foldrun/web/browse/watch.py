@@ -6,7 +6,8 @@ step. A call that signs in (a `login` step, a field filled from a secret) is nev
 what it typed is on the page it drew. `web: {browse: {live_view: false}}` turns the stream off for an agent.
 
 `video` (a call's `video=` or the block's `video: true`) keeps every frame of the same screencast and encodes them
-as `.webm` under `outputs/` when the call ends (webm.py, the encoder a recorded browser session uses: Playwright's
+as `.webm` under `outputs/` when the call ends — one file per page: a popup or a new tab the call opens is recorded
+from the moment it opens, as a file of its own beside the first (`…-tab2.webm`) (webm.py, the encoder a recorded browser session uses: Playwright's
 own `record_video_dir` needs a downloaded ffmpeg build this install does not have), so it is kept with the run's
 files and the Run page plays it once the run finishes.
 """
@@ -126,17 +127,46 @@ def signs_in(call: "Call") -> bool:
     return bool(call.secrets_in_steps)
 
 
-def start_watch(call: "Call", page: "Page") -> Screencast | None:
-    """The call's screencast: its live view unless the agent turned it off, the call signs in, or nothing keeps
-    frames; and its video's frames when it records one. None when it does neither."""
+class Watch:
+    """A call's screencasts: its first page's (the live view, and the video's first file), and, when it records,
+    one more for every page the call opens — a popup, a new tab — each kept as a .webm of its own."""
+
+    def __init__(self, call: "Call", page: "Page", sink: Sink | None) -> None:
+        self.call = call
+        recording = call.recording
+        self.casts = [Screencast(page, sink, recording.frames if recording is not None else None)]
+        self.context = page.context if recording is not None else None
+        if self.context is not None:
+            self.context.on("page", self._opened)
+
+    def _opened(self, page: "Page") -> None:  # in Playwright's thread, as the page opens
+        if self.call.recording is None:
+            return
+        try:
+            self.casts.append(Screencast(page, None, self.call.recording.new_page()))
+        except Exception:  # noqa: BLE001 - a page gone as it opened has nothing to keep
+            pass
+
+    def stop(self) -> None:
+        if self.context is not None:  # a session's context outlives the call: its next pages are not this call's
+            try:
+                self.context.remove_listener("page", self._opened)
+            except Exception:  # noqa: BLE001 - a closed context
+                pass
+        for cast in self.casts:
+            cast.stop()
+
+
+def start_watch(call: "Call", page: "Page") -> Watch | None:
+    """The call's screencasts: its live view unless the agent turned it off, the call signs in, or nothing keeps
+    frames; and its video's frames (every page's) when it records one. None when it does neither."""
     sink = getattr(call.tool, "live_frames", None)
     if call.block.get("live_view") is False or signs_in(call):
         sink = None
-    keep = call.recording.frames if call.recording is not None else None
-    if sink is None and keep is None:
+    if sink is None and call.recording is None:
         return None
     try:
-        return Screencast(page, sink, keep)
+        return Watch(call, page, sink)
     except Exception:  # noqa: BLE001 - an engine without a screencast shows nothing; the call goes on
         return None
 
@@ -169,22 +199,36 @@ def video_target(call: "Call", args: dict) -> Path | None:
 
 
 class Recording:
-    """A call's video: its page's screencast frames, encoded as WebM once the call is over."""
+    """A call's video: each page's screencast frames — the call's first page, then every page it opened, in the
+    order they opened — encoded as one WebM per page once the call is over (`browse-1.webm`,
+    `browse-1-tab2.webm`, …), all listed on the call's event for the Run page."""
 
     def __init__(self, target: Path) -> None:
         self.target = target
-        self.frames: list[tuple[bytes, float]] = []
+        self.frames: list[tuple[bytes, float]] = []  # the first page's
+        self.more: list[list[tuple[bytes, float]]] = []  # each page the call opened
+
+    def new_page(self) -> list:
+        frames: list[tuple[bytes, float]] = []
+        self.more.append(frames)
+        return frames
+
+    def target_for(self, number: int) -> Path:
+        return self.target if number == 1 else self.target.with_name(f"{self.target.stem}-tab{number}.webm")
 
     def save(self, call: "Call") -> None:
         tool = call.tool
-        try:
-            size = encode(self.frames, self.target)
-        except Exception:  # noqa: BLE001 - a frame the encoder cannot read loses the video, not the call
-            size = 0
-        self.frames = []
-        if not size:
-            call.notes.append("video: not recorded — the page drew no frame to keep")
-            return
-        path = tool.relative(self.target)
-        call.notes.append(f"video: {path}")
-        call.recordings.setdefault("video", []).append(path)
+        pages, self.frames, self.more = [self.frames, *self.more], [], []
+        for number, frames in enumerate(pages, 1):
+            target = self.target_for(number)
+            try:
+                size = encode(frames, target)
+            except Exception:  # noqa: BLE001 - a frame the encoder cannot read loses the video, not the call
+                size = 0
+            if not size:
+                call.notes.append("video: not recorded — the page drew no frame to keep" if number == 1 else
+                                  f"video: tab {number} not recorded — it drew no frame to keep")
+                continue
+            path = tool.relative(target)
+            call.notes.append(f"video: {path}" if number == 1 else f"video: {path} (tab {number}, opened by the call)")
+            call.recordings.setdefault("video", []).append(path)
