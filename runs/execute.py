@@ -31,6 +31,7 @@ from vault.models import Secret
 
 from .chain import _Chain, _chain, _end_held_try, _here
 from .desks import desk_at, flow_meta, library_head, run_inputs
+from . import live_view
 from .host import DbHost
 from .models import Approval, ApprovalKind, ApprovalState, Artifact, Run, Schedule, Step, StepStatus, Try
 from .progress import FINISHED, _after_step, _park, _spec, move_within, queue, settle_failure, trace
@@ -166,6 +167,9 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
     if step.event_received_at is not None and step.event_payload not in (None, {}, ""):
         task += f"\n\nThe event {spec.get('wait_event')} arrived with: {json.dumps(step.event_payload, ensure_ascii=False)[:4000]}"
     browser = flow_meta(run).get("browser") or {}
+    # The live frames' folder exists before the step's programs start, so it is among the data folder's entries
+    # hidden from them (an entry made later would be the real folder, theirs to write into).
+    live_view.root().mkdir(parents=True, exist_ok=True)
     request = StepRequest(
         run_id=run.public_id, label=step.label, agent=step.agent, task=task, limits=spec.get("limits") or {},
         is_test=run.is_test, answer=answer, inputs=run_inputs(run),

@@ -20,8 +20,12 @@ from django.conf import settings
 HOLD_SECONDS = 5 * 60
 
 
+def root() -> Path:
+    return Path(settings.DATA_DIR) / "live"
+
+
 def folder(step_public_id: str) -> Path:
-    return Path(settings.DATA_DIR) / "live" / step_public_id
+    return root() / step_public_id
 
 
 def _replace(target: Path, data: bytes) -> None:
@@ -62,9 +66,9 @@ def read(step_public_id: str) -> dict | None:
 
 def prune() -> None:
     """Drop every step's frames held past their five minutes (a reader drops its own; this, the unread)."""
-    root = Path(settings.DATA_DIR) / "live"
+    live = root()
     cutoff = time.time() - HOLD_SECONDS
-    for here in root.iterdir() if root.is_dir() else ():
+    for here in live.iterdir() if live.is_dir() else ():
         try:
             stale = (here / "frame.json").stat().st_mtime < cutoff
         except OSError:

@@ -249,6 +249,25 @@ def test_a_program_sees_neither_other_sandboxes_nor_the_installs_data(workspace,
         other.rmdir()
 
 
+def test_a_program_cannot_put_a_frame_on_any_steps_live_panel(workspace, alice, desk, fake_provider):
+    import shutil
+    from pathlib import Path
+
+    from runs import live_view
+
+    shutil.rmtree(live_view.root(), ignore_errors=True)  # no step has drawn a frame yet: the folder is not there
+    planted = live_view.folder("stp_planted")
+    desk("1. [[coder]] — Look around.", coder={"tools": "[code]"})
+    fake_provider.reply_tool_use("Bash", {"command": f"mkdir -p {planted} && printf fake > {planted}/frame.jpg && "
+                                                     f"printf '{{\"url\": \"https://x.test\", \"at\": 9e9}}' > "
+                                                     f"{planted}/frame.json; ls {planted}"})
+    fake_provider.reply_text("QUIET")
+    drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
+    seen = fake_provider.requests[1].body["messages"][-1]["content"][0]["content"]
+    assert "frame.jpg" in seen  # it wrote, inside its own view of the data folder…
+    assert not Path(planted).exists() and live_view.read("stp_planted") is None  # …which is not the real one
+
+
 def test_an_internal_error_fails_the_step_with_a_sentence_rather_than_leaving_it_running(workspace, alice, desk,
                                                                                         fake_provider, caplog):
     # A kept plan whose verify: regex no longer compiles (the contract refuses it in a file; here it is forced).
