@@ -6,7 +6,8 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import celeryd_after_setup, worker_ready
+from celery.signals import celeryd_after_setup, task_postrun, task_prerun, worker_ready
+from django.db import close_old_connections
 
 from foldrun.heartbeats import beat_heartbeat
 
@@ -36,6 +37,16 @@ def route_task(name: str, args: Any, kwargs: Any, options: Any, task: Any = None
 def _take_from_the_recovery_queue(sender: str, instance: Any, **kwargs: Any) -> None:
     # Whatever `-Q` a worker was started with, it also serves the recovery queue.
     instance.app.amqp.queues.select_add(recovery_queue())
+
+
+@task_prerun.connect
+@task_postrun.connect
+def _connections_as_between_requests(sender: Any = None, **kwargs: Any) -> None:
+    # What Django does around each request, around each task: a connection past CONN_MAX_AGE or broken by an
+    # error is closed, any other kept (settings: CELERY_DB_REUSE_MAX stops Celery closing them every task).
+    # Not for an eager task: it runs inside its caller's transaction.
+    if not getattr(getattr(sender, "request", None), "is_eager", False):
+        close_old_connections()
 
 
 @worker_ready.connect

@@ -84,10 +84,10 @@ def charlie_api(charlie) -> APIClient:
     return client_for(charlie)
 
 
-def start_worker(log_path, env_extra: dict | None = None):
+def start_worker(log_path, env_extra: dict | None = None, *, concurrency: int = 2):
     """A real Celery worker (a subprocess) on the configured broker, reading the test database, with
-    `env_extra` in its environment (a shorter lease, the private-address opt-in off). Stop it with
-    `stop_worker`."""
+    `env_extra` in its environment (a shorter lease, the private-address opt-in off) and `concurrency` pool
+    processes. Stop it with `stop_worker`."""
     import os
     import subprocess
     import sys
@@ -102,7 +102,7 @@ def start_worker(log_path, env_extra: dict | None = None):
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "foldrun", "worker", "-l", "info",
-             "--concurrency", "2", "--without-mingle", "--without-gossip", "--without-heartbeat",
+             "--concurrency", str(concurrency), "--without-mingle", "--without-gossip", "--without-heartbeat",
              # its own node name: the workers of parallel test processes share a Redis, and a name two
              # workers answer to would mix their control replies
              "-n", f"{env['FOLDRUN_TEST_QUEUE']}-{time.monotonic_ns()}@%h",

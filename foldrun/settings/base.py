@@ -97,6 +97,10 @@ def _database() -> dict:
     if config["ENGINE"].endswith("sqlite3"):
         config["OPTIONS"] = {"timeout": 20, "transaction_mode": "IMMEDIATE"}
         config["CONN_MAX_AGE"] = 0
+    else:
+        # A kept connection is checked (one `SELECT 1`) at its first use in each task or request, so one the
+        # server dropped (a restart) is replaced there rather than failing the work.
+        config["CONN_HEALTH_CHECKS"] = True
     return config
 
 
@@ -208,6 +212,10 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Celery's Django fixup closes every database connection before and after each task unless this is set, so
+# each task paid a new connection (and a new server process's cold catalog caches) — most of a short step's
+# queue hop. foldrun.celery closes them as Django does between requests instead (CONN_MAX_AGE, errors).
+CELERY_DB_REUSE_MAX = 1000
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 # django-celery-beat's scheduler, which also leaves beat's heartbeat for /api/health (foldrun/beat.py).
 CELERY_BEAT_SCHEDULER = "foldrun.beat:HeartbeatScheduler"
