@@ -48,8 +48,11 @@ def _cut_strings(value: Any) -> Any:
 
 
 def _step(steps: list[dict], kind: str, label: str, status: str, *, ms: int = 0, error: str | None = None,
-          **extra: Any) -> None:
-    steps.append({"index": len(steps), "path": str(len(steps) + 1), "kind": kind, "label": label,
+          path: str | None = None, **extra: Any) -> None:
+    """One step of the report. `index` counts every step from 0; `path` is the number a person reads, from 1,
+    where a step inside a loop is its loop's number and its own (`3.2`)."""
+    top = sum(1 for step in steps if "." not in step["path"])
+    steps.append({"index": len(steps), "path": path or str(top + 1), "kind": kind, "label": label,
                   "status": status, "ok": None if status == "skipped" else status == "passed", "ms": ms,
                   "error": error, **extra})
 
@@ -79,9 +82,20 @@ def smoke_report(run: SkillRun, state: dict, flow_tasks: list[Task], session: Br
           violations=(a11y or {}).get("violations", []))
     strict = bool(inputs.get("strictLinks", True))
     links = state.get("links") or []
-    for link in links:
-        _step(steps, "link", f"check link {link['url']}", "passed" if link["ok"] else "failed", ms=link["ms"],
-              error=link["error"], url=link["url"], httpStatus=link["status"])
+    # The start page's links are a loop: one step that says whether they all worked, each link a step inside it.
+    broken = [link for link in links if not link["ok"]]
+    if links:
+        _step(steps, "links", "check every link worked", "failed" if broken and strict else "passed",
+              error=f"{len(broken)} of {len(links)} links are broken" if broken and strict else None)
+        loop = steps[-1]["path"]
+        for number, link in enumerate(links, start=1):
+            _step(steps, "link", f"check link {link['url']}", "passed" if link["ok"] else "failed", ms=link["ms"],
+                  error=link["error"], url=link["url"], httpStatus=link["status"], path=f"{loop}.{number}")
+        if broken and not strict:
+            notes.append(f"{len(broken)} broken link{'s' if len(broken) != 1 else ''} found; strictLinks is false, "
+                         f"so they do not fail the test.")
+    else:
+        _step(steps, "links", "check every link worked", "skipped")
     flow_by_index = {t.flow_index: t for t in flow_tasks}
     for index, text in enumerate(inputs.get("steps") or []):
         task = flow_by_index.get(index)
@@ -117,16 +131,6 @@ def smoke_report(run: SkillRun, state: dict, flow_tasks: list[Task], session: Br
         _step(steps, "assert", ASSERT, "skipped" if check is None else ("passed" if check["ok"] else "failed"),
               error=None if check is None else check["error"], condition=key,
               **({"screenshot": True} if check is not None and not check["ok"] and final.get("screenshot") else {}))
-    broken = [link for link in links if not link["ok"]]
-    if links:
-        status = "failed" if broken and strict else "passed"
-        _step(steps, "links", "check every link worked", status,
-              error=f"{len(broken)} of {len(links)} links are broken" if broken and strict else None)
-        if broken and not strict:
-            notes.append(f"{len(broken)} broken link{'s' if len(broken) != 1 else ''} found; strictLinks is false, "
-                         f"so they do not fail the test.")
-    else:
-        _step(steps, "links", "check every link worked", "skipped")
     if a11y is not None and not a11y.get("ran"):
         notes.append(a11y.get("error") or "The accessibility check did not run.")
     notes.append("Links and accessibility are checked on the start page only; the console over the whole run.")
@@ -253,7 +257,8 @@ def report_text(report: dict) -> str:
     failed = [s for s in report["steps"] if s["status"] == "failed"]
     lines = []
     if verdict == "fail" and failed:
-        first = failed[0]
+        # A loop that failed because a step inside it did: the head names that step, the one a person fixes.
+        first = next(s for s in failed if not any(o["path"].startswith(f"{s['path']}.") for o in failed))
         head += f" Step {first['path']} ({first['label']}) failed: {_sentence(first['error'])}"
         lines.append("Failed steps:")
         for step in failed[:FAILED_LISTED]:
