@@ -31,9 +31,11 @@ DATA_DIR.mkdir(parents=True, exist_ok=True)
 
 # A real Celery worker started by a test must see the test database: SQLite
 # tests use a file (not memory), and a worker subprocess is pointed at the
-# test database by FOLDRUN_TEST_DB_NAME.
+# test database by FOLDRUN_TEST_DB_NAME. The file is this test process's own
+# (its pid in the name): two runs in one checkout, or on one data folder, never
+# share one, which the second run's setup would otherwise delete under the first.
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test.sqlite3")}
+    DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / f"test-{os.getpid()}.sqlite3")}
 if os.environ.get("FOLDRUN_TEST_DB_NAME"):
     DATABASES["default"]["NAME"] = os.environ["FOLDRUN_TEST_DB_NAME"]
 
