@@ -5,15 +5,14 @@ are cleared unless a test signs someone in with `signed_in_as`.
 """
 from __future__ import annotations
 
-import http.server
 import json
-import threading
 from dataclasses import dataclass
 
 import pytest
 
 from foldrun.cli.main import main
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
+from tests.fakes.loopback import LoopbackServer, QuietHandler
 
 
 @dataclass
@@ -78,7 +77,7 @@ def signed_in_as(live_server, monkeypatch):
     return sign_in
 
 
-class CannedServer:
+class CannedServer(LoopbackServer):
     """A loopback HTTP server answering every request with one canned response.
 
     For what a real foldrun server never sends (a hostile file listing, an
@@ -91,7 +90,7 @@ class CannedServer:
         self.requests: list[tuple[str, str]] = []
         server = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def _answer(self) -> None:
                 path = self.path.split("?", 1)[0]
                 server.requests.append((self.command, self.path))
@@ -105,17 +104,11 @@ class CannedServer:
 
             do_GET = do_POST = do_DELETE = _answer
 
-            def log_message(self, *args) -> None:
-                pass
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
+        super().__init__(Handler)
+        self.start()
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.stop()
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ port the kernel chose; a stand-in subclasses it and passes its handler.
 """
 from __future__ import annotations
 
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
@@ -22,15 +23,17 @@ class QuietHandler(BaseHTTPRequestHandler):
 
 
 class LoopbackServer:
-    """A threaded HTTP server on 127.0.0.1: `url` and `port` once made, serving between `start()` and `stop()`
-    (or inside `with`). `backlog` is how many connections may wait to be accepted — a page that opens many at
-    once needs more than the default five."""
+    """A threaded HTTP server on 127.0.0.1 (or `host`, an IPv6 one too): `url` and `port` once made, serving
+    between `start()` and `stop()` (or inside `with`). `backlog` is how many connections may wait to be
+    accepted — a page, or senders in parallel, opening many at once need more than socketserver's five."""
 
-    def __init__(self, handler: type[BaseHTTPRequestHandler], *, backlog: int = 16) -> None:
-        server_class = type("Server", (ThreadingHTTPServer,), {"daemon_threads": True, "request_queue_size": backlog})
-        self.server: ThreadingHTTPServer = server_class(("127.0.0.1", 0), handler)
+    def __init__(self, handler: type[BaseHTTPRequestHandler], *, host: str = "127.0.0.1", backlog: int = 16) -> None:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        server_class = type("Server", (ThreadingHTTPServer,), {"daemon_threads": True, "request_queue_size": backlog,
+                                                              "address_family": family})
+        self.server: ThreadingHTTPServer = server_class((host, 0), handler)
         self.port: int = self.server.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"http://{f'[{host}]' if ':' in host else host}:{self.port}"
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
     def start(self) -> Self:

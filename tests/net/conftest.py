@@ -2,16 +2,15 @@
 from __future__ import annotations
 
 import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote
 
 import pytest
 
 from foldrun import net
+from tests.fakes.loopback import LoopbackServer, QuietHandler
 
 
-class Site:
+class Site(LoopbackServer):
     """Answers 200 `ok` to anything; `/hop?to=URL` answers 302 to URL."""
 
     def __init__(self, host: str = "127.0.0.1", *, close: bool = False) -> None:
@@ -20,12 +19,7 @@ class Site:
         ending = "Connection: close\r\n" if close else ""  # close: every request is a new connection
         site = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def _any(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length") or 0)
                 self.rfile.read(length)
@@ -42,21 +36,11 @@ class Site:
 
             do_GET = do_POST = do_PUT = do_HEAD = _any
 
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-
-        class Server(ThreadingHTTPServer):
-            address_family = family
-            request_queue_size = 128
-            daemon_threads = True
-
-        self.server = Server((host, 0), Handler)
-        self.port = self.server.server_address[1]
-        self.url = f"http://{host}:{self.port}"
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        super().__init__(Handler, host=host, backlog=128)
+        self.start()
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.stop()
 
 
 @pytest.fixture

@@ -3,19 +3,18 @@ Resend's email API, each a real HTTP server on 127.0.0.1 in the test."""
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from django.core import mail
 
 from library.actions import FileWrite, do_write_files
 from notify.outbox import due_mail_ids, send_outgoing
+from tests.fakes.loopback import LoopbackServer, QuietHandler
 
 
-class Receiver:
+class Receiver(LoopbackServer):
     """Records every POST (headers and raw body) and answers from a script:
     `answers` is a list of (status, body, delay_seconds), the last repeated."""
 
@@ -25,18 +24,7 @@ class Receiver:
         self.lock = threading.Lock()
         receiver = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def setup(self) -> None:
-                super().setup()
-                # Headers and body go out as two writes; without NODELAY, Nagle
-                # and delayed ACKs add 40 ms to every keep-alive request.
-                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-            def log_message(self, *args) -> None:  # keep test output quiet
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
@@ -57,20 +45,13 @@ class Receiver:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-        class Server(ThreadingHTTPServer):
-            # socketserver's default listen backlog is 5: parallel senders would
-            # see refused connections a real receiver never gives them.
-            request_queue_size = 128
-
-        self.server = Server(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-        self.thread.start()
+        # Parallel senders would see refused connections past socketserver's backlog of five.
+        super().__init__(Handler, backlog=128)
+        self.url += "/hook"
+        self.start()
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.stop()
 
 
 @pytest.fixture
@@ -80,7 +61,7 @@ def receiver():
     r.close()
 
 
-class FakeResend:
+class FakeResend(LoopbackServer):
     """Resend's `POST /emails` as documented: 200 {"id": …} or an error
     object {"statusCode", "name", "message"} in Resend's own words."""
 
@@ -94,10 +75,7 @@ class FakeResend:
         self.idempotency_keys: list[str | None] = []
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length") or 0)
                 data = json.loads(self.rfile.read(length) or b"{}")
@@ -117,19 +95,12 @@ class FakeResend:
                 self.end_headers()
                 self.wfile.write(body)
 
-        class Server(ThreadingHTTPServer):
-            # socketserver's default listen backlog is 5: parallel senders would
-            # see refused connections a real receiver never gives them.
-            request_queue_size = 128
-
-        self.server = Server(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+        super().__init__(Handler, backlog=128)
+        self.url += "/"
+        self.start()
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.stop()
 
 
 @pytest.fixture
