@@ -17,6 +17,7 @@ from foldrun.engine.tools.base import ToolError
 from foldrun.providers.client import MissingSecret as ProviderMissingSecret, ModelClient, ProviderConfigError, supply_from_block
 
 from foldrun.leases import Heartbeat, LeaseLost
+from foldrun.prepared import insert_rows
 from vault.actions import egress_grants, resolve_secrets
 from vault.models import SecretKind
 from vault.boundary import EgressProxy
@@ -147,7 +148,7 @@ class DbHost:
         if not self._pending:
             return
         if len(self._pending) > 2 or not connection.get_autocommit():
-            TraceEvent.objects.bulk_create(self._pending)  # one INSERT (wrapped in BEGIN/COMMIT in autocommit)
+            insert_rows(self._pending)  # one INSERT, its SQL compiled once per process (foldrun/prepared.py)
         else:
             for event in self._pending:
                 event.save(force_insert=True)

@@ -12,6 +12,8 @@ from typing import Any
 from django.db import connection
 from django.db.models.sql import InsertQuery, UpdateQuery
 
+from foldrun.prepared import insert_rows, update_params, update_sql
+
 from .models import Run, RunStatus, Step, StepStatus, Try
 
 R, S = RunStatus, StepStatus
@@ -95,8 +97,7 @@ def end_try_with_next(ended: Try, to: str, why: str, new: Try, **fields: Any) ->
     for name, value in fields.items():
         setattr(ended, name, value)
     ended.pk = None  # both rows in one INSERT (Django writes rows with a key apart); the conflict finds it
-    Try.objects.bulk_create([ended, new], update_conflicts=True, unique_fields=["step", "n"],
-                            update_fields=TRY_END_FIELDS)
+    insert_rows([ended, new], update_conflicts=True, unique_fields=("step", "n"), update_fields=tuple(TRY_END_FIELDS))
 
 
 def start_try_with_step(step: Step, fields: list[str], new: Try) -> None:
@@ -110,14 +111,14 @@ def start_try_with_step(step: Step, fields: list[str], new: Try) -> None:
         return
     update = Step.objects.filter(pk=step.pk).query.chain(UpdateQuery)
     update.add_update_values({name: getattr(step, name) for name in fields})
-    update_sql, update_params = update.get_compiler(connection=connection).as_sql()
+    claim_sql, claim_params = update.get_compiler(connection=connection).as_sql()
     insert = InsertQuery(Try)
     insert.insert_values([f for f in Try._meta.local_concrete_fields if f is not Try._meta.auto_field], [new])
     compiler = insert.get_compiler(connection=connection)
     compiler.returning_fields = [Try._meta.pk]
     [(insert_sql, insert_params)] = compiler.as_sql()
     with connection.cursor() as cursor:
-        cursor.execute(f"WITH claimed AS ({update_sql}) {insert_sql}", (*update_params, *insert_params))
+        cursor.execute(f"WITH claimed AS ({claim_sql}) {insert_sql}", (*claim_params, *insert_params))
         new.pk = cursor.fetchone()[0]
     new._state.adding, new._state.db = False, connection.alias
 
@@ -128,21 +129,26 @@ def take_next_step(step: Step, seen_attempt: int, fields: list[str], *, saving: 
     statement on PostgreSQL — the UPDATE in a WITH part of the conditional one, as Django's save writes it — and
     saved whether or not `step` is taken. Elsewhere two statements. Precondition: inside the closing transaction
     of `saving`, which holds the run's lock."""
-    take = Step.objects.filter(pk=step.pk, status=S.PENDING, attempt=seen_attempt)
     values = {name: getattr(step, name) for name in fields}
     if saving is None or connection.vendor != "postgresql":
+        take = Step.objects.filter(pk=step.pk, status=S.PENDING, attempt=seen_attempt)
         if saving is not None:
             saving.save()
         return bool(take.update(**values))
-    save = Step.objects.filter(pk=saving.pk).query.chain(UpdateQuery)
-    save.add_update_fields([(f, None, f.pre_save(saving, False)) for f in Step._meta.local_concrete_fields
-                            if not f.primary_key])
-    save_sql, save_params = save.get_compiler(connection=connection).as_sql()
-    update = take.query.chain(UpdateQuery)
-    update.add_update_values(values)
-    update_sql, update_params = update.get_compiler(connection=connection).as_sql()
+    # Both UPDATEs as Django writes them, their SQL made once per process (foldrun/prepared.py): building and
+    # compiling them through the ORM on every step cost more than running them.
+    saved = {f.name: f.pre_save(saving, False) for f in Step._meta.local_concrete_fields if not f.primary_key}
+    key = Step._meta.pk.name
+    where = {key: step.pk, "status": S.PENDING, "attempt": seen_attempt}
+    save_params = update_params(Step, saved, {key: saving.pk})
+    take_params = update_params(Step, values, where)
+    if save_params is None or take_params is None:
+        saving.save()
+        return bool(Step.objects.filter(pk=step.pk, status=S.PENDING, attempt=seen_attempt).update(**values))
+    save_sql = update_sql(Step, tuple(saved), (key,), connection.vendor)
+    take_sql = update_sql(Step, tuple(values), tuple(where), connection.vendor)
     with connection.cursor() as cursor:
-        cursor.execute(f"WITH ended AS ({save_sql}) {update_sql}", (*save_params, *update_params))
+        cursor.execute(f"WITH ended AS ({save_sql}) {take_sql}", (*save_params, *take_params))
         return cursor.rowcount == 1
 
 
