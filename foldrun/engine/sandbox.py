@@ -19,9 +19,11 @@ import os
 import shutil
 import stat
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Callable
 
 
 class SandboxPathError(ValueError):
@@ -48,11 +50,31 @@ def is_memory_path(rel: str) -> bool:
 
 @dataclass
 class Sandbox:
-    root: Path
+    root_: Path | None = None  # None until its files are written (see `root`)
     # rel path -> (inode, size, mtime, ctime) at materialise time: a file whose stat is the same is unchanged
     # (any write or utime moves ctime, which no program can set back), so only changed files are read again.
     snapshot: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
     written: dict[str, str] = field(default_factory=dict)  # rel path -> the text materialise wrote there
+    make: Callable[["Sandbox"], None] | None = field(default=None, repr=False)  # writes the files (lazy)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def root(self) -> Path:
+        """The sandbox's folder. A lazy sandbox (materialise(lazy=True)) writes its files on the first use of
+        this — a step whose model only answers never touches its sandbox, and writing and removing the desk's
+        files was most of what such a step did on disk; whatever reads or runs anything in it comes here first."""
+        if self.root_ is None:
+            with self._lock:
+                if self.root_ is None:
+                    assert self.make is not None
+                    self.make(self)
+        assert self.root_ is not None
+        return self.root_
+
+    @property
+    def made(self) -> bool:
+        """Whether its files were written (a lazy sandbox nothing used has none: nothing in it changed)."""
+        return self.root_ is not None
 
     # -- paths ---------------------------------------------------------------
     def resolve(self, raw: str, *, for_write: bool = False) -> Path:
@@ -123,6 +145,8 @@ class Sandbox:
 
     def changes(self) -> tuple[dict[str, str | None], list[str]]:
         """(memory/state writes to keep {path: text or None for deleted}, knowledge paths changed and discarded)."""
+        if not self.made:
+            return {}, []
         now = self.signatures()
         keep: dict[str, str | None] = {}
         refused: list[str] = []
@@ -146,6 +170,8 @@ class Sandbox:
         return keep, refused
 
     def outputs(self) -> dict[str, bytes]:
+        if not self.made:
+            return {}
         out = self.root / OUTPUTS_DIR
         result: dict[str, bytes] = {}
         if not out.is_dir():
@@ -156,6 +182,8 @@ class Sandbox:
         return result
 
     def cleanup(self) -> None:
+        if not self.made:
+            return
         for dirpath, dirnames, _ in os.walk(self.root):
             for name in dirnames:
                 try:
@@ -165,11 +193,20 @@ class Sandbox:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def materialise(files: dict[str, str], library: dict[str, str] | None = None, *, base: str | None = None) -> Sandbox:
-    """Write `files` (workspace, relative path -> text) and `library` under a fresh directory.
+def materialise(files: dict[str, str], library: dict[str, str] | None = None, *, base: str | None = None,
+                lazy: bool = False) -> Sandbox:
+    """Write `files` (workspace, relative path -> text) and `library` under a fresh directory — with `lazy`,
+    on the first use of the sandbox's `root` (none: nothing is written, nothing changes, nothing is left).
 
     Precondition: paths are normalised (the contract's `normalise_path`).
     """
+    sandbox = Sandbox(make=lambda box: _fill(box, files, library, base))
+    if not lazy:
+        _fill(sandbox, files, library, base)
+    return sandbox
+
+
+def _fill(sandbox: Sandbox, files: dict[str, str], library: dict[str, str] | None, base: str | None) -> None:
     # Every sandbox sits in one dedicated folder: a step's programs see that folder with only their own
     # sandbox in it (the rest of /tmp or /dev/shm is untouched).
     folder = Path(base or tempfile.gettempdir()) / "foldrun-sandboxes"
@@ -190,9 +227,8 @@ def materialise(files: dict[str, str], library: dict[str, str] | None = None, *,
         (root / sub).mkdir(exist_ok=True)
     _lock_knowledge(root)
     # After the lock: chmod moves ctime, and the snapshot is what the step starts from.
-    sandbox = Sandbox(root=root, written=written)
+    sandbox.root_, sandbox.written = root, written
     sandbox.snapshot = sandbox.signatures()
-    return sandbox
 
 
 # Every materialised file's mtime is set this far back: a write by the step then always moves it, however

@@ -92,7 +92,9 @@ def run_step(desk: Desk, request: StepRequest, host: Host) -> StepResult:
     except ResolveError as exc:
         host.trace("log", {"message": str(exc)})
         return StepResult(status="failed", error=str(exc))
-    sandbox = materialise(desk.files, desk.library, base=request.sandbox_base)
+    # Written when the step first reads, runs or lists anything in it: a step whose model only answers
+    # writes and removes no copy of the desk (which was most of such a step's own work).
+    sandbox = materialise(desk.files, desk.library, base=request.sandbox_base, lazy=True)
     redactor = Redactor()
     host = RedactingHost(host, redactor)
     env = StepEnv(request, host, sandbox, agent)
