@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from accounts.models import Account
 from foldrun.ids import public_id_field
+from foldrun.leases import Leased
 
 SESSION_PREFIX = "sess_us"
 
@@ -36,7 +37,7 @@ class EndReason(models.TextChoices):
     CAPACITY_EXCEEDED = "capacity_exceeded", "every browser was busy"
 
 
-class BrowserSession(models.Model):
+class BrowserSession(Leased):
     public_id = public_id_field(SESSION_PREFIX, 24)
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="browser_sessions")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
@@ -69,9 +70,7 @@ class BrowserSession(models.Model):
     recording_bytes = models.BigIntegerField(default=0)
     # The console errors of every page over the session's life, as its keeper saw them (null: not watched).
     console_log = models.JSONField(null=True, blank=True)
-    # The keeper's lease (foldrun/leases.py).
-    lease_holder = models.CharField(max_length=64, blank=True, db_index=True)
-    lease_until = models.DateTimeField(null=True, blank=True, db_index=True)
+    # lease_holder, lease_until (Leased): the keeper's lease.
 
     class Meta:
         ordering = ["-created_at", "-pk"]
@@ -174,6 +173,7 @@ class SkillRun(models.Model):
     report = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Leased's fields without its indexes: a skill run is claimed by its pk (runs/skill_runs.py), never swept.
     lease_holder = models.CharField(max_length=64, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True)
 

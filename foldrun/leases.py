@@ -36,6 +36,17 @@ log = logging.getLogger(__name__)
 DEFAULT_LEASE_SECONDS = 30
 
 
+class Leased(models.Model):
+    """The two lease fields of a claimed row, for a model to inherit: which claim holds it and until when (indexed:
+    the recovery sweeps read `expired`)."""
+
+    lease_holder = models.CharField(max_length=64, blank=True, db_index=True)
+    lease_until = models.DateTimeField(null=True, blank=True, db_index=True)
+
+    class Meta:
+        abstract = True
+
+
 class LeaseLost(Exception):
     """Another holder took the row (or the lease ran out unrenewed): stop and commit nothing."""
 

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from accounts.models import Account, Workspace
 from foldrun.ids import public_id_field
+from foldrun.leases import Leased
 
 from .webhook import RESPONSE_EXCERPT_CHARS
 
@@ -32,7 +33,7 @@ class DeliveryStatus(models.TextChoices):
     SKIPPED = "skipped"
 
 
-class Delivery(models.Model):
+class Delivery(Leased):
     """One webhook send: recorded before its first attempt, then retried on
     the backoff until it succeeds or the sixth attempt fails.
 
@@ -51,11 +52,9 @@ class Delivery(models.Model):
     status = models.CharField(max_length=12, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING)
     attempts_made = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
-    # The lease (foldrun/leases.py) of the attempt in flight: which claim holds
-    # it and until when. The holder's heartbeat renews it; an expired lease on
-    # a pending delivery means its worker was lost (the sweep records that).
-    lease_holder = models.CharField(max_length=64, blank=True, db_index=True)
-    lease_until = models.DateTimeField(null=True, blank=True, db_index=True)
+    # lease_holder, lease_until (Leased): the lease of the attempt in flight. The
+    # holder's heartbeat renews it; an expired lease on a pending delivery means
+    # its worker was lost (the sweep records that).
     endpoint_fingerprint = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -228,7 +227,7 @@ class MailStatus(models.TextChoices):
     SKIPPED = "skipped"
 
 
-class OutgoingMail(models.Model):
+class OutgoingMail(Leased):
     """The mail outbox: one notification mail, written in the transaction of
     what caused it (a run's change, an endpoint switched off, a broken key),
     then sent by a task that holds the row's lease, retried on the provider's
@@ -250,8 +249,6 @@ class OutgoingMail(models.Model):
     tries = models.PositiveIntegerField(default=0)
     next_try_at = models.DateTimeField(null=True, blank=True)
     message = models.CharField(max_length=500, blank=True)
-    lease_holder = models.CharField(max_length=64, blank=True, db_index=True)
-    lease_until = models.DateTimeField(null=True, blank=True, db_index=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

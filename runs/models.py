@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from accounts.models import Account, Workspace
 from foldrun.ids import public_id_field
+from foldrun.leases import Leased
 
 
 class RunKind(models.TextChoices):
@@ -123,7 +124,7 @@ class StepStatus(models.TextChoices):
 FINISHED_STEP_STATUSES = {StepStatus.COMPLETED, StepStatus.FAILED, StepStatus.SKIPPED, StepStatus.CANCELLED}
 
 
-class Step(models.Model):
+class Step(Leased):
     public_id = public_id_field("stp")
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="steps")
     index = models.PositiveIntegerField(help_text="the step's number in the flow, from 1")
@@ -148,10 +149,8 @@ class Step(models.Model):
     cost_usd = models.DecimalField(max_digits=14, decimal_places=6, default=Decimal("0"))
     tokens_in = models.PositiveBigIntegerField(default=0)
     tokens_out = models.PositiveBigIntegerField(default=0)
-    # The running try's lease (foldrun/leases.py): renewed by its heartbeat; expired, the recovery sweep acts.
-    # A second delivery of the step's message finds the lease live and is dropped.
-    lease_holder = models.CharField(max_length=64, blank=True, db_index=True)
-    lease_until = models.DateTimeField(null=True, blank=True, db_index=True)
+    # lease_holder, lease_until (Leased): the running try's lease, renewed by its heartbeat; expired, the
+    # recovery sweep acts. A second delivery of the step's message finds the lease live and is dropped.
     # When the step's message was last sent: a step queued long ago whose message a dead worker took with it
     # (the embedded broker keeps unacknowledged messages only in memory) is sent again by the sweep.
     queued_at = models.DateTimeField(null=True, blank=True, db_index=True)

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from accounts.models import Account, Workspace
 from foldrun.ids import public_id_field
+from foldrun.leases import Leased
 
 
 class SecretKind(models.TextChoices):
@@ -127,7 +128,7 @@ class OAuthPending(models.Model):
         return f"foldrun-oauth-pending/{self.account_id}/{self.state}".encode()
 
 
-class KeyProbe(models.Model):
+class KeyProbe(Leased):
     """An account's daily key probe as a leased piece of work (foldrun/leases.py):
     the worker asking the account's keys holds this row's lease, renewed by a
     heartbeat, through the whole check. A second delivery of the same day's
@@ -135,8 +136,6 @@ class KeyProbe(models.Model):
     lost the lease writes no verdict and sends no mail."""
 
     account = models.OneToOneField(Account, on_delete=models.CASCADE, related_name="+")
-    lease_holder = models.CharField(max_length=64, blank=True, db_index=True)
-    lease_until = models.DateTimeField(null=True, blank=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
