@@ -9,7 +9,9 @@
    a machine loaded by others weighs on both alike; then --back-to-back calls a side with no pause, the same way.
 2. A pool server's cold start: run-server up and listening, then the first call's browser on it.
 
-    .venv/bin/python tests/bench/browse_bench.py [--calls 15] [--gap 1.0] [--back-to-back 8]
+    .venv/bin/python tests/bench/browse_bench.py [--calls 15] [--gap 1.0] [--back-to-back 8] [--detail]
+
+--detail adds a line per group: the p50/p95 of each step of a pool call (foldrun/web/browse/timing.py's marks).
 
 Prints one line per figure; exits non-zero when the warm ratio misses its target.
 """
@@ -56,19 +58,37 @@ def reap(process: subprocess.Popen) -> None:
 class Pool:
     """Our side: a WebTool browsing through the account's pool (a Playwright run-server)."""
 
-    def __init__(self, url: str) -> None:
-        from foldrun.web.browse import servers
+    def __init__(self, url: str, detail: bool = False) -> None:
+        from foldrun.web.browse import servers, timing
         from foldrun.web.tool import WebTool
 
-        self.url, self.servers = url, servers
+        self.url, self.servers, self.timing, self.detail = url, servers, timing, detail
+        self.phases: list[list[tuple[str, float]]] = []  # --detail: each call's marks, from its start
         self.http = httpx.Client()
         self.tool = WebTool({}, http=self.http, sandbox=Path(tempfile.mkdtemp()), allow_private=True,
                             test_mode=False, pod_account="acc_bench")
 
     def call(self) -> float:
         started = time.monotonic()
+        if self.detail:
+            self.timing.MARKS = [("call", started)]
         self.tool.call({"action": "browse", "url": self.url, "mode": "aria"})
-        return time.monotonic() - started
+        elapsed = time.monotonic() - started
+        if self.detail:
+            marks, self.timing.MARKS = self.timing.MARKS + [("answered", started + elapsed)], None
+            self.phases.append(marks)
+        return elapsed
+
+    def print_phases(self, label: str) -> None:
+        """--detail: the p50 of each step of a call (the time from the mark before), over the calls since the last
+        print."""
+        gaps: dict[str, list[float]] = {}
+        for marks in self.phases:
+            for (_, before), (name, at) in zip(marks, marks[1:]):
+                gaps.setdefault(name, []).append(at - before)
+        self.phases = []
+        print(f"  {label}, pool call by step (p50 / p95 ms): " + ", ".join(
+            f"{name} {statistics.median(v) * 1000:.1f} / {pct(v, .95) * 1000:.1f}" for name, v in gaps.items()))
 
     def close(self) -> None:
         self.tool.close()
@@ -134,7 +154,7 @@ async def measure(url: str, options: argparse.Namespace):  # noqa: ANN201
     MCP client on this loop."""
     one = concurrent.futures.ThreadPoolExecutor(max_workers=1)
     loop = asyncio.get_running_loop()
-    ours = await loop.run_in_executor(one, Pool, url)
+    ours = await loop.run_in_executor(one, Pool, url, options.detail)
 
     async def ours_call() -> float:
         return await loop.run_in_executor(one, ours.call)
@@ -145,8 +165,13 @@ async def measure(url: str, options: argparse.Namespace):  # noqa: ANN201
             for _ in range(2):  # warm-up, both sides
                 await ours_call()
                 await theirs()
+            ours.phases = []
             mine, others = await interleaved(ours_call, theirs, options.calls, options.gap)
+            if options.detail:
+                ours.print_phases(f"{options.gap:g} s before each")
             tight = await interleaved(ours_call, theirs, options.back_to_back, 0.0) if options.back_to_back else None
+            if options.detail and tight is not None:
+                ours.print_phases("back to back")
     finally:
         await loop.run_in_executor(one, ours.close)
         one.shutdown()
@@ -158,6 +183,7 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=15)
     parser.add_argument("--gap", type=float, default=1.0, help="seconds before each call, on both sides (a model turn)")
     parser.add_argument("--back-to-back", type=int, default=8, help="calls a side with no gap, after the gapped ones")
+    parser.add_argument("--detail", action="store_true", help="also print where a pool call's time goes, step by step")
     options = parser.parse_args()
     from tests.web.fakes import Site
 

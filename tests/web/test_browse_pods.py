@@ -231,3 +231,37 @@ def test_a_test_session_that_leaves_a_pod_running_writes_its_line_before_the_dat
     out = done.stdout + done.stderr
     assert done.returncode == 0 and "1 passed" in out, out
     assert "its line was not written" not in out, out
+KEEPER = "<html><body><p>keeper</p><script src=/kept.js></script></body></html>"
+# What a call leaves behind in its context: a cookie, both storages, a Cache Storage entry and a service worker.
+LEAVE = ("(async () => { document.cookie = 'left=1; max-age=600'; localStorage.setItem('left', '1'); "
+         "sessionStorage.setItem('left', '1'); await (await caches.open('left')).put('/left', new Response('1')); "
+         "await navigator.serviceWorker.register('/keeper-sw.js'); await navigator.serviceWorker.ready; "
+         "return 'left all five'; })()")
+LOOK = ("(async () => ['cookie=' + document.cookie, 'local=' + localStorage.getItem('left'), "
+        "'session=' + sessionStorage.getItem('left'), 'caches=' + (await caches.keys()).length, "
+        "'workers=' + (await navigator.serviceWorker.getRegistrations()).length, "
+        "'page=' + document.body.innerText.trim()].join(' '))()")
+
+
+def test_calls_back_to_back_each_take_a_warmed_spare_of_their_own_with_nothing_the_last_call_left(make_tool, site):
+    # Calls faster than a spare is made between them keep two spares (spare.py), each warmed on its own
+    # about:blank: every call still starts with no cookie, storage, HTTP cache or service worker of the last, and
+    # reads its own page, not the warm-up's.
+    site.pages["/keeper"] = (200, {"content-type": "text/html"}, KEEPER.encode())
+    site.pages["/kept.js"] = (200, {"content-type": "application/javascript", "cache-control": "max-age=600"},
+                              b"window.kept = true;")
+    site.pages["/keeper-sw.js"] = (200, {"content-type": "application/javascript"},
+                                   b"self.addEventListener('fetch', () => {});")
+    tool = make_tool(pod_account="acc_spares")
+    try:
+        left = tool.call({"action": "browse", "url": f"{site.url}/keeper", "mode": "text",
+                          "actions": [{"eval": LEAVE}]})
+        looked = [tool.call({"action": "browse", "url": f"{site.url}/keeper", "mode": "text",
+                             "actions": [{"eval": LOOK}]}) for _ in range(4)]
+        assert '"value": "left all five"' in left
+        assert tool.browsers.spares.depth == 2  # the calls came faster than one spare was made between them
+        for answer in looked:
+            assert '"value": "cookie= local=null session=null caches=0 workers=0 page=keeper"' in answer, answer
+        assert sum(1 for seen in site.seen if seen["path"] == "/kept.js") == 5  # no call's HTTP cache in the next
+    finally:
+        servers.POOL.accounts.pop("acc_spares").stop()

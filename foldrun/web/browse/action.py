@@ -24,6 +24,7 @@ from .refused import raise_if_refused, watch_refusals
 from . import captcha, engines
 from .deadline import Deadline, seconds_of
 from .spare import close_later
+from .timing import mark
 from .watch import Recording, start_watch, video_target
 from .modes import BUILT_MODES, read, save_captures
 from .registry import prepare, run_steps
@@ -179,7 +180,9 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
             call.vendor.call = call
             opened.append(call.vendor)
     started = time.monotonic()
+    mark("job started")
     context = call.context()
+    mark("context")
     add_init(context, call.init)
     # The clock runs from the moment the browser is there (its launch or connection has its own bound).
     call.deadline = Deadline(call.deadline.seconds)
@@ -194,12 +197,14 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
     if trace_target is not None:
         context.tracing.start(screenshots=True, snapshots=True)
     live = start_watch(call, page)  # the Run page's view of this page while the call runs, and its video
+    mark("page ready")
     try:
         for route in routes:  # mocks in place before the first request
             if "mock" not in route:
                 raise WebToolError('browse: routes= is a JSON array of mock steps, such as [{"mock": "**/api/*", "json": []}]')
             mock(call, page, str(route["mock"]), route)
         call.navigate(page, url)
+        mark("navigated")
         if args.get("wait_for"):
             try:
                 call.locate(page, args["wait_for"]).first.wait_for(state="visible", timeout=ACTION_TIMEOUT_MS)
@@ -239,6 +244,7 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
                               f"{'s' if len(call.saved_captures) != 1 else ''} saved under outputs/captures/")
         call.deadline.where = f"while reading the page (mode={mode})"
         body = read(call, page, mode, args)
+        mark("read")
         final_url = page.url  # read before the page closes: the call's last stderr line
         if profiler is not None:
             cpu.stop(call, profiler, profile_to)
@@ -286,6 +292,7 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
                 line = f"refused {host}: {reason}"
                 if line not in call.page_failures:
                     call.page_failures.append(line)
+    mark("closed")
     return _finish(tool, call, url, final_url, mode, steps, started, body, explicit_mode, limit)
 
 

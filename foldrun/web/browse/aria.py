@@ -13,6 +13,7 @@ from ..errors import WebToolError
 from ..net import scrub_url
 from .refs import interactive_lines, load_refs, page_key, parse_snapshot, refs_file
 from .registry import mode
+from .timing import mark
 
 if TYPE_CHECKING:  # pragma: no cover
     from playwright.sync_api import Page
@@ -124,6 +125,7 @@ def read_aria(call: "Call", page: "Page", args: dict) -> str:
         snapshot = part.first.aria_snapshot(**options)
     else:
         snapshot = page.aria_snapshot(**options)
+    mark("aria snapshot")
     refs = load_refs(tool.sandbox)
     session = refs.get(call.session_key) or {}
     numbered = parse_snapshot(snapshot)

@@ -26,6 +26,9 @@ class Driver:
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
         self._local = threading.local()  # in the driver thread: the queue of the caller now waiting
+        # Set by an `after()` that waits on something else meanwhile (the pool's settle, on its event loop): called
+        # from the caller's thread when a job is put, so that the wait ends at once instead of at its next look.
+        self.wake: Callable[[], None] | None = None
 
     @property
     def ident(self) -> int | None:
@@ -42,6 +45,9 @@ class Driver:
         self._start()
         box: queue.Queue = queue.Queue()
         self._jobs.put((job, box, after))
+        wake = self.wake
+        if wake is not None:
+            wake()
         while True:
             kind, value = box.get()
             if kind == _OK:

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import WebToolError
 from .driver import Driver
-from .spare import Spare, closing_on
+from .spare import Spares, closing_on
 
 CHROMIUM = "/usr/bin/chromium"
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -22,7 +22,6 @@ LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking
 
 IDLE_SECONDS = 15 * 60
 SETTLE_SECONDS = 10.0  # how long the driver waits, between calls, for the next call's context
-SETTLE_SLICE = 0.05    # how often that wait looks for a call come meanwhile
 
 
 class PodGone(Exception):
@@ -63,8 +62,7 @@ class BrowserPool:
         # A browser session's own Chromium (its CDP endpoint on loopback): this step browses *in* that session —
         # its page and cookies are the session's, and closing the pool only disconnects from it.
         self.cdp = cdp
-        self.spare: Spare | None = None  # the next call's plain context, made between calls (spare.py)
-        self._next_spare: tuple[str, dict, bool] | None = None
+        self.spares = Spares()  # the next calls' plain contexts, made between calls (spare.py)
 
     def browser(self):  # noqa: ANN201
         if self._thread is not None and self._thread != threading.get_ident():
@@ -150,37 +148,18 @@ class BrowserPool:
         return context, (live[0] if live else context.new_page())
 
     def take_spare(self, key: str, call: Any) -> tuple[Any, Any, dict, Any] | None:
-        """The spare (context, page, holder, guard proxy) when it was made with `key`'s options, for `call` alone; else None."""
-        spare, self.spare = self.spare, None
-        if spare is None:
-            return None
-        if spare.key != key or spare.browser is not self._browser:
-            spare.discard()
-            return None
-        try:
-            context, page = spare.take(call)
-        except Exception:  # noqa: BLE001 - it could not be made: the call makes its own, and meets why
-            if spare.proxy is not None:
-                spare.proxy.close()
-            return None
-        return context, page, spare.holder, spare.proxy
+        """A spare (context, page, holder, guard proxy) made with `key`'s options, for `call` alone; else None."""
+        return self.spares.take(key, call, self._browser)
 
     def make_spare(self, key: str, options: dict, proxied: bool) -> None:
-        """Start the next call's context with these options (it is made while this call runs)."""
+        """Ask for the next call's context with these options (made once this call has answered: no tab opens
+        beside it)."""
         if self.cdp or self._browser is None or not self._browser.is_connected():
             return
-        self._next_spare = (key, options, proxied)  # made once the call has answered: no tab opens beside it
+        self.spares.wanted = (key, options, proxied)
 
     def drop_spare(self) -> None:
-        self._next_spare = None
-        spare, self.spare = self.spare, None
-        if spare is not None:
-            if spare.browser is self._browser and self._browser is not None and self._browser.is_connected():
-                spare.discard()
-            else:  # its browser is gone or going: the context goes with it
-                if spare.proxy is not None:
-                    spare.proxy.close()
-                spare.task.cancel()
+        self.spares.drop(self._browser is not None and self._browser.is_connected())
 
     def connected(self) -> bool:
         """Whether the browser still answers (in the browser's thread): asked once more, with a context —
@@ -238,28 +217,40 @@ class BrowserPool:
     def run(self, job):  # noqa: ANN001, ANN201
         """`job()` in the browser's thread; see `Driver.run`. After it, the next call's spare context is made
         and this call's own closed while the step goes on (its model's turn), not inside the next call."""
-        return self.driver.run(job, after=self._settle)
+        def paused_spares_first():  # noqa: ANN202 - the job's own answer
+            self.spares.pause()  # no spare's tab opens beside this call; the one it takes goes on (Spare.take)
+            return job()
+
+        return self.driver.run(paused_spares_first, after=self._settle)
 
     def _settle(self) -> None:
-        wanted, self._next_spare = self._next_spare, None
-        if wanted is not None and self.spare is None and self._browser is not None and self._browser.is_connected():
-            self.spare = Spare(self._browser, *wanted)
-        spare = self.spare
         if self._browser is None:
             return
+        waiting = self.spares.top_up(self._browser) if self._browser.is_connected() else []
         # The last call's context closes here too (close_later), while the step's model takes its turn.
-        waiting = closing_on(self._browser._loop)
-        if spare is not None and not spare.task.done():
-            waiting.append(spare.task)
-        # In slices, so that a call that comes meanwhile starts at once: it takes the spare as it stands (waiting
-        # for it there), and the closes go on under it.
-        until = time.monotonic() + SETTLE_SECONDS
-        while waiting and not self.driver.queued() and time.monotonic() < until:
+        waiting += closing_on(self._browser._loop)
+        if not waiting:
+            return
+        # Until they are done, or a call comes: the call is put on the driver's queue and wakes this wait at once
+        # (`Driver.wake`), takes the spare as it stands (waiting for it there), and the closes go on under it.
+        loop = self._browser._loop
+        woken = loop.create_future()
+
+        def wake() -> None:  # from the step's thread
             try:
-                done, _ = self._browser._sync(asyncio.wait(waiting, timeout=SETTLE_SLICE))
-            except Exception:  # noqa: BLE001 - the call that takes it meets why it could not be made
-                return
-            waiting = [task for task in waiting if task not in done]
+                loop.call_soon_threadsafe(lambda: woken.done() or woken.set_result(None))
+            except RuntimeError:  # the loop has closed: nothing is waiting
+                pass
+
+        self.driver.wake = wake
+        try:
+            if not self.driver.queued():
+                self._browser._sync(_until(waiting, woken, SETTLE_SECONDS))
+        except Exception:  # noqa: BLE001 - the call that takes it meets why it could not be made
+            return
+        finally:
+            self.driver.wake = None
+            woken.cancel()
 
     def hand(self, fn, *, wait: bool):  # noqa: ANN001, ANN201
         """From a job: `fn` in the waiting step's thread; see `Driver.hand`."""
@@ -285,6 +276,16 @@ class BrowserPool:
         if self.pod is not None and self.pods is not None:
             self.pods.done_with(self.pod)
             self.pod = None
+
+
+async def _until(tasks: list, woken: Any, seconds: float) -> None:
+    """Wait for every task, but no longer than `seconds`, and not at all once `woken` is done."""
+    pending = set(tasks)
+    until = time.monotonic() + seconds
+    while pending and not woken.done() and time.monotonic() < until:
+        done, pending = await asyncio.wait(pending | {woken}, timeout=until - time.monotonic(),
+                                           return_when=asyncio.FIRST_COMPLETED)
+        pending.discard(woken)
 
 
 _process_pool: BrowserPool | None = None

@@ -14,9 +14,18 @@ calls still never share a context. Only plain contexts are kept spare: a
 `cookies`), saved storage, headers and HAR recording are always made for
 their call. A spare's guard proxy answers no connection until a call holds
 it (its policy reads the call it belongs to).
+
+A context's pages run in a renderer process of its own, and a new renderer's
+first text, first script and first numbered snapshot (Playwright's injected
+script, compiled there) cost the call's first page otherwise. So a spare's tab
+warms its renderer before any call holds it: a few elements written into its
+own about:blank and read once with the snapshot — no request leaves it, no
+storage is touched, and the call's `goto` keeps that renderer and replaces
+that document.
 """
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 from typing import Any
@@ -37,8 +46,17 @@ def key_of(options: dict[str, Any], proxied: bool) -> str | None:
     return json.dumps([options, proxied], sort_keys=True, default=str)
 
 
+# Written into the spare's about:blank and read once (`Spare._make`): text, a link, a button, a script.
+WARM_UP = ("document.body.innerHTML = '<h1>.</h1><p>. <a href=\"#\">.</a> <button>.</button></p>'; "
+           "document.body.textContent.length")
+WARM_UP_MS = 5_000
+
+
 class Spare:
-    """One context (with its first tab and, when asked, its guard proxy) being made on the event loop."""
+    """One context (with its first tab and, when asked, its guard proxy) being made on the event loop.
+
+    It is made step by step, each only while `go` is set: between calls, or once a call has taken it. A call
+    that starts pauses the spares it does not take (`Spares.pause`), so that no tab of theirs opens beside it."""
 
     def __init__(self, browser: Any, key: str, options: dict[str, Any], proxied: bool) -> None:
         self.key = key
@@ -46,7 +64,13 @@ class Spare:
         self.proxy: GuardProxy | None = GuardProxy(self._policy) if proxied else None
         made = dict(options, **({"proxy": self.proxy.playwright_proxy()} if self.proxy is not None else {}))
         self.browser = browser
+        self.go = asyncio.Event()
+        self.go.set()
+        self.dropped = False  # discarded before it was made: it stops at its next step and closes what it made
+        self.taken = False    # a call waits for it: the warm-up steps not begun are left to the call's own page
         self.task = browser._loop.create_task(self._make(browser._impl_obj, made))
+        # Read here, so that a spare's failure never taken (its browser went) is not reported as unread.
+        self.task.add_done_callback(lambda task: task.cancelled() or task.exception())
 
     def _policy(self, host: str, port: int) -> list[str]:
         call = self.holder["call"]
@@ -54,30 +78,114 @@ class Spare:
             raise Refused("no call holds this browser context yet")
         return call.connect_policy(host, port)
 
-    @staticmethod
-    async def _make(browser: Any, options: dict[str, Any]) -> tuple[Any, Any]:
+    async def _step(self, made: Any) -> bool:
+        """Wait until it may go on; False (and what was made closed) when it was discarded meanwhile."""
+        await self.go.wait()
+        if self.dropped and made is not None:
+            close_later(made)
+        return not self.dropped
+
+    async def _make(self, browser: Any, options: dict[str, Any]) -> tuple[Any, Any] | None:
         # The client's own method names every option (the sync API passes each, None when unset).
         every = {name: None for name in inspect.signature(browser.new_context).parameters}
+        if not await self._step(None):
+            return None
         context = await browser.new_context(**dict(every, **options))
+        if not await self._step(context):
+            return None
         page = await context.new_page()
-        return context, page
+        try:
+            if await self._step(context) and not self.taken:
+                await page.evaluate(WARM_UP, None)
+            if await self._step(context) and not self.taken:
+                await page.aria_snapshot(timeout=WARM_UP_MS, depth=None, mode="ai", boxes=None)
+        except Exception:  # noqa: BLE001 - a spare that did not warm up is still a fresh context
+            pass
+        return (context, page) if await self._step(context) else None
 
     def take(self, call: Any) -> tuple[Any, Any]:
         """(context, page) as sync objects, for `call` alone; raises what making it raised."""
+        self.taken = True
+        self.go.set()
         context, page = self.browser._sync(self.task)
         self.holder["call"] = call
         return mapping.from_impl(context), mapping.from_impl(page)
 
     def discard(self) -> None:
-        """Close it unused: at once when made, else as soon as it is."""
+        """Close it unused: at once when made, else at its next step."""
         if self.proxy is not None:
             self.proxy.close()
-        if self.task.done():
-            if not self.task.cancelled() and self.task.exception() is None:
-                close_later(self.task.result()[0])
-            return
-        self.task.add_done_callback(
-            lambda task: close_later(task.result()[0]) if not task.cancelled() and task.exception() is None else None)
+        self.dropped = True
+        if not self.task.done():
+            self.go.set()
+        elif not self.task.cancelled() and self.task.exception() is None and self.task.result() is not None:
+            close_later(self.task.result()[0])
+
+
+MOST_SPARES = 2  # spares kept at once when calls come faster than one is made between them
+
+
+class Spares:
+    """One browser's spares: one, or two from the moment a call had to wait for its own — its step's calls come
+    faster than a spare is made between two of them (`BrowserPool._settle` is cut short when a call comes), so
+    each gap makes the one after next's while the next's is already there."""
+
+    def __init__(self) -> None:
+        self.made: list[Spare] = []
+        self.depth = 1
+        self.wanted: tuple[str, dict, bool] | None = None  # the options the last plain call asked for next
+
+    def take(self, key: str, call: Any, browser: Any) -> tuple[Any, Any, dict, Any] | None:
+        """A spare (context, page, holder, guard proxy) made with `key`'s options on `browser`, for `call` alone;
+        else None. Spares of other options are closed."""
+        while self.made:
+            spare = self.made.pop(0)
+            if spare.key != key or spare.browser is not browser:
+                spare.discard()
+                continue
+            if not spare.task.done():
+                self.depth = MOST_SPARES
+            try:
+                context, page = spare.take(call)
+            except Exception:  # noqa: BLE001 - it could not be made: the call makes its own, and meets why
+                if spare.proxy is not None:
+                    spare.proxy.close()
+                return None
+            return context, page, spare.holder, spare.proxy
+        return None
+
+    def pause(self) -> None:
+        """A call starts: the spares it may not take make no further step until the next gap (`resume`)."""
+        for spare in self.made:
+            spare.go.clear()
+
+    def resume(self) -> None:
+        for spare in self.made:
+            spare.go.set()
+
+    def top_up(self, browser: Any) -> list[Any]:
+        """Between calls: make what the last plain call asked for, up to `depth`; the tasks still being made."""
+        wanted, self.wanted = self.wanted, None
+        if wanted is not None:
+            for spare in [s for s in self.made if s.key != wanted[0] or s.browser is not browser]:
+                self.made.remove(spare)
+                spare.discard()
+            while len(self.made) < self.depth:
+                self.made.append(Spare(browser, *wanted))
+        self.resume()
+        return [spare.task for spare in self.made if not spare.task.done()]
+
+    def drop(self, browser_alive: bool) -> None:
+        """Close every spare (with its browser gone, the contexts went with it: only their proxies are closed)."""
+        self.wanted = None
+        made, self.made = self.made, []
+        for spare in made:
+            if browser_alive and spare.browser.is_connected():
+                spare.discard()
+            else:
+                if spare.proxy is not None:
+                    spare.proxy.close()
+                spare.task.cancel()
 
 
 # Closes under way, so that the pool can let them finish between calls (`closing_on`): a close left to the
