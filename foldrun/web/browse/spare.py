@@ -66,11 +66,12 @@ class Spare:
         self.browser = browser
         self.go = asyncio.Event()
         self.go.set()
+        self.parked = asyncio.Event()  # set while it waits on `go` (or is done): no step of it is in flight
         self.dropped = False  # discarded before it was made: it stops at its next step and closes what it made
         self.taken = False    # a call waits for it: the warm-up steps not begun are left to the call's own page
         self.task = browser._loop.create_task(self._make(browser._impl_obj, made))
         # Read here, so that a spare's failure never taken (its browser went) is not reported as unread.
-        self.task.add_done_callback(lambda task: task.cancelled() or task.exception())
+        self.task.add_done_callback(lambda task: self.parked.set() or task.cancelled() or task.exception())
 
     def _policy(self, host: str, port: int) -> list[str]:
         call = self.holder["call"]
@@ -80,7 +81,9 @@ class Spare:
 
     async def _step(self, made: Any) -> bool:
         """Wait until it may go on; False (and what was made closed) when it was discarded meanwhile."""
+        self.parked.set()
         await self.go.wait()
+        self.parked.clear()
         if self.dropped and made is not None:
             close_later(made)
         return not self.dropped
@@ -123,6 +126,7 @@ class Spare:
 
 
 MOST_SPARES = 2  # spares kept at once when calls come faster than one is made between them
+PAUSE_SECONDS = 10.0  # how long a call waits, at most, for a spare's step under way to end
 
 
 class Spares:
@@ -155,9 +159,16 @@ class Spares:
         return None
 
     def pause(self) -> None:
-        """A call starts: the spares it may not take make no further step until the next gap (`resume`)."""
+        """A call starts: the spares it may not take make no further step until the next gap (`resume`), and a
+        step already under way (a tab opening) ends before the call goes on."""
         for spare in self.made:
             spare.go.clear()
+        moving = [spare for spare in self.made if not spare.task.done() and not spare.parked.is_set()]
+        if moving:
+            try:
+                moving[0].browser._sync(_all_parked(moving))
+            except Exception:  # noqa: BLE001 - its browser went: the call meets that itself
+                pass
 
     def resume(self) -> None:
         for spare in self.made:
@@ -186,6 +197,13 @@ class Spares:
                 if spare.proxy is not None:
                     spare.proxy.close()
                 spare.task.cancel()
+
+
+async def _all_parked(spares: list[Spare]) -> None:
+    waits = [asyncio.ensure_future(spare.parked.wait()) for spare in spares]
+    await asyncio.wait(waits, timeout=PAUSE_SECONDS)
+    for wait in waits:
+        wait.cancel()
 
 
 # Closes under way, so that the pool can let them finish between calls (`closing_on`): a close left to the
