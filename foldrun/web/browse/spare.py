@@ -66,7 +66,10 @@ class Spare:
         self.browser = browser
         self.go = asyncio.Event()
         self.go.set()
-        self.parked = asyncio.Event()  # set while it waits on `go` (or is done): no step of it is in flight
+        # Clear only while its tab is opening, the one step of it a call must not run beside (the tab would be the
+        # browser's foremost); its context and its warm-up are made on, under the call, once under way.
+        self.parked = asyncio.Event()
+        self.parked.set()
         self.dropped = False  # discarded before it was made: it stops at its next step and closes what it made
         self.taken = False    # a call waits for it: the warm-up steps not begun are left to the call's own page
         self.task = browser._loop.create_task(self._make(browser._impl_obj, made))
@@ -81,9 +84,7 @@ class Spare:
 
     async def _step(self, made: Any) -> bool:
         """Wait until it may go on; False (and what was made closed) when it was discarded meanwhile."""
-        self.parked.set()
         await self.go.wait()
-        self.parked.clear()
         if self.dropped and made is not None:
             close_later(made)
         return not self.dropped
@@ -96,7 +97,11 @@ class Spare:
         context = await browser.new_context(**dict(every, **options))
         if not await self._step(context):
             return None
-        page = await context.new_page()
+        self.parked.clear()
+        try:
+            page = await context.new_page()
+        finally:
+            self.parked.set()
         try:
             if await self._step(context) and not self.taken:
                 await page.evaluate(WARM_UP, None)
@@ -160,7 +165,7 @@ class Spares:
 
     def pause(self) -> None:
         """A call starts: the spares it may not take make no further step until the next gap (`resume`), and a
-        step already under way (a tab opening) ends before the call goes on."""
+        tab of theirs already opening is open before the call goes on."""
         for spare in self.made:
             spare.go.clear()
         moving = [spare for spare in self.made if not spare.task.done() and not spare.parked.is_set()]
