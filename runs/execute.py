@@ -81,15 +81,13 @@ def execute_step(step_pk: int) -> str:
         # reads of it (workspace, account, revision) joined in rather than fetched one by one later.
         # The claim need not wait for the disk: the same query says so (foldrun/commits.py).
         # The account library's head rides on it too: the desk's cache key (desks.desk_at) needs no query of its own.
-        run = without_flush_wait(Run.objects.select_for_update(of=("self",))
-                                 .select_related("workspace__account", "changeset")
-                                 .annotate(library_head=library_head(Run._meta.db_table), vault_empty=_vault_empty())
-                                 .filter(steps__pk=step_pk)).first()
+        # Both queries are compiled once per process (foldrun/prepared.py), as the closing transaction's is.
+        run = _CLAIM.first(step=step_pk)
         if run is None:
             return "missing"
         # The step, and in the same query the run's plain and parent steps: when it ends, the run moves on
         # from these without reading them again (see _continue).
-        rows = list(Step.objects.select_for_update().filter(run=run).filter(Q(instance__isnull=True) | Q(pk=step_pk)))
+        rows = _CLAIM_STEPS.all(run=run.pk, step=step_pk)
         step = next(s for s in rows if s.pk == step_pk)
         if step.status in FINISHED:
             return "already finished"  # refused: a step runs once
@@ -126,6 +124,21 @@ def _vault_empty() -> RawSQL:
     return RawSQL(f"NOT EXISTS (SELECT 1 FROM {q(Secret._meta.db_table)} v "
                   f"WHERE v.{q('account_id')} = {q(Run._meta.db_table)}.{q('account_id')})", (),
                   output_field=BooleanField())
+
+
+def _claim(step: int):
+    return without_flush_wait(Run.objects.select_for_update(of=("self",))
+                              .select_related("workspace__account", "changeset")
+                              .annotate(library_head=library_head(Run._meta.db_table), vault_empty=_vault_empty())
+                              .filter(steps__pk=step))[:1]
+
+
+def _claim_steps(run: int, step: int):
+    return Step.objects.select_for_update().filter(run=run).filter(Q(instance__isnull=True) | Q(pk=step))
+
+
+_CLAIM = Prepared(_claim, step=-8_000_000_000_000_000_003)
+_CLAIM_STEPS = Prepared(_claim_steps, run=-8_000_000_000_000_000_004, step=-8_000_000_000_000_000_005)
 
 
 def _run_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
