@@ -23,6 +23,7 @@ from browsing.sweep import sweep
 from tests.conftest import start_worker, stop_worker, wait_for
 from foldrun.net.proxy import GuardProxy
 from tests.fakes.test_site import EMAIL, PASSWORD, PIXEL
+from tests.processes import descendants_named
 from tests.fakes.website import html
 
 pytestmark = pytest.mark.e2e
@@ -55,30 +56,6 @@ def test_a_session_stays_live_across_two_attaches_and_keeps_its_cookie(session_w
     ended = BrowserSession.objects.get(pk=session.pk)
     assert (ended.status, ended.end_reason, ended.status_reason) == ("closed", "stopped", "stopped by a caller")
     assert do_stop_session(account, session.public_id) == {"deleted": True, "closed": False}
-
-
-def descendants_named(root_pid: int, needle: bytes) -> list[int]:
-    """Pids under `root_pid` whose command line holds `needle`."""
-    def parent(pid: int) -> int:
-        try:
-            return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            return 0
-
-    found = []
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            command = Path(f"/proc/{entry}/cmdline").read_bytes()
-        except OSError:
-            continue
-        pid = int(entry)
-        if needle in command:
-            up = parent(pid)
-            while up > 1 and up != root_pid:
-                up = parent(up)
-            if up == root_pid:
-                found.append(pid)
-    return found
 
 
 def port_answers(cdp: str) -> bool:

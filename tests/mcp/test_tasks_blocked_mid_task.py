@@ -7,7 +7,6 @@ can only come from the session's decision, applied by its keeper to every connec
 """
 from __future__ import annotations
 
-import re
 
 import pytest
 
@@ -16,19 +15,11 @@ from browsing.models import BrowserSession
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.fakes.test_site import arena
 from tests.mcp.conftest import token_for
-from tests.runs.helpers import push
+from tests.mcp.test_tasks_and_reports import SUMMARY, provider_desk  # noqa: F401 - the stand-in as the account's provider
 
 pytestmark = pytest.mark.e2e
 
-SUMMARY = re.compile(r"^Task (finished|stopped) \((\w+)\) in (\d+) steps?, \$\d+\.\d{4}, \d+ s\.$")
 REFUSED = "127.0.0.1 resolves to 127.0.0.1: private, loopback, link-local and other non-public addresses cannot be called"
-
-
-@pytest.fixture
-def provider_desk(workspace, fake_provider):  # noqa: F811
-    push(workspace, {"AGENTS.md": f"---\nprovider: {{name: anthropic, base_url: '{fake_provider.base_url}', "
-                                  f"model: claude-sonnet-4-5}}\n---\n"})
-    return fake_provider
 
 
 @pytest.fixture

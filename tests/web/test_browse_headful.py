@@ -15,6 +15,7 @@ from django.urls import reverse
 
 from runs.actions import check_start_run
 from tests.conftest import wait_for
+from tests.processes import is_under, running
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.runs.helpers import agent_file, push
 from tests.web.fakes import html
@@ -36,36 +37,13 @@ WINDOWED = "web:\n  browse:\n    headless: false\n"
 
 
 def xvfbs() -> dict[int, str]:
-    """pid -> display of every Xvfb running (a zombie is not running)."""
-    found = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                command = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-                state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            except OSError:
-                continue
-            if command[0].endswith(b"Xvfb") and state != "Z":
-                found[int(entry)] = command[1].decode()
-    return found
+    """pid -> display of every Xvfb running."""
+    return {pid: argv[1].decode() for pid, argv in running() if argv[0].endswith(b"Xvfb")}
 
 
 def worker_xvfbs(worker) -> list[str]:
     """The displays of the Xvfbs the worker's processes started (its windowed pods' screens)."""
-    def parent(pid: int) -> int:
-        try:
-            return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            return 0
-
-    found = []
-    for pid, display in xvfbs().items():
-        up = parent(pid)
-        while up > 1 and up != worker.pid:
-            up = parent(up)
-        if up == worker.pid:
-            found.append(display)
-    return found
+    return [display for pid, display in xvfbs().items() if is_under(pid, worker.pid)]
 
 
 def display_of(pid: int) -> str | None:

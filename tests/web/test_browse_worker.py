@@ -6,11 +6,16 @@ never meet (a SynchronousOnlyOperation fails the step).
 """
 from __future__ import annotations
 
+import os
+import signal
+import threading
+
 import pytest
 
 from runs.actions import check_start_run
 from runs.models import Run, TraceEvent
 from tests.conftest import wait_for
+from tests.processes import descendants_named
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.runs.helpers import agent_file, push
 
@@ -44,35 +49,11 @@ def test_a_browse_call_on_a_real_worker_completes_and_its_trace_reaches_the_run(
 
 def pods_of(worker) -> list[int]:
     """The pids of the Playwright browser servers a worker's processes started (its account's pods)."""
-    import os
-    from pathlib import Path
-
-    def ancestors(pid: int):
-        while pid > 1:
-            try:
-                pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                return
-            yield pid
-
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            command = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"run-server" in command and worker.pid in ancestors(int(entry)):
-            found.append(int(entry))
-    return found
+    return descendants_named(worker.pid, b"run-server")
 
 
 def kill_the_pod_when_the_page_is_asked_for(worker, site, path: str) -> dict:
     """Wait until the pod's browser asks `site` for `path`, then kill -9 the pod's server mid-call."""
-    import os
-    import signal
-    import threading
 
     killed: dict = {}
 
