@@ -115,6 +115,11 @@ def dbos_per_step(fake, counts: list[int], repeats: int) -> dict[int, float] | N
     settings = connection.settings_dict
     url = (f"postgresql://{settings['USER']}:{settings.get('PASSWORD') or ''}@{settings['HOST']}:"
            f"{settings['PORT'] or 5432}/{settings['NAME']}_dbos")
+    # A fresh system database each run, as foldrun's test database is: workflows an earlier run left there made
+    # DBOS's steps 2-3× slower than on an empty one, and a peer must not pay for another run's rows.
+    import psycopg
+    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{settings["NAME"]}_dbos"')
     DBOS(config={"name": "foldrun-bench", "system_database_url": url, "log_level": "WARNING"})
     client = httpx.Client(timeout=30)
 
