@@ -99,6 +99,29 @@ def test_a_step_browsing_a_changing_page_hands_its_frames_to_its_run_live_and_th
     assert live_view.frame(step.public_id)[:3] == b"\xff\xd8\xff"  # a JPEG the page can show
 
 
+def test_the_live_view_follows_a_popup_the_call_opens_and_ends_on_the_page_the_call_ended_on(
+        celery_worker_process, workspace, alice, fake_provider, ticker_site):
+    reader(workspace, fake_provider)
+    fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{ticker_site.url}/opener", "mode": "text",
+                                         "actions": [{"wait": 800}, {"click": "#open"}, {"tab": "last"},
+                                                     {"wait": 3000}]})
+    fake_provider.reply_text("GOOD — watched the popup")
+    run = check_start_run(workspace=workspace, user=alice, agent="reader", task="Open the popup.")
+    step = browsing_step(run)
+    stop = threading.Event()
+    seen = watch_frames(step.public_id, stop)
+    done = finished(run)
+    time.sleep(0.3)
+    stop.set()
+    assert done.status == "completed", done.error
+    urls = [line["url"] for line in seen if line["live"]]
+    assert f"{ticker_site.url}/ticker" in urls, seen  # the popup the call opened is on the panel
+    popup_from = urls.index(f"{ticker_site.url}/ticker")
+    assert set(urls[popup_from:]) == {f"{ticker_site.url}/ticker"}  # and only it, once it opened
+    last = live_view.read(step.public_id)
+    assert last is not None and last["live"] is False and last["url"] == f"{ticker_site.url}/ticker"
+
+
 def test_live_view_false_shows_none_of_the_agents_pages(celery_worker_process, workspace, alice, fake_provider,
                                                          ticker_site):
     reader(workspace, fake_provider, "live_view: false")

@@ -85,13 +85,14 @@ class Screencast:
         self._send_if_due()
 
     def _send_if_due(self) -> None:
+        sink = self.sink  # None once another page of the call took the panel
         with self.lock:
-            if self.pending is None or time.monotonic() - self.sent_at < FRAME_GAP:
+            if sink is None or self.pending is None or time.monotonic() - self.sent_at < FRAME_GAP:
                 return
             frame, self.pending = self.pending, None
             self.sent_at = time.monotonic()
         try:
-            self.sink("frame", frame[0], frame[1])
+            sink("frame", frame[0], frame[1])
         except Exception:  # noqa: BLE001 - a frame lost is a frame lost; the call goes on
             pass
 
@@ -112,12 +113,15 @@ class Screencast:
         if self.flusher is None:
             return
         self.flusher.join(timeout=1)
+        sink = self.sink
         with self.lock:
             frame, self.pending = self.pending, None
+        if sink is None:  # not the page on the panel: the one that is says `last seen`
+            return
         try:
             if frame is not None:
-                self.sink("frame", frame[0], frame[1])
-            self.sink("end", None, self.url)
+                sink("frame", frame[0], frame[1])
+            sink("end", None, self.url)
         except Exception:  # noqa: BLE001
             pass
 
@@ -128,32 +132,56 @@ def signs_in(call: "Call") -> bool:
 
 
 class Watch:
-    """A call's screencasts: its first page's (the live view, and the video's first file), and, when it records,
-    one more for every page the call opens — a popup, a new tab — each kept as a .webm of its own."""
+    """A call's screencasts: its first page's, and one for every page the call opens — a popup, a new tab. The
+    live view follows the newest page open (back to the one before when it closes); when the call records, every
+    page is kept as a .webm of its own."""
 
     def __init__(self, call: "Call", page: "Page", sink: Sink | None) -> None:
         self.call = call
+        self.sink = sink
         recording = call.recording
         self.casts = [Screencast(page, sink, recording.frames if recording is not None else None)]
-        self.context = page.context if recording is not None else None
-        if self.context is not None:
-            self.context.on("page", self._opened)
+        self.context = page.context
+        self.context.on("page", self._opened)
+
+    def _live(self) -> list[Screencast]:
+        return [cast for cast in self.casts if cast.sink is not None]
 
     def _opened(self, page: "Page") -> None:  # in Playwright's thread, as the page opens
-        if self.call.recording is None:
+        recording = self.call.recording
+        if recording is None and self.sink is None:
             return
         try:
-            self.casts.append(Screencast(page, None, self.call.recording.new_page()))
-        except Exception:  # noqa: BLE001 - a page gone as it opened has nothing to keep
-            pass
+            cast = Screencast(page, self.sink, recording.new_page() if recording is not None else None)
+        except Exception:  # noqa: BLE001 - a page gone as it opened has nothing to keep or show
+            return
+        for earlier in self._live():
+            earlier.sink = None  # one page on the panel at a time: the one the call just opened
+        self.casts.append(cast)
+        if self.sink is not None:
+            page.on("close", lambda _page: self._closed(cast))
+
+    def _closed(self, cast: Screencast) -> None:
+        """The live page closed: the panel goes back to the newest page still open."""
+        if cast.sink is None:
+            return
+        cast.sink = None
+        for earlier in reversed(self.casts):
+            if earlier is not cast and not earlier.page.is_closed():
+                earlier.sink = self.sink
+                return
 
     def stop(self) -> None:
-        if self.context is not None:  # a session's context outlives the call: its next pages are not this call's
-            try:
-                self.context.remove_listener("page", self._opened)
-            except Exception:  # noqa: BLE001 - a closed context
-                pass
+        # A session's context outlives the call: its next pages are not this call's.
+        try:
+            self.context.remove_listener("page", self._opened)
+        except Exception:  # noqa: BLE001 - a closed context
+            pass
+        live = self._live()
         for cast in self.casts:
+            if cast not in live:
+                cast.stop()
+        for cast in live:  # last, so the panel's `last seen` is the page the call ended on
             cast.stop()
 
 
