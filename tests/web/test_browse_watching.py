@@ -74,19 +74,26 @@ def watch_frames(step_id: str, stop: threading.Event) -> list[dict]:
     return seen
 
 
-def test_a_step_browsing_a_changing_page_hands_its_frames_to_its_run_live_and_then_last_seen(
-        celery_worker_process, workspace, alice, fake_provider, ticker_site):
-    reader(workspace, fake_provider)
-    fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{ticker_site.url}/ticker", "mode": "text",
-                                         "actions": [{"wait": 4000}]})
-    fake_provider.reply_text("GOOD — watched it tick")
-    run = check_start_run(workspace=workspace, user=alice, agent="reader", task="Watch the ticker.")
+def watched_run(workspace, alice, task: str) -> tuple[Run, Step, list[dict]]:
+    """A reader's run, its browsing step, and every frame line the step's panel showed until a moment after it
+    ended."""
+    run = check_start_run(workspace=workspace, user=alice, agent="reader", task=task)
     step = browsing_step(run)
     stop = threading.Event()
     seen = watch_frames(step.public_id, stop)
     done = finished(run)
     time.sleep(0.3)
     stop.set()
+    return done, step, seen
+
+
+def test_a_step_browsing_a_changing_page_hands_its_frames_to_its_run_live_and_then_last_seen(
+        celery_worker_process, workspace, alice, fake_provider, ticker_site):
+    reader(workspace, fake_provider)
+    fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{ticker_site.url}/ticker", "mode": "text",
+                                         "actions": [{"wait": 4000}]})
+    fake_provider.reply_text("GOOD — watched it tick")
+    done, step, seen = watched_run(workspace, alice, "Watch the ticker.")
     assert done.status == "completed", done.error
     live = [line for line in seen if line["live"]]
     assert len(live) >= 4, seen  # the page changed all along, so frames came all along
@@ -106,13 +113,7 @@ def test_the_live_view_follows_a_popup_the_call_opens_and_ends_on_the_page_the_c
                                          "actions": [{"wait": 800}, {"click": "#open"}, {"tab": "last"},
                                                      {"wait": 3000}]})
     fake_provider.reply_text("GOOD — watched the popup")
-    run = check_start_run(workspace=workspace, user=alice, agent="reader", task="Open the popup.")
-    step = browsing_step(run)
-    stop = threading.Event()
-    seen = watch_frames(step.public_id, stop)
-    done = finished(run)
-    time.sleep(0.3)
-    stop.set()
+    done, step, seen = watched_run(workspace, alice, "Open the popup.")
     assert done.status == "completed", done.error
     urls = [line["url"] for line in seen if line["live"]]
     assert f"{ticker_site.url}/ticker" in urls, seen  # the popup the call opened is on the panel
