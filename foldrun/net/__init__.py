@@ -20,11 +20,12 @@ from .errors import describe
 from .guard import (SENTENCE, NoSuchHost, Policy, PrivateAddress, ResolveTimeout, Resolver, allows_private,
                     checked_addresses, configure, connect_addresses, policy, restore, system_resolver)
 from .transport import GuardedBackend, GuardedTransport
+from .wire import read_head
 
 __all__ = ["ROLES", "SENTENCE", "GuardedBackend", "GuardedTransport", "NoSuchHost", "Policy", "PrivateAddress",
            "ResolveTimeout", "Resolver", "allows_private", "check_url", "checked_addresses", "client", "configure",
-           "connect_addresses", "describe", "embedded", "is_allowed", "literal", "policy", "restore", "system_resolver",
-           "transport"]
+           "connect_addresses", "describe", "embedded", "is_allowed", "literal", "policy", "read_head", "restore",
+           "system_resolver", "transport"]
 
 
 def check_url(url: str) -> list[str]:

@@ -12,6 +12,7 @@ from typing import Callable
 from urllib.parse import urlsplit
 
 from .guard import NoSuchHost, PrivateAddress, ResolveTimeout
+from .wire import END, read_head
 
 
 class Refused(Exception):
@@ -84,15 +85,9 @@ class GuardProxy:
         upstream = None
         try:
             conn.settimeout(30)
-            head = b""
-            while b"\r\n\r\n" not in head:
-                chunk = conn.recv(65536)
-                if not chunk:
-                    return
-                head += chunk
-                if len(head) > 65536:
-                    return
-            header, rest = head.split(b"\r\n\r\n", 1)
+            if (read := read_head(conn)) is None:
+                return
+            header, rest = read
             lines = header.split(b"\r\n")
             method, target, version = lines[0].decode("latin-1").split(" ", 2)
             if method == "CONNECT":
@@ -164,13 +159,7 @@ class GuardProxy:
         else:
             upstream.sendall(b"\r\n".join([f"CONNECT {target} {version}".encode("latin-1"),
                                             f"Host: {target}".encode("latin-1"), *auth]) + b"\r\n\r\n")
-        answer = b""
-        while b"\r\n\r\n" not in answer and len(answer) < 65536:
-            chunk = upstream.recv(65536)
-            if not chunk:
-                break
-            answer += chunk
-        head, _, early = answer.partition(b"\r\n\r\n")
+        head, early = read_head(upstream) or (b"", b"")
         status = (head.split(b" ", 2)[1:2] or [b""])[0].decode("latin-1")
         where = f"the proxy in the secret {hop.name} ({hop.host}:{hop.port})"
         host = target.rpartition(":")[0].strip("[]") if method == "CONNECT" else (urlsplit(target).hostname or "")
@@ -181,7 +170,7 @@ class GuardProxy:
             if not status:
                 self._refuse(conn, host, f"{where} closed the connection without an answer")
                 return
-            conn.sendall(answer)  # the page's own answer, whatever its status
+            conn.sendall(head + END + early)  # the page's own answer, whatever its status
             self._pipe(conn, upstream)
             return
         if status != "200":

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from foldrun.net import read_head
 from tests.fakes.loopback import LoopbackServer, QuietHandler
 
 CHROMIUM = "/usr/bin/chromium"
@@ -120,14 +121,10 @@ class CdpRelay:
             threading.Thread(target=self._serve, args=(client,), daemon=True).start()
 
     def _serve(self, client: socket.socket) -> None:
-        head = b""
-        while b"\r\n\r\n" not in head:
-            chunk = client.recv(4096)
-            if not chunk:
-                client.close()
-                return
-            head += chunk
-        head, _, rest = head.partition(b"\r\n\r\n")
+        if (read := read_head(client)) is None:
+            client.close()
+            return
+        head, rest = read
         lines = head.decode("latin-1").split("\r\n")
         _method, target, _version = lines[0].split(" ", 2)
         headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
@@ -185,13 +182,9 @@ class CdpRelay:
     def _frames_back(self, upstream: socket.socket, client: socket.socket, lock: threading.Lock) -> None:
         """Chromium's handshake answer, then its frames one whole frame at a time (never split by an answer)."""
         try:
-            head = b""
-            while b"\r\n\r\n" not in head:
-                chunk = upstream.recv(65536)
-                if not chunk:
-                    return
-                head += chunk
-            head, _, rest = head.partition(b"\r\n\r\n")
+            if (read := read_head(upstream)) is None:
+                return
+            head, rest = read
             with lock:
                 client.sendall(head + b"\r\n\r\n")
             frames = _Frames(upstream, rest)

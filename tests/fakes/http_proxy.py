@@ -13,6 +13,8 @@ import socket
 import threading
 from urllib.parse import urlsplit
 
+from foldrun.net import read_head
+
 
 class AuthProxy:
     """`AuthProxy(user, password)`; `.url_with(user, password)` is the secret's value; `.carried` what it forwarded."""
@@ -50,13 +52,9 @@ class AuthProxy:
     def _handle(self, conn: socket.socket) -> None:
         upstream = None
         try:
-            head = b""
-            while b"\r\n\r\n" not in head:
-                chunk = conn.recv(65536)
-                if not chunk:
-                    return
-                head += chunk
-            header, rest = head.split(b"\r\n\r\n", 1)
+            if (read := read_head(conn)) is None:
+                return
+            header, rest = read
             self.heads.append(header)
             lines = header.split(b"\r\n")
             method, target, version = lines[0].decode("latin-1").split(" ", 2)
