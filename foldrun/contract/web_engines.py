@@ -247,6 +247,24 @@ def vendor_block_refusal(vendor: str, word: str, where: str) -> str | None:
     return f"{where}: {vendor} has no option to block {word}; the vendors that do are {', '.join(can)}."
 
 
+def vendor_value_refusal(vendor: str, key: str, value: object, where: str) -> str | None:
+    """The sentence for a `vendor_session.region` the vendor does not have, or a `vendor_session.timeout` that is
+    unreadable or outside the vendor's range, or None — `foldrun check` and the call say it in these words (a
+    vendor answers such a session with an error of its own, or quietly clamps it)."""
+    if key == "region" and vendor in VENDOR_REGIONS and value not in VENDOR_REGIONS[vendor]:
+        text = str(value)  # quoted and cut as check's `shown` does
+        shown = repr(text if len(text) <= 40 else text[:39] + "…")
+        return f"{where}: {shown} is not a {vendor} region; its regions are {', '.join(VENDOR_REGIONS[vendor])}."
+    if key == "timeout":
+        seconds = parse_duration(value)
+        bounds = VENDOR_TIMEOUTS.get(vendor)
+        if seconds is None or seconds <= 0:
+            return f"{where} must be a duration such as 30m, 90s or 2h."
+        if bounds and not bounds[0] <= seconds <= bounds[1]:
+            return f"{where}: {vendor} takes {VENDOR_TIMEOUT_LABELS[vendor]}."
+    return None
+
+
 def parse_duration(value: object) -> float | None:
     """Seconds for `30m`, `60s`, `6h`, `1d` or a bare number of seconds; None when unreadable."""
     if isinstance(value, bool):

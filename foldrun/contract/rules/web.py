@@ -635,16 +635,10 @@ class _WebCheck:
                 continue
             if key == "proxy":
                 self.check_vendor_proxy(value, here, vendor)
-            elif key == "region" and vendor in W.VENDOR_REGIONS and value not in W.VENDOR_REGIONS[vendor]:
-                self.error(here, f"{where}.region: {shown(value)} is not a {vendor} region; its regions are {', '.join(W.VENDOR_REGIONS[vendor])}.",
-                           "web.vendor_session")
-            elif key == "timeout":
-                seconds = W.parse_duration(value)
-                bounds = W.VENDOR_TIMEOUTS.get(vendor)
-                if seconds is None or seconds <= 0:
-                    self.error(here, f"{where}.timeout must be a duration such as 30m, 90s or 2h.", "web.vendor_session")
-                elif bounds and not bounds[0] <= seconds <= bounds[1]:
-                    self.error(here, f"{where}.timeout: {vendor} takes {W.VENDOR_TIMEOUT_LABELS[vendor]}.", "web.vendor_session")
+            elif key in ("region", "timeout"):
+                refused = W.vendor_value_refusal(vendor, key, value, f"{where}.{key}")
+                if refused:
+                    self.error(here, refused, "web.vendor_session")
             elif key in ("captcha", "stealth", "record") and not isinstance(value, bool):
                 self.error(here, f"{where}.{key} must be true or false.", "web.vendor_session")
             elif key == "keep":

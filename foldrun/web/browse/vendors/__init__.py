@@ -82,6 +82,8 @@ def check_settings(vendor: str, where: str, settings: dict, call: "Call") -> Non
             refused = next((W.vendor_session_refusal(vendor, f"proxy.{part}", f"{where}.proxy.{part}")
                             for part in value if f"proxy.{part}" in W.VENDOR_SESSION_OPTIONS
                             and W.vendor_session_refusal(vendor, f"proxy.{part}", "")), None)
+        if refused is None and key in ("region", "timeout"):
+            refused = W.vendor_value_refusal(vendor, key, value, f"{where}.{key}")
         if refused is None and key == "block":
             words = [w.strip() for w in value.split(",")] if isinstance(value, str) else list(value or [])
             refused = next((W.vendor_block_refusal(vendor, str(w), f"{where}.block") for w in words

@@ -8,6 +8,7 @@ that call's JSON body or that URL's query. Which settings a vendor has at all is
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable
 from urllib.parse import quote
@@ -66,8 +67,10 @@ def _blocked(settings: dict) -> set[str]:
     return {str(w).strip() for w in (value.split(",") if isinstance(value, str) else value) if str(w).strip()}
 
 
-def _seconds(value: Any) -> int:
-    return int(W.parse_duration(value) or 0)
+def _seconds(value: Any, unit: float = 1) -> int:
+    """The timeout in the vendor's unit (`unit` seconds each), rounded up: a session never ends before the time
+    asked (90 s is 2 of Hyperbrowser's minutes, 1.5 s is 2 of Browserbase's seconds)."""
+    return math.ceil(round((W.parse_duration(value) or 0) / unit, 6))  # round: 90.5 / 0.001 is 90500.00000000001
 
 
 def _browserbase(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
@@ -114,7 +117,7 @@ def _steel(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
     if settings.get("stealth"):
         body["stealthConfig"] = {"humanizeInteractions": True}
     if settings.get("timeout"):
-        body["timeout"] = _seconds(settings["timeout"]) * 1000  # milliseconds
+        body["timeout"] = _seconds(settings["timeout"], 0.001)  # milliseconds
     if "ads" in _blocked(settings):
         body["blockAds"] = True
     return Asked(_merge(body, dict(settings.get("options") or {})), {})
@@ -141,7 +144,7 @@ def _hyperbrowser(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
     if settings.get("region"):
         body["region"] = settings["region"]
     if settings.get("timeout"):
-        body["timeoutMinutes"] = max(1, _seconds(settings["timeout"]) // 60)
+        body["timeoutMinutes"] = max(1, _seconds(settings["timeout"], 60))
     if "record" in settings:
         body["enableWebRecording"] = bool(settings["record"])
     # Hyperbrowser blocks trackers only with ads blocked, and cookie notices ("annoyances") only with both.
@@ -169,7 +172,7 @@ def _browserless(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
     if settings.get("captcha"):
         query["solveCaptchas"] = "true"
     if settings.get("timeout"):
-        query["timeout"] = str(_seconds(settings["timeout"]) * 1000)
+        query["timeout"] = str(_seconds(settings["timeout"], 0.001))
     if "ads" in _blocked(settings):
         query["blockAds"] = "true"
     query.update({str(k): _query_value(v) for k, v in (settings.get("options") or {}).items()})
