@@ -41,6 +41,16 @@ def test_search_rereads_only_the_file_that_changed(tmp_path):
     assert index.passes == 2
 
 
+def test_a_hit_is_shown_around_its_first_whole_word_match_not_a_word_that_only_contains_it(tmp_path):
+    (tmp_path / "state").mkdir()
+    words = [f"w{n}" for n in range(30)]
+    (tmp_path / "state" / "ascii.md").write_text(" ".join(words[:10] + ["parent"] + words[10:20] + ["(Rent),"] + words[20:]))
+    (tmp_path / "state" / "accents.md").write_text("café " * 9 + "a bond: Bond. " + "déjà " * 20)
+    hits = {h["path"]: h["snippet"] for h in SearchIndex(tmp_path, "me").query("rent bond")}
+    assert hits["state/ascii.md"] == "…w16 w17 w18 w19 [(Rent),] w20 w21 w22 w23 w24 w25 w26…"
+    assert hits["state/accents.md"] == "…café café café a [bond:] [Bond.] déjà déjà déjà déjà déjà déjà…"
+
+
 def test_the_search_tool_finds_a_file_the_agent_wrote_a_moment_ago(fake_provider):
     files = {"agents/a/agent.md": agent_md("a", fake_provider, tools="[search, write]")}
     fake_provider.reply_tool_use("Write", {"path": "state/cursor.md", "content": "cursor at zebra-42"})
