@@ -36,7 +36,9 @@ class BrowseState:
     def __init__(self) -> None:
         self.sessions: dict[str, "BrowserContext"] = {}
         self.holders: dict[str, dict] = {}   # session -> {"call": the Call now using it}
-        self.seeded: set[str] = set()        # sessions a cookie secret seeded
+        # session -> what a secret seeded it with (True: cookies, "storage": web.browse.storage) and that secret's
+        # values, so every later call in it refuses script in the same words and still redacts them
+        self.seeded: dict[str, tuple[bool | str, dict[str, str]]] = {}
         self.proxies: list[GuardProxy] = []  # the sessions' guard proxies
         self.launch: dict[str, int] = {}     # session -> which launch of the pool's browser holds it
         self.made_with: dict[str, tuple] = {}  # session -> (its proxy secret's name, its own launch flags)
@@ -92,7 +94,13 @@ class ContextMixin:
             previous = state.holders[name]["call"]
             state.holders[name]["call"] = self  # the guard and the block list read this call's settings
             self.proxy = previous.proxy
-            self.seeded = name in state.seeded
+            self.seeded, kept = state.seeded.get(str(name), (False, {}))
+            self.secrets.update(kept)
+            if self.seeded and self.args.get("state"):
+                raise WebToolError(f"browse: state= does not keep a login seeded from a secret "
+                                   f"({'web.browse.storage' if self.seeded == 'storage' else 'cookies'}) — "
+                                   f"session={name} was signed in by one, and state/ is a workspace file every later "
+                                   f"step can read; sign in with actions instead")
             return state.sessions[name]
         vendor = self.vendor  # a vendor's browser presents itself as the vendor made it (no user agent of ours)
         flags = own.own_flags(self)  # extensions / webgpu: a Chromium launched for this call, not the pool's
@@ -194,7 +202,7 @@ class ContextMixin:
             if self.proxy is not None:
                 state.proxies.append(self.proxy)
             if self.seeded:
-                state.seeded.add(str(name))
+                state.seeded[str(name)] = (self.seeded, dict(self.secrets))
         return context
 
     def _vendor_context(self, context: "BrowserContext") -> "BrowserContext":
