@@ -34,6 +34,14 @@ ROUTES = {
     "/login-again": html(page("Sign in", '<form action="/login-again" method="get"><input name="user" '
                                          'id="user"><input type="password" name="pw" id="pw">'
                                          '<p>Sign in to continue</p><button type="submit">Sign in</button></form>')),
+    # A site that answers a wrong password with a page of its own: 200, no form, the reason in words (and the
+    # password echoed back, as a careless one does).
+    "/login-elsewhere": html(page("Sign in", '<form action="/refused" method="get"><input name="user" id="user">'
+                                             '<input type="password" name="pw" id="pw"><button type="submit">Sign in'
+                                             '</button></form>')),
+    "/refused": lambda request: html(page("Oops", f'<h1>Oops</h1><p>Incorrect password for alice '
+                                                  f'({request["path"].rpartition("pw=")[2]}).</p>'
+                                                  f'<a href="/login-elsewhere">Try again</a>')),
     # A handler that holds the page for 2.5 s, past the plain click's first try.
     "/slow-handler": html(page("Slow", '<button id="order" onclick="const t = Date.now(); while (Date.now() - t '
                                        '< 2500) {} window.orders = (window.orders || 0) + 1; document.title = '
@@ -153,6 +161,15 @@ def test_login_never_says_signed_in_when_the_site_shows_its_sign_in_form_again(b
     assert out.splitlines()[0] == ("login: the site did not sign in from the secret PORTAL_LOGIN — its sign-in "
                                    "form is still on the page after the submit")
     assert "signed in from the secret" not in out
+
+
+def test_login_never_says_signed_in_when_the_site_answers_a_wrong_password_with_a_page_saying_so(browse, pages_site):
+    tool = browse(secret={"PORTAL_LOGIN": "alice:not-the-password"}.__getitem__)
+    out = tool.call({"action": "browse", "url": f"{pages_site.url}/login-elsewhere",
+                     "actions": [{"login": "PORTAL_LOGIN"}]})
+    assert out.splitlines()[0] == ('login: the site did not sign in from the secret PORTAL_LOGIN — the page says '
+                                   '"Incorrect password for alice ([secret PORTAL_LOGIN])."')
+    assert "not-the-password" not in out and "signed in from the secret" not in out
 
 
 def test_login_says_the_submit_was_blocked_when_the_forms_own_validation_refused_it(browse, pages_site):

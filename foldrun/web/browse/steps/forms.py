@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -163,7 +164,7 @@ def login(call: "Call", page: "Page", name: str, step: dict, timeout: float) -> 
         raise WebToolError(call.redact(f"browse: login: the form's own validation blocked the submit — "
                                        f"{'; '.join(invalid)}; the secret {name} filled the user name and password "
                                        f"and the form asks for more, so nobody signed in"))
-    refused = _refusal(page, answers)
+    refused = call.redact(_refusal(page, answers))
     if refused:  # said, not raised: the page's own words (its error message) are the rest of the call's result
         call.notes.append(f"login: the site did not sign in from the secret {name} — {refused}")
         return
@@ -173,17 +174,31 @@ def login(call: "Call", page: "Page", name: str, step: dict, timeout: float) -> 
 def _refusal(page: "Page", answers: list[int]) -> str:
     """Why the submit did not sign in, as a clause, or "" when nothing says it failed.
 
-    A site that refuses a password answers the submit with 401/403 or shows its sign-in form again;
-    either way the call must not report a sign-in that did not happen."""
-    if answers and answers[-1] in (401, 403):
+    A site that refuses a password answers the submit with a 4xx, shows its sign-in form again, or shows a
+    page of its own saying the password was wrong; the call must not report a sign-in that did not happen."""
+    if answers and 400 <= answers[-1] < 500:
         return f"it answered the sign-in with {answers[-1]}"
     try:
         again = page.locator("input[type=password]")
         if again.count() and again.first.is_visible():
             return "its sign-in form is still on the page after the submit"
+        # A site that answers a wrong password with a page of its own (200, no form) says so in words: a line
+        # naming the credential as wrong. Quoted, so the caller reads the site's own reason.
+        said = page.evaluate(_SAYS_NO_JS, _SAYS_NO.pattern)
     except Exception:  # noqa: BLE001 - the page navigated away mid-look: no form is showing
         return ""
-    return ""
+    return f'the page says "{said[:160]}"' if said else ""
+
+
+# Words a sign-in page uses for a refusal ("Incorrect username or password", "Login failed", "Invalid
+# credentials"); English only — a refusal in another language with no form and a 200 still reads as signed in.
+_SAYS_NO = re.compile(r"\b(?:(?:incorrect|invalid|wrong)\b[^.\n]{0,40}\b(?:password|credentials|"
+                      r"user ?name|e-?mail|log ?in|sign[- ]?in)|(?:log ?in|sign[- ]?in|authentication)\s+"
+                      r"(?:failed|denied|unsuccessful)|not recogni[sz]ed)", re.IGNORECASE)
+_SAYS_NO_JS = """source => { const no = new RegExp(source, 'i');
+  for (const line of (document.body ? document.body.innerText : '').split('\\n'))
+    if (no.test(line)) return line.trim().replace(/\\s+/g, ' ');
+  return ''; }"""
 
 
 def _invalid_fields(password: "Locator") -> list[str]:
