@@ -3,11 +3,14 @@ is verdict `error` naming who stopped it, and nothing the run's worker does afte
 /mcp on a real worker and real Chromium, and over REST (DELETE /v1/sessions)."""
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from browsing.models import BrowserSession, SkillRun, Task
 from tests.conftest import wait_for
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
+from tests.fakes.website import html
 from tests.mcp.test_tasks_and_reports import browse, live, provider_desk, site, text_of  # noqa: F401
 
 pytestmark = pytest.mark.e2e
@@ -36,3 +39,24 @@ def test_stopping_a_smoke_tests_session_mid_flow_ends_the_run_cancelled(live, pr
     run = SkillRun.objects.get(public_id=run_id)
     assert run.status == "cancelled" and run.report["error"]["message"] == said
     assert BrowserSession.objects.get(public_id=session_id).status == "closed"
+
+
+def test_stopping_a_smoke_tests_session_while_its_start_page_loads_leaves_the_run_cancelled(
+        live, provider_desk, site):  # noqa: F811
+    # The start phase is loading the page (its answer held back) when the session is stopped; when the phase
+    # comes back — with the page or without it — it writes nothing over the cancelled run.
+    site.routes["/held"] = lambda _request: (time.sleep(4), html(b"<html><title>Held</title><p>late</p></html>"))[1]
+    started = live.call_tool("run_skill", {"name": "smoke-uat", "inputs": {
+        "url": f"{site.url}/held", "steps": ["click Sign in"], "maxLinks": 0}})
+    run_id, session_id = started.structured_content["runId"], started.structured_content["sessionId"]
+    wait_for(lambda: "/held" in site.seen, timeout=60)
+    assert live.call_tool("stop_session", {"sessionId": session_id}).structured_content["closed"] is True
+    said = f"The run was cancelled: its session {session_id} was stopped by stop_session."
+    wait_for(lambda: SkillRun.objects.filter(public_id=run_id, lease_holder="").exists(), timeout=60)
+    time.sleep(1)  # the held page has answered by now; the start phase has had its say
+    run = SkillRun.objects.get(public_id=run_id)
+    assert (run.status, run.phase) == ("cancelled", "done")
+    assert run.state["error"] == {"code": "cancelled", "message": said}
+    assert run.report["error"] == {"code": "cancelled", "message": said}
+    assert not Task.objects.filter(skill_run=run).exists()  # no flow step was started after the cancel
+    assert not provider_desk.requests
