@@ -12,18 +12,23 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "foldrun.settings.dev")
+
+from django.conf import settings  # noqa: E402
+
 # No persistent database connections in the web server. Django runs each request's sync code on a thread of its
 # own (asgiref's per-request ThreadSensitiveContext) and keeps a connection per thread: with CONN_MAX_AGE, each
 # request's connection outlives its thread unused until PostgreSQL's max_connections is spent ("too many
 # clients" — 64 idle after a few minutes of fuzzing). Closed at each request's end, they are bounded by the
-# requests in flight. Django's docs say the same: under ASGI, disable persistent connections.
-os.environ.setdefault("FOLDRUN_DB_CONN_MAX_AGE", "0")
+# requests in flight. Django's docs say the same: under ASGI, disable persistent connections. Set on this
+# process's settings before any connection opens (each connection reads the dict it is made from), never in
+# os.environ: a worker or any other child this process starts keeps its own FOLDRUN_DB_CONN_MAX_AGE.
+for _database in settings.DATABASES.values():
+    _database["CONN_MAX_AGE"] = 0
 
 from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_app = get_asgi_application()  # sets Django up before anything imports a model
 
-from django.conf import settings  # noqa: E402
 from starlette.types import Receive, Scope, Send  # noqa: E402
 
 from browsing import live, relay  # noqa: E402

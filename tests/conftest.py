@@ -96,9 +96,6 @@ def start_worker(log_path, env_extra: dict | None = None, *, concurrency: int = 
     from django.db import connection
 
     env = dict(os.environ)
-    # A worker keeps its database connection; the web server's 0 (foldrun.asgi sets it in its process's
-    # environment when imported, as the MCP tests do) is not the worker's.
-    env.pop("FOLDRUN_DB_CONN_MAX_AGE", None)
     env["FOLDRUN_TEST_DB_NAME"] = connection.settings_dict["NAME"]
     env["DJANGO_SETTINGS_MODULE"] = "foldrun.settings.test"
     env.update(env_extra or {})
