@@ -4,8 +4,9 @@ retention purge) and the public names of what the rest of foldrun calls.
 `check_*` validates and scopes; `do_*` changes data in one transaction and
 queues work by task NAME after the commit (never importing notify.tasks).
 The pieces live beside this module, each importing only downwards:
-events.py (what an event sends) → deliveries.py (webhooks, leases, the
-sweep) and outbox.py (mail) → destination.py, email.py, webhook.py.
+events.py (what an event sends) and sweep.py (lost workers) → deliveries.py
+(webhooks, leases) → endpoints.py and outbox.py (mail) → destination.py,
+email.py, webhook.py.
 """
 from __future__ import annotations
 
@@ -22,7 +23,6 @@ from .config import notify_config_for
 from .deliveries import (  # noqa: F401 — the public names callers and tests use
     BATCH,
     DRAIN_TASK,
-    LOST_ATTEMPT,
     AttemptResult,
     claim,
     do_record_delivery,
@@ -31,8 +31,6 @@ from .deliveries import (  # noqa: F401 — the public names callers and tests u
     kick_drain,
     perform_attempt,
     perform_batch,
-    recover_lost_deliveries,
-    sweep_deliveries,
 )
 from .deliveries import _record as record_attempt
 from .destination import MissingSecret, send_attempt, signing_secrets  # noqa: F401
@@ -53,6 +51,7 @@ from .events import (  # noqa: F401
 )
 from .models import LOG_RETENTION_DAYS, Attempt, Delivery, DeliveryStatus, MailSend, MailStatus, OutgoingMail
 from .outbox import drain_mail, queue_mail, send_outgoing, sweep_mail  # noqa: F401
+from .sweep import LOST_ATTEMPT, recover_lost_deliveries, sweep_deliveries  # noqa: F401
 
 
 # --------------------------------------------------------------- redelivery

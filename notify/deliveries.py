@@ -1,6 +1,7 @@
 """Webhook deliveries: recorded first, attempted by workers that hold each
 delivery's lease (foldrun/leases.py) while they post, recorded, retried on
-the spec's backoff, and recovered by the beat sweep when a worker is lost.
+the spec's backoff, and recovered by the beat sweep when a worker is lost
+(notify/sweep.py); the endpoint each goes to is notify/endpoints.py.
 
 A delivery's next attempt is a time in its row (`next_attempt_at`), never a
 countdown message a dead worker could take with it: the sweep, every
@@ -17,50 +18,23 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Callable
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from accounts.models import Membership, Role, Workspace
+from accounts.models import Workspace
 from foldrun import leases
 from foldrun.contract.rules.notify import NotifyConfig
 
 from .config import notify_config_for, webhook_url
 from .enqueue import enqueue
-from .models import MAX_ATTEMPTS, RETRY_DELAYS, Attempt, Delivery, DeliveryStatus, Endpoint, Kick
-from .outbox import queue_mail
 from .destination import destination as _destination, post as _post
-from .secrets import fingerprint
+from .endpoints import endpoint_state, maybe_switch_off
+from .models import MAX_ATTEMPTS, RETRY_DELAYS, Attempt, Delivery, DeliveryStatus, Endpoint, Kick
 from .webhook import Outcome
 
 log = logging.getLogger(__name__)
 
 DRAIN_TASK = "notify.drain_deliveries"
-# What the log says of an attempt whose worker died with it in flight.
-LOST_ATTEMPT = "the worker was lost during this attempt"
-
-def _endpoint_state(workspace: Workspace, url: str | None) -> Endpoint | None:
-    """The workspace's endpoint row for `url`, started afresh when the URL changed."""
-    if not url:
-        return None
-    print_ = fingerprint(url)
-    endpoint = Endpoint.objects.filter(workspace=workspace).first()
-    created = False
-    if endpoint is None:
-        # Two runs ending at once in a new workspace both get here: the
-        # savepoint lets the loser read the winner's row instead of failing.
-        try:
-            with transaction.atomic():
-                endpoint = Endpoint.objects.create(workspace=workspace, fingerprint=print_)
-                created = True
-        except IntegrityError:
-            endpoint = Endpoint.objects.get(workspace=workspace)
-    if not created and endpoint.fingerprint != print_:
-        Endpoint.objects.filter(pk=endpoint.pk).update(
-            fingerprint=print_, failing_since=None, disabled_at=None, owner_mailed_at=None, last_success_at=None
-        )
-        endpoint.refresh_from_db()
-    return endpoint
 
 
 def do_record_delivery(workspace: Workspace, event: str, body: str, *, run_public_id: str = "",
@@ -75,7 +49,7 @@ def do_record_delivery(workspace: Workspace, event: str, body: str, *, run_publi
         config = notify_config_for(workspace)
     url = webhook_url(workspace, config) if config is not None else None
     with transaction.atomic():
-        endpoint = _endpoint_state(workspace, url)
+        endpoint = endpoint_state(workspace, url)
         skipped = endpoint is not None and endpoint.disabled_at is not None
         delivery = Delivery.objects.create(
             account=workspace.account,
@@ -336,7 +310,7 @@ def _record_many(items: list[_Sent], holder: str) -> list[AttemptResult]:
                 groups.setdefault((item.delivery.workspace_id, item.url), []).append((item, result))
         for (_ws, url), members in groups.items():
             workspace = members[0][0].delivery.workspace
-            endpoint = _endpoint_state(workspace, url)
+            endpoint = endpoint_state(workspace, url)
             accepted = [i for i, _r in members if i.outcome.ok]
             if accepted:
                 if endpoint.failing_since is not None or endpoint.disabled_at is not None:
@@ -351,100 +325,11 @@ def _record_many(items: list[_Sent], holder: str) -> list[AttemptResult]:
                 Endpoint.objects.filter(pk=endpoint.pk, failing_since__isnull=True).update(failing_since=first)
             gave_up = [i for i, r in members if r.gave_up]
             if gave_up:
-                _maybe_switch_off(endpoint.pk, workspace, max(i.finished for i in gave_up))
+                maybe_switch_off(endpoint.pk, workspace, max(i.finished for i in gave_up))
     return results
-
-
-# ------------------------------------------------------------- lost workers
-
-
-def recover_lost_deliveries(now: datetime | None = None, limit: int = 1000) -> int:
-    """Pending deliveries whose lease ran out unrenewed: the worker holding
-    them died with the attempt in flight. Each such attempt is written down
-    (`lost`, in those words) with its number, and the next attempt — the
-    next number — is due on the retry schedule. Two sweeps never record one
-    twice: each takes the row with the lease's conditional claim first."""
-    now = now or timezone.now()
-    expired = leases.expired(Delivery.objects.filter(status=DeliveryStatus.PENDING), now)
-    recovered = 0
-    for pk in list(expired.values_list("pk", flat=True)[:limit]):
-        holder = leases.new_holder()
-        with transaction.atomic():
-            if not leases.claim(Delivery, pk, holder, now=now, status=DeliveryStatus.PENDING,
-                                lease_until__isnull=False):
-                continue
-            d = Delivery.objects.get(pk=pk)
-            number = d.attempts_made + 1
-            Attempt.objects.create(
-                delivery_id=pk, number=number, started_at=now - timedelta(seconds=leases.lease_seconds()),
-                ok=False, lost=True, error=LOST_ATTEMPT,
-            )
-            if number >= MAX_ATTEMPTS:
-                changes = {"status": DeliveryStatus.FAILED, "next_attempt_at": None, "finished_at": now}
-            else:
-                changes = {"next_attempt_at": now + timedelta(seconds=RETRY_DELAYS[number - 1])}
-            Delivery.objects.filter(pk=pk, lease_holder=holder).update(
-                attempts_made=number, lease_holder="", lease_until=None, **changes)
-            recovered += 1
-    return recovered
-
-
-def sweep_deliveries(now: datetime | None = None) -> int:
-    """What the beat sweep does for webhooks, every FOLDRUN_SWEEP_SECONDS:
-    record attempts lost with their worker, then see that a drain is on its
-    way when anything is due (a retry whose time came, an attempt a lost
-    worker or a restarted broker dropped). Returns how many are due."""
-    recover_lost_deliveries(now)
-    # A drain lost with its worker left the kick set; clear it so this sweep
-    # (or the next new delivery) queues a fresh one.
-    Kick.objects.filter(name=KICK).update(pending=False)
-    due = len(due_delivery_ids(now))
-    if due:
-        kick_drain()
-    return due
 
 
 def due_delivery_ids(now: datetime | None = None, limit: int = 20000) -> list[int]:
     """Pending deliveries whose attempt is due and that nobody holds."""
     now = now or timezone.now()
     return list(_due(now).order_by("next_attempt_at").values_list("pk", flat=True)[:limit])
-
-
-def _maybe_switch_off(endpoint_pk: int, workspace: Workspace, now: datetime) -> None:
-    """Switch the endpoint off when it has failed for FOLDRUN_WEBHOOK_DISABLE_DAYS
-    running, and mail the owner — once, even when two workers give up at once
-    (the conditional update lets exactly one through)."""
-    cutoff = now - timedelta(days=settings.FOLDRUN_WEBHOOK_DISABLE_DAYS)
-    switched = Endpoint.objects.filter(
-        pk=endpoint_pk, disabled_at__isnull=True, failing_since__isnull=False, failing_since__lte=cutoff
-    ).update(disabled_at=now)
-    if not switched:
-        return
-    mailed = Endpoint.objects.filter(pk=endpoint_pk, owner_mailed_at__isnull=True).update(owner_mailed_at=now)
-    if mailed:
-        _mail_owner_switched_off(workspace)
-
-
-def _mail_owner_switched_off(workspace: Workspace) -> None:
-    """Written to the mail outbox in the transaction that switched it off."""
-    owner = (
-        Membership.objects.filter(account=workspace.account, role=Role.OWNER)
-        .select_related("user").order_by("created_at", "pk").first()
-    )
-    if owner is None or not owner.user.email:
-        return
-    days = settings.FOLDRUN_WEBHOOK_DISABLE_DAYS
-    queue_mail(
-        to=owner.user.email,
-        subject=f"The notification webhook of {workspace.name} has been switched off",
-        body=(
-            f"Every attempt to deliver {workspace.name}'s notifications to its webhook has failed for {days} days "
-            "running, so foldrun has switched the webhook off. Deliveries made while it is off are recorded as "
-            "skipped, not attempted.\n\n"
-            f"To turn it back on, fix the receiver and press Redeliver on a delivery, or send a test "
-            f"(foldrun notify test --to {workspace.name}): the first accepted one switches it on. "
-            "Changing the URL in notify: starts it fresh.\n"
-        ),
-        category="account",
-        platform=True,
-    )
