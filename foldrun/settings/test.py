@@ -34,8 +34,15 @@ DATA_DIR.mkdir(parents=True, exist_ok=True)
 # test database by FOLDRUN_TEST_DB_NAME. The file is this test process's own
 # (its pid in the name): two runs in one checkout, or on one data folder, never
 # share one, which the second run's setup would otherwise delete under the first.
+# A PostgreSQL test database carries the run in its name for the same reason:
+# xdist's id of the run (shared by its workers, which pytest-django then suffix
+# _gw0, _gw1…) or, in a run without xdist, the test process's pid. Each run's
+# teardown drops its own; one killed before it leaves its database behind.
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / f"test-{os.getpid()}.sqlite3")}
+else:
+    _run = os.environ.get("PYTEST_XDIST_TESTRUNUID", "")[:8] if _XDIST else ""
+    DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{_run or f'p{os.getpid()}'}"}
 if os.environ.get("FOLDRUN_TEST_DB_NAME"):
     DATABASES["default"]["NAME"] = os.environ["FOLDRUN_TEST_DB_NAME"]
 
