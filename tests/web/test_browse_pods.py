@@ -179,6 +179,29 @@ def test_windowed_pods_each_run_under_an_xvfb_of_their_own_and_a_server_killed_w
     assert all(_gone(pid) for pid in screens)  # stopping the pool stops every screen
 
 
+def test_windowed_and_plain_steps_each_count_toward_their_own_pods_only(monkeypatch):
+    monkeypatch.setenv("FOLDRUN_BROWSER_STEPS_PER_POD", "1")
+    pool = AccountPool("acc_kinds", None)
+    try:
+        pool.open_step(windowed=True)
+        pool.open_step(windowed=True)
+        pool.open_step()
+        assert (pool.wanted(), pool.wanted(windowed=True)) == (1, 2)
+        plain = [pool.pod(), pool.pod()]
+        windowed = [pool.pod(windowed=True), pool.pod(windowed=True)]
+        assert plain[0] is plain[1]  # one plain step: one plain pod, however many windowed steps run beside it
+        assert windowed[0] is not windowed[1] and all(p.windowed for p in windowed)
+        assert len([p for p in pool.pods if not p.windowed]) == 1
+        pool.close_step(windowed=True)
+        pool.close_step(windowed=True)
+        pool.open_step()
+        assert (pool.wanted(), pool.wanted(windowed=True)) == (2, 1)  # two plain steps now, and no windowed one
+        assert pool.pod() is not plain[0]
+        assert len([p for p in pool.pods if not p.windowed]) == 2
+    finally:
+        pool.stop()
+
+
 WORKER = """
 import sys
 from foldrun.web.browse.servers import AccountPool

@@ -171,7 +171,7 @@ class AccountPool:
     def __init__(self, account: str, on_reap: Callable[[str, dict], None] | None) -> None:
         self.account = account
         self.pods: list[Pod] = []
-        self.steps = 0
+        self.steps = 0           # every step of the account browsing now (a pod is reaped only at none)
         self.windowed_steps = 0  # of those, the steps whose browser has a window (`headless: false`)
         self.on_reap = on_reap
         self.lock = threading.RLock()
@@ -269,10 +269,12 @@ class AccountPool:
                     pass
 
     def wanted(self, windowed: bool = False) -> int:
-        """Pods of that kind wanted: one per `FOLDRUN_BROWSER_STEPS_PER_POD` steps browsing (with a window, for
-        windowed pods) at once, at least one, at most `FOLDRUN_BROWSER_MAX_PODS`."""
+        """Pods of that kind wanted: one per `FOLDRUN_BROWSER_STEPS_PER_POD` steps of that kind browsing at once
+        (with a window, for windowed pods; without, for plain ones), at least one, at most
+        `FOLDRUN_BROWSER_MAX_PODS`. A windowed step never browses on a plain pod, so it is no reason for one."""
         per_pod, most, _idle = settings()
-        return min(most, max(1, math.ceil((self.windowed_steps if windowed else self.steps) / per_pod)))
+        steps = self.windowed_steps if windowed else self.steps - self.windowed_steps
+        return min(most, max(1, math.ceil(steps / per_pod)))
 
     def done_with(self, pod: Pod) -> None:
         """A step's browser left the pod."""
