@@ -41,33 +41,42 @@ class BrowseState:
         self.seeded: dict[str, tuple[bool | str, dict[str, str]]] = {}
         self.proxies: list[GuardProxy] = []  # the sessions' guard proxies
         self.launch: dict[str, int] = {}     # session -> which launch of the pool's browser holds it
+        self.pools: dict[str, Any] = {}      # session -> the BrowserPool whose browser holds its context
         self.made_with: dict[str, tuple] = {}  # session -> (its proxy secret's name, its own launch flags)
 
     def drop(self, name: str | None) -> None:
         if name is None:
             return
+        pool = self.pools.pop(name, None)
         context = self.sessions.pop(name, None)
         holder = self.holders.pop(name, None)
         self.launch.pop(name, None)
         self.made_with.pop(name, None)
         if context is not None:
-            try:
-                context.close()
-            except Exception:  # noqa: BLE001 - its browser is already gone
-                pass
+            _close_in_its_thread(context, pool)
         if holder is not None and holder["call"].proxy is not None:
             holder["call"].proxy.close()
 
     def close(self) -> None:
-        for context in self.sessions.values():
-            try:
-                context.close()
-            except Exception:  # noqa: BLE001
-                pass
+        for name, context in self.sessions.items():
+            _close_in_its_thread(context, self.pools.get(name))
         self.sessions.clear()
+        self.pools.clear()
         for proxy in self.proxies:
             proxy.close()
         self.proxies.clear()
+
+
+def _close_in_its_thread(context: "BrowserContext", pool: Any) -> None:
+    """Close a session's context in the thread of the browser holding it — Playwright's objects answer only there,
+    and a step's sessions may sit in more than one browser (the plain one, a window's, a pinned build's)."""
+    try:
+        if pool is not None:
+            pool.driver.run(context.close)
+        else:
+            context.close()
+    except Exception:  # noqa: BLE001 - its browser is already gone (an in-step window's closes after its call)
+        pass
 
 class ContextMixin:
     """How a Call builds (or finds again) its browser context."""
@@ -79,6 +88,11 @@ class ContextMixin:
         state = tool.browse_state
         name = self.args.get("session")
         pool = tool.browsers
+        if name and name in state.sessions and state.pools.get(str(name)) not in (None, pool):
+            # The session's context is in another browser than this call's (a window's, a pinned build's, the
+            # plain one): closed there, and this call opens its own from the session's saved storage — the login
+            # (cookies and localStorage) carries over, as between any two calls; the page does not.
+            state.drop(str(name))
         launched_here = bool(state.made_with.get(str(name), (None, ()))[1]) if name else False
         if name and name in state.sessions and not (own.alive(pool, state.sessions[name]) if launched_here
                                                     else pool.holds(state.launch.get(name))):
@@ -198,6 +212,7 @@ class ContextMixin:
             state.sessions[str(name)] = context
             state.holders[str(name)] = holder
             state.launch[str(name)] = pool.launches
+            state.pools[str(name)] = pool
             state.made_with[str(name)] = (self.setting("proxy") or None, tuple(flags or ()))
             if self.proxy is not None:
                 state.proxies.append(self.proxy)
