@@ -211,7 +211,10 @@ def test_an_image_captcha_is_read_into_its_field_by_solve_and_into(browse, pages
     with pytest.raises(WebToolError) as caught:
         tool.call({"action": "browse", "url": f"{pages_site.url}/image", "actions": [{"solve": "#captcha-img"}]})
     assert str(caught.value) == ('browse: step 1: solve with a selector reads an image captcha into a field — add '
-                                 '"into", such as {"solve": "#captcha img", "into": "#code"}')
+                                 '"into", such as {"solve": "#captcha img", "into": "#code"}\n\nWhat it had done:\n'
+                                 'captcha: an image captcha is not read by itself — add a step {"solve": "<the '
+                                 'image\'s selector>", "into": "<its field>"} ('
+                                 f'{pages_site.url}/image); the page comes back as it is')
 
 
 def test_what_is_not_covered_is_said_so_and_never_sent(browse, pages_site, solver):
@@ -227,7 +230,8 @@ def test_what_is_not_covered_is_said_so_and_never_sent(browse, pages_site, solve
     assert str(caught.value) == (
         f"browse: step 1: solve found no reCAPTCHA v2, hCaptcha or Turnstile widget on the page (reCAPTCHA v3 is not "
         f"covered — it has no widget; the site scores the session itself ({pages_site.url}/v3); the page comes back "
-        f"as it is)")
+        f"as it is)\n\nWhat it had done:\ncaptcha: reCAPTCHA v3 is not covered — it has no widget; the site scores "
+        f"the session itself ({pages_site.url}/v3); the page comes back as it is")
     assert solver.created == []
 
 

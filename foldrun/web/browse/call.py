@@ -1,6 +1,7 @@
 """Everything one browse call holds while it runs, and the guards it applies."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -154,6 +155,15 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
             if value and len(value) >= 4:
                 text = text.replace(value, f"[secret {name}]")
         return text
+
+    def with_what_it_did(self, head: str) -> str:
+        """A refusal or failure mid-call, with the notes and results the call had before it (redacted): the
+        call's other results are kept, not lost with the step that failed."""
+        if "\n\nWhat it had done:\n" in head:
+            return self.redact(head)
+        done = (["\n".join(self.notes)] if self.notes else []) + \
+            ([json.dumps(self.results, indent=1, ensure_ascii=False, default=str)] if self.results else [])
+        return self.redact(head + ("\n\nWhat it had done:\n" + "\n\n".join(done) if done else ""))
 
     def no_script(self, what: str) -> None:
         """`js`, `eval` and script by another name never run beside a secret's cookies or a filled secret."""

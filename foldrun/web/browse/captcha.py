@@ -14,7 +14,6 @@ of it in `FOLDRUN_WEB_ENDPOINTS`, as the web providers' are), through the web ro
 from __future__ import annotations
 
 import base64
-import json
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -301,13 +300,7 @@ class Solving:
 
     def failure(self, head: str) -> WebToolError:
         """The sentence, with what the call had done before it (its notes and results are kept)."""
-        call = self.call
-        done = []
-        if call.notes:
-            done.append("\n".join(call.notes))
-        if call.results:
-            done.append(json.dumps(call.results, indent=1, ensure_ascii=False, default=str))
-        text = self.hide(call.redact(head + ("\n\nWhat it had done:\n" + "\n\n".join(done) if done else "")))
+        text = self.hide(self.call.with_what_it_did(head))
         self.call.tool.emit({"event": "captcha", "solver": self.solver.name, "failed": text.split("\n", 1)[0][:300]})
         return WebToolError(text)
 

@@ -8,7 +8,6 @@ sentence saying where it stopped.
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -87,11 +86,5 @@ class Deadline:
             self._timer.cancel()
 
     def sentence(self, call: "Call") -> str:
-        done = []
-        if call.notes:
-            done.append("\n".join(call.notes))
-        if call.results:
-            done.append(json.dumps(call.results, indent=1, ensure_ascii=False, default=str))
-        head = (f"browse: the call stopped at its {self.seconds:g}-second deadline, {self.where} — pass timeout= "
-                f"(at most {MOST_SECONDS:g}) for a longer one")
-        return call.redact(head + ("\n\nWhat it had done:\n" + "\n\n".join(done) if done else ""))
+        return call.with_what_it_did(f"browse: the call stopped at its {self.seconds:g}-second deadline, "
+                                     f"{self.where} — pass timeout= (at most {MOST_SECONDS:g}) for a longer one")

@@ -11,6 +11,7 @@ registry is whole before anything reads it.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -148,10 +149,36 @@ def run_steps(call: "Call", page: "Page", steps: list[dict]) -> None:
             call.captcha.check(call.page or page)  # `captcha=`: a widget is passed before what may submit
         try:
             STEPS[name].handler(call, call.page or page, name, item[name], item, index, timeout)
-        except WebToolError:
+        except WebToolError as exc:  # its own kind kept (a tab that went is still that), what was done added
+            exc.message = call.with_what_it_did(exc.message)
             raise
         except Exception as exc:  # a Playwright timeout or error: the step and what it said
-            message = str(exc).split("\n", 1)[0]
-            raise WebToolError(f"browse: step {index} ({name} {json.dumps(item.get(name))}) failed: "
-                               f"{message}") from None
+            raise WebToolError(call.with_what_it_did(_failure(call, call.page or page, name, item, index, timeout,
+                                                              exc))) from None
+
+
+# The steps whose value is a selector (a number such as "@e4" included), and the words some of them take
+# instead of one (`wait: "load"`, `scroll: "bottom"`, `get: "url"`, `press: ""` on the page).
+_SELECTOR_STEPS = frozenset({"click", "dblclick", "rightclick", "hover", "check", "uncheck", "drag", "tap", "fill",
+                             "type", "select", "clear", "focus", "upload", "paste", "press", "wait", "get", "scroll",
+                             "highlight", "extract", "download"})
+_WORDS = frozenset({"", "load", "domcontentloaded", "networkidle", "navigation", "url", "text", "response",
+                    "request", "fn", "title", "localstorage", "sessionstorage", "bottom", "top"})
+
+
+def _failure(call: "Call", page: "Page", name: str, item: dict, index: int, timeout: float, exc: Exception) -> str:
+    """A step Playwright gave up on, as a sentence: a selector that matches nothing is named as that, else
+    what Playwright said, without the name of its own method."""
+    value = item.get(name)
+    head = f"browse: step {index} ({name} {json.dumps(value)})"
+    if name in _SELECTOR_STEPS and isinstance(value, str) and value not in _WORDS and "://" not in value:
+        try:
+            found = call.locate(page, value).count()
+        except Exception:  # noqa: BLE001 - the page went away or the selector does not parse: said below
+            found = None
+        if found == 0:
+            return f"{head}: nothing on the page matches {value} within {round(timeout)} ms"
+    # "Locator.click: Timeout …", "Locator.select_option: Error: strict mode violation: …"
+    message = re.sub(r"^(?:[A-Z]\w*\.\w+: )?(?:Error: )?", "", str(exc).split("\n", 1)[0])
+    return f"{head} failed: {message}"
 
