@@ -14,6 +14,12 @@ query's building and compiling ~3.7 ms of CPU against ~0.5 ms executing it; an I
   not depend on how many rows), each value prepared as Django's INSERT prepares it (`pre_save`,
   `get_db_prep_save`).
 
+- `cursor()`: on PostgreSQL a cursor that sends its values apart from the statement (server-side binding) and
+  has the server keep the statement's plan (a prepared statement, per connection): the statements above are
+  the same text on every step, and psycopg writing each value into the text as a quoted literal
+  (client-side binding, Django's default) was most of what running one cost this process. Wrapped as
+  `connection.cursor()` wraps its own, so each statement is counted and logged alike.
+
 Whatever these cannot write as Django would — an expression among the values, a field with its own
 placeholder, a database other than PostgreSQL — goes through the ORM as before.
 """
@@ -27,6 +33,41 @@ from django.db import connection, models
 from django.db.models.constants import OnConflict
 from django.db.models.query import get_related_populators
 from django.db.models.sql import InsertQuery
+
+
+def cursor() -> Any:
+    """A cursor for the statements of this module (see the module): on PostgreSQL it binds on the server and
+    prepares each statement; elsewhere `connection.cursor()`."""
+    if connection.vendor != "postgresql":
+        return connection.cursor()
+    connection.ensure_connection()
+    raw = connection.connection
+    if raw.prepare_threshold is None:
+        # Django turns psycopg's preparing off (None); a threshold no statement reaches turns it back on for the
+        # cursors that ask for it (this one) and for nothing else — Django's own cursors bind on the client,
+        # and those never prepare.
+        raw.prepare_threshold = 2**31
+    return connection._prepare_cursor(_preparing_cursor_class()(raw))
+
+
+@functools.cache
+def _preparing_cursor_class() -> type:
+    from django.db.backends.postgresql.base import ServerBindingCursor
+
+    class PreparingCursor(ServerBindingCursor):
+        """Prepares every statement it runs (psycopg keeps up to `prepared_max` per connection): Django's wrapper
+        calls `execute(sql, params)` with no way to ask for it."""
+
+        def execute(self, query, params=None, *, prepare=None, binary=None):  # type: ignore[override]
+            return super().execute(query, params, prepare=True if prepare is None else prepare, binary=binary)
+
+        def _convert_query(self, query, params=None):  # type: ignore[no-untyped-def]
+            # Kept where Django's query log reads a statement's text (`_query`, as a client-binding cursor keeps
+            # it): the statement as sent, its values as $1, $2….
+            self._query = converted = super()._convert_query(query, params)
+            return converted
+
+    return PreparingCursor
 
 
 class Prepared:
@@ -48,14 +89,14 @@ class Prepared:
             compiled = self._compile()
         if compiled is None:
             return list(self.build(**values))
-        sql, slots, compiler, locking = compiled
+        sql, slots, reader, locking = compiled
         if locking and not connection.in_atomic_block:
             return list(self.build(**values))  # the ORM says why a lock needs a transaction
         params = [values[name] if name is not None else constant for name, constant in slots]
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            rows = cursor.fetchall()
-        return _instances(compiler, rows)
+        with cursor() as cur:
+            cur.execute(sql, params)
+            rows = cur.fetchall()
+        return reader.instances(rows)
 
     def first(self, **values: Any) -> models.Model | None:
         rows = self.all(**values)
@@ -79,31 +120,47 @@ class Prepared:
             # Every marker must have landed in the parameters, and none in the SQL text itself: else this
             # queryset is not one whose values can be bound again, and it always goes through the ORM.
             usable = found == set(self.markers) and not any(str(m) in sql for m in self.markers.values())
-            compiled = (sql, slots, compiler, bool(locking)) if usable else None
+            compiled = (sql, slots, _Reader(compiler), bool(locking)) if usable else None
             self._compiled[connection.alias] = compiled
             return compiled
 
 
-def _instances(compiler: Any, rows: list) -> list[models.Model]:
-    """Model instances from `rows` of `compiler`'s SQL, made as Django's ModelIterable makes them."""
-    db = connection.alias
-    select, klass_info, annotation_col_map = compiler.select, compiler.klass_info, compiler.annotation_col_map
-    model_cls = klass_info["model"]
-    select_fields = klass_info["select_fields"]
-    start, end = select_fields[0], select_fields[-1] + 1
-    init_list = [f[0].target.attname for f in select[start:end]]
-    populators = get_related_populators(klass_info, select, db)
-    if compiler.has_extra_select:
-        rows = [row[:compiler.col_count] for row in rows]
-    out = []
-    for row in compiler.results_iter([rows]):
-        obj = model_cls.from_db(db, init_list, row[start:end])
-        for populator in populators:
-            populator.populate(row, obj)
-        for name, position in (annotation_col_map or {}).items():
-            setattr(obj, name, row[position])
-        out.append(obj)
-    return out
+class _Reader:
+    """How `compiler`'s rows become model instances, as Django's ModelIterable makes them — worked out once per
+    compiled query (the columns' converters, the related models' populators) rather than on every call."""
+
+    def __init__(self, compiler: Any) -> None:
+        select, klass_info = compiler.select, compiler.klass_info
+        self.compiler = compiler
+        self.model = klass_info["model"]
+        select_fields = klass_info["select_fields"]
+        self.start, self.end = select_fields[0], select_fields[-1] + 1
+        self.init_list = [f[0].target.attname for f in select[self.start:self.end]]
+        self.populators = get_related_populators(klass_info, select, connection.alias)
+        self.annotations = list((compiler.annotation_col_map or {}).items())
+        fields = [s[0] for s in select[0:compiler.col_count]]
+        self.converters = compiler.get_converters(fields)
+        # A composite key's columns come back regrouped by results_iter: that case goes through it each time.
+        self.plain = not compiler.has_composite_fields(fields)
+
+    def instances(self, rows: list) -> list[models.Model]:
+        compiler, db = self.compiler, connection.alias
+        if compiler.has_extra_select:
+            rows = [row[:compiler.col_count] for row in rows]
+        if not self.plain:
+            rows = compiler.results_iter([rows])
+        elif self.converters:
+            rows = compiler.apply_converters(rows, self.converters)
+        start, end, model_cls, init_list = self.start, self.end, self.model, self.init_list
+        out = []
+        for row in rows:
+            obj = model_cls.from_db(db, init_list, row[start:end])
+            for populator in self.populators:
+                populator.populate(row, obj)
+            for name, position in self.annotations:
+                setattr(obj, name, row[position])
+            out.append(obj)
+        return out
 
 
 @functools.lru_cache(maxsize=64)
@@ -167,9 +224,9 @@ def insert_rows(objs: list[models.Model], *, update_conflicts: bool = False, uni
         manager.bulk_create(objs, update_conflicts=update_conflicts, unique_fields=unique_fields or None,
                             update_fields=update_fields or None)
         return
-    with connection.cursor() as cursor:
-        cursor.execute(sql, columns)
-        returned = cursor.fetchall()
+    with cursor() as cur:
+        cur.execute(sql, columns)
+        returned = cur.fetchall()
     for obj, row in zip(objs, returned):
         for value, field in zip(row, meta.db_returning_fields):
             setattr(obj, field.attname, value)

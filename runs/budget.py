@@ -18,6 +18,7 @@ from django.db.models import F, Sum
 from django.utils import timezone
 
 from accounts.models import Workspace
+from foldrun import prepared
 from foldrun.commits import NO_FLUSH_WAIT_CTE
 from foldrun.engine.errors import BudgetExceeded
 
@@ -93,7 +94,7 @@ def settle(run: Run, reserved: Decimal, cost: Decimal, tokens_in: int, tokens_ou
         # does not wait for the disk (foldrun/commits.py: the step's end, a normal commit, flushes it).
         run_table, try_table = (connection.ops.quote_name(m._meta.db_table) for m in (Run, Try))
         in_autocommit = not connection.in_atomic_block
-        with connection.cursor() as cursor:
+        with prepared.cursor() as cursor:  # bound on the server, its plan kept (foldrun/prepared.py)
             cursor.execute(
                 f"WITH {NO_FLUSH_WAIT_CTE if in_autocommit else 'nowait AS (SELECT 1)'}, "
                 f"t AS (UPDATE {try_table} SET cost_usd = cost_usd + %s, tokens_in = tokens_in + %s, "

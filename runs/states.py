@@ -12,6 +12,7 @@ from typing import Any
 from django.db import connection
 from django.db.models.sql import InsertQuery, UpdateQuery
 
+from foldrun import prepared
 from foldrun.prepared import insert_rows, update_params, update_sql
 
 from .models import Run, RunStatus, Step, StepStatus, Try
@@ -147,7 +148,7 @@ def take_next_step(step: Step, seen_attempt: int, fields: list[str], *, saving: 
         return bool(Step.objects.filter(pk=step.pk, status=S.PENDING, attempt=seen_attempt).update(**values))
     save_sql = update_sql(Step, tuple(saved), (key,), connection.vendor)
     take_sql = update_sql(Step, tuple(values), tuple(where), connection.vendor)
-    with connection.cursor() as cursor:
+    with prepared.cursor() as cursor:  # bound on the server, its plan kept (foldrun/prepared.py)
         cursor.execute(f"WITH ended AS ({save_sql}) {take_sql}", (*save_params, *take_params))
         return cursor.rowcount == 1
 

@@ -9,6 +9,9 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 from django.forms.models import model_to_dict
 
+from django.test.utils import CaptureQueriesContext
+
+from foldrun import prepared
 from foldrun.prepared import Prepared, insert_rows, update_params, update_sql
 from runs.models import Run, Schedule, Step, TraceEvent, Try
 
@@ -100,9 +103,23 @@ def test_an_update_from_the_kept_sql_writes_what_save_writes(run):
     step.output, step.approvers, step.finished_at = "ÉTÉ — done", ["a@example.com"], dt.datetime.now(dt.UTC)
     values = {f.name: f.pre_save(step, False) for f in Step._meta.local_concrete_fields if not f.primary_key}
     params = update_params(Step, values, {"id": step.pk})
-    with connection.cursor() as cursor:
+    with prepared.cursor() as cursor:  # bound on the server on PostgreSQL, as the closing transaction's UPDATE is
         cursor.execute(update_sql(Step, tuple(values), ("id",), connection.vendor), params)
         assert cursor.rowcount == 1
     assert model_to_dict(Step.objects.get(pk=step.pk)) == model_to_dict(step)
     step.refresh_from_db()
     assert step.approvers == ["a@example.com"] and step.output == "ÉTÉ — done"
+
+
+def test_the_kept_statements_are_prepared_on_the_server_once_and_still_counted_as_queries(run):
+    if connection.vendor != "postgresql":
+        pytest.skip("only PostgreSQL keeps a statement's plan for the connection")
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        for _ in range(3):
+            assert CLOSING.first(run=run.pk, holder="h1").pk == run.pk
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT statement FROM pg_prepared_statements")
+            kept = [row[0] for row in cursor.fetchall() if '"runs_run"."id" = $' in row[0]]
+    # One statement kept by the server for the three calls, its values sent apart ($1, $2), never in its text.
+    assert len(kept) == 1 and "$2" in kept[0] and "h1" not in kept[0]
+    assert sum('"runs_run"' in q["sql"] for q in queries.captured_queries) == 3
