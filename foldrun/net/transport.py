@@ -21,6 +21,7 @@ import httpcore
 import httpx
 
 from .guard import NoSuchHost, Resolver, connect_addresses, deadline, left, policy
+from .target import request_target
 
 _EXCEPTIONS: list[tuple[type[Exception], type[httpx.HTTPError]]] = [
     (httpcore.ConnectTimeout, httpx.ConnectTimeout), (httpcore.ReadTimeout, httpx.ReadTimeout),
@@ -181,19 +182,20 @@ class GuardedTransport(httpx.BaseTransport):
         guard in GuardedBackend.connect_tcp; the same deadline; the pool's errors as httpx's. The body
         is decoded (gzip, deflate: what it asks for) as it is read, so a cap counts decoded bytes.
         """
-        parsed = httpx.URL(url)  # validated and IDNA-encoded as the client would
-        if parsed.scheme not in ("http", "https"):
-            raise httpx.UnsupportedProtocol(f"Request URL has an unsupported protocol '{parsed.scheme}://'.")
-        if not parsed.host:
+        # validated and IDNA-encoded as the client would (httpx.URL), its origin's parse kept across a site's pages
+        scheme, raw_scheme, raw_host, port, raw_path = request_target(url)
+        if scheme not in ("http", "https"):
+            raise httpx.UnsupportedProtocol(f"Request URL has an unsupported protocol '{scheme}://'.")
+        if not raw_host:
             raise httpx.LocalProtocolError("Request URL is missing a host")
-        default_port = 443 if parsed.scheme == "https" else 80
-        host = parsed.raw_host + (b":%d" % parsed.port if parsed.port and parsed.port != default_port else b"")
+        default_port = 443 if scheme == "https" else 80
+        host = raw_host + (b":%d" % port if port and port != default_port else b"")
         wire = [(b"Host", host), (b"Accept-Encoding", b"gzip, deflate"), (b"Connection", b"keep-alive")]
         wire += [(name.encode("ascii"), value.encode("latin-1")) for name, value in headers.items()]
         extensions = {"timeout": {"connect": min(connect or timeout, timeout), "read": timeout, "write": timeout,
                                   "pool": timeout}}
-        core = httpcore.Request(method=b"GET", url=httpcore.URL(scheme=parsed.raw_scheme, host=parsed.raw_host,
-                                                               port=parsed.port, target=parsed.raw_path),
+        core = httpcore.Request(method=b"GET", url=httpcore.URL(scheme=raw_scheme, host=raw_host, port=port,
+                                                               target=raw_path),
                                 headers=wire, extensions=extensions)
         at = time.monotonic() + self.deadline_seconds if self.deadline_seconds else None
         before, deadline.at = deadline.at, at
