@@ -20,8 +20,7 @@ from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.runs.helpers import agent_file, push
 from tests.web.fakes import html
 from runs.models import Step
-from tests.web.test_browse_worker import finished, kill_the_pod_when_the_page_is_asked_for, log_lines, pods_of, \
-    tool_results
+from tests.web.test_browse_worker import a_slow_read_with_its_pod_killed, finished, log_lines, pods_of, tool_results
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(bool(os.environ.get("DISPLAY")), reason="this machine has a screen")]
 
@@ -86,13 +85,8 @@ def test_headless_false_draws_a_1920_by_1080_window_on_the_pools_windowed_pod_an
 
 def test_a_windowed_call_cut_by_killing_its_pod_is_run_again_on_the_replaced_pod_and_its_screen_goes_with_it(
         celery_worker_process, workspace, alice, fake_provider, sized):
-    sized.seen.clear()
-    push(workspace, {"agents/reader/agent.md": agent_file("reader", fake_provider, tools="[web]", extra=WINDOWED)})
-    fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{sized.url}/slow", "mode": "text"})
-    fake_provider.reply_text("GOOD — read it after the pod came back")
-    killed = kill_the_pod_when_the_page_is_asked_for(celery_worker_process, sized, "/slow")
-    done = finished(check_start_run(workspace=workspace, user=alice, agent="reader", task="Read the slow page."))
-    killed["thread"].join(timeout=5)
+    done, killed = a_slow_read_with_its_pod_killed(celery_worker_process, workspace, alice, fake_provider, sized,
+                                                   extra=WINDOWED)
     lines = [line for line in log_lines(done) if line.startswith("browser pod:")]
     windows = [POD_WINDOW_LINE.fullmatch(line) for line in log_lines(done) if line.startswith("browser: with a window")]
     assert done.status == "completed", done.error

@@ -73,15 +73,23 @@ def log_lines(run) -> list[str]:
     return [e.data["message"] for e in TraceEvent.objects.filter(run=run, kind="log").order_by("pk")]
 
 
-def test_a_read_only_call_cut_by_killing_the_pod_is_run_again_on_the_replaced_pod(
-        celery_worker_process, workspace, alice, fake_provider, site):
+def a_slow_read_with_its_pod_killed(worker, workspace, alice, fake_provider, site, *,
+                                    extra: str = "") -> tuple[Run, dict]:
+    """A reader's run (its agent file's `extra` added) whose one browse call reads `site`'s /slow while the pod
+    rendering it is killed mid-call: the finished run, and what `kill_the_pod_when_the_page_is_asked_for` kept."""
     site.seen.clear()
-    push(workspace, {"agents/reader/agent.md": agent_file("reader", fake_provider, tools="[web]")})
+    push(workspace, {"agents/reader/agent.md": agent_file("reader", fake_provider, tools="[web]", extra=extra)})
     fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{site.url}/slow", "mode": "text"})
     fake_provider.reply_text("GOOD — read it after the pod came back")
-    killed = kill_the_pod_when_the_page_is_asked_for(celery_worker_process, site, "/slow")
+    killed = kill_the_pod_when_the_page_is_asked_for(worker, site, "/slow")
     done = finished(check_start_run(workspace=workspace, user=alice, agent="reader", task="Read the slow page."))
     killed["thread"].join(timeout=5)
+    return done, killed
+
+
+def test_a_read_only_call_cut_by_killing_the_pod_is_run_again_on_the_replaced_pod(
+        celery_worker_process, workspace, alice, fake_provider, site):
+    done, killed = a_slow_read_with_its_pod_killed(celery_worker_process, workspace, alice, fake_provider, site)
     lines = [line for line in log_lines(done) if line.startswith("browser pod:")]
     assert done.status == "completed", done.error
     assert len(killed["pids"]) == 1
