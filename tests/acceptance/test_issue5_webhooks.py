@@ -15,7 +15,6 @@ import hmac
 import json
 import socket
 import subprocess
-import threading
 import time
 from datetime import timedelta
 from urllib.parse import urlsplit
@@ -30,6 +29,9 @@ from notify.actions import dispatch, do_record_delivery, do_redeliver, do_send_t
 from notify.models import Delivery, SigningKeyState
 from runs.models import Run
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
+from tests.fakes.loopback import QuietHandler
+from tests.fakes.tls import TlsLoopbackServer
+from tests.fakes.trickler import Trickler
 from tests.notify.conftest import receiver, write_agents_md  # noqa: F401
 from tests.runs.helpers import agent_file, push
 from vault.actions import do_set_secret
@@ -278,37 +280,6 @@ def test_the_schedule_is_at_once_then_1m_5m_30m_2h_6h_after_each_previous_failur
 # ------------------------------------------------------------ 8 seconds
 
 
-class Trickler:
-    """A receiver that answers one byte a second: headers, or a body."""
-
-    def __init__(self, part: str) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(4)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/hook"
-        self.part = part
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        conn, _ = self.sock.accept()
-        conn.recv(65536)
-        try:
-            if self.part == "headers":
-                conn.sendall(b"HTTP/1.1 200 OK\r\n")
-                for i in range(20):
-                    conn.sendall(f"X-Slow-{i}: a\r\n".encode())
-                    time.sleep(1)
-            else:
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 40\r\n\r\n")
-                for _ in range(20):
-                    conn.sendall(b"a")
-                    time.sleep(1)
-        except OSError:
-            pass
-        finally:
-            conn.close()
-
-
 @pytest.mark.parametrize("part", ["headers", "body"])
 def test_a_receiver_that_trickles_its_answer_is_cut_off_at_8_seconds(workspace, part):
     slow = Trickler(part)
@@ -433,34 +404,9 @@ def test_a_bare_httpx_client_is_not_what_refuses(receiver):
 def tls_receiver(tmp_path):
     """An HTTPS receiver on loopback with a certificate for `localhost` from a
     throwaway CA, which the platform's own client is made to trust."""
-    import datetime as dt
-    import ssl
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    now = dt.datetime.now(dt.timezone.utc)
-    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "audit5 test CA")])
-    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
-          .serial_number(1).not_valid_before(now - dt.timedelta(days=1)).not_valid_after(now + dt.timedelta(days=1))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-          .sign(ca_key, hashes.SHA256()))
-    cert = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))
-            .issuer_name(ca_name).public_key(key.public_key()).serial_number(2)
-            .not_valid_before(now - dt.timedelta(days=1)).not_valid_after(now + dt.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
-            .sign(ca_key, hashes.SHA256()))
-    (tmp_path / "ca.pem").write_bytes(ca.public_bytes(serialization.Encoding.PEM))
-    (tmp_path / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    (tmp_path / "key.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                                         serialization.NoEncryption()))
     hosts: list[str] = []
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_POST(self):  # noqa: N802
             hosts.append(self.headers.get("Host"))
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
@@ -469,24 +415,15 @@ def tls_receiver(tmp_path):
             self.end_headers()
             self.wfile.write(b"ok")
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    old = net.configure(ca_files=(str(tmp_path / "ca.pem"),))  # fresh clients trusting the throwaway CA too
-    server.hosts = hosts
-    yield server
-    net.restore(old)
-    server.shutdown()
-    server.server_close()
+    with TlsLoopbackServer(Handler, tmp_path) as server:
+        old = net.configure(ca_files=(str(server.ca),))  # fresh clients trusting the throwaway CA too
+        server.hosts = hosts
+        yield server
+        net.restore(old)
 
 
 def test_an_https_delivery_goes_to_the_checked_address_and_verifies_the_name_s_certificate(workspace, tls_receiver):
-    port = tls_receiver.server_address[1]
+    port = tls_receiver.port
     write_agents_md(workspace, f"---\nnotify:\n  url: https://localhost:{port}/hook\n---\n")
     _d, by_name = _deliver(workspace)
     assert (by_name.attempt.ok, by_name.attempt.status_code) == (True, 200)

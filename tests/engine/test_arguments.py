@@ -11,7 +11,7 @@ from runs.models import Run, TraceEvent
 from tests.conftest import wait_for
 from tests.runs.engine_helpers import SECRETS, agent_md, desk
 from tests.runs.helpers import agent_file, push
-from tests.runs.test_tool_files import Receiver
+from tests.fakes.json_api import JsonApi
 
 
 def _step(files, **kw):
@@ -61,7 +61,7 @@ def test_a_built_in_argument_of_the_wrong_type_is_named_with_what_was_wrong(fake
 
 
 def test_a_script_call_with_a_name_its_args_do_not_declare_never_starts_the_program(fake_provider):
-    receiver = Receiver()
+    receiver = JsonApi()
     try:
         files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[mailer]",
                                                     extra="limits: {mailer: 1, calls: 5}\n"),
@@ -84,7 +84,7 @@ def test_a_script_call_with_a_name_its_args_do_not_declare_never_starts_the_prog
 @pytest.mark.e2e
 def test_on_a_real_worker_a_cut_tool_call_reaches_no_outward_sender_and_the_run_goes_on(
         celery_worker_process, workspace, alice, fake_provider):
-    receiver = Receiver()
+    receiver = JsonApi()
     try:
         push(workspace, {"agents/worker/agent.md": agent_file("worker", fake_provider, tools="[mailer]",
                                                               extra="limits: {mailer: 1}\n"),

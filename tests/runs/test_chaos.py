@@ -12,15 +12,14 @@ from __future__ import annotations
 import collections
 import random
 import re
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from runs.actions import check_start_run
 from runs.models import Run, TraceEvent, Try
 from tests.conftest import wait_for
+from tests.fakes.json_api import JsonApi
 from tests.fakes.providers import Reply
 from tests.runs.helpers import agent_file, push
 from tests.runs.workers import WorkerGroup
@@ -31,33 +30,6 @@ RUNS = 30
 KILLS = 10
 LEASE = 3
 SWEEP = 1
-
-
-class Counter:
-    """A loopback receiver counting the POSTs to each path: a path seen twice is a write sent twice."""
-
-    def __init__(self) -> None:
-        self.hits: collections.Counter[str] = collections.Counter()
-        counter = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                length = int(self.headers.get("content-length") or 0)
-                self.rfile.read(length)
-                counter.hits[self.path] += 1
-                data = b'{"ok": true}'
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
 def _task_and_turn(body: dict) -> tuple[str, bool]:
@@ -94,7 +66,7 @@ def workers(transactional_db, tmp_path):
 
 def test_thirty_runs_survive_ten_kill_9s_of_the_whole_worker_with_nothing_sent_twice(workers, workspace, alice,
                                                                                     fake_provider):
-    counter = Counter()
+    counter = JsonApi()
     seed = random.randrange(1 << 30)
     chance = random.Random(seed)
     fake_provider.responder = model
@@ -149,4 +121,4 @@ def test_thirty_runs_survive_ten_kill_9s_of_the_whole_worker_with_nothing_sent_t
             assert "was lost after it had written: mail" in run.error, run.error
     finally:
         fake_provider.responder = None
-        counter.server.shutdown()
+        counter.stop()

@@ -9,7 +9,7 @@ from runs.actions import check_start_run
 from runs.models import Run, Step
 from tests.conftest import wait_for
 from tests.runs.helpers import agent_file, push
-from tests.runs.test_tool_files import Receiver
+from tests.fakes.json_api import JsonApi
 from tests.runs.workers import WorkerGroup
 
 pytestmark = pytest.mark.e2e
@@ -68,7 +68,7 @@ def test_a_second_message_for_a_step_whose_lease_is_live_is_dropped(workers, wor
 
 def test_a_step_that_had_written_fails_naming_what_it_wrote_and_is_never_sent_twice(workers, workspace, alice,
                                                                                     fake_provider):
-    receiver = Receiver()
+    receiver = JsonApi()
     try:
         push(workspace, {
             "agents/sender/agent.md": agent_file("sender", fake_provider, tools="[mail]"),

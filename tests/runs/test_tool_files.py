@@ -5,57 +5,24 @@ from __future__ import annotations
 import json
 import os
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from foldrun.engine import StepRequest, run_step
 from foldrun.engine.local import LocalHost
+from tests.fakes.json_api import JsonApi
 from tests.runs.engine_helpers import SECRETS, agent_md, desk
 
 SERVERS = Path(__file__).parent / "servers"
 
 
-class Receiver:
-    """A loopback API: records each request and answers with JSON."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict] = []
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def _answer(self):
-                length = int(self.headers.get("content-length") or 0)
-                body = self.rfile.read(length) if length else b""
-                receiver.requests.append({"method": self.command, "path": self.path, "headers": dict(self.headers),
-                                          "body": body, "at": time.monotonic()})
-                if self.path.startswith("/slow"):
-                    time.sleep(2)
-                data = json.dumps({"ok": True, "path": self.path}).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            do_GET = do_POST = _answer
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-
 @pytest.fixture
 def api():
-    receiver = Receiver()
+    receiver = JsonApi()
     yield receiver
-    receiver.server.shutdown()
+    receiver.stop()
 
 
 def step(files, host, **kw):

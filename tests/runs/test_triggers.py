@@ -145,10 +145,11 @@ def test_disable_after_quarantines_the_schedule_and_a_success_forgets_it(workspa
 
 
 def test_an_http_tool_on_a_test_run_with_an_outward_tool_in_the_step_gets_no_real_secret(fake_provider):
-    from tests.runs.test_tool_files import Receiver, step as engine_step
+    from tests.fakes.json_api import JsonApi
+    from tests.runs.test_tool_files import step as engine_step
     from foldrun.engine.local import LocalHost
     from tests.runs.engine_helpers import SECRETS, agent_md
-    receiver = Receiver()
+    receiver = JsonApi()
     try:
         files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[crm, poster]"),
                  "tools/crm.md": f"---\ntransport: http\nname: crm\nbase: {receiver.url}\n"

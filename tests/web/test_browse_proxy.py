@@ -6,11 +6,7 @@ is served through it, the guard still checks the address that proxy is at, and t
 output, log line or event."""
 from __future__ import annotations
 
-import datetime as dt
 import socket
-import ssl
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -18,6 +14,8 @@ from foldrun.net import checked_addresses
 from foldrun.web import WebToolError
 from foldrun.web.net import GuardProxy, Upstream
 from tests.fakes.http_proxy import AuthProxy
+from tests.fakes.loopback import QuietHandler
+from tests.fakes.tls import TlsLoopbackServer
 from tests.fakes.website import html, page
 
 pytestmark = pytest.mark.e2e
@@ -34,25 +32,9 @@ def proxy():
 
 @pytest.fixture
 def tls_site(tmp_path):
-    """An HTTPS page on loopback with a throwaway self-signed certificate for localhost."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
+    """An HTTPS page on loopback with a throwaway certificate for localhost."""
 
-    now = dt.datetime.now(dt.timezone.utc)
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(7).not_valid_before(now - dt.timedelta(days=1)).not_valid_after(now + dt.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
-            .sign(key, hashes.SHA256()))
-    (tmp_path / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    (tmp_path / "key.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                                         serialization.PrivateFormat.PKCS8,
-                                                         serialization.NoEncryption()))
-
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_GET(self):  # noqa: N802
             body = b"<!doctype html><title>Vault</title><p>sealed over TLS</p>"
             self.send_response(200)
@@ -61,17 +43,8 @@ def tls_site(tmp_path):
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"localhost:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with TlsLoopbackServer(Handler, tmp_path) as server:
+        yield server.host
 
 
 def _tool(make_tool, browsers, block, secrets):
