@@ -22,7 +22,7 @@ from django.utils import timezone
 from notify.actions import do_record_delivery
 from notify.models import Delivery
 from tests.conftest import wait_for
-from tests.acceptance.test_issue5_webhooks import node_receiver  # noqa: F401
+from tests.acceptance.test_webhooks_signed_timed_out_and_guarded_as_the_spec_says import node_receiver  # noqa: F401
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.notify.conftest import receiver, write_agents_md  # noqa: F401
 
@@ -99,7 +99,7 @@ def test_a_run_ended_by_a_real_worker_reaches_the_spec_s_node_receiver_signed(
     celery_worker_process, workspace, alice, fake_provider, node_receiver
 ):
     from runs.actions import check_start_run
-    from tests.acceptance.test_issue5_webhooks import SECRET
+    from tests.acceptance.test_webhooks_signed_timed_out_and_guarded_as_the_spec_says import SECRET
     from tests.runs.helpers import agent_file, push
     from vault.actions import do_set_secret
 

@@ -11,7 +11,7 @@ Checklist (providers.md):
   - the key check's verdict table (ok … provider-error)          → test_each_verdict_of_the_table_*
   - the stop reason table's left column                          → test_the_stop_reasons_are_the_tables
   - "Today that is **3 of 29**: only `anthropic`, `openrouter` and `openai` …" → test_the_count_sentence_*
-  - ✓, ✗ with the verdict, or ·                                  → test_issue4_probe.py
+  - ✓, ✗ with the verdict, or ·                                  → test_probe_and_the_daily_key_probe_say_what_each_key_does.py
 """
 from __future__ import annotations
 
