@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from foldrun.web import WebToolError
+from tests.fakes.loopback import LoopbackServer, QuietHandler
 from tests.fakes.website import html, page
 
 pytestmark = pytest.mark.e2e
@@ -51,11 +50,10 @@ ROUTES = {
 }
 
 
-class CloseDelimited(BaseHTTPRequestHandler):
+class CloseDelimited(QuietHandler):
     """HTTP/1.0 with no Content-Length: the body ends when the connection closes, as many 404 pages do."""
 
-    def log_message(self, *args: object) -> None:
-        pass
+    protocol_version = "HTTP/1.0"
 
     def do_GET(self) -> None:  # noqa: N802
         body = b'<img src="/missing.png" alt="x">' if self.path == "/" else b"nothing here at all"
@@ -67,11 +65,8 @@ class CloseDelimited(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def close_delimited():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), CloseDelimited)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with LoopbackServer(CloseDelimited) as server:
+        yield server.url
 
 
 def test_network_gives_a_404_its_real_byte_count_never_a_negative_one(browse, close_delimited, tmp_path):
