@@ -14,15 +14,15 @@ from .aria import check_options
 from .annotate import check_annotate_options
 from .compare import check_diff_options, refuse_against
 from .walk import check_walk_options
+from .answer import finish
+from .session_call import run_in_session
 from .call import Call
 from . import profile as cpu
-from .framing import add_init, boundaries_on, bounded, check_boundaries, fresh_nonce, init_scripts
+from .framing import add_init, check_boundaries, init_scripts
 from .limits import choose_engine
-from .live import check_tab
 from .context import listen
-from .refused import raise_if_refused, watch_refusals
 from . import captcha, engines
-from .deadline import Deadline, seconds_of
+from .deadline import Deadline
 from .spare import close_later
 from .timing import mark
 from .watch import Recording, start_watch, video_target
@@ -169,7 +169,7 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
         if vendor is not None:  # never quietly dropped
             tool.log(f"browse: this step browses in a browser session, so web.browse's via: {vendor['name']} is not "
                      f"used")
-        return _in_session(tool, call, url, mode, args, steps, claims, explicit_mode, limit, profile_to)
+        return run_in_session(tool, call, url, mode, args, steps, claims, explicit_mode, limit, profile_to)
     if tool.browsers.idle():  # unused past its idle time: a fresh browser (a session reloads its saved storage)
         if tool.browse_state is not None:
             tool.browse_state.close()
@@ -293,123 +293,7 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
                 if line not in call.page_failures:
                     call.page_failures.append(line)
     mark("closed")
-    return _finish(tool, call, url, final_url, mode, steps, started, body, explicit_mode, limit)
-
-
-def _finish(tool: "WebTool", call: Call, url: str, final_url: str, mode: str, steps: list, started: float,
-            body: str, explicit_mode: bool, limit: int) -> str:
-    """The call's lines to the run log, its event, and the text the model reads."""
-    for line in call.page_failures:
-        tool.log(call.redact(f"browse {scrub_url(url)}: {line}"))
-    tool.log(call.redact(scrub_url(final_url)))  # the last stderr line: how a caller learns where a save landed
-    tool.browsers.count_bytes(sum(r.get("bytes") or 0 for r in call.network))  # the pod's bytes, for its line
-    tool.emit({"event": "browse", "url": url, "mode": mode, "steps": len(steps),
-               "seconds": round(time.monotonic() - started, 3), "page_failures": len(call.page_failures) or None,
-               "recordings": call.recordings or None})
-    if call.results:
-        tool.write_file(tool.sandbox / "outputs" / "results.json",
-                        call.redact(json.dumps(call.results, indent=1, ensure_ascii=False, default=str)).encode())
-    parts: list[str] = []
-    nonce = fresh_nonce() if boundaries_on(call) else None
-    words = (lambda text: bounded(text, nonce, final_url)) if nonce else (lambda text: text)  # noqa: E731
-    if call.notes:
-        parts.append("\n".join(call.notes))
-    if call.results and not explicit_mode:  # the answers are the output when nothing else claims it
-        parts.append(words(json.dumps(call.results, indent=1, ensure_ascii=False, default=str)))
-    else:
-        if not body.strip():
-            kind = str(call.main_response.get("contentType") or "").split(";")[0].strip().lower()
-            if kind and "html" not in kind and not kind.startswith("text/"):
-                why = f"it is {kind}, not a page — fetch it with mode=raw and save= to keep the bytes"
-            else:
-                why = "; ".join(call.page_failures[:3]) or "the page drew no text"
-            parts.append(f"the page is empty — {why}")
-        else:
-            parts.append(words(body))
-        if call.results:
-            parts.append("Results:\n" + words(json.dumps(call.results, indent=1, ensure_ascii=False, default=str)))
-    out = call.redact("\n\n".join(parts))
-    if len(out) > limit:
-        out = out[:limit] + f"\n\n[cut at {limit:,} of {len(out):,} characters]"
-        if nonce and out.count(f"<<page-words {nonce} ") > out.count(f"<<end page-words {nonce}>>"):
-            out += f"\n<<end page-words {nonce}>>"  # the cut page's words are still closed
-    return out
-
-
-def _in_session(tool: "WebTool", call: Call, url: str | None, mode: str, args: dict, steps: list, claims: list,
-                explicit_mode: bool, limit: int, profile_to: Any = None) -> str:
-    """The call on a browser session's own page: it opens `url` when given, else acts where the page is, and
-    leaves the page (and its cookies) as the steps left it for the next call."""
-    started = time.monotonic()
-    context, page = tool.browsers.session_page()
-    live_page = getattr(tool, "live_page", None)
-    if live_page is not None:
-
-        check_tab(live_page, page)  # a tab that crashed since the last call is a sentence, not a blank page
-        if live_page.calls == 0 or call.args.get("cookies"):  # the file's cookies when it opens; a call's own
-            call.add_cookies(context)
-        live_page.seeded = live_page.seeded or call.seeded
-        call.seeded = live_page.seeded  # no script, ever, on a page a secret's cookies signed in
-        if any(call.blocked()):
-            context.route("**/*", lambda route, request: call._guard(route, request))
-            call.listeners.append((context, "route", None))
-    add_init(context, call.init)  # the session's pages run them from their next load on
-    call.deadline = Deadline(call.deadline.seconds)  # clipped waits only: the session's context is not ours to close
-    listen(call, page)
-    prepare(call, page, mode, steps)
-    profiler = cpu.start(call, page) if profile_to is not None else None
-    watch = start_watch(call, page) if live_page is not None else None  # a live page is watched call by call too
-    # The session's guard is its keeper's, not this call's: a page it refused is seen from here by its answer.
-    refused = watch_refusals(call, context) if call.proxy is None else None
-    try:
-        if url is not None and not (live_page is not None and url == page.url):  # the same URL: as it stands
-            call.navigate(page, url)
-            if refused is not None:
-                raise_if_refused(call, refused)
-        call.page, call.known_tabs = page, len(context.pages)
-        if call.captcha is not None:  # a widget on the page as it opens is passed; the steps' re-checks find it done
-            call.captcha.check(page)
-        try:
-            run_steps(call, page, steps)
-        finally:  # a step that failed on the guard's 403 page failed because of the refusal: that is said
-            if refused is not None:
-                raise_if_refused(call, refused)
-        page = call.page
-        if args.get("js"):
-            call.no_script("js")
-            call.results.append({"js": str(args["js"]), "value": page.evaluate(str(args["js"]))})
-        failed = []
-        for claim in claims:
-            problem = call.claim(page, claim, "expect") if "expect" in claim else "a claim is {\"expect\": …}"
-            call.notes.append(f"expect {'✓' if problem is None else '✗'} {json.dumps(claim, ensure_ascii=False)[:120]}"
-                              + (f" — {problem}" if problem else ""))
-            if problem:
-                failed.append(problem)
-        if failed:
-            raise WebToolError(call.redact("browse: " + "\n".join(call.notes)))
-        call.deadline.where = f"while reading the page (mode={mode})"
-        body = read(call, page, mode, args)
-        final_url = page.url
-        if live_page is not None:
-            live_page.url = final_url  # where the next call finds it
-        if profiler is not None:
-            cpu.stop(call, profiler, profile_to)
-    except Exception:
-        if call.deadline.passed:
-            raise WebToolError(call.deadline.sentence(call)) from None
-        raise
-    finally:
-        if watch is not None:
-            watch.stop()
-        for opened, event, handler in call.listeners:  # the next call listens afresh; nothing fires twice
-            try:
-                if event == "route":
-                    opened.unroute("**/*")
-                    continue
-                opened.remove_listener(event, handler)
-            except Exception:  # noqa: BLE001 - a closed tab
-                pass
-    return _finish(tool, call, url or final_url, final_url, mode, steps, started, body, explicit_mode, limit)
+    return finish(tool, call, url, final_url, mode, steps, started, body, explicit_mode, limit)
 
 
 def _recording_path(value: Any, default: str, suffix: str, what: str) -> str:
