@@ -7,7 +7,6 @@ storage live as long as the session and never meet another session's.
 from __future__ import annotations
 
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -16,21 +15,11 @@ from pathlib import Path
 
 from foldrun.net.proxy import GuardProxy
 from foldrun.web.browse.pool import LAUNCH_ARGS, find_chromium
-from foldrun.web.browse.util import stop_group
+from foldrun.web.browse.util import dies_with_this_process, stop_group
 
 
 class StartFailed(Exception):
     """The browser did not start; the message says what it printed."""
-
-
-def _die_with_parent() -> None:
-    """In the browser's process before exec: SIGKILL when the keeper's process goes, however it goes."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except OSError:  # not Linux: the keeper's own ending stops the browser
-        pass
 
 
 @dataclass
@@ -68,7 +57,7 @@ def launch(viewport: dict, proxy: GuardProxy, *, cdp_host: str = "127.0.0.1", ti
     args.append("about:blank")
     log = open(profile / "chromium.log", "wb")  # noqa: SIM115 - the browser writes it for its whole life
     process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                               start_new_session=True, preexec_fn=_die_with_parent)
+                               start_new_session=True, preexec_fn=dies_with_this_process())
     log.close()
     port_file = profile / "DevToolsActivePort"
     deadline = time.monotonic() + timeout

@@ -9,27 +9,14 @@ two screens never share a number, and a start that loses the race for one
 from __future__ import annotations
 
 import shutil
-import signal
 import subprocess
 import time
 from pathlib import Path
 
 from ..errors import WebToolError
+from .util import dies_with_this_process
 
 WINDOW = (1920, 1080)
-
-
-def die_with_parent() -> None:
-    """In a child before exec: SIGKILL when the worker (the thread) that started it goes, however it goes.
-
-    Not SIGTERM: Playwright's server answers SIGTERM by closing its browsers and then goes on listening, so a
-    pod whose worker died that way outlived it (seen as run-server processes under PID 1)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except OSError:  # not Linux: the worker's shutdown stops its pods instead
-        pass
 
 
 class Screen:
@@ -51,7 +38,7 @@ class Screen:
             process = subprocess.Popen([binary, f":{number}", "-screen", "0", f"{WINDOW[0]}x{WINDOW[1]}x24",
                                         "-nolisten", "tcp"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                        stderr=subprocess.DEVNULL, start_new_session=True,
-                                       preexec_fn=die_with_parent if self.die_with_worker else None)
+                                       preexec_fn=dies_with_this_process() if self.die_with_worker else None)
             until = time.monotonic() + 10
             while time.monotonic() < until and process.poll() is None:
                 if Path(f"/tmp/.X11-unix/X{number}").exists():

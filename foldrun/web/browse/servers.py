@@ -37,8 +37,8 @@ from typing import Callable
 
 from ..errors import WebToolError
 from .pool import BrowserPool
-from .screen import Screen, die_with_parent
-from .util import stop_group
+from .screen import Screen
+from .util import dies_with_this_process, stop_group
 
 
 def _env_int(name: str, default: int, low: int) -> int:
@@ -125,7 +125,7 @@ def start_server(display: str | None = None) -> tuple[subprocess.Popen, str]:
     process = subprocess.Popen([str(node), str(cli), "run-server", "--host", "127.0.0.1", "--port", "0",
                                 "--path", f"/{token}", "--unsafe"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                               text=True, start_new_session=True, preexec_fn=die_with_parent,
+                               text=True, start_new_session=True, preexec_fn=dies_with_this_process(),
                                env={**os.environ, "PW_TEST_SCREENSHOT_NO_FONTS_READY": "1",
                                     **({"DISPLAY": display} if display else {})})
     deadline = time.monotonic() + 30

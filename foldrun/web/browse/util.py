@@ -7,12 +7,44 @@ import os
 import re
 import signal
 import subprocess
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from ..errors import WebToolError
 
 ACTION_TIMEOUT_MS = 10_000
+
+
+def _load_prctl() -> Any:
+    try:
+        import ctypes
+
+        return ctypes.CDLL("libc.so.6", use_errno=True).prctl
+    except OSError:  # not Linux: the starter's own ending stops what it started
+        return None
+
+
+# Looked up once, in the parent: a child between fork and exec must do as little as it can — importing ctypes and
+# loading libc there took long enough, on a loaded machine, for a starter killed meanwhile to leave its child running
+# on under PID 1 with no parent-death signal (seen as run-server processes outliving a test session).
+_PRCTL = _load_prctl()
+
+
+def dies_with_this_process() -> Callable[[], None]:
+    """A `preexec_fn` for a child that must die (SIGKILL) when the thread starting it goes, however it goes — and
+    that exits at once, before exec, if its starter is already gone by the time the signal is set (the signal
+    then never comes; the child would run on under PID 1). Not SIGTERM: Playwright's server answers SIGTERM by
+    closing its browsers and then goes on listening."""
+    parent = os.getpid()
+
+    def in_the_child() -> None:
+        if _PRCTL is None:
+            return
+        _PRCTL(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return in_the_child
 
 def steps_of(raw: Any) -> list:
     if raw in (None, "", []):
