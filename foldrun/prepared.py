@@ -26,6 +26,7 @@ placeholder, a database other than PostgreSQL — goes through the ORM as before
 from __future__ import annotations
 
 import functools
+import re
 import threading
 from typing import Any, Callable
 
@@ -224,13 +225,36 @@ def insert_rows(objs: list[models.Model], *, update_conflicts: bool = False, uni
         manager.bulk_create(objs, update_conflicts=update_conflicts, unique_fields=unique_fields or None,
                             update_fields=update_fields or None)
         return
+    rows_sql = _values_form(sql, len(objs), len(fields))
     with cursor() as cur:
-        cur.execute(sql, columns)
+        if rows_sql is None:
+            cur.execute(sql, columns)
+        else:  # one value per placeholder, row after row (see _values_form)
+            cur.execute(rows_sql, [column[n] for n in range(len(objs)) for column in columns])
         returned = cur.fetchall()
     for obj, row in zip(objs, returned):
         for value, field in zip(row, meta.db_returning_fields):
             setattr(obj, field.attname, value)
         obj._state.adding, obj._state.db = False, connection.alias
+
+
+# The most rows an INSERT is written for as VALUES rather than UNNEST (each count is its own prepared statement).
+VALUES_MAX_ROWS = 8
+_UNNEST = re.compile(r"SELECT \* FROM UNNEST\((.*?)\)(?= ON CONFLICT| RETURNING|$)")
+
+
+@functools.lru_cache(maxsize=64)
+def _values_form(sql: str, rows: int, width: int) -> str | None:
+    """Django's UNNEST INSERT `sql` written for `rows` rows as `VALUES (%s::type, …), …` with the same types, or
+    None (more rows than VALUES_MAX_ROWS, or SQL not of that form). Bound on the server, each value is then one
+    parameter psycopg dumps in C; UNNEST's arrays are dumped element by element in Python, which was most of
+    what the try and trace INSERTs cost this process."""
+    found = _UNNEST.search(sql) if rows <= VALUES_MAX_ROWS else None
+    types = re.findall(r"\(%s\)::(.+?)\[\]", found.group(1)) if found else []
+    if len(types) != width:
+        return None
+    row = "(" + ", ".join(f"%s::{t}" for t in types) + ")"
+    return sql[:found.start()] + "VALUES " + ", ".join([row] * rows) + sql[found.end():]
 
 
 def _compile_insert(model: type[models.Model], fields: list, objs: list, update_conflicts: bool,

@@ -70,7 +70,7 @@ def test_a_prepared_locking_query_outside_a_transaction_is_refused_as_the_orm_re
 
 def test_rows_inserted_from_the_kept_sql_are_the_rows_bulk_create_writes(run):
     step = run.steps.get()
-    for count in (3, 1, 5):
+    for count in (3, 1, 5, 12):  # 12: more rows than are written as VALUES (the UNNEST form)
         mine = [TraceEvent(run_id=run.pk, step_id=step.pk, try_n=1, kind="log", data={"message": f"m{n}", "n": [n]})
                 for n in range(count)]
         theirs = [TraceEvent(run_id=run.pk, step_id=step.pk, try_n=1, kind="log", data={"message": f"m{n}", "n": [n]})
