@@ -51,6 +51,11 @@ def cursor() -> Any:
     return connection._prepare_cursor(_preparing_cursor_class()(raw))
 
 
+class _Logged:
+    def __init__(self, query: bytes) -> None:
+        self.query = query
+
+
 @functools.cache
 def _preparing_cursor_class() -> type:
     from django.db.backends.postgresql.base import ServerBindingCursor
@@ -60,13 +65,16 @@ def _preparing_cursor_class() -> type:
         calls `execute(sql, params)` with no way to ask for it."""
 
         def execute(self, query, params=None, *, prepare=None, binary=None):  # type: ignore[override]
-            return super().execute(query, params, prepare=True if prepare is None else prepare, binary=binary)
-
-        def _convert_query(self, query, params=None):  # type: ignore[no-untyped-def]
-            # Kept where Django's query log reads a statement's text (`_query`, as a client-binding cursor keeps
-            # it): the statement as sent, its values as $1, $2….
-            self._query = converted = super()._convert_query(query, params)
-            return converted
+            out = super().execute(query, params, prepare=True if prepare is None else prepare, binary=binary)
+            if connection.queries_logged:
+                # Where Django's query log reads a statement's text (`_query`, as a client-binding cursor keeps
+                # it): the statement with its values in place, as the log showed it before — written only while
+                # queries are logged (DEBUG, a test counting them), never on a worker's ordinary step.
+                try:
+                    self._query = _Logged(connection.ops.compose_sql(query, params).encode())
+                except Exception:  # noqa: BLE001 - a value the client cannot quote: the log keeps $1, $2…
+                    pass
+            return out
 
     return PreparingCursor
 
