@@ -18,6 +18,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import sync_playwright
 
 from foldrun.net.proxy import GuardProxy
+from foldrun.web.browse.util import allow_host_match
 
 START_TIMEOUT_MS = 30_000
 TICK_MS = 100
@@ -28,12 +29,7 @@ USER_FIELDS = ("input[autocomplete=username]:visible, input[type=email]:visible,
 MAX_CONSOLE = 200  # a page that logs in a loop fills no more than this of the session's record
 
 
-def host_matches(host: str, pattern: str) -> bool:
-    """`staging.example.com` names that host; `*.example.com` its subdomains."""
-    host, pattern = host.lower(), pattern.lower()
-    if pattern.startswith("*."):
-        return host.endswith(pattern[1:])
-    return host == pattern
+host_matches = allow_host_match  # `staging.example.com` names that host; `*.example.com` its subdomains
 
 
 class BrowserSide(threading.Thread):

@@ -120,7 +120,9 @@ def _start_run(task: Task, workspace: Workspace, session: BrowserSession, user: 
         task.run = do_start_run(workspace=workspace, user=user, kind=RunKind.ADHOC, name=f"task:{AGENT}",
                                 plan=plan,
                                 flow_meta={"browser": {"session": session.public_id, "cdp": session.cdp_endpoint,
-                                                       "private": session.private_addresses}},
+                                                       "private": session.private_addresses,
+                                                       # the hosts its guard sends through the user's proxy
+                                                       "allow_hosts": list(session.options.get("allowHosts") or [])}},
                                 budget=None, inputs={}, is_test=False, trigger="api", changeset=None)
         task.started_at = timezone.now()
         task.save(update_fields=["run", "started_at"])

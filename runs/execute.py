@@ -207,6 +207,7 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
         # A browser agent's task browses in its session's browser (browsing puts the endpoint in the run's copy
         # of its settings; it never shows among the run's inputs).
         browser_cdp=str(browser.get("cdp") or ""),
+        browser_allow_hosts=[str(h) for h in browser.get("allow_hosts") or []],
         # The re-run of a step whose browser pod was lost browses with a browser inside the step.
         browser_pod=not (step.lost_reruns and _pod_was_lost(step)),
     )

@@ -71,6 +71,7 @@ class StepRequest:
     tenant: str = ""   # the account's id, sent as OpenAI's safety_identifier (hashed past 64 characters)
     search_engine_url: str = ""  # the account's own SearXNG; empty for the install's FOLDRUN_SEARXNG_URL
     browser_cdp: str = ""  # a browser session's CDP endpoint: the step's browse calls drive that session's page
+    browser_allow_hosts: list[str] = field(default_factory=list)  # … and its allowHosts (reached via the user's proxy)
     browser_pod: bool = True  # False: a re-run after its pod was lost — the step's browser runs inside it
 
 

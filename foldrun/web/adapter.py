@@ -77,7 +77,8 @@ def web_tool_for(agent: Any, env: Any, *, searxng_url: str | None = None) -> Web
                   language=language, region=region, searxng_url=searxng, model_provider=model_provider,
                   searxng_guarded=bool(own), model=_model_for(provider, env),
                   pod_account=_pod_account(env),
-                  session_cdp=str(getattr(getattr(env, "request", None), "browser_cdp", "") or "") or None)
+                  session_cdp=str(getattr(getattr(env, "request", None), "browser_cdp", "") or "") or None,
+                  session_allow_hosts=list(getattr(getattr(env, "request", None), "browser_allow_hosts", None) or []))
     web.model_format = model_format or None
     web.live_frames = getattr(env.host, "live_frame", None)  # the Run page's live view of the step's browser, when kept
     env.on_close(web.close)

@@ -169,6 +169,7 @@ class WebTool:
                   connect there, by the lost-pod rules; None (the CLI, a test run) launches in the step
     session_cdp   the CDP endpoint of a browser session this step browses in (a task of the browser agent):
                   every browse call drives that session's page, which stays where the last call left it
+    session_allow_hosts  that session's `allowHosts`: hosts its guard sends through the user's own proxy
     """
 
     def __init__(self, config: dict | None, *, http: httpx.Client, sandbox: Path, allow_private: bool,
@@ -178,11 +179,13 @@ class WebTool:
                  endpoints: dict[str, str] | None = None, browsers: Any = None, fetch_timeout: float = 20.0,
                  browse_timeout: float = 30.0, model_provider: str | None = None,
                  searxng_guarded: bool = False, model: Callable[[str, str], str] | None = None,
-                 pod_account: str | None = None, session_cdp: str | None = None) -> None:
+                 pod_account: str | None = None, session_cdp: str | None = None,
+                 session_allow_hosts: list[str] | None = None) -> None:
         self.config = dict(config or {})
         self.http = http
         self.sandbox = Path(sandbox)
         self.allow_private = allow_private
+        self.session_allow_hosts = [str(h).lower() for h in session_allow_hosts or []] if session_cdp else []
         self.test_mode = test_mode
         self._trace = trace or (lambda event: None)
         self._log = log

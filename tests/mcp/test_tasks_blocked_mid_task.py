@@ -58,3 +58,25 @@ def test_a_link_to_loopback_clicked_mid_task_is_refused_by_the_sessions_guard_an
     session = BrowserSession.objects.get(public_id=data["sessionId"])
     assert session.private_addresses is False
     assert wait_ended(session)
+
+
+def test_a_session_with_allow_hosts_says_the_refused_host_is_not_among_them(
+        unopted, mcp_client, alice, provider_desk):
+    # staging.internal is the user's, reached through their proxy; the loopback site is not on the list, so the
+    # session's guard refuses it, and the task's sentence names the list it is not on.
+    with arena() as other:
+        target = f"{other.url}/pricing/"
+        provider_desk.reply_tool_use("web", link_to(target))
+        provider_desk.reply_tool_use("web", {"action": "browse", "mode": "text", "actions": [{"click": "#next"}]})
+        provider_desk.reply_text("STUCK: the next page did not open")
+        with mcp_client(token_for(alice)) as client:
+            result = client.call_tool("run_task", {"goal": "Follow the Next link and read the page", "maxSteps": 5,
+                                                   "proxyUrl": "http://proxy.example.com:3128",
+                                                   "allowHosts": ["staging.internal", "*.corp.internal"]})
+        assert "/pricing/" not in other.seen
+    task = result.structured_content["task"]
+    said = (f"browse: {target} was not opened — {REFUSED}; this session reaches only staging.internal, "
+            f"*.corp.internal through its proxy (allowHosts), and 127.0.0.1 is not among them")
+    assert result.is_error is True
+    assert (task["ok"], task["stoppedBy"], task["reason"]) == (False, "navigation_blocked", said)
+    assert task["steps"][1]["error"] == said

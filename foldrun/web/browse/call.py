@@ -13,7 +13,7 @@ from .context import ContextMixin
 from .deadline import Deadline, seconds_of
 from .refs import RefsMixin
 from .storage import StorageMixin
-from .util import domain_match
+from .util import allow_host_match, domain_match
 
 if TYPE_CHECKING:  # pragma: no cover
     from playwright.sync_api import Page
@@ -118,8 +118,11 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
             return self.refused_hosts[host] or None
         reason = ""
         domains = self.allowed_domains()
+        through = self.tool.session_allow_hosts  # a browser session's allowHosts: the user's proxy reaches them
         if domains and not any(domain_match(host, d) for d in domains):
             reason = f"{host} is outside this agent's allowed_domains ({', '.join(domains)})"
+        elif any(allow_host_match(host, pattern) for pattern in through):
+            pass  # the session's guard sends it through the user's own proxy (only the proxy's address is checked)
         elif not self.tool.allow_private:
             try:
                 checked_addresses(host, parts.port or (443 if parts.scheme in ("https", "wss") else 80))
@@ -127,6 +130,9 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
                 reason = str(exc)
             except NoSuchHost as exc:
                 reason = str(exc)
+            if reason and through:
+                reason += (f"; this session reaches only {', '.join(through)} through its proxy (allowHosts), and "
+                           f"{host} is not among them")
         self.refused_hosts[host] = reason
         return reason or None
 

@@ -61,6 +61,15 @@ def steps_of(raw: Any) -> list:
     return raw
 
 
+def allow_host_match(host: str, pattern: str) -> bool:
+    """A browser session's `allowHosts` entry: `staging.example.com` names that host; `*.example.com` its
+    subdomains (the session's guard and its calls read the list by this one rule)."""
+    host, pattern = host.lower(), pattern.lower()
+    if pattern.startswith("*."):
+        return host.endswith(pattern[1:])
+    return host == pattern
+
+
 def domain_match(host: str, pattern: str) -> bool:
     """`*.example.com` covers the subdomains and the bare domain."""
     pattern = pattern.lower().strip()
