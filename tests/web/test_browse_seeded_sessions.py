@@ -74,3 +74,15 @@ def test_state_refuses_a_session_cookies_from_a_secret_seeded_and_writes_nothing
                                  "session=acct was signed in by one, and state/ is a workspace file every later step "
                                  "can read; sign in with actions instead")
     assert not (tmp_path / "state" / "browser" / "portal.json").exists()
+
+
+def test_a_session_a_secret_seeded_is_never_written_to_the_workspace(cookie_tool, storage_tool, pages_site, tmp_path,
+                                                                     recorder):
+    cookie_tool.call({"action": "browse", "url": f"{pages_site.url}/account", "session": "acct",
+                      "cookies": "SITE_COOKIES"})
+    storage_tool.call({"action": "browse", "url": f"{pages_site.url}/app", "session": "app"})
+    kept = [path for path in (tmp_path / "outputs").rglob("*") if path.is_file()]
+    assert not [path for path in kept if SID in path.read_text(errors="replace")
+                or TOKEN in path.read_text(errors="replace")]
+    assert ("browse: session=acct was signed in from a secret, so its login is held in this step's browser only and "
+            "never written to outputs/.browser/ — a later step names the secret again") in recorder.lines

@@ -61,6 +61,13 @@ class StorageMixin:
         target = self.storage_file()
         if target is None:
             return
+        if self.seeded:  # state= refused it already; a session's file is in the workspace every step can read too
+            if target.is_file():
+                target.unlink()
+            self.tool.log(f"browse: session={self.args.get('session')} was signed in from a secret, so its login "
+                          f"is held in this step's browser only and never written to outputs/.browser/ — a later "
+                          f"step names the secret again")
+            return
         target.parent.mkdir(parents=True, exist_ok=True)
         data = json.dumps(context.storage_state(), indent=1).encode()
         key = self.state_key()
