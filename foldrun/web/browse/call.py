@@ -35,6 +35,7 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
         self.refused_hosts: dict[str, str] = {}
         self.session_key = str(args.get("session") or "default")
         self.secrets: dict[str, str] = {}   # name -> value used in this call, redacted from every output
+        self.kept: dict[str, str] = {}      # the same from earlier calls in its session: redacted, nothing more
         self.seeded: bool | str = False     # cookies (True) or "storage" from a secret: no script beside them
         self.secrets_in_steps = False       # a fill/type from a secret somewhere in the steps
         self.dialog: tuple[str, Any] = (str(args.get("dialogs") or self.block.get("dialogs") or "dismiss"),
@@ -157,7 +158,7 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
         return self.block.get(key)
 
     def redact(self, text: str) -> str:
-        for name, value in self.secrets.items():
+        for name, value in {**self.kept, **self.secrets}.items():
             if value and len(value) >= 4:
                 text = text.replace(value, f"[secret {name}]")
         return text

@@ -106,6 +106,9 @@ class ContextMixin:
                                    f"; a later call in it cannot change its proxy, extensions or webgpu (they are how "
                                    f"its browser was opened) — use another session name")
             previous = state.holders[name]["call"]
+            # A password a login in an earlier call filled is still redacted where a later page prints it; it
+            # does not make this call one that fills a secret (reading in the next call is the way to sign in).
+            self.kept.update({**previous.kept, **previous.secrets})
             state.holders[name]["call"] = self  # the guard and the block list read this call's settings
             self.proxy = previous.proxy
             self.seeded, kept = state.seeded.get(str(name), (False, {}))
