@@ -4,8 +4,9 @@ The browser is launched on demand by a `BrowserPool` and closed at step end
 (or when idle); each call gets a fresh context unless it names a `session`,
 whose context (cookies, localStorage — a login) is kept for the rest of the
 step and its storage written to `outputs/.browser/<session>/state.json` so a
-later step of the run starts signed in. `state` does the same across runs
-under `state/browser/<name>.json`.
+later step of the run starts signed in — unless a secret's cookies or storage
+signed it in, which stays in the step's browser only. `state` does the same
+across runs under `state/browser/<name>.json`.
 
 Steps (`actions`) run in order before the page is read; `expect` claims stop
 the call when wrong; `get` and `eval` answers are the call's results. A number
@@ -15,7 +16,8 @@ role and name, or refused when the page changed (spec "Numbered elements").
 The package: `pool` (the browser), `call` (one call's state and guards),
 `context` (its browser context), `storage` (logins kept between calls), `refs`
 (selectors and numbered elements), `claims` (`expect`, `confirm`), `steps`,
-`modes` (how the page is read) and `action` (the whole call).
+`modes` (how the page is read), `action` (the whole call), `session_call` (a call
+on a browser session's or live page's own page) and `answer` (what a call answers).
 """
 from __future__ import annotations
 
