@@ -115,6 +115,9 @@ class WebTool:
         self._browsers = browsers
         self._owns_browsers = browsers is None
         self.browse_state: Any = None  # the step's contexts, made by browse on first use
+        # Secrets a call on this step's browser-session or live page used (a login's password): every later call
+        # on that page redacts them too, since the page (and what the site printed back) stays between calls.
+        self.browse_kept: dict[str, str] = {}
         self.pods: Any = None          # the account's pods, while this step browses on them
         self.pod_lines: list[str] = []  # the lost-pod lines of this step's calls
         self.on_pod = False  # this step's browse calls go to the account's pod (its image is "slim")

@@ -27,6 +27,7 @@ def run_in_session(tool: "WebTool", call: Call, url: str | None, mode: str, args
     """The call on a browser session's own page: it opens `url` when given, else acts where the page is, and
     leaves the page (and its cookies) as the steps left it for the next call."""
     started = time.monotonic()
+    call.kept.update(tool.browse_kept)  # an earlier call's login on this page: still redacted here
     context, page = tool.browsers.session_page()
     live_page = getattr(tool, "live_page", None)
     if live_page is not None:
@@ -85,6 +86,7 @@ def run_in_session(tool: "WebTool", call: Call, url: str | None, mode: str, args
             raise WebToolError(call.deadline.sentence(call)) from None
         raise
     finally:
+        tool.browse_kept.update(call.secrets)
         if watch is not None:
             watch.stop()
         for opened, event, handler in call.listeners:  # the next call listens afresh; nothing fires twice
