@@ -5,31 +5,18 @@ browse calls attach to it instead of launching, act on its page and leave the pa
 """
 from __future__ import annotations
 
-import re
-import subprocess
 
 import pytest
 
 from foldrun.web.errors import WebToolError
-from tests.conftest import wait_for
+from tests.fakes.cdp_chromium import cdp_chromium
 
 
 @pytest.fixture
 def session_browser(tmp_path):
     """A Chromium with its CDP endpoint on loopback, as a browser session keeps one."""
-    log = tmp_path / "chromium.log"
-    with open(log, "wb") as out:
-        process = subprocess.Popen(
-            ["/usr/bin/chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
-             f"--user-data-dir={tmp_path / 'profile'}", "about:blank"], stdout=out, stderr=subprocess.STDOUT)
-    try:
-        found = wait_for(lambda: re.search(rb"DevTools listening on (ws://\S+)", log.read_bytes()), timeout=30)
-        yield found.group(1).decode()
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with cdp_chromium(tmp_path) as endpoint:
+        yield endpoint
 
 
 def test_browse_calls_in_a_session_act_on_its_page_and_leave_it_there(make_tool, site, session_browser):

@@ -7,32 +7,18 @@ standing in for the keeper's guard handing that host to the user's proxy, which 
 """
 from __future__ import annotations
 
-import re
-import subprocess
 from urllib.parse import urlsplit
 
 import pytest
 
 from foldrun.web.errors import WebToolError
-from tests.conftest import wait_for
+from tests.fakes.cdp_chromium import cdp_chromium
 
 
 @pytest.fixture
 def staging_session(tmp_path):
-    log = tmp_path / "chromium.log"
-    with open(log, "wb") as out:
-        process = subprocess.Popen(
-            ["/usr/bin/chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--host-resolver-rules=MAP staging.internal 127.0.0.1", "--remote-debugging-address=127.0.0.1",
-             "--remote-debugging-port=0", f"--user-data-dir={tmp_path / 'profile'}", "about:blank"],
-            stdout=out, stderr=subprocess.STDOUT)
-    try:
-        found = wait_for(lambda: re.search(rb"DevTools listening on (ws://\S+)", log.read_bytes()), timeout=30)
-        yield found.group(1).decode()
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with cdp_chromium(tmp_path, "--host-resolver-rules=MAP staging.internal 127.0.0.1") as endpoint:
+        yield endpoint
 
 
 def test_a_host_on_the_sessions_allow_hosts_is_opened_and_one_off_it_is_refused_naming_the_list(
