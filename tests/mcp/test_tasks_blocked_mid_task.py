@@ -36,16 +36,24 @@ def link_to(url: str) -> dict:
             "js": f"document.body.innerHTML = '<a id=\"next\" href=\"{url}\">Next</a>'; 'written'"}
 
 
-def test_a_link_to_loopback_clicked_mid_task_is_refused_by_the_sessions_guard_and_ends_navigation_blocked(
-        unopted, mcp_client, alice, provider_desk):
+def follow_a_link_to_another_server(mcp_client, alice, provider_desk, **session) -> tuple:
+    """A task that writes a link to another loopback server into its page and clicks it: its result and the link,
+    once the other server is known never to have been reached."""
     with arena() as other:
         target = f"{other.url}/pricing/"
         provider_desk.reply_tool_use("web", link_to(target))
         provider_desk.reply_tool_use("web", {"action": "browse", "mode": "text", "actions": [{"click": "#next"}]})
         provider_desk.reply_text("STUCK: the next page did not open")
         with mcp_client(token_for(alice)) as client:
-            result = client.call_tool("run_task", {"goal": "Follow the Next link and read the page", "maxSteps": 5})
+            result = client.call_tool("run_task", {"goal": "Follow the Next link and read the page", "maxSteps": 5,
+                                                   **session})
         assert "/pricing/" not in other.seen  # the browser never reached the other server
+    return result, target
+
+
+def test_a_link_to_loopback_clicked_mid_task_is_refused_by_the_sessions_guard_and_ends_navigation_blocked(
+        unopted, mcp_client, alice, provider_desk):
+    result, target = follow_a_link_to_another_server(mcp_client, alice, provider_desk)
     data = result.structured_content
     task = data["task"]
     said = f"browse: {target} was not opened — {REFUSED}"
@@ -64,16 +72,9 @@ def test_a_session_with_allow_hosts_says_the_refused_host_is_not_among_them(
         unopted, mcp_client, alice, provider_desk):
     # staging.internal is the user's, reached through their proxy; the loopback site is not on the list, so the
     # session's guard refuses it, and the task's sentence names the list it is not on.
-    with arena() as other:
-        target = f"{other.url}/pricing/"
-        provider_desk.reply_tool_use("web", link_to(target))
-        provider_desk.reply_tool_use("web", {"action": "browse", "mode": "text", "actions": [{"click": "#next"}]})
-        provider_desk.reply_text("STUCK: the next page did not open")
-        with mcp_client(token_for(alice)) as client:
-            result = client.call_tool("run_task", {"goal": "Follow the Next link and read the page", "maxSteps": 5,
-                                                   "proxyUrl": "http://proxy.example.com:3128",
-                                                   "allowHosts": ["staging.internal", "*.corp.internal"]})
-        assert "/pricing/" not in other.seen
+    result, target = follow_a_link_to_another_server(mcp_client, alice, provider_desk,
+                                                     proxyUrl="http://proxy.example.com:3128",
+                                                     allowHosts=["staging.internal", "*.corp.internal"])
     task = result.structured_content["task"]
     said = (f"browse: {target} was not opened — {REFUSED}; this session reaches only staging.internal, "
             f"*.corp.internal through its proxy (allowHosts), and 127.0.0.1 is not among them")
