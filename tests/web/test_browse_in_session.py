@@ -52,3 +52,13 @@ def test_a_blocked_address_is_not_opened_in_the_session(make_tool, session_brows
     tool = make_tool({}, session_cdp=session_browser, allow_private=False)
     with pytest.raises(WebToolError, match=r"browse: http://127\.0\.0\.1:9/ was not opened — "):
         tool.call({"action": "browse", "url": "http://127.0.0.1:9/"})
+
+
+def test_expect_claims_in_a_session_are_each_reported_and_a_failed_one_fails_the_call(make_tool, site, session_browser):
+    tool = make_tool({}, session_cdp=session_browser)
+    out = tool.call({"action": "browse", "url": f"{site.url}/buttons", "mode": "text",
+                     "expect": [{"expect": "url", "contains": "/buttons"}]})
+    assert out.startswith('expect ✓ {"expect": "url", "contains": "/buttons"}\n')
+    with pytest.raises(WebToolError) as caught:
+        tool.call({"action": "browse", "mode": "text", "expect": [{"expect": "title", "equals": "Nowhere"}]})
+    assert str(caught.value).startswith('browse: expect ✗ {"expect": "title", "equals": "Nowhere"} — title is ')

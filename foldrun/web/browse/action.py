@@ -1,7 +1,6 @@
 """The whole `browse` action: check the arguments, open the page, run the steps, read it."""
 from __future__ import annotations
 
-import json
 import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -222,16 +221,7 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
         if args.get("js"):
             call.no_script("js")
             call.results.append({"js": str(args["js"]), "value": page.evaluate(str(args["js"]))})
-        failed = []
-        for claim in claims:
-            subject = next((k for k in ("expect",) if k in claim), None)
-            problem = call.claim(page, claim, "expect") if subject else "a claim is {\"expect\": …}"
-            call.notes.append(f"expect {'✓' if problem is None else '✗'} {json.dumps(claim, ensure_ascii=False)[:120]}"
-                              + (f" — {problem}" if problem else ""))
-            if problem:
-                failed.append(problem)
-        if failed:
-            raise WebToolError(call.redact("browse: " + "\n".join(call.notes)))
+        call.check_expectations(page, claims)
         if args.get("confirm"):
             call.confirm(page, str(args["confirm"]))
         if args.get("capture"):

@@ -1,6 +1,7 @@
 """`expect` claims and `confirm`: what the page must show, as it stands."""
 from __future__ import annotations
 
+import json
 import re
 from typing import TYPE_CHECKING
 
@@ -11,6 +12,19 @@ if TYPE_CHECKING:  # pragma: no cover
 
 class ClaimsMixin:
     """Checking a claim against the page."""
+
+    def check_expectations(self, page: "Page", claims: list[dict]) -> None:
+        """The call's `expect=` claims after its actions: each a ✓ or ✗ note; any that failed fails the call, the
+        notes its sentence."""
+        failed = []
+        for claim in claims:
+            problem = self.claim(page, claim, "expect") if "expect" in claim else "a claim is {\"expect\": …}"
+            self.notes.append(f"expect {'✓' if problem is None else '✗'} {json.dumps(claim, ensure_ascii=False)[:120]}"
+                              + (f" — {problem}" if problem else ""))
+            if problem:
+                failed.append(problem)
+        if failed:
+            raise WebToolError(self.redact("browse: " + "\n".join(self.notes)))
 
     def claim(self, page: "Page", step: dict, key: str) -> str | None:
         """None when the claim holds, else what was found instead."""

@@ -1,7 +1,6 @@
 """A browse call on a browser session's own page (a step that browses in a session, or a live page)."""
 from __future__ import annotations
 
-import json
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -65,15 +64,7 @@ def run_in_session(tool: "WebTool", call: Call, url: str | None, mode: str, args
         if args.get("js"):
             call.no_script("js")
             call.results.append({"js": str(args["js"]), "value": page.evaluate(str(args["js"]))})
-        failed = []
-        for claim in claims:
-            problem = call.claim(page, claim, "expect") if "expect" in claim else "a claim is {\"expect\": …}"
-            call.notes.append(f"expect {'✓' if problem is None else '✗'} {json.dumps(claim, ensure_ascii=False)[:120]}"
-                              + (f" — {problem}" if problem else ""))
-            if problem:
-                failed.append(problem)
-        if failed:
-            raise WebToolError(call.redact("browse: " + "\n".join(call.notes)))
+        call.check_expectations(page, claims)
         call.deadline.where = f"while reading the page (mode={mode})"
         body = read(call, page, mode, args)
         final_url = page.url
