@@ -410,3 +410,25 @@ def test_browserless_region_picks_its_host_and_the_old_session_name_is_still_rea
     tool = browse(config, endpoints={"browserless": relay.url}, secret=lambda name: "tok-0123456")
     assert VENDOR_BROWSER in tool.call({"action": "browse", "url": f"{pages_site.url}/who"})
     assert relay.handshakes[0]["query"] == {"token": "tok-0123456", "solveCaptchas": "true"}
+
+
+def test_a_kept_profile_a_secrets_cookies_signed_in_refuses_script_in_a_later_run_that_names_no_secret(
+        browse, pages_site, relay, tmp_path, recorder):
+    config = {"browse": {"via": "browserbase", "vendor_session": {"keep": "client-portal"}}}
+    with BrowserVendor("browserbase", relay) as vendor:
+        secrets = {"BROWSERBASE_API_KEY": vendor.key, "PORTAL_COOKIES": "sid=portal-sid-5150"}
+        endpoints = {"browserbase": vendor.url}
+        browse(config, endpoints=endpoints, secret=secrets.__getitem__).call(
+            {"action": "browse", "url": f"{pages_site.url}/who", "cookies": "PORTAL_COOKIES"})
+        kept = json.loads((tmp_path / "state/web-browse/client-portal.json").read_text())
+        with pytest.raises(WebToolError) as caught:  # the next run: the vendor's profile still holds that login
+            browse(config, endpoints=endpoints, secret=secrets.__getitem__).call(
+                {"action": "browse", "url": f"{pages_site.url}/who", "js": "document.cookie"})
+        read = browse(config, endpoints=endpoints, secret=secrets.__getitem__).call(
+            {"action": "browse", "url": f"{pages_site.url}/who"})  # reading it is as before
+    assert kept["seeded"] == "cookies" and "PORTAL_COOKIES" in kept["secrets"]
+    assert "portal-sid-5150" not in json.dumps(kept)  # the file names the secret, never its value
+    assert str(caught.value) == ("browse: js does not run in a call that carries cookies from a secret, or in a "
+                                 "session those cookies seeded — document.cookie is one expression away")
+    assert VENDOR_BROWSER in read
+    assert json.loads((tmp_path / "state/web-browse/client-portal.json").read_text())["seeded"] == "cookies"

@@ -18,6 +18,7 @@ from .user_proxy import user_proxy
 from .framing import init_failure
 from .seed_storage import seed_storage
 from .util import ACTION_TIMEOUT_MS, domain_match, glob_match
+from .kept import carry_seed
 
 if TYPE_CHECKING:  # pragma: no cover
     from playwright.sync_api import BrowserContext, Page
@@ -230,6 +231,7 @@ class ContextMixin:
             context.route("**/*", lambda route, request: self._guard(route, request))
         self.add_cookies(context)
         seed_storage(self, context)
+        carry_seed(self, self.vendor.keep)  # the vendor keeps the profile's login run to run, and so its seeding
         return context
 
     def headers(self) -> dict[str, str]:

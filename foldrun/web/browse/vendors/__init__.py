@@ -8,7 +8,6 @@ one and renders in the step's own browser (spec/tools.md, "Browsing somewhere el
 from __future__ import annotations
 
 import base64
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import unquote, urlsplit
@@ -24,6 +23,7 @@ from ...providers.base import refusal, resolve_key
 from ..steps import acts
 from ..util import safe_name
 from .adapters import ADAPTERS, BASES, socket_url
+from ..kept import kept_id, remember_id
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..call import Call
@@ -31,7 +31,6 @@ if TYPE_CHECKING:  # pragma: no cover
 # Where each API vendor reads its key (its documented header).
 KEY_HEADERS = {"browserbase": "X-BB-API-Key", "steel": "steel-api-key", "hyperbrowser": "x-api-key"}
 CONNECT_MS = 15_000
-KEEP_DIR = ("state", "web-browse")
 
 
 class Unavailable(Exception):
@@ -144,7 +143,7 @@ def _open(call: "Call", vendor: str, settings: dict, key: tuple[str, str] | None
         return opened
     api = _Api(call, vendor, base.rstrip("/"), key)
     keep = str(settings.get("keep") or "")
-    kept = _kept(call, vendor, keep) if keep else None
+    kept = kept_id(call, vendor, keep, adapter.keep) if keep else None
     body = asked.body
     if vendor == "browserbase":
         if keep:
@@ -179,8 +178,7 @@ def _open(call: "Call", vendor: str, settings: dict, key: tuple[str, str] | None
             _quietly(end)
         raise Unavailable(f"{vendor} opened a session but handed back no websocket to connect to")
     if keep and kept:
-        tool.write_file(tool.sandbox.joinpath(*KEEP_DIR, f"{keep}.json"),
-                        json.dumps({"vendor": vendor, adapter.keep: kept}, indent=1).encode())
+        remember_id(call, vendor, keep, adapter.keep, kept)
     if live.startswith("https://"):
         tool.log(f"live view: {live}")
     try:
@@ -269,19 +267,6 @@ def _live_browserbase(api: "_Api", session_id: str) -> str:
         return str(api.json("GET", f"/v1/sessions/{session_id}/debug", None).get("debuggerFullscreenUrl") or "")
     except Unavailable:
         return ""  # no live view is not a reason to stop
-
-
-def _kept(call: "Call", vendor: str, keep: str) -> str | None:
-    """The vendor's context or profile id a run before this one left under state/web-browse/."""
-    target = call.tool.sandbox.joinpath(*KEEP_DIR, f"{keep}.json")
-    try:
-        data = json.loads(target.read_text())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("vendor") != vendor:
-        return None
-    value = data.get(ADAPTERS[vendor].keep)
-    return str(value) if value else None
 
 
 def _own_proxy(call: "Call", settings: dict) -> dict:
