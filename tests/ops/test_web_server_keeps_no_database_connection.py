@@ -27,10 +27,13 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+SERVER_APP = "foldrun-web-under-test"  # libpq's PGAPPNAME: the server's own connections, not another test's
+
+
 def _server_backends() -> int:
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                       "AND pid <> pg_backend_pid() AND backend_type = 'client backend'")
+                       "AND application_name = %s", [SERVER_APP])
         return cursor.fetchone()[0]
 
 
@@ -49,7 +52,7 @@ def test_importing_the_web_server_sets_no_connection_age_in_the_environment_its_
 def test_the_web_server_keeps_no_database_connection_once_its_requests_have_ended(transactional_db, tmp_path):
     port = _free_port()
     env = dict(os.environ, FOLDRUN_TEST_DB_NAME=connection.settings_dict["NAME"],
-               DJANGO_SETTINGS_MODULE="foldrun.settings.test")
+               DJANGO_SETTINGS_MODULE="foldrun.settings.test", PGAPPNAME=SERVER_APP)
     env.pop("FOLDRUN_DB_CONN_MAX_AGE", None)  # the web server's own setting, not one it was handed
     with open(tmp_path / "web.log", "wb") as log:
         server = subprocess.Popen([sys.executable, "-m", "uvicorn", "foldrun.asgi:application", "--host",
