@@ -84,6 +84,9 @@ def charlie_api(charlie) -> APIClient:
     return client_for(charlie)
 
 
+WORKER_APP = "foldrun-test-worker"
+
+
 def start_worker(log_path, env_extra: dict | None = None, *, concurrency: int = 2):
     """A real Celery worker (a subprocess) on the configured broker, reading the test database, with
     `env_extra` in its environment (a shorter lease, the private-address opt-in off) and `concurrency` pool
@@ -98,6 +101,7 @@ def start_worker(log_path, env_extra: dict | None = None, *, concurrency: int = 
     env = dict(os.environ)
     env["FOLDRUN_TEST_DB_NAME"] = connection.settings_dict["NAME"]
     env["DJANGO_SETTINGS_MODULE"] = "foldrun.settings.test"
+    env["PGAPPNAME"] = WORKER_APP  # its PostgreSQL connections carry this name, so a test can tell them from others
     env.update(env_extra or {})
     with open(log_path, "wb") as log:
         process = subprocess.Popen(

@@ -8,14 +8,16 @@ from django.db import connection
 
 from runs.actions import check_start_run
 from runs.models import Run
-from tests.conftest import start_worker, stop_worker, wait_for
+from tests.conftest import WORKER_APP, start_worker, stop_worker, wait_for
 from tests.runs.helpers import agent_file, push
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(connection.vendor != "postgresql",
                                                   reason="connections are kept on PostgreSQL only")]
 
+# The test worker's own connections (start_worker names them), not every other backend on the database: a
+# thread or server of another test in this process may hold one, and terminating it broke that test.
 OTHERS = ("FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
-          "AND backend_type = 'client backend'")
+          f"AND backend_type = 'client backend' AND application_name = '{WORKER_APP}'")
 
 
 def _now():
