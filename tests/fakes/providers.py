@@ -234,11 +234,17 @@ class FakeProvider(LoopbackServer):
         h.send_response(200)
         h.send_header("content-type", "text/event-stream")
         h.send_header("cache-control", "no-cache")
-        h.send_header("connection", "close")
+        # As the vendors' APIs stream over HTTP/1.1: chunked, on a connection kept for the next request.
+        h.send_header("transfer-encoding", "chunked")
         for key, value in reply.headers.items():
             h.send_header(key, value)
         h.end_headers()
-        h.close_connection = True
+
+        def send(frame: str) -> None:
+            data = frame.encode()
+            h.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            h.wfile.flush()
+
         for count, (name, data) in enumerate(events):
             if reply.error_after is not None and count == reply.error_after:
                 err = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
@@ -250,13 +256,12 @@ class FakeProvider(LoopbackServer):
                                            "param": None, "sequence_number": count}) + "\n\n")
                 else:
                     frame = f"event: error\ndata: {json.dumps(err)}\n\n"
-                h.wfile.write(frame.encode())
-                h.wfile.flush()
+                send(frame)
+                h.wfile.write(b"0\r\n\r\n")
                 return
             text = data if isinstance(data, str) else json.dumps(data)
-            frame = (f"event: {name}\n" if sse_named and name else "") + f"data: {text}\n\n"
-            h.wfile.write(frame.encode())
-            h.wfile.flush()
+            send((f"event: {name}\n" if sse_named and name else "") + f"data: {text}\n\n")
+        h.wfile.write(b"0\r\n\r\n")
 
 
 # ---------------------------------------------------------------- errors
