@@ -257,11 +257,10 @@ class FakeProvider(LoopbackServer):
                 else:
                     frame = f"event: error\ndata: {json.dumps(err)}\n\n"
                 send(frame)
-                h.wfile.write(b"0\r\n\r\n")
-                return
+                break
             text = data if isinstance(data, str) else json.dumps(data)
             send((f"event: {name}\n" if sse_named and name else "") + f"data: {text}\n\n")
-        h.wfile.write(b"0\r\n\r\n")
+        h.wfile.write(b"0\r\n\r\n")  # the last chunk: the answer ends here, the connection stays
 
 
 # ---------------------------------------------------------------- errors
