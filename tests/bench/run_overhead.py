@@ -5,6 +5,15 @@ the same run (target: at most 2×); 1-, 10- and 50-step runs per step against a
 DBOS workflow of the same steps (target: at most 1.0×); and a fan-out of M
 instances against M sequential steps' time.
 
+"The same model call" is the call a step makes, made as tests/bench/peer_call.py
+says: the body a one-step run sent (taken from the stand-in's record), streamed
+as a step's is (`"stream": true`; an unstreamed call would cost a peer ~0.9 ms
+less CPU), through the same guarded `net.client("model")`, the SSE stream read
+to its end with httpx `stream()` + `iter_lines()` and the text taken from its
+content_block_delta events. The bare Celery task (tests/bench/tasks.py) then
+writes that text to a row the bench polls for; the DBOS step returns it to its
+workflow. Neither does any of foldrun's work around the call.
+
 A script, not a pytest test:
 
     FOLDRUN_DATA_DIR=$(mktemp -d) .venv/bin/python tests/bench/run_overhead.py [--runs 200] [--fanout 100]
@@ -16,8 +25,10 @@ moment the work is asked for until this process sees its effect in the
 database (polled every 2 ms), so the ratio compares like with like.
 
 Besides the figures the target is about, it prints where a step's time
-goes (from the rows' own timestamps) and how many SQL queries a run makes,
-counted once in this process with Celery eager.
+goes (from the rows' own timestamps, and this process's clock at the request
+and at the poll that saw the run completed, so the parts add up to the total)
+and how many SQL queries a run makes, counted once in this process with
+Celery eager.
 """
 from __future__ import annotations
 
@@ -37,21 +48,20 @@ import django  # noqa: E402
 django.setup()
 
 from django.db import connection  # noqa: E402
+from tests.bench.peer_call import streamed_text  # noqa: E402
 from tests.bench.worker import start_worker  # noqa: E402
 from tests.fakes.providers import Reply  # noqa: E402
 from django.test.utils import CaptureQueriesContext, setup_test_environment  # noqa: E402
 
 
-# The instant model call both peers make (the DBOS step and the bare Celery task), to the same stub.
-CALL = {"model": "claude-sonnet-4-5", "max_tokens": 64, "messages": [{"role": "user", "content": "Say GOOD."}]}
-
-
-def wait_until(predicate, timeout: float, every: float = 0.002) -> None:
+def wait_until(predicate, timeout: float, every: float = 0.002) -> float:
+    """Poll until `predicate` holds; returns this process's wall clock (time.time()) at the poll that saw it."""
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
             raise SystemExit("timed out")
         time.sleep(every)
+    return time.time()
 
 
 def pct(values: list[float], q: float) -> float:
@@ -63,13 +73,14 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
 
 
-def count_queries(workspace, fake) -> tuple[int, float]:
-    """SQL queries for a one-step run, and for each further step, start to finish (Celery eager, in this process)."""
+def count_queries(workspace, fake) -> tuple[int, float, dict]:
+    """SQL queries for a one-step run, and for each further step, start to finish (Celery eager, in this
+    process); and the body the one-step run's model request carried, for the peers to send."""
     from foldrun.celery import app
     from runs.actions import check_start_run
     from runs.models import Run
 
-    counts = []
+    counts, bodies = [], []
     logging.getLogger("celery.app.trace").setLevel(logging.WARNING)  # no line per eager task
     app.conf.task_always_eager = True
     try:
@@ -81,9 +92,11 @@ def count_queries(workspace, fake) -> tuple[int, float]:
                 run = check_start_run(workspace=workspace, flow=flow)
             assert Run.objects.get(pk=run.pk).status == "completed", Run.objects.get(pk=run.pk).error
             counts.append(len(ctx.captured_queries))
+            bodies.append(fake.requests[-1].body)
     finally:
         app.conf.task_always_eager = False
-    return counts[1], (counts[2] - counts[1]) / 2
+    assert bodies[1].get("stream") is True, "a step's model call is streamed, and so the peers' are"
+    return counts[1], (counts[2] - counts[1]) / 2, bodies[1]
 
 
 def sequential_per_step(workspace, fake, steps: int, repeats: int) -> float:
@@ -102,11 +115,14 @@ def sequential_per_step(workspace, fake, steps: int, repeats: int) -> float:
     return statistics.median(times)
 
 
-def dbos_per_step(fake, counts: list[int], repeats: int) -> dict[int, float] | None:
-    """The same steps as a DBOS workflow (each step the same instant model call), on this PostgreSQL server
-    (its own system database): p50 seconds per step for each length. None without dbos or PostgreSQL."""
+def dbos_per_step(fake, call_body: dict, counts: list[int], repeats: int) -> dict[int, float] | None:
+    """The same steps as a DBOS workflow, on this PostgreSQL server (its own system database): p50 seconds per
+    step for each length. None without dbos or PostgreSQL.
+
+    Each DBOS step makes the call a foldrun step makes and nothing else: tests/bench/peer_call.py's
+    `streamed_text` — the step's body streamed through the guarded `net.client("model")` to the same stand-in,
+    the SSE stream read to its end — and returns the text, which DBOS checkpoints as the step's output."""
     try:
-        import httpx
         from dbos import DBOS
     except ImportError:
         return None
@@ -121,11 +137,13 @@ def dbos_per_step(fake, counts: list[int], repeats: int) -> dict[int, float] | N
     with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{settings["NAME"]}_dbos"')
     DBOS(config={"name": "foldrun-bench", "system_database_url": url, "log_level": "WARNING"})
-    client = httpx.Client(timeout=30)
+    endpoint = f"{fake.base_url}/v1/messages"
 
+    # A workflow called directly runs in the calling thread, its steps with it; net.client("model") is one
+    # httpx.Client per process (thread-safe, made under a lock), so DBOS needs no client of its own.
     @DBOS.step()
     def call(n: int) -> str:
-        return client.post(f"{fake.base_url}/v1/messages", json=CALL).json()["content"][0]["text"]
+        return streamed_text(endpoint, call_body)
 
     @DBOS.workflow()
     def workflow(steps: int) -> int:
@@ -146,7 +164,6 @@ def dbos_per_step(fake, counts: list[int], repeats: int) -> dict[int, float] | N
     finally:
         fake.responder = None
         DBOS.destroy()
-        client.close()
 
 
 def main() -> None:
@@ -180,7 +197,7 @@ def main() -> None:
                                                                           for i in range(1, n + 1))
                for n in (1, 10, 50)},
         })
-        per_run_queries, per_step_queries = count_queries(workspace, fake)
+        per_run_queries, per_step_queries, call_body = count_queries(workspace, fake)
         worker = start_worker(args.concurrency, Path(os.environ.get("FOLDRUN_DATA_DIR", "/tmp")) / "bench-worker.log",
                               level="warning", settle=0.5, include=["tests.bench.tasks"])
         broker = app.conf.broker_url.split("://", 1)[0]
@@ -188,14 +205,15 @@ def main() -> None:
               f"load average {os.getloadavg()[0]:.2f}")
 
         def bare_round_trips(count: int, tag: str) -> list[float]:
-            # A task making the same instant model call to the same stub and writing its reply to a row we
-            # wait for (the same broker, the same worker, the same polling): tests/bench/tasks.py.
+            # A task making the same instant model call to the same stub (the step's body, streamed) and
+            # writing its reply to a row we wait for (the same broker, the same worker, the same polling):
+            # tests/bench/tasks.py.
             times: list[float] = []
             fake.responder = lambda _body: Reply(blocks=[{"type": "text", "text": "GOOD"}], usage=(1, 1))
             try:
                 for n in range(count):
                     start = time.monotonic()
-                    app.send_task("bench.model_call", args=[account.pk, f"{fake.base_url}/v1/messages", CALL,
+                    app.send_task("bench.model_call", args=[account.pk, f"{fake.base_url}/v1/messages", call_body,
                                                             f"{tag}-{n}"])
                     wait_until(lambda: Account.objects.filter(pk=account.pk, name=f"GOOD-{tag}-{n}").exists(), 30)
                     times.append(time.monotonic() - start)
@@ -213,21 +231,25 @@ def main() -> None:
         per_run: list[float] = []
         phases: dict[str, list[float]] = {"start (request to queued)": [], "queue (queued to claimed)": [],
                                           "step (claimed to step saved)": [], "finish (step saved to run done)": [],
-                                          "seen (run done to noticed here)": []}
+                                          "seen (run done to noticed here)": [],
+                                          "total (request to noticed here)": []}
         for _ in range(args.runs):
             start_wall, start = time.time(), time.monotonic()
             run = check_start_run(workspace=workspace, flow="one")
             queued_wall = time.time()
-            wait_until(lambda: Run.objects.filter(pk=run.pk, status="completed").exists(), 60)
+            seen_wall = wait_until(lambda: Run.objects.filter(pk=run.pk, status="completed").exists(), 60)
             per_run.append(time.monotonic() - start)
-            seen_wall = time.time()
             run.refresh_from_db()
             attempt = Try.objects.get(step__run=run)
             phases["start (request to queued)"].append(queued_wall - start_wall)
             phases["queue (queued to claimed)"].append(attempt.started_at.timestamp() - queued_wall)
             phases["step (claimed to step saved)"].append((attempt.finished_at - attempt.started_at).total_seconds())
             phases["finish (step saved to run done)"].append((run.finished_at - attempt.finished_at).total_seconds())
+            # Whatever the worker does after it stamps the run's finished_at (the rest of that transaction, its
+            # commit) lands here, with the poll's own delay (up to 2 ms, plus a query); the five parts add up to
+            # the total exactly, run by run (one machine, one clock).
             phases["seen (run done to noticed here)"].append(seen_wall - run.finished_at.timestamp())
+            phases["total (request to noticed here)"].append(seen_wall - start_wall)
         bare += bare_round_trips(args.bare - args.bare // 2, "after")
 
         bare_p50 = statistics.median(bare)
@@ -237,7 +259,7 @@ def main() -> None:
         print(f"one-step run ({len(per_run)}): p50 {ms(step_p50)} per step, p95 {ms(pct(per_run, 0.95))}, "
               f"{1 / statistics.mean(per_run):.1f} steps/s sequentially")
         print(f"ratio to the bare task (p50/p50): {step_p50 / bare_p50:.2f}× (target ≤ 2×)")
-        print("where a step's time goes (p50 of each part):")
+        print("where a step's time goes (p50 of each part; the p50s of the parts need not sum to the total's):")
         for name, values in phases.items():
             print(f"  {name:34} {ms(statistics.median(values))}")
         print(f"SQL queries: {per_run_queries} for a one-step run from start to finish, {per_step_queries:g} for each "
@@ -246,7 +268,7 @@ def main() -> None:
         # 1-, 10- and 50-step runs, per step, beside a DBOS workflow of the same steps.
         lengths = [1, 10, 50]
         ours = {n: sequential_per_step(workspace, fake, n, repeats) for n, repeats in zip(lengths, (20, 5, 2))}
-        peer = dbos_per_step(fake, lengths, repeats=5)
+        peer = dbos_per_step(fake, call_body, lengths, repeats=5)
         print("per step, p50, one instant model call each (lease and heartbeat included):")
         for n in lengths:
             beside = f"; DBOS workflow {ms(peer[n])} ({ours[n] / peer[n]:.2f}× DBOS)" if peer else ""

@@ -1,20 +1,20 @@
 """The bench's own Celery task, loaded only by the benchmark's worker (tests/bench/worker.py `include=`).
 
-`bench.model_call` is the bare peer of a one-step run in run_overhead.py: the same instant model call, to
-the same loopback stub, through the same guarded shared client a step uses, and its reply written to a row
-the bench polls for — a Celery task doing the step's work with none of the platform around it.
+`bench.model_call` is the bare peer of a one-step run in run_overhead.py: a Celery task doing the step's one
+model call with none of the platform around it. It makes the call exactly as tests/bench/peer_call.py says —
+the body a step sent, streamed (as a step's is) through the same guarded shared client to the same loopback
+stand-in, the SSE stream read to its end and the text taken from its content_block_delta events — and writes
+the text to a row the bench polls for. Nothing else: no run, step or trace rows, no lease, no message assembly.
 """
 from __future__ import annotations
 
 from celery import shared_task
 
 from accounts.models import Account
-from foldrun import net
+from tests.bench.peer_call import streamed_text
 
 
 @shared_task(name="bench.model_call")
 def model_call(account_pk: int, url: str, body: dict, tag: str) -> None:
-    reply = net.client("model").post(url, json=body)
-    reply.raise_for_status()
-    text = reply.json()["content"][0]["text"]
+    text = streamed_text(url, body)
     Account.objects.filter(pk=account_pk).update(name=f"{text}-{tag}")
