@@ -100,7 +100,7 @@ def test_steel_is_asked_in_its_fields_its_key_rides_the_websocket_as_apikey_and_
             {"action": "browse", "url": f"{pages_site.url}/who"})
     assert VENDOR_BROWSER in out
     (body,) = vendor.posted("/v1/sessions")
-    assert body == {"useProxy": {"geolocation": {"country": "AU", "state": "NSW", "city": "Sydney"}},
+    assert body == {"useProxy": {"geolocation": {"country": "AU", "state": "NSW", "city": "SYDNEY"}},
                     "solveCaptcha": True, "stealthConfig": {"humanizeInteractions": True}, "timeout": 90_000,
                     "blockAds": True, "dimensions": {"width": 1280, "height": 800}}
     (session_id,) = vendor.sessions
@@ -161,7 +161,7 @@ def test_browserless_takes_its_token_and_the_settings_as_query_parameters_on_the
     (handshake,) = relay.handshakes
     assert handshake["path"] == "/stealth"
     assert handshake["query"] == {"token": "browserless-token-0123", "proxy": "residential", "proxyCountry": "au",
-                                  "proxyCity": "Sydney", "solveCaptchas": "true", "timeout": "300000",
+                                  "proxyCity": "sydney", "solveCaptchas": "true", "timeout": "300000",
                                   "blockAds": "true", "launch": "{\"headless\":false}"}
     nowhere(recorder, "browserless-token-0123")
 
@@ -252,6 +252,19 @@ def test_a_setting_bright_data_lacks_is_refused_naming_the_vendors_that_have_it(
 def test_hyperbrowser_block_words_turn_on_the_blocks_each_needs_beneath_it(words, fields):
     # Hyperbrowser blocks trackers only with ads blocked, and cookie notices only with both.
     assert ADAPTERS["hyperbrowser"].ask({"block": words}, dict).body == fields
+
+
+@pytest.mark.parametrize("city, steel, browserless", [
+    ("Sydney", "SYDNEY", "sydney"),
+    ("Los Angeles", "LOS_ANGELES", "losangeles"),          # Steel's proxies page spells it so
+    ("Rio de Janeiro", "RIO_DE JANEIRO", "riodejaneiro"),  # Steel's city list: only the first gap is an underscore
+    ("  New   York City ", "NEW_YORK CITY", "newyorkcity"),
+])
+def test_a_proxy_city_is_spelled_as_each_vendor_spells_it(city, steel, browserless):
+    where = {"proxy": {"country": "US", "city": city}}
+    assert ADAPTERS["steel"].ask(where, dict).body["useProxy"]["geolocation"]["city"] == steel
+    assert ADAPTERS["browserless"].ask(where, dict).query["proxyCity"] == browserless
+    assert ADAPTERS["browserbase"].ask(where, dict).body["proxies"][0]["geolocation"]["city"] == city  # as written
 
 
 def test_every_vendor_mapping_was_matched_to_its_vendors_page_within_90_days():

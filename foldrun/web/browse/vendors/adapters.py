@@ -22,16 +22,19 @@ BASES: dict[str, str] = {
     "brightdata": "wss://brd.superproxy.io:9222", "zenrows": "wss://browser.zenrows.com",
 }
 # The pages each mapping was read from, each with the day it was last matched to it (a test fails past 90
-# days); 2026-09-29 is the day the spec's table says it was read. Bright Data's cookie-banner
+# days); 2026-09-29 is the day the spec's table says it was read. A city is spelled as each vendor's proxy page
+# spells it: Steel's `LOS_ANGELES`, Browserless's `chicago` (lowercase, no spaces). Bright Data's cookie-banner
 # command was read on the Chinese edition of its custom-CDP page (the English copy at hand predates it); ZenRows'
 # `session_ttl` format is its own Scraping Browser SDK's (`convertSecondsToDuration`, 60–900 s), its docs page not
 # being at hand.
 SOURCES: dict[str, tuple[tuple[str, str], ...]] = {
-    "browserbase": (("https://docs.browserbase.com/reference/api/create-a-session", "2026-09-29"),),
-    "steel": (("https://docs.steel.dev/overview/sessions-api/configuration", "2026-09-29"),),
-    "hyperbrowser": (("https://hyperbrowser.ai/docs/sessions/parameters", "2026-09-29"),
+    "browserbase": (("https://docs.browserbase.com/reference/api/create-a-session", "2026-12-02"),),
+    "steel": (("https://docs.steel.dev/overview/sessions-api/configuration", "2026-12-02"),
+              ("https://docs.steel.dev/overview/stealth/proxies", "2026-12-02")),
+    "hyperbrowser": (("https://hyperbrowser.ai/docs/sessions/parameters", "2026-12-02"),
                      ("https://hyperbrowser.ai/docs/sessions/ad-blocking", "2026-12-02")),
-    "browserless": (("https://docs.browserless.io/baas/connection-urls", "2026-09-29"),),
+    "browserless": (("https://docs.browserless.io/baas/connection-urls", "2026-12-02"),
+                    ("https://docs.browserless.io/rest-apis/proxies", "2026-12-02")),
     "brightdata": (("https://docs.brightdata.com/scraping-automation/scraping-browser/cdp-functions/custom",
                     "2026-12-02"),
                    ("https://docs.brightdata.com/cn/scraping-automation/scraping-browser/cdp-functions/custom",
@@ -111,7 +114,10 @@ def _steel(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
     elif isinstance(proxy, dict) and proxy.get("own"):
         body["proxyUrl"] = own_proxy()["url"]
     elif isinstance(proxy, dict):
-        body["useProxy"] = {"geolocation": {k: proxy[k] for k in ("country", "state", "city") if proxy.get(k)}}
+        where = {k: proxy[k] for k in ("country", "state", "city") if proxy.get(k)}
+        if "city" in where:
+            where["city"] = _steel_city(str(where["city"]))
+        body["useProxy"] = {"geolocation": where}
     if "captcha" in settings:
         body["solveCaptcha"] = bool(settings["captcha"])
     if settings.get("stealth"):
@@ -121,6 +127,12 @@ def _steel(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
     if "ads" in _blocked(settings):
         body["blockAds"] = True
     return Asked(_merge(body, dict(settings.get("options") or {})), {})
+
+
+def _steel_city(city: str) -> str:
+    """Steel's spelling of a city: capitals, the first gap an underscore — `Sydney` is `SYDNEY`, `Los Angeles`
+    `LOS_ANGELES`, `Rio de Janeiro` `RIO_DE JANEIRO` (its SDKs' city list writes every name that way)."""
+    return " ".join(city.split()).upper().replace(" ", "_", 1)
 
 
 def _hyperbrowser(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
@@ -168,7 +180,8 @@ def _browserless(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
         if isinstance(proxy, dict):
             for key, field in (("country", "proxyCountry"), ("city", "proxyCity")):
                 if proxy.get(key):
-                    query[field] = str(proxy[key]).lower() if key == "country" else str(proxy[key])
+                    value = str(proxy[key]).lower()  # a city also without its spaces: `newyorkcity`
+                    query[field] = value.replace(" ", "") if key == "city" else value
     if settings.get("captcha"):
         query["solveCaptchas"] = "true"
     if settings.get("timeout"):
