@@ -21,6 +21,7 @@ from django.utils import timezone
 from accounts.models import Account, Workspace
 from foldrun import leases
 
+from . import kicks
 from .email import SendResult, attempt_mail, remember
 from .enqueue import enqueue
 from .models import Kick, MailStatus, OutgoingMail
@@ -165,10 +166,4 @@ def sweep_mail(now: datetime | None = None) -> int:
     """What the beat sweep does for mail: record tries lost with their worker,
     then see that a drain is on its way when any mail is due (a retry whose
     time came, a first try whose message a dead worker took)."""
-    recover_lost_mail(now)
-    # A drain lost with its worker left its kick set: clear it, so this sweep queues a fresh one.
-    Kick.objects.filter(name=MAIL_KICK).update(pending=False)
-    due = len(due_mail_ids(now))
-    if due:
-        kick_mail_drain()
-    return due
+    return kicks.sweep(now, recover=recover_lost_mail, kick_name=MAIL_KICK, due=due_mail_ids, kick=kick_mail_drain)

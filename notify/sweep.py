@@ -9,8 +9,9 @@ from django.utils import timezone
 
 from foldrun import leases
 
+from . import kicks
 from .deliveries import KICK, due_delivery_ids, kick_drain
-from .models import MAX_ATTEMPTS, RETRY_DELAYS, Attempt, Delivery, DeliveryStatus, Kick
+from .models import MAX_ATTEMPTS, RETRY_DELAYS, Attempt, Delivery, DeliveryStatus
 
 # What the log says of an attempt whose worker died with it in flight.
 LOST_ATTEMPT = "the worker was lost during this attempt"
@@ -52,11 +53,4 @@ def sweep_deliveries(now: datetime | None = None) -> int:
     record attempts lost with their worker, then see that a drain is on its
     way when anything is due (a retry whose time came, an attempt a lost
     worker or a restarted broker dropped). Returns how many are due."""
-    recover_lost_deliveries(now)
-    # A drain lost with its worker left the kick set; clear it so this sweep
-    # (or the next new delivery) queues a fresh one.
-    Kick.objects.filter(name=KICK).update(pending=False)
-    due = len(due_delivery_ids(now))
-    if due:
-        kick_drain()
-    return due
+    return kicks.sweep(now, recover=recover_lost_deliveries, kick_name=KICK, due=due_delivery_ids, kick=kick_drain)
