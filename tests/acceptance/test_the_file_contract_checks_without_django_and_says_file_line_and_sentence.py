@@ -12,7 +12,7 @@ import pytest
 
 from foldrun.contract import Desk, check
 
-from .test_item6_cli import BAD_DESK, UNGUARDED_DESK
+from .test_check_offline_and_deploy_on_the_server_say_the_same_sentences import BAD_DESK, UNGUARDED_DESK
 
 ROOT = Path(__file__).resolve().parents[2]
 

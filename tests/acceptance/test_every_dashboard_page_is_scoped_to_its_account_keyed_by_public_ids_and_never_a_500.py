@@ -1,11 +1,14 @@
-"""Issue 2, item 7: every page goes through the same scoped base — another
-account's workspace or object is a 404, a viewer cannot write — and the
-Django admin has lists, filters and search for the foundation's models."""
+"""Every dashboard page goes through the same scoped base — another account's workspace or object is a 404
+like a missing one, a viewer cannot write — no page address, link or form carries an integer key, and no
+page answers junk or a NUL with a 500. (Issue 2, item 7.)"""
 from __future__ import annotations
 
 import re
 
+from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
+
+from .conftest import MISSING
 
 
 def page_routes() -> list[tuple[str, object]]:
@@ -23,12 +26,6 @@ def page_routes() -> list[tuple[str, object]]:
     walk(get_resolver().url_patterns)
     return found
 
-
-import pytest
-from django.contrib import admin
-from django.test import Client
-
-from .conftest import MISSING
 
 OBJECT_PARAMS = {"ws", "member_id", "token_id", "run_id", "delivery_id", "path", "number", "name", "session_id",
                  "skill_run_id"}
@@ -122,30 +119,6 @@ def test_bob_the_viewer_gets_403_posting_every_form_that_writes(world, bob):
             answers[route] = web.post(fill_page(route, page_values(route, world)), FORM).status_code
     assert {k: v for k, v in answers.items() if v != 403} == {}
     assert len(answers) >= 15
-
-
-FOUNDATION_MODELS = ["accounts.Account", "accounts.Membership", "accounts.Workspace", "accounts.Profile",
-                     "accounts.ApiToken", "accounts.Invite", "library.Changeset", "library.LibraryFile",
-                     "library.Revision"]
-
-
-def test_every_foundation_model_is_in_the_admin_with_a_list_and_search():
-    registered = {model._meta.label: model_admin for model, model_admin in admin.site._registry.items()}
-    lacking = {label: (registered[label].list_display, registered[label].search_fields)
-               for label in FOUNDATION_MODELS
-               if tuple(registered[label].list_display) == ("__str__",) or not registered[label].search_fields}
-    assert lacking == {}
-
-
-@pytest.mark.parametrize("label", FOUNDATION_MODELS)
-def test_staff_search_each_foundation_list(world, label, django_user_model):
-    staff = django_user_model.objects.create_user(username="staff", email="staff@example.com", password="x",
-                                                  is_staff=True, is_superuser=True)
-    web = Client()
-    web.force_login(staff)
-    app, model = label.lower().split(".")
-    response = web.get(f"/admin/{app}/{model}/?q=alice")
-    assert response.status_code == 200
 
 
 HUGE = 99999999999999999999
