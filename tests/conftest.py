@@ -4,6 +4,9 @@ Every endpoint gets a test that charlie sees a 404 and bob cannot write.
 """
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
@@ -154,3 +157,26 @@ def wait_for(predicate, timeout: float = 30.0, interval: float = 0.1):
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {predicate}")
         time.sleep(interval)
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def spec_dirs() -> list[Path]:
+    """Where the product spec may be, in order: FOLDRUN_SPEC_DIR when set (then only there), else
+    shared/spec beside the repository (the layout of /work/main), else /work/shared/spec (that same copy,
+    seen from a worktree or a clone elsewhere on this machine)."""
+    if os.environ.get("FOLDRUN_SPEC_DIR"):
+        return [Path(os.environ["FOLDRUN_SPEC_DIR"])]
+    return [REPO.parent / "shared" / "spec", Path("/work/shared/spec")]
+
+
+def spec_file(name: str) -> Path:
+    """The spec's file `name` (e.g. "providers.md"), the one way a test finds the spec. A spec not found is a
+    failure naming every place looked, never a skip: a test held to the spec must not pass without it."""
+    looked = [folder / name for folder in spec_dirs()]
+    for path in looked:
+        if path.is_file():
+            return path
+    raise AssertionError(f"the spec's {name} is not at {' nor '.join(map(str, looked))} "
+                         "(FOLDRUN_SPEC_DIR, when set, names the spec's folder)")

@@ -18,17 +18,16 @@ from __future__ import annotations
 import datetime as dt
 import re
 import zoneinfo
-from pathlib import Path
 
 import pytest
 
 from foldrun.providers.client import ModelClient, ProviderRefusal, Supply
 from foldrun.providers.presets import PRESETS
 from foldrun.providers.refusal import refusal_line
+from tests.conftest import spec_file
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 
-SPEC = Path(__file__).resolve().parents[3] / "shared" / "spec" / "providers.md"
-TEXT = SPEC.read_text(encoding="utf-8")
+TEXT = spec_file("providers.md").read_text(encoding="utf-8")
 ASK = [{"role": "user", "content": "hi"}]
 
 

@@ -616,16 +616,14 @@ def test_an_identity_that_overrides_the_engine_is_checked_with_its_own_engine_on
 # ------------------------------------------------------------ the tables in code against the tables in the spec
 
 import re  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 from foldrun.contract import web_engines as W  # noqa: E402
-
-TOOLS_SPEC = Path(__file__).resolve().parents[2].parent / "shared" / "spec" / "tools.md"
+from tests.conftest import spec_file  # noqa: E402
 
 
 def _table_after(header: str) -> list[list[str]]:
     """The rows of the markdown table whose header line starts with `header`."""
-    lines = TOOLS_SPEC.read_text(encoding="utf-8").splitlines()
+    lines = spec_file("tools.md").read_text(encoding="utf-8").splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(header))
     rows = []
     for line in lines[start + 2 :]:

@@ -1,24 +1,22 @@
 """`tools/list` against the spec's tool reference, so the server and the spec cannot drift.
 
-The spec (`../shared/spec/webagent-mcp-tools.md` beside the repository) is parsed at test time:
+The spec (`webagent-mcp-tools.md`, found by tests/conftest.py's `spec_file`) is parsed at test time:
 each `### \\`name\\`` section is a tool, and its argument table (`| \\`arg\\` | type | required | … |`)
 gives the argument names and which are required. `skill_<name>` is one tool per skill, not a fixed one.
 """
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from foldrun.mcp import registry
 from foldrun.mcp.call import McpCall
 from foldrun.mcp.server import run_tool
+from tests.conftest import spec_file
 
 from .conftest import token_for
 
-REPO = Path(__file__).resolve().parents[2]
-SPEC = REPO.parent / "shared" / "spec" / "webagent-mcp-tools.md"
 SECTION = re.compile(r"^### `([a-z_<>]+)` \[#[a-z_]+\]$", re.M)
 # What the spec says of a tool outside its table, in its own words (checked to still be there).
 SAYS_IT_TAKES_MORE = "The tool takes every field of the `POST /v1/sessions` body. The table lists the common ones."
@@ -26,8 +24,7 @@ ARGUMENT_IN_PROSE = {"run_skill": ("engineId", "`engineId` picks the engine for 
 
 
 def _sections() -> dict[str, str]:
-    assert SPEC.is_file(), f"the spec is expected at {SPEC} (shared/ beside the clone)"
-    text = SPEC.read_text(encoding="utf-8")
+    text = spec_file("webagent-mcp-tools.md").read_text(encoding="utf-8")
     found = list(SECTION.finditer(text))
     return {m.group(1): text[m.end(): found[i + 1].start() if i + 1 < len(found) else len(text)]
             for i, m in enumerate(found)}

@@ -1,25 +1,22 @@
 """The preset table in code against the table in the spec, cell for cell.
 
-The spec (`../shared/spec/providers.md` beside the repository) is parsed at
+The spec (`providers.md`, found by tests/conftest.py's `spec_file`) is parsed at
 test time, so a row edited on one side and not the other fails here.
 """
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from foldrun.providers.presets import FORMATS, PRESETS, closest_presets, find_preset, get_preset
+from tests.conftest import spec_file
 
-REPO = Path(__file__).resolve().parents[2]
-SPEC = REPO.parent / "shared" / "spec" / "providers.md"
 COLUMNS = ["name", "provider", "format", "base URL", "key header", "verified", "note"]
 
 
 def _spec_text() -> str:
-    assert SPEC.is_file(), f"the spec is expected at {SPEC} (shared/ beside the clone)"
-    return SPEC.read_text(encoding="utf-8")
+    return spec_file("providers.md").read_text(encoding="utf-8")
 
 
 def _cells(line: str) -> list[str]:
