@@ -10,6 +10,8 @@ query's building and compiling ~3.7 ms of CPU against ~0.5 ms executing it; an I
   model instances as the queryset would (select_related, annotations, each field's converters).
 - `update_sql` / `update_params`: an UPDATE of named fields of one row, each value prepared as Django's
   UPDATE prepares it (`get_db_prep_save`).
+- `save_fields(obj, names)`: `obj.save(update_fields=names)` (or `obj.save()`) of a row that exists, as that
+  compiled UPDATE.
 - `insert_rows(objs)`: `bulk_create` on PostgreSQL with its SQL compiled once (the UNNEST form, which does
   not depend on how many rows), each value prepared as Django's INSERT prepares it (`pre_save`,
   `get_db_prep_save`).
@@ -31,6 +33,7 @@ import threading
 from typing import Any, Callable
 
 from django.db import connection, models
+from django.db.models import signals
 from django.db.models.constants import OnConflict
 from django.db.models.query import get_related_populators
 from django.db.models.sql import InsertQuery
@@ -200,6 +203,42 @@ def update_params(model: type[models.Model], values: dict[str, Any], where: dict
         field = meta.get_field(name)
         params.append(field.get_db_prep_value(field.get_prep_value(value), connection, prepared=True))
     return params
+
+
+def save_fields(obj: models.Model, names: list[str] | tuple[str, ...] | None = None) -> None:
+    """`obj.save(update_fields=names)` — `obj.save()` when `names` is None — of a row that exists, as one UPDATE
+    whose SQL is made once per process (update_sql), each value as Django's save gives it (`pre_save`). Django's
+    save itself wherever it would do more than that UPDATE: another database, a model with its own save() or
+    with receivers of its save signals, deferred fields, a value it writes otherwise, no row updated (Django
+    then raises, or inserts)."""
+    model = type(obj)
+    meta = model._meta
+    if (connection.vendor != "postgresql" or obj._state.adding or obj.pk is None
+            or obj._state.db not in (None, connection.alias) or model.save is not models.Model.save
+            or signals.pre_save.has_listeners(model) or signals.post_save.has_listeners(model)
+            or (names is None and obj.get_deferred_fields())):
+        obj.save(update_fields=names)
+        return
+    if names is None:
+        fields = [f for f in meta.local_concrete_fields if not f.primary_key and not f.generated]
+    else:
+        fields = [meta.get_field(name) for name in dict.fromkeys(names)]
+    if not fields:
+        obj.save(update_fields=names)
+        return
+    values = {f.name: f.pre_save(obj, False) for f in fields}
+    key = meta.pk.name
+    params = update_params(model, values, {key: obj.pk})
+    if params is None:
+        obj.save(update_fields=names)
+        return
+    with cursor() as cur:
+        cur.execute(update_sql(model, tuple(values), (key,), connection.vendor), params)
+        updated = cur.rowcount
+    if updated != 1:
+        obj.save(update_fields=names)  # Django says what a save of no row does
+        return
+    obj._state.db = connection.alias
 
 
 _INSERTS: dict[tuple, str] = {}

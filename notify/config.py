@@ -2,6 +2,7 @@
 else the account's. A workspace block replaces the account's whole."""
 from __future__ import annotations
 
+import copy
 import logging
 from typing import Any
 
@@ -43,11 +44,33 @@ def agents_metas(workspace: Workspace) -> list[dict[str, Any]]:
         row = rows.get(scope_key)
         if row is None or row.head is None:
             continue
-        try:
-            metas.append(split_frontmatter(row.head.content, "AGENTS.md", required=False).meta)
-        except ContractError:
-            continue
+        meta = _parsed(row.head.content)
+        if meta is not None:
+            metas.append(meta)
     return metas
+
+
+# AGENTS.md's frontmatter by its text: every run's end reads it, and the text is the same run after run (a
+# revision never changes), so it is parsed once per process. Keyed by the text itself, not a revision's key: a
+# key can come back with other text (a test database's rolled-back sequence), the text cannot mean two things.
+_PARSED: dict[str, dict[str, Any] | None] = {}
+_PARSED_MAX = 256
+
+
+def _parsed(content: str) -> dict[str, Any] | None:
+    """The frontmatter of this AGENTS.md text (a copy: callers may change what they get), None when it does not
+    parse."""
+    try:
+        meta = _PARSED[content]
+    except KeyError:
+        try:
+            meta = split_frontmatter(content, "AGENTS.md", required=False).meta
+        except ContractError:
+            meta = None
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.pop(next(iter(_PARSED)), None)  # the oldest: a process sees few texts at a time
+        _PARSED[content] = meta
+    return copy.deepcopy(meta)
 
 
 def _agents_files(own: str, library: str):

@@ -216,18 +216,44 @@ def _approvers_of(approval) -> list[str]:
     return [str(n).strip().lower() for n in names if isinstance(n, str) and "@" in n]
 
 
-def handle_run_event(run, event: str, approval=None) -> None:
+def metas_for(workspace: Workspace, event: str) -> list[dict] | None:
+    """AGENTS.md as `event` reads it (notify:, budget:), read once for the event; None for an event that
+    reads it only where it needs it."""
+    return agents_metas(workspace) if event in ("completed", "failed") else None
+
+
+def may_have_quarantine_mark(run) -> bool:
+    """Whether a `quarantined` mark of the run's flow can be there to forget. A mark is written only while the
+    flow's schedule is quarantined, and goes when a success clears that quarantine (here, in the same
+    transaction) or the schedule row goes (receivers.py): none can be there while no schedule of the flow is
+    quarantined. `run.quarantined`: whether one was when the run's closing transaction took its lock (the
+    closing query's annotation); a run read elsewhere has none, and its mark is looked for."""
+    return run.kind == "flow" and getattr(run, "quarantined", True)
+
+
+def completed_writes_nothing(run, metas: list[dict]) -> bool:
+    """True when `completed` certainly writes no row for this run (no mark to forget, no `budget:`, and no
+    `notify:` block to send it by, or a run that sends no `completed`). Reads nothing."""
+    if may_have_quarantine_mark(run) or isinstance(inherited(run.workspace, "budget", metas=metas), dict):
+        return False
+    return (run.kind in ("adhoc", "eval") or run.verdict == "BLOCKED"
+            or inherited(run.workspace, "notify", metas=metas) is None)
+
+
+def handle_run_event(run, event: str, approval=None, *, metas: list[dict] | None | object = ...) -> None:
     """What a run event sends: rows only — deliveries and outbox mail —
     written in the caller's transaction (the run's own, see receivers.py),
-    attempted by workers once it commits."""
+    attempted by workers once it commits. `metas`: metas_for's answer when
+    the caller read it."""
     workspace = run.workspace
     is_flow = run.kind == "flow"
     # AGENTS.md read once for the event, whatever it reads of it (notify:, budget:).
-    metas = agents_metas(workspace) if event in ("completed", "failed") else None
+    metas = metas_for(workspace, event) if metas is ... else metas
     if event == "completed":
-        if is_flow:
-            # A quarantine is forgotten as soon as the flow succeeds again.
-            Mark.objects.filter(workspace=workspace, event="quarantined", key=run.name).delete()
+        if may_have_quarantine_mark(run):
+            # A quarantine is forgotten as soon as the flow succeeds again. Mark has no relations or delete
+            # signals: one DELETE, not the deletion collector's work.
+            Mark.objects.filter(workspace=workspace, event="quarantined", key=run.name)._raw_delete(Mark.objects.db)
         if run.kind in ("adhoc", "eval"):
             pass  # the person who started it is watching it
         elif run.verdict == "BLOCKED":
@@ -313,6 +339,13 @@ def notify_quarantined(workspace: Workspace, flow: str, *, metas: list[dict] | N
                                                                                status="quarantined"),
              config=notify_config_for(workspace, metas=metas))
     return True
+
+
+def forget_quarantine_of_schedule(workspace_id: int, flow: str) -> None:
+    """A schedule row that goes takes its quarantine with it (beat removes the row of a flow whose file lost
+    its `schedule:`): its mark goes too, so the mark is never there without a quarantined schedule (see
+    may_have_quarantine_mark) and the flow's next quarantine is announced as its own."""
+    Mark.objects.filter(workspace_id=workspace_id, event="quarantined", key=flow)._raw_delete(Mark.objects.db)
 
 
 def _quarantine_from_schedule(run, *, metas: list[dict] | None = None) -> None:

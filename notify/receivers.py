@@ -14,13 +14,15 @@ from __future__ import annotations
 import logging
 
 from django.db import transaction
+from django.db.models.signals import post_delete
 from django.dispatch import receiver
 
 from foldrun.mail import platform_mail
+from runs.models import Schedule
 from runs.signals import run_event_recorded, triggers_parts
 
 from .email import send_platform_mail
-from .events import handle_run_event
+from .events import completed_writes_nothing, forget_quarantine_of_schedule, handle_run_event, metas_for
 from .outbox import queue_mail
 from .pages import triggers_part
 
@@ -34,11 +36,20 @@ def on_run_event(sender, run, event, step=None, approval=None, **kwargs) -> None
     if event not in HANDLED:
         return
     try:
+        metas = metas_for(run.workspace, event)  # a read: nothing a savepoint would have to undo
+        if event == "completed" and completed_writes_nothing(run, metas):
+            return  # every run's end: no savepoint for nothing to write
         # A savepoint: a notification that cannot be written must never break the run.
         with transaction.atomic():
-            handle_run_event(run, event, approval)
+            handle_run_event(run, event, approval, metas=metas)
     except Exception:
         log.exception("notification for %s %s failed", run.public_id, event)
+
+
+@receiver(post_delete, sender=Schedule, dispatch_uid="notify.on_schedule_deleted")
+def on_schedule_deleted(sender, instance, **kwargs) -> None:
+    """A schedule row that goes takes its quarantine's mark with it (events.forget_quarantine_of_schedule)."""
+    forget_quarantine_of_schedule(instance.workspace_id, instance.flow)
 
 
 @receiver(platform_mail, dispatch_uid="notify.platform_mail")

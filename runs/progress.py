@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import logging
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from foldrun.celery import send_after_commit
 from foldrun.engine.flow import fill_task, headline_of, split_items, verdict_of
+from foldrun.prepared import save_fields
 
 from .chain import _chain, _claim_here, _enqueue_group, _start_try, _take, enqueue_step
 from .desks import flow_meta, run_inputs
@@ -127,8 +128,11 @@ def move_within(run: Run, ended: Step | None = None, *, unsaved: bool = False) -
     if seen == "taken":
         return
     if unsaved:
-        ended.save()
+        save_fields(ended)  # ended.save(), its UPDATE made once per process (foldrun/prepared.py)
     chain = _chain()
+    if seen == "done" and not _clears_quarantine(run):
+        _finish_within(run, chain.parents)
+        return
     kept = (chain.next, chain.ending) if chain is not None else None
     try:
         with transaction.atomic():
@@ -141,6 +145,27 @@ def move_within(run: Run, ended: Step | None = None, *, unsaved: bool = False) -
             chain.next, chain.ending = kept
         log.exception("moving %s on after a step failed; the advance task tries again", run.public_id)
         send_after_commit("runs.advance", run.pk)
+
+
+def _finish_within(run: Run, parents: dict[int, Step]) -> None:
+    """move_within's end of a run whose steps all ended, with no savepoint (its SAVEPOINT and RELEASE were two of
+    a run end's round trips): it writes one UPDATE of the run's row, locked here, with values that fit its
+    columns (a headline cut to 500, a verdict of four words, text the steps' saves took), and notifications that
+    keep their failures to themselves (notify/receivers.py). What raises before the UPDATE (an illegal move)
+    wrote nothing: the advance task tries again, as after a failed savepoint. A database error is not caught."""
+    try:
+        _finish(run, RunStatus.COMPLETED, parents=parents)
+    except DatabaseError:
+        raise  # the transaction cannot go on past it
+    except Exception:  # noqa: BLE001 - as move_within's
+        log.exception("moving %s on after a step failed; the advance task tries again", run.public_id)
+        send_after_commit("runs.advance", run.pk)
+
+
+def _clears_quarantine(run: Run) -> bool:
+    """Whether this run's success clears its flow's schedule's quarantine (an UPDATE). `quarantined`: whether one
+    was there when the closing transaction took the run's lock (absent on a run read elsewhere: then it does)."""
+    return run.kind == "flow" and getattr(run, "quarantined", True)
 
 
 def _continue(run: Run, ended: Step | None, *, unsaved: bool = False) -> str:
@@ -280,7 +305,8 @@ def _finish(run: Run, status: str, *, error: str = "", parents: dict[int, Step] 
         run.summary = "\n".join(lines[1:]).strip()[:4000]
     else:
         run.headline = run.headline or error.splitlines()[0][:500] if error else run.headline
-    run.save(update_fields=["status", "status_reason", "finished_at", "error", "headline", "verdict", "summary"])
+    # run.save(update_fields=…), its UPDATE made once per process (foldrun/prepared.py): every run ends here.
+    save_fields(run, ("status", "status_reason", "finished_at", "error", "headline", "verdict", "summary"))
     if status == RunStatus.FAILED:
         # Steps that never started end skipped, not pending: the record says the run will not get to them.
         skip_unstarted(run, "the run failed before this step started")
@@ -288,11 +314,10 @@ def _finish(run: Run, status: str, *, error: str = "", parents: dict[int, Step] 
         emit(run, "completed")
         if run.verdict == "BLOCKED":
             emit(run, "blocked")
-        # A success forgets a quarantine. `quarantined`: whether one was there when the step's closing
-        # transaction took the run's lock (absent on a run read elsewhere: then the UPDATE is made). One set by
-        # another run's failure since then is one that run's streak counted without this success (it cannot
+        # A success forgets a quarantine (_clears_quarantine). One set by another run's failure since the
+        # closing transaction took the lock is one that run's streak counted without this success (it cannot
         # see it before this commits), as it would have been had this UPDATE run first.
-        if run.kind == "flow" and getattr(run, "quarantined", True):
+        if _clears_quarantine(run):
             Schedule.objects.filter(workspace_id=run.workspace_id, flow=run.name).update(quarantined_at=None)
     elif status == RunStatus.FAILED:
         emit(run, "failed")

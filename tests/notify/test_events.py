@@ -9,6 +9,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from notify.actions import check_budget, handle_run_event, notify_quarantined, redact_body
+from notify.config import agents_metas
+from notify.receivers import on_run_event
 from notify.models import Delivery
 from runs.models import Approval, Run, Schedule, Step
 
@@ -129,6 +131,48 @@ def test_a_quarantine_is_announced_once_and_forgotten_when_the_flow_succeeds(wor
     assert sorted(Delivery.objects.values_list("event", flat=True)) == ["failed", "failed", "quarantined"]
     handle_run_event(_run(workspace, verdict="GOOD"), "completed")
     assert notify_quarantined(workspace, "rankings") is True  # the next outage is its own
+
+
+def test_a_schedule_that_goes_takes_its_quarantine_with_it_and_the_next_one_is_announced(workspace):
+    # Beat removes the row of a flow whose file lost its `schedule:`; put back and quarantined again, that is a
+    # new outage, announced as its own.
+    _hook(workspace, ["failed"])
+    schedule = Schedule.objects.create(workspace=workspace, flow="rankings", cron="0 7 * * *", quarantined_at=START)
+    handle_run_event(_run(workspace, status="failed"), "failed")
+    schedule.delete()
+    Schedule.objects.create(workspace=workspace, flow="rankings", cron="0 7 * * *", quarantined_at=START)
+    handle_run_event(_run(workspace, status="failed"), "failed")
+    assert list(Delivery.objects.filter(event="quarantined").values_list("event", flat=True)) == ["quarantined"] * 2
+
+
+def test_a_success_whose_schedule_was_not_quarantined_looks_for_no_quarantine_mark(workspace):
+    run = _run(workspace, verdict="GOOD")
+    run.quarantined = False  # as the step's closing transaction read it
+    with CaptureQueriesContext(connection) as caught:
+        handle_run_event(run, "completed")
+    assert not [q for q in caught.captured_queries if "notify_mark" in q["sql"]]
+
+
+def test_a_completed_run_with_nothing_to_send_opens_no_savepoint_and_one_with_a_destination_sends(workspace):
+    run = _run(workspace, verdict="GOOD")
+    run.quarantined = False
+    with CaptureQueriesContext(connection) as caught:
+        on_run_event(sender=Run, run=run, event="completed")
+    assert not [q for q in caught.captured_queries if "SAVEPOINT" in q["sql"].upper()]
+    assert not Delivery.objects.exists()
+    _hook(workspace, ["completed"])
+    on_run_event(sender=Run, run=run, event="completed")
+    assert list(Delivery.objects.values_list("event", flat=True)) == ["completed"]
+
+
+def test_agents_md_is_read_afresh_after_a_push_and_each_reader_gets_its_own_copy(workspace):
+    write_agents_md(workspace, "---\nbudget: {day: 5}\n---\n")
+    agents_metas(workspace)[0]["budget"]["day"] = 999
+    assert agents_metas(workspace) == [{"budget": {"day": 5}}]
+    write_agents_md(workspace, "---\nbudget: {day: 7}\n---\n")
+    assert agents_metas(workspace) == [{"budget": {"day": 7}}]
+    write_agents_md(workspace, "---\nbudget: [unclosed\n---\n")
+    assert agents_metas(workspace) == []
 
 
 def _agents_md_reads(queries) -> int:

@@ -123,3 +123,32 @@ def test_the_kept_statements_are_prepared_on_the_server_once_and_still_counted_a
     # One statement kept by the server for the three calls, its values sent apart ($1, $2), never in its text.
     assert len(kept) == 1 and "$2" in kept[0] and "h1" not in kept[0]
     assert sum('"runs_run"' in q["sql"] for q in queries.captured_queries) == 3
+
+
+def test_save_fields_writes_what_save_writes_and_only_the_fields_named(run):
+    step, twin = run.steps.get(), run.steps.get()
+    step.output, step.approvers, step.status = "ÉTÉ — done", ["a@example.com"], "completed"
+    step.finished_at = dt.datetime.now(dt.UTC)
+    twin.output, twin.approvers, twin.status, twin.finished_at = step.output, step.approvers, "completed", step.finished_at
+    with CaptureQueriesContext(connection) as queries:
+        prepared.save_fields(step)
+    assert len(queries.captured_queries) == 1
+    assert model_to_dict(Step.objects.get(pk=step.pk)) == model_to_dict(step)
+    twin.save()
+    assert model_to_dict(Step.objects.get(pk=step.pk)) == model_to_dict(twin)
+    # Named fields: those and no other, as save(update_fields=…) — the output changed here is not written.
+    run.status, run.headline, run.summary = "completed", "GOOD — é", "a summary"
+    run.finished_at = dt.datetime.now(dt.UTC)
+    step.output = "not saved"
+    prepared.save_fields(run, ("status", "finished_at", "headline"))
+    row = Run.objects.get(pk=run.pk)
+    assert (row.status, row.headline, row.summary, row.finished_at) == ("completed", "GOOD — é", "", run.finished_at)
+    assert Step.objects.get(pk=step.pk).output == "ÉTÉ — done"
+
+
+def test_save_fields_of_a_row_that_is_gone_says_so_as_save_does(run):
+    step = run.steps.get()
+    Step.objects.filter(pk=step.pk).delete()
+    step.output = "late"
+    with pytest.raises(Exception, match="did not affect any rows"):
+        prepared.save_fields(step, ("output",))

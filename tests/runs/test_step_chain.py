@@ -142,6 +142,26 @@ def test_a_run_ending_on_an_unmetered_account_with_an_empty_vault_reads_neither_
     assert not CreditCharge.objects.exists()
 
 
+@pytest.mark.django_db(transaction=True)  # the task's transactions its own, not savepoints in a test's
+def test_a_run_whose_last_step_ends_in_its_task_ends_in_place_without_a_savepoint(workspace, fake_provider):
+    # The end of the run (no quarantine to clear, no notification to write) is plain UPDATEs in the step's closing
+    # transaction: no SAVEPOINT around the move on, none around its notifications.
+    push(workspace, flows(fake_provider))
+    fake_provider.reply_text("GOOD — all done\nthe details", usage=(1, 1))
+    run, first = start(workspace, "one")
+    with CaptureQueriesContext(connection) as ctx:
+        assert orchestrate.run_steps_from(first.pk) == "completed"
+    assert not [sql for sql in _statements(ctx) if "SAVEPOINT" in sql.upper()]
+    run = Run.objects.get(pk=run.pk)
+    assert (run.status, run.status_reason, run.verdict, run.headline, run.summary) == (
+        "completed", "every step ended", "GOOD", "GOOD — all done", "the details")
+    assert run.finished_at is not None
+    step, attempt = run.steps.get(), Try.objects.get(step__run=run)
+    assert (step.status, step.output, step.lease_holder) == ("completed", "GOOD — all done\nthe details", "")
+    assert (attempt.status, attempt.status_reason, attempt.tokens_in) == ("completed", "the step completed", 1)
+    assert attempt.finished_at is not None and attempt.seconds > 0
+
+
 def test_a_metered_account_is_drawn_for_a_run_that_ended_in_its_step(workspace, fake_provider,
                                                                       django_capture_on_commit_callbacks):
     Account.objects.filter(pk=workspace.account_id).update(credits_usd=Decimal("20"))
