@@ -30,7 +30,7 @@ import time
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, models
+from django.db import connection, models, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -177,9 +177,11 @@ class _Beater:
     due, renews each due lease on its own database connection (closed on an error, and whenever no lease is
     live, so an idle process keeps none), and drops a lease once it is lost.
 
-    Renewals are made one after another: one stuck on the database (a row lock another transaction holds)
-    delays the others' renewals but not their judgement — `Heartbeat.lost` reads the clock itself, and a lease
-    found past its good-until when its turn comes is marked lost without a renew."""
+    Renewals are made one after another, so one stuck on the database must not cost the others: their
+    judgement never waits for the thread (`Heartbeat.lost` reads the clock itself, and a lease found past its
+    good-until when its turn comes is marked lost without a renew), and on PostgreSQL a renew waits at most
+    half its lease's interval for a row lock another transaction holds (a failed renew, tried again at the next
+    one), so the others' renewals are not held up past their own time by it."""
 
     def __init__(self) -> None:
         self.pid = os.getpid()
@@ -205,6 +207,8 @@ class _Beater:
             self._live.discard(beat)
             if self._renewing is beat and threading.current_thread() is not self._thread:
                 self._cond.wait_for(lambda: self._renewing is not beat, timeout)
+            if not self._live and self._connected:
+                self._cond.notify()  # the last live lease: close the connection now, not at its next renewal
 
     def _run(self) -> None:
         while True:
@@ -257,7 +261,7 @@ class _Beater:
         if beat.lost:  # ran out unrenewed while the thread was held up (the database, another lease's renew)
             return False
         try:
-            if not renew(beat.model, beat.pk, beat.holder):
+            if not _renew_waiting_at_most(beat.interval / 2, beat):
                 beat.lost = True  # another holder has the row
                 return False
             beat._good_until = started + lease_seconds()  # from before the renew: never past the row's own
@@ -266,6 +270,17 @@ class _Beater:
             connection.close()
         beat._due = started + beat.interval
         return not beat.lost
+
+
+def _renew_waiting_at_most(seconds: float, beat: Heartbeat) -> bool:
+    """`renew`, giving up (an error) after `seconds` waiting on a row lock, on PostgreSQL; SQLite's one writer
+    waits its busy timeout."""
+    if connection.vendor != "postgresql":
+        return renew(beat.model, beat.pk, beat.holder)
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('lock_timeout', %s, true)", [f"{max(int(seconds * 1000), 1)}ms"])
+        return renew(beat.model, beat.pk, beat.holder)
 
 
 _BEATER: _Beater | None = None

@@ -10,6 +10,7 @@ import time
 import warnings
 
 import pytest
+from django.db import connection, transaction
 
 from foldrun import leases
 from runs.models import Run, Step
@@ -124,6 +125,36 @@ def test_a_lease_past_its_time_is_lost_even_while_the_thread_is_held_up(steps, m
             release.set()
     finally:
         release.set()
+
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="a renew's lock wait is bounded on PostgreSQL")
+def test_a_row_locked_by_another_transaction_holds_up_no_other_leases_renewals(steps, renewals):
+    stuck, other = steps(2)
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_the_row() -> None:  # another transaction (the sweep's, say) keeps the row locked for a while
+        try:
+            with transaction.atomic():
+                Step.objects.select_for_update().get(pk=stuck.pk)
+                locked.set()
+                release.wait(10)
+        finally:
+            connection.close()
+    holder = threading.Thread(target=hold_the_row)
+    with leases.Heartbeat(Step, stuck.pk, _claimed(stuck), interval=0.1) as blocked, \
+            leases.Heartbeat(Step, other.pk, _claimed(other), interval=0.2) as held:
+        holder.start()
+        try:
+            assert locked.wait(5)
+            before, count = _until(other), len(renewals)
+            time.sleep(1.5)
+            assert _until(other) > before  # renewed while the beater's renews of the locked row kept failing
+            assert sum(1 for pk, _ in renewals[count:] if pk == other.pk) >= 4
+        finally:
+            release.set()
+            holder.join(10)
+        assert not blocked.lost and not held.lost  # a renew that waited too long is no loss
 
 
 def _child_renews(step_pk: int, holder: str, write: int) -> None:
