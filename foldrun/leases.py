@@ -212,12 +212,15 @@ class _Beater:
 
     def _run(self) -> None:
         while True:
-            due = self._wait_for_due()
-            if due is None:
-                connection.close()  # nothing live: the process keeps no connection for leases it does not hold
-                continue
-            for beat in due:
-                self._renew(beat)
+            try:
+                due = self._wait_for_due()
+                if due is None:
+                    _close()  # nothing live: the process keeps no connection for leases it does not hold
+                    continue
+                for beat in due:
+                    self._renew(beat)
+            except Exception:  # noqa: BLE001 - the one thread every lease of the process needs must not end
+                log.exception("the lease heartbeat thread failed; going on")
 
     def _wait_for_due(self) -> list[Heartbeat] | None:
         """The leases due for renewal now, earliest first (sleeping until there are some); None to say the
@@ -267,7 +270,7 @@ class _Beater:
             beat._good_until = started + lease_seconds()  # from before the renew: never past the row's own
         except Exception:  # noqa: BLE001 - the database away for a moment: try again at the next renewal
             log.warning("renewing the lease on %s %s failed; trying again", beat.model, beat.pk, exc_info=True)
-            connection.close()
+            _close()
         beat._due = started + beat.interval
         return not beat.lost
 
@@ -281,6 +284,14 @@ def _renew_waiting_at_most(seconds: float, beat: Heartbeat) -> bool:
         with connection.cursor() as cursor:
             cursor.execute("SELECT set_config('lock_timeout', %s, true)", [f"{max(int(seconds * 1000), 1)}ms"])
         return renew(beat.model, beat.pk, beat.holder)
+
+
+def _close() -> None:
+    """Close the heartbeat thread's connection; one the server already dropped may fail to close, and is gone."""
+    try:
+        connection.close()
+    except Exception:  # noqa: BLE001
+        log.warning("closing the lease heartbeat's connection failed", exc_info=True)
 
 
 _BEATER: _Beater | None = None
