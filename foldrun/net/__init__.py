@@ -15,7 +15,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from .address import embedded, is_allowed, literal
-from .clients import ROLES, client, transport
+from .clients import ROLES, client, transport, transport_of
 from .errors import describe
 from .guard import (SENTENCE, NoSuchHost, Policy, PrivateAddress, ResolveTimeout, Resolver, allows_private,
                     checked_addresses, configure, connect_addresses, policy, restore, system_resolver)
@@ -25,7 +25,7 @@ from .wire import read_head
 __all__ = ["ROLES", "SENTENCE", "GuardedBackend", "GuardedTransport", "NoSuchHost", "Policy", "PrivateAddress",
            "ResolveTimeout", "Resolver", "allows_private", "check_url", "checked_addresses", "client", "configure",
            "connect_addresses", "describe", "embedded", "is_allowed", "literal", "policy", "read_head", "restore",
-           "system_resolver", "transport"]
+           "system_resolver", "transport", "transport_of"]
 
 
 def check_url(url: str) -> list[str]:

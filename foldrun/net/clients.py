@@ -88,6 +88,16 @@ def transport(role: str, *, deadline: float | None = None, allow_private: bool |
             return found
 
 
+def transport_of(made: httpx.Client) -> GuardedTransport | None:
+    """The guarded transport under `made` when it is one of the shared clients here (None for any other client):
+    a caller handed a client can take GuardedTransport.plain's path onto the same pool, and so the same guard."""
+    with _lock:
+        for key, each in _clients.items():
+            if each is made:
+                return _transports.get(key)
+    return None
+
+
 def _forget_clients() -> None:
     with _lock:
         old = list(_clients.values())

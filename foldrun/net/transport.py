@@ -42,10 +42,15 @@ def client_errors(table: list[tuple[type[Exception], type[Exception]]] = _EXCEPT
     try:
         yield
     except Exception as exc:
-        mapped = next((client(str(exc)) for core, client in table if isinstance(exc, core)), None)
+        mapped = _mapped(exc, table)
         if mapped is None:
             raise
         raise mapped from None
+
+
+def _mapped(exc: Exception, table: list[tuple[type[Exception], type[Exception]]] = _EXCEPTIONS) -> Exception | None:
+    """The client library's error for a pool's `exc`; None for any other."""
+    return next((client(str(exc)) for core, client in table if isinstance(exc, core)), None)
 
 
 def _spent(kind: type[Exception], timeout: float | None) -> float | None:
@@ -117,14 +122,19 @@ class _Body(httpx.SyncByteStream):
     def __iter__(self) -> Iterator[bytes]:
         chunks = iter(self._inner)
         while True:
-            before, deadline.at = deadline.at, self._at
+            at = self._at  # read each time: PlainAnswer.shorten may bring it forward
+            before, deadline.at = deadline.at, at
             try:
-                if self._at is not None and time.monotonic() >= self._at:
+                if at is not None and time.monotonic() >= at:
                     raise httpx.ReadTimeout("the answer took longer than the request's deadline")
-                with client_errors():
-                    chunk = next(chunks)
+                chunk = next(chunks)
             except StopIteration:
                 return
+            except Exception as exc:  # client_errors' mapping, inline: a streamed answer comes in many chunks
+                mapped = _mapped(exc)
+                if mapped is None:
+                    raise
+                raise mapped from None
             finally:
                 deadline.at = before
             yield chunk
@@ -182,6 +192,15 @@ class GuardedTransport(httpx.BaseTransport):
         guard in GuardedBackend.connect_tcp; the same deadline; the pool's errors as httpx's. The body
         is decoded (gzip, deflate: what it asks for) as it is read, so a cap counts decoded bytes.
         """
+        with self.plain("GET", url, headers, timeout=timeout, connect=connect) as answer:
+            yield answer
+
+    @contextmanager
+    def plain(self, method: str, url: str, headers: dict[str, str], *, content: bytes | None = None,
+              timeout: float, connect: float | None = None) -> Iterator["PlainAnswer"]:
+        """One request straight onto the guarded pool (plain_get's path, with a method and a body): for a
+        model call's streamed answer, whose every event the client layer's stream wrappers cost more CPU
+        than its parsing. Sends no cookie, follows no redirect; `content` goes with its Content-Length."""
         # validated and IDNA-encoded as the client would (httpx.URL), its origin's parse kept across a site's pages
         scheme, raw_scheme, raw_host, port, raw_path = request_target(url)
         if scheme not in ("http", "https"):
@@ -192,11 +211,13 @@ class GuardedTransport(httpx.BaseTransport):
         host = raw_host + (b":%d" % port if port and port != default_port else b"")
         wire = [(b"Host", host), (b"Accept-Encoding", b"gzip, deflate"), (b"Connection", b"keep-alive")]
         wire += [(name.encode("ascii"), value.encode("latin-1")) for name, value in headers.items()]
+        if content is not None:
+            wire.append((b"Content-Length", b"%d" % len(content)))
         extensions = {"timeout": {"connect": min(connect or timeout, timeout), "read": timeout, "write": timeout,
                                   "pool": timeout}}
-        core = httpcore.Request(method=b"GET", url=httpcore.URL(scheme=raw_scheme, host=raw_host, port=port,
-                                                               target=raw_path),
-                                headers=wire, extensions=extensions)
+        core = httpcore.Request(method=method.encode("ascii"),
+                                url=httpcore.URL(scheme=raw_scheme, host=raw_host, port=port, target=raw_path),
+                                headers=wire, content=content, extensions=extensions)
         at = time.monotonic() + self.deadline_seconds if self.deadline_seconds else None
         before, deadline.at = deadline.at, at
         try:
@@ -215,10 +236,12 @@ class GuardedTransport(httpx.BaseTransport):
 
 
 class PlainAnswer:
-    """A plain_get answer: status, headers (names lower-cased; a repeated one keeps its first value), body."""
+    """A plain answer: status, headers (names lower-cased; a repeated one keeps its first value; `raw_headers`
+    has them all as sent), body."""
 
     def __init__(self, answer: httpcore.Response, at: float | None) -> None:
         self.status_code = answer.status
+        self.raw_headers: list[tuple[bytes, bytes]] = answer.headers
         self.headers: dict[str, str] = {}
         for name, value in answer.headers:
             self.headers.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
@@ -227,6 +250,16 @@ class PlainAnswer:
     @property
     def is_redirect(self) -> bool:
         return self.status_code in (301, 302, 303, 307, 308) and "location" in self.headers
+
+    def shorten(self, seconds: float) -> None:
+        """From now on the body's reads end within `seconds` (or by the request's deadline, when sooner): for the
+        rest of an answer already whole, read so its connection goes back to the pool but not waited on for long."""
+        at = time.monotonic() + seconds
+        self._body._at = at if self._body._at is None else min(self._body._at, at)
+
+    def read(self) -> bytes:
+        """The whole body, decoded."""
+        return b"".join(self.iter_bytes())
 
     def iter_bytes(self) -> Iterator[bytes]:
         coding = self.headers.get("content-encoding", "identity").strip().lower()

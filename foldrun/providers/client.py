@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlparse
 
@@ -23,7 +23,7 @@ import httpx
 from foldrun import net
 from foldrun.providers import refusal as refusal_lines
 from foldrun.providers import translate
-from foldrun.providers.sse import iter_events
+from foldrun.providers.sse import iter_byte_events
 from foldrun.providers.supply import (FORMATS, MissingSecret, ProviderConfigError, ProviderError, ProviderRefusal,
                                       Supply, default_key_name, normalise_message, supply_from_block)
 
@@ -137,6 +137,13 @@ class ModelClient:
         # The shared client's 300 s is the longest a turn may take; a shorter `timeout` (the key probe's) goes
         # with each request. A caller's own client keeps its own.
         self._per_request = {} if http is not None else {"timeout": httpx.Timeout(timeout, connect=min(15.0, timeout))}
+        # A shared client of foldrun.net: its own guarded pool, spoken to without httpx's client layer and
+        # its stream decoders (GuardedTransport.plain), which cost a streamed answer more CPU than reading it.
+        # Any other client (a caller's own, a test's mock) is used as it is.
+        self._transport = net.transport_of(self.http)
+        if self._transport is not None:
+            spent = self._per_request.get("timeout") or self.http.timeout
+            self._timeouts = (spent.read, spent.connect)
         # The step's zone (agent → flow → workspace → account); without one,
         # FOLDRUN_TIMEZONE, then UTC — see refusal.step_timezone.
         self.timezone = refusal_lines.step_timezone(timezone)
@@ -230,29 +237,17 @@ class ModelClient:
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise ProviderError(f"base_url {supply.base_url!r} is not a URL", verdict="unreachable")
         self.requests += 1
+        content = json.dumps(body).encode()
         try:
-            with self.http.stream("POST", url, headers=headers, content=json.dumps(body).encode(),
-                                  **self._per_request) as response:
-                if response.status_code >= 400:
-                    raw = response.read()
-                    message = _error_message(raw)
-                    if response.status_code in refusal_lines.REFUSAL_STATUSES:
-                        raise ProviderRefusal(
-                            "", status=response.status_code,
-                            headers=refusal_lines.keep_rate_limit_headers(response.headers),
-                            provider_message=message)
-                    raise ProviderError(
-                        f"the provider answered HTTP {response.status_code}: {message or 'no explanation given'}",
-                        status=response.status_code, verdict=_status_verdict(response.status_code, message))
-                content_type = response.headers.get("content-type", "")
-                if "text/event-stream" not in content_type:
-                    raw = response.read()
-                    try:
-                        data = json.loads(raw)
-                    except ValueError:
-                        raise ProviderError("the provider's answer was neither a stream nor JSON") from None
-                    return self._whole(supply, data, stop_sequences)
-                return self._stream(supply, response, stop_sequences)
+            transport = self._transport
+            if transport is not None and not self.http.is_closed:
+                read, connect = self._timeouts
+                headers["user-agent"] = self.http.headers.get("user-agent", "")
+                with transport.plain("POST", url, headers, content=content, timeout=read,
+                                     connect=connect) as answer:
+                    return self._answer(supply, answer, answer.headers, answer.raw_headers, stop_sequences)
+            with self.http.stream("POST", url, headers=headers, content=content, **self._per_request) as response:
+                return self._answer(supply, response, response.headers, response.headers.raw, stop_sequences)
         except (net.PrivateAddress, net.NoSuchHost) as exc:
             raise ProviderError(f"base_url: {exc}", verdict="unreachable") from None
         except httpx.TimeoutException:
@@ -264,6 +259,30 @@ class ModelClient:
         except httpx.HTTPError as exc:
             raise ProviderError(f"the connection to {supply.host} failed mid-answer: {net.describe(exc)}",
                                 verdict="provider-error") from None
+
+    def _answer(self, supply: Supply, response: Any, headers: Mapping[str, str],
+                raw_headers: list[tuple[bytes, bytes]], stop_sequences: list[str]) -> dict[str, Any]:
+        """An answer read, whichever path it came by: an httpx.Response or a GuardedTransport.plain answer
+        (both have status_code, read() and iter_bytes(), decoded as content-encoding says)."""
+        if response.status_code >= 400:
+            raw = response.read()
+            message = _error_message(raw)
+            if response.status_code in refusal_lines.REFUSAL_STATUSES:
+                raise ProviderRefusal(
+                    "", status=response.status_code,
+                    headers=refusal_lines.keep_rate_limit_headers(httpx.Headers(raw_headers)),
+                    provider_message=message)
+            raise ProviderError(
+                f"the provider answered HTTP {response.status_code}: {message or 'no explanation given'}",
+                status=response.status_code, verdict=_status_verdict(response.status_code, message))
+        if "text/event-stream" not in headers.get("content-type", ""):
+            raw = response.read()
+            try:
+                data = json.loads(raw)
+            except ValueError:
+                raise ProviderError("the provider's answer was neither a stream nor JSON") from None
+            return self._whole(supply, data, stop_sequences)
+        return self._stream(supply, response, stop_sequences)
 
     def _whole(self, supply: Supply, data: Any, stop_sequences: list[str]) -> dict[str, Any]:
         try:
@@ -284,32 +303,56 @@ class ModelClient:
             return translate.responses_to_anthropic(data)
         return translate.chat_to_anthropic(data, stop_sequences)
 
-    def _stream(self, supply: Supply, response: httpx.Response, stop_sequences: list[str]) -> dict[str, Any]:
+    def _stream(self, supply: Supply, response: Any, stop_sequences: list[str]) -> dict[str, Any]:
         try:
             return self._read_stream(supply, response, stop_sequences)
         except _SHAPE_ERRORS:
             raise ProviderError(_shape_sentence(supply)) from None
 
-    def _read_stream(self, supply: Supply, response: httpx.Response, stop_sequences: list[str]) -> dict[str, Any]:
+    def _read_stream(self, supply: Supply, response: Any, stop_sequences: list[str]) -> dict[str, Any]:
+        chunks = iter(response.iter_bytes())  # decoded as content-encoding says; SSE is cut on these bytes
         if supply.format == "anthropic":
             acc: Any = AnthropicStream()
         elif supply.format == "responses":
             acc = translate.ResponsesStream()
         else:
             acc = translate.ChatStream(stop_sequences)
-        for event in iter_events(response.iter_lines()):
-            if event.data.strip() == "[DONE]":
-                break
+        feed, loads = acc.feed, json.loads
+        for name, text in iter_byte_events(chunks):
             try:
-                data = json.loads(event.data)
+                data = loads(text)
             except ValueError:
+                if text.strip() == "[DONE]":
+                    self._finish(response, chunks)
+                    break
                 raise ProviderError("the provider's stream could not be read (an event was not JSON)") from None
-            if not isinstance(data, Mapping):
+            if type(data) is not dict and not isinstance(data, Mapping):
                 raise ProviderError("the provider's stream could not be read (an event was not an object)")
-            if event.event and "type" not in data:
-                data = {**data, "type": event.event}
-            acc.feed(data)
+            if name and "type" not in data:
+                data = {**data, "type": name}
+            feed(data)
         return acc.result()
+
+
+    @staticmethod
+    def _finish(response: Any, chunks: Iterator[bytes]) -> None:
+        """After Chat Completions' last event ([DONE]) the body's end follows at once: read it, as OpenAI's own
+        SDK does, so the kept-alive connection goes back to the pool for the next call instead of being closed
+        with the body unread (a new TCP connection a call). Within _DRAIN_SECONDS, though: a server that holds
+        the stream open after [DONE] costs that long, not a read timeout's 300 s. Only on the pool's own
+        path (GuardedTransport.plain), which can bound it; a caller's own client closes as it did."""
+        shorten = getattr(response, "shorten", None)
+        if shorten is None:
+            return
+        shorten(_DRAIN_SECONDS)
+        try:
+            for _ in chunks:
+                pass
+        except httpx.HTTPError:  # the reply is whole: a body that breaks or lingers after it does not unmake it
+            pass
+
+
+_DRAIN_SECONDS = 0.5
 
 
 # What an event of valid JSON but the wrong shape raises while it is read (a

@@ -36,6 +36,7 @@ class Recorded:
     headers: dict[str, str]
     body: Any
     raw: bytes
+    peer: tuple = ()  # the client's (address, port): which connection the request came on
 
 
 @dataclass
@@ -63,6 +64,10 @@ class Reply:
     error_after: int | None = None     # break the stream with an error after this many events
     model: str | None = None
     echo_tool_result: bool = False     # answer with the text of the request's last tool result
+    chunks: list[bytes] | None = None  # an SSE body sent as these HTTP chunks, each exactly as given
+    cut: bool = False                  # with chunks: close the connection after them, the body unfinished
+    content_encoding: str | None = None  # with chunks: the header sent (the chunks are already so encoded)
+    hold: float = 0.0                  # with chunks: seconds to wait after them before the body's end
 
 
 def last_tool_result(body: dict) -> str:
@@ -170,6 +175,13 @@ class FakeProvider(LoopbackServer):
         return self.reply(Reply(status=status, headers=dict(headers or {}), error_body=body,
                                 refusal=None if body is not None else message))
 
+    def reply_chunks(self, chunks: list[bytes], *, cut: bool = False, content_encoding: str | None = None,
+                     hold: float = 0.0) -> Reply:
+        """An SSE answer in exactly these chunks (a boundary anywhere: mid-line, mid-character, between CR
+        and LF); `cut` closes the connection after them without the body's last chunk, as a dropped stream;
+        `hold` waits that long before ending the body (a server that lingers after its last event)."""
+        return self.reply(Reply(chunks=list(chunks), cut=cut, content_encoding=content_encoding, hold=hold))
+
     def reply_raw(self, raw: bytes | str, *, content_type: str = "text/event-stream", status: int = 200) -> Reply:
         data = raw.encode() if isinstance(raw, str) else raw
         return self.reply(Reply(raw=data, raw_content_type=content_type, status=status))
@@ -183,7 +195,8 @@ class FakeProvider(LoopbackServer):
             body = None
         with self._lock:
             self.requests.append(Recorded(handler.command, handler.path,
-                                          {k.lower(): v for k, v in handler.headers.items()}, body, raw))
+                                          {k.lower(): v for k, v in handler.headers.items()}, body, raw,
+                                          tuple(handler.client_address)))
 
     @property
     def last(self) -> Recorded:
@@ -192,6 +205,23 @@ class FakeProvider(LoopbackServer):
     # ------------------------------------------------------------ answer
 
     def _answer(self, h: BaseHTTPRequestHandler, reply: Reply, body: dict) -> None:
+        if reply.chunks is not None:
+            h.send_response(reply.status)
+            h.send_header("content-type", "text/event-stream")
+            h.send_header("transfer-encoding", "chunked")
+            if reply.content_encoding:
+                h.send_header("content-encoding", reply.content_encoding)
+            h.end_headers()
+            for piece in reply.chunks:  # each its own HTTP chunk, so the client reads it as its own piece
+                h.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                h.wfile.flush()
+            if reply.hold:
+                time.sleep(reply.hold)
+            if reply.cut:
+                h.close_connection = True
+            else:
+                h.wfile.write(b"0\r\n\r\n")
+            return
         if reply.raw is not None:
             h.send_response(reply.status)
             h.send_header("content-type", reply.raw_content_type)
