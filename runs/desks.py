@@ -10,6 +10,7 @@ from django.db.models.expressions import RawSQL
 
 from accounts.models import Workspace
 from library.models import Changeset, scope_key_for
+from foldrun.prepared import Prepared
 from library.services import desk_for_workspace
 
 from .models import Run
@@ -28,10 +29,18 @@ def library_head(table: str) -> RawSQL:
                   f"ORDER BY h.{q('number')} DESC LIMIT 1), '')", (), output_field=CharField())
 
 
+def _head(scope: str):
+    return (Changeset.objects.filter(scope_key=scope)
+            .annotate(library_head=library_head(Changeset._meta.db_table)).order_by("-number")[:1])
+
+
+# Every run's start reads it: compiled once per process (foldrun/prepared.py), as the ORM built it on each start.
+_HEAD = Prepared(_head, scope="\x1fno scope key is this one\x1f")
+
+
 def head_changeset(workspace: Workspace) -> Changeset | None:
     """The workspace's newest revision, carrying `library_head` (see library_head) for desk_at."""
-    return (Changeset.objects.filter(scope_key=scope_key_for(workspace.account, workspace))
-            .annotate(library_head=library_head(Changeset._meta.db_table)).order_by("-number").first())
+    return _HEAD.first(scope=scope_key_for(workspace.account, workspace))
 
 
 _DESKS: "OrderedDict[tuple, object]" = OrderedDict()

@@ -26,4 +26,5 @@ def test_the_claim_reads_the_account_librarys_newest_revision_and_whether_the_va
                              number=9, kind="push")  # the workspace's own revisions are not the library's
     Secret.objects.create(account=account, name="SOME_KEY", key_id="k", sealed=b"sealed")
     assert _columns(run) == (newest.public_id, False)
-    assert head_changeset(workspace).library_head == newest.public_id
+    head = head_changeset(workspace)
+    assert (head.number, head.library_head) == (9, newest.public_id)
