@@ -16,6 +16,9 @@ query's building and compiling ~3.7 ms of CPU against ~0.5 ms executing it; an I
   not depend on how many rows), each value prepared as Django's INSERT prepares it (`pre_save`,
   `get_db_prep_save`).
 
+- `insert_with_rows(parent, rows, fk)`: a new row and the new rows pointing at it, in one statement (a
+  data-modifying WITH), on PostgreSQL: outside a transaction, one statement needs no BEGIN and COMMIT of its own.
+
 - `cursor()`: on PostgreSQL a cursor that sends its values apart from the statement (server-side binding) and
   has the server keep the statement's plan (a prepared statement, per connection): the statements above are
   the same text on every step, and psycopg writing each value into the text as a quoted literal
@@ -260,8 +263,8 @@ def insert_rows(objs: list[models.Model], *, update_conflicts: bool = False, uni
     key = (connection.alias, model, update_conflicts, unique_fields, update_fields)
     for obj in objs:
         obj._prepare_related_fields_for_save(operation_name="bulk_create")
-    columns = [[f.get_db_prep_save(f.pre_save(obj, True), connection=connection) for obj in objs] for f in fields]
-    if any(hasattr(value, "as_sql") or hasattr(value, "resolve_expression") for column in columns for value in column):
+    columns = _columns(objs, fields)
+    if columns is None:
         manager.bulk_create(objs, update_conflicts=update_conflicts, unique_fields=unique_fields or None,
                             update_fields=update_fields or None)
         return
@@ -283,6 +286,95 @@ def insert_rows(objs: list[models.Model], *, update_conflicts: bool = False, uni
         for value, field in zip(row, meta.db_returning_fields):
             setattr(obj, field.attname, value)
         obj._state.adding, obj._state.db = False, connection.alias
+
+
+def _columns(objs: list[models.Model], fields: list) -> list[list] | None:
+    """Each field's values for `objs`, prepared as Django's INSERT prepares them; None when one is an expression
+    (Django writes it otherwise)."""
+    columns = [[f.get_db_prep_save(f.pre_save(obj, True), connection=connection) for obj in objs] for f in fields]
+    if any(hasattr(value, "as_sql") or hasattr(value, "resolve_expression") for column in columns for value in column):
+        return None
+    return columns
+
+
+def insert_with_rows(parent: models.Model, rows: list[models.Model], fk: str) -> bool:
+    """Write the new `parent` and the new `rows` (of one model, each pointing at `parent` by its foreign key `fk`)
+    in one statement, `WITH p AS (INSERT … parent RETURNING key) INSERT … rows SELECT … FROM p, (VALUES …)`, every
+    value prepared as insert_rows prepares it and every key set from RETURNING. Outside a transaction that
+    statement is a transaction of its own: both are written or neither (a unique constraint either one breaks
+    raises IntegrityError and leaves nothing). Returns False, having written nothing, where it cannot be
+    written so (not PostgreSQL, no rows or more than VALUES_MAX_ROWS, a value insert_rows would hand to the
+    ORM): the caller writes them as before."""
+    if connection.vendor != "postgresql" or not rows or len(rows) > VALUES_MAX_ROWS or parent.pk is not None:
+        return False
+    pmodel, model = type(parent), type(rows[0])
+    pfields, fields = _insertable(pmodel), _insertable(model)
+    link = model._meta.get_field(fk)
+    if (link not in fields or link.remote_field.model is not pmodel
+            or pmodel._meta.db_returning_fields != [pmodel._meta.pk]
+            or any(o.pk is not None or type(o) is not model or getattr(o, fk) is not parent for o in rows)
+            or any(hasattr(f, "get_placeholder") for f in (*pfields, *fields))):
+        return False
+    parent._prepare_related_fields_for_save(operation_name="bulk_create")
+    others = [f for f in fields if f is not link]
+    for obj in rows:
+        obj._prepare_related_fields_for_save(operation_name="bulk_create", fields=others)
+    pcolumns, columns = _columns([parent], pfields), _columns(rows, others)
+    if pcolumns is None or columns is None:
+        return False
+    key = (connection.alias, pmodel, model, fk, len(rows))
+    sql = _WITH_ROWS.get(key)
+    if sql is None:
+        sql = _compile_with_rows(parent, rows, fk, pfields, fields)
+        if sql is None:
+            return False
+        _WITH_ROWS[key] = sql
+    params = [column[0] for column in pcolumns] + [column[n] for n in range(len(rows)) for column in columns]
+    with cursor() as cur:
+        cur.execute(sql, params)
+        returned = cur.fetchall()
+    for obj, row in zip(rows, returned):
+        for value, field in zip(row, model._meta.db_returning_fields):
+            setattr(obj, field.attname, value)
+        setattr(obj, link.attname, row[-1])
+        obj._state.adding, obj._state.db = False, connection.alias
+    parent.pk = returned[0][-1]
+    parent._state.adding, parent._state.db = False, connection.alias
+    return True
+
+
+_WITH_ROWS: dict[tuple, str] = {}
+
+
+def _insertable(model: type[models.Model]) -> list:
+    return [f for f in model._meta.concrete_fields if not f.generated and not isinstance(f, models.AutoField)]
+
+
+def _compile_with_rows(parent: models.Model, rows: list[models.Model], fk: str, pfields: list,
+                       fields: list) -> str | None:
+    """insert_with_rows's statement for this many rows, from the INSERTs Django writes for each model; None if
+    they are not of the form it is written from."""
+    pmodel, model = type(parent), type(rows[0])
+    quote = connection.ops.quote_name
+    psql = _INSERTS.get((connection.alias, pmodel, False, (), ())) or _compile_insert(pmodel, pfields, [parent],
+                                                                                       False, (), ())
+    # Compiled with the rows' key to the parent still None: only the SQL is kept, not the values.
+    sql = _INSERTS.get((connection.alias, model, False, (), ())) or _compile_insert(model, fields, rows, False, (), ())
+    parent_sql = _values_form(psql, 1, len(pfields)) if psql else None
+    found = _UNNEST.search(sql) if sql else None
+    types = re.findall(r"\(%s\)::(.+?)\[\]", found.group(1)) if found else []
+    tail = sql[found.end():] if found else ""
+    if parent_sql is None or len(types) != len(fields) or not tail.startswith(" RETURNING "):
+        return None
+    at = fields.index(model._meta.get_field(fk))
+    names = [f"c{n}" for n in range(len(fields)) if n != at]
+    chosen = [f"p.{quote(pmodel._meta.pk.column)}" if n == at else f"v.c{n}" for n in range(len(fields))]
+    values = ", ".join("(" + ", ".join([f"%s::{t}" for n, t in enumerate(types) if n != at] + [str(i)]) + ")"
+                       for i in range(len(rows)))
+    # Ordered as the VALUES are, so RETURNING gives the keys in the rows' order (as bulk_create's INSERT does).
+    return (f"WITH p AS ({parent_sql}) {sql[:found.start()]}SELECT {', '.join(chosen)} FROM p, (VALUES {values}) "
+            f"AS v({', '.join([*names, 'o'])}) ORDER BY v.o{tail}, "
+            f"{quote(model._meta.db_table)}.{quote(model._meta.get_field(fk).column)}")
 
 
 # The most rows an INSERT is written for as VALUES rather than UNNEST (each count is its own prepared statement).

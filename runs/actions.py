@@ -20,7 +20,7 @@ from foldrun.celery import send, send_after_commit
 from foldrun.contract.model import agents_md_of, find_flow
 from foldrun.contract.resolve import resolve_agent
 from foldrun.engine.flow import adhoc_plan, plan_from_steps
-from foldrun.prepared import insert_rows
+from foldrun.prepared import insert_rows, insert_with_rows
 from library.models import Changeset
 
 from .models import (
@@ -126,10 +126,9 @@ def do_start_run(*, workspace: Workspace, user, kind: str, name: str, plan: list
     moved = first_task is not None
     now = timezone.now()
     try:
-        with transaction.atomic():
-            return _create_run(workspace=workspace, user=user, kind=kind, name=name, plan=plan, flow_meta=flow_meta,
-                               budget=budget, inputs=inputs, is_test=is_test, trigger=trigger, changeset=changeset,
-                               delivery_id=delivery_id, first_task=first_task, moved=moved, now=now)
+        return _create_run(workspace=workspace, user=user, kind=kind, name=name, plan=plan, flow_meta=flow_meta,
+                           budget=budget, inputs=inputs, is_test=is_test, trigger=trigger, changeset=changeset,
+                           delivery_id=delivery_id, first_task=first_task, moved=moved, now=now)
     except IntegrityError:
         if not delivery_id:
             raise
@@ -160,7 +159,7 @@ def earlier_delivery(workspace: Workspace, flow: str, delivery_id: str) -> Run |
 def _create_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[dict], flow_meta: dict,
                 budget: float | None, inputs: dict, is_test: bool, trigger: str, changeset: Changeset | None,
                 delivery_id: str, first_task: str | None, moved: bool, now: dt.datetime) -> Run:
-    """do_start_run's rows. Precondition: inside its transaction."""
+    """do_start_run's rows, written together or not at all, and the first move queued once they are committed."""
     run = Run(
         account=workspace.account, workspace=workspace, kind=kind, name=name, trigger=trigger,
         is_test=bool(is_test), changeset=changeset, changeset_number=changeset.number if changeset else 0,
@@ -170,12 +169,6 @@ def _create_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[
         delivery_day=now.date() if delivery_id else None, created_at=now,
         status=RunStatus.RUNNING if moved else RunStatus.QUEUED, started_at=now if moved else None,
     )
-    # Both INSERTs with their SQL compiled once per process and bound on the server (foldrun/prepared.py): every
-    # run's start makes them, and the ORM building them cost more CPU than the database spends on them.
-    if connection.vendor == "postgresql":
-        insert_rows([run])
-    else:
-        run.save(force_insert=True)
     steps = [
         Step(run=run, index=spec["number"], agent=spec["agent"],
              task=first_task if moved and n == 0 else spec["task"],
@@ -183,8 +176,15 @@ def _create_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[
              queued_at=run.created_at if moved and n == 0 else None,
              wait_event=spec.get("wait_event") or "")
         for n, spec in enumerate(plan)]
-    if steps:
-        insert_rows(steps)
+    # Outside any transaction on PostgreSQL, the run and its steps are one statement (foldrun/prepared.py):
+    # a transaction of its own, so no BEGIN and COMMIT around it, and a delivery id's unique constraint broken
+    # by a simultaneous start leaves nothing written, as the rolled-back transaction did. Inside a caller's
+    # transaction, or where that statement cannot be written, they are written in a transaction (a savepoint
+    # there) as before; the queueing below then waits for its commit.
+    if not (connection.vendor == "postgresql" and not connection.in_atomic_block and connection.get_autocommit()
+            and insert_with_rows(run, steps, "run")):
+        with transaction.atomic():
+            _write_run(run, steps)
     run_pk = run.pk
     if moved:
         # bulk_create returns the keys on PostgreSQL and SQLite 3.35+; look it up elsewhere.
@@ -192,6 +192,17 @@ def _create_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[
     else:
         transaction.on_commit(lambda: advance_now_or_later(run_pk))
     return run
+
+
+def _write_run(run: Run, steps: list[Step]) -> None:
+    # Both INSERTs with their SQL compiled once per process and bound on the server (foldrun/prepared.py): every
+    # run's start makes them, and the ORM building them cost more CPU than the database spends on them.
+    if connection.vendor == "postgresql":
+        insert_rows([run])
+    else:
+        run.save(force_insert=True)
+    if steps:
+        insert_rows(steps)
 
 
 def advance_now_or_later(run_pk: int) -> None:
