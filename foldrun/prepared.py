@@ -23,7 +23,9 @@ query's building and compiling ~3.7 ms of CPU against ~0.5 ms executing it; an I
   has the server keep the statement's plan (a prepared statement, per connection): the statements above are
   the same text on every step, and psycopg writing each value into the text as a quoted literal
   (client-side binding, Django's default) was most of what running one cost this process. Wrapped as
-  `connection.cursor()` wraps its own, so each statement is counted and logged alike.
+  `connection.cursor()` wraps its own, so each statement is counted and logged alike. Each statement's %s
+  placeholders are rewritten as $1, $2… once per process, however many values it has (psycopg's own cache
+  stops at 50).
 
 Whatever these cannot write as Django would — an expression among the values, a field with its own
 placeholder, a database other than PostgreSQL — goes through the ORM as before.
@@ -70,6 +72,8 @@ def _preparing_cursor_class() -> type:
         """Prepares every statement it runs (psycopg keeps up to `prepared_max` per connection): Django's wrapper
         calls `execute(sql, params)` with no way to ask for it."""
 
+        _query_cls = _kept_query_class() or ServerBindingCursor._query_cls
+
         def execute(self, query, params=None, *, prepare=None, binary=None):  # type: ignore[override]
             out = super().execute(query, params, prepare=True if prepare is None else prepare, binary=binary)
             if connection.queries_logged:
@@ -83,6 +87,30 @@ def _preparing_cursor_class() -> type:
             return out
 
     return PreparingCursor
+
+
+@functools.cache
+def _kept_query_class() -> type | None:
+    """psycopg rewrites a statement's %s placeholders as $1, $2… once per statement text only when it has at most
+    50 values (its cache guards against ORMs' ever-different statements), and again on every call otherwise —
+    ~120 µs for insert_with_rows's run and step (55 values). This module's statements are few and their texts
+    fixed: each is rewritten once, whatever its count. None (psycopg's own) if psycopg's inner names moved."""
+    from psycopg import _queries
+
+    convert = getattr(_queries, "_query2pg", None)
+    base = getattr(_queries, "PostgresQuery", None)
+    if convert is None or base is None or not hasattr(base, "_ensure_bytes") or not hasattr(base, "dump"):
+        return None
+
+    class KeptQuery(base):  # type: ignore[misc, valid-type]
+        def convert(self, query: Any, vars: Any) -> None:
+            if vars is None or not isinstance(query, (str, bytes)):
+                return super().convert(query, vars)
+            self.query, self._want_formats, self._order, self._parts = convert(self._ensure_bytes(query),
+                                                                               self._tx.encoding)
+            self.dump(vars)
+
+    return KeptQuery
 
 
 class Prepared:
