@@ -21,8 +21,8 @@ SHARED = ("---\ntransport: http\nname: shared\ndescription: A shared API.\nbase:
           "Call it.\n")
 
 
-def api_routes() -> list[tuple[str, type | None, list[str]]]:
-    """Every route under /api/ as (pattern, view class, methods it answers)."""
+def url_patterns() -> list[tuple[str, URLPattern]]:
+    """Every route of the URLconf as (its pattern written out, the pattern), in order."""
     found = []
 
     def walk(patterns, prefix=""):
@@ -30,13 +30,20 @@ def api_routes() -> list[tuple[str, type | None, list[str]]]:
             if isinstance(p, URLResolver):
                 walk(p.url_patterns, prefix + str(p.pattern))
             elif isinstance(p, URLPattern):
-                route = prefix + str(p.pattern)
-                if route.startswith("api/"):
-                    cls = getattr(p.callback, "view_class", None) or getattr(p.callback, "cls", None)
-                    methods = [m for m in ("get", "post", "put", "patch", "delete") if cls and hasattr(cls, m)]
-                    found.append(("/" + route, cls, methods))
+                found.append((prefix + str(p.pattern), p))
 
     walk(get_resolver().url_patterns)
+    return found
+
+
+def api_routes() -> list[tuple[str, type | None, list[str]]]:
+    """Every route under /api/ as (pattern, view class, methods it answers)."""
+    found = []
+    for route, p in url_patterns():
+        if route.startswith("api/"):
+            cls = getattr(p.callback, "view_class", None) or getattr(p.callback, "cls", None)
+            methods = [m for m in ("get", "post", "put", "patch", "delete") if cls and hasattr(cls, m)]
+            found.append(("/" + route, cls, methods))
     return found
 
 

@@ -6,25 +6,13 @@ from __future__ import annotations
 import re
 
 from django.test import Client
-from django.urls import URLPattern, URLResolver, get_resolver
 
-from .conftest import MISSING
+from .conftest import MISSING, url_patterns
 
 
 def page_routes() -> list[tuple[str, object]]:
-    found = []
-
-    def walk(patterns, prefix=""):
-        for p in patterns:
-            if isinstance(p, URLResolver):
-                walk(p.url_patterns, prefix + str(p.pattern))
-            elif isinstance(p, URLPattern):
-                route = prefix + str(p.pattern)
-                if not route.startswith(("api/", "v1/", "admin/", "accounts/", "^")):  # v1/: the sessions API
-                    found.append(("/" + route, p.callback))
-
-    walk(get_resolver().url_patterns)
-    return found
+    return [("/" + route, p.callback) for route, p in url_patterns()
+            if not route.startswith(("api/", "v1/", "admin/", "accounts/", "^"))]  # v1/: the sessions API
 
 
 OBJECT_PARAMS = {"ws", "member_id", "token_id", "run_id", "delivery_id", "path", "number", "name", "session_id",

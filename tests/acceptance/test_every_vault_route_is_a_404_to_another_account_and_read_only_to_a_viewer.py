@@ -1,4 +1,4 @@
-"""Issue 4, tenancy on every vault endpoint (audit4).
+"""Tenancy on every vault endpoint: charlie gets a 404, bob may only read.
 
 The vault's routes are read from the URLconf (every API route and page whose
 view lives in the `vault` app), so a route added later fails the
@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client, override_settings
-from django.urls import URLPattern, URLResolver, get_resolver
 
 from vault.models import OAuthPending, Secret, SiteLogin
+
+from .conftest import url_patterns
 
 NOT_FOUND = {"code": "not_found", "message": "Not found.", "details": {}}
 VIEWER = "Your role (viewer) can read this account but not change it."
@@ -21,19 +22,10 @@ PLANTED = "tenancy-planted-value-6060"
 
 def vault_routes() -> set[str]:
     """Every URL pattern (API and page) whose view is in the vault app."""
-    found: set[str] = set()
+    def module(p) -> str:
+        return getattr(getattr(p.callback, "view_class", None) or p.callback, "__module__", "") or ""
 
-    def walk(patterns, prefix=""):
-        for p in patterns:
-            if isinstance(p, URLResolver):
-                walk(p.url_patterns, prefix + str(p.pattern))
-            elif isinstance(p, URLPattern):
-                view = getattr(p.callback, "view_class", None) or p.callback
-                if (getattr(view, "__module__", "") or "").startswith("vault."):
-                    found.add("/" + prefix + str(p.pattern))
-
-    walk(get_resolver().url_patterns)
-    return found
+    return {"/" + route for route, p in url_patterns() if module(p).startswith("vault.")}
 
 
 # (method, route) → what charlie gets. "404": the not-found body. "own": the
