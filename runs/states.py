@@ -7,6 +7,7 @@ changes, so a move costs no query of its own.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from django.db import connection
@@ -118,18 +119,47 @@ def start_try_with_step(step: Step, fields: list[str], new: Try) -> None:
         step.save(update_fields=fields)
         new.save(force_insert=True)
         return
-    update = Step.objects.filter(pk=step.pk).query.chain(UpdateQuery)
-    update.add_update_values({name: getattr(step, name) for name in fields})
-    claim_sql, claim_params = update.get_compiler(connection=connection).as_sql()
+    values = {name: getattr(step, name) for name in fields}
+    key = Step._meta.pk.name
+    inserted = [f for f in Try._meta.local_concrete_fields if f is not Try._meta.auto_field]
+    # The statement's SQL made once per process for these fields (foldrun/prepared.py's update_sql and Django's
+    # INSERT of one row, kept): building and compiling it through the ORM on every claim — every run's first
+    # step — cost more than running it. Each value is prepared as Django prepares it.
+    claim_params = update_params(Step, values, {key: step.pk})
+    insert_params = [f.get_db_prep_save(f.pre_save(new, True), connection=connection) for f in inserted]
+    sql = _claim_insert_sql(tuple(values), connection.alias) if claim_params is not None else None
+    if sql is None or any(hasattr(v, "as_sql") or hasattr(v, "resolve_expression") for v in insert_params):
+        update = Step.objects.filter(pk=step.pk).query.chain(UpdateQuery)
+        update.add_update_values(values)
+        claim_sql, claim_params = update.get_compiler(connection=connection).as_sql()
+        insert_sql, insert_params = _insert_try_sql(new, inserted)
+        sql = f"WITH claimed AS ({claim_sql}) {insert_sql}"
+    with prepared.cursor() as cursor:  # bound on the server, its plan kept (foldrun/prepared.py)
+        cursor.execute(sql, (*claim_params, *insert_params))
+        new.pk = cursor.fetchone()[0]
+    new._state.adding, new._state.db = False, connection.alias
+
+
+def _insert_try_sql(new: Try, inserted: list) -> tuple[str, tuple]:
+    """Django's INSERT of the one try `new` (RETURNING its key), and its parameters."""
     insert = InsertQuery(Try)
-    insert.insert_values([f for f in Try._meta.local_concrete_fields if f is not Try._meta.auto_field], [new])
+    insert.insert_values(inserted, [new])
     compiler = insert.get_compiler(connection=connection)
     compiler.returning_fields = [Try._meta.pk]
     [(insert_sql, insert_params)] = compiler.as_sql()
-    with connection.cursor() as cursor:
-        cursor.execute(f"WITH claimed AS ({claim_sql}) {insert_sql}", (*claim_params, *insert_params))
-        new.pk = cursor.fetchone()[0]
-    new._state.adding, new._state.db = False, connection.alias
+    return insert_sql, insert_params
+
+
+@functools.lru_cache(maxsize=16)
+def _claim_insert_sql(names: tuple[str, ...], alias: str) -> str | None:
+    """start_try_with_step's statement for a claim saving `names` (`alias`: part of the cache key); None when
+    Django writes a value of the INSERT other than as one plain placeholder (it is then compiled each time)."""
+    inserted = [f for f in Try._meta.local_concrete_fields if f is not Try._meta.auto_field]
+    if any(hasattr(f, "get_placeholder") for f in inserted):
+        return None
+    insert_sql, _ = _insert_try_sql(Try(), inserted)
+    key = Step._meta.pk.name
+    return f"WITH claimed AS ({update_sql(Step, names, (key,), connection.vendor)}) {insert_sql}"
 
 
 def take_next_step(step: Step, seen_attempt: int, fields: list[str], *, saving: Step | None = None) -> bool:
