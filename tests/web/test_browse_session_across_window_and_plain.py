@@ -22,9 +22,11 @@ pytestmark = [pytest.mark.e2e, pytest.mark.skipif(bool(os.environ.get("DISPLAY")
 SIGN_IN = ("<html><body><p id=who></p><script>document.cookie = 'who=ann; max-age=600'; "
            "localStorage.setItem('who', 'ann'); document.getElementById('who').textContent = 'signed in as ann'"
            "</script></body></html>")
+# Which kind of browser read the page: the screen's width, Xvfb's 1920 for a browser with a window, the viewport's
+# 1366 for a headless one. Not outerWidth: a new window that is not mapped yet when the script runs reads 0×0.
 WHO = ("<html><body><p id=who></p><script>document.getElementById('who').textContent = 'cookie ' + "
        "(document.cookie || 'none') + ', storage ' + (localStorage.getItem('who') || 'none') + ', window ' + "
-       "(outerWidth >= 1900 ? 'yes' : 'no')</script></body></html>")
+       "(screen.width >= 1900 ? 'yes' : 'no')</script></body></html>")
 IDENTITIES = {"window": {"headless": False}}
 WINDOWED_IDENTITY = "web:\n  browse:\n    identities:\n      window: {headless: false}\n"
 
