@@ -75,7 +75,10 @@ def test_without_axe_core_the_built_in_checks_run_and_say_so(browse, pages, tmp_
 def test_vitals_grade_inp_after_a_click_that_blocks_the_page_for_300_ms(browse, pages, tmp_path):
     out = browse().call({"action": "browse", "url": f"{pages.url}/slow", "mode": "vitals",
                          "actions": [{"click": "#go"}, {"wait": "text", "text": "done"}]})
-    assert [line.split(":")[0] for line in out.splitlines()] == ["LCP", "CLS", "FCP", "TTFB", "INP", "load", "weight"]
+    # On a loaded machine the 300 ms handler can outlast the click's 1.5 s first try: the click is then noted as
+    # pressed and not pressed again (steps/pointer.py), a line before the vitals; it counts as the interaction.
+    lines = [line for line in out.splitlines() if not line.startswith("click #go (the page took longer than")]
+    assert [line.split(":")[0] for line in lines] == ["LCP", "CLS", "FCP", "TTFB", "INP", "load", "weight"]
     inp = json.loads((tmp_path / "outputs/vitals.json").read_text())["INP"]
     assert inp["value"] >= 300 and inp["interactions"] == 1
     grade = "needs improvement" if inp["value"] <= 500 else "poor"  # 200 ms and 500 ms are the bounds
