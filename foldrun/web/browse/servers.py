@@ -13,6 +13,9 @@ at once, up to `FOLDRUN_BROWSER_MAX_PODS` (4). A pod unused for
 one when the account stops, and none while a step of the account runs. A pod
 whose server died (killed with -9) is noticed, forgotten and replaced on the
 next use; each pod's seconds and bytes go to `on_reap` as one line.
+Every pod is started on the process's one starter thread (starter.py), whichever
+thread asked for it: a pod lives as long as its pool or its worker process, never
+only as long as the thread that first wanted it.
 
 The worker process keeps one Playwright client and connection per account
 (`AccountPool.browsers`) from one step to the next — each call still gets a
@@ -26,7 +29,6 @@ from __future__ import annotations
 import atexit
 import math
 import os
-import queue
 import re
 import secrets
 import subprocess
@@ -38,6 +40,7 @@ from typing import Callable
 from ..errors import WebToolError
 from .pool import BrowserPool
 from .screen import Screen
+from .starter import STARTER
 from .util import dies_with_this_process, stop_group
 
 
@@ -141,30 +144,6 @@ def start_server(display: str | None = None) -> tuple[subprocess.Popen, str]:
     raise WebToolError(f"browse: the browser pod did not start ({line.strip()[:200] or 'no answer'})")
 
 
-class _Starter:
-    """One thread, for the life of the process, that starts pods ahead of the calls. A server's parent-death
-    signal follows the *thread* that started it, so a short-lived thread would take its pod down as it ends."""
-
-    def __init__(self) -> None:
-        self._jobs: queue.Queue = queue.Queue()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-
-    def submit(self, job: Callable[[], None]) -> None:
-        with self._lock:
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._loop, name="foldrun-browser-pod-start", daemon=True)
-                self._thread.start()
-        self._jobs.put(job)
-
-    def _loop(self) -> None:
-        while True:
-            self._jobs.get()()
-
-
-_STARTER = _Starter()
-
-
 class AccountPool:
     """One account's pods, and how many of its steps browse now."""
 
@@ -220,7 +199,7 @@ class AccountPool:
             short = len([p for p in self._of_kind(windowed) if p.alive()]) < self.wanted(windowed)
             epoch = self._epoch
         if short:
-            _STARTER.submit(lambda: self._warm(epoch, windowed))
+            STARTER.submit(lambda: self._warm(epoch, windowed))
 
     def _warm(self, epoch: int, windowed: bool = False) -> None:
         """Start the pods wanted and not yet running (a failure here is met again, and said, by the first call)."""
@@ -292,15 +271,28 @@ class AccountPool:
                 pod.last_used = now
 
     def pod(self, windowed: bool = False) -> Pod:
-        """The least-used live pod of that kind, a new one when the pod died (the replacement)."""
+        """The least-used live pod of that kind, a new one when the pod died (the replacement). A pod this call
+        needs is started on the starter's thread, not the caller's: the caller may be a thread that ends soon."""
+        with self.lock:
+            self._forget_dead()
+            short = len(self._of_kind(windowed)) < self.wanted(windowed)
+        if short:  # waited for outside the lock: the starter may be warming this account's pods, under it
+            STARTER.run(lambda: self._top_up(windowed))
+        with self.lock:
+            kind = self._of_kind(windowed)
+            if not kind:
+                raise WebToolError("browse: the browser pod did not start (the account's pods were stopped meanwhile)")
+            pod = min(kind, key=lambda p: p.users)
+            pod.users += 1
+            pod.last_used = time.monotonic()
+            return pod
+
+    def _top_up(self, windowed: bool) -> None:
+        """One pod more of that kind if still short (a caller before this one may have started it)."""
         with self.lock:
             self._forget_dead()
             if len(self._of_kind(windowed)) < self.wanted(windowed):
                 self._start(windowed)
-            pod = min(self._of_kind(windowed), key=lambda p: p.users)
-            pod.users += 1
-            pod.last_used = time.monotonic()
-            return pod
 
     def reap(self, now: float | None = None) -> list[dict]:
         """Pods unused past the idle time, newest (the surplus) first; none while a step runs."""
