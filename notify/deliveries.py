@@ -18,15 +18,15 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Callable
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Workspace
 from foldrun import leases
 from foldrun.contract.rules.notify import NotifyConfig
 
+from . import kicks
 from .config import notify_config_for, webhook_url
-from .enqueue import enqueue
 from .destination import destination as _destination, post as _post
 from .endpoints import endpoint_state, maybe_switch_off
 from .models import MAX_ATTEMPTS, RETRY_DELAYS, Attempt, Delivery, DeliveryStatus, Endpoint, Kick
@@ -68,23 +68,8 @@ def do_record_delivery(workspace: Workspace, event: str, body: str, *, run_publi
 
 
 KICK = "deliveries"
-
-
-def kick_drain() -> None:
-    """See that a drain of due deliveries is on its way (see `Kick`). A
-    broker failure loses nothing: the row is due and the sweep finds it."""
-    try:
-        if not Kick.objects.filter(name=KICK, pending=False).update(pending=True):
-            if Kick.objects.filter(name=KICK).exists():
-                return  # one is already on its way
-            try:
-                with transaction.atomic():
-                    Kick.objects.create(name=KICK, pending=True)
-            except IntegrityError:
-                return
-        enqueue(DRAIN_TASK)
-    except Exception as exc:  # noqa: BLE001 — any broker or database hiccup; the sweep is the backstop
-        log.warning("could not queue a delivery drain (%s); the sweep will", type(exc).__name__)
+# See that a drain of due deliveries is on its way (kicks.kicker).
+kick_drain = kicks.kicker(KICK, DRAIN_TASK)
 
 
 def drain(max_seconds: float = 30.0) -> int:

@@ -15,7 +15,7 @@ import logging
 import time
 from datetime import datetime, timedelta
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Account, Workspace
@@ -148,18 +148,8 @@ def drain_mail(max_seconds: float = 30.0) -> int:
     return tried
 
 
-def kick_mail_drain() -> None:
-    """See that one drain of due mail is on its way (the Kick row makes a
-    burst of sweeps one message, not one per mail per sweep)."""
-    if not Kick.objects.filter(name=MAIL_KICK, pending=False).update(pending=True):
-        if Kick.objects.filter(name=MAIL_KICK).exists():
-            return
-        try:
-            with transaction.atomic():
-                Kick.objects.create(name=MAIL_KICK, pending=True)
-        except IntegrityError:
-            return
-    enqueue(DRAIN_TASK)
+# See that one drain of due mail is on its way (kicks.kicker).
+kick_mail_drain = kicks.kicker(MAIL_KICK, DRAIN_TASK)
 
 
 def sweep_mail(now: datetime | None = None) -> int:
