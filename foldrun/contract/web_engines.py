@@ -225,6 +225,11 @@ VENDOR_BLOCK: dict[str, tuple[str, ...]] = {
     "browserless": ("ads",), "brightdata": ("ads", "cookies"),
 }
 VENDOR_BLOCK_WORDS: tuple[str, ...] = ("ads", "trackers", "cookies")
+# A proxy state is a US state at every vendor that takes one (Browserbase's and Steel's session types, Hyperbrowser's
+# proxy page), so a state beside another country is one the vendor cannot honour. Hyperbrowser's country is US when
+# none is written; Browserbase and Steel want the country written.
+VENDOR_STATE_COUNTRY: dict[str, str] = {"browserbase": "US", "steel": "US", "hyperbrowser": "US"}
+VENDOR_DEFAULT_COUNTRY: dict[str, str] = {"hyperbrowser": "US"}
 
 
 def vendors_with(setting: str) -> list[str]:
@@ -245,6 +250,20 @@ def vendor_block_refusal(vendor: str, word: str, where: str) -> str | None:
         return None
     can = [v for v, words in VENDOR_BLOCK.items() if word in words]
     return f"{where}: {vendor} has no option to block {word}; the vendors that do are {', '.join(can)}."
+
+
+def vendor_state_refusal(vendor: str, proxy: object, where: str) -> str | None:
+    """The sentence for a `vendor_session.proxy` whose state the vendor cannot honour (a state beside a country
+    other than US), or None — `foldrun check` and the call say it in these words, before any vendor is asked."""
+    if not isinstance(proxy, dict) or not proxy.get("state") or vendor not in VENDOR_STATE_COUNTRY:
+        return None
+    wanted = VENDOR_STATE_COUNTRY[vendor]
+    country = str(proxy.get("country") or VENDOR_DEFAULT_COUNTRY.get(vendor, "")).strip().upper()
+    if country == wanted:
+        return None
+    beside = f"country {proxy['country']}" if proxy.get("country") else "no country"
+    return (f"{where}.state: {vendor} takes a state only with country {wanted} (its states are {wanted} states), and "
+            f"this proxy names {beside}; write country: {wanted}, or drop state.")
 
 
 def vendor_value_refusal(vendor: str, key: str, value: object, where: str) -> str | None:

@@ -19,6 +19,8 @@ from tests.web.test_browse_vendors import (ROUTES, VENDOR_BROWSER, check_message
     ("hyperbrowser", "region: mars", {"region": "mars"}),
     ("browserbase", "region: us-west-1", {"region": "us-west-1"}),
     ("browserless", "region: nyc", {"region": "nyc"}),
+    # Steel documents a session region (lax, iad) since the spec was written; the spec's table gives it none.
+    ("steel", "region: lax", {"region": "lax"}),
     ("hyperbrowser", "timeout: 30s", {"timeout": "30s"}),
     ("steel", "timeout: 2d", {"timeout": "2d"}),
     ("browserbase", "timeout: soon", {"timeout": "soon"}),

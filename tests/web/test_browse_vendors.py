@@ -93,14 +93,14 @@ def test_browserbase_opens_a_session_with_the_settings_in_its_fields_and_the_pag
 
 def test_steel_is_asked_in_its_fields_its_key_rides_the_websocket_as_apikey_and_the_session_is_released(
         browse, pages_site, relay, recorder):
-    session = {"proxy": {"country": "AU", "state": "NSW", "city": "Sydney"}, "captcha": True, "stealth": True,
+    session = {"proxy": {"country": "US", "state": "NY", "city": "New York"}, "captcha": True, "stealth": True,
                "timeout": "90s", "block": ["ads"], "options": {"dimensions": {"width": 1280, "height": 800}}}
     with BrowserVendor("steel", relay) as vendor:
         out = vendor_tool(browse, "steel", vendor.url, vendor.key, session).call(
             {"action": "browse", "url": f"{pages_site.url}/who"})
     assert VENDOR_BROWSER in out
     (body,) = vendor.posted("/v1/sessions")
-    assert body == {"useProxy": {"geolocation": {"country": "AU", "state": "NSW", "city": "SYDNEY"}},
+    assert body == {"useProxy": {"geolocation": {"country": "US", "state": "NY", "city": "NEW_YORK"}},
                     "solveCaptcha": True, "stealthConfig": {"humanizeInteractions": True}, "timeout": 90_000,
                     "blockAds": True, "dimensions": {"width": 1280, "height": 800}}
     (session_id,) = vendor.sessions
@@ -128,7 +128,7 @@ def test_steel_keep_stores_the_profile_under_state_web_browse_and_the_next_run_s
 
 def test_hyperbrowser_maps_block_words_and_keep_and_its_session_is_stopped_when_the_call_ends(
         browse, pages_site, relay, tmp_path, recorder):
-    session = {"proxy": {"country": "AU", "state": "NSW", "city": "Sydney"}, "stealth": True, "captcha": True,
+    session = {"proxy": {"country": "US", "state": "CA", "city": "Los Angeles"}, "stealth": True, "captcha": True,
                "region": "asia-south", "timeout": "2h", "record": True, "block": ["ads", "trackers", "cookies"],
                "keep": "portal"}
     with BrowserVendor("hyperbrowser", relay) as vendor:
@@ -137,7 +137,7 @@ def test_hyperbrowser_maps_block_words_and_keep_and_its_session_is_stopped_when_
     assert VENDOR_BROWSER in out
     (profile,) = vendor.made
     (body,) = vendor.posted("/api/session")
-    assert body == {"useProxy": True, "proxyCountry": "AU", "proxyState": "NSW", "proxyCity": "Sydney",
+    assert body == {"useProxy": True, "proxyCountry": "US", "proxyState": "CA", "proxyCity": "Los Angeles",
                     "solveCaptchas": True, "useStealth": True, "region": "asia-south", "timeoutMinutes": 120,
                     "enableWebRecording": True, "adblock": True, "trackers": True, "annoyances": True,
                     "profile": {"id": profile, "persistChanges": True}}

@@ -692,7 +692,9 @@ class _WebCheck:
             elif key == "country" and not (isinstance(item, str) and _REGION_RE.match(item)):
                 self.error(here, f"{where}.country must be a two-letter country code, e.g. AU.", "web.vendor_session")
             elif not isinstance(item, str):
-                self.error(here, f"{where}.{key} is not text; write it as one string, e.g. {key}: {'NSW' if key == 'state' else 'Sydney'}.", "web.vendor_session")
+                self.error(here, f"{where}.{key} is not text; write it as one string, e.g. {key}: {'NY' if key == 'state' else 'Sydney'}.", "web.vendor_session")
+            elif key == "state" and W.vendor_state_refusal(vendor, value, where):
+                self.error(here, W.vendor_state_refusal(vendor, value, where), "web.vendor_session_unsupported")
 
     # ------------------------------------------------------------ secrets the block reads
 

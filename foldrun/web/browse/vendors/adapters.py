@@ -27,14 +27,28 @@ BASES: dict[str, str] = {
 # command was read on the Chinese edition of its custom-CDP page (the English copy at hand predates it); ZenRows'
 # `session_ttl` format is its own Scraping Browser SDK's (`convertSecondsToDuration`, 60–900 s), its docs page not
 # being at hand.
+# Re-read 2026-12-03 for the proxy's state and city, and Steel's region:
+# - a proxy state is a US state at Browserbase (its SDK's session type: "Must also specify US as the country"),
+#   Steel ("States: Supported for the US only"; its SDK types the country as required) and Hyperbrowser ("US
+#   State-Level Targeting"; its country is US when none is sent) — a state beside another country is refused before
+#   any vendor is asked (web_engines.vendor_state_refusal), in check's words;
+# - Browserless's proxy page: `proxyCountry=us` lowercase, and a city needs a Scale plan (500k+ units), "plans under
+#   500k units will receive a 401" — said as that, not as a bare status;
+# - Steel now documents a session `region` (its multi-region page: lax, iad; its SDK also lists ord, scl, fra,
+#   nrt). The spec's `vendor_session:` table, the contract, has none for Steel, so `region` on Steel is still
+#   refused there and none is sent; the difference is recorded here, not mapped.
 SOURCES: dict[str, tuple[tuple[str, str], ...]] = {
-    "browserbase": (("https://docs.browserbase.com/reference/api/create-a-session", "2026-12-02"),),
+    "browserbase": (("https://docs.browserbase.com/reference/api/create-a-session", "2026-12-02"),
+                    ("https://github.com/browserbase/sdk-python/blob/main/src/browserbase/types/session_create_params.py",
+                     "2026-12-03")),
     "steel": (("https://docs.steel.dev/overview/sessions-api/configuration", "2026-12-02"),
-              ("https://docs.steel.dev/overview/stealth/proxies", "2026-12-02")),
+              ("https://docs.steel.dev/overview/stealth/proxies", "2026-12-03"),
+              ("https://docs.steel.dev/overview/sessions-api/multi-region", "2026-12-03")),
     "hyperbrowser": (("https://hyperbrowser.ai/docs/sessions/parameters", "2026-12-02"),
-                     ("https://hyperbrowser.ai/docs/sessions/ad-blocking", "2026-12-02")),
+                     ("https://hyperbrowser.ai/docs/sessions/ad-blocking", "2026-12-02"),
+                     ("https://hyperbrowser.ai/docs/sessions/proxy", "2026-12-03")),
     "browserless": (("https://docs.browserless.io/baas/connection-urls", "2026-12-02"),
-                    ("https://docs.browserless.io/rest-apis/proxies", "2026-12-02")),
+                    ("https://docs.browserless.io/rest-apis/proxies", "2026-12-03")),
     "brightdata": (("https://docs.brightdata.com/scraping-automation/scraping-browser/cdp-functions/custom",
                     "2026-12-02"),
                    ("https://docs.brightdata.com/cn/scraping-automation/scraping-browser/cdp-functions/custom",
