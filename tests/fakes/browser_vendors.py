@@ -4,7 +4,9 @@
 `--remote-debugging-port=0`, its websocket read from `DevToolsActivePort`.
 `CdpRelay` is the vendor's websocket host: it records the handshake (path,
 query, headers — where the key arrived) and pipes the connection on to that
-Chromium, or refuses it with `refuse = 401`. Given `custom` (Bright Data's own
+Chromium, or refuses it with `refuse = 401` — or, with `refuse_when`, turns down
+the handshakes the vendor would (`browserless_account`: Browserless's 401s, a
+text/plain body as its server writes one). Given `custom` (Bright Data's own
 CDP commands, `BRIGHT_DATA_COMMANDS`), it reads the CDP messages in the
 websocket frames, answers those commands itself as the vendor's browser does
 (`{"id", "result", "sessionId"}` on the page's flattened session), records
@@ -27,7 +29,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import parse_qsl, urlsplit
 
 from foldrun.net import read_head
@@ -87,6 +89,8 @@ class CdpRelay:
         self.methods: list[str] = []  # every CDP method the caller sent, in order (read only with `custom`)
         self.handshakes: list[dict[str, Any]] = []
         self.refuse: int | None = None
+        # A handshake → (status, words) to turn it down with, as the vendor does (`browserless_account`), or None.
+        self.refuse_when: Callable[[dict[str, Any]], tuple[int, str] | None] | None = None
         self.server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.server.bind(("127.0.0.1", 0))
@@ -132,6 +136,11 @@ class CdpRelay:
         self.handshakes.append({"path": parts.path, "query": dict(parse_qsl(parts.query)), "headers": dict(headers)})
         if self.refuse:
             client.sendall(f"HTTP/1.1 {self.refuse} Refused\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".encode())
+            client.close()
+            return
+        refused = self.refuse_when(self.handshakes[-1]) if self.refuse_when else None
+        if refused is not None:
+            client.sendall(_upgrade_refused(*refused))
             client.close()
             return
         upstream = socket.create_connection(("127.0.0.1", self.chromium.port))
@@ -233,6 +242,27 @@ class _Frames:
             payload = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
         del self.buffer[:at + length]
         return raw, opcode, payload
+
+
+def browserless_account(token: str, scale: bool = False) -> Callable[[dict[str, Any]], tuple[int, str] | None]:
+    """What Browserless's websocket host turns down for one account: a token it does not know, 401 with its server's
+    words; a proxy city on a plan under Scale (500k units), 401 too (its REST proxies page, "City-Level Proxying" —
+    the page gives the status only, so those words are this stand-in's own)."""
+    def refused(handshake: dict[str, Any]) -> tuple[int, str] | None:
+        if handshake["query"].get("token") != token:
+            return 401, "Bad or missing authentication."
+        if "proxyCity" in handshake["query"] and not scale:
+            return 401, "City-level proxying needs a Scale plan (500k+ units)."
+        return None
+    return refused
+
+
+def _upgrade_refused(status: int, words: str) -> bytes:
+    """An upgrade turned down as Browserless writes it: the status line, a text/plain body, then the socket closed."""
+    reason = {401: "Unauthorized", 403: "Forbidden", 429: "Too Many Requests"}.get(status, "Refused")
+    body = words.encode()
+    return (f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
 
 
 def _text_frame(data: bytes) -> bytes:

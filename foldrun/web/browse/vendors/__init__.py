@@ -8,6 +8,8 @@ one and renders in the step's own browser (spec/tools.md, "Browsing somewhere el
 from __future__ import annotations
 
 import base64
+import itertools
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import unquote, urlsplit
@@ -22,7 +24,7 @@ from ...net import NoSuchHost, PrivateAddress, checked_addresses, scrub_url
 from ...providers.base import refusal, resolve_key
 from ..steps import acts
 from ..util import safe_name
-from .adapters import ADAPTERS, BASES, socket_url
+from .adapters import ADAPTERS, BASES, Asked, socket_url
 from ..kept import kept_id, remember_id
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -34,7 +36,12 @@ CONNECT_MS = 15_000
 
 
 class Unavailable(Exception):
-    """The vendor could not be reached or refused: said, and the call renders in the step."""
+    """The vendor could not be reached or refused: said, and the call renders in the step. A websocket the vendor
+    turned down carries its HTTP status and words, so a socket vendor's refusal is said as a sentence."""
+
+    def __init__(self, sentence: str, status: int | None = None, said: str = "") -> None:
+        super().__init__(sentence)
+        self.status, self.said = status, said
 
 
 @dataclass
@@ -140,7 +147,13 @@ def _open(call: "Call", vendor: str, settings: dict, key: tuple[str, str] | None
     asked = adapter.ask(settings, lambda: _own_proxy(call, settings))
     base = tool.endpoints.get(vendor) or BASES[vendor]
     if adapter.opens == "socket":
-        opened = Opened(vendor, _connect(call, vendor, socket_url(vendor, base, asked, secret), f"{vendor}'s browser"))
+        try:
+            browser = _connect(call, vendor, socket_url(vendor, base, asked, secret), f"{vendor}'s browser")
+        except Unavailable as exc:
+            if exc.status is None:
+                raise
+            raise Unavailable(_socket_refusal(vendor, key, asked, exc.status, exc.said, call.redact)) from None
+        opened = Opened(vendor, browser)
         opened.cdp = list(asked.cdp or [])
         return opened
     api = _Api(call, vendor, base.rstrip("/"), key)
@@ -253,9 +266,32 @@ def _connect(call: "Call", vendor: str, ws: str, what: str) -> Any:
     try:
         return call.tool.browsers.playwright().chromium.connect_over_cdp(ws, timeout=CONNECT_MS, headers=headers)
     except Exception as exc:  # noqa: BLE001 - refused, closed, not CDP: one sentence, never the URL's key
-        first = (str(exc).splitlines() or [""])[0]
-        first = first.split(": ", 1)[-1][:200]
-        raise Unavailable(f"{what} could not be reached at {_shown(ws)} ({call.redact(first)})") from None
+        lines = str(exc).splitlines() or [""]
+        first = lines[0].split(": ", 1)[-1][:200]
+        # Playwright's words for an upgrade the host answered with a status: `WebSocket error: <url> 401 Unauthorized`,
+        # then the body's lines, then its call log.
+        refused = _UPGRADE_REFUSED.search(lines[0])
+        said = " ".join(line.strip() for line in itertools.takewhile(lambda line: line != "Call log:", lines[1:]))
+        raise Unavailable(f"{what} could not be reached at {_shown(ws)} ({call.redact(first)})",
+                          int(refused.group(1)) if refused else None, call.redact(said)[:200]) from None
+
+
+_UPGRADE_REFUSED = re.compile(r"WebSocket error: \S+ (\d{3})(?: [^\n]*)?$")
+
+
+def _socket_refusal(vendor: str, key: tuple[str, str] | None, asked: Asked, status: int, said: str,
+                    hide: Callable[[str], str]) -> str:
+    """The sentence for a socket vendor's turned-down websocket, as an API vendor's refusal is said. Browserless
+    answers a proxy city on a plan under Scale (500k units) with 401 (its proxies page), which is also its answer to
+    a bad token: both are named."""
+    if vendor == "browserless" and status == 401 and "proxyCity" in asked.query:
+        held = key[0] if key else "BROWSERLESS_TOKEN"
+        sentence = (f"browserless refused the browser (HTTP 401), its answer to a proxy city "
+                    f"(vendor_session.proxy.city) on a plan under Scale (500k+ units) — drop proxy.city, or move the "
+                    f"account behind {held} to Scale (a token it does not know gets the same answer)")
+    else:
+        sentence = refusal(vendor, key[0] if key else None, httpx.Response(status, text=said), hide)
+    return sentence + (f' — {vendor} said "{said}"' if said and said not in sentence else "")
 
 
 def _shown(url: str) -> str:
