@@ -43,12 +43,20 @@ from django.db.models.constants import OnConflict
 from django.db.models.query import get_related_populators
 from django.db.models.sql import InsertQuery
 
+from foldrun import batch
+
 
 def cursor() -> Any:
     """A cursor for the statements of this module (see the module): on PostgreSQL it binds on the server and
     prepares each statement; elsewhere `connection.cursor()`."""
     if connection.vendor != "postgresql":
         return connection.cursor()
+    return connection._prepare_cursor(raw_cursor())
+
+
+def raw_cursor() -> Any:
+    """cursor()'s psycopg cursor itself, not wrapped by Django (foldrun/batch.py sends its writes with it).
+    PostgreSQL only."""
     connection.ensure_connection()
     raw = connection.connection
     if raw.prepare_threshold is None:
@@ -56,7 +64,7 @@ def cursor() -> Any:
         # cursors that ask for it (this one) and for nothing else — Django's own cursors bind on the client,
         # and those never prepare.
         raw.prepare_threshold = 2**31
-    return connection._prepare_cursor(_preparing_cursor_class()(raw))
+    return _preparing_cursor_class()(raw)
 
 
 class _Logged:
@@ -263,8 +271,15 @@ def save_fields(obj: models.Model, names: list[str] | tuple[str, ...] | None = N
     if params is None:
         obj.save(update_fields=names)
         return
+    sql = update_sql(model, tuple(values), (key,), connection.vendor)
+    if batch.holding():
+        # Held with the transaction's other writes (foldrun/batch.py); a row that exists, locked by the caller,
+        # is updated, and anything else raises there.
+        batch.send(sql, params, batch.one_row(f"saving {meta.label} {obj.pk}"))
+        obj._state.db = connection.alias
+        return
     with cursor() as cur:
-        cur.execute(update_sql(model, tuple(values), (key,), connection.vendor), params)
+        cur.execute(sql, params)
         updated = cur.rowcount
     if updated != 1:
         obj.save(update_fields=names)  # Django says what a save of no row does
@@ -304,16 +319,18 @@ def insert_rows(objs: list[models.Model], *, update_conflicts: bool = False, uni
                             update_fields=update_fields or None)
         return
     rows_sql = _values_form(sql, len(objs), len(fields))
-    with cursor() as cur:
-        if rows_sql is None:
-            cur.execute(sql, columns)
-        else:  # one value per placeholder, row after row (see _values_form)
-            cur.execute(rows_sql, [column[n] for n in range(len(objs)) for column in columns])
-        returned = cur.fetchall()
-    for obj, row in zip(objs, returned):
-        for value, field in zip(row, meta.db_returning_fields):
-            setattr(obj, field.attname, value)
-        obj._state.adding, obj._state.db = False, connection.alias
+
+    def keys(cur: Any) -> None:
+        for obj, row in zip(objs, cur.fetchall()):
+            for value, field in zip(row, meta.db_returning_fields):
+                setattr(obj, field.attname, value)
+            obj._state.adding, obj._state.db = False, connection.alias
+
+    # At once, or held with the transaction's other writes (foldrun/batch.py): the keys are set when it is made.
+    if rows_sql is None:
+        batch.send(sql, columns, keys)
+    else:  # one value per placeholder, row after row (see _values_form)
+        batch.send(rows_sql, [column[n] for n in range(len(objs)) for column in columns], keys)
 
 
 def _columns(objs: list[models.Model], fields: list) -> list[list] | None:

@@ -23,7 +23,7 @@ from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from foldrun import net
-from foldrun import incidents, leases
+from foldrun import batch, incidents, leases
 from foldrun.commits import without_flush_wait
 from foldrun.prepared import Prepared
 from foldrun.engine import StepRequest, run_step
@@ -76,7 +76,8 @@ def execute_step(step_pk: int) -> str:
     on any host, is running it), or it ran out and the recovery sweep decides (re-run or fail).
     """
     holder = leases.new_holder()
-    with transaction.atomic():
+    # The claim's write goes with its COMMIT, in one round trip (foldrun/batch.py).
+    with transaction.atomic(), batch.writes_together():
         # The run's lock first (lock order), found through the step in the same query, with what the step
         # reads of it (workspace, account, revision) joined in rather than fetched one by one later.
         # The claim need not wait for the disk: the same query says so (foldrun/commits.py).
@@ -224,7 +225,9 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
     finally:
         host.close()
     seconds = time.monotonic() - started
-    with transaction.atomic():
+    # The closing transaction's writes (the last trace lines, the step, the run, the tries) go together, with its
+    # COMMIT, rather than a round trip each (foldrun/batch.py).
+    with transaction.atomic(), batch.writes_together():
         # The run's lock, and in the same query the lease check: the step is still this try's. Every change
         # to a running step's holder or status is made under the run's lock (the sweep's too), so holding it
         # the step stays ours; the step in hand is current (what else changed on it while it ran — its

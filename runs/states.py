@@ -13,7 +13,7 @@ from typing import Any
 from django.db import connection
 from django.db.models.sql import InsertQuery, UpdateQuery
 
-from foldrun import prepared
+from foldrun import batch, prepared
 from foldrun.prepared import insert_rows, update_params, update_sql
 
 from .models import Run, RunStatus, Step, StepStatus, Try
@@ -88,8 +88,14 @@ def end_try(attempt_pk: int, to: str, why: str = "", **fields: Any) -> bool:
     params = update_params(Try, values, where) if connection.vendor == "postgresql" else None
     if params is None:
         return bool(Try.objects.filter(pk=attempt_pk, status="running").update(**values))
+    sql = update_sql(Try, tuple(values), tuple(where), connection.vendor)
+    if batch.holding():
+        # Held with the closing transaction's other writes (foldrun/batch.py), whose caller holds the try's lease:
+        # it is running, and this UPDATE ends it.
+        batch.send(sql, params, batch.one_row(f"ending try {attempt_pk}"))
+        return True
     with prepared.cursor() as cursor:
-        cursor.execute(update_sql(Try, tuple(values), tuple(where), connection.vendor), params)
+        cursor.execute(sql, params)
         return cursor.rowcount == 1
 
 
@@ -134,10 +140,12 @@ def start_try_with_step(step: Step, fields: list[str], new: Try) -> None:
         claim_sql, claim_params = update.get_compiler(connection=connection).as_sql()
         insert_sql, insert_params = _insert_try_sql(new, inserted)
         sql = f"WITH claimed AS ({claim_sql}) {insert_sql}"
-    with prepared.cursor() as cursor:  # bound on the server, its plan kept (foldrun/prepared.py)
-        cursor.execute(sql, (*claim_params, *insert_params))
+    def keyed(cursor) -> None:
         new.pk = cursor.fetchone()[0]
-    new._state.adding, new._state.db = False, connection.alias
+        new._state.adding, new._state.db = False, connection.alias
+
+    # Bound on the server, its plan kept (foldrun/prepared.py); held with the claim's COMMIT (foldrun/batch.py).
+    batch.send(sql, [*claim_params, *insert_params], keyed)
 
 
 def _insert_try_sql(new: Try, inserted: list) -> tuple[str, tuple]:
@@ -186,9 +194,13 @@ def take_next_step(step: Step, seen_attempt: int, fields: list[str], *, saving: 
         return bool(Step.objects.filter(pk=step.pk, status=S.PENDING, attempt=seen_attempt).update(**values))
     save_sql = update_sql(Step, tuple(saved), (key,), connection.vendor)
     take_sql = update_sql(Step, tuple(values), tuple(where), connection.vendor)
-    with prepared.cursor() as cursor:  # bound on the server, its plan kept (foldrun/prepared.py)
-        cursor.execute(f"WITH ended AS ({save_sql}) {take_sql}", (*save_params, *take_params))
-        return cursor.rowcount == 1
+    # Bound on the server, its plan kept (foldrun/prepared.py), and sent with the writes the closing transaction
+    # holds (foldrun/batch.py): its answer is needed now, theirs not.
+    taken: list[int] = []
+    batch.send(f"WITH ended AS ({save_sql}) {take_sql}", [*save_params, *take_params],
+               lambda cursor: taken.append(cursor.rowcount))
+    batch.flush()
+    return taken == [1]
 
 
 def skip_unstarted(run: Run, why: str) -> int:

@@ -1,0 +1,145 @@
+"""Writes a transaction sends together, with its COMMIT (PostgreSQL's pipeline mode).
+
+A step's closing transaction writes rows whose answers it does not need before it commits: its last trace
+lines, the step's and the run's UPDATEs, the try's end, the next try. Sent one by one, each waited a round
+trip to the server — five of a one-step run's end, most of what they cost on a busy two-core machine. Inside
+`writes_together()` they are held (`send`) and go out at once when the block ends, followed by the COMMIT in
+the same flight when the block is the transaction's own end: one round trip for all of them.
+
+What keeps this the transaction it was:
+
+- Order. Any other statement the transaction makes while writes are held — a read, a savepoint, a write of
+  the ORM's — sends the held ones first (a Django execute wrapper), so it sees them, as it did when they were
+  sent at once. A statement that needs its answer at once calls `flush()`, which sends what is held with it.
+- Errors. A held write that fails raises when the writes are sent, inside the transaction: nothing after it
+  is made (the server skips the rest of the flight, the COMMIT included), and the transaction rolls back as
+  it did when the write raised where it was made.
+- Answers. What a write returns (RETURNING keys, a row count) reaches the code that sent it through its
+  `on_result`, once the flight has come back and before the block ends; a count other than the one a write
+  must have raises there.
+
+Elsewhere than PostgreSQL, and outside a block, `send` makes the statement at once and calls `on_result`
+straight away: callers are written one way.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+from django.db import DatabaseError, connection
+
+_here = threading.local()
+
+OnResult = Callable[[Any], None]
+
+
+class _Held:
+    def __init__(self) -> None:
+        self.writes: list[tuple[str, list, OnResult | None]] = []
+
+    def before_other(self, execute: Callable, sql: str, params: Any, many: bool, context: dict) -> Any:
+        # Any statement made through Django's cursors while writes are held goes after them.
+        if self.writes:
+            self.send_all(commit=False)
+        return execute(sql, params, many, context)
+
+    def send_all(self, *, commit: bool) -> None:
+        from foldrun.prepared import raw_cursor
+
+        writes, self.writes = self.writes, []
+        raw = connection.connection
+        logged = connection.queries_logged
+        started = time.monotonic()
+        sent: list[tuple[Any, OnResult | None]] = []
+        # Wrapped as Django's cursors are: a failure is Django's DatabaseError (IntegrityError, …), as it was.
+        with connection.wrap_database_errors, raw.pipeline():
+            for sql, params, on_result in writes:
+                cursor = raw_cursor()
+                cursor.execute(sql, params)
+                sent.append((cursor, on_result))
+            if commit:
+                # As a statement of the flight: psycopg's commit() would wait for an answer of its own (a Sync) before
+                # the pipeline's end waits for another. Django's commit then finds the transaction ended.
+                raw_cursor().execute("COMMIT", prepare=False)
+        if logged:
+            # Counted and logged as Django's cursors log theirs: a query count (tests, the bench) stays honest.
+            each = f"{(time.monotonic() - started) / max(1, len(writes)):.3f}"
+            # (The COMMIT Django logs itself, as it ends the block.)
+            for sql, params, _ in writes:
+                connection.queries_log.append({"sql": _shown(sql, params), "time": each})
+        for cursor, on_result in sent:
+            if on_result is not None:
+                on_result(cursor)
+            cursor.close()
+
+
+def _shown(sql: str, params: list) -> str:
+    try:
+        return connection.ops.compose_sql(sql, params)
+    except Exception:  # noqa: BLE001 - a value the client cannot quote: the log keeps the placeholders
+        return sql
+
+
+def _held() -> _Held | None:
+    held = getattr(_here, "held", None)
+    return held if held is not None and connection.in_atomic_block else None
+
+
+@contextmanager
+def writes_together() -> Iterator[None]:
+    """Hold the writes `send` makes in this block and send them together when it ends — with the COMMIT when
+    the block is the end of the outermost transaction (`with transaction.atomic(), writes_together():`);
+    nested in a caller's transaction (a test's, an eager task's), without. Precondition: inside
+    `transaction.atomic()`. Elsewhere than PostgreSQL, or inside another such block, a block that holds
+    nothing."""
+    if connection.vendor != "postgresql" or getattr(_here, "held", None) is not None or not connection.in_atomic_block:
+        yield
+        return
+    held = _here.held = _Held()
+    try:
+        with connection.execute_wrapper(held.before_other):
+            yield
+            if held.writes:
+                # The transaction's own end: its COMMIT rides with the writes (Django's commit after this block
+                # then finds nothing to commit, and runs the on_commit callbacks as after any commit).
+                outermost = len(connection.atomic_blocks) == 1 and not connection.needs_rollback
+                held.send_all(commit=outermost)
+    finally:
+        _here.held = None
+
+
+def holding() -> bool:
+    """Whether writes `send` makes now are held (inside `writes_together()` on PostgreSQL)."""
+    return _held() is not None
+
+
+def send(sql: str, params: list, on_result: OnResult | None = None) -> None:
+    """Make this write: held until the block's end inside `writes_together()`, at once elsewhere; `on_result`
+    gets its cursor (rows to fetch, `rowcount`) once it is made."""
+    held = _held()
+    if held is not None:
+        held.writes.append((sql, params, on_result))
+        return
+    from foldrun.prepared import cursor
+
+    with cursor() as cur:
+        cur.execute(sql, params)
+        if on_result is not None:
+            on_result(cur)
+
+
+def flush() -> None:
+    """Send the held writes now (the next statement needs their effect and its own answer in hand)."""
+    held = _held()
+    if held is not None and held.writes:
+        held.send_all(commit=False)
+
+
+def one_row(what: str) -> OnResult:
+    """An `on_result` for a write that must change exactly one row: anything else raises, rolling back."""
+    def check(cursor: Any) -> None:
+        if cursor.rowcount != 1:
+            raise DatabaseError(f"{what} changed {cursor.rowcount} rows, not 1")
+    return check
