@@ -30,6 +30,8 @@ from typing import Any, Callable, Iterator
 
 from django.db import DatabaseError, connection
 
+from foldrun.pgcursor import cursor, raw_cursor
+
 _here = threading.local()
 
 OnResult = Callable[[Any], None]
@@ -46,8 +48,6 @@ class _Held:
         return execute(sql, params, many, context)
 
     def send_all(self, *, commit: bool) -> None:
-        from foldrun.prepared import raw_cursor
-
         writes, self.writes = self.writes, []
         raw = connection.connection
         logged = connection.queries_logged
@@ -122,8 +122,6 @@ def send(sql: str, params: list, on_result: OnResult | None = None) -> None:
     if held is not None:
         held.writes.append((sql, params, on_result))
         return
-    from foldrun.prepared import cursor
-
     with cursor() as cur:
         cur.execute(sql, params)
         if on_result is not None:

@@ -1,0 +1,83 @@
+"""The cursor foldrun's kept statements run on (foldrun/prepared.py, foldrun/batch.py): on PostgreSQL it binds
+each value on the server and has the server keep each statement's plan; see prepared.py's module text."""
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from django.db import connection
+
+
+def cursor() -> Any:
+    """A cursor for the statements of this module (see the module): on PostgreSQL it binds on the server and
+    prepares each statement; elsewhere `connection.cursor()`."""
+    if connection.vendor != "postgresql":
+        return connection.cursor()
+    return connection._prepare_cursor(raw_cursor())
+
+
+def raw_cursor() -> Any:
+    """cursor()'s psycopg cursor itself, not wrapped by Django (foldrun/batch.py sends its writes with it).
+    PostgreSQL only."""
+    connection.ensure_connection()
+    raw = connection.connection
+    if raw.prepare_threshold is None:
+        # Django turns psycopg's preparing off (None); a threshold no statement reaches turns it back on for the
+        # cursors that ask for it (this one) and for nothing else — Django's own cursors bind on the client,
+        # and those never prepare.
+        raw.prepare_threshold = 2**31
+    return _preparing_cursor_class()(raw)
+
+
+class _Logged:
+    def __init__(self, query: bytes) -> None:
+        self.query = query
+
+
+@functools.cache
+def _preparing_cursor_class() -> type:
+    from django.db.backends.postgresql.base import ServerBindingCursor
+
+    class PreparingCursor(ServerBindingCursor):
+        """Prepares every statement it runs (psycopg keeps up to `prepared_max` per connection): Django's wrapper
+        calls `execute(sql, params)` with no way to ask for it."""
+
+        _query_cls = _kept_query_class() or ServerBindingCursor._query_cls
+
+        def execute(self, query, params=None, *, prepare=None, binary=None):  # type: ignore[override]
+            out = super().execute(query, params, prepare=True if prepare is None else prepare, binary=binary)
+            if connection.queries_logged:
+                # Where Django's query log reads a statement's text (`_query`, as a client-binding cursor keeps
+                # it): the statement with its values in place, as the log showed it before — written only while
+                # queries are logged (DEBUG, a test counting them), never on a worker's ordinary step.
+                try:
+                    self._query = _Logged(connection.ops.compose_sql(query, params).encode())
+                except Exception:  # noqa: BLE001 - a value the client cannot quote: the log keeps $1, $2…
+                    pass
+            return out
+
+    return PreparingCursor
+
+
+@functools.cache
+def _kept_query_class() -> type | None:
+    """psycopg rewrites a statement's %s placeholders as $1, $2… once per statement text only when it has at most
+    50 values (its cache guards against ORMs' ever-different statements), and again on every call otherwise —
+    ~120 µs for insert_with_rows's run and step (55 values). This module's statements are few and their texts
+    fixed: each is rewritten once, whatever its count. None (psycopg's own) if psycopg's inner names moved."""
+    from psycopg import _queries
+
+    convert = getattr(_queries, "_query2pg", None)
+    base = getattr(_queries, "PostgresQuery", None)
+    if convert is None or base is None or not hasattr(base, "_ensure_bytes") or not hasattr(base, "dump"):
+        return None
+
+    class KeptQuery(base):  # type: ignore[misc, valid-type]
+        def convert(self, query: Any, vars: Any) -> None:
+            if vars is None or not isinstance(query, (str, bytes)):
+                return super().convert(query, vars)
+            self.query, self._want_formats, self._order, self._parts = convert(self._ensure_bytes(query),
+                                                                               self._tx.encoding)
+            self.dump(vars)
+
+    return KeptQuery
