@@ -67,19 +67,13 @@ class _Held:
             # Counted and logged as Django's cursors log theirs: a query count (tests, the bench) stays honest.
             each = f"{(time.monotonic() - started) / max(1, len(writes)):.3f}"
             # (The COMMIT Django logs itself, as it ends the block.)
-            for sql, params, _ in writes:
-                connection.queries_log.append({"sql": _shown(sql, params), "time": each})
+            # The text is the one the cursor made for the log as it ran the write (pgcursor.PreparingCursor).
+            for cursor, _ in sent:
+                connection.queries_log.append({"sql": cursor._query.query.decode(errors="replace"), "time": each})
         for cursor, on_result in sent:
             if on_result is not None:
                 on_result(cursor)
             cursor.close()
-
-
-def _shown(sql: str, params: list) -> str:
-    try:
-        return connection.ops.compose_sql(sql, params)
-    except Exception:  # noqa: BLE001 - a value the client cannot quote: the log keeps the placeholders
-        return sql
 
 
 def _held() -> _Held | None:
