@@ -29,8 +29,6 @@ from __future__ import annotations
 import atexit
 import math
 import os
-import re
-import secrets
 import subprocess
 import threading
 import time
@@ -39,9 +37,10 @@ from typing import Callable
 
 from ..errors import WebToolError
 from .pool import BrowserPool
+from .podstart import start_server, start_windowed
 from .screen import Screen
 from .starter import STARTER
-from .util import dies_with_this_process, stop_group
+from .util import stop_group
 
 
 def _env_int(name: str, default: int, low: int) -> int:
@@ -61,9 +60,6 @@ def settings() -> tuple[int, int, float]:
     """(steps per pod, max pods, idle seconds), read from the worker's environment."""
     return (_env_int("FOLDRUN_BROWSER_STEPS_PER_POD", 2, 1), _env_int("FOLDRUN_BROWSER_MAX_PODS", 4, 1),
             _env_int("FOLDRUN_BROWSER_IDLE_MS", 15 * 60 * 1000, 1) / 1000)
-
-
-_LISTENING = re.compile(r"Listening on (ws://\S+)")
 
 
 @dataclass
@@ -96,52 +92,6 @@ class Pod:
 
     def line(self) -> dict:
         return {"pod": self.name, "seconds": round(time.monotonic() - self.started, 3), "bytes": self.bytes}
-
-
-def start_windowed() -> tuple[subprocess.Popen, str, Screen]:
-    """A server whose browsers have a window: its own Xvfb first (killed with the worker, as the server is),
-    then the server on that display. The screen goes when the server does, however the server went (a watcher
-    waits on it), so a server killed with -9 leaves no Xvfb behind."""
-    screen = Screen(die_with_worker=True)
-    display = screen.start()
-    try:
-        process, ws = start_server(display)
-    except BaseException:
-        screen.stop()
-        raise
-
-    def _screen_follows_server() -> None:
-        process.wait()
-        screen.stop()
-
-    threading.Thread(target=_screen_follows_server, name="foldrun-browser-pod-screen", daemon=True).start()
-    return process, ws, screen
-
-
-def start_server(display: str | None = None) -> tuple[subprocess.Popen, str]:
-    """Playwright's own server on loopback, port 0, under a random path; (process, ws address). With `display`,
-    the browsers it launches draw their windows on that screen."""
-    from playwright._impl._driver import compute_driver_executable
-
-    node, cli = compute_driver_executable()
-    token = secrets.token_urlsafe(24)
-    process = subprocess.Popen([str(node), str(cli), "run-server", "--host", "127.0.0.1", "--port", "0",
-                                "--path", f"/{token}", "--unsafe"],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                               text=True, start_new_session=True, preexec_fn=dies_with_this_process(),
-                               env={**os.environ, "PW_TEST_SCREENSHOT_NO_FONTS_READY": "1",
-                                    **({"DISPLAY": display} if display else {})})
-    deadline = time.monotonic() + 30
-    line = ""
-    while time.monotonic() < deadline:
-        line = process.stdout.readline() if process.stdout else ""
-        match = _LISTENING.search(line)
-        if match:
-            return process, match.group(1)
-        if not line and process.poll() is not None:
-            break
-    process.kill()
-    raise WebToolError(f"browse: the browser pod did not start ({line.strip()[:200] or 'no answer'})")
 
 
 class AccountPool:
