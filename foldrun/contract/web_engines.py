@@ -230,6 +230,9 @@ VENDOR_BLOCK_WORDS: tuple[str, ...] = ("ads", "trackers", "cookies")
 # none is written; Browserbase and Steel want the country written.
 VENDOR_STATE_COUNTRY: dict[str, str] = {"browserbase": "US", "steel": "US", "hyperbrowser": "US"}
 VENDOR_DEFAULT_COUNTRY: dict[str, str] = {"hyperbrowser": "US"}
+# A proxy country is its two-letter ISO 3166-1 code at every vendor (each adapter sends it in the case its vendor
+# writes it).
+_COUNTRY_CODE = re.compile(r"[A-Za-z]{2}")
 
 
 def vendors_with(setting: str) -> list[str]:
@@ -264,6 +267,28 @@ def vendor_state_refusal(vendor: str, proxy: object, where: str) -> str | None:
     beside = f"country {proxy['country']}" if proxy.get("country") else "no country"
     return (f"{where}.state: {vendor} takes a state only with country {wanted} (its states are {wanted} states), and "
             f"this proxy names {beside}; write country: {wanted}, or drop state.")
+
+
+def vendor_proxy_refusal(vendor: str, proxy: object, where: str) -> str | None:
+    """The first sentence `foldrun check` says of a `vendor_session.proxy` block's place — its country, its state —
+    or None; the call says it in these words before any vendor is asked."""
+    return vendor_country_refusal(vendor, proxy, where) or vendor_state_refusal(vendor, proxy, where)
+
+
+def vendor_country_refusal(vendor: str, proxy: object, where: str) -> str | None:
+    """The sentence for a `vendor_session.proxy.country` that is not two letters (`Australia`, `AUS`, a number),
+    or None. YAML reads an unquoted NO (Norway) as false, so that one is told to be quoted."""
+    if not isinstance(proxy, dict) or "country" not in proxy:
+        return None
+    value = proxy["country"]
+    if isinstance(value, str) and _COUNTRY_CODE.fullmatch(value):
+        return None
+    if value is False:
+        return (f"{where}.country: {vendor} takes a country as its two-letter ISO 3166-1 code, and this proxy's was "
+                f"read as false — YAML reads an unquoted NO so; quote it, country: 'NO'.")
+    beside = "no country" if value in (None, "") else f"country {value}"
+    return (f"{where}.country: {vendor} takes a country as its two-letter ISO 3166-1 code, and this proxy names "
+            f"{beside}; write the country's two letters, e.g. country: AU.")
 
 
 def vendor_value_refusal(vendor: str, key: str, value: object, where: str) -> str | None:

@@ -689,8 +689,8 @@ class _WebCheck:
                     self.error(here, problem, "web.secret_value")
                 elif isinstance(item, str):
                     self.secret_names.append((here, reference_name(item) or item))
-            elif key == "country" and not (isinstance(item, str) and _REGION_RE.match(item)):
-                self.error(here, f"{where}.country must be a two-letter country code, e.g. AU.", "web.vendor_session")
+            elif key == "country" and W.vendor_country_refusal(vendor, value, where):
+                self.error(here, W.vendor_country_refusal(vendor, value, where), "web.vendor_session")
             elif not isinstance(item, str):
                 self.error(here, f"{where}.{key} is not text; write it as one string, e.g. {key}: {'NY' if key == 'state' else 'Sydney'}.", "web.vendor_session")
             elif key == "state" and W.vendor_state_refusal(vendor, value, where):

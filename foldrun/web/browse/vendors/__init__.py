@@ -89,7 +89,7 @@ def check_settings(vendor: str, where: str, settings: dict, call: "Call") -> Non
                             for part in value if f"proxy.{part}" in W.VENDOR_SESSION_OPTIONS
                             and W.vendor_session_refusal(vendor, f"proxy.{part}", "")), None)
         if refused is None and key == "proxy":
-            refused = W.vendor_state_refusal(vendor, value, f"{where}.proxy")
+            refused = W.vendor_proxy_refusal(vendor, value, f"{where}.proxy")
         if refused is None and key in ("region", "timeout"):
             refused = W.vendor_value_refusal(vendor, key, value, f"{where}.{key}")
         if refused is None and key == "block":

@@ -37,14 +37,23 @@ BASES: dict[str, str] = {
 # - Steel now documents a session `region` (its multi-region page: lax, iad; its SDK also lists ord, scl, fra,
 #   nrt). The spec's `vendor_session:` table, the contract, has none for Steel, so `region` on Steel is still
 #   refused there and none is sent; the difference is recorded here, not mapped.
+# Re-read 2026-12-03 for the proxy country's case: an ISO 3166-1 alpha-2 code in capitals at Browserbase (its SDK's
+# geolocation: "Country code in ISO 3166-1 alpha-2 format"), Steel (its SDK's geolocation: "Country code (e.g.,
+# 'US', 'GB', 'DE') - ISO 3166-1 alpha-2", every code it lists in capitals) and Hyperbrowser (its parameters page:
+# `proxyCountry`, an ISO 3166-1 alpha-2 code such as `US` or `GB`); in lowercase at Browserless (`proxyCountry=us`),
+# Bright Data (its geolocation page: `-country-us`) and ZenRows (its SDK's `proxy_country=us`). Each adapter sends
+# it so whatever case the agent wrote (`_place`); a country that is not two letters is refused before any vendor is
+# asked (web_engines.vendor_country_refusal), in check's words.
 SOURCES: dict[str, tuple[tuple[str, str], ...]] = {
     "browserbase": (("https://docs.browserbase.com/reference/api/create-a-session", "2026-12-02"),
                     ("https://github.com/browserbase/sdk-python/blob/main/src/browserbase/types/session_create_params.py",
                      "2026-12-03")),
     "steel": (("https://docs.steel.dev/overview/sessions-api/configuration", "2026-12-02"),
               ("https://docs.steel.dev/overview/stealth/proxies", "2026-12-03"),
+              ("https://github.com/steel-dev/steel-python/blob/main/src/steel/types/session_create_params.py",
+               "2026-12-03"),
               ("https://docs.steel.dev/overview/sessions-api/multi-region", "2026-12-03")),
-    "hyperbrowser": (("https://hyperbrowser.ai/docs/sessions/parameters", "2026-12-02"),
+    "hyperbrowser": (("https://hyperbrowser.ai/docs/sessions/parameters", "2026-12-03"),
                      ("https://hyperbrowser.ai/docs/sessions/ad-blocking", "2026-12-02"),
                      ("https://hyperbrowser.ai/docs/sessions/proxy", "2026-12-03")),
     "browserless": (("https://docs.browserless.io/baas/connection-urls", "2026-12-02"),
@@ -52,8 +61,9 @@ SOURCES: dict[str, tuple[tuple[str, str], ...]] = {
     "brightdata": (("https://docs.brightdata.com/scraping-automation/scraping-browser/cdp-functions/custom",
                     "2026-12-02"),
                    ("https://docs.brightdata.com/cn/scraping-automation/scraping-browser/cdp-functions/custom",
-                    "2026-12-02")),
-    "zenrows": (("https://github.com/ZenRows/browser-js-sdk/blob/main/src/index.ts", "2026-12-02"),),
+                    "2026-12-02"),
+                   ("https://docs.brightdata.com/products/scraping-browser/features/proxy-location", "2026-12-03")),
+    "zenrows": (("https://github.com/ZenRows/browser-js-sdk/blob/main/src/index.ts", "2026-12-03"),),
 }
 
 
@@ -76,6 +86,16 @@ def _merge(into: dict, extra: dict) -> dict:
         else:
             into[key] = value
     return into
+
+
+def _place(proxy: dict, case: Callable[[str], str]) -> dict[str, Any]:
+    """The proxy's country, state and city as written, the country in the case its vendor writes ISO 3166-1 codes
+    (`case`: capitals at Browserbase, Steel and Hyperbrowser, lowercase at Browserless, Bright Data and ZenRows) —
+    whatever case the agent wrote it in; check refuses one that is not two letters."""
+    place = {key: proxy[key] for key in ("country", "state", "city") if proxy.get(key)}
+    if "country" in place:
+        place["country"] = case(str(place["country"]))
+    return place
 
 
 def _blocked(settings: dict) -> set[str]:
@@ -101,8 +121,7 @@ def _browserbase(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
         body["proxies"] = [{"type": "external", "server": own["server"],
                             **({"username": own["username"], "password": own["password"]} if own["username"] else {})}]
     elif isinstance(proxy, dict):
-        body["proxies"] = [{"type": "browserbase",
-                            "geolocation": {k: proxy[k] for k in ("country", "state", "city") if proxy.get(k)}}]
+        body["proxies"] = [{"type": "browserbase", "geolocation": _place(proxy, str.upper)}]
     if "captcha" in settings:
         browser["solveCaptchas"] = bool(settings["captcha"])
     if settings.get("stealth"):
@@ -128,7 +147,7 @@ def _steel(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
     elif isinstance(proxy, dict) and proxy.get("own"):
         body["proxyUrl"] = own_proxy()["url"]
     elif isinstance(proxy, dict):
-        where = {k: proxy[k] for k in ("country", "state", "city") if proxy.get(k)}
+        where = _place(proxy, str.upper)
         if "city" in where:
             where["city"] = _steel_city(str(where["city"]))
         body["useProxy"] = {"geolocation": where}
@@ -160,9 +179,8 @@ def _hyperbrowser(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
         if own.get("username"):
             body["proxyServerUsername"], body["proxyServerPassword"] = own["username"], own.get("password", "")
     elif isinstance(proxy, dict):
-        for key, field in (("country", "proxyCountry"), ("state", "proxyState"), ("city", "proxyCity")):
-            if proxy.get(key):
-                body[field] = proxy[key]
+        fields = {"country": "proxyCountry", "state": "proxyState", "city": "proxyCity"}
+        body.update({fields[key]: value for key, value in _place(proxy, str.upper).items()})
     if "captcha" in settings:
         body["solveCaptchas"] = bool(settings["captcha"])
     if settings.get("stealth"):
@@ -191,11 +209,11 @@ def _browserless(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
         query["externalProxyServer"] = own_proxy()["url"]
     elif proxy:
         query["proxy"] = "residential"
-        if isinstance(proxy, dict):
-            for key, field in (("country", "proxyCountry"), ("city", "proxyCity")):
-                if proxy.get(key):
-                    value = str(proxy[key]).lower()  # a city also without its spaces: `newyorkcity`
-                    query[field] = value.replace(" ", "") if key == "city" else value
+        place = _place(proxy, str.lower) if isinstance(proxy, dict) else {}
+        if "country" in place:
+            query["proxyCountry"] = place["country"]
+        if "city" in place:  # lowercase without its spaces: `newyorkcity`
+            query["proxyCity"] = str(place["city"]).lower().replace(" ", "")
     if settings.get("captcha"):
         query["solveCaptchas"] = "true"
     if settings.get("timeout"):
@@ -211,7 +229,7 @@ def _brightdata(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
     """The country rides in the zone's user name; the rest are Bright Data's own CDP commands, sent on the page
     before it navigates, as its custom-CDP page asks."""
     proxy = settings.get("proxy")
-    country = str(proxy.get("country") or "").lower() if isinstance(proxy, dict) else ""
+    country = _place(proxy, str.lower).get("country", "") if isinstance(proxy, dict) else ""
     cdp: list[tuple[str, dict]] = []
     if "captcha" in settings:  # its solver is on by default: `captcha: false` turns it off
         cdp.append(("Captcha.setAutoSolve", {"autoSolve": bool(settings["captcha"])}))
@@ -227,7 +245,7 @@ def _zenrows(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
     query: dict[str, str] = {}
     proxy = settings.get("proxy")
     if isinstance(proxy, dict) and proxy.get("country"):
-        query["proxy_country"] = str(proxy["country"]).lower()
+        query["proxy_country"] = _place(proxy, str.lower)["country"]
     if settings.get("timeout"):
         query["session_ttl"] = _go_duration(_seconds(settings["timeout"]))
     query.update({str(k): _query_value(v) for k, v in (settings.get("options") or {}).items()})
