@@ -231,7 +231,9 @@ VENDOR_BLOCK_WORDS: tuple[str, ...] = ("ads", "trackers", "cookies")
 VENDOR_STATE_COUNTRY: dict[str, str] = {"browserbase": "US", "steel": "US", "hyperbrowser": "US"}
 VENDOR_DEFAULT_COUNTRY: dict[str, str] = {"hyperbrowser": "US"}
 # A proxy country is its two-letter ISO 3166-1 code at every vendor (each adapter sends it in the case its vendor
-# writes it).
+# writes it). Browserbase and Steel want a country beside a city (their session types make it required); the others
+# take a city alone (Hyperbrowser's country is US unless told).
+VENDOR_CITY_NEEDS_COUNTRY: tuple[str, ...] = ("browserbase", "steel")
 _COUNTRY_CODE = re.compile(r"[A-Za-z]{2}")
 
 
@@ -270,9 +272,10 @@ def vendor_state_refusal(vendor: str, proxy: object, where: str) -> str | None:
 
 
 def vendor_proxy_refusal(vendor: str, proxy: object, where: str) -> str | None:
-    """The first sentence `foldrun check` says of a `vendor_session.proxy` block's place — its country, its state —
-    or None; the call says it in these words before any vendor is asked."""
-    return vendor_country_refusal(vendor, proxy, where) or vendor_state_refusal(vendor, proxy, where)
+    """The first sentence `foldrun check` says of a `vendor_session.proxy` block's place — its country, its state, its
+    city — or None; the call says it in these words before any vendor is asked."""
+    return (vendor_country_refusal(vendor, proxy, where) or vendor_state_refusal(vendor, proxy, where)
+            or vendor_city_refusal(vendor, proxy, where))
 
 
 def vendor_country_refusal(vendor: str, proxy: object, where: str) -> str | None:
@@ -289,6 +292,16 @@ def vendor_country_refusal(vendor: str, proxy: object, where: str) -> str | None
     beside = "no country" if value in (None, "") else f"country {value}"
     return (f"{where}.country: {vendor} takes a country as its two-letter ISO 3166-1 code, and this proxy names "
             f"{beside}; write the country's two letters, e.g. country: AU.")
+
+
+def vendor_city_refusal(vendor: str, proxy: object, where: str) -> str | None:
+    """The sentence for a `vendor_session.proxy.city` with no country beside it at a vendor that wants one, or
+    None — `foldrun check` and the call say it in these words, before any vendor is asked."""
+    if (not isinstance(proxy, dict) or not proxy.get("city") or proxy.get("country") not in (None, "")
+            or vendor not in VENDOR_CITY_NEEDS_COUNTRY):
+        return None
+    return (f"{where}.city: {vendor} takes a city only with its country (a {vendor} proxy's country is required), "
+            f"and this proxy names no country; write the city's country, e.g. country: AU, or drop city.")
 
 
 def vendor_value_refusal(vendor: str, key: str, value: object, where: str) -> str | None:

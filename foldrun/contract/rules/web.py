@@ -695,6 +695,8 @@ class _WebCheck:
                 self.error(here, f"{where}.{key} is not text; write it as one string, e.g. {key}: {'NY' if key == 'state' else 'Sydney'}.", "web.vendor_session")
             elif key == "state" and W.vendor_state_refusal(vendor, value, where):
                 self.error(here, W.vendor_state_refusal(vendor, value, where), "web.vendor_session_unsupported")
+            elif key == "city" and W.vendor_city_refusal(vendor, value, where):
+                self.error(here, W.vendor_city_refusal(vendor, value, where), "web.vendor_session_unsupported")
 
     # ------------------------------------------------------------ secrets the block reads
 

@@ -43,7 +43,11 @@ BASES: dict[str, str] = {
 # `proxyCountry`, an ISO 3166-1 alpha-2 code such as `US` or `GB`); in lowercase at Browserless (`proxyCountry=us`),
 # Bright Data (its geolocation page: `-country-us`) and ZenRows (its SDK's `proxy_country=us`). Each adapter sends
 # it so whatever case the agent wrote (`_place`); a country that is not two letters is refused before any vendor is
-# asked (web_engines.vendor_country_refusal), in check's words.
+# asked (web_engines.vendor_country_refusal), in check's words. A city needs a country beside it at Browserbase and
+# Steel (each SDK's geolocation makes `country` required), so a city alone is refused there
+# (web_engines.vendor_city_refusal). Hyperbrowser's country is US unless told. Browserless's proxies page calls a
+# city one "within the selected country" but does not say a country is required, so a lone city is sent as written
+# and Browserless's answer said.
 SOURCES: dict[str, tuple[tuple[str, str], ...]] = {
     "browserbase": (("https://docs.browserbase.com/reference/api/create-a-session", "2026-12-02"),
                     ("https://github.com/browserbase/sdk-python/blob/main/src/browserbase/types/session_create_params.py",
