@@ -281,16 +281,12 @@ _UPGRADE_REFUSED = re.compile(r"WebSocket error: \S+ (\d{3})(?: [^\n]*)?$")
 
 def _socket_refusal(vendor: str, key: tuple[str, str] | None, asked: Asked, status: int, said: str,
                     hide: Callable[[str], str]) -> str:
-    """The sentence for a socket vendor's turned-down websocket, as an API vendor's refusal is said. Browserless
-    answers a proxy city on a plan under Scale (500k units) with 401 (its proxies page), which is also its answer to
-    a bad token: both are named."""
-    if vendor == "browserless" and status == 401 and "proxyCity" in asked.query:
-        held = key[0] if key else "BROWSERLESS_TOKEN"
-        sentence = (f"browserless refused the browser (HTTP 401), its answer to a proxy city "
-                    f"(vendor_session.proxy.city) on a plan under Scale (500k+ units) — drop proxy.city, or move the "
-                    f"account behind {held} to Scale (a token it does not know gets the same answer)")
-    else:
-        sentence = refusal(vendor, key[0] if key else None, httpx.Response(status, text=said), hide)
+    """The sentence for a socket vendor's turned-down websocket, as an API vendor's refusal is said — in the vendor's
+    own words where its adapter has them (`Adapter.refused`: Browserless's 401 beside a proxy city)."""
+    held = key[0] if key else None
+    own = ADAPTERS[vendor].refused
+    sentence = own(status, asked, held) if own else None
+    sentence = sentence or refusal(vendor, held, httpx.Response(status, text=said), hide)
     return sentence + (f' — {vendor} said "{said}"' if said and said not in sentence else "")
 
 

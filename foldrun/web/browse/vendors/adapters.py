@@ -266,18 +266,31 @@ def _query_value(value: Any) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
+def _browserless_refused(status: int, asked: Asked, held: str | None) -> str | None:
+    """Browserless answers a proxy city on a plan under Scale (500k units) with 401 (its proxies page), which is also
+    its answer to a bad token: both are named."""
+    if status != 401 or "proxyCity" not in asked.query:
+        return None
+    return (f"browserless refused the browser (HTTP 401), its answer to a proxy city (vendor_session.proxy.city) on a "
+            f"plan under Scale (500k+ units) — drop proxy.city, or move the account behind "
+            f"{held or 'BROWSERLESS_TOKEN'} to Scale (a token it does not know gets the same answer)")
+
+
 @dataclass(frozen=True)
 class Adapter:
     opens: str                              # "api" or "socket"
     ask: Callable[[dict, Callable[[], dict]], Asked]
     keep: str = ""                          # "context" or "profile": what `keep` stores
+    # A socket vendor's own sentence for a websocket it turned down — (its HTTP status, what was asked, the key's
+    # secret name) → the sentence, or None where the shared wording of a refused key says it.
+    refused: Callable[[int, Asked, str | None], str | None] | None = None
 
 
 ADAPTERS: dict[str, Adapter] = {
     "browserbase": Adapter("api", _browserbase, keep="context"),
     "steel": Adapter("api", _steel, keep="profile"),
     "hyperbrowser": Adapter("api", _hyperbrowser, keep="profile"),
-    "browserless": Adapter("socket", _browserless),
+    "browserless": Adapter("socket", _browserless, refused=_browserless_refused),
     "brightdata": Adapter("socket", _brightdata),
     "zenrows": Adapter("socket", _zenrows),
 }
