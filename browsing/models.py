@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from accounts.models import Account
+from accounts.models import Account, Workspace
 from foldrun.ids import public_id_field
 from foldrun.leases import Leased
 
@@ -182,3 +182,38 @@ class SkillRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.public_id} {self.skill} {self.status}"
+
+
+# ---------------------------------------------------------------- what seeded a vendor's kept profile
+
+class SeedKind(models.TextChoices):
+    COOKIES = "cookies", "a secret's cookies"
+    STORAGE = "storage", "web.browse.storage"
+
+
+class KeptSeed(models.Model):
+    """A browse call's secret signed in a vendor's kept context or profile (`vendor_session.keep`).
+
+    The vendor keeps that login run to run, so every later call on the profile is treated as signed in: no
+    script beside it, the secrets' values redacted. The keep file under the workspace's state/web-browse/ names
+    only the vendor's id; this row is the record of what seeded it, here because the workspace's programs can
+    write state/ and could otherwise rub the mark out (browsing/kept.py reads and writes it).
+    """
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    vendor = models.CharField(max_length=32)
+    keep = models.CharField(max_length=100, help_text="the vendor_session.keep name")
+    kept_id = models.CharField(max_length=200, help_text="the vendor's context or profile id it seeded")
+    seeded = models.CharField(max_length=16, choices=SeedKind.choices)
+    secrets = models.JSONField(default=list, blank=True, help_text="the secrets' names, never their values")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["pk"]
+        constraints = [models.UniqueConstraint(fields=["workspace", "vendor", "keep", "kept_id"],
+                                               name="kept_seed_one_per_profile")]
+
+    def __str__(self) -> str:
+        return f"{self.vendor} {self.keep} {self.kept_id} {self.seeded}"

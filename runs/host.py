@@ -16,6 +16,7 @@ from foldrun.engine.step import BudgetExceeded, MissingSecret, StepFailed, StepR
 from foldrun.engine.tools.base import ToolError
 from foldrun.providers.client import MissingSecret as ProviderMissingSecret, ModelClient, ProviderConfigError, supply_from_block
 
+from browsing.kept import KeptSeeds
 from foldrun.leases import Heartbeat, LeaseLost
 from foldrun.prepared import insert_rows
 from vault.actions import egress_grants, resolve_secrets
@@ -274,6 +275,12 @@ class DbHost:
                 "steps": [{"step": s.label, "agent": s.agent, "status": s.status, "output": s.output[:4000],
                            "error": s.error} for s in run.steps.all()]}
 
+    @property
+    def kept_seeds(self) -> KeptSeeds:
+        """What seeded the workspace's kept vendor profiles (the web tool's `vendor_session.keep`), in the
+        database: the keep file under state/ is the workspace's, which its programs can write."""
+        return KeptSeeds(self.run.workspace)
+
     def live_frame(self, kind: str, jpeg: bytes | None, url: str) -> None:
         """The step's browser as the Run page shows it (from the browser's thread: files, never the ORM). Only
         while this try holds the step's lease — the spec's frames cross the step's own egress lease, so a
@@ -313,6 +320,10 @@ class ColleagueHost(DbHost):
 
     def resolve_secrets(self, names: list[str]) -> dict[str, tuple[str, str]]:
         return require_secrets(self.workspace, names, held=self.held)
+
+    @property
+    def kept_seeds(self) -> KeptSeeds:
+        return KeptSeeds(self.workspace)  # the colleague's desk keeps its own vendor profiles
 
     def model_client(self, provider: dict, timezone: str = "UTC"):
         run_workspace = self.run.workspace

@@ -7,6 +7,7 @@ from pathlib import Path
 from django.conf import settings
 
 from accounts.models import Workspace
+from browsing.kept import KeptSeeds
 from foldrun import net
 from foldrun.api import ApiError
 from foldrun.engine.resolve import ResolveError
@@ -21,6 +22,7 @@ class TestHost:
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
         self.events: list[dict] = []
+        self.kept_seeds = KeptSeeds(workspace)  # what seeded its kept vendor profiles, as a run's host has it
 
     def trace(self, kind: str, data: dict) -> None:
         self.events.append({"kind": kind, "data": data})
