@@ -78,7 +78,8 @@ def web_tool_for(agent: Any, env: Any, *, searxng_url: str | None = None) -> Web
                   searxng_guarded=bool(own), model=_model_for(provider, env),
                   pod_account=_pod_account(env),
                   session_cdp=str(getattr(getattr(env, "request", None), "browser_cdp", "") or "") or None,
-                  session_allow_hosts=list(getattr(getattr(env, "request", None), "browser_allow_hosts", None) or []))
+                  session_allow_hosts=list(getattr(getattr(env, "request", None), "browser_allow_hosts", None) or []),
+                  seeds=getattr(env.host, "kept_seeds", None))  # what seeded a kept vendor profile: the host's
     web.model_format = model_format or None
     web.live_frames = getattr(env.host, "live_frame", None)  # the Run page's live view of the step's browser, when kept
     env.on_close(web.close)

@@ -82,6 +82,8 @@ class WebTool:
     session_cdp   the CDP endpoint of a browser session this step browses in (a task of the browser agent):
                   every browse call drives that session's page, which stays where the last call left it
     session_allow_hosts  that session's `allowHosts`: hosts its guard sends through the user's own proxy
+    seeds         the host's seed book (browse/kept.py): what secret signed a vendor's kept profile in, kept
+                  outside the workspace; None treats every kept profile as signed in
     """
 
     def __init__(self, config: dict | None, *, http: httpx.Client, sandbox: Path, allow_private: bool,
@@ -92,8 +94,9 @@ class WebTool:
                  browse_timeout: float = 30.0, model_provider: str | None = None,
                  searxng_guarded: bool = False, model: Callable[[str, str], str] | None = None,
                  pod_account: str | None = None, session_cdp: str | None = None,
-                 session_allow_hosts: list[str] | None = None) -> None:
+                 session_allow_hosts: list[str] | None = None, seeds: Any = None) -> None:
         self.config = dict(config or {})
+        self.seeds = seeds
         self.http = http
         self.sandbox = Path(sandbox)
         self.allow_private = allow_private
@@ -373,6 +376,10 @@ class WebTool:
         pod = self.pods.pod()
         self.pods.done_with(pod)  # an address handed out, not a browser on it
         return pod.ws
+
+    def hand(self, fn: Callable[[], Any]) -> Any:
+        """`fn`'s answer, asked in the step's thread (the host's records are its) from inside a browse call too."""
+        return self._hand(fn, wait=True)
 
     def _hand(self, fn: Callable[[], Any], *, wait: bool = False) -> Any:
         """Trace, log and secrets are the step's: from inside a browse call they run in the step's thread."""

@@ -14,6 +14,7 @@ import threading
 
 import pytest
 
+from browsing.kept import KeptSeeds
 from foldrun.contract import Desk, check
 from foldrun.web import WebToolError
 from foldrun.web.browse.vendors.adapters import ADAPTERS, BASES, SOURCES, socket_url
@@ -426,22 +427,36 @@ def test_browserless_region_picks_its_host_and_the_old_session_name_is_still_rea
 
 
 def test_a_kept_profile_a_secrets_cookies_signed_in_refuses_script_in_a_later_run_that_names_no_secret(
-        browse, pages_site, relay, tmp_path, recorder):
+        browse, pages_site, relay, tmp_path, recorder, workspace):
     config = {"browse": {"via": "browserbase", "vendor_session": {"keep": "client-portal"}}}
+    seeds = KeptSeeds(workspace)  # the server's record of what seeded it (tests/web/test_browse_kept_seeds.py)
     with BrowserVendor("browserbase", relay) as vendor:
         secrets = {"BROWSERBASE_API_KEY": vendor.key, "PORTAL_COOKIES": "sid=portal-sid-5150"}
         endpoints = {"browserbase": vendor.url}
-        browse(config, endpoints=endpoints, secret=secrets.__getitem__).call(
+        browse(config, endpoints=endpoints, secret=secrets.__getitem__, seeds=seeds).call(
             {"action": "browse", "url": f"{pages_site.url}/who", "cookies": "PORTAL_COOKIES"})
         kept = json.loads((tmp_path / "state/web-browse/client-portal.json").read_text())
         with pytest.raises(WebToolError) as caught:  # the next run: the vendor's profile still holds that login
-            browse(config, endpoints=endpoints, secret=secrets.__getitem__).call(
+            browse(config, endpoints=endpoints, secret=secrets.__getitem__, seeds=seeds).call(
                 {"action": "browse", "url": f"{pages_site.url}/who", "js": "document.cookie"})
-        read = browse(config, endpoints=endpoints, secret=secrets.__getitem__).call(
+        read = browse(config, endpoints=endpoints, secret=secrets.__getitem__, seeds=seeds).call(
             {"action": "browse", "url": f"{pages_site.url}/who"})  # reading it is as before
-    assert kept["seeded"] == "cookies" and "PORTAL_COOKIES" in kept["secrets"]
-    assert "portal-sid-5150" not in json.dumps(kept)  # the file names the secret, never its value
+    (context,) = vendor.made
+    assert kept == {"vendor": "browserbase", "context": context}  # the file holds the vendor's id alone
+    (record,) = seeds.seeds("browserbase", "client-portal")
+    assert record["kept"] == context and record["seeded"] == "cookies" and "PORTAL_COOKIES" in record["secrets"]
+    assert "portal-sid-5150" not in json.dumps(record)  # the record names the secret, never its value
     assert str(caught.value) == ("browse: js does not run in a call that carries cookies from a secret, or in a "
                                  "session those cookies seeded — document.cookie is one expression away")
     assert VENDOR_BROWSER in read
-    assert json.loads((tmp_path / "state/web-browse/client-portal.json").read_text())["seeded"] == "cookies"
+
+
+def test_a_kept_profile_with_no_record_to_ask_is_treated_as_signed_in(browse, pages_site, relay):
+    config = {"browse": {"via": "steel", "vendor_session": {"keep": "client-portal"}}}
+    with BrowserVendor("steel", relay) as vendor:
+        with pytest.raises(WebToolError) as caught:  # a tool its host gave no seed book (a laptop's)
+            browse(config, endpoints={"steel": vendor.url}, secret=lambda name: vendor.key).call(
+                {"action": "browse", "url": f"{pages_site.url}/who", "js": "document.title"})
+    assert str(caught.value) == ("browse: js does not run beside vendor_session.keep here — nothing outside the "
+                                 "workspace records whether a secret signed the kept profile in, so it is treated as "
+                                 "signed in")

@@ -36,7 +36,7 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
         self.session_key = str(args.get("session") or "default")
         self.secrets: dict[str, str] = {}   # name -> value used in this call, redacted from every output
         self.kept: dict[str, str] = {}      # the same from earlier calls in its session: redacted, nothing more
-        self.seeded: bool | str = False     # cookies (True) or "storage" from a secret: no script beside them
+        self.seeded: bool | str = False     # cookies (True) or "storage" from a secret (or "unrecorded"): no script
         self.secrets_in_steps = False       # a fill/type from a secret somewhere in the steps
         self.dialog: tuple[str, Any] = (str(args.get("dialogs") or self.block.get("dialogs") or "dismiss"),
                                         args.get("dialog_text") or self.block.get("dialog_text"))
@@ -175,6 +175,10 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
     def no_script(self, what: str) -> None:
         """`js`, `eval` and script by another name never run beside a secret's cookies or a filled secret."""
         self.denied("js" if what == "js" else "eval", None if what in ("js", "eval") else what)
+        if self.seeded == "unrecorded":  # browse/kept.py: a kept vendor profile, and no seed book to ask
+            raise WebToolError(f"browse: {what} does not run beside vendor_session.keep here — nothing outside the "
+                               f"workspace records whether a secret signed the kept profile in, so it is treated as "
+                               f"signed in")
         if self.seeded == "storage":
             raise WebToolError(f"browse: {what} does not run in a call that carries web.browse.storage, or in a "
                                f"session it seeded — an expression in the page could hand over the token")

@@ -231,7 +231,7 @@ class ContextMixin:
             context.route("**/*", lambda route, request: self._guard(route, request))
         self.add_cookies(context)
         seed_storage(self, context)
-        carry_seed(self, self.vendor.keep)  # the vendor keeps the profile's login run to run, and so its seeding
+        carry_seed(self, self.vendor.vendor, self.vendor.keep, self.vendor.kept)  # the login, and so its seeding
         return context
 
     def headers(self) -> dict[str, str]:

@@ -92,6 +92,21 @@ _SEED_JS = """(seed => {
 })"""
 
 
+def redact_leaves(call: "Call", name: str, seed: dict) -> None:
+    """Each value of the storage secret `name` is redacted on its own, wherever the page shows it."""
+    for number, leaf in enumerate(sorted(set(_leaves(seed)), key=len, reverse=True), 1):
+        if len(leaf) >= 8:
+            call.secrets[f"{name} ({number})"] = leaf
+
+
+def storage_of(name: str, raw: str) -> dict | None:
+    """The secret's storage when it holds one (a storage secret an earlier call seeded), else None."""
+    try:
+        return _shape(name, raw)
+    except WebToolError:
+        return None
+
+
 def seed_storage(call: "Call", context: "BrowserContext") -> None:
     """Seed the block's storage secret into every page of `storage_origin` before the site's code runs."""
     name = call.block.get("storage")
@@ -109,8 +124,6 @@ def seed_storage(call: "Call", context: "BrowserContext") -> None:
         return
     raw = call.secret_value(str(name))
     seed = _shape(str(name), raw)
-    for number, leaf in enumerate(sorted(set(_leaves(seed)), key=len, reverse=True), 1):
-        if len(leaf) >= 8:  # each value is redacted on its own, wherever the page shows it
-            call.secrets[f"{name} ({number})"] = leaf
+    redact_leaves(call, str(name), seed)
     context.add_init_script(script=f"{_SEED_JS}({json.dumps({'origin': origin, **seed})});")
     call.seeded = "storage"  # truthy, like a cookie secret's: no script beside it; the sentence names storage

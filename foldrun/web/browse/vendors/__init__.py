@@ -51,6 +51,7 @@ class Opened:
     browser: Any
     session_id: str = ""
     keep: str = ""                          # the kept login's name: the vendor's own context is used as it stands
+    kept: str = ""                          # … and the vendor's id of that context or profile
     cdp: list = field(default_factory=list)  # CDP commands for the first page (Bright Data's captcha and blocks)
     end: Callable[[], None] | None = None    # release (Steel) / stop (Hyperbrowser)
     call: Any = None                         # the browse call it was opened for
@@ -202,7 +203,7 @@ def _open(call: "Call", vendor: str, settings: dict, key: tuple[str, str] | None
         if end is not None:
             _quietly(end)
         raise
-    return Opened(vendor, browser, session_id, keep=keep, end=end)
+    return Opened(vendor, browser, session_id, keep=keep, kept=kept or "", end=end)
 
 
 def end(call: "Call", opened: Opened) -> None:
