@@ -451,12 +451,21 @@ def test_a_kept_profile_a_secrets_cookies_signed_in_refuses_script_in_a_later_ru
     assert VENDOR_BROWSER in read
 
 
-def test_a_kept_profile_with_no_record_to_ask_is_treated_as_signed_in(browse, pages_site, relay):
+def test_a_kept_profile_with_no_record_to_ask_is_treated_as_signed_in_and_its_file_keeps_the_mark(
+        browse, pages_site, relay, tmp_path):
     config = {"browse": {"via": "steel", "vendor_session": {"keep": "client-portal"}}}
+    secrets = {"STEEL_API_KEY": "steel-key-0123456789", "PORTAL_COOKIES": "sid=portal-sid-5150"}
     with BrowserVendor("steel", relay) as vendor:
+        secrets["STEEL_API_KEY"] = vendor.key
         with pytest.raises(WebToolError) as caught:  # a tool its host gave no seed book (a laptop's)
-            browse(config, endpoints={"steel": vendor.url}, secret=lambda name: vendor.key).call(
+            browse(config, endpoints={"steel": vendor.url}, secret=secrets.__getitem__).call(
                 {"action": "browse", "url": f"{pages_site.url}/who", "js": "document.title"})
+        browse(config, endpoints={"steel": vendor.url}, secret=secrets.__getitem__).call(
+            {"action": "browse", "url": f"{pages_site.url}/who", "cookies": "PORTAL_COOKIES"})
+    kept = json.loads((tmp_path / "state/web-browse/client-portal.json").read_text())
+    # The mark stays where a server's record of it is taken in from (tests/web/test_browse_kept_seeds.py).
+    assert kept == {"vendor": "steel", "profile": kept["profile"], "seeded": "cookies",
+                    "secrets": ["PORTAL_COOKIES", "STEEL_API_KEY"]}
     assert str(caught.value) == ("browse: js does not run beside vendor_session.keep here — nothing outside the "
                                  "workspace records whether a secret signed the kept profile in, so it is treated as "
                                  "signed in")

@@ -62,12 +62,16 @@ def kept_id(call: "Call", vendor: str, keep: str, field: str) -> str | None:
 
 def remember_id(call: "Call", vendor: str, keep: str, field: str, kept: str) -> None:
     """Write the id down — the vendor's id alone. A `seeded` mark the file still carries from before the seed book
-    held it is moved into the book first, for the id the file named, so nothing an older run seeded is unseeded."""
+    held it is moved into the book first, for the id the file named, so nothing an older run seeded is unseeded.
+    With no book (a laptop) the mark stays in the file, for the server's book to take in when the desk gets there:
+    it is never what decides here (carry_seed), and a mark only ever adds a login to the record."""
     data = _read(call, keep)
-    if data.get("vendor") == vendor and data.get("seeded") in KINDS and call.tool.seeds is not None:
+    marked = data.get("vendor") == vendor and data.get("seeded") in KINDS
+    if marked and call.tool.seeds is not None:
         names = [str(n) for n in data.get("secrets") or [] if isinstance(n, (str, int))]
         _book(call, "note")(vendor, keep, str(data.get(field) or kept), str(data["seeded"]), names)
-    _write(call, keep, {"vendor": vendor, field: kept})
+    mark = {k: data[k] for k in ("seeded", "secrets") if k in data} if marked and call.tool.seeds is None else {}
+    _write(call, keep, {"vendor": vendor, field: kept, **mark})
 
 
 def carry_seed(call: "Call", vendor: str, keep: str, kept: str) -> None:
@@ -81,6 +85,11 @@ def carry_seed(call: "Call", vendor: str, keep: str, kept: str) -> None:
     signed in, since nothing could say it is not.
     """
     if call.tool.seeds is None:
+        data = _read(call, keep) if call.seeded else {}
+        if data:  # the laptop's mark, as the file always had it, for a server's book to take in later
+            kind = "storage" if "storage" in (call.seeded, data.get("seeded")) else "cookies"
+            names = {str(n) for n in data.get("secrets") or []} | {_LEAF.sub("", n) for n in call.secrets}
+            _write(call, keep, {**data, "seeded": kind, "secrets": sorted(names)})
         call.seeded = call.seeded or "unrecorded"
         return
     records = _book(call, "seeds")(vendor, keep)
