@@ -30,10 +30,10 @@ def _posted(request: dict) -> dict[str, str]:
 
 
 def _form_again(request: dict):  # noqa: ANN202 - an Answer
-    """The German site most sites are: a wrong password gets the form back, 200, with an alert above it."""
+    """The German site most sites are: a wrong password gets the form back, 200, with an alert above it; the right
+    one a session cookie and the welcome page."""
     if request["method"] == "POST" and _posted(request).get("passwort") == PASSWORD:
-        return html(seite("Willkommen", '<div role="alert">Sie haben sich erfolgreich angemeldet.</div>'
-                                        "<h1>Willkommen zurück, alice</h1><p>Ihr Konto</p>"))
+        return 303, {"location": "/willkommen", "set-cookie": "sitzung=7f3a; Path=/; HttpOnly"}, b""
     error = '<p role="alert">Das Passwort ist falsch.</p>' if request["method"] == "POST" else ""
     return html(seite("Anmelden", FORM.format(action="/anmelden", error=error)))
 
@@ -49,7 +49,9 @@ def _marked_invalid(request: dict):  # noqa: ANN202 - an Answer
     return html(seite("Anmelden", FORM.format(action="/konto", error="")))
 
 
-ROUTES = {"/anmelden": _form_again, "/konto": _marked_invalid}
+ROUTES = {"/anmelden": _form_again, "/konto": _marked_invalid,
+          "/willkommen": html(seite("Willkommen", '<div role="alert">Sie haben sich erfolgreich angemeldet.</div>'
+                                                  "<h1>Willkommen zurück, alice</h1><p>Ihr Konto</p>"))}
 
 
 def test_a_german_site_that_shows_its_form_again_saying_das_passwort_ist_falsch_is_not_signed_in(browse, pages_site):

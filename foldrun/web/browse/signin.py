@@ -1,12 +1,18 @@
-"""The `login` step: sign in from a credential secret the model never sees (registered in steps/forms.py)."""
+"""The `login` step: sign in from a credential secret the model never sees (registered in steps/forms.py).
+
+It finds the form (in the page or its frames), fills it, submits it, waits for the site's answer — a form the
+browser posts and one the page's script posts a moment later alike (signin_answer.py) — and then says whether the
+sign-in took, could not be told, or was refused (signin_verdict.py), in a note at the top of the call's result.
+"""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from ..errors import WebToolError
-from .signin_verdict import invalid_fields, refusal
+from .signin_answer import Kept, SubmitWatch
+from .signin_verdict import invalid_fields, judge
 
 if TYPE_CHECKING:  # pragma: no cover
     from playwright.sync_api import Locator, Page
@@ -69,28 +75,18 @@ def login(call: "Call", page: "Page", name: str, step: dict, timeout: float) -> 
         password = page.locator(cred.get("password_selector") or "input[type=password]").first
         password.wait_for(state="visible", timeout=timeout)
     password.fill(str(cred["password"]), timeout=timeout)
-    answers: list[int] = []  # the status of each page the submit navigated to, last one last
-
-    def answered(response: Any) -> None:
-        if response.frame == page.main_frame and response.request.is_navigation_request():
-            answers.append(response.status)
-
-    page.on("response", answered)
-    try:
+    sign_in_url, before = page.url, Kept.now(page)
+    with SubmitWatch(page, str(cred["password"])) as watch:
         if cred.get("submit_selector"):
             page.locator(str(cred["submit_selector"])).first.click(timeout=timeout)
         else:
             password.press("Enter")
-        page.wait_for_load_state("load")
-    finally:
-        page.remove_listener("response", answered)
-    invalid = invalid_fields(password)
+        watch.wait(timeout, blocked=lambda: bool(invalid_fields(password)))
+    invalid = invalid_fields(password) if watch.signin is None else []  # a blocked form sent nothing
     if invalid:
         raise WebToolError(call.redact(f"browse: login: the form's own validation blocked the submit — "
                                        f"{'; '.join(invalid)}; the secret {name} filled the user name and password "
                                        f"and the form asks for more, so nobody signed in"))
-    refused = call.redact(refusal(page, answers))
-    if refused:  # said, not raised: the page's own words (its error message) are the rest of the call's result
-        call.notes.append(f"login: the site did not sign in from the secret {name} — {refused}")
-        return
-    call.notes.append(f"login: signed in from the secret {name}")
+    kept = Kept.now(page).new_since(before, watch.cookies_set())
+    # Said, not raised, whatever the verdict: the page's own words (its error message) are the rest of the result.
+    call.notes.append(call.redact(judge(page, watch.status, watch.navigations, kept, sign_in_url).line(name)))

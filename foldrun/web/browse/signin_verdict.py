@@ -1,25 +1,77 @@
-"""Whether a sign-in took, read from the page the submit left — the `login` step's last line (signin.py)."""
+"""Whether a sign-in took, read from what the site did — the `login` step's last line (signin.py).
+
+A refusal is read first, from signs that hold in any language: the sign-in answered with a 4xx, the sign-in form
+back on the page (a password field showing), a field marked `aria-invalid`; then an English line naming the
+credential as wrong. Where none of those shows, two more signs that do not depend on the site's words decide: did
+the site keep anything new for the browser (a cookie its answer set, a new storage key), and did the page leave
+the sign-in page's URL. Both yes is a sign-in, both no a refusal; when they disagree the step says it could not
+tell rather than report a sign-in that may not have happened.
+"""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 if TYPE_CHECKING:  # pragma: no cover
     from playwright.sync_api import Locator, Page
 
 
-def refusal(page: "Page", answers: list[int]) -> str:
-    """Why the submit did not sign in, as a clause, or "" when nothing says it failed.
+@dataclass(frozen=True)
+class Verdict:
+    """`signed` True (signed in), False (refused) or None (could not tell), and the clause saying why."""
 
-    A site that refuses a password answers the submit with a 4xx, shows its sign-in form again (a password field
-    still showing), marks a field invalid (`aria-invalid`), or shows a page of its own saying the password was
-    wrong; the call must not report a sign-in that did not happen. All but the last are read from the page's
-    structure, so they hold in any language; the site's own line — the invalid field's message, an alert, or an
-    English sentence naming the credential as wrong — is quoted so the caller reads the site's reason."""
-    if answers and 400 <= answers[-1] < 500:
-        return f"it answered the sign-in with {answers[-1]}"
+    signed: bool | None
+    why: str = ""
+
+    def line(self, secret: str) -> str:
+        if self.signed:
+            return f"login: signed in from the secret {secret}"
+        if self.signed is False:
+            return f"login: the site did not sign in from the secret {secret} — {self.why}"
+        return f"login: could not tell whether the site signed in from the secret {secret} — {self.why}"
+
+
+def judge(page: "Page", status: int | None, navigations: list[int], kept: list[str], sign_in_url: str) -> Verdict:
+    """The verdict on the page as the submit left it: `status` the sign-in request's answer, `navigations` the
+    statuses of the pages the main frame was answered since, `kept` what the site kept that it had not before,
+    `sign_in_url` the page the password was typed on."""
+    for answered in (status, navigations[-1] if navigations else None):
+        if answered is not None and 400 <= answered < 500:
+            return Verdict(False, f"it answered the sign-in with {answered}")
+    form, invalid, said = _look(page)
+    saying = f', saying "{said[0][:160]}"' if said else ""
+    if form:
+        return Verdict(False, f"its sign-in form is still on the page after the submit{saying}")
+    if invalid:
+        return Verdict(False, f"it marks {', '.join(dict.fromkeys(invalid))} invalid after the submit{saying}")
+    english = [line for line in said if _SAYS_NO.search(line)]
+    if english:
+        return Verdict(False, f'the page says "{english[0][:160]}"')
+    here, there = _where(page.url), _where(sign_in_url)
+    if kept and here != there:
+        return Verdict(True)
+    if not kept and here == there:
+        return Verdict(False, f"the page is still the sign-in page ({there}) and the site kept no cookie or storage "
+                              f"from the submit")
+    if kept:
+        return Verdict(None, f"the site kept {' and '.join(kept)}, but the page is still the sign-in page ({there})")
+    return Verdict(None, f"the page went on to {here}, but the site kept no cookie or storage from the submit")
+
+
+def _where(url: str) -> str:
+    """A page's address without its query or fragment (a refusal often only adds `?error=1`; a GET form's query
+    carries the password)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}{parts.path or '/'}"
+
+
+def _look(page: "Page") -> tuple[bool, list[str], list[str]]:
+    """(a password field showing, the fields marked invalid, the lines the page says) over the page's frames — the
+    form may have been in a frame (the step looks for its fields there too)."""
     form, invalid, said = False, [], []
-    for frame in page.frames:  # the form may have been in a frame (login's field() looks there too)
+    for frame in page.frames:
         try:
             looked = frame.evaluate(_LOOK_JS, _SAYS_NO.pattern)
         except Exception:  # noqa: BLE001 - the frame navigated away or went mid-look: nothing showing there
@@ -27,19 +79,11 @@ def refusal(page: "Page", answers: list[int]) -> str:
         form = form or looked["form"]
         invalid += looked["invalid"]
         said += looked["said"]
-    saying = f', saying "{said[0][:160]}"' if said else ""
-    if form:
-        return f"its sign-in form is still on the page after the submit{saying}"
-    if invalid:
-        return f"it marks {', '.join(dict.fromkeys(invalid))} invalid after the submit{saying}"
-    # A page of its own (200, no form, nothing marked): only its words are left to say it refused — in English.
-    english = [line for line in said if _SAYS_NO.search(line)]
-    return f'the page says "{english[0][:160]}"' if english else ""
+    return form, invalid, said
 
 
 # Words a sign-in page uses for a refusal ("Incorrect username or password", "Login failed", "Invalid
-# credentials"); English only, so one signal among the page's structure: a refusal in another language on a page
-# with no form, no invalid field and a 200 still reads as signed in.
+# credentials"); English only, so one sign among the others, which do not depend on the site's language.
 _SAYS_NO = re.compile(r"\b(?:(?:incorrect|invalid|wrong)\b[^.\n]{0,40}\b(?:password|credentials|"
                       r"user ?name|e-?mail|log ?in|sign[- ]?in)|(?:log ?in|sign[- ]?in|authentication)\s+"
                       r"(?:failed|denied|unsuccessful)|not recogni[sz]ed)", re.IGNORECASE)
