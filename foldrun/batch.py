@@ -42,38 +42,46 @@ class _Held:
         self.writes: list[tuple[str, list, OnResult | None]] = []
 
     def before_other(self, execute: Callable, sql: str, params: Any, many: bool, context: dict) -> Any:
-        # Any statement made through Django's cursors while writes are held goes after them.
-        if self.writes:
-            self.send_all(commit=False)
-        return execute(sql, params, many, context)
+        # Any statement made through Django's cursors while writes are held goes after them — in the same
+        # flight: it is made in the pipeline that sends them, and its answer is in hand once that flight is back.
+        if not self.writes:
+            return execute(sql, params, many, context)
+        return self.send_all(commit=False, then=lambda: execute(sql, params, many, context))
 
-    def send_all(self, *, commit: bool) -> None:
+    def send_all(self, *, commit: bool, then: Callable[[], Any] | None = None) -> Any:
+        """Send the held writes in one flight, followed by `then()` (the statement that asked for them) or by
+        the COMMIT; returns what `then()` returned."""
         writes, self.writes = self.writes, []
         raw = connection.connection
         logged = connection.queries_logged
         started = time.monotonic()
         sent: list[tuple[Any, OnResult | None]] = []
+        out = None
         # Wrapped as Django's cursors are: a failure is Django's DatabaseError (IntegrityError, …), as it was.
         with connection.wrap_database_errors, raw.pipeline():
             for sql, params, on_result in writes:
                 cursor = raw_cursor()
                 cursor.execute(sql, params)
                 sent.append((cursor, on_result))
-            if commit:
+            if logged:
+                # Counted and logged as Django's cursors log theirs: a query count (tests, the bench) stays honest.
+                # Before `then()`, which logs itself: the log keeps the order the server runs them in.
+                each = f"{(time.monotonic() - started) / max(1, len(writes)):.3f}"
+                # (The COMMIT Django logs itself, as it ends the block.)
+                # The text is the one the cursor made for the log as it ran the write (pgcursor.PreparingCursor).
+                for cursor, _ in sent:
+                    connection.queries_log.append({"sql": cursor._query.query.decode(errors="replace"), "time": each})
+            if then is not None:
+                out = then()
+            elif commit:
                 # As a statement of the flight: psycopg's commit() would wait for an answer of its own (a Sync) before
                 # the pipeline's end waits for another. Django's commit then finds the transaction ended.
                 raw_cursor().execute("COMMIT", prepare=False)
-        if logged:
-            # Counted and logged as Django's cursors log theirs: a query count (tests, the bench) stays honest.
-            each = f"{(time.monotonic() - started) / max(1, len(writes)):.3f}"
-            # (The COMMIT Django logs itself, as it ends the block.)
-            # The text is the one the cursor made for the log as it ran the write (pgcursor.PreparingCursor).
-            for cursor, _ in sent:
-                connection.queries_log.append({"sql": cursor._query.query.decode(errors="replace"), "time": each})
         for cursor, on_result in sent:
             if on_result is not None:
                 on_result(cursor)
             cursor.close()
+        return out
 
 
 def _held() -> _Held | None:

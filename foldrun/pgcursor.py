@@ -6,6 +6,7 @@ import functools
 from typing import Any
 
 from django.db import connection
+from psycopg import pq
 
 
 def cursor() -> Any:
@@ -45,7 +46,15 @@ def _preparing_cursor_class() -> type:
         _query_cls = _kept_query_class() or ServerBindingCursor._query_cls
 
         def execute(self, query, params=None, *, prepare=None, binary=None):  # type: ignore[override]
-            out = super().execute(query, params, prepare=True if prepare is None else prepare, binary=binary)
+            prepare = True if prepare is None else prepare
+            raw = self.connection
+            if raw._pipeline is None and not raw.autocommit and raw.pgconn.transaction_status == pq.TransactionStatus.IDLE:
+                # The transaction's first statement: in a pipeline, so its BEGIN goes in the same flight
+                # (foldrun/pgengine's connection) instead of a round trip of its own.
+                with raw.pipeline():
+                    out = super().execute(query, params, prepare=prepare, binary=binary)
+            else:
+                out = super().execute(query, params, prepare=prepare, binary=binary)
             if connection.queries_logged:
                 # Where Django's query log reads a statement's text (`_query`, as a client-binding cursor keeps
                 # it): the statement with its values in place, as the log showed it before — written only while

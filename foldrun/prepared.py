@@ -61,19 +61,27 @@ class Prepared:
 
     def all(self, **values: Any) -> list[models.Model]:
         """The queryset's rows for these values, as `list(build(**values))` gives them."""
-        compiled = self._compiled.get(connection.alias, False) if connection.vendor == "postgresql" else None
-        if compiled is False:
-            compiled = self._compile()
-        if compiled is None:
+        bound = self._bound(values)
+        if bound is None:
             return list(self.build(**values))
-        sql, slots, reader, locking = compiled
-        if locking and not connection.in_atomic_block:
-            return list(self.build(**values))  # the ORM says why a lock needs a transaction
-        params = [values[name] if name is not None else constant for name, constant in slots]
+        sql, params, reader = bound
         with cursor() as cur:
             cur.execute(sql, params)
             rows = cur.fetchall()
         return reader.instances(rows)
+
+    def _bound(self, values: dict[str, Any]) -> tuple[str, list, "_Reader"] | None:
+        """The compiled statement with these values in place, and how its rows become instances; None where the
+        ORM must run it (another database, a lock outside a transaction, a queryset that cannot be kept)."""
+        compiled = self._compiled.get(connection.alias, False) if connection.vendor == "postgresql" else None
+        if compiled is False:
+            compiled = self._compile()
+        if compiled is None:
+            return None
+        sql, slots, reader, locking = compiled
+        if locking and not connection.in_atomic_block:
+            return None  # the ORM says why a lock needs a transaction
+        return sql, [values[name] if name is not None else constant for name, constant in slots], reader
 
     def first(self, **values: Any) -> models.Model | None:
         rows = self.all(**values)
@@ -100,6 +108,26 @@ class Prepared:
             compiled = (sql, slots, _Reader(compiler), bool(locking)) if usable else None
             self._compiled[connection.alias] = compiled
             return compiled
+
+
+def together(*calls: tuple[Prepared, dict[str, Any]]) -> list[list[models.Model]]:
+    """Each (query, values)'s rows, as `query.all(**values)` gives them, the statements sent in one flight — one
+    round trip instead of one each (with the transaction's BEGIN when they are its first, foldrun/pgengine) —
+    and run by the server in the order given, so the locks they take are taken in that order. For statements
+    whose values do not depend on each other's rows. Where any of them cannot be kept, one after another."""
+    bound = [query._bound(values) for query, values in calls]
+    if any(b is None for b in bound) or len(bound) < 2:
+        return [query.all(**values) for query, values in calls]
+    cursors = [cursor() for _ in bound]
+    try:
+        # Errors as Django's cursors raise them: what fails is known only once the flight has come back.
+        with connection.wrap_database_errors, connection.connection.pipeline():
+            for cur, (sql, params, _reader) in zip(cursors, bound):
+                cur.execute(sql, params)
+        return [reader.instances(cur.fetchall()) for cur, (_sql, _params, reader) in zip(cursors, bound)]
+    finally:
+        for cur in cursors:
+            cur.close()
 
 
 class _Reader:

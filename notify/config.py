@@ -33,10 +33,18 @@ def agents_meta(account, workspace: Workspace | None) -> dict[str, Any] | None:
         return None
 
 
-def agents_metas(workspace: Workspace) -> list[dict[str, Any]]:
+def agents_metas(workspace: Workspace, *, heads: str | None = None) -> list[dict[str, Any]]:
     """The frontmatter of AGENTS.md at the head of the workspace and of its account's library, nearest first,
     in one query (a scope without one, or whose frontmatter does not parse, left out). A caller reading
-    several keys for one event reads them all from this (`inherited(..., metas=)`)."""
+    several keys for one event reads them all from this (`inherited(..., metas=)`).
+
+    `heads`: the two heads' sha256 as "OWN LIBRARY" ("" for a scope without one), read by the caller in a query
+    it made anyway (runs/desks.py agents_md_heads); when this process has parsed both texts, no query."""
+    if heads is not None:
+        shas = heads.split(" ")
+        if len(shas) == 2 and all(not sha or sha in _TEXT_BY_SHA for sha in shas):
+            parsed = (_parsed(_TEXT_BY_SHA[sha]) for sha in shas if sha)
+            return [meta for meta in parsed if meta is not None]
     own, library = scope_key_for(workspace.account, workspace), scope_key_for(workspace.account, None)
     rows = {row.scope_key: row for row in _AGENTS_FILES.all(own=own, library=library)}
     metas = []
@@ -44,10 +52,24 @@ def agents_metas(workspace: Workspace) -> list[dict[str, Any]]:
         row = rows.get(scope_key)
         if row is None or row.head is None:
             continue
+        _remember(row.head.sha256, row.head.content)
         meta = _parsed(row.head.content)
         if meta is not None:
             metas.append(meta)
     return metas
+
+
+# AGENTS.md texts by their sha256, as read: the closing query of a run's last step names the heads by hash, and a
+# hash names one text — what a rolled-back sequence or a later push does to revision keys cannot change that.
+_TEXT_BY_SHA: dict[str, str] = {}
+
+
+def _remember(sha: str, content: str) -> None:
+    if not sha:
+        return
+    if len(_TEXT_BY_SHA) >= _PARSED_MAX:
+        _TEXT_BY_SHA.pop(next(iter(_TEXT_BY_SHA)), None)  # the oldest, as _PARSED drops its own
+    _TEXT_BY_SHA[sha] = content
 
 
 # AGENTS.md's frontmatter by its text: every run's end reads it, and the text is the same run after run (a

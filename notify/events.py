@@ -216,10 +216,10 @@ def _approvers_of(approval) -> list[str]:
     return [str(n).strip().lower() for n in names if isinstance(n, str) and "@" in n]
 
 
-def metas_for(workspace: Workspace, event: str) -> list[dict] | None:
+def metas_for(workspace: Workspace, event: str, *, heads: str | None = None) -> list[dict] | None:
     """AGENTS.md as `event` reads it (notify:, budget:), read once for the event; None for an event that
-    reads it only where it needs it."""
-    return agents_metas(workspace) if event in ("completed", "failed") else None
+    reads it only where it needs it. `heads`: agents_metas' (the run's closing query may carry them)."""
+    return agents_metas(workspace, heads=heads) if event in ("completed", "failed") else None
 
 
 def may_have_quarantine_mark(run) -> bool:

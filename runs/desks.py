@@ -9,7 +9,7 @@ from django.db.models import CharField
 from django.db.models.expressions import RawSQL
 
 from accounts.models import Workspace
-from library.models import Changeset, scope_key_for
+from library.models import Changeset, LibraryFile, Revision, scope_key_for
 from foldrun.prepared import Prepared
 from library.services import desk_for_workspace
 
@@ -27,6 +27,24 @@ def library_head(table: str) -> RawSQL:
     return RawSQL(f"COALESCE((SELECT h.{q('public_id')} FROM {q(Changeset._meta.db_table)} h "
                   f"WHERE h.{q('scope_key')} = ('lib:' || CAST({q(table)}.{q('account_id')} AS TEXT)) "
                   f"ORDER BY h.{q('number')} DESC LIMIT 1), '')", (), output_field=CharField())
+
+
+def agents_md_heads(table: str) -> RawSQL:
+    """The sha256 of AGENTS.md at the head of the run's workspace and of its account's library, as "OWN LIBRARY"
+    (each "" where there is none), as a subquery of a top-level query on `table` whose rows carry `workspace_id`
+    and `account_id`: a run that ends reads AGENTS.md (its notifications, its budget), and a text it has parsed
+    before it need not fetch again (notify/config.py agents_metas). Spelled as scope_key_for spells the scopes,
+    and as notify's query finds the files (not deleted, with a head)."""
+    q = connection.ops.quote_name
+    files, revisions = q(LibraryFile._meta.db_table), q(Revision._meta.db_table)
+
+    def head(scope: str) -> str:
+        return (f"COALESCE((SELECT r.{q('sha256')} FROM {files} f JOIN {revisions} r ON r.{q('id')} = f.{q('head_id')} "
+                f"WHERE f.{q('scope_key')} = {scope} AND f.{q('path')} = 'AGENTS.md' AND NOT f.{q('deleted')}), '')")
+
+    own = f"('ws:' || CAST({q(table)}.{q('workspace_id')} AS TEXT))"
+    library = f"('lib:' || CAST({q(table)}.{q('account_id')} AS TEXT))"
+    return RawSQL(f"({head(own)} || ' ' || {head(library)})", (), output_field=CharField())
 
 
 def _head(scope: str):

@@ -18,12 +18,12 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import BooleanField, Exists, OuterRef, Q
+from django.db.models import BooleanField, Exists, OuterRef, Q, Subquery
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from foldrun import net
-from foldrun import batch, incidents, leases
+from foldrun import batch, incidents, leases, prepared
 from foldrun.commits import without_flush_wait
 from foldrun.prepared import Prepared
 from foldrun.engine import StepRequest, run_step
@@ -32,7 +32,7 @@ from library.actions import WriteRefused, do_write_run_files
 from vault.models import Secret
 
 from .chain import _Chain, _chain, _end_held_try, _here
-from .desks import desk_at, flow_meta, library_head, run_inputs
+from .desks import agents_md_heads, desk_at, flow_meta, library_head, run_inputs
 from . import live_view
 from .host import DbHost
 from .models import Approval, ApprovalKind, ApprovalState, Artifact, Run, Schedule, Step, StepStatus, Try
@@ -83,12 +83,13 @@ def execute_step(step_pk: int) -> str:
         # The claim need not wait for the disk: the same query says so (foldrun/commits.py).
         # The account library's head rides on it too: the desk's cache key (desks.desk_at) needs no query of its own.
         # Both queries are compiled once per process (foldrun/prepared.py), as the closing transaction's is.
-        run = _CLAIM.first(step=step_pk)
-        if run is None:
-            return "missing"
         # The step, and in the same query the run's plain and parent steps: when it ends, the run moves on
-        # from these without reading them again (see _continue).
-        rows = _CLAIM_STEPS.all(run=run.pk, step=step_pk)
+        # from these without reading them again (see _continue). Both queries go in one round trip, the run's
+        # lock taken first (prepared.together).
+        runs, rows = prepared.together((_CLAIM, {"step": step_pk}), (_CLAIM_STEPS, {"step": step_pk}))
+        if not runs:
+            return "missing"
+        run = runs[0]
         step = next(s for s in rows if s.pk == step_pk)
         if step.status in FINISHED:
             return "already finished"  # refused: a step runs once
@@ -134,12 +135,15 @@ def _claim(step: int):
                               .filter(steps__pk=step))[:1]
 
 
-def _claim_steps(run: int, step: int):
-    return Step.objects.select_for_update().filter(run=run).filter(Q(instance__isnull=True) | Q(pk=step))
+def _claim_steps(step: int):
+    # The run found through the step, as _claim finds it: the two go together, neither waiting for the other.
+    return (Step.objects.select_for_update(of=("self",))
+            .filter(run_id=Subquery(Step.objects.filter(pk=step).values("run_id")))
+            .filter(Q(instance__isnull=True) | Q(pk=step)))
 
 
 _CLAIM = Prepared(_claim, step=-8_000_000_000_000_000_003)
-_CLAIM_STEPS = Prepared(_claim_steps, run=-8_000_000_000_000_000_004, step=-8_000_000_000_000_000_005)
+_CLAIM_STEPS = Prepared(_claim_steps, step=-8_000_000_000_000_000_005)
 
 
 def _run_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
@@ -236,7 +240,10 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
         # The same query lets this transaction commit without waiting for the disk (foldrun/commits.py).
         # Whether a schedule of the flow is quarantined rides on it too: a success forgets a quarantine
         # (_finish), and the common case, none, then costs no query of its own.
-        run = _CLOSING.first(run=run.pk, step=step.pk, holder=holder)
+        # The step that ends the run when it completes (its run's last plain step) also reads which AGENTS.md
+        # texts the run's end will read, in the same query: a text parsed before needs no query of its own.
+        closing = _CLOSING_LAST if _is_last_step(step, chain) else _CLOSING
+        run = closing.first(run=run.pk, step=step.pk, holder=holder)
         if run is None:
             # Another holder (the sweep) took the step while this one could not renew: commit nothing.
             return "lease lost"
@@ -259,10 +266,22 @@ def _closing(run: int, step: int, holder: str):
                                       steps__status=StepStatus.RUNNING).order_by("pk")[:1])
 
 
+def _closing_last(run: int, step: int, holder: str):
+    return _closing(run, step, holder).annotate(agents_md=agents_md_heads(Run._meta.db_table))
+
+
+def _is_last_step(step: Step, chain: _Chain) -> bool:
+    """Whether `step` is its run's last plain step, as the claim (or the step before, in this task) saw the run."""
+    parents = chain.parents if chain.parents_of == step.run_id else None
+    return step.instance is None and bool(parents) and step.index == max(parents)
+
+
 # The closing transaction's query, compiled once per process (foldrun/prepared.py): every step makes it, and
 # building and compiling it through the ORM cost several times what the database spends on it.
-_CLOSING = Prepared(_closing, run=-8_000_000_000_000_000_001, step=-8_000_000_000_000_000_002,
-                    holder="\x1fa holder no claim makes\x1f")
+_MARKERS = {"run": -8_000_000_000_000_000_001, "step": -8_000_000_000_000_000_002,
+            "holder": "\x1fa holder no claim makes\x1f"}
+_CLOSING = Prepared(_closing, **_MARKERS)
+_CLOSING_LAST = Prepared(_closing_last, **_MARKERS)
 
 
 def _settle_result(run: Run, step: Step, attempt: Try, result, spec: dict, desk, seconds: float,

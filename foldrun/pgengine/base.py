@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import select
 
+import psycopg
 from django.db.backends.postgresql import base
 from psycopg import pq
 
@@ -32,3 +33,39 @@ class DatabaseWrapper(base.DatabaseWrapper):
         except (OSError, ValueError):
             return False
         return super().is_usable() if waiting else True
+
+    def get_new_connection(self, conn_params):
+        raw = super().get_new_connection(conn_params)
+        if type(raw) is psycopg.Connection:
+            raw.__class__ = Connection  # the same object, with the BEGIN below (psycopg's class adds no slots)
+        return raw
+
+
+class Connection(psycopg.Connection):
+    """psycopg's connection, whose transaction's BEGIN goes with the statement after it.
+
+    psycopg starts a transaction by sending BEGIN before the transaction's first statement and waiting for its
+    answer — in pipeline mode too, where it syncs after BEGIN alone. That wait is a round trip of its own for
+    each transaction a step makes (its claim, its end). Here, in pipeline mode, the BEGIN is queued and not
+    synced, so it reaches the server in the same flight as the statement that caused it (pgcursor's cursor
+    runs a transaction's first statement in a pipeline for that); the server runs them in order, so the
+    statement is inside the transaction as before. Outside pipeline mode nothing changes."""
+
+    _begun_in: object = None  # the pipeline whose flight carries a BEGIN not yet answered
+
+    def _start_query(self):  # type: ignore[override]
+        if self._autocommit or self.pgconn.transaction_status != pq.TransactionStatus.IDLE:
+            return
+        pipeline = self._pipeline
+        if pipeline is not None and self._begun_in is pipeline:
+            return  # this flight already begins the transaction: the server reports it only once it syncs
+        yield from self._exec_command(self._get_tx_start_command())
+        self._begun_in = pipeline
+
+    def _commit_gen(self):  # type: ignore[override]
+        self._begun_in = None
+        return (yield from super()._commit_gen())
+
+    def _rollback_gen(self):  # type: ignore[override]
+        self._begun_in = None
+        return (yield from super()._rollback_gen())
