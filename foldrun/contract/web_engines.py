@@ -230,6 +230,15 @@ VENDOR_BLOCK_WORDS: tuple[str, ...] = ("ads", "trackers", "cookies")
 # none is written; Browserbase and Steel want the country written.
 VENDOR_STATE_COUNTRY: dict[str, str] = {"browserbase": "US", "steel": "US", "hyperbrowser": "US"}
 VENDOR_DEFAULT_COUNTRY: dict[str, str] = {"hyperbrowser": "US"}
+# The state codes each takes, as its SDK lists them: Hyperbrowser's the 50 states, Steel's those with DC, PR, GU
+# and VI; Browserbase's says only "US state code (2 characters)", read as the 50 states and DC (USPS's codes).
+_US_STATES = frozenset("AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY "
+                       "NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY".split())
+VENDOR_STATES: dict[str, tuple[frozenset[str], str]] = {
+    "browserbase": (_US_STATES | {"DC"}, "the 50 US states and DC"),
+    "steel": (_US_STATES | {"DC", "PR", "GU", "VI"}, "the 50 US states, DC, PR, GU and VI"),
+    "hyperbrowser": (_US_STATES, "the 50 US states"),
+}
 # A proxy country is its two-letter ISO 3166-1 code at every vendor (each adapter sends it in the case its vendor
 # writes it). Browserbase and Steel want a country beside a city (their session types make it required); the others
 # take a city alone (Hyperbrowser's country is US unless told).
@@ -275,7 +284,7 @@ def vendor_proxy_refusal(vendor: str, proxy: object, where: str) -> str | None:
     """The first sentence `foldrun check` says of a `vendor_session.proxy` block's place — its country, its state, its
     city — or None; the call says it in these words before any vendor is asked."""
     return (vendor_country_refusal(vendor, proxy, where) or vendor_state_refusal(vendor, proxy, where)
-            or vendor_city_refusal(vendor, proxy, where))
+            or vendor_state_code_refusal(vendor, proxy, where) or vendor_city_refusal(vendor, proxy, where))
 
 
 def vendor_country_refusal(vendor: str, proxy: object, where: str) -> str | None:
@@ -292,6 +301,21 @@ def vendor_country_refusal(vendor: str, proxy: object, where: str) -> str | None
     beside = "no country" if value in (None, "") else f"country {value}"
     return (f"{where}.country: {vendor} takes a country as its two-letter ISO 3166-1 code, and this proxy names "
             f"{beside}; write the country's two letters, e.g. country: AU.")
+
+
+def vendor_state_code_refusal(vendor: str, proxy: object, where: str) -> str | None:
+    """The sentence for a `vendor_session.proxy.state` beside country US that is not one of the vendor's two-letter
+    state codes (`New York`, `NSW`, a number), in any case, or None. A state beside another country is
+    vendor_state_refusal's to say."""
+    if (not isinstance(proxy, dict) or proxy.get("state") in (None, "") or vendor not in VENDOR_STATES
+            or vendor_state_refusal(vendor, proxy, where)):
+        return None
+    codes, scope = VENDOR_STATES[vendor]
+    value = proxy["state"]
+    if isinstance(value, str) and value.upper() in codes:
+        return None
+    return (f"{where}.state: {vendor} takes a state as the two-letter code of one of {scope}, and this proxy names "
+            f"state {value}; write the state's two letters, e.g. state: NY.")
 
 
 def vendor_city_refusal(vendor: str, proxy: object, where: str) -> str | None:

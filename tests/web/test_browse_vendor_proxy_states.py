@@ -1,7 +1,9 @@
 """A vendor's proxy `state`, through the loopback stand-ins of the session APIs (tests/fakes/browser_vendors.py).
 
 Every vendor that takes a proxy state takes a US state alone, so a state beside another country is refused by
-`foldrun check` and by the call in the same sentence, before any vendor is asked.
+`foldrun check` and by the call in the same sentence, before any vendor is asked. Each writes its state codes in
+capitals, so a state is sent so whatever case the agent wrote, and one that is not among the vendor's codes is refused
+the same way.
 """
 from __future__ import annotations
 
@@ -63,3 +65,52 @@ def test_the_vendors_a_state_is_checked_for_are_the_ones_the_spec_gives_a_state(
     # The spec's table gives a state to browserbase, steel and hyperbrowser; the US-only rule covers exactly them.
     assert set(W.VENDOR_STATE_COUNTRY) == set(W.vendors_with("proxy.state"))
     assert set(W.VENDOR_STATE_COUNTRY) <= set(KEY_HEADERS)
+
+
+def state_received(vendor: str, api: BrowserVendor) -> str:
+    """The state as the vendor's session API received it, in the JSON body."""
+    if vendor == "hyperbrowser":
+        return api.posted("/api/session")[0]["proxyState"]
+    (body,) = api.posted("/v1/sessions")
+    geolocation = body["proxies"][0]["geolocation"] if vendor == "browserbase" else body["useProxy"]["geolocation"]
+    return geolocation["state"]
+
+
+@pytest.mark.parametrize("vendor,proxy,web_yaml,received", [
+    ("browserbase", {"country": "US", "state": "ny"}, "{country: US, state: ny}", "NY"),
+    ("steel", {"country": "us", "state": "tx"}, "{country: us, state: tx}", "TX"),
+    ("hyperbrowser", {"state": "ca"}, "{state: ca}", "CA"),
+    ("steel", {"country": "US", "state": "Pr"}, "{country: US, state: Pr}", "PR"),  # any mix of cases; Steel's PR
+    ("browserbase", {"country": "US", "state": "dc"}, "{country: US, state: dc}", "DC"),
+])
+def test_a_proxy_state_reaches_each_vendor_in_capitals_as_its_sdk_lists_them_whatever_case_the_agent_wrote(
+        browse, pages_site, relay, vendor, proxy, web_yaml, received):
+    assert check_message(f"  browse:\n    via: {vendor}\n    vendor_session:\n      proxy: {web_yaml}") == []
+    with BrowserVendor(vendor, relay) as api:
+        out = vendor_tool(browse, vendor, api.url, api.key, {"proxy": proxy}).call(
+            {"action": "browse", "url": f"{pages_site.url}/who"})
+    assert VENDOR_BROWSER in out
+    assert state_received(vendor, api) == received
+
+
+@pytest.mark.parametrize("vendor,proxy,web_yaml,scope,named", [
+    ("browserbase", {"country": "US", "state": "New York"}, "{country: US, state: New York}",
+     "the 50 US states and DC", "state New York"),
+    ("steel", {"country": "US", "state": "nsw"}, "{country: US, state: nsw}",
+     "the 50 US states, DC, PR, GU and VI", "state nsw"),
+    ("hyperbrowser", {"state": "DC"}, "{state: DC}", "the 50 US states", "state DC"),  # not in Hyperbrowser's list
+    ("steel", {"country": "US", "state": 12}, "{country: US, state: 12}",
+     "the 50 US states, DC, PR, GU and VI", "state 12"),
+])
+def test_a_proxy_state_not_among_the_vendors_us_state_codes_is_refused_by_check_and_the_call_before_it_is_asked(
+        browse, pages_site, relay, vendor, proxy, web_yaml, scope, named):
+    (from_check,) = check_message(f"  browse:\n    via: {vendor}\n    vendor_session:\n      proxy: {web_yaml}")
+    with BrowserVendor(vendor, relay) as api:
+        with pytest.raises(WebToolError) as refused:
+            vendor_tool(browse, vendor, api.url, api.key, {"proxy": proxy}).call(
+                {"action": "browse", "url": f"{pages_site.url}/who"})
+    assert from_check == (f"web.browse.vendor_session.proxy.state: {vendor} takes a state as the two-letter code of "
+                          f"one of {scope}, and this proxy names {named}; write the state's two letters, e.g. "
+                          f"state: NY.")
+    assert str(refused.value) == f"browse: {from_check}"
+    assert api.seen == [] and relay.handshakes == []

@@ -691,10 +691,12 @@ class _WebCheck:
                     self.secret_names.append((here, reference_name(item) or item))
             elif key == "country" and W.vendor_country_refusal(vendor, value, where):
                 self.error(here, W.vendor_country_refusal(vendor, value, where), "web.vendor_session")
-            elif not isinstance(item, str):
-                self.error(here, f"{where}.{key} is not text; write it as one string, e.g. {key}: {'NY' if key == 'state' else 'Sydney'}.", "web.vendor_session")
             elif key == "state" and W.vendor_state_refusal(vendor, value, where):
                 self.error(here, W.vendor_state_refusal(vendor, value, where), "web.vendor_session_unsupported")
+            elif key == "state" and W.vendor_state_code_refusal(vendor, value, where):
+                self.error(here, W.vendor_state_code_refusal(vendor, value, where), "web.vendor_session")
+            elif not isinstance(item, str):
+                self.error(here, f"{where}.{key} is not text; write it as one string, e.g. {key}: {'NY' if key == 'state' else 'Sydney'}.", "web.vendor_session")
             elif key == "city" and W.vendor_city_refusal(vendor, value, where):
                 self.error(here, W.vendor_city_refusal(vendor, value, where), "web.vendor_session_unsupported")
 

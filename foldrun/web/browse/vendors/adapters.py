@@ -48,6 +48,12 @@ BASES: dict[str, str] = {
 # (web_engines.vendor_city_refusal). Hyperbrowser's country is US unless told. Browserless's proxies page calls a
 # city one "within the selected country" but does not say a country is required, so a lone city is sent as written
 # and Browserless's answer said.
+# Re-read 2026-12-03 for the proxy state's case: capitals at Browserbase (its SDK: "US state code (2 characters)"),
+# Steel (its SDK's geolocation state: AL … WY, DC, PR, GU, VI, each in capitals) and Hyperbrowser (its SDK's `State`:
+# the 50 states in capitals, then again in lowercase); each adapter sends it so whatever case the agent wrote
+# (`_place`). A state not among the vendor's codes is refused before any vendor is asked
+# (web_engines.vendor_state_code_refusal), in check's words. Browserless, Bright Data and ZenRows take no state (the
+# spec's table), so none is sent there.
 SOURCES: dict[str, tuple[tuple[str, str], ...]] = {
     "browserbase": (("https://docs.browserbase.com/reference/api/create-a-session", "2026-12-02"),
                     ("https://github.com/browserbase/sdk-python/blob/main/src/browserbase/types/session_create_params.py",
@@ -59,7 +65,9 @@ SOURCES: dict[str, tuple[tuple[str, str], ...]] = {
               ("https://docs.steel.dev/overview/sessions-api/multi-region", "2026-12-03")),
     "hyperbrowser": (("https://hyperbrowser.ai/docs/sessions/parameters", "2026-12-03"),
                      ("https://hyperbrowser.ai/docs/sessions/ad-blocking", "2026-12-02"),
-                     ("https://hyperbrowser.ai/docs/sessions/proxy", "2026-12-03")),
+                     ("https://hyperbrowser.ai/docs/sessions/proxy", "2026-12-03"),
+                     ("https://github.com/hyperbrowserai/python-sdk/blob/main/hyperbrowser/models/consts.py",
+                      "2026-12-03")),
     "browserless": (("https://docs.browserless.io/baas/connection-urls", "2026-12-02"),
                     ("https://docs.browserless.io/rest-apis/proxies", "2026-12-03")),
     "brightdata": (("https://docs.brightdata.com/scraping-automation/scraping-browser/cdp-functions/custom",
@@ -93,12 +101,14 @@ def _merge(into: dict, extra: dict) -> dict:
 
 
 def _place(proxy: dict, case: Callable[[str], str]) -> dict[str, Any]:
-    """The proxy's country, state and city as written, the country in the case its vendor writes ISO 3166-1 codes
-    (`case`: capitals at Browserbase, Steel and Hyperbrowser, lowercase at Browserless, Bright Data and ZenRows) —
-    whatever case the agent wrote it in; check refuses one that is not two letters."""
+    """The proxy's country, state and city as written, the country and the state in the case its vendor writes their
+    codes (`case`: capitals at Browserbase, Steel and Hyperbrowser, lowercase at Browserless, Bright Data and
+    ZenRows, which take no state) — whatever case the agent wrote them in; check refuses a country that is not two
+    letters and a state that is not one of the vendor's US state codes."""
     place = {key: proxy[key] for key in ("country", "state", "city") if proxy.get(key)}
-    if "country" in place:
-        place["country"] = case(str(place["country"]))
+    for key in ("country", "state"):
+        if key in place:
+            place[key] = case(str(place[key]))
     return place
 
 
