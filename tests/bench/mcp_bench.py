@@ -53,7 +53,7 @@ from foldrun.mcp import registry  # noqa: E402
 from foldrun.web import WebTool  # noqa: E402
 from foldrun.web.browse import CHROMIUM, LAUNCH_ARGS  # noqa: E402
 from tests.bench.worker import start_worker  # noqa: E402
-from tests.fakes.test_site import arena  # noqa: E402
+from tests.fakes.mcp_site import arena  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import start_worker, stop_worker
-from tests.fakes.test_site import arena
+from tests.fakes.mcp_site import arena
 
 
 @pytest.fixture

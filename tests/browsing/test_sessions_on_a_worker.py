@@ -22,7 +22,7 @@ from browsing.models import BrowserSession
 from browsing.sweep import sweep
 from tests.conftest import start_worker, stop_worker, wait_for
 from foldrun.net.proxy import GuardProxy
-from tests.fakes.test_site import EMAIL, PASSWORD, PIXEL
+from tests.fakes.mcp_site import EMAIL, PASSWORD, PIXEL
 from tests.processes import descendants_named
 from tests.fakes.website import html
 

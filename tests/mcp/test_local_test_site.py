@@ -5,7 +5,7 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from foldrun.web.browse import CHROMIUM, LAUNCH_ARGS
-from tests.fakes.test_site import EMAIL, PASSWORD, arena
+from tests.fakes.mcp_site import EMAIL, PASSWORD, arena
 
 pytestmark = pytest.mark.e2e
 

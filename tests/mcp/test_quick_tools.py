@@ -10,7 +10,7 @@ import pytest
 
 from browsing.models import BrowserSession
 from tests.conftest import start_worker, stop_worker
-from tests.fakes.test_site import TITLE, arena
+from tests.fakes.mcp_site import TITLE, arena
 
 from .conftest import token_for
 

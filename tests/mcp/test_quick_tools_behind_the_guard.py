@@ -7,7 +7,7 @@ import pytest
 
 from browsing.models import BrowserSession, SessionStatus
 from tests.conftest import start_worker, stop_worker
-from tests.fakes.test_site import arena
+from tests.fakes.mcp_site import arena
 
 from .conftest import token_for
 

@@ -16,7 +16,7 @@ from browsing.attach import attach
 from browsing.models import BrowserSession, Task
 from runs.models import TraceEvent
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
-from tests.fakes.test_site import EMAIL, PASSWORD
+from tests.fakes.mcp_site import EMAIL, PASSWORD
 from tests.mcp.test_tasks_and_reports import browse, live, provider_desk, site, text_of  # noqa: F401
 from vault.models import SiteLogin
 

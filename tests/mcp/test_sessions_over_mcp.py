@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from browsing.models import BrowserSession
 from browsing.tokens import token_ok
-from tests.fakes.test_site import arena
+from tests.fakes.mcp_site import arena
 
 from .conftest import token_for
 

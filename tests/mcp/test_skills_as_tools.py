@@ -11,7 +11,7 @@ from foldrun.contract import Desk
 from foldrun.contract.check import check
 from library.actions import FileWrite, do_write_files
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
-from tests.fakes.test_site import arena
+from tests.fakes.mcp_site import arena
 from tests.mcp.conftest import token_for
 from tests.mcp.test_tasks_and_reports import browse, provider_desk, text_of  # noqa: F401
 

@@ -1,7 +1,7 @@
 """run_task, get_task, smoke_test and get_report through /mcp, on a real worker and real Chromium.
 
 The browser agent is the gallery's, on the account's provider — a loopback stand-in speaking Anthropic's
-wire (tests/fakes/providers.py), scripted to browse the local test site (tests/fakes/test_site.py). Each
+wire (tests/fakes/providers.py), scripted to browse the local test site (tests/fakes/mcp_site.py). Each
 browse call drives the task's own session browser (the keeper's Chromium, over CDP).
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from notify.links import report_token
 from runs.models import TraceEvent
 from tests.conftest import start_worker, stop_worker, wait_for
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
-from tests.fakes.test_site import arena
+from tests.fakes.mcp_site import arena
 from tests.mcp.conftest import token_for
 from tests.runs.helpers import push
 

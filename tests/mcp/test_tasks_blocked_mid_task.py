@@ -13,7 +13,7 @@ import pytest
 from browsing.actions import wait_ended
 from browsing.models import BrowserSession
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
-from tests.fakes.test_site import arena
+from tests.fakes.mcp_site import arena
 from tests.mcp.conftest import token_for
 from tests.mcp.test_tasks_and_reports import SUMMARY, provider_desk  # noqa: F401 - the stand-in as the account's provider
 
