@@ -55,10 +55,7 @@ class CaptchaSolver(LoopbackServer):
                 body = json.dumps(answer).encode()
                 head = (f"HTTP/1.1 {status} {'OK' if status < 400 else 'Error'}\r\ncontent-type: application/json\r\n"
                         f"content-length: {len(body)}\r\n\r\n").encode()
-                try:
-                    self.wfile.write(head + body)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
+                self.wfile.write(head + body)  # a caller gone by now is the server's to take quietly (loopback.py)
 
         super().__init__(Handler)
 
