@@ -16,7 +16,8 @@ from accounts.models import Account, Workspace
 from browsing.kept import KeptSeeds
 from browsing.models import KeptSeed
 from foldrun.web import WebToolError
-from tests.fakes.browser_vendors import BrowserVendor, CdpRelay, LocalChromium
+from tests.fakes.browser_vendors import BrowserVendor
+from tests.web.test_browse_vendors import chromium, relay  # noqa: F401 - the fixtures, as the other vendor files share them
 from tests.fakes.website import html
 
 ROUTES = {
@@ -30,18 +31,6 @@ COOKIE = "sid=portal-sid-5150"
 TOKEN = "tok-abcdef-1234567890"
 SIGNED_IN = ("browse: js does not run in a call that carries cookies from a secret, or in a session those cookies "
              "seeded — document.cookie is one expression away")
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    with LocalChromium() as browser:
-        yield browser
-
-
-@pytest.fixture
-def relay(chromium):
-    with CdpRelay(chromium) as server:
-        yield server
 
 
 @pytest.fixture
