@@ -42,9 +42,8 @@ def agents_metas(workspace: Workspace, *, heads: str | None = None) -> list[dict
     it made anyway (runs/desks.py agents_md_heads); when this process has parsed both texts, no query."""
     if heads is not None:
         shas = heads.split(" ")
-        if len(shas) == 2 and all(not sha or sha in _TEXT_BY_SHA for sha in shas):
-            parsed = (_parsed(_TEXT_BY_SHA[sha]) for sha in shas if sha)
-            return [meta for meta in parsed if meta is not None]
+        if len(shas) == 2 and all(not sha or sha in _META_BY_SHA for sha in shas):
+            return [copy.deepcopy(meta) for meta in (_META_BY_SHA[sha] for sha in shas if sha) if meta is not None]
     own, library = scope_key_for(workspace.account, workspace), scope_key_for(workspace.account, None)
     rows = {row.scope_key: row for row in _AGENTS_FILES.all(own=own, library=library)}
     metas = []
@@ -52,46 +51,35 @@ def agents_metas(workspace: Workspace, *, heads: str | None = None) -> list[dict
         row = rows.get(scope_key)
         if row is None or row.head is None:
             continue
-        _remember(row.head.sha256, row.head.content)
-        meta = _parsed(row.head.content)
+        meta = _meta(row.head.sha256, row.head.content)
         if meta is not None:
             metas.append(meta)
     return metas
 
 
-# AGENTS.md texts by their sha256, as read: the closing query of a run's last step names the heads by hash, and a
-# hash names one text — what a rolled-back sequence or a later push does to revision keys cannot change that.
-_TEXT_BY_SHA: dict[str, str] = {}
+# AGENTS.md's frontmatter by its text's sha256: every run's end reads it, and the text is the same run after run,
+# so it is parsed once per process. Keyed by the hash, not a revision's key: the closing query of a run's last step
+# names the heads by hash, and a hash names one text — a key can come back with other text (a test database's
+# rolled-back sequence), a hash cannot. None for a text whose frontmatter does not parse.
+_META_BY_SHA: dict[str, dict[str, Any] | None] = {}
+_META_MAX = 256
 
 
-def _remember(sha: str, content: str) -> None:
-    if not sha:
-        return
-    if len(_TEXT_BY_SHA) >= _PARSED_MAX:
-        _TEXT_BY_SHA.pop(next(iter(_TEXT_BY_SHA)), None)  # the oldest, as _PARSED drops its own
-    _TEXT_BY_SHA[sha] = content
-
-
-# AGENTS.md's frontmatter by its text: every run's end reads it, and the text is the same run after run (a
-# revision never changes), so it is parsed once per process. Keyed by the text itself, not a revision's key: a
-# key can come back with other text (a test database's rolled-back sequence), the text cannot mean two things.
-_PARSED: dict[str, dict[str, Any] | None] = {}
-_PARSED_MAX = 256
-
-
-def _parsed(content: str) -> dict[str, Any] | None:
+def _meta(sha: str, content: str) -> dict[str, Any] | None:
     """The frontmatter of this AGENTS.md text (a copy: callers may change what they get), None when it does not
     parse."""
     try:
-        meta = _PARSED[content]
+        meta = _META_BY_SHA[sha]
     except KeyError:
         try:
             meta = split_frontmatter(content, "AGENTS.md", required=False).meta
         except ContractError:
             meta = None
-        if len(_PARSED) >= _PARSED_MAX:
-            _PARSED.pop(next(iter(_PARSED)), None)  # the oldest: a process sees few texts at a time
-        _PARSED[content] = meta
+        if not sha:  # a revision without its hash: parsed, not kept
+            return meta
+        if len(_META_BY_SHA) >= _META_MAX:
+            _META_BY_SHA.pop(next(iter(_META_BY_SHA)), None)  # the oldest: a process sees few texts at a time
+        _META_BY_SHA[sha] = meta
     return copy.deepcopy(meta)
 
 
