@@ -1,7 +1,7 @@
 """What each `web` action and each provider can do — the one table (check = run).
 
 spec/tools.md, "Reaching the web" through "Searching somewhere else" and
-"Fetching through someone else". `foldrun check` (rules/web.py), the deploy
+"Fetching through someone else". `foldrun check` (rules/web/), the deploy
 gate (which runs the same check) and the run (foldrun/web/tool.py and the
 provider adapters) all read `CAN` and say a refusal with the sentences built
 here, so a name refused offline is refused at a call in the same words, and
