@@ -1,9 +1,14 @@
-"""Which workspace a command means: --to, else the one the desk folder was pushed to."""
+"""Which workspace a command means: --to, else the one the desk folder was
+pushed to; and, for the commands that also take --library, which scope
+(a workspace or the account library) and what a 404 in it was about."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Iterable
 
-from .client import CliError
+from .client import ApiFailure, CliError, quote_path
 
 WORKSPACE_FILE = PurePosixPath(".foldrun") / "workspace"
 
@@ -17,6 +22,12 @@ def stored_workspace(root: Path) -> str | None:
     return name or None
 
 
+def remember_workspace(root: Path, name: str) -> None:
+    path = root / WORKSPACE_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(name + "\n", encoding="utf-8")
+
+
 def desk_workspace(given: str | None, root: Path = Path("."), flag: str = "--to") -> str:
     """--to WS, else the workspace this desk folder was pushed to."""
     name = given or stored_workspace(root)
@@ -24,3 +35,69 @@ def desk_workspace(given: str | None, root: Path = Path("."), flag: str = "--to"
         shown = f"./{WORKSPACE_FILE}" if root == Path(".") else str(root / WORKSPACE_FILE)
         raise CliError(f"Name a workspace with {flag} WS; {shown} does not say one.")
     return name
+
+
+def workspace_for(root: Path, given: str | None, flag: str) -> str:
+    """desk_workspace as push, pull, log and diff say it: their sentence names ROOT/.foldrun/workspace
+    without desk_workspace's leading ./ for the current folder, so the two are kept apart."""
+    name = given or stored_workspace(root)
+    if not name:
+        raise CliError(f"Name a workspace with {flag} WS; {root / WORKSPACE_FILE} does not say one.")
+    return name
+
+
+def scope_flags(parser) -> None:
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument("--to", dest="workspace", metavar="WS", help="the workspace (default: ./.foldrun/workspace)")
+    scope.add_argument("--library", action="store_true", help="the account library instead of a workspace")
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The workspace (or the account library) a command reads or writes."""
+
+    prefix: str                 # /api/workspaces/<ws> or /api/library
+    label: str                  # how a sentence names it
+    workspace: str | None       # None for the account library
+
+
+LIBRARY = Scope("/api/library", "the account library", None)
+
+
+def scope_of(args, root: Path, flag: str) -> Scope:
+    if getattr(args, "library", False):
+        return LIBRARY
+    workspace = workspace_for(root, args.workspace, flag)
+    return Scope(f"/api/workspaces/{quote_path(workspace)}", workspace, workspace)
+
+
+def explain_not_found(ctx, exc: ApiFailure, scope: Scope, *, path: str | None = None,
+                      revisions: Iterable[int | None] = ()) -> ApiFailure:
+    """Say which thing a 404 was about. The server answers every missing thing
+    (and everything of another account) with the same "Not found."; the CLI
+    knows what it asked for, and asks once more whether the workspace is there."""
+    if exc.status != 404:
+        return exc
+    if scope.workspace is not None:
+        try:
+            ctx.api.get(scope.prefix)
+        except ApiFailure as probe:
+            if probe.status == 404:
+                return ApiFailure(f"There is no workspace called {scope.workspace} in this account; "
+                                  "`foldrun workspaces` lists them.", status=404, code=exc.code)
+            return exc
+    asked = [n for n in revisions if n is not None]
+    if path is not None:
+        at = f" at revision {max(asked)}" if asked else ""
+        return ApiFailure(f"{path} is not in {scope.label}{at}.", status=404, code=exc.code)
+    if asked:
+        return ApiFailure(f"There is no revision {max(asked)} in {scope.label}.", status=404, code=exc.code)
+    return exc
+
+
+@contextmanager
+def naming_what_is_missing(ctx, scope: Scope, *, path: str | None = None, revisions: Iterable[int | None] = ()):
+    try:
+        yield
+    except ApiFailure as exc:
+        raise explain_not_found(ctx, exc, scope, path=path, revisions=revisions) from None

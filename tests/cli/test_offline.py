@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 import foldrun
-from foldrun.cli import cmd_desk
+from foldrun.cli import cmd_desk_files
 from foldrun.contract import Desk, check
 
 BAD_NOTIFY = "---\nnotify: {email: ops@example.com, events: [sometimes]}\n---\nThe desk.\n"
@@ -167,7 +167,7 @@ def test_a_push_reads_text_as_is_binary_as_base64_and_skips_git_and_node_modules
     for skipped in (".git/config", "node_modules/x/index.js", ".venv/bin/python", ".foldrun/workspace"):
         (tmp_path / skipped).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / skipped).write_text("skip me")
-    files, total = cmd_desk.read_desk_files(tmp_path)
+    files, total = cmd_desk_files.read_desk_files(tmp_path)
     assert files == [
         {"path": "AGENTS.md", "content": "é\n", "encoding": "utf-8"},
         {"path": "storage/logo.png", "content": base64.b64encode(b"\x89PNG\r\n\x1a\n\xff").decode(), "encoding": "base64"},

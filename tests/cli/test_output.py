@@ -5,7 +5,7 @@ import io
 import json
 import sys
 
-from foldrun.cli import cmd_desk
+from foldrun.cli import cmd_desk_history
 from foldrun.cli.output import Output, table_lines
 
 
@@ -40,8 +40,8 @@ def test_a_diff_is_coloured_only_on_a_terminal():
             self.out = out
 
     lines = ["--- a/x.md", "+++ b/x.md", "@@ -1 +1 @@", "-old", "+new", " same"]
-    plain = list(cmd_desk._colour_diff(Ctx(Output(stdout=io.StringIO())), lines))
-    coloured = list(cmd_desk._colour_diff(Ctx(Output(stdout=Terminal())), lines))
+    plain = list(cmd_desk_history._colour_diff(Ctx(Output(stdout=io.StringIO())), lines))
+    coloured = list(cmd_desk_history._colour_diff(Ctx(Output(stdout=Terminal())), lines))
     assert plain == lines
     assert coloured == ["\x1b[1m--- a/x.md\x1b[0m", "\x1b[1m+++ b/x.md\x1b[0m", "\x1b[36m@@ -1 +1 @@\x1b[0m",
                         "\x1b[31m-old\x1b[0m", "\x1b[32m+new\x1b[0m", " same"]
