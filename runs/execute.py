@@ -36,8 +36,9 @@ from .desks import agents_md_heads, desk_at, flow_meta, library_head, run_inputs
 from . import live_view
 from .host import DbHost
 from .models import Approval, ApprovalKind, ApprovalState, Artifact, Run, Schedule, Step, StepStatus, Try
-from .progress import FINISHED, _after_step, _park, _spec, move_within, queue, settle_failure, trace
+from .progress import FINISHED, _after_step, _park, _spec, move_within, queue, settle_failure
 from .states import end_try, move_step, start_try_with_step
+from .trace_log import trace
 
 log = logging.getLogger(__name__)
 
@@ -239,7 +240,7 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
         # notifications) reads the workspace and account.
         # The same query lets this transaction commit without waiting for the disk (foldrun/commits.py).
         # Whether a schedule of the flow is quarantined rides on it too: a success forgets a quarantine
-        # (_finish), and the common case, none, then costs no query of its own.
+        # (runs/finish.py: _finish), and the common case, none, then costs no query of its own.
         # The step that ends the run when it completes (its run's last plain step) also reads which AGENTS.md
         # texts the run's end will read, in the same query: a text parsed before needs no query of its own.
         closing = _CLOSING_LAST if _is_last_step(step, chain) else _CLOSING

@@ -3,7 +3,8 @@
 - `runs.progress` — `advance(run_pk)` looks at the run under a lock and does the next thing: parks at a gate
   (`!`, `ask:`), parks on `wait: event`, fans out `each:` as a Celery group (the last instance to finish joins
   them, counted in the database under the parent row's lock — no result backend needed), queues a plain step,
-  or finishes the run with its verdict and headline; a step's end moves its run on from there too.
+  or finishes the run with its verdict and headline (`runs.finish`, the run's end); a step's end moves its run
+  on from there too.
 - `runs.execute` — `execute_step(step_pk)` takes the step once with a lease (foldrun/leases.py: a random
   holder id and an expiry, renewed by a heartbeat), runs the engine outside any transaction, and saves what
   it returned only if it still holds the lease. A message for a step already running is dropped; a step whose
@@ -27,8 +28,8 @@ from .progress import (
     plain_first_task,
     queue,
     settle_failure,
-    trace,
 )
+from .trace_log import trace
 
 __all__ = ["FINISHED", "QUEUE_FIELDS", "advance", "enqueue_step", "execute_step", "fail_run", "move_within",
            "plain_first_task", "queue", "run_steps_from", "sandbox_base", "settle_failure", "trace"]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 RUNS = Path(__file__).resolve().parents[2] / "runs"
 FIRST_PARTY = ("runs", "foldrun", "accounts", "library", "notify", "vault", ".")
-CORE = ["actions", "orchestrate", "chain", "progress", "execute", "tasks", "host", "triggers", "recovery", "desks", "states",
-        "budget"]
+CORE = ["actions", "orchestrate", "chain", "finish", "progress", "execute", "tasks", "host", "triggers", "recovery", "desks",
+        "states", "trace_log", "budget"]
 # The AppConfig is Django's registry loader (tests/ops/test_no_import_inside_a_function.py says why).
 REGISTRY_LOADERS = {"apps.py"}
 
