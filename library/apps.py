@@ -7,7 +7,7 @@ def _follow_the_gallery(sender, using="default", plan=None, **kwargs) -> None:
     # shelf may have changed, so unedited copies follow it then.
     from django.db import DatabaseError, transaction
 
-    from .actions import sync_gallery_copies
+    from .actions.gallery import sync_gallery_copies
 
     try:
         with transaction.atomic(using=using):

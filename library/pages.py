@@ -30,8 +30,11 @@ from foldrun.contract.resolve import granted_tools
 from foldrun.gallery import gallery_files
 
 from . import services
-from .actions import GalleryError, WriteRefused, do_edit_file, do_install_gallery_tool, do_rollback, files_at
+from .actions.gallery import GalleryError, do_install_gallery_tool
+from .actions.pushes import do_edit_file, do_rollback
+from .actions.writes import WriteRefused
 from .models import Changeset, LibraryFile, Revision, scope_key_for
+from .services import files_at
 from .signals import workspace_parts
 
 

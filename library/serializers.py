@@ -6,7 +6,8 @@ from rest_framework import serializers
 from foldrun.contract import Finding
 from foldrun.openapi import StrictBooleanField, StrictCharField, StrictIntegerField
 
-from .actions import RawFile, WriteResult
+from .actions.checks import RawFile
+from .actions.writes import WriteResult
 from .models import Changeset, Revision
 from .services import changeset_dict
 

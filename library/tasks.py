@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from .actions import sync_gallery_copies
+from .actions.gallery import sync_gallery_copies
 
 
 @shared_task(name="library.sync_gallery")

@@ -32,30 +32,24 @@ from foldrun.contract import Desk, Finding, check, platform_from_versions
 from foldrun.contract.findings import sort_findings
 
 from . import serializers as s
-from .actions import (
-    GalleryError,
-    WriteRefused,
-    check_and_write,
-    check_files,
-    do_edit_file,
-    do_install_gallery_tool,
-    do_rollback,
-    file_at,
-    files_at,
-    generated_hashes,
-    sha256_text,
-)
+from .actions.checks import check_files, generated_hashes
+from .actions.gallery import GalleryError, do_install_gallery_tool
+from .actions.pushes import check_and_write, do_edit_file, do_rollback
+from .actions.writes import WriteRefused
 from .models import ChangeKind, Changeset, Revision, scope_key_for
 from .services import (
     beneath,
     changeset_dict,
     desk_for_scope,
+    file_at,
+    files_at,
     gallery_marks,
     gallery_overview,
     gallery_tool_files,
     head_number,
     history_of,
     library_overview,
+    sha256_text,
 )
 
 PAGE_SIZE = 50

@@ -28,7 +28,8 @@ from foldrun.commits import without_flush_wait
 from foldrun.prepared import Prepared
 from foldrun.engine import StepRequest, run_step
 from foldrun.engine.flow import check_verify
-from library.actions import WriteRefused, do_write_run_files
+from library.actions.run_files import do_write_run_files
+from library.actions.writes import WriteRefused
 from vault.models import Secret
 
 from .chain import _Chain, _chain, _end_held_try, _here

@@ -31,7 +31,7 @@ from accounts.actions import do_create_workspace, do_invite  # noqa: E402
 from accounts.models import Membership, Role, Workspace  # noqa: E402
 from browsing.models import BrowserSession, SessionStatus, SkillRun, SkillStatus, Task, TaskStatus  # noqa: E402
 from browsing.reports import running_smoke  # noqa: E402
-from library.actions import FileWrite, do_write_files  # noqa: E402
+from library.actions.writes import FileWrite, do_write_files  # noqa: E402
 from library.management.commands.seed_demo import DEMO_EMAIL, DEMO_WORKSPACE  # noqa: E402
 from notify.deliveries import do_record_delivery  # noqa: E402
 from runs.models import Artifact, Run, RunStatus, Step, StepStatus  # noqa: E402

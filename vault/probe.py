@@ -29,7 +29,7 @@ from foldrun.contract.desk import AGENT, AGENTS_MD, classify
 from foldrun.contract.frontmatter import split_frontmatter
 from foldrun import mail
 from foldrun.leases import Heartbeat
-from library.actions import files_at
+from library.services import files_at
 from vault import actions
 from vault.models import BROKEN_VERDICTS, ProviderCheck, Verdict
 from vault.serializers import check_data

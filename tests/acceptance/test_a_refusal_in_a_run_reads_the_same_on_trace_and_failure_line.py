@@ -9,7 +9,7 @@ import zoneinfo
 
 import pytest
 
-from library.actions import FileWrite, do_write_files
+from library.actions.writes import FileWrite, do_write_files
 from runs.actions import check_start_run
 from runs.models import TraceEvent
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401

@@ -167,7 +167,7 @@ VERDICT_CASES = [
 
 @pytest.mark.parametrize("verdict,answer", VERDICT_CASES, ids=[f"{v}-{i}" for i, (v, _) in enumerate(VERDICT_CASES)])
 def test_each_verdict_of_the_table_is_reached_by_its_answer(account, workspace, fake_provider, verdict, answer):
-    from library.actions import FileWrite, do_write_files
+    from library.actions.writes import FileWrite, do_write_files
     from vault.actions import do_set_secret
     from vault.probe import check_account_providers
 
@@ -181,7 +181,7 @@ def test_each_verdict_of_the_table_is_reached_by_its_answer(account, workspace, 
 
 
 def test_a_base_url_that_is_not_a_url_and_no_answer_are_unreachable(account, workspace):
-    from library.actions import FileWrite, do_write_files
+    from library.actions.writes import FileWrite, do_write_files
     from vault.actions import do_set_secret
     from vault.probe import check_account_providers
 

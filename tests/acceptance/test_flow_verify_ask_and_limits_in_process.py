@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from library.actions import files_at
+from library.services import files_at
 from runs.actions import check_start_run, decide
 from runs.models import Approval, Run, TraceEvent, Try
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from library.actions import FileWrite, do_write_files
+from library.actions.writes import FileWrite, do_write_files
 from tests.cli.conftest import cli, foldrun_home, signed_in_as  # noqa: F401
 from tests.conftest import wait_for
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401

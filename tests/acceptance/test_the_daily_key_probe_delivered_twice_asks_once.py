@@ -10,7 +10,7 @@ import threading
 import pytest
 from django.db import connection
 
-from library.actions import FileWrite, do_write_files
+from library.actions.writes import FileWrite, do_write_files
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.fakes.providers import Reply
 from vault.actions import do_set_secret

@@ -194,7 +194,7 @@ def test_budget_is_sent_at_80_and_95_percent_of_the_window_once_each(workspace, 
 
 def test_a_workspace_block_replaces_the_account_s_whole(workspace, alice, fake_provider, receiver,
                                                         django_capture_on_commit_callbacks):
-    from library.actions import FileWrite, do_write_files
+    from library.actions.writes import FileWrite, do_write_files
 
     do_write_files(account=workspace.account, workspace=None, kind="push", writes=[FileWrite(
         "AGENTS.md", "---\nnotify:\n  email: ops@example.com\n  events: [failed, completed]\n---\n")])

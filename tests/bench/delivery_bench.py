@@ -47,7 +47,7 @@ def main() -> None:
     worker = None
     try:
         from accounts.models import Account, Workspace
-        from library.actions import FileWrite, do_write_files
+        from library.actions.writes import FileWrite, do_write_files
         from notify.actions import do_record_delivery, due_delivery_ids
         from notify.models import Delivery
         from notify.tasks import sweep_due_deliveries

@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         from django.test import Client
 
         from accounts.models import Account, Membership, Workspace
-        from library.actions import FileWrite, do_write_files
+        from library.actions.writes import FileWrite, do_write_files
 
         user = get_user_model().objects.create_user("alice", "alice@example.com", "pw")
         account = Account.objects.create(name="Bench")

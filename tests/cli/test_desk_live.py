@@ -10,8 +10,8 @@ import pytest
 from accounts.models import Workspace
 from foldrun.cli.output import short_time
 from foldrun.contract import Desk, check
-from library.actions import files_at
 from library.models import Changeset
+from library.services import files_at
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,7 +9,9 @@ import pytest
 
 from accounts.models import Workspace
 from foldrun.gallery import gallery_tools
-from library.actions import FileWrite, do_install_gallery_tool, do_write_files, files_at
+from library.actions.gallery import do_install_gallery_tool
+from library.actions.writes import FileWrite, do_write_files
+from library.services import files_at
 
 from .conftest import SHARED_TOOL, agent, write
 

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from accounts.models import Workspace
-from library.actions import files_at
+from library.services import files_at
 
 from .conftest import agent, write
 

@@ -5,7 +5,7 @@ import pytest
 from django.core.management import call_command
 
 from foldrun.gallery import gallery_files, gallery_tools
-from library.actions import sync_gallery_copies
+from library.actions.gallery import sync_gallery_copies
 from library.models import Changeset, LibraryFile
 
 from .conftest import files, push

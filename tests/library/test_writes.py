@@ -4,8 +4,11 @@ from __future__ import annotations
 import pytest
 
 from foldrun.contract.generated import render_index
-from library.actions import WriteRefused, do_edit_file, do_write_run_files, files_at
+from library.actions.pushes import do_edit_file
+from library.actions.run_files import do_write_run_files
+from library.actions.writes import WriteRefused
 from library.models import Changeset
+from library.services import files_at
 
 from .conftest import AGENT, CONCEPT, files, push
 

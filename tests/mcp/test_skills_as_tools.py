@@ -9,7 +9,7 @@ import pytest
 from browsing.models import BrowserSession, SkillRun
 from foldrun.contract import Desk
 from foldrun.contract.check import check
-from library.actions import FileWrite, do_write_files
+from library.actions.writes import FileWrite, do_write_files
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.fakes.mcp_site import arena
 from tests.mcp.conftest import token_for

@@ -9,7 +9,7 @@ import time
 import pytest
 from django.core import mail
 
-from library.actions import FileWrite, do_write_files
+from library.actions.writes import FileWrite, do_write_files
 from notify.outbox import due_mail_ids, send_outgoing
 from tests.fakes.loopback import LoopbackServer, QuietHandler
 

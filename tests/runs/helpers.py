@@ -1,7 +1,7 @@
 """Pushing a desk and driving a run in-process (no worker) for the fast tests."""
 from __future__ import annotations
 
-from library.actions import FileWrite, do_write_files
+from library.actions.writes import FileWrite, do_write_files
 from runs import orchestrate
 from runs.models import Run, Step, StepStatus
 

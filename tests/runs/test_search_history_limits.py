@@ -77,7 +77,7 @@ def test_limits_nearest_wins_per_key_from_account_to_workspace_to_agent_to_step(
     push(workspace, {"AGENTS.md": "---\nlimits: {read: 5, calls: 9}\n---\n",
                      "agents/a/agent.md": agent_file("a", fake_provider, extra="limits: {read: 3}\n"),
                      "flows/f.md": "---\nname: f\n---\n1. [[a]] — Go.\n   limits: {read: 1}\n"})
-    from library.actions import FileWrite, do_write_files
+    from library.actions.writes import FileWrite, do_write_files
     do_write_files(account=workspace.account, workspace=None, kind="push",
                    writes=[FileWrite("AGENTS.md", "---\nlimits: {read: 7, calls: 20, code: 4}\n---\n")])
     fake_provider.reply_text("QUIET")

@@ -188,7 +188,7 @@ def test_probe_local_uses_the_laptop_vault(cli, stdin, fake_provider, foldrun_ho
 
 
 def test_account_providers_check_exits_non_zero_on_a_dead_key(alice_cli, account, workspace, fake_provider):
-    from library.actions import FileWrite, do_write_files
+    from library.actions.writes import FileWrite, do_write_files
     from vault.actions import do_set_secret
 
     block = f'{{name: anthropic, base_url: "{fake_provider.base_url}", key: "${{MODEL_KEY}}", model: m}}'

@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import Workspace
-from library.actions import FileWrite, do_write_files
+from library.actions.writes import FileWrite, do_write_files
 from vault.actions import do_set_secret
 from vault.models import ProviderCheck
 from vault.probe import check_account_providers, provider_broken

@@ -10,7 +10,7 @@ import json
 import pytest
 from django.core import serializers
 
-from library.actions import files_at
+from library.services import files_at
 from runs.models import Run
 from tests.runs.helpers import drive, push
 from vault.actions import do_set_secret

@@ -117,7 +117,7 @@ def test_a_refused_consent_stores_nothing(alice, workspace):
 
 
 def test_check_now_shows_each_provider_keys_verdict(alice, account, workspace, fake_provider):
-    from library.actions import FileWrite, do_write_files
+    from library.actions.writes import FileWrite, do_write_files
 
     block = f'{{name: anthropic, base_url: "{fake_provider.base_url}", key: "${{MODEL_KEY}}", model: m}}'
     do_write_files(account=account, workspace=workspace, kind="push",

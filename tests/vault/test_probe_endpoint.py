@@ -74,7 +74,7 @@ def test_a_probe_cut_off_names_the_failure_a_run_would_hit(alice_api, keyed, fak
 
 
 def test_the_account_probe_reads_the_account_vault_and_its_agents_md(alice_api, account, fake_provider):
-    from library.actions import FileWrite, do_write_files
+    from library.actions.writes import FileWrite, do_write_files
 
     block = f'{{name: openai, base_url: "{fake_provider.openai_base_url}", key: "${{ACCOUNT_MODEL_KEY}}"}}'
     do_write_files(account=account, workspace=None, kind="push",

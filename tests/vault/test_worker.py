@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from library.actions import FileWrite, do_write_files
+from library.actions.writes import FileWrite, do_write_files
 from tests.conftest import wait_for
 from vault.actions import do_set_secret
 from vault.models import ProviderCheck

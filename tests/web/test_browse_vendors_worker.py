@@ -60,7 +60,7 @@ def test_a_run_on_a_worker_browses_on_steel_with_the_vaults_key_and_releases_the
 def test_a_kept_profile_a_run_signed_in_stays_signed_in_when_the_workspace_rewrites_its_keep_file(
         transactional_db, tmp_path, workspace, alice, fake_provider):
     from browsing.models import KeptSeed
-    from library.actions import do_write_run_files
+    from library.actions.run_files import do_write_run_files
     from library.services import files_at
     from vault.actions import do_set_secret
 

@@ -15,7 +15,8 @@ from accounts.actions import do_create_workspace
 from accounts.models import Account, Membership, Profile, Role, Workspace
 from foldrun.contract.paths import read_folder
 from foldrun.demo import RANK_DESK
-from library.actions import FileWrite, do_install_gallery_tool, do_write_files
+from library.actions.gallery import do_install_gallery_tool
+from library.actions.writes import FileWrite, do_write_files
 
 DEMO_EMAIL = "demo@foldrun.dev"
 DEMO_PASSWORD = "demo-password-123"

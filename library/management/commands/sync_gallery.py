@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from library.actions import sync_gallery_copies
+from library.actions.gallery import sync_gallery_copies
 
 
 class Command(BaseCommand):
