@@ -68,8 +68,6 @@ def run_steps_from(step_pk: int) -> str:
     return "; ".join(words)
 
 
-
-
 def execute_step(step_pk: int) -> str:
     """Run one step (or `each:` instance) once. Returns a word for the task log.
 

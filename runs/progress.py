@@ -270,7 +270,6 @@ QUEUE_FIELDS = ["status", "status_reason", "queued_at", "lease_holder", "lease_u
                 "error"]
 
 
-
 def _spec(run: Run, step: Step) -> dict:
     return next(s for s in run.plan if s["number"] == step.index)
 

@@ -43,6 +43,17 @@ def is_generated(path: str) -> bool:
     return root is not None and path.rsplit("/", 1)[-1] in GENERATED_NAMES and path.rsplit("/", 1)[0] == root
 
 
+def is_reserved(path: str) -> bool:
+    """Any index.md / log.md under a knowledge/ or memory/ directory: the top
+    ones are generated, and a nested one would read as if it were."""
+    return concept_root(path) is not None and path.rsplit("/", 1)[-1] in GENERATED_NAMES
+
+
+def is_concept(path: str) -> bool:
+    """A concept page: a markdown file under a knowledge/ or memory/ directory that is not reserved."""
+    return concept_root(path) is not None and path.endswith(".md") and not is_reserved(path)
+
+
 def generated_edit_finding(path: str) -> Finding:
     root = concept_root(path) or path.rsplit("/", 1)[0]
     return Finding(path, None, "error",

@@ -13,14 +13,14 @@ from django.conf import settings
 from accounts.models import Account, Workspace
 from foldrun.contract import Desk, Finding
 from foldrun.contract.desk import CONCEPT
-from foldrun.contract.generated import generated_edit_finding
+from foldrun.contract.generated import generated_edit_finding, is_concept, is_reserved
 from foldrun.contract.model import concept_of
 from foldrun.contract.paths import BINARY_MARKER, PathError, normalise_path
 from foldrun.contract.payload import check_payload, decode
 
 from ..models import Revision, scope_key_for
 from ..services import sha256_text
-from .writes import FileWrite, file_error, is_concept, is_reserved
+from .writes import FileWrite, file_error
 
 
 @dataclass

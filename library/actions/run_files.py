@@ -9,9 +9,7 @@ from foldrun.contract.paths import PathError, normalise_path
 
 from ..models import ChangeKind
 from .checks import RawFile, check_files
-from .writes import WriteRefused, WriteResult, do_write_files, file_error, in_dir
-
-RUN_WRITABLE = ("memory", "state", "storage")
+from .writes import RUN_WRITABLE, WriteRefused, WriteResult, do_write_files, file_error, in_dir
 
 
 def do_write_run_files(

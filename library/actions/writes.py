@@ -16,13 +16,13 @@ from django.utils import timezone
 from accounts.models import Account, Workspace
 from foldrun.contract import Finding
 from foldrun.contract.desk import GENERATED_NAMES
-from foldrun.contract.generated import LogEntry, concept_root, render_index, render_log
+from foldrun.contract.generated import LogEntry, concept_root, is_concept, is_reserved, render_index, render_log
 
 from ..models import Changeset, LibraryFile, Revision, scope_key_for
 from ..services import sha256_text
 
-# A push with prune never deletes what runs and people accumulate.
-PRUNE_KEEPS = ("memory", "state", "storage")
+# What runs and people accumulate: a run may write there (run_files), and a push with prune never deletes it.
+RUN_WRITABLE = ("memory", "state", "storage")
 # Above this many paths, fetching the scope's heads in one query beats an IN list.
 _IN_LIST_LIMIT = 900
 
@@ -77,16 +77,6 @@ def sha256_of(content: str, encoding: str = "utf-8") -> str:
 INDEX_NAME, LOG_NAME = GENERATED_NAMES
 
 
-def is_reserved(path: str) -> bool:
-    """Any index.md / log.md under a knowledge/ or memory/ directory: the top
-    ones are generated, and a nested one would read as if it were."""
-    return concept_root(path) is not None and path.rsplit("/", 1)[-1] in GENERATED_NAMES
-
-
-def is_concept(path: str) -> bool:
-    return concept_root(path) is not None and path.endswith(".md") and not is_reserved(path)
-
-
 def file_error(path: str, message: str, code: str, line: int | None = None) -> Finding:
     return Finding(path, line, "error", message, code)
 
@@ -124,7 +114,7 @@ def _live(row: LibraryFile | None) -> bool:
 
 
 def _prunable(path: str) -> bool:
-    return not in_dir(path, PRUNE_KEEPS) and not is_reserved(path)
+    return not in_dir(path, RUN_WRITABLE) and not is_reserved(path)
 
 
 def do_write_files(
