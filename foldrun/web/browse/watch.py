@@ -52,6 +52,10 @@ class Screencast:
         self.keep = keep
         self.page = page
         self.lock = threading.Lock()
+        # Held around every hand-off to the sink, so none comes after the `end` stop() sends: a frame Playwright's
+        # thread or the flusher picked as the call ended would otherwise land after it and say `live` again.
+        self.sending = threading.RLock()
+        self.closed = False
         self.pending: tuple[bytes, str] | None = None
         self.sent_at = 0.0
         self.url = scrub_url(page.url)
@@ -91,10 +95,13 @@ class Screencast:
                 return
             frame, self.pending = self.pending, None
             self.sent_at = time.monotonic()
-        try:
-            sink("frame", frame[0], frame[1])
-        except Exception:  # noqa: BLE001 - a frame lost is a frame lost; the call goes on
-            pass
+        with self.sending:
+            if self.closed:
+                return  # the call ended and its panel says `last seen`; this frame came too late to show
+            try:
+                sink("frame", frame[0], frame[1])
+            except Exception:  # noqa: BLE001 - a frame lost is a frame lost; the call goes on
+                pass
 
     def _flush_loop(self) -> None:
         while not self.stopping.wait(FLUSH_TICK):
@@ -113,17 +120,19 @@ class Screencast:
         if self.flusher is None:
             return
         self.flusher.join(timeout=1)
-        sink = self.sink
-        with self.lock:
-            frame, self.pending = self.pending, None
-        if sink is None:  # not the page on the panel: the one that is says `last seen`
-            return
-        try:
-            if frame is not None:
-                sink("frame", frame[0], frame[1])
-            sink("end", None, self.url)
-        except Exception:  # noqa: BLE001
-            pass
+        with self.sending:
+            self.closed = True
+            sink = self.sink
+            with self.lock:
+                frame, self.pending = self.pending, None
+            if sink is None:  # not the page on the panel: the one that is says `last seen`
+                return
+            try:
+                if frame is not None:
+                    sink("frame", frame[0], frame[1])
+                sink("end", None, self.url)
+            except Exception:  # noqa: BLE001
+                pass
 
 
 def signs_in(call: "Call") -> bool:
