@@ -28,7 +28,7 @@ import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
+from django.db import DatabaseError, connection
 
 from foldrun.pgcursor import cursor, raw_cursor
 
@@ -52,16 +52,15 @@ class _Held:
         """Send the held writes in one flight, followed by `then()` (the statement that asked for them) or by
         the COMMIT; returns what `then()` returned."""
         writes, self.writes = self.writes, []
-        db = connections[DEFAULT_DB_ALIAS]  # looked up once, not on each attribute of the `connection` proxy
-        raw = db.connection
-        logged = db.queries_logged
+        raw = connection.connection
+        logged = connection.queries_logged
         started = time.monotonic()
         sent: list[tuple[Any, OnResult | None]] = []
         out = None
         # Wrapped as Django's cursors are: a failure is Django's DatabaseError (IntegrityError, …), as it was.
-        with db.wrap_database_errors, raw.pipeline():
+        with connection.wrap_database_errors, raw.pipeline():
             for sql, params, on_result in writes:
-                cursor = raw_cursor(db)
+                cursor = raw_cursor()
                 cursor.execute(sql, params)
                 sent.append((cursor, on_result))
             if logged:
@@ -71,13 +70,13 @@ class _Held:
                 # (The COMMIT Django logs itself, as it ends the block.)
                 # The text is the one the cursor made for the log as it ran the write (pgcursor.PreparingCursor).
                 for cursor, _ in sent:
-                    db.queries_log.append({"sql": cursor._query.query.decode(errors="replace"), "time": each})
+                    connection.queries_log.append({"sql": cursor._query.query.decode(errors="replace"), "time": each})
             if then is not None:
                 out = then()
             elif commit:
                 # As a statement of the flight: psycopg's commit() would wait for an answer of its own (a Sync) before
                 # the pipeline's end waits for another. Django's commit then finds the transaction ended.
-                raw_cursor(db).execute("COMMIT", prepare=False)
+                raw_cursor().execute("COMMIT", prepare=False)
         for cursor, on_result in sent:
             if on_result is not None:
                 on_result(cursor)
@@ -97,18 +96,17 @@ def writes_together() -> Iterator[None]:
     nested in a caller's transaction (a test's, an eager task's), without. Precondition: inside
     `transaction.atomic()`. Elsewhere than PostgreSQL, or inside another such block, a block that holds
     nothing."""
-    db = connections[DEFAULT_DB_ALIAS]
-    if db.vendor != "postgresql" or getattr(_here, "held", None) is not None or not db.in_atomic_block:
+    if connection.vendor != "postgresql" or getattr(_here, "held", None) is not None or not connection.in_atomic_block:
         yield
         return
     held = _here.held = _Held()
     try:
-        with db.execute_wrapper(held.before_other):
+        with connection.execute_wrapper(held.before_other):
             yield
             if held.writes:
                 # The transaction's own end: its COMMIT rides with the writes (Django's commit after this block
                 # then finds nothing to commit, and runs the on_commit callbacks as after any commit).
-                outermost = len(db.atomic_blocks) == 1 and not db.needs_rollback
+                outermost = len(connection.atomic_blocks) == 1 and not connection.needs_rollback
                 held.send_all(commit=outermost)
     finally:
         _here.held = None

@@ -5,35 +5,29 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db import connection
 from psycopg import pq
 
 
 def cursor() -> Any:
     """A cursor for the statements of this module (see the module): on PostgreSQL it binds on the server and
     prepares each statement; elsewhere `connection.cursor()`."""
-    db = connections[DEFAULT_DB_ALIAS]  # once: each attribute of the `connection` proxy looks the thread's up again
-    if db.vendor != "postgresql":
-        return db.cursor()
-    return db._prepare_cursor(raw_cursor(db))
+    if connection.vendor != "postgresql":
+        return connection.cursor()
+    return connection._prepare_cursor(raw_cursor())
 
 
-def raw_cursor(db: Any = None) -> Any:
+def raw_cursor() -> Any:
     """cursor()'s psycopg cursor itself, not wrapped by Django (foldrun/batch.py sends its writes with it).
-    PostgreSQL only. `db`: this thread's default connection, when the caller has looked it up."""
-    db = db or connections[DEFAULT_DB_ALIAS]
-    db.ensure_connection()
-    raw = db.connection
+    PostgreSQL only."""
+    connection.ensure_connection()
+    raw = connection.connection
     if raw.prepare_threshold is None:
         # Django turns psycopg's preparing off (None); a threshold no statement reaches turns it back on for the
         # cursors that ask for it (this one) and for nothing else — Django's own cursors bind on the client,
         # and those never prepare.
         raw.prepare_threshold = 2**31
-    made = _preparing_cursor_class()(raw)
-    # Asked here, once a cursor, not on every statement: a query log (DEBUG, a test counting queries) is turned
-    # on around a block, and a cursor lives inside one.
-    made.foldrun_logged = db.queries_logged
-    return made
+    return _preparing_cursor_class()(raw)
 
 
 class _Logged:
@@ -50,7 +44,6 @@ def _preparing_cursor_class() -> type:
         calls `execute(sql, params)` with no way to ask for it."""
 
         _query_cls = _kept_query_class() or ServerBindingCursor._query_cls
-        foldrun_logged = False
 
         def execute(self, query, params=None, *, prepare=None, binary=None):  # type: ignore[override]
             prepare = True if prepare is None else prepare
@@ -62,7 +55,7 @@ def _preparing_cursor_class() -> type:
                     out = super().execute(query, params, prepare=prepare, binary=binary)
             else:
                 out = super().execute(query, params, prepare=prepare, binary=binary)
-            if self.foldrun_logged:
+            if connection.queries_logged:
                 # Where Django's query log reads a statement's text (`_query`, as a client-binding cursor keeps
                 # it): the statement with its values in place, as the log showed it before — written only while
                 # queries are logged (DEBUG, a test counting them), never on a worker's ordinary step.
