@@ -22,7 +22,11 @@ It builds a throwaway test database (SQLite, or PostgreSQL when DATABASE_URL
 says so) and uses the configured broker (filesystem, or Redis when
 CELERY_BROKER_URL says so). Both sides are timed the same way: from the
 moment the work is asked for until this process sees its effect in the
-database (polled every 2 ms), so the ratio compares like with like.
+database (polled every 2 ms), so the ratio compares like with like. And both
+are measured turn about — ten rounds of bare tasks and one-step runs, a foldrun
+run then a DBOS workflow of the same length — because this machine's speed
+drifts by a third from one minute to the next, and a peer measured all before
+or all after foldrun took that drift into the ratio.
 
 Besides the figures the target is about, it prints where a step's time
 goes (from the rows' own timestamps, and this process's clock at the request
@@ -33,6 +37,7 @@ Celery eager.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import statistics
@@ -99,25 +104,22 @@ def count_queries(workspace, fake) -> tuple[int, float, dict]:
     return counts[1], (counts[2] - counts[1]) / 2, bodies[1]
 
 
-def sequential_per_step(workspace, fake, steps: int, repeats: int) -> float:
-    """p50 seconds per step of an N-step run (one instant model call each) through the real worker."""
+def foldrun_run_seconds(workspace, steps: int) -> float:
+    """Seconds per step of one N-step run (one instant model call each) through the real worker, from the
+    request until this process sees the run ended."""
     from runs.actions import check_start_run
     from runs.models import Run
 
-    times = []
-    for _ in range(repeats):
-        for _ in range(steps):
-            fake.reply_text("GOOD", usage=(1, 1))
-        start = time.monotonic()
-        run = check_start_run(workspace=workspace, flow=f"seq{steps}")
-        wait_until(lambda: Run.objects.filter(pk=run.pk, status__in=["completed", "failed"]).exists(), 300)
-        times.append((time.monotonic() - start) / steps)
-    return statistics.median(times)
+    start = time.monotonic()
+    run = check_start_run(workspace=workspace, flow=f"seq{steps}")
+    wait_until(lambda: Run.objects.filter(pk=run.pk, status__in=["completed", "failed"]).exists(), 300)
+    return (time.monotonic() - start) / steps
 
 
-def dbos_per_step(fake, call_body: dict, counts: list[int], repeats: int) -> dict[int, float] | None:
-    """The same steps as a DBOS workflow, on this PostgreSQL server (its own system database): p50 seconds per
-    step for each length. None without dbos or PostgreSQL.
+@contextlib.contextmanager
+def dbos_workflow(fake, call_body: dict):
+    """A DBOS workflow of N steps on this PostgreSQL server (its own system database), launched once: yields a
+    function giving the seconds per step of one N-step workflow, or None without dbos or PostgreSQL.
 
     Each DBOS step makes the call a foldrun step makes and nothing else: tests/bench/peer_call.py's
     `streamed_text` — the step's body streamed through the guarded `net.client("model")` to the same stand-in,
@@ -125,9 +127,11 @@ def dbos_per_step(fake, call_body: dict, counts: list[int], repeats: int) -> dic
     try:
         from dbos import DBOS
     except ImportError:
-        return None
+        yield None
+        return
     if connection.vendor != "postgresql":
-        return None
+        yield None
+        return
     settings = connection.settings_dict
     url = (f"postgresql://{settings['USER']}:{settings.get('PASSWORD') or ''}@{settings['HOST']}:"
            f"{settings['PORT'] or 5432}/{settings['NAME']}_dbos")
@@ -149,21 +153,37 @@ def dbos_per_step(fake, call_body: dict, counts: list[int], repeats: int) -> dic
     def workflow(steps: int) -> int:
         return sum(1 for n in range(steps) if call(n))
 
+    def per_step(steps: int) -> float:
+        start = time.monotonic()
+        workflow(steps)
+        return (time.monotonic() - start) / steps
+
     DBOS.launch()
+    try:
+        yield per_step
+    finally:
+        DBOS.destroy()
+
+
+def sequential_beside_dbos(workspace, fake, call_body: dict, repeats: dict[int, int]) -> dict[int, tuple]:
+    """For each run length N: p50 seconds per step of an N-step foldrun run and of an N-step DBOS workflow
+    (None without DBOS), measured turn about — one foldrun run, then one workflow, `repeats[N]` times — so that
+    a change in the machine's speed during the benchmark weighs on both sides alike."""
+    out: dict[int, tuple] = {}
+    # Every call of this phase gets the same instant reply, on both sides.
     fake.responder = lambda _body: Reply(blocks=[{"type": "text", "text": "GOOD"}], usage=(1, 1))
     try:
-        out = {}
-        for steps in counts:
-            times = []
-            for _ in range(repeats):
-                start = time.monotonic()
-                workflow(steps)
-                times.append((time.monotonic() - start) / steps)
-            out[steps] = statistics.median(times)
-        return out
+        with dbos_workflow(fake, call_body) as peer:
+            for steps, count in repeats.items():
+                ours, theirs = [], []
+                for _ in range(count):
+                    ours.append(foldrun_run_seconds(workspace, steps))
+                    if peer is not None:
+                        theirs.append(peer(steps))
+                out[steps] = (statistics.median(ours), statistics.median(theirs) if theirs else None)
     finally:
         fake.responder = None
-        DBOS.destroy()
+    return out
 
 
 def main() -> None:
@@ -172,6 +192,8 @@ def main() -> None:
     parser.add_argument("--bare", type=int, default=100)
     parser.add_argument("--fanout", type=int, default=100)
     parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=10, help="turns of bare tasks and one-step runs")
+    parser.add_argument("--seq-repeats", type=int, default=10, help="10-step runs (and workflows) measured")
     args = parser.parse_args()
     setup_test_environment()
     connection.creation.create_test_db(verbosity=0, autoclobber=True)
@@ -221,36 +243,43 @@ def main() -> None:
                 fake.responder = None
             return times
 
-        # Half the bare round trips before the runs and half after, so a change in the machine's load
-        # during the run weighs on both sides alike.
-        bare = bare_round_trips(args.bare // 2, "before")
-
-        # One-step runs, one after another: the platform's own time per step.
-        for _ in range(args.runs):
-            fake.reply_text("GOOD", usage=(1, 1))
+        # One-step runs, one after another: the platform's own time per step. Measured in rounds, turn about
+        # with the bare task's round trips, so a change in the machine's speed during the benchmark weighs on
+        # both sides alike.
+        bare: list[float] = []
         per_run: list[float] = []
         phases: dict[str, list[float]] = {"start (request to queued)": [], "queue (queued to claimed)": [],
                                           "step (claimed to step saved)": [], "finish (step saved to run done)": [],
                                           "seen (run done to noticed here)": [],
                                           "total (request to noticed here)": []}
-        for _ in range(args.runs):
-            start_wall, start = time.time(), time.monotonic()
-            run = check_start_run(workspace=workspace, flow="one")
-            queued_wall = time.time()
-            seen_wall = wait_until(lambda: Run.objects.filter(pk=run.pk, status="completed").exists(), 60)
-            per_run.append(time.monotonic() - start)
-            run.refresh_from_db()
-            attempt = Try.objects.get(step__run=run)
-            phases["start (request to queued)"].append(queued_wall - start_wall)
-            phases["queue (queued to claimed)"].append(attempt.started_at.timestamp() - queued_wall)
-            phases["step (claimed to step saved)"].append((attempt.finished_at - attempt.started_at).total_seconds())
-            phases["finish (step saved to run done)"].append((run.finished_at - attempt.finished_at).total_seconds())
-            # Whatever the worker does after it stamps the run's finished_at (the rest of that transaction, its
-            # commit) lands here, with the poll's own delay (up to 2 ms, plus a query); the five parts add up to
-            # the total exactly, run by run (one machine, one clock).
-            phases["seen (run done to noticed here)"].append(seen_wall - run.finished_at.timestamp())
-            phases["total (request to noticed here)"].append(seen_wall - start_wall)
-        bare += bare_round_trips(args.bare - args.bare // 2, "after")
+
+        def one_step_runs(count: int) -> None:
+            for _ in range(count):
+                fake.reply_text("GOOD", usage=(1, 1))
+            for _ in range(count):
+                start_wall, start = time.time(), time.monotonic()
+                run = check_start_run(workspace=workspace, flow="one")
+                queued_wall = time.time()
+                seen_wall = wait_until(lambda: Run.objects.filter(pk=run.pk, status="completed").exists(), 60)
+                per_run.append(time.monotonic() - start)
+                run.refresh_from_db()
+                attempt = Try.objects.get(step__run=run)
+                phases["start (request to queued)"].append(queued_wall - start_wall)
+                phases["queue (queued to claimed)"].append(attempt.started_at.timestamp() - queued_wall)
+                phases["step (claimed to step saved)"].append(
+                    (attempt.finished_at - attempt.started_at).total_seconds())
+                phases["finish (step saved to run done)"].append(
+                    (run.finished_at - attempt.finished_at).total_seconds())
+                # Whatever the worker does after it stamps the run's finished_at (the rest of that transaction,
+                # its commit) lands here, with the poll's own delay (up to 2 ms, plus a query); the five parts
+                # add up to the total exactly, run by run (one machine, one clock).
+                phases["seen (run done to noticed here)"].append(seen_wall - run.finished_at.timestamp())
+                phases["total (request to noticed here)"].append(seen_wall - start_wall)
+
+        rounds = max(1, min(args.rounds, args.runs, args.bare))
+        for n in range(rounds):
+            bare += bare_round_trips(args.bare * (n + 1) // rounds - args.bare * n // rounds, f"r{n}")
+            one_step_runs(args.runs * (n + 1) // rounds - args.runs * n // rounds)
 
         bare_p50 = statistics.median(bare)
         step_p50 = statistics.median(per_run)
@@ -265,15 +294,16 @@ def main() -> None:
         print(f"SQL queries: {per_run_queries} for a one-step run from start to finish, {per_step_queries:g} for each "
               f"further step (target ≤ 8)")
 
-        # 1-, 10- and 50-step runs, per step, beside a DBOS workflow of the same steps.
-        lengths = [1, 10, 50]
-        ours = {n: sequential_per_step(workspace, fake, n, repeats) for n, repeats in zip(lengths, (20, 5, 2))}
-        peer = dbos_per_step(fake, call_body, lengths, repeats=5)
-        print("per step, p50, one instant model call each (lease and heartbeat included):")
-        for n in lengths:
-            beside = f"; DBOS workflow {ms(peer[n])} ({ours[n] / peer[n]:.2f}× DBOS)" if peer else ""
-            print(f"  {n:2}-step run: foldrun {ms(ours[n])} ({ours[n] / bare_p50:.1f}× a bare Celery task){beside}")
-        if peer is None:
+        # 1-, 10- and 50-step runs, per step, turn about with a DBOS workflow of the same steps.
+        lengths = {1: args.seq_repeats * 2, 10: args.seq_repeats, 50: max(2, args.seq_repeats // 3)}
+        sequential = sequential_beside_dbos(workspace, fake, call_body, lengths)
+        print("per step, p50, one instant model call each (lease and heartbeat included; "
+              "foldrun and DBOS turn about):")
+        for n, (ours, peer) in sequential.items():
+            beside = f"; DBOS workflow {ms(peer)} ({ours / peer:.2f}× DBOS)" if peer else ""
+            print(f"  {n:2}-step run ×{lengths[n]}: foldrun {ms(ours)} ({ours / bare_p50:.1f}× a bare Celery task)"
+                  f"{beside}")
+        if any(peer is None for _, peer in sequential.values()):
             print("  (DBOS: needs PostgreSQL and `pip install -r tests/bench/requirements.txt`)")
         print("targets: a sequential step at most 1.0× DBOS's; a one-step run at most 2× the bare task")
 
@@ -288,10 +318,10 @@ def main() -> None:
         fan_time = time.monotonic() - start
         run.refresh_from_db()
         done = run.steps.filter(instance__isnull=False, status="completed").count()
-        sequential = step_p50 * (args.fanout + 1)
+        one_by_one = step_p50 * (args.fanout + 1)
         print(f"fan-out run {run.status}: {done} of {args.fanout} instances completed")
-        print(f"fan-out of {args.fanout} (plus the step that lists them): {fan_time:.2f}s, against {sequential:.2f}s for "
-              f"{args.fanout + 1} sequential steps ({fan_time / sequential:.2f}×)")
+        print(f"fan-out of {args.fanout} (plus the step that lists them): {fan_time:.2f}s, against {one_by_one:.2f}s for "
+              f"{args.fanout + 1} sequential steps ({fan_time / one_by_one:.2f}×)")
     finally:
         if worker is not None:
             worker.terminate()
