@@ -9,7 +9,7 @@ functions on the same files and print the same sentences.
     check_payload(path, data, max_bytes) -> Finding|None payload.py
     platform_from_versions(browser_versions) -> platform platform.py (check's platform=)
     Desk, Document, kinds                                desk.py
-    Agent, Flow, Step, Tool, Skill, Concept, Defaults    model.py (agent_of, flow_of, tool_of, …)
+    Agent, Flow, Step, Tool, Skill, Concept, Defaults    model/ (agent_of, flow_of, tool_of, …)
     resolve_tool / resolve_skill / resolve_agent /
       granted_tools / agent_skills / effective_limits    resolve.py
     render_index / render_log / is_generated             generated.py

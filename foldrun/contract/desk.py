@@ -138,7 +138,7 @@ class Desk:
 
     `files`, `library` and `gallery` map relative paths to text. Resolution is
     nearest wins: the agent's own, the workspace's, the library's, the shelf
-    (see resolve.py). Parsed models are cached per document (see model.py), so
+    (see resolve.py). Parsed models are cached per document (see model/), so
     build a new Desk after the files change.
     """
 
