@@ -55,7 +55,7 @@ def test_the_blast_radius_is_drawn_with_overridden_copies_greyed(alice_web, two_
 
 
 def test_the_picture_is_cropped_to_what_it_draws():
-    from library.pages import Grant, SharedItem, blast_picture
+    from library.pages_library import Grant, SharedItem, blast_picture
 
     one = SharedItem(kind="tool", name="x", source="library", paths=[], main_path="tools/x.md",
                      grants=[Grant("rank-desk", "ranker")])
