@@ -11,7 +11,7 @@ and a refusal beats everything.
 Every field left off is named in the drop list the client writes as a line.
 
 A module per concern, and every public name importable from here as before:
-`requests` (Anthropic → Chat Completions and Responses bodies, the drop list,
+`bodies` (Anthropic → Chat Completions and Responses bodies, the drop list,
 the presets' field rules), `chat` (Chat Completions replies and streams),
 `responses` (Responses replies and streams), and `shared` (what the two reply
 sides share: tool-call arguments parsed, tool-call ids made distinct).
@@ -19,7 +19,7 @@ sides share: tool-call arguments parsed, tool-call ids made distinct).
 from __future__ import annotations
 
 from .chat import ChatStream, chat_to_anthropic
-from .requests import (
+from .bodies import (
     MAX_COMPLETION_TOKENS,
     STRICT_FIELDS,
     chat_request,
