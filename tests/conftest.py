@@ -30,6 +30,43 @@ def django_db_setup(django_db_setup, django_db_blocker):
         servers.POOL.stop()
 
 
+@pytest.fixture(scope="session")
+def live_server(request, django_db_setup):
+    """pytest-django's live server, but its requests keep no database session and it stops before the test
+    database is dropped. Django's own closes a request thread's connections only when the thread's client hangs
+    up; with the tests' CONN_MAX_AGE a kept-alive client (a browser, a pooled HTTP client) keeps that thread's
+    PostgreSQL session open between requests, and pytest-django's server, a session fixture depending on nothing,
+    was stopped only after the database's drop — which then failed, "being accessed by other users", when the
+    client hung up more than the 5 s PostgreSQL's DROP DATABASE waits. As the web server does (foldrun/asgi.py), each request's connections are closed at its
+    end; requesting django_db_setup stops the server before the drop."""
+    from django.db import connections
+    from django.test.testcases import LiveServerThread, QuietWSGIRequestHandler
+    from pytest_django.live_server_helper import LiveServer
+
+    class Handler(QuietWSGIRequestHandler):
+        def handle_one_request(self):
+            try:
+                super().handle_one_request()
+            finally:
+                if not self.server.connections_override:  # an in-memory SQLite database shared with the tests
+                    connections.close_all()
+
+    class Thread(LiveServerThread):
+        def _create_server(self, connections_override=None):
+            return self.server_class((self.host, self.port), Handler, allow_reuse_address=False,
+                                     connections_override=connections_override)
+
+    addr = request.config.getvalue("liveserver") or os.getenv("DJANGO_LIVE_TEST_SERVER_ADDRESS") or "localhost"
+    server = LiveServer(addr, start=False)
+    made = server.thread
+    server.thread = Thread(made.host, made.static_handler, connections_override=made.connections_override,
+                           port=made.port)
+    server.thread.daemon = True
+    server.start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture
 def account(db) -> Account:
     return Account.objects.create(name="Acme")
