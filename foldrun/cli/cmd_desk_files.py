@@ -11,8 +11,8 @@ from foldrun.contract.paths import IGNORED_DIRS, PathError, is_ignored, normalis
 
 from .client import LONG_TIMEOUT, ApiFailure, CliError, quote_path
 from .cmd_desk import desk_root, summary
-from .workspace import (LIBRARY, Scope, explain_not_found, naming_what_is_missing, remember_workspace, scope_of,
-                        stored_workspace, workspace_for)
+from .workspace import (LIBRARY, Scope, desk_workspace, explain_not_found, naming_what_is_missing, remember_workspace,
+                        scope_of, stored_workspace)
 
 
 def register(subparsers, common) -> None:
@@ -214,7 +214,7 @@ def cmd_push(args, ctx) -> int:
         scope, remember = LIBRARY, None
     else:
         _require_desk(root)
-        workspace = workspace_for(root, args.to, "--to")
+        workspace = desk_workspace(args.to, root)
         scope = Scope(f"/api/workspaces/{quote_path(workspace)}", workspace, workspace)
         remember = workspace if stored_workspace(root) is None else None
     endpoint, target = f"{scope.prefix}/{verb}", scope.label

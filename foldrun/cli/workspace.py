@@ -37,15 +37,6 @@ def desk_workspace(given: str | None, root: Path = Path("."), flag: str = "--to"
     return name
 
 
-def workspace_for(root: Path, given: str | None, flag: str) -> str:
-    """desk_workspace as push, pull, log and diff say it: their sentence names ROOT/.foldrun/workspace
-    without desk_workspace's leading ./ for the current folder, so the two are kept apart."""
-    name = given or stored_workspace(root)
-    if not name:
-        raise CliError(f"Name a workspace with {flag} WS; {root / WORKSPACE_FILE} does not say one.")
-    return name
-
-
 def scope_flags(parser) -> None:
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument("--to", dest="workspace", metavar="WS", help="the workspace (default: ./.foldrun/workspace)")
@@ -67,7 +58,7 @@ LIBRARY = Scope("/api/library", "the account library", None)
 def scope_of(args, root: Path, flag: str) -> Scope:
     if getattr(args, "library", False):
         return LIBRARY
-    workspace = workspace_for(root, args.workspace, flag)
+    workspace = desk_workspace(args.workspace, root, flag)
     return Scope(f"/api/workspaces/{quote_path(workspace)}", workspace, workspace)
 
 
