@@ -37,8 +37,9 @@ def live_server(request, django_db_setup):
     up; with the tests' CONN_MAX_AGE a kept-alive client (a browser, a pooled HTTP client) keeps that thread's
     PostgreSQL session open between requests, and pytest-django's server, a session fixture depending on nothing,
     was stopped only after the database's drop — which then failed, "being accessed by other users", when the
-    client hung up more than the 5 s PostgreSQL's DROP DATABASE waits. As the web server does (foldrun/asgi.py), each request's connections are closed at its
-    end; requesting django_db_setup stops the server before the drop."""
+    client hung up more than the 5 s PostgreSQL's DROP DATABASE waits. As the web server does (foldrun/asgi.py),
+    each request's connections are closed at its end; requesting django_db_setup stops the server before the
+    drop."""
     from django.db import connections
     from django.test.testcases import LiveServerThread, QuietWSGIRequestHandler
     from pytest_django.live_server_helper import LiveServer
