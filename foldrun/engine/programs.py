@@ -34,7 +34,8 @@ IFS='
 '
 exec 3< "$own" || exit 97
 if [ "$FOLDRUN_SEAL" = 1 ]; then
-  # The runtime folders (FOLDRUN_KEEP) under /tmp are held open, to be put back in the private /tmp.
+  # The runtime folders (FOLDRUN_KEEP) under /tmp are held open, to be put back in the private /tmp — bound
+  # with -c: mount(8) otherwise reads the fd's link back as a path, which by then names the empty new /tmp.
   n=4; kept=""
   for k in $FOLDRUN_KEEP; do
     case "$k/" in /tmp/*) [ -d "$k" ] || continue; [ $n -le 9 ] || fail "too many runtime folders under /tmp"
@@ -43,7 +44,7 @@ if [ "$FOLDRUN_SEAL" = 1 ]; then
   done
   mount -t tmpfs -o size=256m,mode=1777 tmpfs /tmp || fail "a private /tmp could not be mounted"
   for line in $kept; do
-    mkdir -p "${line#*:}" && mount --bind "/proc/self/fd/${line%%:*}" "${line#*:}" || fail "${line#*:} could not be kept"
+    mkdir -p "${line#*:}" && mount -c --bind "/proc/self/fd/${line%%:*}" "${line#*:}" || fail "${line#*:} could not be kept"
   done
   case "$base/" in /tmp/*) ;; *) mount -t tmpfs -o size=256m,mode=1777 tmpfs "$base" || fail "the sandbox could not be isolated";; esac
 else

@@ -73,6 +73,23 @@ def test_on_a_test_run_a_program_writes_only_its_sandbox_and_a_private_tmp(fake_
     assert result.writes == {"state/ledger.md": "a\n"}
 
 
+def test_on_a_test_run_a_runtime_folder_under_tmp_is_kept_with_its_contents_and_read_only(fake_provider, tmp_path):
+    # The venv cache (a per-tool environment) lives under /tmp wherever the data folder does — a CI clone, the
+    # test suite's own — and the private /tmp must put it back whole, not as an empty folder of the same name.
+    cache = tmp_path / "venvs"
+    (cache / "env").mkdir(parents=True)
+    (cache / "env" / "marker.txt").write_text("kept whole\n")
+    command = (f"cat {cache}/env/marker.txt; echo x > {cache}/env/marker.txt 2>/dev/null && echo 'cache written' "
+               "|| echo 'cache refused'")
+    fake_provider.reply_tool_use("Bash", {"command": command})
+    fake_provider.reply_text("GOOD")
+    _step({"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[code]")}, is_test=True,
+          venv_cache=cache)
+    printed = fake_provider.requests[1].body["messages"][-1]["content"][0]["content"]
+    assert "kept whole" in printed and "cache refused" in printed
+    assert (cache / "env" / "marker.txt").read_text() == "kept whole\n"
+
+
 @pytest.mark.e2e
 def test_on_a_real_worker_a_root_script_leaves_knowledge_as_given(celery_worker_process, workspace, alice,
                                                                   fake_provider):
