@@ -1,6 +1,7 @@
 """`StepEnv`: one step's `ToolContext` — its sandbox, secrets, programs and closers."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -139,7 +140,10 @@ class StepEnv:
             self._runner = Programs(self.sandbox.root, is_test=self.is_test, hide_under=self.request.hide_under,
                                     keep_visible=self.request.keep_visible, redact=self.redact,
                                     trace=self.host.trace, log=self.log)
-            self._runner.keep = [*self.request.keep_visible, str(self.venv_cache)]
+            # The platform's own Python environment too: a stdio MCP server or a program started as `python`
+            # may be its interpreter, and on a test run an install under /tmp (a checkout's venv) would
+            # otherwise vanish under the private /tmp, the command with it.
+            self._runner.keep = [*self.request.keep_visible, str(self.venv_cache), sys.prefix]
         return self._runner
 
     def run_program(self, command: list[str], *, timeout: float | None, extra_env: dict[str, str] | None = None,

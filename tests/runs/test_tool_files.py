@@ -266,7 +266,10 @@ def test_on_a_test_run_a_local_mcp_server_runs_with_no_network_and_a_remote_one_
     fake_provider.reply_tool_use("notes__add", {"a": 1, "b": 1})
     fake_provider.reply_text("QUIET")
     host = LocalHost(SECRETS)
-    step(files, host, is_test=True)
+    # The server's script lives in this checkout, which a test run's private /tmp hides when the checkout is under
+    # /tmp (a CI clone): kept visible, as the platform's runtime folders are.
+    result = step(files, host, is_test=True, keep_visible=[str(SERVERS)])
+    assert len(fake_provider.requests) == 2, (result.status, result.error)
     assert results(fake_provider)[0]["content"] == "2"
     logs = [d.get("message", "") for k, d in host.events if k == "log"]
     assert "test run: the MCP server notes runs with no network (outward calls fail closed)" in logs
