@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 import time
 from pathlib import Path
@@ -256,6 +257,29 @@ def test_mcp_servers_inline_in_an_agent_are_granted_too(fake_provider):
     fake_provider.reply_text("GOOD")
     step(files, LocalHost(SECRETS))
     assert results(fake_provider)[0]["content"] == "42"
+
+
+def test_a_local_mcp_server_that_exits_at_once_fails_the_step_with_its_own_last_words(fake_provider):
+    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[notes]"),
+             "tools/notes.md": "---\ntransport: mcp\nname: notes\ncommand: /bin/sh\n"
+                               "args: ['-c', 'echo starting >&2; echo the notes file is locked >&2; exit 3']\n---\n"}
+    result = step(files, LocalHost(SECRETS))
+    assert result.status == "failed"
+    assert result.error == "notes: the MCP server could not be reached: the notes file is locked"
+    assert fake_provider.requests == []   # no model call is paid for a step whose tools could not be made
+
+
+def test_a_remote_mcp_server_that_is_not_listening_says_so_not_how_the_sdk_groups_errors(fake_provider):
+    with socket.socket() as probe:   # a loopback port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[remote]"),
+             "tools/remote.md": f"---\ntransport: mcp\nname: remote\nurl: http://127.0.0.1:{port}/mcp\n---\n"}
+    result = step(files, LocalHost(SECRETS))
+    assert result.status == "failed"
+    assert result.error.startswith("remote: the MCP server could not be reached: ")
+    assert "TaskGroup" not in result.error and "sub-exception" not in result.error
+    assert result.error != "remote: the MCP server could not be reached: "
 
 
 def test_on_a_test_run_a_local_mcp_server_runs_with_no_network_and_a_remote_one_is_not_reached(fake_provider):

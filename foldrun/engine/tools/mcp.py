@@ -50,6 +50,25 @@ def refusal_in(exc: BaseException) -> BaseException | None:
     return None
 
 
+def _innermost(exc: BaseException) -> BaseException:
+    """The first error inside the SDK's task-group errors (whose own text only counts sub-exceptions)."""
+    inner = getattr(exc, "exceptions", None)
+    return _innermost(inner[0]) if inner else exc
+
+
+def _last_words(errlog) -> str:
+    """The last line a local server wrote on stderr before it went, if any (its own words for why)."""
+    if errlog is None:
+        return ""
+    try:
+        errlog.flush()
+        errlog.seek(0)
+        lines = [line.strip() for line in errlog.read()[-4000:].splitlines() if line.strip()]
+    except (OSError, ValueError):
+        return ""
+    return lines[-1][:300] if lines else ""
+
+
 class McpConnection:
     """A live session with one MCP server, driven from synchronous code."""
 
@@ -70,7 +89,7 @@ class McpConnection:
         self._errlog = None
         self._stop: asyncio.Event | None = None
         self._ready = threading.Event()
-        self._error: BaseException | None = None
+        self._error: BaseException | str | None = None
         self._future = asyncio.run_coroutine_threadsafe(self._hold(), self.loop)
         if not self._ready.wait(CONNECT_TIMEOUT):
             self.close()
@@ -118,7 +137,12 @@ class McpConnection:
                 self._ready.set()
                 await self._stop.wait()
         except BaseException as exc:  # noqa: BLE001 - reported to the caller as a sentence
-            self._error = refusal_in(exc) or exc
+            # Why, in words: the guard's refusal; else what a local server last said on stderr (a command not
+            # found, its own traceback's last line); else the innermost error's text — never the SDK's
+            # "unhandled errors in a TaskGroup (1 sub-exception)".
+            inner = _innermost(exc)
+            self._error = (refusal_in(exc) or _last_words(self._errlog) or str(inner).strip()
+                           or "the connection ended before the server answered")
             self._ready.set()
 
     def _run(self, coro, timeout: float | None):
