@@ -227,6 +227,8 @@ def dbos_workflow(fake, call_body: dict):
         yield per_step
     finally:
         DBOS.destroy()
+        with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{settings["NAME"]}_dbos" WITH (FORCE)')
 
 
 def sequential_beside_dbos(workspace, fake, call_body: dict, repeats: dict[int, int], ends: Ends) -> dict[int, tuple]:
@@ -260,11 +262,12 @@ def main() -> None:
     parser.add_argument("--seq-repeats", type=int, default=10, help="10-step runs (and workflows) measured")
     args = parser.parse_args()
     setup_test_environment()
+    named = connection.settings_dict["NAME"]
     connection.creation.create_test_db(verbosity=0, autoclobber=True)
     from tests.fakes.providers import FakeProvider
 
     fake = FakeProvider().start()
-    worker = None
+    worker = ends = None
     try:
         from accounts.models import Account, Workspace
         from foldrun.celery import app
@@ -396,6 +399,11 @@ def main() -> None:
             worker.terminate()
             worker.wait(20)
         fake.stop()
+        # The throwaway database goes with the run (each run makes its own): runs left one behind each, with its
+        # thousands of rows, until the disk filled.
+        if ends is not None and ends.listener is not None:
+            ends.listener.close()
+        connection.creation.destroy_test_db(named, verbosity=0)
 
 
 if __name__ == "__main__":
