@@ -210,20 +210,29 @@ def library_page(request: HttpRequest) -> HttpResponse:
     return render(request, "library/library.html", context)
 
 
-@login_required
-@require_POST
-def gallery_install(request: HttpRequest, tool: str) -> HttpResponse:
-    """Copy a shelf tool into the account library; the copy follows the
-    gallery until someone edits it."""
+def _write_gallery_tool(request: HttpRequest, tool: str, *, upgrade: bool):
+    """Install (or upgrade) a shelf tool into the requester's account library: the result, or the page to go back
+    to with the refusal said (a tool not on the shelf is a 404)."""
     membership = _membership(request)
     _require_write(membership)
     try:
-        result = do_install_gallery_tool(account=membership.account, workspace=None, name=tool, author=request.user)
+        return do_install_gallery_tool(account=membership.account, workspace=None, name=tool, author=request.user,
+                                       upgrade=upgrade)
     except GalleryError as refused:
         if refused.status == 404:
             raise Http404 from None
         messages.error(request, refused.message)
         return redirect("library")
+
+
+@login_required
+@require_POST
+def gallery_install(request: HttpRequest, tool: str) -> HttpResponse:
+    """Copy a shelf tool into the account library; the copy follows the
+    gallery until someone edits it."""
+    result = _write_gallery_tool(request, tool, upgrade=False)
+    if isinstance(result, HttpResponse):
+        return result
     if result.changeset is None:
         messages.info(request, f"The library already keeps the gallery's {tool}.")
     else:
@@ -237,16 +246,9 @@ def gallery_install(request: HttpRequest, tool: str) -> HttpResponse:
 def gallery_update(request: HttpRequest, tool: str) -> HttpResponse:
     """"Update to gallery version": the shelf's current files, written through
     the revision log, so the account's version is one revision back."""
-    membership = _membership(request)
-    _require_write(membership)
-    try:
-        result = do_install_gallery_tool(account=membership.account, workspace=None, name=tool,
-                                         author=request.user, upgrade=True)
-    except GalleryError as refused:
-        if refused.status == 404:
-            raise Http404 from None
-        messages.error(request, refused.message)
-        return redirect("library")
+    result = _write_gallery_tool(request, tool, upgrade=True)
+    if isinstance(result, HttpResponse):
+        return result
     if result.changeset is None:
         messages.info(request, f"{tool} is already the gallery version.")
     else:
