@@ -152,6 +152,18 @@ def _params(supply: Supply, body: dict, drops: list[str]) -> None:
     body.update(params)
 
 
+def _add_tools(body: dict[str, Any], tools: Any, tool_choice: Any, drops: list[str], *, responses: bool) -> None:
+    """The request's tools, its tool choice and a turn-off of parallel calls, in either API's form."""
+    converted = _tools(tools, drops, responses=responses)
+    if converted:
+        body["tools"] = converted
+        choice = _tool_choice(tool_choice, responses=responses)
+        if choice is not None:
+            body["tool_choice"] = choice
+        if tool_choice and tool_choice.get("disable_parallel_tool_use"):
+            body["parallel_tool_calls"] = False
+
+
 def chat_request(supply: Supply, system, messages: list, tools: list | None, max_tokens: int,
                  tool_choice: Mapping | None, options: Mapping[str, Any]) -> tuple[dict, list[str]]:
     """An Anthropic request as a Chat Completions body, plus what was dropped."""
@@ -208,14 +220,7 @@ def chat_request(supply: Supply, system, messages: list, tools: list | None, max
     if supply.name not in STRICT_FIELDS:  # usage after the finish reason, where the endpoint takes the ask
         body["stream_options"] = {"include_usage": True}
     body["max_completion_tokens" if supply.name in MAX_COMPLETION_TOKENS else "max_tokens"] = max_tokens
-    converted = _tools(tools, drops, responses=False)
-    if converted:
-        body["tools"] = converted
-        choice = _tool_choice(tool_choice, responses=False)
-        if choice is not None:
-            body["tool_choice"] = choice
-        if tool_choice and tool_choice.get("disable_parallel_tool_use"):
-            body["parallel_tool_calls"] = False
+    _add_tools(body, tools, tool_choice, drops, responses=False)
     if options.get("stop_sequences"):
         body["stop"] = list(options["stop_sequences"])
     _common_options(supply, body, options, drops, responses=False)
@@ -275,14 +280,7 @@ def responses_request(supply: Supply, system, messages: list, tools: list | None
     text = _system_text(system)
     if text:
         body["instructions"] = text
-    converted = _tools(tools, drops, responses=True)
-    if converted:
-        body["tools"] = converted
-        choice = _tool_choice(tool_choice, responses=True)
-        if choice is not None:
-            body["tool_choice"] = choice
-        if tool_choice and tool_choice.get("disable_parallel_tool_use"):
-            body["parallel_tool_calls"] = False
+    _add_tools(body, tools, tool_choice, drops, responses=True)
     if options.get("stop_sequences"):
         drops.append("stop_sequences (the Responses API has none)")
     _common_options(supply, body, options, drops, responses=True)
