@@ -296,14 +296,16 @@ def _columns(objs: list[models.Model], fields: list) -> list[list] | None:
     return columns
 
 
-def insert_with_rows(parent: models.Model, rows: list[models.Model], fk: str) -> bool:
+def insert_with_rows(parent: models.Model, rows: list[models.Model], fk: str, *,
+                     only_if: tuple[str, list] | None = None) -> bool | None:
     """Write the new `parent` and the new `rows` (of one model, each pointing at `parent` by its foreign key `fk`)
     in one statement, `WITH p AS (INSERT … parent RETURNING key) INSERT … rows SELECT … FROM p, (VALUES …)`, every
     value prepared as insert_rows prepares it and every key set from RETURNING. Outside a transaction that
     statement is a transaction of its own: both are written or neither (a unique constraint either one breaks
     raises IntegrityError and leaves nothing). Returns False, having written nothing, where it cannot be
     written so (not PostgreSQL, no rows or more than VALUES_MAX_ROWS, a value insert_rows would hand to the
-    ORM): the caller writes them as before."""
+    ORM): the caller writes them as before. `only_if` (SQL, values): a condition the statement writes nothing
+    unless it holds when the statement runs — then None, nothing written."""
     if connection.vendor != "postgresql" or not rows or len(rows) > VALUES_MAX_ROWS or parent.pk is not None:
         return False
     pmodel, model = type(parent), type(rows[0])
@@ -321,17 +323,21 @@ def insert_with_rows(parent: models.Model, rows: list[models.Model], fk: str) ->
     pcolumns, columns = _columns([parent], pfields), _columns(rows, others)
     if pcolumns is None or columns is None:
         return False
-    key = (connection.alias, pmodel, model, fk, len(rows))
+    condition, condition_params = only_if or ("", [])
+    key = (connection.alias, pmodel, model, fk, len(rows), condition)
     sql = _WITH_ROWS.get(key)
     if sql is None:
-        sql = _compile_with_rows(parent, rows, fk, pfields, fields)
+        sql = _compile_with_rows(parent, rows, fk, pfields, fields, condition)
         if sql is None:
             return False
         _WITH_ROWS[key] = sql
-    params = [column[0] for column in pcolumns] + [column[n] for n in range(len(rows)) for column in columns]
+    params = [column[0] for column in pcolumns] + list(condition_params) + [column[n] for n in range(len(rows))
+                                                                            for column in columns]
     with cursor() as cur:
         cur.execute(sql, params)
         returned = cur.fetchall()
+    if not returned:
+        return None  # the condition did not hold: the parent was not written, so neither were its rows
     for obj, row in zip(rows, returned):
         for value, field in zip(row, model._meta.db_returning_fields):
             setattr(obj, field.attname, value)
@@ -350,9 +356,9 @@ def _insertable(model: type[models.Model]) -> list:
 
 
 def _compile_with_rows(parent: models.Model, rows: list[models.Model], fk: str, pfields: list,
-                       fields: list) -> str | None:
-    """insert_with_rows's statement for this many rows, from the INSERTs Django writes for each model; None if
-    they are not of the form it is written from."""
+                       fields: list, condition: str = "") -> str | None:
+    """insert_with_rows's statement for this many rows, from the INSERTs Django writes for each model, the parent
+    written only where `condition` holds; None if they are not of the form it is written from."""
     pmodel, model = type(parent), type(rows[0])
     quote = connection.ops.quote_name
     psql = _INSERTS.get((connection.alias, pmodel, False, (), ())) or _compile_insert(pmodel, pfields, [parent],
@@ -365,6 +371,10 @@ def _compile_with_rows(parent: models.Model, rows: list[models.Model], fk: str, 
     tail = sql[found.end():] if found else ""
     if parent_sql is None or len(types) != len(fields) or not tail.startswith(" RETURNING "):
         return None
+    if condition:  # INSERT … SELECT * FROM (VALUES (…)) AS g WHERE condition RETURNING …
+        head, _, rest = parent_sql.partition(" VALUES ")
+        row, returning, after = rest.partition(" RETURNING ")
+        parent_sql = f"{head} SELECT * FROM (VALUES {row}) AS g WHERE {condition}{returning}{after}"
     at = fields.index(model._meta.get_field(fk))
     names = [f"c{n}" for n in range(len(fields)) if n != at]
     chosen = [f"p.{quote(pmodel._meta.pk.column)}" if n == at else f"v.c{n}" for n in range(len(fields))]

@@ -33,7 +33,7 @@ from .models import (
     StepStatus,
     Trigger,
 )
-from .desks import desk_at, flow_meta, head_changeset, run_inputs  # noqa: F401 - pages and apps read them here
+from .desks import desk_at, flow_meta, head_changeset, head_guard, remembered_head, run_inputs  # noqa: F401 - pages and apps read them here
 from .orchestrate import advance, enqueue_step, plain_first_task
 from .signals import emit
 from .states import cancel_unstarted, move_run, move_step
@@ -80,7 +80,34 @@ def check_start_run(*, workspace: Workspace, user=None, flow: str | None = None,
     if not isinstance(inputs, dict):
         raise ApiError("inputs: must be an object of names to values.", code="invalid")
     inputs = {k: v for k, v in inputs.items() if k != "__flow__"}  # reserved: the run's copy of the flow's settings
-    changeset = head_changeset(workspace)
+    asked = dict(workspace=workspace, user=user, flow=flow, agent=agent, task=task, inputs=inputs, is_test=is_test,
+                 trigger=trigger, delivery_id=delivery_id)
+    # Where the run and its steps are one statement (_create_run), the head this process last read is tried
+    # first, the run written only if it is still the head: the start's read of it saved. If it moved — or the
+    # start was refused, perhaps for a flow pushed since — the start is made again from the head read afresh.
+    remembered = remembered_head(workspace) if _one_statement() else None
+    if remembered is not None:
+        try:
+            return _start_at(remembered, head_guard(workspace, remembered), **asked)
+        except (HeadMoved, ApiError):
+            pass
+    return _start_at(head_changeset(workspace), None, **asked)
+
+
+class HeadMoved(Exception):
+    """The head a start read from memory is no longer the workspace's (or its library's) newest: nothing was
+    written."""
+
+
+def _one_statement() -> bool:
+    """Whether _create_run writes the run and its steps in one statement here (see there)."""
+    return connection.vendor == "postgresql" and not connection.in_atomic_block and connection.get_autocommit()
+
+
+def _start_at(changeset: Changeset | None, guard: tuple[str, list] | None, *, workspace: Workspace, user,
+              flow: str | None, agent: str | None, task: Any, inputs: dict, is_test: bool, trigger: str,
+              delivery_id: str) -> Run:
+    """check_start_run at the workspace revision `changeset`; `guard`: the condition its run is written under."""
     number = changeset.number if changeset else 0
     desk = desk_at(workspace, number, changeset=changeset)
     check_workspace_budget(workspace, desk)
@@ -106,7 +133,7 @@ def check_start_run(*, workspace: Workspace, user=None, flow: str | None = None,
                        "timezone": found.timezone, "sla": found.sla.total_seconds() if found.sla else None,
                        "disable_after": found.disable_after},
             budget=found.budget, inputs=merged, is_test=is_test, trigger=trigger, changeset=changeset,
-            delivery_id=delivery_id)
+            delivery_id=delivery_id, guard=guard)
     if resolve_agent(desk, agent) is None:
         raise ApiError(f"agent: there is no agent {agent} in workspace {workspace.name}.", code="not_found",
                        status_code=404)
@@ -114,12 +141,14 @@ def check_start_run(*, workspace: Workspace, user=None, flow: str | None = None,
         raise ApiError("task: say what the agent should do.", code="invalid")
     return do_start_run(workspace=workspace, user=user, kind=RunKind.ADHOC, name=f"adhoc:{agent}",
                         plan=adhoc_plan(agent, str(task)), flow_meta={}, budget=None, inputs=inputs,
-                        is_test=is_test, trigger=trigger, changeset=changeset, delivery_id=delivery_id)
+                        is_test=is_test, trigger=trigger, changeset=changeset, delivery_id=delivery_id,
+                        guard=guard)
 
 
 def do_start_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[dict], flow_meta: dict,
                  budget: float | None, inputs: dict, is_test: bool, trigger: str, changeset: Changeset | None,
-                 delivery_id: str = "") -> Run:
+                 delivery_id: str = "", guard: tuple[str, list] | None = None) -> Run:
+    """`guard`: a condition (head_guard) the run is written only under; HeadMoved when it does not hold."""
     # A first step with nothing to wait for is queued at once: the run is saved as `advance` would leave it
     # after its first move, and only that step's task is enqueued (no advance, no second transaction).
     first_task = plain_first_task(plan, inputs)
@@ -128,7 +157,7 @@ def do_start_run(*, workspace: Workspace, user, kind: str, name: str, plan: list
     try:
         return _create_run(workspace=workspace, user=user, kind=kind, name=name, plan=plan, flow_meta=flow_meta,
                            budget=budget, inputs=inputs, is_test=is_test, trigger=trigger, changeset=changeset,
-                           delivery_id=delivery_id, first_task=first_task, moved=moved, now=now)
+                           delivery_id=delivery_id, first_task=first_task, moved=moved, now=now, guard=guard)
     except IntegrityError:
         if not delivery_id:
             raise
@@ -158,7 +187,8 @@ def earlier_delivery(workspace: Workspace, flow: str, delivery_id: str) -> Run |
 
 def _create_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[dict], flow_meta: dict,
                 budget: float | None, inputs: dict, is_test: bool, trigger: str, changeset: Changeset | None,
-                delivery_id: str, first_task: str | None, moved: bool, now: dt.datetime) -> Run:
+                delivery_id: str, first_task: str | None, moved: bool, now: dt.datetime,
+                guard: tuple[str, list] | None = None) -> Run:
     """do_start_run's rows, written together or not at all, and the first move queued once they are committed."""
     run = Run(
         account=workspace.account, workspace=workspace, kind=kind, name=name, trigger=trigger,
@@ -181,9 +211,13 @@ def _create_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[
     # by a simultaneous start leaves nothing written, as the rolled-back transaction did. Inside a caller's
     # transaction, or where that statement cannot be written, they are written in a transaction (a savepoint
     # there) as before; the queueing below then waits for its commit.
-    if not (connection.vendor == "postgresql" and not connection.in_atomic_block and connection.get_autocommit()
-            and insert_with_rows(run, steps, "run")):
+    written = insert_with_rows(run, steps, "run", only_if=guard) if _one_statement() else False
+    if written is None:
+        raise HeadMoved(run.name)  # nothing written: the guard did not hold
+    if not written:
         with transaction.atomic():
+            if guard is not None and not _holds(guard):
+                raise HeadMoved(run.name)
             _write_run(run, steps)
     run_pk = run.pk
     if moved:
@@ -192,6 +226,12 @@ def _create_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[
     else:
         transaction.on_commit(lambda: advance_now_or_later(run_pk))
     return run
+
+
+def _holds(condition: tuple[str, list]) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {condition[0]}", condition[1])
+        return bool(cursor.fetchone()[0])
 
 
 def _write_run(run: Run, steps: list[Step]) -> None:

@@ -10,6 +10,7 @@ workspace's row lock (PostgreSQL) or the database's write lock (SQLite) before i
 from __future__ import annotations
 
 import datetime as dt
+import time
 from decimal import Decimal
 from typing import Any, Mapping
 
@@ -94,15 +95,21 @@ def settle(run: Run, reserved: Decimal, cost: Decimal, tokens_in: int, tokens_ou
         # does not wait for the disk (foldrun/commits.py: the step's end, a normal commit, flushes it).
         run_table, try_table = (connection.ops.quote_name(m._meta.db_table) for m in (Run, Try))
         in_autocommit = not connection.in_atomic_block
+        sql = (f"WITH {NO_FLUSH_WAIT_CTE if in_autocommit else 'nowait AS (SELECT 1)'}, "
+               f"t AS (UPDATE {try_table} SET cost_usd = cost_usd + %s, tokens_in = tokens_in + %s, "
+               f"tokens_out = tokens_out + %s, seconds = %s WHERE id = %s) "
+               f"UPDATE {run_table} SET cost_usd = cost_usd + %s, reserved_usd = reserved_usd - %s, "
+               f"tokens_in = tokens_in + %s, tokens_out = tokens_out + %s "
+               f"WHERE id = %s AND EXISTS (SELECT 1 FROM nowait)")
+        params = [cost, tokens_in, tokens_out, seconds, attempt_pk, cost, reserved, tokens_in, tokens_out, run.pk]
+        # Outside a transaction, sent without waiting for its answer (foldrun/pgengine): the server commits it
+        # whatever becomes of this process after the send — a try lost later keeps this cost on the record — and
+        # the step goes on meanwhile; the answer is read, and an error raised, at the connection's next use.
+        # An execute wrapper (a test's, batch's) must see every statement: then it goes through a cursor.
+        if in_autocommit and not connection.execute_wrappers and _send_unawaited(sql, params):
+            return
         with prepared.cursor() as cursor:  # bound on the server, its plan kept (foldrun/prepared.py)
-            cursor.execute(
-                f"WITH {NO_FLUSH_WAIT_CTE if in_autocommit else 'nowait AS (SELECT 1)'}, "
-                f"t AS (UPDATE {try_table} SET cost_usd = cost_usd + %s, tokens_in = tokens_in + %s, "
-                f"tokens_out = tokens_out + %s, seconds = %s WHERE id = %s) "
-                f"UPDATE {run_table} SET cost_usd = cost_usd + %s, reserved_usd = reserved_usd - %s, "
-                f"tokens_in = tokens_in + %s, tokens_out = tokens_out + %s "
-                f"WHERE id = %s AND EXISTS (SELECT 1 FROM nowait)",
-                [cost, tokens_in, tokens_out, seconds, attempt_pk, cost, reserved, tokens_in, tokens_out, run.pk])
+            cursor.execute(sql, params)
         return
     with transaction.atomic():
         Run.objects.filter(pk=run.pk).update(cost_usd=F("cost_usd") + cost, reserved_usd=F("reserved_usd") - reserved,
@@ -111,6 +118,23 @@ def settle(run: Run, reserved: Decimal, cost: Decimal, tokens_in: int, tokens_ou
         if attempt_pk is not None:
             Try.objects.filter(pk=attempt_pk).update(cost_usd=F("cost_usd") + cost, tokens_in=F("tokens_in") + tokens_in,
                                                      tokens_out=F("tokens_out") + tokens_out, seconds=seconds)
+
+
+def _send_unawaited(sql: str, params: list) -> bool:
+    """Send `sql` on Django's connection without waiting for its answer, where its connection can (see
+    foldrun/pgengine); counted in Django's query log as any statement is. False where it was not sent."""
+    connection.ensure_connection()
+    send = getattr(connection.connection, "send_unawaited", None)
+    if send is None:
+        return False
+    started = time.monotonic()
+    with connection.wrap_database_errors:
+        if not send(sql, params):
+            return False
+    if connection.queries_logged:
+        connection.queries_log.append({"sql": connection.ops.compose_sql(sql, params),
+                                       "time": f"{time.monotonic() - started:.3f}"})
+    return True
 
 
 def release(run: Run, reserved: Decimal) -> None:

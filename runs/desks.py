@@ -2,6 +2,7 @@
 and the run's own copy of its inputs and flow settings. A plain module under actions, orchestrate and host."""
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 
 from django.db import connection
@@ -57,8 +58,48 @@ _HEAD = Prepared(_head, scope="\x1fno scope key is this one\x1f")
 
 
 def head_changeset(workspace: Workspace) -> Changeset | None:
-    """The workspace's newest revision, carrying `library_head` (see library_head) for desk_at."""
-    return _HEAD.first(scope=scope_key_for(workspace.account, workspace))
+    """The workspace's newest revision, carrying `library_head` (see library_head) for desk_at; remembered for
+    remembered_head."""
+    head = _HEAD.first(scope=scope_key_for(workspace.account, workspace))
+    key = (connection.alias, workspace.pk)
+    with _HEADS_LOCK:  # a web process's threads start runs side by side
+        if head is not None:
+            _HEADS[key] = head
+            _HEADS.move_to_end(key)
+            while len(_HEADS) > _HEADS_MAX:
+                _HEADS.popitem(last=False)
+        else:
+            _HEADS.pop(key, None)
+    return head
+
+
+# The head each workspace had when this process last read it, for starts that write their run only if it is
+# still the head (head_guard) instead of reading it first: a round trip of every start.
+_HEADS: "OrderedDict[tuple, Changeset]" = OrderedDict()
+_HEADS_MAX = 256
+_HEADS_LOCK = threading.Lock()
+
+
+def remembered_head(workspace: Workspace) -> Changeset | None:
+    """The workspace's head revision as this process last read it (None if it has not), which may have moved
+    since: use it only with head_guard."""
+    return _HEADS.get((connection.alias, workspace.pk))
+
+
+def head_guard(workspace: Workspace, head: Changeset) -> tuple[str, list]:
+    """A condition (SQL, values) that holds while `head` is still the workspace's newest revision and the account
+    library's newest is still the one `head` carries (`library_head`): what a run started at `head` read. Public
+    ids are random, so a row of another database (or a test's, rolled back) never passes for it."""
+    q = connection.ops.quote_name
+    table = q(Changeset._meta.db_table)
+
+    def newest(scope_key: str) -> str:
+        return (f"COALESCE((SELECT h.{q('public_id')} FROM {table} h WHERE h.{q('scope_key')} = {scope_key} "
+                f"ORDER BY h.{q('number')} DESC LIMIT 1), '')")
+
+    return (f"{newest('%s')} = %s AND {newest('%s')} = %s",
+            [scope_key_for(workspace.account, workspace), head.public_id, scope_key_for(workspace.account, None),
+             head.library_head or ""])
 
 
 _DESKS: "OrderedDict[tuple, object]" = OrderedDict()

@@ -1,4 +1,5 @@
-"""Django's PostgreSQL backend, with a health check that asks the connection's socket before the server.
+"""Django's PostgreSQL backend, with a health check that asks the connection's socket before the server, a
+transaction's BEGIN sent with its first statement, and statements sent without waiting for their answer.
 
 A worker keeps its connection from task to task and checks it at each task's first use (CONN_HEALTH_CHECKS),
 so a connection the server dropped is replaced there rather than failing the work. Django's check is a
@@ -12,10 +13,12 @@ with or without the round trip.
 from __future__ import annotations
 
 import select
+from typing import Any
 
 import psycopg
 from django.db.backends.postgresql import base
-from psycopg import pq
+from psycopg import errors, generators, pq
+from psycopg.adapt import PyFormat, Transformer
 
 # What Django's postgresql backend module provides besides the wrapper (the ENGINE path names this package).
 from django.db.backends.postgresql.base import *  # noqa: F401,F403
@@ -52,6 +55,56 @@ class Connection(psycopg.Connection):
     statement is inside the transaction as before. Outside pipeline mode nothing changes."""
 
     _begun_in: object = None  # the pipeline whose flight carries a BEGIN not yet answered
+    _unawaited: bool = False  # a statement sent by send_unawaited whose answer is still to be read
+    _kept: dict[str, bytes] | None = None  # send_unawaited's statements prepared on this connection, by text
+
+    def send_unawaited(self, query: str, params: list[Any]) -> bool:
+        """Send `query` (one statement, `%s` for each of `params`, no other `%`) to run in autocommit, and return
+        once it is on its way, without waiting for its answer: that is read before the connection's next use
+        (`wait`, through which every operation of psycopg goes), and an error it met is raised there. False,
+        having sent nothing, where it cannot be sent so: inside a transaction or a pipeline.
+
+        For a write whose answer nobody needs at once but which must be committed soon — a step's spend after a
+        model call (runs/budget.py `settle`): the server runs and commits it whether or not this process lives
+        to read the answer, and the step does its next work meanwhile instead of waiting a round trip."""
+        with self.lock:
+            self._take_unawaited()
+            if not self._autocommit or self._pipeline is not None or self.pgconn.transaction_status != pq.TransactionStatus.IDLE:
+                return False
+            kept = self._kept if self._kept is not None else {}
+            self._kept = kept
+            name = kept.get(query)
+            if name is None:
+                # Prepared once per connection, the types left to the server (what each value is compared with
+                # or added to): psycopg picks an integer's type by its size, and a statement prepared for a
+                # smallint would refuse a larger count later.
+                name = f"foldrun_unawaited_{len(kept)}".encode()
+                parts = query.split("%s")
+                numbered = parts[0] + "".join(f"${n}{part}" for n, part in enumerate(parts[1:], 1))
+                self.pgconn.send_prepare(name, numbered.encode())
+                self._check(super().wait(generators.execute(self.pgconn)))
+                kept[query] = name
+            values = Transformer(self).dump_sequence(params, [PyFormat.TEXT] * len(params))
+            self.pgconn.send_query_prepared(name, values)
+            super().wait(generators.send(self.pgconn))
+            self._unawaited = True
+            return True
+
+    def wait(self, gen: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        if self._unawaited:
+            self._take_unawaited()
+        return super().wait(gen, *args, **kwargs)
+
+    def _take_unawaited(self) -> None:
+        """Read the answer of the statement send_unawaited sent; raise the error it met, if any."""
+        if self._unawaited:
+            self._unawaited = False
+            self._check(super().wait(generators.fetch_many(self.pgconn)))
+
+    def _check(self, results: list) -> None:
+        for result in results:
+            if result.status == pq.ExecStatus.FATAL_ERROR:
+                raise errors.error_from_result(result, encoding=self.info.encoding)
 
     def _start_query(self):  # type: ignore[override]
         if self._autocommit or self.pgconn.transaction_status != pq.TransactionStatus.IDLE:
