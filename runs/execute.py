@@ -243,10 +243,13 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
         # The step that ends the run when it completes (its run's last plain step) also reads which AGENTS.md
         # texts the run's end will read, in the same query: a text parsed before needs no query of its own.
         closing = _CLOSING_LAST if _is_last_step(step, chain) else _CLOSING
-        run = closing.first(run=run.pk, step=step.pk, holder=holder)
+        before, run = run, closing.first(run=run.pk, step=step.pk, holder=holder)
         if run is None:
             # Another holder (the sweep) took the step while this one could not renew: commit nothing.
             return "lease lost"
+        # A run's plan and inputs are written once, at its start: the closing query leaves them out (their JSON,
+        # parsed again on every step, was the larger part of making its row) and they are taken from the run in hand.
+        run.plan, run.inputs = before.plan, before.inputs
         chain.run = run  # the run's next step may be taken in this transaction (see run_steps_from)
         # Whether the account is metered, as read in this transaction (joined above): a run that ends here on an
         # unmetered account is charged nothing, and the charge after commit need not lock the account to see so.
@@ -259,7 +262,7 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
 
 def _closing(run: int, step: int, holder: str):
     return without_flush_wait(Run.objects.select_for_update(of=("self",)).select_related("workspace__account")
-                              .annotate(quarantined=Exists(Schedule.objects.filter(
+                              .defer("plan", "inputs").annotate(quarantined=Exists(Schedule.objects.filter(
                                   workspace_id=OuterRef("workspace_id"), flow=OuterRef("name"),
                                   quarantined_at__isnull=False)))
                               .filter(pk=run, steps__pk=step, steps__lease_holder=holder,
