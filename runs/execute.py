@@ -8,6 +8,7 @@ of them in one task (runs/chain.py).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import json
 import logging
@@ -166,10 +167,23 @@ def _run_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
         return "internal error"
 
 
+@functools.cache
 def sandbox_base() -> str | None:
-    """Sandboxes on tmpfs when the machine has one: creating and removing them is then cheap."""
+    """Sandboxes on tmpfs when the machine has one: creating and removing them is then cheap. Asked once per
+    process (every step asked it, through pathlib, for an answer that does not change)."""
     shm = Path("/dev/shm")
     return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+
+
+_LIVE_ROOTS: set[str] = set()
+
+
+def _make_live_root() -> None:
+    """The live frames' folder, made once per process and data folder (see _execute_claimed)."""
+    where = str(settings.DATA_DIR)
+    if where not in _LIVE_ROOTS:
+        live_view.root().mkdir(parents=True, exist_ok=True)
+        _LIVE_ROOTS.add(where)
 
 
 def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
@@ -197,7 +211,7 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
     browser = flow_meta(run).get("browser") or {}
     # The live frames' folder exists before the step's programs start, so it is among the data folder's entries
     # hidden from them (an entry made later would be the real folder, theirs to write into).
-    live_view.root().mkdir(parents=True, exist_ok=True)
+    _make_live_root()
     request = StepRequest(
         run_id=run.public_id, label=step.label, agent=step.agent, task=task, limits=spec.get("limits") or {},
         is_test=run.is_test, answer=answer, inputs=run_inputs(run),
