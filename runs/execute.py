@@ -175,15 +175,18 @@ def sandbox_base() -> str | None:
     return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
 
 
-_LIVE_ROOTS: set[str] = set()
+_LIVE_ROOTS: dict[str, str] = {}
 
 
 def _make_live_root() -> None:
-    """The live frames' folder, made once per process and data folder (see _execute_claimed)."""
-    where = str(settings.DATA_DIR)
-    if where not in _LIVE_ROOTS:
-        live_view.root().mkdir(parents=True, exist_ok=True)
-        _LIVE_ROOTS.add(where)
+    """The live frames' folder, there before the step's programs start (see _execute_claimed): looked for with
+    one stat, and made when missing — it may have been removed since the step before (an operator's clean-up)."""
+    data = str(settings.DATA_DIR)
+    root = _LIVE_ROOTS.get(data)
+    if root is None:
+        root = _LIVE_ROOTS[data] = str(live_view.root())
+    if not os.path.isdir(root):
+        os.makedirs(root, exist_ok=True)
 
 
 def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:

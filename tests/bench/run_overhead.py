@@ -231,22 +231,81 @@ def dbos_workflow(fake, call_body: dict):
             admin.execute(f'DROP DATABASE IF EXISTS "{settings["NAME"]}_dbos" WITH (FORCE)')
 
 
-def sequential_beside_dbos(workspace, fake, call_body: dict, repeats: dict[int, int], ends: Ends) -> dict[int, tuple]:
+class MachineCpu:
+    """CPU time every process doing the work spent: this one (the model stand-in's threads, DBOS's workflow),
+    the worker's (main and pool), PostgreSQL's and Redis's — read from each thread's /proc/<pid>/task/*/schedstat,
+    in nanoseconds. Wall time on this 2-core machine moves by a third from minute to minute with what its
+    neighbours do; the CPU a step costs moves far less, so it is printed beside the wall-clock figures. The
+    processes are listed once (`track`), so a snapshot reads a few dozen small files and nothing else."""
+
+    def __init__(self) -> None:
+        self.pids: list[int] = []
+
+    def track(self, worker_pid: int, databases: list[str]) -> None:
+        """This process, the worker's, Redis, PostgreSQL's WAL writer and its backends serving `databases` (not
+        another program's, such as a test suite's): call it once both sides have opened their connections."""
+        pids = {os.getpid(), worker_pid}
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                status = (entry / "status").read_text()
+                words = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").split()
+            except OSError:
+                continue
+            name = status.split("\n", 1)[0].split(":", 1)[1].strip()
+            parent = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("PPid:")), 0)
+            serving = name == "postgres" and (any(db in words for db in databases) or "walwriter" in words)
+            if serving or name == "redis-server" or parent == worker_pid:
+                pids.add(int(entry.name))
+        self.pids = sorted(pids)
+
+    def now(self) -> int:
+        total = 0
+        for pid in self.pids:
+            try:
+                tasks = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for task in tasks:
+                try:
+                    with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                        total += int(f.read().split()[0])
+                except (OSError, ValueError, IndexError):
+                    continue
+        return total
+
+
+def sequential_beside_dbos(workspace, fake, call_body: dict, repeats: dict[int, int], ends: Ends,
+                           cpu: MachineCpu, worker_pid: int) -> dict[int, tuple]:
     """For each run length N: p50 seconds per step of an N-step foldrun run and of an N-step DBOS workflow
     (None without DBOS), measured turn about — one foldrun run, then one workflow, `repeats[N]` times — so that
-    a change in the machine's speed during the benchmark weighs on both sides alike."""
+    a change in the machine's speed during the benchmark weighs on both sides alike; and the CPU seconds per
+    step every process spent on each side (MachineCpu), summed over the repeats."""
     out: dict[int, tuple] = {}
     # Every call of this phase gets the same instant reply, on both sides.
     fake.responder = lambda _body: Reply(blocks=[{"type": "text", "text": "GOOD"}], usage=(1, 1))
     try:
         with dbos_workflow(fake, call_body) as peer:
+            # Each side once before the CPU is counted, so that every connection either opens is in place.
+            foldrun_run_seconds(workspace, 1, ends)
+            if peer is not None:
+                peer(1)
+            name = connection.settings_dict["NAME"]
+            cpu.track(worker_pid, [name, f"{name}_dbos"])
             for steps, count in repeats.items():
                 ours, theirs = [], []
+                our_cpu = their_cpu = 0
                 for _ in range(count):
+                    before = cpu.now()
                     ours.append(foldrun_run_seconds(workspace, steps, ends))
+                    between = cpu.now()
+                    our_cpu += between - before
                     if peer is not None:
                         theirs.append(peer(steps))
-                out[steps] = (statistics.median(ours), statistics.median(theirs) if theirs else None)
+                        their_cpu += cpu.now() - between
+                out[steps] = (statistics.median(ours), statistics.median(theirs) if theirs else None,
+                              our_cpu / 1e9 / (count * steps), their_cpu / 1e9 / (count * steps) if theirs else None)
     finally:
         fake.responder = None
     return out
@@ -367,14 +426,19 @@ def main() -> None:
 
         # 1-, 10- and 50-step runs, per step, turn about with a DBOS workflow of the same steps.
         lengths = {1: args.seq_repeats * 2, 10: args.seq_repeats, 50: max(2, args.seq_repeats // 3)}
-        sequential = sequential_beside_dbos(workspace, fake, call_body, lengths, ends)
+        sequential = sequential_beside_dbos(workspace, fake, call_body, lengths, ends, MachineCpu(), worker.pid)
         print("per step, p50, one instant model call each (lease and heartbeat included; "
               "foldrun and DBOS turn about):")
-        for n, (ours, peer) in sequential.items():
+        for n, (ours, peer, _, _) in sequential.items():
             beside = f"; DBOS workflow {ms(peer)} ({ours / peer:.2f}× DBOS)" if peer else ""
             print(f"  {n:2}-step run ×{lengths[n]}: foldrun {ms(ours)} ({ours / bare_p50:.1f}× a bare Celery task)"
                   f"{beside}")
-        if any(peer is None for _, peer in sequential.values()):
+        print("CPU per step, every process doing the work (this one with the model stand-in, the worker, PostgreSQL, "
+              "Redis):")
+        for n, (_, _, our_cpu, their_cpu) in sequential.items():
+            beside = f"; DBOS workflow {ms(their_cpu)} ({our_cpu / their_cpu:.2f}× DBOS)" if their_cpu else ""
+            print(f"  {n:2}-step run: foldrun {ms(our_cpu)}{beside}")
+        if any(peer is None for _, peer, _, _ in sequential.values()):
             print("  (DBOS: needs PostgreSQL and `pip install -r tests/bench/requirements.txt`)")
         print("targets: a sequential step at most 1.0× DBOS's; a one-step run at most 2× the bare task")
 
