@@ -20,7 +20,7 @@ from foldrun.celery import send, send_after_commit
 from foldrun.contract.model import agents_md_of, find_flow
 from foldrun.contract.resolve import resolve_agent
 from foldrun.engine.flow import adhoc_plan, plan_from_steps
-from foldrun.prepared import insert_rows, insert_with_rows
+from foldrun.inserts import insert_rows, insert_with_rows
 from library.models import Changeset
 
 from .models import (
@@ -235,7 +235,7 @@ def _holds(condition: tuple[str, list]) -> bool:
 
 
 def _write_run(run: Run, steps: list[Step]) -> None:
-    # Both INSERTs with their SQL compiled once per process and bound on the server (foldrun/prepared.py): every
+    # Both INSERTs with their SQL compiled once per process and bound on the server (foldrun/inserts.py): every
     # run's start makes them, and the ORM building them cost more CPU than the database spends on them.
     if connection.vendor == "postgresql":
         insert_rows([run])

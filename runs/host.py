@@ -18,7 +18,7 @@ from foldrun.providers.client import MissingSecret as ProviderMissingSecret, Mod
 
 from browsing.kept import KeptSeeds
 from foldrun.leases import Heartbeat, LeaseLost
-from foldrun.prepared import insert_rows
+from foldrun.inserts import insert_rows
 from vault.actions import egress_grants, resolve_secrets
 from vault.models import SecretKind
 from vault.boundary import EgressProxy
@@ -149,7 +149,7 @@ class DbHost:
         if not self._pending:
             return
         if len(self._pending) > 2 or not connection.get_autocommit():
-            insert_rows(self._pending)  # one INSERT, its SQL compiled once per process (foldrun/prepared.py)
+            insert_rows(self._pending)  # one INSERT, its SQL compiled once per process (foldrun/inserts.py)
         else:
             for event in self._pending:
                 event.save(force_insert=True)

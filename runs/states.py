@@ -14,7 +14,8 @@ from django.db import connection
 from django.db.models.sql import InsertQuery, UpdateQuery
 
 from foldrun import batch, prepared
-from foldrun.prepared import insert_rows, update_params, update_sql
+from foldrun.inserts import insert_rows
+from foldrun.prepared import update_params, update_sql
 
 from .models import Run, RunStatus, Step, StepStatus, Try
 

@@ -12,7 +12,8 @@ from django.forms.models import model_to_dict
 from django.test.utils import CaptureQueriesContext
 
 from foldrun import prepared
-from foldrun.prepared import Prepared, insert_rows, update_params, update_sql
+from foldrun.inserts import insert_rows
+from foldrun.prepared import Prepared, update_params, update_sql
 from runs.models import Run, Schedule, Step, TraceEvent, Try
 
 

@@ -11,7 +11,7 @@ from django.forms.models import model_to_dict
 from django.test.utils import CaptureQueriesContext
 
 from foldrun import celery as foldrun_celery
-from foldrun.prepared import VALUES_MAX_ROWS, insert_with_rows
+from foldrun.inserts import VALUES_MAX_ROWS, insert_with_rows
 from runs.actions import DuplicateDelivery, check_start_run
 from runs.models import Run, Step, StepStatus
 from tests.runs.helpers import agent_file, push

@@ -86,7 +86,7 @@ def test_a_write_that_must_change_one_row_and_changes_none_raises():
 
 def test_returning_keys_reach_the_sender_before_the_block_ends():
     from accounts.models import Workspace
-    from foldrun.prepared import insert_rows
+    from foldrun.inserts import insert_rows
     from runs.models import Run, TraceEvent
 
     alice = Account.objects.create(name="alice")
