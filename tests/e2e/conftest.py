@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.db import connections
 from django.test import Client
 
 CHROMIUM = "/usr/bin/chromium"
@@ -36,6 +37,11 @@ def chromium(monkeypatch):
             yield browser
         finally:
             browser.close()
+            # While Playwright's loop runs in this thread, asgiref (under django.db.connections) keeps this
+            # thread's connections in a store of their own: ORM calls made meanwhile open a second session, and
+            # the test's teardown, made with the loop stopped, never sees it. Closed here, while it is visible;
+            # left open, it outlived the test database, whose drop then failed ("being accessed by other users").
+            connections.close_all()
 
 
 @pytest.fixture
