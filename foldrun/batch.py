@@ -15,8 +15,10 @@ What keeps this the transaction it was:
   is made (the server skips the rest of the flight, the COMMIT included), and the transaction rolls back as
   it did when the write raised where it was made.
 - Answers. What a write returns (RETURNING keys, a row count) reaches the code that sent it through its
-  `on_result`, once the flight has come back and before the block ends; a count other than the one a write
-  must have raises there.
+  `on_result`, once the flight has come back and before the block ends. A write that must change exactly one
+  row (`send_one_row`) is checked by the server as it runs, so that a wrong count is an error of the flight
+  itself: the COMMIT sent with it is then not made. (Checked when its answer came back, the COMMIT in the same
+  flight would already have been made.)
 
 Elsewhere than PostgreSQL, and outside a block, `send` makes the statement at once and calls `on_result`
 straight away: callers are written one way.
@@ -138,8 +140,25 @@ def flush() -> None:
 
 
 def one_row(what: str) -> OnResult:
-    """An `on_result` for a write that must change exactly one row: anything else raises, rolling back."""
+    """An `on_result` for a write made at once that must change exactly one row: anything else raises."""
     def check(cursor: Any) -> None:
         if cursor.rowcount != 1:
             raise DatabaseError(f"{what} changed {cursor.rowcount} rows, not 1")
     return check
+
+
+def send_one_row(sql: str, params: list, what: str, *, before: tuple[str, list] = ("", [])) -> None:
+    """`send` an UPDATE (no RETURNING) that must change exactly one row — else the transaction fails, saying
+    "`what` changed N rows, not 1". `before`: `name AS (…)` parts of a WITH to run in the same statement, with
+    their values.
+
+    On PostgreSQL the server checks the count as the statement runs (SQL has no RAISE: the sentence is cast to
+    an integer, which fails with it), so a held write's wrong count stops its flight before the COMMIT riding
+    with it. Elsewhere the write is made at once and its row count checked here."""
+    parts, values = before
+    if connection.vendor != "postgresql":
+        send(f"WITH {parts} {sql}" if parts else sql, [*values, *params], one_row(what))
+        return
+    counted = (f"WITH {parts + ', ' if parts else ''}changed AS ({sql} RETURNING 1) SELECT CASE WHEN count(*) = 1 "
+               f"THEN 1 ELSE (%s || count(*) || ' rows, not 1')::integer END FROM changed")
+    send(counted, [*values, *params, f"{what} changed "])

@@ -84,11 +84,12 @@ def insert_with_rows(parent: models.Model, rows: list[models.Model], fk: str, *,
     in one statement, `WITH p AS (INSERT … parent RETURNING key) INSERT … rows SELECT … FROM p, (VALUES …)`, every
     value prepared as insert_rows prepares it and every key set from RETURNING. Outside a transaction that
     statement is a transaction of its own: both are written or neither (a unique constraint either one breaks
-    raises IntegrityError and leaves nothing). Returns False, having written nothing, where it cannot be
-    written so (not PostgreSQL, no rows or more than VALUES_MAX_ROWS, a value insert_rows would hand to the
-    ORM): the caller writes them as before. `only_if` (SQL, values): a condition the statement writes nothing
+    raises IntegrityError and leaves nothing). Up to VALUES_MAX_ROWS rows are written as VALUES, more as one
+    UNNEST of a column array each (one statement text for any count). Returns False, having written nothing,
+    where it cannot be written so (not PostgreSQL, no rows, a value insert_rows would hand to the ORM): the
+    caller writes them as before. `only_if` (SQL, values): a condition the statement writes nothing
     unless it holds when the statement runs — then None, nothing written."""
-    if connection.vendor != "postgresql" or not rows or len(rows) > VALUES_MAX_ROWS or parent.pk is not None:
+    if connection.vendor != "postgresql" or not rows or parent.pk is not None:
         return False
     pmodel, model = type(parent), type(rows[0])
     pfields, fields = _insertable(pmodel), _insertable(model)
@@ -100,21 +101,24 @@ def insert_with_rows(parent: models.Model, rows: list[models.Model], fk: str, *,
         return False
     parent._prepare_related_fields_for_save(operation_name="bulk_create")
     others = [f for f in fields if f is not link]
+    # As a set: Django tests each of the model's fields for membership, which in a list compared every pair.
+    checked = frozenset(others)
     for obj in rows:
-        obj._prepare_related_fields_for_save(operation_name="bulk_create", fields=others)
+        obj._prepare_related_fields_for_save(operation_name="bulk_create", fields=checked)
     pcolumns, columns = _columns([parent], pfields), _columns(rows, others)
     if pcolumns is None or columns is None:
         return False
     condition, condition_params = only_if or ("", [])
-    key = (connection.alias, pmodel, model, fk, len(rows), condition)
+    many = len(rows) > VALUES_MAX_ROWS
+    key = (connection.alias, pmodel, model, fk, "unnest" if many else len(rows), condition)
     sql = _WITH_ROWS.get(key)
     if sql is None:
-        sql = _compile_with_rows(parent, rows, fk, pfields, fields, condition)
+        sql = _compile_with_rows(parent, rows, fk, pfields, fields, condition, many=many)
         if sql is None:
             return False
         _WITH_ROWS[key] = sql
-    params = [column[0] for column in pcolumns] + list(condition_params) + [column[n] for n in range(len(rows))
-                                                                            for column in columns]
+    params = [column[0] for column in pcolumns] + list(condition_params)
+    params += columns if many else [column[n] for n in range(len(rows)) for column in columns]
     with cursor() as cur:
         cur.execute(sql, params)
         returned = cur.fetchall()
@@ -138,9 +142,10 @@ def _insertable(model: type[models.Model]) -> list:
 
 
 def _compile_with_rows(parent: models.Model, rows: list[models.Model], fk: str, pfields: list,
-                       fields: list, condition: str = "") -> str | None:
-    """insert_with_rows's statement for this many rows, from the INSERTs Django writes for each model, the parent
-    written only where `condition` holds; None if they are not of the form it is written from."""
+                       fields: list, condition: str = "", *, many: bool = False) -> str | None:
+    """insert_with_rows's statement for this many rows (`many`: for any number, each column one array), from the
+    INSERTs Django writes for each model, the parent written only where `condition` holds; None if they are not
+    of the form it is written from."""
     pmodel, model = type(parent), type(rows[0])
     quote = connection.ops.quote_name
     psql = _INSERTS.get((connection.alias, pmodel, False, (), ())) or _compile_insert(pmodel, pfields, [parent],
@@ -160,12 +165,26 @@ def _compile_with_rows(parent: models.Model, rows: list[models.Model], fk: str, 
     at = fields.index(model._meta.get_field(fk))
     names = [f"c{n}" for n in range(len(fields)) if n != at]
     chosen = [f"p.{quote(pmodel._meta.pk.column)}" if n == at else f"v.c{n}" for n in range(len(fields))]
-    values = ", ".join("(" + ", ".join([f"%s::{t}" for n, t in enumerate(types) if n != at] + [str(i)]) + ")"
-                       for i in range(len(rows)))
-    # Ordered as the VALUES are, so RETURNING gives the keys in the rows' order (as bulk_create's INSERT does).
-    return (f"WITH p AS ({parent_sql}) {sql[:found.start()]}SELECT {', '.join(chosen)} FROM p, (VALUES {values}) "
+    if many:  # the rows' n-th values are the n-th elements of the arrays; WITH ORDINALITY numbers them
+        source = ("UNNEST(" + ", ".join(f"(%s)::{t}[]" for n, t in enumerate(types) if n != at)
+                  + ") WITH ORDINALITY")
+    else:
+        source = "(VALUES " + ", ".join("(" + ", ".join([f"%s::{t}" for n, t in enumerate(types) if n != at]
+                                                        + [str(i)]) + ")" for i in range(len(rows))) + ")"
+    # Ordered as the rows are given, so RETURNING gives the keys in their order (as bulk_create's INSERT does).
+    return (f"WITH p AS ({parent_sql}) {sql[:found.start()]}SELECT {', '.join(chosen)} FROM p, {source} "
             f"AS v({', '.join([*names, 'o'])}) ORDER BY v.o{tail}, "
             f"{quote(model._meta.db_table)}.{quote(model._meta.get_field(fk).column)}")
+
+
+def column_types(model: type[models.Model], fields: list) -> list[str] | None:
+    """The SQL type Django's INSERT casts each of `fields` to (as its UNNEST form writes them), for a statement
+    that writes `model`'s rows from a SELECT; None if Django does not write that form for them."""
+    sql = _INSERTS.get((connection.alias, model, False, (), ())) or _compile_insert(model, fields, [model(), model()],
+                                                                                     False, (), ())
+    found = _UNNEST.search(sql) if sql else None
+    types = re.findall(r"\(%s\)::(.+?)\[\]", found.group(1)) if found else []
+    return types if len(types) == len(fields) else None
 
 
 # The most rows an INSERT is written for as VALUES rather than UNNEST (each count is its own prepared statement).

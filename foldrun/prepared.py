@@ -221,7 +221,7 @@ def save_fields(obj: models.Model, names: list[str] | tuple[str, ...] | None = N
     if batch.holding():
         # Held with the transaction's other writes (foldrun/batch.py); a row that exists, locked by the caller,
         # is updated, and anything else raises there.
-        batch.send(sql, params, batch.one_row(f"saving {meta.label} {obj.pk}"))
+        batch.send_one_row(sql, params, f"saving {meta.label} {obj.pk}")
         obj._state.db = connection.alias
         return
     with cursor() as cur:

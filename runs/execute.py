@@ -7,7 +7,6 @@ of them in one task (runs/chain.py).
 """
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import hashlib
 import json
@@ -18,28 +17,27 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models import BooleanField, Exists, OuterRef, Q, Subquery
-from django.db.models.expressions import RawSQL
+from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from foldrun import net
-from foldrun import batch, incidents, leases, prepared
+from foldrun import batch, incidents, leases
 from foldrun.commits import without_flush_wait
 from foldrun.prepared import Prepared
 from foldrun.engine import StepRequest, run_step
 from foldrun.engine.flow import check_verify
 from library.actions.run_files import do_write_run_files
 from library.actions.writes import WriteRefused
-from vault.models import Secret
 
-from .chain import _Chain, _chain, _end_held_try, _here
-from .desks import agents_md_heads, desk_at, flow_meta, library_head, run_inputs
+from .chain import _Chain, _chain, _end_held_try, _here, unfinished_steps
+from .claim import claim
+from .desks import agents_md_heads, desk_at, flow_meta, run_inputs
 from . import live_view
 from .host import DbHost
 from .models import Approval, ApprovalKind, ApprovalState, Artifact, Run, Schedule, Step, StepStatus, Try
-from .progress import FINISHED, _after_step, _park, _spec, move_within, queue, settle_failure
-from .states import end_try, move_step, start_try_with_step
+from .progress import _after_step, _park, _spec, move_within, queue, settle_failure
+from .states import end_try, move_step
 from .trace_log import trace
 
 log = logging.getLogger(__name__)
@@ -73,43 +71,14 @@ def execute_step(step_pk: int) -> str:
     """Run one step (or `each:` instance) once. Returns a word for the task log.
 
     The step is taken with a lease (a random holder id, an expiry) under the row lock and held by a heartbeat
-    while the engine runs. A message for a step already running is dropped: its lease is live (another worker,
-    on any host, is running it), or it ran out and the recovery sweep decides (re-run or fail).
+    while the engine runs (runs/claim.py). A message for a step already running is dropped: its lease is live
+    (another worker, on any host, is running it), or it ran out and the recovery sweep decides (re-run or fail).
     """
     holder = leases.new_holder()
-    # The claim's write goes with its COMMIT, in one round trip (foldrun/batch.py).
-    with transaction.atomic(), batch.writes_together():
-        # The run's lock first (lock order), found through the step in the same query, with what the step
-        # reads of it (workspace, account, revision) joined in rather than fetched one by one later.
-        # The claim need not wait for the disk: the same query says so (foldrun/commits.py).
-        # The account library's head rides on it too: the desk's cache key (desks.desk_at) needs no query of its own.
-        # Both queries are compiled once per process (foldrun/prepared.py), as the closing transaction's is.
-        # The step, and in the same query the run's plain and parent steps: when it ends, the run moves on
-        # from these without reading them again (see _continue). Both queries go in one round trip, the run's
-        # lock taken first (prepared.together).
-        runs, rows = prepared.together((_CLAIM, {"step": step_pk}), (_CLAIM_STEPS, {"step": step_pk}))
-        if not runs:
-            return "missing"
-        run = runs[0]
-        step = next(s for s in rows if s.pk == step_pk)
-        if step.status in FINISHED:
-            return "already finished"  # refused: a step runs once
-        if run.is_finished:
-            step.save(update_fields=move_step(step, StepStatus.CANCELLED, f"the run had {run.status}"))
-            return "run finished"
-        if step.status == StepStatus.RUNNING:
-            return "held by a lease"  # live: its holder runs it; expired: the sweep acts on it
-        if step.status != StepStatus.QUEUED:
-            return f"not runnable ({step.status})"
-        now = timezone.now()
-        step.attempt += 1
-        fields = move_step(step, StepStatus.RUNNING, f"try {step.attempt} started")
-        step.lease_holder = holder
-        step.lease_until = now + dt.timedelta(seconds=leases.lease_seconds())
-        step.started_at = step.started_at or now
-        step.error = ""
-        attempt = Try(step=step, n=step.attempt, status="running", started_at=now)
-        start_try_with_step(step, ["attempt", *fields, "lease_holder", "lease_until", "started_at", "error"], attempt)
+    claimed = claim(step_pk, holder)
+    if isinstance(claimed, str):
+        return claimed
+    run, step, attempt, rows = claimed
     chain = _chain()
     if chain is not None:
         chain.parents, chain.parents_of = {s.index: s for s in rows if s.instance is None}, run.pk
@@ -118,33 +87,6 @@ def execute_step(step_pk: int) -> str:
             # model's optional key — is answered "none" without a query of its own, as a held answer is.
             chain.held.note_empty(run.account_id)
     return _run_claimed(run, step, attempt, holder)
-
-
-def _vault_empty() -> RawSQL:
-    """Whether the run's account has no secret at all, as a column of the claim's query on runs. Written as SQL:
-    the ORM's ~Exists(...) took more CPU to compile, on every claim, than the round trip it saves."""
-    q = connection.ops.quote_name
-    return RawSQL(f"NOT EXISTS (SELECT 1 FROM {q(Secret._meta.db_table)} v "
-                  f"WHERE v.{q('account_id')} = {q(Run._meta.db_table)}.{q('account_id')})", (),
-                  output_field=BooleanField())
-
-
-def _claim(step: int):
-    return without_flush_wait(Run.objects.select_for_update(of=("self",))
-                              .select_related("workspace__account", "changeset")
-                              .annotate(library_head=library_head(Run._meta.db_table), vault_empty=_vault_empty())
-                              .filter(steps__pk=step))[:1]
-
-
-def _claim_steps(step: int):
-    # The run found through the step, as _claim finds it: the two go together, neither waiting for the other.
-    return (Step.objects.select_for_update(of=("self",))
-            .filter(run_id=Subquery(Step.objects.filter(pk=step).values("run_id")))
-            .filter(Q(instance__isnull=True) | Q(pk=step)))
-
-
-_CLAIM = Prepared(_claim, step=-8_000_000_000_000_000_003)
-_CLAIM_STEPS = Prepared(_claim_steps, step=-8_000_000_000_000_000_005)
 
 
 def _run_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
@@ -278,12 +220,14 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
 
 
 def _closing(run: int, step: int, holder: str):
-    return without_flush_wait(Run.objects.select_for_update(of=("self",)).select_related("workspace__account")
-                              .defer("plan", "inputs").annotate(quarantined=Exists(Schedule.objects.filter(
-                                  workspace_id=OuterRef("workspace_id"), flow=OuterRef("name"),
-                                  quarantined_at__isnull=False)))
-                              .filter(pk=run, steps__pk=step, steps__lease_holder=holder,
-                                      steps__status=StepStatus.RUNNING).order_by("pk")[:1])
+    found = without_flush_wait(Run.objects.select_for_update(of=("self",)).select_related("workspace__account")
+                               .defer("plan", "inputs").annotate(quarantined=Exists(Schedule.objects.filter(
+                                   workspace_id=OuterRef("workspace_id"), flow=OuterRef("name"),
+                                   quarantined_at__isnull=False)))
+                               .filter(pk=run, steps__pk=step, steps__lease_holder=holder,
+                                       steps__status=StepStatus.RUNNING).order_by("pk")[:1])
+    unfinished = unfinished_steps(Run._meta.db_table)  # the next step's row, for its take (runs/chain.py)
+    return found if unfinished is None else found.annotate(unfinished=unfinished)
 
 
 def _closing_last(run: int, step: int, holder: str):

@@ -18,7 +18,7 @@ from foldrun.celery import send_after_commit
 from foldrun.engine.flow import fill_task, split_items
 from foldrun.prepared import save_fields
 
-from .chain import _chain, _claim_here, _enqueue_group, _start_try, _take, enqueue_step
+from .chain import _chain, _claim_here, _enqueue_group, _start_try, _take, enqueue_step, still_as_seen
 from .desks import flow_meta, run_inputs
 from .finish import _clears_quarantine, _finish, _finish_within
 from .models import Approval, ApprovalKind, ApprovalState, Run, RunStatus, Step, StepStatus
@@ -166,11 +166,15 @@ def _continue(run: Run, ended: Step | None, *, unsaved: bool = False) -> str:
             task = fill_task(spec["task"], run_inputs(run), outputs)
         except Exception:  # noqa: BLE001 - `_move` meets the same error under its savepoint and says so
             return ""
+        known = still_as_seen(run, step)
+        if known is False:  # read under this transaction's lock: not as this task saw it
+            chain.parents = None
+            return ""
         seen = step.attempt
         step.task = task
         holder = _take(step)
         fields = ["task", *QUEUE_FIELDS]
-        if not take_next_step(step, seen, fields, saving=ended if unsaved else None):
+        if not take_next_step(step, seen, fields, saving=ended if unsaved else None, known=bool(known)):
             chain.parents = None  # not as seen: `_move` reads the rows afresh (and this object is dropped)
             return ""  # `ended` was saved with the attempt; move_within saving it again changes nothing
         chain.next = (run, step, _start_try(chain, step), holder)

@@ -93,7 +93,7 @@ def end_try(attempt_pk: int, to: str, why: str = "", **fields: Any) -> bool:
     if batch.holding():
         # Held with the closing transaction's other writes (foldrun/batch.py), whose caller holds the try's lease:
         # it is running, and this UPDATE ends it.
-        batch.send(sql, params, batch.one_row(f"ending try {attempt_pk}"))
+        batch.send_one_row(sql, params, f"ending try {attempt_pk}")
         return True
     with prepared.cursor() as cursor:
         cursor.execute(sql, params)
@@ -171,12 +171,16 @@ def _claim_insert_sql(names: tuple[str, ...], alias: str) -> str | None:
     return f"WITH claimed AS ({update_sql(Step, names, (key,), connection.vendor)}) {insert_sql}"
 
 
-def take_next_step(step: Step, seen_attempt: int, fields: list[str], *, saving: Step | None = None) -> bool:
+def take_next_step(step: Step, seen_attempt: int, fields: list[str], *, saving: Step | None = None,
+                   known: bool = False) -> bool:
     """Save `step`'s `fields` (the chain taking it) only if it is still pending and untried since it was seen
     (`seen_attempt`); True when it was taken. `saving`: the step whose try just ended, saved whole in the same
     statement on PostgreSQL — the UPDATE in a WITH part of the conditional one, as Django's save writes it — and
-    saved whether or not `step` is taken. Elsewhere two statements. Precondition: inside the closing transaction
-    of `saving`, which holds the run's lock."""
+    saved whether or not `step` is taken. Elsewhere two statements. `known`: the caller read `step`'s row under
+    the run's lock and found it as seen (runs/chain.py still_as_seen), so the take is sent with the closing
+    transaction's other writes instead of waiting for its row count there; a count other than 1 then raises
+    and the transaction rolls back. Precondition: inside the closing transaction of `saving`, which holds the
+    run's lock."""
     values = {name: getattr(step, name) for name in fields}
     if saving is None or connection.vendor != "postgresql":
         take = Step.objects.filter(pk=step.pk, status=S.PENDING, attempt=seen_attempt)
@@ -197,6 +201,10 @@ def take_next_step(step: Step, seen_attempt: int, fields: list[str], *, saving: 
     take_sql = update_sql(Step, tuple(values), tuple(where), connection.vendor)
     # Bound on the server, its plan kept (foldrun/prepared.py), and sent with the writes the closing transaction
     # holds (foldrun/batch.py): its answer is needed now, theirs not.
+    if known:
+        batch.send_one_row(take_sql, take_params, f"the take of step {step.label}",
+                           before=(f"ended AS ({save_sql})", save_params))
+        return True
     taken: list[int] = []
     batch.send(f"WITH ended AS ({save_sql}) {take_sql}", [*save_params, *take_params],
                lambda cursor: taken.append(cursor.rowcount))

@@ -50,9 +50,10 @@ def test_a_flow_pushed_since_the_last_start_is_found(desk):
 
 def test_a_long_flow_pushed_since_starts_at_the_new_head(desk):
     check_start_run(workspace=desk, flow="two")
-    push(desk, {"flows/two.md": flow("two", [f"Step {n}." for n in range(1, 13)])})  # more rows than one statement
+    push(desk, {"flows/two.md": flow("two", [f"Step {n}." for n in range(1, 13)])})  # its steps as arrays (UNNEST)
     run = check_start_run(workspace=desk, flow="two")
     assert run.changeset_number == newest(desk) and run.steps.count() == 12
+    assert [s.task for s in run.steps.order_by("index")][1:] == [f"Step {n}." for n in range(2, 13)]
 
 
 def test_the_guard_fails_once_the_workspace_or_its_library_moves(desk):
@@ -77,3 +78,9 @@ def test_a_start_at_the_remembered_head_writes_its_run_in_one_statement_and_read
         run = check_start_run(workspace=desk, flow="two")
     assert [q["sql"][:28] for q in queries.captured_queries] == ['WITH p AS (INSERT INTO "runs']
     assert run.changeset_number == newest(desk) and run.steps.count() == 2
+    push(desk, {"flows/long.md": flow("long", [f"Step {n}." for n in range(1, 31)])})
+    check_start_run(workspace=desk, flow="long")
+    with CaptureQueriesContext(connection) as queries:
+        run = check_start_run(workspace=desk, flow="long")
+    assert [q["sql"][:28] for q in queries.captured_queries] == ['WITH p AS (INSERT INTO "runs']
+    assert run.steps.count() == 30

@@ -74,14 +74,17 @@ def test_a_held_write_that_fails_rolls_the_whole_transaction_back():
     assert Account.objects.get(pk=bob.pk).name == "bob"
 
 
-def test_a_write_that_must_change_one_row_and_changes_none_raises():
+def test_a_write_that_must_change_one_row_and_changes_none_raises_and_commits_nothing():
     if connection.vendor != "postgresql":
         pytest.skip("held writes are PostgreSQL's")
+    alice = Account.objects.create(name="alice")
     ghost = Account(pk=987654321, name="ghost")
     ghost._state.adding = False
-    with pytest.raises(DatabaseError, match="changed 0 rows, not 1"):
+    with pytest.raises(DatabaseError, match="saving accounts.Account 987654321 changed 0 rows, not 1"):
         with transaction.atomic(), batch.writes_together():
-            save_fields(ghost, ["name"])
+            rename(alice, "never-committed")
+            save_fields(ghost, ["name"])  # held: it fails in the flight that carries the COMMIT
+    assert Account.objects.get(pk=alice.pk).name == "alice"
 
 
 def test_returning_keys_reach_the_sender_before_the_block_ends():
