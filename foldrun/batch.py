@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator
 
 from django.db import DatabaseError, connection
 
-from foldrun.pgcursor import cursor, raw_cursor
+from foldrun.pgcursor import cursor, log_sent, raw_cursor
 
 _here = threading.local()
 
@@ -55,7 +55,6 @@ class _Held:
         the COMMIT; returns what `then()` returned."""
         writes, self.writes = self.writes, []
         raw = connection.connection
-        logged = connection.queries_logged
         started = time.monotonic()
         sent: list[tuple[Any, OnResult | None]] = []
         out = None
@@ -65,14 +64,13 @@ class _Held:
                 cursor = raw_cursor()
                 cursor.execute(sql, params)
                 sent.append((cursor, on_result))
-            if logged:
-                # Counted and logged as Django's cursors log theirs: a query count (tests, the bench) stays honest.
-                # Before `then()`, which logs itself: the log keeps the order the server runs them in.
-                each = f"{(time.monotonic() - started) / max(1, len(writes)):.3f}"
-                # (The COMMIT Django logs itself, as it ends the block.)
-                # The text is the one the cursor made for the log as it ran the write (pgcursor.PreparingCursor).
-                for cursor, _ in sent:
-                    connection.queries_log.append({"sql": cursor._query.query.decode(errors="replace"), "time": each})
+            # Counted and logged as Django's cursors log theirs: a query count (tests, the bench) stays honest.
+            # Before `then()`, which logs itself: the log keeps the order the server runs them in.
+            # (The COMMIT Django logs itself, as it ends the block.)
+            # The text is the one the cursor made for the log as it ran the write (pgcursor.PreparingCursor).
+            each = (time.monotonic() - started) / max(1, len(writes))
+            for cursor, _ in sent:
+                log_sent(lambda cursor=cursor: cursor._query.query.decode(errors="replace"), each)
             if then is not None:
                 out = then()
             elif commit:

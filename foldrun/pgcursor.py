@@ -3,7 +3,7 @@ each value on the server and has the server keep each statement's plan; see prep
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Callable
 
 from django.db import connection
 from psycopg import pq
@@ -28,6 +28,13 @@ def raw_cursor() -> Any:
         # and those never prepare.
         raw.prepare_threshold = 2**31
     return _preparing_cursor_class()(raw)
+
+
+def log_sent(sql: Callable[[], str], seconds: float) -> None:
+    """Count and log a statement sent outside Django's cursors as they log theirs, when queries are logged (DEBUG,
+    a test or the bench counting them): `sql()` gives its text, asked only then."""
+    if connection.queries_logged:
+        connection.queries_log.append({"sql": sql(), "time": f"{seconds:.3f}"})
 
 
 class _Logged:

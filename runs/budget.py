@@ -22,6 +22,7 @@ from accounts.models import Workspace
 from foldrun import prepared
 from foldrun.commits import NO_FLUSH_WAIT_CTE
 from foldrun.engine.errors import BudgetExceeded
+from foldrun.pgcursor import log_sent
 
 from .models import Run, Try
 
@@ -131,9 +132,7 @@ def _send_unawaited(sql: str, params: list) -> bool:
     with connection.wrap_database_errors:
         if not send(sql, params):
             return False
-    if connection.queries_logged:
-        connection.queries_log.append({"sql": connection.ops.compose_sql(sql, params),
-                                       "time": f"{time.monotonic() - started:.3f}"})
+    log_sent(lambda: connection.ops.compose_sql(sql, params), time.monotonic() - started)
     return True
 
 

@@ -3,6 +3,7 @@ and the run's own copy of its inputs and flow settings. A plain module under act
 from __future__ import annotations
 
 import threading
+from typing import Any
 from collections import OrderedDict
 
 from django.db import connection
@@ -62,22 +63,44 @@ def head_changeset(workspace: Workspace) -> Changeset | None:
     remembered_head."""
     head = _HEAD.first(scope=scope_key_for(workspace.account, workspace))
     key = (connection.alias, workspace.pk)
-    with _HEADS_LOCK:  # a web process's threads start runs side by side
-        if head is not None:
-            _HEADS[key] = head
-            _HEADS.move_to_end(key)
-            while len(_HEADS) > _HEADS_MAX:
-                _HEADS.popitem(last=False)
-        else:
-            _HEADS.pop(key, None)
+    if head is not None:
+        _HEADS.put(key, head)
+    else:
+        _HEADS.drop(key)
     return head
+
+
+class _Recent:
+    """The values last put for at most `size` keys, the least recently used dropped first; shared by a web
+    process's threads, which start runs side by side."""
+
+    def __init__(self, size: int) -> None:
+        self._items: OrderedDict[tuple, Any] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> Any:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: tuple, value: Any) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+    def drop(self, key: tuple) -> None:
+        with self._lock:
+            self._items.pop(key, None)
 
 
 # The head each workspace had when this process last read it, for starts that write their run only if it is
 # still the head (head_guard) instead of reading it first: a round trip of every start.
-_HEADS: "OrderedDict[tuple, Changeset]" = OrderedDict()
-_HEADS_MAX = 256
-_HEADS_LOCK = threading.Lock()
+_HEADS = _Recent(256)
 
 
 def remembered_head(workspace: Workspace) -> Changeset | None:
@@ -102,8 +125,7 @@ def head_guard(workspace: Workspace, head: Changeset) -> tuple[str, list]:
              head.library_head or ""])
 
 
-_DESKS: "OrderedDict[tuple, object]" = OrderedDict()
-_DESKS_MAX = 32
+_DESKS = _Recent(32)
 
 
 def desk_at(workspace: Workspace, number: int | None, *, changeset: Changeset | None = None,
@@ -140,11 +162,7 @@ def desk_at(workspace: Workspace, number: int | None, *, changeset: Changeset | 
     cached = _DESKS.get(key)
     if cached is None:
         cached = desk_for_workspace(workspace, at=number)
-        _DESKS[key] = cached
-        while len(_DESKS) > _DESKS_MAX:
-            _DESKS.popitem(last=False)
-    else:
-        _DESKS.move_to_end(key)
+        _DESKS.put(key, cached)
     return cached
 
 

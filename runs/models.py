@@ -57,12 +57,13 @@ class Verdict(models.TextChoices):
 class Run(models.Model):
     public_id = public_id_field("run")
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="runs")
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="runs")
+    # Indexed by the (workspace, -created_at) index below, whose first column it is.
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="runs", db_index=False)
     kind = models.CharField(max_length=8, choices=RunKind.choices, default=RunKind.FLOW)
     # The flow's name, `adhoc:<agent>` or `eval:<name>`.
     name = models.CharField(max_length=200, db_index=True)
     trigger = models.CharField(max_length=10, choices=Trigger.choices, default=Trigger.MANUAL)
-    status = models.CharField(max_length=20, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True)
+    status = models.CharField(max_length=20, choices=RunStatus.choices, default=RunStatus.QUEUED)  # indexed in Meta
     status_reason = models.CharField(max_length=500, blank=True, help_text="why it last changed status")
     verdict = models.CharField(max_length=8, choices=Verdict.choices, null=True, blank=True)
     headline = models.CharField(max_length=500, blank=True, help_text="the first line of the last reply")
@@ -83,7 +84,8 @@ class Run(models.Model):
     inputs = models.JSONField(default=dict, blank=True)
     plan = models.JSONField(default=list, blank=True, help_text="the steps as parsed when the run started")
     # An inbound webhook's X-Foldrun-Delivery id: a repeat within a day starts nothing.
-    delivery_id = models.CharField(max_length=100, blank=True, db_index=True)
+    # Looked up with its workspace and flow: the unique constraint below is its index.
+    delivery_id = models.CharField(max_length=100, blank=True)
     # The UTC day it arrived: with the flow and the delivery id, unique (one run per delivery, per flow, per day).
     delivery_day = models.DateField(null=True, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
@@ -94,7 +96,11 @@ class Run(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-pk"]
-        indexes = [models.Index(fields=["workspace", "-created_at"])]
+        # Every index is written on each insert, and on each update that changes an indexed column (a run's and a
+        # step's status do, twice a step): none repeats another's first column, and a status is indexed plainly,
+        # without the LIKE companion Django adds for db_index on text.
+        indexes = [models.Index(fields=["workspace", "-created_at"]),
+                   models.Index(fields=["status"], name="runs_run_status_idx")]
         constraints = [
             # Twelve simultaneous POSTs with one X-Foldrun-Delivery start one run: the database decides.
             models.UniqueConstraint(fields=["workspace", "name", "delivery_id", "delivery_day"],
@@ -126,14 +132,15 @@ FINISHED_STEP_STATUSES = {StepStatus.COMPLETED, StepStatus.FAILED, StepStatus.SK
 
 class Step(Leased):
     public_id = public_id_field("stp")
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="steps")
+    # Indexed by one_step_per_index_instance, whose first column it is.
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="steps", db_index=False)
     index = models.PositiveIntegerField(help_text="the step's number in the flow, from 1")
     # None for a plain step or a fan-out's parent; 0, 1, … for each `each:` instance.
     instance = models.PositiveIntegerField(null=True, blank=True)
     item = models.TextField(blank=True, help_text="the `each:` item this instance works on")
     agent = models.CharField(max_length=100)
     task = models.TextField(blank=True)
-    status = models.CharField(max_length=20, choices=StepStatus.choices, default=StepStatus.PENDING, db_index=True)
+    status = models.CharField(max_length=20, choices=StepStatus.choices, default=StepStatus.PENDING)  # indexed in Meta
     status_reason = models.CharField(max_length=500, blank=True, help_text="why it last changed status")
     attempt = models.PositiveIntegerField(default=0)
     output = models.TextField(blank=True)
@@ -151,6 +158,8 @@ class Step(Leased):
     tokens_out = models.PositiveBigIntegerField(default=0)
     # lease_holder, lease_until (Leased): the running try's lease, renewed by its heartbeat; expired, the
     # recovery sweep acts. A second delivery of the step's message finds the lease live and is dropped.
+    # A step's holder is only ever asked of a step found by its key: unlike a delivery's, not indexed.
+    lease_holder = models.CharField(max_length=64, blank=True)
     # When the step's message was last sent: a step queued long ago whose message a dead worker took with it
     # (the embedded broker keeps unacknowledged messages only in memory) is sent again by the sweep.
     queued_at = models.DateTimeField(null=True, blank=True, db_index=True)
@@ -161,6 +170,7 @@ class Step(Leased):
 
     class Meta:
         ordering = ["index", "instance", "pk"]
+        indexes = [models.Index(fields=["status"], name="runs_step_status_idx")]  # see Run.Meta
         constraints = [
             models.UniqueConstraint(fields=["run", "index", "instance"], name="one_step_per_index_instance"),
             models.UniqueConstraint(
@@ -180,7 +190,8 @@ class Step(Leased):
 class Try(models.Model):
     """One attempt at a step: `retry:` and a re-run after a worker loss add more."""
 
-    step = models.ForeignKey(Step, on_delete=models.CASCADE, related_name="tries")
+    # Indexed by one_try_number_per_step, whose first column it is.
+    step = models.ForeignKey(Step, on_delete=models.CASCADE, related_name="tries", db_index=False)
     n = models.PositiveIntegerField()
     status = models.CharField(max_length=20, default="running")
     status_reason = models.CharField(max_length=500, blank=True, help_text="why it last changed status")

@@ -75,6 +75,9 @@ class Connection(psycopg.Connection):
             self._kept = kept
             name = kept.get(query)
             if name is None:
+                if "%" in query.replace("%s", ""):
+                    # Its placeholders are found by splitting on %s: a literal % (or %%) would be misread.
+                    raise ValueError("send_unawaited takes a statement whose only % are its %s placeholders")
                 # Prepared once per connection, the types left to the server (what each value is compared with
                 # or added to): psycopg picks an integer's type by its size, and a statement prepared for a
                 # smallint would refuse a larger count later.

@@ -77,6 +77,16 @@ def test_a_statement_that_fails_raises_at_the_next_use_and_the_connection_goes_o
     assert Account.objects.get(pk=alice.pk).name == "alice"
 
 
+def test_a_statement_with_a_percent_sign_besides_its_placeholders_is_refused_unsent():
+    postgres_only()
+    alice = Account.objects.create(name="alice")
+    connection.ensure_connection()
+    with pytest.raises(ValueError, match="only % are its %s placeholders"):
+        connection.connection.send_unawaited("UPDATE accounts_account SET name = %s WHERE id = %s AND name LIKE 'a%'",
+                                             ["bob", alice.pk])
+    assert committed_name(alice.pk) == "alice" and Account.objects.get(pk=alice.pk).name == "alice"
+
+
 def test_inside_a_transaction_nothing_is_sent_without_waiting():
     postgres_only()
     alice = Account.objects.create(name="alice")
