@@ -154,7 +154,7 @@ def _compile_with_rows(parent: models.Model, rows: list[models.Model], fk: str, 
     sql = _INSERTS.get((connection.alias, model, False, (), ())) or _compile_insert(model, fields, rows, False, (), ())
     parent_sql = _values_form(psql, 1, len(pfields)) if psql else None
     found = _UNNEST.search(sql) if sql else None
-    types = re.findall(r"\(%s\)::(.+?)\[\]", found.group(1)) if found else []
+    types = _unnest_types(found)
     tail = sql[found.end():] if found else ""
     if parent_sql is None or len(types) != len(fields) or not tail.startswith(" RETURNING "):
         return None
@@ -183,8 +183,13 @@ def column_types(model: type[models.Model], fields: list) -> list[str] | None:
     sql = _INSERTS.get((connection.alias, model, False, (), ())) or _compile_insert(model, fields, [model(), model()],
                                                                                      False, (), ())
     found = _UNNEST.search(sql) if sql else None
-    types = re.findall(r"\(%s\)::(.+?)\[\]", found.group(1)) if found else []
+    types = _unnest_types(found)
     return types if len(types) == len(fields) else None
+
+
+def _unnest_types(found: re.Match | None) -> list[str]:
+    """The type each `(%s)::type[]` array of an UNNEST (as _UNNEST found it) is cast to, in order."""
+    return re.findall(r"\(%s\)::(.+?)\[\]", found.group(1)) if found else []
 
 
 # The most rows an INSERT is written for as VALUES rather than UNNEST (each count is its own prepared statement).
@@ -199,7 +204,7 @@ def _values_form(sql: str, rows: int, width: int) -> str | None:
     parameter psycopg dumps in C; UNNEST's arrays are dumped element by element in Python, which was most of
     what the try and trace INSERTs cost this process."""
     found = _UNNEST.search(sql) if rows <= VALUES_MAX_ROWS else None
-    types = re.findall(r"\(%s\)::(.+?)\[\]", found.group(1)) if found else []
+    types = _unnest_types(found)
     if len(types) != width:
         return None
     row = "(" + ", ".join(f"%s::{t}" for t in types) + ")"

@@ -109,7 +109,6 @@ def _enqueue_group(step_pks: list[int]) -> None:
         send_after_commit("runs.run_step", pk)
 
 
-
 def unfinished_steps(run_table: str) -> RawSQL | None:
     """The run's plain and parent steps not completed or skipped, as `pk:status:attempt` joined by commas, as a
     column of the closing transaction's query on runs (PostgreSQL; None elsewhere): read under the run's lock,

@@ -31,7 +31,7 @@ from vault.models import Secret
 
 from .desks import library_head
 from .models import FINISHED_STEP_STATUSES, Run, RunStatus, Step, StepStatus, Try
-from .states import move_step, start_try_with_step
+from .states import move_step, start_try_with_step, try_fields
 
 STARTED = "try {} started"  # why a claimed step is running; {} is the try's number
 _FINISHED_RUN = (RunStatus.COMPLETED.value, RunStatus.FAILED.value, RunStatus.CANCELLED.value)
@@ -58,7 +58,7 @@ def _claim_in_one_flight(step_pk: int, holder: str) -> Claimed | None:
         return None
     now = timezone.now()
     new = Try(n=0, status="running", started_at=now)
-    others = [f for f in _try_fields() if f.name not in ("step", "n")]
+    others = [f for f in try_fields() if f.name not in ("step", "n")]
     prefix, suffix = STARTED.split("{}")
     params = [StepStatus.RUNNING.value, prefix, suffix, holder, now + dt.timedelta(seconds=leases.lease_seconds()),
               now, "", step_pk, StepStatus.QUEUED.value, *_FINISHED_RUN,
@@ -96,16 +96,11 @@ def _claim_in_one_flight(step_pk: int, holder: str) -> Claimed | None:
     return run, step, new, rows
 
 
-@functools.cache
-def _try_fields() -> list:
-    return [f for f in Try._meta.local_concrete_fields if f is not Try._meta.auto_field]
-
-
 @functools.lru_cache(maxsize=4)
 def _take_sql(alias: str) -> str | None:
     """The take: the step's UPDATE (queued → running, under the lease) and its try's INSERT from what it returns.
     `alias`: the cache key. None if Django does not write the try's INSERT in the form this is made from."""
-    fields = _try_fields()
+    fields = try_fields()
     types = column_types(Try, fields)
     if types is None or any(hasattr(f, "get_placeholder") for f in fields):
         return None

@@ -128,7 +128,7 @@ def start_try_with_step(step: Step, fields: list[str], new: Try) -> None:
         return
     values = {name: getattr(step, name) for name in fields}
     key = Step._meta.pk.name
-    inserted = [f for f in Try._meta.local_concrete_fields if f is not Try._meta.auto_field]
+    inserted = try_fields()
     # The statement's SQL made once per process for these fields (foldrun/prepared.py's update_sql and Django's
     # INSERT of one row, kept): building and compiling it through the ORM on every claim — every run's first
     # step — cost more than running it. Each value is prepared as Django prepares it.
@@ -149,6 +149,12 @@ def start_try_with_step(step: Step, fields: list[str], new: Try) -> None:
     batch.send(sql, [*claim_params, *insert_params], keyed)
 
 
+@functools.cache
+def try_fields() -> list:
+    """The fields an INSERT of a try writes (all but its key)."""
+    return [f for f in Try._meta.local_concrete_fields if f is not Try._meta.auto_field]
+
+
 def _insert_try_sql(new: Try, inserted: list) -> tuple[str, tuple]:
     """Django's INSERT of the one try `new` (RETURNING its key), and its parameters."""
     insert = InsertQuery(Try)
@@ -163,7 +169,7 @@ def _insert_try_sql(new: Try, inserted: list) -> tuple[str, tuple]:
 def _claim_insert_sql(names: tuple[str, ...], alias: str) -> str | None:
     """start_try_with_step's statement for a claim saving `names` (`alias`: part of the cache key); None when
     Django writes a value of the INSERT other than as one plain placeholder (it is then compiled each time)."""
-    inserted = [f for f in Try._meta.local_concrete_fields if f is not Try._meta.auto_field]
+    inserted = try_fields()
     if any(hasattr(f, "get_placeholder") for f in inserted):
         return None
     insert_sql, _ = _insert_try_sql(Try(), inserted)
@@ -199,12 +205,12 @@ def take_next_step(step: Step, seen_attempt: int, fields: list[str], *, saving: 
         return bool(Step.objects.filter(pk=step.pk, status=S.PENDING, attempt=seen_attempt).update(**values))
     save_sql = update_sql(Step, tuple(saved), (key,), connection.vendor)
     take_sql = update_sql(Step, tuple(values), tuple(where), connection.vendor)
-    # Bound on the server, its plan kept (foldrun/prepared.py), and sent with the writes the closing transaction
-    # holds (foldrun/batch.py): its answer is needed now, theirs not.
-    if known:
+    if known:  # held with the closing transaction's other writes; a wrong count fails their flight
         batch.send_one_row(take_sql, take_params, f"the take of step {step.label}",
                            before=(f"ended AS ({save_sql})", save_params))
         return True
+    # Bound on the server, its plan kept (foldrun/prepared.py), and sent with the writes the closing transaction
+    # holds (foldrun/batch.py): its answer is needed now, theirs not.
     taken: list[int] = []
     batch.send(f"WITH ended AS ({save_sql}) {take_sql}", [*save_params, *take_params],
                lambda cursor: taken.append(cursor.rowcount))
