@@ -30,9 +30,9 @@ import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
-from django.db import DatabaseError, connection
+from django.db import DatabaseError
 
-from foldrun.pgcursor import cursor, log_sent, raw_cursor
+from foldrun.pgcursor import cursor, db, log_sent, raw_cursor
 
 _here = threading.local()
 
@@ -54,6 +54,7 @@ class _Held:
         """Send the held writes in one flight, followed by `then()` (the statement that asked for them) or by
         the COMMIT; returns what `then()` returned."""
         writes, self.writes = self.writes, []
+        connection = db()
         raw = connection.connection
         started = time.monotonic()
         sent: list[tuple[Any, OnResult | None]] = []
@@ -61,7 +62,7 @@ class _Held:
         # Wrapped as Django's cursors are: a failure is Django's DatabaseError (IntegrityError, …), as it was.
         with connection.wrap_database_errors, raw.pipeline():
             for sql, params, on_result in writes:
-                cursor = raw_cursor()
+                cursor = raw_cursor(connection)
                 cursor.execute(sql, params)
                 sent.append((cursor, on_result))
             # Counted and logged as Django's cursors log theirs: a query count (tests, the bench) stays honest.
@@ -76,7 +77,7 @@ class _Held:
             elif commit:
                 # As a statement of the flight: psycopg's commit() would wait for an answer of its own (a Sync) before
                 # the pipeline's end waits for another. Django's commit then finds the transaction ended.
-                raw_cursor().execute("COMMIT", prepare=False)
+                raw_cursor(connection).execute("COMMIT", prepare=False)
         for cursor, on_result in sent:
             if on_result is not None:
                 on_result(cursor)
@@ -86,7 +87,7 @@ class _Held:
 
 def _held() -> _Held | None:
     held = getattr(_here, "held", None)
-    return held if held is not None and connection.in_atomic_block else None
+    return held if held is not None and db().in_atomic_block else None
 
 
 @contextmanager
@@ -96,6 +97,7 @@ def writes_together() -> Iterator[None]:
     nested in a caller's transaction (a test's, an eager task's), without. Precondition: inside
     `transaction.atomic()`. Elsewhere than PostgreSQL, or inside another such block, a block that holds
     nothing."""
+    connection = db()
     if connection.vendor != "postgresql" or getattr(_here, "held", None) is not None or not connection.in_atomic_block:
         yield
         return
@@ -154,7 +156,7 @@ def send_one_row(sql: str, params: list, what: str, *, before: tuple[str, list] 
     an integer, which fails with it), so a held write's wrong count stops its flight before the COMMIT riding
     with it. Elsewhere the write is made at once and its row count checked here."""
     parts, values = before
-    if connection.vendor != "postgresql":
+    if db().vendor != "postgresql":
         send(f"WITH {parts} {sql}" if parts else sql, [*values, *params], one_row(what))
         return
     counted = (f"WITH {parts + ', ' if parts else ''}changed AS ({sql} RETURNING 1) SELECT CASE WHEN count(*) = 1 "

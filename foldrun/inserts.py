@@ -20,7 +20,7 @@ from django.db.models.constants import OnConflict
 from django.db.models.sql import InsertQuery
 
 from foldrun import batch
-from foldrun.pgcursor import cursor
+from foldrun.pgcursor import cursor, db
 
 
 _INSERTS: dict[tuple, str] = {}
@@ -30,6 +30,7 @@ def insert_rows(objs: list[models.Model], *, update_conflicts: bool = False, uni
                 update_fields: tuple[str, ...] = ()) -> None:
     """`Model.objects.bulk_create(objs, …)` for new rows of one model (their keys set from RETURNING), its SQL
     compiled once per process: on PostgreSQL's UNNEST form one statement fits any number of rows."""
+    connection = db()
     model = type(objs[0])
     manager = model._default_manager
     meta = model._meta
@@ -72,6 +73,7 @@ def insert_rows(objs: list[models.Model], *, update_conflicts: bool = False, uni
 def _columns(objs: list[models.Model], fields: list) -> list[list] | None:
     """Each field's values for `objs`, prepared as Django's INSERT prepares them; None when one is an expression
     (Django writes it otherwise)."""
+    connection = db()
     columns = [[f.get_db_prep_save(f.pre_save(obj, True), connection=connection) for obj in objs] for f in fields]
     if any(hasattr(value, "as_sql") or hasattr(value, "resolve_expression") for column in columns for value in column):
         return None
@@ -89,6 +91,7 @@ def insert_with_rows(parent: models.Model, rows: list[models.Model], fk: str, *,
     where it cannot be written so (not PostgreSQL, no rows, a value insert_rows would hand to the ORM): the
     caller writes them as before. `only_if` (SQL, values): a condition the statement writes nothing
     unless it holds when the statement runs — then None, nothing written."""
+    connection = db()
     if connection.vendor != "postgresql" or not rows or parent.pk is not None:
         return False
     pmodel, model = type(parent), type(rows[0])

@@ -36,7 +36,7 @@ from django.db.models import signals
 from django.db.models.query import get_related_populators
 
 from foldrun import batch
-from foldrun.pgcursor import cursor, raw_cursor  # noqa: F401 - cursor() is this module's, raw_cursor re-exported
+from foldrun.pgcursor import cursor, db, raw_cursor  # noqa: F401 - cursor() is this module's, raw_cursor re-exported
 
 
 class Prepared:
@@ -65,6 +65,7 @@ class Prepared:
     def _bound(self, values: dict[str, Any]) -> tuple[str, list, "_Reader"] | None:
         """The compiled statement with these values in place, and how its rows become instances; None where the
         ORM must run it (another database, a lock outside a transaction, a queryset that cannot be kept)."""
+        connection = db()
         compiled = self._compiled.get(connection.alias, False) if connection.vendor == "postgresql" else None
         if compiled is False:
             compiled = self._compile()
@@ -108,6 +109,7 @@ def together(*calls: tuple[Prepared, dict[str, Any]]) -> list[list[models.Model]
     and run by the server in the order given, so the locks they take are taken in that order. For statements
     whose values do not depend on each other's rows. Where any of them cannot be kept, one after another."""
     bound = [query._bound(values) for query, values in calls]
+    connection = db()
     if any(b is None for b in bound) or len(bound) < 2:
         return [query.all(**values) for query, values in calls]
     cursors = [cursor() for _ in bound]
@@ -129,6 +131,7 @@ class _Reader:
     def __init__(self, compiler: Any) -> None:
         select, klass_info = compiler.select, compiler.klass_info
         self.compiler = compiler
+        self.alias = compiler.connection.alias  # the database its rows come from (one Prepared per alias)
         self.model = klass_info["model"]
         select_fields = klass_info["select_fields"]
         self.start, self.end = select_fields[0], select_fields[-1] + 1
@@ -141,7 +144,7 @@ class _Reader:
         self.plain = not compiler.has_composite_fields(fields)
 
     def instances(self, rows: list) -> list[models.Model]:
-        compiler, db = self.compiler, connection.alias
+        compiler, db = self.compiler, self.alias
         if compiler.has_extra_select:
             rows = [row[:compiler.col_count] for row in rows]
         if not self.plain:
@@ -174,6 +177,7 @@ def update_params(model: type[models.Model], values: dict[str, Any], where: dict
     exact lookups prepare them; None when a value is one Django would write otherwise (an expression, a field
     with its own placeholder)."""
     meta = model._meta
+    connection = db()
     params = []
     for name, value in values.items():
         field = meta.get_field(name)
@@ -198,6 +202,7 @@ def save_fields(obj: models.Model, names: list[str] | tuple[str, ...] | None = N
     then raises, or inserts)."""
     model = type(obj)
     meta = model._meta
+    connection = db()
     if (connection.vendor != "postgresql" or obj._state.adding or obj.pk is None
             or obj._state.db not in (None, connection.alias) or model.save is not models.Model.save
             or signals.pre_save.has_listeners(model) or signals.post_save.has_listeners(model)

@@ -21,6 +21,7 @@ from foldrun.contract.model import agents_md_of, find_flow
 from foldrun.contract.resolve import resolve_agent
 from foldrun.engine.flow import adhoc_plan, plan_from_steps
 from foldrun.inserts import insert_rows, insert_with_rows
+from foldrun.pgcursor import db
 from library.models import Changeset
 
 from .models import (
@@ -101,6 +102,7 @@ class HeadMoved(Exception):
 
 def _one_statement() -> bool:
     """Whether _create_run writes the run and its steps in one statement here (see there)."""
+    connection = db()
     return connection.vendor == "postgresql" and not connection.in_atomic_block and connection.get_autocommit()
 
 

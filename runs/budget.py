@@ -14,7 +14,7 @@ import time
 from decimal import Decimal
 from typing import Any, Mapping
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F, Sum
 from django.utils import timezone
 
@@ -22,7 +22,7 @@ from accounts.models import Workspace
 from foldrun import prepared
 from foldrun.commits import NO_FLUSH_WAIT_CTE
 from foldrun.engine.errors import BudgetExceeded
-from foldrun.pgcursor import log_sent
+from foldrun.pgcursor import db, log_sent
 
 from .models import Run, Try
 
@@ -91,6 +91,7 @@ def settle(run: Run, reserved: Decimal, cost: Decimal, tokens_in: int, tokens_ou
            attempt_pk: int | None = None, seconds: float = 0.0) -> None:
     """The call's real cost replaces its reservation, in one UPDATE (no moment counts both, or neither);
     with `attempt_pk`, the try's spend so far (and its seconds) is added in the same statement."""
+    connection = db()
     if attempt_pk is not None and connection.vendor == "postgresql":
         # One round trip, one commit: a data-modifying WITH runs both UPDATEs as one statement, and its commit
         # does not wait for the disk (foldrun/commits.py: the step's end, a normal commit, flushes it).
@@ -124,6 +125,7 @@ def settle(run: Run, reserved: Decimal, cost: Decimal, tokens_in: int, tokens_ou
 def _send_unawaited(sql: str, params: list) -> bool:
     """Send `sql` on Django's connection without waiting for its answer, where its connection can (see
     foldrun/pgengine); counted in Django's query log as any statement is. False where it was not sent."""
+    connection = db()
     connection.ensure_connection()
     send = getattr(connection.connection, "send_unawaited", None)
     if send is None:

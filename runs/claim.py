@@ -25,7 +25,7 @@ from django.utils import timezone
 from foldrun import batch, leases, prepared
 from foldrun.commits import without_flush_wait
 from foldrun.inserts import column_types
-from foldrun.pgcursor import cursor, raw_cursor
+from foldrun.pgcursor import cursor, db, raw_cursor
 from foldrun.prepared import Prepared
 from vault.models import Secret
 
@@ -51,6 +51,7 @@ def _claim_in_one_flight(step_pk: int, holder: str) -> Claimed | None:
     """Take the queued step `step_pk` for `holder` (see the module): its run, the step moved to running, its try,
     and the run's plain steps with the step among them, as the two-flight claim leaves them. None when it took
     nothing, having written nothing (or off PostgreSQL): the caller claims the two-flight way."""
+    connection = db()
     if connection.vendor != "postgresql":
         return None
     take = _take_sql(connection.alias)
@@ -76,7 +77,7 @@ def _claim_in_one_flight(step_pk: int, holder: str) -> Claimed | None:
                 if len(connection.atomic_blocks) == 1:
                     # As foldrun/batch.py sends it: in the flight; Django's commit then finds the transaction
                     # ended. (Inside a caller's transaction — a test's, an eager task's — the block ends as usual.)
-                    raw_cursor().execute("COMMIT", prepare=False)
+                    raw_cursor(connection).execute("COMMIT", prepare=False)
             runs, rows = (reader.instances(cur.fetchall()) for cur, (_sql, _values, reader) in zip(cursors, bound))
             taken = cursors[2].fetchone()
         finally:

@@ -12,6 +12,7 @@ from django.db.models.expressions import RawSQL
 
 from accounts.models import Workspace
 from library.models import Changeset, LibraryFile, Revision, scope_key_for
+from foldrun.pgcursor import db
 from foldrun.prepared import Prepared
 from library.services import desk_for_workspace
 
@@ -61,6 +62,7 @@ _HEAD = Prepared(_head, scope="\x1fno scope key is this one\x1f")
 def head_changeset(workspace: Workspace) -> Changeset | None:
     """The workspace's newest revision, carrying `library_head` (see library_head) for desk_at; remembered for
     remembered_head."""
+    connection = db()
     head = _HEAD.first(scope=scope_key_for(workspace.account, workspace))
     key = (connection.alias, workspace.pk)
     if head is not None:
@@ -106,6 +108,7 @@ _HEADS = _Recent(256)
 def remembered_head(workspace: Workspace) -> Changeset | None:
     """The workspace's head revision as this process last read it (None if it has not), which may have moved
     since: use it only with head_guard."""
+    connection = db()
     return _HEADS.get((connection.alias, workspace.pk))
 
 
@@ -113,6 +116,7 @@ def head_guard(workspace: Workspace, head: Changeset) -> tuple[str, list]:
     """A condition (SQL, values) that holds while `head` is still the workspace's newest revision and the account
     library's newest is still the one `head` carries (`library_head`): what a run started at `head` read. Public
     ids are random, so a row of another database (or a test's, rolled back) never passes for it."""
+    connection = db()
     q = connection.ops.quote_name
     table = q(Changeset._meta.db_table)
 

@@ -15,6 +15,7 @@ from django.db.models.sql import InsertQuery, UpdateQuery
 
 from foldrun import batch, prepared
 from foldrun.inserts import insert_rows
+from foldrun.pgcursor import db
 from foldrun.prepared import update_params, update_sql
 
 from .models import Run, RunStatus, Step, StepStatus, Try
@@ -80,6 +81,7 @@ def move_try(attempt: Try, to: str, why: str = "") -> list[str]:
 def end_try(attempt_pk: int, to: str, why: str = "", **fields: Any) -> bool:
     """End a running try by key in one UPDATE (no read): only a `running` try moves, so an ended one is never
     changed again. False when it had ended already."""
+    connection = db()
     if to not in TRY_MOVES["running"]:
         raise IllegalMove(f"a try cannot move from running to {to} ({why or 'no reason given'})")
     values = {"status": to, "status_reason": why[:500], **fields}
@@ -122,6 +124,7 @@ def start_try_with_step(step: Step, fields: list[str], new: Try) -> None:
     statement on PostgreSQL: the UPDATE in a WITH part of the INSERT, as Django would write each (field
     preparation, defaults, pre_save). Elsewhere two statements. Precondition: inside the claim's transaction,
     which holds the step's row lock."""
+    connection = db()
     if connection.vendor != "postgresql":
         step.save(update_fields=fields)
         new.save(force_insert=True)
@@ -187,6 +190,7 @@ def take_next_step(step: Step, seen_attempt: int, fields: list[str], *, saving: 
     transaction's other writes instead of waiting for its row count there; a count other than 1 then raises
     and the transaction rolls back. Precondition: inside the closing transaction of `saving`, which holds the
     run's lock."""
+    connection = db()
     values = {name: getattr(step, name) for name in fields}
     if saving is None or connection.vendor != "postgresql":
         take = Step.objects.filter(pk=step.pk, status=S.PENDING, attempt=seen_attempt)
