@@ -24,6 +24,7 @@ from foldrun.commits import NO_FLUSH_WAIT_CTE
 from foldrun.engine.errors import BudgetExceeded
 from foldrun.pgcursor import db, log_sent
 
+from . import closing
 from .models import Run, Try
 
 WINDOWS = {"day": "daily", "week": "weekly", "month": "monthly"}
@@ -104,14 +105,21 @@ def settle(run: Run, reserved: Decimal, cost: Decimal, tokens_in: int, tokens_ou
                f"tokens_in = tokens_in + %s, tokens_out = tokens_out + %s "
                f"WHERE id = %s AND EXISTS (SELECT 1 FROM nowait)")
         params = [cost, tokens_in, tokens_out, seconds, attempt_pk, cost, reserved, tokens_in, tokens_out, run.pk]
+        # The run's row as this UPDATE leaves it comes back with it: the step's end, when this was its last spend,
+        # decides from it without reading the run again (runs/closing.py).
+        clause, values = closing.returning(connection.vendor)
+        sql, params = sql + clause, [*params, *values]
         # Outside a transaction, sent without waiting for its answer (foldrun/pgengine): the server commits it
         # whatever becomes of this process after the send — a try lost later keeps this cost on the record — and
         # the step goes on meanwhile; the answer is read, and an error raised, at the connection's next use.
         # An execute wrapper (a test's, batch's) must see every statement: then it goes through a cursor.
-        if in_autocommit and not connection.execute_wrappers and _send_unawaited(sql, params):
+        ticket = _send_unawaited(sql, params) if in_autocommit and not connection.execute_wrappers else None
+        if ticket is not None:
+            closing.spent(run.pk, attempt_pk, ticket)
             return
         with prepared.cursor() as cursor:  # bound on the server, its plan kept (foldrun/prepared.py)
             cursor.execute(sql, params)
+            closing.spent(run.pk, attempt_pk, cursor.fetchall())
         return
     with transaction.atomic():
         Run.objects.filter(pk=run.pk).update(cost_usd=F("cost_usd") + cost, reserved_usd=F("reserved_usd") - reserved,
@@ -122,20 +130,22 @@ def settle(run: Run, reserved: Decimal, cost: Decimal, tokens_in: int, tokens_ou
                                                      tokens_out=F("tokens_out") + tokens_out, seconds=seconds)
 
 
-def _send_unawaited(sql: str, params: list) -> bool:
+def _send_unawaited(sql: str, params: list) -> int | None:
     """Send `sql` on Django's connection without waiting for its answer, where its connection can (see
-    foldrun/pgengine); counted in Django's query log as any statement is. False where it was not sent."""
+    foldrun/pgengine); counted in Django's query log as any statement is. Its ticket; None where it was not
+    sent."""
     connection = db()
     connection.ensure_connection()
     send = getattr(connection.connection, "send_unawaited", None)
     if send is None:
-        return False
+        return None
     started = time.monotonic()
     with connection.wrap_database_errors:
-        if not send(sql, params):
-            return False
+        ticket = send(sql, params)
+    if ticket is None:
+        return None
     log_sent(lambda: connection.ops.compose_sql(sql, params), time.monotonic() - started)
-    return True
+    return ticket
 
 
 def release(run: Run, reserved: Decimal) -> None:

@@ -10,9 +10,6 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import connection
-from django.db.models import CharField
-from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from foldrun import leases
@@ -109,23 +106,9 @@ def _enqueue_group(step_pks: list[int]) -> None:
         send_after_commit("runs.run_step", pk)
 
 
-def unfinished_steps(run_table: str) -> RawSQL | None:
-    """The run's plain and parent steps not completed or skipped, as `pk:status:attempt` joined by commas, as a
-    column of the closing transaction's query on runs (PostgreSQL; None elsewhere): read under the run's lock,
-    which every change to a step's status is made under, it stays true until that transaction ends — so the
-    next step's take need not wait for its own row count (`still_as_seen`)."""
-    if connection.vendor != "postgresql":
-        return None
-    q = connection.ops.quote_name
-    return RawSQL(f"(SELECT COALESCE(string_agg(s.{q('id')} || ':' || s.{q('status')} || ':' || s.{q('attempt')}, "
-                  f"','), '') FROM {q(Step._meta.db_table)} s WHERE s.{q('run_id')} = {q(run_table)}.{q('id')} "
-                  f"AND s.{q('instance')} IS NULL AND s.{q('status')} NOT IN (%s, %s))",
-                  (StepStatus.COMPLETED.value, StepStatus.SKIPPED.value), output_field=CharField())
-
-
 def still_as_seen(run: Run, step: Step) -> bool | None:
     """Whether `step` is pending with the attempt count this task saw, by the closing query's `unfinished`
-    column (see unfinished_steps); None when that column was not read (another database, another query)."""
+    column (see runs/closing.py unfinished_steps); None when that column was not read (another database, another query)."""
     unfinished = getattr(run, "unfinished", None)
     if unfinished is None:
         return None

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DataError, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
@@ -30,10 +30,10 @@ from foldrun.engine.flow import check_verify
 from library.actions.run_files import do_write_run_files
 from library.actions.writes import WriteRefused
 
-from .chain import _Chain, _chain, _end_held_try, _here, unfinished_steps
+from .chain import _Chain, _chain, _end_held_try, _here
 from .claim import claim
 from .desks import agents_md_heads, desk_at, flow_meta, run_inputs
-from . import live_view
+from . import closing, live_view
 from .host import DbHost
 from .models import Approval, ApprovalKind, ApprovalState, Artifact, Run, Schedule, Step, StepStatus, Try
 from .progress import _after_step, _park, _spec, move_within, queue, settle_failure
@@ -188,6 +188,14 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
     finally:
         host.close()
     seconds = time.monotonic() - started
+    ended = (result, spec, desk, seconds)
+    # A plain step whose last spend brought the run's row back closes in one flight (runs/closing.py). An `each:`
+    # instance does not: its siblings' spends change that row while it runs.
+    snap = closing.snapshot(run, attempt.pk) if step.instance is None else None
+    if snap is not None:
+        word = _close_in_one_flight(run, snap, step, attempt, holder, host, ended, chain)
+        if word is not None:
+            return word
     # The closing transaction's writes (the last trace lines, the step, the run, the tries) go together, with its
     # COMMIT, rather than a round trip each (foldrun/batch.py).
     with transaction.atomic(), batch.writes_together():
@@ -201,8 +209,12 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
         # (runs/finish.py: _finish), and the common case, none, then costs no query of its own.
         # The step that ends the run when it completes (its run's last plain step) also reads which AGENTS.md
         # texts the run's end will read, in the same query: a text parsed before needs no query of its own.
-        closing = _CLOSING_LAST if _is_last_step(step, chain) else _CLOSING
-        before, run = run, closing.first(run=run.pk, step=step.pk, holder=holder)
+        # The lock is taken by a statement of its own, sent in the same flight: a statement that waited for a
+        # lock still sees the database as it was when it started, so the closing query, started once the lock
+        # is held, sees what the holder before it wrote (a step's status, changed under the lock).
+        closing.take_lock(run.pk)
+        query = _CLOSING_LAST if _is_last_step(step, chain) else _CLOSING
+        before, run = run, query.first(run=run.pk, step=step.pk, holder=holder)
         if run is None:
             # Another holder (the sweep) took the step while this one could not renew: commit nothing.
             return "lease lost"
@@ -214,9 +226,37 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
         # unmetered account is charged nothing, and the charge after commit need not lock the account to see so.
         run.metered = run.workspace.account.credits_usd is not None
         host.flush()  # the trace lines the step still holds, in this transaction
-        word = _settle_result(run, step, attempt, result, spec, desk, seconds, chain)
+        word = _settle_result(run, step, attempt, *ended, chain)
         _end_held_try(chain)
         return word
+
+
+def _close_in_one_flight(before: Run, snap: closing.Snapshot, step: Step, attempt: Try, holder: str, host: DbHost,
+                         ended: tuple, chain: _Chain) -> str | None:
+    """The closing transaction decided from the run as the step's last spend left it, sent in one flight behind
+    the run's lock and a guard that this is still the run (runs/closing.py); None, with everything as it was,
+    when the guard found otherwise: the caller closes the two-flight way."""
+    kept = closing.Kept(step, attempt, pending=host._pending)
+    try:
+        with transaction.atomic(), batch.writes_together():
+            for sql, values in closing.guard(snap, step, holder):
+                batch.send(sql, values)
+            run = snap.run
+            run.plan, run.inputs = before.plan, before.inputs
+            run.workspace = before.workspace  # and its account, as the claim read them
+            chain.run = run
+            run.metered = not snap.credits_null
+            host.flush()
+            word = _settle_result(run, step, attempt, *ended, chain)
+            _end_held_try(chain)
+        return word
+    except DataError as exc:
+        if not closing.is_stale(exc):
+            raise
+        kept.put_back()
+        # Nothing this transaction took stands, and the run's steps as last seen may not be so any more.
+        chain.next = chain.ending = chain.run = chain.parents = None
+        return None
 
 
 def _closing(run: int, step: int, holder: str):
@@ -226,7 +266,7 @@ def _closing(run: int, step: int, holder: str):
                                    quarantined_at__isnull=False)))
                                .filter(pk=run, steps__pk=step, steps__lease_holder=holder,
                                        steps__status=StepStatus.RUNNING).order_by("pk")[:1])
-    unfinished = unfinished_steps(Run._meta.db_table)  # the next step's row, for its take (runs/chain.py)
+    unfinished = closing.unfinished_steps(Run._meta.db_table)  # the next step's row, for its take (runs/chain.py)
     return found if unfinished is None else found.annotate(unfinished=unfinished)
 
 

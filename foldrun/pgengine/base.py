@@ -57,12 +57,15 @@ class Connection(psycopg.Connection):
     _begun_in: object = None  # the pipeline whose flight carries a BEGIN not yet answered
     _unawaited: bool = False  # a statement sent by send_unawaited whose answer is still to be read
     _kept: dict[str, bytes] | None = None  # send_unawaited's statements prepared on this connection, by text
+    _sent: int = 0  # how many statements send_unawaited has sent on this connection: each one's ticket
+    _answer: tuple[int, list] | None = None  # (ticket, results) of the last one whose answer was read
 
-    def send_unawaited(self, query: str, params: list[Any]) -> bool:
+    def send_unawaited(self, query: str, params: list[Any]) -> int | None:
         """Send `query` (one statement, `%s` for each of `params`, no other `%`) to run in autocommit, and return
         once it is on its way, without waiting for its answer: that is read before the connection's next use
-        (`wait`, through which every operation of psycopg goes), and an error it met is raised there. False,
-        having sent nothing, where it cannot be sent so: inside a transaction or a pipeline.
+        (`wait`, through which every operation of psycopg goes), and an error it met is raised there. Returns
+        the statement's ticket, for `unawaited_rows`; None, having sent nothing, where it cannot be sent so:
+        inside a transaction or a pipeline.
 
         For a write whose answer nobody needs at once but which must be committed soon — a step's spend after a
         model call (runs/budget.py `settle`): the server runs and commits it whether or not this process lives
@@ -70,7 +73,7 @@ class Connection(psycopg.Connection):
         with self.lock:
             self._take_unawaited()
             if not self._autocommit or self._pipeline is not None or self.pgconn.transaction_status != pq.TransactionStatus.IDLE:
-                return False
+                return None
             kept = self._kept if self._kept is not None else {}
             self._kept = kept
             name = kept.get(query)
@@ -91,7 +94,23 @@ class Connection(psycopg.Connection):
             self.pgconn.send_query_prepared(name, values)
             super().wait(generators.send(self.pgconn))
             self._unawaited = True
-            return True
+            self._sent += 1
+            return self._sent
+
+    def unawaited_rows(self, ticket: int) -> list[tuple] | None:
+        """The rows the statement send_unawaited gave `ticket` returned (its answer read now if it is still to
+        come), each value as psycopg loads it on this connection; None once a later one was sent."""
+        with self.lock:
+            self._take_unawaited()
+            if self._answer is None or self._answer[0] != ticket:
+                return None
+            rows: list[tuple] = []
+            for result in self._answer[1]:
+                if result.status == pq.ExecStatus.TUPLES_OK and result.ntuples:
+                    loader = Transformer(self)
+                    loader.set_pgresult(result)
+                    rows += loader.load_rows(0, result.ntuples, tuple)
+            return rows
 
     def wait(self, gen: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         if self._unawaited:
@@ -102,7 +121,10 @@ class Connection(psycopg.Connection):
         """Read the answer of the statement send_unawaited sent; raise the error it met, if any."""
         if self._unawaited:
             self._unawaited = False
-            self._check(super().wait(generators.fetch_many(self.pgconn)))
+            self._answer = None
+            results = super().wait(generators.fetch_many(self.pgconn))
+            self._check(results)
+            self._answer = (self._sent, results)
 
     def _check(self, results: list) -> None:
         for result in results:
@@ -117,6 +139,13 @@ class Connection(psycopg.Connection):
             return  # this flight already begins the transaction: the server reports it only once it syncs
         yield from self._exec_command(self._get_tx_start_command())
         self._begun_in = pipeline
+
+    def _deallocate(self, name: bytes | None):  # type: ignore[override]
+        if name is None:
+            # DEALLOCATE ALL: psycopg's answer to any ROLLBACK (a savepoint's too) once it has prepared statements.
+            # send_unawaited's go with them, and are prepared again when next sent.
+            self._kept = None
+        return super()._deallocate(name)
 
     def _commit_gen(self):  # type: ignore[override]
         self._begun_in = None

@@ -148,20 +148,20 @@ def run_eagerly(workspace, fake, flow: str, steps: int) -> tuple[Run, int]:
     return run, len(sent)
 
 
-def test_a_one_step_run_takes_five_round_trips_and_each_further_step_three(workspace, fake_provider):
+def test_a_one_step_run_takes_four_round_trips_and_each_further_step_two(workspace, fake_provider):
     # The start's one (the run and its steps in one statement, written while the head this process read last is
     # still the head: no read of it); the claim's one (BEGIN, both locking reads, the take of the queued step
-    # with its try, COMMIT: runs/claim.py); the model call's spend (sent without waiting, its answer read as the
-    # end begins); the end's two (BEGIN with the closing query; every write of the end with its COMMIT). A
-    # further step: its spend, BEGIN with its closing query (which also reads the next step's row under the
-    # run's lock), then every write of the end — the next step's take and its try among them — with the COMMIT.
+    # with its try, COMMIT: runs/claim.py); the model call's spend (sent without waiting; it returns the run's
+    # row as it leaves it); the end's one (BEGIN, the run's lock, the guard that the row is still what the
+    # spend returned, every write of the end, COMMIT: runs/closing.py). A further step: its spend, then its
+    # end — the next step's take and its try among its writes.
     postgres_only()
     one_step_desk(workspace, fake_provider, agents_md="---\ndescription: the desk\n---\nHow we work.\n")
     for _ in range(2):  # this process's caches warmed, and its statements prepared, as a worker's are
         run_eagerly(workspace, fake_provider, "one", 1)
         run_eagerly(workspace, fake_provider, "three", 3)
-    assert run_eagerly(workspace, fake_provider, "one", 1)[1] == 5
-    assert run_eagerly(workspace, fake_provider, "three", 3)[1] == 5 + 2 * 3
+    assert run_eagerly(workspace, fake_provider, "one", 1)[1] == 4
+    assert run_eagerly(workspace, fake_provider, "three", 3)[1] == 4 + 2 * 2
 
 
 def test_a_runs_end_reads_the_agents_md_pushed_since_its_last_run(workspace, fake_provider):
