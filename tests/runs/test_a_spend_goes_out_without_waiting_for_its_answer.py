@@ -134,3 +134,20 @@ def test_a_failure_read_back_as_a_transaction_begins_stops_that_transaction_only
     with transaction.atomic():
         Account.objects.filter(pk=alice.pk).update(name="alice-2")
     assert committed_name(alice.pk) == "alice-2"
+
+
+def test_a_spend_after_a_rollback_is_prepared_again(workspace):
+    # psycopg answers a ROLLBACK with DEALLOCATE ALL once it has prepared statements (foldrun's kept cursors
+    # prepare theirs): the spend's prepared statement goes too, and the next spend prepares it again.
+    postgres_only()
+    from foldrun.prepared import save_fields
+
+    run, attempt = a_running_try(workspace)
+    budget.settle(run, Decimal("0"), Decimal("0.001"), 1, 1, attempt_pk=attempt.pk, seconds=0.1)
+    with pytest.raises(RuntimeError), transaction.atomic():
+        run.headline = "never"
+        save_fields(run, ["headline"])  # a statement psycopg prepares
+        raise RuntimeError("the transaction rolls back")
+    budget.settle(run, Decimal("0"), Decimal("0.002"), 1, 1, attempt_pk=attempt.pk, seconds=0.2)
+    run.refresh_from_db()
+    assert (run.cost_usd, run.headline) == (Decimal("0.003"), "")
