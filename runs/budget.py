@@ -89,9 +89,11 @@ def reserve(run: Run, amount: Decimal, minimum: Decimal, *, where: str,
 
 
 def settle(run: Run, reserved: Decimal, cost: Decimal, tokens_in: int, tokens_out: int, *,
-           attempt_pk: int | None = None, seconds: float = 0.0) -> None:
+           attempt_pk: int | None = None, seconds: float = 0.0, snapshot: bool = True) -> None:
     """The call's real cost replaces its reservation, in one UPDATE (no moment counts both, or neither);
-    with `attempt_pk`, the try's spend so far (and its seconds) is added in the same statement."""
+    with `attempt_pk`, the try's spend so far (and its seconds) is added in the same statement. `snapshot`:
+    the statement returns the run's row for the step's end (runs/closing.py), which an `each:` instance's does
+    not use."""
     connection = db()
     if attempt_pk is not None and connection.vendor == "postgresql":
         # One round trip, one commit: a data-modifying WITH runs both UPDATEs as one statement, and its commit
@@ -107,19 +109,20 @@ def settle(run: Run, reserved: Decimal, cost: Decimal, tokens_in: int, tokens_ou
         params = [cost, tokens_in, tokens_out, seconds, attempt_pk, cost, reserved, tokens_in, tokens_out, run.pk]
         # The run's row as this UPDATE leaves it comes back with it: the step's end, when this was its last spend,
         # decides from it without reading the run again (runs/closing.py).
-        clause, values = closing.returning(connection.vendor)
-        sql, params = sql + clause, [*params, *values]
+        if snapshot:
+            clause, values = closing.returning(connection.vendor)
+            sql, params = sql + clause, [*params, *values]
         # Outside a transaction, sent without waiting for its answer (foldrun/pgengine): the server commits it
         # whatever becomes of this process after the send — a try lost later keeps this cost on the record — and
         # the step goes on meanwhile; the answer is read, and an error raised, at the connection's next use.
         # An execute wrapper (a test's, batch's) must see every statement: then it goes through a cursor.
         ticket = _send_unawaited(sql, params) if in_autocommit and not connection.execute_wrappers else None
         if ticket is not None:
-            closing.spent(run.pk, attempt_pk, ticket)
+            closing.spent(run.pk, attempt_pk, ticket if snapshot else None)
             return
         with prepared.cursor() as cursor:  # bound on the server, its plan kept (foldrun/prepared.py)
             cursor.execute(sql, params)
-            closing.spent(run.pk, attempt_pk, cursor.fetchall())
+            closing.spent(run.pk, attempt_pk, cursor.fetchall() if snapshot else None)
         return
     with transaction.atomic():
         Run.objects.filter(pk=run.pk).update(cost_usd=F("cost_usd") + cost, reserved_usd=F("reserved_usd") - reserved,

@@ -195,7 +195,8 @@ class DbHost:
         # call's reservation, and with it the try's spend so far (a try lost with its worker keeps its cost on
         # the record) — one statement; the step's totals are written when it ends.
         budget.settle(self.run, reserved, cost, tokens_in, tokens_out, attempt_pk=self.attempt.pk,
-                      seconds=(timezone.now() - self.attempt.started_at).total_seconds())
+                      seconds=(timezone.now() - self.attempt.started_at).total_seconds(),
+                      snapshot=self.step.instance is None)
         return cost
 
     def check_budget(self) -> None:
