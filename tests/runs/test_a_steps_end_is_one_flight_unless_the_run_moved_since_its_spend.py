@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import contextmanager
 from decimal import Decimal
+from typing import Iterator
 
 import psycopg
 import pytest
@@ -45,6 +47,29 @@ def a_spent_try(workspace) -> tuple[Run, Step, Try, closing.Snapshot]:
     snap = closing.snapshot(run, attempt.pk)
     assert snap is not None and snap.run.cost_usd == Decimal("0.01")  # the row as the spend left it
     return run, step, attempt, snap
+
+
+@contextmanager
+def another_hand_queues_step_2_under_the_runs_lock(run: Run) -> Iterator[None]:
+    """Another connection holds the run's lock and queues step 2; it commits 0.3 s into the block, while the
+    block waits for the lock."""
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_the_lock() -> None:
+        with other_connection() as other, other.transaction():
+            other.execute("SELECT 1 FROM runs_run WHERE id = %s FOR UPDATE", (run.pk,))
+            other.execute("UPDATE runs_step SET status = 'queued' WHERE run_id = %s AND index = 2", (run.pk,))
+            locked.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold_the_lock)
+    holder.start()
+    assert locked.wait(10)
+    threading.Timer(0.3, release.set).start()
+    try:
+        yield
+    finally:
+        holder.join(10)
 
 
 def end_with_guard(snap: closing.Snapshot, step: Step, headline: str) -> None:
@@ -89,23 +114,9 @@ def test_a_step_moved_by_the_holder_of_the_runs_lock_is_seen_by_the_guard_that_w
     # steps as they were when it started waiting, before the holder's change.
     postgres_only()
     run, step, _attempt, snap = a_spent_try(workspace)
-    locked, release = threading.Event(), threading.Event()
-
-    def hold_the_lock() -> None:
-        with other_connection() as other, other.transaction():
-            other.execute("SELECT 1 FROM runs_run WHERE id = %s FOR UPDATE", (run.pk,))
-            other.execute("UPDATE runs_step SET status = 'queued' WHERE run_id = %s AND index = 2", (run.pk,))
-            locked.set()
-            release.wait(10)
-
-    holder = threading.Thread(target=hold_the_lock)
-    holder.start()
-    assert locked.wait(10)
-    threading.Timer(0.3, release.set).start()  # committed while the end waits for the lock
     started = time.monotonic()
-    with pytest.raises(Exception) as raised:
+    with another_hand_queues_step_2_under_the_runs_lock(run), pytest.raises(Exception) as raised:
         end_with_guard(snap, step, "ended")
-    holder.join(10)
     assert time.monotonic() - started >= 0.25  # it did wait for the lock
     assert closing.is_stale(raised.value)
     assert Run.objects.get(pk=run.pk).headline == ""
@@ -147,22 +158,8 @@ def test_the_two_flight_end_reads_what_the_holder_of_the_runs_lock_wrote_before_
     from runs.execute import _CLOSING
 
     run, step, _attempt, _snap = a_spent_try(workspace)
-    locked, release = threading.Event(), threading.Event()
-
-    def hold_the_lock() -> None:
-        with other_connection() as other, other.transaction():
-            other.execute("SELECT 1 FROM runs_run WHERE id = %s FOR UPDATE", (run.pk,))
-            other.execute("UPDATE runs_step SET status = 'queued' WHERE run_id = %s AND index = 2", (run.pk,))
-            locked.set()
-            release.wait(10)
-
-    holder = threading.Thread(target=hold_the_lock)
-    holder.start()
-    assert locked.wait(10)
-    threading.Timer(0.3, release.set).start()
-    with transaction.atomic(), batch.writes_together():
+    with another_hand_queues_step_2_under_the_runs_lock(run), transaction.atomic(), batch.writes_together():
         closing.take_lock(run.pk)
         read = _CLOSING.first(run=run.pk, step=step.pk, holder=HOLDER)
-    holder.join(10)
     second = Step.objects.get(run=run, index=2)
     assert f"{second.pk}:queued:0" in read.unfinished.split(",")
