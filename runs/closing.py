@@ -37,6 +37,7 @@ from foldrun.pgcursor import db
 from .desks import agents_md_heads
 from .models import Run, Schedule, Step, StepStatus
 
+DERIVED = ("unfinished", "quarantined", "agents_md", "credits_null")  # what _derived gives, in order
 STALE = "the run changed while its step ran"  # the guard's sentence (an error only this module reads)
 
 _here = threading.local()
@@ -51,8 +52,10 @@ class Snapshot:
     credits_null: bool  # the account is not metered
 
 
-def _fields() -> list:
-    return [f for f in Run._meta.concrete_fields if f.attname not in ("plan", "inputs")]
+@functools.cache
+def _fields() -> tuple:
+    """The run's columns the spend returns, in order: all but its plan and inputs (written once, at the start)."""
+    return tuple(f for f in Run._meta.concrete_fields if f.attname not in ("plan", "inputs"))
 
 
 def unfinished_steps(run_table: str) -> RawSQL | None:
@@ -71,8 +74,10 @@ def unfinished_steps(run_table: str) -> RawSQL | None:
                   (StepStatus.COMPLETED.value, StepStatus.SKIPPED.value), output_field=CharField())
 
 
-def _derived(table: str) -> list[tuple[str, str, tuple]]:
-    """(name, SQL, values) of each value the closing query derives for the run, as SQL over `table`'s row."""
+@functools.lru_cache(maxsize=4)
+def _derived(table: str, vendor: str = "postgresql") -> tuple[tuple[str, str, tuple], ...]:
+    """(name, SQL, values) of each value the closing query derives for the run, as SQL over `table`'s row, in
+    DERIVED's order; made once per process (`vendor`: the cache key; PostgreSQL only)."""
     connection = db()
     q = connection.ops.quote_name
     unfinished = unfinished_steps(table)
@@ -82,8 +87,8 @@ def _derived(table: str) -> list[tuple[str, str, tuple]]:
     credits_null = (f"(SELECT a.{q('credits_usd')} IS NULL FROM {q('accounts_account')} a "
                     f"WHERE a.{q('id')} = {q(table)}.{q('account_id')})")
     heads = agents_md_heads(table)
-    return [("unfinished", unfinished.sql, tuple(unfinished.params)), ("quarantined", quarantined, ()),
-            ("agents_md", heads.sql, tuple(heads.params)), ("credits_null", credits_null, ())]
+    return (("unfinished", unfinished.sql, tuple(unfinished.params)), ("quarantined", quarantined, ()),
+            ("agents_md", heads.sql, tuple(heads.params)), ("credits_null", credits_null, ()))
 
 
 @functools.lru_cache(maxsize=4)
@@ -131,14 +136,14 @@ def snapshot(run: Run, attempt_pk: int) -> Snapshot | None:
     made = Run.from_db(connection.alias, [f.attname for f in fields], values)
     rest = row[len(fields):]
     version = rest[0]
-    derived = dict(zip((name for name, _sql, _v in _derived(Run._meta.db_table)), rest[1:]))
+    derived = dict(zip(DERIVED, rest[1:]))
     made.unfinished, made.quarantined, made.agents_md = derived["unfinished"], derived["quarantined"], derived["agents_md"]
     return Snapshot(run=made, version=version, credits_null=bool(derived["credits_null"]))
 
 
 @functools.lru_cache(maxsize=4)
-def _guard_sql(vendor: str) -> tuple[str, str, tuple]:
-    """(the lock's SQL, the guard's SQL, the guard's fixed values). `vendor`: the cache key."""
+def _guard_sql(vendor: str) -> tuple[str, str]:
+    """(the lock's SQL, the guard's SQL). `vendor`: the cache key."""
     connection = db()
     q = connection.ops.quote_name
     run, step = q(Run._meta.db_table), q(Step._meta.db_table)
@@ -151,7 +156,7 @@ def _guard_sql(vendor: str) -> tuple[str, str, tuple]:
     guard = (f"SELECT CASE WHEN count(*) = 1 THEN 1 ELSE (%s || ' (' || count(*) || ' rows)')::integer END FROM {run} "
              f"WHERE {run}.{q('id')} = %s AND {run}.xmin::text = %s AND EXISTS (SELECT 1 FROM {step} s "
              f"WHERE s.{q('id')} = %s AND s.{q('lease_holder')} = %s AND s.{q('status')} = %s) AND {checks}")
-    return lock, guard, tuple(v for _n, _sql, values in derived for v in values)
+    return lock, guard
 
 
 def take_lock(run_pk: int) -> None:
@@ -165,16 +170,14 @@ def take_lock(run_pk: int) -> None:
 
 def guard(snap: Snapshot, step: Step, holder: str) -> list[tuple[str, list]]:
     """The lock and the guard, as (SQL, values) to send first in the closing transaction."""
-    lock_sql, sql, fixed = _guard_sql(db().vendor)
+    lock_sql, sql = _guard_sql(db().vendor)
     run = snap.run
     # Each derived value's SQL carries its own values (the statuses unfinished_steps leaves out), in order;
     # each is compared with the snapshot's.
     seen = [run.unfinished, run.quarantined, run.agents_md, snap.credits_null]
     values: list = []
-    fixed_iter = iter(fixed)
-    for (_name, part, part_values), expected in zip(_derived(Run._meta.db_table), seen):
-        values += [next(fixed_iter) for _ in part_values]
-        values.append(expected)
+    for (_name, _part, part_values), expected in zip(_derived(Run._meta.db_table), seen):
+        values += [*part_values, expected]
     return [(lock_sql, [run.pk]),
             (sql, [STALE, run.pk, snap.version, step.pk, holder, StepStatus.RUNNING.value, *values])]
 
@@ -195,6 +198,5 @@ class Kept:
         for obj, state, model_state in self.objs:
             obj.__dict__.clear()
             obj.__dict__.update(state)
-            model_state.fields_cache = dict(model_state.fields_cache)
             obj._state = model_state
         self.pending[:] = self.lines
