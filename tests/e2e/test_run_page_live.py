@@ -151,10 +151,13 @@ def test_the_timeline_draws_each_instances_side_by_side_and_a_blocked_verdict_ha
     rows = page.locator("svg.timeline g.row")
     assert [rows.nth(i).get_attribute("data-step") for i in range(rows.count())] == ["1", "2.1", "2.2", "2.3", "2.4",
                                                                                       "3"]
-    first, second = (page.locator(f"svg.timeline g.row[data-step='{s}'] rect.bar.try").bounding_box()
-                     for s in ("2.1", "2.2"))
-    assert first["x"] < second["x"] + second["width"] and second["x"] < first["x"] + first["width"]  # in parallel
-    assert first["y"] < second["y"]  # each its own row
+    bars = [page.locator(f"svg.timeline g.row[data-step='{s}'] rect.bar.try").bounding_box()
+            for s in ("2.1", "2.2", "2.3", "2.4")]
+    # Two pool processes take the four instances in whatever pairs the broker hands out: some two overlap in time.
+    overlapping = [(a, b) for i, a in enumerate(bars) for b in bars[i + 1:]
+                   if a["x"] < b["x"] + b["width"] and b["x"] < a["x"] + a["width"]]
+    assert overlapping, bars
+    assert all(a["y"] < b["y"] for a, b in zip(bars, bars[1:]))  # each its own row
     assert page.locator("#run-verdict").text_content() == "BLOCKED"
     assert color_of(page.locator("#run-verdict")) == PURPLE
     assert page.locator("#run-cost").text_content().strip() == "no price known for stub-model"
