@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -99,6 +100,46 @@ def test_wait_on_a_response_holds_the_steps_until_the_page_fetched_what_matches(
     out = browse().call({"action": "browse", "url": f"{pages_site.url}/late-fetch", "actions": [
         {"wait": "response", "matches": r"/api/items$"}, {"wait": 100}, {"get": "#out"}]})
     assert json.loads(out) == [{"get": "text of #out", "value": "got 2"}]
+
+
+class SlowBody(QuietHandler):
+    """A page whose `load` waits 0.6 s on an image while its fetch's answer has its headers at once and the rest
+    of its body 2 s later: that response comes while the page loads and finishes after the load."""
+
+    def do_GET(self) -> None:  # noqa: N802
+        if self.path == "/":
+            body = (b'<p id="out">waiting</p><script>fetch("/api/slow").then(r => r.text()).then(t => '
+                    b'{ document.getElementById("out").textContent = t; });</script><img src="/slow.png" alt="">')
+            self._send(200, "text/html", body)
+        elif self.path == "/slow.png":
+            time.sleep(0.6)
+            self._send(200, "image/png", b"")
+        else:
+            self.send_response(200)
+            self.send_header("content-type", "text/plain")
+            self.send_header("content-length", "8")
+            self.end_headers()
+            self.wfile.write(b"got")
+            self.wfile.flush()
+            time.sleep(2)
+            self.wfile.write(b" it!")
+
+    def _send(self, status: int, kind: str, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("content-type", kind)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_wait_on_a_response_that_came_while_the_page_loaded_is_not_waited_for_again(browse):
+    with LoopbackServer(SlowBody) as site:
+        started = time.monotonic()
+        out = browse().call({"action": "browse", "url": f"{site.url}/", "actions": [
+            {"wait": "response", "matches": r"/api/slow$", "timeout": 5000}]})
+        took = time.monotonic() - started
+    assert "wait response" not in out
+    assert took < 4.5, took  # it did not wait out its 5 s for a response the page already had
 
 
 def test_wait_on_a_request_that_never_comes_says_so_and_a_missing_matches_is_named(browse, pages_site):

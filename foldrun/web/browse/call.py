@@ -42,6 +42,7 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
                                         args.get("dialog_text") or self.block.get("dialog_text"))
         self.console: list[dict] = []
         self.network: list[dict] = []
+        self.exchanges: dict[str, list[str]] = {"request": [], "response": []}  # URLs, when a step waits on one
         self.main_response: dict = {}
         self.captured: list = []            # responses the `capture` glob matched
         self.saved_captures: list[dict] = []

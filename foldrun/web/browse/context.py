@@ -342,6 +342,15 @@ def _declared_bytes(request: Any, response: Any) -> int | None:
     return int(value) if value is not None and value.strip().isdigit() else None
 
 
+def _waits_on_exchanges(actions: Any) -> bool:
+    """Whether any step, however nested, is a `wait` on a request or a response."""
+    if isinstance(actions, dict):
+        return actions.get("wait") in ("request", "response") or any(_waits_on_exchanges(v) for v in actions.values())
+    if isinstance(actions, list):
+        return any(_waits_on_exchanges(v) for v in actions)
+    return False
+
+
 def listen(call: Call, page: "Page") -> None:
     """The page's own failures, its console and its network, as they happen."""
     call.listened.append(page)
@@ -395,6 +404,12 @@ def listen(call: Call, page: "Page") -> None:
                              "ms": round(timing["responseEnd"]) if timing.get("responseEnd", -1) >= 0 else None})
 
     on("requestfinished", finished)
+    if _waits_on_exchanges(call.args.get("actions")):
+        # A `wait` on a request or response counts one the page made earlier in the call. The network list above
+        # has a request only once its body has finished: one whose response came during an earlier step, its body
+        # still arriving, was in neither — and the wait then missed it. Only calls with such a wait listen.
+        on("request", lambda request: call.exchanges["request"].append(request.url))
+        on("response", lambda response: call.exchanges["response"].append(response.url))
     glob = call.args.get("capture")
     if glob:
         on("response", lambda response: call.captured.append(response)

@@ -108,7 +108,8 @@ def wait_exchange(call: "Call", page: "Page", kind: str, step: dict, timeout: fl
         wanted = re.compile(pattern)
     except re.error as exc:
         raise WebToolError(f'browse: wait "{kind}": "matches" is not a regular expression ({exc})') from None
-    if any(wanted.search(entry["url"]) for entry in call.network):
+    if any(wanted.search(url) for url in call.exchanges.get(kind, ())) or \
+            any(wanted.search(entry["url"]) for entry in call.network):
         return
     try:
         page.wait_for_event(kind, lambda seen: bool(wanted.search(seen.url)), timeout=timeout)
