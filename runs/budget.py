@@ -15,7 +15,8 @@ from decimal import Decimal
 from typing import Any, Mapping
 
 from django.db import transaction
-from django.db.models import F, Sum
+from django.db.models import DecimalField, F, Sum, Value
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from accounts.models import Workspace
@@ -29,6 +30,17 @@ from .models import Run, Try
 
 WINDOWS = {"day": "daily", "week": "weekly", "month": "monthly"}
 ZERO = Decimal("0")
+
+
+class Unheld(Decimal):
+    """A grant no row holds: nothing caps the run, so `reserve` wrote nothing, and settling or releasing it gives
+    nothing back (given back, it left the run's reserved_usd below zero, and a window set later counted the
+    run's spend as less than it was)."""
+
+
+def held(reserved: Decimal) -> Decimal:
+    """What a reservation put on the run's row: nothing for an Unheld grant."""
+    return ZERO if isinstance(reserved, Unheld) else reserved
 
 
 def window_start(window: str, now: dt.datetime) -> dt.datetime:
@@ -56,7 +68,7 @@ def reserve(run: Run, amount: Decimal, minimum: Decimal, *, where: str,
     nothing at all, for a call that costs nothing known). `where` names the step in that sentence."""
     caps = _caps(windows)
     if run.budget_usd is None and not caps:
-        return amount
+        return Unheld(amount)
     with transaction.atomic():
         # The locks first, then the reads: one reservation at a time per workspace. A write first (the run's
         # row; on SQLite the database's write lock, taken before any read so no snapshot goes stale), then
@@ -95,6 +107,7 @@ def settle(run: Run, reserved: Decimal, cost: Decimal, tokens_in: int, tokens_ou
     the statement returns the run's row for the step's end (runs/closing.py), which an `each:` instance's does
     not use."""
     connection = db()
+    reserved = held(reserved)
     if attempt_pk is not None and connection.vendor == "postgresql":
         # One round trip, one commit: a data-modifying WITH runs both UPDATEs as one statement, and its commit
         # does not wait for the disk (foldrun/commits.py: the step's end, a normal commit, flushes it).
@@ -103,7 +116,7 @@ def settle(run: Run, reserved: Decimal, cost: Decimal, tokens_in: int, tokens_ou
         sql = (f"WITH {NO_FLUSH_WAIT_CTE if in_autocommit else 'nowait AS (SELECT 1)'}, "
                f"t AS (UPDATE {try_table} SET cost_usd = cost_usd + %s, tokens_in = tokens_in + %s, "
                f"tokens_out = tokens_out + %s, seconds = %s WHERE id = %s) "
-               f"UPDATE {run_table} SET cost_usd = cost_usd + %s, reserved_usd = reserved_usd - %s, "
+               f"UPDATE {run_table} SET cost_usd = cost_usd + %s, reserved_usd = GREATEST(reserved_usd - %s, 0), "
                f"tokens_in = tokens_in + %s, tokens_out = tokens_out + %s "
                f"WHERE id = %s AND EXISTS (SELECT 1 FROM nowait)")
         params = [cost, tokens_in, tokens_out, seconds, attempt_pk, cost, reserved, tokens_in, tokens_out, run.pk]
@@ -125,7 +138,7 @@ def settle(run: Run, reserved: Decimal, cost: Decimal, tokens_in: int, tokens_ou
             closing.spent(run.pk, attempt_pk, cursor.fetchall() if snapshot else None)
         return
     with transaction.atomic():
-        Run.objects.filter(pk=run.pk).update(cost_usd=F("cost_usd") + cost, reserved_usd=F("reserved_usd") - reserved,
+        Run.objects.filter(pk=run.pk).update(cost_usd=F("cost_usd") + cost, reserved_usd=_less(reserved),
                                              tokens_in=F("tokens_in") + tokens_in,
                                              tokens_out=F("tokens_out") + tokens_out)
         if attempt_pk is not None:
@@ -153,5 +166,12 @@ def _send_unawaited(sql: str, params: list) -> int | None:
 
 def release(run: Run, reserved: Decimal) -> None:
     """Give back a reservation whose call was not made (or failed without a response)."""
+    reserved = held(reserved)
     if reserved:
-        Run.objects.filter(pk=run.pk).update(reserved_usd=F("reserved_usd") - reserved)
+        Run.objects.filter(pk=run.pk).update(reserved_usd=_less(reserved))
+
+
+def _less(reserved: Decimal) -> Greatest:
+    """The run's reservations less `reserved`, never below zero: a call settled after its run ended (which gave
+    back every reservation, runs/states.py move_run) gives back nothing more."""
+    return Greatest(F("reserved_usd") - reserved, Value(ZERO), output_field=DecimalField(max_digits=14, decimal_places=6))

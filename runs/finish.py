@@ -46,7 +46,7 @@ def _clears_quarantine(run: Run) -> bool:
 
 def _finish(run: Run, status: str, *, error: str = "", parents: dict[int, Step] | None = None) -> None:
     """`parents`: the run's plain and parent steps by index, when the caller has them locked in hand."""
-    move_run(run, status, error.splitlines()[0] if error else f"every step ended")
+    moved = move_run(run, status, error.splitlines()[0] if error else f"every step ended")
     run.finished_at = timezone.now()
     run.error = error[:2000]
     if status == RunStatus.COMPLETED:
@@ -64,7 +64,7 @@ def _finish(run: Run, status: str, *, error: str = "", parents: dict[int, Step] 
     else:
         run.headline = run.headline or error.splitlines()[0][:500] if error else run.headline
     # run.save(update_fields=…), its UPDATE made once per process (foldrun/prepared.py): every run ends here.
-    save_fields(run, ("status", "status_reason", "finished_at", "error", "headline", "verdict", "summary"))
+    save_fields(run, (*moved, "finished_at", "error", "headline", "verdict", "summary"))
     if status == RunStatus.FAILED:
         # Steps that never started end skipped, not pending: the record says the run will not get to them.
         skip_unstarted(run, "the run failed before this step started")

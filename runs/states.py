@@ -8,6 +8,7 @@ changes, so a move costs no query of its own.
 from __future__ import annotations
 
 import functools
+from decimal import Decimal
 from typing import Any
 
 from django.db import connection
@@ -66,8 +67,17 @@ def _move(kind: str, table: dict[str, set[str]], obj: Any, to: str, why: str) ->
     return ["status", "status_reason"]
 
 
+_ENDED_RUN = frozenset({R.COMPLETED, R.FAILED, R.CANCELLED})
+
+
 def move_run(run: Run, to: str, why: str = "") -> list[str]:
-    return _move(f"run {run.public_id}", RUN_MOVES, run, to, why)
+    """…and a run that ends holds no reservation any more: a call its lost worker reserved for and never settled
+    (the provider may have billed it) counts against the run's cap until then, and against no window after."""
+    fields = _move(f"run {run.public_id}", RUN_MOVES, run, to, why)
+    if to in _ENDED_RUN and "status" in fields:
+        run.reserved_usd = Decimal("0")
+        fields.append("reserved_usd")
+    return fields
 
 
 def move_step(step: Step, to: str, why: str = "") -> list[str]:

@@ -73,6 +73,40 @@ def test_a_workspace_window_budget_stops_the_call_that_would_pass_it(workspace, 
     assert line.data["line"] == step.error
 
 
+def test_a_run_without_a_budget_holds_no_reservation_so_a_window_set_later_counts_what_it_spent(
+        workspace, alice, fake_provider):
+    # Nothing caps the first run: its call is granted without a reservation, and settling it must give back
+    # nothing. Had it given back what it never held, the run's reserved_usd would stay below zero, and the
+    # day's window set afterwards would count $0.04 spent as nothing.
+    push(workspace, {"agents/spender/agent.md": priced_agent("spender", fake_provider),
+                     "flows/once.md": "---\nname: once\n---\n1. [[spender]] — Spend.\n"})
+    fake_provider.reply_text("spent", usage=(10, 4000))
+    first = drive(check_start_run(workspace=workspace, user=alice, flow="once"))
+    assert (first.status, first.cost_usd, first.reserved_usd) == ("completed", Decimal("0.04001"), 0)
+    push(workspace, {"AGENTS.md": "---\nbudget: {day: 0.042}\n---\n"})
+    fake_provider.reply_text("never asked")
+    second = drive(check_start_run(workspace=workspace, user=alice, flow="once"))
+    assert second.status == "failed"
+    assert len(fake_provider.requests) == 1
+    assert second.steps.get().error == ("budget reached: the workspace spent $0.04 of its $0.04 daily budget at "
+                                        "step 1 ([[spender]]); no further model or paid call was made")
+    assert second.reserved_usd == 0
+
+
+def test_a_run_that_ends_gives_back_the_reservation_of_a_call_its_lost_worker_never_settled(
+        workspace, alice, fake_provider):
+    push(workspace, {"agents/spender/agent.md": priced_agent("spender", fake_provider),
+                     "flows/capped.md": "---\nname: capped\nbudget: 0.10\n---\n1. [[spender]] — Spend.\n"})
+    run = check_start_run(workspace=workspace, user=alice, flow="capped")
+    # A call reserved for by a worker that died before its answer came: nothing will ever settle it.
+    assert budget.reserve(run, Decimal("0.04"), Decimal("0.01"), where="step 1 ([[spender]])") == Decimal("0.04")
+    fake_provider.reply_text("spent", usage=(10, 10))
+    run = drive(run)
+    assert run.status == "completed"
+    assert run.cost_usd == Decimal("0.00011")
+    assert run.reserved_usd == 0  # held while the run went on; given back when it ended
+
+
 @pytest.mark.django_db(transaction=True)
 def test_five_reservations_racing_for_one_cap_are_granted_no_more_than_it(workspace):
     run = Run.objects.create(account=workspace.account, workspace=workspace, name="race", budget_usd=Decimal("0.10"))
