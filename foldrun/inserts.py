@@ -20,7 +20,6 @@ from django.db.models.constants import OnConflict
 from django.db.models.sql import InsertQuery
 
 from foldrun import batch
-from foldrun.fieldprep import prep_new
 from foldrun.pgcursor import cursor, db
 
 
@@ -75,7 +74,7 @@ def _columns(objs: list[models.Model], fields: list) -> list[list] | None:
     """Each field's values for `objs`, prepared as Django's INSERT prepares them; None when one is an expression
     (Django writes it otherwise)."""
     connection = db()
-    columns = [[prep_new(f, obj, connection) for obj in objs] for f in fields]
+    columns = [[f.get_db_prep_save(f.pre_save(obj, True), connection=connection) for obj in objs] for f in fields]
     if any(hasattr(value, "as_sql") or hasattr(value, "resolve_expression") for column in columns for value in column):
         return None
     return columns
@@ -141,10 +140,8 @@ def insert_with_rows(parent: models.Model, rows: list[models.Model], fk: str, *,
 _WITH_ROWS: dict[tuple, str] = {}
 
 
-@functools.cache
-def _insertable(model: type[models.Model]) -> tuple:
-    """The fields an INSERT of `model` writes (once per process: every start asked it twice)."""
-    return tuple(f for f in model._meta.concrete_fields if not f.generated and not isinstance(f, models.AutoField))
+def _insertable(model: type[models.Model]) -> list:
+    return [f for f in model._meta.concrete_fields if not f.generated and not isinstance(f, models.AutoField)]
 
 
 def _compile_with_rows(parent: models.Model, rows: list[models.Model], fk: str, pfields: list,

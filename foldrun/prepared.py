@@ -36,7 +36,6 @@ from django.db.models import signals
 from django.db.models.query import get_related_populators
 
 from foldrun import batch
-from foldrun.fieldprep import prep_save
 from foldrun.pgcursor import cursor, db, raw_cursor  # noqa: F401 - cursor() is this module's, raw_cursor re-exported
 
 
@@ -188,7 +187,7 @@ def update_params(model: type[models.Model], values: dict[str, Any], where: dict
             if not field.remote_field:
                 return None
             value = value.prepare_database_save(field)
-        params.append(prep_save(field, value, connection))
+        params.append(field.get_db_prep_save(value, connection=connection))
     for name, value in where.items():
         field = meta.get_field(name)
         params.append(field.get_db_prep_value(field.get_prep_value(value), connection, prepared=True))

@@ -24,7 +24,6 @@ from django.utils import timezone
 
 from foldrun import batch, leases, prepared
 from foldrun.commits import without_flush_wait
-from foldrun.fieldprep import prep_new
 from foldrun.inserts import column_types
 from foldrun.pgcursor import cursor, db, raw_cursor
 from foldrun.prepared import Prepared
@@ -64,7 +63,7 @@ def _claim_in_one_flight(step_pk: int, holder: str) -> Claimed | None:
     prefix, suffix = STARTED.split("{}")
     params = [StepStatus.RUNNING.value, prefix, suffix, holder, now + dt.timedelta(seconds=leases.lease_seconds()),
               now, "", step_pk, StepStatus.QUEUED.value, *_FINISHED_RUN,
-              *(prep_new(f, new, connection) for f in others)]
+              *(f.get_db_prep_save(f.pre_save(new, True), connection=connection) for f in others)]
     with transaction.atomic():
         bound = [_CLAIM._bound({"step": step_pk}), _CLAIM_STEPS._bound({"step": step_pk})]
         if any(b is None for b in bound):

@@ -15,7 +15,6 @@ from django.db import connection
 from django.db.models.sql import InsertQuery, UpdateQuery
 
 from foldrun import batch, prepared
-from foldrun.fieldprep import prep_new
 from foldrun.inserts import insert_rows
 from foldrun.pgcursor import db
 from foldrun.prepared import update_params, update_sql
@@ -147,7 +146,7 @@ def start_try_with_step(step: Step, fields: list[str], new: Try) -> None:
     # INSERT of one row, kept): building and compiling it through the ORM on every claim — every run's first
     # step — cost more than running it. Each value is prepared as Django prepares it.
     claim_params = update_params(Step, values, {key: step.pk})
-    insert_params = [prep_new(f, new, connection) for f in inserted]
+    insert_params = [f.get_db_prep_save(f.pre_save(new, True), connection=connection) for f in inserted]
     sql = _claim_insert_sql(tuple(values), connection.alias) if claim_params is not None else None
     if sql is None or any(hasattr(v, "as_sql") or hasattr(v, "resolve_expression") for v in insert_params):
         update = Step.objects.filter(pk=step.pk).query.chain(UpdateQuery)
