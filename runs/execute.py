@@ -236,7 +236,7 @@ def _close_in_one_flight(before: Run, snap: closing.Snapshot, step: Step, attemp
     """The closing transaction decided from the run as the step's last spend left it, sent in one flight behind
     the run's lock and a guard that this is still the run (runs/closing.py); None, with everything as it was,
     when the guard found otherwise: the caller closes the two-flight way."""
-    kept = closing.Kept(step, attempt, pending=host._pending)
+    kept = closing.Kept(step, attempt, pending=host.held_lines)
     try:
         with transaction.atomic(), batch.writes_together():
             for sql, values in closing.guard(snap, step, holder):

@@ -144,6 +144,11 @@ class DbHost:
         if kind == "tool_call" or time.monotonic() - self._pending_since > TRACE_HOLD_SECONDS:
             self.flush()
 
+    @property
+    def held_lines(self) -> list[TraceEvent]:
+        """The trace lines not written yet — the list itself, so what is put back in it is written by `flush`."""
+        return self._pending
+
     def flush(self) -> None:
         """Write the held trace lines. The step's last ones are written inside its closing transaction."""
         if not self._pending:
