@@ -29,7 +29,9 @@ run then a DBOS workflow of the same length — because this machine's speed
 drifts by a third from one minute to the next, and a peer measured all before
 or all after foldrun took that drift into the ratio.
 
-Besides the figures the target is about, it prints where a step's time
+Besides the figures the target is about, it prints which processes spend the CPU
+of a bare task and of a one-step run (this one, the worker's main and pool
+processes, PostgreSQL's backends, Redis), where a step's time
 goes (from the rows' own timestamps, and this process's clock at the request
 and at the poll that saw the run completed, so the parts add up to the total)
 and how many SQL queries a run makes, counted once in this process with
@@ -44,6 +46,7 @@ import os
 import statistics
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -238,13 +241,17 @@ class MachineCpu:
     neighbours do; the CPU a step costs moves far less, so it is printed beside the wall-clock figures. The
     processes are listed once (`track`), so a snapshot reads a few dozen small files and nothing else."""
 
+    GROUPS = ("this process", "worker main", "worker pool", "PostgreSQL", "Redis")
+
     def __init__(self) -> None:
         self.pids: list[int] = []
+        self.group: dict[int, str] = {}  # pid -> which of GROUPS it is
 
     def track(self, worker_pid: int, databases: list[str]) -> None:
         """This process, the worker's, Redis, PostgreSQL's WAL writer and its backends serving `databases` (not
         another program's, such as a test suite's): call it once both sides have opened their connections."""
         pids = {os.getpid(), worker_pid}
+        self.group = {os.getpid(): "this process", worker_pid: "worker main"}
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
                 continue
@@ -258,10 +265,16 @@ class MachineCpu:
             serving = name == "postgres" and (any(db in words for db in databases) or "walwriter" in words)
             if serving or name == "redis-server" or parent == worker_pid:
                 pids.add(int(entry.name))
+                self.group[int(entry.name)] = ("PostgreSQL" if serving else "Redis" if name == "redis-server"
+                                               else "worker pool")
         self.pids = sorted(pids)
 
     def now(self) -> int:
-        total = 0
+        return sum(self.by_group().values())
+
+    def by_group(self) -> dict[str, int]:
+        """Nanoseconds of CPU so far, summed by GROUPS."""
+        totals = dict.fromkeys(self.GROUPS, 0)
         for pid in self.pids:
             try:
                 tasks = os.listdir(f"/proc/{pid}/task")
@@ -270,10 +283,10 @@ class MachineCpu:
             for task in tasks:
                 try:
                     with open(f"/proc/{pid}/task/{task}/schedstat") as f:
-                        total += int(f.read().split()[0])
+                        totals[self.group[pid]] += int(f.read().split()[0])
                 except (OSError, ValueError, IndexError):
                     continue
-        return total
+        return totals
 
 
 def sequential_beside_dbos(workspace, fake, call_body: dict, repeats: dict[int, int], ends: Ends,
@@ -407,9 +420,24 @@ def main() -> None:
                 phases["total (request to noticed here)"].append(seen_wall - start_wall)
 
         rounds = max(1, min(args.rounds, args.runs, args.bare))
+        # Which process spends the CPU of each side, counted from the second round on (the first opens every
+        # connection and warms every cache): where a one-step run's cost above the bare task's lies.
+        split, spent = MachineCpu(), {"bare": Counter(), "one": Counter()}
+        done = {"bare": 0, "one": 0}
         for n in range(rounds):
-            bare += bare_round_trips(args.bare * (n + 1) // rounds - args.bare * n // rounds, f"r{n}")
-            one_step_runs(args.runs * (n + 1) // rounds - args.runs * n // rounds)
+            if n == 1 or rounds == 1:
+                split.track(worker.pid, [connection.settings_dict["NAME"]])
+            count = args.bare * (n + 1) // rounds - args.bare * n // rounds
+            before = split.by_group() if n else None
+            bare += bare_round_trips(count, f"r{n}")
+            between = split.by_group() if n else None
+            runs = args.runs * (n + 1) // rounds - args.runs * n // rounds
+            one_step_runs(runs)
+            if n:
+                after = split.by_group()
+                spent["bare"].update({g: between[g] - before[g] for g in split.GROUPS})
+                spent["one"].update({g: after[g] - between[g] for g in split.GROUPS})
+                done["bare"], done["one"] = done["bare"] + count, done["one"] + runs
 
         bare_p50 = statistics.median(bare)
         step_p50 = statistics.median(per_run)
@@ -423,6 +451,12 @@ def main() -> None:
             print(f"  {name:34} {ms(statistics.median(values))}")
         print(f"SQL queries: {per_run_queries} for a one-step run from start to finish, {per_step_queries:g} for each "
               f"further step (target ≤ 8)")
+        if done["bare"] and done["one"]:
+            print("CPU per piece of work, by process (ms; this process starts the work and serves the model stand-in):")
+            print(f"  {'':16}" + "".join(f"{g:>13}" for g in (*split.GROUPS, "total")))
+            for side, label in (("bare", "bare task"), ("one", "one-step run")):
+                each = [spent[side][g] / 1e6 / done[side] for g in split.GROUPS]
+                print(f"  {label:16}" + "".join(f"{v:13.2f}" for v in (*each, sum(each))))
 
         # 1-, 10- and 50-step runs, per step, turn about with a DBOS workflow of the same steps.
         lengths = {1: args.seq_repeats * 2, 10: args.seq_repeats, 50: max(2, args.seq_repeats // 3)}
