@@ -67,7 +67,10 @@ class WorkerGroup:
         if self.process is None:
             return
         try:
-            os.killpg(self.process.pid, signal.SIGTERM)
+            # The main process only, as a service manager stops it: it stops its pool and beat itself. A SIGTERM
+            # to the whole group killed a pool child that held the pool's task-queue lock, and the main process
+            # then waited for that lock until the timeout below.
+            self.process.terminate()
             self.process.wait(timeout=20)
         except (ProcessLookupError, subprocess.TimeoutExpired):
             self.kill()
