@@ -10,17 +10,17 @@ transaction and attempted by workers after it commits.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone as dt_timezone
+from datetime import datetime
 from decimal import Decimal
 from typing import Callable
 
 from django.db import IntegrityError, transaction
-from django.db.models import Sum
 from django.utils import timezone
 
 from accounts.models import Workspace
 from foldrun.contract.rules.notify import NotifyConfig
-from runs.models import Approval, ApprovalKind, ApprovalState, Run, Schedule
+from runs.budget import WINDOWS, spent_in_window, window_start
+from runs.models import Approval, ApprovalKind, ApprovalState, Schedule
 
 from .config import agents_metas, inherited, notify_config_for
 from .deliveries import do_record_delivery
@@ -353,18 +353,6 @@ def _quarantine_from_schedule(run, *, metas: list[dict] | None = None) -> None:
         notify_quarantined(run.workspace, run.name, metas=metas)
 
 
-WINDOWS = ("day", "week", "month")
-
-
-def window_start(window: str, now: datetime) -> datetime:
-    day = now.astimezone(dt_timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
-    if window == "day":
-        return day
-    if window == "week":
-        return day - timedelta(days=day.weekday())
-    return day.replace(day=1)
-
-
 def check_budget(workspace: Workspace, now: datetime | None = None, *, metas: list | None = None) -> list[int]:
     """Send `budget` when the workspace's spend in its window first passes
     80%, then 95%, of `budget:`. Marks are keyed by the window's start, so
@@ -386,12 +374,12 @@ def check_budget(workspace: Workspace, now: datetime | None = None, *, metas: li
         if limit <= 0:
             continue
         start = window_start(window, now)
-        spent = Run.objects.filter(workspace=workspace, created_at__gte=start).aggregate(s=Sum("cost_usd"))["s"] or 0
+        spent = spent_in_window(workspace.pk, window, now)
         crossed = [m for m in (80, 95) if Decimal(spent) >= limit * m / 100]
         fresh = [m for m in crossed if once(workspace, "budget", f"{window}:{start.date().isoformat()}:{m}")]
         if fresh:
             mark = max(fresh)
-            label = {"day": "daily", "week": "weekly", "month": "monthly"}[window]
+            label = WINDOWS[window]
             text = f"💸 {workspace.name} has spent {mark}% of its {label} budget (${float(spent):.2f} of ${float(limit):.2f})"
             dispatch(workspace, "budget", payload_for=lambda _a, t=text, s=spent: workspace_payload(
                 workspace, t, cost=_cost(s)), config=notify_config_for(workspace, metas=metas))

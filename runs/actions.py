@@ -11,7 +11,6 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Sum
 from django.utils import timezone
 
 from accounts.models import Workspace
@@ -34,19 +33,11 @@ from .models import (
     StepStatus,
     Trigger,
 )
+from .budget import WINDOWS, spent_in_window
 from .desks import desk_at, flow_meta, head_changeset, head_guard, remembered_head, run_inputs  # noqa: F401 - pages and apps read them here
 from .orchestrate import advance, enqueue_step, plain_first_task
 from .signals import emit
 from .states import cancel_unstarted, move_run, move_step
-
-
-def _window_start(window: str, now: dt.datetime) -> dt.datetime:
-    day = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    if window == "day":
-        return day
-    if window == "week":
-        return day - dt.timedelta(days=day.weekday())
-    return day.replace(day=1)
 
 
 def check_workspace_budget(workspace: Workspace, desk) -> None:
@@ -60,10 +51,9 @@ def check_workspace_budget(workspace: Workspace, desk) -> None:
         cap = budget.get(window)
         if not isinstance(cap, (int, float)) or isinstance(cap, bool) or cap <= 0:
             continue
-        spent = (Run.objects.filter(workspace=workspace, created_at__gte=_window_start(window, now))
-                 .aggregate(s=Sum("cost_usd"))["s"] or Decimal("0"))
+        spent = spent_in_window(workspace.pk, window, now)
         if spent >= Decimal(str(cap)):
-            label = {"day": "daily", "week": "weekly", "month": "monthly"}[window]
+            label = WINDOWS[window]
             raise ApiError(
                 f"workspace {workspace.name} has spent ${spent:.2f} of its ${Decimal(str(cap)):.2f} {label} budget; "
                 f"new runs are refused until the {window} turns.",

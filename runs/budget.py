@@ -52,6 +52,12 @@ def window_start(window: str, now: dt.datetime) -> dt.datetime:
     return day.replace(day=1)
 
 
+def spent_in_window(workspace_id: int, window: str, now: dt.datetime) -> Decimal:
+    """What the workspace's runs created since `window` began (UTC) have spent: what its `budget:` counts."""
+    return (Run.objects.filter(workspace_id=workspace_id, created_at__gte=window_start(window, now))
+            .aggregate(s=Sum("cost_usd"))["s"] or ZERO)
+
+
 def _caps(windows: Mapping[str, Any] | None) -> list[tuple[str, Decimal]]:
     """The workspace's `budget: {month: 50}` as (window, cap), ignoring what `foldrun check` reports."""
     caps: list[tuple[str, Decimal]] = []
