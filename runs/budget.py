@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import Any, Mapping
 
 from django.db import transaction
-from django.db.models import DecimalField, F, Sum, Value
+from django.db.models import F, Sum, Value
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
@@ -180,4 +180,4 @@ def release(run: Run, reserved: Decimal) -> None:
 def _less(reserved: Decimal) -> Greatest:
     """The run's reservations less `reserved`, never below zero: a call settled after its run ended (which gave
     back every reservation, runs/states.py move_run) gives back nothing more."""
-    return Greatest(F("reserved_usd") - reserved, Value(ZERO), output_field=DecimalField(max_digits=14, decimal_places=6))
+    return Greatest(F("reserved_usd") - reserved, Value(ZERO), output_field=Run._meta.get_field("reserved_usd"))

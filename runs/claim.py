@@ -30,11 +30,11 @@ from foldrun.prepared import Prepared
 from vault.models import Secret
 
 from .desks import library_head
-from .models import FINISHED_STEP_STATUSES, Run, RunStatus, Step, StepStatus, Try
+from .models import FINISHED_RUN_STATUSES, FINISHED_STEP_STATUSES, Run, Step, StepStatus, Try
 from .states import move_step, start_try_with_step, try_fields
 
 STARTED = "try {} started"  # why a claimed step is running; {} is the try's number
-_FINISHED_RUN = (RunStatus.COMPLETED.value, RunStatus.FAILED.value, RunStatus.CANCELLED.value)
+_FINISHED_RUN = tuple(sorted(s.value for s in FINISHED_RUN_STATUSES))  # in a fixed order: the take's SQL is made once
 
 
 Claimed = tuple[Run, Step, Try, list[Step]]
@@ -116,7 +116,7 @@ def _take_sql(alias: str) -> str | None:
             f"{col['lease_until']} = %s, {col['started_at']} = COALESCE({col['started_at']}, %s), "
             f"{col['error']} = %s WHERE {step_table}.{pk} = %s AND {step_table}.{col['status']} = %s AND EXISTS ("
             f"SELECT 1 FROM {run_table} r WHERE r.{pk} = {step_table}.{col['run']} AND r.{q('status')} NOT IN "
-            f"(%s, %s, %s)) RETURNING {step_table}.{pk}, {step_table}.{col['attempt']}) "
+            f"({', '.join(['%s'] * len(_FINISHED_RUN))})) RETURNING {step_table}.{pk}, {step_table}.{col['attempt']}) "
             f"INSERT INTO {q(Try._meta.db_table)} ({', '.join(q(f.column) for f in fields)}) "
             f"SELECT {', '.join(chosen)} FROM c RETURNING {q(Try._meta.db_table)}.{pk}")
 

@@ -19,7 +19,7 @@ from foldrun.inserts import insert_rows
 from foldrun.pgcursor import db
 from foldrun.prepared import update_params, update_sql
 
-from .models import Run, RunStatus, Step, StepStatus, Try
+from .models import FINISHED_RUN_STATUSES, Run, RunStatus, Step, StepStatus, Try
 
 R, S = RunStatus, StepStatus
 
@@ -67,14 +67,11 @@ def _move(kind: str, table: dict[str, set[str]], obj: Any, to: str, why: str) ->
     return ["status", "status_reason"]
 
 
-_ENDED_RUN = frozenset({R.COMPLETED, R.FAILED, R.CANCELLED})
-
-
 def move_run(run: Run, to: str, why: str = "") -> list[str]:
     """…and a run that ends holds no reservation any more: a call its lost worker reserved for and never settled
     (the provider may have billed it) counts against the run's cap until then, and against no window after."""
     fields = _move(f"run {run.public_id}", RUN_MOVES, run, to, why)
-    if to in _ENDED_RUN and "status" in fields:
+    if to in FINISHED_RUN_STATUSES and "status" in fields:
         run.reserved_usd = Decimal("0")
         fields.append("reserved_usd")
     return fields

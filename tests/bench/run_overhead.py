@@ -433,7 +433,7 @@ def main() -> None:
         split, spent = MachineCpu(), {"bare": Counter(), "one": Counter()}
         done = {"bare": 0, "one": 0}
         for n in range(rounds):
-            if n == 1 or rounds == 1:
+            if n == 1:
                 split.track(worker.pid, [connection.settings_dict["NAME"]])
             count = args.bare * (n + 1) // rounds - args.bare * n // rounds
             before = split.by_group() if n else None
