@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator
 
 from django.db import DatabaseError
 
-from foldrun.pgcursor import cursor, db, log_sent, raw_cursor
+from foldrun.pgcursor import cursor, db, log_sent, raw_cursor, shown
 
 _here = threading.local()
 
@@ -57,6 +57,17 @@ class _Held:
         connection = db()
         raw = connection.connection
         started = time.monotonic()
+        if then is None and hasattr(raw, "send_flight"):
+            # Nothing to run after them but the COMMIT: one write to the server, one wait (foldrun/pgengine).
+            with connection.wrap_database_errors:
+                answers = raw.send_flight([(sql, params) for sql, params, _ in writes], commit=commit)
+            each = (time.monotonic() - started) / max(1, len(writes))
+            for (sql, params, _), answer in zip(writes, answers):
+                log_sent(lambda sql=sql, params=params: shown(connection, sql, params), each)
+            for (_, _, on_result), answer in zip(writes, answers):
+                if on_result is not None:
+                    on_result(answer)
+            return None
         sent: list[tuple[Any, OnResult | None]] = []
         out = None
         # Wrapped as Django's cursors are: a failure is Django's DatabaseError (IntegrityError, …), as it was.

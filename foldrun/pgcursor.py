@@ -51,6 +51,15 @@ def log_sent(sql: Callable[[], str], seconds: float) -> None:
         connection.queries_log.append({"sql": sql(), "time": f"{seconds:.3f}"})
 
 
+def shown(connection: Any, sql: str, params: Any) -> str:
+    """A statement as the query log shows it: its values in place, or its placeholders where the client cannot
+    quote one."""
+    try:
+        return connection.ops.compose_sql(sql, params)
+    except Exception:  # noqa: BLE001 - the log keeps the placeholders
+        return sql
+
+
 class _Logged:
     def __init__(self, query: bytes) -> None:
         self.query = query
@@ -82,13 +91,17 @@ def _preparing_cursor_class() -> type:
                 # Where Django's query log reads a statement's text (`_query`, as a client-binding cursor keeps
                 # it): the statement with its values in place, as the log showed it before — written only while
                 # queries are logged (DEBUG, a test counting them), never on a worker's ordinary step.
-                try:
-                    self._query = _Logged(connection.ops.compose_sql(query, params).encode())
-                except Exception:  # noqa: BLE001 - a value the client cannot quote: the log keeps $1, $2…
-                    pass
+                self._query = _Logged(shown(connection, query, params).encode())
             return out
 
     return PreparingCursor
+
+
+def query_class() -> type:
+    """The class a kept statement's text and values are made into what the server is sent (see below)."""
+    from psycopg._queries import PostgresQuery
+
+    return _kept_query_class() or PostgresQuery
 
 
 @functools.cache

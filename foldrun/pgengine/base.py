@@ -1,5 +1,6 @@
 """Django's PostgreSQL backend, with a health check that asks the connection's socket before the server, a
-transaction's BEGIN sent with its first statement, and statements sent without waiting for their answer.
+transaction's BEGIN sent with its first statement, statements sent without waiting for their answer, and a
+flight of statements sent in one write and answered once (`send_flight`).
 
 A worker keeps its connection from task to task and checks it at each task's first use (CONN_HEALTH_CHECKS),
 so a connection the server dropped is replaced there rather than failing the work. Django's check is a
@@ -59,6 +60,87 @@ class Connection(psycopg.Connection):
     _kept: dict[str, bytes] | None = None  # send_unawaited's statements prepared on this connection, by text
     _sent: int = 0  # how many statements send_unawaited has sent on this connection: each one's ticket
     _answer: tuple[int, list] | None = None  # (ticket, results) of the last one whose answer was read
+    _flights: dict[tuple, bytes] | None = None  # send_flight's statements prepared here: (text, types) -> name
+    _flight_names: int = 0  # names send_flight has given on this connection (each one once)
+
+    def send_flight(self, statements: list[tuple[str, Any]], *, commit: bool) -> list["Answer"]:
+        """Make `statements` (each `(sql, params)`, `%s` placeholders as a cursor takes them) in order — inside
+        the transaction, which this flight begins when it is the first to speak in it, and then COMMITted when
+        `commit` — and return each one's answer. The whole flight is one write to the socket and one wait for
+        the server.
+
+        psycopg's pipeline sends a statement, flushes it and polls the socket for each one in turn: for the five
+        of a step's claim that was ~150 µs of this process's CPU above what the statements cost (measured beside
+        this, on this machine), and the server was woken once per statement. Here each statement is prepared on
+        the server the first time its text (with its values' types) is met — the PREPARE rides in the same
+        flight — and bound by name after.
+
+        The first statement that fails raises its error, as a cursor would; the server skips the rest of the
+        flight (the COMMIT with it), and the transaction is left failed for its caller's rollback. Precondition:
+        not in a psycopg pipeline."""
+        from foldrun.pgcursor import query_class  # the backend is loaded before the apps' modules
+
+        with self.lock:
+            self._take_unawaited()
+            if self._pipeline is not None:
+                raise errors.ProgrammingError("send_flight cannot be used inside a pipeline")
+            pgconn = self.pgconn
+            kept = self._flights if self._flights is not None else {}
+            self._flights = kept
+            dumper = Transformer(self)
+            sent: list[tuple[str, Any]] = []  # per command sent: what it was, to read its result by
+            preparing: dict[tuple, bytes] = {}  # prepared in this flight, kept once the server says so
+            pgconn.enter_pipeline_mode()
+            try:
+                if not self._autocommit and pgconn.transaction_status == pq.TransactionStatus.IDLE:
+                    pgconn.send_query_params(b"BEGIN", None)
+                    sent.append(("begin", None))
+                for sql, params in statements:
+                    query = query_class()(dumper)
+                    query.convert(sql, params)
+                    key = (query.query, tuple(query.types))
+                    name = kept.get(key) or preparing.get(key)
+                    if name is None and len(kept) + len(preparing) < _FLIGHT_KEPT:
+                        self._flight_names += 1
+                        name = preparing[key] = f"foldrun_flight_{self._flight_names}".encode()
+                        pgconn.send_prepare(name, query.query, param_types=query.types)
+                        sent.append(("prepare", (key, name)))
+                    if name is None:  # full: this one goes unprepared
+                        pgconn.send_query_params(query.query, query.params, param_types=query.types,
+                                                 param_formats=query.formats)
+                    else:
+                        pgconn.send_query_prepared(name, query.params, param_formats=query.formats)
+                    sent.append(("statement", None))
+                if commit:
+                    pgconn.send_query_params(b"COMMIT", None)
+                    sent.append(("commit", None))
+                pgconn.pipeline_sync()
+                results = super().wait(_flight(pgconn))
+            except BaseException:
+                self._abandon_pipeline()
+                raise
+            pgconn.exit_pipeline_mode()
+            answers: list[Answer] = []
+            failed = None
+            for (what, extra), result in zip(sent, results):
+                status = result[-1].status if result else None
+                if status == pq.ExecStatus.FATAL_ERROR and failed is None:
+                    failed = result[-1]
+                if what == "prepare" and status == pq.ExecStatus.COMMAND_OK:
+                    kept[extra[0]] = extra[1]
+                elif what == "statement":
+                    answers.append(Answer(self, result[-1] if result else None))
+            if failed is not None:
+                raise errors.error_from_result(failed, encoding=self.info.encoding)
+            return answers
+
+    def _abandon_pipeline(self) -> None:
+        """A flight stopped midway (an interrupt, a lost connection): its answers can no longer be told apart,
+        so the connection is closed, and Django replaces it."""
+        try:
+            self.pgconn.exit_pipeline_mode()
+        except Exception:  # noqa: BLE001 - results still due: the connection cannot be used again
+            self.close()
 
     def send_unawaited(self, query: str, params: list[Any]) -> int | None:
         """Send `query` (one statement, `%s` for each of `params`, no other `%`) to run in autocommit, and return
@@ -143,8 +225,8 @@ class Connection(psycopg.Connection):
     def _deallocate(self, name: bytes | None):  # type: ignore[override]
         if name is None:
             # DEALLOCATE ALL: psycopg's answer to any ROLLBACK (a savepoint's too) once it has prepared statements.
-            # send_unawaited's go with them, and are prepared again when next sent.
-            self._kept = None
+            # send_unawaited's and send_flight's go with them, and are prepared again when next sent.
+            self._kept = self._flights = None
         return super()._deallocate(name)
 
     def _commit_gen(self):  # type: ignore[override]
@@ -154,3 +236,68 @@ class Connection(psycopg.Connection):
     def _rollback_gen(self):  # type: ignore[override]
         self._begun_in = None
         return (yield from super()._rollback_gen())
+
+
+_FLIGHT_KEPT = 200  # statements send_flight keeps prepared per connection; any further ones are sent unprepared
+
+
+def _flight(pgconn: Any):
+    """psycopg's wait protocol: flush what the flight wrote, then collect every command's results up to the
+    pipeline's sync — one list per command (an aborted one's holds its PIPELINE_ABORTED)."""
+    while pgconn.flush():
+        ready = yield generators.WAIT_RW
+        if ready & generators.READY_R:
+            pgconn.consume_input()
+    results: list[list] = []
+    current: list = []
+    while True:
+        if pgconn.is_busy():
+            while not (yield generators.WAIT_R):
+                continue
+            pgconn.consume_input()
+            continue
+        result = pgconn.get_result()
+        if result is None:
+            results.append(current)
+            current = []
+        elif result.status == pq.ExecStatus.PIPELINE_SYNC:
+            return results
+        else:
+            current.append(result)
+
+
+class Answer:
+    """What one statement of a flight returned, read as a cursor's results are (`fetchone`, `fetchall`,
+    `rowcount`)."""
+
+    def __init__(self, connection: Connection, result: Any) -> None:
+        self.connection, self.result = connection, result
+        self.rowcount = result.command_tuples if result is not None and result.command_tuples is not None else -1
+        self._rows: list[tuple] | None = None
+        self._at = 0
+
+    def _loaded(self) -> list[tuple]:
+        if self._rows is None:
+            result = self.result
+            if result is None or result.status != pq.ExecStatus.TUPLES_OK or not result.ntuples:
+                self._rows = []
+            else:
+                loader = Transformer(self.connection)
+                loader.set_pgresult(result)
+                self._rows = loader.load_rows(0, result.ntuples, tuple)
+        return self._rows
+
+    def fetchall(self) -> list[tuple]:
+        rows = self._loaded()[self._at:]
+        self._at += len(rows)
+        return rows
+
+    def fetchone(self) -> tuple | None:
+        rows = self._loaded()
+        if self._at >= len(rows):
+            return None
+        self._at += 1
+        return rows[self._at - 1]
+
+    def close(self) -> None:
+        pass
