@@ -34,7 +34,7 @@ def insert_rows(objs: list[models.Model], *, update_conflicts: bool = False, uni
     model = type(objs[0])
     manager = model._default_manager
     meta = model._meta
-    fields = [f for f in meta.concrete_fields if not f.generated and not isinstance(f, models.AutoField)]
+    fields = _insertable(model)
     if (connection.vendor != "postgresql" or any(o.pk is not None or type(o) is not model for o in objs)
             or any(hasattr(f, "get_placeholder") for f in fields)):
         manager.bulk_create(objs, update_conflicts=update_conflicts, unique_fields=unique_fields or None,
@@ -140,8 +140,11 @@ def insert_with_rows(parent: models.Model, rows: list[models.Model], fk: str, *,
 _WITH_ROWS: dict[tuple, str] = {}
 
 
-def _insertable(model: type[models.Model]) -> list:
-    return [f for f in model._meta.concrete_fields if not f.generated and not isinstance(f, models.AutoField)]
+@functools.cache
+def _insertable(model: type[models.Model]) -> tuple:
+    # Asked on every INSERT this module makes (a run's start, a step's trace lines): a model's fields do not
+    # change while the process lives.
+    return tuple(f for f in model._meta.concrete_fields if not f.generated and not isinstance(f, models.AutoField))
 
 
 def _compile_with_rows(parent: models.Model, rows: list[models.Model], fk: str, pfields: list,
@@ -221,7 +224,7 @@ def _compile_insert(model: type[models.Model], fields: list, objs: list, update_
     query = InsertQuery(model, on_conflict=OnConflict.UPDATE if update_conflicts else None,
                         update_fields=[meta.get_field(n) for n in update_fields] or None,
                         unique_fields=[meta.get_field(n) for n in unique_fields] or None)
-    query.insert_values(fields, objs if len(objs) > 1 else [objs[0], objs[0]])
+    query.insert_values(list(fields), objs if len(objs) > 1 else [objs[0], objs[0]])
     compiler = query.get_compiler(connection=connection)
     compiler.returning_fields = meta.db_returning_fields
     statements = compiler.as_sql()

@@ -172,7 +172,7 @@ def _claim_run(step: int):
     return without_flush_wait(Run.objects.select_for_update(of=("self",))
                               .select_related("workspace__account", "changeset")
                               .annotate(library_head=library_head(Run._meta.db_table), vault_empty=_vault_empty())
-                              .filter(steps__pk=step))[:1]
+                              .filter(steps__pk=step).order_by())[:1]  # one row: Meta.ordering's sort is for nothing
 
 
 def _claim_steps(step: int):

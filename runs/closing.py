@@ -58,6 +58,25 @@ def _fields() -> tuple:
     return tuple(f for f in Run._meta.concrete_fields if f.attname not in ("plan", "inputs"))
 
 
+@functools.cache
+def _attnames() -> list[str]:
+    return [f.attname for f in _fields()]
+
+
+@functools.lru_cache(maxsize=4)
+def _converters(alias: str) -> tuple[tuple[int, Col, tuple], ...]:
+    """(position, column, converters) of each of the spend's returned columns that has converters, as Django
+    would apply them reading the row: found once per process and database rather than on every step's end."""
+    connection = db()
+    found = []
+    for n, field in enumerate(_fields()):
+        expression = Col(Run._meta.db_table, field)
+        converters = (*connection.ops.get_db_converters(expression), *field.get_db_converters(connection))
+        if converters:
+            found.append((n, expression, converters))
+    return tuple(found)
+
+
 def unfinished_steps(run_table: str) -> RawSQL | None:
     """The run's plain and parent steps not completed or skipped, as `pk:status:attempt` joined by commas, as a
     column of the closing transaction's query on runs (PostgreSQL; None elsewhere). Read by a statement started
@@ -127,13 +146,12 @@ def snapshot(run: Run, attempt_pk: int) -> Snapshot | None:
         return None
     fields, connection = _fields(), db()
     row = list(rows[0])
-    values = []
-    for field, value in zip(fields, row):
-        expression = Col(Run._meta.db_table, field)
-        for convert in [*connection.ops.get_db_converters(expression), *field.get_db_converters(connection)]:
+    for n, expression, converters in _converters(connection.alias):
+        value = row[n]
+        for convert in converters:
             value = convert(value, expression, connection)
-        values.append(value)
-    made = Run.from_db(connection.alias, [f.attname for f in fields], values)
+        row[n] = value
+    made = Run.from_db(connection.alias, _attnames(), row[:len(fields)])
     rest = row[len(fields):]
     version = rest[0]
     derived = dict(zip(DERIVED, rest[1:]))

@@ -21,6 +21,8 @@ from django.db.backends.postgresql import base
 from psycopg import errors, generators, pq
 from psycopg.adapt import PyFormat, Transformer
 
+from foldrun.pgcursor import query_class
+
 # What Django's postgresql backend module provides besides the wrapper (the ENGINE path names this package).
 from django.db.backends.postgresql.base import *  # noqa: F401,F403
 
@@ -78,8 +80,6 @@ class Connection(psycopg.Connection):
         The first statement that fails raises its error, as a cursor would; the server skips the rest of the
         flight (the COMMIT with it), and the transaction is left failed for its caller's rollback. Precondition:
         not in a psycopg pipeline."""
-        from foldrun.pgcursor import query_class  # the backend is loaded before the apps' modules
-
         with self.lock:
             self._take_unawaited()
             if self._pipeline is not None:
