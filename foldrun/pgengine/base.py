@@ -88,6 +88,12 @@ class Connection(psycopg.Connection):
             kept = self._flights if self._flights is not None else {}
             self._flights = kept
             dumper = Transformer(self)
+            made = query_class()
+            queries = []
+            for sql, params in statements:  # a value that cannot be sent raises here, before anything is
+                query = made(dumper)
+                query.convert(sql, params)
+                queries.append(query)
             sent: list[tuple[str, Any]] = []  # per command sent: what it was, to read its result by
             preparing: dict[tuple, bytes] = {}  # prepared in this flight, kept once the server says so
             pgconn.enter_pipeline_mode()
@@ -95,9 +101,7 @@ class Connection(psycopg.Connection):
                 if not self._autocommit and pgconn.transaction_status == pq.TransactionStatus.IDLE:
                     pgconn.send_query_params(b"BEGIN", None)
                     sent.append(("begin", None))
-                for sql, params in statements:
-                    query = query_class()(dumper)
-                    query.convert(sql, params)
+                for query in queries:
                     key = (query.query, tuple(query.types))
                     name = kept.get(key) or preparing.get(key)
                     if name is None and len(kept) + len(preparing) < _FLIGHT_KEPT:

@@ -99,3 +99,13 @@ def test_a_flight_made_outside_a_transaction_is_one_implicit_transaction():
             (NEW, ["acc_same", "b"]),
         ], commit=False)
     assert committed_names() == []
+
+
+def test_a_value_that_cannot_be_sent_stops_the_flight_before_anything_goes_and_the_connection_stays_usable():
+    alice = Account.objects.create(name="alice's")
+    with pytest.raises(DatabaseError, match="cannot adapt"):
+        with transaction.atomic():
+            flight([("UPDATE accounts_account SET name = %s WHERE id = %s", ["changed", alice.pk]),
+                    ("SELECT %s", [object()])], commit=True)
+    assert committed_names() == ["alice's"]
+    assert Account.objects.get().name == "alice's"  # the same connection, still in working order
