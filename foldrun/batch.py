@@ -57,13 +57,9 @@ class _Held:
         connection = db()
         raw = connection.connection
         started = time.monotonic()
-        if then is None and hasattr(raw, "send_flight"):
-            # Nothing to run after them but the COMMIT: one write to the server, one wait (foldrun/pgengine).
-            with connection.wrap_database_errors:
-                answers = raw.send_flight([(sql, params) for sql, params, _ in writes], commit=commit)
-            each = (time.monotonic() - started) / max(1, len(writes))
-            for (sql, params, _), answer in zip(writes, answers):
-                log_sent(lambda sql=sql, params=params: shown(connection, sql, params), each)
+        # Nothing to run after them but the COMMIT: one write to the server, one wait (foldrun/pgengine).
+        answers = in_one_flight([(sql, params) for sql, params, _ in writes], commit=commit) if then is None else None
+        if answers is not None:
             for (_, _, on_result), answer in zip(writes, answers):
                 if on_result is not None:
                     on_result(answer)
@@ -94,6 +90,24 @@ class _Held:
                 on_result(cursor)
             cursor.close()
         return out
+
+
+def in_one_flight(statements: list[tuple[str, Any]], *, commit: bool) -> list | None:
+    """`statements` ((sql, params) each) sent as one flight (`send_flight` in foldrun/pgengine), COMMITted with
+    it when `commit`, failures raised as Django's errors and each statement counted and logged as a cursor's;
+    their answers (`fetchone`, `fetchall`, `rowcount`). None, having sent nothing, where the connection is not
+    foldrun's PostgreSQL one."""
+    connection = db()
+    raw = connection.connection
+    if not hasattr(raw, "send_flight"):
+        return None
+    started = time.monotonic()
+    with connection.wrap_database_errors:
+        answers = raw.send_flight(statements, commit=commit)
+    each = (time.monotonic() - started) / max(1, len(statements))
+    for sql, params in statements:
+        log_sent(lambda sql=sql, params=params: shown(connection, sql, params), each)
+    return answers
 
 
 def _held() -> _Held | None:

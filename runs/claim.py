@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import time
 
 from django.db import connection, transaction
 from django.db.models import BooleanField, Q, Subquery
@@ -26,7 +25,7 @@ from django.utils import timezone
 from foldrun import batch, leases, prepared
 from foldrun.commits import without_flush_wait
 from foldrun.inserts import column_types
-from foldrun.pgcursor import db, log_sent, shown
+from foldrun.pgcursor import db
 from foldrun.prepared import Prepared
 from vault.models import Secret
 
@@ -67,18 +66,14 @@ def _claim_in_one_flight(step_pk: int, holder: str) -> Claimed | None:
               *(f.get_db_prep_save(f.pre_save(new, True), connection=connection) for f in others)]
     with transaction.atomic():
         bound = [_CLAIM._bound({"step": step_pk}), _CLAIM_STEPS._bound({"step": step_pk})]
-        raw = connection.connection
-        if any(b is None for b in bound) or not hasattr(raw, "send_flight"):
+        if any(b is None for b in bound):
             return None
-        started = time.monotonic()
-        statements = [(sql, values) for sql, values, _reader in bound] + [(take, params)]
-        with connection.wrap_database_errors:
-            # The COMMIT in the flight when this is the transaction's own (inside a caller's — a test's, an eager
-            # task's — the block ends as usual); Django's commit then finds the transaction ended.
-            answers = raw.send_flight(statements, commit=len(connection.atomic_blocks) == 1)
-        each = (time.monotonic() - started) / len(statements)
-        for sql, values in statements:
-            log_sent(lambda sql=sql, values=values: shown(connection, sql, values), each)
+        # The COMMIT in the flight when this is the transaction's own (inside a caller's — a test's, an eager
+        # task's — the block ends as usual); Django's commit then finds the transaction ended.
+        answers = batch.in_one_flight([(sql, values) for sql, values, _reader in bound] + [(take, params)],
+                                      commit=len(connection.atomic_blocks) == 1)
+        if answers is None:
+            return None
         runs, rows = (reader.instances(answer.fetchall()) for answer, (_sql, _values, reader) in zip(answers, bound))
         taken = answers[2].fetchone()
     if not runs or taken is None:
