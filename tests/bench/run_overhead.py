@@ -16,7 +16,7 @@ workflow. Neither does any of foldrun's work around the call.
 
 A script, not a pytest test:
 
-    FOLDRUN_DATA_DIR=$(mktemp -d) .venv/bin/python tests/bench/run_overhead.py [--runs 200] [--fanout 100]
+    FOLDRUN_DATA_DIR=$(mktemp -d) .venv/bin/python tests/bench/run_overhead.py [--runs 200] [--fanout 100] [--show-sql]
 
 It builds a throwaway test database (SQLite, or PostgreSQL when DATABASE_URL
 says so) and uses the configured broker (filesystem, or Redis when
@@ -144,9 +144,10 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
 
 
-def count_queries(workspace, fake) -> tuple[int, float, dict]:
+def count_queries(workspace, fake, show: bool = False) -> tuple[int, float, dict]:
     """SQL queries for a one-step run, and for each further step, start to finish (Celery eager, in this
-    process); and the body the one-step run's model request carried, for the peers to send."""
+    process); and the body the one-step run's model request carried, for the peers to send. `show`: print the
+    one-step run's statements (the start of each), numbered, to see which a change added or took away."""
     from foldrun.celery import app
     from runs.actions import check_start_run
     from runs.models import Run
@@ -164,6 +165,9 @@ def count_queries(workspace, fake) -> tuple[int, float, dict]:
             assert Run.objects.get(pk=run.pk).status == "completed", Run.objects.get(pk=run.pk).error
             counts.append(len(ctx.captured_queries))
             bodies.append(fake.requests[-1].body)
+            if show and len(counts) == 2:
+                for n, query in enumerate(ctx.captured_queries, 1):
+                    print(f"  {n:2}. {query['sql'][:160]}")
     finally:
         app.conf.task_always_eager = False
     assert bodies[1].get("stream") is True, "a step's model call is streamed, and so the peers' are"
@@ -332,6 +336,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=10, help="turns of bare tasks and one-step runs")
     parser.add_argument("--seq-repeats", type=int, default=10, help="10-step runs (and workflows) measured")
+    parser.add_argument("--show-sql", action="store_true", help="print the statements a one-step run makes")
     args = parser.parse_args()
     setup_test_environment()
     named = connection.settings_dict["NAME"]
@@ -358,7 +363,7 @@ def main() -> None:
                                                                           for i in range(1, n + 1))
                for n in (1, 10, 50)},
         })
-        per_run_queries, per_step_queries, call_body = count_queries(workspace, fake)
+        per_run_queries, per_step_queries, call_body = count_queries(workspace, fake, args.show_sql)
         ends = Ends()
         worker = start_worker(args.concurrency, Path(os.environ.get("FOLDRUN_DATA_DIR", "/tmp")) / "bench-worker.log",
                               level="warning", settle=0.5, include=["tests.bench.tasks"])
