@@ -18,3 +18,10 @@ from tests.bench.peer_call import streamed_text
 def model_call(account_pk: int, url: str, body: dict, tag: str) -> None:
     text = streamed_text(url, body)
     Account.objects.filter(pk=account_pk).update(name=f"{text}-{tag}")
+
+
+@shared_task(name="bench.model_call_row")
+def model_call_row(account_pk: int, url: str, body: dict, tag: str) -> None:
+    """The sustained-throughput peer (tests/bench/throughput_bench.py): the same call, then one new row."""
+    text = streamed_text(url, body)
+    Account.objects.create(name=f"{tag}-{text}")
