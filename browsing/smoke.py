@@ -160,7 +160,7 @@ def final_checks(page: Any, expect_text: str | None, expect_url: str | None,
     final_url = page.url
     try:
         body = page.inner_text("body", timeout=5000)
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - the page closed or never settled: no text, and the checks say so
         body = ""
     checks: dict[str, dict | None] = {"expectText": None, "expectUrl": None, "expectNoText": None}
     if expect_text:
@@ -179,7 +179,7 @@ def final_checks(page: Any, expect_text: str | None, expect_url: str | None,
     if any(c is not None and not c["ok"] for c in checks.values()):
         try:
             screenshot = page.screenshot(type="png")
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - the page went away: the checks stand without a picture
             screenshot = None
     return {"finalUrl": final_url, "checks": checks, "screenshot": screenshot, **watch.stop()}
 

@@ -54,7 +54,7 @@ def run(tool: "WebTool", args: dict) -> str:
     opened: list[vendors.Opened] = []  # a vendor's session, ended when the call ends however it ends
     try:
         return _run(tool, args, opened)
-    except Exception:
+    except Exception:  # looked at and raised again: only a vendor's lost browser changes it
         gone = vendors.gone_under(opened)  # the vendor's browser, not the account's pod: said as such
         if gone is not None:
             raise WebToolError(gone) from None
@@ -209,7 +209,7 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
                 call.locate(page, args["wait_for"]).first.wait_for(state="visible", timeout=ACTION_TIMEOUT_MS)
             except WebToolError:
                 raise
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - a timeout, a bad selector, a closed page: all "did not appear"
                 raise WebToolError(f"browse: wait_for={args['wait_for']} did not appear within "
                                    f"{ACTION_TIMEOUT_MS // 1000}s") from None
         call.page, call.known_tabs = page, len(context.pages)
@@ -227,7 +227,7 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
         if args.get("capture"):
             try:  # the last fetches land before their bodies are kept
                 page.wait_for_load_state("networkidle", timeout=3000)
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - a page that never idles: the captures as they stand
                 pass
             call.saved_captures = save_captures(call)
             call.notes.append(f"capture: {len(call.saved_captures)} response"
@@ -239,7 +239,7 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
         if profiler is not None:
             cpu.stop(call, profiler, profile_to)
         call.save_storage(context)
-    except Exception:
+    except Exception:  # looked at and raised again: past the deadline, the deadline's sentence
         if call.deadline.passed:
             raise WebToolError(call.deadline.sentence(call)) from None
         raise
@@ -263,14 +263,14 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
                                                              *(context.pages if not args.get("session") else [])]}).values():
             try:
                 opened.close()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - a tab or its browser already gone: nothing to close
                 pass
         if later:
             close_later(context)
         elif not args.get("session"):
             try:
                 context.close()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - its browser already gone: the context went with it
                 pass
             if call.proxy is not None:
                 call.proxy.close()

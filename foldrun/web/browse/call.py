@@ -197,7 +197,7 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
         seen = len(self.proxy.refusals) if self.proxy is not None else 0
         try:
             response = page.goto(url, wait_until="load", timeout=self.deadline.clip(self.tool.browse_timeout * 1000))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - every failure to open is a sentence below
             host = (urlsplit(url).hostname or "").lower()
             refused = self.refused_hosts.get(host) or (self.proxy.refusals[-1][1] if self.proxy is not None
                                                        and len(self.proxy.refusals) > seen else None)

@@ -207,7 +207,7 @@ def run_live(tool: Any, args: dict, run: Any) -> str:
         try:
             executable, headless, extra, env = choose_launch(tool, call, in_step=True)
             page = tool.live.start(call, name, executable, headless, extra, env)
-        except BaseException:
+        except BaseException:  # however the start ends, its screens stop with it; raised again
             while tool.screens:
                 tool.screens.pop().stop()
             raise

@@ -73,7 +73,7 @@ def run_on_pod(tool: "WebTool", args: dict, call: Callable[[], str],
                                    "page before repeating it")
             try:
                 answer = pool.run(call)
-            except Exception as again:  # noqa: BLE001
+            except Exception as again:  # noqa: BLE001 - judged by `dropped`; else raised as it was
                 if not dropped(again):
                     lines.append(f"browser pod: reconnected (try {number} of 3, at {at})")
                     raise
@@ -112,5 +112,5 @@ def summary(lines: list[str]) -> str:
 def _still_answers(pool: Any) -> bool:
     try:
         return bool(pool.run(pool.connected))
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - any failure to answer is "not answering"
         return False

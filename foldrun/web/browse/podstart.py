@@ -27,7 +27,7 @@ def start_windowed() -> tuple[subprocess.Popen, str, Screen]:
     display = screen.start()
     try:
         process, ws = start_server(display)
-    except BaseException:
+    except BaseException:  # however the server's start ends, its screen goes with it; raised again
         screen.stop()
         raise
 

@@ -86,7 +86,7 @@ class BrowserPool:
                 self._browser = self._playwright.chromium.launch(
                     executable_path=executable, args=self.args, headless=self.headless,
                     **({"env": {**os.environ, **self.env}} if self.env else {}))
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 - closed, judged by its words, else raised as it was
                 self.close()
                 if "Executable doesn't exist" in str(exc) or "playwright install" in str(exc):
                     raise WebToolError(f"browse: no browser was found. {INSTALL_SENTENCE}") from None
@@ -269,7 +269,7 @@ class BrowserPool:
         try:
             if self._playwright is not None:
                 self._playwright.stop()
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - its driver may already be gone: stopping is best effort
             pass
         self._browser = self._playwright = None
         self._thread = None

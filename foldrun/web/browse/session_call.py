@@ -72,7 +72,7 @@ def run_in_session(tool: "WebTool", call: Call, url: str | None, mode: str, args
             live_page.url = final_url  # where the next call finds it
         if profiler is not None:
             cpu.stop(call, profiler, profile_to)
-    except Exception:
+    except Exception:  # looked at and raised again: past the deadline, the deadline's sentence
         if call.deadline.passed:
             raise WebToolError(call.deadline.sentence(call)) from None
         raise

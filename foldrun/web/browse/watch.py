@@ -75,7 +75,7 @@ class Screencast:
             pass
         try:
             self.url = scrub_url(self.page.url)  # no user:pass of a URL reaches the Run page
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - the page closing: its last address stands
             pass
         if self.url.startswith("about:"):
             return  # the blank tab before the first page opens is nothing to watch
@@ -131,7 +131,7 @@ class Screencast:
                 if frame is not None:
                     sink("frame", frame[0], frame[1])
                 sink("end", None, self.url)
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - the panel's sink is gone; the call's end is not its
                 pass
 
 

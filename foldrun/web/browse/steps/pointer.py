@@ -152,7 +152,7 @@ def press_on(call: "Call", page: "Page", locator: "Locator", name: str, selector
         if clicked and (want is None or _checked(element) == want):
             call.notes.append(f"{label} (by its label — the pointer could not reach it)")
             return
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - no label to click: the first error, below
         pass
     message = str(first_error).split("\n", 1)[0]
     raise WebToolError(f"browse: {label} failed by pointer, keyboard ({key}) and label: {message} — try "

@@ -225,7 +225,7 @@ def gone_under(opened: list[Opened]) -> str | None:
     for session in opened:
         try:
             connected = session.browser.is_connected()
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - a browser that cannot say is not connected
             connected = False
         if not connected:
             acted = " It may have acted before it closed; look at the page before repeating it." if acts(
