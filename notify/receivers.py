@@ -44,7 +44,7 @@ def on_run_event(sender, run, event, step=None, approval=None, **kwargs) -> None
         # A savepoint: a notification that cannot be written must never break the run.
         with transaction.atomic():
             handle_run_event(run, event, approval, metas=metas)
-    except Exception:
+    except Exception:  # a notification that cannot be made must never break the run
         log.exception("notification for %s %s failed", run.public_id, event)
 
 

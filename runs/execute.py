@@ -181,7 +181,7 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
     try:
         with beat:
             result = run_step(desk, request, host)
-    except BaseException:
+    except BaseException:  # a revoke or shutdown too: what the step traced is kept; raised again
         if not beat.lost:
             host.flush()  # what the step traced before it broke is kept
         raise

@@ -169,7 +169,7 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
             try:
                 response = client.create(system=system, messages=messages, tools=definitions, max_tokens=call_tokens,
                                          **tenant, **({"plugins": plugins} if plugins else {}))
-            except BaseException:
+            except BaseException:  # whatever ends the call, a worker's shutdown too, gives the reserve back
                 spend.release(host, reserved)
                 raise
             if plugins:  # a plugin runs once on every request that carries it: one web.search each

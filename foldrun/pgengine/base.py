@@ -120,7 +120,7 @@ class Connection(psycopg.Connection):
                     sent.append(("commit", None))
                 pgconn.pipeline_sync()
                 results = super().wait(_flight(pgconn))
-            except BaseException:
+            except BaseException:  # an interrupt mid-flight too leaves a half-sent pipeline: drop it, raise
                 self._abandon_pipeline()
                 raise
             pgconn.exit_pipeline_mode()
