@@ -30,6 +30,7 @@ import time
 from typing import Any
 
 from django.conf import settings
+from django.db import Error as DatabaseDriverError
 from django.db import connection, models, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -290,7 +291,7 @@ def _close() -> None:
     """Close the heartbeat thread's connection; one the server already dropped may fail to close, and is gone."""
     try:
         connection.close()
-    except Exception:  # noqa: BLE001
+    except DatabaseDriverError:  # Django's wrapping of the driver's: InterfaceError (closed) or DatabaseError
         log.warning("closing the lease heartbeat's connection failed", exc_info=True)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Callable
 
 from django.db import IntegrityError, transaction
@@ -369,9 +369,9 @@ def check_budget(workspace: Workspace, now: datetime | None = None, *, metas: li
             continue
         try:
             limit = Decimal(str(amount))
-        except Exception:
+        except InvalidOperation:  # not a number: no alert for that window, as for an unknown window
             continue
-        if limit <= 0:
+        if not limit.is_finite() or limit <= 0:  # NaN orders against nothing; infinity is no limit
             continue
         start = window_start(window, now)
         spent = spent_in_window(workspace.pk, window, now)

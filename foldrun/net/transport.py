@@ -33,6 +33,7 @@ _EXCEPTIONS: list[tuple[type[Exception], type[httpx.HTTPError]]] = [
     (httpcore.RemoteProtocolError, httpx.RemoteProtocolError),
     (httpcore.LocalProtocolError, httpx.LocalProtocolError), (httpcore.ProtocolError, httpx.ProtocolError),
 ]
+_POOL_ERRORS = tuple(core for core, _client in _EXCEPTIONS)
 
 
 @contextmanager
@@ -41,7 +42,7 @@ def client_errors(table: list[tuple[type[Exception], type[Exception]]] = _EXCEPT
     refusals included — as it is. `table` pairs (pool error, client error), most specific first."""
     try:
         yield
-    except Exception as exc:
+    except tuple(core for core, _client in table) as exc:
         mapped = _mapped(exc, table)
         if mapped is None:
             raise
@@ -130,7 +131,7 @@ class _Body(httpx.SyncByteStream):
                 chunk = next(chunks)
             except StopIteration:
                 return
-            except Exception as exc:  # client_errors' mapping, inline: a streamed answer comes in many chunks
+            except _POOL_ERRORS as exc:  # client_errors' mapping, inline: a streamed answer comes in many chunks
                 mapped = _mapped(exc)
                 if mapped is None:
                     raise

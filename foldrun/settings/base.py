@@ -92,7 +92,7 @@ def _database() -> dict:
     try:
         # foldrun.asgi sets 0 on the web server's settings (it says why); a worker or beat keeps one a minute.
         config = dj_database_url.parse(url, conn_max_age=env_int("FOLDRUN_DB_CONN_MAX_AGE", 60, minimum=0))
-    except Exception as exc:  # dj_database_url raises several types
+    except ValueError as exc:  # dj_database_url's ParseError and UnknownSchemeError are ValueErrors
         raise ImproperlyConfigured(f"DATABASE_URL could not be read: {exc}") from None
     if config["ENGINE"].endswith("sqlite3"):
         config["OPTIONS"] = {"timeout": 20, "transaction_mode": "IMMEDIATE"}

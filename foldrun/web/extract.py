@@ -13,7 +13,7 @@ import json
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
-from selectolax.lexbor import LexborHTMLParser
+from selectolax.lexbor import LexborHTMLParser, SelectolaxError
 
 from . import pages, site
 from .errors import WebToolError
@@ -45,7 +45,7 @@ def _value(scope: Any, spec: str, name: str) -> str | None:
     selector = selector.strip()
     try:
         node = scope.css_first(selector) if selector else scope
-    except Exception:  # noqa: BLE001 - lexbor's own message names no field
+    except (SelectolaxError, UnicodeEncodeError):  # lexbor's message names no field; a lone surrogate is no text
         raise WebToolError(f"extract fields: {name}={spec!r} is not a CSS selector") from None
     if node is None:
         return None
@@ -58,7 +58,7 @@ def by_selectors(html: str, each: str | None, fields: dict[str, str] | None, bas
     tree = LexborHTMLParser(html)
     try:
         scopes = tree.css(each) if each else [tree.root]
-    except Exception:  # noqa: BLE001
+    except (SelectolaxError, UnicodeEncodeError):  # not a selector lexbor parses, or text it cannot encode
         raise WebToolError(f"extract each={each!r} is not a CSS selector") from None
     rows = []
     for scope in scopes:

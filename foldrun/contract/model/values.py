@@ -5,6 +5,7 @@ import difflib
 import re
 from datetime import timedelta
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from ..desk import Desk, Document
 from ..findings import Finding
@@ -151,13 +152,12 @@ def _has_tz_database(available) -> bool:
 def timezone_problem(value: Any) -> str | None:
     if not isinstance(value, str) or not value.strip():
         return "is empty"
+    if not _has_tz_database(available_timezones):
+        return None  # a machine without a time-zone database cannot judge; the server will
     try:
-        from zoneinfo import ZoneInfo, available_timezones
-
-        if not _has_tz_database(available_timezones):
-            return None  # a machine without a time-zone database cannot judge; the server will
         ZoneInfo(value.strip())
-    except Exception:  # ZoneInfoNotFoundError, ValueError for odd keys
+    # Not in the database; a path-like key ("../x", "/etc/x"); a folder ("America") or a name too long to open.
+    except (ZoneInfoNotFoundError, ValueError, OSError):
         return "is not a time zone foldrun knows"
     return None
 
