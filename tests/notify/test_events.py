@@ -222,6 +222,16 @@ def test_budget_fires_at_80_then_95_once_each_and_resets_with_the_month(workspac
     assert texts[0] == "💸 rank-desk has spent 80% of its monthly budget ($8.10 of $10.00)"
 
 
+def test_a_budget_that_is_no_number_sets_no_alert_for_its_window_and_the_others_still_fire(workspace):
+    write_agents_md(workspace, "---\nbudget: {day: lots, week: .nan, month: 1}\nnotify:\n  url: http://127.0.0.1:9/hook\n"
+                               "---\n")
+    now = datetime(2026, 11, 20, tzinfo=dt_timezone.utc)
+    _run(workspace, cost_usd=Decimal("0.99"), created_at=now)
+    assert check_budget(workspace, now) == [95]  # the month's; "lots" and NaN are no limit to cross
+    assert [json.loads(d.body)["text"] for d in Delivery.objects.all()] == [
+        "💸 rank-desk has spent 95% of its monthly budget ($0.99 of $1.00)"]
+
+
 def _gate(workspace, approvers=(), public=True):
     run = _run(workspace, status="awaiting-approval", verdict=None, headline="", finished_at=None)
     step = Step.objects.create(run=run, index=3, agent="publisher", task="Publish the draft.",
