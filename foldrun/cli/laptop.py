@@ -104,7 +104,7 @@ def test_local(args, ctx, arguments: dict) -> dict:
         secrets = {}
     desk = Desk.from_folder(root, gallery=gallery_files())
     request = StepRequest(run_id="tool-test", label="tool test", agent=args.agent or "tool-test", task="",
-                          allow_private_urls=True)
+                          allow_private_urls=True, fence_required=False)
     try:
         return test_tool(desk, args.name, arguments, LocalHost(secrets), request, agent=args.agent,
                          operation=args.operation)

@@ -73,6 +73,9 @@ class StepRequest:
     browser_cdp: str = ""  # a browser session's CDP endpoint: the step's browse calls drive that session's page
     browser_allow_hosts: list[str] = field(default_factory=list)  # … and its allowHosts (reached via the user's proxy)
     browser_pod: bool = True  # False: a re-run after its pod was lost — the step's browser runs inside it
+    # A program never runs on the worker's own network (no namespace here: it does not run). Only the laptop CLI,
+    # on the user's own machine, sets False: there a program falls back to the machine's network, saying so.
+    fence_required: bool = True
 
 
 @dataclass

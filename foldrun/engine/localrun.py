@@ -87,7 +87,7 @@ def run_flow_local(desk: Desk, flow_name: str, *, secrets: dict[str, str], input
                                  label=f"step {label} ([[{spec['agent']}]])")
                 request = StepRequest(run_id=record["id"], label=label, agent=spec["agent"], task=step_task,
                                       limits=spec["limits"], is_test=is_test, answer=answer if spec["ask"] else None,
-                                      inputs=merged, allow_private_urls=True,
+                                      inputs=merged, allow_private_urls=True, fence_required=False,
                                       **({"venv_cache": venv_cache} if venv_cache else {}))
                 result = run_step(Desk(files=files, library=desk.library, gallery=desk.gallery), request, host)
                 spent = host.spent

@@ -1,6 +1,7 @@
-"""Programs a step starts (Bash, script tools, stdio MCP servers): in their own namespaces when the
-machine allows — PID always, network too on a test run, and a mount namespace that shows the program
-only its own sandbox and none of the hidden paths."""
+"""Programs a step starts (Bash, script tools, stdio MCP servers): in their own namespaces — PID when the
+machine allows, a mount namespace that shows the program only its own sandbox and none of the hidden paths,
+and a network namespace: on a test run with no way out at all, on a real run with one, the egress proxy
+(foldrun.net.fence), which connects only where the network guard allows."""
 from __future__ import annotations
 
 import os
@@ -11,6 +12,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Callable
+
+from foldrun.net.fence import ProgramFence
 
 from .errors import ToolError
 
@@ -24,6 +27,8 @@ _ISOLATION: dict[tuple, bool] = {}
 # - each path in FOLDRUN_HIDE is masked (a folder by a tmpfs, a file by /dev/null);
 # - each knowledge/ folder in FOLDRUN_READONLY (relative to the sandbox) is bind-mounted read-only;
 # - on a test run every other mount is remounted read-only: the program writes only its sandbox and /tmp;
+# - on a real run (FOLDRUN_FENCE set) the forwarder to the egress proxy is started in the program's network
+#   namespace, listening on its loopback, before the program (foldrun/net/fence.py);
 # - the program starts without CAP_SYS_ADMIN (setpriv), so even as root it cannot remount or unmount
 #   any of this. Exit 97, with a sentence on stderr, when any part cannot be done.
 ISOLATE = r"""
@@ -70,7 +75,12 @@ if [ "$FOLDRUN_SEAL" = 1 ]; then
     mount -o remount,bind,ro "$point" 2>/dev/null || fail "$point could not be made read-only"
   done < /proc/self/mountinfo
 fi
-unset FOLDRUN_HIDE FOLDRUN_READONLY FOLDRUN_SEAL FOLDRUN_KEEP
+if [ -n "$FOLDRUN_FENCE" ]; then
+  "$FOLDRUN_FENCE_PYTHON" -I -S -c "$FOLDRUN_FENCE" "$FOLDRUN_FENCE_SOCKET" "$FOLDRUN_FENCE_PORT" "$$" \
+    </dev/null >/dev/null 2>&1 || fail "the program's way out through the egress proxy could not be started"
+fi
+unset FOLDRUN_HIDE FOLDRUN_READONLY FOLDRUN_SEAL FOLDRUN_KEEP FOLDRUN_FENCE FOLDRUN_FENCE_PYTHON FOLDRUN_FENCE_SOCKET \
+  FOLDRUN_FENCE_PORT
 cd "$own" || exit 97
 exec setpriv --bounding-set=-sys_admin -- "$@"
 """
@@ -118,11 +128,30 @@ def namespace_prefix(*, no_network: bool) -> list[str] | None:
     return _NAMESPACES[no_network]
 
 
+def listening_sockets(*, exclude: str) -> list[str]:
+    """The machine's listening Unix sockets that have a path (a database's, a broker's), outside `exclude`: a
+    Unix socket is a file, reached from any network namespace, so the program's mount namespace masks each."""
+    try:
+        lines = Path("/proc/net/unix").read_text().splitlines()[1:]
+    except OSError:
+        return []
+    found: list[str] = []
+    for line in lines:
+        fields = line.split(None, 7)
+        # Flags 00010000: listening; a path begins with "/" (an abstract name with "@" stays in its namespace).
+        if len(fields) == 8 and fields[3] == "00010000" and fields[7].startswith("/"):
+            path = fields[7]
+            if path != exclude and not path.startswith(exclude.rstrip("/") + "/") and path not in found:
+                found.append(path)
+    return found
+
+
 class Programs:
     """How one step starts its programs (`StepEnv.run_program` and `program_wrapper` delegate here)."""
 
     def __init__(self, root: Path, *, is_test: bool, hide_under: list[str], keep_visible: list[str],
-                 redact: Callable[[str], str], trace: Callable[[str, dict], None], log: Callable[[str], None]) -> None:
+                 redact: Callable[[str], str], trace: Callable[[str, dict], None], log: Callable[[str], None],
+                 allow_private: bool = False, fence_required: bool = True) -> None:
         self.root = root
         self.is_test = is_test
         self.hide_under = hide_under
@@ -131,16 +160,25 @@ class Programs:
         self.trace = trace
         self.log = log
         self.keep: list[str] = []   # runtime folders a sealed program still needs (the venv cache)
+        self.allow_private = allow_private   # the install's opt-in, for what the egress proxy may reach
+        # A server's run never starts a program on the worker's own network; the laptop CLI (the user's own
+        # machine) falls back to it, saying so, where the machine cannot make the namespace.
+        self.fence_required = fence_required
+        self._fence: ProgramFence | None = None
+        self._egress_url = ""
         self._warned = False
 
     def run_program(self, command: list[str], *, timeout: float | None, extra_env: dict[str, str] | None = None,
                     stdin: str | None = None, cwd: Path | None = None, label: str = "Bash",
                     raise_on_error: bool = False) -> str:
-        """Run a program in the sandbox; on a test run, in a network namespace with no route."""
+        """Run a program in the sandbox, in its network namespace: no route on a test run, the egress proxy
+        on a real one."""
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.root), "LANG": "C.UTF-8",
                "FOLDRUN_SANDBOX": str(self.root)}
         env.update(extra_env or {})
         wrap, wrap_env = self.program_wrapper()
+        if self._fence is not None and env.get("FOLDRUN_EGRESS"):
+            env["FOLDRUN_EGRESS"] = self.reach_egress(env["FOLDRUN_EGRESS"])
         if self.is_test:
             self.log(f"test run: {label} runs with no network (outward calls fail closed)")
         env.update(wrap_env)
@@ -153,7 +191,9 @@ class Programs:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
+            self.note_refusals()
             raise ToolError(f"{label}: timed out after {timeout:g}s and was stopped") from None
+        self.note_refusals()
         seconds = time.monotonic() - started
         stdout = self.redact(out.decode("utf-8", errors="replace"))
         stderr = self.redact(err.decode("utf-8", errors="replace"))
@@ -168,26 +208,70 @@ class Programs:
 
     def program_wrapper(self) -> tuple[list[str], dict[str, str]]:
         """(the argv prefix, the environment it needs) that starts a program of this step in its own
-        namespaces: PID and mount always when the machine allows, network too on a test run. In the mount
-        namespace the program sees only its own sandbox and none of the hidden paths, knowledge/ is
-        read-only, and on a test run so is everything outside the sandbox, with a private /tmp. A test run
-        fails closed without them; a real run says on the trace that knowledge/ is held by file modes only."""
-        prefix = namespace_prefix(no_network=self.is_test)
+        namespaces: network (no route on a test run; on a real run only the egress proxy), mount, and PID
+        where the machine allows. In the mount namespace the program sees only its own sandbox and none of
+        the hidden paths (nor the machine's listening Unix sockets), knowledge/ is read-only, and on a test
+        run so is everything outside the sandbox, with a private /tmp. Without the namespaces a program does
+        not run (ToolError): never on the worker's own network."""
+        prefix = namespace_prefix(no_network=True)
+        isolated = bool(prefix) and isolation_works(prefix)
         if self.is_test and prefix is None:
             raise ToolError("test run: no network namespace is available here, so programs do not run")
-        if prefix and isolation_works(prefix):
-            env = {"FOLDRUN_HIDE": "\n".join(self._hidden_paths()), "FOLDRUN_READONLY": "\n".join(self._knowledge())}
-            if self.is_test:
-                env.update(FOLDRUN_SEAL="1", FOLDRUN_KEEP="\n".join(self.keep))
-            return prefix + ["sh", "-c", ISOLATE, "sh", str(self.root)], env
-        if self.is_test:
+        if self.is_test and not isolated:
             raise ToolError("test run: no mount namespace is available here, so programs do not run (knowledge/ "
                             "and the file system outside the sandbox could not be held read-only)")
+        if not isolated:
+            if self.fence_required:
+                raise ToolError("programs do not run on this machine: it cannot give a program its own network and "
+                                "mount namespaces (unshare -n and -m, or -r for a user namespace), and a step's "
+                                "program is never run on the worker's own network — see docs/operating.md")
+            return self._unfenced()
+        env = {"FOLDRUN_HIDE": "\n".join(self._hidden_paths()), "FOLDRUN_READONLY": "\n".join(self._knowledge())}
+        if self.is_test:
+            env.update(FOLDRUN_SEAL="1", FOLDRUN_KEEP="\n".join(self.keep))
+        else:
+            env.update(self._fence_env())
+        return list(prefix or []) + ["sh", "-c", ISOLATE, "sh", str(self.root)], env
+
+    def _fence_env(self) -> dict[str, str]:
+        """The egress proxy for this step's programs, started with the first of them."""
+        if self._fence is None:
+            try:
+                self._fence = ProgramFence(self.root / ".foldrun", allow_private=self.allow_private)
+            except OSError as exc:
+                raise ToolError(f"programs do not run: the egress proxy's socket could not be made in the step's "
+                                f"folder ({exc.strerror or exc})") from None
+            reach = ("public addresses only" if not self.allow_private else
+                     "private addresses too, as this install opted in (FOLDRUN_ALLOW_PRIVATE_URLS)")
+            self.log(f"programs run in a network namespace of their own: their only way out is the egress proxy "
+                     f"(HTTP_PROXY and HTTPS_PROXY, set for them), which reaches {reach}, and a connection to any "
+                     f"other address fails")
+        return self._fence.env()
+
+    def _unfenced(self) -> tuple[list[str], dict[str, str]]:
+        """The laptop's fallback where namespaces are not to be had: the program on the machine's network."""
         if not self._warned:
             self._warned = True
-            self.log("programs run without a mount namespace on this machine: knowledge/ is read-only by file "
-                     "mode only, which a program running as root can change")
-        return list(prefix or []), {}
+            self.log("programs run on this machine's own network, without a mount namespace: it cannot make "
+                     "them (knowledge/ is read-only by file mode only)")
+        return list(namespace_prefix(no_network=False) or []), {}
+
+    def reach_egress(self, url: str) -> str:
+        """FOLDRUN_EGRESS as the program reaches it: through its way out, when it has one."""
+        self._egress_url = url
+        return self._fence.reach_egress(url) if self._fence is not None else url
+
+    def note_refusals(self) -> None:
+        """The egress proxy's refusals so far, each one sentence on the step's trace."""
+        if self._fence is not None:
+            for line in self._fence.drain():
+                self.log(line)
+
+    def close(self) -> None:
+        if self._fence is not None:
+            self.note_refusals()
+            self._fence.close()
+            self._fence = None
 
     def _knowledge(self) -> list[str]:
         """The sandbox's knowledge/ folders (the workspace's, each agent's, the library's), relative."""
@@ -213,4 +297,4 @@ class Programs:
                 if real in keep or any(k.startswith(real + "/") for k in keep):
                     continue
                 hidden.append(str(entry))
-        return hidden
+        return hidden + listening_sockets(exclude=str(self.root))

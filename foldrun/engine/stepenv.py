@@ -105,7 +105,8 @@ class StepEnv:
         return env
 
     def _egress_env(self) -> dict[str, str]:
-        """FOLDRUN_EGRESS for a proxied script: the host's egress proxy, started once per step."""
+        """FOLDRUN_EGRESS for a proxied script: the host's egress proxy, started once per step (a program in its
+        network namespace reaches it through its way out: `Programs.run_program` says where)."""
         if self._egress is None:
             make = getattr(self.host, "egress", None)
             names = [str(n) for n in (self.agent.meta.get("secrets") or [])]
@@ -139,7 +140,9 @@ class StepEnv:
         if self._runner is None:
             self._runner = Programs(self.sandbox.root, is_test=self.is_test, hide_under=self.request.hide_under,
                                     keep_visible=self.request.keep_visible, redact=self.redact,
-                                    trace=self.host.trace, log=self.log)
+                                    trace=self.host.trace, log=self.log, allow_private=self.allow_private_urls,
+                                    fence_required=self.request.fence_required)
+            self.on_close(self._runner.close)
             # The platform's own Python environment too: a stdio MCP server or a program started as `python`
             # may be its interpreter, and on a test run an install under /tmp (a checkout's venv) would
             # otherwise vanish under the private /tmp, the command with it.
@@ -149,7 +152,7 @@ class StepEnv:
     def run_program(self, command: list[str], *, timeout: float | None, extra_env: dict[str, str] | None = None,
                     stdin: str | None = None, cwd: Path | None = None, label: str = "Bash",
                     raise_on_error: bool = False) -> str:
-        """Run a program in the sandbox; on a test run, in a network namespace with no route."""
+        """Run a program in the sandbox, in its own network namespace (programs.py)."""
         return self._programs().run_program(command, timeout=timeout, extra_env=extra_env, stdin=stdin, cwd=cwd,
                                             label=label, raise_on_error=raise_on_error)
 

@@ -43,7 +43,10 @@ class GuardProxy:
 
     def __init__(self, policy: Callable[[str, int], list[str]],
                  upstream: Callable[[str], "Upstream | None"] | None = None,
-                 target: Callable[[str], None] | None = None) -> None:
+                 target: Callable[[str], None] | None = None, *,
+                 listener: socket.socket | None = None,
+                 own: Callable[[str], "tuple[str, int, str] | None"] | None = None,
+                 on_refusal: Callable[[str, int, str], None] | None = None) -> None:
         self.policy = policy
         # For some hosts, the user's own proxy: `upstream(host)` names it, and the connection to that proxy
         # (not to the host, which only the proxy reaches) is the one `policy` checks.
@@ -51,12 +54,20 @@ class GuardProxy:
         # What the host asked for must pass when only the user's proxy reaches it (an allowed_domains list):
         # `target(host)` raises Refused, as `policy` does.
         self.target = target
+        # A request meant for the platform's own endpoint (a step's proxied-secrets egress): `own(target)` gives
+        # the (address, port, path) it is served at, reached without the policy — it is no user-named address.
+        self.own = own
+        # Told of each refusal as it happens: (host, port, the guard's sentence).
+        self.on_refusal = on_refusal
         self.refusals: list[tuple[str, str]] = []
-        self._server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._server.bind(("127.0.0.1", 0))
-        self._server.listen(128)
-        self.port = self._server.getsockname()[1]
+        if listener is None:  # the browser's: a port on loopback
+            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind(("127.0.0.1", 0))
+            listener.listen(128)
+        self._server = listener
+        name = listener.getsockname()
+        self.port = name[1] if isinstance(name, tuple) else 0
         self.url = f"http://127.0.0.1:{self.port}"
         self._closed = False
         self._thread = threading.Thread(target=self._accept, daemon=True)
@@ -68,6 +79,10 @@ class GuardProxy:
 
     def close(self) -> None:
         self._closed = True
+        try:
+            self._server.shutdown(socket.SHUT_RDWR)  # wakes the accept under way (a close alone does not)
+        except OSError:
+            pass
         try:
             self._server.close()
         except OSError:
@@ -97,13 +112,26 @@ class GuardProxy:
                 parts = urlsplit(target)
                 host, port = parts.hostname or "", parts.port or 80
             host = host.strip("[]")
+            mine = self.own(target) if self.own is not None and method != "CONNECT" else None
+            if mine is not None:
+                upstream = self._connect([mine[0]], mine[1])
+                if upstream is None:
+                    conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                    return
+                kept = [line for line in lines[1:] if not line.lower().startswith((b"proxy-connection:",
+                                                                                   b"proxy-authorization:",
+                                                                                   b"connection:"))]
+                request = [f"{method} {mine[2]} {version}".encode("latin-1")] + kept + [b"Connection: close"]
+                upstream.sendall(b"\r\n".join(request) + b"\r\n\r\n" + rest)
+                self._pipe(conn, upstream)
+                return
             hop = self.upstream(host) if self.upstream is not None else None
             try:
                 if hop is not None and self.target is not None:
                     self.target(host)
                 addresses = self.policy(hop.host, hop.port) if hop else self.policy(host, port)
             except (Refused, PrivateAddress, NoSuchHost, ResolveTimeout) as exc:
-                self._refuse(conn, host, str(exc))
+                self._refuse(conn, host, str(exc), port)
                 return
             upstream = self._connect(addresses, hop.port if hop else port)
             if upstream is None and hop is not None:
@@ -138,9 +166,11 @@ class GuardProxy:
                     except OSError:
                         pass
 
-    def _refuse(self, conn: socket.socket, host: str, reason: str) -> None:
+    def _refuse(self, conn: socket.socket, host: str, reason: str, port: int = 0) -> None:
         """403 to the browser, and the reason kept for the call's sentence."""
         self.refusals.append((host, reason))
+        if self.on_refusal is not None:
+            self.on_refusal(host, port, reason)
         body = f"refused by foldrun: {reason}".encode()
         conn.sendall(b"HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n"
                      b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
