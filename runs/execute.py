@@ -162,6 +162,7 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
         is_test=run.is_test, answer=answer, inputs=run_inputs(run),
         # A browser agent's task: its session's decision on private addresses too (the stricter one wins).
         allow_private_urls=net.allows_private() and browser.get("private", True) is not False,
+        programs_allow_private=settings.FOLDRUN_PROGRAMS_ALLOW_PRIVATE_URLS,
         venv_cache=Path(settings.DATA_DIR) / "venvs", sandbox_base=sandbox_base(),
         timezone=flow_meta(run).get("timezone"),
         # The install's data (database file, broker, keys) is out of a program's sight; its venvs are not.

@@ -6,6 +6,7 @@ import time
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -260,7 +261,8 @@ class DbHost:
         request = StepRequest(run_id=self.run.public_id, label=f"{self.step.label} → {desk}/{agent}", agent=agent,
                               task=question, is_test=self.run.is_test, counter=counter,
                               tenant=workspace.account.public_id, pod_writes=pod_writes,
-                              allow_private_urls=net.allows_private())
+                              allow_private_urls=net.allows_private(),
+                              programs_allow_private=settings.FOLDRUN_PROGRAMS_ALLOW_PRIVATE_URLS)
         result = run_step(desk_at(workspace, None), request, colleague)
         if result.status != "completed":
             raise ToolError(f"{desk}/{agent} could not answer: {result.error or result.status}")

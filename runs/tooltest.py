@@ -49,6 +49,7 @@ def run_tool_test(workspace: Workspace, tool: str, arguments: dict, *, agent: st
     host = TestHost(workspace)
     request = StepRequest(run_id="tool-test", label="tool test", agent=agent or "tool-test", task="", is_test=is_test,
                           allow_private_urls=net.allows_private(),
+                          programs_allow_private=settings.FOLDRUN_PROGRAMS_ALLOW_PRIVATE_URLS,
                           venv_cache=Path(settings.DATA_DIR) / "venvs",
                           search_engine_url=workspace.account.search_engine_url, tenant=workspace.account.public_id)
     try:

@@ -76,6 +76,9 @@ class StepRequest:
     # A program never runs on the worker's own network (no namespace here: it does not run). Only the laptop CLI,
     # on the user's own machine, sets False: there a program falls back to the machine's network, saying so.
     fence_required: bool = True
+    # False keeps the programs' egress proxy to public addresses even where allow_private_urls is on (the
+    # install's FOLDRUN_PROGRAMS_ALLOW_PRIVATE_URLS); it never widens allow_private_urls.
+    programs_allow_private: bool = True
 
 
 @dataclass

@@ -140,7 +140,7 @@ class StepEnv:
         if self._runner is None:
             self._runner = Programs(self.sandbox.root, is_test=self.is_test, hide_under=self.request.hide_under,
                                     keep_visible=self.request.keep_visible, redact=self.redact,
-                                    trace=self.host.trace, log=self.log, allow_private=self.allow_private_urls,
+                                    trace=self.host.trace, log=self.log, allow_private=self.allow_private_urls and self.request.programs_allow_private,
                                     fence_required=self.request.fence_required)
             self.on_close(self._runner.close)
             # The platform's own Python environment too: a stdio MCP server or a program started as `python`

@@ -25,6 +25,9 @@ FOLDRUN_TIMEZONE = env_str("FOLDRUN_TIMEZONE", "UTC")
 FOLDRUN_SEARXNG_URL = env_url("FOLDRUN_SEARXNG_URL", None, schemes=("http", "https"))
 # Lets user-supplied URLs reach loopback/private addresses: tests and laptops only.
 FOLDRUN_ALLOW_PRIVATE_URLS = env_bool("FOLDRUN_ALLOW_PRIVATE_URLS", False)
+# Off: a step's programs reach public addresses only through the egress proxy even where the install opted in
+# above (a model on the private network, say). It can only narrow FOLDRUN_ALLOW_PRIVATE_URLS, never widen it.
+FOLDRUN_PROGRAMS_ALLOW_PRIVATE_URLS = env_bool("FOLDRUN_PROGRAMS_ALLOW_PRIVATE_URLS", True)
 # The contract's own limit by default, so `foldrun check` on a laptop refuses the same files as the server.
 FOLDRUN_MAX_FILE_BYTES = env_int("FOLDRUN_MAX_FILE_BYTES", _CONTRACT_MAX_FILE_BYTES, minimum=1)
 FOLDRUN_WEBHOOK_DISABLE_DAYS = env_int("FOLDRUN_WEBHOOK_DISABLE_DAYS", 3, minimum=1)
