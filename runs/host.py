@@ -243,7 +243,8 @@ class DbHost:
         self.step.wrote = step.wrote  # the step in hand is saved whole when it ends
 
     def egress(self, names: list[str]):
-        """The loopback egress proxy for `secrets: proxied` scripts: fills ${NAME} for the secret's own hosts."""
+        """The loopback egress proxy for `secrets: proxied` scripts: fills ${NAME} for the secret's own hosts. A
+        program in its network namespace reaches it through the step's way out (foldrun/net/fence.py)."""
         grants, _found = egress_grants(self.run.workspace, names)
         # The install's policy (foldrun.net) decides at each connect.
         return EgressProxy(grants, on_line=lambda line: self.trace("log", {"message": line})).start()
