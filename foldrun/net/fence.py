@@ -167,6 +167,8 @@ class ProgramFence:
 
     def _refused(self, host: str, port: int, reason: str) -> None:
         where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        line = (f"a program's connection to {where} was refused: {reason}" if host else
+                f"a program's request to the egress proxy was refused: {reason}")
         with self._lock:
-            self._lines.append(f"a program's connection to {where} was refused: {reason}")
+            self._lines.append(line)
 

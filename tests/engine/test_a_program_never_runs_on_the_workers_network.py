@@ -66,3 +66,23 @@ def test_bash_reaches_a_loopback_listener_only_through_the_proxy_and_is_refused_
     port = echo_server.url.rsplit(":", 1)[1]
     assert any(data.get("message", "").startswith(f"a program's connection to 127.0.0.1:{port} was refused: ")
                for kind, data in host.events if kind == "log")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 and os.system("unshare -rn true") != 0, reason="needs network namespaces")
+def test_a_stdio_mcp_server_is_a_program_too_its_only_way_out_is_the_proxy(fake_provider, echo_server):
+    server = os.path.join(REPO, "tests", "runs", "servers", "mcp_fetch.py")
+    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[fetcher]"),
+             "tools/fetcher.md": f"---\ntransport: mcp\nname: fetcher\ncommand: {sys.executable}\nargs: ['{server}']\n---\n"}
+    fake_provider.reply_tool_uses([("fetcher__proxy", {}), ("fetcher__fetch", {"url": echo_server.url + "/mcp"})])
+    fake_provider.reply_text("GOOD")
+    host = LocalHost(SECRETS)
+    result = run_step(desk(files), StepRequest(run_id="run_m", label="1", agent="worker", task="Do it.",
+                                               allow_private_urls=False), host)
+    assert result.status == "completed", result.error
+    replies = [block["content"] for block in fake_provider.requests[1].body["messages"][-1]["content"]]
+    assert replies[0] == "http://127.0.0.1:3128"
+    assert replies[1].startswith("HTTP 403 refused by foldrun: 127.0.0.1 resolves to 127.0.0.1: ")
+    assert echo_server.seen == []
+    port = echo_server.url.rsplit(":", 1)[1]
+    assert any(data.get("message", "").startswith(f"a program's connection to 127.0.0.1:{port} was refused: ")
+               for kind, data in host.events if kind == "log")  # said by the step's end at the latest

@@ -162,6 +162,9 @@ def test_without_the_opt_in_nothing_private_is_reached_and_the_trace_says_why(
     print("\nprogram egress, private addresses off:")
     for form, outcome in seen.items():
         print(f"  {form:28} {outcome[:110]}")
+    refusals = [line for line in logs if line.startswith("a program's connection to ")]
+    print(f"  {len(refusals)} refusal sentences on the trace; the loopback listener accepted "
+          f"{len(listener.accepted)} connections")
     assert listener.accepted == []  # the loopback listener saw no connection at all
     for name in LOOPBACK + ELSEWHERE + ["redis"]:
         assert seen[f"http {name}"].startswith("HTTP 403 refused by foldrun: "), name
