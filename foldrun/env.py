@@ -59,7 +59,12 @@ def env_url(name: str, default: str | None, *, schemes: tuple[str, ...]) -> str 
     value = os.environ.get(name)
     if value is None or value == "":
         return default
-    parsed = urlparse(value)
+    try:
+        parsed = urlparse(value)
+        parsed.password  # reading the netloc's parts checks it: an unclosed "[" or a bad port raises here
+        parsed.port
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} is not a valid URL ({exc}); check the host and port.") from None
     if parsed.scheme not in schemes:
         raise ImproperlyConfigured(
             f"{name}={_redact(value)!r} is not a valid URL; it must start with "
@@ -73,7 +78,11 @@ def env_url(name: str, default: str | None, *, schemes: tuple[str, ...]) -> str 
 
 def _redact(url: str) -> str:
     """Hide a password inside a URL so a start-up error never prints it."""
-    parsed = urlparse(url)
-    if parsed.password:
-        return url.replace(f":{parsed.password}@", ":***@")
+    try:
+        parsed = urlparse(url)
+        password = parsed.password
+    except ValueError:
+        return "(unreadable)"
+    if password:
+        return url.replace(f":{password}@", ":***@")
     return url

@@ -132,3 +132,15 @@ def test_malformed_vault_keys_stop_the_server_naming_the_variable():
                           timeout=120)
     assert done.returncode != 0
     assert "(vault.E001) FOLDRUN_VAULT_KEYS: entry 1 is not base64;" in done.stderr
+
+
+def test_a_database_url_with_a_broken_host_or_port_stops_start_up_with_a_sentence():
+    for broken in ("postgres://u:hunter2secret@[::1/x", "postgres://u:hunter2secret@db:99999/x",
+                   "postgres://u:hunter2secret@db:port/x"):
+        done = start(DATABASE_URL=broken)
+        assert done.returncode != 0
+        assert "DATABASE_URL is not a valid URL (" in done.stderr, done.stderr
+        assert "check the host and port." in done.stderr
+        # The settings' own error (a sentence naming the variable), not urllib's ValueError from deep inside.
+        assert done.stderr.strip().splitlines()[-1].startswith("django.core.exceptions.ImproperlyConfigured: ")
+        assert "hunter2secret" not in done.stderr
