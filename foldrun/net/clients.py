@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import httpx
 
 from . import guard
+from .malformed import port_problem, refusal
 from .transport import GuardedBackend, GuardedTransport
 
 # httpx logs every request's URL at INFO; a user-named URL can be a credential
@@ -50,6 +51,25 @@ def _no_cookies() -> http.cookiejar.CookieJar:
     return http.cookiejar.CookieJar(policy=http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
 
 
+class GuardedClient(httpx.Client):
+    """An httpx client whose every URL it cannot read is the guard's sentence (foldrun.net.malformed),
+    an httpx.HTTPError like every other failure of a call, never httpx.InvalidURL."""
+
+    def __init__(self, *args, allow_private: bool | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.allow_private = allow_private
+
+    def build_request(self, method: str, url, **kwargs) -> httpx.Request:  # type: ignore[override]
+        try:
+            request = super().build_request(method, url, **kwargs)
+        except (httpx.InvalidURL, UnicodeError):  # UnicodeError: an IDNA label the codec refuses
+            raise refusal(str(url), allow_private=self.allow_private) from None
+        bad_port = port_problem(request.url.port, request.url.host)
+        if bad_port is not None:
+            raise bad_port
+        return request
+
+
 _clients: dict[tuple, httpx.Client] = {}
 _transports: dict[tuple, GuardedTransport] = {}
 _lock = threading.Lock()
@@ -68,7 +88,7 @@ def client(role: str, *, deadline: float | None = None, allow_private: bool | No
         if made is None or made.is_closed:
             per_operation = min(spec.timeout, whole) if whole else spec.timeout
             transport = GuardedTransport(GuardedBackend(allow_private=allow_private), deadline_seconds=whole)
-            made = httpx.Client(transport=transport, trust_env=False, follow_redirects=False, cookies=_no_cookies(),
+            made = GuardedClient(transport=transport, trust_env=False, allow_private=allow_private, follow_redirects=False, cookies=_no_cookies(),
                                 timeout=httpx.Timeout(per_operation, connect=min(spec.connect, per_operation)))
             _clients[key] = made
             _transports[key] = transport

@@ -10,6 +10,7 @@ from __future__ import annotations
 import httpx
 
 from .guard import NoSuchHost, PrivateAddress, ResolveTimeout
+from .malformed import MalformedURL
 
 # Checked in order: subclasses before their parents (ConnectTimeout is a TimeoutException).
 _SENTENCES: tuple[tuple[type[BaseException], str], ...] = (
@@ -41,7 +42,7 @@ _OS_WORDS = (
 
 def describe(exc: BaseException) -> str:
     """A sentence for a failed outgoing call; never a class name or a traceback."""
-    if isinstance(exc, (PrivateAddress, NoSuchHost, ResolveTimeout)):
+    if isinstance(exc, (PrivateAddress, NoSuchHost, ResolveTimeout, MalformedURL)):
         return str(exc)  # already the guard's own sentences
     words = str(exc).lower()
     for needle, said in _OS_WORDS:

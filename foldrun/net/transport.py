@@ -21,6 +21,7 @@ import httpcore
 import httpx
 
 from .guard import NoSuchHost, Resolver, connect_addresses, deadline, left, policy
+from .malformed import port_problem, refusal
 from .target import request_target
 
 _EXCEPTIONS: list[tuple[type[Exception], type[httpx.HTTPError]]] = [
@@ -151,6 +152,7 @@ class GuardedTransport(httpx.BaseTransport):
                  limits: httpx.Limits | None = None) -> None:
         limits = limits or httpx.Limits(max_connections=50, max_keepalive_connections=20)
         self.deadline_seconds = deadline_seconds
+        self.allow_private = backend.allow_private
         context = httpx.create_ssl_context(trust_env=False)
         for ca_file in policy().ca_files:
             context.load_verify_locations(ca_file)
@@ -203,7 +205,13 @@ class GuardedTransport(httpx.BaseTransport):
         model call's streamed answer, whose every event the client layer's stream wrappers cost more CPU
         than its parsing. Sends no cookie, follows no redirect; `content` goes with its Content-Length."""
         # validated and IDNA-encoded as the client would (httpx.URL), its origin's parse kept across a site's pages
-        scheme, raw_scheme, raw_host, port, raw_path = request_target(url)
+        try:
+            scheme, raw_scheme, raw_host, port, raw_path = request_target(url)
+        except (httpx.InvalidURL, UnicodeError):  # the guard's sentence, not the library's refusal
+            raise refusal(url, allow_private=self.allow_private) from None
+        bad_port = port_problem(port, raw_host.decode("ascii", "replace"))
+        if bad_port is not None:
+            raise bad_port
         if scheme not in ("http", "https"):
             raise httpx.UnsupportedProtocol(f"Request URL has an unsupported protocol '{scheme}://'.")
         if not raw_host:

@@ -14,7 +14,7 @@ import re
 import threading
 import time
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urljoin, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import httpx
 import yaml
@@ -23,6 +23,7 @@ from foldrun import net
 from foldrun.contract.placeholders import PLACEHOLDER, fill_secrets
 
 from .base import Tool, ToolError, schema
+from .http_url import OutsideBase, fill_template, resolve
 from .registry import ToolPlan, register_transport
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -181,7 +182,7 @@ class HttpToolRuntime:
                     name=_tool_name(f"{self.name}_{op_id}"),
                     description=op.get("summary") or op.get("description") or f"{verb} {path}",
                     input_schema={"type": "object", "properties": props, "required": required},
-                    handler=self._typed_handler(verb, path, where),
+                    handler=self._typed_handler(verb, path, where, bool(op.get("requestBody"))),
                     limit_keys=[self.name],
                     writes=verb not in READ_METHODS,
                     outward=self.outward,
@@ -211,22 +212,38 @@ class HttpToolRuntime:
         )
 
     # -- calling ---------------------------------------------------------------
-    def _typed_handler(self, verb: str, path: str, where: dict[str, str]):
+    def _typed_handler(self, verb: str, path: str, where: dict[str, str], takes_body: bool):
+        op = f"{verb} {path}"
+
         def handler(args: dict, env: "ToolContext") -> str:
-            filled = path
+            # An argument the operation does not declare is refused, not sent as a query parameter: the
+            # allowlist is the document's operations as written.
+            declared = set(where) | ({"body"} if takes_body else set())
+            undeclared = sorted(k for k in args if k not in declared)
+            if undeclared:
+                takes = ", ".join(sorted(declared)) or "no arguments"
+                raise ToolError(f"{self.name}: {op} does not take {', '.join(undeclared)}; it takes {takes}"
+                                f" — nothing was sent")
             query: dict[str, Any] = {}
             headers: dict[str, str] = {}
+            in_path: dict[str, Any] = {}
             for key, value in args.items():
-                if key == "body":
+                place = where.get(key)
+                if key == "body" and place is None:
                     continue
-                place = where.get(key, "query")
                 if place == "path":
-                    filled = filled.replace("{" + key + "}", httpx.QueryParams({"v": str(value)})["v"])
+                    in_path[key] = value
                 elif place == "header":
                     headers[key] = str(value)
+                elif place == "cookie":
+                    headers["Cookie"] = "; ".join(filter(None, [headers.get("Cookie"), f"{key}={value}"]))
                 else:
                     query[key] = value
-            return self.call(env, verb, filled, query, args.get("body"), headers)
+            try:
+                filled = fill_template(path, in_path)
+            except OutsideBase as exc:
+                raise ToolError(f"{self.name}: {op}: {exc} — nothing was sent") from None
+            return self.call(env, verb, filled, query, args.get("body") if "body" not in where else None, headers)
 
         return handler
 
@@ -237,11 +254,10 @@ class HttpToolRuntime:
     def call(self, env: "ToolContext", method: str, path: str, query: dict, body: Any, headers: dict) -> str:
         if method not in self.methods:
             raise ToolError(f"{self.name}: {method} is not allowed; this tool allows {', '.join(sorted(self.methods))}")
-        if re.match(r"^[a-z]+://", path) or path.startswith("//"):
-            raise ToolError(f"{self.name}: the path must be relative to {self.base}")
-        url = urljoin(self.base.rstrip("/") + "/", path.lstrip("/"))
-        if urlsplit(url).netloc != urlsplit(self.base).netloc:
-            raise ToolError(f"{self.name}: the path must stay on {self.base}")
+        try:
+            url, in_path = resolve(self.base, path)
+        except OutsideBase as exc:
+            raise ToolError(f"{self.name}: {exc}") from None
         if env.is_test and (self.outward or method not in READ_METHODS):
             env.log(f"test run: {method} {self.name} {path} was not made — outward calls fail closed on a test run")
             raise ToolError(f"test run: {method} {path} was not sent — a test run makes no outward calls")
@@ -252,10 +268,9 @@ class HttpToolRuntime:
         all_headers.update(headers)
         # httpx replaces a URL's own query string with `params`, so a `?q=1` the model wrote in `path`
         # joins the params: the path's first, then the tool file's `query:`, then the call's `query`.
-        params = dict(parse_qsl(urlsplit(url).query, keep_blank_values=True))
+        params = dict(in_path)
         params.update({k: fill(v, secrets) for k, v in (self.meta.get("query") or {}).items()})
         params.update({k: v if isinstance(v, str) else json.dumps(v) for k, v in (query or {}).items()})
-        url = urlunsplit(urlsplit(url)._replace(query=""))
         waited = self.rate.wait()
         if waited > 0.01:
             env.log(f"{self.name}: waited {waited:.2f}s for its rate ({self.meta.get('rate')})")
@@ -268,7 +283,7 @@ class HttpToolRuntime:
         try:
             client = net.client("http_tool", allow_private=env.allow_private_urls)
             response = client.request(method, url, timeout=self.timeout, **kwargs)
-        except (net.PrivateAddress, net.NoSuchHost) as exc:  # checked at connect time, on the address connected to
+        except (net.PrivateAddress, net.NoSuchHost, net.MalformedURL) as exc:  # checked at connect time, on the address connected to
             raise ToolError(f"{self.name}: {method} {path}: {exc}") from None
         except httpx.TimeoutException:
             raise ToolError(f"{self.name}: {method} {path} timed out after {self.timeout:g}s") from None
