@@ -320,3 +320,21 @@ class Schedule(models.Model):
 
     def __str__(self) -> str:
         return f"{self.workspace} {self.flow} {self.cron}"
+
+
+class HookReceipt(models.Model):
+    """A signed inbound webhook that started a run, by its replay key (runs.hook_signing): the same signed
+    request again — within its timestamp's window, or, for a signature over the body alone, at any time —
+    finds its key here and starts nothing. Kept as long as the run it started."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    flow = models.CharField(max_length=100)
+    key = models.CharField(max_length=80)
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+", null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "flow", "key"], name="one_receipt_per_key")]
+
+    def __str__(self) -> str:
+        return f"{self.workspace} {self.flow} {self.key[:16]}"

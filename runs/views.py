@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from django.db import IntegrityError, transaction
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -16,15 +17,16 @@ from accounts.models import Workspace
 from foldrun.api import ApiError, NotFound
 from foldrun.openapi import error, errors, validated
 from foldrun.contract.model import find_flow
-from foldrun.parsers import _not_text
+from foldrun.parsers import check_depth, not_text
 
 from . import actions
-from .models import Run, RunStatus, Trigger
+from .hook_signing import Refusal, scheme_of, verify
+from .models import HookReceipt, Run, RunStatus, Trigger
 from . import serializers as s
 from .serializers import ArtifactSerializer, RunDetailSerializer, RunSerializer, ScheduleSerializer
 from .host import vault_lookup
 from .tooltest import run_tool_test
-from .triggers import schedules_of, signature_ok
+from .triggers import schedules_of
 
 PAGE_SIZE = 50
 
@@ -194,10 +196,13 @@ class HookView(APIView):
         200: OpenApiResponse(s.HookAnswerSerializer, description="This X-Foldrun-Delivery id was seen before: "
                                                                  "the run it started, nothing new."),
         202: OpenApiResponse(s.HookAnswerSerializer, description="The run it started."),
-        400: error(400, "The body holds a NUL character or a lone surrogate; nothing was started."),
-        401: error(401, "The flow wants an HMAC x-signature and it is missing or wrong."),
+        400: error(400, "The body holds a NUL character or a lone surrogate, or is JSON nested deeper than 100 "
+                        "levels; nothing was started."),
+        401: error(401, "The flow's `signature:` scheme (hmac, standard, github, stripe) wants a signature that is "
+                        "missing or wrong, or a signed timestamp more than 300 s from the server's clock."),
         404: error(404, "No such workspace, or the flow takes no webhooks."),
-        409: error(409, "The workspace has spent its budget."),
+        409: error(409, "The workspace has spent its budget, or this signed request was delivered before "
+                        "(`replayed`)."),
         413: error(413)},
         parameters=[OpenApiParameter("ws", OpenApiTypes.STR, OpenApiParameter.PATH,
                                      description="the workspace's public id, ws_…"),
@@ -205,7 +210,19 @@ class HookView(APIView):
                                      description="the sender's delivery id: a repeat (per flow, per day) starts "
                                                  "nothing new"),
                     OpenApiParameter("x-signature", OpenApiTypes.STR, OpenApiParameter.HEADER,
-                                     description="HMAC-SHA256 of the body, when the flow's webhook: asks for one")])
+                                     description="signature: hmac — the hex HMAC-SHA256 of the body"),
+                    OpenApiParameter("X-Foldrun-Timestamp", OpenApiTypes.STR, OpenApiParameter.HEADER,
+                                     description="signature: hmac — Unix seconds, signed by X-Foldrun-Signature"),
+                    OpenApiParameter("X-Foldrun-Signature", OpenApiTypes.STR, OpenApiParameter.HEADER,
+                                     description="signature: hmac — sha256=<hex HMAC-SHA256 of "
+                                                 "\"<timestamp>.<body>\">"),
+                    OpenApiParameter("webhook-signature", OpenApiTypes.STR, OpenApiParameter.HEADER,
+                                     description="signature: standard — Standard Webhooks, with webhook-id and "
+                                                 "webhook-timestamp"),
+                    OpenApiParameter("X-Hub-Signature-256", OpenApiTypes.STR, OpenApiParameter.HEADER,
+                                     description="signature: github — GitHub's sha256=<hex HMAC of the body>"),
+                    OpenApiParameter("Stripe-Signature", OpenApiTypes.STR, OpenApiParameter.HEADER,
+                                     description="signature: stripe — Stripe's t=<timestamp>,v1=<hex>")])
     def post(self, request, ws: str, flow: str):
         workspace = Workspace.objects.filter(public_id=ws).first()
         if workspace is None:
@@ -216,33 +233,73 @@ class HookView(APIView):
         if found is None or not isinstance(found.webhook, dict):
             raise NotFound()
         config = found.webhook
-        if str(config.get("signature") or "").lower() == "hmac":
-            name = str(config.get("secret") or "")
-            secret = vault_lookup(workspace, [name]).get(name, ("", ""))[0] if name else ""
-            if not signature_ok(raw, request.headers.get("x-signature"), secret):
-                raise ApiError("The x-signature header is missing or wrong; nothing was started.",
-                               code="bad_signature", status_code=401)
-        delivery = (request.headers.get("X-Foldrun-Delivery") or "").strip()[:100]
+        scheme = scheme_of(config)
+        name = str(config.get("secret") or "")
+        secret = vault_lookup(workspace, [name]).get(name, ("", ""))[0] if name and scheme != "none" else ""
+        try:
+            verified = verify(scheme, secret, raw, request.headers)
+        except Refusal as refused:
+            raise ApiError(refused.message, code=refused.code, status_code=401) from None
+        delivery = (request.headers.get("X-Foldrun-Delivery") or verified.signed_id
+                    or request.headers.get("X-GitHub-Delivery") or "").strip()[:100]
         earlier = actions.earlier_delivery(workspace, flow, delivery)
         if earlier is not None:
             return _duplicate(earlier)
+        inputs = _hook_inputs(raw)
         try:
-            body = json.loads(raw) if raw else {}
-        except ValueError:
-            body = raw.decode("utf-8", "replace")
-        where = _not_text(body)
-        if where is not None:
-            # \u0000 and a lone surrogate are legal JSON but no database column takes them (jsonb refuses
-            # them): the API parser's sentence, before anything is started.
-            raise ApiError(f"{where}: text may not hold a NUL character or a lone surrogate; nothing was started.",
-                           code="invalid", details={"field": where})
-        inputs = body if isinstance(body, dict) else {"body": body}
-        try:
-            run = actions.check_start_run(workspace=workspace, flow=flow, inputs=inputs, trigger=Trigger.WEBHOOK,
-                                          delivery_id=delivery)
+            run = _start_once(workspace, flow, inputs, delivery, verified.keys)
         except actions.DuplicateDelivery as duplicate:  # a simultaneous request with the same id won
             return _duplicate(duplicate.run)
+        except _Replayed:
+            earlier = actions.earlier_delivery(workspace, flow, delivery)
+            if earlier is not None:  # the same delivery, sent at once twice: its run is the answer
+                return _duplicate(earlier)
+            raise ApiError("This signed request was delivered before, and a replay starts nothing; a sender "
+                           "that means to send the same body again signs it anew.", code="replayed",
+                           status_code=409) from None
         return Response({"run": run.public_id, "status": run.status, "duplicate": False}, status=202)
+
+
+class _Replayed(Exception):
+    """The request's replay key is kept already: this signed request started a run before."""
+
+
+def _hook_inputs(raw: bytes) -> dict:
+    """A hook's body as the run's inputs: a JSON object is them, any other body their `body`."""
+    check_depth(raw, "nothing was started")
+    try:
+        body = json.loads(raw) if raw else {}
+    except ValueError:
+        body = raw.decode("utf-8", "replace")
+    where = not_text(body)
+    if where is not None:
+        # \u0000 and a lone surrogate are legal JSON but no database column takes them (jsonb refuses
+        # them): the API parser's sentence, before anything is started.
+        raise ApiError(f"{where}: text may not hold a NUL character or a lone surrogate; nothing was started.",
+                       code="invalid", details={"field": where})
+    return body if isinstance(body, dict) else {"body": body}
+
+
+def _start_once(workspace: Workspace, flow: str, inputs: dict, delivery: str, keys: list[str]) -> Run:
+    """Start the flow; with replay keys, only if the first is not kept yet, the keys kept with the run in one
+    transaction — a start refused (a budget, a broken flow) keeps nothing, so the sender's retry is not a
+    replay."""
+    if not keys:
+        return actions.check_start_run(workspace=workspace, flow=flow, inputs=inputs, trigger=Trigger.WEBHOOK,
+                                       delivery_id=delivery)
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                receipt = HookReceipt.objects.create(workspace=workspace, flow=flow, key=keys[0])
+        except IntegrityError:
+            raise _Replayed() from None
+        run = actions.check_start_run(workspace=workspace, flow=flow, inputs=inputs, trigger=Trigger.WEBHOOK,
+                                      delivery_id=delivery)
+        receipt.run = run
+        receipt.save(update_fields=["run"])
+        HookReceipt.objects.bulk_create([HookReceipt(workspace=workspace, flow=flow, key=key, run=run)
+                                         for key in keys[1:]], ignore_conflicts=True)
+    return run
 
 
 def _duplicate(run: Run) -> Response:

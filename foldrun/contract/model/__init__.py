@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from ..desk import AGENTS_MD
 from .agents import agent_of, agents_md_of, parse_mcp_server
-from .flows import flow_of, parse_steps
+from .flows import WEBHOOK_SCHEMES, flow_of, parse_steps, webhook_problems
 from .records import Agent, Concept, Defaults, Flow, McpServer, Runtime, Skill, Step, Tool, Verify
 from .skills import concept_of, find_agent, find_flow, skill_of
 from .tools import tool_of
@@ -61,5 +61,5 @@ __all__ = [
     "agent_of", "agents_md_of", "concept_of", "flow_of", "skill_of", "tool_of", "find_agent", "find_flow",
     "parse_steps", "parse_duration", "parse_rate", "cron_problem", "limit_key", "closest",
     "BUILTIN_GROUPS", "SDK_NAMES", "WEB_ACTIONS", "STEP_OPTIONS", "NAME_RE", "SECRET_NAME_RE", "PLACEHOLDER_RE",
-    "AGENTS_MD",
+    "AGENTS_MD", "WEBHOOK_SCHEMES", "webhook_problems",
 ]

@@ -179,6 +179,34 @@ def _apply_option(step: Step, key: str, value: str, line: int, path: str, proble
         step.limits = parsed
 
 
+# What a flow's `webhook: {signature: …}` may name: how an inbound webhook proves its sender (runs.hook_signing).
+WEBHOOK_SCHEMES = ("none", "hmac", "standard", "github", "stripe")
+_SCHEME_WORDS = {"none": "unsigned", "hmac": "foldrun's x-signature, or X-Foldrun-Signature with X-Foldrun-Timestamp",
+                 "standard": "Standard Webhooks' webhook-id, webhook-timestamp and webhook-signature",
+                 "github": "GitHub's X-Hub-Signature-256", "stripe": "Stripe's Stripe-Signature"}
+
+
+def webhook_problems(webhook: dict) -> list[tuple[str, str]]:
+    """(sentence, code) for each thing wrong with a flow's `webhook:` mapping."""
+    raw = webhook.get("signature")
+    if raw is None or raw is False:
+        scheme = "none"
+    else:
+        scheme = str(raw).strip().lower()
+    if scheme not in WEBHOOK_SCHEMES:
+        listed = "; ".join(f"{name} ({words})" for name, words in _SCHEME_WORDS.items())
+        return [(f"webhook: signature: {str(raw)[:40]} is not a scheme foldrun checks; write one of {listed}.",
+                 "flow.webhook_signature")]
+    secret = webhook.get("secret")
+    if scheme != "none" and (not isinstance(secret, str) or not secret.strip()):
+        return [(f"webhook: signature: {scheme} needs secret: — the NAME of the vault secret the sender signs with, "
+                 f"such as secret: INBOUND_KEY.", "flow.webhook_secret")]
+    if scheme == "none" and secret not in (None, ""):
+        return [("webhook: names secret: but no signature:, so nothing would check it; write signature: hmac "
+                 "(or standard, github, stripe), or drop secret:.", "flow.webhook_signature")]
+    return []
+
+
 def flow_of(desk: Desk, document: Document) -> Flow:
     """The Flow a flows/<name>.md describes (cached)."""
 
@@ -242,6 +270,9 @@ def flow_of(desk: Desk, document: Document) -> Flow:
         if webhook is not None:
             if isinstance(webhook, dict):
                 flow.webhook = webhook
+                for message, code in webhook_problems(webhook):
+                    problems.append(Finding(path, document.line_at("webhook", "signature")
+                                            or document.line_of("webhook"), "error", message, code))
             else:
                 err("webhook", "webhook: must be a mapping, such as webhook: {signature: hmac, secret: INBOUND_KEY}.", "flow.webhook")
         return flow
