@@ -27,6 +27,7 @@ from accounts.browsers import browser_versions
 from accounts.models import Workspace
 from foldrun.api import ApiError
 from foldrun.openapi import QueryBooleanField, error, errors
+from foldrun.parsers import check_depth
 from foldrun.contract import Desk, Finding, check, platform_from_versions
 from foldrun.contract.findings import sort_findings
 
@@ -140,6 +141,7 @@ class DeskJSONParser(BaseParser):
                 f"The request is larger than {limit:,} bytes (FOLDRUN_MAX_PUSH_BYTES); push the desk in parts.",
                 code="too_large", status_code=413,
             )
+        check_depth(data)  # nested past what the parser recurses through: a 400 naming the limit, not a 500
         try:
             return json.loads(data.decode("utf-8"))
         except (ValueError, UnicodeDecodeError) as exc:

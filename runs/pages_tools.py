@@ -15,6 +15,7 @@ from django.shortcuts import render
 
 from foldrun.api import ApiError
 from foldrun.contract.desk import AGENT, TOOL
+from foldrun.nesting import MAX_DEPTH, sentence, too_deep
 
 from . import actions
 from .pages import _scope
@@ -49,6 +50,8 @@ def tools_page(request: HttpRequest, ws: str) -> HttpResponse:
 def _test(workspace, form) -> dict:
     tool, agent, raw = str(form.get("tool") or ""), str(form.get("agent") or "") or None, form.get("arguments") or "{}"
     shown = {"tool": tool, "agent": agent or "", "arguments": raw}
+    if too_deep(str(raw)):
+        return {**shown, "ok": False, "result": f"arguments: {sentence()}; at most {MAX_DEPTH} are read."}
     try:
         arguments = json.loads(raw)
     except ValueError:

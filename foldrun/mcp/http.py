@@ -26,6 +26,7 @@ from starlette.types import Receive, Scope, Send
 from accounts.auth import InvalidToken, check_token
 from accounts.models import Membership
 from foldrun import incidents
+from foldrun.nesting import MAX_DEPTH, sentence, too_deep
 
 from .call import McpCall
 from .server import CALL_CONTEXT_KEY, build_server, in_thread
@@ -67,6 +68,32 @@ async def _unauthorized(send: Send, message: str, error: str) -> None:
                 [(b"www-authenticate", challenge.replace("`", "").encode("latin-1", "replace"))])
 
 
+async def _whole_body(receive: Receive) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            break
+    return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A receive that hands the SDK the body read already, then whatever the connection says next."""
+    given = False
+
+    async def again():
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return again
+
+
 class McpEndpoint:
     """The ASGI app mounted at `/mcp`. `lifespan()` must be entered once around serving
     (foldrun.asgi does it on the server's lifespan startup)."""
@@ -94,6 +121,15 @@ class McpEndpoint:
             await _json(send, 503, {"code": "server_error", "details": {"incident": code},
                                     "message": incidents.sentence("Checking the API token", code) + "; try again."})
             return
+        if scope.get("method") == "POST":
+            body = await _whole_body(receive)
+            if too_deep(body):
+                # before the SDK parses it: the same limit, and the same sentence, as the API's and the hooks'
+                await _json(send, 400, {"jsonrpc": "2.0", "id": None, "error": {
+                    "code": -32700, "message": f"Parse error: {sentence()}; at most {MAX_DEPTH} are read.",
+                    "data": {"limit": MAX_DEPTH}}})
+                return
+            receive = _replay(body, receive)
         scope = dict(scope)
         scope[CALL_CONTEXT_KEY] = call
         # The SDK's own notion of who calls: the token (never its value), for anything of the SDK that asks.
