@@ -277,7 +277,11 @@ def check_search_engine_url(value: object) -> str:
     text = value.strip()
     if not text:
         return ""
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - read for its ValueError
+    except ValueError:  # `[::1`, a port past 65535: not a URL, said as the check below says it
+        parts = urlsplit("")
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ApiError(f"search_engine_url {text[:200]!r} is not an http or https URL such as "
                        "https://search.example.com.", code="invalid", details={"field": "search_engine_url"})

@@ -52,6 +52,9 @@ def check_url(url: str) -> None:
         httpx.URL(url)
         hostname.encode("idna")
     except (httpx.InvalidURL, UnicodeError):  # an empty or over-long label: the IDNA codec refuses it
+        refused = net.refusal(url)
+        if isinstance(refused, net.PrivateAddress):  # `0177.0.0.1`: loopback as the resolver reads it
+            raise RefusedDestination(str(refused)) from None
         raise RefusedDestination("the webhook host is not a valid host name.") from None
 
 

@@ -17,16 +17,16 @@ from urllib.parse import urlsplit
 from .address import embedded, is_allowed, literal
 from .clients import ROLES, client, transport, transport_of
 from .errors import describe
-from .malformed import MalformedURL, refusal
 from .guard import (SENTENCE, NoSuchHost, Policy, PrivateAddress, ResolveTimeout, Resolver, allows_private,
                     checked_addresses, configure, connect_addresses, policy, restore, system_resolver)
+from .malformed import MalformedURL, refusal, unreadable
 from .transport import GuardedBackend, GuardedTransport
 from .wire import read_head
 
 __all__ = ["ROLES", "SENTENCE", "GuardedBackend", "GuardedTransport", "MalformedURL", "NoSuchHost", "Policy", "PrivateAddress",
            "ResolveTimeout", "Resolver", "allows_private", "check_url", "checked_addresses", "client", "configure",
            "connect_addresses", "describe", "embedded", "is_allowed", "literal", "policy", "read_head", "refusal", "restore",
-           "system_resolver", "transport", "transport_of"]
+           "system_resolver", "transport", "transport_of", "unreadable"]
 
 
 def check_url(url: str) -> list[str]:

@@ -75,3 +75,13 @@ def refusal(url: str, *, allow_private: bool | None = None) -> httpx.HTTPError:
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in url):
         return MalformedURL(f"{_shown(url)}: a URL may not hold a control character")
     return NoSuchHost(_shown(bare))
+
+
+def unreadable(url: str, *, allow_private: bool | None = None) -> httpx.HTTPError | None:
+    """The refusal for `url` when the HTTP library could not send it (see `refusal`), else None — for a
+    client outside foldrun.net's own (the MCP SDK's), asked before it is handed the URL."""
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, UnicodeError):
+        return refusal(url, allow_private=allow_private)
+    return port_problem(parsed.port, parsed.host)

@@ -38,12 +38,15 @@ def scrub_url(url: str) -> str:
     """The URL without `user:password@` — what is echoed to the model, the log and the trace."""
     try:
         parts = urlsplit(url)
-    except ValueError:
-        return url
+        port = parts.port
+    except ValueError:  # `[::1`, a port that is not one: cut the user info by hand
+        scheme, sep, rest = url.partition("://")
+        authority, _, tail = rest.partition("/")
+        return f"{scheme}{sep}{authority.rpartition('@')[2]}" + (f"/{tail}" if "/" in rest else "")
     if parts.username is None and parts.password is None:
         return url
     host = parts.hostname or ""
     if ":" in host:
         host = f"[{host}]"
-    netloc = host + (f":{parts.port}" if parts.port else "")
+    netloc = host + (f":{port}" if port else "")
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from foldrun import net
+
 from .errors import WebToolError
 from .net import scrub_url
 
@@ -55,7 +57,11 @@ def check_url(raw: object) -> str:
     if not isinstance(raw, str) or not raw.strip():
         raise WebToolError("fetch needs url= — the page to read")
     url = raw.strip()
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - read for its ValueError: a port that is not one
+    except ValueError:  # `[::1`, `:99999`: what the guard says of it, not a parser's complaint
+        raise WebToolError(f"{scrub_url(url)}: {net.refusal(url)}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise WebToolError(f"{scrub_url(url)}: fetch reads http and https URLs only")
     return url

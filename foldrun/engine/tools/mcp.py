@@ -104,9 +104,13 @@ class McpConnection:
         if self.meta.get("url"):
             from mcp.client.streamable_http import streamable_http_client
 
+            url = str(self.meta["url"])
+            problem = net.unreadable(url)  # a URL the SDK's client cannot read: the guard's sentence for it
+            if problem is not None:
+                raise problem
             headers = {k: fill(v, self.secrets) for k, v in (self.meta.get("headers") or {}).items()}
             # foldrun.net's guard: the server's address is checked when each connection is made.
-            return streamable_http_client(str(self.meta["url"]), http_client=mcp_client(headers))
+            return streamable_http_client(url, http_client=mcp_client(headers))
         if not self.meta.get("command"):
             raise ToolError(f"{self.name}: an MCP server needs `command:` (a local process) or `url:`")
         env = {k: fill(v, self.secrets) for k, v in (self.meta.get("env") or {}).items()}
