@@ -23,10 +23,10 @@ from .malformed import MalformedURL, refusal, unreadable
 from .transport import GuardedBackend, GuardedTransport
 from .wire import read_head
 
-__all__ = ["ROLES", "SENTENCE", "GuardedBackend", "GuardedTransport", "MalformedURL", "NoSuchHost", "Policy", "PrivateAddress",
-           "ResolveTimeout", "Resolver", "allows_private", "check_url", "checked_addresses", "client", "configure",
-           "connect_addresses", "describe", "embedded", "is_allowed", "literal", "policy", "read_head", "refusal", "restore",
-           "system_resolver", "transport", "transport_of", "unreadable"]
+__all__ = ["ROLES", "SENTENCE", "GuardedBackend", "GuardedTransport", "MalformedURL", "NoSuchHost", "Policy",
+           "PrivateAddress", "ResolveTimeout", "Resolver", "allows_private", "check_url", "checked_addresses", "client",
+           "configure", "connect_addresses", "describe", "embedded", "is_allowed", "literal", "policy", "read_head",
+           "refusal", "restore", "system_resolver", "transport", "transport_of", "unreadable"]
 
 
 def check_url(url: str) -> list[str]:

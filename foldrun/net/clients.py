@@ -88,7 +88,8 @@ def client(role: str, *, deadline: float | None = None, allow_private: bool | No
         if made is None or made.is_closed:
             per_operation = min(spec.timeout, whole) if whole else spec.timeout
             transport = GuardedTransport(GuardedBackend(allow_private=allow_private), deadline_seconds=whole)
-            made = GuardedClient(transport=transport, trust_env=False, allow_private=allow_private, follow_redirects=False, cookies=_no_cookies(),
+            made = GuardedClient(transport=transport, trust_env=False, allow_private=allow_private,
+                                 follow_redirects=False, cookies=_no_cookies(),
                                 timeout=httpx.Timeout(per_operation, connect=min(spec.connect, per_operation)))
             _clients[key] = made
             _transports[key] = transport

@@ -95,7 +95,8 @@ def test_an_http_tool_whose_base_is_hostile_answers_with_a_sentence(alice_api, w
 def test_a_remote_mcp_server_at_a_hostile_url_answers_with_a_sentence(alice_api, workspace):
     for url in ["http://0177.0.0.1/mcp", "http://127.000.000.001/mcp", "http://[::ffff:127.0.0.1]/mcp",
                 "http://2130706433/mcp", "http://example.com:99999/mcp", "http://[zz]/mcp", "http://\u2488.com/"]:
-        push(workspace, {"tools/remote.md": f"---\ntransport: mcp\nname: remote\ndescription: Remote.\nurl: {url}\n---\n"})
+        push(workspace, {"tools/remote.md": f"---\ntransport: mcp\nname: remote\ndescription: Remote.\n"
+                                            f"url: {url}\n---\n"})
         response = _tool_test(alice_api, "remote", {})
         answer = _answered(response, url)
         assert not CLASS_NAME.search(answer), (url, answer)

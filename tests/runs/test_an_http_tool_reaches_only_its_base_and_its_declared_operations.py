@@ -50,7 +50,8 @@ def results(fake) -> list[str]:
 
 
 def one_call(fake, api, tool: str, args: dict, *, tools: str = "[shop, plain]", operations: bool = True) -> str:
-    files = {"agents/worker/agent.md": agent_md("worker", fake, tools=tools), **tool_files(api.url, operations=operations)}
+    files = {"agents/worker/agent.md": agent_md("worker", fake, tools=tools),
+             **tool_files(api.url, operations=operations)}
     fake.reply_tool_use(tool, args)
     fake.reply_text("GOOD")
     run_step(desk(files), StepRequest(run_id="run_t", label="1", agent="worker", task="Do it.",

@@ -283,7 +283,7 @@ class HttpToolRuntime:
         try:
             client = net.client("http_tool", allow_private=env.allow_private_urls)
             response = client.request(method, url, timeout=self.timeout, **kwargs)
-        except (net.PrivateAddress, net.NoSuchHost, net.MalformedURL) as exc:  # checked at connect time, on the address connected to
+        except (net.PrivateAddress, net.NoSuchHost, net.MalformedURL) as exc:  # the guard's own sentences
             raise ToolError(f"{self.name}: {method} {path}: {exc}") from None
         except httpx.TimeoutException:
             raise ToolError(f"{self.name}: {method} {path} timed out after {self.timeout:g}s") from None
