@@ -233,7 +233,10 @@ class ModelClient:
         if supply.format == "anthropic":
             headers["anthropic-version"] = ANTHROPIC_VERSION
         url = supply.endpoint()
-        parsed = urlparse(url)
+        try:
+            parsed = urlparse(url)
+        except ValueError:  # `[zz]`, `[::1`: said as the guard says a host it cannot read
+            raise ProviderError(f"base_url: {net.refusal(url)}", verdict="unreachable") from None
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise ProviderError(f"base_url {supply.base_url!r} is not a URL", verdict="unreachable")
         self.requests += 1
@@ -248,7 +251,7 @@ class ModelClient:
                     return self._answer(supply, answer, answer.headers, answer.raw_headers, stop_sequences)
             with self.http.stream("POST", url, headers=headers, content=content, **self._per_request) as response:
                 return self._answer(supply, response, response.headers, response.headers.raw, stop_sequences)
-        except (net.PrivateAddress, net.NoSuchHost) as exc:
+        except (net.PrivateAddress, net.NoSuchHost, net.MalformedURL) as exc:
             raise ProviderError(f"base_url: {exc}", verdict="unreachable") from None
         except httpx.TimeoutException:
             raise ProviderError(f"the provider at {supply.host} did not answer in time",

@@ -59,7 +59,7 @@ def production_network(settings):
 
 def _said(text: str, url: str) -> None:
     """`text` is a sentence for `url`: the guard's for a non-public address, and no class name for any."""
-    assert text and not CLASS_NAME.search(text), (url, text)
+    assert text and not CLASS_NAME.search(text) and "internal error" not in text, (url, text)
     if url in PRIVATE:
         assert PRIVATE[url] in text and GUARD in text, (url, text)
 
@@ -136,3 +136,20 @@ def test_the_accounts_search_engine_url_refuses_a_hostile_one_with_a_sentence(al
         assert response.status_code < 500, (url, response.status_code)
         if response.status_code == 400:
             assert not CLASS_NAME.search(response.json()["message"]), url
+
+
+def test_a_provider_whose_base_url_is_hostile_fails_the_step_with_a_sentence():
+    from foldrun.engine import StepRequest, run_step
+    from foldrun.engine.local import LocalHost
+    from tests.runs.engine_helpers import SECRETS, desk
+
+    for url in ["http://0177.0.0.1/", "http://127.000.000.001/", "http://[::ffff:127.0.0.1]/", "http://2130706433/",
+                "http://example.com:99999/", "http://[zz]/", "http://\u2488.com/", "http://a@127.0.0.1/"]:
+        agent = (f"---\nname: worker\ndescription: test agent\ntools: [read]\n"
+                 f"provider: {{name: anthropic, base_url: {json.dumps(url)}, key: '${{ANTHROPIC_API_KEY}}', "
+                 f"model: claude-sonnet-4-5}}\n---\nYou work.\n")
+        result = run_step(desk({"agents/worker/agent.md": agent}),
+                          StepRequest(run_id="run_t", label="1", agent="worker", task="Do it."), LocalHost(SECRETS))
+        assert result.status == "failed", url
+        _said(result.error or "", url)
+        assert result.error.startswith("base_url: "), (url, result.error)
