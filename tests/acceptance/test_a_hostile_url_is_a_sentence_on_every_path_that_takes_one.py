@@ -1,7 +1,7 @@
 """Issue 29, item 5: a corpus of hostile URLs — loopback written every way a resolver reads it, user-info
 tricks, over-long and unicode hosts, bad ports, no host, control characters — fed to every path that takes a
 URL, with private addresses switched off as in production: an http tool's `base`, `web action=fetch`,
-`web action=crawl`, a remote MCP server's `url`, an openapi document's URL, a webhook destination, a
+`web action=crawl`, `web action=browse`, a remote MCP server's `url`, an openapi document's URL, a webhook destination, a
 provider's `base_url`, the account's search engine. Each answers a sentence — the guard's own for every
 form of a non-public address — and never a 5xx or a class name."""
 from __future__ import annotations
@@ -153,3 +153,13 @@ def test_a_provider_whose_base_url_is_hostile_fails_the_step_with_a_sentence():
         assert result.status == "failed", url
         _said(result.error or "", url)
         assert result.error.startswith("base_url: "), (url, result.error)
+
+
+@pytest.mark.e2e
+def test_web_browse_answers_hostile_urls_with_a_sentence_and_opens_none(alice_api, workspace):
+    for url in ["http://0177.0.0.1/", "http://127.000.000.001/", "http://[::ffff:127.0.0.1]/", "http://[::1/",
+                "http://[zz]/", "http://example.com:99999/", "http://a@127.0.0.1/", "http://2130706433/"]:
+        answer = _answered(_tool_test(alice_api, "web", {"action": "browse", "url": url}), url)
+        assert not CLASS_NAME.search(answer) and "internal error" not in answer, (url, answer)
+        assert "resolves to" in answer or "port" in answer or "does not resolve" in answer, (url, answer)
+        _said(answer, url)

@@ -5,6 +5,7 @@ import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from foldrun import net
 from foldrun.contract import web_engines as W
 
 from ..errors import WebToolError
@@ -83,6 +84,11 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
         if kept:
             raise WebToolError(f"browse: {kept[0]}= is the browser session's own setting here — this step browses "
                                f"in a session; drop it")
+    if url is not None:
+        try:
+            urlsplit(url).port  # noqa: B018 - read for its ValueError: `[::1`, a port that is not one
+        except ValueError:  # what the guard says of it, as fetch does
+            raise WebToolError(f"{scrub_url(url)}: {net.refusal(url)}") from None
     if url is not None and (urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname):
         raise WebToolError(f"{scrub_url(url)}: browse opens http and https URLs only")
     explicit_mode = args.get("mode") not in (None, "")
