@@ -1,9 +1,9 @@
 """Issue 29, item 5: a corpus of hostile URLs — loopback written every way a resolver reads it, user-info
 tricks, over-long and unicode hosts, bad ports, no host, control characters — fed to every path that takes a
 URL, with private addresses switched off as in production: an http tool's `base`, `web action=fetch`,
-`web action=crawl`, `web action=browse`, a remote MCP server's `url`, an openapi document's URL, a webhook destination, a
+`crawl` and `browse`, a remote MCP server's `url`, an openapi document's URL, a webhook destination, a
 provider's `base_url`, the account's search engine. Each answers a sentence — the guard's own for every
-form of a non-public address — and never a 5xx or a class name."""
+form of a non-public address — and never a 5xx, a class name or an internal error."""
 from __future__ import annotations
 
 import json
