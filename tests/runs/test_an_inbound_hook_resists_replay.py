@@ -238,3 +238,29 @@ def _utc(seconds: int):
     import datetime as dt
 
     return dt.datetime.fromtimestamp(seconds, tz=dt.timezone.utc)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("scheme", ["standard", "hmac"])
+def test_a_foldrun_notification_starts_another_installs_flow_once_and_its_redelivery_is_the_duplicate(
+        hooked, account, live_server, scheme):
+    from foldrun import net
+    from notify.actions import do_record_delivery, do_redeliver, perform_attempt
+    from notify.models import Delivery
+    from tests.notify.conftest import write_agents_md
+
+    from accounts.models import Workspace
+
+    sender = Workspace.objects.create(account=account, name="sender-desk")
+    do_set_secret(account, None, "OPS_SIGNING_KEY", value=SECRET)
+    write_agents_md(sender, f"---\nnotify:\n  url: {live_server.url}/api/hooks/{hooked.public_id}/{scheme}\n"
+                            f"  signing_secret: OPS_SIGNING_KEY\n---\n")
+    try:
+        delivery = do_record_delivery(sender, "failed", '{"order": "B-2"}')
+        first = perform_attempt(delivery.pk)
+        again = do_redeliver(Delivery.objects.get(pk=delivery.pk))
+    finally:
+        net.configure()  # the shared webhook connections closed, and the live server's threads with them
+    assert (first.attempt.ok, first.attempt.status_code) == (True, 202), first.attempt.response_excerpt
+    assert again.status_code == 200 and json.loads(again.response_excerpt)["duplicate"] is True
+    assert runs(scheme) == 1
