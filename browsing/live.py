@@ -23,7 +23,10 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from .relay import GONE, REFUSED, _live_session
-from .tokens import token_ok
+from .tokens import DRIVE, WATCH, token_ok
+
+# The session's key or a watch-only token (the dashboard's link for a member who may only read).
+SEES = (DRIVE, WATCH)
 
 PAGE = re.compile(r"^/v1/sessions/(?P<id>sess_us_[0-9a-z]{24})/watch/?$")
 FRAMES = re.compile(r"^/v1/sessions/(?P<id>sess_us_[0-9a-z]{24})/live/?$")
@@ -71,7 +74,7 @@ async def _answer(send: Any, status: int, page: bytes) -> None:
 async def _page(scope: dict, send: Any) -> None:
     public_id = PAGE.match(scope["path"]).group("id")
     token = _token(scope)
-    if not token_ok(public_id, token):
+    if not token_ok(public_id, token, uses=SEES):
         await _answer(send, 403, _html("Live view", f"<p>{EXPIRED}</p>"))
         return
     if await _live_session(public_id) is None:
@@ -95,7 +98,7 @@ async def _frames(scope: dict, receive: Any, send: Any) -> None:
     # Accepted before any refusal, so a program reading the socket gets the sentence as the close reason (a
     # refused handshake carries none).
     await send({"type": "websocket.accept"})
-    if not token_ok(public_id, _token(scope)):
+    if not token_ok(public_id, _token(scope), uses=SEES):
         await send({"type": "websocket.close", "code": REFUSED, "reason": EXPIRED})
         return
     session = await _live_session(public_id)

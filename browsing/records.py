@@ -37,8 +37,11 @@ def summary(session: BrowserSession) -> dict[str, Any]:
             "endReason": session.end_reason or None, "title": session.title}
 
 
-def record(session: BrowserSession, *, base: str | None = None) -> dict[str, Any]:
-    """The whole record; an open session's has its endpoints and a fresh short-lived token."""
+def record(session: BrowserSession, *, may_act: bool, base: str | None = None) -> dict[str, Any]:
+    """The whole record. An open session's has its endpoints; for a member whose role may act (`may_act`) they
+    carry a fresh short-lived token, the session's key, and the record has it as `token`. A member who may only
+    read gets the status and `endpoints.http`, and neither `token` nor a CDP or live address: the token drives
+    the browser (its tabs, its cookies), which is acting."""
     out = summary(session)
     out.update({"reason": session.status_reason, "liveAt": stamp(session.live_at),
                 "lastActivityAt": stamp(session.last_activity_at),
@@ -47,7 +50,9 @@ def record(session: BrowserSession, *, base: str | None = None) -> dict[str, Any
     if session.options.get("record"):
         out["recording"] = {"available": bool(session.recording), "bytes": session.recording_bytes,
                             "url": f"{_root(base)}/v1/sessions/{session.public_id}/recording"}
-    if session.status != SessionStatus.CLOSED:
+    if session.status != SessionStatus.CLOSED and not may_act:
+        out["endpoints"] = {"http": f"{_root(base)}/v1/sessions/{session.public_id}", "cdp": None, "live": None}
+    elif session.status != SessionStatus.CLOSED:
         token, expires = session_token(session.public_id)
         http = f"{_root(base)}/v1/sessions/{session.public_id}"
         root = _root(base)

@@ -131,9 +131,10 @@ def openapi_devices(result: dict, generator, request, public) -> dict:
 class EndpointsSerializer(serializers.Serializer):
     http = serializers.CharField(help_text="this record")
     cdp = serializers.CharField(allow_null=True, help_text="the browser's DevTools (a WebSocket, with the session "
-                                                          "token); null until live, or when the install's public "
-                                                          "address is unknown (FOLDRUN_PUBLIC_URL)")
-    live = serializers.CharField(allow_null=True, help_text="a WebSocket (wss:// on an https install) of the session's screen as JPEG frames, base64 text, closed when the session ends (watch-only, with the session token; /v1/sessions/<id>/watch is its page for a person); null until live, or when the install's public address is unknown")
+                                                          "token); null until live, for a member whose role may "
+                                                          "only read, or when the install's public address is "
+                                                          "unknown (FOLDRUN_PUBLIC_URL)")
+    live = serializers.CharField(allow_null=True, help_text="a WebSocket (wss:// on an https install) of the session's screen as JPEG frames, base64 text, closed when the session ends (watch-only, with the session token; /v1/sessions/<id>/watch is its page for a person); null until live, for a member whose role may only read, or when the install's public address is unknown")
 
 
 class SessionSummarySerializer(serializers.Serializer):
@@ -160,7 +161,8 @@ class SessionSerializer(SessionSummarySerializer):
     queuedUntil = serializers.DateTimeField(allow_null=True)  # noqa: N815
     options = serializers.DictField(help_text="the options it was opened with; header values left out")
     recording = RecordingSerializer(required=False)
-    token = serializers.CharField(required=False, help_text="short-lived session token, while open")
+    token = serializers.CharField(required=False, help_text="short-lived session token, while open; only for a "
+                                                             "member whose role may act (it drives the browser)")
     tokenExpiresAt = serializers.DateTimeField(required=False)  # noqa: N815
     endpoints = EndpointsSerializer(required=False)
 

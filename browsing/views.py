@@ -56,7 +56,7 @@ class SessionsView(ScopedAPIView):
                 session = actions.wait_live(session)
         except SessionError as exc:
             raise _refusal(exc) from None
-        return Response(record(session, base=_base(request)), status=201)
+        return Response(record(session, may_act=True, base=_base(request)), status=201)
 
 
 class SessionView(ScopedAPIView):
@@ -67,7 +67,8 @@ class SessionView(ScopedAPIView):
             session = actions.scoped_session(self.account, session_id)
         except SessionError as exc:
             raise _refusal(exc) from None
-        return Response(record(session, base=_base(request)))
+        # The session's key (token, endpoints.cdp) only for a role that may act: a viewer reads its status.
+        return Response(record(session, may_act=self.membership.can_write, base=_base(request)))
 
     @extend_schema(operation_id="sessions_stop", responses={
         200: OpenApiResponse(StopSerializer, description="stopped; safe to repeat (closed: false the next time)"),

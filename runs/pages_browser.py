@@ -21,7 +21,7 @@ from accounts.access import current_membership, workspace_for_user
 from accounts.models import Workspace
 from browsing.models import BrowserSession, SessionStatus, SkillRun, Task, TaskStatus
 from browsing.reports import skill_report
-from browsing.tokens import session_token
+from browsing.tokens import WATCH, session_token
 from foldrun.ranged import ranged_file
 
 from .models import Run
@@ -132,8 +132,10 @@ def sessions_page(request: HttpRequest, ws: str) -> HttpResponse:
         session.css = status_css(session.status)
         session.recorded = recording_of(session) is not None
         session.ending = (session.get_end_reason_display() if session.end_reason else "")
-        # A live one's screen, to watch (browsing/live.py), with a fresh short-lived token of its own.
-        session.watch = (f"/v1/sessions/{session.public_id}/watch?token={session_token(session.public_id)[0]}"
+        # A live one's screen, to watch (browsing/live.py), with a fresh watch-only token: the live view takes it,
+        # the CDP relay does not, so a link on this page never drives the browser, whoever reads it.
+        session.watch = (f"/v1/sessions/{session.public_id}/watch?token="
+                         f"{session_token(session.public_id, use=WATCH)[0]}"
                          if session.status == SessionStatus.LIVE else "")
     return render(request, "runs/sessions.html", {"section": "home", "workspace": workspace,
                                                   "sessions": sessions, "shown": SESSIONS_SHOWN})

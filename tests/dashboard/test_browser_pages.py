@@ -10,7 +10,7 @@ from django.test import Client
 
 from accounts.models import Workspace
 from browsing.models import BrowserSession, SkillRun, Task
-from browsing.tokens import token_ok
+from browsing.tokens import WATCH, token_ok
 
 from . import browser_rows as rows
 
@@ -134,7 +134,8 @@ def test_a_live_session_on_the_sessions_tab_links_its_watch_page_with_a_token_th
     live_row = live_row[:live_row.index("</tr>")]
     link = re.search(rf'<a class="small" href="/v1/sessions/{live.public_id}/watch\?token=([^"]+)" '
                      rf'rel="noreferrer">watch</a>', live_row)
-    assert link is not None and token_ok(live.public_id, html.unescape(link.group(1)))
+    assert link is not None and token_ok(live.public_id, html.unescape(link.group(1)), uses=(WATCH,))
+    assert not token_ok(live.public_id, html.unescape(link.group(1)))  # watch-only: the CDP relay refuses it
     closed_row = page[page.index(f'<tr id="{recorded.session.public_id}">'):]
     assert "/watch?" not in closed_row[:closed_row.index("</tr>")]  # an ended session has nothing to watch
 

@@ -89,7 +89,7 @@ def create_session(call: McpCall, args: dict) -> ToolResult:
     session = actions.do_create_session(call.account, opts, user=call.user)
     if session.queued_until is None:
         session = actions.wait_live(session)
-    return ok_json(record(session))
+    return ok_json(record(session, may_act=True))
 
 
 @mcp_tool(name="list_sessions", input_schema={"type": "object", "properties": {}}, description=(
@@ -99,9 +99,11 @@ def list_sessions(call: McpCall, args: dict) -> ToolResult:
 
 
 @mcp_tool(name="get_session", input_schema=_ID_SCHEMA, description=(
-    "Read one session: its status and, while it is open, its endpoints."))
+    "Read one session: its status and, while it is open, its endpoints (with the session token for a role that "
+    "may act; a read-only member gets the status only)."))
 def get_session(call: McpCall, args: dict) -> ToolResult:
-    return ok_json(record(actions.scoped_session(call.account, _session_id(args))))
+    # The session's key (token, endpoints.cdp) only for a role that may act: a viewer reads its status.
+    return ok_json(record(actions.scoped_session(call.account, _session_id(args)), may_act=call.can_write))
 
 
 @mcp_tool(name="stop_session", acts=True, input_schema=_ID_SCHEMA, description=(
