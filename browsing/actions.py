@@ -1,8 +1,10 @@
-"""Opening, finding and stopping sessions; the account's capacity.
+"""Opening, finding and stopping sessions; the account's limit and the install's browser capacity.
 
-`check_create_session` reads the options; `do_create_session` takes a place in the account's capacity (or a
-place in its queue) and enqueues the keeper by name once the row is committed. A session's browser is the
-keeper's (browsing/keeper.py); nothing here starts a process.
+`check_create_session` reads the options; `do_create_session` takes a place (or a place in the queue) and
+enqueues the keeper by name once the row is committed. A session's browser is the keeper's (browsing/keeper.py),
+on the browser service — a worker of its own, on its own queue, whose slots are the install's browser capacity;
+nothing here starts a process, and nothing here waits for a worker to decide whether there is room: the places
+are counted in the database, under a lock, so a full account or a full install is `capacity_exceeded` at once.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import time
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.models import Account
@@ -29,17 +31,60 @@ KEEP_TASK = "browsing.keep_session"
 CAPACITY_POLL_SECONDS = 0.25
 # The code a caller gets for a session that closed before it was live, by why it closed.
 CODE_OF_END = {EndReason.NAVIGATION_BLOCKED: "navigation_blocked", EndReason.CAPACITY_TIMEOUT: "capacity_timeout"}
+# PostgreSQL's transaction-scoped advisory lock that makes the install's capacity decisions one at a time (any
+# number unlikely to be another lock's; SQLite's IMMEDIATE transactions are one at a time already).
+POOL_LOCK = 0x62726F7773  # "brows"
+OPEN = [SessionStatus.STARTING, SessionStatus.LIVE]
 
 
 def capacity() -> int:
+    """The sessions one account may have open at once (FOLDRUN_BROWSER_MAX_SESSIONS)."""
     return int(settings.FOLDRUN_BROWSER_MAX_SESSIONS)
 
 
+def install_capacity() -> int:
+    """The browsers this install keeps open at once: the browser service's slots (FOLDRUN_BROWSER_CAPACITY)."""
+    return int(settings.FOLDRUN_BROWSER_CAPACITY)
+
+
+def holding_a_browser():  # noqa: ANN201 - a QuerySet
+    """Every session holding a browser place (or about to): open and not waiting in a queue."""
+    return BrowserSession.objects.filter(status__in=OPEN, queued_until__isnull=True)
+
+
 def open_sessions(account_id: int):  # noqa: ANN201 - a QuerySet
-    """The sessions holding a browser (or about to): open and not waiting in the queue."""
-    return BrowserSession.objects.filter(account_id=account_id, status__in=[SessionStatus.STARTING,
-                                                                            SessionStatus.LIVE],
-                                         queued_until__isnull=True)
+    """The account's sessions holding a browser (or about to): open and not waiting in the queue."""
+    return holding_a_browser().filter(account_id=account_id)
+
+
+def _lock_places(account_id: int) -> None:
+    """Inside a transaction: the install's and the account's capacity decisions, one at a time, so two callers
+    never take the last place together."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [POOL_LOCK])
+    Account.objects.select_for_update().filter(pk=account_id).first()
+
+
+def _no_place(account_id: int) -> tuple[str, int, int] | None:
+    """Under the lock: None when a new session fits, else (whose places are full, open, capacity)."""
+    used = open_sessions(account_id).count()
+    if used >= capacity():
+        return "account", used, capacity()
+    everyone = holding_a_browser().count()
+    if everyone >= install_capacity():
+        return "install", everyone, install_capacity()
+    return None
+
+
+def _refusal(full: tuple[str, int, int], waited_ms: int) -> SessionError:
+    scope, used, limit = full
+    waited = f" after waiting {waited_ms:,} ms" if waited_ms else ""
+    what = (f"Every browser of this account is busy ({used} of {limit} sessions open)" if scope == "account" else
+            f"Every browser of this install is busy ({used} of {limit} browsers open)")
+    return SessionError("capacity_exceeded", f"{what}{waited}. Stop a session with stop_session, pass "
+                                             f"waitForCapacityMs to wait for one, or queueForCapacity to queue.",
+                        {"open": used, "capacity": limit, "scope": scope})
 
 
 def check_create_session(account: Account, body: Any) -> SessionOptions:
@@ -48,15 +93,15 @@ def check_create_session(account: Account, body: Any) -> SessionOptions:
 
 
 def do_create_session(account: Account, opts: SessionOptions, *, user: Any = None) -> BrowserSession:
-    """A new session: `starting` with its keeper enqueued, or queued (queueForCapacity) when every browser
-    is busy; waits up to waitForCapacityMs for a free one first. SessionError("capacity_exceeded") when none."""
+    """A new session: `starting` with its keeper enqueued, or queued (queueForCapacity) when the account's
+    sessions or the install's browsers are all taken; waits up to waitForCapacityMs for a free place first.
+    SessionError("capacity_exceeded") when none — at once when it need not wait."""
     deadline = time.monotonic() + opts.wait_for_capacity_ms / 1000
     while True:
         with transaction.atomic():
-            # One account's capacity decisions one at a time: two callers never take the last place together.
-            Account.objects.select_for_update().filter(pk=account.pk).first()
-            used = open_sessions(account.pk).count()
-            if used < capacity():
+            _lock_places(account.pk)
+            full = _no_place(account.pk)
+            if full is None:
                 session = _new_session(account, opts, user, queued_until=None)
                 send_after_commit(KEEP_TASK, session.pk)
                 return session
@@ -64,11 +109,7 @@ def do_create_session(account: Account, opts: SessionOptions, *, user: Any = Non
                 until = timezone.now() + dt.timedelta(seconds=opts.queue_seconds)
                 return _new_session(account, opts, user, queued_until=until)
         if time.monotonic() >= deadline:
-            waited = f" after waiting {opts.wait_for_capacity_ms:,} ms" if opts.wait_for_capacity_ms else ""
-            raise SessionError("capacity_exceeded",
-                               f"Every browser of this account is busy ({used} of {capacity()} sessions open){waited}. "
-                               f"Stop a session with stop_session, pass waitForCapacityMs to wait for one, or "
-                               f"queueForCapacity to queue.", {"open": used, "capacity": capacity()})
+            raise _refusal(full, opts.wait_for_capacity_ms)
         time.sleep(CAPACITY_POLL_SECONDS)
 
 
@@ -97,18 +138,19 @@ def _new_session(account: Account, opts: SessionOptions, user: Any, *,
                              options=opts.public(), engine=opts.engine, title=opts.title, queued_until=queued_until,
                              private_addresses=net.allows_private())
     seal_secrets(session, opts.headers, opts.proxy_url)
-    session.status_reason = ("queued: every browser of the account was busy" if queued_until
-                             else "waiting for a worker to start its browser")
+    session.status_reason = ("queued: every browser place of the account or the install was taken" if queued_until
+                             else "waiting for the browser service to start its browser")
     session.save()
     return session
 
 
 def promote_queued(account_id: int) -> int:
-    """Start the oldest queued sessions of the account that now fit in its capacity; how many started."""
+    """Start the oldest queued sessions of the account that now fit in its limit and the install's capacity;
+    how many started."""
     started = 0
     with transaction.atomic():
-        Account.objects.select_for_update().filter(pk=account_id).first()
-        free = capacity() - open_sessions(account_id).count()
+        _lock_places(account_id)
+        free = min(capacity() - open_sessions(account_id).count(), install_capacity() - holding_a_browser().count())
         if free <= 0:
             return 0
         waiting = list(BrowserSession.objects.filter(account_id=account_id, status=SessionStatus.STARTING,

@@ -4,7 +4,7 @@ Where it runs, and why: a session's browser must outlive the HTTP request (or MC
 and a web process is the wrong owner — it is recycled, scaled and restarted at will, and a browser it
 started would die with it or, worse, live on unwatched. A worker is where the account's browser pool
 already lives (DESIGN.md, "The account's browser pool"), so the keeper is a Celery task,
-`browsing.keep_session`, that a worker runs for as long as the session is open: it launches Chromium as
+`browsing.keep_session`, that the browser service's worker runs for as long as the session is open: it launches Chromium as
 its own child (dying with it), holds the lease on the session row with a heartbeat, and watches. Callers —
 the web process's MCP handlers and REST views, a quick tool, the browser agent's step — never own the
 browser: they connect to it over CDP (`browsing.attach`) and disconnect, and the page and its cookies stay.
@@ -20,8 +20,13 @@ Liveness is the lease and nothing else. A keeper killed with -9 stops renewing; 
 sentence. A keeper that finds its lease taken stops its browser and commits nothing. A session closed by
 anyone else (stop_session, the idle or max-duration sweep) is seen on the next tick and its browser stopped.
 
-The cost: one worker slot per open session, which is what the account's capacity counts. A worker told
-to stop (a warm shutdown) closes the sessions it keeps at once, saying so, rather than waiting for them.
+The cost: one slot of the browser service per open session. The keepers have a queue of their own, taken by
+a worker of its own (foldrun/celery.py, `browser_queue`) whose slots are the install's browser capacity
+(FOLDRUN_BROWSER_CAPACITY), so an open browser never holds a slot that runs steps, deliveries, probes or sweeps;
+browsing/actions.py counts the places in the database before a keeper is sent, so a keeper never waits for a
+slot. While it keeps its session, a keeper also keeps the service's heartbeat fresh for /api/health: a full
+service runs no heartbeat task. A worker told to stop (a warm shutdown) closes the sessions it keeps at once,
+saying so, rather than waiting for them.
 """
 from __future__ import annotations
 
@@ -38,6 +43,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from foldrun import leases, net
+from foldrun.heartbeats import BROWSERS, beat_heartbeat
 from foldrun.net.proxy import GuardProxy, Upstream
 from vault.logins import OpenLogin, logins_for_session
 
@@ -53,6 +59,8 @@ from .states import move_session
 log = logging.getLogger(__name__)
 
 TICK_SECONDS = 0.25
+# How often a keeper says the browser service is alive (a full service runs no heartbeat task).
+HEARTBEAT_SECONDS = 5.0
 # Set in the worker's main process when it begins a warm shutdown (browsing/tasks.py); made before the pool
 # forks, so every pool process sees it. A warm shutdown waits for running tasks, and a keeper runs as long
 # as its session: without this, stopping a worker would wait on every open session.
@@ -163,8 +171,12 @@ class Keeper:
         if not self._go_live():
             return "closed before it was live"
         title = ""
+        said_alive = 0.0
         while True:
             time.sleep(TICK_SECONDS)
+            if time.monotonic() - said_alive >= HEARTBEAT_SECONDS:
+                beat_heartbeat(BROWSERS)
+                said_alive = time.monotonic()
             if self.beat.lost:
                 log.warning("session %s: the keeper's lease was lost; stopping its browser", session.public_id)
                 return "lease lost"

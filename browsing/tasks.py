@@ -6,6 +6,8 @@ from typing import Any
 from celery import shared_task
 from celery.signals import worker_shutting_down
 
+from foldrun.heartbeats import BROWSERS, beat_heartbeat
+
 from . import keeper, sweep as sweeps
 
 
@@ -24,3 +26,10 @@ def sweep() -> dict[str, int]:
 def _stop_keeping(**_kwargs: Any) -> None:
     # In the worker's main process; the pool's processes, where the keepers run, share the event.
     keeper.SHUTTING_DOWN.set()
+
+
+@shared_task(name="browsing.heartbeat", ignore_result=True)
+def heartbeat() -> None:
+    """Sent by beat to the browser service's queue; whichever browser worker runs it shows /api/health that the
+    service answers (a full one's keepers say so themselves)."""
+    beat_heartbeat(BROWSERS)

@@ -20,23 +20,44 @@ app.autodiscover_tasks()
 # Recovery tasks go to a queue of their own, which every worker also takes from: behind a backlog of step
 # messages in the main queue, the sweep would otherwise wait its turn while lost steps stay lost.
 RECOVERY_TASKS = {"runs.sweep", "browsing.sweep", "foldrun.heartbeat"}
+# The browser service: a session's keeper holds its slot for the session's whole life, so keepers go to a queue
+# of their own, taken by a worker of its own whose --concurrency is the install's browser capacity
+# (FOLDRUN_BROWSER_CAPACITY) — never a slot that runs steps, deliveries, probes and sweeps.
+BROWSER_TASKS = {"browsing.keep_session", "browsing.heartbeat"}
 
 
 def recovery_queue() -> str:
     return f"{app.conf.task_default_queue}.recovery"
 
 
+def browser_queue() -> str:
+    return f"{app.conf.task_default_queue}.browsers"
+
+
 def route_task(name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **kw: Any) -> dict | None:
-    """CELERY_TASK_ROUTES: the recovery tasks to the recovery queue, everything else as configured."""
+    """CELERY_TASK_ROUTES: the recovery tasks to the recovery queue, the keepers to the browser service's,
+    everything else as configured."""
     if name in RECOVERY_TASKS:
         return {"queue": recovery_queue()}
+    if name in BROWSER_TASKS:
+        return {"queue": browser_queue()}
     return None
+
+
+def roles_served(queues: Any) -> list[str]:
+    """What a worker taking from these queues is, for /api/health: `worker` (steps and the rest), `browsers`
+    (the browser service), or both (a worker started with both queues, as the tests' are)."""
+    names = set(queues)
+    roles = ["worker"] if names - {browser_queue(), recovery_queue()} else []
+    return roles + (["browsers"] if browser_queue() in names else [])
 
 
 @celeryd_after_setup.connect
 def _take_from_the_recovery_queue(sender: str, instance: Any, **kwargs: Any) -> None:
-    # Whatever `-Q` a worker was started with, it also serves the recovery queue.
-    instance.app.amqp.queues.select_add(recovery_queue())
+    # Whatever `-Q` a worker was started with, it also serves the recovery queue — except the browser service:
+    # its slots are all keepers when it is full, and a sweep must never wait behind an open browser.
+    if "worker" in roles_served(instance.app.amqp.queues.consume_from):
+        instance.app.amqp.queues.select_add(recovery_queue())
 
 
 @task_prerun.connect
@@ -51,7 +72,8 @@ def _connections_as_between_requests(sender: Any = None, **kwargs: Any) -> None:
 
 @worker_ready.connect
 def _heartbeat_when_ready(sender: Any = None, **kwargs: Any) -> None:
-    beat_heartbeat("worker")
+    for role in roles_served(sender.app.amqp.queues.consume_from):
+        beat_heartbeat(role)
 
 
 @app.task(name="foldrun.heartbeat", ignore_result=True)

@@ -1,7 +1,9 @@
 """`GET /api/health`: is this install able to do its work right now — for a load balancer or a person.
 
-It answers 200 when the database and the broker answer and a worker and beat have each been heard from
-recently, 503 otherwise, with one sentence per problem. No login: a load balancer has none. No secrets:
+It answers 200 when the database and the broker answer and a worker, beat and the browser service have each
+been heard from recently, 503 otherwise, with one sentence per problem. The browser service (the worker that
+keeps sessions' browsers open, on a queue of its own) is reported apart from the workers, with its capacity:
+how many browsers are open of how many the install keeps (a full service is busy, not unhealthy). No login: a load balancer has none. No secrets:
 a failing connection is named, never described with its URL or the driver's message (either can carry a
 password).
 
@@ -20,8 +22,9 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from browsing.actions import holding_a_browser, install_capacity
 from foldrun.celery import app
-from foldrun.heartbeats import ROLES, seconds_since
+from foldrun.heartbeats import BROWSERS, ROLES, seconds_since
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +51,11 @@ def _broker() -> str | None:
     return None
 
 
+def _browsers() -> dict[str, int]:
+    """How many browsers are open (sessions holding a place) of the install's capacity."""
+    return {"open": holding_a_browser().count(), "capacity": install_capacity()}
+
+
 def report() -> tuple[bool, dict[str, Any]]:
     stale = settings.FOLDRUN_HEALTH_STALE_SECONDS
     problems: list[str] = []
@@ -57,13 +65,15 @@ def report() -> tuple[bool, dict[str, Any]]:
         checks[name] = {"ok": problem is None}
         if problem:
             problems.append(problem)
-    for role in ROLES:
+    for role, said in ((*((r, r) for r in ROLES), (BROWSERS, "browser service worker"))):
         ago = seconds_since(role)
         fresh = ago is not None and ago <= stale
         checks[role] = {"ok": fresh, "last_seen_seconds_ago": None if ago is None else round(ago, 1)}
         if not fresh:
             when = "never" if ago is None else f"last {int(ago)} seconds ago"
-            problems.append(f"no {role} has answered in the last {stale} seconds ({when})")
+            problems.append(f"no {said} has answered in the last {stale} seconds ({when})")
+    if checks["database"]["ok"]:
+        checks[BROWSERS].update(_browsers())
     healthy = not problems
     return healthy, {"status": "ok" if healthy else "unhealthy", "checks": checks, "problems": problems}
 
@@ -72,10 +82,17 @@ _CHECK = inline_serializer("HealthCheck", {
     "ok": serializers.BooleanField(),
     "last_seen_seconds_ago": serializers.FloatField(required=False, allow_null=True),
 })
+_BROWSERS = inline_serializer("HealthBrowsers", {
+    "ok": serializers.BooleanField(help_text="the browser service was heard from recently"),
+    "last_seen_seconds_ago": serializers.FloatField(allow_null=True),
+    "open": serializers.IntegerField(required=False, help_text="browsers open (sessions holding a place)"),
+    "capacity": serializers.IntegerField(required=False, help_text="browsers the install keeps open at once "
+                                                                    "(FOLDRUN_BROWSER_CAPACITY)"),
+})
 _HEALTH = inline_serializer("Health", {
     "status": serializers.ChoiceField(choices=["ok", "unhealthy"]),
     "checks": inline_serializer("HealthChecks", {
-        "database": _CHECK, "broker": _CHECK, "worker": _CHECK, "beat": _CHECK,
+        "database": _CHECK, "broker": _CHECK, "worker": _CHECK, "beat": _CHECK, "browsers": _BROWSERS,
     }),
     "problems": serializers.ListField(child=serializers.CharField()),
 })

@@ -17,6 +17,8 @@ from django.conf import settings
 log = logging.getLogger(__name__)
 
 ROLES = ("worker", "beat")
+# The browser service (browsing/): its worker on its own queue; /api/health reports it apart from the workers.
+BROWSERS = "browsers"
 
 
 def heartbeat_path(role: str) -> Path:
@@ -24,7 +26,7 @@ def heartbeat_path(role: str) -> Path:
 
 
 def beat_heartbeat(role: str) -> None:
-    """Record that `role` (worker or beat) is alive now. Never raises: a heartbeat must not stop its process."""
+    """Record that `role` (worker, beat or browsers) is alive now. Never raises: a heartbeat must not stop its process."""
     path = heartbeat_path(role)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -128,10 +128,11 @@ def charlie_api(charlie) -> APIClient:
 WORKER_APP = "foldrun-test-worker"
 
 
-def start_worker(log_path, env_extra: dict | None = None, *, concurrency: int = 2):
+def start_worker(log_path, env_extra: dict | None = None, *, concurrency: int = 2, queues: str = "both"):
     """A real Celery worker (a subprocess) on the configured broker, reading the test database, with
     `env_extra` in its environment (a shorter lease, the private-address opt-in off) and `concurrency` pool
-    processes. Stop it with `stop_worker`."""
+    processes. It takes the main queue and the browser service's (`queues="both"`), or one of them as the
+    start command's worker and browser service do (`"main"`, `"browsers"`). Stop it with `stop_worker`."""
     import os
     import subprocess
     import sys
@@ -151,7 +152,8 @@ def start_worker(log_path, env_extra: dict | None = None, *, concurrency: int = 
              # its own node name: the workers of parallel test processes share a Redis, and a name two
              # workers answer to would mix their control replies
              "-n", f"{env['FOLDRUN_TEST_QUEUE']}-{time.monotonic_ns()}@%h",
-             "-Q", env["FOLDRUN_TEST_QUEUE"]],
+             "-Q", {"both": f"{env['FOLDRUN_TEST_QUEUE']},{env['FOLDRUN_TEST_QUEUE']}.browsers",
+                    "main": env["FOLDRUN_TEST_QUEUE"], "browsers": f"{env['FOLDRUN_TEST_QUEUE']}.browsers"}[queues]],
             env=env, stdout=log, stderr=subprocess.STDOUT,
         )
     deadline = time.monotonic() + 60

@@ -284,14 +284,22 @@ CELERY_BEAT_SCHEDULE["foldrun-heartbeat"] = {"task": "foldrun.heartbeat",
 if CELERY_BROKER_URL.startswith("redis"):
     CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = env_int(
         "FOLDRUN_REDIS_VISIBILITY_TIMEOUT", 12 * 3600, minimum=60)
-# Browser sessions (browsing/): how many an account may have open at once (each holds a worker slot and a
-# Chromium), where their DevTools endpoints listen (loopback: the keeper and its callers share a machine),
-# and how long a session may wait for a worker to start its browser before it is closed.
+# Browser sessions (browsing/): how many an account may have open at once, how many the install keeps open at
+# once (the browser service's slots: its worker's --concurrency, on a queue of its own, so an open browser
+# never takes a slot from steps, deliveries, probes or sweeps), where their DevTools endpoints listen
+# (loopback: the keeper and its callers share a machine), and how long a session may wait for the browser
+# service to start its browser before it is closed.
 FOLDRUN_BROWSER_MAX_SESSIONS = env_int("FOLDRUN_BROWSER_MAX_SESSIONS", 4, minimum=1)
+FOLDRUN_BROWSER_CAPACITY = env_int("FOLDRUN_BROWSER_CAPACITY", 4, minimum=1)
 FOLDRUN_BROWSER_CDP_HOST = env_str("FOLDRUN_BROWSER_CDP_HOST", "127.0.0.1")
 FOLDRUN_SESSION_START_SECONDS = env_int("FOLDRUN_SESSION_START_SECONDS", 90, minimum=5)
 # The session sweep: idle and over-long sessions closed, lost keepers' sessions closed, queued ones started.
 CELERY_BEAT_SCHEDULE["browsing-sweep"] = {"task": "browsing.sweep", "schedule": float(FOLDRUN_SWEEP_SECONDS)}
+# The browser service's heartbeat for /api/health, on its own queue; one that waited past the next is dropped
+# (a full service's keepers keep the heartbeat fresh themselves, browsing/keeper.py).
+CELERY_BEAT_SCHEDULE["browsing-heartbeat"] = {"task": "browsing.heartbeat",
+                                             "schedule": float(max(1, FOLDRUN_HEALTH_STALE_SECONDS // 3)),
+                                             "options": {"expires": float(max(1, FOLDRUN_HEALTH_STALE_SECONDS // 3))}}
 # A push, deploy or check carries a whole desk in one JSON body; the library's
 # views read it with this cap instead of DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB).
 FOLDRUN_MAX_PUSH_BYTES = env_int("FOLDRUN_MAX_PUSH_BYTES", 200_000_000, minimum=1_000_000)

@@ -1,7 +1,7 @@
 """deploy/: the compose file is valid Compose (checked against the Compose Specification's own JSON schema,
 tests/ops/compose-spec.json from github.com/compose-spec/compose-spec at 170098b, Apache-2.0 — Docker's
-engine is not on these machines; .ci/run adds `docker compose config` where it is), runs the six services
-a production install needs on one shared data folder, and its env example names only variables foldrun reads."""
+engine is not on these machines; .ci/run adds `docker compose config` where it is), runs the seven services
+a production install needs on one shared data folder (the browser service apart from the workers), and its env example names only variables foldrun reads."""
 from __future__ import annotations
 
 import json
@@ -31,10 +31,10 @@ def test_a_file_the_schema_refuses_is_refused():
     assert not jsonschema.Draft7Validator(schema).is_valid(broken)
 
 
-def test_it_runs_postgresql_redis_web_worker_beat_and_searxng_web_worker_and_beat_on_one_data_folder():
+def test_it_runs_postgresql_redis_web_worker_browsers_beat_and_searxng_web_worker_browsers_and_beat_on_one_data_folder():
     services = compose()["services"]
-    assert sorted(services) == ["beat", "postgres", "redis", "searxng", "web", "worker"]
-    for name in ("web", "worker", "beat"):
+    assert sorted(services) == ["beat", "browsers", "postgres", "redis", "searxng", "web", "worker"]
+    for name in ("web", "worker", "browsers", "beat"):
         service = services[name]
         assert service["environment"]["DJANGO_SETTINGS_MODULE"] == "foldrun.settings.prod"
         assert service["environment"]["FOLDRUN_DATA_DIR"] == "/data"
@@ -45,6 +45,15 @@ def test_it_runs_postgresql_redis_web_worker_beat_and_searxng_web_worker_and_bea
     assert "--worker-class uvicorn_worker.UvicornWorker" in services["web"]["command"]
     assert services["worker"]["command"][:4] == ["celery", "-A", "foldrun", "worker"]
     assert services["beat"]["command"][:4] == ["celery", "-A", "foldrun", "beat"]
+    # The workers take the main queue (and the recovery queue, which every such worker adds); the browser
+    # service only its own, with one slot per browser the install keeps open — the capacity the web counts.
+    assert services["worker"]["command"][-2:] == ["-Q", "${FOLDRUN_QUEUE:-foldrun}"]
+    browsers = services["browsers"]["command"]
+    assert browsers[:4] == ["celery", "-A", "foldrun", "worker"]
+    assert browsers[browsers.index("-Q") + 1] == "${FOLDRUN_QUEUE:-foldrun}.browsers"
+    assert browsers[browsers.index("--concurrency") + 1] == "${FOLDRUN_BROWSER_CAPACITY:-4}"
+    for name in ("web", "worker", "browsers", "beat"):
+        assert services[name]["environment"]["FOLDRUN_BROWSER_CAPACITY"] == "${FOLDRUN_BROWSER_CAPACITY:-4}"
     assert services["web"]["environment"]["FOLDRUN_SEARXNG_URL"] == "http://searxng:8080"
     searx = yaml.safe_load((DEPLOY / "searxng/settings.yml").read_text())
     assert "json" in searx["search"]["formats"]  # foldrun asks SearXNG for /search?format=json
