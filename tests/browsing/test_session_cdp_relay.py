@@ -17,7 +17,7 @@ def test_a_client_outside_drives_the_session_through_its_cdp_endpoint(mcp_server
                                                                        account, site, settings):
     settings.FOLDRUN_PUBLIC_URL = mcp_server.base
     session = wait_live(do_create_session(account, check_create_session(account, {})), timeout=60)
-    cdp = record(session)["endpoints"]["cdp"]
+    cdp = record(session, may_act=True)["endpoints"]["cdp"]
     assert cdp.startswith(f"ws://{mcp_server.base.removeprefix('http://')}/v1/sessions/{session.public_id}/cdp?token=")
     with sync_playwright() as pw:
         with pytest.raises(PlaywrightError):

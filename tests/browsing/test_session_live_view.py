@@ -39,7 +39,7 @@ def test_the_live_page_shows_the_sessions_screen_and_its_changes(mcp_server, ses
     settings.FOLDRUN_PUBLIC_URL = mcp_server.base
     session = wait_live(do_create_session(account, check_create_session(account, {"startUrl": f"{site.url}/"})),
                         timeout=60)
-    shown = record(session)
+    shown = record(session, may_act=True)
     live = shown["endpoints"]["live"]
     assert live == f"ws{mcp_server.base[4:]}/v1/sessions/{session.public_id}/live?token={shown['token']}"
     watch = f"{mcp_server.base}/v1/sessions/{session.public_id}/watch?token={shown['token']}"
@@ -78,7 +78,7 @@ def test_endpoints_live_is_a_websocket_of_jpeg_frames_that_closes_when_the_sessi
     settings.FOLDRUN_PUBLIC_URL = mcp_server.base
     session = wait_live(do_create_session(account, check_create_session(account, {"startUrl": f"{site.url}/"})),
                         timeout=60)
-    with ws_connect(record(session)["endpoints"]["live"], open_timeout=10) as socket:
+    with ws_connect(record(session, may_act=True)["endpoints"]["live"], open_timeout=10) as socket:
         assert socket.recv(timeout=20).startswith("/9j/")  # base64 of a JPEG frame of the session's page
         socket.send("click at 10,10")  # dropped: the socket is watch-only (it closes below for the session's end)
         do_stop_session(account, session.public_id)
@@ -93,7 +93,7 @@ def test_endpoints_live_is_wss_on_an_https_install_and_the_socket_address_over_h
     session = BrowserSession.objects.create(account=account, status=SessionStatus.LIVE,
                                             cdp_endpoint="ws://127.0.0.1:9/devtools/browser/x")
     settings.FOLDRUN_PUBLIC_URL = "https://foldrun.example"
-    assert record(session)["endpoints"]["live"].startswith(
+    assert record(session, may_act=True)["endpoints"]["live"].startswith(
         f"wss://foldrun.example/v1/sessions/{session.public_id}/live?token=")
     token, _ = session_token(session.public_id)
     asked = httpx.get(f"{mcp_server.base}/v1/sessions/{session.public_id}/live?token={token}")
