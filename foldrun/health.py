@@ -3,9 +3,9 @@
 It answers 200 when the database and the broker answer and a worker, beat and the browser service have each
 been heard from recently, 503 otherwise, with one sentence per problem. The browser service (the worker that
 keeps sessions' browsers open, on a queue of its own) is reported apart from the workers, with its capacity:
-how many browsers are open of how many the install keeps (a full service is busy, not unhealthy). No login: a load balancer has none. No secrets:
-a failing connection is named, never described with its URL or the driver's message (either can carry a
-password).
+how many browsers are open of how many the install keeps (a full service is busy, not unhealthy). No login:
+a load balancer has none. No secrets: a failing connection is named, never described with its URL or the
+driver's message (either can carry a password).
 
 Worker and beat are judged by their heartbeats (foldrun/heartbeats.py).
 """
@@ -52,8 +52,12 @@ def _broker() -> str | None:
 
 
 def _browsers() -> dict[str, int]:
-    """How many browsers are open (sessions holding a place) of the install's capacity."""
-    return {"open": holding_a_browser().count(), "capacity": install_capacity()}
+    """How many browsers are open (sessions holding a place) of the install's capacity; {} when the count fails."""
+    try:
+        return {"open": holding_a_browser().count(), "capacity": install_capacity()}
+    except Exception:  # the database answered SELECT 1 a moment ago; a failure now is reported there next time
+        log.warning("health: the open browser sessions could not be counted", exc_info=True)
+        return {}
 
 
 def report() -> tuple[bool, dict[str, Any]]:
@@ -65,7 +69,8 @@ def report() -> tuple[bool, dict[str, Any]]:
         checks[name] = {"ok": problem is None}
         if problem:
             problems.append(problem)
-    for role, said in ((*((r, r) for r in ROLES), (BROWSERS, "browser service worker"))):
+    for role in (*ROLES, BROWSERS):
+        said = "browser service worker" if role == BROWSERS else role
         ago = seconds_since(role)
         fresh = ago is not None and ago <= stale
         checks[role] = {"ok": fresh, "last_seen_seconds_ago": None if ago is None else round(ago, 1)}
