@@ -46,6 +46,8 @@ INSTALLED_APPS = [
     "allauth",
     "allauth.account",
     "django_htmx",
+    # django-csp: the Content-Security-Policy header (CSPMiddleware below, CONTENT_SECURITY_POLICY), and its checks.
+    "csp",
     "accounts",
     "library",
     "runs",
@@ -57,6 +59,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Every response carries CONTENT_SECURITY_POLICY (below).
+    "csp.middleware.CSPMiddleware",
     # Static files straight from the web server (gunicorn has no static handler), compressed, cached.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -68,6 +72,27 @@ MIDDLEWARE = [
     "allauth.account.middleware.AccountMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
+
+# The Content-Security-Policy every page carries, on every setting (dev and tests too, so a page that breaks under
+# it breaks in the tests): scripts and styles only from this site's own files — no inline script or style, no
+# eval, nothing from another origin. The pages keep their JavaScript in static/ and htmx's indicator styles in
+# foldrun.css (base.html turns htmx's injected <style> off). A step's browser frame is an <img> of this site;
+# `data:` is the favicon placeholder.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "media-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "font-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
 
 ROOT_URLCONF = "foldrun.urls"
 WSGI_APPLICATION = "foldrun.wsgi.application"
