@@ -218,3 +218,18 @@ def spec_file(name: str) -> Path:
             return path
     raise AssertionError(f"the spec's {name} is not at {' nor '.join(map(str, looked))} "
                          "(FOLDRUN_SPEC_DIR, when set, names the spec's folder)")
+
+
+def wait_in_page(page, expression: str, *, timeout: float = 30_000):
+    """Playwright's `page.wait_for_function`, for pages under the Content-Security-Policy: Playwright polls its
+    predicate through the page's `eval`, which the policy (no 'unsafe-eval') refuses. Here the expression is part
+    of the function handed to the page through DevTools, which the policy does not govern, and is polled there
+    every 100 ms; True once it holds, or this fails after `timeout` milliseconds naming it."""
+    import json
+
+    return page.evaluate(
+        "() => new Promise((done, fail) => { const since = Date.now(); (function poll() { let value;"
+        f" try {{ value = ({expression}); }} catch (e) {{ value = undefined; }}"
+        " if (value) { done(true); } else if (Date.now() - since > " + str(float(timeout)) + ")"
+        f" {{ fail(new Error('timed out waiting for ' + {json.dumps(expression)})); }}"
+        " else { setTimeout(poll, 100); } })(); })")
