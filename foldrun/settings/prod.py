@@ -19,11 +19,11 @@ CSRF_COOKIE_SECURE = True
 # Behind a TLS-terminating proxy (deploy/: the proxy speaks HTTPS, gunicorn plain HTTP): a request is secure when
 # the proxy says so in X-Forwarded-Proto — so the proxy must set that header itself and drop a client's own.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-# A plain-HTTP request is redirected to HTTPS, except the load balancer's health probe, which speaks plain HTTP
-# to the web process directly (docs/operating.md, "HTTPS and the headers"). FOLDRUN_SSL_REDIRECT=0 leaves the
-# redirect to the proxy.
+# A plain-HTTP request is redirected to HTTPS, except the probes that speak plain HTTP to the web process
+# directly: the load balancer's /api/health and deploy/compose.yaml's healthcheck on /api/version
+# (docs/operating.md, "HTTPS and the headers"). FOLDRUN_SSL_REDIRECT=0 leaves the redirect to the proxy.
 SECURE_SSL_REDIRECT = env_bool("FOLDRUN_SSL_REDIRECT", True)
-SECURE_REDIRECT_EXEMPT = [r"^api/health$"]
+SECURE_REDIRECT_EXEMPT = [r"^api/health$", r"^api/version$"]
 # HSTS: browsers keep to HTTPS for this many seconds after a visit (a year by default; start lower — an hour —
 # on a new domain, since a browser that has seen it cannot be told otherwise until it runs out; 0 sends none).
 SECURE_HSTS_SECONDS = env_int("FOLDRUN_HSTS_SECONDS", 31_536_000, minimum=0)
