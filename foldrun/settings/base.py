@@ -77,7 +77,8 @@ MIDDLEWARE = [
 # it breaks in the tests): scripts and styles only from this site's own files — no inline script or style, no
 # eval, nothing from another origin. The pages keep their JavaScript in static/ and htmx's indicator styles in
 # foldrun.css (base.html turns htmx's injected <style> off). A step's browser frame is an <img> of this site;
-# `data:` is the favicon placeholder.
+# `data:` is the favicon placeholder. No form-action: connecting an OAuth app posts a form that redirects to
+# the provider's own site, which a browser checks against form-action too.
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": ["'self'"],
@@ -89,7 +90,6 @@ CONTENT_SECURITY_POLICY = {
         "font-src": ["'self'"],
         "object-src": ["'none'"],
         "base-uri": ["'self'"],
-        "form-action": ["'self'"],
         "frame-ancestors": ["'none'"],
     },
 }
