@@ -97,10 +97,13 @@ CONTENT_SECURITY_POLICY = {
 ROOT_URLCONF = "foldrun.urls"
 WSGI_APPLICATION = "foldrun.wsgi.application"
 
+# The site's templates and static files: templates/ and static/ at the checkout's root (DESIGN.md), reached
+# through foldrun/site/'s links to them, which an installed wheel carries as files (pyproject.toml).
+SITE_DIR = Path(__file__).resolve().parent.parent / "site"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [SITE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -167,7 +170,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_DIRS = [SITE_DIR / "static"]
 # Gzip copies beside the originals at collectstatic; no manifest, so a page never fails on a file
 # collectstatic has not seen (tests and `manage.py runserver` serve from the finders).
 STORAGES = {
