@@ -75,11 +75,11 @@ def test_every_dashboard_page_and_the_chart_load_under_the_policy_with_no_violat
     assert view.page.locator("style").count() == 0
     assert view.violations == []
 
-    # The sign-in page, to someone not signed in.
+    # The pages of someone not signed in: sign-in, sign-up, the admin's sign-in.
     anonymous = watched(alice)
     anonymous.page.context.clear_cookies()
-    policy = anonymous.visit(f"{live_server.url}/accounts/login/")
-    assert "script-src 'self'" in policy
+    for path in ["/accounts/login/", "/accounts/signup/", "/admin/login/"]:
+        assert "script-src 'self'" in anonymous.visit(live_server.url + path), path
     assert anonymous.violations == []
 
 
