@@ -241,10 +241,11 @@ def wait_in_page(page, expression: str, *, timeout: float = 30_000):
 # default has — its broker, SQLite's locking, a real worker on them, the start command, a kill. No file is marked
 # by hand: a test is marked here when
 #   - one of its fixtures (its whole closure) is a worker (a name ending in worker, workers or worker_process:
-#     celery_worker_process, session_worker…) or the live server (a page in real Chromium, or a client, beside the test: two
-#     connections on one SQLite file), or it carries the `e2e` mark; or
-#   - its file's source starts a worker, touches the broker, SQLite or its locking, threads, the start command or
-#     a kill (EMBEDDED_SOURCE; a file at a time, so a helper the test calls counts too).
+#     celery_worker_process, session_worker…) or the live server (a page in real Chromium, or a client, beside
+#     the test: two connections on one SQLite file), or it carries the `e2e` mark; or
+#   - its file's source starts a worker, touches the broker, SQLite or its locking, the start command or a kill
+#     (EMBEDDED_SOURCE), or runs threads on committed data (THREADS with SHARED_DATABASE) — a file at a time, so
+#     a helper the test calls counts too.
 # And a test that is not marked but started a worker anyway (the worker's heartbeat file, written when a worker
 # is ready, changed during it) fails, saying so — so a new worker test cannot drop out of the embedded run
 # unseen. `pytestmark = pytest.mark.embedded` marks a file by hand where none of this sees it.
@@ -252,16 +253,21 @@ EMBEDDED_FIXTURES = re.compile(r"(^|_)(worker|workers|worker_process)$|^live_ser
 EMBEDDED_SOURCE = re.compile("|".join([
     r"\bstart_worker\b", r"\"-A\", \"foldrun\"",                               # a Celery worker
     r"\bfoldrun\.broker\b", r"filesystem://", r"\bkombu\b", r"connection_for_write",  # the broker
-    r"(?i:sqlite)", r"database is locked", r"select_for_update", r"\bthreading\b", r"ThreadPoolExecutor",
-    r"\bBarrier\b",                                                            # SQLite's locking, concurrency
+    r"(?i:sqlite)", r"database is locked", r"select_for_update",               # SQLite and its locking
     r"scripts/start", r"smoke-start",                                          # the start command
     r"SIGKILL", r"\bos\.kill\b", r"\bkillpg\b", r"\.kill\(\)",                 # a kill
 ]))
+# Threads count where they share the database (committed data: transactional_db): writers at once, SQLite's
+# locking. A thread serving a loopback stand-in does not.
+THREADS = re.compile(r"\bthreading\b|ThreadPoolExecutor|\bBarrier\b")
+SHARED_DATABASE = re.compile(r"\btransactional_db\b|transaction=True")
 
 
 def _file_is_embedded(path: Path, seen: dict[Path, bool]) -> bool:
     if path not in seen:
-        seen[path] = bool(EMBEDDED_SOURCE.search(path.read_text(errors="replace")))
+        source = path.read_text(errors="replace")
+        seen[path] = bool(EMBEDDED_SOURCE.search(source)
+                          or (THREADS.search(source) and SHARED_DATABASE.search(source)))
     return seen[path]
 
 
