@@ -5,6 +5,7 @@ Every endpoint gets a test that charlie sees a 404 and bob cannot write.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -220,3 +221,92 @@ def spec_file(name: str) -> Path:
             return path
     raise AssertionError(f"the spec's {name} is not at {' nor '.join(map(str, looked))} "
                          "(FOLDRUN_SPEC_DIR, when set, names the spec's folder)")
+
+
+def wait_in_page(page, expression: str, *, timeout: float = 30_000):
+    """Playwright's `page.wait_for_function`, for pages under the Content-Security-Policy: Playwright polls its
+    predicate through the page's `eval`, which the policy (no 'unsafe-eval') refuses. Here the expression is part
+    of the function handed to the page through DevTools, which the policy does not govern, and is polled there
+    every 100 ms; True once it holds, or this fails after `timeout` milliseconds naming it."""
+    import json
+
+    return page.evaluate(
+        "() => new Promise((done, fail) => { const since = Date.now(); (function poll() { let value;"
+        f" try {{ value = ({expression}); }} catch (e) {{ value = undefined; }}"
+        " if (value) { done(true); } else if (Date.now() - since > " + str(float(timeout)) + ")"
+        f" {{ fail(new Error('timed out waiting for ' + {json.dumps(expression)})); }}"
+        " else { setTimeout(poll, 100); } })(); })")
+
+
+# Which tests run twice. CI (.ci/run) runs the whole suite on PostgreSQL + Redis, and on the embedded default
+# (SQLite + the filesystem broker) only the tests marked `embedded`: those that exercise what only the embedded
+# default has — its broker, SQLite's locking, a real worker on them, the start command, a kill. No file is marked
+# by hand: a test is marked here when
+#   - one of its fixtures (its whole closure) is a worker (a name ending in worker, workers or worker_process:
+#     celery_worker_process, session_worker…) or the live server (a page in real Chromium, or a client, beside
+#     the test: two connections on one SQLite file), or it carries the `e2e` mark; or
+#   - its file's source starts a worker, touches the broker, SQLite or its locking, the start command or a kill
+#     (EMBEDDED_SOURCE), or runs threads on committed data (THREADS with SHARED_DATABASE) — a file at a time, so
+#     a helper the test calls counts too.
+# And a test that is not marked but started a worker anyway (the worker's heartbeat file, written when a worker
+# is ready, changed during it) fails, saying so — so a new worker test cannot drop out of the embedded run
+# unseen. `pytestmark = pytest.mark.embedded` marks a file by hand where none of this sees it.
+EMBEDDED_FIXTURES = re.compile(r"(^|_)(worker|workers|worker_process)$|^live_server$")
+EMBEDDED_SOURCE = re.compile("|".join([
+    r"\bstart_worker\b", r"\"-A\", \"foldrun\"",                               # a Celery worker
+    r"\bfoldrun\.broker\b", r"filesystem://", r"\bkombu\b", r"connection_for_write",  # the broker
+    r"(?i:sqlite)", r"database is locked", r"select_for_update",               # SQLite and its locking
+    r"scripts/start", r"smoke-start",                                          # the start command
+    r"SIGKILL", r"\bos\.kill\b", r"\bkillpg\b", r"\.kill\(\)",                 # a kill
+]))
+# Threads count where they share the database (committed data: transactional_db): writers at once, SQLite's
+# locking. A thread serving a loopback stand-in does not.
+THREADS = re.compile(r"\bthreading\b|ThreadPoolExecutor|\bBarrier\b")
+SHARED_DATABASE = re.compile(r"\btransactional_db\b|transaction=True")
+
+
+def _file_is_embedded(path: Path, seen: dict[Path, bool]) -> bool:
+    if path not in seen:
+        source = path.read_text(errors="replace")
+        seen[path] = bool(EMBEDDED_SOURCE.search(source)
+                          or (THREADS.search(source) and SHARED_DATABASE.search(source)))
+    return seen[path]
+
+
+def runs_on_embedded(item, seen: dict[Path, bool]) -> bool:
+    """Whether `item` is one of the tests the embedded default runs too (the rules above)."""
+    if item.get_closest_marker("embedded") or item.get_closest_marker("e2e"):
+        return True
+    if any(EMBEDDED_FIXTURES.search(name) for name in item.fixturenames):
+        return True
+    return _file_is_embedded(Path(str(item.path)), seen)
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects by the marks
+def pytest_collection_modifyitems(config, items):
+    seen: dict[Path, bool] = {}
+    for item in items:
+        if runs_on_embedded(item, seen) and not item.get_closest_marker("embedded"):
+            item.add_marker(pytest.mark.embedded)
+
+
+@pytest.fixture(autouse=True)
+def a_test_that_starts_a_worker_is_marked_embedded(request):
+    """Fails a test that started a Celery worker (its heartbeat was written during the test) without being
+    marked `embedded`: the embedded run would leave it out."""
+    import time
+
+    from foldrun.heartbeats import heartbeat_path
+
+    began = time.time()
+    yield
+    if request.node.get_closest_marker("embedded"):
+        return
+    try:
+        touched = heartbeat_path("worker").stat().st_mtime >= began
+    except OSError:
+        touched = False
+    if touched:
+        pytest.fail(f"{request.node.nodeid} started a Celery worker but is not marked `embedded`, so the embedded "
+                    "run (.ci/run) leaves it out: give it a worker fixture, or mark it (tests/conftest.py says how).",
+                    pytrace=False)

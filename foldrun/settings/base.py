@@ -46,6 +46,8 @@ INSTALLED_APPS = [
     "allauth",
     "allauth.account",
     "django_htmx",
+    # django-csp: the Content-Security-Policy header (CSPMiddleware below, CONTENT_SECURITY_POLICY), and its checks.
+    "csp",
     "accounts",
     "library",
     "runs",
@@ -57,6 +59,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Every response carries CONTENT_SECURITY_POLICY (below).
+    "csp.middleware.CSPMiddleware",
     # Static files straight from the web server (gunicorn has no static handler), compressed, cached.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -69,13 +73,37 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
+# The Content-Security-Policy every page carries, on every setting (dev and tests too, so a page that breaks under
+# it breaks in the tests): scripts and styles only from this site's own files — no inline script or style, no
+# eval, nothing from another origin. The pages keep their JavaScript in static/ and htmx's indicator styles in
+# foldrun.css (base.html turns htmx's injected <style> off). A step's browser frame is an <img> of this site;
+# `data:` is the favicon placeholder. No form-action: connecting an OAuth app posts a form that redirects to
+# the provider's own site, which a browser checks against form-action too.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "media-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "font-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+
 ROOT_URLCONF = "foldrun.urls"
 WSGI_APPLICATION = "foldrun.wsgi.application"
 
+# The site's templates and static files: templates/ and static/ at the checkout's root (DESIGN.md), reached
+# through foldrun/site/'s links to them, which an installed wheel carries as files (pyproject.toml).
+SITE_DIR = Path(__file__).resolve().parent.parent / "site"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [SITE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -142,7 +170,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_DIRS = [SITE_DIR / "static"]
 # Gzip copies beside the originals at collectstatic; no manifest, so a page never fails on a file
 # collectstatic has not seen (tests and `manage.py runserver` serve from the finders).
 STORAGES = {

@@ -11,7 +11,7 @@ import pytest
 from runs import live_view
 from runs.actions import check_start_run
 from runs.models import Artifact, Run, Step
-from tests.conftest import wait_for
+from tests.conftest import wait_for, wait_in_page
 from tests.e2e.conftest import chromium, signed_in  # noqa: F401 - real Chromium, signed in on the live server
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.fakes.website import TestSite, html, page
@@ -58,7 +58,7 @@ def test_the_run_page_shows_the_steps_browser_live_and_then_last_seen(
             pictures.add(src)
         time.sleep(0.1)
     assert len(pictures) >= 3, pictures  # a new picture as the page changes, without reloading the Run page
-    tab.wait_for_function("document.querySelector('.browser-live img.browser-frame').naturalWidth > 100")
+    wait_in_page(tab, "document.querySelector('.browser-live img.browser-frame').naturalWidth > 100")
     step = Step.objects.get(run=run)
     panel = f"/w/rank-desk/runs/{run.public_id}/browser/{step.public_id}"
     # Another account's run: its panel and frames are not found, like a missing one.
@@ -84,13 +84,13 @@ def test_once_the_run_finishes_the_steps_video_plays_inline_and_seeks_and_its_tr
     tab.goto(f"{live_server.url}/w/rank-desk/runs/{run.public_id}")
     player = tab.locator("video.step-video")
     player.wait_for()
-    tab.wait_for_function("document.querySelector('video.step-video').readyState >= 1", timeout=15_000)
+    wait_in_page(tab, "document.querySelector('video.step-video').readyState >= 1", timeout=15_000)
     assert player.evaluate("v => v.error") is None
     assert player.evaluate("v => v.duration") > 2  # the call's three seconds of the ticker
     assert player.evaluate("v => v.seekable.length") == 1
     player.evaluate("v => { v.currentTime = 2; }")
-    tab.wait_for_function("(() => { const v = document.querySelector('video.step-video'); "
-                          "return !v.seeking && Math.abs(v.currentTime - 2) < 0.6; })()", timeout=15_000)
+    wait_in_page(tab, "(() => { const v = document.querySelector('video.step-video'); "
+                      "return !v.seeking && Math.abs(v.currentTime - 2) < 0.6; })()", timeout=15_000)
     src = player.get_attribute("src")
     ranged = alice_web.get(src, HTTP_RANGE="bytes=0-99")
     assert ranged.status_code == 206

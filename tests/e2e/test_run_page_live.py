@@ -9,7 +9,7 @@ import pytest
 
 from runs.actions import check_start_run
 from runs.models import Run
-from tests.conftest import wait_for
+from tests.conftest import wait_for, wait_in_page
 from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.e2e.conftest import color_of
 from tests.runs.helpers import agent_file, push
@@ -44,8 +44,8 @@ def test_the_run_page_follows_a_real_worker_and_answer_and_approve_need_no_reloa
     # The worker parks step 1 on its question; the page shows it by itself, amber, "awaiting an answer".
     status = page.locator("#run-status")
     status.wait_for(state="attached")
-    page.wait_for_function(SETTLED.format(label='awaiting an answer', cls='status-awaiting-answer'),
-                           timeout=60_000)
+    wait_in_page(page, SETTLED.format(label='awaiting an answer', cls='status-awaiting-answer'),
+                       timeout=60_000)
     step1 = page.locator("#step-1")
     assert step1.locator(".badge").first.text_content() == "awaiting an answer"
     assert color_of(status) == AMBER
@@ -57,8 +57,8 @@ def test_the_run_page_follows_a_real_worker_and_answer_and_approve_need_no_reloa
     page.locator(".messages li.success").filter(has_text="Step 1 answered.").wait_for(timeout=60_000)
 
     # Step 1 runs on the worker with the answer; step 2 waits at its gate — again without a reload.
-    page.wait_for_function(SETTLED.format(label='awaiting approval', cls='status-awaiting-approval'),
-                           timeout=60_000)
+    wait_in_page(page, SETTLED.format(label='awaiting approval', cls='status-awaiting-approval'),
+                       timeout=60_000)
     assert page.evaluate("window.notReloaded") is True
     step1, step2 = page.locator("#step-1"), page.locator("#step-2")
     assert step1.locator(".badge.status-answered").text_content() == "answered"
@@ -71,8 +71,8 @@ def test_the_run_page_follows_a_real_worker_and_answer_and_approve_need_no_reloa
     page.screenshot(path=str(artifacts / "run-page-awaiting-approval.png"), full_page=True)
 
     approve.click()
-    page.wait_for_function(SETTLED.format(label='completed', cls='status-completed'),
-                           timeout=60_000)
+    wait_in_page(page, SETTLED.format(label='completed', cls='status-completed'),
+                       timeout=60_000)
     assert page.evaluate("window.notReloaded") is True
     assert color_of(page.locator("#run-status")) == GREEN
     assert page.locator("#run-verdict").text_content() == "GOOD"
@@ -118,8 +118,8 @@ def test_a_reject_from_the_run_page_fails_the_run_in_red_without_a_reload(
     page.screenshot(path=str(artifacts / "run-page-phone-gate.png"), full_page=True)
     page.locator("#step-1 button.reject").click()
     page.locator(".messages li.success").filter(has_text="Step 1 rejected.").wait_for(timeout=60_000)
-    page.wait_for_function("['failed', 'cancelled'].includes(document.querySelector('#run-status').textContent.trim())",
-                           timeout=60_000)
+    wait_in_page(page, "['failed', 'cancelled'].includes(document.querySelector('#run-status').textContent.trim())",
+                       timeout=60_000)
     final = page.locator("#run-status").text_content().strip()
     assert color_of(page.locator("#run-status")) == (RED if final == "failed" else GREY)
     assert page.evaluate("window.notReloaded") is True
@@ -146,8 +146,8 @@ def test_the_timeline_draws_each_instances_side_by_side_and_a_blocked_verdict_ha
     run = check_start_run(workspace=workspace, user=alice, flow="fan")
     page = signed_in(alice)
     page.goto(f"{live_server.url}/w/rank-desk/runs/{run.public_id}")
-    page.wait_for_function(SETTLED.format(label='completed', cls='status-completed'),
-                           timeout=60_000)
+    wait_in_page(page, SETTLED.format(label='completed', cls='status-completed'),
+                       timeout=60_000)
     rows = page.locator("svg.timeline g.row")
     assert [rows.nth(i).get_attribute("data-step") for i in range(rows.count())] == ["1", "2.1", "2.2", "2.3", "2.4",
                                                                                       "3"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.dashboard import browser_rows as rows
+from tests.conftest import wait_in_page
 
 
 @pytest.mark.e2e
@@ -24,13 +25,13 @@ def test_a_recorded_tasks_run_page_shows_its_steps_and_plays_its_recording(
     video = page.locator("#recording video")
     video.wait_for()
     # The browser read the file's header through the page route (the session's login) and knows its length.
-    page.wait_for_function("document.querySelector('#recording video').readyState >= 1", timeout=15_000)
+    wait_in_page(page, "document.querySelector('#recording video').readyState >= 1", timeout=15_000)
     duration = video.evaluate("v => v.duration")
     assert 2.5 < duration < 5, duration
     assert video.evaluate("v => v.error") is None
     # Seeking asks for a byte range; a route without ranges would leave the video unseekable.
     assert video.evaluate("v => v.seekable.length") == 1
     video.evaluate("v => { v.currentTime = 3; }")
-    page.wait_for_function("(() => { const v = document.querySelector('#recording video'); "
-                           "return !v.seeking && Math.abs(v.currentTime - 3) < 0.6; })()", timeout=15_000)
+    wait_in_page(page, "(() => { const v = document.querySelector('#recording video'); "
+                       "return !v.seeking && Math.abs(v.currentTime - 3) < 0.6; })()", timeout=15_000)
     page.screenshot(path=str(artifacts / "task-run-page.png"), full_page=True)

@@ -12,6 +12,7 @@ from django.utils import timezone
 from runs.models import Run
 from tests.e2e.conftest import color_of
 from tests.runs.helpers import push
+from tests.conftest import wait_in_page
 
 AGENT = "---\nname: writer\ndescription: Writes.\ntools: [read]\n---\nWrite.\n"
 FLOW = ("---\nname: weekly\ninputs: {topic: building inspections, tone: plain}\nschedule: \"0 7 * * MON\"\n"
@@ -46,7 +47,7 @@ def test_the_workspace_page_charts_runs_lists_them_and_starts_a_flow_with_its_in
     assert page.locator("nav.subnav a[aria-current=page]").text_content() == "Desk"
 
     # The chart: Chart.js drew the canvas with a bar series per status and the cost line.
-    page.wait_for_function("window.Chart && Chart.getChart(document.getElementById('runs-chart'))")
+    wait_in_page(page, "window.Chart && Chart.getChart(document.getElementById('runs-chart'))")
     drawn = page.evaluate("""() => { const c = Chart.getChart(document.getElementById('runs-chart'));
         return {labels: c.data.labels.length, sets: c.data.datasets.map(d => [d.label, d.data.reduce((a, b) => a + b, 0)])}; }""")
     assert drawn["labels"] == 14
