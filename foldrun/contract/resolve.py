@@ -30,6 +30,7 @@ from .model import (
     SDK_NAMES,
     McpServer,
     Step,
+    Tool,
     agent_of,
     agents_md_of,
     concept_of,
@@ -65,13 +66,14 @@ class Grant:
     """One name an agent grants and what it turned out to be."""
 
     name: str
-    kind: str                         # builtin | tool | mcp | missing
+    kind: str                         # builtin | tool | api | mcp | missing
     resolved: Resolved | None = None  # for kind "tool"
     server: McpServer | None = None   # for kind "mcp" (inline mcpServers:)
+    api: Tool | None = None           # for kind "api" (the agent's inline apis:)
 
     @property
     def tool(self):
-        return self.resolved.model if self.resolved else None
+        return self.resolved.model if self.resolved else self.api
 
 
 def web_document(desk: Desk) -> Document:
@@ -147,7 +149,7 @@ def resolve_agent(desk: Desk, agent_name: str) -> Resolved | None:
 
 
 def granted_tools(desk: Desk, agent_name: str) -> list[Grant]:
-    """Every grant of the agent, in the order written; inline mcpServers: last."""
+    """Every grant of the agent, in the order written; inline apis: then mcpServers: last."""
     key = ("grants", agent_name)
     if key in desk.cache:
         return desk.cache[key]
@@ -166,8 +168,16 @@ def granted_tools(desk: Desk, agent_name: str) -> list[Grant]:
             if name in agent.mcp_servers:
                 grants.append(Grant(name, "mcp", server=agent.mcp_servers[name]))
                 continue
+            if name in agent.apis:
+                grants.append(Grant(name, "api", api=agent.apis[name]))
+                continue
             hit = resolve_tool(desk, agent_name, name)
             grants.append(Grant(name, "tool", resolved=hit) if hit else Grant(name, "missing"))
+        # An API the agent declares is granted by declaring it (as an inline MCP server is).
+        for name, api in agent.apis.items():
+            if name not in seen:
+                seen.add(name)
+                grants.append(Grant(name, "api", api=api))
         for name, server in agent.mcp_servers.items():
             if name not in seen:
                 grants.append(Grant(name, "mcp", server=server))

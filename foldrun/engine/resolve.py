@@ -27,6 +27,7 @@ class ToolFile:
     transport: str
     folder_files: dict[str, str] = field(default_factory=dict)  # files beside tool.md, relative to its folder
     model: object = None  # the contract's Tool
+    fail_closed: bool = False  # an agent's inline `apis:` entry: no generic tool when its openapi does not load
 
 
 @dataclass
@@ -70,6 +71,14 @@ def resolve_agent(desk: Desk, name: str) -> AgentSpec:
             server = grant.server
             inline[grant.name] = {"command": server.command, "args": server.args, "env": server.env,
                                   "url": server.url, "headers": server.headers}
+        elif grant.kind == "api":
+            # An API declared inline in the agent: an http tool whose openapi: file is beside the agent
+            # (or in the workspace), and which fails closed when that document does not load.
+            api = grant.api
+            files.append(ToolFile(name=grant.name, meta=dict(api.meta), body="", path=api.path,
+                                  scope=api.scope, transport="http",
+                                  folder_files=_folder_files(desk, api.scope, api.folder), model=api,
+                                  fail_closed=True))
         elif grant.kind == "tool":
             tool = grant.tool
             document = grant.resolved.document

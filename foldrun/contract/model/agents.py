@@ -6,6 +6,7 @@ from typing import Any, Callable
 
 from ..desk import Desk, Document
 from ..findings import Finding
+from .apis import apis_of
 from .records import Agent, Defaults, McpServer
 from .values import _cached, _str, _timezone_problems, as_list
 
@@ -124,6 +125,7 @@ def agent_of(desk: Desk, document: Document) -> Agent:
                         path, lambda key, name=server_name, at=line: (document.line_at("mcpServers", name, key) if key else None) or at,
                         server, f"mcpServers: {server_name}"))
                     servers[server.name] = server
+        apis = apis_of(desk, document, meta.get("apis"), problems)
         _timezone_problems(document, meta.get("timezone"), problems)
         folder = document.folder if document.path.endswith("/agent.md") else None
         return Agent(
@@ -132,7 +134,7 @@ def agent_of(desk: Desk, document: Document) -> Agent:
             skills=as_list(skills_value) if skills_value is not None else None,
             secrets=_names(meta.get("secrets")),
             limits=limits if isinstance(limits, dict) else {}, web=meta.get("web"), provider=meta.get("provider"),
-            mcp_servers=servers, language=meta.get("language"), region=meta.get("region"), timezone=meta.get("timezone"),
+            mcp_servers=servers, apis=apis, language=meta.get("language"), region=meta.get("region"), timezone=meta.get("timezone"),
             prompt=document.body.strip("\n"), own_folder=folder, meta=meta, problems=problems,
         )
 

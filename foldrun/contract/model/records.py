@@ -66,6 +66,7 @@ class Agent:
     web: Any = None
     provider: Any = None
     mcp_servers: dict[str, McpServer] = field(default_factory=dict)
+    apis: dict[str, "Tool"] = field(default_factory=dict)   # inline http tools (`apis:`), granted to this agent
     language: str | None = None
     region: str | None = None
     timezone: str | None = None

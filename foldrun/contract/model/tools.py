@@ -8,8 +8,9 @@ from ..desk import Desk, Document
 from ..findings import Finding
 from ..programs import EXTENSION_INTERPRETERS, FENCE_INTERPRETERS, parse_package_json, parse_requirements
 from .agents import _mcp_problems, parse_mcp_server
+from .apis import join, parse_common, parse_http
 from .records import Runtime, Tool
-from .values import HTTP_METHODS, TRANSPORTS, _cached, _str, as_list, did_you_mean, parse_rate
+from .values import TRANSPORTS, _cached, _str, as_list, did_you_mean
 
 _FENCE = re.compile(r"^(```+|~~~+)\s*([^\s`]*)[^\n]*\n(.*?)^\1\s*$", re.S | re.M)
 
@@ -24,11 +25,7 @@ def _infer_transport(meta: dict) -> str | None:
     return None
 
 
-def _join(folder: str, relative: str) -> str | None:
-    joined = posixpath.normpath(posixpath.join(folder, relative)) if folder else posixpath.normpath(relative)
-    if joined.startswith("../") or joined == ".." or joined.startswith("/"):
-        return None
-    return joined
+_join = join
 
 
 def tool_of(desk: Desk, document: Document) -> Tool:
@@ -60,54 +57,9 @@ def tool_of(desk: Desk, document: Document) -> Tool:
             pass  # a gallery tool (web), or an installed copy of one: the platform runs it
         elif transport not in TRANSPORTS:
             err("transport", f"transport: {transport} is not one foldrun knows; it must be http, script or mcp.", "tool.transport")
-        outward = meta.get("outward")
-        tool.outward = outward is True or (isinstance(outward, str) and outward.lower() in ("true", "yes"))
-        timeout = meta.get("timeout")
-        if timeout is not None:
-            if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
-                tool.timeout = float(timeout)
-            else:
-                err("timeout", f"timeout: {timeout} must be a number of seconds above zero.", "tool.timeout")
-        for key in ("headers", "query"):
-            value = meta.get(key)
-            if value is None:
-                continue
-            if isinstance(value, dict):
-                setattr(tool, key, {str(k): _str(v) for k, v in value.items()})
-            else:
-                err(key, f"{key}: must be a mapping of names to values, with ${{NAME}} where a secret goes.", f"tool.{key}")
-
+        parse_common(meta, tool, err)
         if transport == "http":
-            base = _str(meta.get("base"))
-            if not base and not meta.get("openapi"):
-                err("base", "is an http tool with no base:; give the URL every call is relative to, such as base: https://api.example.com/v1.", "tool.base")
-            elif base and not re.match(r"^https?://[^\s/]+", base):
-                err("base", f"base: {base} is not an http(s) URL.", "tool.base")
-            tool.base = base or None
-            methods = meta.get("methods")
-            if methods is not None:
-                listed = [m.upper() for m in as_list(methods)]
-                wrong = [m for m in listed if m not in HTTP_METHODS]
-                if wrong:
-                    err("methods", f"methods: {', '.join(wrong)} {'is not an HTTP method' if len(wrong) == 1 else 'are not HTTP methods'}; use {', '.join(HTTP_METHODS)}.", "tool.methods")
-                tool.methods = [m for m in listed if m in HTTP_METHODS]
-            rate = meta.get("rate")
-            if rate is not None:
-                tool.rate = parse_rate(rate)
-                if tool.rate is None:
-                    err("rate", f"rate: {rate} is not a rate; write calls per second or minute, such as 5/s or 100/m.", "tool.rate")
-            if meta.get("openapi") is not None:
-                tool.openapi = _str(meta.get("openapi"))
-                if not re.match(r"^https?://", tool.openapi):
-                    target = _join(document.folder, tool.openapi)
-                    if target is None or (target not in desk.texts(scope) and tool.openapi not in desk.texts(scope)):
-                        err("openapi", f"openapi: {tool.openapi} is neither a URL nor a file in this desk.", "tool.openapi")
-            operations = meta.get("operations")
-            if operations is not None:
-                if isinstance(operations, (list, str)):
-                    tool.operations = as_list(operations) if isinstance(operations, list) else [operations]
-                else:
-                    err("operations", "operations: must be a list of operationIds or METHOD /path entries.", "tool.operations")
+            parse_http(desk, meta, tool, err, document.folder, scope)
 
         if transport == "script":
             _parse_script(desk, document, tool, err)

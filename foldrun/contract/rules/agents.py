@@ -28,7 +28,7 @@ def grants(desk, context):
         for grant in granted_tools(desk, document.name):
             if grant.kind != "missing":
                 continue
-            known = desk.names(TOOL, agent=document.path_name) | set(BUILTIN_GROUPS) | set(agent.mcp_servers) | {"web"}
+            known = desk.names(TOOL, agent=document.path_name) | set(BUILTIN_GROUPS) | set(agent.mcp_servers) | set(agent.apis) | {"web"}
             hint = did_you_mean(grant.name, known) or "; add tools/" + grant.name + ".md or fix the name."
             yield Finding(document.path, document.line_in("tools", grant.name), "error",
                           f"tools: grants {grant.name}, which is not a built-in group, an MCP server or a tool in this agent's folder, the workspace, the account library or the gallery{hint}",

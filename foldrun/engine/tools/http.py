@@ -90,8 +90,11 @@ class HttpToolRuntime:
     """One http tool file, prepared for one step."""
 
     def __init__(self, name: str, meta: dict, *, files: dict[str, str], log,
-                 folder_files: dict[str, str] | None = None) -> None:
+                 folder_files: dict[str, str] | None = None, fail_closed: bool = False) -> None:
         self.name = name
+        # An agent's inline `apis:` entry fails closed like `operations:`: a document that does not load
+        # leaves it no tools, never the generic one (it was declared as that document's API).
+        self.fail_closed = fail_closed
         self.meta = meta
         self.base = str(meta.get("base") or "")
         declared = [str(m).upper() for m in (meta.get("methods") or [])]
@@ -110,8 +113,9 @@ class HttpToolRuntime:
             try:
                 document = self._load_openapi(str(self.meta["openapi"]))
             except Exception as exc:  # noqa: BLE001 - any failure to load fails closed
-                if operations:
-                    self.log(f"{self.name}: the openapi document did not load ({exc}); with `operations:` the API "
+                if operations or self.fail_closed:
+                    why = "with `operations:` " if operations else ""
+                    self.log(f"{self.name}: the openapi document did not load ({exc}); {why}the API "
                              f"has no tools that run")
                     return []
                 self.log(f"{self.name}: the openapi document did not load ({exc}); only the generic call_{self.name}")
@@ -299,7 +303,7 @@ class HttpToolRuntime:
 def plan_http(tool_file: Any, ctx: "ToolContext") -> ToolPlan:
     """An http tool file: its `${NAME}`s, and its tools (typed per operation when it has `openapi`)."""
     runtime = HttpToolRuntime(tool_file.name, tool_file.meta, files=ctx.sandbox_files, log=ctx.log,
-                              folder_files=tool_file.folder_files)
+                              folder_files=tool_file.folder_files, fail_closed=tool_file.fail_closed)
     return ToolPlan(secret_names(tool_file.meta), runtime.tools, outward=bool(tool_file.meta.get("outward")))
 
 
