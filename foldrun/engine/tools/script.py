@@ -292,7 +292,10 @@ class ScriptToolRuntime:
     def handler(self, arguments: dict, env: "ToolContext") -> str:
         plan = self.plan(env)
         interpreter = plan.interpreter
-        if plan.packages and interpreter in {"python3", "python", ""} and plan.program.suffix == ".py":
+        # `interpreter: python3` (or `python`) means the tool's own environment when it has a runtime:
+        # whatever the program is called (tools.md); a .py program with no interpreter named means it too.
+        own_python = interpreter in {"python3", "python"} or (not interpreter and plan.program.suffix == ".py")
+        if plan.packages and own_python:
             interpreter = runtime_python(plan.packages, env.venv_cache, env.log)
         command = ([interpreter] if interpreter else []) + [str(plan.program)] + argv_for(arguments)
         extra_env = env.script_env(self)
