@@ -24,6 +24,7 @@ from runs.models import Approval, ApprovalKind, ApprovalState, Schedule
 
 from .config import agents_metas, inherited, notify_config_for
 from .deliveries import do_record_delivery
+from .headlines import first_line, headline_text
 from .links import DEFAULT_APPROVE_WITHIN, approval_links, public_url
 from .models import Mark
 from .outbox import queue_mail
@@ -38,26 +39,11 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value else None
 
 
-def _first_line(text: str) -> str:
-    return (text or "").strip().split("\n", 1)[0].strip()
+_first_line = first_line
 
 
 def headline_for(run, event: str) -> str:
-    flow = run.name
-    if event == "blocked":
-        return f"⛔ {flow} blocked"
-    if event == "sla":
-        return f"⏰ {flow} has passed its sla: and is still running"
-    reason = _first_line(run.error)
-    if event == "failed" and (not run.headline or reason.startswith(run.headline.strip())):
-        # The engine's headline of a failed run is its error line, which does
-        # not name the flow: on a phone, "rankings failed: …" is the message.
-        return f"{flow} failed" + (f": {reason}" if reason else "")
-    if run.headline:
-        return run.headline.strip()
-    if event == "awaiting-approval":
-        return f"⏸ {flow} is waiting for approval"
-    return f"{flow} {run.status}"
+    return headline_text(run.name, event, headline=run.headline or "", error=run.error or "", status=run.status)
 
 
 def subject_for(headline: str, summary: str) -> str:

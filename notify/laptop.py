@@ -22,6 +22,7 @@ from foldrun.contract.frontmatter import split_frontmatter
 from foldrun.contract.rules.notify import NotifyConfig, parse_notify
 from foldrun.ids import new_id
 
+from .headlines import headline_text
 from .signing import delivery_headers
 from .webhook import Outcome, post_once
 
@@ -56,9 +57,13 @@ def local_config(desk) -> NotifyConfig | None:
 
 
 def local_payload(*, workspace: str, run_id: str, flow: str, status: str, verdict: str | None, headline: str,
-                  summary: str, cost_usd: float, started_at: str | None, finished_at: str | None) -> dict:
-    """The spec's body for a laptop run (links need a server: none here)."""
+                  summary: str, cost_usd: float, started_at: str | None, finished_at: str | None,
+                  event: str | None = None, error: str = "") -> dict:
+    """The spec's body for a laptop run (links need a server: none here). With `event`, the headline is the
+    server's for that event (`⛔ <flow> blocked`, `<flow> failed: …`), not only the engine's."""
     cost = round(float(cost_usd or 0), 4)
+    if event is not None:
+        headline = headline_text(flow, event, headline=headline, error=error, status=status)
     return {
         "text": f"{headline} · {workspace}/{run_id} · ${cost:.2f}", "workspace": workspace, "runId": run_id,
         "flow": flow, "status": status, "verdict": verdict, "summary": summary, "costUsd": cost,

@@ -234,15 +234,17 @@ def ask(cred: Credential, http: httpx.Client | None) -> tuple[str, str]:
 
 
 def check_account_providers(account_id: int, *, report: bool = True, http: httpx.Client | None = None,
-                            lease: Heartbeat | None = None) -> list[ProviderCheck]:
+                            lease: Heartbeat | None = None, daily: bool = False) -> list[ProviderCheck]:
     """Ask every distinct (endpoint, key) once; record per secret; report the newly broken.
 
     With `lease` (the daily probe's, see vault/tasks.py) the verdicts and the
     report are written only while it still holds: a worker that lost its
-    lease mid-check (LeaseLost) writes nothing and mails nobody."""
+    lease mid-check (LeaseLost) writes nothing and mails nobody. `daily` is the once-a-day check's; any
+    other is one forced by hand (POST, `foldrun account providers --check`), and its mail says so."""
     account = Account.objects.get(pk=account_id)
     rows: list[ProviderCheck] = []
     newly_broken: list[ProviderCheck] = []
+    never_checked: set[int] = set()  # rows broken at their first check: they did not "work before"
     creds = credentials_for(account)
     # The questions go out side by side (each waits on a network answer);
     # the records are written afterwards, in one transaction.
@@ -258,6 +260,7 @@ def check_account_providers(account_id: int, *, report: bool = True, http: httpx
                     account=account, endpoint=cred.endpoint[:500], key_scope=key_scope, key_name=key_name,
                     defaults={"format": cred.fmt})
                 was_broken = row.verdict in BROKEN_VERDICTS
+                first_check = not row.verdict
                 row.format, row.provider, row.model = cred.fmt, cred.provider, cred.model[:200]
                 row.used_by, row.verdict, row.message, row.checked_at = cred.used_by, verdict, message[:600], now
                 is_broken = verdict in BROKEN_VERDICTS
@@ -267,9 +270,11 @@ def check_account_providers(account_id: int, *, report: bool = True, http: httpx
                 elif not is_broken:
                     row.broken_since = None
                 row.save()
+                if first_check and is_broken:
+                    never_checked.add(row.pk)
                 rows.append(row)
         if report and newly_broken:
-            _report(account, newly_broken)
+            _report(account, newly_broken, never_checked=never_checked, daily=daily)
         if lease is not None:
             lease.check()  # still ours at the commit: else roll it all back
     if report:
@@ -278,18 +283,32 @@ def check_account_providers(account_id: int, *, report: bool = True, http: httpx
     return rows
 
 
-def _report(account: Account, rows: list[ProviderCheck]) -> None:
-    owners = list(Membership.objects.filter(account=account, role=Role.OWNER).select_related("user")
-                  .values_list("user__email", flat=True))
+def report_body(rows: list[ProviderCheck], *, never_checked: set[int], daily: bool) -> str:
+    """The owners' mail: which check found it (the daily one, or one forced by hand), and for each key
+    whether it worked at its last check or had never been checked before."""
     lines = []
     for row in rows:
         key = f"{row.key_name} ({row.key_scope})" if row.key_name else "no key"
-        lines.append(f"- {row.endpoint} with {key}: {row.verdict} — {row.message}\n  used by: {', '.join(row.used_by)}")
-    subject = (f"foldrun: a provider key stopped working for {account.name}" if len(rows) == 1
-               else f"foldrun: {len(rows)} provider keys stopped working for {account.name}")
-    body = ("The daily key check found a provider that worked before and does not now:\n\n" + "\n".join(lines)
+        before = "never checked before" if row.pk in never_checked else "it worked at the last check"
+        lines.append(f"- {row.endpoint} with {key}: {row.verdict} — {row.message}\n  {before}"
+                     f"\n  used by: {', '.join(row.used_by)}")
+    which = "The daily key check" if daily else "A key check forced by hand"
+    found = "a provider key that does not work now" if len(rows) == 1 else f"{len(rows)} provider keys that do not work now"
+    return (f"{which} found {found}:\n\n" + "\n".join(lines)
             + "\n\nRuns that use it will fail until the key is fixed. After rotating a key, "
               "`foldrun account providers --check` checks again.\n")
+
+
+def _report(account: Account, rows: list[ProviderCheck], *, never_checked: set[int], daily: bool) -> None:
+    owners = list(Membership.objects.filter(account=account, role=Role.OWNER).select_related("user")
+                  .values_list("user__email", flat=True))
+    # "stopped working" only where a key worked before; a key broken at its first check never worked here.
+    verb = "stopped working" if any(r.pk not in never_checked for r in rows) else "does not work"
+    if len(rows) > 1:
+        verb = "stopped working" if verb == "stopped working" else "do not work"
+    subject = (f"foldrun: a provider key {verb} for {account.name}" if len(rows) == 1
+               else f"foldrun: {len(rows)} provider keys {verb} for {account.name}")
+    body = report_body(rows, never_checked=never_checked, daily=daily)
     for owner in owners:
         if owner:  # the account category: always on, but still asked at send time
             # The mail outbox: written with the verdicts, sent by its own task once they commit.

@@ -59,7 +59,7 @@ def probe_account_providers(account_id: int, force: bool = False) -> int:
         KeyProbe.objects.filter(pk=probe.pk, lease_holder=holder).update(started_at=timezone.now())
         with leases.Heartbeat(KeyProbe, probe.pk, holder) as beat:
             try:
-                rows = check_account_providers(account_id, report=True, lease=beat)
+                rows = check_account_providers(account_id, report=True, lease=beat, daily=True)
             except leases.LeaseLost:
                 log.warning("the key probe of account %s lost its lease; it wrote nothing", account_id)
                 return 0

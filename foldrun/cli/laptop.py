@@ -85,7 +85,7 @@ def notify_local(ctx, root: Path, record: dict, secrets: dict[str, str]) -> None
         workspace=root.name, run_id=record["id"], flow=record["name"], status=record["status"],
         verdict=record.get("verdict"), headline=record.get("headline", ""), summary=record.get("summary", ""),
         cost_usd=float(record.get("cost_usd") or 0), started_at=record.get("started_at"),
-        finished_at=record.get("finished_at"),
+        finished_at=record.get("finished_at"), event=event, error=record.get("error") or "",
     )
     outcome = notify_local_run(Desk.from_folder(root), event=event, payload=payload, secrets=secrets)
     if outcome is not None and not outcome.ok:
