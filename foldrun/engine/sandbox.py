@@ -2,10 +2,15 @@
 
 Layout (the agent's working directory is the root):
 
-    AGENTS.md, agents/, flows/, tools/, skills/, knowledge/, memory/, state/, storage/
+    AGENTS.md, agents/, flows/, tools/, skills/, knowledge/, state/, storage/
                        the workspace's files at the run's revision
+    memory/            the agent's own memory (the workspace's agents/<name>/memory/): "Memory is per agent
+                       by default" — what it writes there is kept there
+    desk/memory/       the workspace's memory/, shared by the desk: every agent reads and writes it here
     library/           the account library's knowledge/, memory/, skills/, scripts/
     outputs/           what the step leaves as run artifacts
+
+(Without an agent — `materialise(own_memory=None)` — memory/ is the workspace's, as the files are.)
 
 Paths a tool touches stay inside: `..`, absolute paths and symlinks out are
 refused before any work is done (`SandboxPathError`). `knowledge/` anywhere is
@@ -33,6 +38,7 @@ class SandboxPathError(ValueError):
 WRITABLE_BACK = ("memory", "state")  # written back as revisions attributed to the run
 LIBRARY_DIR = "library"
 OUTPUTS_DIR = "outputs"
+DESK_MEMORY = "desk/memory"  # where a step sees the workspace's shared memory/ (its own is memory/)
 
 
 def _is_knowledge(rel: PurePosixPath) -> bool:
@@ -45,7 +51,8 @@ def _is_knowledge(rel: PurePosixPath) -> bool:
 
 def is_memory_path(rel: str) -> bool:
     parts = PurePosixPath(rel).parts
-    return bool(parts) and (parts[0] == "memory" or (parts[0] == "agents" and len(parts) > 2 and parts[2] == "memory"))
+    return bool(parts) and (parts[0] == "memory" or (parts[0] == "agents" and len(parts) > 2 and parts[2] == "memory")
+                            or parts[:2] == ("desk", "memory"))
 
 
 @dataclass
@@ -56,6 +63,7 @@ class Sandbox:
     snapshot: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
     written: dict[str, str] = field(default_factory=dict)  # rel path -> the text materialise wrote there
     make: Callable[["Sandbox"], None] | None = field(default=None, repr=False)  # writes the files (lazy)
+    own_memory: str | None = None  # the workspace folder the step's memory/ is (agents/<name>/memory)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -159,15 +167,27 @@ class Sandbox:
                 continue
             top = rel.parts[0]
             agent_own = top == "agents" and len(rel.parts) > 2 and rel.parts[2] in WRITABLE_BACK
-            if top in WRITABLE_BACK or agent_own:
+            desk_memory = self.own_memory is not None and rel.parts[:2] == ("desk", "memory")
+            if top in WRITABLE_BACK or agent_own or desk_memory:
+                where = self.workspace_path(path)
                 if path in now:
                     try:
-                        keep[path] = (self.root / path).read_text(encoding="utf-8")
+                        keep[where] = (self.root / path).read_text(encoding="utf-8")
                     except UnicodeDecodeError:
                         refused.append(path)
                 else:
-                    keep[path] = None
+                    keep[where] = None
         return keep, refused
+
+    def workspace_path(self, path: str) -> str:
+        """Where a sandbox path is kept in the workspace: memory/ is the agent's own, desk/memory/ the desk's."""
+        if self.own_memory is None:
+            return path
+        if path.startswith("memory/"):
+            return f"{self.own_memory}/{path[len('memory/'):]}"
+        if path.startswith(f"{DESK_MEMORY}/"):
+            return path[len("desk/"):]
+        return path
 
     def outputs(self) -> dict[str, bytes]:
         if not self.made:
@@ -194,16 +214,29 @@ class Sandbox:
 
 
 def materialise(files: dict[str, str], library: dict[str, str] | None = None, *, base: str | None = None,
-                lazy: bool = False) -> Sandbox:
+                lazy: bool = False, own_memory: str | None = None) -> Sandbox:
     """Write `files` (workspace, relative path -> text) and `library` under a fresh directory — with `lazy`,
     on the first use of the sandbox's `root` (none: nothing is written, nothing changes, nothing is left).
+    With `own_memory` (agents/<name>/memory) the step's memory/ is that folder and the workspace's memory/
+    is at desk/memory/; `changes()` gives workspace paths either way.
 
     Precondition: paths are normalised (the contract's `normalise_path`).
     """
-    sandbox = Sandbox(make=lambda box: _fill(box, files, library, base))
+    if own_memory is not None:
+        files = {sandbox_path(path, own_memory): text for path, text in files.items()}
+    sandbox = Sandbox(make=lambda box: _fill(box, files, library, base), own_memory=own_memory)
     if not lazy:
         _fill(sandbox, files, library, base)
     return sandbox
+
+
+def sandbox_path(path: str, own_memory: str) -> str:
+    """Where a workspace file sits in a step's sandbox whose memory/ is `own_memory`."""
+    if path.startswith("memory/"):
+        return f"desk/{path}"
+    if path.startswith(f"{own_memory}/"):
+        return f"memory/{path[len(own_memory) + 1:]}"
+    return path
 
 
 def _fill(sandbox: Sandbox, files: dict[str, str], library: dict[str, str] | None, base: str | None) -> None:
@@ -225,6 +258,8 @@ def _fill(sandbox: Sandbox, files: dict[str, str], library: dict[str, str] | Non
     (root / OUTPUTS_DIR).mkdir(exist_ok=True)
     for sub in ("memory", "state", "storage"):
         (root / sub).mkdir(exist_ok=True)
+    if sandbox.own_memory is not None:
+        (root / DESK_MEMORY).mkdir(parents=True, exist_ok=True)
     _lock_knowledge(root)
     # After the lock: chmod moves ctime, and the snapshot is what the step starts from.
     sandbox.root_, sandbox.written = root, written

@@ -131,6 +131,7 @@ def _snippet(body: str, terms: set[str], size: int) -> str:
 def _roots(root: Path, agent: str) -> list[Path]:
     roots = [root / "agents" / agent / p for p in PLACES]
     roots += [root / p for p in PLACES]
+    roots.append(root / "desk" / "memory")  # the desk's shared memory (a step's memory/ is its agent's own)
     roots += [root / "library" / p for p in PLACES]
     return roots
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from foldrun import incidents
 from foldrun.contract import Desk
+from foldrun.contract.resolve import agent_folder
 from foldrun.providers.refusal import step_timezone
 from foldrun.providers.supply import ProviderConfigError  # its message is the sentence
 
@@ -62,7 +63,8 @@ def _prompt(agent: AgentSpec, request: StepRequest) -> str:
         parts.append(f"Your region is {region}.")
     parts.append(
         "You work in a workspace folder: knowledge/ is given (read-only), memory/ is yours to write one fact per "
-        "file, state/ is the bookmark between runs (append, never rewrite), outputs/ is what this step leaves. "
+        "file (your own: no other agent's memory/ is there), desk/memory/ is the desk's memory, shared by every "
+        "agent, state/ is the bookmark between runs (append, never rewrite), outputs/ is what this step leaves. "
         f"Today is {dt.date.today().isoformat()}."
     )
     return "\n\n".join(parts)
@@ -94,7 +96,9 @@ def run_step(desk: Desk, request: StepRequest, host: Host) -> StepResult:
         return StepResult(status="failed", error=str(exc))
     # Written when the step first reads, runs or lists anything in it: a step whose model only answers
     # writes and removes no copy of the desk (which was most of such a step's own work).
-    sandbox = materialise(desk.files, desk.library, base=request.sandbox_base, lazy=True)
+    # "Memory is per agent by default": the step's memory/ is agents/<name>/memory/, the desk's at desk/memory/.
+    sandbox = materialise(desk.files, desk.library, base=request.sandbox_base, lazy=True,
+                          own_memory=f"agents/{agent_folder(desk, agent.name)}/memory")
     redactor = Redactor()
     host = RedactingHost(host, redactor)
     env = StepEnv(request, host, sandbox, agent)

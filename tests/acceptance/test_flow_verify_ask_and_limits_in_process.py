@@ -171,7 +171,7 @@ def test_a_value_a_script_writes_into_memory_or_prints_is_kept_nowhere(account, 
     fake_provider.reply_tool_use("keep", {})
     fake_provider.reply_text("GOOD kept")
     run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
-    memory = files_at(account, workspace)["memory/key.md"].content
+    memory = files_at(account, workspace)["agents/keeper/memory/key.md"].content
     trace = json.dumps(list(TraceEvent.objects.filter(run=run).values_list("data", flat=True)))
     assert run.status == "completed", run.error
     assert "the key is [secret KEEP_KEY]" in memory

@@ -52,7 +52,7 @@ def test_a_root_script_cannot_change_knowledge_for_the_rest_of_its_step_and_memo
     assert "no remount" in printed and "no umount" in printed and "memory ok" in printed
     assert "geelong" in fake_provider.requests[2].body["messages"][-1]["content"][0]["content"]
     assert result.refused_writes == []   # nothing changed to discard: it never changed
-    assert result.writes == {"memory/fact.md": "learned\n"}
+    assert result.writes == {"agents/worker/memory/fact.md": "learned\n"}  # its own memory
 
 
 def test_on_a_test_run_a_program_writes_only_its_sandbox_and_a_private_tmp(fake_provider, tmp_path):

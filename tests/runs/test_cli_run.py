@@ -31,7 +31,7 @@ def test_run_local_prints_each_step_and_the_report_and_report_last_prints_it_aga
     assert result.lines[2].endswith("  weekly  completed  GOOD")
     assert result.lines[3] == "GOOD — two pages"
     assert "Find inspections." in fake_provider.requests[0].body["messages"][0]["content"]
-    assert (laptop_desk / "memory" / "seen.md").exists()
+    assert (laptop_desk / "agents" / "researcher" / "memory" / "seen.md").exists()  # its own memory
     again = cli("report", "last", "--local")
     assert again.lines == result.lines[2:]
 

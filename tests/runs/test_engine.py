@@ -54,7 +54,7 @@ def test_memory_is_writable_without_the_write_grant_and_comes_back_as_a_write(fa
     results = fake_provider.requests[1].body["messages"][-1]["content"]
     assert "is_error" not in results[0]
     assert "not granted `write`" in results[1]["content"]
-    assert result.writes == {"memory/fact.md": "learned"}
+    assert result.writes == {"agents/researcher/memory/fact.md": "learned"}  # its own memory
 
 
 def test_a_limit_refuses_the_call_with_the_spec_sentence_and_ends_with_the_limits_line(fake_provider):
