@@ -97,8 +97,11 @@ def run_step(desk: Desk, request: StepRequest, host: Host) -> StepResult:
     # Written when the step first reads, runs or lists anything in it: a step whose model only answers
     # writes and removes no copy of the desk (which was most of such a step's own work).
     # "Memory is per agent by default": the step's memory/ is agents/<name>/memory/, the desk's at desk/memory/.
-    sandbox = materialise(desk.files, desk.library, base=request.sandbox_base, lazy=True,
-                          own_memory=f"agents/{agent_folder(desk, agent.name)}/memory")
+    own_memory = f"agents/{agent_folder(desk, agent.name)}/memory"
+    sandbox = materialise(desk.files, desk.library, base=request.sandbox_base, lazy=True, own_memory=own_memory)
+    note = memory_note(desk.files, own_memory)
+    if note:
+        host.trace("log", {"message": note})
     redactor = Redactor()
     host = RedactingHost(host, redactor)
     env = StepEnv(request, host, sandbox, agent)
@@ -118,6 +121,18 @@ def run_step(desk: Desk, request: StepRequest, host: Host) -> StepResult:
         sandbox.cleanup()
         _redact_result(result, redactor)
     return result
+
+
+def memory_note(files: dict[str, str], own_memory: str) -> str | None:
+    """For a desk whose memory/ was written before memory was per agent: the agent has none of its own yet,
+    and the desk's (kept where it was, moved nowhere) is at desk/memory/ — the run says so."""
+    if any(p.startswith(f"{own_memory}/") for p in files):
+        return None
+    shared = [p for p in files if p.startswith("memory/") and p.rsplit("/", 1)[-1] not in ("index.md", "log.md")]
+    if not shared:
+        return None
+    return (f"memory/ is this agent's own ({own_memory}/, empty so far); the desk's memory/ ({len(shared)} "
+            f"file{'s' if len(shared) != 1 else ''}, kept where it was) is shared at desk/memory/")
 
 
 def _redact_result(result: StepResult, redactor: Redactor) -> None:

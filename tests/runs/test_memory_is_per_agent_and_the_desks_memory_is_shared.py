@@ -52,6 +52,9 @@ def test_two_agents_keep_their_own_memory_and_share_the_desks(celery_worker_proc
     assert "Shared by beta." in files["memory/team.md"].content
     assert "Dates are ISO." in files["memory/house-style.md"].content
     assert "Dates are ISO." in results(first)[1]          # the desk's memory, pushed before, read by alpha
+    said = list(TraceEvent.objects.filter(run=first, kind="log").values_list("data__message", flat=True))
+    assert ("memory/ is this agent's own (agents/alpha/memory/, empty so far); the desk's memory/ (1 file, kept "
+            "where it was) is shared at desk/memory/") in said
 
     # The next run: each finds its own phone format, and alpha reads what beta left for the desk.
     fake_provider.reply_tool_uses([("Read", {"path": "memory/phone-format.md"}),
