@@ -34,6 +34,7 @@ from vault.crypto import UndecryptableSecret, VaultKeyError
 from vault.local import LocalVault
 from vault.oauth import OAuthError
 
+from . import gallery_copy
 from .client import CliError, quote_path
 from .cmd_probe import _print_probe
 from .cmd_run import _ask_on_terminal, _print_report, _runs_dir
@@ -57,9 +58,15 @@ def run_local(args, ctx, inputs: dict) -> int:
         ctx.out.line(f"{mark} step {step['step']} [[{step['agent']}]] {step['status']}"
                      + (f" — {step['error']}" if step["error"] else f" — {(step['output'].splitlines() or [''])[0][:120]}"))
 
-    record = run_flow_local(Desk.from_folder(root), args.flow, secrets=secrets, inputs=inputs, is_test=args.test,
+    # The shelf from the platform signed in to (tools.md, "On a laptop"); offline, the last copy, said so.
+    gallery, said = gallery_copy.for_run(ctx)
+    if said:
+        ctx.out.note(said)
+    record = run_flow_local(Desk.from_folder(root, gallery=gallery), args.flow, secrets=secrets, inputs=inputs, is_test=args.test,
                             ask=_ask_on_terminal, on_step=None if ctx.out.json_mode else on_step, root=root,
                             venv_cache=Path(ctx.config_dir) / "venvs")
+    if said:
+        record.setdefault("notes", []).append(said)
     runs = _runs_dir(ctx)
     runs.mkdir(parents=True, exist_ok=True)
     (runs / f"{record['id']}.json").write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8")
