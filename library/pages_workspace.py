@@ -65,6 +65,8 @@ def _tool_rows(desk: Desk, agent_name: str) -> list[dict[str, str]]:
             scope, path = "built-in", ""
         elif grant.kind == "mcp":
             scope, path = "inline MCP", ""
+        elif grant.kind == "api" and grant.api is not None:
+            scope, path = "inline API", grant.api.path
         elif grant.kind == "tool" and grant.resolved is not None:
             scope, path = _SCOPE_WORDS.get(grant.resolved.scope, grant.resolved.scope), grant.resolved.path
         else:

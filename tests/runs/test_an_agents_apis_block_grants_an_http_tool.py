@@ -106,7 +106,8 @@ def test_an_apis_openapi_that_does_not_load_leaves_it_no_tools_and_the_run_says_
 
 
 def test_check_knows_an_apis_block_and_names_what_is_wrong_in_it():
-    good = "---\nname: w\ntools: [echo2]\napis:\n  echo2:\n    base: https://api.example.com/v2\n---\nHi.\n"
+    good = ("---\nname: w\ntools: [echo2]\nlimits: {echo2: 3}\napis:\n  echo2:\n    base: https://api.example.com/v2\n"
+            "---\nHi.\n")
     assert lines({"agents/w.md": good}) == []
     bad = ("---\nname: w\napis:\n  a: 3\n  b:\n    base: ftp://x.example\n  c:\n    base: https://x.example\n"
            "    openapi: missing.yaml\n---\nHi.\n")
@@ -134,3 +135,12 @@ def test_on_a_real_worker_an_agents_api_is_called_and_the_run_completes(
     said = [e.data["content"] for e in TraceEvent.objects.filter(run=done, kind="tool_result").order_by("id")]
     assert said[0].startswith("HTTP 200"), said
     assert [r["path"] for r in api.requests] == ["/v2/hello"]
+
+
+def test_an_outward_api_declared_in_an_agent_needs_a_verify_or_a_gate_like_an_outward_tool_file():
+    files = {"agents/w.md": "---\nname: w\napis:\n  sender:\n    base: https://api.example.com\n    outward: true\n"
+                            "---\nHi.\n",
+             "flows/f.md": "---\nname: f\n---\n1. [[w]] — Send.\n"}
+    assert lines(files) == [
+        "flows/f.md:4: error: step 1 ([[w]]) grants the outward tool sender but has neither verify: nor a gate; add "
+        "verify: file <path>, verify: reply <regex> or verify: grows <path>, put ! after [[w]], or add ask: <question>."]

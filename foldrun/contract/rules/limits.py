@@ -34,6 +34,7 @@ def _all_tool_names(desk) -> set[str]:
         for document in desk.of_kind(AGENT):
             if document.parsed is not None:
                 names.update(agent_of(desk, document).mcp_servers)
+                names.update(agent_of(desk, document).apis)
         desk.cache[key] = names
     return desk.cache[key]
 
