@@ -7,6 +7,7 @@ Nothing here logs or returns a key: the key lives on the Supply, whose repr hide
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
