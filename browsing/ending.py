@@ -34,3 +34,8 @@ def close_session(session_pk: int, end_reason: str, why: str) -> bool:
 def touch(session_pk: int) -> None:
     """A caller acted on the session: its idle clock starts again."""
     BrowserSession.objects.filter(pk=session_pk).update(last_activity_at=timezone.now())
+
+
+def touch_public(public_id: str) -> None:
+    """The session by its public id acted on (a task's browse call on it): its idle clock starts again."""
+    BrowserSession.objects.filter(public_id=public_id).update(last_activity_at=timezone.now())

@@ -17,6 +17,7 @@ from foldrun.engine.step import BudgetExceeded, MissingSecret, StepFailed, StepR
 from foldrun.engine.tools.base import ToolError
 from foldrun.providers.client import MissingSecret as ProviderMissingSecret, ModelClient, ProviderConfigError, supply_from_block
 
+from browsing.ending import touch_public
 from browsing.kept import KeptSeeds
 from foldrun.leases import Heartbeat, LeaseLost
 from foldrun.inserts import insert_rows
@@ -25,7 +26,7 @@ from vault.models import SecretKind
 from vault.boundary import EgressProxy
 
 from . import budget, live_view
-from .desks import desk_at
+from .desks import desk_at, flow_meta
 from .models import Run, Step, TraceEvent, Try
 
 
@@ -289,6 +290,13 @@ class DbHost:
         """What seeded the workspace's kept vendor profiles (the web tool's `vendor_session.keep`), in the
         database: the keep file under state/ is the workspace's, which its programs can write."""
         return KeptSeeds(self.run.workspace)
+
+    def session_action(self) -> None:
+        """A call of this step acted on its browser session (a task's browse): the session's idle clock starts
+        again, as a caller's own action would start it (in the step's thread, where the ORM may run)."""
+        public_id = (flow_meta(self.run).get("browser") or {}).get("session")
+        if public_id:
+            touch_public(str(public_id))
 
     def live_frame(self, kind: str, jpeg: bytes | None, url: str) -> None:
         """The step's browser as the Run page shows it (from the browser's thread: files, never the ORM). Only

@@ -117,6 +117,8 @@ class WebTool:
         self.model = model  # (system, prompt) -> text: the agent's own provider, for extract by schema=/prompt=
         self._browsers = browsers
         self._owns_browsers = browsers is None
+        # () -> None: a browse call acted on the browser session this step browses in (its idle clock restarts)
+        self.on_session_action: Callable[[], None] | None = None
         self.browse_state: Any = None  # the step's contexts, made by browse on first use
         # Secrets a call on this step's browser-session or live page used (a login's password): every later call
         # on that page redacts them too, since the page (and what the site printed back) stays between calls.
@@ -255,9 +257,20 @@ class WebTool:
                 self.in_step_browser = True  # a browser of its own, in the step
                 return launch.run_own(self, args, module.run)
             if self.pods is None:
-                return self.browsers.run(lambda: module.run(self, args))
+                return self._in_session(lambda: self.browsers.run(lambda: module.run(self, args)))
             return run_on_pod(self, args, lambda: module.run(self, args))
         return module.run(self, args)
+
+    def _in_session(self, job: Callable[[], str]) -> str:
+        """A browse call; on a browser session's browser (a task's), an action on that session: its idle clock
+        starts again as the call begins and as it ends, from this thread (the step's, where the host may write)."""
+        if not (self._browsers is not None and self._browsers.cdp and self.on_session_action is not None):
+            return job()
+        self.on_session_action()
+        try:
+            return job()
+        finally:
+            self.on_session_action()
 
     def _answered_by_provider(self, action: str) -> bool:
         if action not in PROVIDER_ANSWERED:
