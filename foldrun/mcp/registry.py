@@ -35,6 +35,9 @@ class McpTool:
     waits_seconds: int = 0
     # Whether the tool changes something (opens a session, starts a run) — the `readOnlyHint`.
     acts: bool = False
+    # Deprecated alias -> the argument it stands for (`id` for `sessionId`): the schema requires the argument,
+    # as the spec's table does, and a call that sends only the alias is checked as if it had sent the argument.
+    aliases: tuple[tuple[str, str], ...] = ()
 
 
 _FIXED: dict[str, McpTool] = {}
@@ -57,9 +60,10 @@ def register(tool: McpTool) -> McpTool:
 
 
 def mcp_tool(*, name: str, description: str, input_schema: dict[str, Any], waits_seconds: int = 0,
-             acts: bool = False) -> Callable[[Handler], Handler]:
+             acts: bool = False, aliases: dict[str, str] | None = None) -> Callable[[Handler], Handler]:
     def decorate(handler: Handler) -> Handler:
-        register(McpTool(name, description, input_schema, handler, waits_seconds, acts))
+        register(McpTool(name, description, input_schema, handler, waits_seconds, acts,
+                         tuple((aliases or {}).items())))
         return handler
     return decorate
 
@@ -188,8 +192,12 @@ def check_arguments(tool: McpTool, arguments: dict[str, Any] | None) -> dict[str
     if not isinstance(args, dict):
         raise ToolError("invalid_input", "The arguments must be a JSON object.",
                         {"issues": [{"path": "", "message": "Must be an object."}]})
+    checked = dict(args)
+    for alias, name in tool.aliases:  # the handler still refuses both sent with different values
+        if name not in checked and alias in checked:
+            checked[name] = checked[alias]
     issues: list[dict[str, str]] = []
-    for error in sorted(_validator(tool).iter_errors(args), key=lambda e: list(map(str, e.absolute_path))):
+    for error in sorted(_validator(tool).iter_errors(checked), key=lambda e: list(map(str, e.absolute_path))):
         issues.extend(_issues_of(error))
     if issues:
         first = issues[0]

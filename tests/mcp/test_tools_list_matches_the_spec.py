@@ -34,8 +34,8 @@ ALIAS = re.compile(r"^\| `([A-Za-z]+)` \|.*\| Deprecated alias of `([A-Za-z]+)`"
 
 
 def _aliases(section: str) -> dict[str, str]:
-    """Argument -> its deprecated alias (`id` for `sessionId`): either one may be sent, so the
-    schema cannot require the argument; the handler refuses a call with neither."""
+    """Argument -> its deprecated alias (`id` for `sessionId`): the schema requires the argument as the
+    spec's table does, and a call sending only the alias is checked as if it had sent the argument."""
     return {name: alias for alias, name in ALIAS.findall(section)}
 
 
@@ -119,9 +119,9 @@ def test_a_registered_tool_takes_the_spec_arguments_and_requires_the_spec_requir
         assert set(spec_args) <= properties
     else:
         assert properties == set(spec_args)
-    aliased = _aliases(SPEC_TOOLS[name])
     required = {arg for arg, needed in spec_args.items() if needed}
-    assert set(tool.input_schema.get("required", [])) == required - set(aliased)
+    assert set(tool.input_schema.get("required", [])) == required
+    assert dict(tool.aliases) == {alias: arg for arg, alias in _aliases(SPEC_TOOLS[name]).items()}
 
 
 @pytest.mark.parametrize("name", sorted(SPEC_TOOLS))
@@ -151,3 +151,16 @@ def test_tools_list_over_the_wire_is_the_registry(mcp_server, alice, mcp_client)
         listed = {t.name: t.input_schema for t in client.list_tools()}
     assert {name: schema for name, schema in listed.items() if name in SPEC_TOOLS} == {
         t.name: t.input_schema for t in registry.fixed_tools()}
+
+
+def test_get_and_stop_session_require_session_id_over_the_wire_and_still_take_the_alias(mcp_server, alice,
+                                                                                      mcp_client):
+    with mcp_client(token_for(alice)) as client:
+        listed = {t.name: t.input_schema for t in client.list_tools()}
+        by_alias = client.call_tool("get_session", {"id": "sess_us_nosuchsessionxxxxxxxxx"})
+        neither = client.call_tool("stop_session", {})
+    assert listed["get_session"]["required"] == listed["stop_session"]["required"] == ["sessionId"]
+    assert by_alias.structured_content["error"]["code"] == "not_found"  # checked as if sessionId had been sent
+    assert neither.structured_content["error"]["code"] == "invalid_input"
+    assert neither.structured_content["error"]["details"]["issues"] == [
+        {"path": "sessionId", "message": "This argument is required."}]

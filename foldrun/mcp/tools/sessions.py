@@ -64,7 +64,9 @@ _ID_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"sessionId": {"type": "string", "description": "The session id"},
                    "id": {"type": "string", "description": "Deprecated alias of sessionId"}},
+    "required": ["sessionId"],  # or its alias alone (ID_ALIAS): checked as if sessionId had been sent
 }
+ID_ALIAS = {"id": "sessionId"}
 
 
 def _session_id(args: dict) -> str:
@@ -98,7 +100,7 @@ def list_sessions(call: McpCall, args: dict) -> ToolResult:
     return ok_json({"sessions": [summary(s) for s in actions.list_sessions(call.account, LIST_LIMIT)]})
 
 
-@mcp_tool(name="get_session", input_schema=_ID_SCHEMA, description=(
+@mcp_tool(name="get_session", input_schema=_ID_SCHEMA, aliases=ID_ALIAS, description=(
     "Read one session: its status and, while it is open, its endpoints (with the session token for a role that "
     "may act; a read-only member gets the status only)."))
 def get_session(call: McpCall, args: dict) -> ToolResult:
@@ -106,7 +108,7 @@ def get_session(call: McpCall, args: dict) -> ToolResult:
     return ok_json(record(actions.scoped_session(call.account, _session_id(args)), may_act=call.can_write))
 
 
-@mcp_tool(name="stop_session", acts=True, input_schema=_ID_SCHEMA, description=(
+@mcp_tool(name="stop_session", acts=True, input_schema=_ID_SCHEMA, aliases=ID_ALIAS, description=(
     "Stop a session and end its record. Safe to repeat: closed is true when this call stopped a running browser."))
 def stop_session(call: McpCall, args: dict) -> ToolResult:
     public_id = _session_id(args)
