@@ -49,16 +49,29 @@ async def _pump(source: ObjectReceiveStream, sink: ObjectSendStream, side: str) 
         await sink.send(item)
 
 
+# Once the client closes stdin, what the bridge still owes the server (its session's DELETE, a call in flight
+# given up) gets this long; then it ends regardless, so a client never has to kill it.
+GOODBYE_SECONDS = 0.5
+
+
 async def relay(url: str, token: str) -> None:
     """Until stdin closes: every message from the client to the server and back, unchanged."""
     http = mcp_client({"Authorization": f"Bearer {token}"})
-    async with stdio_server() as (stdio_read, stdio_write), \
-            streamable_http_client(url, http_client=http) as (http_read, http_write):
-        async with anyio.create_task_group() as tg:
-            async def client_to_server() -> None:
-                await _pump(stdio_read, http_write, "from the client")
-                tg.cancel_scope.cancel()  # the client closed stdin: the bridge is done
+    async with stdio_server() as (stdio_read, stdio_write):
+        try:
+            with anyio.CancelScope() as bridge:
+                async with streamable_http_client(url, http_client=http) as (http_read, http_write), \
+                        anyio.create_task_group() as tg:
+                    async def client_to_server() -> None:
+                        await _pump(stdio_read, http_write, "from the client")
+                        # The client closed stdin: the bridge is done, a call in flight included.
+                        bridge.deadline = anyio.current_time() + GOODBYE_SECONDS
+                        tg.cancel_scope.cancel()
 
-            tg.start_soon(client_to_server)
-            tg.start_soon(_pump, http_read, stdio_write, "from the server")
-    await http.aclose()
+                    tg.start_soon(client_to_server)
+                    tg.start_soon(_pump, http_read, stdio_write, "from the server")
+        finally:
+            # stdio_server's writer ends only when its stream closes: without this it waits for ever.
+            await stdio_write.aclose()
+            with anyio.CancelScope(shield=True), anyio.move_on_after(GOODBYE_SECONDS):
+                await http.aclose()
