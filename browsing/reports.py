@@ -47,6 +47,10 @@ def _cut_strings(value: Any) -> Any:
     return value
 
 
+# The kind of the last step: whether every link of the start page worked (strictLinks decides).
+LINK_VERDICT = "linkverdict"
+
+
 def _step(steps: list[dict], kind: str, label: str, status: str, *, ms: int = 0, error: str | None = None,
           path: str | None = None, **extra: Any) -> None:
     """One step of the report. `index` counts every step from 0; `path` is the number a person reads, from 1,
@@ -82,11 +86,12 @@ def smoke_report(run: SkillRun, state: dict, flow_tasks: list[Task], session: Br
           violations=(a11y or {}).get("violations", []))
     strict = bool(inputs.get("strictLinks", True))
     links = state.get("links") or []
-    # The start page's links are a loop: one step that says whether they all worked, each link a step inside it.
+    # The start page's links are a loop checked third, each link a step inside it (findings); whether every link
+    # worked is the test's last step, the verdict strictLinks decides (the spec's order).
     broken = [link for link in links if not link["ok"]]
+    found_broken = f"{len(broken)} of {len(links)} links are broken" if broken else None
     if links:
-        _step(steps, "links", "check every link worked", "failed" if broken and strict else "passed",
-              error=f"{len(broken)} of {len(links)} links are broken" if broken and strict else None)
+        _step(steps, "links", "check the start page's links", "failed" if broken else "passed", error=found_broken)
         loop = steps[-1]["path"]
         for number, link in enumerate(links, start=1):
             _step(steps, "link", f"check link {link['url']}", "passed" if link["ok"] else "failed", ms=link["ms"],
@@ -95,7 +100,7 @@ def smoke_report(run: SkillRun, state: dict, flow_tasks: list[Task], session: Br
             notes.append(f"{len(broken)} broken link{'s' if len(broken) != 1 else ''} found; strictLinks is false, "
                          f"so they do not fail the test.")
     else:
-        _step(steps, "links", "check every link worked", "skipped")
+        _step(steps, "links", "check the start page's links", "skipped")
     flow_by_index = {t.flow_index: t for t in flow_tasks}
     for index, text in enumerate(inputs.get("steps") or []):
         task = flow_by_index.get(index)
@@ -131,11 +136,14 @@ def smoke_report(run: SkillRun, state: dict, flow_tasks: list[Task], session: Br
         _step(steps, "assert", ASSERT, "skipped" if check is None else ("passed" if check["ok"] else "failed"),
               error=None if check is None else check["error"], condition=key,
               **({"screenshot": True} if check is not None and not check["ok"] and final.get("screenshot") else {}))
+    _step(steps, LINK_VERDICT, "check every link worked", "skipped" if not links else
+          ("failed" if broken and strict else "passed"), error=found_broken if strict else None)
     if a11y is not None and not a11y.get("ran"):
         notes.append(a11y.get("error") or "The accessibility check did not run.")
     notes.append("Links and accessibility are checked on the start page only; the console over the whole run.")
     error = state.get("error")
-    failed_steps = [s for s in steps if s["status"] == "failed" and not (s["kind"] == "link" and not strict)]
+    # With strictLinks false a broken link is a finding: only the last step (then passed) decides.
+    failed_steps = [s for s in steps if s["status"] == "failed" and not (s["kind"] in ("links", "link") and not strict)]
     verdict = "error" if error or run.status in (SkillStatus.CANCELLED, SkillStatus.DENIED) else \
         ("fail" if failed_steps else "pass")
     if load.get("code") == "navigation_blocked":

@@ -38,7 +38,8 @@ def test_the_text_names_the_failed_step_inside_the_loop_not_the_loop(account):
     assert ("Step 3.2 (check link https://shop.example/old) failed: https://shop.example/old answered HTTP 404."
             in text[0])
     assert text[1] == "Failed steps:"
-    assert "- Step 3 (check every link worked): 1 of 2 links are broken" in text
+    assert "- Step 3 (check the start page's links): 1 of 2 links are broken" in text
+    assert "- Step 8 (check every link worked): 1 of 2 links are broken" in text
     assert "- Step 3.2 (check link https://shop.example/old): https://shop.example/old answered HTTP 404" in text
 
 
@@ -47,3 +48,27 @@ def test_a_page_with_no_links_to_check_has_no_loop_and_numbers_straight_on(accou
     report = smoke_report(run, run.state, [], run.session)
     assert [s["path"] for s in report["steps"]][:4] == ["1", "2", "3", "4"]
     assert report["steps"][2]["kind"] == "links" and report["steps"][2]["status"] == "skipped"
+    assert (report["steps"][-1]["label"], report["steps"][-1]["status"]) == ("check every link worked", "skipped")
+
+
+def test_the_link_verdict_is_the_last_step_after_the_console_and_the_expectations(account):
+    run = ended_smoke(account, [link("https://shop.example/pricing", 200), link("https://shop.example/old", 404)])
+    report = smoke_report(run, run.state, [], run.session)
+    order = [(s["path"], s["kind"], s.get("condition")) for s in report["steps"]]
+    # The spec's order: load, accessibility, the start page's links, the steps, the console, expectText,
+    # expectUrl, expectNoText, and last whether every link worked (strictLinks).
+    assert order == [("1", "load", None), ("2", "a11y", None), ("3", "links", None), ("3.1", "link", None),
+                     ("3.2", "link", None), ("4", "console", None), ("5", "assert", "expectText"),
+                     ("6", "assert", "expectUrl"), ("7", "assert", "expectNoText"), ("8", "linkverdict", None)]
+    last = report["steps"][-1]
+    assert (last["label"], last["status"], last["error"]) == (
+        "check every link worked", "failed", "1 of 2 links are broken")
+
+
+def test_with_strict_links_false_the_last_step_passes_and_the_broken_link_is_a_finding(account):
+    run = ended_smoke(account, [link("https://shop.example/pricing", 200), link("https://shop.example/old", 404)])
+    run.inputs = {**run.inputs, "strictLinks": False}
+    report = smoke_report(run, run.state, [], run.session)
+    assert report["verdict"] == "pass"
+    assert (report["steps"][-1]["label"], report["steps"][-1]["status"]) == ("check every link worked", "passed")
+    assert "1 broken link found; strictLinks is false, so they do not fail the test." in report["notes"]

@@ -229,6 +229,10 @@ def test_a_smoke_test_of_a_page_with_a_broken_link_fails_and_is_not_an_error(liv
     assert f"Step {broken['path']} (check link {site.url}/old-page) failed: {site.url}/old-page answered HTTP " \
            f"404." in text_of(result).splitlines()[0]
     assert text_of(result).splitlines()[1] == "Failed steps:"
+    # The spec's order: whether every link worked is the last thing the test checks.
+    last = report["steps"][-1]
+    assert (last["label"], last["kind"], last["status"]) == ("check every link worked", "linkverdict", "failed")
+    assert last["error"].endswith(" links are broken") and report["steps"][-2]["condition"] == "expectNoText"
 
 
 def test_a_broken_link_is_only_a_finding_without_strict_links(live, site):
