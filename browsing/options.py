@@ -350,11 +350,16 @@ def _proxy(body: dict, opts: SessionOptions, issues: _Issues) -> None:
 
 
 def _engine(body: dict, opts: SessionOptions, issues: _Issues) -> None:
+    """engineId names a saved engine (the spec); an account has none to save yet, so the built-in engine is the
+    one a session runs on, and anything else is refused in a sentence that says so."""
     engine = body.get("engineId", body.get("engine"))
     key = "engineId" if "engineId" in body else "engine"
     if engine is not None:
         if engine not in ENGINES:
-            issues.add(key, f"{key} must be one of the engines a session runs on: {', '.join(ENGINES)}")
+            named = f"{engine!r}"[:80] if isinstance(engine, str) else "that value"
+            issues.add(key, f"{key} {named} is not a saved engine of this account: an account has no saved engines "
+                            f"here, and a session runs on the built-in {', '.join(ENGINES)}. Leave {key} out or "
+                            f"send {ENGINES[0]}")
         else:
             opts.engine = engine
     version = body.get("engineVersion")
@@ -363,7 +368,8 @@ def _engine(body: dict, opts: SessionOptions, issues: _Issues) -> None:
     if body.get("engineId") is None:
         issues.add("engineVersion", "engineVersion needs engineId")
     elif isinstance(version, bool) or not isinstance(version, int) or version != 1:
-        issues.add("engineVersion", f"engineVersion must be 1: {engine} has one saved version here")
+        issues.add("engineVersion", f"engineVersion picks a saved engine's version; the built-in "
+                                    f"{engine if engine in ENGINES else ENGINES[0]} has version 1 only")
     else:
         opts.engine_version = version
 

@@ -142,6 +142,10 @@ def _wait(done: Callable[[], bool], seconds: float) -> bool:
         time.sleep(POLL_SECONDS)
 
 
+FULL_AUTO = ("mode full_auto is not offered here: a task runs in auto mode only (the agent acts until the goal is "
+             "reached or it stops, and says why). Leave mode out or send auto.")
+
+
 def _invalid(issues: list[dict[str, str]], message: str) -> ToolError:
     return ToolError("invalid_input", message, {"issues": issues})
 
@@ -224,6 +228,8 @@ def _running_note(task: Task) -> str:
 @_session_errors
 def run_task(call: McpCall, args: dict) -> ToolResult:
     wait = int(args.get("waitSeconds", WAIT_CAP))
+    if args.get("mode") == "full_auto":  # named by the spec, defined nowhere in it: refused, never ignored
+        raise _invalid([{"path": "mode", "message": FULL_AUTO}], FULL_AUTO)
     if args.get("sessionId"):
         given = [key for key in SESSION_ONLY if key in args]
         if given:
