@@ -73,7 +73,7 @@ crawl    foldrun's own (crawl.py): plain HTTP, same site, robots.txt (protego), 
 map      sitemap.py: robots.txt Sitemap: lines, indexes, gzip (ultimate-sitemap-parser through the guarded
          client), else the links of its pages; same host; limit 500; outputs/map.txt.
 extract  extract.py: each= + fields= (selectolax, `a@href`), else JSON-LD/microdata/OpenGraph (extruct);
-         schema=/prompt= read by the agent's own provider (WebTool(model=…)); outputs/extracted.json.
+         schema=/prompt= refused (they need an extract provider); outputs/extracted.json.
 answer   answer.py: the search's pages or urls=, cut into passages, ranked by the engine's one BM25
          (foldrun/engine/search.py), quoted with their URLs — no prose.
 monitor  monitor.py: a page's lines added/removed, or a question's new results; baselines in state/monitor/.

@@ -31,28 +31,6 @@ def _endpoints() -> dict[str, str]:
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
-def _model_for(provider: Any, env: Any):  # noqa: ANN202 - (system, prompt) -> text, or None
-    """The agent's own provider, lent to `extract` by schema=/prompt=: on the trace, its cost charged to the run."""
-    if not provider:
-        return None
-    block = dict(provider) if isinstance(provider, dict) else {"name": str(provider)}
-
-    def ask(system: str, prompt: str) -> str:
-        host = env.host
-        host.check_budget()
-        response = host.model_client(block).create(system=system, messages=[{"role": "user", "content": prompt}],
-                                                   tools=[], max_tokens=4096)
-        usage = response.get("usage") or {}
-        host.trace("model_request", {"model": response.get("model") or block.get("model"), "for": "web extract",
-                                     "stop_reason": response.get("stop_reason"),
-                                     "input_tokens": usage.get("input_tokens"),
-                                     "output_tokens": usage.get("output_tokens")})
-        host.charge(response, block)
-        return "\n".join(b.get("text", "") for b in response.get("content") or [] if b.get("type") == "text")
-
-    return ask
-
-
 def web_tool_for(agent: Any, env: Any, *, searxng_url: str | None = None) -> WebTool:
     """The step's WebTool, from the resolved agent (`AgentSpec`) and the step's `StepEnv`.
 
@@ -75,7 +53,7 @@ def web_tool_for(agent: Any, env: Any, *, searxng_url: str | None = None) -> Web
                   allow_private=bool(env.allow_private_urls), test_mode=bool(env.is_test),
                   trace=lambda event: env.host.trace("web", event), log=env.log, secret=secret,
                   language=language, region=region, searxng_url=searxng, model_provider=model_provider,
-                  searxng_guarded=bool(own), model=_model_for(provider, env),
+                  searxng_guarded=bool(own),
                   pod_account=_pod_account(env),
                   session_cdp=str(getattr(getattr(env, "request", None), "browser_cdp", "") or "") or None,
                   session_allow_hosts=list(getattr(getattr(env, "request", None), "browser_allow_hosts", None) or []),

@@ -3,8 +3,9 @@
 `each=` a CSS selector (one row per match) and `fields=` name → selector inside
 it, `a@href` for an attribute (selectolax). With no selectors, the page's own
 structured data: JSON-LD, microdata and OpenGraph (extruct). `schema=` or
-`prompt=` need a model to read the page: the agent's own provider reads it,
-the trace says so, and its cost is counted with the step's. The rows are the
+`prompt=` need a model to read the page, and foldrun's own has none (tools.md:
+"None of foldrun's own has a second model in it"), so they need an extract
+provider and are refused here in a sentence that says which. The rows are the
 output, and the whole set lands in `outputs/extracted.json`, uncapped.
 """
 from __future__ import annotations
@@ -15,7 +16,9 @@ from urllib.parse import urljoin
 
 from selectolax.lexbor import LexborHTMLParser, SelectolaxError
 
-from . import pages, site
+from foldrun.contract import web_engines as W
+
+from . import site
 from .errors import WebToolError
 from .providers.actions import _schema, _url
 
@@ -23,7 +26,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from .tool import WebTool
 
 MAX_SHOWN = 60_000
-MODEL_PAGE_CHARS = 60_000
+NEEDS_PROVIDER = ("web: extract by {arg} needs a model to read the page, and foldrun's own extract has none: name "
+                  "an extract provider in the agent's file (web: {{extract: " + W.ACTION_PROVIDERS["extract"][0] +
+                  "}} — or " + " or ".join(W.ACTION_PROVIDERS["extract"][1:]) + "), or read the page with each= and "
+                  "fields=")
 
 
 def _fields(raw: object) -> dict[str, str] | None:
@@ -85,24 +91,6 @@ def structured(html: str, base: str) -> dict:
             "opengraph": data.get("opengraph") or []}
 
 
-def by_model(tool: "WebTool", html: str, url: str, schema: dict | None, prompt: str | None) -> Any:
-    if tool.model is None:
-        raise WebToolError("extract by schema= or prompt= needs a model to read the page, and this step has none "
-                           "to lend; use each= and fields=, or name an extract provider in web.extract")
-    page = pages.to_markdown(html, url)[:MODEL_PAGE_CHARS]
-    ask = ("Read the page below and return only JSON" + (f" matching this JSON Schema:\n{json.dumps(schema)}"
-                                                        if schema else "") +
-           (f"\nWhat to read off it: {prompt}" if prompt else "") + f"\n\nThe page ({url}):\n\n{page}")
-    tool.emit({"event": "extract", "url": url, "model": "the agent's own provider reads the page"})
-    text = tool.model("You extract data from web pages. Answer with JSON only, no prose.", ask).strip()
-    if text.startswith("```"):
-        text = text.strip("`").removeprefix("json").strip()
-    try:
-        return json.loads(text)
-    except ValueError:
-        raise WebToolError("extract: the model's reading of the page was not JSON, so nothing was saved") from None
-
-
 def run(tool: "WebTool", args: dict) -> str:
     url = _url(args, "extract")
     each = args.get("each")
@@ -112,6 +100,8 @@ def run(tool: "WebTool", args: dict) -> str:
     schema, prompt = _schema(args), args.get("prompt")
     if (schema or prompt) and (each or fields):
         raise WebToolError("extract takes selectors (each=, fields=) or a model's reading (schema=, prompt=), not both")
+    if schema or prompt:  # refused before the page is fetched: nothing is spent on a call that cannot answer
+        raise WebToolError(NEEDS_PROVIDER.format(arg="schema=" if schema else "prompt="))
     got = site.get(tool, url)
     if got.location:
         got = site.get(tool, got.location) if site.same_site(got.location, site.origin_of(url)) else got
@@ -125,11 +115,8 @@ def run(tool: "WebTool", args: dict) -> str:
         raise WebToolError(f"{url} is {got.media_type or 'not HTML'} ({len(got.body):,} bytes), not a page to extract "
                            f"from; fetch it with mode=raw and save= to keep it")
     html = got.text
-    if schema or prompt:
-        data: Any = by_model(tool, html, url, schema, str(prompt) if prompt else None)
-        how = "model"
-    elif each or fields:
-        data = by_selectors(html, each.strip() if each else None, fields, url)
+    if each or fields:
+        data: Any = by_selectors(html, each.strip() if each else None, fields, url)
         how = "selectors"
         if not data:
             tool.log(f"web extract: each={each} matched nothing on {url}")

@@ -92,7 +92,7 @@ class WebTool:
                  language: str | None = None, region: str | None = None, searxng_url: str | None = None,
                  endpoints: dict[str, str] | None = None, browsers: Any = None, fetch_timeout: float = 20.0,
                  browse_timeout: float = 30.0, model_provider: str | None = None,
-                 searxng_guarded: bool = False, model: Callable[[str, str], str] | None = None,
+                 searxng_guarded: bool = False,
                  pod_account: str | None = None, session_cdp: str | None = None,
                  session_allow_hosts: list[str] | None = None, seeds: Any = None) -> None:
         self.config = dict(config or {})
@@ -114,7 +114,6 @@ class WebTool:
         self.model_provider = model_provider  # the provider answering this step's model calls, when known
         self.searxng_guarded = searxng_guarded  # the account's own engine: an address a person typed
         self.model_format: str | None = None  # the model provider's wire, when its block names one
-        self.model = model  # (system, prompt) -> text: the agent's own provider, for extract by schema=/prompt=
         self._browsers = browsers
         self._owns_browsers = browsers is None
         # () -> None: a browse call acted on the browser session this step browses in (its idle clock restarts)

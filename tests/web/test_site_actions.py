@@ -185,32 +185,17 @@ def test_extract_with_no_selectors_reads_the_pages_microdata(make_tool):
                                   "price": "450"}]
 
 
-def test_extract_by_schema_hands_the_model_the_schema_and_keeps_its_json(make_tool, docs, tmp_path):
-    asked: list[str] = []
-
-    def model(system: str, prompt: str) -> str:
-        asked.append(prompt)
-        return '{"names": ["Harbour flat", "Garden cottage"]}'
-
-    schema = '{"type": "object", "properties": {"names": {"type": "array", "items": {"type": "string"}}}}'
-    out = make_tool(model=model).call({"action": "extract", "url": f"{docs.url}/products", "schema": schema})
-    assert json.loads(out) == {"names": ["Harbour flat", "Garden cottage"]}
-    assert f"matching this JSON Schema:\n{json.dumps(json.loads(schema))}" in asked[0]
-    assert json.loads((tmp_path / "outputs/extracted.json").read_text()) == json.loads(out)
+NEEDS_PROVIDER = ("web: extract by {arg} needs a model to read the page, and foldrun's own extract has none: name an "
+                  "extract provider in the agent's file (web: {{extract: firecrawl}} — or zyte or hyperbrowser), or "
+                  "read the page with each= and fields=")
 
 
-def test_extract_by_prompt_is_read_by_the_agents_own_model_and_said_on_the_trace(make_tool, docs, recorder):
-    asked: list[str] = []
-
-    def model(system: str, prompt: str) -> str:
-        asked.append(prompt)
-        return '```json\n{"cheapest": "Garden cottage"}\n```'
-
-    out = make_tool(model=model).call({"action": "extract", "url": f"{docs.url}/products", "prompt": "the cheapest"})
-    assert json.loads(out) == {"cheapest": "Garden cottage"}
-    assert "What to read off it: the cheapest" in asked[0] and "Harbour flat" in asked[0]
-    assert {"event": "extract", "url": f"{docs.url}/products",
-            "model": "the agent's own provider reads the page"} in recorder.events
+@pytest.mark.parametrize("arg,value", [("schema", '{"type": "object"}'), ("prompt", "the cheapest")])
+def test_extract_by_schema_or_prompt_needs_a_provider_and_fetches_nothing(make_tool, docs, tmp_path, arg, value):
+    with pytest.raises(WebToolError) as refused:
+        make_tool().call({"action": "extract", "url": f"{docs.url}/products", arg: value})
+    assert str(refused.value) == NEEDS_PROVIDER.format(arg=f"{arg}=")
+    assert "/products" not in docs.seen and not (tmp_path / "outputs/extracted.json").exists()
 
 
 def test_extract_refuses_a_pdf_with_a_sentence_and_writes_nothing(make_tool, docs, tmp_path):
