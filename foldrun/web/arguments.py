@@ -90,6 +90,8 @@ EXTRA_ARGS: dict[str, dict] = {
                                   "the step, in Chromium."},
     "webgpu": {"type": "boolean", "description": "browse: true gives the page WebGPU, on a software GPU where there "
                                                 "is none."},
+    "ignore_https_errors": {"type": "boolean", "description": "browse: true opens a page whose certificate does not "
+                                                             "check out."},
     "against": {"type": "string", "description": "browse mode=diff: another page's URL to compare this one with now "
                                                  "(staging and production), as markdown or pixels with visual=true."},
 }
