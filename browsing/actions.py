@@ -19,6 +19,7 @@ from django.utils import timezone
 from accounts.models import Account
 from foldrun import net
 from foldrun.celery import send_after_commit
+from foldrun.heartbeats import BROWSERS, seconds_since
 
 from .cancelling import cancel_runs_on
 from .ending import close_session
@@ -88,8 +89,25 @@ def _refusal(full: tuple[str, int, int], waited_ms: int) -> SessionError:
 
 
 def check_create_session(account: Account, body: Any) -> SessionOptions:
-    """The checked options of a new session of `account` (SessionError("invalid_input") naming each issue)."""
-    return read_options(body)
+    """The checked options of a new session of `account` (SessionError("invalid_input") naming each issue), and
+    a browser service to start it: refused at once (start_failed) when the service has not been heard from."""
+    opts = read_options(body)
+    check_browser_service()
+    return opts
+
+
+def check_browser_service() -> None:
+    """SessionError("start_failed") when the browser service (the worker on `<queue>.browsers` that keeps the
+    sessions' browsers) has not beaten its heartbeat within FOLDRUN_HEALTH_STALE_SECONDS — /api/health's own
+    judgement — rather than a session left `starting` for FOLDRUN_SESSION_START_SECONDS that then fails."""
+    stale = settings.FOLDRUN_HEALTH_STALE_SECONDS
+    ago = seconds_since(BROWSERS)
+    if ago is not None and ago <= stale:
+        return
+    when = "it never has" if ago is None else f"it was last heard from {int(ago)} seconds ago"
+    raise SessionError("start_failed", f"No browser can be started now: the browser service has not answered in the "
+                                       f"last {stale} seconds ({when}). Try again once it is back; /api/health says "
+                                       f"when it is.")
 
 
 def do_create_session(account: Account, opts: SessionOptions, *, user: Any = None) -> BrowserSession:

@@ -13,7 +13,16 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from accounts.models import Account, ApiToken, Membership, Role, Workspace, hash_token
+from foldrun.heartbeats import BROWSERS, beat_heartbeat
 from foldrun.web.browse import servers
+
+
+@pytest.fixture(autouse=True)
+def browser_service_heard_from():
+    """The browser service answers, as on a running install: a new session is refused at once when its heartbeat
+    is stale (browsing.actions.check_browser_service), and most tests start no browser worker of their own. A test
+    of the service being down ages the file itself (tests/browsing/test_a_session_with_the_browser_service_down…)."""
+    beat_heartbeat(BROWSERS)
 
 
 def _user(email: str):
