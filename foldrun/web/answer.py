@@ -28,6 +28,9 @@ PAGES = 6          # pages read from the search's results
 MAX_URLS = 20
 SHOWN = 8          # passages returned
 PASSAGE_WORDS = 80
+# A passage scoring under this share of the best is left out: BM25 matches any word of the question, so an unrelated
+# page sharing one common word ("rent") would otherwise come back second.
+CUT_OFF = 0.25
 
 
 def passages_of(markdown: str) -> list[str]:
@@ -111,19 +114,26 @@ def run(tool: "WebTool", args: dict) -> str:
         for n, passage in enumerate(passages_of(text)):
             items.append((f"{n}\t{url}", passage))
     engine.put_many(items)
-    hits = engine.query(question, SHOWN, snippet_tokens=64)
+    ranked = engine.query(question, SHOWN, snippet_tokens=64)
+    floor = ranked[0]["score"] * CUT_OFF if ranked else 0.0
+    hits = [hit for hit in ranked if hit["score"] >= floor]
+    cut = len(ranked) - len(hits)
     problems = [error for _u, error, _t in read_pages if error]
     tool.emit({"event": "answer", "question": question, "pages": len(urls) - len(problems), "passages": len(items),
-               "shown": len(hits)})
+               "shown": len(hits), "cut": cut})
     read_count = len(urls) - len(problems)
     lines = [f"Passages that answer {question!r}, best first — BM25 over {len(items)} passages of {read_count} "
-             f"page{'s' if read_count != 1 else ''} ({whence}); quoted as the pages say it, no model wrote this:"]
+             f"page{'s' if read_count != 1 else ''} ({whence}), each with its score; a passage under a quarter of "
+             f"the best score is left out; quoted as the pages say it, no model wrote this:"]
     if not hits:
         lines.append("no passage on those pages matches the question's words")
     for rank, hit in enumerate(hits, 1):
         url = hit["key"].split("\t", 1)[1]
         lines.append(f"{rank}. \"{engine.body(hit['key'])}\"")
-        lines.append(f"   — {url}")
+        lines.append(f"   — {url} (score {hit['score']:.2f})")
+    if cut:
+        lines.append(f"left out: {cut} passage{'s' if cut != 1 else ''} scoring under {floor:.2f}, a quarter of the "
+                     f"best")
     for problem in problems:
         lines.append(f"not read: {problem}")
     return "\n".join(lines)

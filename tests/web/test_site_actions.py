@@ -4,6 +4,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import threading
 import time
 
@@ -211,11 +212,28 @@ def test_answer_quotes_ranked_passages_with_their_sources_and_no_prose(make_tool
                             "urls": [f"{docs.url}/guide", f"{docs.url}/blog/inspections", f"{docs.url}/brochure.pdf"]})
     lines = out.splitlines()
     assert lines[0].startswith("Passages that answer 'how much notice before an inspection', best first — BM25 over ")
-    assert lines[0].endswith("(the pages given); quoted as the pages say it, no model wrote this:")
+    assert lines[0].endswith("(the pages given), each with its score; a passage under a quarter of the best score "
+                             "is left out; quoted as the pages say it, no model wrote this:")
     assert lines[1] == '1. "# Inspections Tenants must be given notice in writing before an inspection."'
-    assert lines[2] == f"   — {docs.url}/blog/inspections"
-    assert "seven days' notice" in lines[3] and lines[4] == f"   — {docs.url}/guide"
+    assert re.fullmatch(rf"   — {re.escape(docs.url)}/blog/inspections \(score \d+\.\d\d\)", lines[2])
+    assert "seven days' notice" in lines[3] and lines[4].startswith(f"   — {docs.url}/guide (score ")
+    assert _score(lines[2]) > _score(lines[4]) >= _score(lines[2]) / 4
     assert lines[-1] == f"not read: {docs.url}/brochure.pdf is application/pdf, not a page to read passages from"
+
+
+def _score(line: str) -> float:
+    return float(re.search(r"\(score (\d+\.\d\d)\)$", line).group(1))
+
+
+def test_answer_leaves_out_a_page_that_shares_only_a_word_and_says_how_many_it_cut(make_tool, docs):
+    out = make_tool().call({"action": "answer", "query": "bond weeks of rent",
+                            "urls": [f"{docs.url}/guide", f"{docs.url}/"]})  # the home page says "Flats to rent."
+    lines = out.splitlines()
+    assert lines[1].startswith('1. "## Bond The bond is four weeks of rent')
+    assert lines[2].startswith(f"   — {docs.url}/guide (score ")
+    best = _score(lines[2])
+    assert lines[3:] == [f"left out: 1 passage scoring under {best / 4:.2f}, a quarter of the best"]
+    assert f"   — {docs.url}/ (score" not in out
 
 
 def test_answer_reads_the_pages_the_accounts_search_found(make_tool, docs, searxng):
