@@ -17,7 +17,7 @@ from foldrun.celery import send_after_commit
 
 from .host import HeldSecrets
 from .models import Run, Step, StepStatus, Try
-from .states import end_try, move_step, start_try
+from .states import end_try, end_try_and_start_next, move_step, start_try
 
 
 # The worker task running steps: the one step its run queues next is run by the same task once this one ends
@@ -38,7 +38,7 @@ class _Chain:
     parents: dict[int, Step] | None = None
     parents_of: int | None = None  # the run they are of
     run: Run | None = None  # the run, locked, while a step's closing transaction is open
-    ending: tuple | None = None  # (try, status, why, fields): the try just ended, written before the next one
+    ending: tuple | None = None  # (try, status, why, fields): the try just ended, written with the next one
     next: Any = None  # what this task runs next: a step's pk (queued) or (run, step, try, holder) (taken)
 
 
@@ -67,10 +67,15 @@ def _claim_here(step: Step) -> bool:
 
 
 def _start_try(chain: _Chain, step: Step) -> Try:
-    """The running try of a step this task just took, written after the end of the try before it when that is
-    still held (see `_end_held_try`)."""
-    _end_held_try(chain)
-    return start_try(step, started_at=step.queued_at)
+    """The running try of a step this task just took, written with the end of the try before it when that is
+    still held (one statement); see `_end_held_try`."""
+    if chain.ending is None:
+        return start_try(step, started_at=step.queued_at)
+    ended, to, why, fields = chain.ending
+    chain.ending = None
+    attempt = Try(step=step, n=step.attempt, status="running", started_at=step.queued_at)
+    end_try_and_start_next(ended, to, why, attempt, **fields)
+    return attempt
 
 
 def _end_held_try(chain: _Chain) -> None:

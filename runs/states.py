@@ -88,6 +88,29 @@ def end_try(attempt_pk: int, to: str, why: str = "", **fields: Any) -> bool:
                 .update(status=to, status_reason=why[:500], **fields))
 
 
+TRY_END_FIELDS = ["status", "status_reason", "error", "seconds", "finished_at", "cost_usd", "tokens_in", "tokens_out",
+                  "image", "pod_line"]
+
+
+def end_try_and_start_next(ended: Try, to: str, why: str, new: Try, **fields: Any) -> None:
+    """End the running try `ended` and insert `new` (its run's next try, running) in one statement: Django's
+    `bulk_create(update_conflicts=True)` of both, `ended`'s row already there on (step, n), so its end is the
+    conflict's update. Precondition: the caller holds `ended`'s lease under its run's lock (a step's closing
+    transaction), so `ended` is running — what end_try's WHERE checks — and nobody else can end it."""
+    move_try(ended, to, why)
+    for name, value in fields.items():
+        setattr(ended, name, value)
+    key, ended.pk = ended.pk, None  # both rows in one INSERT: Django writes rows with a key apart
+    try:
+        Try.objects.bulk_create([ended, new], update_conflicts=True, unique_fields=["step", "n"],
+                                update_fields=TRY_END_FIELDS)
+    finally:
+        ended.pk = key
+        ended._state.adding = False
+    if new.pk is None:  # a database that does not return keys from such an INSERT
+        new.pk = Try.objects.filter(step=new.step, n=new.n).values_list("pk", flat=True).get()
+
+
 def start_try(step: Step, started_at=None) -> Try:
     """The running try of `step`, just moved to running (its `attempt` counted): inserted, and returned."""
     return Try.objects.create(step=step, n=step.attempt, status="running", started_at=started_at or step.started_at)
