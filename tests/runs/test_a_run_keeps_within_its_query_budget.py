@@ -85,6 +85,7 @@ def run_through(workspace, fake, flow: str, replies: int) -> Counted:
 def test_a_one_step_run_makes_at_most_16_statements_from_its_start_to_its_end(desk, fake_provider):
     run_through(desk, fake_provider, "one", 1)  # this process's caches (the desk at the revision) warm
     one = run_through(desk, fake_provider, "one", 1)
+    print(f"\na one-step run: {len(one.statements)} statements in {one.transactions} transactions")
     assert len(one.statements) <= ONE_STEP_RUN, one
     assert one.transactions <= ONE_STEP_RUN_TRANSACTIONS, one
 
@@ -93,6 +94,8 @@ def test_each_further_step_of_a_sequence_makes_at_most_8_statements(desk, fake_p
     run_through(desk, fake_provider, "one", 1)
     one = run_through(desk, fake_provider, "one", 1)
     three = run_through(desk, fake_provider, "three", 3)
+    print(f"\na further step: {(len(three.statements) - len(one.statements)) / 2:g} statements in "
+          f"{(three.transactions - one.transactions) / 2:g} transactions")
     assert (len(three.statements) - len(one.statements)) / 2 <= FURTHER_STEP, three
     assert (three.transactions - one.transactions) / 2 <= FURTHER_STEP_TRANSACTIONS, three
 
@@ -111,6 +114,8 @@ def test_each_fan_out_instance_makes_at_most_8_statements(desk, fake_provider):
         with counted() as found:
             assert orchestrate.run_steps_from(pk) == "completed"
         per_instance.append(found[0])
+    print(f"\nan each: instance: {max(len(e.statements) for e in per_instance)} statements in "
+          f"{max(e.transactions for e in per_instance)} transactions")
     for each in per_instance:
         assert len(each.statements) <= FAN_OUT_INSTANCE, each
         assert each.transactions <= FAN_OUT_INSTANCE_TRANSACTIONS, each
