@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-import statistics
 import subprocess
 import sys
 import threading
@@ -20,6 +19,7 @@ import pytest
 from django.db import connection
 
 from accounts.models import ApiToken, hash_token
+from tests.bench.web_burst import fire, summary
 from tests.conftest import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,20 +63,6 @@ def test_a_pool_smaller_than_its_minimum_stops_start_up_naming_the_setting():
     assert "FOLDRUN_DB_POOL_MIN must not be more than FOLDRUN_DB_POOL_MAX." in done.stderr
 
 
-async def _fire(url: str, token: str, n: int) -> list[tuple[int, float]]:
-    """`n` GETs of `url` at once, each on its own connection; (status, seconds) of each (599: no answer)."""
-    limits = httpx.Limits(max_connections=n, max_keepalive_connections=0)
-    async with httpx.AsyncClient(timeout=120, limits=limits, headers={"Authorization": f"Bearer {token}"}) as http:
-        async def one() -> tuple[int, float]:
-            started = time.monotonic()
-            try:
-                answer = await http.get(url)
-                return answer.status_code, time.monotonic() - started
-            except httpx.HTTPError:
-                return 599, time.monotonic() - started
-        return await asyncio.gather(*(one() for _ in range(n)))
-
-
 @pytest.mark.e2e
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="the pool is PostgreSQL's; SQLite opens a file")
 def test_500_api_requests_at_once_are_all_answered_without_a_5xx_from_a_pool_of_4(transactional_db, alice,
@@ -118,17 +104,15 @@ def test_500_api_requests_at_once_are_all_answered_without_a_5xx_from_a_pool_of_
         watcher = threading.Thread(target=watch)
         watcher.start()
         try:
-            results = asyncio.run(_fire(url, raw, REQUESTS))
+            results = asyncio.run(fire(url, raw, REQUESTS))
         finally:
             stop.set()
             watcher.join()
+        found = summary(results)
         statuses = [status for status, _ in results]
-        seconds = sorted(s for _, s in results)
-        p95 = seconds[int(len(seconds) * 0.95) - 1]
-        print(f"\n{REQUESTS} requests at once, pool of {POOL_MAX}: p50 {statistics.median(seconds) * 1000:.0f} ms, "
-              f"p95 {p95 * 1000:.0f} ms, 5xx {sum(1 for s in statuses if s >= 500)}, "
-              f"most server connections {most[0]}")
-        assert len(results) == REQUESTS
+        print(f"\n{REQUESTS} requests at once, pool of {POOL_MAX}: p50 {found['p50_ms']:.0f} ms, "
+              f"p95 {found['p95_ms']:.0f} ms, 5xx {found['5xx']}, most server connections {most[0]}")
+        assert found["answered"] == REQUESTS
         assert set(statuses) == {200}, {s: statuses.count(s) for s in set(statuses)}
         assert 1 <= most[0] <= POOL_MAX
     finally:
