@@ -196,12 +196,7 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
         # notifications) reads the workspace and account.
         # Whether a schedule of the flow is quarantined rides on it too: a success forgets a quarantine
         # (runs/finish.py: _finish), and the common case, none, then costs no query of its own.
-        # The step that ends the run when it completes (its run's last plain step) also reads which AGENTS.md
-        # texts the run's end will read, in the same query: a text parsed before needs no query of its own.
-        query = _closing(run.pk, step.pk, holder)
-        if _is_last_step(step, chain):
-            query = query.annotate(agents_md=agents_md_heads())
-        before, run = run, query.first()
+        before, run = run, _closing(run.pk, step.pk, holder).first()
         if run is None:
             # Another holder (the sweep) took the step while this one could not renew: commit nothing.
             return "lease lost"

@@ -10,8 +10,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import CharField, F, QuerySet, Value
-from django.db.models.functions import Cast, Coalesce, Concat
+from django.db.models import QuerySet
 
 from .models import FINISHED_RUN_STATUSES, Run, RunStatus, Step, StepStatus, Try
 
@@ -114,20 +113,6 @@ def end_try_and_start_next(ended: Try, to: str, why: str, new: Try, **fields: An
 def start_try(step: Step, started_at=None) -> Try:
     """The running try of `step`, just moved to running (its `attempt` counted): inserted, and returned."""
     return Try.objects.create(step=step, n=step.attempt, status="running", started_at=started_at or step.started_at)
-
-
-def claim_queued(step_pk: int, holder: str, lease_until, now) -> bool:
-    """Move the queued step `step_pk` to running under `holder`'s lease, counting its try ("try N started"), in
-    one conditional UPDATE: only while it is queued and its run has not finished. True when it was taken; two
-    deliveries of one step take it once (the second finds it running)."""
-    if S.RUNNING not in STEP_MOVES[S.QUEUED]:
-        raise IllegalMove("a step cannot move from queued to running")
-    tries = F("attempt") + 1
-    return bool(Step.objects.filter(pk=step_pk, status=S.QUEUED).exclude(run__status__in=FINISHED_RUN_STATUSES)
-                .update(attempt=tries, status=S.RUNNING, lease_holder=holder, lease_until=lease_until,
-                        status_reason=Concat(Value("try "), Cast(tries, output_field=CharField()), Value(" started"),
-                                             output_field=CharField()),
-                        started_at=Coalesce(F("started_at"), Value(now)), error=""))
 
 
 def take_step(step: Step, seen_status: str, seen_attempt: int, fields: list[str]) -> bool:

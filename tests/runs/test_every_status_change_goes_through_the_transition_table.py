@@ -4,14 +4,13 @@ status with a bare `.update(status=…)` of its own."""
 from __future__ import annotations
 
 import ast
-import datetime as dt
 from pathlib import Path
 
 import pytest
-from django.utils import timezone
 
+from runs.claim import claim
 from runs.models import Run, Step, StepStatus
-from runs.states import IllegalMove, claim_queued, move_steps
+from runs.states import IllegalMove, move_steps
 
 RUNS = Path(__file__).resolve().parents[2] / "runs"
 
@@ -24,21 +23,20 @@ def _run_with_step(account, workspace, status: str) -> tuple[Run, Step]:
 
 def test_a_queued_step_is_taken_once_by_two_claims(db, account, workspace):
     _, step = _run_with_step(account, workspace, StepStatus.QUEUED)
-    now = timezone.now()
-    assert claim_queued(step.pk, "first", now + dt.timedelta(seconds=30), now) is True
-    assert claim_queued(step.pk, "second", now + dt.timedelta(seconds=30), now) is False
+    run, taken, attempt, _rows = claim(step.pk, "first")
+    assert claim(step.pk, "second") == "held by a lease"
     step.refresh_from_db()
     assert (step.status, step.attempt, step.lease_holder, step.status_reason) == ("running", 1, "first",
                                                                                    "try 1 started")
+    assert (attempt.n, attempt.status, taken.status) == (1, "running", "running")
 
 
-def test_a_claim_takes_no_step_of_a_run_that_ended(db, account, workspace):
+def test_a_claim_cancels_the_queued_step_of_a_run_that_ended_and_takes_nothing(db, account, workspace):
     run, step = _run_with_step(account, workspace, StepStatus.QUEUED)
     Run.objects.filter(pk=run.pk).update(status="cancelled")
-    now = timezone.now()
-    assert claim_queued(step.pk, "h", now, now) is False
+    assert claim(step.pk, "h") == "run finished"
     step.refresh_from_db()
-    assert (step.status, step.attempt) == ("queued", 0)
+    assert (step.status, step.attempt, step.status_reason) == ("cancelled", 0, "the run had cancelled")
 
 
 def test_a_move_the_table_refuses_raises_naming_it_and_writes_nothing(db, account, workspace):
