@@ -9,8 +9,6 @@ runs the same on both. What differs:
   follow in its transaction are as current as a locked row would be. Callers write `select_for_update()` once.
 - A bound on a lock wait: PostgreSQL's `lock_timeout`, for one transaction (`wait_for_locks_at_most`); SQLite's
   one writer waits its busy timeout (settings: OPTIONS `timeout`).
-- A commit that need not wait for the disk: PostgreSQL's `synchronous_commit`, for one transaction
-  (`commit_without_waiting_for_the_disk`); SQLite has no such setting.
 - A connection pool for the web process: psycopg's pool through Django's `OPTIONS["pool"]`
   (`pool_web_connections`); SQLite's connections are files, opened per request.
 """
@@ -44,13 +42,3 @@ def wait_for_locks_at_most(seconds: float) -> None:
         with connection.cursor() as cursor:
             cursor.execute("SELECT set_config('lock_timeout', %s, true)", [f"{max(int(seconds * 1000), 1)}ms"])
 
-
-def commit_without_waiting_for_the_disk() -> None:
-    """Let the current transaction's COMMIT return before its WAL record is flushed (PostgreSQL's documented
-    `SET LOCAL synchronous_commit TO OFF`, this transaction only). Only a crash of the database server itself
-    within `wal_writer_delay` can lose such a commit, and a worker lost at that moment leaves the same state,
-    which the crash rule covers; so only transactions whose loss the recovery sweep repairs may call it —
-    docs/performance.md says which do. SQLite: nothing. Precondition: inside `transaction.atomic()`."""
-    if is_postgresql():
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL synchronous_commit TO OFF")
