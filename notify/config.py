@@ -38,7 +38,7 @@ def agents_metas(workspace: Workspace, *, heads: str | None = None) -> list[dict
     several keys for one event reads them all from this (`inherited(..., metas=)`).
 
     `heads`: the two heads' sha256 as "OWN LIBRARY" ("" for a scope without one), read by the caller in a query
-    it made anyway (runs/desks.py agents_md_heads); when this process has parsed both texts, no query."""
+    it made anyway; when this process has parsed both texts, no query."""
     if heads is not None:
         shas = heads.split(" ")
         if len(shas) == 2 and all(not sha or sha in _META_BY_SHA for sha in shas):

@@ -10,7 +10,7 @@ from django.db.models import CharField, OuterRef, Subquery, Value
 from django.db.models.functions import Cast, Coalesce, Concat
 
 from accounts.models import Workspace
-from library.models import Changeset, LibraryFile, scope_key_for
+from library.models import Changeset, scope_key_for
 from library.services import desk_for_workspace
 
 from .models import Run
@@ -28,18 +28,6 @@ def library_head(account: str = "account_id") -> Coalesce:
     query made anyway, not in one of its own."""
     newest = Changeset.objects.filter(scope_key=_scope("lib:", account)).order_by("-number")
     return Coalesce(Subquery(newest.values("public_id")[:1]), Value(""), output_field=CharField())
-
-
-def agents_md_heads() -> Concat:
-    """The sha256 of AGENTS.md at the head of the run's workspace and of its account's library, as "OWN LIBRARY"
-    (each "" where there is none), as a subquery of a query whose rows carry `workspace_id` and `account_id`:
-    a run that ends reads AGENTS.md (its notifications, its budget), and a text this process has parsed before
-    it need not fetch again (notify/config.py agents_metas)."""
-    def head(prefix: str, column: str) -> Coalesce:
-        found = LibraryFile.objects.filter(scope_key=_scope(prefix, column), path="AGENTS.md", deleted=False)
-        return Coalesce(Subquery(found.values("head__sha256")[:1]), Value(""), output_field=CharField())
-
-    return Concat(head("ws:", "workspace_id"), Value(" "), head("lib:", "account_id"), output_field=CharField())
 
 
 def head_changeset(workspace: Workspace) -> Changeset | None:

@@ -30,7 +30,7 @@ from library.actions.writes import WriteRefused
 
 from .chain import _Chain, _chain, _end_held_try, _here
 from .claim import claim
-from .desks import agents_md_heads, desk_at, flow_meta, run_inputs
+from .desks import desk_at, flow_meta, run_inputs
 from . import live_view
 from .host import DbHost
 from .models import Approval, ApprovalKind, ApprovalState, Artifact, Run, Schedule, Step, StepStatus, Try
