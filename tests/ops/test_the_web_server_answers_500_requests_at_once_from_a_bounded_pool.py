@@ -84,11 +84,10 @@ def test_500_api_requests_at_once_are_all_answered_without_a_5xx_from_a_pool_of_
     stop = threading.Event()
 
     def watch() -> None:  # the most connections the server held at once, while the requests ran
-        from django.db import connection as own
         while not stop.is_set():
             most[0] = max(most[0], _server_backends())
             time.sleep(0.02)
-        own.close()
+        connection.close()  # this thread's own
 
     try:
         url = f"http://127.0.0.1:{port}/api/workspaces/{workspace.name}/runs"
