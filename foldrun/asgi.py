@@ -15,15 +15,16 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "foldrun.settings.dev")
 
 from django.conf import settings  # noqa: E402
 
-# No persistent database connections in the web server. Django runs each request's sync code on a thread of its
-# own (asgiref's per-request ThreadSensitiveContext) and keeps a connection per thread: with CONN_MAX_AGE, each
-# request's connection outlives its thread unused until PostgreSQL's max_connections is spent ("too many
-# clients" — 64 idle after a few minutes of fuzzing). Closed at each request's end, they are bounded by the
-# requests in flight. Django's docs say the same: under ASGI, disable persistent connections. Set on this
-# process's settings before any connection opens (each connection reads the dict it is made from), never in
-# os.environ: a worker or any other child this process starts keeps its own FOLDRUN_DB_CONN_MAX_AGE.
-for _database in settings.DATABASES.values():
-    _database["CONN_MAX_AGE"] = 0
+# The web server's database connections come from a pool (PostgreSQL), bounded whatever the requests in flight,
+# and none is kept past its request otherwise. Django runs each request's sync code on a thread of its own
+# (asgiref's per-request ThreadSensitiveContext) and keeps a connection per thread: unpooled and kept, each
+# request's connection outlived its thread until PostgreSQL's max_connections was spent ("too many clients");
+# opened per request and unbounded, 200 requests at once opened 96. Set on this process's settings before any
+# connection opens (each connection reads the dict it is made from), never in os.environ: a worker or any other
+# child this process starts keeps its own one connection. foldrun/databases.py says what the pool is.
+from foldrun.databases import pool_web_connections  # noqa: E402
+
+pool_web_connections(settings.DATABASES, settings.FOLDRUN_DB_POOL)
 
 from django.core.asgi import get_asgi_application  # noqa: E402
 

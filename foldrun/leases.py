@@ -35,6 +35,8 @@ from django.db import connection, models, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from foldrun.databases import wait_for_locks_at_most
+
 log = logging.getLogger(__name__)
 
 DEFAULT_LEASE_SECONDS = 30
@@ -279,11 +281,8 @@ class _Beater:
 def _renew_waiting_at_most(seconds: float, beat: Heartbeat) -> bool:
     """`renew`, giving up (an error) after `seconds` waiting on a row lock, on PostgreSQL; SQLite's one writer
     waits its busy timeout."""
-    if connection.vendor != "postgresql":
-        return renew(beat.model, beat.pk, beat.holder)
     with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT set_config('lock_timeout', %s, true)", [f"{max(int(seconds * 1000), 1)}ms"])
+        wait_for_locks_at_most(seconds)
         return renew(beat.model, beat.pk, beat.holder)
 
 

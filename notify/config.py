@@ -10,7 +10,6 @@ from accounts.models import Workspace
 from foldrun.contract.findings import ContractError
 from foldrun.contract.frontmatter import split_frontmatter
 from foldrun.contract.rules.notify import NotifyConfig, parse_notify
-from foldrun.prepared import Prepared
 from library.models import LibraryFile, scope_key_for
 
 from .secrets import read_secret
@@ -39,13 +38,13 @@ def agents_metas(workspace: Workspace, *, heads: str | None = None) -> list[dict
     several keys for one event reads them all from this (`inherited(..., metas=)`).
 
     `heads`: the two heads' sha256 as "OWN LIBRARY" ("" for a scope without one), read by the caller in a query
-    it made anyway (runs/desks.py agents_md_heads); when this process has parsed both texts, no query."""
+    it made anyway; when this process has parsed both texts, no query."""
     if heads is not None:
         shas = heads.split(" ")
         if len(shas) == 2 and all(not sha or sha in _META_BY_SHA for sha in shas):
             return [copy.deepcopy(meta) for meta in (_META_BY_SHA[sha] for sha in shas if sha) if meta is not None]
     own, library = scope_key_for(workspace.account, workspace), scope_key_for(workspace.account, None)
-    rows = {row.scope_key: row for row in _AGENTS_FILES.all(own=own, library=library)}
+    rows = {row.scope_key: row for row in _agents_files(own, library)}
     metas = []
     for scope_key in (own, library):
         row = rows.get(scope_key)
@@ -86,11 +85,6 @@ def _meta(sha: str, content: str) -> dict[str, Any] | None:
 def _agents_files(own: str, library: str):
     return LibraryFile.objects.select_related("head").filter(scope_key__in=[own, library], path="AGENTS.md",
                                                              deleted=False)
-
-
-# Every run that ends reads it (its notifications, its budget): compiled once per process (foldrun/prepared.py),
-# as a step's own queries are — building it through the ORM cost more CPU than the database spends on it.
-_AGENTS_FILES = Prepared(_agents_files, own="\x1fno scope is this one\x1f", library="\x1fnor this one\x1f")
 
 
 def inherited(workspace: Workspace, key: str, *, metas: list[dict[str, Any]] | None = None) -> Any:

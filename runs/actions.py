@@ -10,7 +10,7 @@ import datetime as dt
 from decimal import Decimal
 from typing import Any
 
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import Workspace
@@ -19,8 +19,6 @@ from foldrun.celery import send, send_after_commit
 from foldrun.contract.model import agents_md_of, find_flow
 from foldrun.contract.resolve import resolve_agent
 from foldrun.engine.flow import adhoc_plan, plan_from_steps
-from foldrun.inserts import insert_rows, insert_with_rows
-from foldrun.pgcursor import db
 from library.models import Changeset
 
 from .models import (
@@ -34,7 +32,7 @@ from .models import (
     Trigger,
 )
 from .budget import WINDOWS, spent_in_window
-from .desks import desk_at, flow_meta, head_changeset, head_guard, remembered_head, run_inputs  # noqa: F401 - pages and apps read them here
+from .desks import desk_at, flow_meta, head_changeset, run_inputs  # noqa: F401 - pages and apps read them here
 from .orchestrate import advance, enqueue_step, plain_first_task
 from .signals import emit
 from .states import cancel_unstarted, move_run, move_step
@@ -71,35 +69,14 @@ def check_start_run(*, workspace: Workspace, user=None, flow: str | None = None,
     if not isinstance(inputs, dict):
         raise ApiError("inputs: must be an object of names to values.", code="invalid")
     inputs = {k: v for k, v in inputs.items() if k != "__flow__"}  # reserved: the run's copy of the flow's settings
-    asked = dict(workspace=workspace, user=user, flow=flow, agent=agent, task=task, inputs=inputs, is_test=is_test,
-                 trigger=trigger, delivery_id=delivery_id)
-    # Where the run and its steps are one statement (_create_run), the head this process last read is tried
-    # first, the run written only if it is still the head: the start's read of it saved. If it moved — or the
-    # start was refused, perhaps for a flow pushed since — the start is made again from the head read afresh.
-    remembered = remembered_head(workspace) if _one_statement() else None
-    if remembered is not None:
-        try:
-            return _start_at(remembered, head_guard(workspace, remembered), **asked)
-        except (HeadMoved, ApiError):
-            pass
-    return _start_at(head_changeset(workspace), None, **asked)
+    return _start_at(head_changeset(workspace), workspace=workspace, user=user, flow=flow, agent=agent, task=task,
+                     inputs=inputs, is_test=is_test, trigger=trigger, delivery_id=delivery_id)
 
 
-class HeadMoved(Exception):
-    """The head a start read from memory is no longer the workspace's (or its library's) newest: nothing was
-    written."""
-
-
-def _one_statement() -> bool:
-    """Whether _create_run writes the run and its steps in one statement here (see there)."""
-    connection = db()
-    return connection.vendor == "postgresql" and not connection.in_atomic_block and connection.get_autocommit()
-
-
-def _start_at(changeset: Changeset | None, guard: tuple[str, list] | None, *, workspace: Workspace, user,
+def _start_at(changeset: Changeset | None, *, workspace: Workspace, user,
               flow: str | None, agent: str | None, task: Any, inputs: dict, is_test: bool, trigger: str,
               delivery_id: str) -> Run:
-    """check_start_run at the workspace revision `changeset`; `guard`: the condition its run is written under."""
+    """check_start_run at the workspace revision `changeset`."""
     number = changeset.number if changeset else 0
     desk = desk_at(workspace, number, changeset=changeset)
     check_workspace_budget(workspace, desk)
@@ -125,7 +102,7 @@ def _start_at(changeset: Changeset | None, guard: tuple[str, list] | None, *, wo
                        "timezone": found.timezone, "sla": found.sla.total_seconds() if found.sla else None,
                        "disable_after": found.disable_after},
             budget=found.budget, inputs=merged, is_test=is_test, trigger=trigger, changeset=changeset,
-            delivery_id=delivery_id, guard=guard)
+            delivery_id=delivery_id)
     if resolve_agent(desk, agent) is None:
         raise ApiError(f"agent: there is no agent {agent} in workspace {workspace.name}.", code="not_found",
                        status_code=404)
@@ -133,14 +110,12 @@ def _start_at(changeset: Changeset | None, guard: tuple[str, list] | None, *, wo
         raise ApiError("task: say what the agent should do.", code="invalid")
     return do_start_run(workspace=workspace, user=user, kind=RunKind.ADHOC, name=f"adhoc:{agent}",
                         plan=adhoc_plan(agent, str(task)), flow_meta={}, budget=None, inputs=inputs,
-                        is_test=is_test, trigger=trigger, changeset=changeset, delivery_id=delivery_id,
-                        guard=guard)
+                        is_test=is_test, trigger=trigger, changeset=changeset, delivery_id=delivery_id)
 
 
 def do_start_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[dict], flow_meta: dict,
                  budget: float | None, inputs: dict, is_test: bool, trigger: str, changeset: Changeset | None,
-                 delivery_id: str = "", guard: tuple[str, list] | None = None) -> Run:
-    """`guard`: a condition (head_guard) the run is written only under; HeadMoved when it does not hold."""
+                 delivery_id: str = "") -> Run:
     # A first step with nothing to wait for is queued at once: the run is saved as `advance` would leave it
     # after its first move, and only that step's task is enqueued (no advance, no second transaction).
     first_task = plain_first_task(plan, inputs)
@@ -149,7 +124,7 @@ def do_start_run(*, workspace: Workspace, user, kind: str, name: str, plan: list
     try:
         return _create_run(workspace=workspace, user=user, kind=kind, name=name, plan=plan, flow_meta=flow_meta,
                            budget=budget, inputs=inputs, is_test=is_test, trigger=trigger, changeset=changeset,
-                           delivery_id=delivery_id, first_task=first_task, moved=moved, now=now, guard=guard)
+                           delivery_id=delivery_id, first_task=first_task, moved=moved, now=now)
     except IntegrityError:
         if not delivery_id:
             raise
@@ -179,8 +154,7 @@ def earlier_delivery(workspace: Workspace, flow: str, delivery_id: str) -> Run |
 
 def _create_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[dict], flow_meta: dict,
                 budget: float | None, inputs: dict, is_test: bool, trigger: str, changeset: Changeset | None,
-                delivery_id: str, first_task: str | None, moved: bool, now: dt.datetime,
-                guard: tuple[str, list] | None = None) -> Run:
+                delivery_id: str, first_task: str | None, moved: bool, now: dt.datetime) -> Run:
     """do_start_run's rows, written together or not at all, and the first move queued once they are committed."""
     run = Run(
         account=workspace.account, workspace=workspace, kind=kind, name=name, trigger=trigger,
@@ -198,19 +172,11 @@ def _create_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[
              queued_at=run.created_at if moved and n == 0 else None,
              wait_event=spec.get("wait_event") or "")
         for n, spec in enumerate(plan)]
-    # Outside any transaction on PostgreSQL, the run and its steps are one statement (foldrun/prepared.py):
-    # a transaction of its own, so no BEGIN and COMMIT around it, and a delivery id's unique constraint broken
-    # by a simultaneous start leaves nothing written, as the rolled-back transaction did. Inside a caller's
-    # transaction, or where that statement cannot be written, they are written in a transaction (a savepoint
-    # there) as before; the queueing below then waits for its commit.
-    written = insert_with_rows(run, steps, "run", only_if=guard) if _one_statement() else False
-    if written is None:
-        raise HeadMoved(run.name)  # nothing written: the guard did not hold
-    if not written:
-        with transaction.atomic():
-            if guard is not None and not _holds(guard):
-                raise HeadMoved(run.name)
-            _write_run(run, steps)
+    # The run and its steps together or not at all: a delivery id's unique constraint broken by a simultaneous
+    # start leaves nothing written (a savepoint, inside a caller's transaction).
+    with transaction.atomic():
+        run.save(force_insert=True)
+        Step.objects.bulk_create(steps)
     run_pk = run.pk
     if moved:
         # bulk_create returns the keys on PostgreSQL and SQLite 3.35+; look it up elsewhere.
@@ -218,23 +184,6 @@ def _create_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[
     else:
         transaction.on_commit(lambda: advance_now_or_later(run_pk))
     return run
-
-
-def _holds(condition: tuple[str, list]) -> bool:
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {condition[0]}", condition[1])
-        return bool(cursor.fetchone()[0])
-
-
-def _write_run(run: Run, steps: list[Step]) -> None:
-    # Both INSERTs with their SQL compiled once per process and bound on the server (foldrun/inserts.py): every
-    # run's start makes them, and the ORM building them cost more CPU than the database spends on them.
-    if connection.vendor == "postgresql":
-        insert_rows([run])
-    else:
-        run.save(force_insert=True)
-    if steps:
-        insert_rows(steps)
 
 
 def advance_now_or_later(run_pk: int) -> None:

@@ -10,7 +10,6 @@ workspace's row lock (PostgreSQL) or the database's write lock (SQLite) before i
 from __future__ import annotations
 
 import datetime as dt
-import time
 from decimal import Decimal
 from typing import Any, Mapping
 
@@ -20,12 +19,8 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from accounts.models import Workspace
-from foldrun import prepared
-from foldrun.commits import NO_FLUSH_WAIT_CTE
 from foldrun.engine.errors import BudgetExceeded
-from foldrun.pgcursor import db, log_sent
 
-from . import closing
 from .models import Run, Try
 
 WINDOWS = {"day": "daily", "week": "weekly", "month": "monthly"}
@@ -107,67 +102,16 @@ def reserve(run: Run, amount: Decimal, minimum: Decimal, *, where: str,
 
 
 def settle(run: Run, reserved: Decimal, cost: Decimal, tokens_in: int, tokens_out: int, *,
-           attempt_pk: int | None = None, seconds: float = 0.0, snapshot: bool = True) -> None:
-    """The call's real cost replaces its reservation, in one UPDATE (no moment counts both, or neither);
-    with `attempt_pk`, the try's spend so far (and its seconds) is added in the same statement. `snapshot`:
-    the statement returns the run's row for the step's end (runs/closing.py), which an `each:` instance's does
-    not use."""
-    connection = db()
-    reserved = held(reserved)
-    if attempt_pk is not None and connection.vendor == "postgresql":
-        # One round trip, one commit: a data-modifying WITH runs both UPDATEs as one statement, and its commit
-        # does not wait for the disk (foldrun/commits.py: the step's end, a normal commit, flushes it).
-        run_table, try_table = (connection.ops.quote_name(m._meta.db_table) for m in (Run, Try))
-        in_autocommit = not connection.in_atomic_block
-        sql = (f"WITH {NO_FLUSH_WAIT_CTE if in_autocommit else 'nowait AS (SELECT 1)'}, "
-               f"t AS (UPDATE {try_table} SET cost_usd = cost_usd + %s, tokens_in = tokens_in + %s, "
-               f"tokens_out = tokens_out + %s, seconds = %s WHERE id = %s) "
-               f"UPDATE {run_table} SET cost_usd = cost_usd + %s, reserved_usd = GREATEST(reserved_usd - %s, 0), "
-               f"tokens_in = tokens_in + %s, tokens_out = tokens_out + %s "
-               f"WHERE id = %s AND EXISTS (SELECT 1 FROM nowait)")
-        params = [cost, tokens_in, tokens_out, seconds, attempt_pk, cost, reserved, tokens_in, tokens_out, run.pk]
-        # The run's row as this UPDATE leaves it comes back with it: the step's end, when this was its last spend,
-        # decides from it without reading the run again (runs/closing.py).
-        if snapshot:
-            clause, values = closing.returning(connection.vendor)
-            sql, params = sql + clause, [*params, *values]
-        # Outside a transaction, sent without waiting for its answer (foldrun/pgengine): the server commits it
-        # whatever becomes of this process after the send — a try lost later keeps this cost on the record — and
-        # the step goes on meanwhile; the answer is read, and an error raised, at the connection's next use.
-        # An execute wrapper (a test's, batch's) must see every statement: then it goes through a cursor.
-        ticket = _send_unawaited(sql, params) if in_autocommit and not connection.execute_wrappers else None
-        if ticket is not None:
-            closing.spent(run.pk, attempt_pk, ticket if snapshot else None)
-            return
-        with prepared.cursor() as cursor:  # bound on the server, its plan kept (foldrun/prepared.py)
-            cursor.execute(sql, params)
-            closing.spent(run.pk, attempt_pk, cursor.fetchall() if snapshot else None)
-        return
-    with transaction.atomic():
-        Run.objects.filter(pk=run.pk).update(cost_usd=F("cost_usd") + cost, reserved_usd=_less(reserved),
-                                             tokens_in=F("tokens_in") + tokens_in,
-                                             tokens_out=F("tokens_out") + tokens_out)
-        if attempt_pk is not None:
-            Try.objects.filter(pk=attempt_pk).update(cost_usd=F("cost_usd") + cost, tokens_in=F("tokens_in") + tokens_in,
-                                                     tokens_out=F("tokens_out") + tokens_out, seconds=seconds)
-
-
-def _send_unawaited(sql: str, params: list) -> int | None:
-    """Send `sql` on Django's connection without waiting for its answer, where its connection can (see
-    foldrun/pgengine); counted in Django's query log as any statement is. Its ticket; None where it was not
-    sent."""
-    connection = db()
-    connection.ensure_connection()
-    send = getattr(connection.connection, "send_unawaited", None)
-    if send is None:
-        return None
-    started = time.monotonic()
-    with connection.wrap_database_errors:
-        ticket = send(sql, params)
-    if ticket is None:
-        return None
-    log_sent(lambda: connection.ops.compose_sql(sql, params), time.monotonic() - started)
-    return ticket
+           attempt_pk: int | None = None, seconds: float = 0.0) -> None:
+    """The call's real cost replaces its reservation in one UPDATE of the run (no moment counts both, or
+    neither); then, with `attempt_pk`, the try's spend so far (and its seconds) is added to it: a try lost later
+    keeps its cost on the record. The run's first: a worker lost between the two leaves the run's spend exact
+    (what budgets read) and the try's record short by that one call."""
+    Run.objects.filter(pk=run.pk).update(cost_usd=F("cost_usd") + cost, reserved_usd=_less(held(reserved)),
+                                         tokens_in=F("tokens_in") + tokens_in, tokens_out=F("tokens_out") + tokens_out)
+    if attempt_pk is not None:
+        Try.objects.filter(pk=attempt_pk).update(cost_usd=F("cost_usd") + cost, tokens_in=F("tokens_in") + tokens_in,
+                                                 tokens_out=F("tokens_out") + tokens_out, seconds=seconds)
 
 
 def release(run: Run, reserved: Decimal) -> None:

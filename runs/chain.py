@@ -17,7 +17,7 @@ from foldrun.celery import send_after_commit
 
 from .host import HeldSecrets
 from .models import Run, Step, StepStatus, Try
-from .states import end_try, end_try_with_next, move_step
+from .states import end_try, end_try_and_start_next, move_step, start_try
 
 
 # The worker task running steps: the one step its run queues next is run by the same task once this one ends
@@ -34,8 +34,7 @@ class _Chain:
     desk: tuple[int, Any] | None = None  # (run pk, the desk at the run's revision): a revision never changes
     # The run's plain and parent steps as this task last read or wrote them under the run's lock. A row
     # seen finished stays so (finished is final), which is all `_continue` relies on; any other row it
-    # takes only if the row is still as seen (`still_as_seen`, or a conditional UPDATE), else `_move` reads
-    # them afresh.
+    # takes only if the row is still as seen (a conditional UPDATE), else `_move` reads them afresh.
     parents: dict[int, Step] | None = None
     parents_of: int | None = None  # the run they are of
     run: Run | None = None  # the run, locked, while a step's closing transaction is open
@@ -70,18 +69,17 @@ def _claim_here(step: Step) -> bool:
 def _start_try(chain: _Chain, step: Step) -> Try:
     """The running try of a step this task just took, written with the end of the try before it when that is
     still held (one statement); see `_end_held_try`."""
-    attempt = Try(step=step, n=step.attempt, status="running", started_at=step.queued_at)
     if chain.ending is None:
-        attempt.save(force_insert=True)
-        return attempt
+        return start_try(step, started_at=step.queued_at)
     ended, to, why, fields = chain.ending
     chain.ending = None
-    end_try_with_next(ended, to, why, attempt, **fields)
+    attempt = Try(step=step, n=step.attempt, status="running", started_at=step.queued_at)
+    end_try_and_start_next(ended, to, why, attempt, **fields)
     return attempt
 
 
 def _end_held_try(chain: _Chain) -> None:
-    """End the try the closing transaction still holds (no next try was taken to write it with)."""
+    """End the try the closing transaction still holds, if it does (one conditional UPDATE)."""
     if chain.ending is not None:
         ended, to, why, fields = chain.ending
         chain.ending = None
@@ -105,11 +103,3 @@ def _enqueue_group(step_pks: list[int]) -> None:
     for pk in step_pks:
         send_after_commit("runs.run_step", pk)
 
-
-def still_as_seen(run: Run, step: Step) -> bool | None:
-    """Whether `step` is pending with the attempt count this task saw, by the closing query's `unfinished`
-    column (see runs/closing.py unfinished_steps); None when that column was not read (another database, another query)."""
-    unfinished = getattr(run, "unfinished", None)
-    if unfinished is None:
-        return None
-    return f"{step.pk}:{StepStatus.PENDING.value}:{step.attempt}" in unfinished.split(",")

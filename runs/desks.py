@@ -6,70 +6,34 @@ import threading
 from typing import Any
 from collections import OrderedDict
 
-from django.db import connection
-from django.db.models import CharField
-from django.db.models.expressions import RawSQL
+from django.db.models import CharField, OuterRef, Subquery, Value
+from django.db.models.functions import Cast, Coalesce, Concat
 
 from accounts.models import Workspace
-from library.models import Changeset, LibraryFile, Revision, scope_key_for
-from foldrun.pgcursor import db
-from foldrun.prepared import Prepared
+from library.models import Changeset, scope_key_for
 from library.services import desk_for_workspace
 
 from .models import Run
 
 
-def library_head(table: str) -> RawSQL:
+def _scope(prefix: str, column: str) -> Concat:
+    """The scope key of the outer row's `column` (an account's or a workspace's id), spelled as scope_key_for
+    spells it: "lib:<account id>" or "ws:<workspace id>"."""
+    return Concat(Value(prefix), Cast(OuterRef(column), output_field=CharField()), output_field=CharField())
+
+
+def library_head(account: str = "account_id") -> Coalesce:
     """The public id of the account library's newest revision ("" when it has none), as a subquery of a
-    top-level query on `table` whose rows carry the account in `account_id`: desk_at's cache key read in a
-    query made anyway, not in one of its own. Spelled as scope_key_for spells a library's scope.
-
-    Written as SQL: the same subquery built with the ORM (Subquery, Concat, Cast, Coalesce) took more CPU to
-    compile, on every claim and every start, than the round trip it saves."""
-    q = connection.ops.quote_name
-    return RawSQL(f"COALESCE((SELECT h.{q('public_id')} FROM {q(Changeset._meta.db_table)} h "
-                  f"WHERE h.{q('scope_key')} = ('lib:' || CAST({q(table)}.{q('account_id')} AS TEXT)) "
-                  f"ORDER BY h.{q('number')} DESC LIMIT 1), '')", (), output_field=CharField())
-
-
-def agents_md_heads(table: str) -> RawSQL:
-    """The sha256 of AGENTS.md at the head of the run's workspace and of its account's library, as "OWN LIBRARY"
-    (each "" where there is none), as a subquery of a top-level query on `table` whose rows carry `workspace_id`
-    and `account_id`: a run that ends reads AGENTS.md (its notifications, its budget), and a text it has parsed
-    before it need not fetch again (notify/config.py agents_metas). Spelled as scope_key_for spells the scopes,
-    and as notify's query finds the files (not deleted, with a head)."""
-    q = connection.ops.quote_name
-    files, revisions = q(LibraryFile._meta.db_table), q(Revision._meta.db_table)
-
-    def head(scope: str) -> str:
-        return (f"COALESCE((SELECT r.{q('sha256')} FROM {files} f JOIN {revisions} r ON r.{q('id')} = f.{q('head_id')} "
-                f"WHERE f.{q('scope_key')} = {scope} AND f.{q('path')} = 'AGENTS.md' AND NOT f.{q('deleted')}), '')")
-
-    own = f"('ws:' || CAST({q(table)}.{q('workspace_id')} AS TEXT))"
-    library = f"('lib:' || CAST({q(table)}.{q('account_id')} AS TEXT))"
-    return RawSQL(f"({head(own)} || ' ' || {head(library)})", (), output_field=CharField())
-
-
-def _head(scope: str):
-    return (Changeset.objects.filter(scope_key=scope)
-            .annotate(library_head=library_head(Changeset._meta.db_table)).order_by("-number")[:1])
-
-
-# Every run's start reads it: compiled once per process (foldrun/prepared.py), as the ORM built it on each start.
-_HEAD = Prepared(_head, scope="\x1fno scope key is this one\x1f")
+    query whose rows carry the account in `account` (a field, or a path to one): desk_at's cache key read in a
+    query made anyway, not in one of its own."""
+    newest = Changeset.objects.filter(scope_key=_scope("lib:", account)).order_by("-number")
+    return Coalesce(Subquery(newest.values("public_id")[:1]), Value(""), output_field=CharField())
 
 
 def head_changeset(workspace: Workspace) -> Changeset | None:
-    """The workspace's newest revision, carrying `library_head` (see library_head) for desk_at; remembered for
-    remembered_head."""
-    connection = db()
-    head = _HEAD.first(scope=scope_key_for(workspace.account, workspace))
-    key = (connection.alias, workspace.pk)
-    if head is not None:
-        _HEADS.put(key, head)
-    else:
-        _HEADS.drop(key)
-    return head
+    """The workspace's newest revision, carrying `library_head` (see library_head) for desk_at."""
+    return (Changeset.objects.filter(scope_key=scope_key_for(workspace.account, workspace))
+            .annotate(library_head=library_head()).order_by("-number").first())
 
 
 class _Recent:
@@ -98,35 +62,6 @@ class _Recent:
     def drop(self, key: tuple) -> None:
         with self._lock:
             self._items.pop(key, None)
-
-
-# The head each workspace had when this process last read it, for starts that write their run only if it is
-# still the head (head_guard) instead of reading it first: a round trip of every start.
-_HEADS = _Recent(256)
-
-
-def remembered_head(workspace: Workspace) -> Changeset | None:
-    """The workspace's head revision as this process last read it (None if it has not), which may have moved
-    since: use it only with head_guard."""
-    connection = db()
-    return _HEADS.get((connection.alias, workspace.pk))
-
-
-def head_guard(workspace: Workspace, head: Changeset) -> tuple[str, list]:
-    """A condition (SQL, values) that holds while `head` is still the workspace's newest revision and the account
-    library's newest is still the one `head` carries (`library_head`): what a run started at `head` read. Public
-    ids are random, so a row of another database (or a test's, rolled back) never passes for it."""
-    connection = db()
-    q = connection.ops.quote_name
-    table = q(Changeset._meta.db_table)
-
-    def newest(scope_key: str) -> str:
-        return (f"COALESCE((SELECT h.{q('public_id')} FROM {table} h WHERE h.{q('scope_key')} = {scope_key} "
-                f"ORDER BY h.{q('number')} DESC LIMIT 1), '')")
-
-    return (f"{newest('%s')} = %s AND {newest('%s')} = %s",
-            [scope_key_for(workspace.account, workspace), head.public_id, scope_key_for(workspace.account, None),
-             head.library_head or ""])
 
 
 _DESKS = _Recent(32)

@@ -17,14 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import DataError, transaction
+from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from foldrun import net
-from foldrun import batch, incidents, leases
-from foldrun.commits import without_flush_wait
-from foldrun.prepared import Prepared
+from foldrun import incidents, leases
 from foldrun.engine import StepRequest, run_step
 from foldrun.engine.flow import check_verify
 from library.actions.run_files import do_write_run_files
@@ -32,8 +30,8 @@ from library.actions.writes import WriteRefused
 
 from .chain import _Chain, _chain, _end_held_try, _here
 from .claim import claim
-from .desks import agents_md_heads, desk_at, flow_meta, run_inputs
-from . import closing, live_view
+from .desks import desk_at, flow_meta, run_inputs
+from . import live_view
 from .host import DbHost
 from .models import Approval, ApprovalKind, ApprovalState, Artifact, Run, Schedule, Step, StepStatus, Try
 from .progress import _after_step, _park, _spec, move_within, queue, settle_failure
@@ -190,32 +188,15 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
         host.close()
     seconds = time.monotonic() - started
     ended = (result, spec, desk, seconds)
-    # A plain step whose last spend brought the run's row back closes in one flight (runs/closing.py). An `each:`
-    # instance does not: its siblings' spends change that row while it runs.
-    snap = closing.snapshot(run, attempt.pk) if step.instance is None else None
-    if snap is not None:
-        word = _close_in_one_flight(run, snap, step, attempt, holder, host, ended, chain)
-        if word is not None:
-            return word
-    # The closing transaction's writes (the last trace lines, the step, the run, the tries) go together, with its
-    # COMMIT, rather than a round trip each (foldrun/batch.py).
-    with transaction.atomic(), batch.writes_together():
+    with transaction.atomic():
         # The run's lock, and in the same query the lease check: the step is still this try's. Every change
         # to a running step's holder or status is made under the run's lock (the sweep's too), so holding it
         # the step stays ours; the step in hand is current (what else changed on it while it ran — its
         # lease's expiry, the writes it noted — it changed itself). Joined: the end of the run (its
         # notifications) reads the workspace and account.
-        # The same query lets this transaction commit without waiting for the disk (foldrun/commits.py).
         # Whether a schedule of the flow is quarantined rides on it too: a success forgets a quarantine
         # (runs/finish.py: _finish), and the common case, none, then costs no query of its own.
-        # The step that ends the run when it completes (its run's last plain step) also reads which AGENTS.md
-        # texts the run's end will read, in the same query: a text parsed before needs no query of its own.
-        # The lock is taken by a statement of its own, sent in the same flight: a statement that waited for a
-        # lock still sees the database as it was when it started, so the closing query, started once the lock
-        # is held, sees what the holder before it wrote (a step's status, changed under the lock).
-        closing.take_lock(run.pk)
-        query = _CLOSING_LAST if _is_last_step(step, chain) else _CLOSING
-        before, run = run, query.first(run=run.pk, step=step.pk, holder=holder)
+        before, run = run, _closing(run.pk, step.pk, holder).first()
         if run is None:
             # Another holder (the sweep) took the step while this one could not renew: commit nothing.
             return "lease lost"
@@ -232,61 +213,19 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
         return word
 
 
-def _close_in_one_flight(before: Run, snap: closing.Snapshot, step: Step, attempt: Try, holder: str, host: DbHost,
-                         ended: tuple, chain: _Chain) -> str | None:
-    """The closing transaction decided from the run as the step's last spend left it, sent in one flight behind
-    the run's lock and a guard that this is still the run (runs/closing.py); None, with everything as it was,
-    when the guard found otherwise: the caller closes the two-flight way."""
-    kept = closing.Kept(step, attempt, pending=host.held_lines)
-    try:
-        with transaction.atomic(), batch.writes_together():
-            for sql, values in closing.guard(snap, step, holder):
-                batch.send(sql, values)
-            run = snap.run
-            run.plan, run.inputs = before.plan, before.inputs
-            run.workspace = before.workspace  # and its account, as the claim read them
-            chain.run = run
-            run.metered = not snap.credits_null
-            host.flush()
-            word = _settle_result(run, step, attempt, *ended, chain)
-            _end_held_try(chain)
-        return word
-    except DataError as exc:
-        if not closing.is_stale(exc):
-            raise
-        kept.put_back()
-        # Nothing this transaction took stands, and the run's steps as last seen may not be so any more.
-        chain.next = chain.ending = chain.run = chain.parents = None
-        return None
-
-
 def _closing(run: int, step: int, holder: str):
-    found = without_flush_wait(Run.objects.select_for_update(of=("self",)).select_related("workspace__account")
-                               .defer("plan", "inputs").annotate(quarantined=Exists(Schedule.objects.filter(
-                                   workspace_id=OuterRef("workspace_id"), flow=OuterRef("name"),
-                                   quarantined_at__isnull=False)))
-                               .filter(pk=run, steps__pk=step, steps__lease_holder=holder,
-                                       steps__status=StepStatus.RUNNING).order_by("pk")[:1])
-    unfinished = closing.unfinished_steps(Run._meta.db_table)  # the next step's row, for its take (runs/chain.py)
-    return found if unfinished is None else found.annotate(unfinished=unfinished)
-
-
-def _closing_last(run: int, step: int, holder: str):
-    return _closing(run, step, holder).annotate(agents_md=agents_md_heads(Run._meta.db_table))
+    """The run, locked, only while `step` is still running under `holder`'s lease (else no row)."""
+    return (Run.objects.select_for_update(of=("self",)).select_related("workspace__account")
+            .defer("plan", "inputs").annotate(quarantined=Exists(Schedule.objects.filter(
+                workspace_id=OuterRef("workspace_id"), flow=OuterRef("name"), quarantined_at__isnull=False)))
+            .filter(pk=run, steps__pk=step, steps__lease_holder=holder, steps__status=StepStatus.RUNNING)
+            .order_by("pk"))
 
 
 def _is_last_step(step: Step, chain: _Chain) -> bool:
     """Whether `step` is its run's last plain step, as the claim (or the step before, in this task) saw the run."""
     parents = chain.parents if chain.parents_of == step.run_id else None
     return step.instance is None and bool(parents) and step.index == max(parents)
-
-
-# The closing transaction's query, compiled once per process (foldrun/prepared.py): every step makes it, and
-# building and compiling it through the ORM cost several times what the database spends on it.
-_MARKERS = {"run": -8_000_000_000_000_000_001, "step": -8_000_000_000_000_000_002,
-            "holder": "\x1fa holder no claim makes\x1f"}
-_CLOSING = Prepared(_closing, **_MARKERS)
-_CLOSING_LAST = Prepared(_closing_last, **_MARKERS)
 
 
 def _settle_result(run: Run, step: Step, attempt: Try, result, spec: dict, desk, seconds: float,

@@ -12,7 +12,6 @@ from django.utils import timezone
 
 from foldrun.celery import send_after_commit
 from foldrun.engine.flow import headline_of, verdict_of
-from foldrun.prepared import save_fields
 
 from .desks import flow_meta
 from .models import Run, RunStatus, Schedule, Step, StepStatus
@@ -63,8 +62,7 @@ def _finish(run: Run, status: str, *, error: str = "", parents: dict[int, Step] 
         run.summary = "\n".join(lines[1:]).strip()[:4000]
     else:
         run.headline = run.headline or error.splitlines()[0][:500] if error else run.headline
-    # run.save(update_fields=…), its UPDATE made once per process (foldrun/prepared.py): every run ends here.
-    save_fields(run, (*moved, "finished_at", "error", "headline", "verdict", "summary"))
+    run.save(update_fields=[*moved, "finished_at", "error", "headline", "verdict", "summary"])
     if status == RunStatus.FAILED:
         # Steps that never started end skipped, not pending: the record says the run will not get to them.
         skip_unstarted(run, "the run failed before this step started")

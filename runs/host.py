@@ -20,7 +20,6 @@ from foldrun.providers.client import MissingSecret as ProviderMissingSecret, Mod
 from browsing.ending import touch_public
 from browsing.kept import KeptSeeds
 from foldrun.leases import Heartbeat, LeaseLost
-from foldrun.inserts import insert_rows
 from vault.actions import egress_grants, resolve_secrets
 from vault.models import SecretKind
 from vault.boundary import EgressProxy
@@ -156,7 +155,7 @@ class DbHost:
         if not self._pending:
             return
         if len(self._pending) > 2 or not connection.get_autocommit():
-            insert_rows(self._pending)  # one INSERT, its SQL compiled once per process (foldrun/inserts.py)
+            TraceEvent.objects.bulk_create(self._pending)  # one INSERT
         else:
             for event in self._pending:
                 event.save(force_insert=True)
@@ -200,10 +199,9 @@ class DbHost:
         tokens_in, tokens_out = int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
         # The run's spend is saved at once (fan-out instances charge the same run together), replacing the
         # call's reservation, and with it the try's spend so far (a try lost with its worker keeps its cost on
-        # the record) — one statement; the step's totals are written when it ends.
+        # the record) — one transaction; the step's totals are written when it ends.
         budget.settle(self.run, reserved, cost, tokens_in, tokens_out, attempt_pk=self.attempt.pk,
-                      seconds=(timezone.now() - self.attempt.started_at).total_seconds(),
-                      snapshot=self.step.instance is None)
+                      seconds=(timezone.now() - self.attempt.started_at).total_seconds())
         return cost
 
     def check_budget(self) -> None:

@@ -16,14 +16,13 @@ from django.utils import timezone
 
 from foldrun.celery import send_after_commit
 from foldrun.engine.flow import fill_task, split_items
-from foldrun.prepared import save_fields
 
-from .chain import _chain, _claim_here, _enqueue_group, _start_try, _take, enqueue_step, still_as_seen
+from .chain import _chain, _claim_here, _enqueue_group, _start_try, _take, enqueue_step
 from .desks import flow_meta, run_inputs
 from .finish import _clears_quarantine, _finish, _finish_within
 from .models import Approval, ApprovalKind, ApprovalState, Run, RunStatus, Step, StepStatus
 from .signals import emit
-from .states import move_run, move_step, take_next_step
+from .states import move_run, move_step, move_steps, take_step
 from .trace_log import trace
 
 log = logging.getLogger(__name__)
@@ -109,13 +108,13 @@ def move_within(run: Run, ended: Step | None = None, *, unsaved: bool = False) -
     no queue hop and no second transaction. A savepoint keeps the step's own result when the move fails;
     the advance task then tries again (and fails the run with a sentence if it cannot).
 
-    `unsaved`: `ended` is not saved yet — saved here, with the next step's claim when the chain takes one (one
-    statement), else before anything reads the run's steps again."""
+    `unsaved`: `ended` is not saved yet — saved here, before anything reads the run's steps again or the chain
+    takes the next one."""
     seen = _continue(run, ended, unsaved=unsaved)
     if seen == "taken":
         return
     if unsaved:
-        save_fields(ended)  # ended.save(), its UPDATE made once per process (foldrun/prepared.py)
+        ended.save()
     chain = _chain()
     if seen == "done" and not _clears_quarantine(run):
         _finish_within(run, chain.parents)
@@ -166,17 +165,14 @@ def _continue(run: Run, ended: Step | None, *, unsaved: bool = False) -> str:
             task = fill_task(spec["task"], run_inputs(run), outputs)
         except Exception:  # noqa: BLE001 - `_move` meets the same error under its savepoint and says so
             return ""
-        known = still_as_seen(run, step)
-        if known is False:  # read under this transaction's lock: not as this task saw it
-            chain.parents = None
-            return ""
         seen = step.attempt
         step.task = task
         holder = _take(step)
-        fields = ["task", *QUEUE_FIELDS]
-        if not take_next_step(step, seen, fields, saving=ended if unsaved else None, known=bool(known)):
+        if unsaved:  # the ended step first: its row is written before the next one's take
+            ended.save()
+        if not take_step(step, StepStatus.PENDING, seen, ["task", *QUEUE_FIELDS]):
             chain.parents = None  # not as seen: `_move` reads the rows afresh (and this object is dropped)
-            return ""  # `ended` was saved with the attempt; move_within saving it again changes nothing
+            return ""  # `ended` was saved; move_within saving it again changes nothing
         chain.next = (run, step, _start_try(chain, step), holder)
         return "taken"
     return "done"
@@ -308,10 +304,9 @@ def _after_step(run: Run, step: Step) -> None:
     if waiting and not run.is_finished:
         # One finished: the next waiting instance takes its place (`max:` at a time).
         nxt = waiting[0]
-        Step.objects.filter(pk=nxt, status=StepStatus.PENDING).update(
-            status=StepStatus.QUEUED, status_reason="an earlier instance finished (max: at a time)",
-            queued_at=timezone.now())
-        enqueue_step(nxt)
+        if move_steps(Step.objects.filter(pk=nxt), StepStatus.PENDING, StepStatus.QUEUED,
+                      "an earlier instance finished (max: at a time)", queued_at=timezone.now()):
+            enqueue_step(nxt)
         return
     if any(status not in FINISHED for _, status in states):
         return

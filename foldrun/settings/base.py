@@ -129,12 +129,26 @@ def _database() -> dict:
         config["OPTIONS"] = {"timeout": 20, "transaction_mode": "IMMEDIATE"}
         config["CONN_MAX_AGE"] = 0
     else:
-        # A kept connection is checked at its first use in each task or request, so one the server dropped (a
-        # restart) is replaced there rather than failing the work: its socket first, a `SELECT 1` only when
-        # something waits on it (foldrun/pgengine says why that is the same check, without the round trip).
+        # Django's stock PostgreSQL backend. A kept connection is checked at its first use in each task or
+        # request, so one the server dropped (a restart) is replaced there rather than failing the work.
+        config["ENGINE"] = "django.db.backends.postgresql"
         config["CONN_HEALTH_CHECKS"] = True
-        config["ENGINE"] = "foldrun.pgengine"
     return config
+
+
+# The web process's connection pool (PostgreSQL only; foldrun.asgi and foldrun.wsgi apply it to their own
+# settings, so a worker or beat keeps its one connection): at most FOLDRUN_DB_POOL_MAX connections per web
+# process, whatever the requests in flight; a request that finds them all busy waits up to
+# FOLDRUN_DB_POOL_TIMEOUT seconds for one (psycopg_pool's `timeout`) before it fails. docs/operating.md says how to
+# size PostgreSQL's max_connections against it.
+FOLDRUN_DB_POOL = {
+    "min_size": env_int("FOLDRUN_DB_POOL_MIN", 2, minimum=0),
+    "max_size": env_int("FOLDRUN_DB_POOL_MAX", 10, minimum=1),
+    "timeout": env_int("FOLDRUN_DB_POOL_TIMEOUT", 30, minimum=1),
+}
+if FOLDRUN_DB_POOL["min_size"] > FOLDRUN_DB_POOL["max_size"]:
+    raise ImproperlyConfigured("FOLDRUN_DB_POOL_MIN must not be more than FOLDRUN_DB_POOL_MAX.")
+
 
 
 DATABASES = {"default": _database()}

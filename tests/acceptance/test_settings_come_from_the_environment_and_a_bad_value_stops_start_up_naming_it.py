@@ -36,8 +36,8 @@ def test_the_embedded_default_is_a_sqlite_file_and_the_filesystem_broker():
 def test_postgresql_is_read_from_database_url_with_psycopg_3():
     done = start(DATABASE_URL="postgres://foldrun:pw@127.0.0.1:5432/foldrun")
     assert done.returncode == 0, done.stderr
-    # Django's PostgreSQL backend, with the socket-first health check (foldrun/pgengine).
-    assert done.stdout.splitlines()[0] == "foldrun.pgengine"
+    # Django's own PostgreSQL backend, on psycopg 3.
+    assert done.stdout.splitlines()[0] == "django.db.backends.postgresql"
     import psycopg
 
     assert psycopg.__version__.startswith("3.")

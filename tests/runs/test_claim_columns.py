@@ -3,14 +3,14 @@ the account library's newest revision (the desk cache's key) and whether the acc
 from __future__ import annotations
 
 from runs.desks import head_changeset, library_head
-from runs.claim import _vault_empty
+from runs.claim import vault_empty
 from runs.models import Run
 from library.models import Changeset, scope_key_for
 from vault.models import Secret
 
 
 def _columns(run: Run) -> tuple[str, bool]:
-    row = (Run.objects.annotate(library_head=library_head(Run._meta.db_table), vault_empty=_vault_empty())
+    row = (Run.objects.annotate(library_head=library_head(), vault_empty=vault_empty())
            .values_list("library_head", "vault_empty").get(pk=run.pk))
     return row[0], bool(row[1])
 

@@ -80,26 +80,6 @@ def test_a_run_after_the_database_dropped_the_workers_connection_still_completes
     assert done.steps.get().status == "completed"
 
 
-def _last_query_of(pid: int) -> str:
-    import psycopg
-
-    s = connection.settings_dict
-    with psycopg.connect(host=s["HOST"], port=s["PORT"] or 5432, user=s["USER"], dbname=s["NAME"],
-                         autocommit=True) as other:
-        return other.execute("SELECT query FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone()[0]
-
-
-@pytest.mark.django_db(transaction=True)
-def test_a_live_idle_connection_passes_its_health_check_without_a_round_trip():
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 42")
-        cursor.execute("SELECT pg_backend_pid()")
-        pid = cursor.fetchone()[0]
-    assert connection.is_usable()
-    # The server saw nothing after the last statement: the check read the socket, not `SELECT 1`.
-    assert _last_query_of(pid) == "SELECT pg_backend_pid()"
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_connection_the_server_ended_fails_its_health_check_and_is_replaced():
     import time
