@@ -24,7 +24,7 @@ from foldrun.api import ApiError
 from . import actions as account_actions
 from .access import current_membership
 from .connect import mcp_setup
-from .models import NAME_RULE, ApiToken, Invite, Membership, Profile, Role, Workspace
+from .models import NAME_RULE, ApiToken, Invite, Membership, Profile, Role
 from .signals import home_parts
 
 # The raw token minted by a POST waits here for the one page that shows it.

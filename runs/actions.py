@@ -113,7 +113,7 @@ def _start_at(changeset: Changeset | None, *, workspace: Workspace, user,
                         is_test=is_test, trigger=trigger, changeset=changeset, delivery_id=delivery_id)
 
 
-def do_start_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[dict], flow_meta: dict,
+def do_start_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[dict], flow_meta: dict,  # noqa: F811 - the parameter, not desks.flow_meta
                  budget: float | None, inputs: dict, is_test: bool, trigger: str, changeset: Changeset | None,
                  delivery_id: str = "") -> Run:
     # A first step with nothing to wait for is queued at once: the run is saved as `advance` would leave it
@@ -152,7 +152,7 @@ def earlier_delivery(workspace: Workspace, flow: str, delivery_id: str) -> Run |
                               created_at__gte=timezone.now() - dt.timedelta(days=1)).first()
 
 
-def _create_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[dict], flow_meta: dict,
+def _create_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[dict], flow_meta: dict,  # noqa: F811 - the parameter, not desks.flow_meta
                 budget: float | None, inputs: dict, is_test: bool, trigger: str, changeset: Changeset | None,
                 delivery_id: str, first_task: str | None, moved: bool, now: dt.datetime) -> Run:
     """do_start_run's rows, written together or not at all, and the first move queued once they are committed."""

@@ -45,7 +45,7 @@ def _clears_quarantine(run: Run) -> bool:
 
 def _finish(run: Run, status: str, *, error: str = "", parents: dict[int, Step] | None = None) -> None:
     """`parents`: the run's plain and parent steps by index, when the caller has them locked in hand."""
-    moved = move_run(run, status, error.splitlines()[0] if error else f"every step ended")
+    moved = move_run(run, status, error.splitlines()[0] if error else "every step ended")
     run.finished_at = timezone.now()
     run.error = error[:2000]
     if status == RunStatus.COMPLETED:

@@ -27,7 +27,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from foldrun.contract.model import WEBHOOK_SCHEMES as SCHEMES
 
 WINDOW = 300  # seconds either side of this server's clock
 

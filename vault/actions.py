@@ -24,7 +24,7 @@ from vault import oauth, rotation
 from vault.boundary import Grant
 from vault.crypto import UndecryptableSecret, open_sealed, seal
 from vault.keys import vault_keys
-from vault.models import OAuthPending, Secret, SecretKind
+from vault.models import Secret, SecretKind
 
 NAME_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
 NAME_SENTENCE = ("A secret's name is UPPER_SNAKE_CASE — capital letters, digits and underscores, starting with a "

@@ -6,7 +6,7 @@ from typing import Any
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
-from foldrun.contract.presets import PRESET_NAMES, PRESETS
+from foldrun.contract.presets import PRESETS
 from foldrun.openapi import NO_NUL, StrictCharField
 from vault.actions import NAME_RE
 from vault.oauth import OAUTH_PRESETS

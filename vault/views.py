@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.http import Http404, HttpResponseRedirect
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
 from accounts.access import ScopedAPIView
@@ -14,7 +14,7 @@ from foldrun.openapi import error, validated
 from vault import actions, connect, logins, probe
 from vault.crypto import UndecryptableSecret, VaultKeyError
 from vault import serializers as s
-from vault.serializers import check_data, secret_data
+from vault.serializers import secret_data
 
 _VAULT_DOWN = {503: error(503, "The vault's keys (FOLDRUN_VAULT_KEYS) are missing or do not open a value.")}
 _NAME = OpenApiParameter("name", OpenApiTypes.STR, OpenApiParameter.PATH, pattern=s.SECRET_NAME_PATTERN,

@@ -11,7 +11,6 @@ deploy script can refuse to continue.
 """
 from __future__ import annotations
 
-import argparse
 import json
 
 import httpx

@@ -15,7 +15,6 @@ A file that is not UTF-8 text is carried as BINARY_MARKER (see paths.py).
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path

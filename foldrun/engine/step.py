@@ -355,7 +355,7 @@ def _call_tool(use: dict, by_name: dict[str, Tool], counter: LimitCounter, env: 
         raise
     except ToolError as exc:
         content, is_error = str(exc), True
-    except Exception as exc:  # noqa: BLE001 - a broken tool is an error the model sees; the loop goes on
+    except Exception:  # noqa: BLE001 - a broken tool is an error the model sees; the loop goes on
         code = incidents.record(log, "tool %s failed in step %s", name, env.request.label)
         content, is_error = f"{name} failed on an internal error (incident {code})", True
     env.files_may_have_changed(name)

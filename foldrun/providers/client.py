@@ -13,7 +13,6 @@ hides it) and goes out only in the one request header.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlparse

@@ -36,8 +36,8 @@ def test_a_task_run_is_marked_task_among_the_runs_and_on_the_home_and_workspace_
     for run_id, kind in ((recorded.run.public_id, "task"), (smoke_step.run.public_id, "smoke test")):
         row = re.search(rf'<tr>\s*<td><a href="/w/rank-desk/runs/{run_id}">.*?</tr>', listed, re.S).group(0)
         assert f'data-kind="{kind}">{kind}</span>' in row
-    assert f'data-kind="task">task</span>' in client.get("/").content.decode()
-    assert f'data-kind="task">task</span>' in client.get("/w/rank-desk/").content.decode()
+    assert 'data-kind="task">task</span>' in client.get("/").content.decode()
+    assert 'data-kind="task">task</span>' in client.get("/w/rank-desk/").content.decode()
 
 
 def test_smoke_tests_and_skills_are_listed_with_their_kind_and_status_colour(account, workspace, alice):

@@ -100,7 +100,7 @@ def test_allowed_domains_blocks_a_websocket_to_another_host(browse, pages_site, 
     locked = browse({"browse": {"allowed_domains": ["127.0.0.1"]}})
     locked.call({"action": "browse", "url": f"{pages_site.url}/socket", "actions": steps})
     assert listener.connections == 0
-    assert any(line.endswith(f"refused localhost: localhost is outside this agent's allowed_domains (127.0.0.1)")
+    assert any(line.endswith("refused localhost: localhost is outside this agent's allowed_domains (127.0.0.1)")
                for line in recorder.lines)
     # the same page without the lock reaches the port: the refusal above was the lock's
     browse().call({"action": "browse", "url": f"{pages_site.url}/socket", "actions": steps})

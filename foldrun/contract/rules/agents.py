@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..check import rule
-from ..desk import AGENT, AGENTS_MD, SKILL, TOOL
+from ..desk import AGENT, SKILL, TOOL
 from ..findings import Finding
 from ..model import BUILTIN_GROUPS, agent_of, agents_md_of, did_you_mean
 from ..resolve import granted_tools, resolve_skill

@@ -8,7 +8,7 @@ import re
 from ..check import rule
 from ..desk import AGENT, AGENTS_MD, FLOW, SKILL, TOOL
 from ..findings import Finding
-from ..model import PLACEHOLDER_RE, SECRET_NAME_RE, agent_of, tool_of
+from ..model import PLACEHOLDER_RE, SECRET_NAME_RE, agent_of
 from ..paths import BINARY_MARKER
 
 # (what it looks like, pattern). Patterns are anchored on a non-word left edge.

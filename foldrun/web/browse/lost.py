@@ -79,7 +79,7 @@ def run_on_pod(tool: "WebTool", args: dict, call: Callable[[], str],
                     raise
                 lines.append(f"browser pod: reconnected (try {number} of 3, at {at}), but the pod closed again")
                 lines.append("browser pod: lost — the call dropped again after the reconnect")
-                raise PodLostError("browser pod lost — the call dropped again after the reconnect", reached)
+                raise PodLostError("browser pod lost — the call dropped again after the reconnect", reached) from again
             lines.append(f"browser pod: reconnected (try {number} of 3, at {at})")
             return answer
         lines.append("browser pod: lost — no answer after 3 reconnects")
