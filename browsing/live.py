@@ -16,6 +16,7 @@ import html
 import itertools
 import json
 import re
+import secrets
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -52,44 +53,55 @@ async def serve(scope: dict, receive: Any, send: Any) -> None:
         await _page(scope, send)
     else:  # the socket's address asked over plain HTTP (pasted into a browser): where to watch it instead
         public_id = FRAMES.match(scope["path"]).group("id")
+        nonce = secrets.token_urlsafe(16)
         await _answer(send, 426, _html("Live view", (
             f"<p>This address is the live view's WebSocket. To watch the session in a browser, open "
-            f"/v1/sessions/{public_id}/watch with the same token.</p>")))
+            f"/v1/sessions/{public_id}/watch with the same token.</p>"), nonce), nonce)
 
 
-def _html(title: str, body: str) -> bytes:
+def _html(title: str, body: str, nonce: str) -> bytes:
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-            f'<style>body{{margin:0;background:#111;color:#eee;font:15px system-ui,sans-serif}}'
+            f'<style nonce="{nonce}">body{{margin:0;background:#111;color:#eee;font:15px system-ui,sans-serif}}'
             f'p{{margin:1em}}img{{display:block;max-width:100vw;max-height:calc(100vh - 3em);margin:auto}}</style>'
             f'</head><body>{body}</body></html>').encode()
 
 
-async def _answer(send: Any, status: int, page: bytes) -> None:
+def _policy(nonce: str) -> bytes:
+    """This page is served beside Django, so django-csp never sees it: its own Content-Security-Policy, as strict
+    as the dashboard's — its one script and style by nonce, frames as data: images, the socket on this host."""
+    return (f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; img-src data:; "
+            f"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'").encode()
+
+
+async def _answer(send: Any, status: int, page: bytes, nonce: str) -> None:
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"text/html; charset=utf-8"), (b"cache-control", b"no-store"),
-                            (b"referrer-policy", b"no-referrer"), (b"x-frame-options", b"DENY")]})
+                            (b"referrer-policy", b"no-referrer"), (b"x-frame-options", b"DENY"),
+                            (b"content-security-policy", _policy(nonce))]})
     await send({"type": "http.response.body", "body": page})
 
 
 async def _page(scope: dict, send: Any) -> None:
     public_id = PAGE.match(scope["path"]).group("id")
     token = _token(scope)
+    nonce = secrets.token_urlsafe(16)
     if not token_ok(public_id, token, uses=SEES):
-        await _answer(send, 403, _html("Live view", f"<p>{EXPIRED}</p>"))
+        await _answer(send, 403, _html("Live view", f"<p>{EXPIRED}</p>", nonce), nonce)
         return
     if await _live_session(public_id) is None:
-        await _answer(send, 410, _html("Live view", f"<p>{NOT_LIVE}</p>"))
+        await _answer(send, 410, _html("Live view", f"<p>{NOT_LIVE}</p>", nonce), nonce)
         return
     frames = json.dumps(f"/v1/sessions/{public_id}/live?token={token}")
     script = (
-        "<script>(function(){var img=document.getElementById('screen'),state=document.getElementById('state');"
+        f'<script nonce="{nonce}">'
+        "(function(){var img=document.getElementById('screen'),state=document.getElementById('state');"
         f"var path={frames};var ws=new WebSocket((location.protocol==='https:'?'wss://':'ws://')+location.host+path);"
         "ws.onmessage=function(e){img.src='data:image/jpeg;base64,'+e.data;img.dataset.frames="
         "String(Number(img.dataset.frames||0)+1);state.textContent='live';};"
         "ws.onclose=function(e){state.textContent=e.reason||'the live view ended';};})();</script>")
     body = (f'<p>Session {public_id}: <span id="state">connecting…</span></p>'
             f'<img id="screen" alt="the session\'s screen" data-frames="0">{script}')
-    await _answer(send, 200, _html(f"Live view of {public_id}", body))
+    await _answer(send, 200, _html(f"Live view of {public_id}", body, nonce), nonce)
 
 
 async def _frames(scope: dict, receive: Any, send: Any) -> None:

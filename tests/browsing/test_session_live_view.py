@@ -4,6 +4,7 @@ page, opened in a real Chromium, that reads it for a person."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import threading
 import time
 
@@ -21,6 +22,7 @@ from browsing.models import BrowserSession, SessionStatus
 from browsing.records import record
 from browsing.tokens import session_token
 from tests.mcp.conftest import mcp_server  # noqa: F401 - the platform's ASGI app on a live port
+from tests.conftest import wait_in_page
 
 pytestmark = pytest.mark.e2e
 
@@ -47,8 +49,13 @@ def test_the_live_page_shows_the_sessions_screen_and_its_changes(mcp_server, ses
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
         try:
             viewer = browser.new_page()
-            viewer.goto(watch)
-            viewer.wait_for_function("Number(document.getElementById('screen').dataset.frames) > 0", timeout=20_000)
+            refused: list[str] = []  # what the page's Content-Security-Policy refused, as the console says it
+            viewer.on("console", lambda message: refused.append(message.text)
+                      if "Content Security Policy" in message.text else None)
+            answer = viewer.goto(watch)
+            policy = answer.headers["content-security-policy"]
+            assert "default-src 'none'" in policy and "script-src 'nonce-" in policy and "unsafe" not in policy
+            wait_in_page(viewer, "Number(document.getElementById('screen').dataset.frames) > 0", timeout=20_000)
             count, first = _frame(viewer)
             assert first.startswith("data:image/jpeg;base64,/9j/")  # a JPEG frame of the session's page
             assert viewer.text_content("#state") == "live"
@@ -59,10 +66,10 @@ def test_the_live_page_shows_the_sessions_screen_and_its_changes(mcp_server, ses
             mover.join(timeout=60)
             # Frames of the old page may still arrive after the move; the view has followed once one shows the
             # new page, so wait for a frame that differs rather than for the next one.
-            viewer.wait_for_function("first => document.getElementById('screen').src !== first", arg=first,
-                                     timeout=20_000)
+            wait_in_page(viewer, f"document.getElementById('screen').src !== {json.dumps(first)}", timeout=20_000)
             later_count, later = _frame(viewer)
             assert later_count > count and later.startswith("data:image/jpeg;base64,/9j/")
+            assert refused == []  # the page's one script, its style and the socket all ran under its policy
         finally:
             browser.close()
     do_stop_session(account, session.public_id)
