@@ -49,8 +49,10 @@ def register(subparsers, common) -> None:
     st.add_argument("--oauth", action="store_true",
                     help="the value is an OAuth2 refresh recipe, as JSON: token_url, client_id, client_secret, "
                          "refresh_token")
-    st.set_defaults(func=cmd_set, value_on_argv=False)
-    _refuse_extra_words(st)
+    # `secrets set NAME <value>`: argparse would refuse the extra word by echoing it ("unrecognized arguments:
+    # <value>") onto the terminal and into CI logs; main() swallows it for this command and cmd_set refuses with a
+    # sentence that does not repeat it.
+    st.set_defaults(func=cmd_set, value_on_argv=False, swallows_extra_words=True)
 
     rm = sub.add_parser("delete", parents=[common], help="delete a secret")
     rm.add_argument("name", metavar="NAME")
@@ -69,22 +71,6 @@ def register(subparsers, common) -> None:
     c.add_argument("--token-url", help="the token endpoint (custom providers, or to override the preset)")
     c.add_argument("--no-browser", action="store_true", help="print the consent address instead of opening it")
     c.set_defaults(func=cmd_connect)
-
-
-def _refuse_extra_words(parser) -> None:
-    """`secrets set NAME <value>`: argparse would refuse the extra word by
-    echoing it ("unrecognized arguments: <value>") onto the terminal and into
-    CI logs. Swallow it here instead and let cmd_set refuse with a sentence
-    that does not repeat it."""
-
-    class RefusesValues(type(parser)):
-        def parse_known_args(self, args=None, namespace=None):
-            parsed, extras = super().parse_known_args(args, namespace)
-            if extras:
-                parsed.value_on_argv = True
-            return parsed, []
-
-    parser.__class__ = RefusesValues
 
 
 def _where(parser) -> None:

@@ -111,7 +111,11 @@ def main(argv: list[str] | None = None) -> int:
     out = Output()
     parser = build_parser(out)
     try:
-        args = parser.parse_args(args_list)
+        args, extras = parser.parse_known_args(args_list)
+        if extras and getattr(args, "swallows_extra_words", False):
+            args.value_on_argv = True  # never echoed: it may be a secret's value
+        elif extras:
+            parser.error(f"unrecognized arguments: {' '.join(extras)}")
     except SystemExit as exc:  # argparse already printed usage and its sentence
         return int(exc.code or 0)
     out.json_mode = bool(getattr(args, "json", False))
