@@ -23,7 +23,7 @@ from urllib.parse import parse_qs
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from .relay import GONE, REFUSED, _live_session
+from .relay import GONE, REFUSED, live_session
 from .tokens import DRIVE, WATCH, token_ok
 
 # The session's key or a watch-only token (the dashboard's link for a member who may only read).
@@ -88,7 +88,7 @@ async def _page(scope: dict, send: Any) -> None:
     if not token_ok(public_id, token, uses=SEES):
         await _answer(send, 403, _html("Live view", f"<p>{EXPIRED}</p>", nonce), nonce)
         return
-    if await _live_session(public_id) is None:
+    if await live_session(public_id) is None:
         await _answer(send, 410, _html("Live view", f"<p>{NOT_LIVE}</p>", nonce), nonce)
         return
     frames = json.dumps(f"/v1/sessions/{public_id}/live?token={token}")
@@ -113,7 +113,7 @@ async def _frames(scope: dict, receive: Any, send: Any) -> None:
     if not token_ok(public_id, _token(scope), uses=SEES):
         await send({"type": "websocket.close", "code": REFUSED, "reason": EXPIRED})
         return
-    session = await _live_session(public_id)
+    session = await live_session(public_id)
     if session is None:
         await send({"type": "websocket.close", "code": GONE, "reason": NOT_LIVE})
         return

@@ -34,7 +34,7 @@ def matches(scope: dict) -> bool:
 
 
 @sync_to_async
-def _live_session(public_id: str) -> BrowserSession | None:
+def live_session(public_id: str) -> BrowserSession | None:
     try:
         return BrowserSession.objects.filter(public_id=public_id, status=SessionStatus.LIVE).exclude(
             cdp_endpoint="").first()
@@ -59,7 +59,7 @@ async def relay(scope: dict, receive: Any, send: Any) -> None:
         await send({"type": "websocket.close", "code": REFUSED,
                     "reason": "the session token is missing, wrong or expired; read the session again for a fresh one"})
         return
-    session = await _live_session(public_id)
+    session = await live_session(public_id)
     if session is None:
         await send({"type": "websocket.close", "code": GONE, "reason": "the session is not live"})
         return

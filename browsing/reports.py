@@ -36,14 +36,14 @@ def report_url(report_id: str, account_id: str, suffix: str = "") -> str | None:
     return None
 
 
-def _cut_strings(value: Any) -> Any:
+def cut_strings(value: Any) -> Any:
     """Every string cut at 2,000 characters (the spec's limit for a record read over MCP or REST)."""
     if isinstance(value, str):
         return value if len(value) <= STRING_LIMIT else value[:STRING_LIMIT - 1] + "…"
     if isinstance(value, dict):
-        return {k: _cut_strings(v) for k, v in value.items()}
+        return {k: cut_strings(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_cut_strings(v) for v in value]
+        return [cut_strings(v) for v in value]
     return value
 
 
@@ -51,7 +51,7 @@ def _cut_strings(value: Any) -> Any:
 LINK_VERDICT = "linkverdict"
 
 
-def _step(steps: list[dict], kind: str, label: str, status: str, *, ms: int = 0, error: str | None = None,
+def add_step(steps: list[dict], kind: str, label: str, status: str, *, ms: int = 0, error: str | None = None,
           path: str | None = None, **extra: Any) -> None:
     """One step of the report. `index` counts every step from 0; `path` is the number a person reads, from 1,
     where a step inside a loop is its loop's number and its own (`3.2`)."""
@@ -78,10 +78,10 @@ def smoke_report(run: SkillRun, state: dict, flow_tasks: list[Task], session: Br
     load = state.get("load") or {}
     started = bool(load)
     if started:
-        _step(steps, "load", "open the start page", "passed" if load.get("ok") else "failed", ms=load.get("ms", 0),
+        add_step(steps, "load", "open the start page", "passed" if load.get("ok") else "failed", ms=load.get("ms", 0),
               error=load.get("error"))
     a11y = state.get("a11y")
-    _step(steps, "a11y", "check accessibility", "skipped" if a11y is None else
+    add_step(steps, "a11y", "check accessibility", "skipped" if a11y is None else
           ("passed" if a11y.get("ok") else "failed"), ms=(a11y or {}).get("ms", 0), error=(a11y or {}).get("error"),
           violations=(a11y or {}).get("violations", []))
     strict = bool(inputs.get("strictLinks", True))
@@ -91,24 +91,24 @@ def smoke_report(run: SkillRun, state: dict, flow_tasks: list[Task], session: Br
     broken = [link for link in links if not link["ok"]]
     found_broken = f"{len(broken)} of {len(links)} links are broken" if broken else None
     if links:
-        _step(steps, "links", "check the start page's links", "failed" if broken else "passed", error=found_broken)
+        add_step(steps, "links", "check the start page's links", "failed" if broken else "passed", error=found_broken)
         loop = steps[-1]["path"]
         for number, link in enumerate(links, start=1):
-            _step(steps, "link", f"check link {link['url']}", "passed" if link["ok"] else "failed", ms=link["ms"],
+            add_step(steps, "link", f"check link {link['url']}", "passed" if link["ok"] else "failed", ms=link["ms"],
                   error=link["error"], url=link["url"], httpStatus=link["status"], path=f"{loop}.{number}")
         if broken and not strict:
             notes.append(f"{len(broken)} broken link{'s' if len(broken) != 1 else ''} found; strictLinks is false, "
                          f"so they do not fail the test.")
     else:
-        _step(steps, "links", "check the start page's links", "skipped")
+        add_step(steps, "links", "check the start page's links", "skipped")
     flow_by_index = {t.flow_index: t for t in flow_tasks}
     for index, text in enumerate(inputs.get("steps") or []):
         task = flow_by_index.get(index)
         if task is None or task.status != TaskStatus.FINISHED:
-            _step(steps, "step", text[:120], "skipped", error="not run: an earlier step failed" if started else None)
+            add_step(steps, "step", text[:120], "skipped", error="not run: an earlier step failed" if started else None)
             continue
         shot = (state.get("flow_shots") or {}).get(str(index))
-        _step(steps, "step", text[:120], "passed" if task.ok else "failed", ms=task.ms,
+        add_step(steps, "step", text[:120], "passed" if task.ok else "failed", ms=task.ms,
               error=None if task.ok else f"{task.stopped_by}: {task.reason}"[:500], taskId=task.public_id,
               actions=task.steps, **({"screenshot": shot} if shot else {}))
     final = state.get("final") or {}
@@ -127,16 +127,16 @@ def smoke_report(run: SkillRun, state: dict, flow_tasks: list[Task], session: Br
     failed_calls = list(state.get("failed") or []) + [{"url": t, "status": None} for task in flow_tasks
                                                       for t in task.failed_requests] + list(final.get("failed") or [])
     if started:
-        _step(steps, "console", "check the console", "failed" if console else "passed",
+        add_step(steps, "console", "check the console", "failed" if console else "passed",
               error=f"{len(console)} console error{'s' if len(console) != 1 else ''}: {console[0]['text'][:200]}"
               if console else None)
     checks = final.get("checks") or {}
     for key in ("expectText", "expectUrl", "expectNoText"):
         check = checks.get(key)
-        _step(steps, "assert", ASSERT, "skipped" if check is None else ("passed" if check["ok"] else "failed"),
+        add_step(steps, "assert", ASSERT, "skipped" if check is None else ("passed" if check["ok"] else "failed"),
               error=None if check is None else check["error"], condition=key,
               **({"screenshot": True} if check is not None and not check["ok"] and final.get("screenshot") else {}))
-    _step(steps, LINK_VERDICT, "check every link worked", "skipped" if not links else
+    add_step(steps, LINK_VERDICT, "check every link worked", "skipped" if not links else
           ("failed" if broken and strict else "passed"), error=found_broken if strict else None)
     if a11y is not None and not a11y.get("ran"):
         notes.append(a11y.get("error") or "The accessibility check did not run.")
@@ -151,7 +151,7 @@ def smoke_report(run: SkillRun, state: dict, flow_tasks: list[Task], session: Br
     report = {
         "id": run.public_id, "kind": "smoke", "skill": run.skill, "url": inputs.get("url"), "verdict": verdict,
         "sessionId": session.public_id if session else None, "startedAt": run.created_at.isoformat(),
-        "ms": _ms_between(run.created_at, None), "counts": _counts(steps), "steps": steps,
+        "ms": ms_between(run.created_at, None), "counts": step_counts(steps), "steps": steps,
         "consoleErrors": console[:100], "failedRequests": failed_calls[:100],
         "finalUrl": final.get("finalUrl") or None, "notes": notes,
         "recording": bool(session and session.recording),
@@ -163,19 +163,19 @@ def smoke_report(run: SkillRun, state: dict, flow_tasks: list[Task], session: Br
     return report
 
 
-def _counts(steps: list[dict]) -> dict[str, int]:
+def step_counts(steps: list[dict]) -> dict[str, int]:
     return {"passed": sum(s["status"] == "passed" for s in steps), "failed": sum(s["status"] == "failed" for s in steps),
             "skipped": sum(s["status"] == "skipped" for s in steps), "total": len(steps)}
 
 
-def _ms_between(start: Any, end: Any) -> int:
+def ms_between(start: Any, end: Any) -> int:
     return int(((end or timezone.now()) - start).total_seconds() * 1000)
 
 
 def running_smoke(run: SkillRun) -> dict:
     return {"id": run.public_id, "kind": "smoke" if run.skill == "smoke-uat" else "skill", "skill": run.skill,
             "url": run.inputs.get("url") if run.skill == "smoke-uat" else None, "verdict": "running", "sessionId": run.session.public_id if run.session else None,
-            "startedAt": run.created_at.isoformat(), "ms": _ms_between(run.created_at, None),
+            "startedAt": run.created_at.isoformat(), "ms": ms_between(run.created_at, None),
             "counts": None, "steps": [], "consoleErrors": [], "failedRequests": [], "finalUrl": None,
             "notes": ["The test is still running: its steps and findings appear when it ends."]}
 
@@ -208,8 +208,8 @@ def task_report(task: Task) -> dict:
         "id": task.public_id, "kind": "task", "goal": task.goal, "verdict": verdict, "sessionId": session.public_id,
         "ok": task.ok, "stoppedBy": task.stopped_by or None, "reason": task.reason or None,
         "answer": task.answer or None, "startedAt": task.started_at.isoformat(),
-        "ms": task.ms if task.status == TaskStatus.FINISHED else _ms_between(task.started_at, None),
-        "costMicros": task.cost_micros, "counts": _counts([{"status": "passed" if s["ok"] else "failed"}
+        "ms": task.ms if task.status == TaskStatus.FINISHED else ms_between(task.started_at, None),
+        "costMicros": task.cost_micros, "counts": step_counts([{"status": "passed" if s["ok"] else "failed"}
                                                              for s in task.steps]),
         "steps": steps, "consoleErrors": [{"level": "error", "text": t} for t in task.console_errors] if log_ready
         else [], "failedRequests": [{"url": t} for t in task.failed_requests] if log_ready else [],
@@ -329,7 +329,7 @@ def summary_line(task: Task) -> str:
 
 def task_record(task: Task) -> dict[str, Any]:
     """The stored task record (get_task, GET /v1/tasks/<id>)."""
-    return _cut_strings({
+    return cut_strings({
         "id": task.public_id, "sessionId": task.session.public_id, "goal": task.goal, "status": task.status,
         "ok": task.ok, "stoppedBy": task.stopped_by or None, "limit": task.limit, "reason": task.reason or None,
         "answer": task.answer or None, "steps": task.steps, "costMicros": task.cost_micros, "ms": task.ms,

@@ -12,7 +12,7 @@ from typing import Any
 from django.utils import timezone
 
 from .models import STOPS_THAT_ARE_RESULTS, BrowserSession, SkillRun, SkillStatus, Task
-from .reports import _counts, _cut_strings, _ms_between, _step, skill_report
+from .reports import step_counts, cut_strings, ms_between, add_step, skill_report
 
 FAILED_LISTED = 5
 LOG_LINES = 50
@@ -28,10 +28,10 @@ def procedure_report(run: SkillRun, task: Task | None, session: BrowserSession |
     steps: list[dict] = []
     for action in (task.steps if task else []):
         label = " ".join(str(part) for part in (action.get("op"), action.get("ref")) if part)
-        _step(steps, "action", label[:120] or "browser action", "passed" if action.get("ok") else "failed",
+        add_step(steps, "action", label[:120] or "browser action", "passed" if action.get("ok") else "failed",
               ms=int(action.get("ms") or 0), error=action.get("error"))
     if task is not None:
-        _step(steps, "procedure", f"follow the skill {run.skill}", "passed" if task.ok else "failed", ms=task.ms,
+        add_step(steps, "procedure", f"follow the skill {run.skill}", "passed" if task.ok else "failed", ms=task.ms,
               error=None if task.ok else f"{task.stopped_by}: {task.reason}"[:500], taskId=task.public_id)
     if error is None and task is not None and task.stopped_by not in STOPS_THAT_ARE_RESULTS:
         error = {"code": task.stopped_by, "message": task.reason or f"The browser agent stopped ({task.stopped_by})."}
@@ -39,7 +39,7 @@ def procedure_report(run: SkillRun, task: Task | None, session: BrowserSession |
     report: dict[str, Any] = {
         "id": run.public_id, "kind": "skill", "skill": run.skill, "url": None, "verdict": verdict,
         "sessionId": session.public_id if session else None, "startedAt": run.created_at.isoformat(),
-        "ms": _ms_between(run.created_at, None), "counts": _counts(steps), "steps": steps,
+        "ms": ms_between(run.created_at, None), "counts": step_counts(steps), "steps": steps,
         "consoleErrors": [{"level": "error", "text": t} for t in (task.console_errors if task else [])][:100],
         "failedRequests": [{"url": t, "status": None} for t in (task.failed_requests if task else [])][:100],
         "finalUrl": (task.final_url if task else "") or None, "summary": (task.answer or task.reason) if task else "",
@@ -54,7 +54,7 @@ def procedure_report(run: SkillRun, task: Task | None, session: BrowserSession |
 def denied_report(run: SkillRun, reason: str) -> dict[str, Any]:
     return {"id": run.public_id, "kind": "skill", "skill": run.skill, "url": None, "verdict": "error",
             "sessionId": None, "startedAt": run.created_at.isoformat(), "ms": 0,
-            "counts": _counts([]), "steps": [], "consoleErrors": [], "failedRequests": [], "finalUrl": None,
+            "counts": step_counts([]), "steps": [], "consoleErrors": [], "failedRequests": [], "finalUrl": None,
             "summary": reason, "notes": [], "recording": False, "error": {"code": "denied", "message": reason}}
 
 
@@ -97,13 +97,13 @@ def skill_record(run: SkillRun) -> dict[str, Any]:
         "runId": run.public_id, "skill": run.skill, "version": (run.state or {}).get("version") or (PLATFORM_VERSION if run.skill == "smoke-uat" else None),
         "sessionId": run.session.public_id if run.session_id else None, "status": run.status,
         "startedAt": run.created_at.isoformat(),
-        "ms": _ms_between(run.created_at, ended) if ended else _ms_between(run.created_at, timezone.now()),
+        "ms": ms_between(run.created_at, ended) if ended else ms_between(run.created_at, timezone.now()),
         "summary": _summary(run, stored), "reason": _reason(run, stored),
         "counts": stored.get("counts") if stored else None, "result": result, "hasReport": bool(stored),
     }
     if stored and report is not None:
         record["reportUrl"] = report.get("reportUrl")
-    return _cut_strings(record)
+    return cut_strings(record)
 
 
 def skill_text(record: dict[str, Any]) -> str:

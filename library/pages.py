@@ -31,14 +31,14 @@ from .actions.writes import WriteRefused
 from .models import Changeset, LibraryFile, Revision, scope_key_for
 
 
-def _membership(request: HttpRequest) -> Membership:
+def membership_for(request: HttpRequest) -> Membership:
     membership = current_membership(request)
     if membership is None:
         raise Http404
     return membership
 
 
-def _require_write(membership: Membership) -> None:
+def require_write(membership: Membership) -> None:
     if not membership.can_write:
         raise PermissionDenied(f"Your role ({membership.role}) can read this account but not change it.")
 
@@ -168,22 +168,18 @@ def _refused_draft(request: HttpRequest, base_url: str) -> str | None:
     return None
 
 
-def _gallery_files() -> dict[str, str]:
-    return gallery_files()
-
-
 # ---------------------------------------------------------------- pages: workspace
 
 
-def _workspace(request: HttpRequest, ws: str) -> tuple[Membership, Workspace, bool]:
-    membership = _membership(request)
+def page_workspace(request: HttpRequest, ws: str) -> tuple[Membership, Workspace, bool]:
+    membership = membership_for(request)
     workspace, can_write = workspace_for_user(membership, ws)
     return membership, workspace, can_write
 
 
 @login_required
 def workspace_file(request: HttpRequest, ws: str, path: str) -> HttpResponse:
-    membership, workspace, can_write = _workspace(request, ws)
+    membership, workspace, can_write = page_workspace(request, ws)
     context = _file_context(request, scope_key_for(workspace.account, workspace), path, f"{workspace.name}/")
     base_url = f"/w/{workspace.name}/files/{path}"
     context.update({"section": "home", "workspace": workspace, "can_write": can_write, "scope": "workspace",
@@ -197,7 +193,7 @@ def _edit(request: HttpRequest, membership: Membership, workspace: Workspace | N
           base_url: str) -> None:
     """A dashboard edit of one text file (kind "edit"), validated like a push.
     The outcome goes to messages; a refused text is kept for the form once."""
-    _require_write(membership)
+    require_write(membership)
     content = request.POST.get("content")
     if content is None:
         messages.error(request, "content: the edit form sent no text.")
@@ -219,7 +215,7 @@ def _edit(request: HttpRequest, membership: Membership, workspace: Workspace | N
 
 
 def _rollback(request: HttpRequest, membership: Membership, workspace: Workspace | None, path: str) -> None:
-    _require_write(membership)
+    require_write(membership)
     to = _int_or_none(request.POST.get("to"))
     history = _history(scope_key_for(membership.account, workspace), path)
     if to is None or not history or to not in {r.number for r in history}:
@@ -238,7 +234,7 @@ def _rollback(request: HttpRequest, membership: Membership, workspace: Workspace
 @login_required
 @require_POST
 def workspace_edit(request: HttpRequest, ws: str, path: str) -> HttpResponse:
-    membership, workspace, _ = _workspace(request, ws)
+    membership, workspace, _ = page_workspace(request, ws)
     base_url = f"/w/{workspace.name}/files/{path}"
     if not LibraryFile.objects.filter(scope_key=scope_key_for(workspace.account, workspace), path=path).exists():
         raise Http404
@@ -249,7 +245,7 @@ def workspace_edit(request: HttpRequest, ws: str, path: str) -> HttpResponse:
 @login_required
 @require_POST
 def workspace_rollback(request: HttpRequest, ws: str, path: str) -> HttpResponse:
-    membership, workspace, _ = _workspace(request, ws)
+    membership, workspace, _ = page_workspace(request, ws)
     _rollback(request, membership, workspace, path)
     return redirect(f"/w/{workspace.name}/files/{path}")
 
@@ -257,7 +253,7 @@ def workspace_rollback(request: HttpRequest, ws: str, path: str) -> HttpResponse
 @login_required
 @require_POST
 def library_edit(request: HttpRequest, path: str) -> HttpResponse:
-    membership = _membership(request)
+    membership = membership_for(request)
     if not LibraryFile.objects.filter(scope_key=scope_key_for(membership.account, None), path=path).exists():
         raise Http404
     _edit(request, membership, None, path, f"/library/files/{path}")
@@ -267,14 +263,14 @@ def library_edit(request: HttpRequest, path: str) -> HttpResponse:
 @login_required
 @require_POST
 def library_rollback(request: HttpRequest, path: str) -> HttpResponse:
-    membership = _membership(request)
+    membership = membership_for(request)
     _rollback(request, membership, None, path)
     return redirect(f"/library/files/{path}")
 
 
 @login_required
 def workspace_revision(request: HttpRequest, ws: str, number: int) -> HttpResponse:
-    membership, workspace, can_write = _workspace(request, ws)
+    membership, workspace, can_write = page_workspace(request, ws)
     changeset = Changeset.objects.select_related("author").filter(workspace=workspace, number=number).first()
     if changeset is None:
         raise Http404
@@ -288,10 +284,10 @@ def workspace_revision(request: HttpRequest, ws: str, number: int) -> HttpRespon
 
 @login_required
 def library_file(request: HttpRequest, path: str) -> HttpResponse:
-    membership = _membership(request)
+    membership = membership_for(request)
     scope_key = scope_key_for(membership.account, None)
     if not LibraryFile.objects.filter(scope_key=scope_key, path=path).exists():
-        shelf = _gallery_files()
+        shelf = gallery_files()
         if path in shelf:  # a shelf file the account has no copy of: shown read-only
             return render(request, "library/file.html", {
                 "section": "library", "scope": "gallery", "path": path, "gallery_text": shelf[path],
@@ -307,7 +303,7 @@ def library_file(request: HttpRequest, path: str) -> HttpResponse:
 
 @login_required
 def library_revision(request: HttpRequest, number: int) -> HttpResponse:
-    membership = _membership(request)
+    membership = membership_for(request)
     changeset = (
         Changeset.objects.select_related("author")
         .filter(scope_key=scope_key_for(membership.account, None), number=number)

@@ -16,11 +16,12 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from foldrun.contract.desk import make_document
+from foldrun.gallery import gallery_files
 
 from . import services
 from .actions.gallery import GalleryError, do_install_gallery_tool
 from .models import Changeset, Revision, scope_key_for
-from .pages import _gallery_files, _membership, _require_write
+from .pages import membership_for, require_write
 from .services import files_at
 
 
@@ -117,7 +118,7 @@ def library_items(account) -> list[SharedItem]:
             item.grants = _grants(entry)
 
     library = files_at(account, None)
-    shelf = _gallery_files()
+    shelf = gallery_files()
     for item in items.values():
         text = library[item.main_path].content if item.source == "library" else shelf.get(item.main_path, "")
         document = make_document(item.main_path, text, item.source)
@@ -194,7 +195,7 @@ def _clip(text: str, length: int) -> str:
 
 @login_required
 def library_page(request: HttpRequest) -> HttpResponse:
-    membership = _membership(request)
+    membership = membership_for(request)
     items = library_items(membership.account)
     for item in items:
         item.picture = blast_picture(item)  # type: ignore[attr-defined]
@@ -213,8 +214,8 @@ def library_page(request: HttpRequest) -> HttpResponse:
 def _write_gallery_tool(request: HttpRequest, tool: str, *, upgrade: bool):
     """Install (or upgrade) a shelf tool into the requester's account library: the result, or the page to go back
     to with the refusal said (a tool not on the shelf is a 404)."""
-    membership = _membership(request)
-    _require_write(membership)
+    membership = membership_for(request)
+    require_write(membership)
     try:
         return do_install_gallery_tool(account=membership.account, workspace=None, name=tool, author=request.user,
                                        upgrade=upgrade)

@@ -18,7 +18,7 @@ from foldrun.contract.resolve import granted_tools
 
 from . import services
 from .models import Changeset
-from .pages import _workspace
+from .pages import page_workspace
 from .signals import workspace_parts
 
 
@@ -109,7 +109,7 @@ def workspace_view(workspace: Workspace) -> dict[str, Any]:
 
 @login_required
 def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
-    membership, workspace, can_write = _workspace(request, ws)
+    membership, workspace, can_write = page_workspace(request, ws)
     overview = workspace_view(workspace)
     sizes = {f["path"]: f["size"] for f in overview["files"]}
     changesets = list(

@@ -41,11 +41,11 @@ from .services import beneath, desk_for_scope, head_number
 
 # OpenAPI: what each route takes and answers (the views build plain dicts); foldrun.openapi.AutoSchema adds
 # the refusals every view has (401, 403, 404, 400/413/415 for a body).
-_WRITE_ERRORS = {**errors(422), 409: error(409, "A file would land where the desk has a folder, or inside a path "
+WRITE_ERRORS = {**errors(422), 409: error(409, "A file would land where the desk has a folder, or inside a path "
                                                   "that is a file (`details.findings`, code path.clash).")}
 
 
-def _number(name: str, what: str, minimum: int = 0, maximum: int | None = None) -> OpenApiParameter:
+def number_parameter(name: str, what: str, minimum: int = 0, maximum: int | None = None) -> OpenApiParameter:
     return OpenApiParameter(name, {"type": "integer", "minimum": minimum, "maximum": maximum or MAX_NUMBER},
                             OpenApiParameter.QUERY, required=False, description=what)
 
@@ -65,7 +65,7 @@ def refused(exc: WriteRefused) -> ApiError:
                     details={"findings": s.findings_list(exc.findings)})
 
 
-def _not_found() -> ApiError:
+def not_found_error() -> ApiError:
     return ApiError("Not found.", code="not_found", status_code=404)
 
 
@@ -74,15 +74,15 @@ def _not_found() -> ApiError:
 # takes (a page past 2**63 was an overflow and a 500).
 MAX_NUMBER = 2**31 - 1
 _NUMBER_WORDS = {"page": "a page number", "page_size": "a page size"}
-_AT = _number("at", "a revision number: read the scope as that revision left it (the head when absent; 0 is "
+AT_PARAM = number_parameter("at", "a revision number: read the scope as that revision left it (the head when absent; 0 is "
                     "before the first)")
-_PAST_HEAD = error(404, "No such workspace, or `at` is past the head revision.")
-_RAW = OpenApiParameter("raw", OpenApiTypes.BOOL, OpenApiParameter.QUERY, required=False,
+PAST_HEAD = error(404, "No such workspace, or `at` is past the head revision.")
+RAW_PARAM = OpenApiParameter("raw", OpenApiTypes.BOOL, OpenApiParameter.QUERY, required=False,
                         description="true: the file's bytes as the body (text/plain, or application/octet-stream "
                                     "for a binary file), not JSON")
 
 
-def _flag(request, name: str) -> bool:
+def query_flag(request, name: str) -> bool:
     """A boolean query parameter (true, false, 1 or 0); 400 naming it otherwise."""
     raw = request.query_params.get(name)
     if raw is None:
@@ -94,7 +94,7 @@ def _flag(request, name: str) -> bool:
                        code="invalid", details={"parameter": name}) from None
 
 
-def _number_param(request, name: str, *, required: bool = False, minimum: int = 0,
+def query_number(request, name: str, *, required: bool = False, minimum: int = 0,
                   maximum: int = MAX_NUMBER) -> int | None:
     """A revision (or page) number from the query string; 400 naming the parameter."""
     what = _NUMBER_WORDS.get(name, "a revision number")
@@ -164,7 +164,7 @@ class ScopeView(ScopedAPIView):
         if number is None:
             return None
         if number > self.head_number(account, workspace):
-            raise _not_found()
+            raise not_found_error()
         return number
 
     def parse(self, serializer_class, data=None):
@@ -184,7 +184,7 @@ class PushView(ScopeView):
 
     deploy = False
 
-    @extend_schema(request=s.PushSerializer, responses={201: s.WriteResultOut, **_WRITE_ERRORS})
+    @extend_schema(request=s.PushSerializer, responses={201: s.WriteResultOut, **WRITE_ERRORS})
     def post(self, request, ws: str | None = None):
         account, workspace = self.scope()
         self.require_write()

@@ -21,17 +21,17 @@ from .actions.writes import WriteRefused
 from .models import Changeset, Revision, scope_key_for
 from .services import changeset_dict, file_at, files_at, gallery_marks, history_of
 from .views import (
-    _AT,
-    _PAST_HEAD,
-    _RAW,
-    _WRITE_ERRORS,
+    AT_PARAM,
+    PAST_HEAD,
+    RAW_PARAM,
+    WRITE_ERRORS,
     MAX_NUMBER,
     DeskJSONParser,
     ScopeView,
-    _flag,
-    _not_found,
-    _number,
-    _number_param,
+    query_flag,
+    not_found_error,
+    number_parameter,
+    query_number,
     refused,
 )
 
@@ -45,10 +45,10 @@ MAX_PAGE_SIZE = 200
 class FilesView(ScopeView):
     """GET …/files?at=N: the live files at revision N (the head by default)."""
 
-    @extend_schema(parameters=[_AT], responses={200: s.FilesOut, 404: _PAST_HEAD})
+    @extend_schema(parameters=[AT_PARAM], responses={200: s.FilesOut, 404: PAST_HEAD})
     def get(self, request, ws: str | None = None):
         account, workspace = self.scope()
-        at = self.existing_number(account, workspace, _number_param(request, "at"))
+        at = self.existing_number(account, workspace, query_number(request, "at"))
         heads = files_at(account, workspace, at, with_content=False)
         marks = gallery_marks(heads)
         results = [
@@ -65,18 +65,18 @@ class FileView(ScopeView):
 
     parser_classes = [DeskJSONParser]
 
-    @extend_schema(parameters=[_AT, _RAW], responses={
+    @extend_schema(parameters=[AT_PARAM, RAW_PARAM], responses={
         (200, "application/json"): s.FileOut,
         (200, "text/plain"): OpenApiResponse(OpenApiTypes.STR, description="with raw: a text file's content"),
         (200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY,
                                                            description="with raw: a binary file's bytes")})
     def get(self, request, path: str, ws: str | None = None):
         account, workspace = self.scope()
-        at = self.existing_number(account, workspace, _number_param(request, "at"))
+        at = self.existing_number(account, workspace, query_number(request, "at"))
         revision = file_at(account, workspace, path, at)
         if revision is None:
-            raise _not_found()
-        if _flag(request, "raw"):
+            raise not_found_error()
+        if query_flag(request, "raw"):
             if revision.encoding == "base64":
                 return HttpResponse(base64.b64decode(revision.content), content_type="application/octet-stream")
             return HttpResponse(revision.content, content_type="text/plain; charset=utf-8")
@@ -92,7 +92,7 @@ class FileView(ScopeView):
             "gallery": mark,
         })
 
-    @extend_schema(request=s.EditSerializer, responses={201: s.WriteResultOut, **_WRITE_ERRORS},
+    @extend_schema(request=s.EditSerializer, responses={201: s.WriteResultOut, **WRITE_ERRORS},
                    parameters=[OpenApiParameter("path", {"type": "string", "maxLength": 400, "pattern": s.PATH_PATTERN},
                                                 OpenApiParameter.PATH, description="the file, relative to the desk")])
     def put(self, request, path: str, ws: str | None = None):
@@ -120,7 +120,7 @@ class HistoryView(ScopeView):
             # A file that is itself called `history` (notes/history): read it.
             return FileView.as_view()(request._request, **{**self.kwargs, "path": f"{path}/history"})
         if not revisions:
-            raise _not_found()
+            raise not_found_error()
         return Response({"path": path, "results": [s.revision_dict(r, r.changeset) for r in revisions]})
 
 
@@ -129,13 +129,13 @@ class RollbackView(ScopeView):
 
     serializer_class = s.RollbackSerializer  # for the OpenAPI schema
 
-    @extend_schema(request=s.RollbackSerializer, responses={201: s.WriteResultOut, **_WRITE_ERRORS})
+    @extend_schema(request=s.RollbackSerializer, responses={201: s.WriteResultOut, **WRITE_ERRORS})
     def post(self, request, path: str, ws: str | None = None):
         account, workspace = self.scope()
         self.require_write()
         body = self.parse(s.RollbackSerializer).validated_data
         if not history_of(account, workspace, path):
-            raise _not_found()
+            raise not_found_error()
         self.existing_number(account, workspace, body["to"])
         try:
             result = do_rollback(account=account, workspace=workspace, path=path, to=body["to"],
@@ -148,14 +148,14 @@ class RollbackView(ScopeView):
 class RevisionsView(ScopeView):
     """GET …/revisions?page=N&page_size=M: changesets, newest first."""
 
-    @extend_schema(parameters=[_number("page", "the page, from 1", minimum=1),
-                               _number("page_size", f"at most {MAX_PAGE_SIZE} ({PAGE_SIZE} when absent)", minimum=1,
+    @extend_schema(parameters=[number_parameter("page", "the page, from 1", minimum=1),
+                               number_parameter("page_size", f"at most {MAX_PAGE_SIZE} ({PAGE_SIZE} when absent)", minimum=1,
                                        maximum=MAX_PAGE_SIZE)],
                    responses=s.RevisionsOut)
     def get(self, request, ws: str | None = None):
         account, workspace = self.scope()
-        page = _number_param(request, "page", minimum=1) or 1
-        size = _number_param(request, "page_size", minimum=1, maximum=MAX_PAGE_SIZE) or PAGE_SIZE
+        page = query_number(request, "page", minimum=1) or 1
+        size = query_number(request, "page_size", minimum=1, maximum=MAX_PAGE_SIZE) or PAGE_SIZE
         query = Changeset.objects.filter(scope_key=scope_key_for(account, workspace)).select_related("author")
         count = query.count()
         rows = list(query.order_by("-number")[(page - 1) * size: page * size])
@@ -185,7 +185,7 @@ class RevisionView(ScopeView):
         account, workspace = self.scope()
         changeset = Changeset.objects.filter(scope_key=scope_key_for(account, workspace), number=number).select_related("author").first()
         if changeset is None:
-            raise _not_found()
+            raise not_found_error()
         revisions = list(changeset.revisions.select_related("file").defer("content").order_by("file__path"))
         before = _live_before([r.file_id for r in revisions], number)
         changed = [
@@ -238,22 +238,22 @@ class DiffView(ScopeView):
     revision before `to`). Without `path`: every file changed between them."""
 
     @extend_schema(parameters=[
-        _number("from", "the older revision (the one before `to` when absent)"),
-        _number("to", "the newer revision (the head when absent)"),
+        number_parameter("from", "the older revision (the one before `to` when absent)"),
+        number_parameter("to", "the newer revision (the head when absent)"),
         OpenApiParameter("path", OpenApiTypes.STR, OpenApiParameter.QUERY, required=False,
                          description="one file; without it, every file changed between them")],
         responses={200: s.DiffOut, 404: error(404, "A revision past the head, or a `path` with no history.")})
     def get(self, request, ws: str | None = None):
         account, workspace = self.scope()
         head = self.head_number(account, workspace)
-        to = self.existing_number(account, workspace, _number_param(request, "to"))
+        to = self.existing_number(account, workspace, query_number(request, "to"))
         to = head if to is None else to
-        start = self.existing_number(account, workspace, _number_param(request, "from"))
+        start = self.existing_number(account, workspace, query_number(request, "from"))
         start = max(to - 1, 0) if start is None else start
         path = request.query_params.get("path")
         if path:
             if not history_of(account, workspace, path):
-                raise _not_found()
+                raise not_found_error()
             old = file_at(account, workspace, path, start)
             new = file_at(account, workspace, path, to)
             return Response({"path": path, "from": start, "to": to, "diff": unified(path, old, new, start, to)})

@@ -15,7 +15,7 @@ from . import serializers as s
 from .actions.gallery import GalleryError, do_install_gallery_tool
 from .actions.writes import WriteRefused
 from .services import gallery_overview, gallery_tool_files, library_overview, sha256_text
-from .views import _WRITE_ERRORS, _not_found, refused
+from .views import WRITE_ERRORS, not_found_error, refused
 
 
 # ---------------------------------------------------------------- library & gallery
@@ -45,7 +45,7 @@ class GalleryToolView(ScopedAPIView):
     def get(self, request, tool: str):
         shelf = gallery_tool_files(tool)
         if shelf is None:
-            raise _not_found()
+            raise not_found_error()
         return Response({
             "name": tool,
             "files": [
@@ -62,7 +62,7 @@ class GalleryInstallView(ScopedAPIView):
 
     upgrade = False
 
-    @extend_schema(request=s.InstallSerializer, responses={201: s.WriteResultOut, **_WRITE_ERRORS, 409: error(409, "Upgrade: the scope keeps no copy of the tool (install it first).")})
+    @extend_schema(request=s.InstallSerializer, responses={201: s.WriteResultOut, **WRITE_ERRORS, 409: error(409, "Upgrade: the scope keeps no copy of the tool (install it first).")})
     def post(self, request, tool: str):
         self.require_write()
         serializer = s.InstallSerializer(data=request.data)

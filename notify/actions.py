@@ -32,7 +32,7 @@ from .deliveries import (  # noqa: F401 — the public names callers and tests u
     perform_attempt,
     perform_batch,
 )
-from .deliveries import _record as record_attempt
+from .deliveries import record_attempt
 from .destination import MissingSecret, send_attempt, signing_secrets  # noqa: F401
 from .email import SendResult, send_mail
 from .events import (  # noqa: F401

@@ -236,7 +236,7 @@ def _pool() -> ThreadPoolExecutor:
         return _executor
 
 
-def _record(delivery_pk: int, number: int, outcome: Outcome, url: str | None, *, started: datetime,
+def record_attempt(delivery_pk: int, number: int, outcome: Outcome, url: str | None, *, started: datetime,
             finished: datetime, redelivery: bool, holder: str) -> AttemptResult | None:
     delivery = Delivery.objects.select_related("workspace").get(pk=delivery_pk)
     results = _record_many([_Sent(delivery, number, outcome, url, started, finished, redelivery)], holder)

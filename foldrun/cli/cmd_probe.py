@@ -75,10 +75,10 @@ def cmd_probe(args, ctx) -> int:
     if provider is not None:
         body["provider"] = provider
     data = ctx.api.post(path, body, timeout=httpx.Timeout(300.0, connect=10.0))
-    return _print_probe(ctx, data)
+    return print_probe(ctx, data)
 
 
-def _print_probe(ctx, data: dict) -> int:
+def print_probe(ctx, data: dict) -> int:
     if data.get("error"):
         ctx.out.result(data, [f"probe failed at {data.get('endpoint')}: {data['error']}",
                               f"requests: {data.get('requests', 0)}"])

@@ -61,16 +61,16 @@ def _inputs(pairs: list[str]) -> dict[str, str]:
     return inputs
 
 
-def _workspace(given: str | None) -> str:
+def workspace_name(given: str | None) -> str:
     """--to, else the workspace this desk folder was pushed to (./.foldrun/workspace)."""
     return desk_workspace(given)
 
 
-def _runs_dir(ctx) -> Path:
+def runs_dir(ctx) -> Path:
     return Path(ctx.config_dir) / "runs"
 
 
-def _ask_on_terminal(question: str) -> str | None:
+def ask_on_terminal(question: str) -> str | None:
     if not sys.stdin.isatty():
         return None
     sys.stderr.write(f"{question}\n> ")
@@ -83,7 +83,7 @@ def cmd_run(args, ctx) -> int:
     inputs = _inputs(args.input)
     if args.local:
         return laptop().run_local(args, ctx, inputs)
-    workspace = _workspace(args.to)
+    workspace = workspace_name(args.to)
     run = ctx.api.post(f"/api/workspaces/{quote_path(workspace)}/runs",
                        json={"flow": args.flow, "inputs": inputs, "test": args.test, "trigger": "cli"})
     if not args.wait:
@@ -97,7 +97,7 @@ def cmd_run(args, ctx) -> int:
         ctx.out.progress(f"{run['id']} {run['status']}…")
         time.sleep(1)
     ctx.out.clear_progress()
-    _print_report(ctx, _server_record(run))
+    print_report(ctx, _server_record(run))
     if run["status"] in PARKED and not ctx.out.json_mode:
         ctx.out.lines(how_to_decide(ctx, workspace, run))
     return 0 if run["status"] == "completed" else 1
@@ -136,7 +136,7 @@ def _server_record(run: dict) -> dict:
     return {**run, "steps": steps}
 
 
-def _print_report(ctx, record: dict) -> None:
+def print_report(ctx, record: dict) -> None:
     if ctx.out.json_mode:
         ctx.out.json(record)
         return
@@ -145,7 +145,7 @@ def _print_report(ctx, record: dict) -> None:
 
 def cmd_runs(args, ctx) -> int:
     params = {k: v for k, v in (("flow", args.flow), ("status", args.status), ("verdict", args.verdict)) if v}
-    answer = ctx.api.get(f"/api/workspaces/{quote_path(_workspace(args.to))}/runs", params=params)
+    answer = ctx.api.get(f"/api/workspaces/{quote_path(workspace_name(args.to))}/runs", params=params)
     rows = answer["runs"] if isinstance(answer, dict) else answer
     ctx.out.table(rows, [("id", "RUN"), ("name", "FLOW"), ("status", "STATUS"), ("verdict", "VERDICT"),
                          ("headline", "HEADLINE"), ("created_at", "STARTED", short_time)], empty="No runs yet.")
@@ -154,7 +154,7 @@ def cmd_runs(args, ctx) -> int:
 
 def cmd_report(args, ctx) -> int:
     if args.local:
-        runs = _runs_dir(ctx)
+        runs = runs_dir(ctx)
         run_id = args.run
         if run_id == "last":
             marker = runs / "last"
@@ -164,9 +164,9 @@ def cmd_report(args, ctx) -> int:
         path = runs / f"{run_id}.json"
         if not path.exists():
             raise CliError(f"There is no local run {run_id} in {runs}.")
-        _print_report(ctx, json.loads(path.read_text(encoding="utf-8")))
+        print_report(ctx, json.loads(path.read_text(encoding="utf-8")))
         return 0
-    workspace = _workspace(args.to)
+    workspace = workspace_name(args.to)
     run = ctx.api.get(f"/api/workspaces/{quote_path(workspace)}/runs/{quote_path(args.run)}")
-    _print_report(ctx, _server_record(run))
+    print_report(ctx, _server_record(run))
     return 0

@@ -15,7 +15,7 @@ import json
 import httpx
 
 from .client import CliError, quote_path
-from .cmd_run import _workspace
+from .cmd_run import workspace_name
 from .loader import laptop
 
 
@@ -59,7 +59,7 @@ def cmd_tool_test(args, ctx) -> int:
             body["agent"] = args.agent
         if args.operation:
             body["operation"] = args.operation
-        answer = ctx.api.post(f"/api/workspaces/{quote_path(_workspace(args.to))}/tools/{quote_path(args.name)}/test",
+        answer = ctx.api.post(f"/api/workspaces/{quote_path(workspace_name(args.to))}/tools/{quote_path(args.name)}/test",
                               body, timeout=httpx.Timeout(300.0, connect=10.0))
     if ctx.out.json_mode:
         ctx.out.json(answer)

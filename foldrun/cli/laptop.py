@@ -36,8 +36,8 @@ from vault.oauth import OAuthError
 
 from . import gallery_copy
 from .client import CliError, quote_path
-from .cmd_probe import _print_probe
-from .cmd_run import _ask_on_terminal, _print_report, _runs_dir
+from .cmd_probe import print_probe
+from .cmd_run import ask_on_terminal, print_report, runs_dir
 
 __all__ = ["LocalVault", "oauth", "report_lines"]  # also for cmd_vault and cmd_run's report
 
@@ -63,16 +63,16 @@ def run_local(args, ctx, inputs: dict) -> int:
     if said:
         ctx.out.note(said)
     record = run_flow_local(Desk.from_folder(root, gallery=gallery), args.flow, secrets=secrets, inputs=inputs, is_test=args.test,
-                            ask=_ask_on_terminal, on_step=None if ctx.out.json_mode else on_step, root=root,
+                            ask=ask_on_terminal, on_step=None if ctx.out.json_mode else on_step, root=root,
                             venv_cache=Path(ctx.config_dir) / "venvs")
     if said:
         record.setdefault("notes", []).append(said)
-    runs = _runs_dir(ctx)
+    runs = runs_dir(ctx)
     runs.mkdir(parents=True, exist_ok=True)
     (runs / f"{record['id']}.json").write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8")
     (runs / "last").write_text(record["id"], encoding="utf-8")
     notify_local(ctx, root, record, secrets)
-    _print_report(ctx, record)
+    print_report(ctx, record)
     return 0 if record["status"] == "completed" else 1
 
 
@@ -156,11 +156,11 @@ def probe_local(args, ctx, provider) -> int:
             result = run_probe(client, provider=block)
         except (ProviderRefusal, ProviderError) as exc:
             message = exc.line if isinstance(exc, ProviderRefusal) else exc.message
-            return _print_probe(ctx, {"error": message, "endpoint": supply.endpoint(), "requests": client.requests})
+            return print_probe(ctx, {"error": message, "endpoint": supply.endpoint(), "requests": client.requests})
     data = result.as_dict()
     data.update({"ok": result.closed, "endpoint": supply.endpoint(), "printed": format_probe(result, endpoint=supply.endpoint()),
                  "lines": lines})
-    return _print_probe(ctx, data)
+    return print_probe(ctx, data)
 
 
 def vault_names(ctx, workspace: str | None) -> tuple[set[str] | None, str, str]:

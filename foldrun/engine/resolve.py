@@ -48,7 +48,7 @@ class AgentSpec:
     house_rules: list[str] = field(default_factory=list)
 
 
-def _folder_files(desk: Desk, scope: str, folder: str | None) -> dict[str, str]:
+def files_in_folder(desk: Desk, scope: str, folder: str | None) -> dict[str, str]:
     if not folder:
         return {}
     prefix = folder.rstrip("/") + "/"
@@ -77,14 +77,14 @@ def resolve_agent(desk: Desk, name: str) -> AgentSpec:
             api = grant.api
             files.append(ToolFile(name=grant.name, meta=dict(api.meta), body="", path=api.path,
                                   scope=api.scope, transport="http",
-                                  folder_files=_folder_files(desk, api.scope, api.folder), model=api,
+                                  folder_files=files_in_folder(desk, api.scope, api.folder), model=api,
                                   fail_closed=True))
         elif grant.kind == "tool":
             tool = grant.tool
             document = grant.resolved.document
             files.append(ToolFile(name=grant.name, meta=dict(tool.meta), body=document.body, path=tool.path,
                                   scope=tool.scope, transport=tool.transport or "",
-                                  folder_files=_folder_files(desk, tool.scope, tool.folder), model=tool))
+                                  folder_files=files_in_folder(desk, tool.scope, tool.folder), model=tool))
         else:
             raise ResolveError(f"agent {name} grants tool {grant.name}, which is not in the agent's tools/, the "
                                f"workspace's tools/, the account library or the gallery")

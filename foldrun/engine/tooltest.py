@@ -8,7 +8,7 @@ import time
 from foldrun.contract import Desk
 from foldrun.contract.resolve import resolve_tool
 
-from .resolve import AgentSpec, ResolveError, ToolFile, _folder_files, resolve_agent
+from .resolve import AgentSpec, ResolveError, ToolFile, files_in_folder, resolve_agent
 from .sandbox import materialise
 from .context import Host, StepRequest
 from .errors import StepFailed
@@ -26,7 +26,7 @@ def test_tool(desk: Desk, tool_name: str, arguments: dict, host: Host, request: 
     model = resolved.model
     tool_file = ToolFile(name=tool_name, meta=dict(model.meta), body=resolved.document.body, path=model.path,
                          scope=model.scope, transport=model.transport or "",
-                         folder_files=_folder_files(desk, model.scope, model.folder), model=model)
+                         folder_files=files_in_folder(desk, model.scope, model.folder), model=model)
     spec = AgentSpec(name=agent or "tool-test", meta={}, body="", path="", tools=[tool_name], builtin=set(),
                      tool_files=[tool_file], mcp_inline={}, skills=[], account_defaults={}, workspace_defaults={})
     if agent:

@@ -131,4 +131,4 @@ def _forget_clients() -> None:
             pass
 
 
-guard._listeners.append(_forget_clients)
+guard.on_configure(_forget_clients)

@@ -117,6 +117,11 @@ def configure(*, allow_private: bool | None = None, resolver: Resolver | None = 
     return old
 
 
+def on_configure(listener: Callable[[], None]) -> None:
+    """Call `listener` whenever the policy changes: whatever holds connections opened under the old one drops them."""
+    _listeners.append(listener)
+
+
 def restore(policy: Policy) -> None:
     configure(allow_private=policy.allow_private, resolver=policy.resolver, ca_files=policy.ca_files)
 

@@ -17,7 +17,7 @@ from foldrun.engine.search import Bm25
 from . import pages, site
 from .errors import WebToolError
 from .shapes import check_url
-from .providers.actions import _question
+from .providers.actions import question_arg
 from . import search
 from .providers import search_via
 
@@ -73,7 +73,7 @@ def _urls(tool: "WebTool", args: dict, question: str) -> tuple[list[str], str]:
 def search_results(tool: "WebTool", query: str, args: dict) -> list:  # noqa: ANN001 - search.Hit
     """The hits of the agent's search for `query`, as `search` would find them."""
     site_only = search.site_domain(args.get("site"))
-    when = search._time_range(args.get("time_range"))  # day, week, month or year — refused in search's words
+    when = search.time_range_of(args.get("time_range"))  # day, week, month or year — refused in search's words
     tag = search.language_tag(args.get("language") or tool.language, args.get("region") or tool.region)
     provider = tool.provider_for("search")
     if provider is None:
@@ -89,7 +89,7 @@ def search_results(tool: "WebTool", query: str, args: dict) -> list:  # noqa: AN
 
 
 def run(tool: "WebTool", args: dict) -> str:
-    question = _question(args, "answer")
+    question = question_arg(args, "answer")
     urls, whence = _urls(tool, args, question)
 
     def read(url: str) -> tuple[str, str | None, str]:

@@ -21,7 +21,7 @@ from . import pages, site
 from .errors import WebToolError
 from .net import scrub_url
 from .paths import FolderWriter
-from .providers.actions import _limit, _slug, _url
+from .providers.actions import limit_arg, url_slug, url_arg
 
 if TYPE_CHECKING:  # pragma: no cover
     from .tool import WebTool
@@ -36,7 +36,7 @@ def _truthy(raw: object) -> bool:
 def cursor_path(tool: "WebTool", start: str, in_state: bool):  # noqa: ANN201 - a Path
     if in_state:
         key = hashlib.sha256(start.encode()).hexdigest()[:12]
-        return tool.sandbox / "state" / "crawl" / f"{_slug(site.origin_of(start))}-{key}.json"
+        return tool.sandbox / "state" / "crawl" / f"{url_slug(site.origin_of(start))}-{key}.json"
     return tool.sandbox / "outputs" / "crawl" / ".cursor.json"
 
 
@@ -53,8 +53,8 @@ def read_cursor(path, start: str) -> dict | None:  # noqa: ANN001 - a Path
 
 
 def run(tool: "WebTool", args: dict) -> str:
-    start = site.normal(_url(args, "crawl"))
-    limit = _limit(args, "crawl")
+    start = site.normal(url_arg(args, "crawl"))
+    limit = limit_arg(args, "crawl")
     in_state = _truthy(args.get("state"))
     origin = site.origin_of(start)
     where = cursor_path(tool, start, in_state)
@@ -87,7 +87,7 @@ def run(tool: "WebTool", args: dict) -> str:
             skipped.append((url, "disallowed by robots.txt"))
 
     def name_for(url: str) -> str:
-        slug = _slug(url)
+        slug = url_slug(url)
         name = f"{slug}.md" if slug not in used else f"{slug}-{hashlib.sha256(url.encode()).hexdigest()[:8]}.md"
         used.add(name.removesuffix(".md"))
         used.add(slug)

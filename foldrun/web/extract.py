@@ -20,7 +20,7 @@ from foldrun.contract import web_engines as W
 
 from . import site
 from .errors import WebToolError
-from .providers.actions import _schema, _url
+from .providers.actions import schema_arg, url_arg
 
 if TYPE_CHECKING:  # pragma: no cover
     from .tool import WebTool
@@ -92,12 +92,12 @@ def structured(html: str, base: str) -> dict:
 
 
 def run(tool: "WebTool", args: dict) -> str:
-    url = _url(args, "extract")
+    url = url_arg(args, "extract")
     each = args.get("each")
     if each is not None and (not isinstance(each, str) or not each.strip()):
         raise WebToolError("extract each= must be a CSS selector, such as .listing")
     fields = _fields(args.get("fields"))
-    schema, prompt = _schema(args), args.get("prompt")
+    schema, prompt = schema_arg(args), args.get("prompt")
     if (schema or prompt) and (each or fields):
         raise WebToolError("extract takes selectors (each=, fields=) or a model's reading (schema=, prompt=), not both")
     if schema or prompt:  # refused before the page is fetched: nothing is spent on a call that cannot answer

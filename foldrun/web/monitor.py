@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from . import pages, site
 from .errors import WebToolError
-from .providers.actions import _url
+from .providers.actions import url_arg
 from .answer import search_results
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -77,7 +77,7 @@ def _page(tool: "WebTool", url: str) -> str:
     return "\n".join(out)
 
 
-def _question(tool: "WebTool", query: str, args: dict) -> str:
+def question_arg(tool: "WebTool", query: str, args: dict) -> str:
     where = tool.sandbox / "state" / "monitor" / f"question-{_key(query)}.json"
     hits = search_results(tool, query, args)
     before = _read(where)
@@ -113,5 +113,5 @@ def run(tool: "WebTool", args: dict) -> str:
     if args.get("url") and query:
         raise WebToolError("monitor watches a page (url=) or a question (query=), one per call — not both")
     if isinstance(query, str) and query.strip():
-        return _question(tool, query.strip(), args)
-    return _page(tool, _url(args, "monitor"))
+        return question_arg(tool, query.strip(), args)
+    return _page(tool, url_arg(args, "monitor"))

@@ -60,7 +60,7 @@ def _count(raw: Any) -> int:
     return min(value, MAX_COUNT)
 
 
-def _time_range(raw: Any) -> str | None:
+def time_range_of(raw: Any) -> str | None:
     if raw in (None, ""):
         return None
     if raw not in W.TIME_RANGES:
@@ -120,7 +120,7 @@ def run(tool: "WebTool", args: dict) -> str:
     query = query.strip()
     count = _count(args.get("count"))
     site = site_domain(args.get("site"))
-    time_range = _time_range(args.get("time_range"))
+    time_range = time_range_of(args.get("time_range"))
     tag = language_tag(args.get("language") or tool.language, args.get("region") or tool.region)
     provider = tool.provider_for("search")
     started = time.monotonic()

@@ -19,7 +19,7 @@ from usp.web_client.abstract_client import (AbstractWebClient, AbstractWebClient
 
 from . import site
 from .errors import WebToolError
-from .providers.actions import _limit, _url
+from .providers.actions import limit_arg, url_arg
 
 if TYPE_CHECKING:  # pragma: no cover
     from .tool import WebTool
@@ -134,8 +134,8 @@ def _from_links(tool: "WebTool", start: str, origin: str, robots: site.Robots, l
 
 
 def run(tool: "WebTool", args: dict) -> str:
-    start = site.normal(_url(args, "map"))
-    limit = _limit(args, "map")
+    start = site.normal(url_arg(args, "map"))
+    limit = limit_arg(args, "map")
     origin = site.origin_of(start)
     started = time.monotonic()
     robots = site.robots_for(tool, origin)

@@ -35,7 +35,7 @@ def hooked(workspace, receiver):
     return workspace
 
 
-def _record(workspace, now=T0):
+def record_attempt(workspace, now=T0):
     return do_record_delivery(workspace, "failed", json.dumps({"text": "x"}), run_public_id="run_x", now=now)
 
 
@@ -46,7 +46,7 @@ def _lease_runs_out(now: datetime) -> datetime:
 def test_an_attempt_in_flight_when_its_worker_dies_is_recorded_lost_and_the_next_carries_the_next_number(
     hooked, receiver
 ):
-    delivery = _record(hooked)
+    delivery = record_attempt(hooked)
     # A worker claims attempt 1 and dies before it records anything.
     assert _claim_many([delivery.pk], T0, False, leases.new_holder())
     assert recover_lost_deliveries(T0 + timedelta(seconds=1)) == 0  # its lease is still live
@@ -64,7 +64,7 @@ def test_an_attempt_in_flight_when_its_worker_dies_is_recorded_lost_and_the_next
 
 
 def test_two_sweeps_record_a_lost_attempt_once(hooked):
-    delivery = _record(hooked)
+    delivery = record_attempt(hooked)
     _claim_many([delivery.pk], T0, False, leases.new_holder())
     died = _lease_runs_out(T0)
     assert recover_lost_deliveries(died) + recover_lost_deliveries(died) == 1
@@ -72,7 +72,7 @@ def test_two_sweeps_record_a_lost_attempt_once(hooked):
 
 
 def test_a_holder_that_lost_its_lease_records_nothing(hooked):
-    delivery = _record(hooked)
+    delivery = record_attempt(hooked)
     holder = leases.new_holder()
     [claimed] = _claim_many([delivery.pk], T0, False, holder)
     # The worker stalls past its lease; the sweep judges it lost and takes the row.
@@ -84,7 +84,7 @@ def test_a_holder_that_lost_its_lease_records_nothing(hooked):
 
 
 def test_a_live_lease_keeps_its_delivery_from_a_second_worker(hooked, receiver):
-    delivery = _record(hooked)
+    delivery = record_attempt(hooked)
     _claim_many([delivery.pk], T0, False, leases.new_holder())
     assert perform_attempt(delivery.pk, now=T0 + timedelta(seconds=1)) is None
     assert receiver.requests == []
@@ -92,7 +92,7 @@ def test_a_live_lease_keeps_its_delivery_from_a_second_worker(hooked, receiver):
 
 def test_a_retry_is_a_time_in_its_row_that_the_sweep_queues_when_it_is_due(hooked, receiver):
     receiver.answers = [(503, b"down", 0.0)]
-    delivery = _record(hooked)
+    delivery = record_attempt(hooked)
     retry_at = perform_attempt(delivery.pk, now=T0, clock=lambda: T0).next_attempt_at
     assert retry_at == T0 + timedelta(seconds=60)
     Kick.objects.all().delete()
@@ -103,7 +103,7 @@ def test_a_retry_is_a_time_in_its_row_that_the_sweep_queues_when_it_is_due(hooke
 
 
 def test_the_attempt_log_says_lost_in_the_api(hooked, alice_api):
-    delivery = _record(hooked)
+    delivery = record_attempt(hooked)
     _claim_many([delivery.pk], T0, False, leases.new_holder())
     recover_lost_deliveries(_lease_runs_out(T0))
     answer = alice_api.get(f"/api/workspaces/{hooked.name}/notify/deliveries/{delivery.public_id}")

@@ -8,7 +8,7 @@ from ..desk import Desk, Document
 from ..findings import Finding
 from .apis import apis_of
 from .records import Agent, Defaults, McpServer
-from .values import _cached, _str, _timezone_problems, as_list
+from .values import cached_model, as_str, timezone_problems, as_list
 
 
 def agents_md_of(desk: Desk, scope: str = "workspace") -> Defaults | None:
@@ -27,7 +27,7 @@ def agents_md_of(desk: Desk, scope: str = "workspace") -> Defaults | None:
         )
         if limits is not None and not isinstance(limits, dict):
             defaults.problems.append(_limits_not_mapping(document.path, document.line_of("limits"), "limits:"))
-        _timezone_problems(document, meta.get("timezone"), defaults.problems)
+        timezone_problems(document, meta.get("timezone"), defaults.problems)
         budget = meta.get("budget")
         if budget is not None:
             window = _budget_window(budget)
@@ -39,7 +39,7 @@ def agents_md_of(desk: Desk, scope: str = "workspace") -> Defaults | None:
                 defaults.budget_window = window
         return defaults
 
-    return _cached(desk, document, "defaults", build)
+    return cached_model(desk, document, "defaults", build)
 
 
 def _budget_window(value: Any) -> tuple[str, float] | None:
@@ -64,15 +64,15 @@ def parse_mcp_server(name: str, block: Any) -> McpServer | None:
     headers = block.get("headers") or {}
     return McpServer(
         name=name,
-        command=_str(block.get("command")) or None,
+        command=as_str(block.get("command")) or None,
         args=[str(a) for a in args] if isinstance(args, list) else [str(args)],
-        env={str(k): _str(v) for k, v in env.items()} if isinstance(env, dict) else {},
-        url=_str(block.get("url")) or None,
-        headers={str(k): _str(v) for k, v in headers.items()} if isinstance(headers, dict) else {},
+        env={str(k): as_str(v) for k, v in env.items()} if isinstance(env, dict) else {},
+        url=as_str(block.get("url")) or None,
+        headers={str(k): as_str(v) for k, v in headers.items()} if isinstance(headers, dict) else {},
     )
 
 
-def _mcp_problems(path: str, line_of: Callable[[str], int | None], server: McpServer, where: str) -> list[Finding]:
+def mcp_problems(path: str, line_of: Callable[[str], int | None], server: McpServer, where: str) -> list[Finding]:
     """`line_of(key)` is the file line of the server block's own `key`
     (url, command), or of the block itself when `key` is ""."""
     if server.command and server.url:
@@ -121,15 +121,15 @@ def agent_of(desk: Desk, document: Document) -> Agent:
                     if server is None:
                         problems.append(Finding(path, line, "error", f"mcpServers: {server_name} must be a mapping with command: or url:.", "agent.mcp"))
                         continue
-                    problems.extend(_mcp_problems(
+                    problems.extend(mcp_problems(
                         path, lambda key, name=server_name, at=line: (document.line_at("mcpServers", name, key) if key else None) or at,
                         server, f"mcpServers: {server_name}"))
                     servers[server.name] = server
         apis = apis_of(desk, document, meta.get("apis"), problems)
-        _timezone_problems(document, meta.get("timezone"), problems)
+        timezone_problems(document, meta.get("timezone"), problems)
         folder = document.folder if document.path.endswith("/agent.md") else None
         return Agent(
-            name=document.name, path=path, description=_str(meta.get("description")),
+            name=document.name, path=path, description=as_str(meta.get("description")),
             tools=as_list(tools_value) if isinstance(tools_value, (list, str)) else [],
             skills=as_list(skills_value) if skills_value is not None else None,
             secrets=_names(meta.get("secrets")),
@@ -138,4 +138,4 @@ def agent_of(desk: Desk, document: Document) -> Agent:
             prompt=document.body.strip("\n"), own_folder=folder, meta=meta, problems=problems,
         )
 
-    return _cached(desk, document, "agent", build)
+    return cached_model(desk, document, "agent", build)

@@ -12,7 +12,7 @@ from typing import Any, Callable
 from ..desk import Desk, Document
 from ..findings import Finding
 from .records import Tool
-from .values import HTTP_METHODS, _str, as_list, parse_rate
+from .values import HTTP_METHODS, as_str, as_list, parse_rate
 
 Err = Callable[..., None]  # err(key, message, code, level="error")
 
@@ -40,7 +40,7 @@ def parse_common(meta: dict, tool: Tool, err: Err) -> None:
         if value is None:
             continue
         if isinstance(value, dict):
-            setattr(tool, key, {str(k): _str(v) for k, v in value.items()})
+            setattr(tool, key, {str(k): as_str(v) for k, v in value.items()})
         else:
             err(key, f"{key}: must be a mapping of names to values, with ${{NAME}} where a secret goes.", f"tool.{key}")
 
@@ -48,7 +48,7 @@ def parse_common(meta: dict, tool: Tool, err: Err) -> None:
 def parse_http(desk: Desk, meta: dict, tool: Tool, err: Err, folder: str, scope: str) -> None:
     """base:, methods:, rate:, openapi: and operations: of an http tool; `folder` is where a relative
     openapi: file is looked for first (then the scope's root)."""
-    base = _str(meta.get("base"))
+    base = as_str(meta.get("base"))
     if not base and not meta.get("openapi"):
         err("base", "is an http tool with no base:; give the URL every call is relative to, such as base: https://api.example.com/v1.", "tool.base")
     elif base and not re.match(r"^https?://[^\s/]+", base):
@@ -67,7 +67,7 @@ def parse_http(desk: Desk, meta: dict, tool: Tool, err: Err, folder: str, scope:
         if tool.rate is None:
             err("rate", f"rate: {rate} is not a rate; write calls per second or minute, such as 5/s or 100/m.", "tool.rate")
     if meta.get("openapi") is not None:
-        tool.openapi = _str(meta.get("openapi"))
+        tool.openapi = as_str(meta.get("openapi"))
         if not re.match(r"^https?://", tool.openapi):
             target = join(folder, tool.openapi)
             if target is None or (target not in desk.texts(scope) and tool.openapi not in desk.texts(scope)):
@@ -101,7 +101,7 @@ def apis_of(desk: Desk, document: Document, raw: Any, problems: list[Finding]) -
             continue
         meta = {"transport": "http", "name": name, **block}
         tool = Tool(name=name, path=path, scope=document.scope, transport="http", agent=document.name,
-                    description=_str(block.get("description")), folder=folder or None, meta=meta)
+                    description=as_str(block.get("description")), folder=folder or None, meta=meta)
 
         def err(field: str, message: str, code: str, level: str = "error", name: str = name,
                 line: int | None = line) -> None:

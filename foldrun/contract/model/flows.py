@@ -13,9 +13,9 @@ from .values import (
     EVENT_NAME_RE,
     STEP_OPTIONS,
     VERIFY_KINDS,
-    _cached,
-    _str,
-    _timezone_problems,
+    cached_model,
+    as_str,
+    timezone_problems,
     as_list,
     cron_problem,
     did_you_mean,
@@ -218,7 +218,7 @@ def flow_of(desk: Desk, document: Document) -> Flow:
         problems.extend(step_problems)
         if document.parsed and not steps:
             problems.append(Finding(path, document.parsed.body_line, "error", "has no steps; list them in the body as 1. [[agent]] — the task.", "flow.no_steps"))
-        flow = Flow(name=document.name, path=path, steps=steps, description=_str(meta.get("description")), meta=meta, problems=problems)
+        flow = Flow(name=document.name, path=path, steps=steps, description=as_str(meta.get("description")), meta=meta, problems=problems)
 
         def err(key: str, message: str, code: str) -> None:
             problems.append(Finding(path, document.line_of(key), "error", message, code))
@@ -231,8 +231,8 @@ def flow_of(desk: Desk, document: Document) -> Flow:
             else:
                 flow.schedule = str(schedule).strip()
         if meta.get("timezone") is not None:
-            _timezone_problems(document, meta.get("timezone"), problems)
-            flow.timezone = _str(meta.get("timezone"))
+            timezone_problems(document, meta.get("timezone"), problems)
+            flow.timezone = as_str(meta.get("timezone"))
         inputs = meta.get("inputs")
         if inputs is not None:
             if isinstance(inputs, dict):
@@ -277,4 +277,4 @@ def flow_of(desk: Desk, document: Document) -> Flow:
                 err("webhook", "webhook: must be a mapping, such as webhook: {signature: hmac, secret: INBOUND_KEY}.", "flow.webhook")
         return flow
 
-    return _cached(desk, document, "flow", build)
+    return cached_model(desk, document, "flow", build)

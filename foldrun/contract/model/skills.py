@@ -7,42 +7,42 @@ from ..skill_inputs import declaration_of
 from .agents import agent_of
 from .flows import flow_of
 from .records import Agent, Concept, Flow, Skill
-from .values import _cached, _str
+from .values import cached_model, as_str
 
 
 def skill_of(desk: Desk, document: Document) -> Skill:
     def build() -> Skill:
         meta = document.meta
         problems: list[Finding] = []
-        description = _str(meta.get("description"))
+        description = as_str(meta.get("description"))
         if document.parsed and not description:
             problems.append(Finding(document.path, 2, "error", "has no description:; a skill needs name: and description: — the description is all an agent sees until a task matches it.", "skill.description"))
-        if document.parsed and not _str(meta.get("name")):
+        if document.parsed and not as_str(meta.get("name")):
             problems.append(Finding(document.path, 2, "warning", f"has no name:; add name: {document.path_name} (the Agent Skills format wants the folder's name).", "skill.name"))
         declaration, bad = declaration_of(meta, document.path, document.line_at)
         problems.extend(bad)
         return Skill(name=document.name, path=document.path, scope=document.scope, description=description, agent=document.agent,
                      folder=document.folder, body=document.body, meta=meta, problems=problems, declaration=declaration)
 
-    return _cached(desk, document, "skill", build)
+    return cached_model(desk, document, "skill", build)
 
 
 def concept_of(desk: Desk, document: Document) -> Concept:
     def build() -> Concept:
         meta = document.meta
-        type_ = _str(meta.get("type")) or None
-        concept = Concept(path=document.path, scope=document.scope, type=type_, title=_str(meta.get("title")),
-                          description=_str(meta.get("description")), agent=document.agent, body=document.body, meta=meta)
+        type_ = as_str(meta.get("type")) or None
+        concept = Concept(path=document.path, scope=document.scope, type=type_, title=as_str(meta.get("title")),
+                          description=as_str(meta.get("description")), agent=document.agent, body=document.body, meta=meta)
         if document.parsed:
             directory = "knowledge" if "knowledge/" in document.path else "memory"
             if not type_:
                 concept.problems.append(Finding(document.path, 1, "error", f"has no type: in its frontmatter; a concept in {directory}/ needs type:, title: and description:, and the server refuses a push that adds one without type:.", "concept.type"))
-            missing = [k for k in ("title", "description") if not _str(meta.get(k))]
+            missing = [k for k in ("title", "description") if not as_str(meta.get(k))]
             if missing and type_:
                 concept.problems.append(Finding(document.path, 1, "warning", f"has no {' or '.join(k + ':' for k in missing)}; the index of {directory}/ shows them, so add {'them' if len(missing) > 1 else 'it'}.", "concept.fields"))
         return concept
 
-    return _cached(desk, document, "concept", build)
+    return cached_model(desk, document, "concept", build)
 
 
 def find_agent(desk: Desk, name: str) -> Agent | None:

@@ -7,10 +7,10 @@ import re
 from ..desk import Desk, Document
 from ..findings import Finding
 from ..programs import EXTENSION_INTERPRETERS, FENCE_INTERPRETERS, parse_package_json, parse_requirements
-from .agents import _mcp_problems, parse_mcp_server
+from .agents import mcp_problems, parse_mcp_server
 from .apis import join, parse_common, parse_http
 from .records import Runtime, Tool
-from .values import TRANSPORTS, _cached, _str, as_list, did_you_mean
+from .values import TRANSPORTS, cached_model, as_str, as_list, did_you_mean
 
 _FENCE = re.compile(r"^(```+|~~~+)\s*([^\s`]*)[^\n]*\n(.*?)^\1\s*$", re.S | re.M)
 
@@ -37,9 +37,9 @@ def tool_of(desk: Desk, document: Document) -> Tool:
         scope = document.scope
         problems: list[Finding] = []
         folder = document.folder if path.endswith("/tool.md") else None
-        transport = _str(meta.get("transport")) or None
+        transport = as_str(meta.get("transport")) or None
         tool = Tool(name=document.name, path=path, scope=scope, transport=transport, agent=document.agent,
-                    description=_str(meta.get("description")), folder=folder, meta=meta, problems=problems)
+                    description=as_str(meta.get("description")), folder=folder, meta=meta, problems=problems)
 
         def err(key: str, message: str, code: str, level: str = "error") -> None:
             problems.append(Finding(path, document.line_of(key) or (2 if document.parsed else 1), level, message, code))
@@ -67,11 +67,11 @@ def tool_of(desk: Desk, document: Document) -> Tool:
         if transport == "mcp":
             server = parse_mcp_server(tool.name, meta)
             if server is not None:
-                problems.extend(_mcp_problems(path, lambda key: (document.line_of(key) if key else None) or 2, server, "this mcp tool"))
+                problems.extend(mcp_problems(path, lambda key: (document.line_of(key) if key else None) or 2, server, "this mcp tool"))
                 tool.mcp = server
         return tool
 
-    return _cached(desk, document, "tool", build)
+    return cached_model(desk, document, "tool", build)
 
 
 def _parse_script(desk: Desk, document: Document, tool: Tool, err) -> None:
@@ -79,7 +79,7 @@ def _parse_script(desk: Desk, document: Document, tool: Tool, err) -> None:
     scope = document.scope
     run = meta.get("run")
     if run is not None:
-        tool.run = _str(run)
+        tool.run = as_str(run)
         target = _join(document.folder, tool.run)
         if target is not None and document.folder and not target.startswith(document.folder + "/"):
             target = None
@@ -103,11 +103,11 @@ def _parse_script(desk: Desk, document: Document, tool: Tool, err) -> None:
         elif document.parsed:
             err("run", "is a script tool with no program; give run: <file beside it> or put the program in a fenced code block in the body.", "tool.program")
     if meta.get("interpreter") is not None:
-        tool.interpreter = _str(meta.get("interpreter"))
+        tool.interpreter = as_str(meta.get("interpreter"))
     args = meta.get("args")
     if args is not None:
         if isinstance(args, dict):
-            tool.args = {str(k): _str(v) for k, v in args.items()}
+            tool.args = {str(k): as_str(v) for k, v in args.items()}
         else:
             err("args", "args: must be a mapping of each argument to what it means.", "tool.args")
     secrets = meta.get("secrets")

@@ -165,18 +165,18 @@ def timezone_problem(value: Any) -> str | None:
 # --- parsing ----------------------------------------------------------------
 
 
-def _cached(desk: Desk, document: Document, kind: str, build):
+def cached_model(desk: Desk, document: Document, kind: str, build):
     key = (kind, document.scope, document.path)
     if key not in desk.cache:
         desk.cache[key] = build()
     return desk.cache[key]
 
 
-def _str(value: Any) -> str:
+def as_str(value: Any) -> str:
     return "" if value is None else str(value).strip()
 
 
-def _timezone_problems(document: Document, value: Any, problems: list[Finding]) -> None:
+def timezone_problems(document: Document, value: Any, problems: list[Finding]) -> None:
     if value is None:
         return
     why = timezone_problem(value)

@@ -23,7 +23,7 @@ from runs.skill_runs import SMOKE, do_start_smoke
 from ..call import McpCall
 from ..registry import McpTool, check_arguments, mcp_tool, register_dynamic
 from ..results import ToolError, ToolResult, ok
-from .tasks import SIGN_IN_OPTIONS, SMOKE_SCHEMA, _check_smoke
+from .tasks import SIGN_IN_OPTIONS, SMOKE_SCHEMA, check_smoke_args
 
 WAIT_CAP = 120
 DEFAULT_TOOL_WAIT = 30
@@ -122,7 +122,7 @@ def _start(call: McpCall, skill: VisibleSkill, inputs: dict[str, Any], granted: 
         return do_deny_skill(call.account, skill=skill.name, version=skill.version, inputs=inputs, reason=reason,
                              user=call.user)
     if skill.name == SMOKE:
-        checked = _check_smoke({**inputs, "session": session_options})
+        checked = check_smoke_args({**inputs, "session": session_options})
         options = check_create_session(call.account, {**session_options, "record": True})
         session = do_create_session(call.account, options, user=call.user)
         return do_start_smoke(call.account, session, checked, user=call.user)

@@ -286,7 +286,7 @@ def get_task(call: McpCall, args: dict) -> ToolResult:
 # ---------------------------------------------------------------- smoke_test / get_report
 
 
-def _check_smoke(args: dict) -> dict[str, Any]:
+def check_smoke_args(args: dict) -> dict[str, Any]:
     url = args["url"].strip()
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -319,7 +319,7 @@ def _report_result(report: dict) -> ToolResult:
     input_schema=SMOKE_SCHEMA, waits_seconds=WAIT_CAP, acts=True)
 @_session_errors
 def smoke_test(call: McpCall, args: dict) -> ToolResult:
-    inputs = _check_smoke(args)
+    inputs = check_smoke_args(args)
     options = check_create_session(call.account, {**(args.get("session") or {}), "record": True})
     session = do_create_session(call.account, options, user=call.user)
     run = do_start_smoke(call.account, session, inputs, user=call.user)

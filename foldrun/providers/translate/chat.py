@@ -7,7 +7,7 @@ from typing import Any
 
 from foldrun.providers.supply import ProviderError, normalise_message
 
-from .shared import _parse_arguments, _unique_ids
+from .shared import parse_arguments, unique_ids
 
 
 def _chat_stop(finish: str | None, has_tools: bool, refused: bool, matched: Any,
@@ -49,12 +49,12 @@ def chat_to_anthropic(data: Mapping[str, Any], stop_sequences: list[str] | None 
     for call in message.get("tool_calls") or []:
         fn = call.get("function") or {}
         blocks.append({"type": "tool_use", "id": call.get("id"), "name": fn.get("name"),
-                       "input": _parse_arguments(fn.get("arguments") or "")})
+                       "input": parse_arguments(fn.get("arguments") or "")})
     if message.get("function_call"):  # the legacy single-call shape some servers still send
         fn = message["function_call"]
         blocks.append({"type": "tool_use", "id": None, "name": fn.get("name"),
-                       "input": _parse_arguments(fn.get("arguments") or "")})
-    _unique_ids(blocks)
+                       "input": parse_arguments(fn.get("arguments") or "")})
+    unique_ids(blocks)
     matched = choice.get("stop_reason", choice.get("matched_stop"))
     stop, seq = _chat_stop(choice.get("finish_reason"), any(b["type"] == "tool_use" for b in blocks),
                            bool(message.get("refusal")), matched, stop_sequences or [])
@@ -141,8 +141,8 @@ class ChatStream:
         for index in self.order:
             call = self.calls[index]
             blocks.append({"type": "tool_use", "id": call["id"], "name": call["name"],
-                           "input": _parse_arguments(call["args"])})
-        _unique_ids(blocks)
+                           "input": parse_arguments(call["args"])})
+        unique_ids(blocks)
         stop, seq = _chat_stop(self.finish, bool(self.order), bool(self.refusal), self.matched, self.stop_sequences)
         return normalise_message({"id": self.id, "model": self.model, "content": blocks, "stop_reason": stop,
                                   "stop_sequence": seq, "usage": _chat_usage(self.usage)})

@@ -7,7 +7,7 @@ from typing import Any
 
 from foldrun.providers.supply import ProviderError, normalise_message
 
-from .shared import _parse_arguments, _unique_ids
+from .shared import parse_arguments, unique_ids
 
 
 def _responses_stop(response: Mapping[str, Any], has_calls: bool, refused: bool) -> str:
@@ -38,12 +38,12 @@ def responses_to_anthropic(data: Mapping[str, Any]) -> dict[str, Any]:
                     blocks.append({"type": "text", "text": part.get("refusal", "")})
         elif kind == "function_call":
             blocks.append({"type": "tool_use", "id": item.get("call_id") or item.get("id"), "name": item.get("name"),
-                           "input": _parse_arguments(item.get("arguments") or "")})
+                           "input": parse_arguments(item.get("arguments") or "")})
         elif kind == "web_search_call":  # OpenAI's own search ran: kept as Anthropic's word for it, to be counted
             action = item.get("action") if isinstance(item.get("action"), dict) else {}
             blocks.append({"type": "server_tool_use", "id": item.get("id"), "name": "web_search",
                            "input": {"query": action.get("query")}})
-    _unique_ids(blocks)
+    unique_ids(blocks)
     has_calls = any(b["type"] == "tool_use" for b in blocks)
     usage = data.get("usage") or {}
     out_usage = {"input_tokens": int(usage.get("input_tokens") or 0),

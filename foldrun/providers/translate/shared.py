@@ -6,7 +6,7 @@ import json
 import uuid
 
 
-def _parse_arguments(raw: str) -> dict:
+def parse_arguments(raw: str) -> dict:
     if not raw or not raw.strip():
         return {}
     try:
@@ -16,7 +16,7 @@ def _parse_arguments(raw: str) -> dict:
     return value if isinstance(value, dict) else {"_value": value}
 
 
-def _unique_ids(blocks: list[dict]) -> None:
+def unique_ids(blocks: list[dict]) -> None:
     """Some endpoints reuse one tool-call id across separate calls (Kimi K3);
     the loop needs them distinct to pair each result with its call."""
     seen: set[str] = set()

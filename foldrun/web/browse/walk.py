@@ -20,7 +20,7 @@ from .. import pages, site
 from ..crawl import cursor_path, read_cursor
 from ..errors import WebToolError
 from ..net import scrub_url
-from ..providers.actions import _slug
+from ..providers.actions import url_slug
 from ..sitemap import listed_urls
 from .registry import mode
 
@@ -252,7 +252,7 @@ def read_crawl(call: "Call", page: "Page", args: dict) -> str:
         if visit.error:
             skipped.append((visit.url, visit.error))
             return
-        slug = _slug(visit.url)
+        slug = url_slug(visit.url)
         name = slug if slug not in used else f"{slug}-{hashlib.sha256(visit.url.encode()).hexdigest()[:8]}"
         used.add(name)
         tool.write_file(folder / f"{name}.md", (visit.markdown or "").encode("utf-8"))

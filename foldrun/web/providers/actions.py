@@ -19,14 +19,14 @@ if TYPE_CHECKING:  # pragma: no cover
 LIMITS = {"crawl": (50, 5000), "map": (500, 50000)}
 
 
-def _url(args: dict, action: str) -> str:
+def url_arg(args: dict, action: str) -> str:
     raw = args.get("url")
     if raw in (None, ""):
         raise WebToolError(f"{action} needs url= — the {'page' if action in ('extract', 'monitor') else 'site'} to read")
     return check_url(raw)
 
 
-def _limit(args: dict, action: str) -> int:
+def limit_arg(args: dict, action: str) -> int:
     default, most = LIMITS[action]
     raw = args.get("limit", default)
     try:
@@ -38,20 +38,20 @@ def _limit(args: dict, action: str) -> int:
     return value
 
 
-def _slug(url: str) -> str:
+def url_slug(url: str) -> str:
     parts = urlsplit(url)
     text = (parts.path.strip("/") or "index") + (f"-{parts.query}" if parts.query else "")
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:80] or "index"
 
 
-def _question(args: dict, action: str) -> str:
+def question_arg(args: dict, action: str) -> str:
     text = args.get("query")
     if not isinstance(text, str) or not text.strip():
         raise WebToolError(f"{action} needs query= — the question")
     return text.strip()
 
 
-def _schema(args: dict) -> dict | None:
+def schema_arg(args: dict) -> dict | None:
     raw = args.get("schema")
     if raw in (None, ""):
         return None
@@ -75,13 +75,13 @@ def run(tool: "WebTool", provider: dict, args: dict) -> str:
 
 
 def _crawl(tool: "WebTool", provider: dict, args: dict) -> str:
-    url, limit = _url(args, "crawl"), _limit(args, "crawl")
+    url, limit = url_arg(args, "crawl"), limit_arg(args, "crawl")
     call = open_call(tool, provider)
     pages = [(u, text) for u, text in call.adapter.fn(call, url, limit) if u]
     folder = tool.sandbox / "outputs" / "crawl"
     index, used = [], set()
     for n, (page_url, text) in enumerate(pages, 1):
-        slug = _slug(page_url)
+        slug = url_slug(page_url)
         name = f"{slug}.md" if slug not in used else f"{slug}-{n}.md"
         used.add(slug)
         tool.write_file(folder / name, text.encode("utf-8"))
@@ -93,7 +93,7 @@ def _crawl(tool: "WebTool", provider: dict, args: dict) -> str:
 
 
 def _map(tool: "WebTool", provider: dict, args: dict) -> str:
-    url, limit = _url(args, "map"), _limit(args, "map")
+    url, limit = url_arg(args, "map"), limit_arg(args, "map")
     call = open_call(tool, provider)
     urls = list(dict.fromkeys(u for u in call.adapter.fn(call, url, limit) if u))
     tool.write_file(tool.sandbox / "outputs" / "map.txt", ("\n".join(urls) + "\n").encode("utf-8"))
@@ -102,12 +102,12 @@ def _map(tool: "WebTool", provider: dict, args: dict) -> str:
 
 
 def _extract(tool: "WebTool", provider: dict, args: dict) -> str:
-    url = _url(args, "extract")
+    url = url_arg(args, "extract")
     ours = [a for a in ("fields", "each") if args.get(a) not in (None, "", {}, [])]
     if ours:
         raise WebToolError(f"{' and '.join(a + '=' for a in ours)} {'are' if len(ours) > 1 else 'is'} foldrun's own "
                            f"selectors; this agent extracts with {provider['name']}, which reads by schema= or prompt=")
-    schema, prompt = _schema(args), args.get("prompt")
+    schema, prompt = schema_arg(args), args.get("prompt")
     if not schema and not prompt and provider["name"] != "zyte":
         raise WebToolError(f"extract through {provider['name']} needs schema= or prompt= — what to read off the page")
     call = open_call(tool, provider)
@@ -119,7 +119,7 @@ def _extract(tool: "WebTool", provider: dict, args: dict) -> str:
 
 
 def _answer(tool: "WebTool", provider: dict, args: dict) -> str:
-    question = _question(args, "answer")
+    question = question_arg(args, "answer")
     options = {"site": site_domain(args.get("site")), "time_range": args.get("time_range")}
     call = open_call(tool, provider)
     text, sources = call.adapter.fn(call, question, options)
@@ -139,10 +139,10 @@ def _monitor(tool: "WebTool", provider: dict, args: dict) -> str:
     if what == "question":
         if args.get("url") and not args.get("query"):
             raise WebToolError(f"{provider['name']} monitors a question (query=), not a page; firecrawl monitors a page")
-        return call.adapter.fn(call, _question(args, "monitor"), args)
+        return call.adapter.fn(call, question_arg(args, "monitor"), args)
     if args.get("query") and not args.get("url"):
         raise WebToolError(f"{provider['name']} monitors a page (url=), not a question; parallel monitors a question")
-    return call.adapter.fn(call, _url(args, "monitor"), args)
+    return call.adapter.fn(call, url_arg(args, "monitor"), args)
 
 
 RUNNERS = {"crawl": _crawl, "map": _map, "extract": _extract, "answer": _answer, "monitor": _monitor}
