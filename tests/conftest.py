@@ -253,16 +253,22 @@ def wait_in_page(page, expression: str, *, timeout: float = 30_000):
 # by hand: a test is marked here when
 #   - one of its fixtures (its whole closure) is a worker (a name ending in worker, workers or worker_process:
 #     celery_worker_process, session_worker…) or the live server (a page in real Chromium, or a client, beside
-#     the test: two connections on one SQLite file), or it carries the `e2e` mark; or
+#     the test: two connections on one SQLite file); or
 #   - its file's source starts a worker, touches the broker, SQLite or its locking, the start command or a kill
-#     (EMBEDDED_SOURCE), or runs threads on committed data (THREADS with SHARED_DATABASE) — a file at a time, so
-#     a helper the test calls counts too.
+#     (WORKER_SOURCE, BACKEND_SOURCE), or runs threads on committed data (THREADS with SHARED_DATABASE) — a file
+#     at a time, so a helper the test calls counts too.
+# Except a browser's own tests (BROWSER_TESTS: the web tool, browser sessions and tasks, the MCP server's tools —
+# real Chromium is their subject): they run on both only when their file touches the broker, SQLite, the start
+# command or a kill. A worker they need is the same worker the ~250 run, delivery, probe, page and CLI tests drive
+# on the embedded default; run twice, those browsers would double CI's longest half for no new path.
 # And a test that is not marked but started a worker anyway (the worker's heartbeat file, written when a worker
 # is ready, changed during it) fails, saying so — so a new worker test cannot drop out of the embedded run
-# unseen. `pytestmark = pytest.mark.embedded` marks a file by hand where none of this sees it.
+# unseen; a browser's own test may. `pytestmark = pytest.mark.embedded` marks a file by hand where none of this
+# sees it.
+BROWSER_TESTS = ("web", "mcp", "browsing")  # folders under tests/
 EMBEDDED_FIXTURES = re.compile(r"(^|_)(worker|workers|worker_process)$|^live_server$")
-EMBEDDED_SOURCE = re.compile("|".join([
-    r"\bstart_worker\b", r"\"-A\", \"foldrun\"",                               # a Celery worker
+WORKER_SOURCE = re.compile(r"\bstart_worker\b|\"-A\", \"foldrun\"")             # a Celery worker
+BACKEND_SOURCE = re.compile("|".join([
     r"\bfoldrun\.broker\b", r"filesystem://", r"\bkombu\b", r"connection_for_write",  # the broker
     r"(?i:sqlite)", r"database is locked", r"select_for_update",               # SQLite and its locking
     r"scripts/start", r"smoke-start",                                          # the start command
@@ -274,26 +280,34 @@ THREADS = re.compile(r"\bthreading\b|ThreadPoolExecutor|\bBarrier\b")
 SHARED_DATABASE = re.compile(r"\btransactional_db\b|transaction=True")
 
 
-def _file_is_embedded(path: Path, seen: dict[Path, bool]) -> bool:
+def _source(path: Path, seen: dict[Path, str]) -> str:
     if path not in seen:
-        source = path.read_text(errors="replace")
-        seen[path] = bool(EMBEDDED_SOURCE.search(source)
-                          or (THREADS.search(source) and SHARED_DATABASE.search(source)))
+        seen[path] = path.read_text(errors="replace")
     return seen[path]
 
 
-def runs_on_embedded(item, seen: dict[Path, bool]) -> bool:
+def browsers_own(item) -> bool:
+    """Whether `item` is a browser's own test (its folder is one of BROWSER_TESTS)."""
+    parts = Path(str(item.path)).parts
+    return "tests" in parts and parts[parts.index("tests") + 1] in BROWSER_TESTS
+
+
+def runs_on_embedded(item, seen: dict[Path, str]) -> bool:
     """Whether `item` is one of the tests the embedded default runs too (the rules above)."""
-    if item.get_closest_marker("embedded") or item.get_closest_marker("e2e"):
+    if item.get_closest_marker("embedded"):
         return True
-    if any(EMBEDDED_FIXTURES.search(name) for name in item.fixturenames):
+    source = _source(Path(str(item.path)), seen)
+    if BACKEND_SOURCE.search(source):
         return True
-    return _file_is_embedded(Path(str(item.path)), seen)
+    if browsers_own(item):
+        return False  # once, on PostgreSQL and Redis
+    return bool(any(EMBEDDED_FIXTURES.search(name) for name in item.fixturenames) or WORKER_SOURCE.search(source)
+                or (THREADS.search(source) and SHARED_DATABASE.search(source)))
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects by the marks
 def pytest_collection_modifyitems(config, items):
-    seen: dict[Path, bool] = {}
+    seen: dict[Path, str] = {}
     for item in items:
         if runs_on_embedded(item, seen) and not item.get_closest_marker("embedded"):
             item.add_marker(pytest.mark.embedded)
@@ -309,8 +323,8 @@ def a_test_that_starts_a_worker_is_marked_embedded(request):
 
     began = time.time()
     yield
-    if request.node.get_closest_marker("embedded"):
-        return
+    if request.node.get_closest_marker("embedded") or browsers_own(request.node):
+        return  # marked, or a browser's own test (the rules above)
     try:
         touched = heartbeat_path("worker").stat().st_mtime >= began
     except OSError:

@@ -1,7 +1,8 @@
 """CI runs the whole suite on PostgreSQL + Redis and, on the embedded default, only the tests marked `embedded`
 (FOLDRUN_TESTS=embedded ./scripts/test): every test that starts a worker, uses the broker, SQLite's locking, the
-start command or a kill. tests/conftest.py marks them without a hand on any file, and fails a test that started
-a worker unmarked, so none drops out of the embedded run unseen. (Issue 30, item 6.)"""
+start command or a kill — and a browser's own tests (tests/web, tests/mcp, tests/browsing) only where they touch
+the broker, SQLite, the start command or a kill. tests/conftest.py marks them without a hand on any file, and
+fails a test that started a worker unmarked, so none drops out of the embedded run unseen. (Issue 30, item 6.)"""
 from __future__ import annotations
 
 import os
@@ -14,13 +15,15 @@ ROOT = Path(__file__).resolve().parents[2]
 # Files of each kind, and files the embedded run leaves to PostgreSQL + Redis.
 EMBEDDED = {
     "tests/notify/test_e2e.py": "starts a worker and kills one",
-    "tests/e2e/test_library_page.py": "a page in real Chromium on the live server (the e2e mark)",
+    "tests/e2e/test_library_page.py": "a page in real Chromium on the live server",
+    "tests/web/test_browse_pods.py": "a browser's own test that kills a pod's starter",
     "tests/runs/test_crash.py": "kills a worker mid-step",
     "tests/cli/test_readme_first_run.py": "the start command's steps",
     "tests/library/test_concurrency.py": "two writers at once (SQLite's locking)",
 }
 ELSEWHERE = ["tests/contract/test_agent_rules.py", "tests/accounts/test_basics.py",
-             "tests/net/test_failures_read_as_sentences.py"]  # threads, but only serving loopback stand-ins
+             "tests/net/test_failures_read_as_sentences.py",  # threads, but only serving loopback stand-ins
+             "tests/mcp/test_tasks_and_reports.py"]  # a browser's own test: its worker is the one others drive
 
 
 def pytest_in_a_process(*args: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProcess:
