@@ -10,7 +10,8 @@ from foldrun.contract import Finding
 from foldrun.contract.paths import IGNORED_DIRS, PathError, is_ignored, normalise_path
 
 from .client import LONG_TIMEOUT, ApiFailure, CliError, quote_path
-from .cmd_desk import desk_root, summary
+from .cmd_desk import desk_root, local_desk, needed_secret_lines, summary
+from .loader import laptop
 from .workspace import (LIBRARY, Scope, desk_workspace, explain_not_found, naming_what_is_missing, remember_workspace,
                         scope_of, stored_workspace)
 
@@ -266,6 +267,11 @@ def cmd_push(args, ctx) -> int:
     if warnings:
         ctx.out.line()
         ctx.out.lines(f.format() for f in warnings)
+    if verb == "deploy" and not args.library:
+        # What the runs (and a signed webhook) will need from the vault, as check says it: a deploy that went
+        # through can still not run for want of a secret.
+        for line in needed_secret_lines(laptop().needed_secrets(ctx, local_desk(root), workspace)):
+            ctx.out.note(line)
     if verb == "push":
         more = _check_findings(ctx, scope, warnings)
         if more:
