@@ -1,6 +1,7 @@
 """A desk's files to and from the server: push, deploy, pull."""
 from __future__ import annotations
 
+import argparse
 import base64
 import os
 from pathlib import Path, PurePosixPath
@@ -31,7 +32,9 @@ def register(subparsers, common) -> None:
     p = subparsers.add_parser("pull", parents=[common], help="write a workspace's files into a folder")
     p.add_argument("path", nargs="?", default=".", metavar="PATH")
     source = p.add_mutually_exclusive_group()
-    source.add_argument("--from", dest="workspace", metavar="WS", help="the workspace (default: PATH/.foldrun/workspace)")
+    source.add_argument("--to", dest="workspace", metavar="WS", help="the workspace (default: PATH/.foldrun/workspace)")
+    # --to, as every other command names the workspace; --from, its first spelling, still works, unlisted.
+    source.add_argument("--from", dest="workspace", metavar="WS", help=argparse.SUPPRESS)
     source.add_argument("--library", action="store_true", help="the account library instead of a workspace")
     p.add_argument("--at", type=int, metavar="N", help="the files as revision N left them (default: the newest)")
     p.set_defaults(func=cmd_pull)
@@ -314,7 +317,7 @@ def cmd_pull(args, ctx) -> int:
     root = Path(args.path).expanduser()
     if root.exists() and not root.is_dir():
         raise CliError(f"{root} is a file; pull needs a folder.")
-    scope = scope_of(args, root, "--from")
+    scope = scope_of(args, root, "--to")
     label = scope.label
     base = f"{scope.prefix}/files"
     params = {"at": args.at} if args.at is not None else None
