@@ -42,7 +42,7 @@ MAX_PAGE_SIZE = 200
 # A file's path in the URL, as a push takes one (never empty, at most 400 characters, the contract's segments):
 # what the schema promises is what the server accepts, so a fuzzer's "valid" path is one a file can have.
 FILE_PATH_PARAM = OpenApiParameter("path", {"type": "string", "minLength": 1, "maxLength": 400, "pattern": s.PATH_PATTERN},
-                              OpenApiParameter.PATH, description="the file, relative to the desk")
+                                   OpenApiParameter.PATH, description="the file, relative to the desk")
 
 
 # ---------------------------------------------------------------- reading
