@@ -297,6 +297,10 @@ def openapi_file_variants(result: dict, generator, request, public) -> dict:
         return result
     path = {"type": "string", "minLength": 1, "maxLength": 400, "pattern": PATH_PATTERN,
             "description": "relative to the desk: agents/…, flows/…, tools/…, knowledge/…, storage/…"}
+    # A push's or deploy's `delete:` names files by the same paths (never empty); a check's stays any strings.
+    if "PushRequest" in schemas:
+        schemas["PushRequest"]["properties"]["delete"]["items"] = {
+            **path, "description": "a file to delete, relative to the desk"}
     schemas["FileInRequest"] = {"oneOf": [
         {"type": "object", "title": "TextFile", "required": ["path", "content"], "properties": {
             "path": path, "content": {"type": "string", "description": "the file's text"},

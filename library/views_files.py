@@ -39,9 +39,13 @@ PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
 
 
+# A file's path in the URL, as a push takes one (never empty, at most 400 characters, the contract's segments):
+# what the schema promises is what the server accepts, so a fuzzer's "valid" path is one a file can have.
+FILE_PATH_PARAM = OpenApiParameter("path", {"type": "string", "minLength": 1, "maxLength": 400, "pattern": s.PATH_PATTERN},
+                                   OpenApiParameter.PATH, description="the file, relative to the desk")
+
+
 # ---------------------------------------------------------------- reading
-
-
 class FilesView(ScopeView):
     """GET …/files?at=N: the live files at revision N (the head by default)."""
 
@@ -65,7 +69,7 @@ class FileView(ScopeView):
 
     parser_classes = [DeskJSONParser]
 
-    @extend_schema(parameters=[AT_PARAM, RAW_PARAM], responses={
+    @extend_schema(parameters=[FILE_PATH_PARAM, AT_PARAM, RAW_PARAM], responses={
         (200, "application/json"): s.FileOut,
         (200, "text/plain"): OpenApiResponse(OpenApiTypes.STR, description="with raw: a text file's content"),
         (200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY,
@@ -93,8 +97,7 @@ class FileView(ScopeView):
         })
 
     @extend_schema(request=s.EditSerializer, responses={201: s.WriteResultOut, **WRITE_ERRORS},
-                   parameters=[OpenApiParameter("path", {"type": "string", "maxLength": 400, "pattern": s.PATH_PATTERN},
-                                                OpenApiParameter.PATH, description="the file, relative to the desk")])
+                   parameters=[FILE_PATH_PARAM])
     def put(self, request, path: str, ws: str | None = None):
         """A dashboard-style edit of one file through the API (kind "edit")."""
         account, workspace = self.scope()
@@ -112,7 +115,7 @@ class FileView(ScopeView):
 class HistoryView(ScopeView):
     """GET …/files/<path>/history: every revision of one file, newest first."""
 
-    @extend_schema(responses=s.HistoryOut)
+    @extend_schema(parameters=[FILE_PATH_PARAM], responses=s.HistoryOut)
     def get(self, request, path: str, ws: str | None = None):
         account, workspace = self.scope()
         revisions = history_of(account, workspace, path)
@@ -129,7 +132,8 @@ class RollbackView(ScopeView):
 
     serializer_class = s.RollbackSerializer  # for the OpenAPI schema
 
-    @extend_schema(request=s.RollbackSerializer, responses={201: s.WriteResultOut, **WRITE_ERRORS})
+    @extend_schema(parameters=[FILE_PATH_PARAM], request=s.RollbackSerializer,
+                   responses={201: s.WriteResultOut, **WRITE_ERRORS})
     def post(self, request, path: str, ws: str | None = None):
         account, workspace = self.scope()
         self.require_write()

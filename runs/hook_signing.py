@@ -50,6 +50,15 @@ class Verified:
     signed_id: str = ""                             # an id the signature covers (Standard Webhooks' webhook-id)
 
 
+def secret_not_set(name: str) -> str:
+    """What a signed request hears while the flow's `secret:` is not in the vault: the signature may be right,
+    so saying it is "missing or wrong" would send the sender to the wrong fix."""
+    named = f" {name}" if name else ""
+    fix = f" (foldrun secrets set {name})" if name else ""
+    return (f"This flow's webhook secret{named} is not set in the workspace's vault, so no signature can be "
+            f"checked; set it{fix} and send again. Nothing was started.")
+
+
 def _mac(secret: bytes, message: bytes) -> bytes:
     return hmac.new(secret, message, hashlib.sha256).digest()
 
@@ -86,15 +95,13 @@ def _fresh(stamp: str | None, header: str, now: float) -> int:
 
 
 def verify(scheme: str, secret: str, body: bytes, headers: Mapping[str, str],
-           now: float | None = None) -> Verified:
+           now: float | None = None, secret_name: str = "") -> Verified:
     """What a request proved under `scheme` (one of SCHEMES), or Refusal. `headers` reads names case-blind."""
     now = time.time() if now is None else now
     if scheme == "none":
         return Verified("none")
     if not secret:
-        raise Refusal(HMAC_SENTENCE if scheme == "hmac" else
-                      "This flow's webhook secret is not in the vault, so no signature can be checked; "
-                      "nothing was started.")
+        raise Refusal(secret_not_set(secret_name), code="secret_not_set")
     key = secret.encode()
     if scheme == "hmac":
         return _hmac(key, body, headers, now)

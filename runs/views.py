@@ -237,7 +237,7 @@ class HookView(APIView):
         name = str(config.get("secret") or "")
         secret = vault_lookup(workspace, [name]).get(name, ("", ""))[0] if name and scheme != "none" else ""
         try:
-            verified = verify(scheme, secret, raw, request.headers)
+            verified = verify(scheme, secret, raw, request.headers, secret_name=name)
         except Refusal as refused:
             raise ApiError(refused.message, code=refused.code, status_code=401) from None
         delivery = (request.headers.get("X-Foldrun-Delivery") or verified.signed_id

@@ -71,7 +71,7 @@ def cmd_init(args, ctx) -> int:
         [f"Created the {name} desk in {shown}:"]
         + [f"  {p}" for p in files]
         + ["", "Next:", f"  foldrun check {shown}", f"  foldrun workspaces create {name}",
-           f"  foldrun push {shown} --to {name}"],
+           f"  foldrun deploy {shown} --to {name}"],
     )
     return 0
 

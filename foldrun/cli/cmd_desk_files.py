@@ -1,6 +1,7 @@
 """A desk's files to and from the server: push, deploy, pull."""
 from __future__ import annotations
 
+import argparse
 import base64
 import os
 from pathlib import Path, PurePosixPath
@@ -10,7 +11,8 @@ from foldrun.contract import Finding
 from foldrun.contract.paths import IGNORED_DIRS, PathError, is_ignored, normalise_path
 
 from .client import LONG_TIMEOUT, ApiFailure, CliError, quote_path
-from .cmd_desk import desk_root, summary
+from .cmd_desk import desk_root, local_desk, needed_secret_lines, summary
+from .loader import laptop
 from .workspace import (LIBRARY, Scope, desk_workspace, explain_not_found, naming_what_is_missing, remember_workspace,
                         scope_of, stored_workspace)
 
@@ -30,7 +32,9 @@ def register(subparsers, common) -> None:
     p = subparsers.add_parser("pull", parents=[common], help="write a workspace's files into a folder")
     p.add_argument("path", nargs="?", default=".", metavar="PATH")
     source = p.add_mutually_exclusive_group()
-    source.add_argument("--from", dest="workspace", metavar="WS", help="the workspace (default: PATH/.foldrun/workspace)")
+    source.add_argument("--to", dest="workspace", metavar="WS", help="the workspace (default: PATH/.foldrun/workspace)")
+    # --to, as every other command names the workspace; --from, its first spelling, still works, unlisted.
+    source.add_argument("--from", dest="workspace", metavar="WS", help=argparse.SUPPRESS)
     source.add_argument("--library", action="store_true", help="the account library instead of a workspace")
     p.add_argument("--at", type=int, metavar="N", help="the files as revision N left them (default: the newest)")
     p.set_defaults(func=cmd_pull)
@@ -266,6 +270,11 @@ def cmd_push(args, ctx) -> int:
     if warnings:
         ctx.out.line()
         ctx.out.lines(f.format() for f in warnings)
+    if verb == "deploy" and not args.library:
+        # What the runs (and a signed webhook) will need from the vault, as check says it: a deploy that went
+        # through can still not run for want of a secret.
+        for line in needed_secret_lines(laptop().needed_secrets(ctx, local_desk(root), workspace)):
+            ctx.out.note(line)
     if verb == "push":
         more = _check_findings(ctx, scope, warnings)
         if more:
@@ -308,7 +317,7 @@ def cmd_pull(args, ctx) -> int:
     root = Path(args.path).expanduser()
     if root.exists() and not root.is_dir():
         raise CliError(f"{root} is a file; pull needs a folder.")
-    scope = scope_of(args, root, "--from")
+    scope = scope_of(args, root, "--to")
     label = scope.label
     base = f"{scope.prefix}/files"
     params = {"at": args.at} if args.at is not None else None

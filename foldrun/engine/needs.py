@@ -1,5 +1,6 @@
 """What a desk needs from the vault before its runs can work: every secret its agents' steps
-receive (`secrets:`, tools' ${NAME}, MCP servers) and the key each agent's provider block reads.
+receive (`secrets:`, tools' ${NAME}, MCP servers), the key each agent's provider block reads, and the key a
+flow's signed `webhook:` checks its senders with.
 
 `foldrun check` and the workspace page list these, and say which the vault does not hold.
 """
@@ -8,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from foldrun.contract import Desk
-from foldrun.contract.desk import AGENT
-from foldrun.contract.model import PLACEHOLDER_RE, agents_md_of
+from foldrun.contract.desk import AGENT, FLOW
+from foldrun.contract.model import PLACEHOLDER_RE, agents_md_of, flow_of, webhook_problems
 from foldrun.contract.resolve import resolve_agent, step_secrets
 from foldrun.providers.supply import default_key_name
 
@@ -52,6 +53,14 @@ def secrets_needed(desk: Desk) -> dict[str, list[str]]:
         if key:
             needed.setdefault(key, set())
             providers.setdefault(key, []).append(name)
+    for document in desk.of_kind(FLOW):
+        if document.parsed is None:
+            continue
+        webhook = flow_of(desk, document).webhook
+        secret = webhook.get("secret") if isinstance(webhook, dict) and not webhook_problems(webhook) else None
+        if isinstance(secret, str) and secret.strip():
+            # Until it is set, every signed request is refused (runs.hook_signing.secret_not_set).
+            needed.setdefault(secret.strip(), set()).add(f"the webhook of flow {document.name}")
     out: dict[str, list[str]] = {}
     for secret, where in sorted(needed.items()):
         agents = sorted(providers.get(secret, []))

@@ -3,7 +3,7 @@
 1. Warm per-call latency: a browse call (navigate + numbered snapshot, mode=aria) on a local page through a
    pool server (Playwright's run-server), after two warm-up calls, p50/p95 over --calls calls — against
    @playwright/mcp's browser_navigate (which navigates and snapshots) on the same page through its stdio MCP
-   server (pinned in scripts/bootstrap: var/bench-npm). Target: at most 1.0×. Both sides pause --gap seconds
+   server (pinned in scripts/test-deps: var/bench-npm). Target: at most 1.0×. Both sides pause --gap seconds
    before each call (default 1.0): a step's calls come a model turn apart, and the pool makes the next call's
    context and closes the last one's in that turn (spare.py). The two sides take turns call by call (ABBA), so
    a machine loaded by others weighs on both alike; then --back-to-back calls a side with no pause, the same way.

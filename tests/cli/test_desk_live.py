@@ -68,7 +68,7 @@ def test_a_binary_file_travels_as_base64_and_comes_back_byte_for_byte(cli, desk,
     (desk / "storage").mkdir()
     (desk / "storage/logo.png").write_bytes(logo)
     assert cli("push", desk, "--to", "rank-desk").code == 0
-    result = cli("pull", "--from", "rank-desk", tmp_path / "copy")
+    result = cli("pull", "--to", "rank-desk", tmp_path / "copy")
     assert result.code == 0
     assert (tmp_path / "copy/storage/logo.png").read_bytes() == logo
 
@@ -78,8 +78,8 @@ def test_pull_writes_the_workspaces_files_and_at_n_gives_an_older_revision(cli, 
     first = (desk / "AGENTS.md").read_text()
     (desk / "AGENTS.md").write_text(first + "A second paragraph.\n")
     cli("push", desk)
-    now = cli("pull", "--from", "rank-desk", tmp_path / "now")
-    then = cli("pull", "--from", "rank-desk", "--at", "1", tmp_path / "then")
+    now = cli("pull", "--to", "rank-desk", tmp_path / "now")
+    then = cli("pull", "--to", "rank-desk", "--at", "1", tmp_path / "then")
     assert now.code == then.code == 0
     assert then.out.startswith("Pulled ")
     assert then.out.endswith(f" files from rank-desk at revision 1 into {tmp_path / 'then'}.\n")
@@ -90,7 +90,7 @@ def test_pull_writes_the_workspaces_files_and_at_n_gives_an_older_revision(cli, 
 
 def test_a_pulled_desk_pushes_back_unchanged(cli, desk, alice_signed_in, workspace, tmp_path):
     cli("push", desk, "--to", "rank-desk")
-    cli("pull", "--from", "rank-desk", tmp_path / "copy")
+    cli("pull", "--to", "rank-desk", tmp_path / "copy")
     result = cli("push", tmp_path / "copy")
     assert result.out.startswith("Nothing changed in rank-desk;")
 
@@ -185,7 +185,7 @@ def test_diff_of_one_file_defaults_to_the_last_change(cli, desk, alice_signed_in
 def test_charlie_gets_not_found_for_alices_workspace(cli, desk, charlie, signed_in_as, workspace):
     signed_in_as(charlie)
     pushed = cli("push", desk, "--to", "rank-desk")
-    pulled = cli("pull", "--from", "rank-desk", desk / "copy")
+    pulled = cli("pull", "--to", "rank-desk", desk / "copy")
     # Exactly what alice would read for a workspace that does not exist.
     missing = "There is no workspace called rank-desk in this account; `foldrun workspaces` lists them.\n"
     assert (pushed.code, pushed.err) == (1, missing)
@@ -197,7 +197,7 @@ def test_bob_the_viewer_may_pull_but_not_push(cli, desk, alice_signed_in, bob, s
     cli("push", desk, "--to", "rank-desk")
     signed_in_as(bob)
     pushed = cli("push", desk, "--to", "rank-desk")
-    pulled = cli("pull", "--from", "rank-desk", tmp_path / "bobs")
+    pulled = cli("pull", "--to", "rank-desk", tmp_path / "bobs")
     assert (pushed.code, pushed.err) == (1, "Your role (viewer) can read this account but not change it.\n")
     assert pulled.code == 0
     assert Workspace.objects.get(name="rank-desk").changesets.count() == 1
@@ -238,7 +238,7 @@ def test_a_deploy_with_warnings_prints_the_same_warnings_as_an_offline_check(cli
 def test_a_missing_workspace_revision_or_file_is_named(cli, desk, alice_signed_in, workspace, tmp_path):
     cli("push", desk, "--to", "rank-desk")
     no_desk = cli("push", desk, "--to", "no-such-desk")
-    no_revision = cli("pull", "--from", "rank-desk", "--at", "99", tmp_path / "old")
+    no_revision = cli("pull", "--to", "rank-desk", "--at", "99", tmp_path / "old")
     no_file = cli("log", "--to", "rank-desk", "flows/nope.md")
     no_diff = cli("diff", "--to", "rank-desk", "flows/nope.md")
     assert (no_desk.code, no_desk.err) == (

@@ -138,7 +138,7 @@ def test_pull_refuses_a_path_that_would_leave_the_folder(cli, monkeypatch, canne
     })
     monkeypatch.setenv("FOLDRUN_URL", server.url)
     monkeypatch.setenv("FOLDRUN_TOKEN", "frt_x")
-    result = cli("pull", "--from", "rank-desk", tmp_path / "desk")
+    result = cli("pull", "--to", "rank-desk", tmp_path / "desk")
     assert result.code == 1
     assert result.err == "Refused to write a pulled file: ../outside.md: '..' is refused; a path must stay inside the desk.\n"
     assert not (tmp_path / "outside.md").exists()
@@ -155,7 +155,7 @@ def test_pull_refuses_to_write_through_a_symlink_out_of_the_folder(cli, monkeypa
     (tmp_path / "desk" / "knowledge").symlink_to(tmp_path / "elsewhere")
     monkeypatch.setenv("FOLDRUN_URL", server.url)
     monkeypatch.setenv("FOLDRUN_TOKEN", "frt_x")
-    result = cli("pull", "--from", "rank-desk", tmp_path / "desk")
+    result = cli("pull", "--to", "rank-desk", tmp_path / "desk")
     assert result.code == 1
     assert result.err == f"Refused to write 'knowledge/x.md': it would land outside {tmp_path / 'desk'}.\n"
 

@@ -77,3 +77,20 @@ def test_the_schema_carries_bounds_enums_and_non_json_types(tmp_path):
     provider = components["ProbeInRequest"]["properties"]["provider"]
     needs = next(b for b in provider["oneOf"] if "qwen" in b.get("properties", {}).get("name", {}).get("enum", []))
     assert needs["required"] == ["name", "base_url"]
+
+
+def test_a_files_path_is_never_empty_wherever_the_api_takes_one(tmp_path):
+    """A path the schema allows is one a file can have: in the URL of every file operation (read, edit, history,
+    rollback), in a pushed file and in a push's or deploy's delete list — so schemathesis's coverage phase,
+    which sends the boundary values, finds no "valid" empty path the server then refuses."""
+    _, schema = _schema(tmp_path)
+    components = schema["components"]["schemas"]
+    for scope in ("/api/library", "/api/workspaces/{ws}"):
+        for tail, method in (("", "get"), ("", "put"), ("/history", "get"), ("/rollback", "post")):
+            operation = schema["paths"][f"{scope}/files/{{path}}{tail}"][method]
+            path = next(p for p in operation["parameters"] if p["name"] == "path")["schema"]
+            assert (path["minLength"], path["maxLength"], path["pattern"][:2]) == (1, 400, "^["), (method, scope, tail)
+    for shape in components["FileInRequest"]["oneOf"]:
+        assert shape["properties"]["path"]["minLength"] == 1
+    deleted = components["PushRequest"]["properties"]["delete"]["items"]
+    assert (deleted["minLength"], deleted["maxLength"]) == (1, 400) and deleted["pattern"].startswith("^[A-Za-z0-9")

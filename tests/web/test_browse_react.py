@@ -1,5 +1,5 @@
 """mode=react reads the component tree from the fibers React keeps on the DOM, with simple props and keys —
-real Chromium against a page built with React's pinned production UMD build (scripts/bootstrap: var/react-npm)."""
+real Chromium against a page built with React's pinned production UMD build (scripts/test-deps: var/react-npm)."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -310,7 +310,8 @@ class ScriptToolRuntime:
         result = env.run_program(command, timeout=self.timeout, extra_env=extra_env,
                                  stdin=json.dumps(arguments), cwd=env.sandbox.root, label=self.name,
                                  raise_on_error=True)
-        return result
+        # print() ends with a newline; the model and `foldrun tool test` get the value, not the line break.
+        return result.rstrip("\r\n")
 
 
 def plan_script_tool(tool_file: Any, ctx: "ToolContext") -> ToolPlan:
