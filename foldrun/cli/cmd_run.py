@@ -82,7 +82,7 @@ def ask_on_terminal(question: str) -> str | None:
 def cmd_run(args, ctx) -> int:
     inputs = _inputs(args.input)
     if args.local:
-        return laptop().run_local(args, ctx, inputs)
+        return laptop(ctx).run_local(args, ctx, inputs)
     workspace = workspace_name(args.to)
     run = ctx.api.post(f"/api/workspaces/{quote_path(workspace)}/runs",
                        json={"flow": args.flow, "inputs": inputs, "test": args.test, "trigger": "cli"})
@@ -140,7 +140,7 @@ def print_report(ctx, record: dict) -> None:
     if ctx.out.json_mode:
         ctx.out.json(record)
         return
-    ctx.out.lines(laptop().report_lines(record))
+    ctx.out.lines(laptop(ctx).report_lines(record))
 
 
 def cmd_runs(args, ctx) -> int:

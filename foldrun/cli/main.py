@@ -10,11 +10,11 @@ import os
 import pkgutil
 import sys
 from pathlib import Path
-from typing import Callable
+from types import ModuleType
+from typing import Any, Callable
 
 import foldrun
 from foldrun import cli as cli_package
-from foldrun import net
 
 from . import config as config_module
 from .client import ApiClient, CliError, NotSignedIn
@@ -42,6 +42,7 @@ class Context:
         self.config_dir = config_dir
         self.config = config_module.load(config_dir)
         self._api: ApiClient | None = None
+        self._network: tuple[ModuleType, Any] | None = None  # foldrun.net and its policy before this command
 
     @property
     def signed_in(self) -> bool:
@@ -61,9 +62,18 @@ class Context:
         """A client for another URL or token (login checks a token before storing it)."""
         return ApiClient(url, token)
 
+    def open_network(self, net: ModuleType) -> None:
+        """A command working on this machine (loader.laptop, loader.mcp_bridge) may reach the user's own
+        private addresses — their ollama, their receiver, a server on 127.0.0.1 — until it ends."""
+        if self._network is None:
+            self._network = (net, net.configure(allow_private=True))
+
     def close(self) -> None:
         if self._api is not None:
             self._api.close()
+        if self._network is not None:
+            net, before = self._network
+            net.restore(before)
 
 
 class Parser(argparse.ArgumentParser):
@@ -124,8 +134,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     ctx = Context(args, out, config_module.config_dir())
-    # The CLI runs on the user's own machine: a local run may call their own ollama or receiver.
-    policy_before = net.configure(allow_private=True)
     try:
         code = func(args, ctx)
         return int(code or 0)
@@ -151,7 +159,6 @@ def main(argv: list[str] | None = None) -> int:
                   "and report it with that output.")
         return 1
     finally:
-        net.restore(policy_before)
         ctx.close()
 
 
