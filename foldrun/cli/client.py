@@ -24,25 +24,39 @@ CONNECT_TIMEOUT = 10.0
 
 
 class CliError(Exception):
-    """A failure the CLI reports as one sentence on stderr, exiting `exit_code`."""
+    """A failure the CLI reports as one sentence on stderr, exiting `exit_code` — or, under `--json`, as
+    `{"error": {...}}` on stdout (`as_json`). `code` is a stable word for scripts; `details` what the
+    failure was about: `what` was not found (workspace, run, file, revision…), its `name`, `where` it was
+    looked for and the valid `choices`, when the CLI knows them."""
 
     exit_code = 1
+    status: int | None = None
 
-    def __init__(self, message: str, *, exit_code: int | None = None) -> None:
+    def __init__(self, message: str, *, exit_code: int | None = None, code: str = "", details: Any = None) -> None:
         super().__init__(message)
         self.message = message
+        self.code = code
+        self.details = details if details is not None else {}
         if exit_code is not None:
             self.exit_code = exit_code
+
+    def as_json(self) -> dict[str, Any]:
+        shown: dict[str, Any] = {"code": self.code or "error", "message": self.message}
+        if self.status is not None:
+            shown["status"] = self.status
+        if isinstance(self.details, dict):
+            shown.update({k: v for k, v in self.details.items() if k not in shown})
+        elif self.details:
+            shown["details"] = self.details
+        return shown
 
 
 class ApiFailure(CliError):
     """A request that did not succeed; `message` is one sentence for people."""
 
     def __init__(self, message: str, *, status: int | None = None, code: str = "", details: Any = None) -> None:
-        super().__init__(message)
+        super().__init__(message, code=code, details=details)
         self.status = status
-        self.code = code
-        self.details = details if details is not None else {}
 
 
 class NotSignedIn(ApiFailure):

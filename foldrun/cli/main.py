@@ -77,10 +77,17 @@ class Context:
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, with a usage mistake said in one line rather than the usage block."""
+    """argparse, with a usage mistake said in one line rather than the usage block (as a JSON error object on
+    stdout when the command line asked for --json)."""
+
+    json_errors = False
 
     def error(self, message: str):  # type: ignore[override]
-        sys.stderr.write(f"{self.prog}: {message}. See `{self.prog} --help`.\n")
+        sentence = f"{self.prog}: {message}. See `{self.prog} --help`."
+        if Parser.json_errors:
+            Output().json({"error": {"code": "usage", "message": sentence}})
+        else:
+            sys.stderr.write(sentence + "\n")
         raise SystemExit(2)
 
 
@@ -116,10 +123,20 @@ def build_parser(out: Output | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def fail(out: Output, exc: CliError) -> None:
+    """A failure: its sentence on stderr, or under --json `{"error": {"code", "message", …}}` on stdout, where a
+    script reads the answer (docs/cli.md lists the fields)."""
+    if out.json_mode:
+        out.json({"error": exc.as_json()})
+    else:
+        out.error(exc.message)
+
+
 def main(argv: list[str] | None = None) -> int:
     args_list = sys.argv[1:] if argv is None else list(argv)
     out = Output()
     parser = build_parser(out)
+    Parser.json_errors = "--json" in args_list
     try:
         args, extras = parser.parse_known_args(args_list)
         if extras and getattr(args, "swallows_extra_words", False):
@@ -138,10 +155,10 @@ def main(argv: list[str] | None = None) -> int:
         code = func(args, ctx)
         return int(code or 0)
     except CliError as exc:
-        out.error(exc.message)
+        fail(out, exc)
         return exc.exit_code
     except KeyboardInterrupt:
-        out.error("Interrupted.")
+        fail(out, CliError("Interrupted.", code="interrupted"))
         return 130
     except BrokenPipeError:
         # `foldrun log | head`: the reader left; nothing more to say.
@@ -155,8 +172,8 @@ def main(argv: list[str] | None = None) -> int:
             raise
         # A sentence, never a class name: the fix is to look closer, so say how.
         said = f": {exc}" if str(exc) else ""
-        out.error(f"foldrun failed unexpectedly{said}. Run it again with FOLDRUN_DEBUG=1 to see where, "
-                  "and report it with that output.")
+        fail(out, CliError(f"foldrun failed unexpectedly{said}. Run it again with FOLDRUN_DEBUG=1 to see where, "
+                           "and report it with that output.", code="unexpected"))
         return 1
     finally:
         ctx.close()
