@@ -7,7 +7,7 @@ from decimal import Decimal
 from django.test import Client
 
 from runs.models import Run, Step, TraceEvent
-from runs.pages_trace import view
+from foldrun.trace_view import view
 from runs.templatetags.foldrun_ui import cost_text
 
 

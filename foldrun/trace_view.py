@@ -1,7 +1,10 @@
 """The trace as events a person reads: each TraceEvent's JSON turned into a
 title, a few facts and, for tool calls, formatted JSON — never a Python dict.
 
-Pure: no query, no HTML (the template escapes and lays it out).
+Pure: no query, no HTML, no Django. The Run page (runs/pages.py, whose template
+escapes and lays it out) and `foldrun logs` (foldrun/cli/cmd_logs.py, from the
+API's `trace`) read the same views, so both say the same thing. An event is
+anything with `pk`, `at`, `try_n`, `kind` and `data`.
 """
 from __future__ import annotations
 
