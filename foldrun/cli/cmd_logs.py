@@ -59,9 +59,16 @@ def step_title(step: dict) -> str:
     return title + (f" — {task[:100]}" if task else "")
 
 
-def step_end_lines(step: dict) -> list[str]:
+def _said_in(sentence: Any, said: set[str]) -> bool:
+    text = " ".join(str(sentence or "").split())
+    return bool(text) and any(s and s in text for s in said)
+
+
+def step_end_lines(step: dict, said: set[str]) -> list[str]:
+    """How a step ended; its error only when the trace has not just said it (a failure's sentence, once)."""
     lines = [f"  → {step.get('status')}" + (f" · ${float(step['cost_usd']):.4f}" if step.get("cost_usd") else "")]
-    if step.get("error"):
+    if step.get("error") and not _said_in(step["error"], said):
+        said.add(" ".join(str(step["error"]).split()))
         lines.extend(_indent(str(step["error"]), "    "))
     elif step.get("output"):
         first = (str(step["output"]).strip().splitlines() or [""])[0]
@@ -79,6 +86,7 @@ class Printer:
         self.ended: set[str] = set()
         self.run_headed = False
         self.told_parked = False
+        self.said: set[str] = set()  # the sentences printed: a failure's is said once
 
     def update(self, run: dict, decide: Iterable[str] = ()) -> None:
         steps = {s["id"]: s for s in run.get("steps") or []}
@@ -97,6 +105,8 @@ class Printer:
                 self.out.line("The run")
             event = view(SimpleNamespace(pk=0, at=raw.get("at"), try_n=raw.get("try_n") or 0,
                                          kind=raw.get("kind") or "", data=raw.get("data")))
+            if event.line:
+                self.said.add(" ".join(event.line.split()))
             self.out.lines(event_lines(event))
         self.events_seen = len(trace)
         for step in run.get("steps") or []:
@@ -105,7 +115,7 @@ class Printer:
                     self.headed.add(step["id"])
                     self.out.line(step_title(step))
                 self.ended.add(step["id"])
-                self.out.lines(step_end_lines(step))
+                self.out.lines(step_end_lines(step, self.said))
         if run["status"] in PARKED and not self.told_parked:
             self.told_parked = True
             self.out.lines(decide)
@@ -113,11 +123,10 @@ class Printer:
             self.told_parked = False
         if run["status"] in FINISHED:
             verdict = f" · {run['verdict']}" if run.get("verdict") else ""
-            headline = f" — {run['headline']}" if run.get("headline") else ""
+            headline = f" — {run['headline']}" if run.get("headline") and not _said_in(run["headline"], self.said) else ""
             cost = f" · ${float(run['cost_usd']):.4f}" if run.get("cost_usd") is not None else ""
             self.out.line(f"{run['id']} {run['status']}{verdict}{cost}{headline}")
-            step_errors = {str(s.get("error") or "").strip() for s in run.get("steps") or []}
-            if run.get("error") and str(run["error"]).strip() not in step_errors:  # a failure's sentence, once
+            if run.get("error") and not _said_in(run["error"], self.said) and run["error"] != run.get("headline"):
                 self.out.line(f"  {run['error']}")
 
 

@@ -74,10 +74,10 @@ def test_logs_under_json_is_the_steps_and_the_trace(cli, desk, alice, signed_in_
     result = cli("logs", run.public_id, "--to", "rank-desk", "--json")
     assert result.code == 0
     assert (result.json["id"], result.json["status"], result.json["verdict"]) == (run.public_id, "completed", "GOOD")
-    assert [e["kind"] for e in result.json["trace"]][:1] == ["model_request"]
+    assert "model_request" in [e["kind"] for e in result.json["trace"]]
 
 
 def test_log_and_logs_say_which_is_which_in_help(cli):
-    listed = cli("--help").out
+    listed = " ".join(cli("--help").out.split())  # argparse wraps its lines to the terminal
     assert "a run's trace: its steps, tool calls and sentences (`log` lists revisions)" in listed
     assert "a workspace's revisions, or one file's (a run's trace: `foldrun logs RUN`)" in listed
