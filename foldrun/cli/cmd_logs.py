@@ -12,7 +12,7 @@ from typing import Any, Iterable
 from foldrun.trace_view import EventView, view
 
 from .client import quote_path
-from .cmd_run import FINISHED, PARKED, _workspace, how_to_decide, server_run
+from .cmd_run import FINISHED, PARKED, how_to_decide, server_run, workspace_name
 from .output import short_time
 
 POLL_SECONDS = 1.0
@@ -131,7 +131,7 @@ class Printer:
 
 
 def cmd_logs(args, ctx) -> int:
-    workspace = _workspace(args.to)
+    workspace = workspace_name(args.to)
     run = server_run(ctx, workspace, args.run)
     printer = Printer(ctx.out)
     path = f"/api/workspaces/{quote_path(workspace)}/runs/{quote_path(run['id'])}"
