@@ -178,10 +178,15 @@ def server_run(ctx, workspace: str, run_id: str) -> dict:
             missing = missing_workspace(ctx, workspace)
             if missing is not None:
                 raise missing from None
+    raise run_not_found(ctx, workspace, run_id)
+
+
+def run_not_found(ctx, workspace: str, run_id: str) -> ApiFailure:
+    """The failure that names a run the workspace does not have, with its newest runs."""
     ids = [r["id"] for r in newest_runs(ctx, workspace)]
     newest = f"its newest are {', '.join(ids)}" if ids else "it has no runs yet"
-    raise ApiFailure(f"There is no run {run_id} in {workspace}; {newest} (`foldrun runs --to {workspace}` lists them).",
-                     status=404, code="not_found", details={"what": "run", "name": run_id, "where": workspace, "choices": ids})
+    return ApiFailure(f"There is no run {run_id} in {workspace}; {newest} (`foldrun runs --to {workspace}` lists them).",
+                      status=404, code="not_found", details={"what": "run", "name": run_id, "where": workspace, "choices": ids})
 
 
 def cmd_runs(args, ctx) -> int:

@@ -117,5 +117,5 @@ def test_charlie_is_told_the_workspace_is_not_there(cli, desk, alice, charlie, s
 def test_a_run_that_is_not_there_is_named(cli, desk, alice, signed_in_as):
     signed_in_as(alice)
     result = cli("cancel", "run_nothere", "--to", "rank-desk")
-    assert (result.code, result.err) == (1, "There is no run run_nothere in rank-desk; "
-                                            "`foldrun runs --to rank-desk` lists them.\n")
+    assert (result.code, result.err) == (1, "There is no run run_nothere in rank-desk; it has no runs yet "
+                                            "(`foldrun runs --to rank-desk` lists them).\n")
