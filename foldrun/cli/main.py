@@ -134,6 +134,9 @@ def fail(out: Output, exc: CliError) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args_list = sys.argv[1:] if argv is None else list(argv)
+    if args_list in (["--version"], ["-V"]):  # the one answer that needs no command loaded (the parser says the same)
+        print(f"foldrun {foldrun.__version__}")
+        return 0
     out = Output()
     parser = build_parser(out)
     Parser.json_errors = "--json" in args_list

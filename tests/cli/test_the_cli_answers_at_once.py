@@ -72,3 +72,9 @@ def test_check_of_a_desk_imports_the_contract_but_neither_django_nor_celery(tmp_
     assert done.returncode == 0, done.stderr[-2000:]
     assert "foldrun.contract" in modules
     assert [m for m in heavy_in(modules) if m.split(".")[0] in {"django", "celery", "kombu", "mcp"}] == []
+
+
+def test_version_answers_before_any_command_is_loaded_and_says_what_the_parser_says(cli, tmp_path):
+    modules, done = imported_by("--version", tmp_path=tmp_path)
+    assert not any(m.startswith("foldrun.cli.cmd_") for m in modules)
+    assert cli("--version").out == done.stdout == cli("--json", "--version").out
