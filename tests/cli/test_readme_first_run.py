@@ -110,7 +110,7 @@ def test_the_workspace_page_lists_the_secrets_the_demo_desk_needs_and_which_are_
     client.force_login(get_user_model().objects.get(email="demo@foldrun.dev"))
     page = client.get("/w/rank-desk/").content.decode()
     section = page[page.index('id="secrets-needed"'):page.index('id="flows"')]
-    rows = {m.group(1): m.group(2) for m in re.finditer(r"<code>(\w+)</code>.*?<td>.*?</td>\s*<td>(.*?)</td>", section, re.S)}
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"<code>(\w+)</code>.*?<td>.*?</td>\s*<td[^>]*>(.*?)</td>", section, re.S)}
     assert "missing" in rows["DATAFORSEO_AUTH_BASIC"]
     assert "foldrun secrets set DATAFORSEO_AUTH_BASIC --to rank-desk" in rows["DATAFORSEO_AUTH_BASIC"]
     assert "set" in rows["ANTHROPIC_API_KEY"] and "missing" not in rows["ANTHROPIC_API_KEY"]
