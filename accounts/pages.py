@@ -23,8 +23,8 @@ from foldrun.api import ApiError
 
 from . import actions as account_actions
 from .access import current_membership
-from .connect import mcp_setup
-from .models import NAME_RULE, ApiToken, Invite, Membership, Profile, Role
+from .connect import mcp_setup, server_url
+from .models import NAME_RULE, ApiToken, Invite, Membership, Profile, Role, Workspace
 from .signals import home_parts
 
 # The raw token minted by a POST waits here for the one page that shows it.
@@ -101,7 +101,30 @@ def home(request: HttpRequest) -> HttpResponse:
     # The apps above accounts fill in their parts: library the workspaces with their counts, runs what
     # waits for a person and the latest runs of every workspace.
     context.update(pageparts.fill(home_parts, Membership, membership=membership))
+    names = set(Workspace.objects.filter(account=membership.account).values_list("name", flat=True))
+    context["first_desk"] = None if names else first_desk(request)
+    context["new_workspace_placeholder"] = new_workspace_placeholder(names)
     return render(request, "accounts/home.html", context)
+
+
+FIRST_DESK = "my-desk"
+
+
+def first_desk(request: HttpRequest) -> dict[str, Any]:
+    """A new account's home: the three commands that get a first desk running, with this server's address."""
+    return {"name": FIRST_DESK, "commands": [
+        f"foldrun login --url {server_url(request)}",
+        f"foldrun init {FIRST_DESK}",
+        f"foldrun deploy {FIRST_DESK} --to {FIRST_DESK}",
+    ]}
+
+
+def new_workspace_placeholder(names: set[str]) -> str:
+    """An example name for the new-workspace field that is not already one of the account's."""
+    for candidate in (FIRST_DESK, "support-desk", "research-desk"):
+        if candidate not in names:
+            return candidate
+    return next(f"desk-{n}" for n in range(2, len(names) + 3) if f"desk-{n}" not in names)
 
 
 @login_required

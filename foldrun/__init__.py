@@ -1,7 +1,7 @@
-"""foldrun: AI agents kept as plain markdown files, run on a schedule."""
-__version__ = "0.1.0"
+"""foldrun: AI agents kept as plain markdown files, run on a schedule.
 
-try:  # make @shared_task use our app whenever Django is configured
-    from .celery import app as celery_app  # noqa: F401
-except ImportError:  # pragma: no cover - the CLI runs without Celery installed
-    pass
+Nothing is imported here: the `foldrun` CLI imports this package on every call, and it must answer
+`--version` without Celery or Django. The Celery app is made the current one when Django starts
+(accounts' AppConfig.ready) and by `celery -A foldrun`, which imports foldrun.celery itself.
+"""
+__version__ = "0.1.0"

@@ -29,7 +29,8 @@ class ErrorSerializer(serializers.Serializer):
 
     code = serializers.CharField(help_text="stable, for programs: invalid, not_found, forbidden, …")
     message = serializers.CharField(help_text="one sentence that says what to do next")
-    details = serializers.DictField(help_text="what the refusal is about: the field or parameter, the findings")
+    details = serializers.DictField(help_text="what the refusal is about: the field or parameter (with `choices` when "
+                                              "it refused a value not among them), the findings")
 
     class Meta:
         ref_name = "Error"
@@ -204,7 +205,15 @@ def _first_error(errors: Any, where: str = "") -> tuple[str, str]:
         return _first_error(value, inner)
     if isinstance(errors, list) and errors:
         return _first_error(errors[0], where)
-    return where, str(errors)
+    return where, errors if isinstance(errors, str) else str(errors)  # DRF's ErrorDetail, a str, keeps its .code
+
+
+def _choices(serializer: serializers.Serializer, field: str, message: str) -> list[str] | None:
+    """The values a top-level choice field takes, when `message` refused one it does not."""
+    chosen = serializer.fields.get(field) if field else None
+    if getattr(message, "code", None) != "invalid_choice" or not isinstance(chosen, serializers.ChoiceField):
+        return None
+    return [str(value) for value in chosen.choices]
 
 
 def validated(serializer_class: type[serializers.Serializer], data: Any, **kwargs: Any) -> dict:
@@ -219,6 +228,12 @@ def validated(serializer_class: type[serializers.Serializer], data: Any, **kwarg
     serializer = serializer_class(data=data, **kwargs)
     if not serializer.is_valid():
         field, message = _first_error(serializer.errors)
-        raise ApiError(f"{field}: {message}" if field else message, code="invalid",
-                       details={"field": field} if field else {})
+        details: dict[str, Any] = {"field": field} if field else {}
+        choices = _choices(serializer, field, message)
+        if choices is not None:
+            # A refused choice lists the ones that would do (a field's own message may list them already).
+            details["choices"] = choices
+            if not all(choice in message for choice in choices):
+                message = f"{message.rstrip('.')}; use one of: {', '.join(choices)}."
+        raise ApiError(f"{field}: {message}" if field else message, code="invalid", details=details)
     return serializer.validated_data

@@ -182,7 +182,7 @@ def workspace_file(request: HttpRequest, ws: str, path: str) -> HttpResponse:
     membership, workspace, can_write = page_workspace(request, ws)
     context = _file_context(request, scope_key_for(workspace.account, workspace), path, f"{workspace.name}/")
     base_url = f"/w/{workspace.name}/files/{path}"
-    context.update({"section": "home", "workspace": workspace, "can_write": can_write, "scope": "workspace",
+    context.update({"section": "workspace", "workspace": workspace, "can_write": can_write, "scope": "workspace",
                     "base_url": base_url, "edit_url": f"/w/{workspace.name}/edit/{path}",
                     "rollback_url": f"/w/{workspace.name}/rollback/{path}",
                     "draft": _refused_draft(request, base_url)})
@@ -275,7 +275,7 @@ def workspace_revision(request: HttpRequest, ws: str, number: int) -> HttpRespon
     if changeset is None:
         raise Http404
     context = _changeset_context(changeset, f"{workspace.name}/")
-    context.update({"section": "home", "workspace": workspace, "scope": "workspace"})
+    context.update({"section": "workspace", "workspace": workspace, "scope": "workspace"})
     return render(request, "library/revision.html", context)
 
 

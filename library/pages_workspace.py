@@ -116,7 +116,7 @@ def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
         Changeset.objects.filter(workspace=workspace).select_related("author").order_by("-number")[:25]
     )
     context = {
-        "section": "home",
+        "section": "workspace",
         "workspace": workspace,
         "can_write": can_write,
         "agents": overview["agents"],

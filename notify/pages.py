@@ -116,7 +116,7 @@ def deliveries_context(request: HttpRequest, workspace: Workspace) -> dict:
 def workspace_notifications(request: HttpRequest, ws: str) -> HttpResponse:
     membership, workspace, can_write = _workspace(request, ws)
     return render(request, "notify/workspace.html", {
-        "section": "home", "workspace": workspace, "can_write": can_write, "config": notify_config_for(workspace),
+        "section": "workspace", "workspace": workspace, "can_write": can_write, "config": notify_config_for(workspace),
         **deliveries_context(request, workspace),
     })
 

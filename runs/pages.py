@@ -33,7 +33,7 @@ from . import pages_browser as browser
 from . import pages_live as watching
 from . import pages_timeline as timeline
 from .models import Approval, ApprovalState, Run, RunStatus, Step, TraceEvent, Try, Verdict
-from .pages_trace import views as trace_views
+from foldrun.trace_view import views as trace_views
 from .pages_workspace import flow_inputs, with_models
 from .signals import triggers_parts
 from .triggers import schedules_of
@@ -74,7 +74,7 @@ def runs_list(request: HttpRequest, ws: str) -> HttpResponse:
     desk = actions.desk_at(workspace, None)
     flows = sorted(d.name for d in desk.of_kind(FLOW) if d.parsed is not None)
     return render(request, "runs/list.html", {
-        "section": "home", "workspace": workspace, "runs": browser.mark_runs(workspace.account_id, with_models(list(page.object_list))), "page": page, "query": query, "filters": filters, "names": names,
+        "section": "workspace", "workspace": workspace, "runs": browser.mark_runs(workspace.account_id, with_models(list(page.object_list))), "page": page, "query": query, "filters": filters, "names": names,
         "statuses": [s.value for s in RunStatus], "verdicts": [v.value for v in Verdict],
         "flows": flows, "schedules": schedules_of(workspace), "can_write": membership.can_write,
         **browser.skill_runs_part(workspace),
@@ -199,7 +199,7 @@ def run_page(request: HttpRequest, ws: str, run_id: str) -> HttpResponse:
         if request.GET.get("since") and request.GET["since"] == _fingerprint(run):
             return HttpResponse(status=204)
         return render(request, "runs/_run_live.html", live_context(run, membership, workspace))
-    return render(request, "runs/run.html", {"section": "home", **live_context(run, membership, workspace)})
+    return render(request, "runs/run.html", {"section": "workspace", **live_context(run, membership, workspace)})
 
 
 @login_required
@@ -249,7 +249,7 @@ def triggers_page(request: HttpRequest, ws: str) -> HttpResponse:
             hooks.append({"flow": flow.name, "url": request.build_absolute_uri(f"/api/hooks/{workspace.public_id}/{flow.name}"),
                           "signed": str(flow.webhook.get("signature") or "").lower() == "hmac",
                           "secret": flow.webhook.get("secret") or ""})
-    context = {"section": "home", "workspace": workspace, "schedules": schedules_of(workspace), "hooks": hooks,
+    context = {"section": "workspace", "workspace": workspace, "schedules": schedules_of(workspace), "hooks": hooks,
                "can_write": membership.can_write}
     # notify's part: the outbound deliveries (has_deliveries says whether an app answered).
     context["has_deliveries"] = False

@@ -137,7 +137,7 @@ def sessions_page(request: HttpRequest, ws: str) -> HttpResponse:
         session.watch = (f"/v1/sessions/{session.public_id}/watch?token="
                          f"{session_token(session.public_id, use=WATCH)[0]}"
                          if session.status == SessionStatus.LIVE else "")
-    return render(request, "runs/sessions.html", {"section": "home", "workspace": workspace,
+    return render(request, "runs/sessions.html", {"section": "workspace", "workspace": workspace,
                                                   "sessions": sessions, "shown": SESSIONS_SHOWN})
 
 
@@ -157,7 +157,7 @@ def skill_run_page(request: HttpRequest, ws: str, skill_run_id: str) -> HttpResp
                         if task.run is not None and home is not None else "")
     session = skill_run.session
     return render(request, "runs/skill_run.html", {
-        "section": "home", "workspace": workspace, "skill_run": skill_run, "kind": skill_kind(skill_run.skill),
+        "section": "workspace", "workspace": workspace, "skill_run": skill_run, "kind": skill_kind(skill_run.skill),
         "css": status_css(skill_run.status), "report": report, "flow": flow, "session": session,
         "recording_url": (reverse("session-recording", args=[workspace.name, session.public_id])
                           if recording_of(session) else ""),

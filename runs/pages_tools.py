@@ -38,7 +38,7 @@ def _tools(workspace) -> tuple[list[dict], list[str]]:
 def tools_page(request: HttpRequest, ws: str) -> HttpResponse:
     membership, workspace = _scope(request, ws)
     tools, agents = _tools(workspace)
-    context = {"section": "home", "workspace": workspace, "tools": tools, "agents": agents,
+    context = {"section": "workspace", "workspace": workspace, "tools": tools, "agents": agents,
                "can_write": membership.can_write, "tested": None}
     if request.method == "POST":
         if not membership.can_write:

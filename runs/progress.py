@@ -67,7 +67,7 @@ def _move(run: Run) -> None:
         if step.status != StepStatus.PENDING:
             return  # queued, running or parked: its task or a person moves it on
         if spec.get("gate") and not _decided(step, ApprovalKind.GATE):
-            _park(run, step, ApprovalKind.GATE, question=f"Run step {step.index} ([[{step.agent}]]): "
+            _park(run, step, ApprovalKind.GATE, question=f"Run step {step.index} ({step.agent}): "
                                                          f"{fill_task(spec['task'], inputs, outputs)[:500]}")
             return
         if spec.get("ask") and not _decided(step, ApprovalKind.ASK):

@@ -18,10 +18,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from vault import oauth
+from vault import localfile, oauth
 from vault.crypto import Key, VaultKeyError, new_key_text, open_sealed, parse_keys, seal
-
-FILE = "vault.json"
+from vault.localfile import FILE
 KEY_FILE = "vault.key"
 SCOPE = "local"
 
@@ -63,11 +62,7 @@ class LocalVault:
     # ------------------------------------------------------------ file
 
     def _read(self) -> dict[str, Any]:
-        if not self.path.exists():
-            return {"version": 1, "secrets": {}}
-        data = json.loads(self.path.read_text())
-        data.setdefault("secrets", {})
-        return data
+        return localfile.read(self.home)
 
     def _write(self, data: dict[str, Any]) -> None:
         self.home.mkdir(parents=True, exist_ok=True)

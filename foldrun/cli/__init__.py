@@ -1,5 +1,9 @@
 """The `foldrun` command line. Runs on laptops: it imports no Django, only
-httpx, PyYAML and `foldrun.contract`.
+httpx, PyYAML and `foldrun.contract` — and those only when a command needs
+them. Every `cmd_*` module is imported by every call (`--version` included),
+so it keeps to the standard library and the CLI's own light modules; what
+only some commands need (the contract, the engine, the MCP SDK) goes through
+`foldrun.cli.loader` (tests/cli/test_the_cli_answers_at_once.py holds this).
 
 Adding commands (the plugin convention)
 ---------------------------------------
@@ -38,7 +42,9 @@ name order) and calls its `register(subparsers, common)`:
   `ctx.signed_in` says whether both are set.
 
 To fail, raise `foldrun.cli.client.CliError("One sentence.")` (exit 1, or
-`exit_code=`) or let an `ApiFailure` through: `main` prints its message on
-stderr and exits non-zero. Never print a token or a traceback. Test commands
+`exit_code=`; `code=` and `details=` — what, name, where, choices — for
+scripts) or let an `ApiFailure` through: `main` prints its message on
+stderr and exits non-zero, or under `--json` prints `{"error": {...}}` on
+stdout. Never print a token or a traceback. Test commands
 in-process with `foldrun.cli.main.main([...])` and capsys; see `tests/cli/`.
 """

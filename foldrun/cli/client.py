@@ -7,38 +7,56 @@ put in the Authorization header — never in a message, a URL or a repr.
 """
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 from urllib.parse import quote, urlsplit
-
-import httpx
 
 import foldrun
 
-DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+if TYPE_CHECKING:
+    import httpx
+
+# Seconds to wait for an answer (a connection gets CONNECT_TIMEOUT of them). Plain numbers, and httpx is
+# imported only when a client is made: `foldrun --help` and `check` never pay for it.
+DEFAULT_TIMEOUT = 30.0
 # A push carries a whole desk in one request; give the server time to check it.
-LONG_TIMEOUT = httpx.Timeout(300.0, connect=10.0)
+LONG_TIMEOUT = 300.0
+CONNECT_TIMEOUT = 10.0
 
 
 class CliError(Exception):
-    """A failure the CLI reports as one sentence on stderr, exiting `exit_code`."""
+    """A failure the CLI reports as one sentence on stderr, exiting `exit_code` — or, under `--json`, as
+    `{"error": {...}}` on stdout (`as_json`). `code` is a stable word for scripts; `details` what the
+    failure was about: `what` was not found (workspace, run, file, revision…), its `name`, `where` it was
+    looked for and the valid `choices`, when the CLI knows them."""
 
     exit_code = 1
+    status: int | None = None
 
-    def __init__(self, message: str, *, exit_code: int | None = None) -> None:
+    def __init__(self, message: str, *, exit_code: int | None = None, code: str = "", details: Any = None) -> None:
         super().__init__(message)
         self.message = message
+        self.code = code
+        self.details = details if details is not None else {}
         if exit_code is not None:
             self.exit_code = exit_code
+
+    def as_json(self) -> dict[str, Any]:
+        shown: dict[str, Any] = {"code": self.code or "error", "message": self.message}
+        if self.status is not None:
+            shown["status"] = self.status
+        if isinstance(self.details, dict):
+            shown.update({k: v for k, v in self.details.items() if k not in shown})
+        elif self.details:
+            shown["details"] = self.details
+        return shown
 
 
 class ApiFailure(CliError):
     """A request that did not succeed; `message` is one sentence for people."""
 
     def __init__(self, message: str, *, status: int | None = None, code: str = "", details: Any = None) -> None:
-        super().__init__(message)
+        super().__init__(message, code=code, details=details)
         self.status = status
-        self.code = code
-        self.details = details if details is not None else {}
 
 
 class NotSignedIn(ApiFailure):
@@ -60,6 +78,13 @@ def results(data: Any) -> list:
     raise ApiFailure("The server's answer was not a list.")
 
 
+def _timeout(seconds: float | None) -> httpx.Timeout:
+    import httpx
+
+    seconds = seconds or DEFAULT_TIMEOUT
+    return httpx.Timeout(seconds, connect=min(CONNECT_TIMEOUT, seconds))
+
+
 def _sentence(text: str) -> str:
     text = " ".join(str(text).split())
     return text if text.endswith((".", "!", "?")) else text + "."
@@ -74,11 +99,13 @@ class ApiClient:
     """
 
     def __init__(self, url: str, token: str | None = None, *, transport: httpx.BaseTransport | None = None) -> None:
+        import httpx  # slow to import (a third of a second): only a command that talks to a server pays for it
+
         self.url = url.rstrip("/")
         headers = {"Accept": "application/json", "User-Agent": f"foldrun-cli/{foldrun.__version__}"}
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        self._client = httpx.Client(base_url=self.url, headers=headers, timeout=DEFAULT_TIMEOUT,
+        self._client = httpx.Client(base_url=self.url, headers=headers, timeout=_timeout(None),
                                     transport=transport, follow_redirects=False)
 
     def __repr__(self) -> str:
@@ -100,12 +127,15 @@ class ApiClient:
         return "/api/" + path.lstrip("/")
 
     def request(self, method: str, path: str, *, json: Any = None, params: dict | None = None,
-                timeout: httpx.Timeout | None = None) -> Any:
+                timeout: float | None = None) -> Any:
+        """`timeout`: seconds to wait for the answer (DEFAULT_TIMEOUT when not given)."""
+        import httpx
+
         url = self.api_path(path)
         clean_params = {k: v for k, v in (params or {}).items() if v is not None}
         try:
             response = self._client.request(method, url, json=json, params=clean_params or None,
-                                            timeout=timeout or DEFAULT_TIMEOUT)
+                                            timeout=_timeout(timeout))
         except httpx.TimeoutException:
             raise ApiFailure(f"{self.url} did not answer in time ({method} {url}).") from None
         except httpx.TransportError as exc:
@@ -140,7 +170,7 @@ class ApiClient:
         return self.request("GET", path, params=params)
 
     def post(self, path: str, json: Any = None, *, params: dict | None = None,
-             timeout: httpx.Timeout | None = None) -> Any:
+             timeout: float | None = None) -> Any:
         return self.request("POST", path, json=json, params=params, timeout=timeout)
 
     def put(self, path: str, json: Any = None) -> Any:

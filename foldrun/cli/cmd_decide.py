@@ -12,7 +12,8 @@ a viewer is refused, another account's run is not found.
 from __future__ import annotations
 
 from .client import ApiFailure, CliError, quote_path
-from .workspace import desk_workspace
+from .cmd_run import run_not_found
+from .workspace import desk_workspace, missing_workspace
 
 
 def register(subparsers, common) -> None:
@@ -51,15 +52,7 @@ def name_the_missing(ctx, exc: ApiFailure, workspace: str, run_id: str) -> ApiFa
     outsider any more than that."""
     if exc.status != 404:
         return exc
-    try:
-        ctx.api.get(f"/api/workspaces/{quote_path(workspace)}")
-    except ApiFailure as probe:
-        if probe.status == 404:
-            return ApiFailure(f"There is no workspace called {workspace} in this account; "
-                              "`foldrun workspaces` lists them.", status=404, code=exc.code)
-        return exc
-    return ApiFailure(f"There is no run {run_id} in {workspace}; `foldrun runs --to {workspace}` lists them.",
-                      status=404, code=exc.code)
+    return missing_workspace(ctx, workspace) or run_not_found(ctx, workspace, run_id)
 
 
 def _post(ctx, workspace: str, run_id: str, tail: str, body: dict) -> dict:

@@ -5,20 +5,15 @@ import re
 from pathlib import Path
 from typing import Any
 
-import httpx
-from foldrun.contract import Desk, Finding, check, platform_from_versions
-from foldrun.contract.paths import read_folder
-from foldrun.gallery import gallery_files
-
 from .client import CliError
-from .loader import laptop
+from .loader import desk_folder
 from .workspace import stored_workspace
 
 TEMPLATES = Path(__file__).parent / "templates" / "desk"
 NAME_PLACEHOLDER = "__DESK__"
 
 # check asks the server for its browsers; a server that is slow to answer is skipped.
-VERSION_TIMEOUT = httpx.Timeout(5.0, connect=3.0)
+VERSION_TIMEOUT = 5.0  # seconds
 
 
 def register(subparsers, common) -> None:
@@ -87,32 +82,25 @@ def desk_root(path: str) -> Path:
     return root
 
 
-def local_desk(root: Path, library: Path | None = None) -> Desk:
-    """The desk in `root` as the server would see it: the gallery shelf shipped
-    with this package beneath it, and a local copy of the account library
-    when one is given."""
-    library_files = read_folder(desk_root(str(library))) if library is not None else {}
-    return Desk.from_folder(root, library=library_files, gallery=gallery_files())
-
-
-def server_platform(ctx) -> dict[str, int]:
+def server_platform(ctx) -> dict | None:
     """The signed-in server's browsers, for check's platform context (a pinned
     user_agent: of another Chrome major warns); {} offline or unreachable,
     where check says nothing about it."""
     if not ctx.signed_in:
-        return {}
+        return None
     try:
         answer = ctx.api.request("GET", "/api/version", timeout=VERSION_TIMEOUT)
     except CliError:
-        return {}
-    return platform_from_versions(answer.get("browser_versions") if isinstance(answer, dict) else None)
+        return None
+    return answer.get("browser_versions") if isinstance(answer, dict) else None
 
 
 def cmd_check(args, ctx) -> int:
     root = desk_root(args.path)
-    desk = local_desk(root, args.library)
-    findings = check(desk, mode="check", platform=server_platform(ctx))
-    needed = laptop().needed_secrets(ctx, desk, args.to or stored_workspace(root))
+    folder = desk_folder()
+    desk = folder.local_desk(root, desk_root(str(args.library)) if args.library is not None else None)
+    findings = folder.check_desk(desk, server_platform(ctx))
+    needed = folder.needed_secrets(ctx, desk, args.to or stored_workspace(root))
     errors = sum(1 for f in findings if f.level == "error")
     if ctx.out.json_mode:
         # The server's check answer (ok, errors, warnings, findings), and what the human output says on stderr.
@@ -128,7 +116,7 @@ def cmd_check(args, ctx) -> int:
     return 1 if errors else 0
 
 
-def summary(findings: list[Finding]) -> str:
+def summary(findings: list) -> str:
     """The count under check's findings; push says its findings with it too."""
     errors = sum(1 for f in findings if f.level == "error")
     warnings = sum(1 for f in findings if f.level == "warning")

@@ -3,16 +3,12 @@ from __future__ import annotations
 
 import argparse
 import base64
-import os
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
-from foldrun.contract import Finding
-from foldrun.contract.paths import IGNORED_DIRS, PathError, is_ignored, normalise_path
-
 from .client import LONG_TIMEOUT, ApiFailure, CliError, quote_path
-from .cmd_desk import desk_root, local_desk, needed_secret_lines, summary
-from .loader import laptop
+from .cmd_desk import desk_root, needed_secret_lines, summary
+from .loader import desk_folder
 from .workspace import (LIBRARY, Scope, desk_workspace, explain_not_found, naming_what_is_missing, remember_workspace,
                         scope_of, stored_workspace)
 
@@ -40,84 +36,9 @@ def register(subparsers, common) -> None:
     p.set_defaults(func=cmd_pull)
 
 
-# findings ------------------------------------------------------------------
-def finding_from(data: Any) -> Finding | None:
-    """A Finding from the server's JSON form of one."""
-    if isinstance(data, Finding):
-        return data
-    if not isinstance(data, dict) or "message" not in data:
-        return None
-    return Finding(
-        file=str(data.get("file") or data.get("path") or ""),
-        line=data.get("line") or None,
-        level=str(data.get("level") or "error"),  # type: ignore[arg-type]
-        message=str(data["message"]),
-        code=str(data.get("code") or ""),
-    )
-
-
-def findings_in(data: Any) -> list[Finding]:
-    """Every finding a server answer carries, wherever it put them."""
-    found: list[Finding] = []
-    if isinstance(data, list):
-        for item in data:
-            finding = finding_from(item)
-            if finding is not None:
-                found.append(finding)
-        return found
-    if isinstance(data, dict):
-        for key in ("findings", "errors", "warnings"):
-            if isinstance(data.get(key), list):
-                for finding in findings_in(data[key]):
-                    if finding not in found:
-                        found.append(finding)
-    return found
-
-
-# reading a folder for a push -----------------------------------------------
 def read_desk_files(root: Path, out=None, skipped: list[str] | None = None) -> tuple[list[dict], int]:
-    """Every file a push sends, as `{"path", "content", "encoding"}`, and their total size.
-
-    Skips what `foldrun.contract.paths` never pushes (.git, .venv,
-    node_modules, .foldrun …) and symlinks (named in `skipped`, when given, so
-    the push can say so). UTF-8 text is sent as is, anything else
-    base64-encoded. A path the contract refuses stops the push here, by name.
-    """
-    root = root.resolve()
-    found: list[Path] = []
-    for folder, dirs, names in os.walk(root):
-        # Prune in place: never walk into node_modules just to skip it.
-        linked = sorted(d for d in dirs if d not in IGNORED_DIRS and os.path.islink(os.path.join(folder, d)))
-        dirs[:] = sorted(d for d in dirs if d not in IGNORED_DIRS and not os.path.islink(os.path.join(folder, d)))
-        for name in sorted(names + linked):
-            path = Path(folder) / name
-            if path.is_symlink():
-                relative_link = path.relative_to(root).as_posix()
-                if skipped is not None and not is_ignored(PurePosixPath(relative_link)):
-                    skipped.append(relative_link + ("/" if name in linked else ""))
-                continue
-            if not path.is_file():
-                continue
-            if is_ignored(PurePosixPath(path.relative_to(root).as_posix())):
-                continue
-            found.append(path)
-    files: list[dict] = []
-    total = 0
-    for index, path in enumerate(found, 1):
-        raw = path.relative_to(root).as_posix()
-        try:
-            relative = normalise_path(raw)
-        except PathError as exc:
-            raise CliError(f"Cannot push: {exc}") from None
-        data = path.read_bytes()
-        total += len(data)
-        try:
-            files.append({"path": relative, "content": data.decode("utf-8"), "encoding": "utf-8"})
-        except UnicodeDecodeError:
-            files.append({"path": relative, "content": base64.b64encode(data).decode("ascii"), "encoding": "base64"})
-        if out is not None:
-            out.progress(f"Reading files: {index}/{len(found)} ({_size(total)})")
-    return files, total
+    """Every file a push sends and their total size (foldrun/cli/desk_folder.py says which)."""
+    return desk_folder().read_desk_files(root, out, skipped)
 
 
 def _files(n: int) -> str:
@@ -200,7 +121,7 @@ def _mark_generated(rows: list[dict], sent: set[str]) -> list[dict]:
     return rows
 
 
-def _check_findings(ctx, scope: Scope, already: list[Finding]) -> list[Finding]:
+def _check_findings(ctx, scope: Scope, already: list) -> list:
     """`check`'s findings over what the scope now holds (the server resolves the account library);
     those the push answer already carried are not repeated."""
     try:
@@ -208,7 +129,7 @@ def _check_findings(ctx, scope: Scope, already: list[Finding]) -> list[Finding]:
                               timeout=LONG_TIMEOUT)
     except ApiFailure:
         return []  # the push landed; a check that cannot run must not make it look failed
-    return [f for f in findings_in(answer) if f not in already]
+    return [f for f in desk_folder().findings_in(answer) if f not in already]
 
 
 def cmd_push(args, ctx) -> int:
@@ -235,7 +156,7 @@ def cmd_push(args, ctx) -> int:
     except ApiFailure as failure:
         ctx.out.clear_progress()
         exc = explain_not_found(ctx, failure, scope)
-        findings = findings_in(exc.details)
+        findings = desk_folder().findings_in(exc.details)
         if ctx.out.json_mode:
             ctx.out.json({"code": exc.code, "message": exc.message, "details": exc.details})
         if findings:
@@ -266,14 +187,14 @@ def cmd_push(args, ctx) -> int:
         if generated:
             ctx.out.line(f"The server wrote {_files(len(generated))} itself (index.md and log.md of each knowledge "
                          "folder a push changes); pull them, never edit them.")
-    warnings = findings_in(answer)
+    warnings = desk_folder().findings_in(answer)
     if warnings:
         ctx.out.line()
         ctx.out.lines(f.format() for f in warnings)
     if verb == "deploy" and not args.library:
         # What the runs (and a signed webhook) will need from the vault, as check says it: a deploy that went
         # through can still not run for want of a secret.
-        for line in needed_secret_lines(laptop().needed_secrets(ctx, local_desk(root), workspace)):
+        for line in needed_secret_lines(desk_folder().needed_secrets(ctx, desk_folder().local_desk(root), workspace)):
             ctx.out.note(line)
     if verb == "push":
         more = _check_findings(ctx, scope, warnings)
@@ -301,11 +222,7 @@ def _file_content(answer: Any) -> bytes:
 
 def safe_target(root: Path, raw: str) -> Path:
     """Where `raw` goes under `root`; refuses a path that would leave it."""
-    try:
-        relative = normalise_path(raw)
-    except PathError as exc:
-        raise CliError(f"Refused to write a pulled file: {exc}") from None
-    target = (root / relative)
+    target = root / desk_folder().pulled_path(raw)
     resolved_root = root.resolve()
     # resolve() follows symlinks already on disk: a linked folder cannot lead out either.
     if not target.resolve().is_relative_to(resolved_root):

@@ -11,7 +11,8 @@ from .workspace import naming_what_is_missing, scope_flags, scope_of
 
 
 def register(subparsers, common) -> None:
-    p = subparsers.add_parser("log", parents=[common], help="a workspace's revisions, or one file's")
+    p = subparsers.add_parser("log", parents=[common],
+                              help="a workspace's revisions, or one file's (a run's trace: `foldrun logs RUN`)")
     p.add_argument("file", nargs="?", metavar="PATH_IN_DESK")
     scope_flags(p)
     p.set_defaults(func=cmd_log)

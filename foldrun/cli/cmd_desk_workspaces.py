@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .client import ApiFailure, CliError, quote_path
 from .output import short_time
-from .workspace import WORKSPACE_FILE, stored_workspace
+from .workspace import WORKSPACE_FILE, missing_workspace, stored_workspace
 
 
 def register(subparsers, common) -> None:
@@ -58,7 +58,7 @@ def cmd_workspaces_delete(args, ctx) -> int:
         found = ctx.api.get(path)
     except ApiFailure as exc:
         if exc.status == 404:
-            raise CliError(f"There is no workspace called {name} in this account; `foldrun workspaces` lists them.") from None
+            raise (missing_workspace(ctx, name) or exc) from None
         raise
     role = (ctx.api.get("/api/me").get("account") or {}).get("role")
     if role not in ("owner", "admin"):

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import json
 
-import httpx
 
-from .client import CliError, quote_path
+from .client import LONG_TIMEOUT, CliError, quote_path
 from .loader import laptop
 from .output import short_time
 
@@ -69,12 +68,12 @@ def _provider(text: str | None):
 def cmd_probe(args, ctx) -> int:
     provider = _provider(args.provider)
     if args.local:
-        return laptop().probe_local(args, ctx, provider)
+        return laptop(ctx).probe_local(args, ctx, provider)
     path = f"/api/workspaces/{quote_path(args.to)}/probe" if args.to else "/api/probe"
     body: dict = {"model": args.model}
     if provider is not None:
         body["provider"] = provider
-    data = ctx.api.post(path, body, timeout=httpx.Timeout(300.0, connect=10.0))
+    data = ctx.api.post(path, body, timeout=LONG_TIMEOUT)
     return print_probe(ctx, data)
 
 

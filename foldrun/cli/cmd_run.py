@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
-from .client import CliError, quote_path
+from .client import ApiFailure, CliError, quote_path
 from .loader import laptop
-from .workspace import desk_workspace
+from .workspace import desk_workspace, missing_workspace
 from .output import short_time
 
 FINISHED = ("completed", "failed", "cancelled")
@@ -44,7 +45,7 @@ def register(subparsers, common) -> None:
     p.set_defaults(func=cmd_runs)
 
     p = subparsers.add_parser("report", parents=[common], help="a run's report: status, verdict, headline, steps")
-    p.add_argument("run", metavar="RUN", help="a run id (with --local: `last` for the newest)")
+    p.add_argument("run", metavar="RUN", help="a run id, or `last` for the newest")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--to", metavar="WS", help="the workspace the run is in (default: the one in ./.foldrun/workspace)")
     where.add_argument("--local", action="store_true", help="a run made with `foldrun run --local`")
@@ -82,10 +83,11 @@ def ask_on_terminal(question: str) -> str | None:
 def cmd_run(args, ctx) -> int:
     inputs = _inputs(args.input)
     if args.local:
-        return laptop().run_local(args, ctx, inputs)
+        return laptop(ctx).run_local(args, ctx, inputs)
     workspace = workspace_name(args.to)
-    run = ctx.api.post(f"/api/workspaces/{quote_path(workspace)}/runs",
-                       json={"flow": args.flow, "inputs": inputs, "test": args.test, "trigger": "cli"})
+    with naming_the_workspace(ctx, workspace):
+        run = ctx.api.post(f"/api/workspaces/{quote_path(workspace)}/runs",
+                           json={"flow": args.flow, "inputs": inputs, "test": args.test, "trigger": "cli"})
     if not args.wait:
         ctx.out.result(run, f"Started {run['id']} ({args.flow} in {workspace}). See it with `foldrun report {run['id']} --to {workspace}`.")
         return 0
@@ -140,12 +142,66 @@ def print_report(ctx, record: dict) -> None:
     if ctx.out.json_mode:
         ctx.out.json(record)
         return
-    ctx.out.lines(laptop().report_lines(record))
+    ctx.out.lines(laptop(ctx).report_lines(record))
+
+
+@contextmanager
+def naming_the_workspace(ctx, workspace: str):
+    """A bare "Not found." from the server, said as the workspace that is not there (with those that are)."""
+    try:
+        yield
+    except ApiFailure as exc:
+        if exc.status == 404 and exc.code in ("", "not_found") and exc.message == "Not found.":
+            raise (missing_workspace(ctx, workspace) or exc) from None
+        raise
+
+
+def newest_runs(ctx, workspace: str, limit: int = 5) -> list[dict]:
+    answer = ctx.api.get(f"/api/workspaces/{quote_path(workspace)}/runs", params={"limit": limit})
+    return answer["runs"] if isinstance(answer, dict) else answer
+
+
+def server_run(ctx, workspace: str, run_id: str) -> dict:
+    """The run RUN (or `last`, the newest) of the workspace, or a sentence naming what is not there and what is."""
+    with naming_the_workspace(ctx, workspace):
+        if run_id == "last":
+            runs = newest_runs(ctx, workspace, 1)
+            if not runs:
+                raise CliError(f"There are no runs in {workspace} yet; start one with `foldrun run FLOW --to {workspace}`.",
+                               code="not_found", details={"what": "run", "name": "last", "where": workspace, "choices": []})
+            run_id = runs[0]["id"]
+        try:
+            return ctx.api.get(f"/api/workspaces/{quote_path(workspace)}/runs/{quote_path(run_id)}")
+        except ApiFailure as exc:
+            if exc.status != 404:
+                raise
+            missing = missing_workspace(ctx, workspace)
+            if missing is not None:
+                raise missing from None
+    raise run_not_found(ctx, workspace, run_id)
+
+
+def run_not_found(ctx, workspace: str, run_id: str) -> ApiFailure:
+    """The failure that names a run the workspace does not have, with its newest runs."""
+    ids = [r["id"] for r in newest_runs(ctx, workspace)]
+    newest = f"its newest are {', '.join(ids)}" if ids else "it has no runs yet"
+    return ApiFailure(f"There is no run {run_id} in {workspace}; {newest} (`foldrun runs --to {workspace}` lists them).",
+                      status=404, code="not_found", details={"what": "run", "name": run_id, "where": workspace, "choices": ids})
 
 
 def cmd_runs(args, ctx) -> int:
     params = {k: v for k, v in (("flow", args.flow), ("status", args.status), ("verdict", args.verdict)) if v}
-    answer = ctx.api.get(f"/api/workspaces/{quote_path(workspace_name(args.to))}/runs", params=params)
+    workspace = workspace_name(args.to)
+    try:
+        with naming_the_workspace(ctx, workspace):
+            answer = ctx.api.get(f"/api/workspaces/{quote_path(workspace)}/runs", params=params)
+    except ApiFailure as exc:
+        field = exc.details.get("field") if isinstance(exc.details, dict) else None
+        choices = exc.details.get("choices") if isinstance(exc.details, dict) else None
+        if field in ("status", "verdict") and choices:
+            raise CliError(f"--{field} {params[field]} is not a run's {field}; use one of: {', '.join(choices)}.",
+                           exit_code=2, code="invalid", details={"what": field, "name": params[field], "choices": choices}) from None
+        raise
     rows = answer["runs"] if isinstance(answer, dict) else answer
     ctx.out.table(rows, [("id", "RUN"), ("name", "FLOW"), ("status", "STATUS"), ("verdict", "VERDICT"),
                          ("headline", "HEADLINE"), ("created_at", "STARTED", short_time)], empty="No runs yet.")
@@ -167,6 +223,6 @@ def cmd_report(args, ctx) -> int:
         print_report(ctx, json.loads(path.read_text(encoding="utf-8")))
         return 0
     workspace = workspace_name(args.to)
-    run = ctx.api.get(f"/api/workspaces/{quote_path(workspace)}/runs/{quote_path(args.run)}")
+    run = server_run(ctx, workspace, args.run)
     print_report(ctx, _server_record(run))
     return 0

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import json
 
-import httpx
 
-from .client import CliError, quote_path
+from .client import LONG_TIMEOUT, CliError, quote_path
 from .cmd_run import workspace_name
 from .loader import laptop
 
@@ -52,7 +51,7 @@ def parse_args(pairs: list[str]) -> dict:
 def cmd_tool_test(args, ctx) -> int:
     arguments = parse_args(args.arg)
     if args.local:
-        answer = laptop().test_local(args, ctx, arguments)
+        answer = laptop(ctx).test_local(args, ctx, arguments)
     else:
         body: dict = {"arguments": arguments}
         if args.agent:
@@ -60,7 +59,7 @@ def cmd_tool_test(args, ctx) -> int:
         if args.operation:
             body["operation"] = args.operation
         answer = ctx.api.post(f"/api/workspaces/{quote_path(workspace_name(args.to))}/tools/{quote_path(args.name)}/test",
-                              body, timeout=httpx.Timeout(300.0, connect=10.0))
+                              body, timeout=LONG_TIMEOUT)
     if ctx.out.json_mode:
         ctx.out.json(answer)
     else:

@@ -7,7 +7,6 @@ every process listing. Nothing secret is ever printed.
 from __future__ import annotations
 
 import getpass
-import http.server
 import os
 import re
 import secrets as pysecrets
@@ -17,7 +16,6 @@ import sys
 import threading
 import webbrowser
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 from .client import CliError, quote_path
 from .loader import laptop
@@ -103,7 +101,7 @@ def _where_words(args) -> str:
 
 
 def _local(ctx):
-    return laptop().LocalVault(ctx.config_dir)
+    return laptop(ctx).LocalVault(ctx.config_dir)
 
 
 def _read_secret(prompt: str, *, allow_empty: bool = False) -> str:
@@ -189,34 +187,6 @@ def cmd_delete(args, ctx) -> int:
 
 
 # connect ---------------------------------------------------------------------
-class _Catcher(http.server.BaseHTTPRequestHandler):
-    """Catches the provider's redirect on localhost:8642/callback."""
-
-    result: dict[str, str] = {}
-    done = threading.Event()
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        parts = urlsplit(self.path)
-        if parts.path != "/callback":
-            self.send_response(404)
-            self.send_header("content-length", "0")
-            self.end_headers()
-            return
-        type(self).result = {k: v[0] for k, v in parse_qs(parts.query).items()}
-        text = ("Connected — you can close this tab and go back to the terminal." if "code" in self.result
-                else "The provider did not grant access; see the terminal.")
-        data = f"<!doctype html><title>foldrun connect</title><p>{text}</p>".encode()
-        self.send_response(200)
-        self.send_header("content-type", "text/html; charset=utf-8")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-        type(self).done.set()
-
-
 def _open(url: str, ctx, no_browser: bool) -> None:
     ctx.out.note(f"Open this address to give consent:\n  {url}")
     if no_browser:
@@ -234,7 +204,8 @@ def _open(url: str, ctx, no_browser: bool) -> None:
 
 
 def cmd_connect(args, ctx) -> int:
-    oauth = laptop().oauth
+    local = laptop(ctx)
+    oauth = local.oauth
     name = _check_name(args.name)
     preset = oauth.OAUTH_PRESETS.get(args.provider)
     if preset is None and args.provider != "custom":
@@ -256,9 +227,8 @@ def cmd_connect(args, ctx) -> int:
     redirect_uri = f"http://localhost:{port}/callback"
     verifier, challenge = oauth.pkce_pair() if (preset.pkce if preset else True) else (None, None)
     state = pysecrets.token_urlsafe(24)
-    handler = type("Catcher", (_Catcher,), {"result": {}, "done": threading.Event()})
     try:
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+        server, handler = local.redirect_catcher(port)
     except OSError:
         raise CliError(f"Port {port} is busy; close whatever listens on localhost:{port} and try again.") from None
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)

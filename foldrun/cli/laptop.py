@@ -12,15 +12,17 @@ on a loaded two-core machine).
 """
 from __future__ import annotations
 
+import http.server
 import json
+import threading
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from foldrun.contract import Desk
 from foldrun.contract.model import agents_md_of
 from foldrun.engine.local import LocalHost
 from foldrun.engine.localrun import report_lines, run_flow_local
-from foldrun.engine.needs import secrets_needed
 from foldrun.engine.resolve import ResolveError
 from foldrun.engine.step import StepRequest
 from foldrun.engine.tooltest import test_tool
@@ -35,7 +37,7 @@ from vault.local import LocalVault
 from vault.oauth import OAuthError
 
 from . import gallery_copy
-from .client import CliError, quote_path
+from .client import CliError
 from .cmd_probe import print_probe
 from .cmd_run import ask_on_terminal, print_report, runs_dir
 
@@ -163,26 +165,37 @@ def probe_local(args, ctx, provider) -> int:
     return print_probe(ctx, data)
 
 
-def vault_names(ctx, workspace: str | None) -> tuple[set[str] | None, str, str]:
-    """The names the vault that runs will read holds, how a sentence names it, and the flag that sets one."""
-    if workspace and ctx.signed_in:
-        try:
-            rows = ctx.api.list(f"/api/workspaces/{quote_path(workspace)}/secrets")
-            return {str(r.get("name")) for r in rows if isinstance(r, dict)}, f"the {workspace} vault", f"--to {workspace}"
-        except CliError:
-            return None, f"the {workspace} vault", f"--to {workspace}"
-    try:
-        return {str(r.get("name")) for r in LocalVault(ctx.config_dir).list()}, "the laptop vault", "--local"
-    except Exception:  # noqa: BLE001 - a laptop with no vault yet holds nothing
-        return set(), "the laptop vault", "--local"
+# connect's redirect --------------------------------------------------------
+class _Catcher(http.server.BaseHTTPRequestHandler):
+    """Catches the provider's redirect on localhost:8642/callback."""
+
+    result: dict[str, str] = {}
+    done = threading.Event()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        parts = urlsplit(self.path)
+        if parts.path != "/callback":
+            self.send_response(404)
+            self.send_header("content-length", "0")
+            self.end_headers()
+            return
+        type(self).result = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        text = ("Connected — you can close this tab and go back to the terminal." if "code" in self.result
+                else "The provider did not grant access; see the terminal.")
+        data = f"<!doctype html><title>foldrun connect</title><p>{text}</p>".encode()
+        self.send_response(200)
+        self.send_header("content-type", "text/html; charset=utf-8")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        type(self).done.set()
 
 
-def needed_secrets(ctx, desk: Desk, workspace: str | None) -> list[dict[str, Any]]:
-    """Each secret the desk needs (`check`): its name, who asks for it, the vault its runs read, whether that
-    vault holds it (None when the vault could not be asked) and the command that sets it."""
-    needed = secrets_needed(desk)
-    if not needed:
-        return []
-    held, vault, flag = vault_names(ctx, workspace)
-    return [{"name": name, "for": list(where), "vault": vault, "set": None if held is None else name in held,
-             "fix": f"foldrun secrets set {name} {flag}"} for name, where in needed.items()]
+def redirect_catcher(port: int) -> tuple[http.server.ThreadingHTTPServer, type[_Catcher]]:
+    """`foldrun connect`'s server on localhost:PORT and the handler whose `done` and `result` say what came
+    back (OSError when the port is taken)."""
+    handler = type("Catcher", (_Catcher,), {"result": {}, "done": threading.Event()})
+    return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler), handler

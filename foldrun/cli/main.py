@@ -10,11 +10,11 @@ import os
 import pkgutil
 import sys
 from pathlib import Path
-from typing import Callable
+from types import ModuleType
+from typing import Any, Callable
 
 import foldrun
 from foldrun import cli as cli_package
-from foldrun import net
 
 from . import config as config_module
 from .client import ApiClient, CliError, NotSignedIn
@@ -42,6 +42,7 @@ class Context:
         self.config_dir = config_dir
         self.config = config_module.load(config_dir)
         self._api: ApiClient | None = None
+        self._network: tuple[ModuleType, Any] | None = None  # foldrun.net and its policy before this command
 
     @property
     def signed_in(self) -> bool:
@@ -61,16 +62,32 @@ class Context:
         """A client for another URL or token (login checks a token before storing it)."""
         return ApiClient(url, token)
 
+    def open_network(self, net: ModuleType) -> None:
+        """A command working on this machine (loader.laptop, loader.mcp_bridge) may reach the user's own
+        private addresses — their ollama, their receiver, a server on 127.0.0.1 — until it ends."""
+        if self._network is None:
+            self._network = (net, net.configure(allow_private=True))
+
     def close(self) -> None:
         if self._api is not None:
             self._api.close()
+        if self._network is not None:
+            net, before = self._network
+            net.restore(before)
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, with a usage mistake said in one line rather than the usage block."""
+    """argparse, with a usage mistake said in one line rather than the usage block (as a JSON error object on
+    stdout when the command line asked for --json)."""
+
+    json_errors = False
 
     def error(self, message: str):  # type: ignore[override]
-        sys.stderr.write(f"{self.prog}: {message}. See `{self.prog} --help`.\n")
+        sentence = f"{self.prog}: {message}. See `{self.prog} --help`."
+        if Parser.json_errors:
+            Output().json({"error": {"code": "usage", "message": sentence}})
+        else:
+            sys.stderr.write(sentence + "\n")
         raise SystemExit(2)
 
 
@@ -106,10 +123,23 @@ def build_parser(out: Output | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def fail(out: Output, exc: CliError) -> None:
+    """A failure: its sentence on stderr, or under --json `{"error": {"code", "message", …}}` on stdout, where a
+    script reads the answer (docs/cli.md lists the fields)."""
+    if out.json_mode:
+        out.json({"error": exc.as_json()})
+    else:
+        out.error(exc.message)
+
+
 def main(argv: list[str] | None = None) -> int:
     args_list = sys.argv[1:] if argv is None else list(argv)
+    if args_list in (["--version"], ["-V"]):  # the one answer that needs no command loaded (the parser says the same)
+        print(f"foldrun {foldrun.__version__}")
+        return 0
     out = Output()
     parser = build_parser(out)
+    Parser.json_errors = "--json" in args_list
     try:
         args, extras = parser.parse_known_args(args_list)
         if extras and getattr(args, "swallows_extra_words", False):
@@ -124,16 +154,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     ctx = Context(args, out, config_module.config_dir())
-    # The CLI runs on the user's own machine: a local run may call their own ollama or receiver.
-    policy_before = net.configure(allow_private=True)
     try:
         code = func(args, ctx)
         return int(code or 0)
     except CliError as exc:
-        out.error(exc.message)
+        fail(out, exc)
         return exc.exit_code
     except KeyboardInterrupt:
-        out.error("Interrupted.")
+        fail(out, CliError("Interrupted.", code="interrupted"))
         return 130
     except BrokenPipeError:
         # `foldrun log | head`: the reader left; nothing more to say.
@@ -147,11 +175,10 @@ def main(argv: list[str] | None = None) -> int:
             raise
         # A sentence, never a class name: the fix is to look closer, so say how.
         said = f": {exc}" if str(exc) else ""
-        out.error(f"foldrun failed unexpectedly{said}. Run it again with FOLDRUN_DEBUG=1 to see where, "
-                  "and report it with that output.")
+        fail(out, CliError(f"foldrun failed unexpectedly{said}. Run it again with FOLDRUN_DEBUG=1 to see where, "
+                           "and report it with that output.", code="unexpected"))
         return 1
     finally:
-        net.restore(policy_before)
         ctx.close()
 
 

@@ -70,20 +70,47 @@ def explain_not_found(ctx, exc: ApiFailure, scope: Scope, *, path: str | None = 
     if exc.status != 404:
         return exc
     if scope.workspace is not None:
-        try:
-            ctx.api.get(scope.prefix)
-        except ApiFailure as probe:
-            if probe.status == 404:
-                return ApiFailure(f"There is no workspace called {scope.workspace} in this account; "
-                                  "`foldrun workspaces` lists them.", status=404, code=exc.code)
-            return exc
+        missing = missing_workspace(ctx, scope.workspace)
+        if missing is not None:
+            return missing
     asked = [n for n in revisions if n is not None]
     if path is not None:
         at = f" at revision {max(asked)}" if asked else ""
-        return ApiFailure(f"{path} is not in {scope.label}{at}.", status=404, code=exc.code)
+        return ApiFailure(f"{path} is not in {scope.label}{at}.", status=404, code=exc.code,
+                          details={"what": "file", "name": path, "where": scope.label, "revision": max(asked) if asked else None})
     if asked:
-        return ApiFailure(f"There is no revision {max(asked)} in {scope.label}.", status=404, code=exc.code)
+        return ApiFailure(f"There is no revision {max(asked)} in {scope.label}.", status=404, code=exc.code,
+                          details={"what": "revision", "name": max(asked), "where": scope.label})
     return exc
+
+
+def workspace_names(ctx) -> list[str] | None:
+    """The workspaces the signed-in token can see (None when the server would not say)."""
+    try:
+        return sorted(str(w.get("name")) for w in ctx.api.list("/api/workspaces") if isinstance(w, dict))
+    except ApiFailure:
+        return None
+
+
+def missing_workspace(ctx, workspace: str) -> ApiFailure | None:
+    """The failure that names a workspace the token cannot see, with the ones it can; None when it is there
+    (the server answers every missing thing, and everything of another account, with the same "Not found.")."""
+    try:
+        ctx.api.get(f"/api/workspaces/{quote_path(workspace)}")
+        return None
+    except ApiFailure as probe:
+        if probe.status != 404:
+            return None
+    names = workspace_names(ctx)
+    if names:
+        choices = f"this token can see {', '.join(names)}"
+    elif names == []:
+        choices = "this token sees none yet; `foldrun workspaces create NAME` makes one"
+    else:
+        choices = "`foldrun workspaces` lists them"
+    return ApiFailure(f"There is no workspace called {workspace} in this account; {choices}.",
+                      status=404, code="not_found",
+                      details={"what": "workspace", "name": workspace, "where": ctx.api.url, "choices": names or []})
 
 
 @contextmanager

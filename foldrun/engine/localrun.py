@@ -163,7 +163,7 @@ def report_lines(run: dict) -> list[str]:
     for step in run.get("steps", []):
         label = step.get("step") or step.get("label")
         tries = step.get("attempt", 1)
-        lines.append(f"  {label}. [[{step['agent']}]]  {step['status']}  try {tries}  ${Decimal(str(step.get('cost_usd') or 0)):.6f}"
+        lines.append(f"  {label}. {step['agent']}  {step['status']}  try {tries}  ${Decimal(str(step.get('cost_usd') or 0)):.6f}"
                      f"  {step.get('tokens_in', 0)}/{step.get('tokens_out', 0)} tokens")
         if step.get("limits") or step.get("limits_line"):
             lines.append(f"     {step.get('limits') or step.get('limits_line')}")

@@ -109,13 +109,13 @@ def test_charlie_is_told_the_workspace_is_not_there(cli, desk, alice, charlie, s
     signed_in_as(charlie)
     for argv in (("approve", run.public_id, "1"), ("answer", run.public_id, "1", "x"), ("cancel", run.public_id)):
         result = cli(*argv, "--to", "rank-desk")
-        assert (result.code, result.err) == (1, "There is no workspace called rank-desk in this account; "
-                                                "`foldrun workspaces` lists them.\n"), argv
+        assert (result.code, result.err) == (1, "There is no workspace called rank-desk in this account; this token "
+                                                "sees none yet; `foldrun workspaces create NAME` makes one.\n"), argv
     assert Approval.objects.get(run=run).state == "pending"
 
 
 def test_a_run_that_is_not_there_is_named(cli, desk, alice, signed_in_as):
     signed_in_as(alice)
     result = cli("cancel", "run_nothere", "--to", "rank-desk")
-    assert (result.code, result.err) == (1, "There is no run run_nothere in rank-desk; "
-                                            "`foldrun runs --to rank-desk` lists them.\n")
+    assert (result.code, result.err) == (1, "There is no run run_nothere in rank-desk; it has no runs yet "
+                                            "(`foldrun runs --to rank-desk` lists them).\n")

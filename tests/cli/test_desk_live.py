@@ -186,8 +186,9 @@ def test_charlie_gets_not_found_for_alices_workspace(cli, desk, charlie, signed_
     signed_in_as(charlie)
     pushed = cli("push", desk, "--to", "rank-desk")
     pulled = cli("pull", "--to", "rank-desk", desk / "copy")
-    # Exactly what alice would read for a workspace that does not exist.
-    missing = "There is no workspace called rank-desk in this account; `foldrun workspaces` lists them.\n"
+    # What alice would read for a workspace that does not exist (she would be shown hers).
+    missing = ("There is no workspace called rank-desk in this account; this token sees none yet; "
+               "`foldrun workspaces create NAME` makes one.\n")
     assert (pushed.code, pushed.err) == (1, missing)
     assert (pulled.code, pulled.err) == (1, missing)
     assert not Changeset.objects.filter(workspace=workspace).exists()
@@ -242,7 +243,7 @@ def test_a_missing_workspace_revision_or_file_is_named(cli, desk, alice_signed_i
     no_file = cli("log", "--to", "rank-desk", "flows/nope.md")
     no_diff = cli("diff", "--to", "rank-desk", "flows/nope.md")
     assert (no_desk.code, no_desk.err) == (
-        1, "There is no workspace called no-such-desk in this account; `foldrun workspaces` lists them.\n")
+        1, "There is no workspace called no-such-desk in this account; this token can see rank-desk.\n")
     assert (no_revision.code, no_revision.err) == (1, "There is no revision 99 in rank-desk.\n")
     assert (no_file.code, no_file.err) == (1, "flows/nope.md is not in rank-desk.\n")
     assert (no_diff.code, no_diff.err) == (1, "flows/nope.md is not in rank-desk.\n")

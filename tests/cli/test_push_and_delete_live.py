@@ -125,7 +125,7 @@ def test_bob_may_not_delete_and_charlie_is_told_it_is_not_there(cli, alice, bob,
     signed_in_as(charlie)
     missing = cli("workspaces", "delete", "rank-desk", "--yes")
     assert (missing.code, missing.err) == (1, "There is no workspace called rank-desk in this account; "
-                                              "`foldrun workspaces` lists them.\n")
+                                              "this token sees none yet; `foldrun workspaces create NAME` makes one.\n")
     assert Workspace.objects.filter(pk=workspace.pk).exists()
 
 

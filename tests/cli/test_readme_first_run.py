@@ -33,7 +33,7 @@ def test_the_readmes_example_block_runs_in_order_on_a_fresh_server(live_server, 
     env = {k: v for k, v in os.environ.items() if not k.startswith("FOLDRUN_URL") and k != "FOLDRUN_TOKEN"}
     env["FOLDRUN_HOME"] = str(tmp_path / "home")
     commands = readme_commands()
-    assert [c[1] for c in commands] == ["login", "init", "check", "workspaces", "secrets", "deploy", "run", "runs", "log"]
+    assert [c[1] for c in commands] == ["login", "init", "check", "workspaces", "secrets", "deploy", "run", "runs", "logs"]
     anthropic_block, local_block = readme_blocks("yaml")[:2]
     fake_provider.reply_text("GOOD — this desk answers briefly. Seven words in all.")
     seen: dict[str, subprocess.CompletedProcess] = {}
@@ -53,6 +53,9 @@ def test_the_readmes_example_block_runs_in_order_on_a_fresh_server(live_server, 
             (tmp_path / "my-desk" / "AGENTS.md").write_text(agents_md.replace(anthropic_block, local))
     assert seen["run"].stdout.splitlines()[0].split()[1:4] == ["hello", "completed", "GOOD"]
     assert "run_" in seen["runs"].stdout and "hello" in seen["runs"].stdout
+    # The last step prints the run's trace: its step by the agent's name, the model request, its end.
+    assert "Step 1 · assistant" in seen["logs"].stdout and "Model request · llama3.1" in seen["logs"].stdout
+    assert seen["logs"].stdout.splitlines()[-1].split()[1:4] == ["completed", "·", "GOOD"]
     assert "This desk needs no secrets." in seen["check"].stderr  # a local server needs no key
     request = fake_provider.requests[0]
     assert request.path == "/v1/chat/completions" and request.body["model"] == "llama3.1"
@@ -107,7 +110,7 @@ def test_the_workspace_page_lists_the_secrets_the_demo_desk_needs_and_which_are_
     client.force_login(get_user_model().objects.get(email="demo@foldrun.dev"))
     page = client.get("/w/rank-desk/").content.decode()
     section = page[page.index('id="secrets-needed"'):page.index('id="flows"')]
-    rows = {m.group(1): m.group(2) for m in re.finditer(r"<code>(\w+)</code>.*?<td>.*?</td>\s*<td>(.*?)</td>", section, re.S)}
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"<code>(\w+)</code>.*?<td>.*?</td>\s*<td[^>]*>(.*?)</td>", section, re.S)}
     assert "missing" in rows["DATAFORSEO_AUTH_BASIC"]
     assert "foldrun secrets set DATAFORSEO_AUTH_BASIC --to rank-desk" in rows["DATAFORSEO_AUTH_BASIC"]
     assert "set" in rows["ANTHROPIC_API_KEY"] and "missing" not in rows["ANTHROPIC_API_KEY"]

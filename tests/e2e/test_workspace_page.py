@@ -40,8 +40,8 @@ def test_the_workspace_page_charts_runs_lists_them_and_starts_a_flow_with_its_in
     page = signed_in(alice, width=1280, height=1000)
     page.goto(f"{live_server.url}/w/rank-desk/")
 
-    # The nav marks where you are: Home above, Desk among the workspace's tabs, Triggers one of them.
-    assert page.locator(".topbar nav a[aria-current=page]").all_text_contents() == ["Home"]
+    # The nav marks where you are: the workspace above (not Home), Desk among its tabs, Triggers one of them.
+    assert page.locator(".topbar nav a[aria-current=page]").all_text_contents() == ["rank-desk"]
     tabs = page.locator("nav.subnav a")
     assert tabs.all_text_contents() == ["Desk", "Runs", "Triggers", "Tools", "Browser sessions", "Notifications"]
     assert page.locator("nav.subnav a[aria-current=page]").text_content() == "Desk"
@@ -87,6 +87,7 @@ def test_the_workspace_page_charts_runs_lists_them_and_starts_a_flow_with_its_in
     page.locator("nav.subnav a", has_text="Triggers").click()
     page.wait_for_url("**/w/rank-desk/triggers/")
     assert page.locator("nav.subnav a[aria-current=page]").text_content() == "Triggers"
+    assert page.locator(".topbar nav a[aria-current=page]").all_text_contents() == ["rank-desk"]
     assert page.locator("#schedules code").first.text_content() == "0 7 * * MON"
     page.screenshot(path=str(artifacts / "triggers-tab.png"), full_page=True)
 

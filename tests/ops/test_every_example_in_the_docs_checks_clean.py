@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from foldrun.cli.cmd_desk import local_desk, scaffold_files
+from foldrun.cli.cmd_desk import scaffold_files
+from foldrun.cli.desk_folder import local_desk
 from foldrun.contract import check
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -3,11 +3,12 @@ events, the live poll that answers 204 when nothing moved."""
 from __future__ import annotations
 
 from decimal import Decimal
+from types import SimpleNamespace
 
 from django.test import Client
 
 from runs.models import Run, Step, TraceEvent
-from runs.pages_trace import view
+from foldrun.trace_view import view
 from runs.templatetags.foldrun_ui import cost_text
 
 
@@ -72,3 +73,13 @@ def test_the_home_page_lists_runs_waiting_for_a_decision_and_the_latest_runs(ali
     assert 'id="waiting"' in home and f'href="/w/rank-desk/runs/{waiting.public_id}">rank-desk · weekly</a>' in home
     assert '<span class="badge verdict verdict-BAD">BAD</span>' in home
     assert waiting.public_id not in theirs.get("/").content.decode()
+
+
+def test_a_refusal_is_titled_by_what_stopped_the_step_never_one_word_for_all():
+    def title(line: str) -> str:
+        return view(SimpleNamespace(pk=1, at=None, try_n=1, kind="refusal", data={"line": line})).title
+
+    assert title("limit reached: web.search 20 of 20 in this step — work with what you have") == "Limit reached"
+    assert title("api.example.com: connection refused (port 443)") == "Connection refused"
+    assert title("the provider answered HTTP 400: prompt is too long") == "Provider refused"
+    assert title("secret X is not in the vault") == "Stopped"

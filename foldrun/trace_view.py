@@ -1,7 +1,10 @@
 """The trace as events a person reads: each TraceEvent's JSON turned into a
 title, a few facts and, for tool calls, formatted JSON — never a Python dict.
 
-Pure: no query, no HTML (the template escapes and lays it out).
+Pure: no query, no HTML, no Django. The Run page (runs/pages.py, whose template
+escapes and lays it out) and `foldrun logs` (foldrun/cli/cmd_logs.py, from the
+API's `trace`) read the same views, so both say the same thing. An event is
+anything with `pk`, `at`, `try_n`, `kind` and `data`.
 """
 from __future__ import annotations
 
@@ -65,6 +68,19 @@ def _seconds(data: dict) -> str:
     return f"{float(seconds):.2f} s" if isinstance(seconds, (int, float)) else ""
 
 
+def refusal_title(line: str) -> str:
+    """What stopped the step, in two words: a limit, a connection that was refused, or another refusal
+    (a provider's answer, a missing secret) — never one word for all of them."""
+    lowered = line.lower()
+    if lowered.startswith("limit reached") or lowered.startswith("budget reached"):
+        return "Limit reached"
+    if "connection refused" in lowered or "could not connect" in lowered or "refused to connect" in lowered:
+        return "Connection refused"
+    if lowered.startswith("the provider answered"):
+        return "Provider refused"
+    return "Stopped"
+
+
 def view(event) -> EventView:
     data = event.data if isinstance(event.data, dict) else {"value": event.data}
     base = {"pk": event.pk, "at": event.at, "try_n": event.try_n}
@@ -83,7 +99,8 @@ def view(event) -> EventView:
         return EventView(kind="result", title=f"Result · {data.get('name') or '?'}", error=error,
                          facts=[f for f in facts if f], blocks=[block(data.get("content", ""), "result")], **base)
     if kind == "refusal":
-        return EventView(kind="refusal", title="Refused", line=str(data.get("line") or ""), error=True, **base)
+        line = str(data.get("line") or "")
+        return EventView(kind="refusal", title=refusal_title(line), line=line, error=True, **base)
     if kind == "limit":
         if data.get("refused"):
             return EventView(kind="limit refused", title=f"Limit reached · {data.get('tool') or 'tool'}",
