@@ -196,7 +196,7 @@ class ScratchView(ScopedAPIView):
 
 
 class ScratchFileView(ScopedAPIView):
-    @extend_schema(responses={(200, "application/octet-stream"): OpenApiResponse(
+    @extend_schema(operation_id="workspaces_tools_scratch_file_retrieve", responses={(200, "application/octet-stream"): OpenApiResponse(
         OpenApiTypes.BINARY, description="The file's bytes, as an attachment named for its path."),
         404: error(404, "No such workspace, or no such file in the tool's scratch.")})
     def get(self, request, ws: str, tool: str, path: str):
