@@ -17,5 +17,8 @@ urlpatterns = [
          name="api-run-artifact"),
     path("workspaces/<str:ws>/schedules", views.SchedulesView.as_view(), name="api-schedules"),
     path("workspaces/<str:ws>/tools/<str:tool>/test", views.ToolTestView.as_view(), name="api-tool-test"),
+    path("workspaces/<str:ws>/tools/<str:tool>/scratch", views.ScratchView.as_view(), name="api-tool-scratch"),
+    path("workspaces/<str:ws>/tools/<str:tool>/scratch/<path:path>", views.ScratchFileView.as_view(),
+         name="api-tool-scratch-file"),
     path("hooks/<str:ws>/<str:flow>", views.HookView.as_view(), name="api-hook"),
 ]

@@ -338,3 +338,23 @@ class HookReceipt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.workspace} {self.flow} {self.key[:16]}"
+
+
+class ScratchFile(models.Model):
+    """A file a Tool Test of `tool` left in its sandbox's state/ or outputs/, laid out again for the next Tool
+    Test of that tool in the workspace (runs/scratch.py): a second monitor call sees its first look, a crawl
+    carries on, a screenshot can be downloaded. Never part of the workspace's files."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    tool = models.CharField(max_length=200)
+    path = models.CharField(max_length=500)
+    content = models.BinaryField(default=b"")
+    size = models.PositiveBigIntegerField(default=0)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["tool", "path"]
+        constraints = [models.UniqueConstraint(fields=["workspace", "tool", "path"], name="one_scratch_file_per_path")]
+
+    def __str__(self) -> str:
+        return f"{self.workspace} {self.tool}:{self.path}"

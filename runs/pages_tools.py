@@ -3,6 +3,10 @@
 The button posts typed arguments and an optional agent; the page shows the raw
 result — the same call a run makes (runs.tooltest), no model. Readers see the
 list; a test is a write (it may call out), so it needs an editor.
+
+Below it, each tool's Tool Test scratch (runs/scratch.py): what its tests left
+in state/ and outputs/, each file downloadable by any member, and a Clear
+button for a member who may write.
 """
 from __future__ import annotations
 
@@ -10,8 +14,10 @@ import json
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.http import content_disposition_header
+from django.views.decorators.http import require_POST
 
 from foldrun.api import ApiError
 from foldrun.contract.desk import AGENT, TOOL
@@ -19,6 +25,7 @@ from foldrun.nesting import MAX_DEPTH, sentence, too_deep
 
 from . import actions
 from .pages import _scope
+from .scratch import check_scratch_file, do_clear_scratch, scratches_of
 from .tooltest import run_tool_test
 
 
@@ -44,7 +51,32 @@ def tools_page(request: HttpRequest, ws: str) -> HttpResponse:
         if not membership.can_write:
             raise PermissionDenied(f"Your role ({membership.role}) can read this account but not change it.")
         context["tested"] = _test(workspace, request.POST)
+    context["scratches"] = scratches_of(workspace)  # after the test: its own files are listed at once
     return render(request, "runs/tools.html", context)
+
+
+@login_required
+def scratch_file(request: HttpRequest, ws: str, tool: str, path: str) -> HttpResponse:
+    """One file of a tool's Tool Test scratch, as a download (any member)."""
+    _membership, workspace = _scope(request, ws)
+    try:
+        row = check_scratch_file(workspace, tool, path)
+    except ApiError:
+        raise Http404 from None
+    response = HttpResponse(bytes(row.content), content_type="application/octet-stream")
+    response["Content-Disposition"] = content_disposition_header(True, row.path.rsplit("/", 1)[-1])
+    return response
+
+
+@login_required
+@require_POST
+def clear_scratch(request: HttpRequest, ws: str, tool: str) -> HttpResponse:
+    """The Clear button: the tool's next Tool Test starts from the workspace's files alone (a writer only)."""
+    membership, workspace = _scope(request, ws)
+    if not membership.can_write:
+        raise PermissionDenied(f"Your role ({membership.role}) can read this account but not change it.")
+    do_clear_scratch(workspace, tool)
+    return redirect("tools-page", ws=workspace.name)
 
 
 def _test(workspace, form) -> dict:
@@ -64,4 +96,4 @@ def _test(workspace, form) -> dict:
     except ApiError as exc:
         return {**shown, "ok": False, "result": exc.message}
     return {**shown, "ok": bool(answer.get("ok")), "result": str(answer.get("result") or ""),
-            "seconds": answer.get("seconds")}
+            "seconds": answer.get("seconds"), "scratch_note": (answer.get("scratch") or {}).get("note")}

@@ -186,12 +186,39 @@ class ToolTestInSerializer(serializers.Serializer):
     test = StrictBooleanField(required=False, default=False)
 
 
+class ScratchKeptSerializer(serializers.Serializer):
+    files = serializers.IntegerField(help_text="files the tool's scratch keeps after this call")
+    bytes = serializers.IntegerField(help_text="their size in all")
+    limit = serializers.IntegerField(help_text="the most a tool's scratch keeps, in bytes")
+    note = serializers.CharField(required=False, help_text="when the call left more than fits: what was not kept")
+
+
 class ToolTestOutSerializer(serializers.Serializer):
     tool = serializers.CharField()
     ok = serializers.BooleanField()
     result = serializers.JSONField(required=False, help_text="what the tool answered")
     seconds = serializers.FloatField()
     trace = serializers.ListField(child=serializers.DictField(), help_text="what the call did, step by step")
+    scratch = ScratchKeptSerializer(required=False, help_text="what the tool's Tool Test scratch keeps for the next "
+                                                             "test (its state/ and outputs/)")
+
+
+class ScratchFileSerializer(serializers.Serializer):
+    path = serializers.CharField(help_text="where it sits in the sandbox: state/… or outputs/…")
+    size = serializers.IntegerField()
+    updated_at = serializers.DateTimeField()
+
+
+class ScratchSerializer(serializers.Serializer):
+    tool = serializers.CharField()
+    files = ScratchFileSerializer(many=True)
+    bytes = serializers.IntegerField(help_text="the files' size in all")
+    limit = serializers.IntegerField(help_text="the most a tool's scratch keeps, in bytes")
+
+
+class ScratchClearedSerializer(serializers.Serializer):
+    tool = serializers.CharField()
+    cleared = serializers.IntegerField(help_text="files forgotten")
 
 
 class HookAnswerSerializer(serializers.Serializer):

@@ -16,6 +16,7 @@ from foldrun.engine.tooltest import test_tool
 
 from .desks import desk_at
 from .host import require_secrets
+from .scratch import Scratch
 
 
 class TestHost:
@@ -53,7 +54,8 @@ def run_tool_test(workspace: Workspace, tool: str, arguments: dict, *, agent: st
                           venv_cache=Path(settings.DATA_DIR) / "venvs",
                           search_engine_url=workspace.account.search_engine_url, tenant=workspace.account.public_id)
     try:
-        answer = test_tool(desk, tool, arguments, host, request, agent=agent, operation=operation)
+        answer = test_tool(desk, tool, arguments, host, request, agent=agent, operation=operation,
+                           scratch=Scratch(workspace, tool))
     except ResolveError as exc:
         raise ApiError(str(exc), code="not_found", status_code=404) from None
     answer["trace"] = host.events

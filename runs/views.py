@@ -6,6 +6,7 @@ import json
 
 from django.db import IntegrityError, transaction
 from django.http import HttpResponse
+from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.permissions import AllowAny
@@ -25,6 +26,7 @@ from .models import HookReceipt, Run, RunStatus, Trigger
 from . import serializers as s
 from .serializers import ArtifactSerializer, RunDetailSerializer, RunSerializer, ScheduleSerializer
 from .host import vault_lookup
+from .scratch import check_scratch_file, do_clear_scratch, scratch_of
 from .tooltest import run_tool_test
 from .triggers import schedules_of
 
@@ -178,6 +180,32 @@ class ToolTestView(ScopedAPIView):
         return Response(answer)
 
 
+class ScratchView(ScopedAPIView):
+    """The Tool Test scratch of one tool: what its tests left in state/ and outputs/, laid out for the next."""
+
+    @extend_schema(responses={200: s.ScratchSerializer, 404: error(404, "No such workspace.")})
+    def get(self, request, ws: str, tool: str):
+        return Response(s.ScratchSerializer(scratch_of(self.get_workspace(ws), tool)).data)
+
+    @extend_schema(responses={200: s.ScratchClearedSerializer, 404: error(404, "No such workspace.")},
+                   description="Forget the scratch: the next Tool Test starts from the workspace's files alone.")
+    def delete(self, request, ws: str, tool: str):
+        workspace = self.get_workspace(ws)
+        self.require_write()
+        return Response({"tool": tool, "cleared": do_clear_scratch(workspace, tool)})
+
+
+class ScratchFileView(ScopedAPIView):
+    @extend_schema(operation_id="workspaces_tools_scratch_file_retrieve", responses={(200, "application/octet-stream"): OpenApiResponse(
+        OpenApiTypes.BINARY, description="The file's bytes, as an attachment named for its path."),
+        404: error(404, "No such workspace, or no such file in the tool's scratch.")})
+    def get(self, request, ws: str, tool: str, path: str):
+        row = check_scratch_file(self.get_workspace(ws), tool, path)
+        response = HttpResponse(bytes(row.content), content_type="application/octet-stream")
+        response["Content-Disposition"] = content_disposition_header(True, row.path.rsplit("/", 1)[-1])
+        return response
+
+
 class HookView(APIView):
     """POST /api/hooks/<ws>/<flow>: an inbound webhook starts the flow with the body as its input.
 
@@ -308,4 +336,4 @@ def _duplicate(run: Run) -> Response:
 
 
 __all__ = ["RunsView", "RunView", "ApproveView", "RejectView", "EventView", "CancelView", "ArtifactsView",
-           "ArtifactView", "SchedulesView", "ToolTestView", "HookView", "RunStatus"]
+           "ArtifactView", "SchedulesView", "ToolTestView", "ScratchView", "ScratchFileView", "HookView", "RunStatus"]

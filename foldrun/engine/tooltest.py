@@ -1,9 +1,19 @@
 """The Tool Test button: call one tool with typed arguments from where a run
 would call it — the same resolution, sandbox, materialised program, secrets
-and boundary — and return the raw result. No model call."""
+and boundary — and return the raw result. No model call.
+
+Each call gets a fresh sandbox, as a step does; what a host keeps between
+calls (its scratch: `Scratch`) is laid out in that sandbox's state/ and
+outputs/ before the call and read back after it, so a second `monitor` sees
+its first look and a crawl carries on — without the test writing anything
+to the workspace's own files.
+"""
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
+from typing import Protocol
 
 from foldrun.contract import Desk
 from foldrun.contract.resolve import resolve_tool
@@ -17,9 +27,53 @@ from .redact import RedactingHost, Redactor
 from .stepenv import StepEnv
 from .tools.base import ToolError, check_arguments
 
+KEPT_DIRS = ("state", "outputs")  # what a Tool Test's scratch keeps of its sandbox
+
+
+class Scratch(Protocol):
+    """What a host keeps of one tool's Tool Tests between calls."""
+
+    def load(self) -> dict[str, bytes]:
+        """The kept files, by sandbox path (state/…, outputs/…)."""
+
+    def save(self, files: dict[str, bytes]) -> dict:
+        """Keep `files` (everything under state/ and outputs/ after the call); what it kept, for the answer."""
+
+
+def lay_out(root: Path, files: dict[str, bytes]) -> None:
+    """Write the scratch's files into a fresh sandbox; a path outside state/ or outputs/ is not written."""
+    for path, content in files.items():
+        parts = path.split("/")
+        if len(parts) < 2 or parts[0] not in KEPT_DIRS or any(p in ("", ".", "..") for p in parts):
+            continue
+        target = root.joinpath(*parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_symlink():
+            target.unlink()
+        target.write_bytes(content)
+
+
+def kept_files(root: Path, given: dict[str, str]) -> dict[str, bytes]:
+    """Every regular file under state/ and outputs/ after a call — but not a workspace state/ file the call left
+    as the workspace has it (`given`): that one is the workspace's, not the test's."""
+    found: dict[str, bytes] = {}
+    for top in KEPT_DIRS:
+        for dirpath, dirnames, filenames in os.walk(root / top):
+            dirnames.sort()
+            for name in sorted(filenames):
+                full = Path(dirpath) / name
+                if full.is_symlink() or not full.is_file():
+                    continue
+                path = full.relative_to(root).as_posix()
+                content = full.read_bytes()
+                if path in given and content == given[path].encode("utf-8"):
+                    continue
+                found[path] = content
+    return found
+
 
 def test_tool(desk: Desk, tool_name: str, arguments: dict, host: Host, request: StepRequest, *,
-              agent: str | None = None, operation: str | None = None) -> dict:
+              agent: str | None = None, operation: str | None = None, scratch: Scratch | None = None) -> dict:
     resolved = resolve_tool(desk, agent, tool_name)
     if resolved is None:
         raise ResolveError(f"tool {tool_name} is not in the workspace's tools/, the account library or the gallery")
@@ -37,36 +91,49 @@ def test_tool(desk: Desk, tool_name: str, arguments: dict, host: Host, request: 
                          tool_files=[tool_file], mcp_inline={}, skills=[], account_defaults=named.account_defaults,
                          workspace_defaults=named.workspace_defaults)
     sandbox = materialise(desk.files, desk.library, base=request.sandbox_base)
+    if scratch is not None:
+        lay_out(sandbox.root, scratch.load())
     host = RedactingHost(host, Redactor())  # the trace it answers with holds no value, as a run's does not
     env = StepEnv(request, host, sandbox, spec)
     env.sandbox_files = desk.files
     try:
-        try:
-            # The step's own built-in groups are not under test; a gallery tool (web) is, though built in.
-            tools = [t for t in prepare_tools(spec, env, host) if t.kind != "builtin" or t.source.startswith("gallery")]
-        except StepFailed as exc:
-            return {"tool": tool_name, "ok": False, "result": str(exc), "seconds": 0}
-        if not tools:
-            return {"tool": tool_name, "ok": False, "seconds": 0,
-                    "result": f"{tool_name} offers no tools that run (see the trace)"}
-        if operation:
-            chosen = next((t for t in tools if t.name == operation or t.name.endswith("_" + operation)
-                           or t.name.endswith("__" + operation)), None)
-            if chosen is None:
-                raise ResolveError(f"operation {operation} is not one of {', '.join(t.name for t in tools)}")
-        elif len(tools) == 1:
-            chosen = tools[0]
-        else:
-            raise ResolveError(f"{tool_name} offers several tools; say which with operation: "
-                               f"{', '.join(t.name for t in tools)}")
-        started = time.monotonic()
-        try:
-            check_arguments(chosen, arguments)
-            text, ok = chosen.handler(arguments, env), True
-        except ToolError as exc:
-            text, ok = str(exc), False
-        return {"tool": chosen.name, "ok": ok, "result": env.redact(str(text)),
-                "seconds": round(time.monotonic() - started, 3)}
+        answer = _call(tool_name, arguments, spec, env, host, operation)
     finally:
-        env.close()
-        sandbox.cleanup()
+        env.close()  # first: a browse call's video and HAR are written as its contexts close
+        try:  # kept as a run keeps its outputs/ and state/ writes: with every secret value redacted
+            kept = scratch.save({path: env.redactor.bytes(content) for path, content
+                                 in kept_files(sandbox.root, desk.files).items()}) if scratch is not None else None
+        finally:
+            sandbox.cleanup()
+    if kept is not None:
+        answer["scratch"] = kept
+    return answer
+
+
+def _call(tool_name: str, arguments: dict, spec: AgentSpec, env: StepEnv, host: Host, operation: str | None) -> dict:
+    try:
+        # The step's own built-in groups are not under test; a gallery tool (web) is, though built in.
+        tools = [t for t in prepare_tools(spec, env, host) if t.kind != "builtin" or t.source.startswith("gallery")]
+    except StepFailed as exc:
+        return {"tool": tool_name, "ok": False, "result": str(exc), "seconds": 0}
+    if not tools:
+        return {"tool": tool_name, "ok": False, "seconds": 0,
+                "result": f"{tool_name} offers no tools that run (see the trace)"}
+    if operation:
+        chosen = next((t for t in tools if t.name == operation or t.name.endswith("_" + operation)
+                       or t.name.endswith("__" + operation)), None)
+        if chosen is None:
+            raise ResolveError(f"operation {operation} is not one of {', '.join(t.name for t in tools)}")
+    elif len(tools) == 1:
+        chosen = tools[0]
+    else:
+        raise ResolveError(f"{tool_name} offers several tools; say which with operation: "
+                           f"{', '.join(t.name for t in tools)}")
+    started = time.monotonic()
+    try:
+        check_arguments(chosen, arguments)
+        text, ok = chosen.handler(arguments, env), True
+    except ToolError as exc:
+        text, ok = str(exc), False
+    return {"tool": chosen.name, "ok": ok, "result": env.redact(str(text)),
+            "seconds": round(time.monotonic() - started, 3)}

@@ -31,6 +31,8 @@ FOLDRUN_PROGRAMS_ALLOW_PRIVATE_URLS = env_bool("FOLDRUN_PROGRAMS_ALLOW_PRIVATE_U
 # The contract's own limit by default, so `foldrun check` on a laptop refuses the same files as the server.
 FOLDRUN_MAX_FILE_BYTES = env_int("FOLDRUN_MAX_FILE_BYTES", _CONTRACT_MAX_FILE_BYTES, minimum=1)
 FOLDRUN_WEBHOOK_DISABLE_DAYS = env_int("FOLDRUN_WEBHOOK_DISABLE_DAYS", 3, minimum=1)
+# What a workspace keeps of one tool's Tool Tests (its state/ and outputs/, runs/scratch.py), in bytes.
+FOLDRUN_TOOL_SCRATCH_BYTES = env_int("FOLDRUN_TOOL_SCRATCH_BYTES", 20 * 1024 * 1024, minimum=1)
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -57,6 +57,8 @@ def fill(route: str, values: dict) -> str:
     values = dict(values)
     if route.startswith("/api/library/") and "library_path" in values:
         values["path"] = values["library_path"]
+    if "/scratch/" in route and "scratch_path" in values:
+        values["path"] = values["scratch_path"]  # a file of the tool's Tool Test scratch
     if route.startswith("/api/hooks/") and "ws_id" in values:
         values["ws"] = values["ws_id"]  # the inbound webhook is addressed by public id
     if route.startswith("/api/workspaces/") and "ws_secret" in values:
@@ -79,7 +81,7 @@ def world(alice, bob, alice_api, workspace, tmp_path):
     """Alice's account with one of everything, and the id of each."""
     from notify.models import Delivery
     from runs import live_view
-    from runs.models import Approval, Artifact, Run, Step
+    from runs.models import Approval, Artifact, Run, ScratchFile, Step
 
     from accounts.models import Membership
 
@@ -109,6 +111,8 @@ def world(alice, bob, alice_api, workspace, tmp_path):
                                wait_event="signed-off")
     Approval.objects.create(run=run, step=step)
     artifact = Artifact.objects.create(run=run, step=step, path="outputs/a.txt", content=b"hello", size=5)
+    for tool in ("echo", "web"):  # a Tool Test's scratch: the API's routes name the workspace's tool, the pages web
+        ScratchFile.objects.create(workspace=workspace, tool=tool, path="outputs/a.txt", content=b"hello", size=5)
     video = Artifact.objects.create(run=run, step=step, path="outputs/videos/browse-1.webm",
                                     content=b"\x1a\x45\xdf\xa3 a video", size=12)
     live_view.write(step.public_id, "frame", b"\xff\xd8\xff a frame", "https://example.com/")
@@ -137,6 +141,7 @@ def world(alice, bob, alice_api, workspace, tmp_path):
         "name": "ALICE_KEY",
         "ws_secret": "DESK_KEY",
         "library_path": "tools/shared.md",
+        "scratch_path": "outputs/a.txt",
         "session_id": session.public_id,
         "skill_run_id": smoke.public_id,
         "login_id": login.json()["id"],

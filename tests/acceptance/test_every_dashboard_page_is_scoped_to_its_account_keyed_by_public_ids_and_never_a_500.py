@@ -37,6 +37,8 @@ def page_values(route: str, world: dict) -> dict:
         values["path"] = world["library_path"]
     if route.startswith("/w/"):
         values["name"] = world["ws_secret"]
+    if "/scratch/" in route:  # a file of the Tool Test scratch of web
+        values["path"] = world["scratch_path"]
     if "/videos/" in route:  # a step's video: the run's .webm artifact
         values["artifact_id"] = world["video_id"]
     return values

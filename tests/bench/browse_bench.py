@@ -13,7 +13,8 @@
 
 --detail adds a line per group: the p50/p95 of each step of a pool call (foldrun/web/browse/timing.py's marks).
 
-Prints one line per figure; exits non-zero when the warm ratio misses its target.
+Prints one line per figure, each with the machine's load beside it; exits non-zero when the warm ratio misses its
+target (1.0×) or the back-to-back one misses its own (1.5×).
 """
 from __future__ import annotations
 
@@ -36,6 +37,9 @@ import httpx  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 MCP_CLI = ROOT / "var" / "bench-npm" / "node_modules" / "@playwright" / "mcp" / "cli.js"
+
+
+BACK_TO_BACK_TARGET = 1.5  # issue 32: calls with no model turn between them, against @playwright/mcp's
 
 
 def pct(values: list[float], q: float) -> float:
@@ -141,9 +145,16 @@ async def interleaved(ours, theirs, calls: int, gap: float) -> tuple[list[float]
     return mine, others
 
 
+def load() -> str:
+    """The machine's load, printed beside each figure: others' work weighs on both sides of a run alike, but the
+    absolute figures mean little without it."""
+    one, five, _fifteen = os.getloadavg()
+    return f"load {one:.1f}/{five:.1f} on {os.cpu_count()} cores"
+
+
 def figures(label: str, ours: list[float], theirs: list[float]) -> float:
     ratio = statistics.median(ours) / statistics.median(theirs)
-    print(f"{label}: pool p50 {statistics.median(ours) * 1000:7.1f} ms p95 {pct(ours, .95) * 1000:7.1f} ms | "
+    print(f"{label} ({load()}): pool p50 {statistics.median(ours) * 1000:7.1f} ms p95 {pct(ours, .95) * 1000:7.1f} ms | "
           f"@playwright/mcp p50 {statistics.median(theirs) * 1000:7.1f} ms p95 {pct(theirs, .95) * 1000:7.1f} ms | "
           f"ratio (p50) {ratio:.2f}×")
     return ratio
@@ -196,13 +207,12 @@ def main() -> int:
         runs = asyncio.run(measure(url, options))
     mine, others, tight, first_call = runs
     ratio = figures(f"warm call, {options.gap:g} s before each", mine, others)
-    if tight is not None:
-        figures("warm call, back to back", *tight)
+    tight_ratio = figures("warm call, back to back", *tight) if tight is not None else None
     print(f"target: the warm call at most 1.0× @playwright/mcp ({options.gap:g} s before each call, both sides, "
-          f"calls taking turns)")
+          f"calls taking turns); back to back at most {BACK_TO_BACK_TARGET}×")
     print(f"pool server cold start: {server_up * 1000:.0f} ms to listening; first call with its browser "
           f"{first_call * 1000:.0f} ms")
-    return 0 if ratio <= 1.0 else 1
+    return 0 if ratio <= 1.0 and (tight_ratio is None or tight_ratio <= BACK_TO_BACK_TARGET) else 1
 
 
 if __name__ == "__main__":

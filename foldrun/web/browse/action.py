@@ -195,6 +195,8 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
     context.set_default_timeout(ACTION_TIMEOUT_MS)
     refusals_from = len(call.proxy.refusals) if call.proxy is not None else 0
     page = call.fresh_page or context.new_page()
+    if call.vendor is None:
+        tool.browsers.foreground(page)  # a spare's tab that opens beside this call hands it the foreground back
     vendors.on_page(call, page)
     listen(call, page)
     prepare(call, page, mode, steps)

@@ -13,6 +13,7 @@ from typing import Any
 from ..errors import WebToolError
 from .driver import Driver
 from .spare import Spares, closing_on
+from .timing import mark
 
 CHROMIUM = "/usr/bin/chromium"
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -22,6 +23,9 @@ LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking
 
 IDLE_SECONDS = 15 * 60
 SETTLE_SECONDS = 10.0  # how long the driver waits, between calls, for the next call's context
+# A call that comes sooner than this after the last one answered came back to back (no model turn between them):
+# it takes a spare made before, and no spare is made beside it — they are made again in the first quiet gap.
+QUIET_SECONDS = 0.25
 
 
 class PodGone(Exception):
@@ -158,6 +162,10 @@ class BrowserPool:
             return
         self.spares.wanted = (key, options, proxied)
 
+    def foreground(self, page: Any) -> None:
+        """The page the running call acts on: a spare's tab that opens beside the call hands it the foreground."""
+        self.spares.front = page
+
     def drop_spare(self) -> None:
         self.spares.drop(self._browser is not None and self._browser.is_connected())
 
@@ -218,21 +226,18 @@ class BrowserPool:
         """`job()` in the browser's thread; see `Driver.run`. After it, the next call's spare context is made
         and this call's own closed while the step goes on (its model's turn), not inside the next call."""
         def paused_spares_first():  # noqa: ANN202 - the job's own answer
+            mark("on the driver")
             self.spares.pause()  # no spare's tab opens beside this call; the one it takes goes on (Spare.take)
             return job()
 
         return self.driver.run(paused_spares_first, after=self._settle)
 
     def _settle(self) -> None:
+        self.spares.front = None  # the call has answered: no page of its is to be kept in front
         if self._browser is None:
             return
-        waiting = self.spares.top_up(self._browser) if self._browser.is_connected() else []
-        # The last call's context closes here too (close_later), while the step's model takes its turn.
-        waiting += closing_on(self._browser._loop)
-        if not waiting:
-            return
         # Until they are done, or a call comes: the call is put on the driver's queue and wakes this wait at once
-        # (`Driver.wake`), takes the spare as it stands (waiting for it there), and the closes go on under it.
+        # (`Driver.wake`), takes a spare as it stands, and the closes go on under it.
         loop = self._browser._loop
         woken = loop.create_future()
 
@@ -244,7 +249,17 @@ class BrowserPool:
 
         self.driver.wake = wake
         try:
-            if not self.driver.queued():
+            if self.driver.queued():
+                return
+            # Calls back to back take the spares made before them: a spare made now would be made on the next
+            # call's path (its tab may not open beside a call, so the call would wait for it).
+            self._browser._sync(_until([], woken, QUIET_SECONDS))
+            if woken.done() or self.driver.queued():
+                return
+            waiting = self.spares.top_up(self._browser) if self._browser.is_connected() else []
+            # The last call's context closes here too (close_later), while the step's model takes its turn.
+            waiting += closing_on(self._browser._loop)
+            if waiting:
                 self._browser._sync(_until(waiting, woken, SETTLE_SECONDS))
         except Exception:  # noqa: BLE001 - the call that takes it meets why it could not be made
             return
@@ -279,9 +294,13 @@ class BrowserPool:
 
 
 async def _until(tasks: list, woken: Any, seconds: float) -> None:
-    """Wait for every task, but no longer than `seconds`, and not at all once `woken` is done."""
+    """Wait for every task (with none, for `seconds`), but no longer than `seconds`, and not at all once `woken` is
+    done."""
     pending = set(tasks)
     until = time.monotonic() + seconds
+    if not pending:
+        await asyncio.wait({woken}, timeout=seconds)
+        return
     while pending and not woken.done() and time.monotonic() < until:
         done, pending = await asyncio.wait(pending | {woken}, timeout=until - time.monotonic(),
                                            return_when=asyncio.FIRST_COMPLETED)

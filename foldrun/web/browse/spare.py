@@ -58,8 +58,10 @@ class Spare:
     It is made step by step, each only while `go` is set: between calls, or once a call has taken it. A call
     that starts pauses the spares it does not take (`Spares.pause`), so that no tab of theirs opens beside it."""
 
-    def __init__(self, browser: Any, key: str, options: dict[str, Any], proxied: bool) -> None:
+    def __init__(self, browser: Any, key: str, options: dict[str, Any], proxied: bool,
+                 owner: "Spares | None" = None) -> None:
         self.key = key
+        self.owner = owner
         self.holder: dict[str, Any] = {"call": None}
         self.proxy: GuardProxy | None = GuardProxy(self._policy) if proxied else None
         made = dict(options, **({"proxy": self.proxy.playwright_proxy()} if self.proxy is not None else {}))
@@ -102,6 +104,8 @@ class Spare:
             page = await context.new_page()
         finally:
             self.parked.set()
+        if self.owner is not None and not self.go.is_set():
+            await self.owner.front_again()  # it opened beside a call: that call's page is the foremost again
         try:
             if await self._step(context) and not self.taken:
                 await page.evaluate(WARM_UP, None)
@@ -130,8 +134,7 @@ class Spare:
             close_later(self.task.result()[0])
 
 
-MOST_SPARES = 2  # spares kept at once when calls come faster than one is made between them
-PAUSE_SECONDS = 10.0  # how long a call waits, at most, for a spare's step under way to end
+MOST_SPARES = 3  # spares kept at once when calls come faster than one is made between them
 
 
 class Spares:
@@ -143,10 +146,26 @@ class Spares:
         self.made: list[Spare] = []
         self.depth = 1
         self.wanted: tuple[str, dict, bool] | None = None  # the options the last plain call asked for next
+        self.front: Any = None  # the page of the call running now: a spare's tab that opens beside it hands it back
+
+    async def front_again(self) -> None:
+        """Bring the running call's page to the front again: a spare's tab has just opened beside it."""
+        page = self.front
+        if page is None:
+            return
+        try:
+            await getattr(page, "_impl_obj", page).bring_to_front()
+        except Exception:  # noqa: BLE001 - the call's page closed meanwhile: nothing to hand the foreground to
+            pass
 
     def take(self, key: str, call: Any, browser: Any) -> tuple[Any, Any, dict, Any] | None:
         """A spare (context, page, holder, guard proxy) made with `key`'s options on `browser`, for `call` alone;
         else None. Spares of other options are closed."""
+        for other in [s for s in self.made if s.key != key or s.browser is not browser]:
+            self.made.remove(other)
+            other.discard()
+        # A spare already made first: one still being made would be finished on this call's path.
+        self.made.sort(key=lambda s: not s.task.done())
         while self.made:
             spare = self.made.pop(0)
             if spare.key != key or spare.browser is not browser:
@@ -161,19 +180,16 @@ class Spares:
                     spare.proxy.close()
                 return None
             return context, page, spare.holder, spare.proxy
+        self.depth = MOST_SPARES  # a call found none made: calls come faster than one is made between them
         return None
 
     def pause(self) -> None:
-        """A call starts: the spares it may not take make no further step until the next gap (`resume`), and a
-        tab of theirs already opening is open before the call goes on."""
+        """A call starts: the spares it may not take make no further step until the next gap (`resume`). One
+        step already under way ends on its own — the call does not wait for it — and a tab of theirs that opens
+        meanwhile hands the foreground back to the call's page (`front`) at once."""
+        self.front = None
         for spare in self.made:
             spare.go.clear()
-        moving = [spare for spare in self.made if not spare.task.done() and not spare.parked.is_set()]
-        if moving:
-            try:
-                moving[0].browser._sync(_all_parked(moving))
-            except Exception:  # noqa: BLE001 - its browser went: the call meets that itself
-                pass
 
     def resume(self) -> None:
         for spare in self.made:
@@ -187,7 +203,7 @@ class Spares:
                 self.made.remove(spare)
                 spare.discard()
             while len(self.made) < self.depth:
-                self.made.append(Spare(browser, *wanted))
+                self.made.append(Spare(browser, *wanted, owner=self))
         self.resume()
         return [spare.task for spare in self.made if not spare.task.done()]
 
@@ -202,13 +218,6 @@ class Spares:
                 if spare.proxy is not None:
                     spare.proxy.close()
                 spare.task.cancel()
-
-
-async def _all_parked(spares: list[Spare]) -> None:
-    waits = [asyncio.ensure_future(spare.parked.wait()) for spare in spares]
-    await asyncio.wait(waits, timeout=PAUSE_SECONDS)
-    for wait in waits:
-        wait.cancel()
 
 
 # Closes under way, so that the pool can let them finish between calls (`closing_on`): a close left to the
