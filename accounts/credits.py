@@ -70,7 +70,7 @@ def _send_low_balance_mail(account_pk: int) -> None:
 
 
 def charge_finished_run(sender, run, event: str, **kwargs) -> None:
-    # `metered`: set by the transaction that ended the run when it read the account there (runs/execute.py). An
+    # `metered`: set by the transaction that ended the run when it read the account there (runs/lifecycle/execute.py). An
     # account unmetered as the run ended is charged nothing — no transaction, no lock; any other end is looked up.
     if event in ENDING_EVENTS and getattr(run, "metered", True):
         do_charge_run(run)

@@ -37,7 +37,7 @@ def on_run_event(sender, run, event, step=None, approval=None, **kwargs) -> None
         return
     try:
         # A read — nothing a savepoint would have to undo — and none at all when the run's closing query named
-        # AGENTS.md texts this process has parsed (runs/execute.py, `agents_md`).
+        # AGENTS.md texts this process has parsed (runs/lifecycle/execute.py, `agents_md`).
         metas = metas_for(run.workspace, event, heads=getattr(run, "agents_md", None))
         if event == "completed" and completed_writes_nothing(run, metas):
             return  # every run's end: no savepoint for nothing to write

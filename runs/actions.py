@@ -2,7 +2,7 @@
 
 `check_*` validates and scopes (raising ApiError with a sentence naming the
 field), then `do_*` changes rows in one transaction and queues Celery work
-with `transaction.on_commit`. The flow itself advances in `runs.orchestrate`.
+with `transaction.on_commit`. The flow itself advances in `runs.lifecycle`.
 """
 from __future__ import annotations
 
@@ -33,9 +33,8 @@ from .models import (
 )
 from .budget import WINDOWS, spent_in_window
 from .desks import desk_at, flow_meta, head_changeset, run_inputs  # noqa: F401 - pages and apps read them here
-from .orchestrate import advance, enqueue_step, plain_first_task
+from .lifecycle import cancel_unstarted, create_run, move_run, move_step, plain_first_task
 from .signals import emit
-from .states import cancel_unstarted, move_run, move_step
 
 
 def check_workspace_budget(workspace: Workspace, desk) -> None:
@@ -122,7 +121,7 @@ def do_start_run(*, workspace: Workspace, user, kind: str, name: str, plan: list
     moved = first_task is not None
     now = timezone.now()
     try:
-        return _create_run(workspace=workspace, user=user, kind=kind, name=name, plan=plan, flow_meta=flow_meta,
+        return create_run(workspace=workspace, user=user, kind=kind, name=name, plan=plan, flow_meta=flow_meta,
                            budget=budget, inputs=inputs, is_test=is_test, trigger=trigger, changeset=changeset,
                            delivery_id=delivery_id, first_task=first_task, moved=moved, now=now)
     except IntegrityError:
@@ -150,48 +149,6 @@ def earlier_delivery(workspace: Workspace, flow: str, delivery_id: str) -> Run |
         return None
     return Run.objects.filter(workspace=workspace, name=flow, delivery_id=delivery_id,
                               created_at__gte=timezone.now() - dt.timedelta(days=1)).first()
-
-
-def _create_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[dict], flow_meta: dict,  # noqa: F811 - the parameter, not desks.flow_meta
-                budget: float | None, inputs: dict, is_test: bool, trigger: str, changeset: Changeset | None,
-                delivery_id: str, first_task: str | None, moved: bool, now: dt.datetime) -> Run:
-    """do_start_run's rows, written together or not at all, and the first move queued once they are committed."""
-    run = Run(
-        account=workspace.account, workspace=workspace, kind=kind, name=name, trigger=trigger,
-        is_test=bool(is_test), changeset=changeset, changeset_number=changeset.number if changeset else 0,
-        inputs={**inputs, "__flow__": flow_meta}, plan=plan,
-        budget_usd=Decimal(str(budget)) if budget else None,
-        created_by=user if getattr(user, "is_authenticated", False) else None, delivery_id=delivery_id,
-        delivery_day=now.date() if delivery_id else None, created_at=now,
-        status=RunStatus.RUNNING if moved else RunStatus.QUEUED, started_at=now if moved else None,
-    )
-    steps = [
-        Step(run=run, index=spec["number"], agent=spec["agent"],
-             task=first_task if moved and n == 0 else spec["task"],
-             status=StepStatus.QUEUED if moved and n == 0 else StepStatus.PENDING,
-             queued_at=run.created_at if moved and n == 0 else None,
-             wait_event=spec.get("wait_event") or "")
-        for n, spec in enumerate(plan)]
-    # The run and its steps together or not at all: a delivery id's unique constraint broken by a simultaneous
-    # start leaves nothing written (a savepoint, inside a caller's transaction).
-    with transaction.atomic():
-        run.save(force_insert=True)
-        Step.objects.bulk_create(steps)
-    run_pk = run.pk
-    if moved:
-        # bulk_create returns the keys on PostgreSQL and SQLite 3.35+; look it up elsewhere.
-        enqueue_step(steps[0].pk or Step.objects.get(run=run, index=plan[0]["number"], instance__isnull=True).pk)
-    else:
-        transaction.on_commit(lambda: advance_now_or_later(run_pk))
-    return run
-
-
-def advance_now_or_later(run_pk: int) -> None:
-    """Take the run's first move at once (saves a queue hop); on any trouble leave it to a worker."""
-    try:
-        advance(run_pk)
-    except Exception:  # noqa: BLE001 - the task retries the same idempotent move
-        send("runs.advance", run_pk)
 
 
 # --------------------------------------------------------------- gates

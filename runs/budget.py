@@ -123,5 +123,5 @@ def release(run: Run, reserved: Decimal) -> None:
 
 def _less(reserved: Decimal) -> Greatest:
     """The run's reservations less `reserved`, never below zero: a call settled after its run ended (which gave
-    back every reservation, runs/states.py move_run) gives back nothing more."""
+    back every reservation, runs/lifecycle/states.py move_run) gives back nothing more."""
     return Greatest(F("reserved_usd") - reserved, Value(ZERO), output_field=Run._meta.get_field("reserved_usd"))

@@ -1,5 +1,5 @@
 """What a run reads of its workspace: the desk at the run's revision (cached per process), the head revision,
-and the run's own copy of its inputs and flow settings. A plain module under actions, orchestrate and host."""
+and the run's own copy of its inputs and flow settings. A plain module under actions, the lifecycle package and host."""
 from __future__ import annotations
 
 import threading

@@ -68,7 +68,7 @@ def require_secrets(workspace, names: list[str], *, strict: bool = True,
 class HeldSecrets:
     """Vault values one run's steps read, kept while the same worker task goes on to the run's next step.
 
-    A chain of steps run one after another in one task (orchestrate.run_steps_from) reads its provider key
+    A chain of steps run one after another in one task (runs/lifecycle: run_steps_from) reads its provider key
     once, not once per step. What the vault said of a name (its value, or that it holds none) is kept for at
     most HOLD_SECONDS, so a secret added, changed or deleted in the vault reaches the next step after that at
     the latest; an OAuth2 access token is never kept (the vault refreshes it near its expiry), nor a name

@@ -1,4 +1,4 @@
-"""Celery tasks. Thin: they take ids and call `runs.orchestrate` (or the sweep, or the schedules).
+"""Celery tasks. Thin: they take ids and call `runs.lifecycle` (a run's life: its steps, its advance, the sweep) or the schedules.
 
 Every task is `acks_late` (settings), but recovery never waits for a message to come back: a step is held by
 a lease in the database, and the recovery sweep (`runs.sweep`, on beat every few seconds) acts on a lease that
@@ -16,7 +16,7 @@ from foldrun import incidents
 from foldrun.engine.step import shared_http
 from foldrun.engine.tools import registry
 
-from . import browser_tasks, orchestrate, recovery, skill_runs, triggers
+from . import browser_tasks, lifecycle, skill_runs, triggers
 
 log = logging.getLogger(__name__)
 
@@ -38,21 +38,21 @@ def _make_the_shared_client(**kwargs: Any) -> None:
 @shared_task(name="runs.advance", acks_late=True)
 def advance_run(run_pk: int) -> None:
     try:
-        orchestrate.advance(run_pk)
+        lifecycle.advance(run_pk)
     except Exception:  # noqa: BLE001 - a run that cannot move on fails with a sentence, never hangs
         code = incidents.record(log, "run %s could not move on", run_pk)
-        orchestrate.fail_run(run_pk, incidents.sentence("the run", code))
+        lifecycle.fail_run(run_pk, incidents.sentence("the run", code))
         raise
 
 
 @shared_task(name="runs.run_step", acks_late=True, reject_on_worker_lost=True)
 def run_step_task(step_pk: int) -> str:
-    return orchestrate.run_steps_from(step_pk)
+    return lifecycle.run_steps_from(step_pk)
 
 
 @shared_task(name="runs.sweep", acks_late=True)
 def sweep() -> dict[str, int]:
-    return recovery.sweep()
+    return lifecycle.sweep()
 
 
 @shared_task(name="runs.fire_schedules", acks_late=True)

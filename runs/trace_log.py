@@ -1,5 +1,5 @@
 """A line in a run's trace: what moving the run did, as the run's record tells it (a TraceEvent of kind "log").
-Its own module so that both the run's moves (runs/progress.py) and its end (runs/finish.py) write it."""
+Its own module so that both the run's moves (runs/lifecycle/advance.py) and its end (runs/lifecycle/finish.py) write it."""
 from __future__ import annotations
 
 from .models import Run, Step, TraceEvent

@@ -32,7 +32,7 @@ from library.services import desk_for_workspace
 
 from .actions import check_start_run
 from .models import Run, RunStatus, Schedule, Trigger
-from .orchestrate import sandbox_base
+from .lifecycle import sandbox_base
 from .signals import emit
 
 log = logging.getLogger(__name__)

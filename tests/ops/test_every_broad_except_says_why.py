@@ -89,5 +89,5 @@ def test_every_broad_except_in_the_product_names_what_it_catches_or_says_why_it_
 
 def test_every_app_module_is_walked():
     walked = {str(p.relative_to(ROOT)) for p in product_modules()}
-    assert {"runs/execute.py", "browsing/chromium.py", "foldrun/web/fetch.py", "notify/receivers.py"} <= walked
+    assert {"runs/lifecycle/execute.py", "browsing/chromium.py", "foldrun/web/fetch.py", "notify/receivers.py"} <= walked
     assert not any("migrations" in name for name in walked)

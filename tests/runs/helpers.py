@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from library.actions.writes import FileWrite, do_write_files
-from runs import orchestrate
+from runs import lifecycle
 from runs.models import Run, Step, StepStatus
 
 
@@ -21,7 +21,7 @@ def push(workspace, files: dict[str, str]):
 def drive(run: Run, *, rounds: int = 50) -> Run:
     """Advance the run and execute its queued steps, in this process, until it stops moving."""
     for _ in range(rounds):
-        orchestrate.advance(run.pk)
+        lifecycle.advance(run.pk)
         queued = list(Step.objects.filter(run=run, status=StepStatus.QUEUED).order_by("index", "instance"))
         if not queued:
             run.refresh_from_db()
@@ -31,6 +31,6 @@ def drive(run: Run, *, rounds: int = 50) -> Run:
             if not parent_running:
                 continue
         for step in queued:
-            orchestrate.execute_step(step.pk)
+            lifecycle.execute_step(step.pk)
     run.refresh_from_db()
     return run

@@ -9,10 +9,10 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from runs import orchestrate
+from runs import lifecycle
 from runs.actions import check_start_run
 from runs.models import Run, Step, StepStatus, Try
-from runs.states import take_step
+from runs.lifecycle import take_step
 from tests.fakes.providers import Reply
 from tests.runs.helpers import agent_file, push
 
@@ -40,7 +40,7 @@ def test_a_next_step_queued_elsewhere_while_the_step_before_ran_is_not_taken_by_
 
     fake_provider.responder = model
     run = check_start_run(workspace=workspace, flow="three")
-    assert orchestrate.run_steps_from(run.steps.get(index=1).pk) == "completed"
+    assert lifecycle.run_steps_from(run.steps.get(index=1).pk) == "completed"
     second = Step.objects.get(run=run, index=2)
     assert (second.status, second.attempt, second.status_reason) == ("queued", 0, "queued by another hand")
     assert not Try.objects.filter(step=second).exists()  # its message runs it, once

@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 
 from runs.actions import check_start_run, do_cancel_run
-from runs.claim import claim
+from runs.lifecycle import claim
 from runs.models import Run, Step, StepStatus, Try
 from tests.runs.helpers import agent_file, push
 

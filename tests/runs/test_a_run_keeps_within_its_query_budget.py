@@ -17,7 +17,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from runs import orchestrate
+from runs import lifecycle
 from runs.actions import check_start_run
 from runs.models import Run, Step
 from tests.runs.helpers import agent_file, push
@@ -77,7 +77,7 @@ def run_through(workspace, fake, flow: str, replies: int) -> Counted:
         run = check_start_run(workspace=workspace, flow=flow)
     first = Step.objects.get(run=run, index=1).pk
     with counted() as ran:
-        orchestrate.run_steps_from(first)
+        lifecycle.run_steps_from(first)
     assert Run.objects.get(pk=run.pk).status == "completed"
     return Counted([{"sql": s} for s in started[0].sql + ran[0].sql])
 
@@ -104,7 +104,7 @@ def test_each_fan_out_instance_makes_at_most_8_statements(desk, fake_provider):
     run_through(desk, fake_provider, "one", 1)
     fake_provider.reply_text("a\nb\nc\nd", usage=(1, 1))
     run = check_start_run(workspace=desk, flow="fan")
-    orchestrate.run_steps_from(Step.objects.get(run=run, index=1).pk)  # lists, and fans out four instances
+    lifecycle.run_steps_from(Step.objects.get(run=run, index=1).pk)  # lists, and fans out four instances
     instances = list(Step.objects.filter(run=run, index=2, instance__isnull=False).order_by("instance")
                      .values_list("pk", flat=True))
     assert len(instances) == 4
@@ -112,7 +112,7 @@ def test_each_fan_out_instance_makes_at_most_8_statements(desk, fake_provider):
     for pk in instances[:-1]:  # the last one joins them and ends the run: a run's end, counted above
         fake_provider.reply_text("read", usage=(1, 1))
         with counted() as found:
-            assert orchestrate.run_steps_from(pk) == "completed"
+            assert lifecycle.run_steps_from(pk) == "completed"
         per_instance.append(found[0])
     print(f"\nan each: instance: {max(len(e.statements) for e in per_instance)} statements in "
           f"{max(e.transactions for e in per_instance)} transactions")
@@ -120,5 +120,5 @@ def test_each_fan_out_instance_makes_at_most_8_statements(desk, fake_provider):
         assert len(each.statements) <= FAN_OUT_INSTANCE, each
         assert each.transactions <= FAN_OUT_INSTANCE_TRANSACTIONS, each
     fake_provider.reply_text("read", usage=(1, 1))
-    orchestrate.run_steps_from(instances[-1])
+    lifecycle.run_steps_from(instances[-1])
     assert Run.objects.get(pk=run.pk).status == "completed"

@@ -3,7 +3,7 @@ the account library's newest revision (the desk cache's key) and whether the acc
 from __future__ import annotations
 
 from runs.desks import head_changeset, library_head
-from runs.claim import vault_empty
+from runs.lifecycle import vault_empty
 from runs.models import Run
 from library.models import Changeset, scope_key_for
 from vault.models import Secret

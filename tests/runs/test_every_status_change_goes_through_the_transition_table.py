@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from runs.claim import claim
+from runs.lifecycle import claim
 from runs.models import Run, Step, StepStatus
-from runs.states import IllegalMove, move_steps
+from runs.lifecycle import IllegalMove, move_steps
 
 RUNS = Path(__file__).resolve().parents[2] / "runs"
 

@@ -101,14 +101,14 @@ def test_wait_event_parks_until_the_event_arrives(workspace, alice, desk, fake_p
 
 
 def test_each_fans_out_one_instance_per_line_at_most_max_at_a_time(workspace, alice, desk, fake_provider):
-    from runs import orchestrate
+    from runs import lifecycle
     desk("1. [[lister]] — List pages.\n2. [[reader]] — Read it.\n   each: lines\n   max: 2\n3. [[reporter]] — Report.",
          lister={}, reader={}, reporter={})
     fake_provider.reply_text("a.html\nb.html\nc.html")
     run = check_start_run(workspace=workspace, user=alice, flow="weekly")
-    orchestrate.advance(run.pk)
-    orchestrate.execute_step(run.steps.get(index=1).pk)
-    orchestrate.advance(run.pk)
+    lifecycle.advance(run.pk)
+    lifecycle.execute_step(run.steps.get(index=1).pk)
+    lifecycle.advance(run.pk)
     instances = run.steps.filter(index=2, instance__isnull=False).order_by("instance")
     assert [(s.item, s.status) for s in instances] == [("a.html", "queued"), ("b.html", "queued"), ("c.html", "pending")]
     for reply in ("read one", "read two", "read three", "GOOD three pages"):
@@ -274,11 +274,11 @@ def test_an_internal_error_fails_the_step_with_a_sentence_rather_than_leaving_it
     desk("1. [[writer]] — Write.", writer={})
     fake_provider.reply_text("GOOD")
     run = check_start_run(workspace=workspace, user=alice, flow="weekly")
-    from runs import orchestrate
-    orchestrate.advance(run.pk)
+    from runs import lifecycle
+    lifecycle.advance(run.pk)
     run.plan = [{**run.plan[0], "verify": {"kind": "reply", "argument": "("}}]
     run.save(update_fields=["plan"])
-    orchestrate.execute_step(run.steps.get().pk)
+    lifecycle.execute_step(run.steps.get().pk)
     run = drive(run)
     step = run.steps.get()
     assert (run.status, step.status) == ("failed", "failed")

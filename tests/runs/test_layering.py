@@ -1,4 +1,4 @@
-"""Issue 9 item 4 for the runs app: no import circles between actions, orchestrate, tasks, host and triggers;
+"""Issue 9 item 4 for the runs app: no import circles between actions, the lifecycle package, tasks, host and triggers;
 actions never import tasks (they enqueue by task name after commit); no first-party import inside a function."""
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ from pathlib import Path
 
 RUNS = Path(__file__).resolve().parents[2] / "runs"
 FIRST_PARTY = ("runs", "foldrun", "accounts", "library", "notify", "vault", ".")
-CORE = ["actions", "orchestrate", "chain", "finish", "progress", "execute", "tasks", "host", "triggers", "recovery", "desks",
-        "states", "trace_log", "budget"]
+CORE = ["actions", "lifecycle", "tasks", "host", "triggers", "desks", "trace_log", "budget"]
 # The AppConfig is Django's registry loader (tests/ops/test_no_import_inside_a_function.py says why).
 REGISTRY_LOADERS = {"apps.py"}
 
@@ -29,15 +28,20 @@ def _imports(path: Path) -> tuple[set[str], list[str]]:
         for name in names:
             if node.col_offset == 0 and (name.startswith(".") or name.startswith("runs.")):
                 module = name.lstrip(".").removeprefix("runs.").split(".")[0]
-                if isinstance(node, ast.ImportFrom) and not module:  # from . import orchestrate
+                if isinstance(node, ast.ImportFrom) and not module:  # from . import lifecycle
                     top.update(a.name for a in node.names)
                 else:
                     top.add(module)
     return top, inside
 
 
+def _module_file(name: str) -> Path:
+    package = RUNS / name / "__init__.py"
+    return package if package.exists() else RUNS / f"{name}.py"
+
+
 def test_actions_never_import_tasks_and_the_core_modules_import_in_one_direction():
-    graph = {name: _imports(RUNS / f"{name}.py")[0] & set(CORE) for name in CORE if (RUNS / f"{name}.py").exists()}
+    graph = {name: _imports(_module_file(name))[0] & set(CORE) for name in CORE if _module_file(name).exists()}
     assert "tasks" not in graph["actions"]
     seen: list[str] = []
 
@@ -53,7 +57,7 @@ def test_actions_never_import_tasks_and_the_core_modules_import_in_one_direction
 
 def test_no_first_party_import_inside_a_function_in_runs():
     found = []
-    for path in sorted(RUNS.glob("*.py")):
+    for path in sorted(RUNS.rglob("*.py")):
         if path.name not in REGISTRY_LOADERS:
             found.extend(_imports(path)[1])
     assert found == []

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 
 from runs.actions import check_start_run
 from runs.models import Run, RunStatus, Schedule, Step, StepStatus, Try
-from runs.states import IllegalMove, end_try, move_run, move_step
+from runs.lifecycle import IllegalMove, end_try, move_run, move_step
 from runs.triggers import fire_due_schedules
 from tests.runs.helpers import agent_file, drive, push
 

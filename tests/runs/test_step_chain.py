@@ -1,6 +1,6 @@
 """A run's next step continues in the same worker task (issue 8 item 9): what the chain does, and what it costs.
 
-`orchestrate.run_steps_from` is the body of the `runs.run_step` task; it is called here in this process, as the
+`lifecycle.run_steps_from` is the body of the `runs.run_step` task; it is called here in this process, as the
 worker calls it. A further plain step is taken in the closing transaction of the step before it and run at
 once; anything that parks, fans out or waits ends the chain; a row not as the chain last saw it is read again.
 """
@@ -14,7 +14,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import Account, CreditCharge, Workspace
-from runs import orchestrate
+from runs import lifecycle
 from runs.actions import check_start_run, do_cancel_run
 from runs.models import Run, Step, TraceEvent, Try
 from tests.fakes.providers import Reply
@@ -41,7 +41,7 @@ def test_the_steps_of_a_run_run_in_one_task_each_with_its_try_its_spend_and_its_
     for n in range(3):
         fake_provider.reply_text(f"GOOD {n}", usage=(10, 5))
     run, first = start(workspace, "three")
-    words = orchestrate.run_steps_from(first.pk)
+    words = lifecycle.run_steps_from(first.pk)
     run.refresh_from_db()
     assert words == "completed; completed; completed"
     assert (run.status, run.headline, run.tokens_in, run.tokens_out) == ("completed", "GOOD 2", 30, 15)
@@ -63,7 +63,7 @@ def test_a_gate_ends_the_chain_and_parks_the_run_for_a_person(workspace, fake_pr
     push(workspace, flows(fake_provider))
     fake_provider.reply_text("GOOD", usage=(1, 1))
     run, first = start(workspace, "gated")
-    assert orchestrate.run_steps_from(first.pk) == "completed"
+    assert lifecycle.run_steps_from(first.pk) == "completed"
     run.refresh_from_db()
     second = run.steps.get(index=2)
     assert (run.status, second.status, second.attempt) == ("awaiting-approval", "awaiting-approval", 0)
@@ -88,7 +88,7 @@ def test_a_run_cancelled_while_a_step_of_its_chain_runs_takes_no_further_step(ac
 
     fake_provider.responder = model
     run, first = start(workspace, "three")
-    assert orchestrate.run_steps_from(first.pk) == "completed; completed"
+    assert lifecycle.run_steps_from(first.pk) == "completed; completed"
     run.refresh_from_db()
     assert [s for s in seen] == ["One.", "Two after GOOD."]
     assert run.status == "cancelled"
@@ -110,7 +110,7 @@ def test_a_run_ending_on_an_unmetered_account_with_an_empty_vault_reads_neither_
     fake_provider.reply_text("GOOD", usage=(1, 1))
     run, first = start(workspace, "one")
     with CaptureQueriesContext(connection) as ctx, django_capture_on_commit_callbacks(execute=True):
-        assert orchestrate.run_steps_from(first.pk) == "completed"
+        assert lifecycle.run_steps_from(first.pk) == "completed"
     assert Run.objects.get(pk=run.pk).status == "completed"
     assert not [sql for sql in _statements(ctx) if sql.startswith('SELECT "vault_secret"')]
     assert not [sql for sql in _statements(ctx) if sql.startswith('SELECT "accounts_account"')]
@@ -125,7 +125,7 @@ def test_a_run_whose_last_step_ends_in_its_task_ends_in_place_without_a_savepoin
     fake_provider.reply_text("GOOD — all done\nthe details", usage=(1, 1))
     run, first = start(workspace, "one")
     with CaptureQueriesContext(connection) as ctx:
-        assert orchestrate.run_steps_from(first.pk) == "completed"
+        assert lifecycle.run_steps_from(first.pk) == "completed"
     assert not [sql for sql in _statements(ctx) if "SAVEPOINT" in sql.upper()]
     run = Run.objects.get(pk=run.pk)
     assert (run.status, run.status_reason, run.verdict, run.headline, run.summary) == (
@@ -144,7 +144,7 @@ def test_a_metered_account_is_drawn_for_a_run_that_ended_in_its_step(workspace, 
     fake_provider.reply_text("GOOD", usage=(1000, 1000))
     run, first = start(workspace, "one")
     with django_capture_on_commit_callbacks(execute=True):
-        assert orchestrate.run_steps_from(first.pk) == "completed"
+        assert lifecycle.run_steps_from(first.pk) == "completed"
     run.refresh_from_db()
     assert run.cost_usd > 0
     charge = CreditCharge.objects.get(run_public_id=run.public_id)
@@ -159,7 +159,7 @@ def test_a_secret_in_the_vault_is_read_for_the_step_that_names_it(workspace, fak
     fake_provider.reply_text("GOOD", usage=(1, 1))
     run, first = start(workspace, "one")
     with CaptureQueriesContext(connection) as ctx:
-        assert orchestrate.run_steps_from(first.pk) == "completed"
+        assert lifecycle.run_steps_from(first.pk) == "completed"
     assert [sql for sql in _statements(ctx) if sql.startswith('SELECT "vault_secret"')]
     lines = [e.data for e in TraceEvent.objects.filter(run=run, kind="secret")]
     assert lines == [{"name": "ANTHROPIC_API_KEY", "store": "account vault", "for": "provider"}]

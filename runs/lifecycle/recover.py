@@ -30,8 +30,10 @@ from django.utils import timezone
 from foldrun import incidents, leases
 from foldrun.broker import waiting_task_args
 
-from . import orchestrate
-from .models import Run, RunStatus, Step, StepStatus, Try
+from ..trace_log import trace
+from .advance import advance, fail_run, queue, settle_failure
+from .chain import enqueue_step
+from ..models import Run, RunStatus, Step, StepStatus, Try
 from .states import move_step, move_try
 
 log = logging.getLogger(__name__)
@@ -58,10 +60,10 @@ def sweep(now: dt.datetime | None = None) -> dict[str, int]:
                  .exclude(steps__status__in=ACTIVE_STEP_STATUSES).values_list("pk", flat=True))
     for pk in stuck:
         try:
-            orchestrate.advance(pk)
+            advance(pk)
         except Exception:  # noqa: BLE001 - a run that cannot move on fails with a sentence, never hangs
             code = incidents.record(log, "moving run %s on from the sweep failed", pk)
-            orchestrate.fail_run(pk, incidents.sentence("the run", code))
+            fail_run(pk, incidents.sentence("the run", code))
     return {"recovered": recovered, "resent": resent, "moved": len(stuck)}
 
 
@@ -87,18 +89,18 @@ def recover_step(step_pk: int, *, now: dt.datetime | None = None) -> bool:
         if step.wrote:
             message = (f"{who} was lost after it had written: {'; '.join(step.wrote)} — it is not run again, "
                        f"so nothing is sent twice")
-            orchestrate.trace(run, step, message)
-            orchestrate.settle_failure(run, step, message, retry_allowed=True)
+            trace(run, step, message)
+            settle_failure(run, step, message, retry_allowed=True)
             return True
         if step.lost_reruns >= MAX_LOST_RERUNS:
             message = (f"{who} was lost {step.lost_reruns + 1} times; it is not run again (something in the step "
                        f"takes its worker down)")
-            orchestrate.trace(run, step, message)
-            orchestrate.settle_failure(run, step, message, retry_allowed=False)
+            trace(run, step, message)
+            settle_failure(run, step, message, retry_allowed=False)
             return True
         step.lost_reruns += 1
-        orchestrate.trace(run, step, f"{who} was lost; it had only read, so the step runs again")
-        orchestrate.queue(step, now, why=f"try {step.attempt} was lost with its worker; it had only read")
+        trace(run, step, f"{who} was lost; it had only read, so the step runs again")
+        queue(step, now, why=f"try {step.attempt} was lost with its worker; it had only read")
         step.save()
     return True
 
@@ -127,5 +129,5 @@ def _resend(step_pk: int, *, now: dt.datetime) -> bool:
         Q(queued_at__lt=now - dt.timedelta(seconds=leases.lease_seconds())) | Q(queued_at__isnull=True)
     ).update(queued_at=now)
     if stamped:
-        orchestrate.enqueue_step(step_pk)
+        enqueue_step(step_pk)
     return bool(stamped)

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from .models import FINISHED_RUN_STATUSES, Run, RunStatus, Step, StepStatus, Try
+from ..models import FINISHED_RUN_STATUSES, Run, RunStatus, Step, StepStatus, Try
 
 R, S = RunStatus, StepStatus
 

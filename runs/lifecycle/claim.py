@@ -3,7 +3,7 @@ reads read — one transaction, the same statements on PostgreSQL and SQLite.
 
 One query reads the step, the run's plain steps and, joined, the run with what the step reads of it (workspace,
 account, revision, the desk cache's key, whether the vault is empty). The move is `move_step`'s (queued →
-running, "try N started"), and it is written by one conditional UPDATE (runs/states.py `take_step`) that finds
+running, "try N started"), and it is written by one conditional UPDATE (runs/lifecycle/states.py `take_step`) that finds
 the step still queued with the attempt count read: two deliveries of one message take it once — the second
 waits on the first's row lock, then finds the row changed and takes nothing. Then the try is inserted. A step
 not taken is explained, for the task log: a second delivery, a run that ended, a step not queued — and a queued
@@ -12,7 +12,7 @@ that ends after the read finds the step running, and its end is the step's).
 
 No run lock is needed: the take itself is the one write that decides, and what the step reads of its run does
 not change while it runs (its plan, inputs and revision are written once, at the start). The step's end takes
-the run's lock and reads the run afresh (runs/execute.py).
+the run's lock and reads the run afresh (runs/lifecycle/execute.py).
 """
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ from django.utils import timezone
 from foldrun import leases
 from vault.models import Secret
 
-from .desks import library_head
-from .models import FINISHED_STEP_STATUSES, Run, Step, StepStatus, Try
+from ..desks import library_head
+from ..models import FINISHED_STEP_STATUSES, Run, Step, StepStatus, Try
 from .states import move_step, move_steps, start_try, take_step
 
 STARTED = "try {} started"  # why a claimed step is running; {} is the try's number
@@ -87,7 +87,7 @@ def vault_empty(account: str = "account_id") -> Exists:
 
 def _claimed_steps(step_pk: int):
     """The step and its run's plain and parent steps — when it ends, the run moves on from these without reading
-    them again (runs/progress.py _continue) — each joined with the run, as the step reads it."""
+    them again (runs/lifecycle/advance.py _continue) — each joined with the run, as the step reads it."""
     return (Step.objects.select_related("run__workspace__account", "run__changeset")
             .annotate(library_head=library_head("run__account_id"), vault_empty=vault_empty("run__account_id"))
             .filter(run_id=Subquery(Step.objects.filter(pk=step_pk).values("run_id")[:1]))

@@ -1,7 +1,7 @@
 """Moving a run through its plan: `advance(run_pk)` looks at the run under a lock and does the next thing —
 parks at a gate (`!`, `ask:`), parks on `wait: event`, fans out `each:` as a Celery group (the last instance
 to finish joins them, counted in the database under the parent row's lock — no result backend needed),
-queues a plain step, or finishes the run (runs/finish.py: its verdict and headline). A step's end moves its run
+queues a plain step, or finishes the run (runs/lifecycle/finish.py: its verdict and headline). A step's end moves its run
 on from here too (settle_failure, _after_step), inside its closing transaction.
 
 Lock order, everywhere: Run, then Step(s), then (inside library writes) the Workspace.
@@ -18,12 +18,12 @@ from foldrun.celery import send_after_commit
 from foldrun.engine.flow import fill_task, split_items
 
 from .chain import _chain, _claim_here, _enqueue_group, _start_try, _take, enqueue_step
-from .desks import flow_meta, run_inputs
+from ..desks import flow_meta, run_inputs
 from .finish import _clears_quarantine, _finish, _finish_within
-from .models import Approval, ApprovalKind, ApprovalState, Run, RunStatus, Step, StepStatus
-from .signals import emit
+from ..models import Approval, ApprovalKind, ApprovalState, Run, RunStatus, Step, StepStatus
+from ..signals import emit
 from .states import move_run, move_step, move_steps, take_step
-from .trace_log import trace
+from ..trace_log import trace
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """A run's end: `_finish` saves its verdict, headline and summary (or its failure), skips the steps a failed run
 will not get to, fires notify's events and keeps a flow's schedule's quarantine (`disable_after:`);
-`_finish_within` is the end a step's closing transaction makes, with no savepoint (runs/progress.py:
+`_finish_within` is the end a step's closing transaction makes, with no savepoint (runs/lifecycle/advance.py:
 move_within). Precondition, everywhere here: inside a transaction holding the run's row lock.
 """
 from __future__ import annotations
@@ -13,11 +13,11 @@ from django.utils import timezone
 from foldrun.celery import send_after_commit
 from foldrun.engine.flow import headline_of, verdict_of
 
-from .desks import flow_meta
-from .models import Run, RunStatus, Schedule, Step, StepStatus
-from .signals import emit
+from ..desks import flow_meta
+from ..models import Run, RunStatus, Schedule, Step, StepStatus
+from ..signals import emit
 from .states import move_run, skip_unstarted
-from .trace_log import trace
+from ..trace_log import trace
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """A chain of steps in one worker task: the one step its run queues next is run by the same task once the one
-before it ends (runs.execute.run_steps_from), taken in that step's closing transaction — no claim transaction
+before it ends (runs.lifecycle.execute.run_steps_from), taken in that step's closing transaction — no claim transaction
 of its own, no queue hop. What the task keeps between its steps (the vault values read, the desk, the run's
 steps as last seen under the run's lock, the try just ended) lives here, per thread.
 """
@@ -15,8 +15,8 @@ from django.utils import timezone
 from foldrun import leases
 from foldrun.celery import send_after_commit
 
-from .host import HeldSecrets
-from .models import Run, Step, StepStatus, Try
+from ..host import HeldSecrets
+from ..models import Run, Step, StepStatus, Try
 from .states import end_try, end_try_and_start_next, move_step, start_try
 
 

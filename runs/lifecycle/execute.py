@@ -1,9 +1,9 @@
 """Running a step: `execute_step(step_pk)` takes the step once with a lease (foldrun/leases.py: a random
 holder id and an expiry, renewed by a heartbeat), runs the engine outside any transaction, and saves what it
 returned only if it still holds the lease. A message for a step already running is dropped; a step whose
-lease ran out was lost with its worker, and the recovery sweep (runs/recovery.py) re-runs it when it had only
+lease ran out was lost with its worker, and the recovery sweep (runs/lifecycle/recover.py) re-runs it when it had only
 read and fails it naming what it wrote when it had written — never sent twice. `run_steps_from` runs a chain
-of them in one task (runs/chain.py).
+of them in one task (runs/lifecycle/chain.py).
 """
 from __future__ import annotations
 
@@ -30,13 +30,13 @@ from library.actions.writes import WriteRefused
 
 from .chain import _Chain, _chain, _end_held_try, _here
 from .claim import claim
-from .desks import desk_at, flow_meta, run_inputs
-from . import live_view
-from .host import DbHost
-from .models import Approval, ApprovalKind, ApprovalState, Artifact, Run, Schedule, Step, StepStatus, Try
-from .progress import _after_step, _park, _spec, move_within, queue, settle_failure
+from ..desks import desk_at, flow_meta, run_inputs
+from .. import live_view
+from ..host import DbHost
+from ..models import Approval, ApprovalKind, ApprovalState, Artifact, Run, Schedule, Step, StepStatus, Try
+from .advance import _after_step, _park, _spec, move_within, queue, settle_failure
 from .states import end_try, move_step
-from .trace_log import trace
+from ..trace_log import trace
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ def execute_step(step_pk: int) -> str:
     """Run one step (or `each:` instance) once. Returns a word for the task log.
 
     The step is taken with a lease (a random holder id, an expiry) under the row lock and held by a heartbeat
-    while the engine runs (runs/claim.py). A message for a step already running is dropped: its lease is live
+    while the engine runs (runs/lifecycle/claim.py). A message for a step already running is dropped: its lease is live
     (another worker, on any host, is running it), or it ran out and the recovery sweep decides (re-run or fail).
     """
     holder = leases.new_holder()
@@ -195,7 +195,7 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
         # lease's expiry, the writes it noted — it changed itself). Joined: the end of the run (its
         # notifications) reads the workspace and account.
         # Whether a schedule of the flow is quarantined rides on it too: a success forgets a quarantine
-        # (runs/finish.py: _finish), and the common case, none, then costs no query of its own.
+        # (runs/lifecycle/finish.py: _finish), and the common case, none, then costs no query of its own.
         before, run = run, _closing(run.pk, step.pk, holder).first()
         if run is None:
             # Another holder (the sweep) took the step while this one could not renew: commit nothing.
