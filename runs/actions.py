@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from accounts.models import Workspace
 from foldrun.api import ApiError
-from foldrun.celery import send, send_after_commit
+from foldrun.celery import send_after_commit
 from foldrun.contract.model import agents_md_of, find_flow
 from foldrun.contract.resolve import resolve_agent
 from foldrun.engine.flow import adhoc_plan, plan_from_steps

@@ -43,7 +43,9 @@ PAGE_SIZE = 50  # runs per page of the list: the page's queries do not grow with
 LIST_FIELDS = ("public_id", "name", "status", "verdict", "headline", "cost_usd", "is_test", "created_at", "workspace_id")
 
 
-def _scope(request: HttpRequest, ws: str):
+def page_scope(request: HttpRequest, ws: str):
+    """The requester's membership and the workspace `ws` of their account (a 404 for any other): every page of a
+    workspace starts here, this module's and runs/pages_tools.py's."""
     membership = current_membership(request)
     workspace, _ = workspace_for_user(membership, ws)
     return membership, workspace
@@ -58,7 +60,7 @@ def _run(workspace, run_id: str) -> Run:
 
 @login_required
 def runs_list(request: HttpRequest, ws: str) -> HttpResponse:
-    membership, workspace = _scope(request, ws)
+    membership, workspace = page_scope(request, ws)
     runs = Run.objects.filter(workspace=workspace)
     filters = {k: request.GET.get(k, "") for k in ("flow", "status", "verdict")}
     if filters["flow"]:
@@ -85,7 +87,7 @@ def runs_list(request: HttpRequest, ws: str) -> HttpResponse:
 @require_POST
 def start_page(request: HttpRequest, ws: str) -> HttpResponse:
     """The Run button: a manual run of a flow (optionally a test run)."""
-    membership, workspace = _scope(request, ws)
+    membership, workspace = page_scope(request, ws)
     if not membership.can_write:
         raise PermissionDenied(f"Your role ({membership.role}) can read this account but not change it.")
     back = "workspace" if request.POST.get("back") == "workspace" else "runs-list"
@@ -188,7 +190,7 @@ def live_context(run: Run, membership, workspace) -> dict:
 @login_required
 def run_page(request: HttpRequest, ws: str, run_id: str) -> HttpResponse:
     """The Run page; htmx polls it (`?since=` the fingerprint it has) for the live part alone."""
-    membership, workspace = _scope(request, ws)
+    membership, workspace = page_scope(request, ws)
     run = _run(workspace, run_id)
     if request.htmx and request.GET.get("trace"):  # one step's trace, opened on a big run
         step = Step.objects.filter(run=run, public_id=request.GET["trace"]).first()
@@ -207,7 +209,7 @@ def run_page(request: HttpRequest, ws: str, run_id: str) -> HttpResponse:
 def decide_page(request: HttpRequest, ws: str, run_id: str, index: int, decision: str) -> HttpResponse:
     """Approve, reject or answer. From htmx: the live part comes back with the outcome in it (no
     reload); from a plain form: a redirect to the page with the message."""
-    membership, workspace = _scope(request, ws)
+    membership, workspace = page_scope(request, ws)
     run = _run(workspace, run_id)
     if not membership.can_approve:
         raise PermissionDenied(f"Your role ({membership.role}) cannot approve or reject steps.")
@@ -238,7 +240,7 @@ def decide_page(request: HttpRequest, ws: str, run_id: str, index: int, decision
 def triggers_page(request: HttpRequest, ws: str) -> HttpResponse:
     """What starts this workspace's runs: schedules (with next fire times), inbound webhook URLs, and — at
     the end — the outbound webhook deliveries (the notifications app's partial)."""
-    membership, workspace = _scope(request, ws)
+    membership, workspace = page_scope(request, ws)
     desk = actions.desk_at(workspace, None)
     hooks = []
     for document in desk.of_kind(FLOW):

@@ -24,7 +24,7 @@ from foldrun.contract.desk import AGENT, TOOL
 from foldrun.nesting import MAX_DEPTH, sentence, too_deep
 
 from . import actions
-from .pages import _scope
+from .pages import page_scope
 from .scratch import check_scratch_file, do_clear_scratch, scratches_of
 from .tooltest import run_tool_test
 
@@ -43,7 +43,7 @@ def _tools(workspace) -> tuple[list[dict], list[str]]:
 
 @login_required
 def tools_page(request: HttpRequest, ws: str) -> HttpResponse:
-    membership, workspace = _scope(request, ws)
+    membership, workspace = page_scope(request, ws)
     tools, agents = _tools(workspace)
     context = {"section": "workspace", "workspace": workspace, "tools": tools, "agents": agents,
                "can_write": membership.can_write, "tested": None}
@@ -58,7 +58,7 @@ def tools_page(request: HttpRequest, ws: str) -> HttpResponse:
 @login_required
 def scratch_file(request: HttpRequest, ws: str, tool: str, path: str) -> HttpResponse:
     """One file of a tool's Tool Test scratch, as a download (any member)."""
-    _membership, workspace = _scope(request, ws)
+    _membership, workspace = page_scope(request, ws)
     try:
         row = check_scratch_file(workspace, tool, path)
     except ApiError:
@@ -72,7 +72,7 @@ def scratch_file(request: HttpRequest, ws: str, tool: str, path: str) -> HttpRes
 @require_POST
 def clear_scratch(request: HttpRequest, ws: str, tool: str) -> HttpResponse:
     """The Clear button: the tool's next Tool Test starts from the workspace's files alone (a writer only)."""
-    membership, workspace = _scope(request, ws)
+    membership, workspace = page_scope(request, ws)
     if not membership.can_write:
         raise PermissionDenied(f"Your role ({membership.role}) can read this account but not change it.")
     do_clear_scratch(workspace, tool)

@@ -9,6 +9,8 @@ The way a step goes, in order (ARCHITECTURE.md draws it):
 - `execute` — `run_steps_from(step_pk)` (the `runs.run_step` task) runs the step through the engine outside any
   transaction, then ends it in one closing transaction that holds the run's lock with the lease checked; a
   chain of plain steps runs in the same task (`chain`: what the task keeps between its steps).
+- `settle` — what a try's result makes of its step (completed, failed and retried, parked, re-run) inside
+  that closing transaction, and the run moved on from there; each returns what the task runs next.
 - `advance` — `advance(run_pk)` and `move_within` decide the run's next thing: a gate, a wait, an `each:`
   fan-out, a plain step, or the end.
 - `finish` — a run's end: verdict, headline, notify's events, a schedule's quarantine.
@@ -23,11 +25,12 @@ This module is the package's public interface: the API and pages (through runs/a
 from __future__ import annotations
 
 from ..trace_log import trace
-from .advance import FINISHED, QUEUE_FIELDS, advance, fail_run, move_within, plain_first_task, queue, settle_failure
-from .chain import enqueue_step
+from .advance import FINISHED, advance, fail_run, move_within, plain_first_task
+from .chain import QUEUE_FIELDS, enqueue_step, queue
 from .claim import claim, vault_empty
 from .execute import execute_step, run_steps_from, sandbox_base
 from .recover import recover_step, sweep
+from .settle import settle_failure
 from .start import create_run
 from .states import (
     IllegalMove,

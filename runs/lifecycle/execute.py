@@ -8,13 +8,11 @@ of them in one task (runs/lifecycle/chain.py).
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import logging
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -24,87 +22,81 @@ from django.utils import timezone
 from foldrun import net
 from foldrun import incidents, leases
 from foldrun.engine import StepRequest, run_step
-from foldrun.engine.flow import check_verify
-from library.actions.run_files import do_write_run_files
-from library.actions.writes import WriteRefused
 
-from .chain import _Chain, _chain, _end_held_try, _here
+from .chain import Chain, Next, Taken
 from .claim import claim
 from ..desks import desk_at, flow_meta, run_inputs
 from .. import live_view
 from ..host import DbHost
-from ..models import Approval, ApprovalKind, ApprovalState, Artifact, Run, Schedule, Step, StepStatus, Try
-from .advance import _after_step, _park, _spec, move_within, queue, settle_failure
-from .states import end_try, move_step
-from ..trace_log import trace
+from ..models import Approval, ApprovalKind, ApprovalState, Run, Schedule, Step, StepStatus, Try
+from .advance import spec_of
+from .settle import settle_failure, settle_result
+from .states import end_try
 
 log = logging.getLogger(__name__)
 
 
 def run_steps_from(step_pk: int) -> str:
-    """Run the step, then, in this same task, each step its run queues next while nothing parks, fans out or
-    waits. Returns the words of each for the task log.
+    """Run the step, then, in this same task, each step its run moves to next while nothing parks, fans out or
+    waits (the `runs.run_step` task). Returns the words of each for the task log.
 
-    A next step met while the previous one ends is taken there and then, in that step's closing transaction
-    (the run's lock is held): no second claim transaction, no queue hop. If this worker dies before running
-    it, its lease runs out and the sweep re-runs it like any lost try."""
+    Each step's end returns what this task runs next (`Next`): a step taken there and then, in that step's
+    closing transaction (the run's lock is held) — no second claim transaction, no queue hop — or the key of a
+    step it left queued for this task. If this worker dies before running it, its lease runs out (or its
+    queued time does) and the sweep acts on it like any lost work."""
     words: list[str] = []
-    nxt: Any = step_pk
-    chain = _Chain()
-    _here.chain = chain
-    try:
-        while nxt is not None:
-            chain.next, chain.run = None, None
-            if isinstance(nxt, int):
-                words.append(execute_step(nxt))
-            else:
-                words.append(_run_claimed(*nxt))
-            nxt = chain.next
-    finally:
-        _here.chain = None
+    chain = Chain()
+    nxt: Next = step_pk
+    while nxt is not None:
+        chain.run = None
+        if isinstance(nxt, Taken):
+            word, nxt = _run_claimed(nxt.run, nxt.step, nxt.attempt, nxt.holder, chain)
+        else:
+            word, nxt = _claim_and_run(nxt, chain)
+        words.append(word)
     return "; ".join(words)
 
 
 def execute_step(step_pk: int) -> str:
-    """Run one step (or `each:` instance) once. Returns a word for the task log.
+    """Run one step (or `each:` instance) once, on its own: what its run moves to next is sent as a message.
+    Returns a word for the task log."""
+    return _claim_and_run(step_pk, Chain(takes_next=False))[0]
 
-    The step is taken with a lease (a random holder id, an expiry) under the row lock and held by a heartbeat
-    while the engine runs (runs/lifecycle/claim.py). A message for a step already running is dropped: its lease is live
+
+def _claim_and_run(step_pk: int, chain: Chain) -> tuple[str, Next]:
+    """Take the step with a lease (a random holder id, an expiry) and run it, held by a heartbeat while the
+    engine runs (runs/lifecycle/claim.py). A message for a step already running is dropped: its lease is live
     (another worker, on any host, is running it), or it ran out and the recovery sweep decides (re-run or fail).
     """
     holder = leases.new_holder()
     claimed = claim(step_pk, holder)
     if isinstance(claimed, str):
-        return claimed
+        return claimed, None
     run, step, attempt, rows = claimed
-    chain = _chain()
-    if chain is not None:
-        chain.parents, chain.parents_of = {s.index: s for s in rows if s.instance is None}, run.pk
-        if run.vault_empty:
-            # The account has no secret at all (asked in the claim's query): a name the step looks up — a local
-            # model's optional key — is answered "none" without a query of its own, as a held answer is.
-            chain.held.note_empty(run.account_id)
-    return _run_claimed(run, step, attempt, holder)
+    chain.parents, chain.parents_of = {s.index: s for s in rows if s.instance is None}, run.pk
+    if run.vault_empty:
+        # The account has no secret at all (asked in the claim's query): a name the step looks up — a local
+        # model's optional key — is answered "none" without a query of its own, as a held answer is.
+        chain.held.note_empty(run.account_id)
+    return _run_claimed(run, step, attempt, holder, chain)
 
 
-def _run_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
+def _run_claimed(run: Run, step: Step, attempt: Try, holder: str, chain: Chain) -> tuple[str, Next]:
     try:
-        return _execute_claimed(run, step, attempt, holder)
+        return _execute_claimed(run, step, attempt, holder, chain)
     except Exception:  # noqa: BLE001 - never leave a claimed step running: fail it with a sentence
-        chain = _chain()
-        if chain is not None:  # the closing transaction rolled back: nothing it took for this task stands
-            chain.next = chain.ending = None
+        chain.ending = None  # the closing transaction rolled back: nothing it took for this task stands
         code = incidents.record(log, "step %s of %s stopped on an internal error", step.label, run.public_id)
         with transaction.atomic():
             run = Run.objects.select_for_update().get(pk=run.pk)
             step = Step.objects.select_for_update().get(pk=step.pk)
             if step.lease_holder != holder or step.status != StepStatus.RUNNING:
-                return "lease lost"
+                return "lease lost", None
             end_try(attempt.pk, "failed", "an internal error", finished_at=timezone.now(),
                     error=f"internal error (incident {code})")
-            settle_failure(run, step, incidents.sentence("the step", code),
-                            retry_allowed=False)
-        return "internal error"
+            # No chain here: what the run moves to next is sent as a message, to a task that starts afresh.
+            settle_failure(run, step, incidents.sentence("the step", code), retry_allowed=False)
+        return "internal error", None
 
 
 @functools.cache
@@ -129,9 +121,8 @@ def _make_live_root() -> None:
         os.makedirs(root, exist_ok=True)
 
 
-def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
-    spec = _spec(run, step)
-    chain = _chain() or _Chain()
+def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str, chain: Chain) -> tuple[str, Next]:
+    spec = spec_of(run, step)
     # A step continued in the same task reads the same revision as the one before it: its desk is in hand.
     if chain.desk is not None and chain.desk[0] == run.pk:
         desk = chain.desk[1]
@@ -199,7 +190,7 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
         before, run = run, _closing(run.pk, step.pk, holder).first()
         if run is None:
             # Another holder (the sweep) took the step while this one could not renew: commit nothing.
-            return "lease lost"
+            return "lease lost", None
         # A run's plan and inputs are written once, at its start: the closing query leaves them out (their JSON,
         # parsed again on every step, was the larger part of making its row) and they are taken from the run in hand.
         run.plan, run.inputs = before.plan, before.inputs
@@ -208,9 +199,9 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str) -> str:
         # unmetered account is charged nothing, and the charge after commit need not lock the account to see so.
         run.metered = run.workspace.account.credits_usd is not None
         host.flush()  # the trace lines the step still holds, in this transaction
-        word = _settle_result(run, step, attempt, *ended, chain)
-        _end_held_try(chain)
-        return word
+        word, nxt = settle_result(run, step, attempt, *ended, chain)
+        chain.end_held_try()
+        return word, nxt
 
 
 def _closing(run: int, step: int, holder: str):
@@ -222,102 +213,6 @@ def _closing(run: int, step: int, holder: str):
             .order_by("pk"))
 
 
-def _is_last_step(step: Step, chain: _Chain) -> bool:
-    """Whether `step` is its run's last plain step, as the claim (or the step before, in this task) saw the run."""
-    parents = chain.parents if chain.parents_of == step.run_id else None
-    return step.instance is None and bool(parents) and step.index == max(parents)
-
-
-def _settle_result(run: Run, step: Step, attempt: Try, result, spec: dict, desk, seconds: float,
-                   chain: _Chain) -> str:
-    """What a try's result makes of its step and run. Precondition: inside the closing transaction, which
-    holds the run's lock, with the lease checked."""
-    step.lease_holder, step.lease_until = "", None
-    problem = None
-    if result.status == "completed":
-        before = {p: t for p, t in desk.files.items()}
-        after: dict = {**result.writes, **result.outputs}
-        problem = check_verify(spec.get("verify"), result.output, before, after)
-    # The try failed on the check, whatever the model said: its record says so.
-    status, error = ("failed", problem) if problem else (result.status, result.error)
-    # Written with the run's next try when this transaction takes one (one statement), else at its end.
-    chain.ending = (attempt, status, (error or f"the step {status}").splitlines()[0],
-                    dict(error=error[:2000], seconds=seconds, finished_at=timezone.now(), cost_usd=result.cost,
-                         tokens_in=result.tokens_in, tokens_out=result.tokens_out, image=result.image,
-                         pod_line=_pod_line(result)[:300]))
-    step.limits_line = result.limits_line[:1000]
-    step.cost_usd += result.cost
-    step.tokens_in += result.tokens_in
-    step.tokens_out += result.tokens_out
-    if result.status not in ("parked", "lost"):  # a lost try's outputs come again from its re-run
-        _keep_files(run, step, result)
-    if problem:
-        trace(run, step, problem)
-        step.output = result.output
-        settle_failure(run, step, problem, retry_allowed=True)
-        return "verify failed"
-    if result.status == "completed":
-        move_step(step, StepStatus.COMPLETED, f"try {step.attempt} completed")
-        step.output = result.output
-        step.finished_at = timezone.now()
-        if step.instance is None:  # saved as the run moves on: with the next step's claim when there is one
-            move_within(run, ended=step, unsaved=True)
-        else:
-            step.save()
-            _after_step(run, step)
-        return "completed"
-    if result.status == "parked":
-        if run.is_finished:
-            move_step(step, StepStatus.CANCELLED, f"it asked a person, but the run had {run.status}")
-            step.save()
-            return "run finished"
-        move_step(step, StepStatus.PENDING, "it asked a person")
-        step.save()
-        # The step's conversation is not kept: answered, it runs again from the start with the answer.
-        trace(run, step, f"step {step.label} ([[{step.agent}]]) asked a person; when they answer, the step "
-                          f"runs again from the start with their answer — what it did in its sandbox before "
-                          f"asking is not kept")
-        _park(run, step, ApprovalKind.ASK, question=result.question)
-        return "parked"
-    if result.status == "lost":  # its browser pod went and it had only read: again, part of the attempt
-        step.lost_reruns += 1
-        trace(run, step, "browser pod lost; re-ran on full")
-        queue(step, why=f"try {step.attempt} lost its browser pod; it had only read")
-        step.save()
-        return "browser pod lost"
-    step.output = result.output
-    settle_failure(run, step, result.error or "the step failed", retry_allowed=not result.error.startswith("budget reached"))
-    return "failed"
-
-
-def _pod_line(result) -> str:
-    """The try's browser pod line as the step card says it, with what became of the step when the pod was lost."""
-    line, why = result.pod_line, result.error.split(" — ", 1)[-1]
-    if result.status == "lost":
-        return f"{line}; re-ran on full ({why})" if line else f"browser pod lost; re-ran on full ({why})"
-    if line.endswith("browser pod lost") and result.error.startswith("browser pod died after"):
-        return f"{line}; not re-run ({result.error})"
-    return line
-
-
 def _pod_was_lost(step: Step) -> bool:
     """Whether the step's last try ended with its browser pod lost (asked only of a step re-run after a loss)."""
     return Try.objects.filter(step=step, n=step.attempt - 1, status="lost", image="slim").exists()
-
-
-def _keep_files(run: Run, step: Step, result) -> None:
-    """Outputs become run artifacts; memory/ and state/ writes a revision attributed to the run."""
-    for path, content in result.outputs.items():
-        Artifact.objects.create(run=run, step=step, path=path, content=content, size=len(content),
-                                sha256=hashlib.sha256(content).hexdigest())
-    if result.writes:
-        try:
-            do_write_run_files(run.public_id, account=run.account, workspace=run.workspace, files=result.writes,
-                               message=f"Written by {run.public_id} step {step.label} ([[{step.agent}]])")
-            trace(run, step, "kept as a revision: " + ", ".join(sorted(result.writes)))
-        except WriteRefused as exc:
-            findings = getattr(exc, "findings", [])
-            words = "; ".join(getattr(f, "message", str(f)) for f in findings) or str(exc)
-            trace(run, step, f"writes refused: {words}")
-
-

@@ -1,6 +1,6 @@
-"""A run's end: `_finish` saves its verdict, headline and summary (or its failure), skips the steps a failed run
+"""A run's end: `finish_run` saves its verdict, headline and summary (or its failure), skips the steps a failed run
 will not get to, fires notify's events and keeps a flow's schedule's quarantine (`disable_after:`);
-`_finish_within` is the end a step's closing transaction makes, with no savepoint (runs/lifecycle/advance.py:
+`finish_within` is the end a step's closing transaction makes, with no savepoint (runs/lifecycle/advance.py:
 move_within). Precondition, everywhere here: inside a transaction holding the run's row lock.
 """
 from __future__ import annotations
@@ -22,14 +22,14 @@ from ..trace_log import trace
 log = logging.getLogger(__name__)
 
 
-def _finish_within(run: Run, parents: dict[int, Step]) -> None:
+def finish_within(run: Run, parents: dict[int, Step]) -> None:
     """move_within's end of a run whose steps all ended, with no savepoint (its SAVEPOINT and RELEASE were two of
     a run end's round trips): it writes one UPDATE of the run's row, locked here, with values that fit its
     columns (a headline cut to 500, a verdict of four words, text the steps' saves took), and notifications that
     keep their failures to themselves (notify/receivers.py). What raises before the UPDATE (an illegal move)
     wrote nothing: the advance task tries again, as after a failed savepoint. A database error is not caught."""
     try:
-        _finish(run, RunStatus.COMPLETED, parents=parents)
+        finish_run(run, RunStatus.COMPLETED, parents=parents)
     except DatabaseError:
         raise  # the transaction cannot go on past it
     except Exception:  # noqa: BLE001 - as move_within's
@@ -37,14 +37,16 @@ def _finish_within(run: Run, parents: dict[int, Step]) -> None:
         send_after_commit("runs.advance", run.pk)
 
 
-def _clears_quarantine(run: Run) -> bool:
+def clears_quarantine(run: Run) -> bool:
     """Whether this run's success clears its flow's schedule's quarantine (an UPDATE). `quarantined`: whether one
     was there when the closing transaction took the run's lock (absent on a run read elsewhere: then it does)."""
     return run.kind == "flow" and getattr(run, "quarantined", True)
 
 
-def _finish(run: Run, status: str, *, error: str = "", parents: dict[int, Step] | None = None) -> None:
-    """`parents`: the run's plain and parent steps by index, when the caller has them locked in hand."""
+def finish_run(run: Run, status: str, *, error: str = "", parents: dict[int, Step] | None = None) -> None:
+    """End the run `status` (completed: its verdict, headline and summary from its last completed step; failed:
+    `error`, its unstarted steps skipped), and fire notify's events. Precondition: the run's lock is held.
+    `parents`: the run's plain and parent steps by index, when the caller has them locked in hand."""
     moved = move_run(run, status, error.splitlines()[0] if error else "every step ended")
     run.finished_at = timezone.now()
     run.error = error[:2000]
@@ -70,10 +72,10 @@ def _finish(run: Run, status: str, *, error: str = "", parents: dict[int, Step] 
         emit(run, "completed")
         if run.verdict == "BLOCKED":
             emit(run, "blocked")
-        # A success forgets a quarantine (_clears_quarantine). One set by another run's failure since the
+        # A success forgets a quarantine (clears_quarantine). One set by another run's failure since the
         # closing transaction took the lock is one that run's streak counted without this success (it cannot
         # see it before this commits), as it would have been had this UPDATE run first.
-        if _clears_quarantine(run):
+        if clears_quarantine(run):
             Schedule.objects.filter(workspace_id=run.workspace_id, flow=run.name).update(quarantined_at=None)
     elif status == RunStatus.FAILED:
         emit(run, "failed")

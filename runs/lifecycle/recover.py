@@ -31,8 +31,9 @@ from foldrun import incidents, leases
 from foldrun.broker import waiting_task_args
 
 from ..trace_log import trace
-from .advance import advance, fail_run, queue, settle_failure
-from .chain import enqueue_step
+from .advance import advance, fail_run
+from .chain import enqueue_step, queue
+from .settle import settle_failure
 from ..models import Run, RunStatus, Step, StepStatus, Try
 from .states import move_step, move_try
 

@@ -16,6 +16,7 @@ from accounts.models import Workspace
 from ..models import Run, RunStatus, Step, StepStatus
 from .advance import advance
 from .chain import enqueue_step
+from .states import move_run, move_step
 
 
 def create_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[dict], flow_meta: dict,  # noqa: F811 - the parameter, not desks.flow_meta
@@ -28,16 +29,16 @@ def create_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[d
         inputs={**inputs, "__flow__": flow_meta}, plan=plan,
         budget_usd=Decimal(str(budget)) if budget else None,
         created_by=user if getattr(user, "is_authenticated", False) else None, delivery_id=delivery_id,
-        delivery_day=now.date() if delivery_id else None, created_at=now,
-        status=RunStatus.RUNNING if moved else RunStatus.QUEUED, started_at=now if moved else None,
+        delivery_day=now.date() if delivery_id else None, created_at=now, status=RunStatus.QUEUED,
     )
-    steps = [
-        Step(run=run, index=spec["number"], agent=spec["agent"],
-             task=first_task if moved and n == 0 else spec["task"],
-             status=StepStatus.QUEUED if moved and n == 0 else StepStatus.PENDING,
-             queued_at=run.created_at if moved and n == 0 else None,
-             wait_event=spec.get("wait_event") or "")
-        for n, spec in enumerate(plan)]
+    steps = [Step(run=run, index=spec["number"], agent=spec["agent"], task=spec["task"], status=StepStatus.PENDING,
+                  wait_event=spec.get("wait_event") or "") for spec in plan]
+    if moved:
+        # The moves `advance` would make first, made on the rows before they are written (no statement more).
+        move_run(run, RunStatus.RUNNING, "its first step is due")
+        run.started_at = now
+        move_step(steps[0], StepStatus.QUEUED, "its turn came")
+        steps[0].task, steps[0].queued_at = first_task, now
     # The run and its steps together or not at all: a delivery id's unique constraint broken by a simultaneous
     # start leaves nothing written (a savepoint, inside a caller's transaction).
     with transaction.atomic():

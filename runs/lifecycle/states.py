@@ -110,9 +110,17 @@ def end_try_and_start_next(ended: Try, to: str, why: str, new: Try, **fields: An
         new.pk = Try.objects.filter(step=new.step, n=new.n).values_list("pk", flat=True).get()
 
 
+def new_try(step: Step, started_at=None) -> Try:
+    """The running try of `step`, just moved to running (its `attempt` counted), not yet saved: a try is born
+    running (the one status its table starts from) and moves only through `move_try` and `end_try`."""
+    return Try(step=step, n=step.attempt, status="running", started_at=started_at or step.started_at)
+
+
 def start_try(step: Step, started_at=None) -> Try:
     """The running try of `step`, just moved to running (its `attempt` counted): inserted, and returned."""
-    return Try.objects.create(step=step, n=step.attempt, status="running", started_at=started_at or step.started_at)
+    attempt = new_try(step, started_at)
+    attempt.save(force_insert=True)
+    return attempt
 
 
 def take_step(step: Step, seen_status: str, seen_attempt: int, fields: list[str]) -> bool:

@@ -86,8 +86,8 @@ def test_a_one_step_run_makes_at_most_16_statements_from_its_start_to_its_end(de
     run_through(desk, fake_provider, "one", 1)  # this process's caches (the desk at the revision) warm
     one = run_through(desk, fake_provider, "one", 1)
     print(f"\na one-step run: {len(one.statements)} statements in {one.transactions} transactions")
-    assert len(one.statements) <= ONE_STEP_RUN, one
-    assert one.transactions <= ONE_STEP_RUN_TRANSACTIONS, one
+    assert len(one.statements) <= ONE_STEP_RUN, str(one)
+    assert one.transactions <= ONE_STEP_RUN_TRANSACTIONS, str(one)
 
 
 def test_each_further_step_of_a_sequence_makes_at_most_8_statements(desk, fake_provider):
@@ -96,8 +96,8 @@ def test_each_further_step_of_a_sequence_makes_at_most_8_statements(desk, fake_p
     three = run_through(desk, fake_provider, "three", 3)
     print(f"\na further step: {(len(three.statements) - len(one.statements)) / 2:g} statements in "
           f"{(three.transactions - one.transactions) / 2:g} transactions")
-    assert (len(three.statements) - len(one.statements)) / 2 <= FURTHER_STEP, three
-    assert (three.transactions - one.transactions) / 2 <= FURTHER_STEP_TRANSACTIONS, three
+    assert (len(three.statements) - len(one.statements)) / 2 <= FURTHER_STEP, str(three)
+    assert (three.transactions - one.transactions) / 2 <= FURTHER_STEP_TRANSACTIONS, str(three)
 
 
 def test_each_fan_out_instance_makes_at_most_8_statements(desk, fake_provider):
@@ -117,8 +117,8 @@ def test_each_fan_out_instance_makes_at_most_8_statements(desk, fake_provider):
     print(f"\nan each: instance: {max(len(e.statements) for e in per_instance)} statements in "
           f"{max(e.transactions for e in per_instance)} transactions")
     for each in per_instance:
-        assert len(each.statements) <= FAN_OUT_INSTANCE, each
-        assert each.transactions <= FAN_OUT_INSTANCE_TRANSACTIONS, each
+        assert len(each.statements) <= FAN_OUT_INSTANCE, str(each)
+        assert each.transactions <= FAN_OUT_INSTANCE_TRANSACTIONS, str(each)
     fake_provider.reply_text("read", usage=(1, 1))
     lifecycle.run_steps_from(instances[-1])
     assert Run.objects.get(pk=run.pk).status == "completed"

@@ -1,4 +1,4 @@
-"""Every Run, Step and Try status change goes through runs/states.py, the claim's and a waiting instance's
+"""Every Run, Step and Try status change goes through runs/lifecycle/states.py, the claim's and a waiting instance's
 included: a move the table refuses raises with a sentence and writes nothing, and no module of runs/ writes a
 status with a bare `.update(status=…)` of its own."""
 from __future__ import annotations
@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from runs.lifecycle import claim
+from runs.lifecycle import IllegalMove, claim, move_steps
 from runs.models import Run, Step, StepStatus
-from runs.lifecycle import IllegalMove, move_steps
 
 RUNS = Path(__file__).resolve().parents[2] / "runs"
 
@@ -57,11 +56,11 @@ def test_a_waiting_instance_is_queued_only_while_it_is_pending(db, account, work
 
 def test_no_module_of_runs_writes_a_status_with_an_update_of_its_own():
     found = []
-    for path in sorted(RUNS.glob("*.py")):
-        if path.name == "states.py":
+    for path in sorted(RUNS.rglob("*.py")):
+        if path == RUNS / "lifecycle" / "states.py":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "update"
                     and any(k.arg == "status" for k in node.keywords)):
-                found.append(f"{path.name}:{node.lineno}")
+                found.append(f"{path.relative_to(RUNS)}:{node.lineno}")
     assert found == []
