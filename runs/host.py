@@ -310,6 +310,10 @@ class DbHost:
                 return
         live_view.write(self.step.public_id, kind, jpeg, url)
 
+    def live_frames(self):
+        """The Run page keeps the step's browser frames (`live_frame`)."""
+        return self.live_frame
+
     def close(self) -> None:
         """Close the model clients. The caller flushes the trace (inside its closing transaction)."""
         for client in self.clients:

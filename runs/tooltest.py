@@ -2,7 +2,9 @@
 whose secrets come from the vault and whose trace is returned, not stored."""
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 
@@ -10,6 +12,7 @@ from accounts.models import Workspace
 from browsing.kept import KeptSeeds
 from foldrun import net
 from foldrun.api import ApiError
+from foldrun.engine.errors import ToolError
 from foldrun.engine.resolve import ResolveError
 from foldrun.engine.step import StepRequest
 from foldrun.engine.tooltest import test_tool
@@ -42,6 +45,31 @@ class TestHost:
 
     def read_run(self, run_id: str) -> dict | None:
         return None
+
+    def charge(self, response: dict, provider: dict, reserved: Decimal = Decimal("0")) -> Decimal:
+        return Decimal("0")  # a tool test makes no model call, and spends nothing of a run
+
+    def reserve(self, amount: Decimal, minimum: Decimal, windows: Any = None) -> Decimal:
+        return amount  # no run, no cap
+
+    def release(self, amount: Decimal) -> None:
+        return None
+
+    def model_client(self, provider: dict, timezone: str = "UTC") -> Any:
+        raise ToolError("a tool test makes no model call")
+
+    def session_action(self) -> None:
+        return None  # a tool test drives no browser session
+
+    def live_frames(self) -> None:
+        return None  # nothing shows a tool test's browser live
+
+    def egress(self, names: list[str]) -> None:
+        return None  # a tool test runs no proxied program through an egress proxy
+
+    def consult(self, desk: str, agent: str, question: str, *, counter: Any = None,
+                pod_writes: list[str] | None = None) -> str:
+        raise ToolError("desks: consulting another desk needs a server run")
 
 
 def run_tool_test(workspace: Workspace, tool: str, arguments: dict, *, agent: str | None = None,

@@ -34,8 +34,16 @@ class Host(Protocol):
     def model_client(self, provider: dict, timezone: str = "UTC") -> Any:
         """An object with `.create(system, messages, tools, max_tokens)` returning an Anthropic Messages dict."""
 
-    def charge(self, response: dict, provider: dict) -> Decimal:
-        """Record a model response's cost; raise BudgetExceeded when the run's cap is reached."""
+    def charge(self, response: dict, provider: dict, reserved: Decimal = Decimal("0")) -> Decimal:
+        """Record a model response's cost, settling the `reserved` amount held for it; raise BudgetExceeded
+        when the run's cap is reached."""
+
+    def reserve(self, amount: Decimal, minimum: Decimal, windows: Any = None) -> Decimal:
+        """Hold up to `amount` of the run's budget for a call about to go out (engine/spend.py); the grant, at
+        least `minimum`, or raise BudgetExceeded. A host with no cap grants `amount`."""
+
+    def release(self, amount: Decimal) -> None:
+        """Give back a reservation no call settled (the call was not made, or failed before its reply)."""
 
     def check_budget(self) -> None:
         """Raise BudgetExceeded when the run may not spend any more."""
@@ -46,6 +54,28 @@ class Host(Protocol):
     def recall_runs(self, limit: int) -> list[dict]: ...
 
     def read_run(self, run_id: str) -> dict | None: ...
+
+    def egress(self, names: list[str]) -> Any:
+        """The started egress proxy for `secrets: proxied` programs (it fills the secrets `names` for their own
+        hosts; `.env()` says where it listens, `.stop()` ends it), or None where there is none (a laptop)."""
+
+    def consult(self, desk: str, agent: str, question: str, *, counter: Any = None,
+                pod_writes: list[str] | None = None) -> str:
+        """`desks`: ask `agent` of another desk of this account; its answer. Raises ToolError where a colleague
+        cannot be consulted (a laptop, a colleague itself)."""
+
+    @property
+    def kept_seeds(self) -> Any:
+        """The seed book of the web tool's kept vendor profiles (foldrun/web/browse/kept.py: what secret signed
+        each in), or None where the profile's own file keeps it (a laptop)."""
+
+    def session_action(self) -> None:
+        """A call of the step acted on its browser session: the session's idle clock starts again (a no-op
+        where the step drives no session)."""
+
+    def live_frames(self) -> Callable[[str, bytes | None, str], None] | None:
+        """Where the step's browser frames go for a live view (kind, JPEG, URL), or None when nothing keeps
+        them — then no screencast is started."""
 
 
 @dataclass

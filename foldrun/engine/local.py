@@ -10,7 +10,7 @@ from foldrun.providers.client import ModelClient, supply_from_block
 from foldrun.providers.supply import MissingSecret as MissingProviderKey
 
 from .cost import response_cost
-from .errors import BudgetExceeded, MissingSecret, StepFailed
+from .errors import BudgetExceeded, MissingSecret, StepFailed, ToolError
 from .httpclient import shared_http
 
 
@@ -91,3 +91,21 @@ class LocalHost:
 
     def read_run(self, run_id: str) -> dict | None:
         return next((r for r in self.runs if r.get("id") == run_id), None)
+
+    @property
+    def kept_seeds(self) -> None:
+        return None  # on a laptop a kept profile's file under state/ says what seeded it
+
+    def session_action(self) -> None:
+        return None  # a laptop run drives no browser session
+
+    def live_frames(self) -> None:
+        return None  # nothing shows a laptop step's browser live: no screencast
+
+    def egress(self, names: list[str]) -> None:
+        """No egress proxy on the user's own machine: a proxied program reaches its hosts directly."""
+        return None
+
+    def consult(self, desk: str, agent: str, question: str, *, counter: Any = None,
+                pod_writes: list[str] | None = None) -> str:
+        raise ToolError("desks: consulting another desk needs a server run")

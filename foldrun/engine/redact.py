@@ -48,10 +48,10 @@ class RedactingHost:
 
     def __init__(self, host: Any, redactor: Redactor) -> None:
         self._host = host
-        self._redactor = redactor
+        self.redactor = redactor  # the step's (engine/stepenv.py redacts with the same one)
 
     def trace(self, kind: str, data: dict) -> None:
-        self._host.trace(kind, self._redactor.data(data))
+        self._host.trace(kind, self.redactor.data(data))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._host, name)

@@ -1,11 +1,12 @@
 """What a call may cost, reserved before it goes out (issue 8: budgets that stop exactly at the cap).
 
-A host that can reserve (`reserve(amount, minimum, windows)`, `release(amount)`, `charge(..., reserved=)`;
-the server's `DbHost` through runs/budget.py) is asked for what the next call can cost at most: for a
+Every host reserves (`reserve(amount, minimum, windows)`, `release(amount)`, `charge(..., reserved=)`: the
+`Host` protocol, engine/context.py; the server's `DbHost` through runs/budget.py, the laptop's `LocalHost` in
+its one process, a host with no cap granting what is asked). It is asked for what the next call can cost at most: for a
 model call the request's input (bounded from its size) plus `max_tokens` of output. The grant may be
 smaller — then the call's `max_tokens` is lowered to what it pays for, and a line on the trace says so —
 but never below what a useful reply needs; less than that and the call is not made (BudgetExceeded).
-After the call the real cost settles the reservation. A host without reservations keeps `check_budget`.
+After the call the real cost settles the reservation.
 """
 from __future__ import annotations
 
@@ -23,10 +24,6 @@ MIN_USEFUL_TOKENS = 256
 ZERO = Decimal("0")
 
 
-def reserves(host: Any) -> bool:
-    return callable(getattr(host, "reserve", None))
-
-
 def input_bound(system: Any, messages: list, tools: list) -> int:
     size = len(json.dumps([system, messages, tools], ensure_ascii=False, default=str).encode())
     return size // BYTES_PER_INPUT_TOKEN + 64
@@ -35,8 +32,6 @@ def input_bound(system: Any, messages: list, tools: list) -> int:
 def reserve_model_call(host: Any, provider: dict, system: Any, messages: list, tools: list, max_tokens: int,
                        windows: Any = None) -> tuple[Decimal, int]:
     """(the reservation, the max_tokens the call may use). Raises BudgetExceeded when too little is left."""
-    if not reserves(host):
-        return ZERO, max_tokens
     found = rates(provider)
     if found is None:  # nothing is charged: the call needs only that the cap is not yet reached
         return host.reserve(ZERO, ZERO, windows), max_tokens
@@ -57,16 +52,13 @@ def reserve_model_call(host: Any, provider: dict, system: Any, messages: list, t
 def reserve_tool_call(host: Any, windows: Any = None) -> None:
     """A paid tool call: no tool declares a price yet, so what it needs is that the caps are not reached
     counting every call in flight (the same locked read as a model call's reservation; nothing is held)."""
-    if reserves(host):
-        host.reserve(ZERO, ZERO, windows)
+    host.reserve(ZERO, ZERO, windows)
 
 
 def charge(host: Any, response: dict, provider: dict, reserved: Decimal) -> Decimal:
-    if reserves(host):
-        return host.charge(response, provider, reserved=reserved)
-    return host.charge(response, provider)
+    return host.charge(response, provider, reserved=reserved)
 
 
 def release(host: Any, reserved: Decimal) -> None:
-    if reserves(host) and reserved:
+    if reserved:
         host.release(reserved)

@@ -12,7 +12,7 @@ from .errors import ToolError
 from .httpclient import shared_http
 from .limits import LimitCounter
 from .programs import Programs
-from .redact import Redactor
+from .redact import RedactingHost, Redactor
 from .resolve import AgentSpec
 from .sandbox import Sandbox
 from .search import SearchIndex
@@ -36,8 +36,8 @@ class StepEnv:
         self.allow_private_urls = request.allow_private_urls
         self.venv_cache = request.venv_cache
         self.secrets: dict[str, str] = {}        # name -> value handed to this step (or WITHHELD)
-        redactor = getattr(host, "_redactor", None)
-        self.redactor: Redactor = redactor if isinstance(redactor, Redactor) else Redactor()
+        # The step's host redacts its traces with the step's redactor (engine/step.py wraps it): one redactor.
+        self.redactor: Redactor = host.redactor if isinstance(host, RedactingHost) else Redactor()
         self.real_values: dict[str, str] = self.redactor.values   # for redaction only
         self._closers: list[Callable[[], None]] = []
         self._index: SearchIndex | None = None
@@ -108,9 +108,8 @@ class StepEnv:
         """FOLDRUN_EGRESS for a proxied script: the host's egress proxy, started once per step (a program in its
         network namespace reaches it through its way out: `Programs.run_program` says where)."""
         if self._egress is None:
-            make = getattr(self.host, "egress", None)
             names = [str(n) for n in (self.agent.meta.get("secrets") or [])]
-            self._egress = make(names) if make else None
+            self._egress = self.host.egress(names)
             if self._egress is not None:
                 self.on_close(self._egress.stop)
         return self._egress.env() if self._egress is not None else {}

@@ -57,10 +57,10 @@ def web_tool_for(agent: Any, env: Any, *, searxng_url: str | None = None) -> Web
                   pod_account=_pod_account(env),
                   session_cdp=str(getattr(getattr(env, "request", None), "browser_cdp", "") or "") or None,
                   session_allow_hosts=list(getattr(getattr(env, "request", None), "browser_allow_hosts", None) or []),
-                  seeds=getattr(env.host, "kept_seeds", None))  # what seeded a kept vendor profile: the host's
+                  seeds=env.host.kept_seeds)  # what seeded a kept vendor profile: the host's
     web.model_format = model_format or None
-    web.on_session_action = getattr(env.host, "session_action", None)  # a task's browse is its session's action
-    web.live_frames = getattr(env.host, "live_frame", None)  # the Run page's live view of the step's browser, when kept
+    web.on_session_action = env.host.session_action  # a task's browse is its session's action
+    web.live_frames = env.host.live_frames()  # the Run page's live view of the step's browser, when kept
     env.on_close(web.close)
     env.on_close(lambda: _say_where_it_browsed(web, env))
     web.endpoints.update(_endpoints())

@@ -91,6 +91,15 @@ class FakeHost:
     def trace(self, kind: str, payload: dict) -> None:
         self.traced.append((kind, payload))
 
+    # The rest of the engine's Host protocol that the web tool reads (engine/context.py): a laptop's answers.
+    kept_seeds = None
+
+    def session_action(self) -> None:
+        return None
+
+    def live_frames(self) -> None:
+        return None
+
 
 def _env(tmp_path: Path, http_client, *, is_test: bool = False) -> SimpleNamespace:
     host = FakeHost()

@@ -189,11 +189,8 @@ def ask(args: dict, env: "ToolContext") -> str:
          limit_keys=lambda args: ["desks", str(args.get("agent") or "")])
 def consult(args: dict, env: "ToolContext") -> str:
     """A colleague on another desk answers; its calls pass this step's limits (a sub-agent counts here)."""
-    make = getattr(env.host, "consult", None)
-    if make is None:
-        raise ToolError("desks: consulting another desk needs a server run")
-    return make(str(args["desk"]), str(args["agent"]), str(args["question"]), counter=env.counter,
-                pod_writes=getattr(env, "pod_writes", None))
+    return env.host.consult(str(args["desk"]), str(args["agent"]), str(args["question"]), counter=env.counter,
+                            pod_writes=getattr(env, "pod_writes", None))
 
 
 BUILTIN_GROUPS = builtin_groups()
