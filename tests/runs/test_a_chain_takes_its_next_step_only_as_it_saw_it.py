@@ -1,5 +1,5 @@
 """A step ending in a worker task takes its run's next step for the same task only while that step's row is as the
-task last saw it: the take is a conditional UPDATE (runs/states.py `take_step`), and a row found changed — its
+task last saw it: the take is a conditional UPDATE (runs/lifecycle/states.py `take_step`), and a row found changed — its
 count 0 — is left to `_move`, which reads the rows afresh."""
 from __future__ import annotations
 

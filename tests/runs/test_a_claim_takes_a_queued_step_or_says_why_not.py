@@ -1,6 +1,6 @@
 """A step's message is claimed once: a queued step of a run going on is taken — moved to running under the
 claimant's lease, with its running try — and anything else is left as it is, with a word saying why. On
-PostgreSQL the take is one flight (runs/claim.py); when it takes nothing, the claim is decided again the
+PostgreSQL the take is one flight (runs/lifecycle/claim.py); when it takes nothing, the claim is decided again the
 two-flight way, which says why. Both leave the same rows."""
 from __future__ import annotations
 
