@@ -53,31 +53,10 @@ def product_files() -> list[Path]:
                   if "migrations" not in path.parts)
 
 
-# Left while a run's life moves into one package (issue 30 item 1); the list may only shrink.
-NOT_YET = {"runs/execute.py": {"_Chain", "_chain", "_end_held_try", "_here", "_after_step", "_park", "_spec"},
-           "runs/progress.py": {"_chain", "_claim_here", "_enqueue_group", "_start_try", "_take",
-                                "_clears_quarantine", "_finish", "_finish_within"},
-           "runs/pages_tools.py": {"_scope"}}
-
-
-def _not_yet(reach: str) -> bool:
-    where, name = reach.split(" ")
-    return name in NOT_YET.get(where.split(":")[0], set())
-
-
 def test_no_module_of_the_product_reaches_into_another_modules_private_names():
-    everything = [reach for path in product_files() for reach in reaches(path)]
-    found = [reach for reach in everything if not _not_yet(reach)]
+    found = [reach for path in product_files() for reach in reaches(path)]
     assert not found, ("these reach into another module's private names; give what is shared a public name:\n"
                        + "\n".join(found))
-
-
-def test_what_is_left_to_move_is_still_there_so_the_list_only_shrinks():
-    everything = {tuple(reach.split(" ")) for path in product_files() for reach in reaches(path)}
-    left = {(where, name) for where, names in NOT_YET.items() for name in names}
-    gone = {(where, name) for where, name in left if not any(w.split(":")[0] == where and n == name
-                                                                for w, n in everything)}
-    assert not gone, f"no longer reached, take them off NOT_YET: {sorted(gone)}"
 
 
 def test_the_walk_finds_a_private_import_and_a_private_attribute(tmp_path, monkeypatch):
