@@ -13,7 +13,8 @@ INTAKE = ("---\nname: intake\nwebhook: {signature: stripe, secret: STRIPE_SIGNIN
 
 
 def card_rows(page) -> list[list[str]]:
-    return [[cell.strip() for cell in row.locator("td").all_inner_texts()]
+    # A cell's words as read: the fix column wraps its command onto a line of its own inside the card.
+    return [[" ".join(cell.split()) for cell in row.locator("td").all_inner_texts()]
             for row in page.locator("#secrets-needed tbody tr").all()]
 
 

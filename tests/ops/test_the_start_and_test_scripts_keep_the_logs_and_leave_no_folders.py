@@ -48,7 +48,7 @@ def _run_scripts_test(tmp_path: Path, data_dir: str | None) -> str:
             Path({str(seen)!r}).write_text(str(folder))
     """))
     env = {k: v for k, v in os.environ.items() if k not in ("FOLDRUN_DATA_DIR", "PYTEST_XDIST_WORKER",
-                                                               "PYTEST_ADDOPTS", "PYTEST_CURRENT_TEST")}
+                                                               "PYTEST_ADDOPTS", "PYTEST_CURRENT_TEST", "FOLDRUN_TESTS")}
     if data_dir is not None:
         env["FOLDRUN_DATA_DIR"] = data_dir
     done = subprocess.run(["./scripts/test", "-n", "0", "-q", "-p", "no:cacheprovider", "--rootdir", str(tmp_path),
