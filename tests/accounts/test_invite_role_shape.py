@@ -10,7 +10,8 @@ def test_an_invite_whose_role_is_not_a_role_is_a_400_not_a_viewer_invite(alice_a
     answer = alice_api.post("/api/invites", {"email": "dora@example.com", "role": role}, format="json")
     assert answer.status_code == 400
     body = answer.json()
-    assert body["code"] == "invalid" and body["details"] == {"field": "role"}
+    assert body["code"] == "invalid" and body["details"] == {
+        "field": "role", "choices": ["owner", "admin", "editor", "approver", "viewer"]}
     assert body["message"].endswith("is not a role; use one of owner, admin, editor, approver, viewer.")
 
 

@@ -27,7 +27,7 @@ def test_the_run_page_shows_the_steps_timeline_and_approve_buttons_for_an_approv
     html = page.content.decode()
     assert page.status_code == 200
     assert 'aria-label="Steps"' in html
-    assert '<span class="step-no">1</span>' in html and '<strong class="agent">[[publisher]]</strong>' in html
+    assert '<span class="step-no">1</span>' in html and '<strong class="agent">publisher</strong>' in html  # the agent's name, not its link
     assert '<svg class="timeline"' in html
     assert ">Approve</button>" in html and ">Reject</button>" in html
 

@@ -80,23 +80,32 @@ def test_a_run_after_the_database_dropped_the_workers_connection_still_completes
     assert done.steps.get().status == "completed"
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_a_connection_the_server_ended_fails_its_health_check_and_is_replaced():
     import time
 
     import psycopg
 
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_backend_pid()")
-        pid = cursor.fetchone()[0]
-    s = connection.settings_dict
-    with psycopg.connect(host=s["HOST"], port=s["PORT"] or 5432, user=s["USER"], dbname=s["NAME"],
-                         autocommit=True) as other:
-        other.execute("SELECT pg_terminate_backend(%s)", (pid,))
-    time.sleep(0.2)  # the server's goodbye reaches the socket
-    assert not connection.is_usable()
-    connection.health_check_done = False
-    connection.close_if_health_check_failed()
-    with connection.cursor() as cursor:  # a new connection, at once
-        cursor.execute("SELECT pg_backend_pid()")
-        assert cursor.fetchone()[0] != pid
+    # A connection of its own, as a worker keeps one: ending the test process's own connection would leave every
+    # later test in this process on a dead one.
+    from django.db import DEFAULT_DB_ALIAS, connections
+
+    own = connections[DEFAULT_DB_ALIAS]
+    kept = type(own)(dict(own.settings_dict, CONN_HEALTH_CHECKS=True), alias=own.alias)
+    try:
+        with kept.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            pid = cursor.fetchone()[0]
+        s = connection.settings_dict
+        with psycopg.connect(host=s["HOST"], port=s["PORT"] or 5432, user=s["USER"], dbname=s["NAME"],
+                             autocommit=True) as other:
+            other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        time.sleep(0.2)  # the server's goodbye reaches the socket
+        assert not kept.is_usable()
+        kept.health_check_done = False
+        kept.close_if_health_check_failed()
+        with kept.cursor() as cursor:  # a new connection, at once
+            cursor.execute("SELECT pg_backend_pid()")
+            assert cursor.fetchone()[0] != pid
+    finally:
+        kept.close()
