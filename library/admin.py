@@ -6,7 +6,10 @@ from django.contrib import admin
 from .models import Changeset, LibraryFile, Revision
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyRecord:
+    """Records, for staff to find and read: no Add button, no saving, no deleting from a form. A mixin, so
+    inlines (runs' steps and tries) take it as well as model admins."""
+
     def has_add_permission(self, request, obj=None) -> bool:
         return False
 
@@ -15,6 +18,10 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
+
+
+class ReadOnlyAdmin(ReadOnlyRecord, admin.ModelAdmin):
+    pass
 
 
 class RevisionInline(admin.TabularInline):

@@ -6,20 +6,9 @@ import json
 from django.contrib import admin
 from django.utils.html import format_html
 
+from library.admin import ReadOnlyRecord
+
 from .models import Approval, Artifact, Run, Schedule, Step, TraceEvent, Try
-
-
-class ReadOnlyRecord:
-    """Viewable by staff with the view permission; no Add button, no saving, no deleting from a form."""
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 def pretty_json(value) -> str:
