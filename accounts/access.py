@@ -3,6 +3,7 @@
 Another account's object is a 404 exactly like a missing one. A member who
 may read but not write gets a 403.
 """
+
 from __future__ import annotations
 
 from django.http import Http404
@@ -73,9 +74,7 @@ class ScopedAPIView(APIView):
 
     def require_manage(self) -> None:
         if not self.membership.can_manage:
-            raise exceptions.PermissionDenied(
-                f"Your role ({self.membership.role}) cannot manage members or settings."
-            )
+            raise exceptions.PermissionDenied(f"Your role ({self.membership.role}) cannot manage members or settings.")
 
     def get_workspace(self, name: str) -> Workspace:
         workspace, _ = workspace_for_user(self.membership, name)

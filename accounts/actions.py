@@ -1,5 +1,6 @@
 """Account actions: `check_*` validates and scopes, `do_*` changes data in one
 transaction and queues work on commit."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -56,6 +57,7 @@ def do_set_up_new_user(user) -> Membership:
 
 
 # Workspaces ---------------------------------------------------------------
+
 
 def check_workspace_name(account: Account, name: object, *, exclude: Workspace | None = None) -> str:
     if not isinstance(name, str) or not name:
@@ -120,6 +122,7 @@ def do_delete_workspace(workspace: Workspace) -> None:
 
 # Members and invites ------------------------------------------------------
 
+
 def check_role(value: object, actor: Membership) -> str:
     if value not in Role.values:
         raise ApiError(
@@ -152,7 +155,11 @@ def do_change_role(target: Membership, role: str, actor: Membership) -> Membersh
         if actor.role != Role.OWNER:
             raise ApiError("role: only an owner can change an owner's role.", code="forbidden", status_code=403)
         if _owners_left(target.account, target) == 0:
-            raise ApiError("role: an account needs at least one owner; make someone else owner first.", code="last_owner", status_code=409)
+            raise ApiError(
+                "role: an account needs at least one owner; make someone else owner first.",
+                code="last_owner",
+                status_code=409,
+            )
     target.role = role
     target.save(update_fields=["role"])
     return target
@@ -165,8 +172,14 @@ def do_remove_member(target: Membership, actor: Membership) -> None:
         if actor.role != Role.OWNER:
             raise ApiError("Only an owner can remove an owner.", code="forbidden", status_code=403)
         if _owners_left(target.account, target) == 0:
-            raise ApiError("An account needs at least one owner; make someone else owner first.", code="last_owner", status_code=409)
-    ApiToken.objects.filter(user=target.user, account=target.account, revoked_at__isnull=True).update(revoked_at=timezone.now())
+            raise ApiError(
+                "An account needs at least one owner; make someone else owner first.",
+                code="last_owner",
+                status_code=409,
+            )
+    ApiToken.objects.filter(user=target.user, account=target.account, revoked_at__isnull=True).update(
+        revoked_at=timezone.now()
+    )
     target.delete()
 
 
@@ -177,7 +190,9 @@ def check_invite(actor: Membership, email: object, role: object) -> tuple[str, s
     try:
         validate_email(email)
     except ValidationError:
-        raise ApiError(f"email: {email[:120]!r} is not an email address.", code="invalid", details={"field": "email"}) from None
+        raise ApiError(
+            f"email: {email[:120]!r} is not an email address.", code="invalid", details={"field": "email"}
+        ) from None
     # Only a missing role means viewer: any other value, `{}` and "" included, must be a role (a 400 otherwise).
     role = check_role(Role.VIEWER if role is None else role, actor)
     if Membership.objects.filter(account=actor.account, user__email__iexact=email).exists():
@@ -225,7 +240,11 @@ def do_accept_invite(user, raw: str) -> Membership:
     if invite.expires_at <= timezone.now():
         raise ApiError("This invite link has expired; ask for a new one.", code="expired", status_code=410)
     if invite.email.lower() != (user.email or "").lower():
-        raise ApiError(f"This invite was sent to {invite.email}; sign in with that address to accept it.", code="wrong_user", status_code=403)
+        raise ApiError(
+            f"This invite was sent to {invite.email}; sign in with that address to accept it.",
+            code="wrong_user",
+            status_code=403,
+        )
     membership, _ = Membership.objects.get_or_create(account=invite.account, user=user, defaults={"role": invite.role})
     invite.accepted_at = timezone.now()
     invite.save(update_fields=["accepted_at"])
@@ -235,11 +254,14 @@ def do_accept_invite(user, raw: str) -> Membership:
 
 # API tokens ---------------------------------------------------------------
 
+
 def check_token_name(name: object) -> str:
     if name in (None, ""):
         return "cli"
     if not isinstance(name, str) or len(name) > 100 or any(ord(c) < 32 for c in name):
-        raise ApiError("name: a token name is at most 100 printable characters.", code="invalid", details={"field": "name"})
+        raise ApiError(
+            "name: a token name is at most 100 printable characters.", code="invalid", details={"field": "name"}
+        )
     return name
 
 
@@ -272,8 +294,11 @@ def check_search_engine_url(value: object) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise ApiError("search_engine_url must be a URL such as https://search.example.com, or empty for the "
-                       "install's default.", code="invalid", details={"field": "search_engine_url"})
+        raise ApiError(
+            "search_engine_url must be a URL such as https://search.example.com, or empty for the install's default.",
+            code="invalid",
+            details={"field": "search_engine_url"},
+        )
     text = value.strip()
     if not text:
         return ""
@@ -283,17 +308,28 @@ def check_search_engine_url(value: object) -> str:
     except ValueError:  # `[::1`, a port past 65535: not a URL, said as the check below says it
         parts = urlsplit("")
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ApiError(f"search_engine_url {text[:200]!r} is not an http or https URL such as "
-                       "https://search.example.com.", code="invalid", details={"field": "search_engine_url"})
+        raise ApiError(
+            f"search_engine_url {text[:200]!r} is not an http or https URL such as https://search.example.com.",
+            code="invalid",
+            details={"field": "search_engine_url"},
+        )
     if parts.username or parts.password:
-        raise ApiError("search_engine_url must not carry a user name or password; the address is shown to every "
-                       "member.", code="invalid", details={"field": "search_engine_url"})
+        raise ApiError(
+            "search_engine_url must not carry a user name or password; the address is shown to every member.",
+            code="invalid",
+            details={"field": "search_engine_url"},
+        )
     if parts.query or parts.fragment:
-        raise ApiError("search_engine_url is the instance's address, without a query or fragment — "
-                       "e.g. https://search.example.com.", code="invalid", details={"field": "search_engine_url"})
+        raise ApiError(
+            "search_engine_url is the instance's address, without a query or fragment — "
+            "e.g. https://search.example.com.",
+            code="invalid",
+            details={"field": "search_engine_url"},
+        )
     if len(text) > 500:
-        raise ApiError("search_engine_url is longer than 500 characters.", code="invalid",
-                       details={"field": "search_engine_url"})
+        raise ApiError(
+            "search_engine_url is longer than 500 characters.", code="invalid", details={"field": "search_engine_url"}
+        )
     return text.rstrip("/")
 
 

@@ -1,4 +1,5 @@
 """allauth adapter: a new sign-up gets its own account unless an invite awaits it."""
+
 from __future__ import annotations
 
 from allauth.account.adapter import DefaultAccountAdapter

@@ -1,4 +1,5 @@
 """Django admin for platform staff. A token's hash is never shown, only its hint."""
+
 from __future__ import annotations
 
 from django.contrib import admin
@@ -41,8 +42,11 @@ class AccountAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request):
         # Counted in the list's one query, not two more per row.
-        return super().get_queryset(request).annotate(
-            n_members=Count("memberships", distinct=True), n_workspaces=Count("workspaces", distinct=True))
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(n_members=Count("memberships", distinct=True), n_workspaces=Count("workspaces", distinct=True))
+        )
 
     @admin.display(description="members", ordering="n_members")
     def member_count(self, obj: Account) -> int:
@@ -92,8 +96,17 @@ class ApiTokenAdmin(admin.ModelAdmin):
     list_filter = ("revoked_at", "created_at")
     search_fields = ("name", "hint", "public_id", "user__email", "account__name")
     list_select_related = ("user", "account")
-    fields = ("public_id", "name", "hint_shown", "user", "account", "created_at", "last_used_at", "expires_at",
-              "revoked_at")
+    fields = (
+        "public_id",
+        "name",
+        "hint_shown",
+        "user",
+        "account",
+        "created_at",
+        "last_used_at",
+        "expires_at",
+        "revoked_at",
+    )
     readonly_fields = ("public_id", "hint_shown", "user", "account", "created_at", "last_used_at")
     exclude = ("token_hash", "hint")
     actions = ["revoke"]

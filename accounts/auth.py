@@ -1,4 +1,5 @@
 """Bearer-token authentication: the API's (DRF) and the MCP server's share `check_token`."""
+
 from __future__ import annotations
 
 import logging
@@ -59,8 +60,12 @@ class TokenAuthentication(authentication.BaseAuthentication):
             # The database did not answer (down, or out of connections): the token is not known to be bad, so
             # not a 401; a 503 that says to try again, as the MCP server's token check answers.
             code = incidents.record(log, "api: the token could not be checked")
-            raise ApiError(incidents.sentence("Checking the API token", code) + "; try again.",
-                           code="server_error", status_code=503, details={"incident": code}) from None
+            raise ApiError(
+                incidents.sentence("Checking the API token", code) + "; try again.",
+                code="server_error",
+                status_code=503,
+                details={"incident": code},
+            ) from None
         return (token.user, token)
 
     def authenticate_header(self, request) -> str:

@@ -6,6 +6,7 @@
 with Chrome"). Each binary is asked `--version` once per process: the image's
 browsers change only with a new image, which is a new process.
 """
+
 from __future__ import annotations
 
 import functools
@@ -39,8 +40,9 @@ def _binary(name: str) -> str | None:
 def _version_of(binary: str) -> str | None:
     """`<binary> --version`'s four-part version, or None when it cannot say."""
     try:
-        done = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=15,
-                              stdin=subprocess.DEVNULL, check=False)
+        done = subprocess.run(
+            [binary, "--version"], capture_output=True, text=True, timeout=15, stdin=subprocess.DEVNULL, check=False
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     match = _VERSION.search(done.stdout or "")

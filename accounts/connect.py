@@ -2,6 +2,7 @@
 
 The snippets carry a placeholder, never a token: a token's value is shown once, when it is made.
 """
+
 from __future__ import annotations
 
 import json

@@ -1,6 +1,7 @@
 """Platform credits: each finished run's cost is drawn once, and owners get
 one low-balance warning — the platform's own mail, never through an
 account's key — when the balance falls below the warning level."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -74,5 +75,3 @@ def charge_finished_run(sender, run, event: str, **kwargs) -> None:
     # account unmetered as the run ended is charged nothing — no transaction, no lock; any other end is looked up.
     if event in ENDING_EVENTS and getattr(run, "metered", True):
         do_charge_run(run)
-
-

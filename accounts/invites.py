@@ -1,4 +1,5 @@
 """The page an invite link opens. A GET shows the invite; only a POST accepts."""
+
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
@@ -23,8 +24,12 @@ def invite_page(request: HttpRequest, raw: str) -> HttpResponse:
         return render(request, "accounts/invite_accept.html", {"invite": invite, "needs_login": True, "raw": raw})
     if problem is None and request.method == "POST":
         return _accept(request, raw)
-    return render(request, "accounts/invite_accept.html", {"invite": invite, "problem": problem, "raw": raw},
-                  status=404 if problem else 200)
+    return render(
+        request,
+        "accounts/invite_accept.html",
+        {"invite": invite, "problem": problem, "raw": raw},
+        status=404 if problem else 200,
+    )
 
 
 @login_required
@@ -32,6 +37,7 @@ def _accept(request: HttpRequest, raw: str) -> HttpResponse:
     try:
         do_accept_invite(request.user, raw)
     except ApiError as refused:
-        return render(request, "accounts/invite_accept.html", {"problem": refused.message, "raw": raw},
-                      status=refused.status_code)
+        return render(
+            request, "accounts/invite_accept.html", {"problem": refused.message, "raw": raw}, status=refused.status_code
+        )
     return redirect("/")

@@ -1,4 +1,5 @@
 """Accounts, members and their roles, workspaces, profiles and API tokens."""
+
 from __future__ import annotations
 
 import hashlib
@@ -42,8 +43,12 @@ class Account(models.Model):
     low_balance_warned_at = models.DateTimeField(null=True, blank=True)
     # The account's own search engine: its SearXNG instance. Empty means the install's
     # FOLDRUN_SEARXNG_URL; with neither, `web action=search` says the account has none.
-    search_engine_url = models.CharField(max_length=500, blank=True, default="",
-                                         help_text="the account's SearXNG instance, e.g. https://search.example.com")
+    search_engine_url = models.CharField(
+        max_length=500,
+        blank=True,
+        default="",
+        help_text="the account's SearXNG instance, e.g. https://search.example.com",
+    )
 
     def __str__(self) -> str:
         return self.name

@@ -5,6 +5,7 @@ Every page needs a signed-in member and is scoped through
 from one is a 403. Changes go through `accounts.actions` (check_* then do_*),
 the same functions the API calls, so both refuse with the same sentences.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -112,11 +113,14 @@ FIRST_DESK = "my-desk"
 
 def first_desk(request: HttpRequest) -> dict[str, Any]:
     """A new account's home: the three commands that get a first desk running, with this server's address."""
-    return {"name": FIRST_DESK, "commands": [
-        f"foldrun login --url {server_url(request)}",
-        f"foldrun init {FIRST_DESK}",
-        f"foldrun deploy {FIRST_DESK} --to {FIRST_DESK}",
-    ]}
+    return {
+        "name": FIRST_DESK,
+        "commands": [
+            f"foldrun login --url {server_url(request)}",
+            f"foldrun init {FIRST_DESK}",
+            f"foldrun deploy {FIRST_DESK} --to {FIRST_DESK}",
+        ],
+    }
 
 
 def new_workspace_placeholder(names: set[str]) -> str:
@@ -144,9 +148,11 @@ def settings_page(request: HttpRequest) -> HttpResponse:
 @require_POST
 def switch_account(request: HttpRequest) -> HttpResponse:
     """Show another of the person's accounts. Only their own memberships count."""
-    membership = Membership.objects.select_related("account").filter(
-        user=request.user, account__public_id=request.POST.get("account", "")
-    ).first()
+    membership = (
+        Membership.objects.select_related("account")
+        .filter(user=request.user, account__public_id=request.POST.get("account", ""))
+        .first()
+    )
     if membership is None:
         raise Http404
     Profile.objects.update_or_create(user=request.user, defaults={"current_account": membership.account})
@@ -192,8 +198,10 @@ def create_workspace(request: HttpRequest) -> HttpResponse:
     except ApiError as refused:
         messages.error(request, _error_text(refused))
         return redirect("home")
-    messages.success(request, f"Workspace {workspace.name} created. Push a desk to it with "
-                              f"foldrun push <folder> --to {workspace.name}.")
+    messages.success(
+        request,
+        f"Workspace {workspace.name} created. Push a desk to it with foldrun push <folder> --to {workspace.name}.",
+    )
     return redirect("workspace", ws=workspace.name)
 
 
@@ -208,7 +216,9 @@ def invite_member(request: HttpRequest) -> HttpResponse:
     back = request.POST.get("next") or "settings"
     back = back if back in {"home", "settings"} else "settings"
     try:
-        email, role = account_actions.check_invite(membership, request.POST.get("email"), request.POST.get("role") or None)
+        email, role = account_actions.check_invite(
+            membership, request.POST.get("email"), request.POST.get("role") or None
+        )
         account_actions.do_invite(membership, email, role)
     except ApiError as refused:
         messages.error(request, _error_text(refused))
@@ -219,9 +229,11 @@ def invite_member(request: HttpRequest) -> HttpResponse:
 
 def _member(membership: Membership, member_id: str) -> Membership:
     """A membership of the same account, by public id; anything else is a 404."""
-    target = Membership.objects.select_related("user", "account").filter(
-        public_id=member_id, account_id=membership.account_id
-    ).first()
+    target = (
+        Membership.objects.select_related("user", "account")
+        .filter(public_id=member_id, account_id=membership.account_id)
+        .first()
+    )
     if target is None:
         raise Http404
     return target
@@ -253,8 +265,9 @@ def remove_member(request: HttpRequest, member_id: str) -> HttpResponse:
     except ApiError as refused:
         messages.error(request, _error_text(refused))
         return redirect("settings")
-    messages.success(request, f"{target.user.email} was removed from {membership.account.name}; their tokens "
-                              f"for it are revoked.")
+    messages.success(
+        request, f"{target.user.email} was removed from {membership.account.name}; their tokens for it are revoked."
+    )
     return redirect("home" if target.pk == membership.pk else "settings")
 
 
@@ -287,8 +300,13 @@ def token_created(request: HttpRequest) -> HttpResponse:
     token = None
     if fresh:
         token = ApiToken.objects.filter(public_id=fresh["id"], user=request.user).first()
-    context = {"section": "settings", "membership": membership, "account": membership.account,
-               "token": token, "raw": fresh["raw"] if (fresh and token) else None}
+    context = {
+        "section": "settings",
+        "membership": membership,
+        "account": membership.account,
+        "token": token,
+        "raw": fresh["raw"] if (fresh and token) else None,
+    }
     return render(request, "accounts/token_created.html", context)
 
 
@@ -296,9 +314,7 @@ def token_created(request: HttpRequest) -> HttpResponse:
 @require_POST
 def revoke_token(request: HttpRequest, token_id: str) -> HttpResponse:
     membership = require_membership(request)
-    token = ApiToken.objects.filter(
-        public_id=token_id, user=request.user, account_id=membership.account_id
-    ).first()
+    token = ApiToken.objects.filter(public_id=token_id, user=request.user, account_id=membership.account_id).first()
     if token is None:
         raise Http404
     account_actions.do_revoke_token(token)

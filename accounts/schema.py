@@ -1,4 +1,5 @@
 """OpenAPI: how /api/schema/ describes the CLI's bearer tokens."""
+
 from __future__ import annotations
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
@@ -9,4 +10,8 @@ class TokenAuthenticationScheme(OpenApiAuthenticationExtension):
     name = "foldrunToken"
 
     def get_security_definition(self, auto_schema):
-        return {"type": "http", "scheme": "bearer", "description": "An API token (frt_…) from `foldrun login` or Settings → Tokens."}
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An API token (frt_…) from `foldrun login` or Settings → Tokens.",
+        }

@@ -77,21 +77,31 @@ class TokenSerializer(serializers.ModelSerializer):
 MAX_TOKEN_DAYS = 3650
 # A URL of a SearXNG instance as check_search_engine_url takes it (http(s), a host, no credentials, query or
 # fragment), or "": the view runs that check first for its sentences, then this pattern for anything else.
-SEARCH_ENGINE_URL = (r"^\s*(https?://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,200}[A-Za-z0-9])?(?::[0-9]{1,5})?"
-                     r"(?:/[A-Za-z0-9._~%-]*)*)?\s*$")
+SEARCH_ENGINE_URL = (
+    r"^\s*(https?://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,200}[A-Za-z0-9])?(?::[0-9]{1,5})?"
+    r"(?:/[A-Za-z0-9._~%-]*)*)?\s*$"
+)
 TOKEN_NAME = r"^[^\x00-\x1f]*$"
 TOKEN_NAME_RULE = "a token name is at most 100 printable characters."
 
 
 class WorkspaceInSerializer(serializers.Serializer):
-    name = StrictCharField(max_length=63, regex_pattern=NAME_RE.pattern, pattern_message=f"%(value)r is not a valid workspace name; use {NAME_RULE}.",
-                           help_text=f"{NAME_RULE}; unique in the account")
+    name = StrictCharField(
+        max_length=63,
+        regex_pattern=NAME_RE.pattern,
+        pattern_message=f"%(value)r is not a valid workspace name; use {NAME_RULE}.",
+        help_text=f"{NAME_RULE}; unique in the account",
+    )
     description = StrictCharField(required=False, allow_blank=True, max_length=300)
 
 
 class WorkspacePatchSerializer(serializers.Serializer):
-    name = StrictCharField(required=False, max_length=63, regex_pattern=NAME_RE.pattern,
-                           pattern_message=f"%(value)r is not a valid workspace name; use {NAME_RULE}.")
+    name = StrictCharField(
+        required=False,
+        max_length=63,
+        regex_pattern=NAME_RE.pattern,
+        pattern_message=f"%(value)r is not a valid workspace name; use {NAME_RULE}.",
+    )
     description = StrictCharField(required=False, allow_blank=True, max_length=300)
 
 
@@ -105,8 +115,9 @@ class RoleInSerializer(serializers.Serializer):
 
 class InviteInSerializer(serializers.Serializer):
     email = serializers.EmailField(max_length=254, error_messages={"invalid": "%(value)r is not an email address."})
-    role = serializers.ChoiceField(choices=Role.choices, required=False, error_messages=NOT_A_ROLE,
-                                   help_text="viewer when absent")
+    role = serializers.ChoiceField(
+        choices=Role.choices, required=False, error_messages=NOT_A_ROLE, help_text="viewer when absent"
+    )
 
 
 class InviteAcceptInSerializer(serializers.Serializer):
@@ -124,16 +135,27 @@ class InviteAcceptedSerializer(serializers.Serializer):
 
 
 class TokenInSerializer(serializers.Serializer):
-    name = StrictCharField(required=False, allow_blank=True, max_length=100, regex_pattern=TOKEN_NAME,
-                           pattern_message=TOKEN_NAME_RULE, help_text='"cli" when absent')
+    name = StrictCharField(
+        required=False,
+        allow_blank=True,
+        max_length=100,
+        regex_pattern=TOKEN_NAME,
+        pattern_message=TOKEN_NAME_RULE,
+        help_text='"cli" when absent',
+    )
     # Past MAX_TOKEN_DAYS a date overflows; a token meant to last that long should not expire at all.
-    expires_in_days = StrictIntegerField(required=False, allow_null=True, min_value=1, max_value=MAX_TOKEN_DAYS,
-                                         error_messages={
-                                             "invalid": "give a whole number of days, 1 or more.",
-                                             "min_value": "give a whole number of days, 1 or more.",
-                                             "max_value": f"at most {MAX_TOKEN_DAYS} days; leave it out for a "
-                                                          "token that does not expire."},
-                                         help_text="absent or null: the token does not expire")
+    expires_in_days = StrictIntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=MAX_TOKEN_DAYS,
+        error_messages={
+            "invalid": "give a whole number of days, 1 or more.",
+            "min_value": "give a whole number of days, 1 or more.",
+            "max_value": f"at most {MAX_TOKEN_DAYS} days; leave it out for a token that does not expire.",
+        },
+        help_text="absent or null: the token does not expire",
+    )
 
 
 class TokenCreatedSerializer(TokenSerializer):
@@ -146,8 +168,14 @@ class TokenCreatedSerializer(TokenSerializer):
 class LoginInSerializer(serializers.Serializer):
     email = StrictCharField(max_length=254, help_text="the account's email address")
     password = StrictCharField(max_length=4096)
-    name = StrictCharField(required=False, allow_blank=True, max_length=100, regex_pattern=TOKEN_NAME,
-                           pattern_message=TOKEN_NAME_RULE, help_text='the new token\'s name; "foldrun login" when absent')
+    name = StrictCharField(
+        required=False,
+        allow_blank=True,
+        max_length=100,
+        regex_pattern=TOKEN_NAME,
+        pattern_message=TOKEN_NAME_RULE,
+        help_text='the new token\'s name; "foldrun login" when absent',
+    )
 
 
 class LoginOutSerializer(serializers.Serializer):
@@ -159,27 +187,36 @@ class LoginOutSerializer(serializers.Serializer):
 class AccountOutSerializer(serializers.Serializer):
     id = serializers.CharField()
     name = serializers.CharField()
-    search_engine_url = serializers.CharField(allow_blank=True,
-                                              help_text="the account's own SearXNG; empty for the install's default")
+    search_engine_url = serializers.CharField(
+        allow_blank=True, help_text="the account's own SearXNG; empty for the install's default"
+    )
     search_engine = serializers.CharField(allow_null=True, help_text="the engine a search step asks; null when none")
 
 
 class AccountPatchSerializer(serializers.Serializer):
     # A misspelt setting is refused, not ignored: the schema says so (additionalProperties: false).
     openapi_closed = "is not an account setting; the one there is: search_engine_url."
-    search_engine_url = StrictCharField(required=False, allow_blank=True, max_length=500,
-                                        regex_pattern=SEARCH_ENGINE_URL,
-                                        pattern_message="is not an http or https URL such as https://search.example.com.",
-                                        help_text="http(s) address of a SearXNG instance; empty for the default")
+    search_engine_url = StrictCharField(
+        required=False,
+        allow_blank=True,
+        max_length=500,
+        regex_pattern=SEARCH_ENGINE_URL,
+        pattern_message="is not an http or https URL such as https://search.example.com.",
+        help_text="http(s) address of a SearXNG instance; empty for the default",
+    )
 
 
 class VersionSerializer(serializers.Serializer):
     version = serializers.CharField()
     api = serializers.IntegerField()
-    browsers = serializers.ListField(child=serializers.CharField(), required=False,
-                                     help_text="the browsers this install drives; absent when none")
-    browser_versions = serializers.DictField(child=serializers.CharField(), required=False,
-                                             help_text='each browser\'s version, e.g. {"chromium": "156.0.8078.73"}')
+    browsers = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="the browsers this install drives; absent when none"
+    )
+    browser_versions = serializers.DictField(
+        child=serializers.CharField(),
+        required=False,
+        help_text='each browser\'s version, e.g. {"chromium": "156.0.8078.73"}',
+    )
 
 
 class MembershipRefSerializer(AccountRefSerializer):

@@ -1,4 +1,5 @@
 """Dashboard pages of the accounts app (the API lives in api_urls.py)."""
+
 from django.urls import path
 
 from . import pages

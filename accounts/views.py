@@ -2,6 +2,7 @@
 
 Views are thin: they scope through ScopedAPIView and call one action.
 """
+
 from __future__ import annotations
 
 from django.contrib.auth import authenticate, get_user_model
@@ -23,8 +24,13 @@ from . import serializers as s
 from .access import ScopedAPIView
 from .browsers import browser_versions
 from .models import ApiToken, Invite, Membership, Workspace
-from .serializers import (InviteSerializer, MemberSerializer, TokenSerializer, WorkspaceDetailSerializer,
-                          WorkspaceSerializer)
+from .serializers import (
+    InviteSerializer,
+    MemberSerializer,
+    TokenSerializer,
+    WorkspaceDetailSerializer,
+    WorkspaceSerializer,
+)
 
 
 _BODY = foldrun.openapi.validated
@@ -53,9 +59,7 @@ class MeView(ScopedAPIView):
             {
                 "email": user.email,
                 "account": {"id": self.account.public_id, "name": self.account.name, "role": self.membership.role},
-                "accounts": [
-                    {"id": m.account.public_id, "name": m.account.name, "role": m.role} for m in memberships
-                ],
+                "accounts": [{"id": m.account.public_id, "name": m.account.name, "role": m.role} for m in memberships],
             }
         )
 
@@ -86,16 +90,14 @@ class WorkspaceDetailView(ScopedAPIView):
         workspace = self.get_workspace(ws)
         self.require_write()
         body = _BODY(s.WorkspacePatchSerializer, request.data)
-        workspace = actions.do_update_workspace(
-            workspace, name=body.get("name"), description=body.get("description")
-        )
+        workspace = actions.do_update_workspace(workspace, name=body.get("name"), description=body.get("description"))
         return Response(WorkspaceSerializer(workspace).data)
 
     @extend_schema(
         summary="Delete a workspace and everything in it",
         description=actions.WORKSPACE_DELETE_REMOVES
         + " Owners and admins only; there is no undo. `GET` the workspace first: its `run_count` says how many "
-          "runs go with it.",
+        "runs go with it.",
         responses={204: None},
     )
     def delete(self, request, ws: str):
@@ -123,8 +125,11 @@ class MemberDetailView(ScopedAPIView):
     def get(self, request, member_id: str):
         return Response(MemberSerializer(self._member(member_id)).data)
 
-    @extend_schema(request=s.RoleInSerializer, responses={200: MemberSerializer, **errors(409)},
-                   description="Only an owner makes or unmakes an owner (403); the last owner stays one (409).")
+    @extend_schema(
+        request=s.RoleInSerializer,
+        responses={200: MemberSerializer, **errors(409)},
+        description="Only an owner makes or unmakes an owner (403); the last owner stays one (409).",
+    )
     def patch(self, request, member_id: str):
         member = self._member(member_id)
         self.require_manage()
@@ -145,9 +150,12 @@ class InviteListView(ScopedAPIView):
         invites = Invite.objects.filter(account=self.account).select_related("invited_by").order_by("-created_at")
         return Response(InviteSerializer(invites, many=True).data)
 
-    @extend_schema(request=s.InviteInSerializer, responses={201: InviteSerializer, **errors(409)},
-                   description="Invites a person by email (viewer unless `role` says otherwise); 409 when they "
-                               "are already a member.")
+    @extend_schema(
+        request=s.InviteInSerializer,
+        responses={201: InviteSerializer, **errors(409)},
+        description="Invites a person by email (viewer unless `role` says otherwise); 409 when they "
+        "are already a member.",
+    )
     def post(self, request):
         self.require_manage()
         body = _BODY(s.InviteInSerializer, request.data)
@@ -172,13 +180,21 @@ class InviteAcceptView(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=s.InviteAcceptInSerializer, responses={
-        200: s.InviteAcceptedSerializer, 403: foldrun.openapi.error(403, "The invite was sent to another address."),
-        404: foldrun.openapi.error(404, "No such invite, or it was already used."), **errors(410)})
+    @extend_schema(
+        request=s.InviteAcceptInSerializer,
+        responses={
+            200: s.InviteAcceptedSerializer,
+            403: foldrun.openapi.error(403, "The invite was sent to another address."),
+            404: foldrun.openapi.error(404, "No such invite, or it was already used."),
+            **errors(410),
+        },
+    )
     def post(self, request):
         raw = _BODY(s.InviteAcceptInSerializer, request.data)["token"]
         membership = actions.do_accept_invite(request.user, raw)
-        return Response({"account": {"id": membership.account.public_id, "name": membership.account.name}, "role": membership.role})
+        return Response(
+            {"account": {"id": membership.account.public_id, "name": membership.account.name}, "role": membership.role}
+        )
 
 
 class TokenListView(ScopedAPIView):
@@ -219,8 +235,13 @@ class AuthTokenView(APIView):
     authentication_classes: list = []
     throttle_classes = [LoginThrottle]
 
-    @extend_schema(request=s.LoginInSerializer, responses={
-        201: s.LoginOutSerializer, 401: foldrun.openapi.error(401, "That email and password do not match an account.")})
+    @extend_schema(
+        request=s.LoginInSerializer,
+        responses={
+            201: s.LoginOutSerializer,
+            401: foldrun.openapi.error(401, "That email and password do not match an account."),
+        },
+    )
     def post(self, request):
         body = _BODY(s.LoginInSerializer, request.data)
         email, password = body["email"], body["password"]
@@ -235,14 +256,22 @@ class AuthTokenView(APIView):
         name = actions.check_token_name(body.get("name") or "foldrun login")
         token, raw = actions.do_create_token(user, membership.account, name)
         return Response(
-            {"token": raw, "id": token.public_id, "account": {"id": membership.account.public_id, "name": membership.account.name}},
+            {
+                "token": raw,
+                "id": token.public_id,
+                "account": {"id": membership.account.public_id, "name": membership.account.name},
+            },
             status=status.HTTP_201_CREATED,
         )
 
 
 def account_answer(account) -> dict:
-    return {"id": account.public_id, "name": account.name, "search_engine_url": account.search_engine_url,
-            "search_engine": account.effective_search_engine_url or None}
+    return {
+        "id": account.public_id,
+        "name": account.name,
+        "search_engine_url": account.search_engine_url,
+        "search_engine": account.effective_search_engine_url or None,
+    }
 
 
 class AccountView(ScopedAPIView):
@@ -257,8 +286,11 @@ class AccountView(ScopedAPIView):
         self.require_manage()
         # The action's sentences first (they say what a search engine URL must be), then the body's shape.
         data = request.data
-        url = actions.check_search_engine_url(data["search_engine_url"]) \
-            if isinstance(data, dict) and "search_engine_url" in data else None
+        url = (
+            actions.check_search_engine_url(data["search_engine_url"])
+            if isinstance(data, dict) and "search_engine_url" in data
+            else None
+        )
         body = _BODY(s.AccountPatchSerializer, data)
         account = self.account
         if "search_engine_url" in body:

@@ -6,6 +6,7 @@ on the browser service — a worker of its own, on its own queue, whose slots ar
 nothing here starts a process, and nothing here waits for a worker to decide whether there is room: the places
 are counted in the database, under a lock, so a full account or a full install is `capacity_exceeded` at once.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -81,11 +82,17 @@ def _no_place(account_id: int) -> tuple[str, int, int] | None:
 def _refusal(full: tuple[str, int, int], waited_ms: int) -> SessionError:
     scope, used, limit = full
     waited = f" after waiting {waited_ms:,} ms" if waited_ms else ""
-    what = (f"Every browser of this account is busy ({used} of {limit} sessions open)" if scope == "account" else
-            f"Every browser of this install is busy ({used} of {limit} browsers open)")
-    return SessionError("capacity_exceeded", f"{what}{waited}. Stop a session with stop_session, pass "
-                                             f"waitForCapacityMs to wait for one, or queueForCapacity to queue.",
-                        {"open": used, "capacity": limit, "scope": scope})
+    what = (
+        f"Every browser of this account is busy ({used} of {limit} sessions open)"
+        if scope == "account"
+        else f"Every browser of this install is busy ({used} of {limit} browsers open)"
+    )
+    return SessionError(
+        "capacity_exceeded",
+        f"{what}{waited}. Stop a session with stop_session, pass "
+        f"waitForCapacityMs to wait for one, or queueForCapacity to queue.",
+        {"open": used, "capacity": limit, "scope": scope},
+    )
 
 
 def check_create_session(account: Account, body: Any) -> SessionOptions:
@@ -105,9 +112,12 @@ def check_browser_service() -> None:
     if ago is not None and ago <= stale:
         return
     when = "it never has" if ago is None else f"it was last heard from {int(ago)} seconds ago"
-    raise SessionError("start_failed", f"No browser can be started now: the browser service has not answered in the "
-                                       f"last {stale} seconds ({when}). Try again once it is back; /api/health says "
-                                       f"when it is.")
+    raise SessionError(
+        "start_failed",
+        f"No browser can be started now: the browser service has not answered in the "
+        f"last {stale} seconds ({when}). Try again once it is back; /api/health says "
+        f"when it is.",
+    )
 
 
 def do_create_session(account: Account, opts: SessionOptions, *, user: Any = None) -> BrowserSession:
@@ -131,8 +141,9 @@ def do_create_session(account: Account, opts: SessionOptions, *, user: Any = Non
         time.sleep(CAPACITY_POLL_SECONDS)
 
 
-def do_refused_session(account: Account, opts: SessionOptions, refusal: SessionError, *,
-                       user: Any = None) -> BrowserSession:
+def do_refused_session(
+    account: Account, opts: SessionOptions, refusal: SessionError, *, user: Any = None
+) -> BrowserSession:
     """The record of a session refused a browser (capacity_exceeded), closed at once: what run_task's task
     that never got a browser is on, so the task is on the account's records like any other."""
     with transaction.atomic():
@@ -150,14 +161,24 @@ def give_up_starting(session: BrowserSession, limit: float) -> bool:
     return False
 
 
-def _new_session(account: Account, opts: SessionOptions, user: Any, *,
-                 queued_until: dt.datetime | None) -> BrowserSession:
-    session = BrowserSession(account=account, created_by=user if getattr(user, "pk", None) else None,
-                             options=opts.public(), engine=opts.engine, title=opts.title, queued_until=queued_until,
-                             private_addresses=net.allows_private())
+def _new_session(
+    account: Account, opts: SessionOptions, user: Any, *, queued_until: dt.datetime | None
+) -> BrowserSession:
+    session = BrowserSession(
+        account=account,
+        created_by=user if getattr(user, "pk", None) else None,
+        options=opts.public(),
+        engine=opts.engine,
+        title=opts.title,
+        queued_until=queued_until,
+        private_addresses=net.allows_private(),
+    )
     seal_secrets(session, opts.headers, opts.proxy_url)
-    session.status_reason = ("queued: every browser place of the account or the install was taken" if queued_until
-                             else "waiting for the browser service to start its browser")
+    session.status_reason = (
+        "queued: every browser place of the account or the install was taken"
+        if queued_until
+        else "waiting for the browser service to start its browser"
+    )
     session.save()
     return session
 
@@ -171,12 +192,17 @@ def promote_queued(account_id: int) -> int:
         free = min(capacity() - open_sessions(account_id).count(), install_capacity() - holding_a_browser().count())
         if free <= 0:
             return 0
-        waiting = list(BrowserSession.objects.filter(account_id=account_id, status=SessionStatus.STARTING,
-                                                     queued_until__gte=timezone.now())
-                       .order_by("created_at", "pk").values_list("pk", flat=True)[:free])
+        waiting = list(
+            BrowserSession.objects.filter(
+                account_id=account_id, status=SessionStatus.STARTING, queued_until__gte=timezone.now()
+            )
+            .order_by("created_at", "pk")
+            .values_list("pk", flat=True)[:free]
+        )
         for pk in waiting:
-            BrowserSession.objects.filter(pk=pk).update(queued_until=None,
-                                                        status_reason="a browser became free; starting it")
+            BrowserSession.objects.filter(pk=pk).update(
+                queued_until=None, status_reason="a browser became free; starting it"
+            )
             send_after_commit(KEEP_TASK, pk)
             started += 1
     return started
@@ -196,8 +222,9 @@ def list_sessions(account: Account, limit: int = 200) -> list[BrowserSession]:
     return list(BrowserSession.objects.filter(account=account).order_by("-created_at", "-pk")[:limit])
 
 
-def do_stop_session(account: Account, public_id: Any, *, who: str = "a caller",
-                    cancels_runs: bool = False) -> dict[str, bool]:
+def do_stop_session(
+    account: Account, public_id: Any, *, who: str = "a caller", cancels_runs: bool = False
+) -> dict[str, bool]:
     """End the session. Safe to repeat: `closed` says whether this call stopped a browser. A caller's stop
     (`cancels_runs`) ends a skill run still using the session `cancelled`; a run's own end does not."""
     try:
@@ -223,14 +250,20 @@ def wait_live(session: BrowserSession, timeout: float | None = None) -> BrowserS
             return fresh
         if fresh.status == SessionStatus.CLOSED:
             code = CODE_OF_END.get(fresh.end_reason, "session_closed" if fresh.live_at else "start_failed")
-            raise SessionError(code, f"Session {fresh.public_id} is closed: {fresh.status_reason}.",
-                               {"sessionId": fresh.public_id, "endReason": fresh.end_reason})
+            raise SessionError(
+                code,
+                f"Session {fresh.public_id} is closed: {fresh.status_reason}.",
+                {"sessionId": fresh.public_id, "endReason": fresh.end_reason},
+            )
         if fresh.queued_until is not None:
             deadline = time.monotonic() + limit  # queued: the queue's own wait applies (the sweep ends it)
         elif time.monotonic() >= deadline:
             close_session(fresh.pk, EndReason.START_FAILED, f"no worker started its browser within {limit:g} s")
-            raise SessionError("start_failed", f"Session {fresh.public_id} did not start: no worker started its "
-                                               f"browser within {limit:g} s.", {"sessionId": fresh.public_id})
+            raise SessionError(
+                "start_failed",
+                f"Session {fresh.public_id} did not start: no worker started its browser within {limit:g} s.",
+                {"sessionId": fresh.public_id},
+            )
         time.sleep(0.1)
 
 

@@ -1,4 +1,5 @@
 """The sessions API under /v1/ (the spec's routes)."""
+
 from django.urls import path
 
 from . import views

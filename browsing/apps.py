@@ -12,5 +12,12 @@ class BrowsingConfig(AppConfig):
 
         from .models import BrowserSession
 
-        register(SealedColumn(BrowserSession, "sealed_headers_kid", "sealed_headers", lambda row: row.headers_aad(),
-                              lambda row: f"the headers of session {row.public_id}"))
+        register(
+            SealedColumn(
+                BrowserSession,
+                "sealed_headers_kid",
+                "sealed_headers",
+                lambda row: row.headers_aad(),
+                lambda row: f"the headers of session {row.public_id}",
+            )
+        )

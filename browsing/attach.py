@@ -10,6 +10,7 @@ there again at the next attach. Playwright's sync API holds an event loop in the
 length of the block: make no ORM call inside it (do it before or after), or run the block in a thread of
 its own.
 """
+
 from __future__ import annotations
 
 import threading
@@ -69,8 +70,9 @@ def attach(session: BrowserSession, *, timeout: float | None = None) -> Iterator
         try:
             browser = playwright.chromium.connect_over_cdp(session.cdp_endpoint, timeout=15_000)
         except PlaywrightError:
-            raise SessionError("session_closed", f"Session {session.public_id}'s browser did not answer; it has "
-                                                 f"closed or is closing.") from None
+            raise SessionError(
+                "session_closed", f"Session {session.public_id}'s browser did not answer; it has closed or is closing."
+            ) from None
         context = browser.contexts[0]
         yield context.pages[0] if context.pages else context.new_page()
     finally:
@@ -81,8 +83,9 @@ def attach(session: BrowserSession, *, timeout: float | None = None) -> Iterator
 
 
 @contextmanager
-def fresh_session(account: Account, body: dict[str, Any] | None = None, *,
-                  user: Any = None) -> Iterator[tuple[BrowserSession, Page]]:
+def fresh_session(
+    account: Account, body: dict[str, Any] | None = None, *, user: Any = None
+) -> Iterator[tuple[BrowserSession, Page]]:
     """A session of its own for one job (each quick tool): opened, attached, and stopped at the end."""
     opts = check_create_session(account, body or {})
     session = do_create_session(account, opts, user=user)
@@ -103,8 +106,9 @@ def navigate(page: Page, url: str, **goto: Any) -> Any:
         if "ERR_TUNNEL_CONNECTION_FAILED" in first or "ERR_PROXY_CONNECTION_FAILED" in first:
             reason = _why_refused(url)
             if reason:
-                raise SessionError("navigation_blocked", f"{scrub_url(url)} was not opened: {reason}.",
-                                   {"url": scrub_url(url)}) from None
+                raise SessionError(
+                    "navigation_blocked", f"{scrub_url(url)} was not opened: {reason}.", {"url": scrub_url(url)}
+                ) from None
         raise
     if response is not None and response.status == 403:
         try:
@@ -112,8 +116,11 @@ def navigate(page: Page, url: str, **goto: Any) -> Any:
         except PlaywrightError:
             body = ""
         if body.startswith(REFUSED_PREFIX):
-            raise SessionError("navigation_blocked", f"{scrub_url(url)} was not opened: "
-                                                     f"{body[len(REFUSED_PREFIX):]}.", {"url": scrub_url(url)})
+            raise SessionError(
+                "navigation_blocked",
+                f"{scrub_url(url)} was not opened: {body[len(REFUSED_PREFIX) :]}.",
+                {"url": scrub_url(url)},
+            )
     return response
 
 

@@ -4,6 +4,7 @@ The browser process is a child of the keeper (browsing/keeper.py) and dies with 
 keeper killed with -9 leaves no browser behind. Its profile is a temporary folder of its own: cookies and
 storage live as long as the session and never meet another session's.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -26,7 +27,7 @@ class StartFailed(Exception):
 class Browser:
     process: subprocess.Popen
     profile: Path
-    cdp: str            # ws://127.0.0.1:PORT/devtools/browser/<id>
+    cdp: str  # ws://127.0.0.1:PORT/devtools/browser/<id>
     proxy: GuardProxy
 
     def alive(self) -> bool:
@@ -44,20 +45,35 @@ def launch(viewport: dict, proxy: GuardProxy, *, cdp_host: str = "127.0.0.1", ti
     if executable is None:
         raise StartFailed("no Chromium on this worker (apt-get install -y chromium, or FOLDRUN_CHROMIUM)")
     profile = Path(tempfile.mkdtemp(prefix="foldrun-session-"))
-    args = [executable, "--headless", *LAUNCH_ARGS, "--no-default-browser-check", "--disable-dev-shm-usage",
-            f"--user-data-dir={profile}", f"--remote-debugging-address={cdp_host}", "--remote-debugging-port=0",
-            # Every connection to the guard, loopback included (Chromium bypasses loopback unless told not to).
-            f"--proxy-server={proxy.url}", "--proxy-bypass-list=<-loopback>",
-            f"--window-size={int(viewport['width'])},{int(viewport['height'])}",
-            f"--force-device-scale-factor={viewport.get('deviceScaleFactor') or 1}"]
+    args = [
+        executable,
+        "--headless",
+        *LAUNCH_ARGS,
+        "--no-default-browser-check",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={profile}",
+        f"--remote-debugging-address={cdp_host}",
+        "--remote-debugging-port=0",
+        # Every connection to the guard, loopback included (Chromium bypasses loopback unless told not to).
+        f"--proxy-server={proxy.url}",
+        "--proxy-bypass-list=<-loopback>",
+        f"--window-size={int(viewport['width'])},{int(viewport['height'])}",
+        f"--force-device-scale-factor={viewport.get('deviceScaleFactor') or 1}",
+    ]
     if viewport.get("userAgent"):
         args.append(f"--user-agent={viewport['userAgent']}")
     if viewport.get("mobile"):
         args.append("--touch-events=enabled")
     args.append("about:blank")
     log = open(profile / "chromium.log", "wb")  # noqa: SIM115 - the browser writes it for its whole life
-    process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                               start_new_session=True, preexec_fn=dies_with_this_process())
+    process = subprocess.Popen(
+        args,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        preexec_fn=dies_with_this_process(),
+    )
     log.close()
     port_file = profile / "DevToolsActivePort"
     deadline = time.monotonic() + timeout

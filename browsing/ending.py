@@ -1,4 +1,5 @@
 """Closing a session's record: one place, whoever closes it (a caller, the sweep, the keeper itself)."""
+
 from __future__ import annotations
 
 from django.db import transaction

@@ -2,13 +2,22 @@
 
 foldrun.mcp turns it into a tool failure 1:1; the REST views into the API's error body.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
 # The HTTP status each code answers on the REST API.
-HTTP_STATUS = {"invalid_input": 400, "not_found": 404, "forbidden": 403, "navigation_blocked": 422,
-               "capacity_exceeded": 429, "capacity_timeout": 429, "session_closed": 409, "start_failed": 502}
+HTTP_STATUS = {
+    "invalid_input": 400,
+    "not_found": 404,
+    "forbidden": 403,
+    "navigation_blocked": 422,
+    "capacity_exceeded": 429,
+    "capacity_timeout": 429,
+    "session_closed": 409,
+    "start_failed": 502,
+}
 
 
 class SessionError(Exception):

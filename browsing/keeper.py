@@ -28,6 +28,7 @@ slot. While it keeps its session, a keeper also keeps the service's heartbeat fr
 service runs no heartbeat task. A worker told to stop (a warm shutdown) closes the sessions it keeps at once,
 saying so, rather than waiting for them.
 """
+
 from __future__ import annotations
 
 import base64
@@ -74,8 +75,7 @@ def recordings_dir() -> Path:
 def keep(session_pk: int) -> str:
     """Claim the session, run its browser until it closes; safe to run twice (the second claim fails)."""
     holder = leases.new_holder()
-    if not leases.claim(BrowserSession, session_pk, holder, status=SessionStatus.STARTING,
-                        queued_until__isnull=True):
+    if not leases.claim(BrowserSession, session_pk, holder, status=SessionStatus.STARTING, queued_until__isnull=True):
         return "not claimed: the session is held by another keeper, queued or no longer starting"
     try:
         with leases.Heartbeat(BrowserSession, session_pk, holder) as beat:
@@ -136,10 +136,11 @@ class Keeper:
         except Exception as exc:  # noqa: BLE001 - a vault key gone: the session cannot fill its logins
             close_session(self.pk, EndReason.START_FAILED, f"the session's logins could not be opened ({exc})")
             return "start failed"
-        proxy = GuardProxy(_policy(session.private_addresses), upstream=_upstream(secrets["proxyUrl"], options.get("allowHosts") or []))
+        proxy = GuardProxy(
+            _policy(session.private_addresses), upstream=_upstream(secrets["proxyUrl"], options.get("allowHosts") or [])
+        )
         try:
-            self.browser = launch(options.get("viewport") or DESKTOP, proxy,
-                                  cdp_host=settings.FOLDRUN_BROWSER_CDP_HOST)
+            self.browser = launch(options.get("viewport") or DESKTOP, proxy, cdp_host=settings.FOLDRUN_BROWSER_CDP_HOST)
         except StartFailed as exc:
             proxy.close()
             close_session(self.pk, EndReason.START_FAILED, str(exc))
@@ -151,19 +152,32 @@ class Keeper:
 
     def _watch(self, session: BrowserSession, options: dict, headers: list[dict], logins: list[OpenLogin]) -> str:
         assert self.browser is not None
-        self.side = BrowserSide(self.browser.cdp, self.browser.proxy, start_url=options.get("startUrl", ""),
-                                headers=headers, block=options.get("block"), record=bool(options.get("record")),
-                                viewport=options.get("viewport") or DESKTOP, logins=logins,
-                                auto_submit=bool((options.get("credentials") or {}).get("autoSubmit")))
+        self.side = BrowserSide(
+            self.browser.cdp,
+            self.browser.proxy,
+            start_url=options.get("startUrl", ""),
+            headers=headers,
+            block=options.get("block"),
+            record=bool(options.get("record")),
+            viewport=options.get("viewport") or DESKTOP,
+            logins=logins,
+            auto_submit=bool((options.get("credentials") or {}).get("autoSubmit")),
+        )
         self.side.start()
         self.side.ready.wait(timeout=90)
         if self.side.error or not self.side.ready.is_set():
-            close_session(self.pk, EndReason.START_FAILED,
-                          f"the browser started but did not answer ({self.side.error or 'no answer in 90 s'})")
+            close_session(
+                self.pk,
+                EndReason.START_FAILED,
+                f"the browser started but did not answer ({self.side.error or 'no answer in 90 s'})",
+            )
             return "start failed"
         if self.side.blocked:
-            close_session(self.pk, EndReason.NAVIGATION_BLOCKED,
-                          f"the start URL {options.get('startUrl')} was not opened: {self.side.blocked}")
+            close_session(
+                self.pk,
+                EndReason.NAVIGATION_BLOCKED,
+                f"the start URL {options.get('startUrl')} was not opened: {self.side.blocked}",
+            )
             return "navigation blocked"
         if self.side.start_failed:
             close_session(self.pk, EndReason.START_FAILED, self.side.start_failed)
@@ -181,8 +195,11 @@ class Keeper:
                 log.warning("session %s: the keeper's lease was lost; stopping its browser", session.public_id)
                 return "lease lost"
             if SHUTTING_DOWN.is_set():
-                close_session(self.pk, EndReason.BROWSER_EXITED,
-                              "the worker holding its browser was shutting down, so the browser was stopped")
+                close_session(
+                    self.pk,
+                    EndReason.BROWSER_EXITED,
+                    "the worker holding its browser was shutting down, so the browser was stopped",
+                )
                 return "worker shutting down"
             row = BrowserSession.objects.filter(pk=self.pk).values("status").first()
             if row is None or row["status"] == SessionStatus.CLOSED:
@@ -202,8 +219,12 @@ class Keeper:
             if session.status != SessionStatus.STARTING:
                 return False
             self.beat.check()
-            fields = move_session(session, SessionStatus.LIVE, "its browser is up" + (
-                f" and opened {session.options.get('startUrl')}" if session.options.get("startUrl") else ""))
+            fields = move_session(
+                session,
+                SessionStatus.LIVE,
+                "its browser is up"
+                + (f" and opened {session.options.get('startUrl')}" if session.options.get("startUrl") else ""),
+            )
             session.cdp_endpoint = self.browser.cdp
             session.title = self.side.title
             session.last_activity_at = timezone.now()
@@ -217,8 +238,7 @@ class Keeper:
         """What the browser's console said since the last tick, onto the session's record."""
         if self.side is None or self.beat.lost or len(self.side.console) <= self._console_kept:
             return
-        BrowserSession.objects.filter(pk=self.pk, console_log__isnull=False).update(
-            console_log=list(self.side.console))
+        BrowserSession.objects.filter(pk=self.pk, console_log__isnull=False).update(console_log=list(self.side.console))
         self._console_kept = len(self.side.console)
 
     def _stop(self, session: BrowserSession) -> None:

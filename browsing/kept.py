@@ -4,6 +4,7 @@ A step's host hands `KeptSeeds(workspace)` to the web tool (runs/host.py); the t
 own thread, which secrets signed a kept profile in and tells it when a call's secret does. Nothing here is in
 the workspace's files, so no program of the workspace can rub a login's mark out.
 """
+
 from __future__ import annotations
 
 from django.db import IntegrityError, transaction
@@ -23,13 +24,16 @@ class KeptSeeds:
         self.workspace = workspace
 
     def _rows(self, vendor: str, keep: str):  # noqa: ANN202 - a queryset
-        return KeptSeed.objects.filter(account_id=self.workspace.account_id, workspace=self.workspace,
-                                       vendor=vendor, keep=keep)
+        return KeptSeed.objects.filter(
+            account_id=self.workspace.account_id, workspace=self.workspace, vendor=vendor, keep=keep
+        )
 
     def seeds(self, vendor: str, keep: str) -> list[dict]:
         """Every record for the keep, whatever id it names: {"kept": id, "seeded": cookies|storage, "secrets"}."""
-        return [{"kept": row.kept_id, "seeded": row.seeded, "secrets": list(row.secrets or [])}
-                for row in self._rows(vendor, keep)]
+        return [
+            {"kept": row.kept_id, "seeded": row.seeded, "secrets": list(row.secrets or [])}
+            for row in self._rows(vendor, keep)
+        ]
 
     def note(self, vendor: str, keep: str, kept: str, seeded: str, secrets: list[str]) -> None:
         """A secret seeded the profile `kept`: its record gains the secrets, and storage once it was storage."""
@@ -40,9 +44,15 @@ class KeptSeeds:
                 with transaction.atomic():
                     row = self._rows(vendor, keep).select_for_update().filter(kept_id=kept).first()
                     if row is None:
-                        KeptSeed.objects.create(account_id=self.workspace.account_id, workspace=self.workspace,
-                                                vendor=vendor, keep=keep, kept_id=kept, seeded=kind,
-                                                secrets=sorted(set(secrets)))
+                        KeptSeed.objects.create(
+                            account_id=self.workspace.account_id,
+                            workspace=self.workspace,
+                            vendor=vendor,
+                            keep=keep,
+                            kept_id=kept,
+                            seeded=kind,
+                            secrets=sorted(set(secrets)),
+                        )
                         return
                     row.seeded = SeedKind.STORAGE if SeedKind.STORAGE in (row.seeded, kind) else kind
                     row.secrets = sorted(set(row.secrets or []) | set(secrets))

@@ -9,6 +9,7 @@ that socket, for a person (the dashboard's Browser sessions tab links it). The t
 short-lived one (browsing/tokens.py): a page or socket opened with an expired or wrong token says so, and a
 session that is not live says that.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -38,8 +39,9 @@ NOT_LIVE = "This session is not live any more, so there is nothing to watch."
 
 def matches(scope: dict) -> bool:
     path = scope.get("path", "")
-    return ((scope.get("type") == "http" and bool(PAGE.match(path) or FRAMES.match(path)))
-            or (scope.get("type") == "websocket" and bool(FRAMES.match(path))))
+    return (scope.get("type") == "http" and bool(PAGE.match(path) or FRAMES.match(path))) or (
+        scope.get("type") == "websocket" and bool(FRAMES.match(path))
+    )
 
 
 def _token(scope: dict) -> str:
@@ -54,30 +56,53 @@ async def serve(scope: dict, receive: Any, send: Any) -> None:
     else:  # the socket's address asked over plain HTTP (pasted into a browser): where to watch it instead
         public_id = FRAMES.match(scope["path"]).group("id")
         nonce = secrets.token_urlsafe(16)
-        await _answer(send, 426, _html("Live view", (
-            f"<p>This address is the live view's WebSocket. To watch the session in a browser, open "
-            f"/v1/sessions/{public_id}/watch with the same token.</p>"), nonce), nonce)
+        await _answer(
+            send,
+            426,
+            _html(
+                "Live view",
+                (
+                    f"<p>This address is the live view's WebSocket. To watch the session in a browser, open "
+                    f"/v1/sessions/{public_id}/watch with the same token.</p>"
+                ),
+                nonce,
+            ),
+            nonce,
+        )
 
 
 def _html(title: str, body: str, nonce: str) -> bytes:
-    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-            f'<style nonce="{nonce}">body{{margin:0;background:#111;color:#eee;font:15px system-ui,sans-serif}}'
-            f'p{{margin:1em}}img{{display:block;max-width:100vw;max-height:calc(100vh - 3em);margin:auto}}</style>'
-            f'</head><body>{body}</body></html>').encode()
+    return (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f'<style nonce="{nonce}">body{{margin:0;background:#111;color:#eee;font:15px system-ui,sans-serif}}'
+        f"p{{margin:1em}}img{{display:block;max-width:100vw;max-height:calc(100vh - 3em);margin:auto}}</style>"
+        f"</head><body>{body}</body></html>"
+    ).encode()
 
 
 def _policy(nonce: str) -> bytes:
     """This page is served beside Django, so django-csp never sees it: its own Content-Security-Policy, as strict
     as the dashboard's — its one script and style by nonce, frames as data: images, the socket on this host."""
-    return (f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; img-src data:; "
-            f"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'").encode()
+    return (
+        f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; img-src data:; "
+        f"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ).encode()
 
 
 async def _answer(send: Any, status: int, page: bytes, nonce: str) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"text/html; charset=utf-8"), (b"cache-control", b"no-store"),
-                            (b"referrer-policy", b"no-referrer"), (b"x-frame-options", b"DENY"),
-                            (b"content-security-policy", _policy(nonce))]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/html; charset=utf-8"),
+                (b"cache-control", b"no-store"),
+                (b"referrer-policy", b"no-referrer"),
+                (b"x-frame-options", b"DENY"),
+                (b"content-security-policy", _policy(nonce)),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": page})
 
 
@@ -98,9 +123,12 @@ async def _page(scope: dict, send: Any) -> None:
         f"var path={frames};var ws=new WebSocket((location.protocol==='https:'?'wss://':'ws://')+location.host+path);"
         "ws.onmessage=function(e){img.src='data:image/jpeg;base64,'+e.data;img.dataset.frames="
         "String(Number(img.dataset.frames||0)+1);state.textContent='live';};"
-        "ws.onclose=function(e){state.textContent=e.reason||'the live view ended';};})();</script>")
-    body = (f'<p>Session {public_id}: <span id="state">connecting…</span></p>'
-            f'<img id="screen" alt="the session\'s screen" data-frames="0">{script}')
+        "ws.onclose=function(e){state.textContent=e.reason||'the live view ended';};})();</script>"
+    )
+    body = (
+        f'<p>Session {public_id}: <span id="state">connecting…</span></p>'
+        f'<img id="screen" alt="the session\'s screen" data-frames="0">{script}'
+    )
     await _answer(send, 200, _html(f"Live view of {public_id}", body, nonce), nonce)
 
 
@@ -141,8 +169,16 @@ async def _screencast(browser: Any, send: Any) -> None:
 
     async def call(method: str, params: dict | None = None, session_id: str | None = None) -> int:
         number = next(ids)
-        await browser.send(json.dumps({"id": number, "method": method, "params": params or {},
-                                       **({"sessionId": session_id} if session_id else {})}))
+        await browser.send(
+            json.dumps(
+                {
+                    "id": number,
+                    "method": method,
+                    "params": params or {},
+                    **({"sessionId": session_id} if session_id else {}),
+                }
+            )
+        )
         return number
 
     asked = await call("Target.getTargets")
@@ -158,8 +194,9 @@ async def _screencast(browser: Any, send: Any) -> None:
                 attach_id = await call("Target.attachToTarget", {"targetId": pages[0]["targetId"], "flatten": True})
             elif attach_id is not None and message.get("id") == attach_id:
                 page_session = message["result"]["sessionId"]
-                await call("Page.startScreencast", {"format": "jpeg", "quality": QUALITY, "everyNthFrame": 1},
-                           page_session)
+                await call(
+                    "Page.startScreencast", {"format": "jpeg", "quality": QUALITY, "everyNthFrame": 1}, page_session
+                )
             elif message.get("method") == "Page.screencastFrame" and message.get("sessionId") == page_session:
                 params = message["params"]
                 await send({"type": "websocket.send", "text": params["data"]})

@@ -4,6 +4,7 @@ The row is the session's whole record. Its keeper (browsing/keeper.py) holds the
 lease on it while the browser runs; the status moves only through
 `browsing.states.move_session`, which records why.
 """
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -40,10 +41,12 @@ class EndReason(models.TextChoices):
 class BrowserSession(Leased):
     public_id = public_id_field(SESSION_PREFIX, 24)
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="browser_sessions")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
-    status = models.CharField(max_length=16, choices=SessionStatus.choices, default=SessionStatus.STARTING,
-                              db_index=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    status = models.CharField(
+        max_length=16, choices=SessionStatus.choices, default=SessionStatus.STARTING, db_index=True
+    )
     status_reason = models.CharField(max_length=500, blank=True, help_text="why it last changed status")
     end_reason = models.CharField(max_length=32, choices=EndReason.choices, blank=True)
     engine = models.CharField(max_length=32, default="chromium")
@@ -93,8 +96,21 @@ TASK_PREFIX = "tsk"
 SKILL_RUN_PREFIX = "run"
 
 # Why a task ended (the spec's `stoppedBy`). Those after `unanswered` mean the agent could not test.
-STOPPED_BY = ("done", "stuck", "budget", "unanswered", "captcha", "blocked", "error", "aborted", "paused",
-              "navigation_blocked", "capacity_exceeded", "capacity_timeout", "timeout")
+STOPPED_BY = (
+    "done",
+    "stuck",
+    "budget",
+    "unanswered",
+    "captcha",
+    "blocked",
+    "error",
+    "aborted",
+    "paused",
+    "navigation_blocked",
+    "capacity_exceeded",
+    "capacity_timeout",
+    "timeout",
+)
 STOPS_THAT_ARE_RESULTS = ("done", "stuck", "budget", "unanswered")
 
 
@@ -111,8 +127,9 @@ class Task(models.Model):
     session = models.ForeignKey(BrowserSession, on_delete=models.CASCADE, related_name="tasks")
     run = models.ForeignKey("runs.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     # A step of a smoke test's flow: the skill run it belongs to, and its index among the steps.
-    skill_run = models.ForeignKey("SkillRun", null=True, blank=True, on_delete=models.CASCADE,
-                                  related_name="flow_tasks")
+    skill_run = models.ForeignKey(
+        "SkillRun", null=True, blank=True, on_delete=models.CASCADE, related_name="flow_tasks"
+    )
     flow_index = models.PositiveSmallIntegerField(null=True, blank=True)
     goal = models.TextField()
     max_steps = models.PositiveSmallIntegerField(default=25)
@@ -159,14 +176,15 @@ class SkillRun(models.Model):
 
     public_id = public_id_field(SKILL_RUN_PREFIX, 24)
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="skill_runs")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
-    session = models.ForeignKey(BrowserSession, null=True, blank=True, on_delete=models.SET_NULL,
-                                related_name="skill_runs")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    session = models.ForeignKey(
+        BrowserSession, null=True, blank=True, on_delete=models.SET_NULL, related_name="skill_runs"
+    )
     skill = models.CharField(max_length=100)
     inputs = models.JSONField(default=dict, blank=True)
-    status = models.CharField(max_length=16, choices=SkillStatus.choices, default=SkillStatus.RUNNING,
-                              db_index=True)
+    status = models.CharField(max_length=16, choices=SkillStatus.choices, default=SkillStatus.RUNNING, db_index=True)
     # Where the run is (the skill's own phases) and what it has found so far; `report` once it ends.
     phase = models.CharField(max_length=32, default="start")
     state = models.JSONField(default=dict, blank=True)
@@ -185,6 +203,7 @@ class SkillRun(models.Model):
 
 
 # ---------------------------------------------------------------- what seeded a vendor's kept profile
+
 
 class SeedKind(models.TextChoices):
     COOKIES = "cookies", "a secret's cookies"
@@ -212,8 +231,9 @@ class KeptSeed(models.Model):
 
     class Meta:
         ordering = ["pk"]
-        constraints = [models.UniqueConstraint(fields=["workspace", "vendor", "keep", "kept_id"],
-                                               name="kept_seed_one_per_profile")]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "vendor", "keep", "kept_id"], name="kept_seed_one_per_profile")
+        ]
 
     def __str__(self) -> str:
         return f"{self.vendor} {self.keep} {self.kept_id} {self.seeded}"

@@ -5,6 +5,7 @@
 fixes them in one go. The sentences name the field and the range; no value of a header or credential is
 ever repeated in one.
 """
+
 from __future__ import annotations
 
 import functools
@@ -33,17 +34,43 @@ MOBILE_DEVICE = "Pixel 7"
 BLOCKABLE = ("image", "media", "font", "stylesheet")
 ENGINES = ("chromium",)  # what the keeper launches; engines.json may list more the browse tool drives
 
-KNOWN = {"startUrl", "device", "viewport", "record", "headers", "credentials", "proxyUrl", "allowHosts",
-         "idleTimeoutMs", "maxDurationMs", "engineId", "engineVersion", "engine", "waitForCapacityMs",
-         "queueForCapacity", "block", "title"}
+KNOWN = {
+    "startUrl",
+    "device",
+    "viewport",
+    "record",
+    "headers",
+    "credentials",
+    "proxyUrl",
+    "allowHosts",
+    "idleTimeoutMs",
+    "maxDurationMs",
+    "engineId",
+    "engineVersion",
+    "engine",
+    "waitForCapacityMs",
+    "queueForCapacity",
+    "block",
+    "title",
+}
 _HOST = re.compile(r"^(\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$")
 # Names a session's extra headers may not take: the ones the browser writes itself for each request (Host,
 # Content-Length, Expect), the hop-by-hop ones that describe one connection and not the request (RFC 9110
 # §7.6.1, with the older Keep-Alive and Proxy-Connection), and any Proxy-… (the proxy is proxyUrl's).
 # browsing.serializers documents the same list as the name's pattern, so the schema refuses what this does.
-FORBIDDEN_HEADERS = ("host", "content-length", "expect", "connection", "keep-alive", "proxy-connection", "te",
-                     "trailer", "transfer-encoding", "upgrade")
+FORBIDDEN_HEADERS = (
+    "host",
+    "content-length",
+    "expect",
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+)
 FORBIDDEN_HEADER_PREFIX = "proxy-"
 
 
@@ -52,15 +79,14 @@ def forbidden_header(name: str) -> bool:
     return low in FORBIDDEN_HEADERS or low.startswith(FORBIDDEN_HEADER_PREFIX)
 
 
-
 @dataclass
 class SessionOptions:
     start_url: str = ""
     device: str = "desktop"
     viewport: dict[str, Any] = field(default_factory=lambda: dict(DESKTOP))
     record: bool = False
-    headers: list[dict[str, str]] = field(default_factory=list)   # [{host, name, value}] — values secret
-    credentials: dict[str, Any] | None = None                     # {namespace, autoSubmit}; no values
+    headers: list[dict[str, str]] = field(default_factory=list)  # [{host, name, value}] — values secret
+    credentials: dict[str, Any] | None = None  # {namespace, autoSubmit}; no values
     proxy_url: str = ""
     allow_hosts: list[str] = field(default_factory=list)
     idle_timeout_ms: int = DEFAULT_IDLE_MS
@@ -74,9 +100,14 @@ class SessionOptions:
 
     def public(self) -> dict[str, Any]:
         """What the session's record keeps and shows: everything but the header values."""
-        shown: dict[str, Any] = {"device": self.device, "viewport": self.viewport, "record": self.record,
-                                 "idleTimeoutMs": self.idle_timeout_ms, "maxDurationMs": self.max_duration_ms,
-                                 "engineId": self.engine}
+        shown: dict[str, Any] = {
+            "device": self.device,
+            "viewport": self.viewport,
+            "record": self.record,
+            "idleTimeoutMs": self.idle_timeout_ms,
+            "maxDurationMs": self.max_duration_ms,
+            "engineId": self.engine,
+        }
         if self.start_url:
             shown["startUrl"] = self.start_url
         if self.headers:
@@ -133,9 +164,13 @@ def device_viewport(name: str) -> dict[str, Any]:
         return dict(DESKTOP)
     descriptor = devices().get(MOBILE_DEVICE if name == "mobile" else name) or {}
     size = descriptor.get("viewport") or {"width": 412, "height": 839}
-    return {"width": int(size["width"]), "height": int(size["height"]),
-            "deviceScaleFactor": descriptor.get("device_scale_factor", 1), "mobile": bool(descriptor.get("is_mobile")),
-            "userAgent": descriptor.get("user_agent", "")}
+    return {
+        "width": int(size["width"]),
+        "height": int(size["height"]),
+        "deviceScaleFactor": descriptor.get("device_scale_factor", 1),
+        "mobile": bool(descriptor.get("is_mobile")),
+        "userAgent": descriptor.get("user_agent", ""),
+    }
 
 
 class _Issues:
@@ -173,8 +208,9 @@ def _http_url(value: Any, key: str, issues: _Issues, *, schemes: tuple[str, ...]
         issues.add(key, f"{key} is not a valid URL")
         return ""
     if parts.scheme.lower() not in schemes or not parts.hostname:
-        issues.add(key, f"{key} must be an {' or '.join(schemes)} URL with a host; "
-                        f"{(parts.scheme or 'no scheme')!s} was given")
+        issues.add(
+            key, f"{key} must be an {' or '.join(schemes)} URL with a host; {(parts.scheme or 'no scheme')!s} was given"
+        )
         return ""
     return value
 
@@ -191,8 +227,11 @@ def read_options(body: Any) -> SessionOptions:
     if body is None:
         body = {}
     if not isinstance(body, dict):
-        raise SessionError("invalid_input", "The session options must be a JSON object.",
-                           {"issues": [{"path": "", "message": "expected an object"}]})
+        raise SessionError(
+            "invalid_input",
+            "The session options must be a JSON object.",
+            {"issues": [{"path": "", "message": "expected an object"}]},
+        )
     issues = _Issues()
     if "url" in body:
         issues.add("url", "url is not an option of a session; use startUrl for the page the browser opens first")
@@ -209,10 +248,14 @@ def read_options(body: Any) -> SessionOptions:
     _headers(body.get("headers"), opts, issues)
     _credentials(body.get("credentials"), opts, issues)
     _proxy(body, opts, issues)
-    opts.idle_timeout_ms = _integer(body, "idleTimeoutMs", MIN_TIMEOUT_MS, MAX_TIMEOUT_MS, issues,
-                                    what=" of milliseconds") or DEFAULT_IDLE_MS
-    opts.max_duration_ms = _integer(body, "maxDurationMs", MIN_TIMEOUT_MS, MAX_TIMEOUT_MS, issues,
-                                    what=" of milliseconds") or DEFAULT_MAX_DURATION_MS
+    opts.idle_timeout_ms = (
+        _integer(body, "idleTimeoutMs", MIN_TIMEOUT_MS, MAX_TIMEOUT_MS, issues, what=" of milliseconds")
+        or DEFAULT_IDLE_MS
+    )
+    opts.max_duration_ms = (
+        _integer(body, "maxDurationMs", MIN_TIMEOUT_MS, MAX_TIMEOUT_MS, issues, what=" of milliseconds")
+        or DEFAULT_MAX_DURATION_MS
+    )
     _engine(body, opts, issues)
     _capacity(body, opts, issues)
     block = body.get("block")
@@ -230,8 +273,11 @@ def read_options(body: Any) -> SessionOptions:
     if issues.items:
         first = issues.items[0]["message"]
         more = len(issues.items) - 1
-        raise SessionError("invalid_input", first[0].upper() + first[1:] + (f" (and {more} more)" if more else "") + ".",
-                           {"issues": issues.items})
+        raise SessionError(
+            "invalid_input",
+            first[0].upper() + first[1:] + (f" (and {more} more)" if more else "") + ".",
+            {"issues": issues.items},
+        )
     return opts
 
 
@@ -239,8 +285,10 @@ def _device_and_viewport(body: dict, opts: SessionOptions, issues: _Issues) -> N
     device = body.get("device")
     if device is not None:
         if not isinstance(device, str) or not (device in ("desktop", "mobile") or device in devices()):
-            issues.add("device", "device must be desktop, mobile or a device id from the device list "
-                                 "(such as \"iPhone 15\" or \"Pixel 7\")")
+            issues.add(
+                "device",
+                'device must be desktop, mobile or a device id from the device list (such as "iPhone 15" or "Pixel 7")',
+            )
         else:
             opts.device = device
             opts.viewport = device_viewport(device)
@@ -251,8 +299,9 @@ def _device_and_viewport(body: dict, opts: SessionOptions, issues: _Issues) -> N
         issues.add("viewport", "viewport must be an object with width and height")
         return
     for key in sorted(set(viewport) - {"width", "height", "deviceScaleFactor", "mobile"}):
-        issues.add(f"viewport.{key}", f"viewport.{key} is not a viewport field (width, height, deviceScaleFactor, "
-                                      f"mobile)")
+        issues.add(
+            f"viewport.{key}", f"viewport.{key} is not a viewport field (width, height, deviceScaleFactor, mobile)"
+        )
     shown = dict(opts.viewport)
     for key, (low, high) in (("width", VIEWPORT_WIDTH), ("height", VIEWPORT_HEIGHT)):
         value = viewport.get(key)
@@ -265,8 +314,10 @@ def _device_and_viewport(body: dict, opts: SessionOptions, issues: _Issues) -> N
     scale = viewport.get("deviceScaleFactor")
     if scale is not None:
         if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not SCALE[0] <= scale <= SCALE[1]:
-            issues.add("viewport.deviceScaleFactor", f"viewport.deviceScaleFactor must be a number from {SCALE[0]} "
-                                                     f"to {SCALE[1]:g}")
+            issues.add(
+                "viewport.deviceScaleFactor",
+                f"viewport.deviceScaleFactor must be a number from {SCALE[0]} to {SCALE[1]:g}",
+            )
         else:
             shown["deviceScaleFactor"] = scale
     mobile = viewport.get("mobile")
@@ -290,13 +341,14 @@ def _headers(raw: Any, opts: SessionOptions, issues: _Issues) -> None:
     for n, entry in enumerate(raw):
         where = f"headers[{n}]"
         if not isinstance(entry, dict) or set(entry) - {"host", "name", "value"}:
-            issues.add(where, f'{where} must be an object with host, name and value')
+            issues.add(where, f"{where} must be an object with host, name and value")
             continue
         host = _host(entry.get("host"))
         name, value = entry.get("name"), entry.get("value")
         if host is None:
-            issues.add(f"{where}.host", f"{where}.host must be a host name, such as staging.example.com "
-                                        f"(or *.example.com)")
+            issues.add(
+                f"{where}.host", f"{where}.host must be a host name, such as staging.example.com (or *.example.com)"
+            )
         if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name):  # fullmatch: `$` lets "X\n" by
             issues.add(f"{where}.name", f"{where}.name must be a header name, such as X-Staging-Gate")
         elif forbidden_header(name):
@@ -314,8 +366,11 @@ def _credentials(raw: Any, opts: SessionOptions, issues: _Issues) -> None:
         opts.credentials = {"namespace": "default", "autoSubmit": True}
         return
     if not isinstance(raw, dict) or set(raw) - {"namespace", "autoSubmit"}:
-        issues.add("credentials", "credentials must be true or an object with namespace and autoSubmit; there is no "
-                                  "field for a password: logins come from the credential vault")
+        issues.add(
+            "credentials",
+            "credentials must be true or an object with namespace and autoSubmit; there is no "
+            "field for a password: logins come from the credential vault",
+        )
         return
     namespace = raw.get("namespace", "default")
     if not isinstance(namespace, str) or not re.match(r"^[A-Za-z0-9_.-]{1,64}$", namespace):
@@ -343,8 +398,7 @@ def _proxy(body: dict, opts: SessionOptions, issues: _Issues) -> None:
     for n, raw in enumerate(hosts):
         host = _host(raw)
         if host is None:
-            issues.add(f"allowHosts[{n}]", f"allowHosts[{n}] must be a host name, such as app.internal "
-                                           f"(or *.internal)")
+            issues.add(f"allowHosts[{n}]", f"allowHosts[{n}] must be a host name, such as app.internal (or *.internal)")
         else:
             opts.allow_hosts.append(host)
 
@@ -357,9 +411,12 @@ def _engine(body: dict, opts: SessionOptions, issues: _Issues) -> None:
     if engine is not None:
         if engine not in ENGINES:
             named = f"{engine!r}"[:80] if isinstance(engine, str) else "that value"
-            issues.add(key, f"{key} {named} is not a saved engine of this account: an account has no saved engines "
-                            f"here, and a session runs on the built-in {', '.join(ENGINES)}. Leave {key} out or "
-                            f"send {ENGINES[0]}")
+            issues.add(
+                key,
+                f"{key} {named} is not a saved engine of this account: an account has no saved engines "
+                f"here, and a session runs on the built-in {', '.join(ENGINES)}. Leave {key} out or "
+                f"send {ENGINES[0]}",
+            )
         else:
             opts.engine = engine
     version = body.get("engineVersion")
@@ -368,8 +425,11 @@ def _engine(body: dict, opts: SessionOptions, issues: _Issues) -> None:
     if body.get("engineId") is None:
         issues.add("engineVersion", "engineVersion needs engineId")
     elif isinstance(version, bool) or not isinstance(version, int) or version != 1:
-        issues.add("engineVersion", f"engineVersion picks a saved engine's version; the built-in "
-                                    f"{engine if engine in ENGINES else ENGINES[0]} has version 1 only")
+        issues.add(
+            "engineVersion",
+            f"engineVersion picks a saved engine's version; the built-in "
+            f"{engine if engine in ENGINES else ENGINES[0]} has version 1 only",
+        )
     else:
         opts.engine_version = version
 
@@ -381,8 +441,10 @@ def _capacity(body: dict, opts: SessionOptions, issues: _Issues) -> None:
     if queue is None:
         return
     if opts.wait_for_capacity_ms > 0:
-        issues.add("queueForCapacity", "queueForCapacity and waitForCapacityMs above 0 cannot be used together; "
-                                       "send one of them")
+        issues.add(
+            "queueForCapacity",
+            "queueForCapacity and waitForCapacityMs above 0 cannot be used together; send one of them",
+        )
         return
     if not isinstance(queue, dict) or set(queue) != {"maxWaitSeconds"}:
         issues.add("queueForCapacity", 'queueForCapacity must be {"maxWaitSeconds": 1 to 900}')

@@ -1,4 +1,5 @@
 """A session as the API and the MCP tools show it (one shape for both)."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -32,9 +33,15 @@ def placement_of(session: BrowserSession) -> str:
 
 def summary(session: BrowserSession) -> dict[str, Any]:
     """What `list_sessions` shows of each."""
-    return {"id": session.public_id, "status": session.status, "engine": session.engine,
-            "createdAt": stamp(session.created_at), "endedAt": stamp(session.closed_at),
-            "endReason": session.end_reason or None, "title": session.title}
+    return {
+        "id": session.public_id,
+        "status": session.status,
+        "engine": session.engine,
+        "createdAt": stamp(session.created_at),
+        "endedAt": stamp(session.closed_at),
+        "endReason": session.end_reason or None,
+        "title": session.title,
+    }
 
 
 def record(session: BrowserSession, *, may_act: bool, base: str | None = None) -> dict[str, Any]:
@@ -43,13 +50,22 @@ def record(session: BrowserSession, *, may_act: bool, base: str | None = None) -
     read gets the status and `endpoints.http`, and neither `token` nor a CDP or live address: the token drives
     the browser (its tabs, its cookies), which is acting."""
     out = summary(session)
-    out.update({"reason": session.status_reason, "liveAt": stamp(session.live_at),
-                "lastActivityAt": stamp(session.last_activity_at),
-                "placement": placement_of(session),
-                "queuedUntil": stamp(session.queued_until), "options": session.options})
+    out.update(
+        {
+            "reason": session.status_reason,
+            "liveAt": stamp(session.live_at),
+            "lastActivityAt": stamp(session.last_activity_at),
+            "placement": placement_of(session),
+            "queuedUntil": stamp(session.queued_until),
+            "options": session.options,
+        }
+    )
     if session.options.get("record"):
-        out["recording"] = {"available": bool(session.recording), "bytes": session.recording_bytes,
-                            "url": f"{_root(base)}/v1/sessions/{session.public_id}/recording"}
+        out["recording"] = {
+            "available": bool(session.recording),
+            "bytes": session.recording_bytes,
+            "url": f"{_root(base)}/v1/sessions/{session.public_id}/recording",
+        }
     if session.status != SessionStatus.CLOSED and not may_act:
         out["endpoints"] = {"http": f"{_root(base)}/v1/sessions/{session.public_id}", "cdp": None, "live": None}
     elif session.status != SessionStatus.CLOSED:
@@ -61,6 +77,7 @@ def record(session: BrowserSession, *, may_act: bool, base: str | None = None) -
             cdp = f"ws{root[4:]}/v1/sessions/{session.public_id}/cdp?token={token}"
             # The screen's frames, a WebSocket (browsing/live.py); /watch is the page a person reads it from.
             live = f"ws{root[4:]}/v1/sessions/{session.public_id}/live?token={token}"
-        out.update({"token": token, "tokenExpiresAt": stamp(expires),
-                    "endpoints": {"http": http, "cdp": cdp, "live": live}})
+        out.update(
+            {"token": token, "tokenExpiresAt": stamp(expires), "endpoints": {"http": http, "cdp": cdp, "live": live}}
+        )
     return out

@@ -7,6 +7,7 @@ token (browsing/tokens.py — derived, bound to the session, expiring), only whi
 then carries the frames both ways unchanged. Each frame is activity, so a client driving the session keeps
 it from the idle reaper.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -36,8 +37,11 @@ def matches(scope: dict) -> bool:
 @sync_to_async
 def live_session(public_id: str) -> BrowserSession | None:
     try:
-        return BrowserSession.objects.filter(public_id=public_id, status=SessionStatus.LIVE).exclude(
-            cdp_endpoint="").first()
+        return (
+            BrowserSession.objects.filter(public_id=public_id, status=SessionStatus.LIVE)
+            .exclude(cdp_endpoint="")
+            .first()
+        )
     finally:
         connection.close()  # outside Django's request cycle, nothing else closes this thread's connection
 
@@ -56,8 +60,13 @@ async def relay(scope: dict, receive: Any, send: Any) -> None:
     token = (parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token") or [""])[0]
     await receive()  # websocket.connect
     if not token_ok(public_id, token):
-        await send({"type": "websocket.close", "code": REFUSED,
-                    "reason": "the session token is missing, wrong or expired; read the session again for a fresh one"})
+        await send(
+            {
+                "type": "websocket.close",
+                "code": REFUSED,
+                "reason": "the session token is missing, wrong or expired; read the session again for a fresh one",
+            }
+        )
         return
     session = await live_session(public_id)
     if session is None:
@@ -95,8 +104,9 @@ async def _pump(session_pk: int, browser: Any, receive: Any, send: Any) -> None:
     async def browser_to_client() -> None:
         try:
             async for frame in browser:
-                await send({"type": "websocket.send", **({"text": frame} if isinstance(frame, str)
-                                                         else {"bytes": frame})})
+                await send(
+                    {"type": "websocket.send", **({"text": frame} if isinstance(frame, str) else {"bytes": frame})}
+                )
         except ConnectionClosed:
             pass
         await send({"type": "websocket.close", "code": 1000, "reason": "the session's browser closed"})

@@ -1,5 +1,6 @@
 """What a session keeps sealed with the vault's keys: its extra headers (a staging gate's header is a secret)
 and its proxy URL (which may carry a user name and password). The options on the row show neither."""
+
 from __future__ import annotations
 
 import json
@@ -23,7 +24,12 @@ def open_secrets(session: BrowserSession) -> dict[str, Any]:
     """{"headers": [...], "proxyUrl": "..."} as sealed ({"headers": [], "proxyUrl": ""} when nothing was)."""
     if not session.sealed_headers:
         return {"headers": [], "proxyUrl": ""}
-    plain = open_sealed(vault_keys(), session.sealed_headers_kid, bytes(session.sealed_headers),
-                        session.headers_aad(), name=f"the headers of session {session.public_id}")
+    plain = open_sealed(
+        vault_keys(),
+        session.sealed_headers_kid,
+        bytes(session.sealed_headers),
+        session.headers_aad(),
+        name=f"the headers of session {session.public_id}",
+    )
     kept = json.loads(plain)
     return {"headers": kept.get("headers") or [], "proxyUrl": kept.get("proxyUrl") or ""}

@@ -6,6 +6,7 @@ nothing else: it opens the start page, answers the routes that add per-host head
 kinds (a route left unanswered would stall the page, so it keeps pumping events until told to stop), and
 collects the screencast frames of a recorded session. The keeper's own thread reads what it found.
 """
+
 from __future__ import annotations
 
 import base64
@@ -24,8 +25,10 @@ START_TIMEOUT_MS = 30_000
 TICK_MS = 100
 FILL_TIMEOUT_MS = 5_000
 # The user name field of a login form: what names itself one, else the form's first text-like field.
-USER_FIELDS = ("input[autocomplete=username]:visible, input[type=email]:visible, input[name*=user i]:visible, "
-               "input[name*=email i]:visible, input[name*=login i]:visible, input[type=text]:visible")
+USER_FIELDS = (
+    "input[autocomplete=username]:visible, input[type=email]:visible, input[name*=user i]:visible, "
+    "input[name*=email i]:visible, input[name*=login i]:visible, input[type=text]:visible"
+)
 MAX_CONSOLE = 200  # a page that logs in a loop fills no more than this of the session's record
 
 
@@ -33,9 +36,19 @@ host_matches = allow_host_match  # `staging.example.com` names that host; `*.exa
 
 
 class BrowserSide(threading.Thread):
-    def __init__(self, cdp: str, proxy: GuardProxy, *, start_url: str = "", headers: list[dict] | None = None,
-                 block: list[str] | None = None, record: bool = False, viewport: dict | None = None,
-                 logins: list[Any] | None = None, auto_submit: bool = False) -> None:
+    def __init__(
+        self,
+        cdp: str,
+        proxy: GuardProxy,
+        *,
+        start_url: str = "",
+        headers: list[dict] | None = None,
+        block: list[str] | None = None,
+        record: bool = False,
+        viewport: dict | None = None,
+        logins: list[Any] | None = None,
+        auto_submit: bool = False,
+    ) -> None:
         super().__init__(name="foldrun-session-browser", daemon=True)
         self.cdp = cdp
         self.viewport = viewport
@@ -46,9 +59,9 @@ class BrowserSide(threading.Thread):
         self.record = record
         self.ready = threading.Event()
         self.stopping = threading.Event()
-        self.error = ""            # the connection itself failed
-        self.blocked = ""          # the start URL was refused by the guard: why
-        self.start_failed = ""     # the start URL did not open: why
+        self.error = ""  # the connection itself failed
+        self.blocked = ""  # the start URL was refused by the guard: why
+        self.start_failed = ""  # the start URL did not open: why
         self.title = ""
         self.url = ""
         self.frames: list[tuple[bytes, float]] = []
@@ -70,10 +83,15 @@ class BrowserSide(threading.Thread):
         if not self.viewport:
             return None
         cdp = context.new_cdp_session(page)
-        cdp.send("Emulation.setDeviceMetricsOverride", {
-            "width": int(self.viewport["width"]), "height": int(self.viewport["height"]),
-            "deviceScaleFactor": float(self.viewport.get("deviceScaleFactor") or 1),
-            "mobile": bool(self.viewport.get("mobile"))})
+        cdp.send(
+            "Emulation.setDeviceMetricsOverride",
+            {
+                "width": int(self.viewport["width"]),
+                "height": int(self.viewport["height"]),
+                "deviceScaleFactor": float(self.viewport.get("deviceScaleFactor") or 1),
+                "mobile": bool(self.viewport.get("mobile")),
+            },
+        )
         return cdp
 
     def run(self) -> None:
@@ -131,8 +149,13 @@ class BrowserSide(threading.Thread):
         if len(self.console) >= MAX_CONSOLE:
             return
         page = error.page
-        self.console.append({"level": "error", "text": f"uncaught: {str(error.error).splitlines()[0][:2000]}",
-                             "url": page.url if page else ""})
+        self.console.append(
+            {
+                "level": "error",
+                "text": f"uncaught: {str(error.error).splitlines()[0][:2000]}",
+                "url": page.url if page else "",
+            }
+        )
 
     def _open(self, page: Any, url: str) -> None:
         seen = len(self.proxy.refusals)
@@ -231,4 +254,3 @@ class BrowserSide(threading.Thread):
                 self.title = pages[0].title()[:300]
         except PlaywrightError:
             pass
-

@@ -9,6 +9,7 @@ take a `Page`, return plain data, and leave every write to `runs.skill_runs`, af
   checked), a status of 400 or more, or no answer, is broken.
 - `final_checks`: `expectText`, `expectUrl`, `expectNoText` on the page the steps left.
 """
+
 from __future__ import annotations
 
 import time
@@ -35,8 +36,12 @@ class Watch:
         self.page = page
         self.console: list[dict] = []
         self.failed: list[dict] = []
-        self._handlers = [("console", self._console), ("pageerror", self._uncaught),
-                          ("requestfailed", self._request_failed), ("response", self._response)]
+        self._handlers = [
+            ("console", self._console),
+            ("pageerror", self._uncaught),
+            ("requestfailed", self._request_failed),
+            ("response", self._response),
+        ]
         for event, handler in self._handlers:
             page.on(event, handler)
 
@@ -45,18 +50,31 @@ class Watch:
             self.console.append({"level": "error", "text": message.text[:2000], "url": self.page.url})
 
     def _uncaught(self, error: Any) -> None:
-        self.console.append({"level": "error", "text": f"uncaught: {str(error).splitlines()[0][:2000]}",
-                             "url": self.page.url})
+        self.console.append(
+            {"level": "error", "text": f"uncaught: {str(error).splitlines()[0][:2000]}", "url": self.page.url}
+        )
 
     def _request_failed(self, request: Any) -> None:
         if request.failure and "ERR_ABORTED" not in str(request.failure):
-            self.failed.append({"url": request.url[:2000], "method": request.method, "status": None,
-                                "error": str(request.failure)[:300]})
+            self.failed.append(
+                {
+                    "url": request.url[:2000],
+                    "method": request.method,
+                    "status": None,
+                    "error": str(request.failure)[:300],
+                }
+            )
 
     def _response(self, response: Any) -> None:
         if response.status >= 400 and not response.url.endswith("/favicon.ico"):
-            self.failed.append({"url": response.url[:2000], "method": response.request.method,
-                                "status": response.status, "error": None})
+            self.failed.append(
+                {
+                    "url": response.url[:2000],
+                    "method": response.request.method,
+                    "status": response.status,
+                    "error": None,
+                }
+            )
 
     def stop(self) -> dict[str, list[dict]]:
         for event, handler in self._handlers:
@@ -76,13 +94,21 @@ def start_checks(page: Any, url: str, max_links: int) -> dict[str, Any]:
         response = navigate(page, url, wait_until="load", timeout=LOAD_TIMEOUT_MS)
         status = response.status if response is not None else None
         loaded = status is None or status < 400
-        out["load"] = {"ok": loaded, "status": status, "ms": _ms(started),
-                       "error": None if loaded else f"The start page answered HTTP {status}."}
+        out["load"] = {
+            "ok": loaded,
+            "status": status,
+            "ms": _ms(started),
+            "error": None if loaded else f"The start page answered HTTP {status}.",
+        }
     except SessionError as exc:
         out["load"] = {"ok": False, "status": None, "ms": _ms(started), "error": exc.message, "code": exc.code}
     except Exception as exc:  # noqa: BLE001 - Playwright's reason, first line only
-        out["load"] = {"ok": False, "status": None, "ms": _ms(started),
-                       "error": f"The start page did not load: {str(exc).splitlines()[0][:300]}"}
+        out["load"] = {
+            "ok": False,
+            "status": None,
+            "ms": _ms(started),
+            "error": f"The start page did not load: {str(exc).splitlines()[0][:300]}",
+        }
     if out["load"]["ok"]:
         out["a11y"] = _axe(page)
         if max_links:
@@ -98,18 +124,32 @@ def _axe(page: Any) -> dict[str, Any]:
         return {"ok": False, "ran": False, "ms": 0, "violations": [], "error": f"{AXE_MISSING}."}
     try:
         inject_axe(page)
-        result = page.evaluate("tags => axe.run(document, {runOnly: {type: 'tag', values: tags}, "
-                               "resultTypes: ['violations']})", AXE_TAGS)
+        result = page.evaluate(
+            "tags => axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']})", AXE_TAGS
+        )
     except Exception as exc:  # noqa: BLE001 - a page that refuses scripts (CSP) or navigates away
-        return {"ok": False, "ran": False, "ms": _ms(started), "violations": [],
-                "error": f"The accessibility check did not run: {str(exc).splitlines()[0][:300]}"}
-    violations = [{"id": v.get("id"), "impact": v.get("impact"), "help": str(v.get("help") or "")[:300],
-                   "nodes": len(v.get("nodes") or [])} for v in result.get("violations") or []]
+        return {
+            "ok": False,
+            "ran": False,
+            "ms": _ms(started),
+            "violations": [],
+            "error": f"The accessibility check did not run: {str(exc).splitlines()[0][:300]}",
+        }
+    violations = [
+        {
+            "id": v.get("id"),
+            "impact": v.get("impact"),
+            "help": str(v.get("help") or "")[:300],
+            "nodes": len(v.get("nodes") or []),
+        }
+        for v in result.get("violations") or []
+    ]
     serious = [v for v in violations if v["impact"] in FAILING_IMPACTS]
     error = None
     if serious:
         error = f"{len(serious)} serious accessibility issue{'s' if len(serious) != 1 else ''}: " + "; ".join(
-            f"{v['help']} ({v['id']})" for v in serious[:3])
+            f"{v['help']} ({v['id']})" for v in serious[:3]
+        )
     return {"ok": not serious, "ran": True, "ms": _ms(started), "violations": violations, "error": error}
 
 
@@ -144,13 +184,17 @@ def check_links(links: list[str]) -> list[dict[str, Any]]:
             if status >= 400:
                 error = f"{link} answered HTTP {status}"
         except Exception as exc:  # noqa: BLE001 - refused by the guard, no answer: the link is broken
-            status, error = None, f"{link} did not answer: {str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}"
+            status, error = (
+                None,
+                f"{link} did not answer: {str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}",
+            )
         results.append({"url": link, "status": status, "ok": error is None, "ms": _ms(started), "error": error})
     return results
 
 
-def final_checks(page: Any, expect_text: str | None, expect_url: str | None,
-                 expect_no_text: str | None) -> dict[str, Any]:
+def final_checks(
+    page: Any, expect_text: str | None, expect_url: str | None, expect_no_text: str | None
+) -> dict[str, Any]:
     """The page the steps left: its address, its text, and each expectation asked for."""
     watch = Watch(page)
     try:
@@ -165,16 +209,22 @@ def final_checks(page: Any, expect_text: str | None, expect_url: str | None,
     checks: dict[str, dict | None] = {"expectText": None, "expectUrl": None, "expectNoText": None}
     if expect_text:
         found = expect_text in body
-        checks["expectText"] = {"ok": found, "error": None if found else
-                                f'Expected text "{expect_text}" is not on the page.'}
+        checks["expectText"] = {
+            "ok": found,
+            "error": None if found else f'Expected text "{expect_text}" is not on the page.',
+        }
     if expect_url:
         found = expect_url in final_url
-        checks["expectUrl"] = {"ok": found, "error": None if found else
-                               f'The page address {final_url} does not contain "{expect_url}".'}
+        checks["expectUrl"] = {
+            "ok": found,
+            "error": None if found else f'The page address {final_url} does not contain "{expect_url}".',
+        }
     if expect_no_text:
         found = expect_no_text in body
-        checks["expectNoText"] = {"ok": not found, "error": None if not found else
-                                  f'Text "{expect_no_text}" is on the page and should not be.'}
+        checks["expectNoText"] = {
+            "ok": not found,
+            "error": None if not found else f'Text "{expect_no_text}" is on the page and should not be.',
+        }
     screenshot = None
     if any(c is not None and not c["ok"] for c in checks.values()):
         try:

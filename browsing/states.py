@@ -1,4 +1,5 @@
 """A session's status moves only here: starting → live → closed (or starting → closed), each with why."""
+
 from __future__ import annotations
 
 from django.utils import timezone

@@ -1,4 +1,5 @@
 """The task and report reads under /v1/ (the spec's routes)."""
+
 from django.urls import path
 
 from . import task_views

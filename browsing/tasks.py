@@ -1,4 +1,5 @@
 """Celery entry points of the sessions: thin, by id, safe to run twice."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -9,6 +9,7 @@ to be stolen. Two uses:
 - WATCH: the dashboard's watch link for a member who may only read: the live view (browsing/live.py) takes it,
   the CDP relay refuses it, so a read-only member sees the screen and never drives the browser.
 """
+
 from __future__ import annotations
 
 import base64
@@ -42,8 +43,7 @@ def session_token(public_id: str, now: dt.datetime | None = None, *, use: str = 
     return f"{expires}.{_mac(public_id, expires, use)}", expires_at
 
 
-def token_ok(public_id: str, token: str, now: dt.datetime | None = None, *,
-             uses: tuple[str, ...] = (DRIVE,)) -> bool:
+def token_ok(public_id: str, token: str, now: dt.datetime | None = None, *, uses: tuple[str, ...] = (DRIVE,)) -> bool:
     """True for a token of this session, made for one of `uses`, that has not expired."""
     expires_text, _, mac = (token or "").partition(".")
     if not expires_text.isdigit() or not mac:

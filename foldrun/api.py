@@ -3,6 +3,7 @@
 Errors are JSON `{code, message, details}`. Another account's object answers
 exactly like a missing one: the 404 body never says which it was.
 """
+
 from __future__ import annotations
 
 import logging
@@ -19,8 +20,6 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from .errors import NOT_FOUND_MESSAGE, ApiError, NotFound  # noqa: F401 - the API's names for them
 
 log = logging.getLogger(__name__)
-
-
 
 
 def _first_message(detail: Any) -> str:
@@ -42,9 +41,11 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, RequestDataTooBig):
         # Django's cap on a parsed body (DATA_UPLOAD_MAX_MEMORY_SIZE): the client sent too much, not a bug of ours.
         return Response(
-            {"code": "too_large",
-             "message": f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes; send less in one request.",
-             "details": {}},
+            {
+                "code": "too_large",
+                "message": f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes; send less in one request.",
+                "details": {},
+            },
             status=413,
         )
     if isinstance(exc, (Http404, exceptions.NotFound)):

@@ -7,6 +7,7 @@ foldrun.wsgi stays for anything that speaks WSGI only (it has no `/mcp`). The
 MCP session manager runs on the server's lifespan: started before the first
 request, stopped (its sessions ended) on shutdown.
 """
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """Beat's scheduler: django-celery-beat's, leaving a heartbeat for /api/health on every tick."""
+
 from __future__ import annotations
 
 import time

@@ -12,6 +12,7 @@ whole file or none of it.
 
 Selected by `CELERY_BROKER_TRANSPORT` when `CELERY_BROKER_URL` is `filesystem://`.
 """
+
 from __future__ import annotations
 
 import json

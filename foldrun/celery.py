@@ -1,4 +1,5 @@
 """The Celery app. Import it as `from foldrun.celery import app`."""
+
 from __future__ import annotations
 
 import os

@@ -12,6 +12,7 @@ runs the same on both. What differs:
 - A connection pool for the web process: psycopg's pool through Django's `OPTIONS["pool"]`
   (`pool_web_connections`); SQLite's connections are files, opened per request.
 """
+
 from __future__ import annotations
 
 from django.db import connection
@@ -41,4 +42,3 @@ def wait_for_locks_at_most(seconds: float) -> None:
     if is_postgresql():
         with connection.cursor() as cursor:
             cursor.execute("SELECT set_config('lock_timeout', %s, true)", [f"{max(int(seconds * 1000), 1)}ms"])
-

@@ -3,6 +3,7 @@
 Start-up must stop on a misconfiguration rather than limp on: a typo in
 DATABASE_URL that silently fell back to SQLite would lose a team's runs.
 """
+
 from __future__ import annotations
 
 import os
@@ -29,9 +30,7 @@ def env_bool(name: str, default: bool = False) -> bool:
         return True
     if lowered in {"0", "false", "no", "off"}:
         return False
-    raise ImproperlyConfigured(
-        f"{name}={value!r} is not a boolean; use one of 1, 0, true, false, yes, no, on, off."
-    )
+    raise ImproperlyConfigured(f"{name}={value!r} is not a boolean; use one of 1, 0, true, false, yes, no, on, off.")
 
 
 def env_int(name: str, default: int, *, minimum: int | None = None) -> int:

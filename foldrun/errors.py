@@ -4,6 +4,7 @@ Apart from foldrun.api (which re-exports it beside the exception handler) so
 that the request parsers can raise it: foldrun.api imports DRF's views, which
 read the REST_FRAMEWORK setting that names the parsers.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -17,8 +18,9 @@ class ApiError(exceptions.APIException):
     status_code = status.HTTP_400_BAD_REQUEST
     default_code = "bad_request"
 
-    def __init__(self, message: str, *, code: str | None = None, status_code: int | None = None,
-                 details: Any = None) -> None:
+    def __init__(
+        self, message: str, *, code: str | None = None, status_code: int | None = None, details: Any = None
+    ) -> None:
         super().__init__(detail=message, code=code or self.default_code)
         self.code = code or self.default_code
         self.message = message

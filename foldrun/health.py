@@ -9,6 +9,7 @@ driver's message (either can carry a password).
 
 Worker and beat are judged by their heartbeats (foldrun/heartbeats.py).
 """
+
 from __future__ import annotations
 
 import logging
@@ -27,6 +28,7 @@ from foldrun.celery import app
 from foldrun.heartbeats import BROWSERS, ROLES, seconds_since
 
 log = logging.getLogger(__name__)
+
 
 def _database() -> str | None:
     try:
@@ -83,32 +85,50 @@ def report() -> tuple[bool, dict[str, Any]]:
     return healthy, {"status": "ok" if healthy else "unhealthy", "checks": checks, "problems": problems}
 
 
-_CHECK = inline_serializer("HealthCheck", {
-    "ok": serializers.BooleanField(),
-    "last_seen_seconds_ago": serializers.FloatField(required=False, allow_null=True),
-})
-_BROWSERS = inline_serializer("HealthBrowsers", {
-    "ok": serializers.BooleanField(help_text="the browser service was heard from recently"),
-    "last_seen_seconds_ago": serializers.FloatField(allow_null=True),
-    "open": serializers.IntegerField(required=False, help_text="browsers open (sessions holding a place)"),
-    "capacity": serializers.IntegerField(required=False, help_text="browsers the install keeps open at once "
-                                                                    "(FOLDRUN_BROWSER_CAPACITY)"),
-})
-_HEALTH = inline_serializer("Health", {
-    "status": serializers.ChoiceField(choices=["ok", "unhealthy"]),
-    "checks": inline_serializer("HealthChecks", {
-        "database": _CHECK, "broker": _CHECK, "worker": _CHECK, "beat": _CHECK, "browsers": _BROWSERS,
-    }),
-    "problems": serializers.ListField(child=serializers.CharField()),
-})
+_CHECK = inline_serializer(
+    "HealthCheck",
+    {
+        "ok": serializers.BooleanField(),
+        "last_seen_seconds_ago": serializers.FloatField(required=False, allow_null=True),
+    },
+)
+_BROWSERS = inline_serializer(
+    "HealthBrowsers",
+    {
+        "ok": serializers.BooleanField(help_text="the browser service was heard from recently"),
+        "last_seen_seconds_ago": serializers.FloatField(allow_null=True),
+        "open": serializers.IntegerField(required=False, help_text="browsers open (sessions holding a place)"),
+        "capacity": serializers.IntegerField(
+            required=False, help_text="browsers the install keeps open at once (FOLDRUN_BROWSER_CAPACITY)"
+        ),
+    },
+)
+_HEALTH = inline_serializer(
+    "Health",
+    {
+        "status": serializers.ChoiceField(choices=["ok", "unhealthy"]),
+        "checks": inline_serializer(
+            "HealthChecks",
+            {
+                "database": _CHECK,
+                "broker": _CHECK,
+                "worker": _CHECK,
+                "beat": _CHECK,
+                "browsers": _BROWSERS,
+            },
+        ),
+        "problems": serializers.ListField(child=serializers.CharField()),
+    },
+)
 
 
 class HealthView(APIView):
     permission_classes = [AllowAny]
     authentication_classes: list = []
 
-    @extend_schema(responses={200: _HEALTH, 503: OpenApiResponse(_HEALTH, description="Something is wrong; "
-                                                                 "`problems` says what.")})
+    @extend_schema(
+        responses={200: _HEALTH, 503: OpenApiResponse(_HEALTH, description="Something is wrong; `problems` says what.")}
+    )
     def get(self, request):
         healthy, body = report()
         return Response(body, status=200 if healthy else 503, headers={"Cache-Control": "no-store"})

@@ -5,6 +5,7 @@ runs the `foldrun.heartbeat` task beat sends it (foldrun/celery.py); /api/health
 rows: no migration, and nothing a busy database could make slow. A multi-host install shares
 FOLDRUN_DATA_DIR as a volume (deploy/compose.yaml does).
 """
+
 from __future__ import annotations
 
 import logging

@@ -1,4 +1,5 @@
 """Public ids: a prefix and random base32, never an integer key."""
+
 from __future__ import annotations
 
 import secrets
@@ -36,5 +37,9 @@ class PublicId:
 def public_id_field(prefix: str, length: int = 16):
     from django.db import models
 
-    return models.CharField(max_length=40, unique=True, editable=False,
-                            default=PublicId(prefix) if length == 16 else PublicId(prefix, length=length))
+    return models.CharField(
+        max_length=40,
+        unique=True,
+        editable=False,
+        default=PublicId(prefix) if length == 16 else PublicId(prefix, length=length),
+    )

@@ -6,6 +6,7 @@ text can carry a value that should not be shown. They get a sentence with an
 incident code; the platform's log gets the traceback under the same code, so
 staff can find it from a screenshot or a support mail.
 """
+
 from __future__ import annotations
 
 import logging

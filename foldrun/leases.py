@@ -18,6 +18,7 @@ The recovery sweep reads `expired(model)` and takes each row over with
             ... work ...
             beat.check()          # LeaseLost: another holder took the row; commit nothing
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -86,9 +87,12 @@ def claim(qs_or_model: Any, pk: Any, holder: str, *, now: dt.datetime | None = N
     One atomic UPDATE: of two claimants racing for the row exactly one gets True.
     """
     now = now or timezone.now()
-    taken = (_manager(qs_or_model).filter(pk=pk, **where)
-             .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
-             .update(lease_holder=holder, lease_until=now + dt.timedelta(seconds=lease_seconds())))
+    taken = (
+        _manager(qs_or_model)
+        .filter(pk=pk, **where)
+        .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
+        .update(lease_holder=holder, lease_until=now + dt.timedelta(seconds=lease_seconds()))
+    )
     return taken == 1
 
 

@@ -10,6 +10,7 @@ here, and notify answers the `platform_mail` signal (notify/receivers.py).
 Without a receiver (notify not installed) the mail goes through Django's own
 `send_mail` at once.
 """
+
 from __future__ import annotations
 
 from django.core.mail import send_mail

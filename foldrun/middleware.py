@@ -1,4 +1,5 @@
 """Request checks every page and API view needs before any of them reads input."""
+
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse, QueryDict
@@ -26,7 +27,8 @@ class RefuseNulMiddleware:
                     shown = name.replace("\x00", "\\0")
                     message = f"The `{shown}` parameter may not hold a NUL character."
                     if request.path.startswith("/api/"):
-                        return JsonResponse({"code": "invalid", "message": message, "details": {"parameter": shown}},
-                                            status=400)
+                        return JsonResponse(
+                            {"code": "invalid", "message": message, "details": {"parameter": shown}}, status=400
+                        )
                     return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
         return self.get_response(request)

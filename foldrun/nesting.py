@@ -6,6 +6,7 @@ recurses as well. Every place that parses a JSON body a caller sent — the API'
 webhook, the MCP endpoint — asks `too_deep` first and refuses with `sentence`, naming the limit. Pure
 Python, no Django: the MCP endpoint uses it before the SDK parses the message.
 """
+
 from __future__ import annotations
 
 import re

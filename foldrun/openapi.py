@@ -8,6 +8,7 @@ request body, 400 for query parameters, 429 for a throttled view — so a view's
 The `Strict*` fields refuse what DRF would coerce: `"message": 5` is not a string, `"prune": "yes"` not a
 boolean, so a body is validated exactly against the schema it is documented with.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -29,8 +30,10 @@ class ErrorSerializer(serializers.Serializer):
 
     code = serializers.CharField(help_text="stable, for programs: invalid, not_found, forbidden, …")
     message = serializers.CharField(help_text="one sentence that says what to do next")
-    details = serializers.DictField(help_text="what the refusal is about: the field or parameter (with `choices` when "
-                                              "it refused a value not among them), the findings")
+    details = serializers.DictField(
+        help_text="what the refusal is about: the field or parameter (with `choices` when "
+        "it refused a value not among them), the findings"
+    )
 
     class Meta:
         ref_name = "Error"
@@ -61,7 +64,6 @@ def errors(*codes: int | str) -> dict[int, OpenApiResponse]:
     return {int(code): error(code) for code in codes}
 
 
-
 SCALARS = {"integer", "number", "boolean", "string"}
 _BLANK = {"type": "string", "maxLength": 0}
 
@@ -71,8 +73,12 @@ def _blank_once(schema: Any) -> Any:
     the pattern takes "" as well, "" fits both and oneOf calls it invalid (the API takes it): the pattern's
     own schema says it all."""
     alternatives = schema.get("oneOf") if isinstance(schema, dict) else None
-    if (alternatives and len(alternatives) == 2 and alternatives[1] == _BLANK
-            and re.search(alternatives[0].get("pattern", "(?!)"), "")):
+    if (
+        alternatives
+        and len(alternatives) == 2
+        and alternatives[1] == _BLANK
+        and re.search(alternatives[0].get("pattern", "(?!)"), "")
+    ):
         return {**alternatives[0], **{k: v for k, v in schema.items() if k != "oneOf"}}
     return schema
 
@@ -111,7 +117,12 @@ class AutoSchema(SpectacularAutoSchema):
         # collection and its items never share an operationId (drf-spectacular guesses "retrieve" for both).
         operation_id = super().get_operation_id()
         path = self.path.rstrip("/")
-        if self.method == "GET" and operation_id.endswith("_retrieve") and not path.endswith("}") and path.endswith("s"):
+        if (
+            self.method == "GET"
+            and operation_id.endswith("_retrieve")
+            and not path.endswith("}")
+            and path.endswith("s")
+        ):
             return operation_id[: -len("_retrieve")] + "_list"
         return operation_id
 
@@ -156,9 +167,11 @@ class StrictCharField(serializers.CharField):
         kwargs.setdefault("trim_whitespace", False)
         super().__init__(**kwargs)
         # %% for a pattern's own %: Django fills the message with `message % params`.
-        message = pattern_message or ("may not hold a NUL character." if regex_pattern == NO_NUL else
-                                      f"does not match the pattern {regex_pattern.replace('%', '%%')} the API "
-                                      "documents.")
+        message = pattern_message or (
+            "may not hold a NUL character."
+            if regex_pattern == NO_NUL
+            else f"does not match the pattern {regex_pattern.replace('%', '%%')} the API documents."
+        )
         self.validators.append(RegexValidator(regex_pattern, message=message))
 
     def to_internal_value(self, data: Any) -> str:

@@ -10,6 +10,7 @@ signal (`accounts.signals.home_parts`, `library.signals.workspace_parts`,
 `AppConfig.ready()`, and each part answers the context keys it adds. The page
 names no app above it, so a part can be added without touching it.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
 """The API's JSON parser: strings in a request body must be text, and its nesting is bounded."""
+
 from __future__ import annotations
 
 import io
@@ -14,8 +15,9 @@ def check_depth(raw: bytes, then: str = "nothing was done") -> None:
     """ApiError (400, naming the limit) for a JSON body nested deeper than MAX_DEPTH: Python's parser
     would raise RecursionError on it, and whatever walks the value after it would too."""
     if too_deep(raw):
-        raise ApiError(f"{sentence()}; at most {MAX_DEPTH} are read, so {then}.", code="too_deep",
-                       details={"limit": MAX_DEPTH})
+        raise ApiError(
+            f"{sentence()}; at most {MAX_DEPTH} are read, so {then}.", code="too_deep", details={"limit": MAX_DEPTH}
+        )
 
 
 def not_text(value: Any, where: str = "") -> str | None:
@@ -55,6 +57,9 @@ class TextJSONParser(JSONParser):
         data = super().parse(io.BytesIO(raw), media_type, parser_context)
         where = not_text(data)
         if where is not None:
-            raise ApiError(f"{where}: text may not hold a NUL character or a lone surrogate.", code="invalid",
-                           details={"field": where})
+            raise ApiError(
+                f"{where}: text may not hold a NUL character or a lone surrogate.",
+                code="invalid",
+                details={"field": where},
+            )
         return data

@@ -5,6 +5,7 @@ and cannot. One range is served (what browsers ask for a media element); a heade
 several ranges, another unit, bad syntax — is ignored and the whole file sent, as the RFC allows; a range
 past the end is a 416 naming the size.
 """
+
 from __future__ import annotations
 
 import re
@@ -47,8 +48,9 @@ def _chunks(path: Path, start: int, length: int) -> Iterator[bytes]:
             yield data
 
 
-def ranged_file(request: HttpRequest, path: Path, content_type: str, *, filename: str = "",
-                inline: bool = True) -> HttpResponse:
+def ranged_file(
+    request: HttpRequest, path: Path, content_type: str, *, filename: str = "", inline: bool = True
+) -> HttpResponse:
     size = path.stat().st_size
     wanted = span(request.headers.get("Range", ""), size)
     if wanted is False:
@@ -58,8 +60,7 @@ def ranged_file(request: HttpRequest, path: Path, content_type: str, *, filename
         response = FileResponse(path.open("rb"), content_type=content_type)
     else:
         start, end = wanted
-        response = StreamingHttpResponse(_chunks(path, start, end - start + 1), status=206,
-                                         content_type=content_type)
+        response = StreamingHttpResponse(_chunks(path, start, end - start + 1), status=206, content_type=content_type)
         response["Content-Range"] = f"bytes {start}-{end}/{size}"
         response["Content-Length"] = str(end - start + 1)
     response["Accept-Ranges"] = "bytes"
@@ -68,8 +69,9 @@ def ranged_file(request: HttpRequest, path: Path, content_type: str, *, filename
     return response
 
 
-def ranged_bytes(request: HttpRequest, data: bytes, content_type: str, *, filename: str = "",
-                 inline: bool = True) -> HttpResponse:
+def ranged_bytes(
+    request: HttpRequest, data: bytes, content_type: str, *, filename: str = "", inline: bool = True
+) -> HttpResponse:
     """The same answer for bytes held in the database (a run's artifact, such as a step's video)."""
     size = len(data)
     wanted = span(request.headers.get("Range", ""), size)
@@ -80,7 +82,7 @@ def ranged_bytes(request: HttpRequest, data: bytes, content_type: str, *, filena
         response = HttpResponse(data, content_type=content_type)
     else:
         start, end = wanted
-        response = HttpResponse(data[start:end + 1], status=206, content_type=content_type)
+        response = HttpResponse(data[start : end + 1], status=206, content_type=content_type)
         response["Content-Range"] = f"bytes {start}-{end}/{size}"
     response["Accept-Ranges"] = "bytes"
     if filename:

@@ -4,6 +4,7 @@ secrets, notify's stored values, a browse state= login). Pure Python.
 A sealed value is `nonce (12 bytes) || ciphertext+tag`. The associated data
 binds it to where it belongs: a value copied elsewhere does not open.
 """
+
 from __future__ import annotations
 
 import os

@@ -6,13 +6,14 @@ escapes and lays it out) and `foldrun logs` (foldrun/cli/cmd_logs.py, from the
 API's `trace`) read the same views, so both say the same thing. An event is
 anything with `pk`, `at`, `try_n`, `kind` and `data`.
 """
+
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
-LONG_LINES = 8       # a JSON block longer than this is collapsed
+LONG_LINES = 8  # a JSON block longer than this is collapsed
 LONG_CHARS = 600
 
 
@@ -30,11 +31,11 @@ class Block:
 class EventView:
     pk: int
     at: Any
-    kind: str            # css: model, call, result, refusal, limit, secret, log
+    kind: str  # css: model, call, result, refusal, limit, secret, log
     title: str
     facts: list[str] = field(default_factory=list)
     blocks: list[Block] = field(default_factory=list)
-    line: str = ""       # the one sentence of a refusal, a limit or a log
+    line: str = ""  # the one sentence of a refusal, a limit or a log
     error: bool = False
     try_n: int = 0
 
@@ -52,8 +53,7 @@ def block(value: Any, label: str = "") -> Block:
         else:
             is_json = False
     text = json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False) if is_json else str(value)
-    return Block(text=text, is_json=is_json, long=text.count("\n") >= LONG_LINES or len(text) > LONG_CHARS,
-                 label=label)
+    return Block(text=text, is_json=is_json, long=text.count("\n") >= LONG_LINES or len(text) > LONG_CHARS, label=label)
 
 
 def _tokens(data: dict) -> str:
@@ -87,24 +87,40 @@ def view(event) -> EventView:
     kind = event.kind
     if kind == "model_request":
         facts = [f"stop: {data.get('stop_reason') or 'none given'}", _tokens(data), _seconds(data)]
-        return EventView(kind="model", title=f"Model request · {data.get('model') or 'model'}",
-                         facts=[f for f in facts if f], **base)
+        return EventView(
+            kind="model", title=f"Model request · {data.get('model') or 'model'}", facts=[f for f in facts if f], **base
+        )
     if kind == "tool_call":
         arguments = data.get("input")
-        return EventView(kind="call", title=f"Tool call · {data.get('name') or '?'}",
-                         blocks=[block(arguments if arguments is not None else {}, "arguments")], **base)
+        return EventView(
+            kind="call",
+            title=f"Tool call · {data.get('name') or '?'}",
+            blocks=[block(arguments if arguments is not None else {}, "arguments")],
+            **base,
+        )
     if kind == "tool_result":
         error = bool(data.get("error"))
         facts = ["error" if error else "ok", _seconds(data)]
-        return EventView(kind="result", title=f"Result · {data.get('name') or '?'}", error=error,
-                         facts=[f for f in facts if f], blocks=[block(data.get("content", ""), "result")], **base)
+        return EventView(
+            kind="result",
+            title=f"Result · {data.get('name') or '?'}",
+            error=error,
+            facts=[f for f in facts if f],
+            blocks=[block(data.get("content", ""), "result")],
+            **base,
+        )
     if kind == "refusal":
         line = str(data.get("line") or "")
         return EventView(kind="refusal", title=refusal_title(line), line=line, error=True, **base)
     if kind == "limit":
         if data.get("refused"):
-            return EventView(kind="limit refused", title=f"Limit reached · {data.get('tool') or 'tool'}",
-                             line=str(data["refused"]), error=True, **base)
+            return EventView(
+                kind="limit refused",
+                title=f"Limit reached · {data.get('tool') or 'tool'}",
+                line=str(data["refused"]),
+                error=True,
+                **base,
+            )
         return EventView(kind="limit", title="Limits", line=str(data.get("line") or ""), **base)
     if kind == "secret":
         if data.get("tool"):
@@ -115,12 +131,21 @@ def view(event) -> EventView:
                 facts.append("withheld: " + ", ".join(data["withheld"]))
             return EventView(kind="secret", title=f"Secrets · {data['tool']}", facts=facts, **base)
         where = data.get("store") or data.get("error") or ""
-        return EventView(kind="secret", title=f"Secret · {data.get('name') or '?'}",
-                         facts=[str(where)] if where else [], error=bool(data.get("error")), **base)
+        return EventView(
+            kind="secret",
+            title=f"Secret · {data.get('name') or '?'}",
+            facts=[str(where)] if where else [],
+            error=bool(data.get("error")),
+            **base,
+        )
     if kind == "log":
         if data.get("stderr"):
-            return EventView(kind="log", title=f"Program output · {data.get('program') or ''}".rstrip(" ·"),
-                             blocks=[block(str(data["stderr"]), "stderr")], **base)
+            return EventView(
+                kind="log",
+                title=f"Program output · {data.get('program') or ''}".rstrip(" ·"),
+                blocks=[block(str(data["stderr"]), "stderr")],
+                **base,
+            )
         return EventView(kind="log", title="Note", line=str(data.get("message") or ""), **base)
     # A kind this page does not know yet: its fields, formatted, rather than a dict's repr.
     return EventView(kind="log", title=kind.replace("_", " ").capitalize(), blocks=[block(data)], **base)

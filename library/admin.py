@@ -1,4 +1,5 @@
 """Django admin for platform staff. Revisions are append-only: read-only here."""
+
 from __future__ import annotations
 
 from django.contrib import admin

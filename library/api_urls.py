@@ -1,6 +1,7 @@
 """The library API. Every path exists twice: under a workspace and under the
 account library (`/api/library/…`). `…/history` and `…/rollback` are matched
 before a plain file path."""
+
 from django.urls import path
 
 from . import views, views_files, views_gallery
@@ -20,7 +21,9 @@ for prefix, name in (("workspaces/<str:ws>/", "ws"), ("library/", "lib")):
         path(f"{prefix}check", views.CheckView.as_view(), name=f"api-{name}-check"),
         path(f"{prefix}files", views_files.FilesView.as_view(), name=f"api-{name}-files"),
         path(f"{prefix}files/<path:path>/history", views_files.HistoryView.as_view(), name=f"api-{name}-file-history"),
-        path(f"{prefix}files/<path:path>/rollback", views_files.RollbackView.as_view(), name=f"api-{name}-file-rollback"),
+        path(
+            f"{prefix}files/<path:path>/rollback", views_files.RollbackView.as_view(), name=f"api-{name}-file-rollback"
+        ),
         path(f"{prefix}files/<path:path>", views_files.FileView.as_view(), name=f"api-{name}-file"),
         path(f"{prefix}revisions", views_files.RevisionsView.as_view(), name=f"api-{name}-revisions"),
         path(f"{prefix}revisions/<int:number>", views_files.RevisionView.as_view(), name=f"api-{name}-revision"),

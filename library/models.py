@@ -6,6 +6,7 @@ file it touched. A scope is a workspace or the account library; changesets
 are numbered 1, 2, 3… within their scope, and reading a scope "at N" means,
 for each path, its newest revision at or below N.
 """
+
 from __future__ import annotations
 
 from django.conf import settings

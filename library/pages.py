@@ -9,6 +9,7 @@ Every page needs a signed-in member; a workspace is found through
 404 exactly like a missing one. Writes (an edit, a rollback, the gallery
 update) need a write role; a viewer's POST is a 403.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -152,8 +153,12 @@ def _changeset_context(changeset: Changeset, label: str) -> dict[str, Any]:
                 "path": revision.file.path,
                 "status": status,
                 "revision": revision,
-                "diff": diff_lines(old, new, f"{label}{revision.file.path} @{before.number if before else 0}",
-                                   f"{label}{revision.file.path} @{revision.number}"),
+                "diff": diff_lines(
+                    old,
+                    new,
+                    f"{label}{revision.file.path} @{before.number if before else 0}",
+                    f"{label}{revision.file.path} @{revision.number}",
+                ),
             }
         )
     return {"changeset": changeset, "files": files}
@@ -182,15 +187,22 @@ def workspace_file(request: HttpRequest, ws: str, path: str) -> HttpResponse:
     membership, workspace, can_write = page_workspace(request, ws)
     context = _file_context(request, scope_key_for(workspace.account, workspace), path, f"{workspace.name}/")
     base_url = f"/w/{workspace.name}/files/{path}"
-    context.update({"section": "workspace", "workspace": workspace, "can_write": can_write, "scope": "workspace",
-                    "base_url": base_url, "edit_url": f"/w/{workspace.name}/edit/{path}",
-                    "rollback_url": f"/w/{workspace.name}/rollback/{path}",
-                    "draft": _refused_draft(request, base_url)})
+    context.update(
+        {
+            "section": "workspace",
+            "workspace": workspace,
+            "can_write": can_write,
+            "scope": "workspace",
+            "base_url": base_url,
+            "edit_url": f"/w/{workspace.name}/edit/{path}",
+            "rollback_url": f"/w/{workspace.name}/rollback/{path}",
+            "draft": _refused_draft(request, base_url),
+        }
+    )
     return render(request, "library/file.html", context)
 
 
-def _edit(request: HttpRequest, membership: Membership, workspace: Workspace | None, path: str,
-          base_url: str) -> None:
+def _edit(request: HttpRequest, membership: Membership, workspace: Workspace | None, path: str, base_url: str) -> None:
     """A dashboard edit of one text file (kind "edit"), validated like a push.
     The outcome goes to messages; a refused text is kept for the form once."""
     require_write(membership)
@@ -200,8 +212,14 @@ def _edit(request: HttpRequest, membership: Membership, workspace: Workspace | N
         return
     content = content.replace("\r\n", "\n")
     try:
-        result = do_edit_file(account=membership.account, workspace=workspace, path=path, content=content,
-                              author=request.user, message=(request.POST.get("message") or "").strip())
+        result = do_edit_file(
+            account=membership.account,
+            workspace=workspace,
+            path=path,
+            content=content,
+            author=request.user,
+            message=(request.POST.get("message") or "").strip(),
+        )
     except WriteRefused as refused:
         messages.error(request, refused.message)
         for finding in refused.findings[1:]:
@@ -289,15 +307,30 @@ def library_file(request: HttpRequest, path: str) -> HttpResponse:
     if not LibraryFile.objects.filter(scope_key=scope_key, path=path).exists():
         shelf = gallery_files()
         if path in shelf:  # a shelf file the account has no copy of: shown read-only
-            return render(request, "library/file.html", {
-                "section": "library", "scope": "gallery", "path": path, "gallery_text": shelf[path],
-            })
+            return render(
+                request,
+                "library/file.html",
+                {
+                    "section": "library",
+                    "scope": "gallery",
+                    "path": path,
+                    "gallery_text": shelf[path],
+                },
+            )
         raise Http404
     context = _file_context(request, scope_key, path, "library/")
     base_url = f"/library/files/{path}"
-    context.update({"section": "library", "scope": "library", "can_write": membership.can_write,
-                    "base_url": base_url, "edit_url": f"/library/edit/{path}",
-                    "rollback_url": f"/library/rollback/{path}", "draft": _refused_draft(request, base_url)})
+    context.update(
+        {
+            "section": "library",
+            "scope": "library",
+            "can_write": membership.can_write,
+            "base_url": base_url,
+            "edit_url": f"/library/edit/{path}",
+            "rollback_url": f"/library/rollback/{path}",
+            "draft": _refused_draft(request, base_url),
+        }
+    )
     return render(request, "library/file.html", context)
 
 

@@ -2,6 +2,7 @@
 it and what overrides it (its blast radius, drawn as an inline SVG), its
 revisions and its gallery mark — and the gallery's install and update
 buttons (a write role; a viewer's POST is a 403)."""
+
 from __future__ import annotations
 
 import math
@@ -31,8 +32,8 @@ from .services import files_at
 @dataclass
 class Grant:
     workspace: str
-    agent: str = ""           # empty when a whole workspace overrides it
-    overridden_by: str = ""   # the nearer copy that wins, e.g. "rank-desk/tools/sql.md"
+    agent: str = ""  # empty when a whole workspace overrides it
+    overridden_by: str = ""  # the nearer copy that wins, e.g. "rank-desk/tools/sql.md"
     override_scope: str = ""  # "workspace" or "agent's own"
 
     @property
@@ -42,9 +43,9 @@ class Grant:
 
 @dataclass
 class SharedItem:
-    kind: str               # tool | skill | file
+    kind: str  # tool | skill | file
     name: str
-    source: str             # library | gallery
+    source: str  # library | gallery
     paths: list[str]
     main_path: str
     description: str = ""
@@ -83,9 +84,14 @@ def _grants(entry: dict[str, Any]) -> list[Grant]:
     for o in entry["overridden_by"]:
         if not o["workspace"]:  # the library's own copy of a gallery tool: shown as that copy
             continue
-        grants.append(Grant(workspace=o["workspace"], agent=o["agent"] or "",
-                            overridden_by=f"{o['workspace']}/{o['path']}",
-                            override_scope="agent's own" if o["agent"] else "workspace"))
+        grants.append(
+            Grant(
+                workspace=o["workspace"],
+                agent=o["agent"] or "",
+                overridden_by=f"{o['workspace']}/{o['path']}",
+                override_scope="agent's own" if o["agent"] else "workspace",
+            )
+        )
     return grants
 
 
@@ -102,7 +108,11 @@ def library_items(account) -> list[SharedItem]:
         item = items.get(key)
         if item is None:
             item = items[key] = SharedItem(
-                kind=entry["kind"], name=entry["name"], source=entry["scope"], paths=[], main_path=entry["path"],
+                kind=entry["kind"],
+                name=entry["name"],
+                source=entry["scope"],
+                paths=[],
+                main_path=entry["path"],
                 reaches_all=entry["kind"] != "tool",
                 gallery_mark=entry.get("gallery") or ("shelf" if entry["scope"] == "gallery" else ""),
             )
@@ -167,23 +177,41 @@ def blast_picture(item: SharedItem, limit: int = 12) -> dict[str, Any]:
         x = min(max(cx + 130 * math.cos(angle), box_width / 2 + 2), width - box_width / 2 - 2)
         y = min(max(cy + 118 * math.sin(angle), box_height / 2 + 2), height - box_height / 2 - 2)
         top = y - box_height / 2
-        nodes.append({
-            "x": round(x, 1), "y": round(y, 1), "overridden": grant.overridden,
-            "title": f"{label} — " + (f"overridden by {grant.overridden_by}" if grant.overridden else "uses this copy"),
-            "box_x": round(x - box_width / 2, 1), "box_y": round(top, 1), "box_w": box_width, "box_h": box_height,
-            "lines": [{"text": text, "y": round(top + 15 + 12 * n, 1), "first": n == 0} for n, text in enumerate(lines)],
-        })
+        nodes.append(
+            {
+                "x": round(x, 1),
+                "y": round(y, 1),
+                "overridden": grant.overridden,
+                "title": f"{label} — "
+                + (f"overridden by {grant.overridden_by}" if grant.overridden else "uses this copy"),
+                "box_x": round(x - box_width / 2, 1),
+                "box_y": round(top, 1),
+                "box_w": box_width,
+                "box_h": box_height,
+                "lines": [
+                    {"text": text, "y": round(top + 15 + 12 * n, 1), "first": n == 0} for n, text in enumerate(lines)
+                ],
+            }
+        )
     # Crop the canvas to what is drawn, so one or two agents do not leave a
     # tall empty picture (it matters on a phone).
     top = min([cy - 50] + [n["box_y"] for n in nodes]) - 4
     bottom = max([cy + 50] + [n["box_y"] + n["box_h"] for n in nodes]) + (18 if len(item.grants) > limit else 4)
-    return {"width": width, "height": height, "cx": cx, "cy": cy, "hub": _clip(item.name, 14),
-            "view": f"0 {round(top, 1)} {width} {round(bottom - top, 1)}",
-            "nodes": nodes, "more": max(len(item.grants) - limit, 0), "more_y": round(bottom - 6, 1)}
+    return {
+        "width": width,
+        "height": height,
+        "cx": cx,
+        "cy": cy,
+        "hub": _clip(item.name, 14),
+        "view": f"0 {round(top, 1)} {width} {round(bottom - top, 1)}",
+        "nodes": nodes,
+        "more": max(len(item.grants) - limit, 0),
+        "more_y": round(bottom - 6, 1),
+    }
 
 
 def _clip_left(text: str, length: int) -> str:
-    return text if len(text) <= length else "…" + text[-(length - 1):]
+    return text if len(text) <= length else "…" + text[-(length - 1) :]
 
 
 def _clip(text: str, length: int) -> str:
@@ -205,7 +233,8 @@ def library_page(request: HttpRequest) -> HttpResponse:
         "can_write": membership.can_write,
         "library_changesets": list(
             Changeset.objects.filter(scope_key=scope_key_for(membership.account, None))
-            .select_related("author").order_by("-number")[:10]
+            .select_related("author")
+            .order_by("-number")[:10]
         ),
     }
     return render(request, "library/library.html", context)
@@ -217,8 +246,9 @@ def _write_gallery_tool(request: HttpRequest, tool: str, *, upgrade: bool):
     membership = membership_for(request)
     require_write(membership)
     try:
-        return do_install_gallery_tool(account=membership.account, workspace=None, name=tool, author=request.user,
-                                       upgrade=upgrade)
+        return do_install_gallery_tool(
+            account=membership.account, workspace=None, name=tool, author=request.user, upgrade=upgrade
+        )
     except GalleryError as refused:
         if refused.status == 404:
             raise Http404 from None
@@ -237,15 +267,18 @@ def gallery_install(request: HttpRequest, tool: str) -> HttpResponse:
     if result.changeset is None:
         messages.info(request, f"The library already keeps the gallery's {tool}.")
     else:
-        messages.success(request, f"{tool} copied into the library (library revision #{result.changeset.number}). "
-                                  f"It follows the gallery until you edit it.")
+        messages.success(
+            request,
+            f"{tool} copied into the library (library revision #{result.changeset.number}). "
+            f"It follows the gallery until you edit it.",
+        )
     return redirect(f"/library/#tool-{tool}")
 
 
 @login_required
 @require_POST
 def gallery_update(request: HttpRequest, tool: str) -> HttpResponse:
-    """"Update to gallery version": the shelf's current files, written through
+    """ "Update to gallery version": the shelf's current files, written through
     the revision log, so the account's version is one revision back."""
     result = _write_gallery_tool(request, tool, upgrade=True)
     if isinstance(result, HttpResponse):
@@ -253,6 +286,9 @@ def gallery_update(request: HttpRequest, tool: str) -> HttpResponse:
     if result.changeset is None:
         messages.info(request, f"{tool} is already the gallery version.")
     else:
-        messages.success(request, f"{tool} now matches the gallery version (library revision "
-                                  f"#{result.changeset.number}); your version is one revision back.")
+        messages.success(
+            request,
+            f"{tool} now matches the gallery version (library revision "
+            f"#{result.changeset.number}); your version is one revision back.",
+        )
     return redirect(f"/library/#tool-{tool}")

@@ -1,6 +1,7 @@
 """The workspace page: the desk's files as a tree, each agent with the tools
 it grants and where each resolves, each flow with its steps — and the parts
 the apps above library fill in (pageparts)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -76,8 +77,15 @@ def _tool_rows(desk: Desk, agent_name: str) -> list[dict[str, str]]:
 
 
 def _step_row(step) -> dict[str, Any]:
-    return {"n": step.number, "agent": step.agent, "task": step.task, "gate": step.gate, "ask": step.ask,
-            "each": step.each, "verify": f"{step.verify.kind} {step.verify.argument}" if step.verify else ""}
+    return {
+        "n": step.number,
+        "agent": step.agent,
+        "task": step.task,
+        "gate": step.gate,
+        "ask": step.ask,
+        "each": step.each,
+        "verify": f"{step.verify.kind} {step.verify.argument}" if step.verify else "",
+    }
 
 
 def workspace_view(workspace: Workspace) -> dict[str, Any]:
@@ -91,16 +99,30 @@ def workspace_view(workspace: Workspace) -> dict[str, Any]:
     for entry in overview["flows"]:
         document = next((d for d in desk.documents if d.path == entry["path"]), None)
         if document is None or document.parsed is None:
-            flows.append({**entry, "schedule": str(entry.get("schedule") or ""), "timezone": "", "steps": [],
-                          "problem": document.error.message if document and document.error else ""})
+            flows.append(
+                {
+                    **entry,
+                    "schedule": str(entry.get("schedule") or ""),
+                    "timezone": "",
+                    "steps": [],
+                    "problem": document.error.message if document and document.error else "",
+                }
+            )
             continue
         flow = flow_of(desk, document)
         errors = [f for f in flow.problems if f.level == "error"]
-        flows.append({**entry, "schedule": flow.schedule or "", "timezone": flow.timezone or "",
-                      "steps": [_step_row(step) for step in flow.steps],
-                      "inputs": [{"name": str(k), "default": "" if v is None else str(v)}
-                                 for k, v in (flow.inputs or {}).items()],
-                      "problem": errors[0].message if errors else ""})
+        flows.append(
+            {
+                **entry,
+                "schedule": flow.schedule or "",
+                "timezone": flow.timezone or "",
+                "steps": [_step_row(step) for step in flow.steps],
+                "inputs": [
+                    {"name": str(k), "default": "" if v is None else str(v)} for k, v in (flow.inputs or {}).items()
+                ],
+                "problem": errors[0].message if errors else "",
+            }
+        )
     return {"agents": agents, "flows": flows, "files": overview["files"]}
 
 
@@ -112,9 +134,7 @@ def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
     membership, workspace, can_write = page_workspace(request, ws)
     overview = workspace_view(workspace)
     sizes = {f["path"]: f["size"] for f in overview["files"]}
-    changesets = list(
-        Changeset.objects.filter(workspace=workspace).select_related("author").order_by("-number")[:25]
-    )
+    changesets = list(Changeset.objects.filter(workspace=workspace).select_related("author").order_by("-number")[:25])
     context = {
         "section": "workspace",
         "workspace": workspace,

@@ -1,4 +1,5 @@
 """The shapes the library API reads and answers."""
+
 from __future__ import annotations
 
 from rest_framework import serializers
@@ -26,8 +27,11 @@ class FileContentField(StrictCharField):
         from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
         super().__init__(regex_pattern=r"^", **kwargs)
-        self.validators = [v for v in self.validators
-                           if not isinstance(v, (ProhibitNullCharactersValidator, ProhibitSurrogateCharactersValidator))]
+        self.validators = [
+            v
+            for v in self.validators
+            if not isinstance(v, (ProhibitNullCharactersValidator, ProhibitSurrogateCharactersValidator))
+        ]
 
 
 class FileInSerializer(serializers.Serializer):
@@ -69,8 +73,13 @@ class EditSerializer(serializers.Serializer):
 
 
 class InstallSerializer(serializers.Serializer):
-    workspace = StrictCharField(required=False, allow_null=True, allow_blank=True, default=None,
-                                help_text="a workspace to install into; the account library when absent or empty")
+    workspace = StrictCharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        default=None,
+        help_text="a workspace to install into; the account library when absent or empty",
+    )
 
 
 def findings_list(findings: list[Finding]) -> list[dict]:
@@ -295,18 +304,41 @@ def openapi_file_variants(result: dict, generator, request, public) -> dict:
     schemas = result.get("components", {}).get("schemas", {})
     if "FileInRequest" not in schemas:
         return result
-    path = {"type": "string", "minLength": 1, "maxLength": 400, "pattern": PATH_PATTERN,
-            "description": "relative to the desk: agents/…, flows/…, tools/…, knowledge/…, storage/…"}
+    path = {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 400,
+        "pattern": PATH_PATTERN,
+        "description": "relative to the desk: agents/…, flows/…, tools/…, knowledge/…, storage/…",
+    }
     # A push's or deploy's `delete:` names files by the same paths (never empty); a check's stays any strings.
     if "PushRequest" in schemas:
         schemas["PushRequest"]["properties"]["delete"]["items"] = {
-            **path, "description": "a file to delete, relative to the desk"}
-    schemas["FileInRequest"] = {"oneOf": [
-        {"type": "object", "title": "TextFile", "required": ["path", "content"], "properties": {
-            "path": path, "content": {"type": "string", "description": "the file's text"},
-            "encoding": {"type": "string", "enum": ["utf-8"], "default": "utf-8"}}},
-        {"type": "object", "title": "Base64File", "required": ["path", "content", "encoding"], "properties": {
-            "path": path, "content": {"type": "string", "pattern": BASE64_PATTERN, "description": "the bytes, base64"},
-            "encoding": {"type": "string", "enum": ["base64"]}}},
-    ]}
+            **path,
+            "description": "a file to delete, relative to the desk",
+        }
+    schemas["FileInRequest"] = {
+        "oneOf": [
+            {
+                "type": "object",
+                "title": "TextFile",
+                "required": ["path", "content"],
+                "properties": {
+                    "path": path,
+                    "content": {"type": "string", "description": "the file's text"},
+                    "encoding": {"type": "string", "enum": ["utf-8"], "default": "utf-8"},
+                },
+            },
+            {
+                "type": "object",
+                "title": "Base64File",
+                "required": ["path", "content", "encoding"],
+                "properties": {
+                    "path": path,
+                    "content": {"type": "string", "pattern": BASE64_PATTERN, "description": "the bytes, base64"},
+                    "encoding": {"type": "string", "enum": ["base64"]},
+                },
+            },
+        ]
+    }
     return result

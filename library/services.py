@@ -5,6 +5,7 @@ which import this module; nothing here imports actions).
 Resolution is nearest wins: the agent's own (`agents/<name>/…`), then the
 workspace's, then the account library's, then the gallery shelf.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -61,7 +62,6 @@ def files_at(
     if not with_content:
         revisions = revisions.defer("content")
     return {r.file.path: r for r in revisions}
-
 
 
 MARK_CURRENT = "gallery · current"
@@ -167,14 +167,19 @@ def gallery_overview(account: Account) -> list[dict]:
             if copy:
                 copies.append({"scope": "workspace", "workspace": ws.name, "mark": copy_mark(copy, shelf)})
         library_copy = next((c for c in copies if c["scope"] == "library"), None)
-        tools.append({
-            "name": name,
-            "description": " ".join(str(document.meta.get("description") or "").split()),
-            "files": [{"path": p, "sha256": sha256_text(t), "size": len(t.encode("utf-8"))} for p, t in sorted(shelf.items())],
-            "kept": library_copy is not None,
-            "mark": library_copy["mark"] if library_copy else None,
-            "copies": copies,
-        })
+        tools.append(
+            {
+                "name": name,
+                "description": " ".join(str(document.meta.get("description") or "").split()),
+                "files": [
+                    {"path": p, "sha256": sha256_text(t), "size": len(t.encode("utf-8"))}
+                    for p, t in sorted(shelf.items())
+                ],
+                "kept": library_copy is not None,
+                "mark": library_copy["mark"] if library_copy else None,
+                "copies": copies,
+            }
+        )
     return tools
 
 
@@ -214,11 +219,16 @@ def agents_in(workspace_name: str, files: dict[str, str]) -> list[AgentInfo]:
             continue
         document = make_document(path, files[path])
         own = f"agents/{path.split('/')[1]}/" if path.endswith("/agent.md") else None
-        agents.append(AgentInfo(
-            workspace=workspace_name, name=document.name or name, path=path, own_dir=own,
-            tools=_names(document.meta.get("tools")),
-            description=" ".join(str(document.meta.get("description") or "").split()),
-        ))
+        agents.append(
+            AgentInfo(
+                workspace=workspace_name,
+                name=document.name or name,
+                path=path,
+                own_dir=own,
+                tools=_names(document.meta.get("tools")),
+                description=" ".join(str(document.meta.get("description") or "").split()),
+            )
+        )
     return agents
 
 
@@ -281,8 +291,8 @@ def library_overview(account: Account) -> list[dict]:
     lib_marks = gallery_marks(library_heads)
     workspaces = list(Workspace.objects.filter(account=account).order_by("name"))
 
-    uses: dict[tuple[str, str], list[dict]] = {}        # (scope, main path) -> [{workspace, agent}]
-    shadows: dict[tuple[str, str], list[dict]] = {}     # (scope, main path) -> [{workspace, agent, path}]
+    uses: dict[tuple[str, str], list[dict]] = {}  # (scope, main path) -> [{workspace, agent}]
+    shadows: dict[tuple[str, str], list[dict]] = {}  # (scope, main path) -> [{workspace, agent, path}]
     every_agent: list[tuple[str, str, str | None]] = []  # (workspace, agent, own folder)
     ws_paths: dict[str, set[str]] = {}
     desks: dict[str, Desk] = {}
@@ -340,10 +350,17 @@ def library_overview(account: Account) -> list[dict]:
                     overridden.append({"workspace": ws_name, "agent": agent, "path": own + path})
                 elif path not in ws_paths[ws_name]:
                     granted.append({"workspace": ws_name, "agent": agent})
-        entries.append({
-            "path": path, "scope": scope, "kind": kind, "name": name,
-            "granted_by": granted, "overridden_by": overridden, "gallery": mark,
-        })
+        entries.append(
+            {
+                "path": path,
+                "scope": scope,
+                "kind": kind,
+                "name": name,
+                "granted_by": granted,
+                "overridden_by": overridden,
+                "gallery": mark,
+            }
+        )
     return entries
 
 
@@ -373,13 +390,18 @@ def workspace_overview(workspace: Workspace, *, recent: int = 10) -> dict:
         kind, _owner, name = classify(path)
         if kind == FLOW:
             meta = make_document(path, files[path]).meta
-            flows.append({
-                "name": str(meta.get("name") or name), "path": path,
-                "schedule": meta.get("schedule"), "description": meta.get("description"),
-            })
+            flows.append(
+                {
+                    "name": str(meta.get("name") or name),
+                    "path": path,
+                    "schedule": meta.get("schedule"),
+                    "description": meta.get("description"),
+                }
+            )
     changesets = list(
         Changeset.objects.filter(scope_key=scope_key_for(workspace.account, workspace))
-        .select_related("author").order_by("-number")[:recent]
+        .select_related("author")
+        .order_by("-number")[:recent]
     )
     return {
         "workspace": {"id": workspace.public_id, "name": workspace.name, "description": workspace.description},

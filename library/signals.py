@@ -5,6 +5,7 @@ the requester's membership); an app above library connects a part answering
 the context keys it adds — runs its recent runs and chart, vault the secrets
 the desk needs (foldrun/pageparts.py).
 """
+
 from django.dispatch import Signal
 
 workspace_parts = Signal()

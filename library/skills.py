@@ -8,6 +8,7 @@ read with the contract's parser, so a skill here is exactly what `foldrun check`
     visible_skills(account) -> [VisibleSkill]          (by name)
     find_skill(account, name, version=None) -> VisibleSkill | None
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -32,8 +33,9 @@ _BUILTIN = Path(__file__).resolve().parent / "builtin_skills"
 
 @lru_cache(maxsize=1)
 def _builtin_files() -> tuple[tuple[str, str], ...]:
-    return tuple((f"skills/{p.parent.name}/SKILL.md", p.read_text(encoding="utf-8"))
-                 for p in sorted(_BUILTIN.glob("*/SKILL.md")))
+    return tuple(
+        (f"skills/{p.parent.name}/SKILL.md", p.read_text(encoding="utf-8")) for p in sorted(_BUILTIN.glob("*/SKILL.md"))
+    )
 
 
 @dataclass(frozen=True)
@@ -66,8 +68,9 @@ def _read(desk: Desk, path: str, text: str, scope: str, version: str) -> Visible
     if document.error is not None:
         return VisibleSkill(document.path_name, "", version, scope, path, "", SkillDeclaration(), (document.error,))
     skill = skill_of(desk, document)
-    return VisibleSkill(skill.name, skill.description, version, scope, path, skill.body, skill.declaration,
-                        tuple(skill.problems))
+    return VisibleSkill(
+        skill.name, skill.description, version, scope, path, skill.body, skill.declaration, tuple(skill.problems)
+    )
 
 
 def visible_skills(account: Account) -> list[VisibleSkill]:

@@ -1,5 +1,6 @@
 """Library background work. Tasks take ids (or nothing), re-read rows and are
 idempotent: running one twice writes nothing the second time."""
+
 from __future__ import annotations
 
 from celery import shared_task

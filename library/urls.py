@@ -1,4 +1,5 @@
 """Dashboard pages over library files (the API lives in api_urls.py)."""
+
 from django.urls import path
 
 from . import pages, pages_library, pages_workspace

@@ -9,6 +9,7 @@ Views are thin: they find the scope through `ScopedAPIView` (another
 account's workspace is a 404), require a write role for changes, and call
 actions/services.
 """
+
 from __future__ import annotations
 
 import json
@@ -41,13 +42,24 @@ from .services import beneath, desk_for_scope, head_number
 
 # OpenAPI: what each route takes and answers (the views build plain dicts); foldrun.openapi.AutoSchema adds
 # the refusals every view has (401, 403, 404, 400/413/415 for a body).
-WRITE_ERRORS = {**errors(422), 409: error(409, "A file would land where the desk has a folder, or inside a path "
-                                                  "that is a file (`details.findings`, code path.clash).")}
+WRITE_ERRORS = {
+    **errors(422),
+    409: error(
+        409,
+        "A file would land where the desk has a folder, or inside a path "
+        "that is a file (`details.findings`, code path.clash).",
+    ),
+}
 
 
 def number_parameter(name: str, what: str, minimum: int = 0, maximum: int | None = None) -> OpenApiParameter:
-    return OpenApiParameter(name, {"type": "integer", "minimum": minimum, "maximum": maximum or MAX_NUMBER},
-                            OpenApiParameter.QUERY, required=False, description=what)
+    return OpenApiParameter(
+        name,
+        {"type": "integer", "minimum": minimum, "maximum": maximum or MAX_NUMBER},
+        OpenApiParameter.QUERY,
+        required=False,
+        description=what,
+    )
 
 
 def server_platform() -> dict[str, int]:
@@ -61,8 +73,12 @@ def refused(exc: WriteRefused) -> ApiError:
     # state, not a fault of the files: 409. Any other refusal is about the files themselves: 422.
     errors_found = [f for f in exc.findings if f.level == "error"]
     clash = bool(errors_found) and all(f.code == "path.clash" for f in errors_found)
-    return ApiError(exc.message, code=exc.code, status_code=409 if clash else 422,
-                    details={"findings": s.findings_list(exc.findings)})
+    return ApiError(
+        exc.message,
+        code=exc.code,
+        status_code=409 if clash else 422,
+        details={"findings": s.findings_list(exc.findings)},
+    )
 
 
 def not_found_error() -> ApiError:
@@ -74,12 +90,18 @@ def not_found_error() -> ApiError:
 # takes (a page past 2**63 was an overflow and a 500).
 MAX_NUMBER = 2**31 - 1
 _NUMBER_WORDS = {"page": "a page number", "page_size": "a page size"}
-AT_PARAM = number_parameter("at", "a revision number: read the scope as that revision left it (the head when absent; 0 is "
-                    "before the first)")
+AT_PARAM = number_parameter(
+    "at", "a revision number: read the scope as that revision left it (the head when absent; 0 is before the first)"
+)
 PAST_HEAD = error(404, "No such workspace, or `at` is past the head revision.")
-RAW_PARAM = OpenApiParameter("raw", OpenApiTypes.BOOL, OpenApiParameter.QUERY, required=False,
-                        description="true: the file's bytes as the body (text/plain, or application/octet-stream "
-                                    "for a binary file), not JSON")
+RAW_PARAM = OpenApiParameter(
+    "raw",
+    OpenApiTypes.BOOL,
+    OpenApiParameter.QUERY,
+    required=False,
+    description="true: the file's bytes as the body (text/plain, or application/octet-stream "
+    "for a binary file), not JSON",
+)
 
 
 def query_flag(request, name: str) -> bool:
@@ -90,12 +112,16 @@ def query_flag(request, name: str) -> bool:
     try:
         return QueryBooleanField().to_internal_value(raw)
     except exceptions.ValidationError:
-        raise ApiError(f"The `{name}` parameter must be true or false (or 1 or 0), not {raw[:40]!r}.",
-                       code="invalid", details={"parameter": name}) from None
+        raise ApiError(
+            f"The `{name}` parameter must be true or false (or 1 or 0), not {raw[:40]!r}.",
+            code="invalid",
+            details={"parameter": name},
+        ) from None
 
 
-def query_number(request, name: str, *, required: bool = False, minimum: int = 0,
-                  maximum: int = MAX_NUMBER) -> int | None:
+def query_number(
+    request, name: str, *, required: bool = False, minimum: int = 0, maximum: int = MAX_NUMBER
+) -> int | None:
     """A revision (or page) number from the query string; 400 naming the parameter."""
     what = _NUMBER_WORDS.get(name, "a revision number")
     raw = request.query_params.get(name)
@@ -111,12 +137,14 @@ def query_number(request, name: str, *, required: bool = False, minimum: int = 0
     if value < minimum or not re.fullmatch(r"[0-9]+", raw):  # not " 5" or "٣", which int() takes
         raise ApiError(
             f"The `{name}` parameter must be {what} (a whole number, {minimum} or more), not {shown!r}.",
-            code="invalid", details={"parameter": name},
+            code="invalid",
+            details={"parameter": name},
         )
     if value > maximum:
         raise ApiError(
             f"The `{name}` parameter must be {what} of at most {maximum:,}, not {shown}.",
-            code="invalid", details={"parameter": name},
+            code="invalid",
+            details={"parameter": name},
         )
     return value
 
@@ -139,7 +167,8 @@ class DeskJSONParser(BaseParser):
         if length > limit or len(data) > limit:
             raise ApiError(
                 f"The request is larger than {limit:,} bytes (FOLDRUN_MAX_PUSH_BYTES); push the desk in parts.",
-                code="too_large", status_code=413,
+                code="too_large",
+                status_code=413,
             )
         check_depth(data)  # nested past what the parser recurses through: a 400 naming the limit, not a 500
         try:
@@ -203,9 +232,15 @@ class PushView(ScopeView):
 
         try:
             result = check_and_write(
-                account=account, workspace=workspace, raw_files=body.raw_files(), raw_deletes=data["delete"],
-                kind=ChangeKind.DEPLOY if self.deploy else ChangeKind.PUSH, message=data["message"],
-                author=request.user, prune=data["prune"], deploy_check=deploy_check,
+                account=account,
+                workspace=workspace,
+                raw_files=body.raw_files(),
+                raw_deletes=data["delete"],
+                kind=ChangeKind.DEPLOY if self.deploy else ChangeKind.PUSH,
+                message=data["message"],
+                author=request.user,
+                prune=data["prune"],
+                deploy_check=deploy_check,
             )
         except WriteRefused as exc:
             raise refused(exc) from None
@@ -238,12 +273,18 @@ class CheckView(ScopeView):
             elif write.encoding == "utf-8":
                 files[write.path] = write.content
         mode = body.validated_data["mode"]
-        findings = sort_findings(findings + check(Desk(files=files, library=desk.library, gallery=desk.gallery), mode=mode,
-                                                  platform=server_platform()))
+        findings = sort_findings(
+            findings
+            + check(
+                Desk(files=files, library=desk.library, gallery=desk.gallery), mode=mode, platform=server_platform()
+            )
+        )
         errors = sum(1 for f in findings if f.level == "error")
-        return Response({
-            "ok": errors == 0,
-            "errors": errors,
-            "warnings": len(findings) - errors,
-            "findings": s.findings_list(findings),
-        })
+        return Response(
+            {
+                "ok": errors == 0,
+                "errors": errors,
+                "warnings": len(findings) - errors,
+                "findings": s.findings_list(findings),
+            }
+        )

@@ -1,6 +1,7 @@
 """The library API over one scope's files: the files at a revision, one
 file (read, or edited like a push), its history and rollback, the
 revisions, and diffs between two revisions."""
+
 from __future__ import annotations
 
 import base64
@@ -41,8 +42,12 @@ MAX_PAGE_SIZE = 200
 
 # A file's path in the URL, as a push takes one (never empty, at most 400 characters, the contract's segments):
 # what the schema promises is what the server accepts, so a fuzzer's "valid" path is one a file can have.
-FILE_PATH_PARAM = OpenApiParameter("path", {"type": "string", "minLength": 1, "maxLength": 400, "pattern": s.PATH_PATTERN},
-                                   OpenApiParameter.PATH, description="the file, relative to the desk")
+FILE_PATH_PARAM = OpenApiParameter(
+    "path",
+    {"type": "string", "minLength": 1, "maxLength": 400, "pattern": s.PATH_PATTERN},
+    OpenApiParameter.PATH,
+    description="the file, relative to the desk",
+)
 
 
 # ---------------------------------------------------------------- reading
@@ -56,11 +61,19 @@ class FilesView(ScopeView):
         heads = files_at(account, workspace, at, with_content=False)
         marks = gallery_marks(heads)
         results = [
-            {"path": p, "sha256": r.sha256, "size": r.size, "revision": r.number, "encoding": r.encoding,
-             "gallery": marks.get(p)}
+            {
+                "path": p,
+                "sha256": r.sha256,
+                "size": r.size,
+                "revision": r.number,
+                "encoding": r.encoding,
+                "gallery": marks.get(p),
+            }
             for p, r in sorted(heads.items())
         ]
-        return Response({"revision": at if at is not None else self.head_number(account, workspace), "results": results})
+        return Response(
+            {"revision": at if at is not None else self.head_number(account, workspace), "results": results}
+        )
 
 
 class FileView(ScopeView):
@@ -69,11 +82,16 @@ class FileView(ScopeView):
 
     parser_classes = [DeskJSONParser]
 
-    @extend_schema(parameters=[FILE_PATH_PARAM, AT_PARAM, RAW_PARAM], responses={
-        (200, "application/json"): s.FileOut,
-        (200, "text/plain"): OpenApiResponse(OpenApiTypes.STR, description="with raw: a text file's content"),
-        (200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY,
-                                                           description="with raw: a binary file's bytes")})
+    @extend_schema(
+        parameters=[FILE_PATH_PARAM, AT_PARAM, RAW_PARAM],
+        responses={
+            (200, "application/json"): s.FileOut,
+            (200, "text/plain"): OpenApiResponse(OpenApiTypes.STR, description="with raw: a text file's content"),
+            (200, "application/octet-stream"): OpenApiResponse(
+                OpenApiTypes.BINARY, description="with raw: a binary file's bytes"
+            ),
+        },
+    )
     def get(self, request, path: str, ws: str | None = None):
         account, workspace = self.scope()
         at = self.existing_number(account, workspace, query_number(request, "at"))
@@ -85,28 +103,40 @@ class FileView(ScopeView):
                 return HttpResponse(base64.b64decode(revision.content), content_type="application/octet-stream")
             return HttpResponse(revision.content, content_type="text/plain; charset=utf-8")
         changeset = revision.changeset
-        mark = gallery_marks(files_at(account, workspace, at, with_content=False)).get(path) if revision.gallery_tool else None
-        return Response({
-            "path": path,
-            "content": revision.content,
-            "encoding": revision.encoding,
-            "sha256": revision.sha256,
-            "size": revision.size,
-            "revision": changeset_dict(changeset),
-            "gallery": mark,
-        })
+        mark = (
+            gallery_marks(files_at(account, workspace, at, with_content=False)).get(path)
+            if revision.gallery_tool
+            else None
+        )
+        return Response(
+            {
+                "path": path,
+                "content": revision.content,
+                "encoding": revision.encoding,
+                "sha256": revision.sha256,
+                "size": revision.size,
+                "revision": changeset_dict(changeset),
+                "gallery": mark,
+            }
+        )
 
-    @extend_schema(request=s.EditSerializer, responses={201: s.WriteResultOut, **WRITE_ERRORS},
-                   parameters=[FILE_PATH_PARAM])
+    @extend_schema(
+        request=s.EditSerializer, responses={201: s.WriteResultOut, **WRITE_ERRORS}, parameters=[FILE_PATH_PARAM]
+    )
     def put(self, request, path: str, ws: str | None = None):
         """A dashboard-style edit of one file through the API (kind "edit")."""
         account, workspace = self.scope()
         self.require_write()
         body = self.parse(s.EditSerializer)
         try:
-            result = do_edit_file(account=account, workspace=workspace, path=path,
-                                  content=body.validated_data["content"], author=request.user,
-                                  message=body.validated_data["message"])
+            result = do_edit_file(
+                account=account,
+                workspace=workspace,
+                path=path,
+                content=body.validated_data["content"],
+                author=request.user,
+                message=body.validated_data["message"],
+            )
         except WriteRefused as exc:
             raise refused(exc) from None
         return Response(s.write_result(result), status=status.HTTP_201_CREATED)
@@ -132,8 +162,9 @@ class RollbackView(ScopeView):
 
     serializer_class = s.RollbackSerializer  # for the OpenAPI schema
 
-    @extend_schema(parameters=[FILE_PATH_PARAM], request=s.RollbackSerializer,
-                   responses={201: s.WriteResultOut, **WRITE_ERRORS})
+    @extend_schema(
+        parameters=[FILE_PATH_PARAM], request=s.RollbackSerializer, responses={201: s.WriteResultOut, **WRITE_ERRORS}
+    )
     def post(self, request, path: str, ws: str | None = None):
         account, workspace = self.scope()
         self.require_write()
@@ -142,8 +173,14 @@ class RollbackView(ScopeView):
             raise not_found_error()
         self.existing_number(account, workspace, body["to"])
         try:
-            result = do_rollback(account=account, workspace=workspace, path=path, to=body["to"],
-                                 author=request.user, message=body["message"])
+            result = do_rollback(
+                account=account,
+                workspace=workspace,
+                path=path,
+                to=body["to"],
+                author=request.user,
+                message=body["message"],
+            )
         except WriteRefused as exc:
             raise refused(exc) from None
         return Response(s.write_result(result), status=status.HTTP_201_CREATED)
@@ -152,17 +189,22 @@ class RollbackView(ScopeView):
 class RevisionsView(ScopeView):
     """GET …/revisions?page=N&page_size=M: changesets, newest first."""
 
-    @extend_schema(parameters=[number_parameter("page", "the page, from 1", minimum=1),
-                               number_parameter("page_size", f"at most {MAX_PAGE_SIZE} ({PAGE_SIZE} when absent)", minimum=1,
-                                       maximum=MAX_PAGE_SIZE)],
-                   responses=s.RevisionsOut)
+    @extend_schema(
+        parameters=[
+            number_parameter("page", "the page, from 1", minimum=1),
+            number_parameter(
+                "page_size", f"at most {MAX_PAGE_SIZE} ({PAGE_SIZE} when absent)", minimum=1, maximum=MAX_PAGE_SIZE
+            ),
+        ],
+        responses=s.RevisionsOut,
+    )
     def get(self, request, ws: str | None = None):
         account, workspace = self.scope()
         page = query_number(request, "page", minimum=1) or 1
         size = query_number(request, "page_size", minimum=1, maximum=MAX_PAGE_SIZE) or PAGE_SIZE
         query = Changeset.objects.filter(scope_key=scope_key_for(account, workspace)).select_related("author")
         count = query.count()
-        rows = list(query.order_by("-number")[(page - 1) * size: page * size])
+        rows = list(query.order_by("-number")[(page - 1) * size : page * size])
         counts = _file_counts(rows)
         results = [{**changeset_dict(c), "files": counts.get(c.pk, 0)} for c in rows]
         next_url = None
@@ -175,19 +217,34 @@ def _file_counts(changesets: list[Changeset]) -> dict[int, int]:
     from django.db.models import Count
 
     return dict(
-        Revision.objects.filter(changeset__in=changesets).values("changeset_id").annotate(n=Count("id")).values_list("changeset_id", "n")
+        Revision.objects.filter(changeset__in=changesets)
+        .values("changeset_id")
+        .annotate(n=Count("id"))
+        .values_list("changeset_id", "n")
     )
 
 
 class RevisionView(ScopeView):
     """GET …/revisions/<n>: one changeset and the files it changed."""
 
-    @extend_schema(responses=s.RevisionOut,
-                   parameters=[OpenApiParameter("number", {"type": "integer", "minimum": 0, "maximum": MAX_NUMBER},
-                                                OpenApiParameter.PATH, description="the revision's number")])
+    @extend_schema(
+        responses=s.RevisionOut,
+        parameters=[
+            OpenApiParameter(
+                "number",
+                {"type": "integer", "minimum": 0, "maximum": MAX_NUMBER},
+                OpenApiParameter.PATH,
+                description="the revision's number",
+            )
+        ],
+    )
     def get(self, request, number: int, ws: str | None = None):
         account, workspace = self.scope()
-        changeset = Changeset.objects.filter(scope_key=scope_key_for(account, workspace), number=number).select_related("author").first()
+        changeset = (
+            Changeset.objects.filter(scope_key=scope_key_for(account, workspace), number=number)
+            .select_related("author")
+            .first()
+        )
         if changeset is None:
             raise not_found_error()
         revisions = list(changeset.revisions.select_related("file").defer("content").order_by("file__path"))
@@ -208,8 +265,12 @@ def _live_before(file_ids: list[int], number: int) -> dict[int, bool]:
     """For each file, whether it was live just before changeset `number`."""
     from django.db.models import OuterRef, Subquery
 
-    latest = Revision.objects.filter(file_id=OuterRef("file_id"), number__lt=number).order_by("-number").values("pk")[:1]
-    rows = Revision.objects.filter(file_id__in=file_ids, number__lt=number, pk=Subquery(latest)).values_list("file_id", "deleted")
+    latest = (
+        Revision.objects.filter(file_id=OuterRef("file_id"), number__lt=number).order_by("-number").values("pk")[:1]
+    )
+    rows = Revision.objects.filter(file_id__in=file_ids, number__lt=number, pk=Subquery(latest)).values_list(
+        "file_id", "deleted"
+    )
     return {file_id: not deleted for file_id, deleted in rows}
 
 
@@ -241,12 +302,20 @@ class DiffView(ScopeView):
     """GET …/diff?path=P&from=N&to=M (to: the head by default; from: the
     revision before `to`). Without `path`: every file changed between them."""
 
-    @extend_schema(parameters=[
-        number_parameter("from", "the older revision (the one before `to` when absent)"),
-        number_parameter("to", "the newer revision (the head when absent)"),
-        OpenApiParameter("path", OpenApiTypes.STR, OpenApiParameter.QUERY, required=False,
-                         description="one file; without it, every file changed between them")],
-        responses={200: s.DiffOut, 404: error(404, "A revision past the head, or a `path` with no history.")})
+    @extend_schema(
+        parameters=[
+            number_parameter("from", "the older revision (the one before `to` when absent)"),
+            number_parameter("to", "the newer revision (the head when absent)"),
+            OpenApiParameter(
+                "path",
+                OpenApiTypes.STR,
+                OpenApiParameter.QUERY,
+                required=False,
+                description="one file; without it, every file changed between them",
+            ),
+        ],
+        responses={200: s.DiffOut, 404: error(404, "A revision past the head, or a `path` with no history.")},
+    )
     def get(self, request, ws: str | None = None):
         account, workspace = self.scope()
         head = self.head_number(account, workspace)

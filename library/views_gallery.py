@@ -1,6 +1,7 @@
 """The library API's account-wide views: the library overview (every shared
 file, who grants it, what overrides it) and the gallery shelf — its tools,
 one tool's files, and installing or upgrading a copy."""
+
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
@@ -46,13 +47,15 @@ class GalleryToolView(ScopedAPIView):
         shelf = gallery_tool_files(tool)
         if shelf is None:
             raise not_found_error()
-        return Response({
-            "name": tool,
-            "files": [
-                {"path": p, "content": t, "sha256": sha256_text(t), "size": len(t.encode("utf-8"))}
-                for p, t in sorted(shelf.items())
-            ],
-        })
+        return Response(
+            {
+                "name": tool,
+                "files": [
+                    {"path": p, "content": t, "sha256": sha256_text(t), "size": len(t.encode("utf-8"))}
+                    for p, t in sorted(shelf.items())
+                ],
+            }
+        )
 
 
 class GalleryInstallView(ScopedAPIView):
@@ -62,7 +65,14 @@ class GalleryInstallView(ScopedAPIView):
 
     upgrade = False
 
-    @extend_schema(request=s.InstallSerializer, responses={201: s.WriteResultOut, **WRITE_ERRORS, 409: error(409, "Upgrade: the scope keeps no copy of the tool (install it first).")})
+    @extend_schema(
+        request=s.InstallSerializer,
+        responses={
+            201: s.WriteResultOut,
+            **WRITE_ERRORS,
+            409: error(409, "Upgrade: the scope keeps no copy of the tool (install it first)."),
+        },
+    )
     def post(self, request, tool: str):
         self.require_write()
         serializer = s.InstallSerializer(data=request.data)
@@ -70,8 +80,9 @@ class GalleryInstallView(ScopedAPIView):
         name = serializer.validated_data.get("workspace")
         workspace = self.get_workspace(name) if name else None
         try:
-            result = do_install_gallery_tool(account=self.account, workspace=workspace, name=tool,
-                                             author=request.user, upgrade=self.upgrade)
+            result = do_install_gallery_tool(
+                account=self.account, workspace=workspace, name=tool, author=request.user, upgrade=self.upgrade
+            )
         except GalleryError as exc:
             raise ApiError(exc.message, code=exc.code, status_code=exc.status) from None
         except WriteRefused as exc:  # a shelf file where the scope has a folder of that name, or the reverse

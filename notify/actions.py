@@ -8,6 +8,7 @@ events.py (what an event sends) and sweep.py (lost workers) → deliveries.py
 (webhooks, leases) → endpoints.py and outbox.py (mail) → destination.py,
 email.py, webhook.py.
 """
+
 from __future__ import annotations
 
 import json
@@ -64,7 +65,8 @@ def check_redeliver(workspace: Workspace, delivery_id: str) -> Delivery:
     if delivery.status == DeliveryStatus.PENDING:
         raise ApiError(
             f"Delivery {delivery.public_id} is still being retried on its schedule; redeliver it once it has finished.",
-            code="delivery_pending", status_code=409,
+            code="delivery_pending",
+            status_code=409,
         )
     return delivery
 
@@ -76,18 +78,25 @@ def do_redeliver(delivery: Delivery) -> Attempt:
     # Hold the row's lease while sending so two presses make two ordered attempts, not one number twice.
     holder = leases.new_holder()
     if not leases.claim(Delivery.objects.exclude(status=DeliveryStatus.PENDING), delivery.pk, holder, now=started):
-        raise ApiError(f"Delivery {delivery.public_id} is being sent right now; try again in a moment.",
-                       code="delivery_busy", status_code=409)
+        raise ApiError(
+            f"Delivery {delivery.public_id} is being sent right now; try again in a moment.",
+            code="delivery_busy",
+            status_code=409,
+        )
     delivery.refresh_from_db()
     number = delivery.attempts_made + 1
     with leases.Heartbeat(Delivery, delivery.pk, holder):
         outcome, url = send_attempt(delivery, number, started)
     finished = started + timedelta(milliseconds=outcome.duration_ms)
-    result = record_attempt(delivery.pk, number, outcome, url, started=started, finished=finished, redelivery=True,
-                            holder=holder)
+    result = record_attempt(
+        delivery.pk, number, outcome, url, started=started, finished=finished, redelivery=True, holder=holder
+    )
     if result is None:
-        raise ApiError(f"Delivery {delivery.public_id} was taken over while it was being sent; see its log.",
-                       code="delivery_busy", status_code=409)
+        raise ApiError(
+            f"Delivery {delivery.public_id} was taken over while it was being sent; see its log.",
+            code="delivery_busy",
+            status_code=409,
+        )
     return result.attempt
 
 
@@ -100,7 +109,8 @@ def do_send_test(workspace: Workspace) -> dict:
     if config is None:
         raise ApiError(
             f"{workspace.name} has no notify: destination; add notify: to its AGENTS.md or the account's.",
-            code="no_destination", status_code=409,
+            code="no_destination",
+            status_code=409,
         )
     text = f"✅ Test notification from foldrun for {workspace.name}"
     payload = workspace_payload(workspace, text)
@@ -109,34 +119,58 @@ def do_send_test(workspace: Workspace) -> dict:
         started = timezone.now()
         holder = leases.new_holder()
         delivery = Delivery.objects.create(
-            account=workspace.account, workspace=workspace, event="test",
-            body=json.dumps(payload, ensure_ascii=False), status=DeliveryStatus.FAILED,
-            lease_holder=holder, lease_until=started + timedelta(seconds=leases.lease_seconds()),
+            account=workspace.account,
+            workspace=workspace,
+            event="test",
+            body=json.dumps(payload, ensure_ascii=False),
+            status=DeliveryStatus.FAILED,
+            lease_holder=holder,
+            lease_until=started + timedelta(seconds=leases.lease_seconds()),
         )
         with leases.Heartbeat(Delivery, delivery.pk, holder):
             outcome, url = send_attempt(delivery, 1, started)
         finished = started + timedelta(milliseconds=outcome.duration_ms)
-        attempt = record_attempt(delivery.pk, 1, outcome, url, started=started, finished=finished, redelivery=True,
-                                 holder=holder).attempt
-        result.update({
-            "destination": "webhook",
-            "ok": attempt.ok,
-            "deliveryId": delivery.public_id,
-            "statusCode": attempt.status_code,
-            "durationMs": attempt.duration_ms,
-            "response": attempt.response_excerpt,
-            "message": (f"The receiver answered {attempt.status_code}." if attempt.ok
-                        else f"The receiver did not accept it: {attempt.error.rstrip('.')}."
-                        + (f" It said: {attempt.response_excerpt}" if attempt.response_excerpt else "")),
-        })
+        attempt = record_attempt(
+            delivery.pk, 1, outcome, url, started=started, finished=finished, redelivery=True, holder=holder
+        ).attempt
+        result.update(
+            {
+                "destination": "webhook",
+                "ok": attempt.ok,
+                "deliveryId": delivery.public_id,
+                "statusCode": attempt.status_code,
+                "durationMs": attempt.duration_ms,
+                "response": attempt.response_excerpt,
+                "message": (
+                    f"The receiver answered {attempt.status_code}."
+                    if attempt.ok
+                    else f"The receiver did not accept it: {attempt.error.rstrip('.')}."
+                    + (f" It said: {attempt.response_excerpt}" if attempt.response_excerpt else "")
+                ),
+            }
+        )
     if config.email:
         sent: SendResult = send_mail(
-            to=config.email, subject=text, body=render_body(payload), category="run-alerts",
-            account=workspace.account, workspace=workspace,
+            to=config.email,
+            subject=text,
+            body=render_body(payload),
+            category="run-alerts",
+            account=workspace.account,
+            workspace=workspace,
         )
-        result.update({"destination": "email", "ok": sent.sent, "to": config.email, **{
-            "provider": sent.provider, "statusCode": sent.status_code, "messageId": sent.message_id,
-            "message": sent.message}})
+        result.update(
+            {
+                "destination": "email",
+                "ok": sent.sent,
+                "to": config.email,
+                **{
+                    "provider": sent.provider,
+                    "statusCode": sent.status_code,
+                    "messageId": sent.message_id,
+                    "message": sent.message,
+                },
+            }
+        )
     return result
 
 

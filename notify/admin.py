@@ -1,4 +1,5 @@
 """Django admin for notification records (platform staff). Attempts are read-only."""
+
 from django.contrib import admin
 
 from .models import Attempt, Delivery, Endpoint, MailSend, Mark, OutgoingMail, Preference
@@ -14,16 +15,34 @@ class AttemptInline(admin.TabularInline):
 
 @admin.register(Delivery)
 class DeliveryAdmin(admin.ModelAdmin):
-    list_display = ("public_id", "workspace", "account", "event", "status", "attempts_made", "next_attempt_at",
-                    "created_at")
+    list_display = (
+        "public_id",
+        "workspace",
+        "account",
+        "event",
+        "status",
+        "attempts_made",
+        "next_attempt_at",
+        "created_at",
+    )
     list_filter = ("status", "event", "created_at")
     search_fields = ("public_id", "run_public_id", "workspace__name", "account__name", "account__public_id")
     search_help_text = "Search by delivery id (dlv_…), run id, workspace or account."
     list_select_related = ("workspace", "account")
     date_hierarchy = "created_at"
     # The body can carry approve/reject links: shown, not editable.
-    readonly_fields = ("public_id", "account", "workspace", "event", "run_public_id", "body", "attempts_made",
-                       "created_at", "finished_at", "endpoint_fingerprint")
+    readonly_fields = (
+        "public_id",
+        "account",
+        "workspace",
+        "event",
+        "run_public_id",
+        "body",
+        "attempts_made",
+        "created_at",
+        "finished_at",
+        "endpoint_fingerprint",
+    )
     inlines = [AttemptInline]
 
 

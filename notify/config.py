@@ -1,5 +1,6 @@
 """Where `notify:` (and `budget:`) is read from: the workspace's AGENTS.md,
 else the account's. A workspace block replaces the account's whole."""
+
 from __future__ import annotations
 
 import copy
@@ -83,8 +84,9 @@ def _meta(sha: str, content: str) -> dict[str, Any] | None:
 
 
 def _agents_files(own: str, library: str):
-    return LibraryFile.objects.select_related("head").filter(scope_key__in=[own, library], path="AGENTS.md",
-                                                             deleted=False)
+    return LibraryFile.objects.select_related("head").filter(
+        scope_key__in=[own, library], path="AGENTS.md", deleted=False
+    )
 
 
 def inherited(workspace: Workspace, key: str, *, metas: list[dict[str, Any]] | None = None) -> Any:

@@ -7,6 +7,7 @@ A delivery's next attempt is a time in its row (`next_attempt_at`), never a
 countdown message a dead worker could take with it: the sweep, every
 FOLDRUN_SWEEP_SECONDS, queues a drain whenever something is due.
 """
+
 from __future__ import annotations
 
 import logging
@@ -37,8 +38,15 @@ log = logging.getLogger(__name__)
 DRAIN_TASK = "notify.drain_deliveries"
 
 
-def do_record_delivery(workspace: Workspace, event: str, body: str, *, run_public_id: str = "",
-                       now: datetime | None = None, config: NotifyConfig | None | object = ...) -> Delivery:
+def do_record_delivery(
+    workspace: Workspace,
+    event: str,
+    body: str,
+    *,
+    run_public_id: str = "",
+    now: datetime | None = None,
+    config: NotifyConfig | None | object = ...,
+) -> Delivery:
     """Record a webhook delivery before its first attempt and queue that attempt.
 
     A delivery to a switched-off endpoint is recorded `skipped` and not tried. `config`: the workspace's
@@ -94,8 +102,15 @@ def claim(delivery_pk: int, now: datetime, holder: str | None = None) -> bool:
     """Take a due delivery's lease for one attempt; False when another worker
     holds it, it is not due, or it is finished. One conditional update, so two
     workers handed the same delivery send it once."""
-    return leases.claim(Delivery, delivery_pk, holder or leases.new_holder(), now=now,
-                        status=DeliveryStatus.PENDING, next_attempt_at__lte=now, lease_holder="")
+    return leases.claim(
+        Delivery,
+        delivery_pk,
+        holder or leases.new_holder(),
+        now=now,
+        status=DeliveryStatus.PENDING,
+        next_attempt_at__lte=now,
+        lease_holder="",
+    )
 
 
 def _due(now: datetime):
@@ -104,8 +119,9 @@ def _due(now: datetime):
     have got, so the sweep writes that attempt down as lost first (and the
     next one carries the next number) — taking it straight over would send
     the same attempt number twice."""
-    return Delivery.objects.filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=now, lease_holder="",
-                                   lease_until__isnull=True)
+    return Delivery.objects.filter(
+        status=DeliveryStatus.PENDING, next_attempt_at__lte=now, lease_holder="", lease_until__isnull=True
+    )
 
 
 # A worker takes up to this many due deliveries at once and posts them in
@@ -123,8 +139,12 @@ def _claim_many(pks: list[int], now: datetime, fill: bool, holder: str) -> list[
         # A drain: the oldest due ones nobody holds; rows another drain is
         # claiming right now are skipped rather than waited for.
         with transaction.atomic():
-            pks_due = list(_due(now).select_for_update(skip_locked=True).order_by("next_attempt_at")
-                           .values_list("pk", flat=True)[:BATCH])
+            pks_due = list(
+                _due(now)
+                .select_for_update(skip_locked=True)
+                .order_by("next_attempt_at")
+                .values_list("pk", flat=True)[:BATCH]
+            )
             if pks_due:
                 _due(now).filter(pk__in=pks_due).update(**lease)
         return list(Delivery.objects.select_related("workspace", "workspace__account").filter(lease_holder=holder))
@@ -134,8 +154,9 @@ def _claim_many(pks: list[int], now: datetime, fill: bool, holder: str) -> list[
         # delivery has its own task or the sweep, so this one stops here.
         return []
     if fill and len(pks) < BATCH:
-        others = list(_due(now).exclude(pk__in=pks).order_by("next_attempt_at").values_list("pk", flat=True)[
-            : BATCH - len(pks)])
+        others = list(
+            _due(now).exclude(pk__in=pks).order_by("next_attempt_at").values_list("pk", flat=True)[: BATCH - len(pks)]
+        )
         if others:
             _due(now).filter(pk__in=others).update(**lease)
     return list(Delivery.objects.select_related("workspace", "workspace__account").filter(lease_holder=holder))
@@ -159,8 +180,9 @@ class _Sent:
     redelivery: bool = False
 
 
-def perform_attempt(delivery_pk: int, *, now: datetime | None = None,
-                    clock: Callable[[], datetime] | None = None) -> AttemptResult | None:
+def perform_attempt(
+    delivery_pk: int, *, now: datetime | None = None, clock: Callable[[], datetime] | None = None
+) -> AttemptResult | None:
     """Claim a due delivery, make its next attempt and record it.
 
     None when it was not claimable (not due, held, or done). `clock` gives
@@ -170,8 +192,9 @@ def perform_attempt(delivery_pk: int, *, now: datetime | None = None,
     return results[0] if results else None
 
 
-def perform_batch(pks: list[int], *, now: datetime | None = None, clock: Callable[[], datetime] | None = None,
-                  fill: bool = True) -> list[AttemptResult]:
+def perform_batch(
+    pks: list[int], *, now: datetime | None = None, clock: Callable[[], datetime] | None = None, fill: bool = True
+) -> list[AttemptResult]:
     """Claim due deliveries (`pks`, topped up to BATCH with other due ones
     when `fill`), post them in parallel and record every attempt.
 
@@ -236,8 +259,17 @@ def _pool() -> ThreadPoolExecutor:
         return _executor
 
 
-def record_attempt(delivery_pk: int, number: int, outcome: Outcome, url: str | None, *, started: datetime,
-            finished: datetime, redelivery: bool, holder: str) -> AttemptResult | None:
+def record_attempt(
+    delivery_pk: int,
+    number: int,
+    outcome: Outcome,
+    url: str | None,
+    *,
+    started: datetime,
+    finished: datetime,
+    redelivery: bool,
+    holder: str,
+) -> AttemptResult | None:
     delivery = Delivery.objects.select_related("workspace").get(pk=delivery_pk)
     results = _record_many([_Sent(delivery, number, outcome, url, started, finished, redelivery)], holder)
     return results[0] if results else None
@@ -248,8 +280,11 @@ def _record_many(items: list[_Sent], holder: str) -> list[AttemptResult]:
     for the rows `holder` still holds. A row whose lease another holder took
     meanwhile is left alone: that holder (the sweep) records it."""
     with transaction.atomic():
-        still = set(Delivery.objects.select_for_update().filter(
-            pk__in=[i.delivery.pk for i in items], lease_holder=holder).values_list("pk", flat=True))
+        still = set(
+            Delivery.objects.select_for_update()
+            .filter(pk__in=[i.delivery.pk for i in items], lease_holder=holder)
+            .values_list("pk", flat=True)
+        )
         items = [i for i in items if i.delivery.pk in still]
         results: list[AttemptResult] = []
         rows = []
@@ -271,11 +306,19 @@ def _record_many(items: list[_Sent], holder: str) -> list[AttemptResult]:
                 # worker lost meanwhile takes nothing with it.
                 next_at = item.finished + timedelta(seconds=RETRY_DELAYS[item.number - 1])
                 d.next_attempt_at = next_at
-            rows.append(Attempt(
-                delivery_id=d.pk, number=item.number, redelivery=item.redelivery, started_at=item.started,
-                status_code=item.outcome.status_code, duration_ms=item.outcome.duration_ms,
-                response_excerpt=item.outcome.excerpt[:500], error=item.outcome.error[:500], ok=item.outcome.ok,
-            ))
+            rows.append(
+                Attempt(
+                    delivery_id=d.pk,
+                    number=item.number,
+                    redelivery=item.redelivery,
+                    started_at=item.started,
+                    status_code=item.outcome.status_code,
+                    duration_ms=item.outcome.duration_ms,
+                    response_excerpt=item.outcome.excerpt[:500],
+                    error=item.outcome.error[:500],
+                    ok=item.outcome.ok,
+                )
+            )
             results.append(AttemptResult(rows[-1], next_at, gave_up))
         if not items:
             return []
@@ -301,7 +344,9 @@ def _record_many(items: list[_Sent], holder: str) -> list[AttemptResult]:
                 if endpoint.failing_since is not None or endpoint.disabled_at is not None:
                     # The first accepted attempt (a redelivery or a test too) switches it back on.
                     Endpoint.objects.filter(pk=endpoint.pk).update(
-                        failing_since=None, disabled_at=None, owner_mailed_at=None,
+                        failing_since=None,
+                        disabled_at=None,
+                        owner_mailed_at=None,
                         last_success_at=max(i.finished for i in accepted),
                     )
                 continue

@@ -1,6 +1,7 @@
 """Where a delivery goes and how it is signed, read at each attempt: the URL
 from `notify:` (a literal or a secret), the signing keys (the current value,
 and the previous one for a day after it changed), and the one POST."""
+
 from __future__ import annotations
 
 import logging
@@ -43,10 +44,13 @@ def signing_secrets(workspace: Workspace, config: NotifyConfig | None, now: date
         )
     print_ = fingerprint(value)
     with transaction.atomic():
-        state = SigningKeyState.objects.select_for_update().filter(workspace=workspace, name=config.signing_secret).first()
+        state = (
+            SigningKeyState.objects.select_for_update().filter(workspace=workspace, name=config.signing_secret).first()
+        )
         if state is None:
-            SigningKeyState.objects.create(workspace=workspace, name=config.signing_secret, fingerprint=print_,
-                                           current_ciphertext=seal(value))
+            SigningKeyState.objects.create(
+                workspace=workspace, name=config.signing_secret, fingerprint=print_, current_ciphertext=seal(value)
+            )
             return [value.encode()]
         if state.fingerprint != print_:
             state.previous_ciphertext = state.current_ciphertext
@@ -67,7 +71,8 @@ def signing_secrets(workspace: Workspace, config: NotifyConfig | None, now: date
 def secret_changed_at(workspace: Workspace, name: str) -> datetime | None:
     """When the secret `name` (nearest wins) last took a value in the vault."""
     rows = Secret.objects.filter(account=workspace.account, name=name).filter(
-        Q(workspace=workspace) | Q(workspace__isnull=True))
+        Q(workspace=workspace) | Q(workspace__isnull=True)
+    )
     nearest = sorted(rows, key=lambda r: r.workspace_id is None)  # the workspace's own first
     return nearest[0].updated_at if nearest else None
 
@@ -83,11 +88,24 @@ def destination(workspace: Workspace, now: datetime) -> tuple[str | None, list[b
         return None, [], Outcome(False, None, 0, "", str(exc))
     except Exception as exc:  # noqa: BLE001 — recorded as this attempt's error, so it is retried, not looped on
         log.exception("reading notify: of workspace %s failed", workspace.public_id)
-        return None, [], Outcome(False, None, 0, "", f"could not read notify: or its secrets now ({type(exc).__name__})")
+        return (
+            None,
+            [],
+            Outcome(False, None, 0, "", f"could not read notify: or its secrets now ({type(exc).__name__})"),
+        )
     if not url:
         if config is not None and config.url_secret:
-            return None, [], Outcome(False, None, 0, "", f"the webhook URL secret {config.url_secret} is in neither "
-                                                         "the workspace's vault nor the account's")
+            return (
+                None,
+                [],
+                Outcome(
+                    False,
+                    None,
+                    0,
+                    "",
+                    f"the webhook URL secret {config.url_secret} is in neither the workspace's vault nor the account's",
+                ),
+            )
         return None, [], Outcome(False, None, 0, "", "the workspace's notify: names no webhook URL now")
     return url, secrets, None
 

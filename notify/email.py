@@ -3,6 +3,7 @@ platform mail (invites, low-balance, the webhook-disabled notice) always
 through the platform's connection. Every send asks `may_send` first and,
 for an optional category, carries RFC 8058 one-click unsubscribe headers.
 """
+
 from __future__ import annotations
 
 import json
@@ -76,14 +77,23 @@ def _provider_words(exc: Exception) -> tuple[str, int | None]:
     return first[:500], status
 
 
-def remember(result: "SendResult", *, to: str, subject: str, category: str, account, workspace,
-             outgoing=None) -> "SendResult":
+def remember(
+    result: "SendResult", *, to: str, subject: str, category: str, account, workspace, outgoing=None
+) -> "SendResult":
     """Record one try of a mail and what came back."""
     try:
         MailSend.objects.create(
-            account=account, workspace=workspace, to=to, category=category, subject=subject[:300],
-            provider=result.provider, sent=result.sent, skipped=result.skipped, message=result.message[:500],
-            status_code=result.status_code, outgoing=outgoing,
+            account=account,
+            workspace=workspace,
+            to=to,
+            category=category,
+            subject=subject[:300],
+            provider=result.provider,
+            sent=result.sent,
+            skipped=result.skipped,
+            message=result.message[:500],
+            status_code=result.status_code,
+            outgoing=outgoing,
         )
     except Exception:  # the record must never stop the mail
         log.exception("could not record a %s mail", category)
@@ -106,10 +116,18 @@ def send_mail(
     record what came back (see `attempt_mail`). Notification mail goes through
     the outbox instead (notify/outbox.py); this is for a person waiting on the
     answer (the test button)."""
-    result = attempt_mail(to=to, subject=subject, body=body, category=category, account=account,
-                          workspace=workspace, platform=platform, html=html, headers=headers)
-    return remember(result, to=to, subject=subject, category=category, account=account,
-                     workspace=workspace)
+    result = attempt_mail(
+        to=to,
+        subject=subject,
+        body=body,
+        category=category,
+        account=account,
+        workspace=workspace,
+        platform=platform,
+        html=html,
+        headers=headers,
+    )
+    return remember(result, to=to, subject=subject, category=category, account=account, workspace=workspace)
 
 
 def attempt_mail(
@@ -133,8 +151,13 @@ def attempt_mail(
     """
     provider = "platform"
     if not may_send(to, category, workspace if category in PER_WORKSPACE else None):
-        return SendResult(False, provider, f"{to} has turned off {category} mail" + (
-            f" for {workspace.name}." if workspace is not None and category in PER_WORKSPACE else "."), skipped=True)
+        return SendResult(
+            False,
+            provider,
+            f"{to} has turned off {category} mail"
+            + (f" for {workspace.name}." if workspace is not None and category in PER_WORKSPACE else "."),
+            skipped=True,
+        )
     if platform or account is None:
         connection, sender = get_connection(), settings.DEFAULT_FROM_EMAIL
     else:
@@ -150,8 +173,9 @@ def attempt_mail(
             words = STOP_WORDS.get(category, category)
             where = f" from {workspace.name}" if ws_id else ""
             text = f"{body.rstrip()}\n\n--\nStop {words}{where}: {link}\n"
-    message = EmailMultiAlternatives(subject=subject, body=text, from_email=sender, to=[to], headers=extra,
-                                     connection=connection)
+    message = EmailMultiAlternatives(
+        subject=subject, body=text, from_email=sender, to=[to], headers=extra, connection=connection
+    )
     if html:
         message.attach_alternative(html, "text/html")
     # Read by notify.resend.EmailBackend (an HTTP header to Resend, not a mail header).
@@ -168,12 +192,18 @@ def attempt_mail(
         words = f"Resend accepted it (id {message_id})." if message_id else "Resend accepted it."
     else:
         words = f"Sent through the platform's connection from {sender}."
-    return SendResult(True, provider, words, status_code=200 if provider == "resend" else None,
-                      message_id=str(message_id) if message_id else None)
+    return SendResult(
+        True,
+        provider,
+        words,
+        status_code=200 if provider == "resend" else None,
+        message_id=str(message_id) if message_id else None,
+    )
 
 
-def send_platform_mail(*, to: str, subject: str, body: str, category: str, html: str | None = None,
-                       headers: dict[str, str] | None = None) -> SendResult:
+def send_platform_mail(
+    *, to: str, subject: str, body: str, category: str, html: str | None = None, headers: dict[str, str] | None = None
+) -> SendResult:
     """The platform's own mail — invites, low-balance warnings, security,
     billing, the webhook-disabled notice: always from the platform's sender,
     never through an account's key. Asks the address's preferences first."""

@@ -1,5 +1,6 @@
 """A workspace's webhook endpoint: its row for the URL its notify: names (started afresh when the URL changes),
 switched off when every attempt has failed for FOLDRUN_WEBHOOK_DISABLE_DAYS running, its owner mailed once."""
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta
@@ -57,7 +58,9 @@ def _mail_owner_switched_off(workspace: Workspace) -> None:
     """Written to the mail outbox in the transaction that switched it off."""
     owner = (
         Membership.objects.filter(account=workspace.account, role=Role.OWNER)
-        .select_related("user").order_by("created_at", "pk").first()
+        .select_related("user")
+        .order_by("created_at", "pk")
+        .first()
     )
     if owner is None or not owner.user.email:
         return

@@ -1,5 +1,6 @@
 """Queueing notify's tasks by NAME: nothing in notify imports its tasks module
 (the tasks import the actions, never the reverse)."""
+
 from __future__ import annotations
 
 import logging

@@ -7,6 +7,7 @@ Nothing here sends: a webhook is a Delivery row (notify/deliveries.py) and
 a mail an outbox row (notify/outbox.py), both written in the caller's
 transaction and attempted by workers after it commits.
 """
+
 from __future__ import annotations
 
 import json
@@ -79,8 +80,9 @@ def run_payload(run, event: str, links: list[dict]) -> dict:
     }
 
 
-def workspace_payload(workspace: Workspace, text: str, *, flow: str | None = None, status: str | None = None,
-                      cost: float | None = None) -> dict:
+def workspace_payload(
+    workspace: Workspace, text: str, *, flow: str | None = None, status: str | None = None, cost: float | None = None
+) -> dict:
     """The same shape for an event about no single run (`quarantined`, `budget`, `test`)."""
     return {
         "text": text,
@@ -192,8 +194,9 @@ def _gate_links(run, approver: str) -> list[dict]:
         pair = approval_links(approval.step.public_id, expires, bound)
         if pair is None:
             return []
-        links.append({"step": approval.step.index, "agent": approval.step.agent,
-                      "approveUrl": pair[0], "rejectUrl": pair[1]})
+        links.append(
+            {"step": approval.step.index, "agent": approval.step.agent, "approveUrl": pair[0], "rejectUrl": pair[1]}
+        )
     return links
 
 
@@ -222,8 +225,11 @@ def completed_writes_nothing(run, metas: list[dict]) -> bool:
     `notify:` block to send it by, or a run that sends no `completed`). Reads nothing."""
     if may_have_quarantine_mark(run) or isinstance(inherited(run.workspace, "budget", metas=metas), dict):
         return False
-    return (run.kind in ("adhoc", "eval") or run.verdict == "BLOCKED"
-            or inherited(run.workspace, "notify", metas=metas) is None)
+    return (
+        run.kind in ("adhoc", "eval")
+        or run.verdict == "BLOCKED"
+        or inherited(run.workspace, "notify", metas=metas) is None
+    )
 
 
 def handle_run_event(run, event: str, approval=None, *, metas: list[dict] | None | object = ...) -> None:
@@ -245,16 +251,30 @@ def handle_run_event(run, event: str, approval=None, *, metas: list[dict] | None
         elif run.verdict == "BLOCKED":
             pass  # sent as its own `blocked` event; a completed-only list does not hear it
         else:
-            dispatch(workspace, "completed", payload_for=lambda _a: run_payload(run, "completed", []),
-                     run_public_id=run.public_id, config=notify_config_for(workspace, metas=metas))
+            dispatch(
+                workspace,
+                "completed",
+                payload_for=lambda _a: run_payload(run, "completed", []),
+                run_public_id=run.public_id,
+                config=notify_config_for(workspace, metas=metas),
+            )
         check_budget(workspace, metas=metas)
     elif event == "blocked":
         if run.kind not in ("adhoc", "eval"):
-            dispatch(workspace, "blocked", payload_for=lambda _a: run_payload(run, "blocked", []),
-                     run_public_id=run.public_id)
+            dispatch(
+                workspace,
+                "blocked",
+                payload_for=lambda _a: run_payload(run, "blocked", []),
+                run_public_id=run.public_id,
+            )
     elif event == "failed":
-        dispatch(workspace, "failed", payload_for=lambda _a: run_payload(run, "failed", []),
-                 run_public_id=run.public_id, config=notify_config_for(workspace, metas=metas))
+        dispatch(
+            workspace,
+            "failed",
+            payload_for=lambda _a: run_payload(run, "failed", []),
+            run_public_id=run.public_id,
+            config=notify_config_for(workspace, metas=metas),
+        )
         if is_flow:
             _quarantine_from_schedule(run, metas=metas)
         check_budget(workspace, metas=metas)
@@ -267,15 +287,19 @@ def handle_run_event(run, event: str, approval=None, *, metas: list[dict] | None
             notify_quarantined(workspace, run.name)
     elif event == "sla":
         if once(workspace, "sla", run.public_id):
-            dispatch(workspace, "sla", payload_for=lambda _a: run_payload(run, "sla", []),
-                     run_public_id=run.public_id)
+            dispatch(workspace, "sla", payload_for=lambda _a: run_payload(run, "sla", []), run_public_id=run.public_id)
 
 
 def _send_awaiting_approval(run, approval) -> None:
     workspace = run.workspace
     config = notify_config_for(workspace)
-    dispatch(workspace, "awaiting-approval", payload_for=lambda a: run_payload(run, "awaiting-approval", _gate_links(run, a)),
-             run_public_id=run.public_id, config=config)
+    dispatch(
+        workspace,
+        "awaiting-approval",
+        payload_for=lambda a: run_payload(run, "awaiting-approval", _gate_links(run, a)),
+        run_public_id=run.public_id,
+        config=config,
+    )
     # The step's approvers hear of it whatever `notify:` says: a gate with
     # links bound to their own address; an `ask:` with its question, to be
     # answered on the run page (an answer is words, not a click).
@@ -321,9 +345,12 @@ def notify_quarantined(workspace: Workspace, flow: str, *, metas: list[dict] | N
     if not once(workspace, "quarantined", flow):
         return False
     text = f"🚫 {flow} is quarantined: it failed too many times in a row and has stopped firing"
-    dispatch(workspace, "quarantined", payload_for=lambda _a: workspace_payload(workspace, text, flow=flow,
-                                                                               status="quarantined"),
-             config=notify_config_for(workspace, metas=metas))
+    dispatch(
+        workspace,
+        "quarantined",
+        payload_for=lambda _a: workspace_payload(workspace, text, flow=flow, status="quarantined"),
+        config=notify_config_for(workspace, metas=metas),
+    )
     return True
 
 
@@ -367,7 +394,11 @@ def check_budget(workspace: Workspace, now: datetime | None = None, *, metas: li
             mark = max(fresh)
             label = WINDOWS[window]
             text = f"💸 {workspace.name} has spent {mark}% of its {label} budget (${float(spent):.2f} of ${float(limit):.2f})"
-            dispatch(workspace, "budget", payload_for=lambda _a, t=text, s=spent: workspace_payload(
-                workspace, t, cost=_cost(s)), config=notify_config_for(workspace, metas=metas))
+            dispatch(
+                workspace,
+                "budget",
+                payload_for=lambda _a, t=text, s=spent: workspace_payload(workspace, t, cost=_cost(s)),
+                config=notify_config_for(workspace, metas=metas),
+            )
             sent.append(mark)
     return sent

@@ -1,5 +1,6 @@
 """A run notification's headline, the same on a server and a laptop (notifications.md: a `blocked` run is
 sent "with the headline `⛔ <flow> blocked`"). No Django: the laptop's runner uses it too."""
+
 from __future__ import annotations
 
 

@@ -5,6 +5,7 @@ message, not one per row; the sweep writes down work lost with its worker,
 then clears the kick and queues a fresh drain when anything is due. Written
 once so the two queues cannot drift apart; it sits below both in the layers
 and knows only the Kick row and how to queue a task by name."""
+
 from __future__ import annotations
 
 import logging
@@ -46,8 +47,14 @@ def kicker(kick_name: str, drain_task: str) -> Callable[[], None]:
     return kick
 
 
-def sweep(now: datetime | None, *, recover: Callable[[datetime | None], object], kick_name: str,
-          due: Callable[[datetime | None], Sized], kick: Callable[[], None]) -> int:
+def sweep(
+    now: datetime | None,
+    *,
+    recover: Callable[[datetime | None], object],
+    kick_name: str,
+    due: Callable[[datetime | None], Sized],
+    kick: Callable[[], None],
+) -> int:
     """Recover what a lost worker held (`recover(now)`), clear the kick named
     `kick_name`, count what is due (`due(now)`) and, if anything is, `kick()`
     a drain. Returns how many are due."""

@@ -11,6 +11,7 @@ For the local runner, after a run ends::
 workspace's and the account's AGENTS.md; a workspace block replaces the
 account's whole).
 """
+
 from __future__ import annotations
 
 import json
@@ -56,18 +57,40 @@ def local_config(desk) -> NotifyConfig | None:
     return None
 
 
-def local_payload(*, workspace: str, run_id: str, flow: str, status: str, verdict: str | None, headline: str,
-                  summary: str, cost_usd: float, started_at: str | None, finished_at: str | None,
-                  event: str | None = None, error: str = "") -> dict:
+def local_payload(
+    *,
+    workspace: str,
+    run_id: str,
+    flow: str,
+    status: str,
+    verdict: str | None,
+    headline: str,
+    summary: str,
+    cost_usd: float,
+    started_at: str | None,
+    finished_at: str | None,
+    event: str | None = None,
+    error: str = "",
+) -> dict:
     """The spec's body for a laptop run (links need a server: none here). With `event`, the headline is the
     server's for that event (`⛔ <flow> blocked`, `<flow> failed: …`), not only the engine's."""
     cost = round(float(cost_usd or 0), 4)
     if event is not None:
         headline = headline_text(flow, event, headline=headline, error=error, status=status)
     return {
-        "text": f"{headline} · {workspace}/{run_id} · ${cost:.2f}", "workspace": workspace, "runId": run_id,
-        "flow": flow, "status": status, "verdict": verdict, "summary": summary, "costUsd": cost,
-        "startedAt": started_at, "finishedAt": finished_at, "approveUrl": None, "rejectUrl": None, "links": [],
+        "text": f"{headline} · {workspace}/{run_id} · ${cost:.2f}",
+        "workspace": workspace,
+        "runId": run_id,
+        "flow": flow,
+        "status": status,
+        "verdict": verdict,
+        "summary": summary,
+        "costUsd": cost,
+        "startedAt": started_at,
+        "finishedAt": finished_at,
+        "approveUrl": None,
+        "rejectUrl": None,
+        "links": [],
     }
 
 
@@ -83,6 +106,11 @@ def notify_local_run(desk, *, event: str, payload: dict, secrets: Mapping[str, s
         return None
     signing = secrets.get(config.signing_secret) if config.signing_secret else None
     if config.signing_secret and not signing:
-        return Outcome(False, None, 0, "", f"the signing secret {config.signing_secret} is not in the laptop vault, "
-                                          "so nothing was sent unsigned")
+        return Outcome(
+            False,
+            None,
+            0,
+            "",
+            f"the signing secret {config.signing_secret} is not in the laptop vault, so nothing was sent unsigned",
+        )
     return deliver_once(url, event, payload, signing_secret=signing)

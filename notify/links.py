@@ -5,6 +5,7 @@ by the install's link key) over what the link is bound to. Rotating the key
 kills every old link. An approve/reject link is spent once its step has
 been decided — read from the step's approval, so nothing needs storing.
 """
+
 from __future__ import annotations
 
 import time
@@ -63,7 +64,10 @@ def read_approval_token(token: str, *, now: float | None = None) -> ApprovalClai
         data = signing.loads(token, key=_key(), salt=APPROVAL_SALT)
         claim = ApprovalClaim(str(data["s"]), str(data["a"]), int(data["x"]), str(data.get("to") or ""))
     except (signing.BadSignature, KeyError, TypeError, ValueError):
-        raise LinkError("tampered", "This link is not valid: it was changed, or it was made with a key this install no longer uses. Nothing was changed.") from None
+        raise LinkError(
+            "tampered",
+            "This link is not valid: it was changed, or it was made with a key this install no longer uses. Nothing was changed.",
+        ) from None
     if claim.action not in ("approve", "reject"):
         raise LinkError("tampered", "This link is not valid. Nothing was changed.")
     if (now if now is not None else time.time()) > claim.expires:
@@ -104,9 +108,15 @@ def read_unsubscribe_token(token: str, *, now: float | None = None) -> Unsubscri
         data = signing.loads(token, key=_key(), salt=UNSUBSCRIBE_SALT)
         claim = UnsubscribeClaim(str(data["e"]), str(data["c"]), str(data.get("w") or ""), int(data["x"]))
     except (signing.BadSignature, KeyError, TypeError, ValueError):
-        raise LinkError("tampered", "This unsubscribe link is not valid: it was changed, or it was made with a key this install no longer uses. Nothing was changed.") from None
+        raise LinkError(
+            "tampered",
+            "This unsubscribe link is not valid: it was changed, or it was made with a key this install no longer uses. Nothing was changed.",
+        ) from None
     if (now if now is not None else time.time()) > claim.expires:
-        raise LinkError("expired", "This unsubscribe link has expired. Nothing was changed; choose your mail under Profile → Notifications.")
+        raise LinkError(
+            "expired",
+            "This unsubscribe link has expired. Nothing was changed; choose your mail under Profile → Notifications.",
+        )
     return claim
 
 
@@ -125,7 +135,7 @@ REPORT_VALID = timedelta(minutes=15)
 
 @dataclass(frozen=True)
 class ReportClaim:
-    report_id: str   # a skill run's (run_…) or a task's (tsk_…) public id
+    report_id: str  # a skill run's (run_…) or a task's (tsk_…) public id
     account_id: str  # its account's public id: a token is good for that account's report only
     expires: int
 
@@ -141,12 +151,17 @@ def read_report_token(token: str, *, now: float | None = None) -> ReportClaim:
         data = signing.loads(token, key=_key(), salt=REPORT_SALT)
         claim = ReportClaim(str(data["r"]), str(data["a"]), int(data["x"]))
     except (signing.BadSignature, KeyError, TypeError, ValueError):
-        raise LinkError("tampered", "This report link is not valid: it was changed, or it was made with a key this "
-                                    "install no longer uses.") from None
+        raise LinkError(
+            "tampered",
+            "This report link is not valid: it was changed, or it was made with a key this install no longer uses.",
+        ) from None
     if (now if now is not None else time.time()) > claim.expires:
-        raise LinkError("expired", "This report link has expired: report links work for a few minutes. Read the "
-                                   "report again with get_report, or GET /v1/tasks/<id>/report.json, for a new "
-                                   "link.")
+        raise LinkError(
+            "expired",
+            "This report link has expired: report links work for a few minutes. Read the "
+            "report again with get_report, or GET /v1/tasks/<id>/report.json, for a new "
+            "link.",
+        )
     return claim
 
 

@@ -6,6 +6,7 @@ A webhook URL can itself be a secret (a Slack incoming-webhook URL is a
 credential), so no row here keeps a URL: an endpoint is known by a keyed
 fingerprint of it, and the URL is read from `notify:` at each attempt.
 """
+
 from __future__ import annotations
 
 from django.db import models
@@ -192,7 +193,6 @@ def user_email(user) -> str:
     return (getattr(user, "email", "") or "").strip().lower()
 
 
-
 class MailSend(models.Model):
     """One notification mail and what the provider answered: a refusal is
     kept in its own words, so silence never looks like success. Addresses
@@ -209,8 +209,7 @@ class MailSend(models.Model):
     message = models.CharField(max_length=500, blank=True)
     status_code = models.PositiveIntegerField(null=True, blank=True)
     # The outbox row this try was for (none for a mail sent at once, e.g. the test button).
-    outgoing = models.ForeignKey("OutgoingMail", null=True, blank=True, on_delete=models.SET_NULL,
-                                 related_name="sends")
+    outgoing = models.ForeignKey("OutgoingMail", null=True, blank=True, on_delete=models.SET_NULL, related_name="sends")
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:

@@ -9,6 +9,7 @@ on MAIL_RETRY_DELAYS; a refusal (any other 4xx: an unverified domain, a bad
 address) is final. Every try of one mail carries the same Resend
 `Idempotency-Key`, so a retry after a lost worker cannot send it twice.
 """
+
 from __future__ import annotations
 
 import logging
@@ -35,13 +36,27 @@ MAX_TRIES = len(MAIL_RETRY_DELAYS) + 1
 LOST_MAIL = "the worker was lost while sending this mail"
 
 
-def queue_mail(*, to: str, subject: str, body: str, category: str, account: Account | None = None,
-               workspace: Workspace | None = None, platform: bool = False) -> OutgoingMail:
+def queue_mail(
+    *,
+    to: str,
+    subject: str,
+    body: str,
+    category: str,
+    account: Account | None = None,
+    workspace: Workspace | None = None,
+    platform: bool = False,
+) -> OutgoingMail:
     """Write the mail into the outbox (in the caller's transaction) and queue
     its first try once that commits."""
     row = OutgoingMail.objects.create(
-        account=account, workspace=workspace, platform=platform or account is None, to=to, category=category,
-        subject=subject[:300], body=body, next_try_at=timezone.now(),
+        account=account,
+        workspace=workspace,
+        platform=platform or account is None,
+        to=to,
+        category=category,
+        subject=subject[:300],
+        body=body,
+        next_try_at=timezone.now(),
     )
     transaction.on_commit(lambda pk=row.pk: enqueue(SEND_TASK, pk))
     return row
@@ -65,8 +80,14 @@ def send_outgoing(pk: int, *, now: datetime | None = None) -> OutgoingMail | Non
     row = OutgoingMail.objects.select_related("account", "workspace").get(pk=pk)
     with leases.Heartbeat(OutgoingMail, pk, holder) as beat:
         result = attempt_mail(
-            to=row.to, subject=row.subject, body=row.body, category=row.category, account=row.account,
-            workspace=row.workspace, platform=row.platform, idempotency_key=row.public_id,
+            to=row.to,
+            subject=row.subject,
+            body=row.body,
+            category=row.category,
+            account=row.account,
+            workspace=row.workspace,
+            platform=row.platform,
+            idempotency_key=row.public_id,
         )
         try:
             beat.check()
@@ -89,16 +110,28 @@ def _finish(row: OutgoingMail, holder: str, result: SendResult, finished: dateti
     done = status != MailStatus.PENDING
     with transaction.atomic():
         updated = OutgoingMail.objects.filter(pk=row.pk, lease_holder=holder).update(
-            tries=number, status=status, next_try_at=next_at, message=result.message[:500],
-            lease_holder="", lease_until=None, finished_at=finished if done else None,
+            tries=number,
+            status=status,
+            next_try_at=next_at,
+            message=result.message[:500],
+            lease_holder="",
+            lease_until=None,
+            finished_at=finished if done else None,
             # The body can carry approve/reject links: kept only while it may still be sent.
             **({"body": ""} if done else {}),
         )
         if not updated:
             transaction.set_rollback(True)
             return None
-        remember(result, to=row.to, subject=row.subject, category=row.category, account=row.account,
-                 workspace=row.workspace, outgoing=row)
+        remember(
+            result,
+            to=row.to,
+            subject=row.subject,
+            category=row.category,
+            account=row.account,
+            workspace=row.workspace,
+            outgoing=row,
+        )
     row.refresh_from_db()
     return row
 
@@ -107,7 +140,8 @@ def due_mail_ids(now: datetime | None = None, limit: int = 2000) -> list[int]:
     now = now or timezone.now()
     return list(
         OutgoingMail.objects.filter(status=MailStatus.PENDING, next_try_at__lte=now, lease_until__isnull=True)
-        .order_by("next_try_at").values_list("pk", flat=True)[:limit]
+        .order_by("next_try_at")
+        .values_list("pk", flat=True)[:limit]
     )
 
 
@@ -117,11 +151,14 @@ def recover_lost_mail(now: datetime | None = None) -> int:
     idempotency key keeps a mail Resend already took from going twice)."""
     now = now or timezone.now()
     lost = 0
-    for pk in leases.expired(OutgoingMail.objects.filter(status=MailStatus.PENDING), now).values_list("pk", flat=True)[:500]:
+    for pk in leases.expired(OutgoingMail.objects.filter(status=MailStatus.PENDING), now).values_list("pk", flat=True)[
+        :500
+    ]:
         holder = leases.new_holder()
         with transaction.atomic():
-            if not leases.claim(OutgoingMail, pk, holder, now=now, status=MailStatus.PENDING,
-                                lease_until__isnull=False):
+            if not leases.claim(
+                OutgoingMail, pk, holder, now=now, status=MailStatus.PENDING, lease_until__isnull=False
+            ):
                 continue  # another sweep took it, or its holder renewed in time
             row = OutgoingMail.objects.select_related("account", "workspace").get(pk=pk)
             _finish(row, holder, SendResult(False, "platform" if row.platform else "resend", LOST_MAIL), now)

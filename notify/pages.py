@@ -1,6 +1,7 @@
 """Notify's pages: the approve/reject link page (no login), a workspace's
 Notifications settings (destination, the test button, outbound webhook
 deliveries with Redeliver) and Profile → Notifications."""
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -52,8 +53,12 @@ def _previous_outputs(step) -> list:
     """What the approver decides on: the previous step's reply (each instance's, for a fan-out)."""
     if step.index <= 1:
         return []
-    return list(Step.objects.filter(run_id=step.run_id, index=step.index - 1).exclude(output="")
-                .only("index", "instance", "agent", "item", "output", "status").order_by("instance"))
+    return list(
+        Step.objects.filter(run_id=step.run_id, index=step.index - 1)
+        .exclude(output="")
+        .only("index", "instance", "agent", "item", "output", "status")
+        .order_by("instance")
+    )
 
 
 @never_cache
@@ -70,22 +75,36 @@ def decide(request: HttpRequest, token: str) -> HttpResponse:
     if approval.state != "pending":
         who = approval.decided_by_label or "someone"
         return _link_problem(
-            request, "spent",
+            request,
+            "spent",
             f"This link has been used: step {approval.step.index} was already {approval.state} by {who}. "
-            "Nothing was changed.", status=409)
+            "Nothing was changed.",
+            status=409,
+        )
     signed_in = getattr(request.user, "email", "") if request.user.is_authenticated else ""
     if claim.approver and signed_in and signed_in.lower() != claim.approver:
         # A forwarded mail decides as nobody: the link is that approver's alone.
         return _link_problem(
-            request, "not-yours",
+            request,
+            "not-yours",
             f"This link was sent to {claim.approver}, and you are signed in as {signed_in}. Nothing was changed; "
-            "decide from the dashboard instead.", status=403)
-    context = {"approval": approval, "run": approval.run, "step": approval.step, "action": claim.action,
-               "approver": claim.approver, "token": token, "previous": _previous_outputs(approval.step)}
+            "decide from the dashboard instead.",
+            status=403,
+        )
+    context = {
+        "approval": approval,
+        "run": approval.run,
+        "step": approval.step,
+        "action": claim.action,
+        "approver": claim.approver,
+        "token": token,
+        "previous": _previous_outputs(approval.step),
+    }
     if request.method == "POST":
         try:
-            do_decide_approval(approval, approved=claim.action == "approve",
-                               label=claim.approver or "a link in a notification")
+            do_decide_approval(
+                approval, approved=claim.action == "approve", label=claim.approver or "a link in a notification"
+            )
         except ApiError as exc:
             reason = {"already_decided": "spent", "expired": "expired"}.get(exc.code, "refused")
             return _link_problem(request, reason, f"{exc.message} Nothing was changed.", status=409)
@@ -115,10 +134,17 @@ def deliveries_context(request: HttpRequest, workspace: Workspace) -> dict:
 @login_required
 def workspace_notifications(request: HttpRequest, ws: str) -> HttpResponse:
     membership, workspace, can_write = _workspace(request, ws)
-    return render(request, "notify/workspace.html", {
-        "section": "workspace", "workspace": workspace, "can_write": can_write, "config": notify_config_for(workspace),
-        **deliveries_context(request, workspace),
-    })
+    return render(
+        request,
+        "notify/workspace.html",
+        {
+            "section": "workspace",
+            "workspace": workspace,
+            "can_write": can_write,
+            "config": notify_config_for(workspace),
+            **deliveries_context(request, workspace),
+        },
+    )
 
 
 @login_required
@@ -182,9 +208,14 @@ def profile_notifications(request: HttpRequest) -> HttpResponse:
             return render(request, "notify/_preference_row.html", {"c": row, "notice": notice, "notice_ok": ok})
         (messages.success if ok else messages.error)(request, notice)
         return redirect("notify-profile")
-    return render(request, "notify/profile.html", {
-        "section": "profile", "categories": preferences_for(request.user.email, workspaces),
-    })
+    return render(
+        request,
+        "notify/profile.html",
+        {
+            "section": "profile",
+            "categories": preferences_for(request.user.email, workspaces),
+        },
+    )
 
 
 def triggers_part(sender, request: HttpRequest, workspace: Workspace, **kwargs) -> dict:

@@ -3,6 +3,7 @@
 `may_send(who, category, workspace)` is the one question every mail the
 platform sends goes through, from every app.
 """
+
 from __future__ import annotations
 
 from django.db import transaction
@@ -18,7 +19,12 @@ CATEGORIES: tuple[tuple[str, str, bool, bool], ...] = (
     ("invites", "an invitation to join an account", False, False),
     ("billing", "a payment failed, and the grace before runs stop", False, False),
     ("account", "a notification webhook switched off after days of failures; a close request", False, False),
-    ("run-alerts", "a workspace's `notify:` email: failed, completed, blocked, quarantined, `sla`, `budget`", True, True),
+    (
+        "run-alerts",
+        "a workspace's `notify:` email: failed, completed, blocked, quarantined, `sla`, `budget`",
+        True,
+        True,
+    ),
     ("approvals", "a run waiting for you, with approve and reject links", True, True),
     ("low-balance", "credits below the warning level", True, False),
     ("product-updates", "what changed in foldrun", True, False),
@@ -82,7 +88,9 @@ def do_set_preference(email: str, category: str, enabled: bool, workspace=None, 
     if workspace is None:
         Preference.objects.filter(email=email, category=category, workspace__isnull=False).delete()
         Preference.objects.update_or_create(
-            email=email, category=category, workspace=None,
+            email=email,
+            category=category,
+            workspace=None,
             defaults={"enabled": enabled, "via": via, "updated_at": timezone.now()},
         )
     else:
@@ -90,7 +98,9 @@ def do_set_preference(email: str, category: str, enabled: bool, workspace=None, 
         if not type(workspace).objects.select_for_update().filter(pk=workspace.pk).exists():
             raise ApiError("No such workspace.", code="not_found", status_code=404)
         Preference.objects.update_or_create(
-            email=email, category=category, workspace=workspace,
+            email=email,
+            category=category,
+            workspace=workspace,
             defaults={"enabled": enabled, "via": via, "updated_at": timezone.now()},
         )
 

@@ -9,6 +9,7 @@ once it commits; nothing sends or waits on a receiver there.
 (invites, low balance, broken provider keys); `runs.signals.triggers_parts`
 gets the outbound deliveries' part of the Triggers tab.
 """
+
 from __future__ import annotations
 
 import logging

@@ -3,6 +3,7 @@
 The page needs no login: its token is derived, bound to one report of one account and short-lived
 (notify.links). It only reads — a GET never acts — and an expired or altered link answers a page that says so.
 """
+
 from __future__ import annotations
 
 import base64
@@ -34,8 +35,12 @@ def report_page(request: HttpRequest, token: str) -> HttpResponse:
     try:
         found = _claimed(token)
     except LinkError as exc:
-        return render(request, "browsing/report.html", {"problem": exc.reason, "message": exc.message},
-                      status=410 if exc.reason == "expired" else 403)
+        return render(
+            request,
+            "browsing/report.html",
+            {"problem": exc.reason, "message": exc.message},
+            status=410 if exc.reason == "expired" else 403,
+        )
     report = read_report(found)
     return render(request, "browsing/report.html", {"report": report})
 

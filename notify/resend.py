@@ -1,6 +1,7 @@
 """anymail's Resend backend, plus Resend's `Idempotency-Key` HTTP header:
 every try of one outbox mail carries the mail's id, so Resend sends it once
 however often a lost worker's retry asks (Resend keeps keys 24 hours)."""
+
 from __future__ import annotations
 
 from anymail.backends.resend import EmailBackend as AnymailResendBackend

@@ -5,6 +5,7 @@ secret, the account's RESEND_API_KEY and EMAIL_FROM) is read through
 `read_secret`, at the moment it is used, never stored in a notify row in
 the clear and never passed through the broker.
 """
+
 from __future__ import annotations
 
 import base64

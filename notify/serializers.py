@@ -1,5 +1,6 @@
 """API shapes of deliveries and attempts. Approve/reject links are redacted:
 every role can read the log, and those links decide without a login."""
+
 from __future__ import annotations
 
 import json
@@ -38,8 +39,18 @@ class DeliverySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Delivery
-        fields = ["id", "event", "status", "runId", "attemptsMade", "nextAttemptAt", "createdAt", "finishedAt",
-                  "body", "attempts"]
+        fields = [
+            "id",
+            "event",
+            "status",
+            "runId",
+            "attemptsMade",
+            "nextAttemptAt",
+            "createdAt",
+            "finishedAt",
+            "body",
+            "attempts",
+        ]
 
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_body(self, obj: Delivery):
@@ -51,6 +62,7 @@ class DeliverySerializer(serializers.ModelSerializer):
 
 
 # ---------------------------------------------------------------- OpenAPI: the notify API's own shapes
+
 
 class DeliveryListSerializer(serializers.Serializer):
     deliveries = DeliverySerializer(many=True, help_text="newest first, at most 50")
@@ -112,17 +124,26 @@ class AccountPreferenceInSerializer(_PreferenceIn):
 
     openapi_closed = "is not a field of this choice; a category for every workspace takes no workspace."
     # Only the categories a person may turn off: security, invites, billing and account mail stay on (a 400).
-    category = serializers.ChoiceField(choices=[c for c in Category.values if c not in LOCKED and c not in PER_WORKSPACE])
+    category = serializers.ChoiceField(
+        choices=[c for c in Category.values if c not in LOCKED and c not in PER_WORKSPACE]
+    )
 
 
 class WorkspacePreferenceInSerializer(_PreferenceIn):
     """A category chosen per workspace: for one `workspace`, or for all when it is absent."""
 
     category = serializers.ChoiceField(choices=[c for c in Category.values if c in PER_WORKSPACE and c not in LOCKED])
-    workspace = StrictCharField(required=False, allow_blank=True, allow_null=True, max_length=63,
-                                help_text="one workspace; every workspace when absent")
+    workspace = StrictCharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=63,
+        help_text="one workspace; every workspace when absent",
+    )
 
 
 PREFERENCE_IN = PolymorphicProxySerializer(
-    component_name="PreferenceIn", serializers=[AccountPreferenceInSerializer, WorkspacePreferenceInSerializer],
-    resource_type_field_name=None)
+    component_name="PreferenceIn",
+    serializers=[AccountPreferenceInSerializer, WorkspacePreferenceInSerializer],
+    resource_type_field_name=None,
+)

@@ -8,6 +8,7 @@ foldrun's own scheme (spec/notifications.md, "Verifying a delivery"):
 `"<id>.<timestamp>.<body>"` keyed with the secret's bytes — so a receiver
 handing `whsec_` + base64(secret) to a Standard Webhooks library verifies it.
 """
+
 from __future__ import annotations
 
 import base64

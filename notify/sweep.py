@@ -1,5 +1,6 @@
 """Deliveries lost with their worker: what the beat sweep does for webhooks, every FOLDRUN_SWEEP_SECONDS — the
 attempt a dead worker had in flight written down as lost, and a drain queued whenever something is due."""
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta
@@ -29,21 +30,27 @@ def recover_lost_deliveries(now: datetime | None = None, limit: int = 1000) -> i
     for pk in list(expired.values_list("pk", flat=True)[:limit]):
         holder = leases.new_holder()
         with transaction.atomic():
-            if not leases.claim(Delivery, pk, holder, now=now, status=DeliveryStatus.PENDING,
-                                lease_until__isnull=False):
+            if not leases.claim(
+                Delivery, pk, holder, now=now, status=DeliveryStatus.PENDING, lease_until__isnull=False
+            ):
                 continue
             d = Delivery.objects.get(pk=pk)
             number = d.attempts_made + 1
             Attempt.objects.create(
-                delivery_id=pk, number=number, started_at=now - timedelta(seconds=leases.lease_seconds()),
-                ok=False, lost=True, error=LOST_ATTEMPT,
+                delivery_id=pk,
+                number=number,
+                started_at=now - timedelta(seconds=leases.lease_seconds()),
+                ok=False,
+                lost=True,
+                error=LOST_ATTEMPT,
             )
             if number >= MAX_ATTEMPTS:
                 changes = {"status": DeliveryStatus.FAILED, "next_attempt_at": None, "finished_at": now}
             else:
                 changes = {"next_attempt_at": now + timedelta(seconds=RETRY_DELAYS[number - 1])}
             Delivery.objects.filter(pk=pk, lease_holder=holder).update(
-                attempts_made=number, lease_holder="", lease_until=None, **changes)
+                attempts_made=number, lease_holder="", lease_until=None, **changes
+            )
             recovered += 1
     return recovered
 

@@ -3,6 +3,7 @@ each attempt and each mail is claimed with its lease (foldrun/leases.py)
 first, so a task delivered twice — or a sweep racing a drain — sends once.
 Everything is queued by task NAME (notify/enqueue.py); nothing imports this
 module but Celery."""
+
 from __future__ import annotations
 
 import logging

@@ -1,5 +1,6 @@
 """Notify API: deliveries, redelivery, the test send, my mail choices, and
 the no-login unsubscribe endpoint (RFC 8058)."""
+
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
@@ -25,8 +26,11 @@ PAGE_SIZE = 50
 
 
 class DeliveriesView(ScopedAPIView):
-    @extend_schema(parameters=[s.DeliveriesQuerySerializer], responses=s.DeliveryListSerializer,
-                   description="Outbound webhook deliveries, newest first; ?failed=1 for the failed ones.")
+    @extend_schema(
+        parameters=[s.DeliveriesQuerySerializer],
+        responses=s.DeliveryListSerializer,
+        description="Outbound webhook deliveries, newest first; ?failed=1 for the failed ones.",
+    )
     def get(self, request, ws: str):
         workspace = self.get_workspace(ws)
         query = validated(s.DeliveriesQuerySerializer, request.query_params.dict())
@@ -49,9 +53,12 @@ class DeliveryView(ScopedAPIView):
 
 
 class RedeliverView(ScopedAPIView):
-    @extend_schema(request=None, responses={200: s.RedeliveredSerializer, **errors(409)},
-                   description="One attempt now: the same id and body, signed afresh; 409 while one is under way "
-                               "or still pending.")
+    @extend_schema(
+        request=None,
+        responses={200: s.RedeliveredSerializer, **errors(409)},
+        description="One attempt now: the same id and body, signed afresh; 409 while one is under way "
+        "or still pending.",
+    )
     def post(self, request, ws: str, delivery_id: str):
         workspace = self.get_workspace(ws)
         self.require_write()
@@ -62,9 +69,11 @@ class RedeliverView(ScopedAPIView):
 
 
 class TestSendView(ScopedAPIView):
-    @extend_schema(request=None, responses={
-        200: s.TestSendSerializer, 409: error(409, "The workspace has no notify: destination.")},
-        description="Send one real message to the saved destination and report what came back.")
+    @extend_schema(
+        request=None,
+        responses={200: s.TestSendSerializer, 409: error(409, "The workspace has no notify: destination.")},
+        description="Send one real message to the saved destination and report what came back.",
+    )
     def post(self, request, ws: str):
         workspace = self.get_workspace(ws)
         self.require_write()
@@ -83,19 +92,22 @@ class MyNotificationsView(ScopedAPIView):
     def get(self, request):
         return self._answer(request)
 
-    @extend_schema(request=s.PREFERENCE_IN, responses={
-        200: s.MyNotificationsSerializer, 404: error(404, "No such workspace.")},
+    @extend_schema(
+        request=s.PREFERENCE_IN,
+        responses={200: s.MyNotificationsSerializer, 404: error(404, "No such workspace.")},
         description='{"category": "run-alerts", "enabled": false, "workspace": "seo-desk"}. A per-workspace category '
-                    'without `workspace` (or with null or "") is chosen for every workspace; any other category is '
-                    'one choice for every workspace and takes no `workspace` at all, not even null (a 400).')
+        'without `workspace` (or with null or "") is chosen for every workspace; any other category is '
+        "one choice for every workspace and takes no `workspace` at all, not even null (a 400).",
+    )
     def patch(self, request):
         data = request.data if isinstance(request.data, dict) else {}
         category = data.get("category")
         if category not in ALL:
             raise ApiError(f"category must be one of {', '.join(ALL)}.", code="invalid", details={"field": "category"})
         if category in LOCKED:
-            raise ApiError(f"{category} cannot be turned off. {LOCKED_REASON}", code="locked",
-                           details={"field": "category"})
+            raise ApiError(
+                f"{category} cannot be turned off. {LOCKED_REASON}", code="locked", details={"field": "category"}
+            )
         enabled = data.get("enabled")
         if not isinstance(enabled, bool):
             raise ApiError("enabled must be true or false.", code="invalid", details={"field": "enabled"})
@@ -104,16 +116,23 @@ class MyNotificationsView(ScopedAPIView):
         workspace = None
         if "workspace" in data and category not in PER_WORKSPACE:
             # Even null or "": the schema's account-wide choice has no workspace field, so neither does this.
-            raise ApiError(f"{category} is one choice for every workspace; leave out workspace.",
-                           code="invalid", details={"field": "workspace"})
+            raise ApiError(
+                f"{category} is one choice for every workspace; leave out workspace.",
+                code="invalid",
+                details={"field": "workspace"},
+            )
         if data.get("workspace"):
             workspace = self.get_workspace(str(data["workspace"]))
         # The shape the schema documents, once the sentences above have named what is wrong.
-        validated(s.WorkspacePreferenceInSerializer if category in PER_WORKSPACE else s.AccountPreferenceInSerializer,
-                  {k: v for k, v in data.items() if k != "workspace" or v})
+        validated(
+            s.WorkspacePreferenceInSerializer if category in PER_WORKSPACE else s.AccountPreferenceInSerializer,
+            {k: v for k, v in data.items() if k != "workspace" or v},
+        )
         if not request.user.email:
             raise ApiError("Your login has no email address to choose mail for.", code="no_email")
-        do_set_preference(request.user.email, category, enabled, workspace, via="cli" if data.get("via") == "cli" else "profile")
+        do_set_preference(
+            request.user.email, category, enabled, workspace, via="cli" if data.get("via") == "cli" else "profile"
+        )
         return self._answer(request)
 
 
@@ -128,11 +147,19 @@ def unsubscribe(request: HttpRequest) -> HttpResponse:
         return render(request, "notify/unsubscribe.html", {"error": exc.message, "reason": exc.reason}, status=400)
     workspace = Workspace.objects.filter(public_id=claim.workspace_id).first() if claim.workspace_id else None
     if claim.workspace_id and workspace is None:
-        return render(request, "notify/unsubscribe.html",
-                      {"error": "The workspace this link is for no longer exists. Nothing was changed."}, status=400)
+        return render(
+            request,
+            "notify/unsubscribe.html",
+            {"error": "The workspace this link is for no longer exists. Nothing was changed."},
+            status=400,
+        )
     if claim.category in LOCKED or claim.category not in ALL:
-        return render(request, "notify/unsubscribe.html",
-                      {"error": "This kind of mail cannot be turned off. Nothing was changed."}, status=400)
+        return render(
+            request,
+            "notify/unsubscribe.html",
+            {"error": "This kind of mail cannot be turned off. Nothing was changed."},
+            status=400,
+        )
     words = STOP_WORDS.get(claim.category, claim.category)
     context = {"email": claim.email, "words": words, "workspace": workspace, "token": token}
     if request.method == "POST":

@@ -9,6 +9,7 @@ cannot slip through, and every read and write ends by the attempt's deadline.
 No database here: a laptop install calls `post_once` directly (one attempt,
 the same headers, no log).
 """
+
 from __future__ import annotations
 
 import time
@@ -81,8 +82,13 @@ def post_once(url: str, body: bytes, headers: dict[str, str]) -> Outcome:
     except (net.PrivateAddress, net.NoSuchHost) as exc:
         return Outcome(False, None, elapsed(), "", str(exc))
     except net.ResolveTimeout:
-        return Outcome(False, None, elapsed(), "", f"timed out after {ATTEMPT_TIMEOUT_SECONDS:g} seconds "
-                                                   "resolving the webhook's host name")
+        return Outcome(
+            False,
+            None,
+            elapsed(),
+            "",
+            f"timed out after {ATTEMPT_TIMEOUT_SECONDS:g} seconds resolving the webhook's host name",
+        )
     except httpx.TimeoutException:
         return Outcome(False, None, elapsed(), "", f"timed out after {ATTEMPT_TIMEOUT_SECONDS:g} seconds")
     except httpx.HTTPError as exc:
@@ -90,9 +96,14 @@ def post_once(url: str, body: bytes, headers: dict[str, str]) -> Outcome:
     text = bytes(data[: RESPONSE_EXCERPT_CHARS * 4]).decode("utf-8", errors="replace")[:RESPONSE_EXCERPT_CHARS]
     status = response.status_code
     ok = 200 <= status < 300
-    error = "" if ok else (
-        f"answered {status} with a redirect, which foldrun does not follow" if 300 <= status < 400
-        else f"answered {status}"
+    error = (
+        ""
+        if ok
+        else (
+            f"answered {status} with a redirect, which foldrun does not follow"
+            if 300 <= status < 400
+            else f"answered {status}"
+        )
     )
     return Outcome(ok, status, elapsed(), text, error)
 

@@ -1,6 +1,7 @@
 """Django admin for run records (platform staff): find any run by its id, its workspace, its account or who
 started it. Runs, their steps and trace rows are records of what happened: staff read them, never add or change
 them (a run's status, verdict and cost are the engine's to write)."""
+
 import json
 
 from django.contrib import admin
@@ -13,8 +14,10 @@ from .models import Approval, Artifact, Run, Schedule, Step, TraceEvent, Try
 
 def pretty_json(value) -> str:
     """A JSON field as indented JSON in a <pre>, not Python's repr on one line."""
-    return format_html('<pre style="margin:0; white-space:pre-wrap">{}</pre>',
-                       json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str))
+    return format_html(
+        '<pre style="margin:0; white-space:pre-wrap">{}</pre>',
+        json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str),
+    )
 
 
 class StepInline(ReadOnlyRecord, admin.TabularInline):
@@ -27,24 +30,66 @@ class StepInline(ReadOnlyRecord, admin.TabularInline):
 
 @admin.register(Run)
 class RunAdmin(ReadOnlyRecord, admin.ModelAdmin):
-    list_display = ("public_id", "name", "workspace", "account", "trigger", "status", "verdict", "cost_usd", "is_test",
-                    "created_at")
+    list_display = (
+        "public_id",
+        "name",
+        "workspace",
+        "account",
+        "trigger",
+        "status",
+        "verdict",
+        "cost_usd",
+        "is_test",
+        "created_at",
+    )
     list_filter = ("status", "verdict", "kind", "trigger", "is_test", "created_at")
-    search_fields = ("public_id", "name", "headline", "workspace__name", "account__name", "account__public_id",
-                     "created_by__email", "delivery_id")
+    search_fields = (
+        "public_id",
+        "name",
+        "headline",
+        "workspace__name",
+        "account__name",
+        "account__public_id",
+        "created_by__email",
+        "delivery_id",
+    )
     search_help_text = "Search by run id (run_…), flow, headline, workspace, account or the email of who started it."
     list_select_related = ("workspace", "account")
-    fields = ("public_id", "name", "kind", "trigger", "account", "workspace", "revision", "status", "status_reason",
-              "verdict", "headline", "error", "cost_usd", "tokens_in", "tokens_out", "budget_usd", "is_test",
-              "created_by", "created_at", "started_at", "finished_at", "delivery_id", "inputs_json", "plan_json",
-              "summary")
+    fields = (
+        "public_id",
+        "name",
+        "kind",
+        "trigger",
+        "account",
+        "workspace",
+        "revision",
+        "status",
+        "status_reason",
+        "verdict",
+        "headline",
+        "error",
+        "cost_usd",
+        "tokens_in",
+        "tokens_out",
+        "budget_usd",
+        "is_test",
+        "created_by",
+        "created_at",
+        "started_at",
+        "finished_at",
+        "delivery_id",
+        "inputs_json",
+        "plan_json",
+        "summary",
+    )
     readonly_fields = fields
     date_hierarchy = "created_at"
     inlines = [StepInline]
 
     def get_queryset(self, request):
-        return super().get_queryset(request).select_related("workspace", "account", "changeset__workspace",
-                                                            "created_by")
+        return (
+            super().get_queryset(request).select_related("workspace", "account", "changeset__workspace", "created_by")
+        )
 
     @admin.display(description="revision")
     def revision(self, run: Run) -> str:

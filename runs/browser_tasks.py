@@ -6,6 +6,7 @@ The run goes on by itself on the workers; when it ends, `runs.signals.run_event`
 (connected in RunsConfig.ready), which enqueues `runs.finish_browser_task`: `finish_task` reads the run's trace into the
 task's record (steps, stoppedBy, cost) and closes the session when the task opened it for itself.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,7 @@ START_SESSION_TASKS = "runs.start_session_tasks"  # browsing sends it by name (k
 ADVANCE_SKILL_RUN = "runs.advance_skill_run"
 ENDINGS = ("completed", "failed", "cancelled")
 # The first word of the agent's last reply, as its agent file asks it to write one.
-VERDICTS = {"DONE": "done", "STUCK": "stuck", "UNANSWERED": "unanswered", "CAPTCHA": "captcha",
-            "BLOCKED": "blocked"}
+VERDICTS = {"DONE": "done", "STUCK": "stuck", "UNANSWERED": "unanswered", "CAPTCHA": "captcha", "BLOCKED": "blocked"}
 NOT_OPENED = "was not opened — "
 
 
@@ -42,34 +42,69 @@ def workspace_of(account: Account) -> Workspace:
     """Where the account's tasks run: its first workspace (its AGENTS.md names the provider)."""
     workspace = Workspace.objects.filter(account=account).order_by("created_at", "pk").first()
     if workspace is None:
-        raise SessionError("not_found", "This account has no workspace for the browser agent to run in; create "
-                                        "one first.")
+        raise SessionError(
+            "not_found", "This account has no workspace for the browser agent to run in; create one first."
+        )
     return workspace
 
 
-def do_start_task(account: Account, session: BrowserSession, *, goal: str, max_steps: int = 25,
-                  mode: str = "auto", closes_session: bool = False, user: Any = None,
-                  skill_run: Any = None, flow_index: int | None = None) -> Task:
+def do_start_task(
+    account: Account,
+    session: BrowserSession,
+    *,
+    goal: str,
+    max_steps: int = 25,
+    mode: str = "auto",
+    closes_session: bool = False,
+    user: Any = None,
+    skill_run: Any = None,
+    flow_index: int | None = None,
+) -> Task:
     """A task on a live session: its row and its run, in one transaction."""
     if session.status != SessionStatus.LIVE or not session.cdp_endpoint:
-        raise SessionError("session_closed", f"Session {session.public_id} is not live; a task needs an open "
-                                             f"session.", {"sessionId": session.public_id})
+        raise SessionError(
+            "session_closed",
+            f"Session {session.public_id} is not live; a task needs an open session.",
+            {"sessionId": session.public_id},
+        )
     workspace = workspace_of(account)
     with transaction.atomic():
-        task = Task.objects.create(account=account, session=session, goal=goal, max_steps=max_steps, mode=mode,
-                                   closes_session=closes_session, skill_run=skill_run, flow_index=flow_index)
+        task = Task.objects.create(
+            account=account,
+            session=session,
+            goal=goal,
+            max_steps=max_steps,
+            mode=mode,
+            closes_session=closes_session,
+            skill_run=skill_run,
+            flow_index=flow_index,
+        )
         _start_run(task, workspace, session, user)
     return task
 
 
-def do_queue_task(account: Account, session: BrowserSession, *, goal: str, max_steps: int = 25,
-                  mode: str = "auto", closes_session: bool = False) -> Task:
+def do_queue_task(
+    account: Account,
+    session: BrowserSession,
+    *,
+    goal: str,
+    max_steps: int = 25,
+    mode: str = "auto",
+    closes_session: bool = False,
+) -> Task:
     """A task on a session run_task has just opened (starting, queued for a browser, or refused one): its row
     now, its run once the session is live. Whichever comes last of this row, the keeper's `live` and the
     session's close reaches `start_session_tasks`, which starts the run or ends the task by the session's end."""
     workspace_of(account)  # no workspace: refused now, before the session is kept waiting for nothing
-    task = Task.objects.create(account=account, session=session, goal=goal, max_steps=max_steps, mode=mode,
-                               closes_session=closes_session, started_at=timezone.now())
+    task = Task.objects.create(
+        account=account,
+        session=session,
+        goal=goal,
+        max_steps=max_steps,
+        mode=mode,
+        closes_session=closes_session,
+        started_at=timezone.now(),
+    )
     start_session_tasks(session.pk)
     return task
 
@@ -79,12 +114,19 @@ def start_session_tasks(session_pk: int) -> int:
     without them (their stoppedBy from why it closed). Safe to call any number of times: how many moved."""
     moved = 0
     with transaction.atomic():
-        session = BrowserSession.objects.select_for_update(of=("self",)).select_related("created_by").filter(
-            pk=session_pk).first()
+        session = (
+            BrowserSession.objects.select_for_update(of=("self",))
+            .select_related("created_by")
+            .filter(pk=session_pk)
+            .first()
+        )
         if session is None:
             return 0
-        waiting = list(Task.objects.select_for_update(of=("self",)).filter(
-            session_id=session_pk, run__isnull=True, status=TaskStatus.RUNNING))
+        waiting = list(
+            Task.objects.select_for_update(of=("self",)).filter(
+                session_id=session_pk, run__isnull=True, status=TaskStatus.RUNNING
+            )
+        )
         for task in waiting:
             if session.status == SessionStatus.LIVE and session.cdp_endpoint:
                 # The run is the session's opener's, as the task's own call would have made it.
@@ -97,9 +139,14 @@ def start_session_tasks(session_pk: int) -> int:
 
 
 # Why a task never began, from why its session closed before it was live.
-UNSTARTED = {EndReason.NAVIGATION_BLOCKED: "navigation_blocked", EndReason.CAPACITY_TIMEOUT: "capacity_timeout",
-             EndReason.CAPACITY_EXCEEDED: "capacity_exceeded", EndReason.STOPPED: "aborted",
-             EndReason.IDLE: "timeout", EndReason.MAX_DURATION: "timeout"}
+UNSTARTED = {
+    EndReason.NAVIGATION_BLOCKED: "navigation_blocked",
+    EndReason.CAPACITY_TIMEOUT: "capacity_timeout",
+    EndReason.CAPACITY_EXCEEDED: "capacity_exceeded",
+    EndReason.STOPPED: "aborted",
+    EndReason.IDLE: "timeout",
+    EndReason.MAX_DURATION: "timeout",
+}
 
 
 def _end_unstarted(task: Task, session: BrowserSession) -> None:
@@ -112,25 +159,54 @@ def _end_unstarted(task: Task, session: BrowserSession) -> None:
 
 
 def _start_run(task: Task, workspace: Workspace, session: BrowserSession, user: Any) -> None:
-    plan = [{"number": 1, "agent": AGENT, "task": _task_text(task.goal, task.max_steps), "gate": False,
-             "each": None, "max": None, "verify": None, "retry": 0, "on_fail": "stop",
-             # maxSteps: the browse calls the step may make (a refused one ends the task as `budget`).
-             "limits": {"web.browse": task.max_steps}, "wait_event": None, "ask": None}]
+    plan = [
+        {
+            "number": 1,
+            "agent": AGENT,
+            "task": _task_text(task.goal, task.max_steps),
+            "gate": False,
+            "each": None,
+            "max": None,
+            "verify": None,
+            "retry": 0,
+            "on_fail": "stop",
+            # maxSteps: the browse calls the step may make (a refused one ends the task as `budget`).
+            "limits": {"web.browse": task.max_steps},
+            "wait_event": None,
+            "ask": None,
+        }
+    ]
     with transaction.atomic():
-        task.run = do_start_run(workspace=workspace, user=user, kind=RunKind.ADHOC, name=f"task:{AGENT}",
-                                plan=plan,
-                                flow_meta={"browser": {"session": session.public_id, "cdp": session.cdp_endpoint,
-                                                       "private": session.private_addresses,
-                                                       # the hosts its guard sends through the user's proxy
-                                                       "allow_hosts": list(session.options.get("allowHosts") or [])}},
-                                budget=None, inputs={}, is_test=False, trigger="api", changeset=None)
+        task.run = do_start_run(
+            workspace=workspace,
+            user=user,
+            kind=RunKind.ADHOC,
+            name=f"task:{AGENT}",
+            plan=plan,
+            flow_meta={
+                "browser": {
+                    "session": session.public_id,
+                    "cdp": session.cdp_endpoint,
+                    "private": session.private_addresses,
+                    # the hosts its guard sends through the user's proxy
+                    "allow_hosts": list(session.options.get("allowHosts") or []),
+                }
+            },
+            budget=None,
+            inputs={},
+            is_test=False,
+            trigger="api",
+            changeset=None,
+        )
         task.started_at = timezone.now()
         task.save(update_fields=["run", "started_at"])
 
 
 def _task_text(goal: str, max_steps: int) -> str:
-    return (f"Goal: {goal}\n\nYou have at most {max_steps} browse calls. The browser is already open; start by "
-            f"reading the page it is on.")
+    return (
+        f"Goal: {goal}\n\nYou have at most {max_steps} browse calls. The browser is already open; start by "
+        f"reading the page it is on."
+    )
 
 
 def task_of_run(run_pk: int) -> Task | None:
@@ -186,8 +262,15 @@ def read_run(task: Task, run: Run) -> dict[str, Any]:
         if kind == "model_request":
             pending_cost = _micros(data.get("cost_usd"))
         elif kind == "tool_call" and data.get("name") == "web":
-            step = {"op": _op(data.get("input") or {}), "ref": _ref(data.get("input") or {}), "provider": provider,
-                    "ok": True, "ms": 0, "costMicros": pending_cost, "error": None}
+            step = {
+                "op": _op(data.get("input") or {}),
+                "ref": _ref(data.get("input") or {}),
+                "provider": provider,
+                "ok": True,
+                "ms": 0,
+                "costMicros": pending_cost,
+                "error": None,
+            }
             pending_cost = 0  # a request that made several calls is priced on its first
             calls[str(data.get("id"))] = step
             steps.append(step)
@@ -212,24 +295,46 @@ def read_run(task: Task, run: Run) -> dict[str, Any]:
             elif line.startswith(("http://", "https://")):
                 final_url = line
     out = _verdict(run, refused, blocked, task)
-    out.update({"steps": steps, "cost_micros": _micros(run.cost_usd), "console_errors": console[:50],
-                "failed_requests": failed[:50], "final_url": final_url[:2048]})
+    out.update(
+        {
+            "steps": steps,
+            "cost_micros": _micros(run.cost_usd),
+            "console_errors": console[:50],
+            "failed_requests": failed[:50],
+            "final_url": final_url[:2048],
+        }
+    )
     return out
 
 
 def _verdict(run: Run, refused: bool, blocked: str, task: Task) -> dict[str, Any]:
     """ok, stoppedBy, reason, answer and limit from how the run ended and the agent's last reply."""
     if run.status == RunStatus.CANCELLED:
-        return {"ok": False, "stopped_by": "aborted", "reason": run.error or "the task was cancelled",
-                "answer": "", "limit": None}
+        return {
+            "ok": False,
+            "stopped_by": "aborted",
+            "reason": run.error or "the task was cancelled",
+            "answer": "",
+            "limit": None,
+        }
     session = BrowserSession.objects.filter(pk=task.session_id).first()
     under = _closed_under(session, run)
     if under is not None:
-        return {"ok": False, "stopped_by": under, "reason": session.status_reason or "its session closed",
-                "answer": "", "limit": None}
+        return {
+            "ok": False,
+            "stopped_by": under,
+            "reason": session.status_reason or "its session closed",
+            "answer": "",
+            "limit": None,
+        }
     if run.status != RunStatus.COMPLETED:
-        return {"ok": False, "stopped_by": "error", "reason": run.error or "the run failed", "answer": "",
-                "limit": None}
+        return {
+            "ok": False,
+            "stopped_by": "error",
+            "reason": run.error or "the run failed",
+            "answer": "",
+            "limit": None,
+        }
     reply = (Step.objects.filter(run=run).order_by("-index").values_list("output", flat=True).first() or "").strip()
     word, _, rest = reply.partition(":")
     stopped = VERDICTS.get(word.strip().upper())
@@ -237,14 +342,24 @@ def _verdict(run: Run, refused: bool, blocked: str, task: Task) -> dict[str, Any
     if stopped == "done":
         return {"ok": True, "stopped_by": "done", "reason": "", "answer": text, "limit": None}
     if refused:
-        return {"ok": False, "stopped_by": "budget", "answer": "", "limit": {"maxSteps": task.max_steps},
-                "reason": f"the agent used all {task.max_steps} of its steps before it was done"}
+        return {
+            "ok": False,
+            "stopped_by": "budget",
+            "answer": "",
+            "limit": {"maxSteps": task.max_steps},
+            "reason": f"the agent used all {task.max_steps} of its steps before it was done",
+        }
     if blocked and stopped in (None, "stuck", "blocked"):
         return {"ok": False, "stopped_by": "navigation_blocked", "reason": blocked, "answer": "", "limit": None}
     stopped = stopped or "stuck"
     assert stopped in STOPPED_BY
-    return {"ok": False, "stopped_by": stopped, "reason": text or "the agent did not say why", "answer": "",
-            "limit": None}
+    return {
+        "ok": False,
+        "stopped_by": stopped,
+        "reason": text or "the agent did not say why",
+        "answer": "",
+        "limit": None,
+    }
 
 
 # A session that closed under its running task, by why: the task ended so, whatever the agent said after.

@@ -7,6 +7,7 @@ real cost in the same UPDATE (`settle`), or given back (`release`). Concurrent `
 run, and the runs of one workspace, see each other's reservations: every reservation takes the
 workspace's row lock (PostgreSQL) or the database's write lock (SQLite) before it reads what is left.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -49,8 +50,12 @@ def window_start(window: str, now: dt.datetime) -> dt.datetime:
 
 def spent_in_window(workspace_id: int, window: str, now: dt.datetime) -> Decimal:
     """What the workspace's runs created since `window` began (UTC) have spent: what its `budget:` counts."""
-    return (Run.objects.filter(workspace_id=workspace_id, created_at__gte=window_start(window, now))
-            .aggregate(s=Sum("cost_usd"))["s"] or ZERO)
+    return (
+        Run.objects.filter(workspace_id=workspace_id, created_at__gte=window_start(window, now)).aggregate(
+            s=Sum("cost_usd")
+        )["s"]
+        or ZERO
+    )
 
 
 def _caps(windows: Mapping[str, Any] | None) -> list[tuple[str, Decimal]]:
@@ -62,8 +67,9 @@ def _caps(windows: Mapping[str, Any] | None) -> list[tuple[str, Decimal]]:
     return caps
 
 
-def reserve(run: Run, amount: Decimal, minimum: Decimal, *, where: str,
-            windows: Mapping[str, Any] | None = None) -> Decimal:
+def reserve(
+    run: Run, amount: Decimal, minimum: Decimal, *, where: str, windows: Mapping[str, Any] | None = None
+) -> Decimal:
     """Reserve up to `amount` (at least `minimum`) against the run's cap and the workspace's windows;
     returns the grant. Raises BudgetExceeded with the sentence when less than `minimum` is left (or
     nothing at all, for a call that costs nothing known). `where` names the step in that sentence."""
@@ -82,17 +88,22 @@ def reserve(run: Run, amount: Decimal, minimum: Decimal, *, where: str,
         if row["budget_usd"] is not None:
             committed = row["cost_usd"] + row["reserved_usd"]
             left = row["budget_usd"] - committed
-            sentence = (f"budget reached: the run spent ${committed:.4f} of its ${row['budget_usd']:.2f} budget at "
-                        f"{where}; no further model or paid call was made")
+            sentence = (
+                f"budget reached: the run spent ${committed:.4f} of its ${row['budget_usd']:.2f} budget at "
+                f"{where}; no further model or paid call was made"
+            )
         now = timezone.now()
         for window, cap in caps:
-            totals = Run.objects.filter(workspace_id=run.workspace_id, created_at__gte=window_start(window, now)) \
-                .aggregate(cost=Sum("cost_usd"), reserved=Sum("reserved_usd"))
+            totals = Run.objects.filter(
+                workspace_id=run.workspace_id, created_at__gte=window_start(window, now)
+            ).aggregate(cost=Sum("cost_usd"), reserved=Sum("reserved_usd"))
             committed = (totals["cost"] or ZERO) + (totals["reserved"] or ZERO)
             if left is None or cap - committed < left:
                 left = cap - committed
-                sentence = (f"budget reached: the workspace spent ${committed:.2f} of its ${cap:.2f} "
-                            f"{WINDOWS[window]} budget at {where}; no further model or paid call was made")
+                sentence = (
+                    f"budget reached: the workspace spent ${committed:.2f} of its ${cap:.2f} "
+                    f"{WINDOWS[window]} budget at {where}; no further model or paid call was made"
+                )
         assert left is not None
         if left <= ZERO or left < minimum:
             raise BudgetExceeded(sentence)
@@ -101,17 +112,33 @@ def reserve(run: Run, amount: Decimal, minimum: Decimal, *, where: str,
     return grant
 
 
-def settle(run: Run, reserved: Decimal, cost: Decimal, tokens_in: int, tokens_out: int, *,
-           attempt_pk: int | None = None, seconds: float = 0.0) -> None:
+def settle(
+    run: Run,
+    reserved: Decimal,
+    cost: Decimal,
+    tokens_in: int,
+    tokens_out: int,
+    *,
+    attempt_pk: int | None = None,
+    seconds: float = 0.0,
+) -> None:
     """The call's real cost replaces its reservation in one UPDATE of the run (no moment counts both, or
     neither); then, with `attempt_pk`, the try's spend so far (and its seconds) is added to it: a try lost later
     keeps its cost on the record. The run's first: a worker lost between the two leaves the run's spend exact
     (what budgets read) and the try's record short by that one call."""
-    Run.objects.filter(pk=run.pk).update(cost_usd=F("cost_usd") + cost, reserved_usd=_less(held(reserved)),
-                                         tokens_in=F("tokens_in") + tokens_in, tokens_out=F("tokens_out") + tokens_out)
+    Run.objects.filter(pk=run.pk).update(
+        cost_usd=F("cost_usd") + cost,
+        reserved_usd=_less(held(reserved)),
+        tokens_in=F("tokens_in") + tokens_in,
+        tokens_out=F("tokens_out") + tokens_out,
+    )
     if attempt_pk is not None:
-        Try.objects.filter(pk=attempt_pk).update(cost_usd=F("cost_usd") + cost, tokens_in=F("tokens_in") + tokens_in,
-                                                 tokens_out=F("tokens_out") + tokens_out, seconds=seconds)
+        Try.objects.filter(pk=attempt_pk).update(
+            cost_usd=F("cost_usd") + cost,
+            tokens_in=F("tokens_in") + tokens_in,
+            tokens_out=F("tokens_out") + tokens_out,
+            seconds=seconds,
+        )
 
 
 def release(run: Run, reserved: Decimal) -> None:

@@ -1,5 +1,6 @@
 """What a run reads of its workspace: the desk at the run's revision (cached per process), the head revision,
 and the run's own copy of its inputs and flow settings. A plain module under actions, the lifecycle package and host."""
+
 from __future__ import annotations
 
 import threading
@@ -32,8 +33,12 @@ def library_head(account: str = "account_id") -> Coalesce:
 
 def head_changeset(workspace: Workspace) -> Changeset | None:
     """The workspace's newest revision, carrying `library_head` (see library_head) for desk_at."""
-    return (Changeset.objects.filter(scope_key=scope_key_for(workspace.account, workspace))
-            .annotate(library_head=library_head()).order_by("-number").first())
+    return (
+        Changeset.objects.filter(scope_key=scope_key_for(workspace.account, workspace))
+        .annotate(library_head=library_head())
+        .order_by("-number")
+        .first()
+    )
 
 
 class _Recent:
@@ -67,8 +72,9 @@ class _Recent:
 _DESKS = _Recent(32)
 
 
-def desk_at(workspace: Workspace, number: int | None, *, changeset: Changeset | None = None,
-            library_head: str | None = None):
+def desk_at(
+    workspace: Workspace, number: int | None, *, changeset: Changeset | None = None, library_head: str | None = None
+):
     """The desk a run sees at workspace revision `number` (the head when None).
 
     `changeset`: that revision's row when the caller has it in hand (saves looking it up). `library_head`:
@@ -88,13 +94,20 @@ def desk_at(workspace: Workspace, number: int | None, *, changeset: Changeset | 
     if changeset is not None and changeset.number == number and changeset.workspace_id == workspace.pk:
         here = changeset.public_id
     else:
-        here = (Changeset.objects.filter(scope_key=scope_key_for(workspace.account, workspace), number=number)
-                .values_list("public_id", flat=True).first())
+        here = (
+            Changeset.objects.filter(scope_key=scope_key_for(workspace.account, workspace), number=number)
+            .values_list("public_id", flat=True)
+            .first()
+        )
     if library_head is None:
         library_head = getattr(changeset, "library_head", None)
     if library_head is None:
-        library_head = (Changeset.objects.filter(scope_key=scope_key_for(workspace.account, None))
-                        .order_by("-number").values_list("public_id", flat=True).first())
+        library_head = (
+            Changeset.objects.filter(scope_key=scope_key_for(workspace.account, None))
+            .order_by("-number")
+            .values_list("public_id", flat=True)
+            .first()
+        )
     if here is None:
         return desk_for_workspace(workspace, at=number)
     key = (here, library_head or "")

@@ -17,6 +17,7 @@ time in it: its key is kept with the run it started — and, for `hmac`, beside 
 delivery too, so stripping a notification's timestamp headers does not make its body new — and
 refuses the same signed body however late it comes.
 """
+
 from __future__ import annotations
 
 import base64
@@ -47,7 +48,7 @@ class Refusal(Exception):
 class Verified:
     scheme: str
     keys: list[str] = field(default_factory=list)  # replay keys: [the one checked, others only kept]
-    signed_id: str = ""                             # an id the signature covers (Standard Webhooks' webhook-id)
+    signed_id: str = ""  # an id the signature covers (Standard Webhooks' webhook-id)
 
 
 def secret_not_set(name: str) -> str:
@@ -55,8 +56,10 @@ def secret_not_set(name: str) -> str:
     so saying it is "missing or wrong" would send the sender to the wrong fix."""
     named = f" {name}" if name else ""
     fix = f" (foldrun secrets set {name})" if name else ""
-    return (f"This flow's webhook secret{named} is not set in the workspace's vault, so no signature can be "
-            f"checked; set it{fix} and send again. Nothing was started.")
+    return (
+        f"This flow's webhook secret{named} is not set in the workspace's vault, so no signature can be "
+        f"checked; set it{fix} and send again. Nothing was started."
+    )
 
 
 def _mac(secret: bytes, message: bytes) -> bytes:
@@ -79,23 +82,28 @@ def _timed_key(material: bytes) -> str:
 def _fresh(stamp: str | None, header: str, now: float) -> int:
     """The timestamp as an int, or a Refusal: missing, not a number, or outside the window."""
     if not stamp or not stamp.strip():
-        raise Refusal(f"The {header} header is missing; this flow's webhook wants a signed timestamp; "
-                      f"nothing was started.")
+        raise Refusal(
+            f"The {header} header is missing; this flow's webhook wants a signed timestamp; nothing was started."
+        )
     try:
         value = int(stamp.strip())
     except ValueError:
-        raise Refusal(f"The {header} header must be Unix seconds, not {stamp.strip()[:40]!r}; "
-                      f"nothing was started.") from None
+        raise Refusal(
+            f"The {header} header must be Unix seconds, not {stamp.strip()[:40]!r}; nothing was started."
+        ) from None
     off = abs(now - value)
     if off > WINDOW:
-        raise Refusal(f"The {header} is {off:,.0f} s from this server's clock, more than the {WINDOW} s a signed "
-                      f"webhook may be old: a replay, or a sender whose clock is wrong; nothing was started.",
-                      code="stale_signature")
+        raise Refusal(
+            f"The {header} is {off:,.0f} s from this server's clock, more than the {WINDOW} s a signed "
+            f"webhook may be old: a replay, or a sender whose clock is wrong; nothing was started.",
+            code="stale_signature",
+        )
     return value
 
 
-def verify(scheme: str, secret: str, body: bytes, headers: Mapping[str, str],
-           now: float | None = None, secret_name: str = "") -> Verified:
+def verify(
+    scheme: str, secret: str, body: bytes, headers: Mapping[str, str], now: float | None = None, secret_name: str = ""
+) -> Verified:
     """What a request proved under `scheme` (one of SCHEMES), or Refusal. `headers` reads names case-blind."""
     now = time.time() if now is None else now
     if scheme == "none":
@@ -123,8 +131,9 @@ def _hmac(key: bytes, body: bytes, headers: Mapping[str, str], now: float) -> Ve
         stamp = _fresh(headers.get("X-Foldrun-Timestamp"), "X-Foldrun-Timestamp", now)
         want = _mac(key, f"{stamp}.".encode() + body).hex()
         if not _same(timed.strip().removeprefix("sha256="), want):
-            raise Refusal("The X-Foldrun-Signature header is wrong for this body and X-Foldrun-Timestamp; "
-                          "nothing was started.")
+            raise Refusal(
+                "The X-Foldrun-Signature header is wrong for this body and X-Foldrun-Timestamp; nothing was started."
+            )
         return Verified("hmac", [_timed_key(f"hmac.{want}".encode()), _body_key(key, body)])
     plain = headers.get("x-signature")
     if not plain or not _same(plain.strip().removeprefix("sha256="), _mac(key, body).hex()):
@@ -144,8 +153,10 @@ def _standard(secret: str, body: bytes, headers: Mapping[str, str], now: float) 
     want = base64.b64encode(_mac(key, f"{msg_id}.{stamp}.".encode() + body)).decode()
     given = [part.partition(",") for part in (headers.get("webhook-signature") or "").split()]
     if not any(version == "v1" and hmac.compare_digest(value.encode(), want.encode()) for version, _, value in given):
-        raise Refusal("The webhook-signature header is missing or wrong for this webhook-id, webhook-timestamp "
-                      "and body; nothing was started.")
+        raise Refusal(
+            "The webhook-signature header is missing or wrong for this webhook-id, webhook-timestamp "
+            "and body; nothing was started."
+        )
     return Verified("standard", [_timed_key(f"standard.{want}".encode())], signed_id=msg_id)
 
 

@@ -1,5 +1,6 @@
 """The engine's Host on the server: traces as rows, secrets from the vault,
 spend on the run row, "about to write" noted durably on the step."""
+
 from __future__ import annotations
 
 import time
@@ -15,7 +16,12 @@ from foldrun.engine.cost import response_cost
 from accounts.models import Workspace
 from foldrun.engine.step import BudgetExceeded, MissingSecret, StepFailed, StepRequest, run_step, shared_http
 from foldrun.engine.tools.base import ToolError
-from foldrun.providers.client import MissingSecret as ProviderMissingSecret, ModelClient, ProviderConfigError, supply_from_block
+from foldrun.providers.client import (
+    MissingSecret as ProviderMissingSecret,
+    ModelClient,
+    ProviderConfigError,
+    supply_from_block,
+)
 
 from browsing.ending import touch_public
 from browsing.kept import KeptSeeds
@@ -38,8 +44,9 @@ def vault_lookup(workspace, names: list[str]) -> dict[str, tuple[str, str]]:
     return require_secrets(workspace, names, strict=False)
 
 
-def require_secrets(workspace, names: list[str], *, strict: bool = True,
-                    held: "HeldSecrets | None" = None) -> dict[str, tuple[str, str]]:
+def require_secrets(
+    workspace, names: list[str], *, strict: bool = True, held: "HeldSecrets | None" = None
+) -> dict[str, tuple[str, str]]:
     """name -> (value, store) for every name, nearest wins. Raises MissingSecret(name) for one in neither
     vault, and MissingSecret(name, reason=<the vault's sentence>) for one it holds but could not produce
     (sealed under a key no longer configured, an OAuth refresh the token endpoint refused) — never read
@@ -51,8 +58,11 @@ def require_secrets(workspace, names: list[str], *, strict: bool = True,
         found = resolve_secrets(workspace, list(names))
         if held is not None:
             held.keep(workspace, names, found)
-        kept = {name: (found[name].value, f"{found[name].scope} vault") if name in found else None
-                for name in names if name not in found.failed}
+        kept = {
+            name: (found[name].value, f"{found[name].scope} vault") if name in found else None
+            for name in names
+            if name not in found.failed
+        }
         failed = found.failed
     else:
         failed = {}
@@ -116,8 +126,9 @@ TRACE_HOLD_SECONDS = 1.0
 
 
 class DbHost:
-    def __init__(self, run: Run, step: Step, attempt: Try, *, lease: Heartbeat | None = None,
-                 held: HeldSecrets | None = None) -> None:
+    def __init__(
+        self, run: Run, step: Step, attempt: Try, *, lease: Heartbeat | None = None, held: HeldSecrets | None = None
+    ) -> None:
         self.run = run
         self.step = step
         self.attempt = attempt
@@ -140,8 +151,9 @@ class DbHost:
         its whole trace once, with its result."""
         if not self._pending:
             self._pending_since = time.monotonic()
-        self._pending.append(TraceEvent(run_id=self.run.pk, step_id=self.step.pk, try_n=self.attempt.n, kind=kind,
-                                        data=data))
+        self._pending.append(
+            TraceEvent(run_id=self.run.pk, step_id=self.step.pk, try_n=self.attempt.n, kind=kind, data=data)
+        )
         if kind == "tool_call" or time.monotonic() - self._pending_since > TRACE_HOLD_SECONDS:
             self.flush()
 
@@ -183,13 +195,16 @@ class DbHost:
             supply = supply_from_block(provider or {"name": "anthropic"}, lookup)
         except ProviderMissingSecret as exc:
             self.trace("secret", {"name": exc.name, "store": None, "error": "missing"})
-            raise StepFailed(f"secret {exc.name} is not in the vault (neither the workspace's nor the account's)") from None
+            raise StepFailed(
+                f"secret {exc.name} is not in the vault (neither the workspace's nor the account's)"
+            ) from None
         except ProviderConfigError as exc:
             raise StepFailed(str(exc)) from None
         for name, store in stores.items():
             self.trace("secret", {"name": name, "store": store, "for": "provider"})
-        client = ModelClient(supply, http=shared_http(), timezone=timezone,
-                             on_line=lambda line: self.trace("refusal", {"line": line}))
+        client = ModelClient(
+            supply, http=shared_http(), timezone=timezone, on_line=lambda line: self.trace("refusal", {"line": line})
+        )
         self.clients.append(client)
         return client
 
@@ -200,8 +215,15 @@ class DbHost:
         # The run's spend is saved at once (fan-out instances charge the same run together), replacing the
         # call's reservation, and with it the try's spend so far (a try lost with its worker keeps its cost on
         # the record) — one transaction; the step's totals are written when it ends.
-        budget.settle(self.run, reserved, cost, tokens_in, tokens_out, attempt_pk=self.attempt.pk,
-                      seconds=(timezone.now() - self.attempt.started_at).total_seconds())
+        budget.settle(
+            self.run,
+            reserved,
+            cost,
+            tokens_in,
+            tokens_out,
+            attempt_pk=self.attempt.pk,
+            seconds=(timezone.now() - self.attempt.started_at).total_seconds(),
+        )
         return cost
 
     def check_budget(self) -> None:
@@ -216,12 +238,14 @@ class DbHost:
         if spent >= self.run.budget_usd:
             raise BudgetExceeded(
                 f"budget reached: the run spent ${spent:.4f} of its ${self.run.budget_usd:.2f} budget at step "
-                f"{self.step.label} ([[{self.step.agent}]]); no further model or paid call was made")
+                f"{self.step.label} ([[{self.step.agent}]]); no further model or paid call was made"
+            )
 
     def reserve(self, amount: Decimal, minimum: Decimal, windows: dict | None = None) -> Decimal:
         """Reserve what a call can cost against the run's cap and the workspace's windows (runs/budget.py)."""
-        return budget.reserve(self.run, amount, minimum, windows=windows,
-                              where=f"step {self.step.label} ([[{self.step.agent}]])")
+        return budget.reserve(
+            self.run, amount, minimum, windows=windows, where=f"step {self.step.label} ([[{self.step.agent}]])"
+        )
 
     def release(self, amount: Decimal) -> None:
         budget.release(self.run, amount)
@@ -258,30 +282,57 @@ class DbHost:
         if workspace is None:
             raise ToolError(f"desks: there is no desk {desk} in this account")
         colleague = ColleagueHost(self, workspace, f"{desk}/{agent}")
-        request = StepRequest(run_id=self.run.public_id, label=f"{self.step.label} → {desk}/{agent}", agent=agent,
-                              task=question, is_test=self.run.is_test, counter=counter,
-                              tenant=workspace.account.public_id, pod_writes=pod_writes,
-                              allow_private_urls=net.allows_private(),
-                              programs_allow_private=settings.FOLDRUN_PROGRAMS_ALLOW_PRIVATE_URLS)
+        request = StepRequest(
+            run_id=self.run.public_id,
+            label=f"{self.step.label} → {desk}/{agent}",
+            agent=agent,
+            task=question,
+            is_test=self.run.is_test,
+            counter=counter,
+            tenant=workspace.account.public_id,
+            pod_writes=pod_writes,
+            allow_private_urls=net.allows_private(),
+            programs_allow_private=settings.FOLDRUN_PROGRAMS_ALLOW_PRIVATE_URLS,
+        )
         result = run_step(desk_at(workspace, None), request, colleague)
         if result.status != "completed":
             raise ToolError(f"{desk}/{agent} could not answer: {result.error or result.status}")
         return result.output
 
     def recall_runs(self, limit: int) -> list[dict]:
-        runs = (Run.objects.filter(workspace_id=self.run.workspace_id).exclude(pk=self.run.pk)
-                .order_by("-created_at")[: max(1, min(limit, 50))])
-        return [{"id": r.public_id, "name": r.name, "status": r.status, "verdict": r.verdict, "headline": r.headline,
-                 "finished_at": r.finished_at.isoformat() if r.finished_at else None} for r in runs]
+        runs = (
+            Run.objects.filter(workspace_id=self.run.workspace_id)
+            .exclude(pk=self.run.pk)
+            .order_by("-created_at")[: max(1, min(limit, 50))]
+        )
+        return [
+            {
+                "id": r.public_id,
+                "name": r.name,
+                "status": r.status,
+                "verdict": r.verdict,
+                "headline": r.headline,
+                "finished_at": r.finished_at.isoformat() if r.finished_at else None,
+            }
+            for r in runs
+        ]
 
     def read_run(self, run_id: str) -> dict | None:
         run = Run.objects.filter(workspace_id=self.run.workspace_id, public_id=run_id).first()
         if run is None:
             return None
-        return {"id": run.public_id, "name": run.name, "status": run.status, "verdict": run.verdict,
-                "headline": run.headline, "summary": run.summary,
-                "steps": [{"step": s.label, "agent": s.agent, "status": s.status, "output": s.output[:4000],
-                           "error": s.error} for s in run.steps.all()]}
+        return {
+            "id": run.public_id,
+            "name": run.name,
+            "status": run.status,
+            "verdict": run.verdict,
+            "headline": run.headline,
+            "summary": run.summary,
+            "steps": [
+                {"step": s.label, "agent": s.agent, "status": s.status, "output": s.output[:4000], "error": s.error}
+                for s in run.steps.all()
+            ],
+        }
 
     @property
     def kept_seeds(self) -> KeptSeeds:

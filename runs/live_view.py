@@ -6,6 +6,7 @@ a run of the reader's account. A step keeps its newest frame and a line of what 
 `frame.json`); each is replaced whole (written beside, then renamed), so a reader never sees half of one. Frames
 are held five minutes after the last, then dropped by the next reader.
 """
+
 from __future__ import annotations
 
 import json
@@ -43,9 +44,12 @@ def write(step_public_id: str, kind: str, jpeg: bytes | None, url: str) -> None:
         prune()  # a step's first frame: the folders nobody read again after their five minutes go
     here.mkdir(parents=True, exist_ok=True)
     seen = read(step_public_id) or {}
-    line = {"url": url or seen.get("url") or "", "at": time.time(),
-            "seq": int(seen.get("seq") or 0) + (1 if kind == "frame" else 0),
-            "live": kind == "frame"}
+    line = {
+        "url": url or seen.get("url") or "",
+        "at": time.time(),
+        "seq": int(seen.get("seq") or 0) + (1 if kind == "frame" else 0),
+        "live": kind == "frame",
+    }
     if kind == "frame" and jpeg:
         _replace(here / "frame.jpg", jpeg)
     _replace(here / "frame.json", json.dumps(line).encode())

@@ -7,6 +7,7 @@ so a push made while it runs never changes what it does. Steps are numbered
 from 1 as in the flow file; an `each:` fan-out makes one Step row per item
 (`instance` 0, 1, …) beside a parent row with `instance=None`.
 """
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -99,12 +100,17 @@ class Run(models.Model):
         # Every index is written on each insert, and on each update that changes an indexed column (a run's and a
         # step's status do, twice a step): none repeats another's first column, and a status is indexed plainly,
         # without the LIKE companion Django adds for db_index on text.
-        indexes = [models.Index(fields=["workspace", "-created_at"]),
-                   models.Index(fields=["status"], name="runs_run_status_idx")]
+        indexes = [
+            models.Index(fields=["workspace", "-created_at"]),
+            models.Index(fields=["status"], name="runs_run_status_idx"),
+        ]
         constraints = [
             # Twelve simultaneous POSTs with one X-Foldrun-Delivery start one run: the database decides.
-            models.UniqueConstraint(fields=["workspace", "name", "delivery_id", "delivery_day"],
-                                    condition=~models.Q(delivery_id=""), name="one_run_per_delivery_per_flow_per_day"),
+            models.UniqueConstraint(
+                fields=["workspace", "name", "delivery_id", "delivery_day"],
+                condition=~models.Q(delivery_id=""),
+                name="one_run_per_delivery_per_flow_per_day",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -5,6 +5,7 @@ tokens, approve/reject for approvers, artifacts to download).
 Another account's run is a 404 like a missing one; deciding needs an
 approver role (a viewer's POST is a 403); a GET never decides.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -40,7 +41,17 @@ from .triggers import schedules_of
 
 
 PAGE_SIZE = 50  # runs per page of the list: the page's queries do not grow with the account's runs
-LIST_FIELDS = ("public_id", "name", "status", "verdict", "headline", "cost_usd", "is_test", "created_at", "workspace_id")
+LIST_FIELDS = (
+    "public_id",
+    "name",
+    "status",
+    "verdict",
+    "headline",
+    "cost_usd",
+    "is_test",
+    "created_at",
+    "workspace_id",
+)
 
 
 def page_scope(request: HttpRequest, ws: str):
@@ -71,16 +82,30 @@ def runs_list(request: HttpRequest, ws: str) -> HttpResponse:
         runs = runs.filter(verdict=filters["verdict"])
     names = list(Run.objects.filter(workspace=workspace).order_by("name").values_list("name", flat=True).distinct())
     page = Paginator(runs.order_by("-created_at", "-pk").only(*LIST_FIELDS), PAGE_SIZE).get_page(
-        request.GET.get("page"))
+        request.GET.get("page")
+    )
     query = "".join(f"{k}={quote(v)}&" for k, v in filters.items() if v)
     desk = actions.desk_at(workspace, None)
     flows = sorted(d.name for d in desk.of_kind(FLOW) if d.parsed is not None)
-    return render(request, "runs/list.html", {
-        "section": "workspace", "workspace": workspace, "runs": browser.mark_runs(workspace.account_id, with_models(list(page.object_list))), "page": page, "query": query, "filters": filters, "names": names,
-        "statuses": [s.value for s in RunStatus], "verdicts": [v.value for v in Verdict],
-        "flows": flows, "schedules": schedules_of(workspace), "can_write": membership.can_write,
-        **browser.skill_runs_part(workspace),
-    })
+    return render(
+        request,
+        "runs/list.html",
+        {
+            "section": "workspace",
+            "workspace": workspace,
+            "runs": browser.mark_runs(workspace.account_id, with_models(list(page.object_list))),
+            "page": page,
+            "query": query,
+            "filters": filters,
+            "names": names,
+            "statuses": [s.value for s in RunStatus],
+            "verdicts": [v.value for v in Verdict],
+            "flows": flows,
+            "schedules": schedules_of(workspace),
+            "can_write": membership.can_write,
+            **browser.skill_runs_part(workspace),
+        },
+    )
 
 
 @login_required
@@ -92,9 +117,14 @@ def start_page(request: HttpRequest, ws: str) -> HttpResponse:
         raise PermissionDenied(f"Your role ({membership.role}) can read this account but not change it.")
     back = "workspace" if request.POST.get("back") == "workspace" else "runs-list"
     try:
-        run = actions.check_start_run(workspace=workspace, user=request.user, flow=request.POST.get("flow") or None,
-                                      inputs=flow_inputs(request.POST), is_test=request.POST.get("test") == "on",
-                                      trigger="manual")
+        run = actions.check_start_run(
+            workspace=workspace,
+            user=request.user,
+            flow=request.POST.get("flow") or None,
+            inputs=flow_inputs(request.POST),
+            is_test=request.POST.get("test") == "on",
+            trigger="manual",
+        )
     except ApiError as exc:
         messages.error(request, exc.message)
         return redirect(back, ws=workspace.name)
@@ -131,7 +161,7 @@ def live_context(run: Run, membership, workspace) -> dict:
         by_step_approvals.setdefault(approval.step_id, []).append(approval)
     # One light query for what every step needs (how many events, which models), then the events
     # themselves: all of them for a small run, only the run's own log for a big one.
-    light = list(run.trace.values_list("step_id", "kind", "data__model")[:TRACE_LIMIT + 1])
+    light = list(run.trace.values_list("step_id", "kind", "data__model")[: TRACE_LIMIT + 1])
     truncated = len(light) > TRACE_LIMIT
     light = light[:TRACE_LIMIT]
     inline = len(light) <= INLINE_TRACE
@@ -177,13 +207,24 @@ def live_context(run: Run, membership, workspace) -> dict:
     began = run.started_at or run.created_at
     elapsed = timeline.seconds_text(((run.finished_at or timezone.now()) - began).total_seconds())
     return {
-        "workspace": workspace, "run": run, "steps": steps, "run_state": run_state,
+        "workspace": workspace,
+        "run": run,
+        "steps": steps,
+        "run_state": run_state,
         "timeline": timeline.build(run, steps, timezone.now()),
-        "run_events": trace_views(events.get(None, [])), "trace_truncated": truncated, "trace_limit": TRACE_LIMIT,
-        "inline_trace": inline, "elapsed": elapsed,
-        "approvals": approvals, "artifacts": list(run.artifacts.defer("content").all()), "models": all_models,
-        "can_approve": membership.can_approve, "can_write": membership.can_write,
-        "fingerprint": _fingerprint(run), **part, "live": not run.is_finished or part.get("task_running", False),
+        "run_events": trace_views(events.get(None, [])),
+        "trace_truncated": truncated,
+        "trace_limit": TRACE_LIMIT,
+        "inline_trace": inline,
+        "elapsed": elapsed,
+        "approvals": approvals,
+        "artifacts": list(run.artifacts.defer("content").all()),
+        "models": all_models,
+        "can_approve": membership.can_approve,
+        "can_write": membership.can_write,
+        "fingerprint": _fingerprint(run),
+        **part,
+        "live": not run.is_finished or part.get("task_running", False),
     }
 
 
@@ -217,10 +258,12 @@ def decide_page(request: HttpRequest, ws: str, run_id: str, index: int, decision
         raise Http404
     notice, ok = "", True
     try:
-        approval_kind = run.approvals.filter(step__index=index, state=ApprovalState.PENDING).values_list(
-            "kind", flat=True).first()
-        actions.check_decide(run=run, index=index, decision=decision, membership=membership,
-                             answer=request.POST.get("answer"))
+        approval_kind = (
+            run.approvals.filter(step__index=index, state=ApprovalState.PENDING).values_list("kind", flat=True).first()
+        )
+        actions.check_decide(
+            run=run, index=index, decision=decision, membership=membership, answer=request.POST.get("answer")
+        )
         if decision == "reject":
             notice = f"Step {index} rejected."
         else:
@@ -248,11 +291,21 @@ def triggers_page(request: HttpRequest, ws: str) -> HttpResponse:
             continue
         flow = flow_of(desk, document)
         if isinstance(flow.webhook, dict):
-            hooks.append({"flow": flow.name, "url": request.build_absolute_uri(f"/api/hooks/{workspace.public_id}/{flow.name}"),
-                          "signed": str(flow.webhook.get("signature") or "").lower() == "hmac",
-                          "secret": flow.webhook.get("secret") or ""})
-    context = {"section": "workspace", "workspace": workspace, "schedules": schedules_of(workspace), "hooks": hooks,
-               "can_write": membership.can_write}
+            hooks.append(
+                {
+                    "flow": flow.name,
+                    "url": request.build_absolute_uri(f"/api/hooks/{workspace.public_id}/{flow.name}"),
+                    "signed": str(flow.webhook.get("signature") or "").lower() == "hmac",
+                    "secret": flow.webhook.get("secret") or "",
+                }
+            )
+    context = {
+        "section": "workspace",
+        "workspace": workspace,
+        "schedules": schedules_of(workspace),
+        "hooks": hooks,
+        "can_write": membership.can_write,
+    }
     # notify's part: the outbound deliveries (has_deliveries says whether an app answered).
     context["has_deliveries"] = False
     context.update(pageparts.fill(triggers_parts, Workspace, request=request, workspace=workspace))

@@ -5,6 +5,7 @@ inline once the run finishes (byte ranges, so they seek), its trace and HAR as d
 Every route finds the step through the reader's own run (`pages._run` on the workspace of their membership), so
 another account's run, frame or video is a 404 like a missing one. Nothing here writes.
 """
+
 from __future__ import annotations
 
 from datetime import datetime, timezone as dt_timezone
@@ -40,11 +41,18 @@ def panel(run: Run, step: Step, ws: str) -> dict | None:
     if line is None and not running:
         return None
     url = reverse("run-browser", args=[ws, run.public_id, step.public_id])
-    return {"step": step.public_id, "url": url, "polling": running or bool(line and line["live"]),
-            "frame": f"{url}/frame?n={line['seq']}" if line else "", "address": (line or {}).get("url", ""),
-            "live": bool(line and line["live"] and running), "seq": (line or {}).get("seq", 0),
-            "seen_text": (datetime.fromtimestamp(float(line["at"]), tz=dt_timezone.utc).strftime("%H:%M:%S UTC")
-                          if line else "")}
+    return {
+        "step": step.public_id,
+        "url": url,
+        "polling": running or bool(line and line["live"]),
+        "frame": f"{url}/frame?n={line['seq']}" if line else "",
+        "address": (line or {}).get("url", ""),
+        "live": bool(line and line["live"] and running),
+        "seq": (line or {}).get("seq", 0),
+        "seen_text": (
+            datetime.fromtimestamp(float(line["at"]), tz=dt_timezone.utc).strftime("%H:%M:%S UTC") if line else ""
+        ),
+    }
 
 
 def watch_part(run: Run, steps: list[Step], ws: str) -> None:
@@ -52,7 +60,8 @@ def watch_part(run: Run, steps: list[Step], ws: str) -> None:
     in two queries whatever the number of steps."""
     kept: dict[int, dict[str, list[str]]] = {}
     for step_id, recordings in run.trace.filter(kind="web", data__has_key="recordings").values_list(
-            "step_id", "data__recordings"):
+        "step_id", "data__recordings"
+    ):
         for kind, paths in (recordings or {}).items():
             kept.setdefault(step_id, {}).setdefault(kind, []).extend(paths if isinstance(paths, list) else [paths])
     artifacts: dict[tuple[int, str], Artifact] = {}
@@ -68,11 +77,20 @@ def watch_part(run: Run, steps: list[Step], ws: str) -> None:
                 if artifact is None:
                     continue
                 download = f"/api/workspaces/{ws}/runs/{run.public_id}/artifacts/{artifact.public_id}"
-                step.recordings.append({
-                    "kind": kind, "label": LABELS.get(kind, kind), "path": path, "size": artifact.size,
-                    "href": (reverse("run-video", args=[ws, run.public_id, artifact.public_id])
-                             if kind == "video" else download),
-                    "plays": kind == "video" and run.is_finished})
+                step.recordings.append(
+                    {
+                        "kind": kind,
+                        "label": LABELS.get(kind, kind),
+                        "path": path,
+                        "size": artifact.size,
+                        "href": (
+                            reverse("run-video", args=[ws, run.public_id, artifact.public_id])
+                            if kind == "video"
+                            else download
+                        ),
+                        "plays": kind == "video" and run.is_finished,
+                    }
+                )
 
 
 @login_required
@@ -80,8 +98,11 @@ def browser_panel(request: HttpRequest, ws: str, run_id: str, step_id: str) -> H
     """The panel alone, for its own poll: a 204 while the frame it has is still the newest."""
     run, step = _step(request, ws, run_id, step_id)
     part = panel(run, step, ws)
-    if part is not None and request.GET.get("seq") == str(part["seq"]) and request.GET.get("live") == str(
-            int(part["live"])):
+    if (
+        part is not None
+        and request.GET.get("seq") == str(part["seq"])
+        and request.GET.get("live") == str(int(part["live"]))
+    ):
         return HttpResponse(status=204)  # the same frame, the same badge
     return render(request, "runs/_step_browser_panel.html", {"browser": part})
 
@@ -102,8 +123,11 @@ def step_video(request: HttpRequest, ws: str, run_id: str, artifact_id: str) -> 
     """A step's video for the page's <video>, with byte ranges so it seeks."""
     workspace, _ = workspace_for_user(current_membership(request), ws)
     run = Run.objects.filter(workspace=workspace, public_id=run_id).first()
-    artifact = (Artifact.objects.filter(run=run, public_id=artifact_id, path__endswith=".webm").first()
-                if run is not None else None)
+    artifact = (
+        Artifact.objects.filter(run=run, public_id=artifact_id, path__endswith=".webm").first()
+        if run is not None
+        else None
+    )
     if artifact is None:
         raise Http404
     return ranged_bytes(request, bytes(artifact.content), "video/webm", filename=artifact.path.rsplit("/", 1)[-1])

@@ -6,17 +6,18 @@ Pure layout: takes the steps (with their tries and approvals already loaded)
 and returns coordinates for the SVG in templates/runs/_timeline.html, so the
 page makes no query of its own here.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
 
-WIDTH = 760          # the SVG's viewBox width
-LABEL_W = 150        # the left column with the step's label
+WIDTH = 760  # the SVG's viewBox width
+LABEL_W = 150  # the left column with the step's label
 ROW_H = 24
-TOP = 8              # space above the first row
-AXIS_H = 26          # the time axis under the rows
-MIN_BAR = 3.0        # a try of a few milliseconds is still visible
+TOP = 8  # space above the first row
+AXIS_H = 26  # the time axis under the rows
+MIN_BAR = 3.0  # a try of a few milliseconds is still visible
 
 
 @dataclass
@@ -102,22 +103,38 @@ def build(run, steps: list, now: datetime) -> Timeline | None:
             continue  # a fan-out's parent does no work itself; its instances are the rows
         y = TOP + len(rows) * ROW_H
         sub = step.agent if step.instance is None else (step.item or step.agent)
-        row = Row(y=y, label=step.label, sub=sub[:22], css=step.state_css,
-                  group_start=previous_index is not None and previous_index != step.index)
+        row = Row(
+            y=y,
+            label=step.label,
+            sub=sub[:22],
+            css=step.state_css,
+            group_start=previous_index is not None and previous_index != step.index,
+        )
         previous_index = step.index
         for approval in step.approval_list:
             left = x_of(approval.created_at)
             right = x_of(approval.decided_at or now)
             what = "question" if approval.kind == "ask" else "approval"
-            row.bars.append(Bar(x=round(left, 1), width=round(max(right - left, MIN_BAR), 1), css="wait",
-                                title=f"step {step.label}: waited {seconds_text(((approval.decided_at or now) - approval.created_at).total_seconds())} for {what} ({approval.state})"))
+            row.bars.append(
+                Bar(
+                    x=round(left, 1),
+                    width=round(max(right - left, MIN_BAR), 1),
+                    css="wait",
+                    title=f"step {step.label}: waited {seconds_text(((approval.decided_at or now) - approval.created_at).total_seconds())} for {what} ({approval.state})",
+                )
+            )
         for attempt in step.try_list:
             left = x_of(attempt.started_at)
             right = x_of(attempt.finished_at or now)
             took = ((attempt.finished_at or now) - attempt.started_at).total_seconds()
-            row.bars.append(Bar(x=round(left, 1), width=round(max(right - left, MIN_BAR), 1),
-                                css=f"try {attempt.status}",
-                                title=f"step {step.label}, try {attempt.n}: {attempt.status}, {seconds_text(took)}"))
+            row.bars.append(
+                Bar(
+                    x=round(left, 1),
+                    width=round(max(right - left, MIN_BAR), 1),
+                    css=f"try {attempt.status}",
+                    title=f"step {step.label}, try {attempt.n}: {attempt.status}, {seconds_text(took)}",
+                )
+            )
         rows.append(row)
     tick_step = _nice_step(span)
     ticks = []
@@ -126,5 +143,6 @@ def build(run, steps: list, now: datetime) -> Timeline | None:
         ticks.append(Tick(x=round(plot_x + plot_w * t / span, 1), text=seconds_text(t) if t else "0"))
         t += tick_step
     height = TOP + len(rows) * ROW_H + AXIS_H
-    return Timeline(width=WIDTH, height=height, plot_x=plot_x, plot_w=plot_w, rows=rows, ticks=ticks,
-                    total=seconds_text(span))
+    return Timeline(
+        width=WIDTH, height=height, plot_x=plot_x, plot_w=plot_w, rows=rows, ticks=ticks, total=seconds_text(span)
+    )

@@ -8,6 +8,7 @@ Below it, each tool's Tool Test scratch (runs/scratch.py): what its tests left
 in state/ and outputs/, each file downloadable by any member, and a Clear
 button for a member who may write.
 """
+
 from __future__ import annotations
 
 import json
@@ -45,8 +46,14 @@ def _tools(workspace) -> tuple[list[dict], list[str]]:
 def tools_page(request: HttpRequest, ws: str) -> HttpResponse:
     membership, workspace = page_scope(request, ws)
     tools, agents = _tools(workspace)
-    context = {"section": "workspace", "workspace": workspace, "tools": tools, "agents": agents,
-               "can_write": membership.can_write, "tested": None}
+    context = {
+        "section": "workspace",
+        "workspace": workspace,
+        "tools": tools,
+        "agents": agents,
+        "can_write": membership.can_write,
+        "tested": None,
+    }
     if request.method == "POST":
         if not membership.can_write:
             raise PermissionDenied(f"Your role ({membership.role}) can read this account but not change it.")
@@ -87,13 +94,22 @@ def _test(workspace, form) -> dict:
     try:
         arguments = json.loads(raw)
     except ValueError:
-        return {**shown, "ok": False, "result": "arguments: not JSON — write an object such as "
-                                                '{"action": "fetch", "url": "https://example.com/"}'}
+        return {
+            **shown,
+            "ok": False,
+            "result": "arguments: not JSON — write an object such as "
+            '{"action": "fetch", "url": "https://example.com/"}',
+        }
     if not isinstance(arguments, dict):
         return {**shown, "ok": False, "result": "arguments: must be a JSON object of the tool's arguments"}
     try:
         answer = run_tool_test(workspace, tool, arguments, agent=agent)
     except ApiError as exc:
         return {**shown, "ok": False, "result": exc.message}
-    return {**shown, "ok": bool(answer.get("ok")), "result": str(answer.get("result") or ""),
-            "seconds": answer.get("seconds"), "scratch_note": (answer.get("scratch") or {}).get("note")}
+    return {
+        **shown,
+        "ok": bool(answer.get("ok")),
+        "result": str(answer.get("result") or ""),
+        "seconds": answer.get("seconds"),
+        "scratch_note": (answer.get("scratch") or {}).get("note"),
+    }

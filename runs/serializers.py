@@ -1,4 +1,5 @@
 """API shapes for runs. Public ids only; never a secret (traces never hold one)."""
+
 from __future__ import annotations
 
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
@@ -6,15 +7,38 @@ from rest_framework import serializers
 
 from foldrun.openapi import QueryBooleanField, StrictBooleanField, StrictCharField
 
-from .models import (Approval, ApprovalState, Artifact, Run, RunKind, RunStatus, Schedule, Step, TraceEvent, Trigger,
-                     Try, Verdict)
+from .models import (
+    Approval,
+    ApprovalState,
+    Artifact,
+    Run,
+    RunKind,
+    RunStatus,
+    Schedule,
+    Step,
+    TraceEvent,
+    Trigger,
+    Try,
+    Verdict,
+)
 
 
 class TrySerializer(serializers.ModelSerializer):
     class Meta:
         model = Try
-        fields = ["n", "status", "error", "cost_usd", "tokens_in", "tokens_out", "seconds", "started_at", "finished_at",
-                  "image", "pod_line"]
+        fields = [
+            "n",
+            "status",
+            "error",
+            "cost_usd",
+            "tokens_in",
+            "tokens_out",
+            "seconds",
+            "started_at",
+            "finished_at",
+            "image",
+            "pod_line",
+        ]
 
 
 class TraceSerializer(serializers.ModelSerializer):
@@ -34,13 +58,25 @@ class ApprovalSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Approval
-        fields = ["id", "step", "kind", "state", "question", "answer", "approvers", "decided_by_label", "decided_at",
-                  "created_at", "expires_at"]
+        fields = [
+            "id",
+            "step",
+            "kind",
+            "state",
+            "question",
+            "answer",
+            "approvers",
+            "decided_by_label",
+            "decided_at",
+            "created_at",
+            "expires_at",
+        ]
 
 
 class StepImageSerializer(serializers.Serializer):
     """Where the step's browser ran (spec "Slim steps and a lost pod"): `{variant: "slim", pod: true}` when its
     browse calls rendered in the account's browser pod, `{variant: "full", pod: false}` with a browser inside it."""
+
     variant = serializers.ChoiceField(choices=["slim", "full"])
     pod = serializers.BooleanField()
 
@@ -62,9 +98,30 @@ class StepSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Step
-        fields = ["id", "index", "instance", "label", "item", "agent", "task", "status", "attempt", "output", "error",
-                  "approvers", "wait_event", "wrote", "limits_line", "cost_usd", "tokens_in", "tokens_out",
-                  "started_at", "finished_at", "tries", "image"]
+        fields = [
+            "id",
+            "index",
+            "instance",
+            "label",
+            "item",
+            "agent",
+            "task",
+            "status",
+            "attempt",
+            "output",
+            "error",
+            "approvers",
+            "wait_event",
+            "wrote",
+            "limits_line",
+            "cost_usd",
+            "tokens_in",
+            "tokens_out",
+            "started_at",
+            "finished_at",
+            "tries",
+            "image",
+        ]
 
 
 class ArtifactSerializer(serializers.ModelSerializer):
@@ -83,9 +140,29 @@ class RunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Run
-        fields = ["id", "workspace", "kind", "name", "trigger", "status", "verdict", "headline", "summary", "error",
-                  "cost_usd", "tokens_in", "tokens_out", "budget_usd", "is_test", "changeset_number", "inputs",
-                  "created_by", "created_at", "started_at", "finished_at"]
+        fields = [
+            "id",
+            "workspace",
+            "kind",
+            "name",
+            "trigger",
+            "status",
+            "verdict",
+            "headline",
+            "summary",
+            "error",
+            "cost_usd",
+            "tokens_in",
+            "tokens_out",
+            "budget_usd",
+            "is_test",
+            "changeset_number",
+            "inputs",
+            "created_by",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
 
     def get_created_by(self, obj: Run) -> str | None:
         return obj.created_by.email if obj.created_by_id else None
@@ -113,11 +190,13 @@ class ScheduleSerializer(serializers.ModelSerializer):
 # ---------------------------------------------------------------- the API's request bodies, queries and answers
 # Each body and query is read through the serializer that documents it (foldrun.openapi.validated).
 
+
 class _RunStartCommon(serializers.Serializer):
     inputs = serializers.DictField(required=False, allow_null=True, help_text="the flow's inputs: names to values")
     test = StrictBooleanField(required=False, default=False, help_text="a test run: nothing outward is sent")
-    trigger = serializers.ChoiceField(choices=[Trigger.API, Trigger.CLI, Trigger.MANUAL], default=Trigger.API,
-                                      required=False)
+    trigger = serializers.ChoiceField(
+        choices=[Trigger.API, Trigger.CLI, Trigger.MANUAL], default=Trigger.API, required=False
+    )
 
 
 class RunFlowInSerializer(_RunStartCommon):
@@ -126,12 +205,17 @@ class RunFlowInSerializer(_RunStartCommon):
 
 class RunAgentInSerializer(_RunStartCommon):
     agent = StrictCharField(max_length=200, help_text="one agent, run ad hoc with `task`")
-    task = StrictCharField(max_length=20000, regex_pattern=r"\S", pattern_message="say what the agent should do.",
-                           help_text="what the agent should do")
+    task = StrictCharField(
+        max_length=20000,
+        regex_pattern=r"\S",
+        pattern_message="say what the agent should do.",
+        help_text="what the agent should do",
+    )
 
 
 RUN_START = PolymorphicProxySerializer(
-    component_name="RunStart", serializers=[RunFlowInSerializer, RunAgentInSerializer], resource_type_field_name=None)
+    component_name="RunStart", serializers=[RunFlowInSerializer, RunAgentInSerializer], resource_type_field_name=None
+)
 
 
 class RunsQuerySerializer(serializers.Serializer):
@@ -140,8 +224,9 @@ class RunsQuerySerializer(serializers.Serializer):
     verdict = serializers.ChoiceField(choices=Verdict.choices, required=False)
     kind = serializers.ChoiceField(choices=RunKind.choices, required=False)
     trigger = serializers.ChoiceField(choices=Trigger.choices, required=False)
-    test = QueryBooleanField(required=False, allow_null=True, default=None,
-                             help_text="true: test runs only; false: real runs only")
+    test = QueryBooleanField(
+        required=False, allow_null=True, default=None, help_text="true: test runs only; false: real runs only"
+    )
     limit = serializers.IntegerField(required=False, min_value=1, max_value=500, default=50)
 
 
@@ -150,8 +235,13 @@ class RunListSerializer(serializers.Serializer):
 
 
 class DecisionInSerializer(serializers.Serializer):
-    answer = StrictCharField(required=False, allow_blank=True, allow_null=True, max_length=20000,
-                             help_text="the answer to a step's ask: (required to approve one)")
+    answer = StrictCharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=20000,
+        help_text="the answer to a step's ask: (required to approve one)",
+    )
 
 
 class DecisionSerializer(serializers.Serializer):
@@ -179,10 +269,12 @@ class ScheduleListSerializer(serializers.Serializer):
 
 class ToolTestInSerializer(serializers.Serializer):
     arguments = serializers.DictField(required=False, default=dict, help_text="the tool's arguments")
-    agent = StrictCharField(required=False, allow_null=True, max_length=200,
-                            help_text="the agent whose view of the tool to test")
-    operation = StrictCharField(required=False, allow_null=True, max_length=200,
-                                help_text="one operation of a tool that has several")
+    agent = StrictCharField(
+        required=False, allow_null=True, max_length=200, help_text="the agent whose view of the tool to test"
+    )
+    operation = StrictCharField(
+        required=False, allow_null=True, max_length=200, help_text="one operation of a tool that has several"
+    )
     test = StrictBooleanField(required=False, default=False)
 
 
@@ -199,8 +291,9 @@ class ToolTestOutSerializer(serializers.Serializer):
     result = serializers.JSONField(required=False, help_text="what the tool answered")
     seconds = serializers.FloatField()
     trace = serializers.ListField(child=serializers.DictField(), help_text="what the call did, step by step")
-    scratch = ScratchKeptSerializer(required=False, help_text="what the tool's Tool Test scratch keeps for the next "
-                                                             "test (its state/ and outputs/)")
+    scratch = ScratchKeptSerializer(
+        required=False, help_text="what the tool's Tool Test scratch keeps for the next test (its state/ and outputs/)"
+    )
 
 
 class ScratchFileSerializer(serializers.Serializer):

@@ -36,6 +36,7 @@ Example::
     def on_run_event(sender, run, event, step=None, approval=None, **kwargs):
         ...
 """
+
 from __future__ import annotations
 
 import logging
@@ -56,14 +57,16 @@ def emit(run, event: str, *, step=None, approval=None) -> None:
     if event not in RUN_EVENTS:
         raise ValueError(f"unknown run event {event!r}")
 
-    for receiver, result in run_event_recorded.send_robust(sender=type(run), run=run, event=event, step=step,
-                                                           approval=approval):
+    for receiver, result in run_event_recorded.send_robust(
+        sender=type(run), run=run, event=event, step=step, approval=approval
+    ):
         if isinstance(result, Exception):
             log.error("run_event_recorded receiver %r failed for %s %s: %r", receiver, run.public_id, event, result)
 
     def send() -> None:
-        for receiver, result in run_event.send_robust(sender=type(run), run=run, event=event, step=step,
-                                                       approval=approval):
+        for receiver, result in run_event.send_robust(
+            sender=type(run), run=run, event=event, step=step, approval=approval
+        ):
             if isinstance(result, Exception):
                 log.error("run_event receiver %r failed for %s %s: %r", receiver, run.public_id, event, result)
 

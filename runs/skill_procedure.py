@@ -9,6 +9,7 @@ lease and picks the phase):
 
 A run whose skill needs a grant the caller did not give is recorded `denied` at once and opens no session.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,23 +35,45 @@ def _creator(user: Any) -> Any:
     return user if getattr(user, "is_authenticated", False) else None
 
 
-def do_start_skill(account: Account, session: BrowserSession, *, skill: str, version: str, description: str,
-                   procedure: str, inputs: dict[str, Any], user: Any = None) -> SkillRun:
+def do_start_skill(
+    account: Account,
+    session: BrowserSession,
+    *,
+    skill: str,
+    version: str,
+    description: str,
+    procedure: str,
+    inputs: dict[str, Any],
+    user: Any = None,
+) -> SkillRun:
     """The run's row, its procedure kept with it (the skill may change while it runs), the first phase queued."""
     with transaction.atomic():
         run = SkillRun.objects.create(
-            account=account, created_by=_creator(user), session=session, skill=skill, inputs=inputs,
-            state={"version": version, "description": description, "procedure": procedure[:BODY_LIMIT]})
+            account=account,
+            created_by=_creator(user),
+            session=session,
+            skill=skill,
+            inputs=inputs,
+            state={"version": version, "description": description, "procedure": procedure[:BODY_LIMIT]},
+        )
         send_after_commit(ADVANCE, run.pk)
     return run
 
 
-def do_deny_skill(account: Account, *, skill: str, version: str, inputs: dict[str, Any], reason: str,
-                  user: Any = None) -> SkillRun:
+def do_deny_skill(
+    account: Account, *, skill: str, version: str, inputs: dict[str, Any], reason: str, user: Any = None
+) -> SkillRun:
     """A run refused before it starts (a grant not given): on the records, ended, no session."""
-    run = SkillRun(account=account, created_by=_creator(user), skill=skill, inputs=inputs,
-                   status=SkillStatus.DENIED, phase="done", state={"version": version, "denied": reason},
-                   finished_at=timezone.now())
+    run = SkillRun(
+        account=account,
+        created_by=_creator(user),
+        skill=skill,
+        inputs=inputs,
+        status=SkillStatus.DENIED,
+        phase="done",
+        state={"version": version, "denied": reason},
+        finished_at=timezone.now(),
+    )
     run.report = denied_report(run, reason)
     run.save()
     return run
@@ -59,15 +82,18 @@ def do_deny_skill(account: Account, *, skill: str, version: str, inputs: dict[st
 def goal_of(run: SkillRun) -> str:
     state = run.state or {}
     given = json.dumps(run.inputs, ensure_ascii=False, indent=1) if run.inputs else "(none)"
-    return (f"Run the skill {run.skill}: {state.get('description') or ''}\n\n"
-            f"Follow its procedure on the browser's page, then answer DONE with what you found if it succeeded, "
-            f"or STUCK with why not.\n\nThe procedure:\n{state.get('procedure') or ''}\n\nThe inputs:\n{given}")
+    return (
+        f"Run the skill {run.skill}: {state.get('description') or ''}\n\n"
+        f"Follow its procedure on the browser's page, then answer DONE with what you found if it succeeded, "
+        f"or STUCK with why not.\n\nThe procedure:\n{state.get('procedure') or ''}\n\nThe inputs:\n{given}"
+    )
 
 
 def start(run: SkillRun) -> str:
     session = wait_live(run.session)
-    do_start_task(run.account, session, goal=goal_of(run), max_steps=MAX_STEPS, user=run.created_by,
-                  skill_run=run, flow_index=0)
+    do_start_task(
+        run.account, session, goal=goal_of(run), max_steps=MAX_STEPS, user=run.created_by, skill_run=run, flow_index=0
+    )
     run.phase = "flow"
     if not settle(run, ["phase"]):  # cancelled meanwhile (stop_session): that verdict stands
         return "cancelled meanwhile"

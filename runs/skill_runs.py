@@ -12,6 +12,7 @@ lease, so no worker slot waits on another's work:
 
 Safe to run twice: a phase re-reads the row under the lease and does only what its phase says is left.
 """
+
 from __future__ import annotations
 
 import base64
@@ -44,8 +45,13 @@ CANCELLED_MEANWHILE = "cancelled meanwhile: the phase's work is not written over
 
 def do_start_smoke(account: Account, session: BrowserSession, inputs: dict[str, Any], *, user: Any = None) -> SkillRun:
     with transaction.atomic():
-        run = SkillRun.objects.create(account=account, created_by=user if getattr(user, "is_authenticated", False)
-                                      else None, session=session, skill=SMOKE, inputs=inputs)
+        run = SkillRun.objects.create(
+            account=account,
+            created_by=user if getattr(user, "is_authenticated", False) else None,
+            session=session,
+            skill=SMOKE,
+            inputs=inputs,
+        )
         send_after_commit(ADVANCE, run.pk)
     return run
 
@@ -57,8 +63,11 @@ def advance(run_pk: int) -> str:
     try:
         run = SkillRun.objects.select_related("session").get(pk=run_pk)
         smoke_test = run.skill == SMOKE
-        phases = {"start": _start, "flow": _flow, "final": _final} if smoke_test else \
-            {"start": skill_procedure.start, "flow": skill_procedure.flow}
+        phases = (
+            {"start": _start, "flow": _flow, "final": _final}
+            if smoke_test
+            else {"start": skill_procedure.start, "flow": skill_procedure.flow}
+        )
         phase = phases.get(run.phase)
         if phase is None:
             return f"nothing to do in phase {run.phase}"
@@ -78,8 +87,14 @@ def _start(run: SkillRun) -> str:
     session = wait_live(run.session)
     with attach(session) as page:
         found = smoke.start_checks(page, inputs["url"], int(inputs.get("maxLinks", 50)))
-    state = {"load": found["load"], "a11y": found["a11y"], "console": found["console"], "failed": found["failed"],
-             "links": smoke.check_links(found["links"]) if found["links"] else [], "flow": []}
+    state = {
+        "load": found["load"],
+        "a11y": found["a11y"],
+        "console": found["console"],
+        "failed": found["failed"],
+        "links": smoke.check_links(found["links"]) if found["links"] else [],
+        "flow": [],
+    }
     steps = list(inputs.get("steps") or [])
     if not found["load"]["ok"]:
         # The start page is the test: without it nothing else can be checked.
@@ -102,10 +117,13 @@ def _start(run: SkillRun) -> str:
 
 def _start_flow_step(run: SkillRun, index: int) -> None:
     session = BrowserSession.objects.get(pk=run.session_id)
-    goal = (f"This is step {index + 1} of a smoke test of a web page. Do exactly this on the page the browser is "
-            f"on, then stop: {run.inputs['steps'][index]}")
-    do_start_task(run.account, session, goal=goal, max_steps=STEP_MAX_STEPS, user=run.created_by,
-                  skill_run=run, flow_index=index)
+    goal = (
+        f"This is step {index + 1} of a smoke test of a web page. Do exactly this on the page the browser is "
+        f"on, then stop: {run.inputs['steps'][index]}"
+    )
+    do_start_task(
+        run.account, session, goal=goal, max_steps=STEP_MAX_STEPS, user=run.created_by, skill_run=run, flow_index=index
+    )
 
 
 def _flow(run: SkillRun) -> str:
@@ -146,11 +164,18 @@ def _final(run: SkillRun) -> str:
     if state.get("load", {}).get("ok"):
         try:
             with attach(session, timeout=10) as page:
-                final = smoke.final_checks(page, inputs.get("expectText"), inputs.get("expectUrl"),
-                                           inputs.get("expectNoText"))
+                final = smoke.final_checks(
+                    page, inputs.get("expectText"), inputs.get("expectUrl"), inputs.get("expectNoText")
+                )
         except SessionError as exc:
-            final = {"finalUrl": "", "checks": {}, "screenshot": None, "console": [], "failed": [],
-                     "error": exc.message}
+            final = {
+                "finalUrl": "",
+                "checks": {},
+                "screenshot": None,
+                "console": [],
+                "failed": [],
+                "error": exc.message,
+            }
         shot = final.pop("screenshot", None)
         state["final"] = {**final, "screenshot": base64.b64encode(shot).decode() if shot else None}
     flow_tasks = list(Task.objects.filter(skill_run=run).order_by("flow_index"))

@@ -4,6 +4,7 @@ Every task is `acks_late` (settings), but recovery never waits for a message to 
 a lease in the database, and the recovery sweep (`runs.sweep`, on beat every few seconds) acts on a lease that
 ran out. A message for a step already held is dropped, so a redelivery is harmless.
 """
+
 from __future__ import annotations
 
 import logging

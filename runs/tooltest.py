@@ -1,5 +1,6 @@
 """Server glue for the Tool Test button: the engine's `test_tool` with a host
 whose secrets come from the vault and whose trace is returned, not stored."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -67,23 +68,39 @@ class TestHost:
     def egress(self, names: list[str]) -> None:
         return None  # a tool test runs no proxied program through an egress proxy
 
-    def consult(self, desk: str, agent: str, question: str, *, counter: Any = None,
-                pod_writes: list[str] | None = None) -> str:
+    def consult(
+        self, desk: str, agent: str, question: str, *, counter: Any = None, pod_writes: list[str] | None = None
+    ) -> str:
         raise ToolError("desks: consulting another desk needs a server run")
 
 
-def run_tool_test(workspace: Workspace, tool: str, arguments: dict, *, agent: str | None = None,
-                  operation: str | None = None, is_test: bool = False) -> dict:
+def run_tool_test(
+    workspace: Workspace,
+    tool: str,
+    arguments: dict,
+    *,
+    agent: str | None = None,
+    operation: str | None = None,
+    is_test: bool = False,
+) -> dict:
     desk = desk_at(workspace, None)
     host = TestHost(workspace)
-    request = StepRequest(run_id="tool-test", label="tool test", agent=agent or "tool-test", task="", is_test=is_test,
-                          allow_private_urls=net.allows_private(),
-                          programs_allow_private=settings.FOLDRUN_PROGRAMS_ALLOW_PRIVATE_URLS,
-                          venv_cache=Path(settings.DATA_DIR) / "venvs",
-                          search_engine_url=workspace.account.search_engine_url, tenant=workspace.account.public_id)
+    request = StepRequest(
+        run_id="tool-test",
+        label="tool test",
+        agent=agent or "tool-test",
+        task="",
+        is_test=is_test,
+        allow_private_urls=net.allows_private(),
+        programs_allow_private=settings.FOLDRUN_PROGRAMS_ALLOW_PRIVATE_URLS,
+        venv_cache=Path(settings.DATA_DIR) / "venvs",
+        search_engine_url=workspace.account.search_engine_url,
+        tenant=workspace.account.public_id,
+    )
     try:
-        answer = test_tool(desk, tool, arguments, host, request, agent=agent, operation=operation,
-                           scratch=Scratch(workspace, tool))
+        answer = test_tool(
+            desk, tool, arguments, host, request, agent=agent, operation=operation, scratch=Scratch(workspace, tool)
+        )
     except ResolveError as exc:
         raise ApiError(str(exc), code="not_found", status_code=404) from None
     answer["trace"] = host.events

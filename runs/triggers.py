@@ -7,6 +7,7 @@ moved), so a push that adds, changes or removes a `schedule:` is picked up
 within seconds without a restart, and a schedule fires within seconds of its
 minute. Pages read schedules with `schedules_of` and never write.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -76,10 +77,15 @@ def schedules_of(workspace: Workspace, now: dt.datetime | None = None) -> list[S
     for name, (cron, tz_name) in sorted(_wanted_schedules(workspace).items()):
         row = rows.get(name)
         if row is None or row.cron != cron or row.timezone != tz_name or row.next_fire_at is None:
-            row = Schedule(workspace=workspace, flow=name, cron=cron, timezone=tz_name,
-                           next_fire_at=next_fire(cron, tz_name, now),
-                           last_fired_at=row.last_fired_at if row else None,
-                           quarantined_at=row.quarantined_at if row else None)
+            row = Schedule(
+                workspace=workspace,
+                flow=name,
+                cron=cron,
+                timezone=tz_name,
+                next_fire_at=next_fire(cron, tz_name, now),
+                last_fired_at=row.last_fired_at if row else None,
+                quarantined_at=row.quarantined_at if row else None,
+            )
         shown.append(row)
     return shown
 
@@ -110,7 +116,9 @@ def fire_due_schedules(now: dt.datetime | None = None) -> int:
     now = now or timezone.now()
     sync_moved_schedules()
     started = 0
-    for schedule in Schedule.objects.filter(next_fire_at__lte=now, quarantined_at__isnull=True).select_related("workspace"):
+    for schedule in Schedule.objects.filter(next_fire_at__lte=now, quarantined_at__isnull=True).select_related(
+        "workspace"
+    ):
         with transaction.atomic():
             row = Schedule.objects.select_for_update().filter(pk=schedule.pk, next_fire_at__lte=now).first()
             if row is None:
@@ -141,12 +149,15 @@ _SYNCED_AT: dict[str, tuple[int, int]] = {}
 def sync_moved_schedules() -> int:
     """Sync the schedules of every workspace whose files (or its account library's) moved since this process
     last did — a tick every few seconds costs two queries when nothing moved."""
-    heads: dict[str, int] = dict(Changeset.objects.values("scope_key").annotate(head=Max("number"))
-                                 .values_list("scope_key", "head"))
+    heads: dict[str, int] = dict(
+        Changeset.objects.values("scope_key").annotate(head=Max("number")).values_list("scope_key", "head")
+    )
     synced = 0
     for workspace in Workspace.objects.filter(files__path__startswith="flows/").distinct().select_related("account"):
-        mark = (heads.get(scope_key_for(workspace.account, workspace), 0),
-                heads.get(scope_key_for(workspace.account, None), 0))
+        mark = (
+            heads.get(scope_key_for(workspace.account, workspace), 0),
+            heads.get(scope_key_for(workspace.account, None), 0),
+        )
         if _SYNCED_AT.get(workspace.public_id) == mark:
             continue
         try:
@@ -175,8 +186,10 @@ def sweep_sandboxes(max_age: dt.timedelta = dt.timedelta(days=1)) -> int:
 
 def _check_sla(now: dt.datetime) -> None:
     """Runs still going past their flow's `sla:` get the `sla` event, once."""
-    for run in Run.objects.filter(status__in=[RunStatus.RUNNING, RunStatus.QUEUED, RunStatus.AWAITING_APPROVAL,
-                                              RunStatus.WAITING], sla_notified_at__isnull=True):
+    for run in Run.objects.filter(
+        status__in=[RunStatus.RUNNING, RunStatus.QUEUED, RunStatus.AWAITING_APPROVAL, RunStatus.WAITING],
+        sla_notified_at__isnull=True,
+    ):
         sla = ((run.inputs or {}).get("__flow__") or {}).get("sla")
         if sla and run.created_at + dt.timedelta(seconds=sla) <= now:
             with transaction.atomic():

@@ -1,5 +1,6 @@
 """The runs API: start, list, read, decide, resume, cancel, download; the Tool
 Test button; schedules; inbound webhooks. Thin: actions do the work."""
+
 from __future__ import annotations
 
 import json
@@ -48,14 +49,18 @@ class RunsView(ScopedAPIView):
                 runs = runs.filter(**{field: query[field]})
         if query.get("test") is not None:
             runs = runs.filter(is_test=query["test"])
-        return Response({"runs": RunSerializer(runs[:query["limit"]], many=True).data})
+        return Response({"runs": RunSerializer(runs[: query["limit"]], many=True).data})
 
-    @extend_schema(request=s.RUN_START, responses={
-        201: RunSerializer, 400: error(400, "The request is malformed, or the flow has errors (`message` says "
-                                            "the first)."),
-        404: error(404, "No such workspace, flow or agent."),
-        409: error(409, "The workspace has spent its budget.")},
-        description="Start a flow (`flow`, `inputs`) or one agent ad hoc (`agent`, `task`).")
+    @extend_schema(
+        request=s.RUN_START,
+        responses={
+            201: RunSerializer,
+            400: error(400, "The request is malformed, or the flow has errors (`message` says the first)."),
+            404: error(404, "No such workspace, flow or agent."),
+            409: error(409, "The workspace has spent its budget."),
+        },
+        description="Start a flow (`flow`, `inputs`) or one agent ad hoc (`agent`, `task`).",
+    )
     def post(self, request, ws: str):
         workspace = self.get_workspace(ws)
         self.require_write()
@@ -65,8 +70,15 @@ class RunsView(ScopedAPIView):
         shape = s.RunFlowInSerializer if data is not None and data.get("flow") else s.RunAgentInSerializer
         body = validated(shape, data)
         run = actions.check_start_run(
-            workspace=workspace, user=request.user, flow=body.get("flow"), agent=body.get("agent"),
-            task=body.get("task"), inputs=body.get("inputs"), is_test=body["test"], trigger=body["trigger"])
+            workspace=workspace,
+            user=request.user,
+            flow=body.get("flow"),
+            agent=body.get("agent"),
+            task=body.get("task"),
+            inputs=body.get("inputs"),
+            is_test=body["test"],
+            trigger=body["trigger"],
+        )
         return Response(RunSerializer(run).data, status=201)
 
 
@@ -91,20 +103,33 @@ class DecideView(ScopedRunView):
 
     decision = "approve"
 
-    @extend_schema(request=s.DecisionInSerializer, responses={
-        200: s.DecisionSerializer,
-        400: error(400, "The body is malformed, or the step asked a question and `answer` is missing."),
-        403: error(403, "Your role may not decide, or the flow names other approvers."),
-        409: error(409, "The step is not waiting for a decision, was already decided, or the decision expired.")},
-        parameters=[OpenApiParameter("index", OpenApiTypes.INT, OpenApiParameter.PATH,
-                                     description="the step's number, from 1")])
+    @extend_schema(
+        request=s.DecisionInSerializer,
+        responses={
+            200: s.DecisionSerializer,
+            400: error(400, "The body is malformed, or the step asked a question and `answer` is missing."),
+            403: error(403, "Your role may not decide, or the flow names other approvers."),
+            409: error(409, "The step is not waiting for a decision, was already decided, or the decision expired."),
+        },
+        parameters=[
+            OpenApiParameter("index", OpenApiTypes.INT, OpenApiParameter.PATH, description="the step's number, from 1")
+        ],
+    )
     def post(self, request, ws: str, run_id: str, index: int):
         run = self.get_run(ws, run_id)
         answer = validated(s.DecisionInSerializer, request.data).get("answer")
-        approval = actions.check_decide(run=run, index=index, decision=self.decision, membership=self.membership,
-                                        answer=answer)
-        return Response({"id": approval.public_id, "step": index, "state": approval.state,
-                         "decided_by": approval.decided_by_label, "decided_at": approval.decided_at})
+        approval = actions.check_decide(
+            run=run, index=index, decision=self.decision, membership=self.membership, answer=answer
+        )
+        return Response(
+            {
+                "id": approval.public_id,
+                "step": index,
+                "state": approval.state,
+                "decided_by": approval.decided_by_label,
+                "decided_at": approval.decided_at,
+            }
+        )
 
 
 class ApproveView(DecideView):
@@ -116,20 +141,27 @@ class RejectView(DecideView):
 
 
 class EventView(ScopedRunView):
-    @extend_schema(request=OpenApiTypes.OBJECT, responses={
-        200: s.EventReceivedSerializer, **errors(409)},
+    @extend_schema(
+        request=OpenApiTypes.OBJECT,
+        responses={200: s.EventReceivedSerializer, **errors(409)},
         description="Deliver event `name` to the run's step waiting for it (`wait: event`); the body, if any, "
-                    "is the event's data. 409 when no step waits for it or the run has finished.")
+        "is the event's data. 409 when no step waits for it or the run has finished.",
+    )
     def post(self, request, ws: str, run_id: str, name: str):
         run = self.get_run(ws, run_id)
         self.require_write()
         step = actions.do_receive_event(run, name, request.data if request.data else None)
-        return Response({"run": run.public_id, "step": step.index, "event": name, "received_at": step.event_received_at})
+        return Response(
+            {"run": run.public_id, "step": step.index, "event": name, "received_at": step.event_received_at}
+        )
 
 
 class CancelView(ScopedRunView):
-    @extend_schema(request=None, responses={200: RunSerializer, **errors(409)},
-                   description="Cancel the run; 409 when it has already finished.")
+    @extend_schema(
+        request=None,
+        responses={200: RunSerializer, **errors(409)},
+        description="Cancel the run; 409 when it has already finished.",
+    )
     def post(self, request, ws: str, run_id: str):
         run = self.get_run(ws, run_id)
         self.require_write()
@@ -145,8 +177,13 @@ class ArtifactsView(ScopedRunView):
 
 
 class ArtifactView(ScopedRunView):
-    @extend_schema(responses={(200, "application/octet-stream"): OpenApiResponse(
-        OpenApiTypes.BINARY, description="The artifact's bytes, as an attachment named for its path.")})
+    @extend_schema(
+        responses={
+            (200, "application/octet-stream"): OpenApiResponse(
+                OpenApiTypes.BINARY, description="The artifact's bytes, as an attachment named for its path."
+            )
+        }
+    )
     def get(self, request, ws: str, run_id: str, artifact_id: str):
         run = self.get_run(ws, run_id)
         artifact = run.artifacts.filter(public_id=artifact_id).first()
@@ -169,14 +206,22 @@ class SchedulesView(ScopedAPIView):
 class ToolTestView(ScopedAPIView):
     """POST /api/workspaces/<ws>/tools/<tool>/test {"arguments": {…}, "agent"?, "operation"?}: no model call."""
 
-    @extend_schema(request=s.ToolTestInSerializer, responses={
-        200: s.ToolTestOutSerializer, 404: error(404, "No such workspace, tool or operation.")})
+    @extend_schema(
+        request=s.ToolTestInSerializer,
+        responses={200: s.ToolTestOutSerializer, 404: error(404, "No such workspace, tool or operation.")},
+    )
     def post(self, request, ws: str, tool: str):
         workspace = self.get_workspace(ws)
         self.require_write()
         body = validated(s.ToolTestInSerializer, request.data)
-        answer = run_tool_test(workspace, tool, body["arguments"], agent=body.get("agent"),
-                               operation=body.get("operation"), is_test=body["test"])
+        answer = run_tool_test(
+            workspace,
+            tool,
+            body["arguments"],
+            agent=body.get("agent"),
+            operation=body.get("operation"),
+            is_test=body["test"],
+        )
         return Response(answer)
 
 
@@ -187,8 +232,10 @@ class ScratchView(ScopedAPIView):
     def get(self, request, ws: str, tool: str):
         return Response(s.ScratchSerializer(scratch_of(self.get_workspace(ws), tool)).data)
 
-    @extend_schema(responses={200: s.ScratchClearedSerializer, 404: error(404, "No such workspace.")},
-                   description="Forget the scratch: the next Tool Test starts from the workspace's files alone.")
+    @extend_schema(
+        responses={200: s.ScratchClearedSerializer, 404: error(404, "No such workspace.")},
+        description="Forget the scratch: the next Tool Test starts from the workspace's files alone.",
+    )
     def delete(self, request, ws: str, tool: str):
         workspace = self.get_workspace(ws)
         self.require_write()
@@ -196,9 +243,15 @@ class ScratchView(ScopedAPIView):
 
 
 class ScratchFileView(ScopedAPIView):
-    @extend_schema(operation_id="workspaces_tools_scratch_file_retrieve", responses={(200, "application/octet-stream"): OpenApiResponse(
-        OpenApiTypes.BINARY, description="The file's bytes, as an attachment named for its path."),
-        404: error(404, "No such workspace, or no such file in the tool's scratch.")})
+    @extend_schema(
+        operation_id="workspaces_tools_scratch_file_retrieve",
+        responses={
+            (200, "application/octet-stream"): OpenApiResponse(
+                OpenApiTypes.BINARY, description="The file's bytes, as an attachment named for its path."
+            ),
+            404: error(404, "No such workspace, or no such file in the tool's scratch."),
+        },
+    )
     def get(self, request, ws: str, tool: str, path: str):
         row = check_scratch_file(self.get_workspace(ws), tool, path)
         response = HttpResponse(bytes(row.content), content_type="application/octet-stream")
@@ -220,37 +273,79 @@ class HookView(APIView):
 
     # ANY, not OBJECT: a sender's null or array starts the flow too (as its `body` input), so the schema may
     # not call it invalid.
-    @extend_schema(request=OpenApiTypes.ANY, auth=[], responses={
-        200: OpenApiResponse(s.HookAnswerSerializer, description="This X-Foldrun-Delivery id was seen before: "
-                                                                 "the run it started, nothing new."),
-        202: OpenApiResponse(s.HookAnswerSerializer, description="The run it started."),
-        400: error(400, "The body holds a NUL character or a lone surrogate, or is JSON nested deeper than 100 "
-                        "levels; nothing was started."),
-        401: error(401, "The flow's `signature:` scheme (hmac, standard, github, stripe) wants a signature that is "
-                        "missing or wrong, or a signed timestamp more than 300 s from the server's clock."),
-        404: error(404, "No such workspace, or the flow takes no webhooks."),
-        409: error(409, "The workspace has spent its budget, or this signed request was delivered before "
-                        "(`replayed`)."),
-        413: error(413)},
-        parameters=[OpenApiParameter("ws", OpenApiTypes.STR, OpenApiParameter.PATH,
-                                     description="the workspace's public id, ws_…"),
-                    OpenApiParameter("X-Foldrun-Delivery", OpenApiTypes.STR, OpenApiParameter.HEADER,
-                                     description="the sender's delivery id: a repeat (per flow, per day) starts "
-                                                 "nothing new"),
-                    OpenApiParameter("x-signature", OpenApiTypes.STR, OpenApiParameter.HEADER,
-                                     description="signature: hmac — the hex HMAC-SHA256 of the body"),
-                    OpenApiParameter("X-Foldrun-Timestamp", OpenApiTypes.STR, OpenApiParameter.HEADER,
-                                     description="signature: hmac — Unix seconds, signed by X-Foldrun-Signature"),
-                    OpenApiParameter("X-Foldrun-Signature", OpenApiTypes.STR, OpenApiParameter.HEADER,
-                                     description="signature: hmac — sha256=<hex HMAC-SHA256 of "
-                                                 "\"<timestamp>.<body>\">"),
-                    OpenApiParameter("webhook-signature", OpenApiTypes.STR, OpenApiParameter.HEADER,
-                                     description="signature: standard — Standard Webhooks, with webhook-id and "
-                                                 "webhook-timestamp"),
-                    OpenApiParameter("X-Hub-Signature-256", OpenApiTypes.STR, OpenApiParameter.HEADER,
-                                     description="signature: github — GitHub's sha256=<hex HMAC of the body>"),
-                    OpenApiParameter("Stripe-Signature", OpenApiTypes.STR, OpenApiParameter.HEADER,
-                                     description="signature: stripe — Stripe's t=<timestamp>,v1=<hex>")])
+    @extend_schema(
+        request=OpenApiTypes.ANY,
+        auth=[],
+        responses={
+            200: OpenApiResponse(
+                s.HookAnswerSerializer,
+                description="This X-Foldrun-Delivery id was seen before: the run it started, nothing new.",
+            ),
+            202: OpenApiResponse(s.HookAnswerSerializer, description="The run it started."),
+            400: error(
+                400,
+                "The body holds a NUL character or a lone surrogate, or is JSON nested deeper than 100 "
+                "levels; nothing was started.",
+            ),
+            401: error(
+                401,
+                "The flow's `signature:` scheme (hmac, standard, github, stripe) wants a signature that is "
+                "missing or wrong, or a signed timestamp more than 300 s from the server's clock.",
+            ),
+            404: error(404, "No such workspace, or the flow takes no webhooks."),
+            409: error(
+                409, "The workspace has spent its budget, or this signed request was delivered before (`replayed`)."
+            ),
+            413: error(413),
+        },
+        parameters=[
+            OpenApiParameter(
+                "ws", OpenApiTypes.STR, OpenApiParameter.PATH, description="the workspace's public id, ws_…"
+            ),
+            OpenApiParameter(
+                "X-Foldrun-Delivery",
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                description="the sender's delivery id: a repeat (per flow, per day) starts nothing new",
+            ),
+            OpenApiParameter(
+                "x-signature",
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                description="signature: hmac — the hex HMAC-SHA256 of the body",
+            ),
+            OpenApiParameter(
+                "X-Foldrun-Timestamp",
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                description="signature: hmac — Unix seconds, signed by X-Foldrun-Signature",
+            ),
+            OpenApiParameter(
+                "X-Foldrun-Signature",
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                description='signature: hmac — sha256=<hex HMAC-SHA256 of "<timestamp>.<body>">',
+            ),
+            OpenApiParameter(
+                "webhook-signature",
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                description="signature: standard — Standard Webhooks, with webhook-id and webhook-timestamp",
+            ),
+            OpenApiParameter(
+                "X-Hub-Signature-256",
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                description="signature: github — GitHub's sha256=<hex HMAC of the body>",
+            ),
+            OpenApiParameter(
+                "Stripe-Signature",
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                description="signature: stripe — Stripe's t=<timestamp>,v1=<hex>",
+            ),
+        ],
+    )
     def post(self, request, ws: str, flow: str):
         workspace = Workspace.objects.filter(public_id=ws).first()
         if workspace is None:
@@ -268,8 +363,12 @@ class HookView(APIView):
             verified = verify(scheme, secret, raw, request.headers, secret_name=name)
         except Refusal as refused:
             raise ApiError(refused.message, code=refused.code, status_code=401) from None
-        delivery = (request.headers.get("X-Foldrun-Delivery") or verified.signed_id
-                    or request.headers.get("X-GitHub-Delivery") or "").strip()[:100]
+        delivery = (
+            request.headers.get("X-Foldrun-Delivery")
+            or verified.signed_id
+            or request.headers.get("X-GitHub-Delivery")
+            or ""
+        ).strip()[:100]
         earlier = actions.earlier_delivery(workspace, flow, delivery)
         if earlier is not None:
             return _duplicate(earlier)
@@ -282,9 +381,12 @@ class HookView(APIView):
             earlier = actions.earlier_delivery(workspace, flow, delivery)
             if earlier is not None:  # the same delivery, sent at once twice: its run is the answer
                 return _duplicate(earlier)
-            raise ApiError("This signed request was delivered before, and a replay starts nothing; a sender "
-                           "that means to send the same body again signs it anew.", code="replayed",
-                           status_code=409) from None
+            raise ApiError(
+                "This signed request was delivered before, and a replay starts nothing; a sender "
+                "that means to send the same body again signs it anew.",
+                code="replayed",
+                status_code=409,
+            ) from None
         return Response({"run": run.public_id, "status": run.status, "duplicate": False}, status=202)
 
 
@@ -303,8 +405,11 @@ def _hook_inputs(raw: bytes) -> dict:
     if where is not None:
         # \u0000 and a lone surrogate are legal JSON but no database column takes them (jsonb refuses
         # them): the API parser's sentence, before anything is started.
-        raise ApiError(f"{where}: text may not hold a NUL character or a lone surrogate; nothing was started.",
-                       code="invalid", details={"field": where})
+        raise ApiError(
+            f"{where}: text may not hold a NUL character or a lone surrogate; nothing was started.",
+            code="invalid",
+            details={"field": where},
+        )
     return body if isinstance(body, dict) else {"body": body}
 
 
@@ -313,20 +418,23 @@ def _start_once(workspace: Workspace, flow: str, inputs: dict, delivery: str, ke
     transaction — a start refused (a budget, a broken flow) keeps nothing, so the sender's retry is not a
     replay."""
     if not keys:
-        return actions.check_start_run(workspace=workspace, flow=flow, inputs=inputs, trigger=Trigger.WEBHOOK,
-                                       delivery_id=delivery)
+        return actions.check_start_run(
+            workspace=workspace, flow=flow, inputs=inputs, trigger=Trigger.WEBHOOK, delivery_id=delivery
+        )
     with transaction.atomic():
         try:
             with transaction.atomic():
                 receipt = HookReceipt.objects.create(workspace=workspace, flow=flow, key=keys[0])
         except IntegrityError:
             raise _Replayed() from None
-        run = actions.check_start_run(workspace=workspace, flow=flow, inputs=inputs, trigger=Trigger.WEBHOOK,
-                                      delivery_id=delivery)
+        run = actions.check_start_run(
+            workspace=workspace, flow=flow, inputs=inputs, trigger=Trigger.WEBHOOK, delivery_id=delivery
+        )
         receipt.run = run
         receipt.save(update_fields=["run"])
-        HookReceipt.objects.bulk_create([HookReceipt(workspace=workspace, flow=flow, key=key, run=run)
-                                         for key in keys[1:]], ignore_conflicts=True)
+        HookReceipt.objects.bulk_create(
+            [HookReceipt(workspace=workspace, flow=flow, key=key, run=run) for key in keys[1:]], ignore_conflicts=True
+        )
     return run
 
 
@@ -335,5 +443,19 @@ def _duplicate(run: Run) -> Response:
     return Response({"run": run.public_id, "status": run.status, "duplicate": True}, status=200)
 
 
-__all__ = ["RunsView", "RunView", "ApproveView", "RejectView", "EventView", "CancelView", "ArtifactsView",
-           "ArtifactView", "SchedulesView", "ToolTestView", "ScratchView", "ScratchFileView", "HookView", "RunStatus"]
+__all__ = [
+    "RunsView",
+    "RunView",
+    "ApproveView",
+    "RejectView",
+    "EventView",
+    "CancelView",
+    "ArtifactsView",
+    "ArtifactView",
+    "SchedulesView",
+    "ToolTestView",
+    "ScratchView",
+    "ScratchFileView",
+    "HookView",
+    "RunStatus",
+]

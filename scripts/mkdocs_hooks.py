@@ -1,5 +1,6 @@
 """MkDocs hook: the CLI reference from foldrun's argparse parser and the REST API reference from the OpenAPI
 schema drf-spectacular builds, generated on every `mkdocs build` so neither page can drift from the code."""
+
 from __future__ import annotations
 
 import argparse
@@ -44,8 +45,12 @@ def cli_markdown() -> str:
 
     parser = build_parser()
     os.environ["COLUMNS"] = "100"
-    lines = ["# The CLI", "", "Every command of `foldrun`, as `--help` prints it (written from the parser at "
-             "build time).", ""]
+    lines = [
+        "# The CLI",
+        "",
+        "Every command of `foldrun`, as `--help` prints it (written from the parser at build time).",
+        "",
+    ]
     lines += ["```text", parser.format_help().rstrip(), "```", ""]
     for name, sub in _subcommands(parser):
         lines += _cli_section(f"foldrun {name}", sub, 2)
@@ -74,9 +79,14 @@ def api_markdown() -> str:
     # drf-spectacular prints its own findings about views to stderr; /api/schema/ and its tests own those.
     with contextlib.redirect_stderr(io.StringIO()):
         schema = SchemaGenerator().get_schema(request=None, public=True)
-    lines = ["# The REST API", "", "Every operation of the OpenAPI schema a running server answers at "
-             "`/api/schema/` (written from it at build time). Errors are JSON `{code, message, details}`; "
-             "send a token as `Authorization: Bearer …` (`foldrun login`, or Settings → Tokens).", ""]
+    lines = [
+        "# The REST API",
+        "",
+        "Every operation of the OpenAPI schema a running server answers at "
+        "`/api/schema/` (written from it at build time). Errors are JSON `{code, message, details}`; "
+        "send a token as `Authorization: Bearer …` (`foldrun login`, or Settings → Tokens).",
+        "",
+    ]
     for path, item in sorted(schema["paths"].items()):
         for method, op in item.items():
             if method not in {"get", "post", "put", "patch", "delete"}:
@@ -88,8 +98,10 @@ def api_markdown() -> str:
             if params:
                 lines += ["| parameter | in | required | type | meaning |", "|---|---|---|---|---|"]
                 for p in params:
-                    lines.append(f"| `{p['name']}` | {p['in']} | {'yes' if p.get('required') else 'no'} | "
-                                 f"{_cell(_type(p.get('schema', {})))} | {_cell(p.get('description', ''))} |")
+                    lines.append(
+                        f"| `{p['name']}` | {p['in']} | {'yes' if p.get('required') else 'no'} | "
+                        f"{_cell(_type(p.get('schema', {})))} | {_cell(p.get('description', ''))} |"
+                    )
                 lines.append("")
             body = op.get("requestBody", {}).get("content", {})
             if body:

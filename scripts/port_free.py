@@ -1,5 +1,6 @@
 """Whether ./scripts/start can have its port: exit 0 when 127.0.0.1:PORT is free, else say once which port is
 taken and a free one to set instead, and exit 1. Standard library only: it runs before .venv exists."""
+
 from __future__ import annotations
 
 import socket

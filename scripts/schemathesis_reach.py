@@ -5,6 +5,7 @@ token, which never gets as far as the lookup) — read from the web server's acc
 scripts/schemathesis prints it after a run: an operation that only ever heard 404 was fuzzed against nothing
 (its checks ran on the not-found answer alone), which a green run would otherwise hide.
 """
+
 from __future__ import annotations
 
 import json
@@ -50,8 +51,9 @@ def main(schema_file: str, log_file: str) -> None:
     for op in operations:
         seen = ", ".join(f"{s}×{n}" for s, n in sorted(statuses[op].items())) or "never called"
         print(f"  {'reached' if op in reached else 'only 404'}  {op}: {seen}")
-    print(f"schemathesis: {len(reached)} of {len(operations)} operations that name an object in their path "
-          f"got past 404")
+    print(
+        f"schemathesis: {len(reached)} of {len(operations)} operations that name an object in their path got past 404"
+    )
 
 
 if __name__ == "__main__":

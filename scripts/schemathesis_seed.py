@@ -10,6 +10,7 @@ there) TOML dictionaries of their ids with the bindings that hand them to the pa
 time: the rest of the cases still try made-up ids, so the 404s stay checked). The operations that rename or
 delete a workspace, or push over one, get workspaces of their own: the demo desk stays for everything else.
 """
+
 from __future__ import annotations
 
 import json
@@ -56,60 +57,128 @@ def seed() -> dict[str, list]:
     do_set_secret(account, desk, SECRET, value="fuzz-value", hosts=["api.example.com"], user=user)
 
     # A flow that takes webhooks, for POST /api/hooks/{ws}/{flow} (its ws is the workspace's public id).
-    do_write_files(account=account, workspace=desk, kind="push", message="a webhook flow for the fuzzer", author=user,
-                   writes=[FileWrite(path="flows/fuzz-hook.md", content=HOOK_FLOW)])
+    do_write_files(
+        account=account,
+        workspace=desk,
+        kind="push",
+        message="a webhook flow for the fuzzer",
+        author=user,
+        writes=[FileWrite(path="flows/fuzz-hook.md", content=HOOK_FLOW)],
+    )
 
     now = timezone.now()
-    run = Run.objects.create(account=account, workspace=desk, name="weekly-rankings", status=RunStatus.COMPLETED,
-                             created_by=user, started_at=now, finished_at=now, headline="seeded for the fuzzer")
-    step = Step.objects.create(run=run, index=1, agent="ranker", status=StepStatus.COMPLETED, started_at=now,
-                               finished_at=now, output="done")
+    run = Run.objects.create(
+        account=account,
+        workspace=desk,
+        name="weekly-rankings",
+        status=RunStatus.COMPLETED,
+        created_by=user,
+        started_at=now,
+        finished_at=now,
+        headline="seeded for the fuzzer",
+    )
+    step = Step.objects.create(
+        run=run, index=1, agent="ranker", status=StepStatus.COMPLETED, started_at=now, finished_at=now, output="done"
+    )
     artifact = Artifact.objects.create(run=run, step=step, path="outputs/report.md", content=b"# report\n", size=9)
-    delivery = do_record_delivery(desk, "run.completed", json.dumps({"run": run.public_id}),
-                                  run_public_id=run.public_id)
+    delivery = do_record_delivery(
+        desk, "run.completed", json.dumps({"run": run.public_id}), run_public_id=run.public_id
+    )
 
     recording = Path(settings.DATA_DIR) / "recordings" / "fuzz.webm"
     recording.parent.mkdir(parents=True, exist_ok=True)
     recording.write_bytes(b"\x1a\x45\xdf\xa3" + b"\0" * 60)  # a WebM's magic; served as bytes, never decoded
-    session = BrowserSession.objects.create(account=account, created_by=user, status=SessionStatus.CLOSED,
-                                            end_reason="stopped", status_reason="seeded for the fuzzer",
-                                            live_at=now, closed_at=now, recording=str(recording),
-                                            recording_bytes=recording.stat().st_size)
-    task = Task.objects.create(account=account, session=session, goal="read the title", status=TaskStatus.FINISHED,
-                               ok=True, stopped_by="done", answer="Example Domain", finished_at=now)
-    skill_run = SkillRun.objects.create(account=account, created_by=user, session=session, skill="smoke-uat",
-                                        inputs={"url": "https://example.com/"}, status=SkillStatus.PASSED,
-                                        phase="done", finished_at=now)
+    session = BrowserSession.objects.create(
+        account=account,
+        created_by=user,
+        status=SessionStatus.CLOSED,
+        end_reason="stopped",
+        status_reason="seeded for the fuzzer",
+        live_at=now,
+        closed_at=now,
+        recording=str(recording),
+        recording_bytes=recording.stat().st_size,
+    )
+    task = Task.objects.create(
+        account=account,
+        session=session,
+        goal="read the title",
+        status=TaskStatus.FINISHED,
+        ok=True,
+        stopped_by="done",
+        answer="Example Domain",
+        finished_at=now,
+    )
+    skill_run = SkillRun.objects.create(
+        account=account,
+        created_by=user,
+        session=session,
+        skill="smoke-uat",
+        inputs={"url": "https://example.com/"},
+        status=SkillStatus.PASSED,
+        phase="done",
+        finished_at=now,
+    )
     # The report a finished smoke test leaves: the running one's shape with its verdict and counts.
-    skill_run.report = {**running_smoke(skill_run), "verdict": "pass", "notes": [], "finalUrl": "https://example.com/",
-                        "counts": {"total": 0, "passed": 0, "failed": 0, "skipped": 0}}
+    skill_run.report = {
+        **running_smoke(skill_run),
+        "verdict": "pass",
+        "notes": [],
+        "finalUrl": "https://example.com/",
+        "counts": {"total": 0, "passed": 0, "failed": 0, "skipped": 0},
+    }
     skill_run.save(update_fields=["report"])
     return {
-        "workspaces": [DEMO_WORKSPACE], "doomed_workspaces": doomed, "push_workspaces": [scratch],
+        "workspaces": [DEMO_WORKSPACE],
+        "doomed_workspaces": doomed,
+        "push_workspaces": [scratch],
         # Files at the top of the desk only: schemathesis never puts a "/" in a path parameter (nor %2F), so a
         # file in a folder — every file of the account library — is reached only by the fuzzer's own guesses.
         "files": ["AGENTS.md", "README.md"],
-        "revisions": [1, 2], "members": [member.public_id, owner.public_id], "invites": invites,
-        "secrets": [SECRET], "runs": [run.public_id], "artifacts": [artifact.public_id], "steps": [1],
-        "deliveries": [delivery.public_id], "sessions": [session.public_id], "tasks": [task.public_id],
+        "revisions": [1, 2],
+        "members": [member.public_id, owner.public_id],
+        "invites": invites,
+        "secrets": [SECRET],
+        "runs": [run.public_id],
+        "artifacts": [artifact.public_id],
+        "steps": [1],
+        "deliveries": [delivery.public_id],
+        "sessions": [session.public_id],
+        "tasks": [task.public_id],
         # HTTP tools (answered at once: no key in the vault, or no way out): sql's first test installs duckdb,
         # longer than the fuzzer's 30-second request timeout on a loaded machine.
-        "hook_workspaces": [desk.public_id], "hook_flows": ["fuzz-hook"],
-        "skill_runs": [skill_run.public_id], "gallery_tools": ["web"], "desk_tools": ["linear", "dataforseo"],
+        "hook_workspaces": [desk.public_id],
+        "hook_flows": ["fuzz-hook"],
+        "skill_runs": [skill_run.public_id],
+        "gallery_tools": ["web"],
+        "desk_tools": ["linear", "dataforseo"],
     }
 
 
 # The path parameter each dictionary feeds, everywhere it appears (`run_id` of /v1/skill-runs gets its own below).
-BINDINGS = {"path.ws": "workspaces", "path.path": "files", "path.number": "revisions", "path.member_id": "members",
-            "path.invite_id": "invites", "path.name": "secrets", "path.run_id": "runs",
-            "path.artifact_id": "artifacts", "path.index": "steps", "path.delivery_id": "deliveries",
-            "path.session_id": "sessions", "path.task_id": "tasks", "path.tool": "desk_tools"}
+BINDINGS = {
+    "path.ws": "workspaces",
+    "path.path": "files",
+    "path.number": "revisions",
+    "path.member_id": "members",
+    "path.invite_id": "invites",
+    "path.name": "secrets",
+    "path.run_id": "runs",
+    "path.artifact_id": "artifacts",
+    "path.index": "steps",
+    "path.delivery_id": "deliveries",
+    "path.session_id": "sessions",
+    "path.task_id": "tasks",
+    "path.tool": "desk_tools",
+}
 # Operations whose parameter takes another dictionary than the one above.
 PER_OPERATION = [
     (["workspaces_destroy", "workspaces_partial_update"], {"path.ws": "doomed_workspaces"}),
     (["workspaces_push_create", "workspaces_deploy_create"], {"path.ws": "push_workspaces"}),
-    (["gallery_retrieve", "library_gallery_install_create", "library_gallery_upgrade_create"],
-     {"path.tool": "gallery_tools"}),
+    (
+        ["gallery_retrieve", "library_gallery_install_create", "library_gallery_upgrade_create"],
+        {"path.tool": "gallery_tools"},
+    ),
     (["skill_runs_read", "skill_runs_report"], {"path.run_id": "skill_runs"}),
     (["hooks_create"], {"path.ws": "hook_workspaces", "path.flow": "hook_flows"}),
 ]
@@ -126,8 +195,11 @@ def toml(ids: dict[str, list]) -> str:
     lines.append("[parameters]")
     lines += [f'"{key}" = {_binding(name)}' for key, name in BINDINGS.items()]
     for operations, bindings in PER_OPERATION:
-        lines += ["[[operations]]", f"include-operation-id = {json.dumps(operations)}",
-                  "parameters = { " + ", ".join(f'"{k}" = {_binding(v)}' for k, v in bindings.items()) + " }"]
+        lines += [
+            "[[operations]]",
+            f"include-operation-id = {json.dumps(operations)}",
+            "parameters = { " + ", ".join(f'"{k}" = {_binding(v)}' for k, v in bindings.items()) + " }",
+        ]
     return "\n".join(lines) + "\n"
 
 

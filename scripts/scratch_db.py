@@ -1,5 +1,6 @@
 """`scratch_db.py create NAME` makes an empty PostgreSQL database NAME beside DATABASE_URL's and prints its URL;
 `scratch_db.py drop NAME` removes it (scripts/schemathesis: a fuzzing run never touches a database in use)."""
+
 from __future__ import annotations
 
 import os

@@ -2,6 +2,7 @@
 
 Every endpoint gets a test that charlie sees a 404 and bob cannot write.
 """
+
 from __future__ import annotations
 
 import os
@@ -64,14 +65,16 @@ def live_server(request, django_db_setup):
 
     class Thread(LiveServerThread):
         def _create_server(self, connections_override=None):
-            return self.server_class((self.host, self.port), Handler, allow_reuse_address=False,
-                                     connections_override=connections_override)
+            return self.server_class(
+                (self.host, self.port), Handler, allow_reuse_address=False, connections_override=connections_override
+            )
 
     addr = request.config.getvalue("liveserver") or os.getenv("DJANGO_LIVE_TEST_SERVER_ADDRESS") or "localhost"
     server = LiveServer(addr, start=False)
     made = server.thread
-    server.thread = Thread(made.host, made.static_handler, connections_override=made.connections_override,
-                           port=made.port)
+    server.thread = Thread(
+        made.host, made.static_handler, connections_override=made.connections_override, port=made.port
+    )
     server.thread.daemon = True
     server.start()
     yield server
@@ -114,7 +117,9 @@ def client_for(user) -> APIClient:
     """An API client carrying a fresh bearer token for `user`'s first account."""
     membership = user.memberships.order_by("created_at").first()
     raw = ApiToken.mint()
-    ApiToken.objects.create(user=user, account=membership.account, name="test", token_hash=hash_token(raw), hint=raw[:8])
+    ApiToken.objects.create(
+        user=user, account=membership.account, name="test", token_hash=hash_token(raw), hint=raw[:8]
+    )
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
     return client
@@ -157,14 +162,34 @@ def start_worker(log_path, env_extra: dict | None = None, *, concurrency: int = 
     env.update(env_extra or {})
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "foldrun", "worker", "-l", "info",
-             "--concurrency", str(concurrency), "--without-mingle", "--without-gossip", "--without-heartbeat",
-             # its own node name: the workers of parallel test processes share a Redis, and a name two
-             # workers answer to would mix their control replies
-             "-n", f"{env['FOLDRUN_TEST_QUEUE']}-{time.monotonic_ns()}@%h",
-             "-Q", {"both": f"{env['FOLDRUN_TEST_QUEUE']},{env['FOLDRUN_TEST_QUEUE']}.browsers",
-                    "main": env["FOLDRUN_TEST_QUEUE"], "browsers": f"{env['FOLDRUN_TEST_QUEUE']}.browsers"}[queues]],
-            env=env, stdout=log, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "foldrun",
+                "worker",
+                "-l",
+                "info",
+                "--concurrency",
+                str(concurrency),
+                "--without-mingle",
+                "--without-gossip",
+                "--without-heartbeat",
+                # its own node name: the workers of parallel test processes share a Redis, and a name two
+                # workers answer to would mix their control replies
+                "-n",
+                f"{env['FOLDRUN_TEST_QUEUE']}-{time.monotonic_ns()}@%h",
+                "-Q",
+                {
+                    "both": f"{env['FOLDRUN_TEST_QUEUE']},{env['FOLDRUN_TEST_QUEUE']}.browsers",
+                    "main": env["FOLDRUN_TEST_QUEUE"],
+                    "browsers": f"{env['FOLDRUN_TEST_QUEUE']}.browsers",
+                }[queues],
+            ],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
     deadline = time.monotonic() + 60
     while b"ready." not in log_path.read_bytes():
@@ -228,8 +253,10 @@ def spec_file(name: str) -> Path:
     for path in looked:
         if path.is_file():
             return path
-    raise AssertionError(f"the spec's {name} is not at {' nor '.join(map(str, looked))} "
-                         "(FOLDRUN_SPEC_DIR, when set, names the spec's folder)")
+    raise AssertionError(
+        f"the spec's {name} is not at {' nor '.join(map(str, looked))} "
+        "(FOLDRUN_SPEC_DIR, when set, names the spec's folder)"
+    )
 
 
 def wait_in_page(page, expression: str, *, timeout: float = 30_000):
@@ -244,7 +271,8 @@ def wait_in_page(page, expression: str, *, timeout: float = 30_000):
         f" try {{ value = ({expression}); }} catch (e) {{ value = undefined; }}"
         " if (value) { done(true); } else if (Date.now() - since > " + str(float(timeout)) + ")"
         f" {{ fail(new Error('timed out waiting for ' + {json.dumps(expression)})); }}"
-        " else { setTimeout(poll, 100); } })(); })")
+        " else { setTimeout(poll, 100); } })(); })"
+    )
 
 
 # Which tests run twice. CI (.ci/run) runs the whole suite on PostgreSQL + Redis, and on the embedded default
@@ -267,13 +295,26 @@ def wait_in_page(page, expression: str, *, timeout: float = 30_000):
 # sees it.
 BROWSER_TESTS = ("web", "mcp", "browsing")  # folders under tests/
 EMBEDDED_FIXTURES = re.compile(r"(^|_)(worker|workers|worker_process)$|^live_server$")
-WORKER_SOURCE = re.compile(r"\bstart_worker\b|\"-A\", \"foldrun\"")             # a Celery worker
-BACKEND_SOURCE = re.compile("|".join([
-    r"\bfoldrun\.broker\b", r"filesystem://", r"\bkombu\b", r"connection_for_write",  # the broker
-    r"(?i:sqlite)", r"database is locked", r"select_for_update",               # SQLite and its locking
-    r"scripts/start", r"smoke-start",                                          # the start command
-    r"SIGKILL", r"\bos\.kill\b", r"\bkillpg\b", r"\.kill\(\)",                 # a kill
-]))
+WORKER_SOURCE = re.compile(r"\bstart_worker\b|\"-A\", \"foldrun\"")  # a Celery worker
+BACKEND_SOURCE = re.compile(
+    "|".join(
+        [
+            r"\bfoldrun\.broker\b",
+            r"filesystem://",
+            r"\bkombu\b",
+            r"connection_for_write",  # the broker
+            r"(?i:sqlite)",
+            r"database is locked",
+            r"select_for_update",  # SQLite and its locking
+            r"scripts/start",
+            r"smoke-start",  # the start command
+            r"SIGKILL",
+            r"\bos\.kill\b",
+            r"\bkillpg\b",
+            r"\.kill\(\)",  # a kill
+        ]
+    )
+)
 # Threads count where they share the database (committed data: transactional_db): writers at once, SQLite's
 # locking. A thread serving a loopback stand-in does not.
 THREADS = re.compile(r"\bthreading\b|ThreadPoolExecutor|\bBarrier\b")
@@ -301,8 +342,11 @@ def runs_on_embedded(item, seen: dict[Path, str]) -> bool:
         return True
     if browsers_own(item):
         return False  # once, on PostgreSQL and Redis
-    return bool(any(EMBEDDED_FIXTURES.search(name) for name in item.fixturenames) or WORKER_SOURCE.search(source)
-                or (THREADS.search(source) and SHARED_DATABASE.search(source)))
+    return bool(
+        any(EMBEDDED_FIXTURES.search(name) for name in item.fixturenames)
+        or WORKER_SOURCE.search(source)
+        or (THREADS.search(source) and SHARED_DATABASE.search(source))
+    )
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects by the marks
@@ -330,6 +374,8 @@ def a_test_that_starts_a_worker_is_marked_embedded(request):
     except OSError:
         touched = False
     if touched:
-        pytest.fail(f"{request.node.nodeid} started a Celery worker but is not marked `embedded`, so the embedded "
-                    "run (.ci/run) leaves it out: give it a worker fixture, or mark it (tests/conftest.py says how).",
-                    pytrace=False)
+        pytest.fail(
+            f"{request.node.nodeid} started a Celery worker but is not marked `embedded`, so the embedded "
+            "run (.ci/run) leaves it out: give it a worker fixture, or mark it (tests/conftest.py says how).",
+            pytrace=False,
+        )

@@ -1,5 +1,6 @@
 """What the tests read of this machine's processes from /proc: who started whom, and what runs under a worker
 (its pool servers, their Xvfbs, a session's Chromium) — so a test can kill or count the real processes."""
+
 from __future__ import annotations
 
 import os

@@ -10,6 +10,7 @@ class VaultConfig(AppConfig):
     def ready(self) -> None:
         checks.register(check_vault_keys, "vault")
         import vault.boundary  # noqa: F401 — keeps httpx's URL-bearing INFO lines out of the logs
+
         # The registry loader: the workspace page's needed secrets (library does not import vault).
         from library.signals import workspace_parts
         from vault.pages import workspace_part

@@ -8,6 +8,7 @@ never before. Pure Python (no Django), so a laptop run uses the same code.
   whatever the far side answers.
 - `redact` replaces planted values in text bound for a trace or an output.
 """
+
 from __future__ import annotations
 
 import logging
@@ -28,9 +29,20 @@ from foldrun.contract.placeholders import PLACEHOLDER, fill_secrets
 # would carry the value into the log. Its own lines stay at WARNING and up.
 logging.getLogger("httpx").setLevel(logging.WARNING)
 
-HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
-              "transfer-encoding", "upgrade", "host", "content-length", "content-encoding"}
-MIN_REDACT = 4   # shorter values would blank ordinary words
+HOP_BY_HOP = {
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+    "content-length",
+    "content-encoding",
+}
+MIN_REDACT = 4  # shorter values would blank ordinary words
 
 
 class BoundaryError(Exception):
@@ -53,11 +65,11 @@ def fill(text: str, values: Mapping[str, str]) -> str:
     return fill_secrets(text, values, BoundaryError)
 
 
-def fill_request(headers: Mapping[str, str], query: Mapping[str, str],
-                 values: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+def fill_request(
+    headers: Mapping[str, str], query: Mapping[str, str], values: Mapping[str, str]
+) -> tuple[dict[str, str], dict[str, str]]:
     """An http tool's headers and query with `${NAME}` filled in, as the request goes out."""
-    return ({k: fill(str(v), values) for k, v in headers.items()},
-            {k: fill(str(v), values) for k, v in query.items()})
+    return ({k: fill(str(v), values) for k, v in headers.items()}, {k: fill(str(v), values) for k, v in query.items()})
 
 
 def redact(text: str, values: Mapping[str, str]) -> str:
@@ -86,8 +98,15 @@ class EgressProxy:
     query; the proxy fills it when the URL's host is one of NAME's hosts.
     The path carries a per-step token, so no other process can use it."""
 
-    def __init__(self, grants: Mapping[str, Grant], *, on_line: Callable[[str], None] | None = None,
-                 allow_private: bool | None = None, timeout: float = 60.0, http: httpx.Client | None = None) -> None:
+    def __init__(
+        self,
+        grants: Mapping[str, Grant],
+        *,
+        on_line: Callable[[str], None] | None = None,
+        allow_private: bool | None = None,
+        timeout: float = 60.0,
+        http: httpx.Client | None = None,
+    ) -> None:
         self.grants = dict(grants)
         self.on_line = on_line or (lambda line: None)
         self.allow_private = allow_private
@@ -156,35 +175,47 @@ class EgressProxy:
         if not h.path.startswith(prefix):
             self._refuse(h, 404, "egress: not this step's endpoint")
             return
-        target = h.path[len(prefix):]
+        target = h.path[len(prefix) :]
         parts = urlsplit(target)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            self._refuse(h, 400, "egress: send the absolute URL after FOLDRUN_EGRESS, like "
-                                 "$FOLDRUN_EGRESS" + "https://api.example.com/v1/items")
+            self._refuse(
+                h,
+                400,
+                "egress: send the absolute URL after FOLDRUN_EGRESS, like "
+                "$FOLDRUN_EGRESS" + "https://api.example.com/v1/items",
+            )
             return
         host = parts.hostname
         headers = {k: v for k, v in h.headers.items() if k.lower() not in HOP_BY_HOP}
         query = parse_qsl(parts.query, keep_blank_values=True)
-        names = sorted({n for v in headers.values() for n in placeholders(v)}
-                       | {n for _, v in query for n in placeholders(v)})
+        names = sorted(
+            {n for v in headers.values() for n in placeholders(v)} | {n for _, v in query for n in placeholders(v)}
+        )
         for name in names:
             grant = self.grants.get(name)
             if grant is None:
                 self._refuse(h, 403, f"egress: refused {h.command} {host} — {name} is not a secret this step was given")
                 return
             if not grant.hosts:
-                self._refuse(h, 403, f"egress: refused {h.command} {host} — {name} names no host it may be sent to; "
-                                     "set its hosts in the vault")
+                self._refuse(
+                    h,
+                    403,
+                    f"egress: refused {h.command} {host} — {name} names no host it may be sent to; "
+                    "set its hosts in the vault",
+                )
                 return
             if not host_allowed(host, grant.hosts):
-                self._refuse(h, 403, f"egress: refused {h.command} {host} — {name} may only be sent to "
-                                     f"{', '.join(grant.hosts)}")
+                self._refuse(
+                    h, 403, f"egress: refused {h.command} {host} — {name} may only be sent to {', '.join(grant.hosts)}"
+                )
                 return
         values = {name: self.grants[name].value for name in names}
-        filled_headers = {k: PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), v)
-                          for k, v in headers.items()}
-        filled_query = urlencode([(k, PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), v))
-                                  for k, v in query])
+        filled_headers = {
+            k: PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), v) for k, v in headers.items()
+        }
+        filled_query = urlencode(
+            [(k, PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), v)) for k, v in query]
+        )
         url = urlunsplit((parts.scheme, parts.netloc, parts.path or "/", filled_query, ""))
         tag = f" [{', '.join(names)}]" if names else ""
         try:
@@ -196,9 +227,11 @@ class EgressProxy:
             self._refuse(h, 502, f"egress: {h.command} {host}{parts.path} failed ({type(exc).__name__}){tag}")
             return
         everything = {n: g.value for n, g in self.grants.items()}
-        content = redact(response.content.decode("utf-8", "replace"), everything).encode() \
-            if any(g.value.encode() in response.content for g in self.grants.values() if len(g.value) >= MIN_REDACT) \
+        content = (
+            redact(response.content.decode("utf-8", "replace"), everything).encode()
+            if any(g.value.encode() in response.content for g in self.grants.values() if len(g.value) >= MIN_REDACT)
             else response.content
+        )
         self._line(f"egress: {h.command} {host}{parts.path} → {response.status_code}{tag}")
         h.send_response(response.status_code)
         for key, value in response.headers.multi_items():

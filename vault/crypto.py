@@ -6,6 +6,7 @@ of the key that sealed it (the first 12 hex characters of the key's SHA-256,
 never the key). The associated data binds a value to its row, so a value
 copied onto another secret's row does not open.
 """
+
 from __future__ import annotations
 
 import base64
@@ -54,14 +55,20 @@ def parse_keys(entries: list[str] | tuple[str, ...], *, source: str = "FOLDRUN_V
         try:
             material = base64.b64decode(text, validate=True)
         except (binascii.Error, ValueError):
-            raise VaultKeyError(f"{source}: entry {position} is not base64; each key is 32 random bytes, base64-encoded "
-                                "(python -c \"import os,base64;print(base64.b64encode(os.urandom(32)).decode())\")") from None
+            raise VaultKeyError(
+                f"{source}: entry {position} is not base64; each key is 32 random bytes, base64-encoded "
+                '(python -c "import os,base64;print(base64.b64encode(os.urandom(32)).decode())")'
+            ) from None
         if len(material) != KEY_BYTES:
-            raise VaultKeyError(f"{source}: entry {position} decodes to {len(material)} bytes; an AES-256 key is 32 bytes")
+            raise VaultKeyError(
+                f"{source}: entry {position} decodes to {len(material)} bytes; an AES-256 key is 32 bytes"
+            )
         keys.append(Key(key_id(material), material))
     if not keys:
-        raise VaultKeyError(f"{source} is not set; the vault needs at least one base64-encoded 32-byte key "
-                            "(newest first, comma-separated)")
+        raise VaultKeyError(
+            f"{source} is not set; the vault needs at least one base64-encoded 32-byte key "
+            "(newest first, comma-separated)"
+        )
     return keys
 
 
@@ -75,8 +82,9 @@ def seal(keys: list[Key], plaintext: bytes, aad: bytes) -> tuple[str, bytes]:
     return newest.id, sealing.seal(newest.material, plaintext, aad)
 
 
-def open_sealed(keys: list[Key], kid: str, sealed: bytes, aad: bytes, *, name: str,
-                source: str = "FOLDRUN_VAULT_KEYS") -> bytes:
+def open_sealed(
+    keys: list[Key], kid: str, sealed: bytes, aad: bytes, *, name: str, source: str = "FOLDRUN_VAULT_KEYS"
+) -> bytes:
     """Open with the key named by `kid` (any key if that id is unknown)."""
     ordered = [k for k in keys if k.id == kid] + [k for k in keys if k.id != kid]
     try:

@@ -4,6 +4,7 @@ In development (DEBUG) with no keys configured, one is made under DATA_DIR
 on first use so the embedded default works with nothing set; anywhere else
 an absent or malformed key list is a sentence naming FOLDRUN_VAULT_KEYS.
 """
+
 from __future__ import annotations
 
 import os
@@ -44,6 +45,6 @@ def vault_keys() -> list[Key]:
         raise VaultKeyError(
             "FOLDRUN_VAULT_KEYS is not set; the vault needs at least one base64-encoded 32-byte key "
             "(newest first, comma-separated). Make one with: "
-            "python -c \"import os,base64;print(base64.b64encode(os.urandom(32)).decode())\""
+            'python -c "import os,base64;print(base64.b64encode(os.urandom(32)).decode())"'
         )
     return parse_keys(entries)

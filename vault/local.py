@@ -8,6 +8,7 @@ Pure Python (no Django): the CLI and the local engine use it.
     vault.values()            # {name: value} for a LocalHost
     vault.resolve(["A", "B"]) # ({name: value}, [missing])
 """
+
 from __future__ import annotations
 
 import base64
@@ -21,6 +22,7 @@ from typing import Any
 from vault import localfile, oauth
 from vault.crypto import Key, VaultKeyError, new_key_text, open_sealed, parse_keys, seal
 from vault.localfile import FILE
+
 KEY_FILE = "vault.key"
 SCOPE = "local"
 
@@ -77,8 +79,12 @@ class LocalVault:
     def set(self, name: str, value: str, *, kind: str = "value") -> None:
         data = self._read()
         kid, sealed = seal(self._keys(), value.encode(), self._aad(name))
-        data["secrets"][name] = {"key_id": kid, "sealed": base64.b64encode(sealed).decode(), "kind": kind,
-                                 "updated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+        data["secrets"][name] = {
+            "key_id": kid,
+            "sealed": base64.b64encode(sealed).decode(),
+            "kind": kind,
+            "updated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        }
         self._write(data)
 
     def set_oauth(self, name: str, recipe: dict) -> None:
@@ -94,35 +100,55 @@ class LocalVault:
 
     def list(self) -> list[dict[str, Any]]:
         """Names, scope and when — never values."""
-        return [{"name": name, "scope": SCOPE, "kind": entry.get("kind", "value"), "updated_at": entry.get("updated_at")}
-                for name, entry in sorted(self._read()["secrets"].items())]
+        return [
+            {"name": name, "scope": SCOPE, "kind": entry.get("kind", "value"), "updated_at": entry.get("updated_at")}
+            for name, entry in sorted(self._read()["secrets"].items())
+        ]
 
     def get(self, name: str) -> str | None:
         """The value (a live access token for an OAuth2 credential), or None."""
         entry = self._read()["secrets"].get(name)
         if entry is None:
             return None
-        plain = open_sealed(self._keys(), entry["key_id"], base64.b64decode(entry["sealed"]), self._aad(name),
-                            name=name, source=self._key_source()).decode()
+        plain = open_sealed(
+            self._keys(),
+            entry["key_id"],
+            base64.b64decode(entry["sealed"]),
+            self._aad(name),
+            name=name,
+            source=self._key_source(),
+        ).decode()
         if entry.get("kind") == "oauth2":
             return self._access_token(name, json.loads(plain))
         return plain
 
     def _access_token(self, name: str, recipe: dict) -> str:
         expires = recipe.get("expires_at")
-        fresh = not expires or dt.datetime.fromisoformat(expires) > dt.datetime.now(dt.timezone.utc) + dt.timedelta(minutes=2)
+        fresh = not expires or dt.datetime.fromisoformat(expires) > dt.datetime.now(dt.timezone.utc) + dt.timedelta(
+            minutes=2
+        )
         if fresh and recipe.get("access_token"):
             return recipe["access_token"]
         if not recipe.get("refresh_token"):
-            raise oauth.OAuthError(f"the OAuth credential {name} expired at {expires} and has no refresh token — "
-                                   f"connect it again with `foldrun connect {name} --local`")
+            raise oauth.OAuthError(
+                f"the OAuth credential {name} expired at {expires} and has no refresh token — "
+                f"connect it again with `foldrun connect {name} --local`"
+            )
         # None: foldrun.net's "oauth" role, the same guarded client the server's refresh uses.
-        answer = oauth.refresh(None, name=name, token_url=recipe["token_url"], refresh_token=recipe["refresh_token"],
-                               client_id=recipe.get("client_id"), client_secret=recipe.get("client_secret"))
+        answer = oauth.refresh(
+            None,
+            name=name,
+            token_url=recipe["token_url"],
+            refresh_token=recipe["refresh_token"],
+            client_id=recipe.get("client_id"),
+            client_secret=recipe.get("client_secret"),
+        )
         recipe["access_token"] = answer.access_token
         if answer.refresh_token:
             recipe["refresh_token"] = answer.refresh_token
-        recipe["expires_at"] = (answer.expires_at or dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=1)).isoformat()
+        recipe["expires_at"] = (
+            answer.expires_at or dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=1)
+        ).isoformat()
         self.set_oauth(name, recipe)
         return answer.access_token
 

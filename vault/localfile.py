@@ -2,6 +2,7 @@
 reads. Apart from vault.local (the sealing, the keys, an OAuth credential's refresh) so that `foldrun check`
 can say which names the laptop vault holds without loading cryptography, httpx and the OAuth client.
 """
+
 from __future__ import annotations
 
 import json

@@ -5,6 +5,7 @@ login form on a page of that host (browsing's keeper asks `logins_for_session`, 
 it, replacing the login of the same host and namespace. Nothing here answers a password back: the API shows
 the host, namespace, user name and when it was set.
 """
+
 from __future__ import annotations
 
 import re
@@ -52,12 +53,16 @@ def check_set_login(membership: Membership, data: Any, *, user: Any = None) -> S
         raise ApiError("The request body must be a JSON object.", code="invalid")
     unknown = sorted(set(data) - FIELDS)
     if unknown:
-        raise _invalid(unknown[0], f"{unknown[0]} is not a field of a login; give host, namespace, username and "
-                                   f"password.")
+        raise _invalid(
+            unknown[0], f"{unknown[0]} is not a field of a login; give host, namespace, username and password."
+        )
     host = data.get("host")
     if not isinstance(host, str) or not HOST.match(host.strip().lower()) or len(host.strip()) > 253:
-        raise _invalid("host", "host must be a host name such as staging.example.com, or *.example.com for its "
-                               "subdomains (no scheme, port or path).")
+        raise _invalid(
+            "host",
+            "host must be a host name such as staging.example.com, or *.example.com for its "
+            "subdomains (no scheme, port or path).",
+        )
     namespace = data.get("namespace", "default")
     if not isinstance(namespace, str) or not NAMESPACE.match(namespace):
         raise _invalid("namespace", "namespace must be 1 to 64 letters, digits, . _ or -.")
@@ -70,13 +75,15 @@ def check_set_login(membership: Membership, data: Any, *, user: Any = None) -> S
     return do_set_login(membership.account, host.strip().lower(), namespace, username.strip(), password, user=user)
 
 
-def do_set_login(account: Account, host: str, namespace: str, username: str, password: str, *,
-                 user: Any = None) -> SiteLogin:
+def do_set_login(
+    account: Account, host: str, namespace: str, username: str, password: str, *, user: Any = None
+) -> SiteLogin:
     with transaction.atomic():
         row = SiteLogin.objects.select_for_update().filter(account=account, host=host, namespace=namespace).first()
         if row is None:
-            row = SiteLogin(account=account, host=host, namespace=namespace,
-                            created_by=user if getattr(user, "pk", None) else None)
+            row = SiteLogin(
+                account=account, host=host, namespace=namespace, created_by=user if getattr(user, "pk", None) else None
+            )
         row.username = username
         row.key_id, row.sealed_password = seal(vault_keys(), password.encode(), row.aad())
         row.updated_at = timezone.now()
@@ -100,14 +107,26 @@ def check_delete_login(membership: Membership, public_id: str) -> None:
 
 def login_data(row: SiteLogin) -> dict[str, Any]:
     """What the API answers of a login: never the password."""
-    return {"id": row.public_id, "host": row.host, "namespace": row.namespace, "username": row.username,
-            "createdAt": row.created_at.isoformat(), "updatedAt": row.updated_at.isoformat()}
+    return {
+        "id": row.public_id,
+        "host": row.host,
+        "namespace": row.namespace,
+        "username": row.username,
+        "createdAt": row.created_at.isoformat(),
+        "updatedAt": row.updated_at.isoformat(),
+    }
 
 
 def logins_for_session(account_id: int, namespace: str) -> list[OpenLogin]:
     """The account's logins of one namespace, opened: for a session's keeper to fill forms with."""
     rows = SiteLogin.objects.filter(account_id=account_id, namespace=namespace).order_by("host")
-    return [OpenLogin(row.host, row.username,
-                      open_sealed(vault_keys(), row.key_id, bytes(row.sealed_password), row.aad(),
-                                  name=f"the login for {row.host}").decode())
-            for row in rows]
+    return [
+        OpenLogin(
+            row.host,
+            row.username,
+            open_sealed(
+                vault_keys(), row.key_id, bytes(row.sealed_password), row.aad(), name=f"the login for {row.host}"
+            ).decode(),
+        )
+        for row in rows
+    ]

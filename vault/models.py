@@ -5,6 +5,7 @@ A Secret with no workspace is in the account vault; with one, in that
 workspace's vault. Values never leave `vault.actions` unsealed except to the
 caller that resolves them for a run.
 """
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -37,19 +38,25 @@ class Secret(models.Model):
     # skip the lock while the token is fresh), and whether it can refresh.
     expires_at = models.DateTimeField(null=True, blank=True)
     refreshable = models.BooleanField(default=False)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
-    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["account", "workspace", "name"], condition=Q(workspace__isnull=False),
-                                    name="vault_secret_unique_in_workspace"),
-            models.UniqueConstraint(fields=["account", "name"], condition=Q(workspace__isnull=True),
-                                    name="vault_secret_unique_in_account"),
+            models.UniqueConstraint(
+                fields=["account", "workspace", "name"],
+                condition=Q(workspace__isnull=False),
+                name="vault_secret_unique_in_workspace",
+            ),
+            models.UniqueConstraint(
+                fields=["account", "name"], condition=Q(workspace__isnull=True), name="vault_secret_unique_in_account"
+            ),
         ]
         indexes = [models.Index(fields=["account", "name"])]
 
@@ -102,8 +109,11 @@ class ProviderCheck(models.Model):
     reported_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["account", "endpoint", "key_scope", "key_name"],
-                                               name="vault_providercheck_unique")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["account", "endpoint", "key_scope", "key_name"], name="vault_providercheck_unique"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.endpoint} [{self.key_name}] {self.verdict or 'never checked'}"
@@ -155,14 +165,14 @@ class SiteLogin(models.Model):
     username = models.CharField(max_length=320)
     key_id = models.CharField(max_length=16)
     sealed_password = models.BinaryField()
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["account", "host", "namespace"],
-                                               name="vault_site_login_unique")]
+        constraints = [models.UniqueConstraint(fields=["account", "host", "namespace"], name="vault_site_login_unique")]
         ordering = ["host", "namespace"]
 
     def __str__(self) -> str:

@@ -4,6 +4,7 @@ Consent URLs with PKCE (S256) where the provider takes it, the code
 exchange, and the refresh-token exchange. Every failure is an `OAuthError`
 whose message is a sentence that names the credential and never a value.
 """
+
 from __future__ import annotations
 
 import base64
@@ -33,29 +34,75 @@ class OAuthPreset:
     name: str
     auth_url: str
     token_url: str
-    scopes: str          # an example, one space-separated string as OAuth defines it
+    scopes: str  # an example, one space-separated string as OAuth defines it
     pkce: bool = True
-    extra: dict = field(default_factory=dict)   # extra consent-URL parameters
+    extra: dict = field(default_factory=dict)  # extra consent-URL parameters
 
 
-OAUTH_PRESETS: dict[str, OAuthPreset] = {p.name: p for p in (
-    OAuthPreset("google", "https://accounts.google.com/o/oauth2/v2/auth", "https://oauth2.googleapis.com/token",
-                "https://www.googleapis.com/auth/gmail.readonly", True, {"access_type": "offline", "prompt": "consent"}),
-    OAuthPreset("github", "https://github.com/login/oauth/authorize", "https://github.com/login/oauth/access_token",
-                "repo read:user", True),
-    OAuthPreset("linkedin", "https://www.linkedin.com/oauth/v2/authorization",
-                "https://www.linkedin.com/oauth/v2/accessToken", "openid profile w_member_social", False),
-    OAuthPreset("microsoft", "https://login.microsoftonline.com/common/oauth2/v2.0/authorize",
-                "https://login.microsoftonline.com/common/oauth2/v2.0/token", "offline_access User.Read Mail.Read", True),
-    OAuthPreset("slack", "https://slack.com/oauth/v2/authorize", "https://slack.com/api/oauth.v2.access",
-                "channels:read chat:write", False),
-    OAuthPreset("atlassian", "https://auth.atlassian.com/authorize", "https://auth.atlassian.com/oauth/token",
-                "read:jira-work offline_access", True, {"audience": "api.atlassian.com", "prompt": "consent"}),
-    OAuthPreset("hubspot", "https://app.hubspot.com/oauth/authorize", "https://api.hubapi.com/oauth/v1/token",
-                "crm.objects.contacts.read", False),
-    OAuthPreset("notion", "https://api.notion.com/v1/oauth/authorize", "https://api.notion.com/v1/oauth/token",
-                "", False, {"owner": "user"}),
-)}
+OAUTH_PRESETS: dict[str, OAuthPreset] = {
+    p.name: p
+    for p in (
+        OAuthPreset(
+            "google",
+            "https://accounts.google.com/o/oauth2/v2/auth",
+            "https://oauth2.googleapis.com/token",
+            "https://www.googleapis.com/auth/gmail.readonly",
+            True,
+            {"access_type": "offline", "prompt": "consent"},
+        ),
+        OAuthPreset(
+            "github",
+            "https://github.com/login/oauth/authorize",
+            "https://github.com/login/oauth/access_token",
+            "repo read:user",
+            True,
+        ),
+        OAuthPreset(
+            "linkedin",
+            "https://www.linkedin.com/oauth/v2/authorization",
+            "https://www.linkedin.com/oauth/v2/accessToken",
+            "openid profile w_member_social",
+            False,
+        ),
+        OAuthPreset(
+            "microsoft",
+            "https://login.microsoftonline.com/common/oauth2/v2.0/authorize",
+            "https://login.microsoftonline.com/common/oauth2/v2.0/token",
+            "offline_access User.Read Mail.Read",
+            True,
+        ),
+        OAuthPreset(
+            "slack",
+            "https://slack.com/oauth/v2/authorize",
+            "https://slack.com/api/oauth.v2.access",
+            "channels:read chat:write",
+            False,
+        ),
+        OAuthPreset(
+            "atlassian",
+            "https://auth.atlassian.com/authorize",
+            "https://auth.atlassian.com/oauth/token",
+            "read:jira-work offline_access",
+            True,
+            {"audience": "api.atlassian.com", "prompt": "consent"},
+        ),
+        OAuthPreset(
+            "hubspot",
+            "https://app.hubspot.com/oauth/authorize",
+            "https://api.hubapi.com/oauth/v1/token",
+            "crm.objects.contacts.read",
+            False,
+        ),
+        OAuthPreset(
+            "notion",
+            "https://api.notion.com/v1/oauth/authorize",
+            "https://api.notion.com/v1/oauth/token",
+            "",
+            False,
+            {"owner": "user"},
+        ),
+    )
+}
 
 
 def pkce_pair() -> tuple[str, str]:
@@ -65,10 +112,22 @@ def pkce_pair() -> tuple[str, str]:
     return verifier, challenge
 
 
-def consent_url(auth_url: str, *, client_id: str, redirect_uri: str, scopes: str, state: str,
-                challenge: str | None, extra: dict | None = None) -> str:
-    query: dict[str, str] = {"response_type": "code", "client_id": client_id, "redirect_uri": redirect_uri,
-                             "state": state}
+def consent_url(
+    auth_url: str,
+    *,
+    client_id: str,
+    redirect_uri: str,
+    scopes: str,
+    state: str,
+    challenge: str | None,
+    extra: dict | None = None,
+) -> str:
+    query: dict[str, str] = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": redirect_uri,
+        "state": state,
+    }
     if scopes:
         query["scope"] = scopes
     if challenge:
@@ -103,8 +162,13 @@ def _read_answer(response: httpx.Response, name: str, what: str) -> TokenAnswer:
             expires_at = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=int(float(expires_in)))
         except (TypeError, ValueError):
             expires_at = None
-    return TokenAnswer(access_token=str(data["access_token"]), refresh_token=data.get("refresh_token") or None,
-                       expires_at=expires_at, scope=data.get("scope"), token_type=data.get("token_type"))
+    return TokenAnswer(
+        access_token=str(data["access_token"]),
+        refresh_token=data.get("refresh_token") or None,
+        expires_at=expires_at,
+        scope=data.get("scope"),
+        token_type=data.get("token_type"),
+    )
 
 
 def _post(http: httpx.Client | None, token_url: str, form: dict, name: str, what: str) -> TokenAnswer:
@@ -119,8 +183,17 @@ def _post(http: httpx.Client | None, token_url: str, form: dict, name: str, what
     return _read_answer(response, name, what)
 
 
-def exchange_code(http: httpx.Client | None, *, name: str, token_url: str, code: str, redirect_uri: str, client_id: str,
-                  client_secret: str | None, verifier: str | None) -> TokenAnswer:
+def exchange_code(
+    http: httpx.Client | None,
+    *,
+    name: str,
+    token_url: str,
+    code: str,
+    redirect_uri: str,
+    client_id: str,
+    client_secret: str | None,
+    verifier: str | None,
+) -> TokenAnswer:
     form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri, "client_id": client_id}
     if client_secret:
         form["client_secret"] = client_secret
@@ -129,8 +202,15 @@ def exchange_code(http: httpx.Client | None, *, name: str, token_url: str, code:
     return _post(http, token_url, form, name, "code exchange")
 
 
-def refresh(http: httpx.Client | None, *, name: str, token_url: str, refresh_token: str, client_id: str | None,
-            client_secret: str | None) -> TokenAnswer:
+def refresh(
+    http: httpx.Client | None,
+    *,
+    name: str,
+    token_url: str,
+    refresh_token: str,
+    client_id: str | None,
+    client_secret: str | None,
+) -> TokenAnswer:
     form = {"grant_type": "refresh_token", "refresh_token": refresh_token}
     if client_id:
         form["client_id"] = client_id
@@ -159,7 +239,11 @@ def stored_sentence(name: str, where: str, answer: TokenAnswer, tz: dt.tzinfo | 
         return f"Stored {name} in {where}: it refreshes itself before every use."
     if answer.expires_at:
         moment = answer.expires_at.astimezone(tz) if tz else answer.expires_at
-        return (f"Stored {name} in {where} as is: the provider sent no refresh token, so it expires at "
-                f"{moment:%Y-%m-%d %H:%M %Z} — connect again after that.")
-    return (f"Stored {name} in {where} as is: the provider sent no refresh token and no expiry, "
-            "so it lasts until the provider revokes it.")
+        return (
+            f"Stored {name} in {where} as is: the provider sent no refresh token, so it expires at "
+            f"{moment:%Y-%m-%d %H:%M %Z} — connect again after that."
+        )
+    return (
+        f"Stored {name} in {where} as is: the provider sent no refresh token and no expiry, "
+        "so it lasts until the provider revokes it."
+    )

@@ -2,6 +2,7 @@
 /w/<ws>/settings/secrets. Names, scope, who and when — never a value; set,
 delete and Connect (OAuth) need a write role, and another account's
 workspace is a 404 like a missing one."""
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -45,22 +46,40 @@ def secrets_page(request: HttpRequest, ws: str | None = None) -> HttpResponse:
     rows = list(actions.secrets_for(membership.account, workspace))
     in_workspace = {r.name for r in rows if r.workspace_id}
     here = workspace.pk if workspace else None
-    entries = [{"row": r, "overridden": not r.workspace_id and r.name in in_workspace,
-                "deletable": membership.can_write and r.workspace_id == here} for r in rows]
+    entries = [
+        {
+            "row": r,
+            "overridden": not r.workspace_id and r.name in in_workspace,
+            "deletable": membership.can_write and r.workspace_id == here,
+        }
+        for r in rows
+    ]
     try:
         redirect_uri = connect.dashboard_redirect_uri()
     except ApiError:
         redirect_uri = None
-    return render(request, "vault/secrets.html", {
-        "section": "secrets", "membership": membership, "account": membership.account, "workspace": workspace,
-        "entries": entries, "can_write": membership.can_write, "redirect_uri": redirect_uri,
-        "presets": sorted(oauth.OAUTH_PRESETS.values(), key=lambda p: p.name), "back": _back(workspace),
-        "connected": request.GET.get("connected"),
-        "plain_http": bool(redirect_uri) and redirect_uri.startswith("http://")
-        and not redirect_uri.startswith(("http://localhost", "http://127.0.0.1")),
-        "checks": [] if workspace else list(ProviderCheck.objects.filter(account=membership.account)
-                                            .order_by("endpoint", "key_name")),
-    })
+    return render(
+        request,
+        "vault/secrets.html",
+        {
+            "section": "secrets",
+            "membership": membership,
+            "account": membership.account,
+            "workspace": workspace,
+            "entries": entries,
+            "can_write": membership.can_write,
+            "redirect_uri": redirect_uri,
+            "presets": sorted(oauth.OAUTH_PRESETS.values(), key=lambda p: p.name),
+            "back": _back(workspace),
+            "connected": request.GET.get("connected"),
+            "plain_http": bool(redirect_uri)
+            and redirect_uri.startswith("http://")
+            and not redirect_uri.startswith(("http://localhost", "http://127.0.0.1")),
+            "checks": []
+            if workspace
+            else list(ProviderCheck.objects.filter(account=membership.account).order_by("endpoint", "key_name")),
+        },
+    )
 
 
 @login_required
@@ -117,8 +136,11 @@ def connect_start(request: HttpRequest, ws: str | None = None) -> HttpResponse:
     membership, workspace = _context(request, ws)
     _require_write(membership)
     # An empty field means "the preset's": leave it out rather than send "".
-    body = {key: request.POST[key] for key in ("name", "provider", "client_id", "client_secret", "scopes",
-                                               "auth_url", "token_url") if request.POST.get(key, "").strip()}
+    body = {
+        key: request.POST[key]
+        for key in ("name", "provider", "client_id", "client_secret", "scopes", "auth_url", "token_url")
+        if request.POST.get(key, "").strip()
+    }
     if workspace:
         body["workspace"] = workspace.name
     try:

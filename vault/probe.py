@@ -6,6 +6,7 @@ key from the nearest vault — and each distinct (endpoint, key) is asked one
 minimal question. The verdict is written on a ProviderCheck row per secret;
 only a newly broken one is reported.
 """
+
 from __future__ import annotations
 
 import logging
@@ -22,7 +23,13 @@ from django.utils import timezone
 from accounts.models import Account, Membership, Role, Workspace
 from foldrun.api import ApiError
 from foldrun.providers.client import (
-    MissingSecret, ModelClient, ProviderConfigError, ProviderError, ProviderRefusal, Supply, supply_from_block,
+    MissingSecret,
+    ModelClient,
+    ProviderConfigError,
+    ProviderError,
+    ProviderRefusal,
+    Supply,
+    supply_from_block,
 )
 from foldrun.providers.probe import format_probe, run_probe
 from foldrun.contract.desk import AGENT, AGENTS_MD, classify
@@ -44,13 +51,24 @@ PROBE_QUESTION = [{"role": "user", "content": "Reply with the word ok."}]
 # The Responses API refuses max_output_tokens below 16; everywhere else one token.
 MIN_OUTPUT = {"responses": 16}
 # A block that names no model is asked with the cheapest model the endpoint surely has.
-DEFAULT_PROBE_MODELS = {"anthropic": "claude-haiku-4-5", "openrouter": "anthropic/claude-haiku-4.5",
-                        "deepseek": "deepseek-chat", "openai": "gpt-4o-mini"}
+DEFAULT_PROBE_MODELS = {
+    "anthropic": "claude-haiku-4-5",
+    "openrouter": "anthropic/claude-haiku-4.5",
+    "deepseek": "deepseek-chat",
+    "openai": "gpt-4o-mini",
+}
 PROBE_TIMEOUT = 20.0
 PARALLEL_QUESTIONS = 4
 _CREDIT_WORDS = ("credit balance", "insufficient_quota", "exceeded your current quota", "billing", "payment required")
-_MODEL_WORDS = ("model_not_found", "model not found", "does not exist", "unknown model", "no such model",
-                "invalid model", "not a valid model")
+_MODEL_WORDS = (
+    "model_not_found",
+    "model not found",
+    "does not exist",
+    "unknown model",
+    "no such model",
+    "invalid model",
+    "not a valid model",
+)
 
 
 @dataclass
@@ -73,7 +91,7 @@ class Credential:
     key_scope: str
     model: str
     used_by: list[str] = field(default_factory=list)
-    problem: tuple[str, str] | None = None   # (verdict, message) known before asking
+    problem: tuple[str, str] | None = None  # (verdict, message) known before asking
     # Every (scope, name) holding this same key at this endpoint: one question, a row each.
     also: list[tuple[str, str]] = field(default_factory=list)
 
@@ -107,7 +125,7 @@ def _blocks_in(files: Mapping[str, Any], workspace: Workspace | None, prefix: st
             fallback = block["fallback"]
             second = {"name": fallback} if isinstance(fallback, str) else dict(fallback)
             if not second.get("model") and not second.get("models") and block.get("model"):
-                second["model"] = block["model"]   # as a run would: the second supply inherits the model
+                second["model"] = block["model"]  # as a run would: the second supply inherits the model
             found.append(UsedBlock(second, workspace, f"{prefix}{path} (fallback)"))
     return found
 
@@ -136,7 +154,7 @@ def _credential(used: UsedBlock, *, reveal: bool = True) -> tuple[Credential, st
             if row is None:
                 return None
             scope_of[name] = f"workspace {row.workspace.name}" if row.workspace_id else "account"
-            return ""   # a stand-in; never sent anywhere
+            return ""  # a stand-in; never sent anywhere
         found = actions.resolve_secrets(used.workspace, [name], account=_account_of(used))
         if name in found:
             item = found[name]
@@ -157,18 +175,28 @@ def _credential(used: UsedBlock, *, reveal: bool = True) -> tuple[Credential, st
         key_name = getattr(exc, "name", "") or ""
         text = str(exc)
         if key_name or "decrypt" in text or "token endpoint" in text or "OAuth" in text or "key:" in text:
-            verdict = Verdict.CREDENTIAL      # absent, unreadable or unrefreshable key
+            verdict = Verdict.CREDENTIAL  # absent, unreadable or unrefreshable key
         elif "unknown name" in text:
-            verdict = Verdict.NOT_FOUND       # no such endpoint in the preset table
+            verdict = Verdict.NOT_FOUND  # no such endpoint in the preset table
         else:
-            verdict = Verdict.UNREACHABLE     # no address to ask (per-account preset without base_url)
-        return Credential(None, endpoint, str(block.get("format") or ""), name, key_name, "missing" if key_name else "",
-                          str(block.get("model") or ""), [used.where], (verdict, str(exc))), None
+            verdict = Verdict.UNREACHABLE  # no address to ask (per-account preset without base_url)
+        return Credential(
+            None,
+            endpoint,
+            str(block.get("format") or ""),
+            name,
+            key_name,
+            "missing" if key_name else "",
+            str(block.get("model") or ""),
+            [used.where],
+            (verdict, str(exc)),
+        ), None
     model = supply.model or DEFAULT_PROBE_MODELS.get(name) or DEFAULT_PROBE_MODELS.get(supply.format, "")
     supply.model = model
     key_name = supply.key_name or ""
-    return Credential(supply, supply.endpoint(), supply.format, name, key_name, scope_of.get(key_name, ""),
-                      model, [used.where]), values.get(key_name)
+    return Credential(
+        supply, supply.endpoint(), supply.format, name, key_name, scope_of.get(key_name, ""), model, [used.where]
+    ), values.get(key_name)
 
 
 def _account_of(used: UsedBlock) -> Account:
@@ -233,8 +261,14 @@ def ask(cred: Credential, http: httpx.Client | None) -> tuple[str, str]:
     return Verdict.OK, "the key was accepted and the model answered"
 
 
-def check_account_providers(account_id: int, *, report: bool = True, http: httpx.Client | None = None,
-                            lease: Heartbeat | None = None, daily: bool = False) -> list[ProviderCheck]:
+def check_account_providers(
+    account_id: int,
+    *,
+    report: bool = True,
+    http: httpx.Client | None = None,
+    lease: Heartbeat | None = None,
+    daily: bool = False,
+) -> list[ProviderCheck]:
     """Ask every distinct (endpoint, key) once; record per secret; report the newly broken.
 
     With `lease` (the daily probe's, see vault/tasks.py) the verdicts and the
@@ -257,8 +291,12 @@ def check_account_providers(account_id: int, *, report: bool = True, http: httpx
             now = timezone.now()
             for key_scope, key_name in cred.keys():
                 row, _ = ProviderCheck.objects.select_for_update().get_or_create(
-                    account=account, endpoint=cred.endpoint[:500], key_scope=key_scope, key_name=key_name,
-                    defaults={"format": cred.fmt})
+                    account=account,
+                    endpoint=cred.endpoint[:500],
+                    key_scope=key_scope,
+                    key_name=key_name,
+                    defaults={"format": cred.fmt},
+                )
                 was_broken = row.verdict in BROKEN_VERDICTS
                 first_check = not row.verdict
                 row.format, row.provider, row.model = cred.fmt, cred.provider, cred.model[:200]
@@ -290,24 +328,37 @@ def report_body(rows: list[ProviderCheck], *, never_checked: set[int], daily: bo
     for row in rows:
         key = f"{row.key_name} ({row.key_scope})" if row.key_name else "no key"
         before = "never checked before" if row.pk in never_checked else "it worked at the last check"
-        lines.append(f"- {row.endpoint} with {key}: {row.verdict} — {row.message}\n  {before}"
-                     f"\n  used by: {', '.join(row.used_by)}")
+        lines.append(
+            f"- {row.endpoint} with {key}: {row.verdict} — {row.message}\n  {before}"
+            f"\n  used by: {', '.join(row.used_by)}"
+        )
     which = "The daily key check" if daily else "A key check forced by hand"
-    found = "a provider key that does not work now" if len(rows) == 1 else f"{len(rows)} provider keys that do not work now"
-    return (f"{which} found {found}:\n\n" + "\n".join(lines)
-            + "\n\nRuns that use it will fail until the key is fixed. After rotating a key, "
-              "`foldrun account providers --check` checks again.\n")
+    found = (
+        "a provider key that does not work now" if len(rows) == 1 else f"{len(rows)} provider keys that do not work now"
+    )
+    return (
+        f"{which} found {found}:\n\n"
+        + "\n".join(lines)
+        + "\n\nRuns that use it will fail until the key is fixed. After rotating a key, "
+        "`foldrun account providers --check` checks again.\n"
+    )
 
 
 def _report(account: Account, rows: list[ProviderCheck], *, never_checked: set[int], daily: bool) -> None:
-    owners = list(Membership.objects.filter(account=account, role=Role.OWNER).select_related("user")
-                  .values_list("user__email", flat=True))
+    owners = list(
+        Membership.objects.filter(account=account, role=Role.OWNER)
+        .select_related("user")
+        .values_list("user__email", flat=True)
+    )
     # "stopped working" only where a key worked before; a key broken at its first check never worked here.
     verb = "stopped working" if any(r.pk not in never_checked for r in rows) else "does not work"
     if len(rows) > 1:
         verb = "stopped working" if verb == "stopped working" else "do not work"
-    subject = (f"foldrun: a provider key {verb} for {account.name}" if len(rows) == 1
-               else f"foldrun: {len(rows)} provider keys {verb} for {account.name}")
+    subject = (
+        f"foldrun: a provider key {verb} for {account.name}"
+        if len(rows) == 1
+        else f"foldrun: {len(rows)} provider keys {verb} for {account.name}"
+    )
     body = report_body(rows, never_checked=never_checked, daily=daily)
     for owner in owners:
         if owner:  # the account category: always on, but still asked at send time
@@ -325,12 +376,17 @@ def providers_table(account: Account) -> dict:
         key = (cred.endpoint, cred.key_scope, cred.key_name)
         seen.add(key)
         row = last.get(key)
-        entry = {"endpoint": cred.endpoint, "format": cred.fmt, "provider": cred.provider or None,
-                 "key": {"name": cred.key_name or None, "scope": cred.key_scope or None},
-                 "model": cred.model or None, "used_by": cred.used_by,
-                 "verdict": row.verdict if row and row.verdict else None,
-                 "message": row.message if row else None,
-                 "checked_at": row.checked_at.isoformat() if row and row.checked_at else None}
+        entry = {
+            "endpoint": cred.endpoint,
+            "format": cred.fmt,
+            "provider": cred.provider or None,
+            "key": {"name": cred.key_name or None, "scope": cred.key_scope or None},
+            "model": cred.model or None,
+            "used_by": cred.used_by,
+            "verdict": row.verdict if row and row.verdict else None,
+            "message": row.message if row else None,
+            "checked_at": row.checked_at.isoformat() if row and row.checked_at else None,
+        }
         results.append(entry)
     stale = [check_data(r) for k, r in last.items() if k not in seen]
     return {"results": results, "no_longer_used": stale}
@@ -350,12 +406,14 @@ def _workspace_block(account: Account, workspace: Workspace | None) -> dict | No
     return None
 
 
-def check_probe(account: Account, workspace: Workspace | None, body: Mapping[str, Any],
-                *, http: httpx.Client | None = None) -> dict:
+def check_probe(
+    account: Account, workspace: Workspace | None, body: Mapping[str, Any], *, http: httpx.Client | None = None
+) -> dict:
     model = body.get("model")
     if not isinstance(model, str) or not model.strip():
-        raise ApiError("model: name the model to probe, e.g. claude-haiku-4-5.", code="invalid",
-                       details={"field": "model"})
+        raise ApiError(
+            "model: name the model to probe, e.g. claude-haiku-4-5.", code="invalid", details={"field": "model"}
+        )
     provider = body.get("provider")
     if provider in (None, ""):
         block = _workspace_block(account, workspace) or {"name": "anthropic"}
@@ -364,8 +422,9 @@ def check_probe(account: Account, workspace: Workspace | None, body: Mapping[str
     elif isinstance(provider, Mapping):
         block = dict(provider)
     else:
-        raise ApiError("provider: give a preset name or a provider block.", code="invalid",
-                       details={"field": "provider"})
+        raise ApiError(
+            "provider: give a preset name or a provider block.", code="invalid", details={"field": "provider"}
+        )
     block = {**block, "model": model.strip()}
     block.pop("models", None)
 
@@ -386,15 +445,35 @@ def check_probe(account: Account, workspace: Workspace | None, body: Mapping[str
     try:
         result = run_probe(client, provider=block)
     except ProviderRefusal as exc:
-        return {"ok": False, "endpoint": supply.endpoint(), "format": supply.format, "model": supply.model,
-                "error": exc.line, "requests": client.requests, "lines": lines}
+        return {
+            "ok": False,
+            "endpoint": supply.endpoint(),
+            "format": supply.format,
+            "model": supply.model,
+            "error": exc.line,
+            "requests": client.requests,
+            "lines": lines,
+        }
     except ProviderError as exc:
-        return {"ok": False, "endpoint": supply.endpoint(), "format": supply.format, "model": supply.model,
-                "error": exc.message, "requests": client.requests, "lines": lines}
+        return {
+            "ok": False,
+            "endpoint": supply.endpoint(),
+            "format": supply.format,
+            "model": supply.model,
+            "error": exc.message,
+            "requests": client.requests,
+            "lines": lines,
+        }
     finally:
         client.close()
     result.lines = lines
     data = result.as_dict()
-    data.update({"ok": result.closed, "endpoint": supply.endpoint(), "format": supply.format,
-                 "printed": format_probe(result, endpoint=supply.endpoint())})
+    data.update(
+        {
+            "ok": result.closed,
+            "endpoint": supply.endpoint(),
+            "format": supply.format,
+            "printed": format_probe(result, endpoint=supply.endpoint()),
+        }
+    )
     return data

@@ -4,6 +4,7 @@ The vault's own rows (secrets, OAuth connections under way, site logins) are lis
 that seals values of its own with the vault's keys (browsing: a session's extra headers and proxy URL) registers
 its column from its AppConfig.ready, so rotation reaches it without the vault importing that app.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -30,9 +31,16 @@ class SealedColumn:
 
 COLUMNS: list[SealedColumn] = [
     SealedColumn(Secret, "key_id", "sealed", lambda row: row.aad(), lambda row: row.name),
-    SealedColumn(OAuthPending, "key_id", "sealed", lambda row: row.aad(), lambda row: f"the OAuth connection {row.name}"),
-    SealedColumn(SiteLogin, "key_id", "sealed_password", lambda row: row.aad(),
-                 lambda row: f"the login for {row.host} ({row.namespace})"),
+    SealedColumn(
+        OAuthPending, "key_id", "sealed", lambda row: row.aad(), lambda row: f"the OAuth connection {row.name}"
+    ),
+    SealedColumn(
+        SiteLogin,
+        "key_id",
+        "sealed_password",
+        lambda row: row.aad(),
+        lambda row: f"the login for {row.host} ({row.namespace})",
+    ),
 ]
 
 
@@ -51,17 +59,21 @@ def rotate_keys(batch: int = 200) -> tuple[int, list[str]]:
     for column in COLUMNS:
         model = column.model
         # An empty key id is a row with nothing sealed (a session without headers).
-        ids = list(model.objects.exclude(**{column.key_field: newest}).exclude(**{column.key_field: ""})
-                   .values_list("pk", flat=True))
+        ids = list(
+            model.objects.exclude(**{column.key_field: newest})
+            .exclude(**{column.key_field: ""})
+            .values_list("pk", flat=True)
+        )
         for start in range(0, len(ids), batch):
             with transaction.atomic():
-                for row in model.objects.select_for_update().filter(pk__in=ids[start:start + batch]):
+                for row in model.objects.select_for_update().filter(pk__in=ids[start : start + batch]):
                     sealed = getattr(row, column.value_field)
                     if not sealed:
                         continue
                     try:
-                        plain = open_sealed(keys, getattr(row, column.key_field), bytes(sealed), column.aad(row),
-                                            name=column.label(row))
+                        plain = open_sealed(
+                            keys, getattr(row, column.key_field), bytes(sealed), column.aad(row), name=column.label(row)
+                        )
                     except UndecryptableSecret:
                         failed.append(column.label(row))
                         continue

@@ -1,4 +1,5 @@
 """What the API says about a secret: names, scope, who and when — never a value."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -56,6 +57,7 @@ def check_data(row: ProviderCheck) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- OpenAPI: what the vault API takes and answers
 
+
 class SecretOut(serializers.Serializer):
     id = serializers.CharField()
     name = serializers.CharField()
@@ -77,13 +79,18 @@ class SecretListOut(serializers.Serializer):
 
 
 # vault.actions.HOST_RE on the trimmed, lower-cased entry.
-HOSTS_PATTERN = r"^\s*(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:\d{1,5})?\s*$"
+HOSTS_PATTERN = (
+    r"^\s*(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:\d{1,5})?\s*$"
+)
 
 
 class _SecretIn(serializers.Serializer):
     openapi_closed = "is not a field of a secret; send value (or oauth) and optionally hosts."
-    hosts = serializers.ListField(child=StrictCharField(regex_pattern=HOSTS_PATTERN), required=False,
-                                  help_text="the https origins the value may be sent to; absent keeps those set")
+    hosts = serializers.ListField(
+        child=StrictCharField(regex_pattern=HOSTS_PATTERN),
+        required=False,
+        help_text="the https origins the value may be sent to; absent keeps those set",
+    )
 
 
 class SecretValueIn(_SecretIn):
@@ -93,20 +100,34 @@ class SecretValueIn(_SecretIn):
 # No string of a body may hold a NUL (foldrun's JSON parser refuses one anywhere: no column takes it).
 _PLAIN = {"type": "string", "pattern": NO_NUL}
 _TEXT = {"type": "string", "pattern": r"^[^\x00]*\S[^\x00]*$"}
-_RECIPE_COMMON = {"token_url": {"type": "string", "pattern": r"^https?://[^\s\x00]*$"},
-                  "client_secret": _PLAIN, "scope": _PLAIN,
-                  "expires_at": {"type": "string", "format": "date-time",
-                                 "description": "RFC 3339, e.g. 2026-12-01T10:00:00Z"}}
+_RECIPE_COMMON = {
+    "token_url": {"type": "string", "pattern": r"^https?://[^\s\x00]*$"},
+    "client_secret": _PLAIN,
+    "scope": _PLAIN,
+    "expires_at": {"type": "string", "format": "date-time", "description": "RFC 3339, e.g. 2026-12-01T10:00:00Z"},
+}
 
 
-@extend_schema_field({"anyOf": [
-    {"type": "object", "title": "RefreshRecipe", "additionalProperties": False,
-     "required": ["token_url", "client_id", "refresh_token"],
-     "properties": {**_RECIPE_COMMON, "client_id": _TEXT, "refresh_token": _TEXT, "access_token": _PLAIN}},
-    {"type": "object", "title": "AccessTokenRecipe", "additionalProperties": False,
-     "required": ["token_url", "access_token"],
-     "properties": {**_RECIPE_COMMON, "client_id": _PLAIN, "access_token": _TEXT}},
-]})
+@extend_schema_field(
+    {
+        "anyOf": [
+            {
+                "type": "object",
+                "title": "RefreshRecipe",
+                "additionalProperties": False,
+                "required": ["token_url", "client_id", "refresh_token"],
+                "properties": {**_RECIPE_COMMON, "client_id": _TEXT, "refresh_token": _TEXT, "access_token": _PLAIN},
+            },
+            {
+                "type": "object",
+                "title": "AccessTokenRecipe",
+                "additionalProperties": False,
+                "required": ["token_url", "access_token"],
+                "properties": {**_RECIPE_COMMON, "client_id": _PLAIN, "access_token": _TEXT},
+            },
+        ]
+    }
+)
 class OAuthRecipeField(serializers.DictField):
     """An OAuth recipe (vault.actions._validate_recipe reads it): a refresh recipe, or an access token alone."""
 
@@ -115,8 +136,9 @@ class SecretOAuthIn(_SecretIn):
     oauth = OAuthRecipeField(help_text="an OAuth recipe: token_url, client_id, client_secret, refresh_token…")
 
 
-SECRET_IN = PolymorphicProxySerializer(component_name="SecretIn", serializers=[SecretValueIn, SecretOAuthIn],
-                                       resource_type_field_name=None)
+SECRET_IN = PolymorphicProxySerializer(
+    component_name="SecretIn", serializers=[SecretValueIn, SecretOAuthIn], resource_type_field_name=None
+)
 SECRET_NAME_PATTERN = NAME_RE.pattern
 
 
@@ -157,29 +179,54 @@ NEEDS_BASE_URL = sorted(p.name for p in PRESETS if p.needs_base_url)
 
 
 def _provider_block(names: list[str], required: list[str], description: str) -> dict:
-    return {"type": "object", "additionalProperties": False, "required": required, "description": description,
-            "properties": {"name": {"type": "string", "enum": names},
-                           "base_url": {"type": "string", "pattern": r"^https?://\S+$"},
-                           "format": {"type": "string", "enum": ["anthropic", "openai", "responses"]},
-                           "key": {"type": "string", "pattern": r"^\$\{[A-Z][A-Z0-9_]*\}$"},
-                           "key_header": {"type": "string", "enum": ["x-api-key", "bearer"]}}}
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": required,
+        "description": description,
+        "properties": {
+            "name": {"type": "string", "enum": names},
+            "base_url": {"type": "string", "pattern": r"^https?://\S+$"},
+            "format": {"type": "string", "enum": ["anthropic", "openai", "responses"]},
+            "key": {"type": "string", "pattern": r"^\$\{[A-Z][A-Z0-9_]*\}$"},
+            "key_header": {"type": "string", "enum": ["x-api-key", "bearer"]},
+        },
+    }
 
 
 # A preset with no fixed address (qwen…) needs base_url: check_probe refuses the block without one.
-@extend_schema_field({"oneOf": [
-    {"type": "string", "enum": FIXED_PRESETS, "description": "a preset with a fixed address"},
-    _provider_block(FIXED_PRESETS, ["name"], "a provider block"),
-    _provider_block(NEEDS_BASE_URL, ["name", "base_url"], "a provider block for a preset with no fixed address")]})
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string", "enum": FIXED_PRESETS, "description": "a preset with a fixed address"},
+            _provider_block(FIXED_PRESETS, ["name"], "a provider block"),
+            _provider_block(
+                NEEDS_BASE_URL, ["name", "base_url"], "a provider block for a preset with no fixed address"
+            ),
+        ]
+    }
+)
 class ProviderField(serializers.JSONField):
     """A preset's name or a provider block, as AGENTS.md's `provider:` takes; check_probe reads it."""
 
 
 class ProbeIn(serializers.Serializer):
-    model = StrictCharField(regex_pattern=r"\S", pattern_message=MODEL_MISSING, max_length=200,
-                            error_messages={"required": MODEL_MISSING, "blank": MODEL_MISSING, "null": MODEL_MISSING,
-                                            "invalid": MODEL_MISSING})
-    provider = ProviderField(required=False, allow_null=True,
-                                     help_text="a preset name or a provider block; the desk's AGENTS.md one when absent")
+    model = StrictCharField(
+        regex_pattern=r"\S",
+        pattern_message=MODEL_MISSING,
+        max_length=200,
+        error_messages={
+            "required": MODEL_MISSING,
+            "blank": MODEL_MISSING,
+            "null": MODEL_MISSING,
+            "invalid": MODEL_MISSING,
+        },
+    )
+    provider = ProviderField(
+        required=False,
+        allow_null=True,
+        help_text="a preset name or a provider block; the desk's AGENTS.md one when absent",
+    )
 
 
 class ProbeOut(serializers.Serializer):
@@ -197,17 +244,21 @@ class ProbeOut(serializers.Serializer):
 # promises a client a `uri` there: "http://fÞn" or "http://a/{x}" would not be one.
 _PORT = r"(:([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?"
 _URI_CHAR = r"(%[0-9A-Fa-f]{2}|[A-Za-z0-9._~:@!$&'()*+,;=/-])"
-URL_PATTERN = (rf"^\s*https?://[A-Za-z0-9.-]+{_PORT}(/{_URI_CHAR}*)?(\?({_URI_CHAR}|\?)*)?(#({_URI_CHAR}|\?)*)?"
-               r"\s*$")
+URL_PATTERN = (
+    rf"^\s*https?://[A-Za-z0-9.-]+{_PORT}(/{_URI_CHAR}*)?(\?({_URI_CHAR}|\?)*)?(#({_URI_CHAR}|\?)*)?"
+    r"\s*$"
+)
 GIVE_URL = "give the provider's URL."
 
 
 class _OAuthStartIn(serializers.Serializer):
     openapi_closed = "is not a field of a connect; send name, client_id and provider (or auth_url and token_url)."
-    name = StrictCharField(regex_pattern=NAME_RE.pattern, max_length=64,
-                           help_text="the secret's name, e.g. GITHUB_OAUTH")
-    workspace = StrictCharField(required=False, allow_blank=True, max_length=63,
-                                help_text="a workspace's vault; the account's when absent")
+    name = StrictCharField(
+        regex_pattern=NAME_RE.pattern, max_length=64, help_text="the secret's name, e.g. GITHUB_OAUTH"
+    )
+    workspace = StrictCharField(
+        required=False, allow_blank=True, max_length=63, help_text="a workspace's vault; the account's when absent"
+    )
     client_id = StrictCharField(regex_pattern=r"\S", max_length=500)
     client_secret = StrictCharField(required=False, allow_blank=True, max_length=2000)
     scopes = StrictCharField(required=False, allow_blank=True, max_length=2000)
@@ -216,9 +267,15 @@ class _OAuthStartIn(serializers.Serializer):
 class OAuthPresetStartIn(_OAuthStartIn):
     """A provider foldrun knows: its URLs and scopes are filled in (either URL may still be given)."""
 
-    provider = serializers.ChoiceField(choices=sorted(OAUTH_PRESETS), error_messages={"invalid_choice": (
-        f"unknown OAuth provider '{{input}}'; the presets are {', '.join(sorted(OAUTH_PRESETS))}, or custom with "
-        "auth_url and token_url.")})
+    provider = serializers.ChoiceField(
+        choices=sorted(OAUTH_PRESETS),
+        error_messages={
+            "invalid_choice": (
+                f"unknown OAuth provider '{{input}}'; the presets are {', '.join(sorted(OAUTH_PRESETS))}, or custom with "
+                "auth_url and token_url."
+            )
+        },
+    )
     # 500: OAuthPending.token_url's column (a longer one was a database error, a 500).
     auth_url = StrictCharField(required=False, max_length=500, regex_pattern=URL_PATTERN)
     token_url = StrictCharField(required=False, max_length=500, regex_pattern=URL_PATTERN)
@@ -228,14 +285,23 @@ class OAuthCustomStartIn(_OAuthStartIn):
     """Any other provider: give its authorization and token URLs."""
 
     provider = serializers.ChoiceField(choices=["custom"], required=False)
-    auth_url = StrictCharField(max_length=500, regex_pattern=URL_PATTERN, pattern_message=GIVE_URL,
-                               error_messages={"required": GIVE_URL, "blank": GIVE_URL})
-    token_url = StrictCharField(max_length=500, regex_pattern=URL_PATTERN, pattern_message=GIVE_URL,
-                                error_messages={"required": GIVE_URL, "blank": GIVE_URL})
+    auth_url = StrictCharField(
+        max_length=500,
+        regex_pattern=URL_PATTERN,
+        pattern_message=GIVE_URL,
+        error_messages={"required": GIVE_URL, "blank": GIVE_URL},
+    )
+    token_url = StrictCharField(
+        max_length=500,
+        regex_pattern=URL_PATTERN,
+        pattern_message=GIVE_URL,
+        error_messages={"required": GIVE_URL, "blank": GIVE_URL},
+    )
 
 
 OAUTH_START_IN = PolymorphicProxySerializer(
-    component_name="OAuthStartIn", serializers=[OAuthPresetStartIn, OAuthCustomStartIn], resource_type_field_name=None)
+    component_name="OAuthStartIn", serializers=[OAuthPresetStartIn, OAuthCustomStartIn], resource_type_field_name=None
+)
 
 
 class OAuthStartOut(serializers.Serializer):
@@ -249,15 +315,23 @@ class RedirectUriOut(serializers.Serializer):
 
 
 # vault.logins.HOST (a host name, or *.example.com), as the API reads it.
-LOGIN_HOST_PATTERN = r"^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
+LOGIN_HOST_PATTERN = (
+    r"^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
+)
 
 
 class SiteLoginIn(serializers.Serializer):
     openapi_closed = "is not a field of a login; give host, namespace, username and password."
-    host = StrictCharField(regex_pattern=LOGIN_HOST_PATTERN, max_length=253,
-                           help_text="the site's host name, or *.example.com for its subdomains")
-    namespace = StrictCharField(regex_pattern=r"^[A-Za-z0-9_.-]{1,64}$", required=False,
-                                help_text="several logins to one host, one per namespace; default `default`")
+    host = StrictCharField(
+        regex_pattern=LOGIN_HOST_PATTERN,
+        max_length=253,
+        help_text="the site's host name, or *.example.com for its subdomains",
+    )
+    namespace = StrictCharField(
+        regex_pattern=r"^[A-Za-z0-9_.-]{1,64}$",
+        required=False,
+        help_text="several logins to one host, one per namespace; default `default`",
+    )
     username = StrictCharField(regex_pattern=r"^[^\x00]*\S[^\x00]*$", max_length=320)
     password = StrictCharField(min_length=1, max_length=1024, help_text="sealed at rest; never shown again")
 

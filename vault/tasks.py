@@ -7,6 +7,7 @@ A second delivery of the same day's task finds the lease held (or the keys
 freshly checked) and asks nothing; a probe whose worker died is started
 again by the sweep once its lease has run out.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -73,8 +74,11 @@ def probe_account_providers(account_id: int, force: bool = False) -> int:
 def sweep_key_probes() -> int:
     """Probes whose worker died mid-check (the lease ran out, the check never
     finished) are asked again — the broker may never redeliver that message."""
-    stranded = list(leases.expired(KeyProbe).filter(Q(finished_at__isnull=True) | Q(finished_at__lt=F("started_at")))
-                    .values_list("account_id", flat=True))
+    stranded = list(
+        leases.expired(KeyProbe)
+        .filter(Q(finished_at__isnull=True) | Q(finished_at__lt=F("started_at")))
+        .values_list("account_id", flat=True)
+    )
     for account_id in stranded:
         probe_account_providers.delay(account_id)
     return len(stranded)
@@ -84,5 +88,8 @@ def _checked_recently(account_id: int) -> bool:
     """Every key of the account was asked within RECHECK_AFTER (and there is at least one)."""
     cutoff = timezone.now() - RECHECK_AFTER
     rows = ProviderCheck.objects.filter(account_id=account_id)
-    return rows.exists() and not rows.filter(checked_at__lt=cutoff).exists() and \
-        not rows.filter(checked_at__isnull=True).exists()
+    return (
+        rows.exists()
+        and not rows.filter(checked_at__lt=cutoff).exists()
+        and not rows.filter(checked_at__isnull=True).exists()
+    )

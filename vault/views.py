@@ -1,6 +1,7 @@
 """Vault API: secrets in the account and workspace vaults, the daily key
 probe's table, dashboard OAuth connects, and `foldrun probe` server-side.
 Thin: scope through ScopedAPIView, call one action."""
+
 from __future__ import annotations
 
 from django.http import Http404, HttpResponseRedirect
@@ -17,8 +18,13 @@ from vault import serializers as s
 from vault.serializers import secret_data
 
 _VAULT_DOWN = {503: error(503, "The vault's keys (FOLDRUN_VAULT_KEYS) are missing or do not open a value.")}
-_NAME = OpenApiParameter("name", OpenApiTypes.STR, OpenApiParameter.PATH, pattern=s.SECRET_NAME_PATTERN,
-                         description="the secret's name: capitals, digits and _, starting with a capital")
+_NAME = OpenApiParameter(
+    "name",
+    OpenApiTypes.STR,
+    OpenApiParameter.PATH,
+    pattern=s.SECRET_NAME_PATTERN,
+    description="the secret's name: capitals, digits and _, starting with a capital",
+)
 
 
 class VaultView(ScopedAPIView):
@@ -63,21 +69,31 @@ class _SecretDetail(VaultView):
     @extend_schema(parameters=[_NAME], responses={200: s.SecretOut, **_VAULT_DOWN})
     def get(self, request, name: str, **kwargs):
         workspace = self._workspace(kwargs)
-        row = actions.Secret.objects.filter(account=self.account, workspace=workspace, name=name).select_related(
-            "workspace", "created_by", "updated_by").first()
+        row = (
+            actions.Secret.objects.filter(account=self.account, workspace=workspace, name=name)
+            .select_related("workspace", "created_by", "updated_by")
+            .first()
+        )
         if row is None:
             raise Http404
         return Response(secret_data(row))
 
-    @extend_schema(parameters=[_NAME], request=s.SECRET_IN, responses={200: s.SecretOut, **_VAULT_DOWN},
-                   description="Set the secret: a `value`, or an `oauth` recipe — one of them.")
+    @extend_schema(
+        parameters=[_NAME],
+        request=s.SECRET_IN,
+        responses={200: s.SecretOut, **_VAULT_DOWN},
+        description="Set the secret: a `value`, or an `oauth` recipe — one of them.",
+    )
     def put(self, request, name: str, **kwargs):
         workspace = self._workspace(kwargs)
         self.require_write()
         body = _body(request)
         if "hosts" in body and not isinstance(body["hosts"], list):
-            raise ApiError("hosts: give a list of host names, e.g. [\"api.example.com\"].", code="invalid_hosts",
-                           details={"field": "hosts"})
+            raise ApiError(
+                'hosts: give a list of host names, e.g. ["api.example.com"].',
+                code="invalid_hosts",
+                details={"field": "hosts"},
+            )
         row = actions.check_set_secret(self.membership, workspace, name, body)
         return Response(secret_data(row))
 
@@ -115,10 +131,14 @@ class ProbeView(VaultView):
     """`foldrun probe MODEL [--provider P] [--to WS]`: a real tool loop, server-side,
     with the key from the workspace (or account) vault."""
 
-    @extend_schema(request=s.ProbeIn, responses={
-        200: OpenApiResponse(s.ProbeOut, description="The probe ran: `ok` says whether the loop closed."),
-        409: error(409, "The provider's key is not in the vault (`details.secret` names it)."),
-        **_VAULT_DOWN})
+    @extend_schema(
+        request=s.ProbeIn,
+        responses={
+            200: OpenApiResponse(s.ProbeOut, description="The probe ran: `ok` says whether the loop closed."),
+            409: error(409, "The provider's key is not in the vault (`details.secret` names it)."),
+            **_VAULT_DOWN,
+        },
+    )
     def post(self, request, ws: str | None = None):
         workspace = self.get_workspace(ws) if ws else None
         self.require_write()
@@ -129,13 +149,17 @@ class ProbeView(VaultView):
 class OAuthStartView(VaultView):
     """Begin a dashboard Connect; answers the consent URL and the exact redirect URL."""
 
-    @extend_schema(request=s.OAUTH_START_IN, responses={200: s.OAuthStartOut, 404: error(404, "No such workspace."),
-                                                       **_VAULT_DOWN})
+    @extend_schema(
+        request=s.OAUTH_START_IN, responses={200: s.OAuthStartOut, 404: error(404, "No such workspace."), **_VAULT_DOWN}
+    )
     def post(self, request):
         self.require_write()
         data = request.data if isinstance(request.data, dict) else None
-        shape = s.OAuthPresetStartIn if data is not None and data.get("provider") not in (None, "", "custom") \
+        shape = (
+            s.OAuthPresetStartIn
+            if data is not None and data.get("provider") not in (None, "", "custom")
             else s.OAuthCustomStartIn
+        )
         return Response(connect.check_start(self.membership, validated(shape, data)))
 
 
@@ -148,12 +172,18 @@ class OAuthRedirectView(VaultView):
 class OAuthCallbackView(VaultView):
     """The provider sends the browser here with ?code&state (or ?error)."""
 
-    @extend_schema(parameters=[
-        OpenApiParameter("state", OpenApiTypes.STR, required=True, description="the connect's state"),
-        OpenApiParameter("code", OpenApiTypes.STR, description="the provider's code"),
-        OpenApiParameter("error", OpenApiTypes.STR, description="the provider's refusal")],
-        responses={302: OpenApiResponse(description="Back to the Secrets page, which says what happened."),
-                   404: error(404, "No connect of this account has that state."), **_VAULT_DOWN})
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("state", OpenApiTypes.STR, required=True, description="the connect's state"),
+            OpenApiParameter("code", OpenApiTypes.STR, description="the provider's code"),
+            OpenApiParameter("error", OpenApiTypes.STR, description="the provider's refusal"),
+        ],
+        responses={
+            302: OpenApiResponse(description="Back to the Secrets page, which says what happened."),
+            404: error(404, "No connect of this account has that state."),
+            **_VAULT_DOWN,
+        },
+    )
     def get(self, request):
         from django.contrib import messages
 
@@ -177,11 +207,13 @@ class LoginsView(VaultView):
     def get(self, request):
         return Response({"results": [logins.login_data(row) for row in logins.logins_of(self.account)]})
 
-    @extend_schema(request=s.SiteLoginIn, responses={200: s.SiteLoginOut, **_VAULT_DOWN},
-                   description="Set the login of a host (and namespace), replacing the one set before.")
+    @extend_schema(
+        request=s.SiteLoginIn,
+        responses={200: s.SiteLoginOut, **_VAULT_DOWN},
+        description="Set the login of a host (and namespace), replacing the one set before.",
+    )
     def post(self, request):
-        return Response(logins.login_data(logins.check_set_login(self.membership, _body(request),
-                                                                 user=request.user)))
+        return Response(logins.login_data(logins.check_set_login(self.membership, _body(request), user=request.user)))
 
 
 class LoginView(VaultView):

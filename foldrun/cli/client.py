@@ -5,6 +5,7 @@ print as-is: the server's own `message` field when it sent one, "Could not
 reach <url>: …" when the connection failed. The bearer token is only ever
 put in the Authorization header — never in a message, a URL or a repr.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterator
@@ -105,8 +106,9 @@ class ApiClient:
         headers = {"Accept": "application/json", "User-Agent": f"foldrun-cli/{foldrun.__version__}"}
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        self._client = httpx.Client(base_url=self.url, headers=headers, timeout=_timeout(None),
-                                    transport=transport, follow_redirects=False)
+        self._client = httpx.Client(
+            base_url=self.url, headers=headers, timeout=_timeout(None), transport=transport, follow_redirects=False
+        )
 
     def __repr__(self) -> str:
         return f"ApiClient({self.url!r})"
@@ -126,16 +128,18 @@ class ApiClient:
             return path
         return "/api/" + path.lstrip("/")
 
-    def request(self, method: str, path: str, *, json: Any = None, params: dict | None = None,
-                timeout: float | None = None) -> Any:
+    def request(
+        self, method: str, path: str, *, json: Any = None, params: dict | None = None, timeout: float | None = None
+    ) -> Any:
         """`timeout`: seconds to wait for the answer (DEFAULT_TIMEOUT when not given)."""
         import httpx
 
         url = self.api_path(path)
         clean_params = {k: v for k, v in (params or {}).items() if v is not None}
         try:
-            response = self._client.request(method, url, json=json, params=clean_params or None,
-                                            timeout=_timeout(timeout))
+            response = self._client.request(
+                method, url, json=json, params=clean_params or None, timeout=_timeout(timeout)
+            )
         except httpx.TimeoutException:
             raise ApiFailure(f"{self.url} did not answer in time ({method} {url}).") from None
         except httpx.TransportError as exc:
@@ -156,8 +160,12 @@ class ApiClient:
                 return response.text
             return body
         if isinstance(body, dict) and body.get("message"):
-            raise ApiFailure(_sentence(body["message"]), status=response.status_code,
-                             code=str(body.get("code") or ""), details=body.get("details"))
+            raise ApiFailure(
+                _sentence(body["message"]),
+                status=response.status_code,
+                code=str(body.get("code") or ""),
+                details=body.get("details"),
+            )
         if isinstance(body, dict) and body.get("detail"):
             raise ApiFailure(_sentence(body["detail"]), status=response.status_code)
         reason = response.reason_phrase or "error"
@@ -169,8 +177,7 @@ class ApiClient:
     def get(self, path: str, *, params: dict | None = None) -> Any:
         return self.request("GET", path, params=params)
 
-    def post(self, path: str, json: Any = None, *, params: dict | None = None,
-             timeout: float | None = None) -> Any:
+    def post(self, path: str, json: Any = None, *, params: dict | None = None, timeout: float | None = None) -> Any:
         return self.request("POST", path, json=json, params=params, timeout=timeout)
 
     def put(self, path: str, json: Any = None) -> Any:

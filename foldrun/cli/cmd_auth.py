@@ -1,4 +1,5 @@
 """Signing in and out: version, login, logout, whoami, tokens."""
+
 from __future__ import annotations
 
 import getpass
@@ -20,8 +21,11 @@ def register(subparsers, common) -> None:
     p = subparsers.add_parser("login", parents=[common], help="sign in to a foldrun server and keep a token")
     p.add_argument("--url", help="the server, e.g. https://foldrun.example.com (default: $FOLDRUN_URL or the last one)")
     p.add_argument("--token-name", help="a name for the token, shown by `foldrun tokens` (default: cli@<this host>)")
-    p.add_argument("--token-stdin", action="store_true",
-                   help="store an existing token read from stdin instead of asking for a password")
+    p.add_argument(
+        "--token-stdin",
+        action="store_true",
+        help="store an existing token read from stdin instead of asking for a password",
+    )
     p.set_defaults(func=cmd_login)
 
     p = subparsers.add_parser("logout", parents=[common], help="revoke and forget the stored token")
@@ -129,8 +133,7 @@ def cmd_login(args, ctx) -> int:
         stored.pop("token_id", None)
     path = config_module.write_file(stored, ctx.config_dir)
     who = _who(me)
-    ctx.out.result({"url": url, "token_id": token_id, "me": me, "config": str(path)},
-                   f"Signed in to {url} as {who}.")
+    ctx.out.result({"url": url, "token_id": token_id, "me": me, "config": str(path)}, f"Signed in to {url} as {who}.")
     if os.environ.get("FOLDRUN_TOKEN") or os.environ.get("FOLDRUN_URL"):
         ctx.out.note("Note: $FOLDRUN_URL or $FOLDRUN_TOKEN is set and overrides the stored sign-in.")
     return 0

@@ -9,6 +9,7 @@ The workspace is --to, else the one this desk folder was pushed to
 (./.foldrun/workspace). Permissions are the server's, as on the dashboard:
 a viewer is refused, another account's run is not found.
 """
+
 from __future__ import annotations
 
 from .client import ApiFailure, CliError, quote_path
@@ -17,8 +18,10 @@ from .workspace import desk_workspace, missing_workspace
 
 
 def register(subparsers, common) -> None:
-    for verb, text in (("approve", "approve a step that waits for a decision"),
-                       ("reject", "reject a step that waits for a decision; the run stops there")):
+    for verb, text in (
+        ("approve", "approve a step that waits for a decision"),
+        ("reject", "reject a step that waits for a decision; the run stops there"),
+    ):
         p = subparsers.add_parser(verb, parents=[common], help=text)
         p.add_argument("run", metavar="RUN", help="the run's id (run_…)")
         p.add_argument("step", metavar="STEP", type=int, help="the step's number in the flow")
@@ -77,13 +80,19 @@ def _pending_kind(ctx, workspace: str, run_id: str, step: int) -> str | None:
 def cmd_decide(args, ctx) -> int:
     workspace = desk_workspace(args.to)
     if args.decision == "approve" and _pending_kind(ctx, workspace, args.run, args.step) == "ask":
-        raise CliError(f"Step {args.step} of {args.run} asked a question; answer it with "
-                       f"`foldrun answer {args.run} {args.step} \"TEXT\"`.", exit_code=2)
+        raise CliError(
+            f"Step {args.step} of {args.run} asked a question; answer it with "
+            f'`foldrun answer {args.run} {args.step} "TEXT"`.',
+            exit_code=2,
+        )
     answer = _post(ctx, workspace, args.run, f"steps/{args.step}/{args.decision}", {})
     done = "Approved" if args.decision == "approve" else "Rejected"
     after = "the run goes on" if args.decision == "approve" else "the run stops there"
-    ctx.out.result(answer, f"{done} step {args.step} of {args.run} in {workspace}; {after}. "
-                           f"See it with `foldrun report {args.run} --to {workspace}`.")
+    ctx.out.result(
+        answer,
+        f"{done} step {args.step} of {args.run} in {workspace}; {after}. "
+        f"See it with `foldrun report {args.run} --to {workspace}`.",
+    )
     return 0
 
 
@@ -92,8 +101,11 @@ def cmd_answer(args, ctx) -> int:
     if not args.text.strip():
         raise CliError("The answer is empty; give the text to answer with.", exit_code=2)
     answer = _post(ctx, workspace, args.run, f"steps/{args.step}/approve", {"answer": args.text})
-    ctx.out.result(answer, f"Answered step {args.step} of {args.run} in {workspace}; the step runs again with "
-                           f"the answer. See it with `foldrun report {args.run} --to {workspace}`.")
+    ctx.out.result(
+        answer,
+        f"Answered step {args.step} of {args.run} in {workspace}; the step runs again with "
+        f"the answer. See it with `foldrun report {args.run} --to {workspace}`.",
+    )
     return 0
 
 

@@ -1,4 +1,5 @@
 """A desk on this machine: init starts one in a folder, check checks its files offline."""
+
 from __future__ import annotations
 
 import re
@@ -24,10 +25,18 @@ def register(subparsers, common) -> None:
 
     p = subparsers.add_parser("check", parents=[common], help="check a desk's files offline")
     p.add_argument("path", nargs="?", default=".", metavar="PATH")
-    p.add_argument("--library", type=Path, metavar="DIR",
-                   help="a local copy of the account library (`foldrun pull --library DIR`) to resolve against")
-    p.add_argument("--to", metavar="WS", help="the workspace whose vault the needed secrets are looked up in "
-                                              "(default: PATH/.foldrun/workspace; else the laptop vault)")
+    p.add_argument(
+        "--library",
+        type=Path,
+        metavar="DIR",
+        help="a local copy of the account library (`foldrun pull --library DIR`) to resolve against",
+    )
+    p.add_argument(
+        "--to",
+        metavar="WS",
+        help="the workspace whose vault the needed secrets are looked up in "
+        "(default: PATH/.foldrun/workspace; else the laptop vault)",
+    )
     p.set_defaults(func=cmd_check)
 
 
@@ -55,7 +64,9 @@ def cmd_init(args, ctx) -> int:
         raise CliError(f"{root} is a file; init needs a folder.")
     clashes = [p for p in files if (root / p).exists()]
     if clashes:
-        raise CliError(f"{root / clashes[0]} already exists; init never overwrites a file, so pick a new or empty folder.")
+        raise CliError(
+            f"{root / clashes[0]} already exists; init never overwrites a file, so pick a new or empty folder."
+        )
     for relative, text in files.items():
         target = root / relative
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -65,8 +76,13 @@ def cmd_init(args, ctx) -> int:
         {"path": str(root.resolve()), "name": name, "files": list(files)},
         [f"Created the {name} desk in {shown}:"]
         + [f"  {p}" for p in files]
-        + ["", "Next:", f"  foldrun check {shown}", f"  foldrun workspaces create {name}",
-           f"  foldrun deploy {shown} --to {name}"],
+        + [
+            "",
+            "Next:",
+            f"  foldrun check {shown}",
+            f"  foldrun workspaces create {name}",
+            f"  foldrun deploy {shown} --to {name}",
+        ],
     )
     return 0
 
@@ -104,9 +120,16 @@ def cmd_check(args, ctx) -> int:
     errors = sum(1 for f in findings if f.level == "error")
     if ctx.out.json_mode:
         # The server's check answer (ok, errors, warnings, findings), and what the human output says on stderr.
-        ctx.out.json({"ok": errors == 0, "errors": errors, "warnings": len(findings) - errors,
-                      "findings": [f.to_dict() for f in findings], "secrets": needed,
-                      "missing": [n["name"] for n in needed if n["set"] is False]})
+        ctx.out.json(
+            {
+                "ok": errors == 0,
+                "errors": errors,
+                "warnings": len(findings) - errors,
+                "findings": [f.to_dict() for f in findings],
+                "secrets": needed,
+                "missing": [n["name"] for n in needed if n["set"] is False],
+            }
+        )
     else:
         ctx.out.lines(f.format() for f in findings)
         ctx.out.line(summary(findings))

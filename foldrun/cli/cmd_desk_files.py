@@ -1,4 +1,5 @@
 """A desk's files to and from the server: push, deploy, pull."""
+
 from __future__ import annotations
 
 import argparse
@@ -9,13 +10,23 @@ from typing import Any
 from .client import LONG_TIMEOUT, ApiFailure, CliError, quote_path
 from .cmd_desk import desk_root, needed_secret_lines, summary
 from .loader import desk_folder
-from .workspace import (LIBRARY, Scope, desk_workspace, explain_not_found, naming_what_is_missing, remember_workspace,
-                        scope_of, stored_workspace)
+from .workspace import (
+    LIBRARY,
+    Scope,
+    desk_workspace,
+    explain_not_found,
+    naming_what_is_missing,
+    remember_workspace,
+    scope_of,
+    stored_workspace,
+)
 
 
 def register(subparsers, common) -> None:
-    for verb, text in (("push", "send a desk's files to a workspace as one revision"),
-                       ("deploy", "push, once the server has checked the whole desk; refused on any error")):
+    for verb, text in (
+        ("push", "send a desk's files to a workspace as one revision"),
+        ("deploy", "push, once the server has checked the whole desk; refused on any error"),
+    ):
         p = subparsers.add_parser(verb, parents=[common], help=text)
         p.add_argument("path", nargs="?", default=".", metavar="PATH")
         target = p.add_mutually_exclusive_group()
@@ -74,7 +85,7 @@ def _changed_rows(data: Any) -> list[dict]:
         for key, value in changed.items():
             if isinstance(value, list):  # {"added": [...], "changed": [...], "deleted": [...]}
                 rows.extend({"path": p if isinstance(p, str) else p.get("path"), "change": key} for p in value)
-            else:                        # {"path": "added"}
+            else:  # {"path": "added"}
                 rows.append({"path": key, "change": value})
     elif isinstance(changed, list):
         for item in changed:
@@ -92,8 +103,10 @@ DESK_MARKERS = ("AGENTS.md", "agents", "flows")
 def _require_desk(root: Path) -> None:
     """A push of a folder that is no desk (a home folder, a project's root) is refused before any upload."""
     if not any((root / marker).exists() for marker in DESK_MARKERS):
-        raise CliError(f"{root} is not a desk: it has no AGENTS.md, agents/ or flows/. Start one with "
-                       f"`foldrun init {root}`, or give the desk's folder (push --library sends the account library).")
+        raise CliError(
+            f"{root} is not a desk: it has no AGENTS.md, agents/ or flows/. Start one with "
+            f"`foldrun init {root}`, or give the desk's folder (push --library sends the account library)."
+        )
 
 
 def _summary_line(done: str, sent: int, target: str, number: Any, rows: list[dict]) -> str:
@@ -125,8 +138,9 @@ def _check_findings(ctx, scope: Scope, already: list) -> list:
     """`check`'s findings over what the scope now holds (the server resolves the account library);
     those the push answer already carried are not repeated."""
     try:
-        answer = ctx.api.post(f"{scope.prefix}/check", {"files": [], "delete": [], "mode": "check"},
-                              timeout=LONG_TIMEOUT)
+        answer = ctx.api.post(
+            f"{scope.prefix}/check", {"files": [], "delete": [], "mode": "check"}, timeout=LONG_TIMEOUT
+        )
     except ApiFailure:
         return []  # the push landed; a check that cannot run must not make it look failed
     return [f for f in desk_folder().findings_in(answer) if f not in already]
@@ -147,8 +161,10 @@ def cmd_push(args, ctx) -> int:
     skipped: list[str] = []
     files, total = read_desk_files(root, ctx.out, skipped)
     if skipped:
-        ctx.out.note(f"Skipped {len(skipped)} symlink{'' if len(skipped) == 1 else 's'} (a push sends files, "
-                     f"not links; copy the file in to send it): {', '.join(skipped)}")
+        ctx.out.note(
+            f"Skipped {len(skipped)} symlink{'' if len(skipped) == 1 else 's'} (a push sends files, "
+            f"not links; copy the file in to send it): {', '.join(skipped)}"
+        )
     ctx.out.progress(f"Uploading {_files(len(files))} ({_size(total)}) to {target} in one atomic request…", force=True)
     body = {"message": args.message, "files": files, "delete": [], "prune": bool(args.prune)}
     try:
@@ -177,7 +193,9 @@ def cmd_push(args, ctx) -> int:
     rows = _mark_generated(_changed_rows(answer), {f["path"] for f in files})
     done = "Deployed" if verb == "deploy" else "Pushed"
     if number is None or (isinstance(answer, dict) and answer.get("unchanged")):
-        ctx.out.line(f"Nothing changed in {target}; {_files(len(files))} {'was' if len(files) == 1 else 'were'} already there.")
+        ctx.out.line(
+            f"Nothing changed in {target}; {_files(len(files))} {'was' if len(files) == 1 else 'were'} already there."
+        )
     else:
         ctx.out.line(_summary_line(done, len(files), target, number, rows))
     if rows:
@@ -185,8 +203,10 @@ def cmd_push(args, ctx) -> int:
         ctx.out.table(rows, [("change", "CHANGE"), ("path", "PATH")])
         generated = [r for r in rows if r.get("generated")]
         if generated:
-            ctx.out.line(f"The server wrote {_files(len(generated))} itself (index.md and log.md of each knowledge "
-                         "folder a push changes); pull them, never edit them.")
+            ctx.out.line(
+                f"The server wrote {_files(len(generated))} itself (index.md and log.md of each knowledge "
+                "folder a push changes); pull them, never edit them."
+            )
     warnings = desk_folder().findings_in(answer)
     if warnings:
         ctx.out.line()
@@ -256,6 +276,8 @@ def cmd_pull(args, ctx) -> int:
     if not args.library and stored_workspace(root) is None:
         remember_workspace(root, label)
     at = f" at revision {args.at}" if args.at is not None else ""
-    ctx.out.result({"workspace": None if args.library else label, "at": args.at, "files": written},
-                   f"Pulled {_files(len(written))} from {label}{at} into {root}.")
+    ctx.out.result(
+        {"workspace": None if args.library else label, "at": args.at, "files": written},
+        f"Pulled {_files(len(written))} from {label}{at} into {root}.",
+    )
     return 0

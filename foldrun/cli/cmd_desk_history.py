@@ -1,4 +1,5 @@
 """A workspace's (or the account library's) revisions: log, diff."""
+
 from __future__ import annotations
 
 import difflib
@@ -11,8 +12,9 @@ from .workspace import naming_what_is_missing, scope_flags, scope_of
 
 
 def register(subparsers, common) -> None:
-    p = subparsers.add_parser("log", parents=[common],
-                              help="a workspace's revisions, or one file's (a run's trace: `foldrun logs RUN`)")
+    p = subparsers.add_parser(
+        "log", parents=[common], help="a workspace's revisions, or one file's (a run's trace: `foldrun logs RUN`)"
+    )
     p.add_argument("file", nargs="?", metavar="PATH_IN_DESK")
     scope_flags(p)
     p.set_defaults(func=cmd_log)
@@ -20,7 +22,9 @@ def register(subparsers, common) -> None:
     p = subparsers.add_parser("diff", parents=[common], help="what changed between two revisions")
     p.add_argument("file", nargs="?", metavar="PATH_IN_DESK")
     scope_flags(p)
-    p.add_argument("--from", dest="from_rev", type=int, metavar="N", help="the older revision (default: the one before --to-rev)")
+    p.add_argument(
+        "--from", dest="from_rev", type=int, metavar="N", help="the older revision (default: the one before --to-rev)"
+    )
     p.add_argument("--to-rev", dest="to_rev", type=int, metavar="M", help="the newer revision (default: the newest)")
     p.set_defaults(func=cmd_diff)
 
@@ -55,21 +59,35 @@ def cmd_log(args, ctx) -> int:
         number = row.get("number", row.get("revision"))
         if isinstance(number, dict):
             number = number.get("number")
-        shown.append({
-            "number": number,
-            "kind": row.get("kind"),
-            "who": _who(row),
-            "when": short_time(row.get("created_at") or row.get("when")),
-            "files": _count(row.get("files", row.get("file_count", row.get("size")))),
-            "change": "deleted" if row.get("deleted") else None,
-            "message": row.get("message") or "",
-        })
+        shown.append(
+            {
+                "number": number,
+                "kind": row.get("kind"),
+                "who": _who(row),
+                "when": short_time(row.get("created_at") or row.get("when")),
+                "files": _count(row.get("files", row.get("file_count", row.get("size")))),
+                "change": "deleted" if row.get("deleted") else None,
+                "message": row.get("message") or "",
+            }
+        )
     if args.file:
-        columns = [("number", "REV"), ("kind", "KIND"), ("who", "WHO"), ("when", "WHEN"),
-                   ("files", "SIZE"), ("message", "MESSAGE")]
+        columns = [
+            ("number", "REV"),
+            ("kind", "KIND"),
+            ("who", "WHO"),
+            ("when", "WHEN"),
+            ("files", "SIZE"),
+            ("message", "MESSAGE"),
+        ]
     else:
-        columns = [("number", "REV"), ("kind", "KIND"), ("who", "WHO"), ("when", "WHEN"),
-                   ("files", "FILES"), ("message", "MESSAGE")]
+        columns = [
+            ("number", "REV"),
+            ("kind", "KIND"),
+            ("who", "WHO"),
+            ("when", "WHEN"),
+            ("files", "FILES"),
+            ("message", "MESSAGE"),
+        ]
     ctx.out.table(shown, columns, empty=f"No revisions of {args.file or scope.label} yet.")
     return 0
 
@@ -82,8 +100,9 @@ def _unified(entry: dict) -> list[str]:
     path = entry.get("path", "?")
     before = entry.get("before", entry.get("old")) or ""
     after = entry.get("after", entry.get("new")) or ""
-    return list(difflib.unified_diff(str(before).splitlines(), str(after).splitlines(),
-                                     f"a/{path}", f"b/{path}", lineterm=""))
+    return list(
+        difflib.unified_diff(str(before).splitlines(), str(after).splitlines(), f"a/{path}", f"b/{path}", lineterm="")
+    )
 
 
 def diff_lines(answer: Any) -> list[str]:

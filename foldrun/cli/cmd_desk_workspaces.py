@@ -1,4 +1,5 @@
 """The account's workspaces: list, create, delete."""
+
 from __future__ import annotations
 
 import sys
@@ -64,8 +65,10 @@ def cmd_workspaces_delete(args, ctx) -> int:
     if role not in ("owner", "admin"):
         raise CliError(f"Your role ({role}) cannot delete a workspace; ask an owner or admin of the account.")
     runs = int(found.get("run_count") or 0)
-    what = (f"Deleting {name} removes its files and every revision, {_runs(runs)} with their traces and artifacts, "
-            "its schedules, its secrets and its delivery log. There is no undo.")
+    what = (
+        f"Deleting {name} removes its files and every revision, {_runs(runs)} with their traces and artifacts, "
+        "its schedules, its secrets and its delivery log. There is no undo."
+    )
     if not args.yes:
         ctx.out.error(what)
         sys.stderr.write(f"Type the workspace's name ({name}) to delete it: ")
@@ -77,6 +80,7 @@ def cmd_workspaces_delete(args, ctx) -> int:
     ctx.api.delete(path)
     if stored_workspace(Path(".")) == name:
         ctx.out.note(f"./{WORKSPACE_FILE} still names {name}; push this folder with --to to another workspace.")
-    ctx.out.result({"deleted": name, "id": found.get("id"), "run_count": runs},
-                   f"Deleted workspace {name} and its {_runs(runs)}.")
+    ctx.out.result(
+        {"deleted": name, "id": found.get("id"), "run_count": runs}, f"Deleted workspace {name} and its {_runs(runs)}."
+    )
     return 0

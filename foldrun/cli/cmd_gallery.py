@@ -7,6 +7,7 @@
 Exit codes as the rest of the CLI: 0 done, 1 refused (a tool not on the shelf, a copy already current,
 no copy to upgrade, the platform unreachable), 2 a usage mistake.
 """
+
 from __future__ import annotations
 
 from .client import ApiFailure, CliError, quote_path
@@ -36,8 +37,11 @@ def cmd_gallery_list(args, ctx) -> int:
     rows = ctx.api.get("/api/gallery").get("results", [])
     for row in rows:
         row["kept_words"] = _kept_words(row)
-    ctx.out.table(rows, [("name", "TOOL"), ("kept_words", "YOUR COPIES"), ("description", "DESCRIPTION")],
-                  empty="The gallery has no tools.")
+    ctx.out.table(
+        rows,
+        [("name", "TOOL"), ("kept_words", "YOUR COPIES"), ("description", "DESCRIPTION")],
+        empty="The gallery has no tools.",
+    )
     return 0
 
 
@@ -60,8 +64,10 @@ def cmd_gallery_upgrade(args, ctx) -> int:
         raise CliError(f"{args.tool} is not a tool in the gallery (the shelf has: {on_shelf}).")
     copy = next((c for c in row.get("copies") or [] if (c["workspace"] or None) == (args.to or None)), None)
     if copy is None:
-        raise CliError(f"{where[0].upper()}{where[1:]} keeps no copy of {args.tool}; "
-                       f"install it first (the Library page's Install).")
+        raise CliError(
+            f"{where[0].upper()}{where[1:]} keeps no copy of {args.tool}; "
+            f"install it first (the Library page's Install)."
+        )
     if copy.get("mark") == "gallery · current":
         raise CliError(f"{args.tool} in {where} is already the gallery's version; nothing to upgrade.")
     body = {"workspace": args.to} if args.to else {}

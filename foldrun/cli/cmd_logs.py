@@ -3,6 +3,7 @@ limits and notes — as the Run page shows it (both read foldrun/trace_view.py).
 as the run goes, until it ends; the exit code is then the run's (0 when it completed). `foldrun log` is
 something else: a workspace's revisions.
 """
+
 from __future__ import annotations
 
 import time
@@ -19,8 +20,9 @@ POLL_SECONDS = 1.0
 
 
 def register(subparsers, common) -> None:
-    p = subparsers.add_parser("logs", parents=[common],
-                              help="a run's trace: its steps, tool calls and sentences (`log` lists revisions)")
+    p = subparsers.add_parser(
+        "logs", parents=[common], help="a run's trace: its steps, tool calls and sentences (`log` lists revisions)"
+    )
     p.add_argument("run", metavar="RUN", help="a run id, or `last` for the newest")
     p.add_argument("--to", metavar="WS", help="the workspace the run is in (default: the one in ./.foldrun/workspace)")
     p.add_argument("-f", "--follow", action="store_true", help="keep printing as the run goes, until it ends")
@@ -92,10 +94,12 @@ class Printer:
         steps = {s["id"]: s for s in run.get("steps") or []}
         if not self.run_headed:
             self.run_headed = True
-            self.out.line(f"{run['id']}  {run.get('name') or ''}  in {run.get('workspace') or ''}  "
-                          f"(started {short_time(run.get('created_at'))})")
+            self.out.line(
+                f"{run['id']}  {run.get('name') or ''}  in {run.get('workspace') or ''}  "
+                f"(started {short_time(run.get('created_at'))})"
+            )
         trace = run.get("trace") or []
-        for raw in trace[self.events_seen:]:
+        for raw in trace[self.events_seen :]:
             step = steps.get(raw.get("step"))
             if step is not None and step["id"] not in self.headed:
                 self.headed.add(step["id"])
@@ -103,8 +107,15 @@ class Printer:
             elif step is None and "run" not in self.headed:
                 self.headed.add("run")
                 self.out.line("The run")
-            event = view(SimpleNamespace(pk=0, at=raw.get("at"), try_n=raw.get("try_n") or 0,
-                                         kind=raw.get("kind") or "", data=raw.get("data")))
+            event = view(
+                SimpleNamespace(
+                    pk=0,
+                    at=raw.get("at"),
+                    try_n=raw.get("try_n") or 0,
+                    kind=raw.get("kind") or "",
+                    data=raw.get("data"),
+                )
+            )
             if event.line:
                 self.said.add(" ".join(event.line.split()))
             self.out.lines(event_lines(event))
@@ -123,7 +134,9 @@ class Printer:
             self.told_parked = False
         if run["status"] in FINISHED:
             verdict = f" · {run['verdict']}" if run.get("verdict") else ""
-            headline = f" — {run['headline']}" if run.get("headline") and not _said_in(run["headline"], self.said) else ""
+            headline = (
+                f" — {run['headline']}" if run.get("headline") and not _said_in(run["headline"], self.said) else ""
+            )
             cost = f" · ${float(run['cost_usd']):.4f}" if run.get("cost_usd") is not None else ""
             self.out.line(f"{run['id']} {run['status']}{verdict}{cost}{headline}")
             if run.get("error") and not _said_in(run["error"], self.said) and run["error"] != run.get("headline"):
@@ -143,8 +156,15 @@ def cmd_logs(args, ctx) -> int:
         time.sleep(POLL_SECONDS)
         run = ctx.api.get(path)
     if ctx.out.json_mode:
-        ctx.out.json({"id": run["id"], "status": run["status"], "verdict": run.get("verdict"),
-                      "steps": run.get("steps") or [], "trace": run.get("trace") or []})
+        ctx.out.json(
+            {
+                "id": run["id"],
+                "status": run["status"],
+                "verdict": run.get("verdict"),
+                "steps": run.get("steps") or [],
+                "trace": run.get("trace") or [],
+            }
+        )
     # Following, the exit code is the run's: 0 when it completed. Printing what is there so far always succeeds.
     if args.follow:
         return 0 if run["status"] == "completed" else 1

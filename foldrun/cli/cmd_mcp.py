@@ -8,6 +8,7 @@ stored (or `$FOLDRUN_URL` / `$FOLDRUN_TOKEN`); the connection goes through
 foldrun.net like every connection to an address a person named. The bridge
 itself is in foldrun/cli/mcp_bridge.py, loaded only when this command runs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,8 +18,9 @@ from .loader import mcp_bridge
 
 
 def register(subparsers, common) -> None:
-    p = subparsers.add_parser("mcp", parents=[common],
-                              help="serve the server's MCP tools on stdin/stdout (for stdio-only MCP clients)")
+    p = subparsers.add_parser(
+        "mcp", parents=[common], help="serve the server's MCP tools on stdin/stdout (for stdio-only MCP clients)"
+    )
     p.set_defaults(func=cmd_mcp)
 
 

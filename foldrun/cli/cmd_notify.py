@@ -1,19 +1,20 @@
 """`foldrun notify test`, `foldrun notifications [set …]`, and
 `foldrun webhooks deliveries|redeliver` (the outbound delivery log)."""
+
 from __future__ import annotations
 
 from .client import CliError, quote_path
 from .output import short_time
 
-CATEGORIES = ("security", "invites", "billing", "account", "run-alerts", "approvals", "low-balance",
-              "product-updates")
+CATEGORIES = ("security", "invites", "billing", "account", "run-alerts", "approvals", "low-balance", "product-updates")
 
 
 def register(subparsers, common) -> None:
     p = subparsers.add_parser("notify", parents=[common], help="test a workspace's notification destination")
     sub = p.add_subparsers(dest="notify_command", metavar="<action>")
-    test = sub.add_parser("test", parents=[common],
-                          help="send one real message to the saved destination and show what came back")
+    test = sub.add_parser(
+        "test", parents=[common], help="send one real message to the saved destination and show what came back"
+    )
     test.add_argument("--to", required=True, metavar="WS", help="the workspace")
     test.set_defaults(func=cmd_notify_test)
     p.set_defaults(func=lambda args, ctx: _usage(p))
@@ -63,7 +64,9 @@ def _category_rows(data: dict) -> list[dict]:
         off_in = [w["workspace"] for w in entry.get("workspaces", []) if not w.get("enabled")]
         on_in = [w["workspace"] for w in entry.get("workspaces", []) if w.get("enabled")]
         if entry.get("perWorkspace") and off_in and on_in:
-            state = f"{state}; off for {', '.join(off_in)}" if entry.get("enabled") else f"off; on for {', '.join(on_in)}"
+            state = (
+                f"{state}; off for {', '.join(off_in)}" if entry.get("enabled") else f"off; on for {', '.join(on_in)}"
+            )
         rows.append({"category": entry["category"], "state": state, "what": entry.get("what", "")})
     return rows
 
@@ -94,14 +97,31 @@ def cmd_deliveries(args, ctx) -> int:
     for d in data.get("deliveries", []):
         last = (d.get("attempts") or [{}])[-1]
         answer = str(last.get("statusCode") or last.get("error") or "")
-        rows.append({"id": d["id"], "event": d["event"], "status": d["status"], "attempts": d["attemptsMade"],
-                     "last": answer, "when": d["createdAt"]})
+        rows.append(
+            {
+                "id": d["id"],
+                "event": d["event"],
+                "status": d["status"],
+                "attempts": d["attemptsMade"],
+                "last": answer,
+                "when": d["createdAt"],
+            }
+        )
     if ctx.out.json_mode:
         ctx.out.json(data)
         return 0
-    ctx.out.table(rows, [("id", "DELIVERY"), ("event", "EVENT"), ("status", "STATUS"), ("attempts", "ATTEMPTS"),
-                         ("last", "LAST ANSWER"), ("when", "WHEN", short_time)],
-                  empty="No outbound webhook deliveries in the last 30 days.")
+    ctx.out.table(
+        rows,
+        [
+            ("id", "DELIVERY"),
+            ("event", "EVENT"),
+            ("status", "STATUS"),
+            ("attempts", "ATTEMPTS"),
+            ("last", "LAST ANSWER"),
+            ("when", "WHEN", short_time),
+        ],
+        empty="No outbound webhook deliveries in the last 30 days.",
+    )
     return 0
 
 
@@ -109,7 +129,8 @@ def cmd_redeliver(args, ctx) -> int:
     if not args.delivery_id.startswith("dlv_"):
         raise CliError(f"{args.delivery_id} is not a delivery id; they look like dlv_….")
     data = ctx.api.post(
-        f"/api/workspaces/{quote_path(args.to)}/notify/deliveries/{quote_path(args.delivery_id)}/redeliver", json={})
+        f"/api/workspaces/{quote_path(args.to)}/notify/deliveries/{quote_path(args.delivery_id)}/redeliver", json={}
+    )
     attempt = data.get("attempt", {})
     if attempt.get("ok"):
         text = f"Redelivered {args.delivery_id}: the receiver answered {attempt.get('statusCode')}."

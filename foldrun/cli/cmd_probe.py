@@ -9,6 +9,7 @@ account providers: the daily key probe's table — ✓, ✗ with the verdict, or
 · for never checked; `--check` asks now. A dead key exits non-zero, so a
 deploy script can refuse to continue.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,13 +25,20 @@ BROKEN = {"credential", "not-found", "unreachable", "provider-error"}
 def register(subparsers, common) -> None:
     p = subparsers.add_parser("probe", parents=[common], help="drive a real tool loop through a model's endpoint")
     p.add_argument("model", metavar="MODEL")
-    p.add_argument("--provider", metavar="P",
-                   help="a preset name, or a JSON provider block (default: the workspace's AGENTS.md, else anthropic)")
+    p.add_argument(
+        "--provider",
+        metavar="P",
+        help="a preset name, or a JSON provider block (default: the workspace's AGENTS.md, else anthropic)",
+    )
     where = p.add_mutually_exclusive_group()
     where.add_argument("--to", metavar="WS", help="use this workspace's vault and defaults")
     where.add_argument("--local", action="store_true", help="ask from this machine with the laptop vault")
-    p.add_argument("--path", default=".", metavar="DIR",
-                   help="with --local: the desk folder whose AGENTS.md gives the provider (default: here)")
+    p.add_argument(
+        "--path",
+        default=".",
+        metavar="DIR",
+        help="with --local: the desk folder whose AGENTS.md gives the provider (default: here)",
+    )
     p.set_defaults(func=cmd_probe)
 
     if "account" in subparsers.choices:  # another module owns `account`; leave it be
@@ -45,9 +53,12 @@ def register(subparsers, common) -> None:
     se_set = se_sub.add_parser("set", parents=[common], help="search through this SearXNG instance")
     se_set.add_argument("url", metavar="URL")
     se_set.set_defaults(func=cmd_search_engine_set)
-    se_sub.add_parser("show", parents=[common], help="the engine a search step asks").set_defaults(func=cmd_search_engine_show)
+    se_sub.add_parser("show", parents=[common], help="the engine a search step asks").set_defaults(
+        func=cmd_search_engine_show
+    )
     se_sub.add_parser("unset", parents=[common], help="use the install's default again").set_defaults(
-        func=lambda args, ctx: _print_search_engine(ctx, ctx.api.patch("/api/account", {"search_engine_url": ""})))
+        func=lambda args, ctx: _print_search_engine(ctx, ctx.api.patch("/api/account", {"search_engine_url": ""}))
+    )
     se.set_defaults(func=cmd_search_engine_show)
     a.set_defaults(func=lambda args, ctx: (a.print_help(), 2)[1])
 
@@ -60,8 +71,9 @@ def _provider(text: str | None):
         try:
             return json.loads(stripped)
         except ValueError:
-            raise CliError("--provider: give a preset name or a JSON block like "
-                           "'{\"name\": \"openai\", \"format\": \"responses\"}'.") from None
+            raise CliError(
+                '--provider: give a preset name or a JSON block like \'{"name": "openai", "format": "responses"}\'.'
+            ) from None
     return stripped
 
 
@@ -79,8 +91,9 @@ def cmd_probe(args, ctx) -> int:
 
 def print_probe(ctx, data: dict) -> int:
     if data.get("error"):
-        ctx.out.result(data, [f"probe failed at {data.get('endpoint')}: {data['error']}",
-                              f"requests: {data.get('requests', 0)}"])
+        ctx.out.result(
+            data, [f"probe failed at {data.get('endpoint')}: {data['error']}", f"requests: {data.get('requests', 0)}"]
+        )
         return 1
     lines = list(data.get("printed") or [])
     lines += [f"note: {line}" for line in data.get("lines") or []]
@@ -97,8 +110,10 @@ def _print_search_engine(ctx, data: dict) -> int:
     elif effective:
         line = f"{data.get('name')} has no engine of its own; searching uses the install's default: {effective}"
     else:
-        line = (f"{data.get('name')} has no search engine, and the install has no default — "
-                "`foldrun account search-engine set URL` gives it one")
+        line = (
+            f"{data.get('name')} has no search engine, and the install has no default — "
+            "`foldrun account search-engine set URL` gives it one"
+        )
     ctx.out.result(data, [line])
     return 0
 
@@ -130,7 +145,16 @@ def cmd_account_providers(args, ctx) -> int:
     if ctx.out.json_mode:
         ctx.out.json(data)
     else:
-        ctx.out.table(rows, [("mark", ""), ("endpoint", "ENDPOINT"), ("key_words", "KEY"), ("model", "MODEL"),
-                             ("checked_at", "CHECKED", short_time), ("message", "WHY")],
-                      empty="No provider blocks in this account's files.")
+        ctx.out.table(
+            rows,
+            [
+                ("mark", ""),
+                ("endpoint", "ENDPOINT"),
+                ("key_words", "KEY"),
+                ("model", "MODEL"),
+                ("checked_at", "CHECKED", short_time),
+                ("message", "WHY"),
+            ],
+            empty="No provider blocks in this account's files.",
+        )
     return 1 if any(r.get("verdict") in BROKEN for r in rows) else 0

@@ -8,6 +8,7 @@
 Local records live in `~/.foldrun/runs/<id>.json` (`last` names the newest);
 local secrets come from the laptop vault (`foldrun vault … --local`).
 """
+
 from __future__ import annotations
 
 import json
@@ -29,7 +30,9 @@ def register(subparsers, common) -> None:
     p = subparsers.add_parser("run", parents=[common], help="run a flow, on the server (--to) or here (--local)")
     p.add_argument("flow", metavar="FLOW")
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--to", metavar="WS", help="the workspace to run it in (default: the one in ./.foldrun/workspace)")
+    where.add_argument(
+        "--to", metavar="WS", help="the workspace to run it in (default: the one in ./.foldrun/workspace)"
+    )
     where.add_argument("--local", action="store_true", help="run it on this machine, from a desk folder")
     p.add_argument("--path", default=".", metavar="DIR", help="with --local: the desk folder (default: here)")
     p.add_argument("--input", action="append", default=[], metavar="K=V", help="an input for {{K}} (repeatable)")
@@ -47,7 +50,9 @@ def register(subparsers, common) -> None:
     p = subparsers.add_parser("report", parents=[common], help="a run's report: status, verdict, headline, steps")
     p.add_argument("run", metavar="RUN", help="a run id, or `last` for the newest")
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--to", metavar="WS", help="the workspace the run is in (default: the one in ./.foldrun/workspace)")
+    where.add_argument(
+        "--to", metavar="WS", help="the workspace the run is in (default: the one in ./.foldrun/workspace)"
+    )
     where.add_argument("--local", action="store_true", help="a run made with `foldrun run --local`")
     p.set_defaults(func=cmd_report)
 
@@ -86,10 +91,15 @@ def cmd_run(args, ctx) -> int:
         return laptop(ctx).run_local(args, ctx, inputs)
     workspace = workspace_name(args.to)
     with naming_the_workspace(ctx, workspace):
-        run = ctx.api.post(f"/api/workspaces/{quote_path(workspace)}/runs",
-                           json={"flow": args.flow, "inputs": inputs, "test": args.test, "trigger": "cli"})
+        run = ctx.api.post(
+            f"/api/workspaces/{quote_path(workspace)}/runs",
+            json={"flow": args.flow, "inputs": inputs, "test": args.test, "trigger": "cli"},
+        )
     if not args.wait:
-        ctx.out.result(run, f"Started {run['id']} ({args.flow} in {workspace}). See it with `foldrun report {run['id']} --to {workspace}`.")
+        ctx.out.result(
+            run,
+            f"Started {run['id']} ({args.flow} in {workspace}). See it with `foldrun report {run['id']} --to {workspace}`.",
+        )
         return 0
     path = f"/api/workspaces/{quote_path(workspace)}/runs/{run['id']}"
     while True:
@@ -115,7 +125,7 @@ def how_to_decide(ctx, workspace: str, run: dict) -> list[str]:
         step = approval.get("step")
         if approval.get("kind") == "ask":
             lines.append(f"Step {step} asks: {approval.get('question') or '(no question text)'}")
-            lines.append(f"  answer it:  foldrun answer {run_id} {step} \"TEXT\"{to}")
+            lines.append(f'  answer it:  foldrun answer {run_id} {step} "TEXT"{to}')
         else:
             who = f" (approvers: {', '.join(approval['approvers'])})" if approval.get("approvers") else ""
             lines.append(f"Step {step} waits for approval{who}.")
@@ -123,18 +133,31 @@ def how_to_decide(ctx, workspace: str, run: dict) -> list[str]:
             lines.append(f"  reject:   foldrun reject {run_id} {step}{to}")
     for step in run.get("steps") or []:
         if step.get("status") == "waiting" and step.get("wait_event"):
-            lines.append(f"Step {step['index']} waits for the event {step['wait_event']}: POST "
-                         f"{ctx.api.url}/api/workspaces/{quote_path(workspace)}/runs/{run_id}/events/{step['wait_event']}")
+            lines.append(
+                f"Step {step['index']} waits for the event {step['wait_event']}: POST "
+                f"{ctx.api.url}/api/workspaces/{quote_path(workspace)}/runs/{run_id}/events/{step['wait_event']}"
+            )
     lines.append(f"  or decide on the dashboard: {ctx.api.url}/w/{quote_path(workspace)}/runs/{run_id}")
     lines.append(f"  stop it:  foldrun cancel {run_id}{to}")
     return lines
 
 
 def _server_record(run: dict) -> dict:
-    steps = [{"step": s["label"], "agent": s["agent"], "status": s["status"], "attempt": s["attempt"],
-              "cost_usd": s["cost_usd"], "tokens_in": s["tokens_in"], "tokens_out": s["tokens_out"],
-              "limits": s.get("limits_line", ""), "error": s.get("error", ""), "tries": s.get("tries") or []}
-             for s in run.get("steps", [])]
+    steps = [
+        {
+            "step": s["label"],
+            "agent": s["agent"],
+            "status": s["status"],
+            "attempt": s["attempt"],
+            "cost_usd": s["cost_usd"],
+            "tokens_in": s["tokens_in"],
+            "tokens_out": s["tokens_out"],
+            "limits": s.get("limits_line", ""),
+            "error": s.get("error", ""),
+            "tries": s.get("tries") or [],
+        }
+        for s in run.get("steps", [])
+    ]
     return {**run, "steps": steps}
 
 
@@ -167,8 +190,11 @@ def server_run(ctx, workspace: str, run_id: str) -> dict:
         if run_id == "last":
             runs = newest_runs(ctx, workspace, 1)
             if not runs:
-                raise CliError(f"There are no runs in {workspace} yet; start one with `foldrun run FLOW --to {workspace}`.",
-                               code="not_found", details={"what": "run", "name": "last", "where": workspace, "choices": []})
+                raise CliError(
+                    f"There are no runs in {workspace} yet; start one with `foldrun run FLOW --to {workspace}`.",
+                    code="not_found",
+                    details={"what": "run", "name": "last", "where": workspace, "choices": []},
+                )
             run_id = runs[0]["id"]
         try:
             return ctx.api.get(f"/api/workspaces/{quote_path(workspace)}/runs/{quote_path(run_id)}")
@@ -185,8 +211,12 @@ def run_not_found(ctx, workspace: str, run_id: str) -> ApiFailure:
     """The failure that names a run the workspace does not have, with its newest runs."""
     ids = [r["id"] for r in newest_runs(ctx, workspace)]
     newest = f"its newest are {', '.join(ids)}" if ids else "it has no runs yet"
-    return ApiFailure(f"There is no run {run_id} in {workspace}; {newest} (`foldrun runs --to {workspace}` lists them).",
-                      status=404, code="not_found", details={"what": "run", "name": run_id, "where": workspace, "choices": ids})
+    return ApiFailure(
+        f"There is no run {run_id} in {workspace}; {newest} (`foldrun runs --to {workspace}` lists them).",
+        status=404,
+        code="not_found",
+        details={"what": "run", "name": run_id, "where": workspace, "choices": ids},
+    )
 
 
 def cmd_runs(args, ctx) -> int:
@@ -199,12 +229,26 @@ def cmd_runs(args, ctx) -> int:
         field = exc.details.get("field") if isinstance(exc.details, dict) else None
         choices = exc.details.get("choices") if isinstance(exc.details, dict) else None
         if field in ("status", "verdict") and choices:
-            raise CliError(f"--{field} {params[field]} is not a run's {field}; use one of: {', '.join(choices)}.",
-                           exit_code=2, code="invalid", details={"what": field, "name": params[field], "choices": choices}) from None
+            raise CliError(
+                f"--{field} {params[field]} is not a run's {field}; use one of: {', '.join(choices)}.",
+                exit_code=2,
+                code="invalid",
+                details={"what": field, "name": params[field], "choices": choices},
+            ) from None
         raise
     rows = answer["runs"] if isinstance(answer, dict) else answer
-    ctx.out.table(rows, [("id", "RUN"), ("name", "FLOW"), ("status", "STATUS"), ("verdict", "VERDICT"),
-                         ("headline", "HEADLINE"), ("created_at", "STARTED", short_time)], empty="No runs yet.")
+    ctx.out.table(
+        rows,
+        [
+            ("id", "RUN"),
+            ("name", "FLOW"),
+            ("status", "STATUS"),
+            ("verdict", "VERDICT"),
+            ("headline", "HEADLINE"),
+            ("created_at", "STARTED", short_time),
+        ],
+        empty="No runs yet.",
+    )
     return 0
 
 

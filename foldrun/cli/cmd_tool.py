@@ -8,6 +8,7 @@ the raw result — the Tool Test button from a terminal, no model call (spec/too
 anything else as the text. With --local the desk folder (--path, default here) and the laptop vault are
 used; otherwise the workspace on the server (--to, else ./.foldrun/workspace).
 """
+
 from __future__ import annotations
 
 import json
@@ -58,8 +59,11 @@ def cmd_tool_test(args, ctx) -> int:
             body["agent"] = args.agent
         if args.operation:
             body["operation"] = args.operation
-        answer = ctx.api.post(f"/api/workspaces/{quote_path(workspace_name(args.to))}/tools/{quote_path(args.name)}/test",
-                              body, timeout=LONG_TIMEOUT)
+        answer = ctx.api.post(
+            f"/api/workspaces/{quote_path(workspace_name(args.to))}/tools/{quote_path(args.name)}/test",
+            body,
+            timeout=LONG_TIMEOUT,
+        )
     if ctx.out.json_mode:
         ctx.out.json(answer)
     else:

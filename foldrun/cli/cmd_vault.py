@@ -4,6 +4,7 @@ A value is read from a hidden prompt (on a terminal) or from stdin (piped),
 never from the command line, where it would land in shell history and in
 every process listing. Nothing secret is ever printed.
 """
+
 from __future__ import annotations
 
 import getpass
@@ -22,8 +23,10 @@ from .loader import laptop
 from .output import short_time
 
 NAME_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
-NAME_SENTENCE = ("A secret's name is UPPER_SNAKE_CASE — capital letters, digits and underscores, starting with a "
-                 "letter, at most 64 characters (like OPENAI_API_KEY).")
+NAME_SENTENCE = (
+    "A secret's name is UPPER_SNAKE_CASE — capital letters, digits and underscores, starting with a "
+    "letter, at most 64 characters (like OPENAI_API_KEY)."
+)
 CONNECT_TIMEOUT = 300.0
 
 
@@ -38,15 +41,25 @@ def register(subparsers, common) -> None:
     _where(ls)
     ls.set_defaults(func=cmd_list)
 
-    st = sub.add_parser("set", parents=[common],
-                        help="set a secret; the value is read from a hidden prompt or stdin, never the command line")
+    st = sub.add_parser(
+        "set",
+        parents=[common],
+        help="set a secret; the value is read from a hidden prompt or stdin, never the command line",
+    )
     st.add_argument("name", metavar="NAME")
     _where(st)
-    st.add_argument("--host", action="append", dest="hosts", metavar="HOST",
-                    help="a host the egress proxy may send it to (repeat for more)")
-    st.add_argument("--oauth", action="store_true",
-                    help="the value is an OAuth2 refresh recipe, as JSON: token_url, client_id, client_secret, "
-                         "refresh_token")
+    st.add_argument(
+        "--host",
+        action="append",
+        dest="hosts",
+        metavar="HOST",
+        help="a host the egress proxy may send it to (repeat for more)",
+    )
+    st.add_argument(
+        "--oauth",
+        action="store_true",
+        help="the value is an OAuth2 refresh recipe, as JSON: token_url, client_id, client_secret, refresh_token",
+    )
     # `secrets set NAME <value>`: argparse would refuse the extra word by echoing it ("unrecognized arguments:
     # <value>") onto the terminal and into CI logs; main() swallows it for this command and cmd_set refuses with a
     # sentence that does not repeat it.
@@ -57,11 +70,17 @@ def register(subparsers, common) -> None:
     _where(rm)
     rm.set_defaults(func=cmd_delete)
 
-    c = subparsers.add_parser("connect", parents=[common],
-                              help="connect an OAuth2 account: consent in the browser, store an auto-refreshing credential")
+    c = subparsers.add_parser(
+        "connect",
+        parents=[common],
+        help="connect an OAuth2 account: consent in the browser, store an auto-refreshing credential",
+    )
     c.add_argument("name", metavar="NAME")
-    c.add_argument("--provider", required=True, help="an OAuth preset (google, github, linkedin, microsoft, slack, "
-                                                     "atlassian, hubspot, notion) or custom")
+    c.add_argument(
+        "--provider",
+        required=True,
+        help="an OAuth preset (google, github, linkedin, microsoft, slack, atlassian, hubspot, notion) or custom",
+    )
     _where(c)
     c.add_argument("--client-id", help="the OAuth app's client id (default: $FOLDRUN_OAUTH_CLIENT_ID)")
     c.add_argument("--scopes", help="one space-separated string, as OAuth defines them (default: the preset's example)")
@@ -131,16 +150,26 @@ def cmd_list(args, ctx) -> int:
             row["scope"] = f"workspace {row['workspace']}"
         if row.get("overridden"):
             row["scope"] += " (overridden)"
-    ctx.out.table(rows, [("name", "NAME"), ("scope", "SCOPE"), ("kind", "KIND"),
-                         ("updated_by", "BY"), ("updated_at", "UPDATED", short_time)],
-                  empty=f"No secrets in {_where_words(args)}.")
+    ctx.out.table(
+        rows,
+        [
+            ("name", "NAME"),
+            ("scope", "SCOPE"),
+            ("kind", "KIND"),
+            ("updated_by", "BY"),
+            ("updated_at", "UPDATED", short_time),
+        ],
+        empty=f"No secrets in {_where_words(args)}.",
+    )
     return 0
 
 
 # set / delete ----------------------------------------------------------------
-ARGV_VALUE_SENTENCE = ("foldrun secrets set takes no value on the command line, where it would land in shell "
-                       "history and process listings; nothing was stored and it is not repeated here. Type it at "
-                       "the prompt or pipe it on stdin (and treat a value already typed there as exposed).")
+ARGV_VALUE_SENTENCE = (
+    "foldrun secrets set takes no value on the command line, where it would land in shell "
+    "history and process listings; nothing was stored and it is not repeated here. Type it at "
+    "the prompt or pipe it on stdin (and treat a value already typed there as exposed)."
+)
 
 
 def cmd_set(args, ctx) -> int:
@@ -155,11 +184,13 @@ def cmd_set(args, ctx) -> int:
         try:
             recipe = json.loads(value)
         except ValueError:
-            raise CliError("--oauth: the value must be a JSON object with token_url, client_id, client_secret and "
-                           "refresh_token.") from None
+            raise CliError(
+                "--oauth: the value must be a JSON object with token_url, client_id, client_secret and refresh_token."
+            ) from None
         if not isinstance(recipe, dict):
-            raise CliError("--oauth: the value must be a JSON object with token_url, client_id, client_secret and "
-                           "refresh_token.")
+            raise CliError(
+                "--oauth: the value must be a JSON object with token_url, client_id, client_secret and refresh_token."
+            )
     if getattr(args, "local", False):
         if recipe is not None:
             _local(ctx).set_oauth(name, recipe)
@@ -209,17 +240,22 @@ def cmd_connect(args, ctx) -> int:
     name = _check_name(args.name)
     preset = oauth.OAUTH_PRESETS.get(args.provider)
     if preset is None and args.provider != "custom":
-        raise CliError(f"Unknown OAuth provider '{args.provider}'; the presets are "
-                       f"{', '.join(sorted(oauth.OAUTH_PRESETS))}, or custom with --auth-url and --token-url.")
+        raise CliError(
+            f"Unknown OAuth provider '{args.provider}'; the presets are "
+            f"{', '.join(sorted(oauth.OAUTH_PRESETS))}, or custom with --auth-url and --token-url."
+        )
     auth_url = args.auth_url or (preset.auth_url if preset else None)
     token_url = args.token_url or (preset.token_url if preset else None)
     if not auth_url or not token_url:
         raise CliError("A custom provider needs --auth-url and --token-url.")
     client_id = args.client_id or os.environ.get("FOLDRUN_OAUTH_CLIENT_ID")
     if not client_id:
-        raise CliError("Give the OAuth app's --client-id (register http://localhost:8642/callback as its redirect URL).")
-    client_secret = _read_secret(f"Client secret for {args.provider} (hidden; empty for a public client): ",
-                                 allow_empty=True)
+        raise CliError(
+            "Give the OAuth app's --client-id (register http://localhost:8642/callback as its redirect URL)."
+        )
+    client_secret = _read_secret(
+        f"Client secret for {args.provider} (hidden; empty for a public client): ", allow_empty=True
+    )
     scopes = args.scopes if args.scopes is not None else (preset.scopes if preset else "")
     if not getattr(args, "local", False):
         ctx.api  # fail before the browser opens when not signed in
@@ -234,8 +270,19 @@ def cmd_connect(args, ctx) -> int:
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
     thread.start()
     try:
-        _open(oauth.consent_url(auth_url, client_id=client_id, redirect_uri=redirect_uri, scopes=scopes, state=state,
-                                challenge=challenge, extra=preset.extra if preset else None), ctx, args.no_browser)
+        _open(
+            oauth.consent_url(
+                auth_url,
+                client_id=client_id,
+                redirect_uri=redirect_uri,
+                scopes=scopes,
+                state=state,
+                challenge=challenge,
+                extra=preset.extra if preset else None,
+            ),
+            ctx,
+            args.no_browser,
+        )
         timeout = float(os.environ.get("FOLDRUN_CONNECT_TIMEOUT") or CONNECT_TIMEOUT)
         if not handler.done.wait(timeout):
             raise CliError(f"No answer from the consent screen within {int(timeout)}s; nothing was stored.")
@@ -249,19 +296,31 @@ def cmd_connect(args, ctx) -> int:
         raise CliError(f"The provider did not grant access ({answer_params['error']}); nothing was stored.")
     # None: foldrun.net's "oauth" role, as the server's exchange goes.
     try:
-        answer = oauth.exchange_code(None, name=name, token_url=token_url, code=answer_params.get("code", ""),
-                                     redirect_uri=redirect_uri, client_id=client_id,
-                                     client_secret=client_secret or None, verifier=verifier)
+        answer = oauth.exchange_code(
+            None,
+            name=name,
+            token_url=token_url,
+            code=answer_params.get("code", ""),
+            redirect_uri=redirect_uri,
+            client_id=client_id,
+            client_secret=client_secret or None,
+            verifier=verifier,
+        )
     except oauth.OAuthError as exc:
         raise CliError(exc.message[0].upper() + exc.message[1:] + "; nothing was stored.") from None
-    recipe = oauth.recipe_from_answer(answer, token_url=token_url, client_id=client_id,
-                                      client_secret=client_secret or None)
+    recipe = oauth.recipe_from_answer(
+        answer, token_url=token_url, client_id=client_id, client_secret=client_secret or None
+    )
     if getattr(args, "local", False):
         _local(ctx).set_oauth(name, recipe)
     else:
         ctx.api.put(_path(args, name), {"oauth": recipe})
     where = _where_words(args)
-    data = {"name": name, "where": where, "refreshable": bool(answer.refresh_token),
-            "expires_at": answer.expires_at.isoformat() if answer.expires_at else None}
+    data = {
+        "name": name,
+        "where": where,
+        "refreshable": bool(answer.refresh_token),
+        "expires_at": answer.expires_at.isoformat() if answer.expires_at else None,
+    }
     ctx.out.result(data, oauth.stored_sentence(name, where, answer))
     return 0

@@ -5,6 +5,7 @@
 or CI job can act without ever writing a token to disk. The file is written
 with mode 0600 in a folder with mode 0700: it holds a bearer token.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,7 +29,7 @@ class Config:
     url: str | None = None
     token: str | None = None
     token_id: str | None = None
-    url_source: str = "none"      # "env" | "file" | "none"
+    url_source: str = "none"  # "env" | "file" | "none"
     token_source: str = "none"
 
     @property

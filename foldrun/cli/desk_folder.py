@@ -3,6 +3,7 @@ it for a push, and read the findings a server answer carries. Loaded by `foldrun
 only by the commands that read a desk (check, push, deploy, pull): the contract parses YAML and loads every
 rule, which `foldrun --help` and the server commands never need.
 """
+
 from __future__ import annotations
 
 import base64
@@ -135,7 +136,11 @@ def vault_names(ctx, workspace: str | None) -> tuple[set[str] | None, str, str]:
     if workspace and ctx.signed_in:
         try:
             rows = ctx.api.list(f"/api/workspaces/{quote_path(workspace)}/secrets")
-            return {str(r.get("name")) for r in rows if isinstance(r, dict)}, f"the {workspace} vault", f"--to {workspace}"
+            return (
+                {str(r.get("name")) for r in rows if isinstance(r, dict)},
+                f"the {workspace} vault",
+                f"--to {workspace}",
+            )
         except CliError:
             return None, f"the {workspace} vault", f"--to {workspace}"
     try:
@@ -151,5 +156,13 @@ def needed_secrets(ctx, desk: Desk, workspace: str | None) -> list[dict[str, Any
     if not needed:
         return []
     held, vault, flag = vault_names(ctx, workspace)
-    return [{"name": name, "for": list(where), "vault": vault, "set": None if held is None else name in held,
-             "fix": f"foldrun secrets set {name} {flag}"} for name, where in needed.items()]
+    return [
+        {
+            "name": name,
+            "for": list(where),
+            "vault": vault,
+            "set": None if held is None else name in held,
+            "fix": f"foldrun secrets set {name} {flag}",
+        }
+        for name, where in needed.items()
+    ]

@@ -5,6 +5,7 @@ starts, and offline the last copy is used and the run says so.
     pull(ctx)            fetch every shelf tool's files and replace the copy whole; returns the manifest
     for_run(ctx)         (files, note): the shelf a laptop run resolves against, and what it says about it
 """
+
 from __future__ import annotations
 
 import json
@@ -41,8 +42,9 @@ def pull(ctx) -> dict:
         shelf = ctx.api.get(f"/api/gallery/{quote_path(name)}")
         for item in shelf.get("files", []):
             files[str(item["path"])] = str(item["content"])
-        tools.append({"name": name, "files": len(shelf.get("files", [])), "kept": bool(row.get("kept")),
-                      "mark": row.get("mark")})
+        tools.append(
+            {"name": name, "files": len(shelf.get("files", [])), "kept": bool(row.get("kept")), "mark": row.get("mark")}
+        )
     target = folder(ctx)
     target.parent.mkdir(parents=True, exist_ok=True)
     building = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
@@ -50,12 +52,16 @@ def pull(ctx) -> dict:
         for path, text in files.items():
             parts = Path(path).parts
             if Path(path).is_absolute() or ".." in parts:
-                raise CliError(f"the gallery from {ctx.config.url} names {path}, a path outside its folder; "
-                               "nothing was kept.")
+                raise CliError(
+                    f"the gallery from {ctx.config.url} names {path}, a path outside its folder; nothing was kept."
+                )
             (building / path).parent.mkdir(parents=True, exist_ok=True)
             (building / path).write_text(text, encoding="utf-8")
-        manifest = {"url": ctx.config.url, "pulled_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                    "tools": tools}
+        manifest = {
+            "url": ctx.config.url,
+            "pulled_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "tools": tools,
+        }
         (building / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
         old = target.with_name(f".{target.name}.old")
         if target.exists():
@@ -92,10 +98,14 @@ def for_run(ctx) -> tuple[dict[str, str], str | None]:
         kept = last_copy(ctx)
         if kept is not None:
             files, manifest = kept
-            return files, (f"the gallery could not be fetched from {ctx.config.url} ({reason}); this run uses the "
-                           f"last copy, pulled {manifest.get('pulled_at')}")
-        return gallery_files(), (f"the gallery could not be fetched from {ctx.config.url} ({reason}) and no copy was "
-                                 "pulled before; this run uses the copy packaged with the CLI")
+            return files, (
+                f"the gallery could not be fetched from {ctx.config.url} ({reason}); this run uses the "
+                f"last copy, pulled {manifest.get('pulled_at')}"
+            )
+        return gallery_files(), (
+            f"the gallery could not be fetched from {ctx.config.url} ({reason}) and no copy was "
+            "pulled before; this run uses the copy packaged with the CLI"
+        )
     kept = last_copy(ctx)
     assert kept is not None
     return kept[0], None

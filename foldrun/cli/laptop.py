@@ -10,6 +10,7 @@ imports the engine, the laptop vault and the local notifier, and is loaded by
 --help` and the server commands never pay for it (about half the CLI's start
 on a loaded two-core machine).
 """
+
 from __future__ import annotations
 
 import http.server
@@ -27,8 +28,14 @@ from foldrun.engine.resolve import ResolveError
 from foldrun.engine.step import StepRequest
 from foldrun.engine.tooltest import test_tool
 from foldrun.gallery import gallery_files
-from foldrun.providers.client import (MissingSecret, ModelClient, ProviderConfigError, ProviderError,
-                                      ProviderRefusal, supply_from_block)
+from foldrun.providers.client import (
+    MissingSecret,
+    ModelClient,
+    ProviderConfigError,
+    ProviderError,
+    ProviderRefusal,
+    supply_from_block,
+)
 from foldrun.providers.probe import format_probe, run_probe
 from notify.laptop import local_payload, notify_local_run
 from vault import oauth
@@ -57,16 +64,26 @@ def run_local(args, ctx, inputs: dict) -> int:
 
     def on_step(step: dict) -> None:
         mark = "✓" if step["status"] == "completed" else "✗"
-        ctx.out.line(f"{mark} step {step['step']} [[{step['agent']}]] {step['status']}"
-                     + (f" — {step['error']}" if step["error"] else f" — {(step['output'].splitlines() or [''])[0][:120]}"))
+        ctx.out.line(
+            f"{mark} step {step['step']} [[{step['agent']}]] {step['status']}"
+            + (f" — {step['error']}" if step["error"] else f" — {(step['output'].splitlines() or [''])[0][:120]}")
+        )
 
     # The shelf from the platform signed in to (tools.md, "On a laptop"); offline, the last copy, said so.
     gallery, said = gallery_copy.for_run(ctx)
     if said:
         ctx.out.note(said)
-    record = run_flow_local(Desk.from_folder(root, gallery=gallery), args.flow, secrets=secrets, inputs=inputs, is_test=args.test,
-                            ask=ask_on_terminal, on_step=None if ctx.out.json_mode else on_step, root=root,
-                            venv_cache=Path(ctx.config_dir) / "venvs")
+    record = run_flow_local(
+        Desk.from_folder(root, gallery=gallery),
+        args.flow,
+        secrets=secrets,
+        inputs=inputs,
+        is_test=args.test,
+        ask=ask_on_terminal,
+        on_step=None if ctx.out.json_mode else on_step,
+        root=root,
+        venv_cache=Path(ctx.config_dir) / "venvs",
+    )
     if said:
         record.setdefault("notes", []).append(said)
     runs = runs_dir(ctx)
@@ -91,10 +108,18 @@ def notify_local(ctx, root: Path, record: dict, secrets: dict[str, str]) -> None
     if event is None:
         return
     payload = local_payload(
-        workspace=root.name, run_id=record["id"], flow=record["name"], status=record["status"],
-        verdict=record.get("verdict"), headline=record.get("headline", ""), summary=record.get("summary", ""),
-        cost_usd=float(record.get("cost_usd") or 0), started_at=record.get("started_at"),
-        finished_at=record.get("finished_at"), event=event, error=record.get("error") or "",
+        workspace=root.name,
+        run_id=record["id"],
+        flow=record["name"],
+        status=record["status"],
+        verdict=record.get("verdict"),
+        headline=record.get("headline", ""),
+        summary=record.get("summary", ""),
+        cost_usd=float(record.get("cost_usd") or 0),
+        started_at=record.get("started_at"),
+        finished_at=record.get("finished_at"),
+        event=event,
+        error=record.get("error") or "",
     )
     outcome = notify_local_run(Desk.from_folder(root), event=event, payload=payload, secrets=secrets)
     if outcome is not None and not outcome.ok:
@@ -112,11 +137,18 @@ def test_local(args, ctx, arguments: dict) -> dict:
         ctx.out.note(f"the laptop vault could not be read ({exc}); testing with no secrets")
         secrets = {}
     desk = Desk.from_folder(root, gallery=gallery_files())
-    request = StepRequest(run_id="tool-test", label="tool test", agent=args.agent or "tool-test", task="",
-                          allow_private_urls=True, fence_required=False)
+    request = StepRequest(
+        run_id="tool-test",
+        label="tool test",
+        agent=args.agent or "tool-test",
+        task="",
+        allow_private_urls=True,
+        fence_required=False,
+    )
     try:
-        return test_tool(desk, args.name, arguments, LocalHost(secrets), request, agent=args.agent,
-                         operation=args.operation)
+        return test_tool(
+            desk, args.name, arguments, LocalHost(secrets), request, agent=args.agent, operation=args.operation
+        )
     except ResolveError as exc:
         raise CliError(str(exc)) from None
 
@@ -148,10 +180,13 @@ def probe_local(args, ctx, provider) -> int:
     try:
         supply = supply_from_block(block, resolve)
     except MissingSecret as exc:
-        raise CliError(f"the provider key {exc.name} is not in the laptop vault — "
-                       f"foldrun secrets set {exc.name} --local") from None
+        raise CliError(
+            f"the provider key {exc.name} is not in the laptop vault — foldrun secrets set {exc.name} --local"
+        ) from None
     except ProviderConfigError as exc:
-        raise CliError(str(exc)[0].upper() + str(exc)[1:] + " (the laptop vault: `foldrun secrets set NAME --local`).") from None
+        raise CliError(
+            str(exc)[0].upper() + str(exc)[1:] + " (the laptop vault: `foldrun secrets set NAME --local`)."
+        ) from None
     lines: list[str] = []
     with ModelClient(supply, on_line=lines.append, timeout=120.0) as client:
         try:
@@ -160,8 +195,14 @@ def probe_local(args, ctx, provider) -> int:
             message = exc.line if isinstance(exc, ProviderRefusal) else exc.message
             return print_probe(ctx, {"error": message, "endpoint": supply.endpoint(), "requests": client.requests})
     data = result.as_dict()
-    data.update({"ok": result.closed, "endpoint": supply.endpoint(), "printed": format_probe(result, endpoint=supply.endpoint()),
-                 "lines": lines})
+    data.update(
+        {
+            "ok": result.closed,
+            "endpoint": supply.endpoint(),
+            "printed": format_probe(result, endpoint=supply.endpoint()),
+            "lines": lines,
+        }
+    )
     return print_probe(ctx, data)
 
 
@@ -183,8 +224,11 @@ class _Catcher(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             return
         type(self).result = {k: v[0] for k, v in parse_qs(parts.query).items()}
-        text = ("Connected — you can close this tab and go back to the terminal." if "code" in self.result
-                else "The provider did not grant access; see the terminal.")
+        text = (
+            "Connected — you can close this tab and go back to the terminal."
+            if "code" in self.result
+            else "The provider did not grant access; see the terminal."
+        )
         data = f"<!doctype html><title>foldrun connect</title><p>{text}</p>".encode()
         self.send_response(200)
         self.send_header("content-type", "text/html; charset=utf-8")

@@ -15,6 +15,7 @@ instead of importing it:
 tests/cli/test_the_cli_answers_at_once.py holds `--version` to importing
 neither Django nor Celery.
 """
+
 from __future__ import annotations
 
 import importlib

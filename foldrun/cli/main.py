@@ -2,6 +2,7 @@
 in this package (see the package docstring for the convention), runs the
 chosen handler, and turns every failure into one sentence on stderr.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,8 +21,10 @@ from . import config as config_module
 from .client import ApiClient, CliError, NotSignedIn
 from .output import Output
 
-NO_SERVER = ("No foldrun server is configured; run `foldrun login --url URL` with the address `./scripts/start` "
-             "printed (or set FOLDRUN_URL and FOLDRUN_TOKEN).")
+NO_SERVER = (
+    "No foldrun server is configured; run `foldrun login --url URL` with the address `./scripts/start` "
+    "printed (or set FOLDRUN_URL and FOLDRUN_TOKEN)."
+)
 
 Handler = Callable[[argparse.Namespace, "Context"], "int | None"]
 
@@ -93,8 +96,9 @@ class Parser(argparse.ArgumentParser):
 
 def _json_flag(parser: argparse.ArgumentParser) -> None:
     # SUPPRESS: a subcommand's own default must not undo a --json given earlier.
-    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
-                        help="print JSON for scripts instead of tables")
+    parser.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print JSON for scripts instead of tables"
+    )
 
 
 def command_modules() -> list[str]:
@@ -118,8 +122,10 @@ def build_parser(out: Output | None = None) -> argparse.ArgumentParser:
             register = getattr(module, "register")
             register(subparsers, common)
         except Exception as exc:  # one broken plugin must not take the whole CLI down
-            (out or Output()).note(f"foldrun: the commands in {name} could not be loaded ({exc or 'no reason given'}); "
-                                   "the other commands work. Set FOLDRUN_DEBUG=1 to see where.")
+            (out or Output()).note(
+                f"foldrun: the commands in {name} could not be loaded ({exc or 'no reason given'}); "
+                "the other commands work. Set FOLDRUN_DEBUG=1 to see where."
+            )
     return parser
 
 
@@ -175,8 +181,14 @@ def main(argv: list[str] | None = None) -> int:
             raise
         # A sentence, never a class name: the fix is to look closer, so say how.
         said = f": {exc}" if str(exc) else ""
-        fail(out, CliError(f"foldrun failed unexpectedly{said}. Run it again with FOLDRUN_DEBUG=1 to see where, "
-                           "and report it with that output.", code="unexpected"))
+        fail(
+            out,
+            CliError(
+                f"foldrun failed unexpectedly{said}. Run it again with FOLDRUN_DEBUG=1 to see where, "
+                "and report it with that output.",
+                code="unexpected",
+            ),
+        )
         return 1
     finally:
         ctx.close()

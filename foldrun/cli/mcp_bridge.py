@@ -2,6 +2,7 @@
 on the other. Loaded by `foldrun.cli.loader.mcp_bridge()` only when `foldrun mcp` runs: the MCP SDK takes
 seconds to import, which no other command should pay.
 """
+
 from __future__ import annotations
 
 import sys
@@ -34,8 +35,11 @@ async def relay(url: str, token: str) -> None:
     async with stdio_server() as (stdio_read, stdio_write):
         try:
             with anyio.CancelScope() as bridge:
-                async with streamable_http_client(url, http_client=http) as (http_read, http_write), \
-                        anyio.create_task_group() as tg:
+                async with (
+                    streamable_http_client(url, http_client=http) as (http_read, http_write),
+                    anyio.create_task_group() as tg,
+                ):
+
                     async def client_to_server() -> None:
                         await _pump(stdio_read, http_write, "from the client")
                         # The client closed stdin: the bridge is done, a call in flight included.

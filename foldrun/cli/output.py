@@ -4,6 +4,7 @@ Results go to stdout; errors, notes and progress to stderr, so
 `foldrun workspaces --json | jq` always reads clean JSON. Progress lines and
 colour appear only on a terminal.
 """
+
 from __future__ import annotations
 
 import json

@@ -1,6 +1,7 @@
 """Which workspace a command means: --to, else the one the desk folder was
 pushed to; and, for the commands that also take --library, which scope
 (a workspace or the account library) and what a 404 in it was about."""
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -47,9 +48,9 @@ def scope_flags(parser) -> None:
 class Scope:
     """The workspace (or the account library) a command reads or writes."""
 
-    prefix: str                 # /api/workspaces/<ws> or /api/library
-    label: str                  # how a sentence names it
-    workspace: str | None       # None for the account library
+    prefix: str  # /api/workspaces/<ws> or /api/library
+    label: str  # how a sentence names it
+    workspace: str | None  # None for the account library
 
 
 LIBRARY = Scope("/api/library", "the account library", None)
@@ -62,8 +63,9 @@ def scope_of(args, root: Path, flag: str) -> Scope:
     return Scope(f"/api/workspaces/{quote_path(workspace)}", workspace, workspace)
 
 
-def explain_not_found(ctx, exc: ApiFailure, scope: Scope, *, path: str | None = None,
-                      revisions: Iterable[int | None] = ()) -> ApiFailure:
+def explain_not_found(
+    ctx, exc: ApiFailure, scope: Scope, *, path: str | None = None, revisions: Iterable[int | None] = ()
+) -> ApiFailure:
     """Say which thing a 404 was about. The server answers every missing thing
     (and everything of another account) with the same "Not found."; the CLI
     knows what it asked for, and asks once more whether the workspace is there."""
@@ -76,11 +78,19 @@ def explain_not_found(ctx, exc: ApiFailure, scope: Scope, *, path: str | None = 
     asked = [n for n in revisions if n is not None]
     if path is not None:
         at = f" at revision {max(asked)}" if asked else ""
-        return ApiFailure(f"{path} is not in {scope.label}{at}.", status=404, code=exc.code,
-                          details={"what": "file", "name": path, "where": scope.label, "revision": max(asked) if asked else None})
+        return ApiFailure(
+            f"{path} is not in {scope.label}{at}.",
+            status=404,
+            code=exc.code,
+            details={"what": "file", "name": path, "where": scope.label, "revision": max(asked) if asked else None},
+        )
     if asked:
-        return ApiFailure(f"There is no revision {max(asked)} in {scope.label}.", status=404, code=exc.code,
-                          details={"what": "revision", "name": max(asked), "where": scope.label})
+        return ApiFailure(
+            f"There is no revision {max(asked)} in {scope.label}.",
+            status=404,
+            code=exc.code,
+            details={"what": "revision", "name": max(asked), "where": scope.label},
+        )
     return exc
 
 
@@ -108,9 +118,12 @@ def missing_workspace(ctx, workspace: str) -> ApiFailure | None:
         choices = "this token sees none yet; `foldrun workspaces create NAME` makes one"
     else:
         choices = "`foldrun workspaces` lists them"
-    return ApiFailure(f"There is no workspace called {workspace} in this account; {choices}.",
-                      status=404, code="not_found",
-                      details={"what": "workspace", "name": workspace, "where": ctx.api.url, "choices": names or []})
+    return ApiFailure(
+        f"There is no workspace called {workspace} in this account; {choices}.",
+        status=404,
+        code="not_found",
+        details={"what": "workspace", "name": workspace, "where": ctx.api.url, "choices": names or []},
+    )
 
 
 @contextmanager

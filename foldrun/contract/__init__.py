@@ -14,6 +14,7 @@ functions on the same files and print the same sentences.
       granted_tools / agent_skills / effective_limits    resolve.py
     render_index / render_log / is_generated             generated.py
 """
+
 from .check import check, check_files, check_folder, format_findings, has_errors, rule
 from .desk import Desk, Document
 from .findings import ContractError, Finding
@@ -22,7 +23,20 @@ from .payload import check_payload
 from .platform import platform_from_versions
 
 __all__ = [
-    "check", "check_files", "check_folder", "format_findings", "has_errors", "rule",
-    "Desk", "Document", "ContractError", "Finding",
-    "LogEntry", "is_generated", "render_index", "render_log", "check_payload", "platform_from_versions",
+    "check",
+    "check_files",
+    "check_folder",
+    "format_findings",
+    "has_errors",
+    "rule",
+    "Desk",
+    "Document",
+    "ContractError",
+    "Finding",
+    "LogEntry",
+    "is_generated",
+    "render_index",
+    "render_log",
+    "check_payload",
+    "platform_from_versions",
 ]

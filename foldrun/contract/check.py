@@ -12,6 +12,7 @@ Findings. `mode` is "check" (the CLI, the server's check endpoint) or
 check_folder and check_files run the same byte checks (payload.check_payload)
 and then the same rules, so a laptop and the server print the same lines.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -107,8 +108,14 @@ def read_folder_bytes(root: Path) -> dict[str, bytes]:
     return {str(relative): path.read_bytes() for relative, path in walk_folder(root) if not is_ignored(relative)}
 
 
-def check_folder(path: str | Path, *, mode: str = "check", library: dict[str, str] | None = None,
-                 gallery: dict[str, str] | None = None, platform: Mapping[str, int] | None = None) -> list[Finding]:
+def check_folder(
+    path: str | Path,
+    *,
+    mode: str = "check",
+    library: dict[str, str] | None = None,
+    gallery: dict[str, str] | None = None,
+    platform: Mapping[str, int] | None = None,
+) -> list[Finding]:
     """`foldrun check` on a laptop: the folder's files through check_files."""
     return check_files(read_folder_bytes(Path(path)), library=library, gallery=gallery, mode=mode, platform=platform)
 

@@ -13,6 +13,7 @@ shelf; both then call the same `check`.
 
 A file that is not UTF-8 text is carried as BINARY_MARKER (see paths.py).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -30,9 +31,9 @@ AGENT = "agent"
 FLOW = "flow"
 TOOL = "tool"
 SKILL = "skill"
-CONCEPT = "concept"      # knowledge/*.md, memory/*.md
+CONCEPT = "concept"  # knowledge/*.md, memory/*.md
 GENERATED = "generated"  # index.md, log.md in knowledge/ and memory/
-OTHER = "other"          # programs, requirements.txt, package.json, state/, storage/ …
+OTHER = "other"  # programs, requirements.txt, package.json, state/, storage/ …
 
 SCOPES = ("workspace", "library", "gallery")
 CONCEPT_DIRS = ("knowledge", "memory")
@@ -46,12 +47,12 @@ class Document:
     path: str
     kind: str
     text: str
-    scope: str = "workspace"          # workspace | library | gallery
-    agent: str | None = None          # set for files under agents/<name>/ (the agent's own)
-    name: str = ""                    # the name it is known by (agent, flow, tool, skill)
+    scope: str = "workspace"  # workspace | library | gallery
+    agent: str | None = None  # set for files under agents/<name>/ (the agent's own)
+    name: str = ""  # the name it is known by (agent, flow, tool, skill)
     parsed: Parsed | None = None
-    error: Finding | None = None      # set when the file could not be parsed at all
-    path_name: str = ""               # the name its path gives it (before any `name:`)
+    error: Finding | None = None  # set when the file could not be parsed at all
+    path_name: str = ""  # the name its path gives it (before any `name:`)
 
     @property
     def meta(self) -> dict:
@@ -205,11 +206,13 @@ class Desk:
     def _by_norm(self) -> dict[tuple[str, str, str | None, str], list[str]]:
         """(kind, scope, agent, name with '-' as '_') -> the names written."""
         index: dict[tuple[str, str, str | None, str], list[str]] = {}
-        for (kind, scope, owner, name) in self._by_name:
+        for kind, scope, owner, name in self._by_name:
             index.setdefault((kind, scope, owner, name.replace("-", "_")), []).append(name)
         return index
 
-    def named_loosely(self, kind: str, name: str, *, scope: str = "workspace", agent: str | None = None) -> list[Document]:
+    def named_loosely(
+        self, kind: str, name: str, *, scope: str = "workspace", agent: str | None = None
+    ) -> list[Document]:
         """Like `named`, where `desk-email` and `desk_email` are one name."""
         exact = self.named(kind, name, scope=scope, agent=agent)
         if exact:
@@ -222,7 +225,7 @@ class Desk:
     @cached_property
     def _names_index(self) -> dict[tuple[str, str, str | None], set[str]]:
         index: dict[tuple[str, str, str | None], set[str]] = {}
-        for (kind, scope, owner, name) in self._by_name:
+        for kind, scope, owner, name in self._by_name:
             index.setdefault((kind, scope, owner), set()).add(name)
         return index
 

@@ -1,4 +1,5 @@
 """What `check` returns: findings, each one sentence about one place."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass

@@ -6,6 +6,7 @@ points at the line a person sees in their editor.
     split_frontmatter(text, path, required=True) -> Parsed
     Parsed.meta / .body / .body_line / .line_of(key) / .line_in(parent, key)
 """
+
 from __future__ import annotations
 
 import re
@@ -98,7 +99,15 @@ def split_frontmatter(text: str, path: str, *, required: bool = True) -> Parsed:
     lines = text.split("\n")
     if not lines or lines[0].strip() != "---":
         if required:
-            raise ContractError(Finding(path, 1, "error", "has no frontmatter; it must start with a line of three dashes (---).", "frontmatter.missing"))
+            raise ContractError(
+                Finding(
+                    path,
+                    1,
+                    "error",
+                    "has no frontmatter; it must start with a line of three dashes (---).",
+                    "frontmatter.missing",
+                )
+            )
         return Parsed({}, text, 1, {}, has_frontmatter=False)
     end = None
     for index in range(1, len(lines)):
@@ -107,7 +116,15 @@ def split_frontmatter(text: str, path: str, *, required: bool = True) -> Parsed:
             end = index
             break
     if end is None:
-        raise ContractError(Finding(path, 1, "error", "frontmatter is never closed; add a line of three dashes (---) after it.", "frontmatter.unclosed"))
+        raise ContractError(
+            Finding(
+                path,
+                1,
+                "error",
+                "frontmatter is never closed; add a line of three dashes (---) after it.",
+                "frontmatter.unclosed",
+            )
+        )
     front = lines[1:end]
     source = "\n".join(front)
     try:
@@ -123,11 +140,15 @@ def split_frontmatter(text: str, path: str, *, required: bool = True) -> Parsed:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         context = getattr(exc, "context", None)
         words = f"{context}, {problem}" if context and problem and context != problem else problem
-        raise ContractError(Finding(path, line, "error", f"the YAML frontmatter is malformed: {words}.", "yaml.malformed")) from None
+        raise ContractError(
+            Finding(path, line, "error", f"the YAML frontmatter is malformed: {words}.", "yaml.malformed")
+        ) from None
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
-        raise ContractError(Finding(path, 2, "error", "the frontmatter must be a mapping of keys to values.", "frontmatter.not_mapping"))
+        raise ContractError(
+            Finding(path, 2, "error", "the frontmatter must be a mapping of keys to values.", "frontmatter.not_mapping")
+        )
     key_lines: dict[str, int] = {}
     for offset, raw in enumerate(front):
         if raw and not raw[0].isspace() and raw[0] != "#" and ":" in raw:

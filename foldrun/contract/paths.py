@@ -1,4 +1,5 @@
 """Paths inside a desk: normalised, relative, and never outside it."""
+
 from __future__ import annotations
 
 import os
@@ -72,6 +73,6 @@ def walk_folder(root: Path):
 def read_folder(root: Path) -> dict[str, str]:
     """Every text file under `root` by relative path. A file that is not UTF-8
     text is kept as BINARY_MARKER so `check` can name it rather than skip it."""
-    return {str(relative): decode(path.read_bytes()) for relative, path in walk_folder(root) if not is_ignored(relative)}
-
-
+    return {
+        str(relative): decode(path.read_bytes()) for relative, path in walk_folder(root) if not is_ignored(relative)
+    }

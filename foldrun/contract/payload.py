@@ -7,6 +7,7 @@
 The CLI runs the same function over a folder (check.check_folder), so a
 laptop and the server refuse the same files with the same sentence.
 """
+
 from __future__ import annotations
 
 from .findings import Finding
@@ -36,11 +37,19 @@ def human_size(size: int) -> str:
 
 
 def binary_finding(path: str) -> Finding:
-    return Finding(path, None, "error", "is not UTF-8 text; a markdown file or a program must be text — keep other bytes in storage/.", "file.binary")
+    return Finding(
+        path,
+        None,
+        "error",
+        "is not UTF-8 text; a markdown file or a program must be text — keep other bytes in storage/.",
+        "file.binary",
+    )
 
 
 def size_finding(path: str, size: int, max_bytes: int) -> Finding:
-    return Finding(path, None, "error", f"is {human_size(size)}; a file may be at most {human_size(max_bytes)}.", "file.too_large")
+    return Finding(
+        path, None, "error", f"is {human_size(size)}; a file may be at most {human_size(max_bytes)}.", "file.too_large"
+    )
 
 
 def check_payload(path: str, data: bytes, max_bytes: int = MAX_FILE_BYTES) -> Finding | None:

@@ -4,6 +4,7 @@ provider's `key:`, a browse `headers:` block, what a proxied script sends).
 
 One grammar for the contract and for every place that fills one in.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,6 +20,7 @@ def placeholder_names(text: object) -> list[str]:
 
 def fill_secrets(text: object, values: Mapping[str, str], error: type[Exception]) -> str:
     """`text` with each `${NAME}` filled from `values`; a name a step was not given raises `error` saying so."""
+
     def value(name: str) -> str:
         if name not in values:
             raise error(f"secret {name} is not available to this step")

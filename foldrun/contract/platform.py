@@ -7,6 +7,7 @@ same answer from the server it is signed in to. Both turn them into the
 
     platform_from_versions({"chromium": "156.0.8078.73"}) -> {"chromium_major": 156}
 """
+
 from __future__ import annotations
 
 import re

@@ -10,6 +10,7 @@
 Pure Python; no network, no installed-package lookups, so a laptop and the
 server agree on every answer.
 """
+
 from __future__ import annotations
 
 import ast
@@ -44,16 +45,16 @@ _OPTION_WORDS = {
 
 @dataclass
 class RequirementLine:
-    line: int          # 1-based line in requirements.txt (the first of a joined line)
-    text: str          # the logical line, backslash continuations joined
+    line: int  # 1-based line in requirements.txt (the first of a joined line)
+    text: str  # the logical line, backslash continuations joined
 
 
 @dataclass
 class Requirements:
-    packages: list[str] = field(default_factory=list)              # requirement specifiers that will be installed
-    names: list[str] = field(default_factory=list)                 # their distribution names, as written
-    options: list[tuple[int, str]] = field(default_factory=list)   # (line, what is not applied)
-    refused: list[tuple[int, str]] = field(default_factory=list)   # (line, why the line is refused)
+    packages: list[str] = field(default_factory=list)  # requirement specifiers that will be installed
+    names: list[str] = field(default_factory=list)  # their distribution names, as written
+    options: list[tuple[int, str]] = field(default_factory=list)  # (line, what is not applied)
+    refused: list[tuple[int, str]] = field(default_factory=list)  # (line, why the line is refused)
 
 
 def logical_lines(text: str) -> list[RequirementLine]:
@@ -221,7 +222,10 @@ def python_imports(source: str) -> list[tuple[int, str]]:
     if not starts:
         return []
     tree = None
-    if "(" not in "".join(source[m.start(): source.find("\n", m.start()) if source.find("\n", m.start()) != -1 else len(source)] for m in starts):
+    if "(" not in "".join(
+        source[m.start() : source.find("\n", m.start()) if source.find("\n", m.start()) != -1 else len(source)]
+        for m in starts
+    ):
         lines = source.split("\n")
         picked = ["pass"] * len(lines)
         for match in starts:
@@ -291,10 +295,21 @@ EXTENSION_INTERPRETERS = {
     ".rb": "ruby",
 }
 FENCE_INTERPRETERS = {
-    "python": "python3", "python3": "python3", "py": "python3",
-    "bash": "bash", "sh": "bash", "shell": "bash", "zsh": "bash",
-    "js": "node", "javascript": "node", "node": "node", "mjs": "node", "ts": "node", "typescript": "node",
-    "ruby": "ruby", "rb": "ruby",
+    "python": "python3",
+    "python3": "python3",
+    "py": "python3",
+    "bash": "bash",
+    "sh": "bash",
+    "shell": "bash",
+    "zsh": "bash",
+    "js": "node",
+    "javascript": "node",
+    "node": "node",
+    "mjs": "node",
+    "ts": "node",
+    "typescript": "node",
+    "ruby": "ruby",
+    "rb": "ruby",
 }
 
 

@@ -19,6 +19,7 @@ shelf's copy when there is one, else to WEB_TOOL_TEXT below
 `Resolved.scope` is "agent", "workspace", "library" or "gallery";
 `Resolved.model` is the parsed Tool / Skill / Agent.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -53,8 +54,8 @@ description: The web — search, fetch, browse, crawl, map, extract, answer, mon
 @dataclass
 class Resolved:
     document: Document
-    scope: str          # agent | workspace | library | gallery
-    model: Any = None   # Tool | Skill | Agent
+    scope: str  # agent | workspace | library | gallery
+    model: Any = None  # Tool | Skill | Agent
 
     @property
     def path(self) -> str:
@@ -66,10 +67,10 @@ class Grant:
     """One name an agent grants and what it turned out to be."""
 
     name: str
-    kind: str                         # builtin | tool | api | mcp | missing
+    kind: str  # builtin | tool | api | mcp | missing
     resolved: Resolved | None = None  # for kind "tool"
-    server: McpServer | None = None   # for kind "mcp" (inline mcpServers:)
-    api: Tool | None = None           # for kind "api" (the agent's inline apis:)
+    server: McpServer | None = None  # for kind "mcp" (inline mcpServers:)
+    api: Tool | None = None  # for kind "api" (the agent's inline apis:)
 
     @property
     def tool(self):
@@ -259,7 +260,7 @@ def visible_concepts(desk: Desk, agent_name: str | None, directory: str = "knowl
     for scope, folder in concept_layers(desk, agent_name, directory):
         pool = "library" if scope == "library" else "workspace"
         for path in desk.files_under(pool, folder):
-            relative = path[len(folder) + 1:]
+            relative = path[len(folder) + 1 :]
             if relative in found:
                 continue
             document = _document_at(desk, pool, path)

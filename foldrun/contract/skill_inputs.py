@@ -16,6 +16,7 @@ skill needs the run to be allowed (`active_scan` means it sends active security 
     input_schema(declaration) -> JSON Schema of the inputs (flat properties, required)
     is_vault_reference(value) -> bool
 """
+
 from __future__ import annotations
 
 import re
@@ -45,8 +46,14 @@ _JSON_TYPES: dict[str, dict[str, Any]] = {
     "secret": {"type": "string", "maxLength": 500},
 }
 _PYTHON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "url": (str,), "secret": (str,), "integer": (int,), "number": (int, float),
-    "boolean": (bool,), "string[]": (list,)}
+    "string": (str,),
+    "url": (str,),
+    "secret": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "string[]": (list,),
+}
 
 
 @dataclass(frozen=True)
@@ -59,8 +66,12 @@ class SkillInput:
     default: Any = None
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "type": self.type, "required": self.required,
-                               "description": self.description}
+        out: dict[str, Any] = {
+            "name": self.name,
+            "type": self.type,
+            "required": self.required,
+            "description": self.description,
+        }
         if self.enum is not None:
             out["enum"] = list(self.enum)
         if self.default is not None:
@@ -112,8 +123,11 @@ def declaration_of(meta: dict[str, Any], path: str, line_at: LineOf) -> tuple[Sk
         raw_grants = []
     for grant in raw_grants or []:
         if grant not in GRANTS:
-            bad(f"grants: {str(grant)[:60]} is not a grant; the grants are {', '.join(GRANTS)}.", "skill.grants",
-                "grants")
+            bad(
+                f"grants: {str(grant)[:60]} is not a grant; the grants are {', '.join(GRANTS)}.",
+                "skill.grants",
+                "grants",
+            )
         elif grant not in grants:
             grants.append(grant)
     return SkillDeclaration(tuple(inputs), tuple(grants), raw_inputs is not None), findings
@@ -122,27 +136,45 @@ def declaration_of(meta: dict[str, Any], path: str, line_at: LineOf) -> tuple[Sk
 def _input_of(raw: Any, index: int, bad: Callable[..., None]) -> SkillInput | None:
     where = f"inputs[{index}]"
     if not isinstance(raw, dict):
-        bad(f"{where}: each input is a mapping {{name, type, required, description, enum, default}}.",
-            "skill.inputs", "inputs")
+        bad(
+            f"{where}: each input is a mapping {{name, type, required, description, enum, default}}.",
+            "skill.inputs",
+            "inputs",
+        )
         return None
     name = raw.get("name")
     if not isinstance(name, str) or not INPUT_NAME_RE.match(name):
-        bad(f"{where}.name: an input needs a name of letters, digits and _ that starts with a letter.",
-            "skill.inputs.name", "inputs")
+        bad(
+            f"{where}.name: an input needs a name of letters, digits and _ that starts with a letter.",
+            "skill.inputs.name",
+            "inputs",
+        )
         return None
     if name in RESERVED:
-        bad(f"{where}.name: {name} is an argument every skill tool has; name the input otherwise.",
-            "skill.inputs.name", "inputs", name)
+        bad(
+            f"{where}.name: {name} is an argument every skill tool has; name the input otherwise.",
+            "skill.inputs.name",
+            "inputs",
+            name,
+        )
         return None
     unknown = [key for key in raw if key not in INPUT_KEYS]
     if unknown:
-        bad(f"{where}.{unknown[0]}: not a field of an input; the fields are {', '.join(INPUT_KEYS)}.",
-            "skill.inputs.field", "inputs", unknown[0])
+        bad(
+            f"{where}.{unknown[0]}: not a field of an input; the fields are {', '.join(INPUT_KEYS)}.",
+            "skill.inputs.field",
+            "inputs",
+            unknown[0],
+        )
         return None
     kind = raw.get("type", "string")
     if kind not in INPUT_TYPES:
-        bad(f"{where}.type: {str(kind)[:40]} is not an input type; the types are {', '.join(INPUT_TYPES)}.",
-            "skill.inputs.type", "inputs", "type")
+        bad(
+            f"{where}.type: {str(kind)[:40]} is not an input type; the types are {', '.join(INPUT_TYPES)}.",
+            "skill.inputs.type",
+            "inputs",
+            "type",
+        )
         return None
     required = raw.get("required", False)
     if not isinstance(required, bool):
@@ -154,20 +186,32 @@ def _input_of(raw: Any, index: int, bad: Callable[..., None]) -> SkillInput | No
         return None
     enum = raw.get("enum")
     if enum is not None:
-        if kind == "secret" or not isinstance(enum, list) or not enum or not all(
-                _fits(kind, value) for value in enum):
-            bad(f"{where}.enum: must be a non-empty list of {kind} values" + (
-                "; a secret takes no enum." if kind == "secret" else "."), "skill.inputs.enum", "inputs", "enum")
+        if kind == "secret" or not isinstance(enum, list) or not enum or not all(_fits(kind, value) for value in enum):
+            bad(
+                f"{where}.enum: must be a non-empty list of {kind} values"
+                + ("; a secret takes no enum." if kind == "secret" else "."),
+                "skill.inputs.enum",
+                "inputs",
+                "enum",
+            )
             return None
     default = raw.get("default")
     if default is not None:
         if kind == "secret":
-            bad(f"{where}.default: a secret input takes no default (it would be a secret in the file).",
-                "skill.inputs.default", "inputs", "default")
+            bad(
+                f"{where}.default: a secret input takes no default (it would be a secret in the file).",
+                "skill.inputs.default",
+                "inputs",
+                "default",
+            )
             return None
         if not _fits(kind, default) or (enum is not None and default not in enum):
-            bad(f"{where}.default: must be a {kind} value" + (" from its enum." if enum is not None else "."),
-                "skill.inputs.default", "inputs", "default")
+            bad(
+                f"{where}.default: must be a {kind} value" + (" from its enum." if enum is not None else "."),
+                "skill.inputs.default",
+                "inputs",
+                "default",
+            )
             return None
     return SkillInput(name, kind, required, description.strip(), tuple(enum) if enum is not None else None, default)
 
@@ -198,8 +242,10 @@ def property_schema(item: SkillInput) -> dict[str, Any]:
 
 def input_schema(declaration: SkillDeclaration) -> dict[str, Any]:
     """The inputs as flat JSON Schema properties (the skill tool adds options and confirm)."""
-    return {"properties": {item.name: property_schema(item) for item in declaration.inputs},
-            "required": [item.name for item in declaration.inputs if item.required]}
+    return {
+        "properties": {item.name: property_schema(item) for item in declaration.inputs},
+        "required": [item.name for item in declaration.inputs if item.required],
+    }
 
 
 def is_vault_reference(value: Any) -> bool:

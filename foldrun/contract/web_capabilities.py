@@ -16,6 +16,7 @@ The options a call may carry, and what "handles" means for each:
     language    the provider is told the language the agent works in
     region      the provider is told the country the agent works for
 """
+
 from __future__ import annotations
 
 import difflib
@@ -59,23 +60,41 @@ CAN: dict[str, dict[str, dict[str, Any]]] = {
         "kimi": _model("Moonshot, $web_search"),
     },
     "fetch": {
-        "jina": _api(batch=1), "firecrawl": _api(batch=1), "exa": _api(batch=100), "tavily": _api(batch=20),
-        "parallel": _api(batch=20), "zyte": _api(batch=1), "scrapingbee": _api(batch=1),
+        "jina": _api(batch=1),
+        "firecrawl": _api(batch=1),
+        "exa": _api(batch=100),
+        "tavily": _api(batch=20),
+        "parallel": _api(batch=20),
+        "zyte": _api(batch=1),
+        "scrapingbee": _api(batch=1),
         "anthropic": _model("a small model's reading of the page, on Anthropic's servers"),
     },
-    "browse": {v: _api() for v in ("browserbase", "steel", "hyperbrowser", "browserless", "brightdata", "zenrows", "cdp")},
+    "browse": {
+        v: _api() for v in ("browserbase", "steel", "hyperbrowser", "browserless", "brightdata", "zenrows", "cdp")
+    },
     "crawl": {"firecrawl": _api("count"), "tavily": _api("count")},
     "map": {"firecrawl": _api("count", "site"), "tavily": _api("count")},
     "extract": {"firecrawl": _api(), "zyte": _api(), "hyperbrowser": _api()},
-    "answer": {"exa": _api(), "linkup": _api("site", "time_range"), "tavily": _api("site", "time_range"),
-               "parallel": _api(), "perplexity": _api("site", "time_range"), "you": _api()},
+    "answer": {
+        "exa": _api(),
+        "linkup": _api("site", "time_range"),
+        "tavily": _api("site", "time_range"),
+        "parallel": _api(),
+        "perplexity": _api("site", "time_range"),
+        "you": _api(),
+    },
     "monitor": {"parallel": _api(what="question"), "firecrawl": _api(what="page")},
 }
 # What foldrun's own answers for each action take; every action has one.
 OWN_OPTIONS: dict[str, frozenset[str]] = {
-    "search": ALL, "fetch": frozenset({"language"}), "browse": frozenset({"language", "region"}),
-    "crawl": frozenset({"count"}), "map": frozenset({"count"}), "extract": frozenset(),
-    "answer": frozenset({"count", "site", "time_range", "language", "region"}), "monitor": frozenset(),
+    "search": ALL,
+    "fetch": frozenset({"language"}),
+    "browse": frozenset({"language", "region"}),
+    "crawl": frozenset({"count"}),
+    "map": frozenset({"count"}),
+    "extract": frozenset(),
+    "answer": frozenset({"count", "site", "time_range", "language", "region"}),
+    "monitor": frozenset(),
 }
 
 ACTION_PROVIDERS: dict[str, tuple[str, ...]] = {
@@ -83,7 +102,8 @@ ACTION_PROVIDERS: dict[str, tuple[str, ...]] = {
 }
 MODEL_PROVIDER_ACTIONS: dict[str, dict[str, str]] = {
     action: {name: can["runs_on"] for name, can in by.items() if can["kind"] == "model"}
-    for action, by in CAN.items() if any(can["kind"] == "model" for can in by.values())
+    for action, by in CAN.items()
+    if any(can["kind"] == "model" for can in by.values())
 }
 # Preset names that reach the same endpoint (providers.md: `moonshot` is "Same endpoint as `kimi`").
 SAME_ENDPOINT: dict[str, str] = {"moonshot": "kimi"}
@@ -135,13 +155,17 @@ def provider_refusal(action: str, name: object) -> tuple[str, str] | None:
         return None
     elsewhere = [a for a in WEB_ACTIONS if word in providers_for(a)]
     if elsewhere:
-        return ("web.provider_cannot",
-                f"{word} cannot {action} (it answers {_both(elsewhere)}); the providers that can are {', '.join(can_do)} {tail}")
+        return (
+            "web.provider_cannot",
+            f"{word} cannot {action} (it answers {_both(elsewhere)}); the providers that can are {', '.join(can_do)} {tail}",
+        )
     known = sorted({p for a in WEB_ACTIONS for p in providers_for(a)})
     near = difflib.get_close_matches(word, known, n=1, cutoff=0.75)
     hint = f"; did you mean {near[0]}?" if near else "."
-    return ("web.provider_unknown",
-            f"{name!r} is not a web provider{hint} The providers that can {action} are {', '.join(can_do)} {tail}")
+    return (
+        "web.provider_unknown",
+        f"{name!r} is not a web provider{hint} The providers that can {action} are {', '.join(can_do)} {tail}",
+    )
 
 
 def model_provider_refusal(action: str, name: str, running: str | None, holder: str = "agent") -> str | None:
@@ -152,14 +176,18 @@ def model_provider_refusal(action: str, name: str, running: str | None, holder: 
     running = SAME_ENDPOINT.get(running.lower(), running.lower())
     if running == name:
         return None
-    return (f"{name}'s {action} runs on {runs_on}, inside its own tool loop, only while {name} is the one answering — "
-            f"and this {holder} runs on {running}; name an API instead ({', '.join(ACTION_PROVIDERS[action])}) "
-            f"or make {name} the provider")
+    return (
+        f"{name}'s {action} runs on {runs_on}, inside its own tool loop, only while {name} is the one answering — "
+        f"and this {holder} runs on {running}; name an API instead ({', '.join(ACTION_PROVIDERS[action])}) "
+        f"or make {name} the provider"
+    )
 
 
 def time_range_refusal(name: str, value: str) -> str:
-    return (f"{name} cannot filter by date, so time_range={value} is refused rather than answered for every date; "
-            f"search without it")
+    return (
+        f"{name} cannot filter by date, so time_range={value} is refused rather than answered for every date; "
+        f"search without it"
+    )
 
 
 def option_refusal(action: str, name: str | None, option: str, value: object) -> str | None:
@@ -177,5 +205,7 @@ def batch_refusal(action: str, name: str, count: int) -> str | None:
     batch = (can(action, name) or {}).get("batch", 1)
     if count <= batch:
         return None
-    return (f"{name} reads {batch} url{'s' if batch != 1 else ''} a call; give "
-            f"{'one url' if batch == 1 else f'at most {batch} urls'}, or leave web.{action} unset for foldrun's own (up to 20)")
+    return (
+        f"{name} reads {batch} url{'s' if batch != 1 else ''} a call; give "
+        f"{'one url' if batch == 1 else f'at most {batch} urls'}, or leave web.{action} unset for foldrun's own (up to 20)"
+    )

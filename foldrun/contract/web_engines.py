@@ -7,6 +7,7 @@ these tables, so a pair refused offline is refused at a call in the same words
 
 Pure Python, no Django, no I/O.
 """
+
 from __future__ import annotations
 
 import re
@@ -32,33 +33,63 @@ from .web_capabilities import (  # noqa: E402,F401
 
 # The vault name each provider's key is read from when the block gives no `key:`.
 VAULT_KEYS: dict[str, str] = {
-    "brave": "BRAVE_SEARCH_API_KEY", "exa": "EXA_API_KEY", "parallel": "PARALLEL_API_KEY",
-    "tavily": "TAVILY_API_KEY", "you": "YOU_API_KEY", "jina": "JINA_API_KEY",
-    "firecrawl": "FIRECRAWL_API_KEY", "perplexity": "PERPLEXITY_API_KEY", "linkup": "LINKUP_API_KEY",
-    "serper": "SERPER_API_KEY", "serpapi": "SERPAPI_API_KEY", "dataforseo": "DATAFORSEO_AUTH_BASIC",
-    "zyte": "ZYTE_API_KEY_BASIC", "scrapingbee": "SCRAPINGBEE_API_KEY",
-    "browserbase": "BROWSERBASE_API_KEY", "steel": "STEEL_API_KEY", "hyperbrowser": "HYPERBROWSER_API_KEY",
-    "browserless": "BROWSERLESS_TOKEN", "brightdata": "BRIGHTDATA_BROWSER_AUTH", "zenrows": "ZENROWS_API_KEY",
+    "brave": "BRAVE_SEARCH_API_KEY",
+    "exa": "EXA_API_KEY",
+    "parallel": "PARALLEL_API_KEY",
+    "tavily": "TAVILY_API_KEY",
+    "you": "YOU_API_KEY",
+    "jina": "JINA_API_KEY",
+    "firecrawl": "FIRECRAWL_API_KEY",
+    "perplexity": "PERPLEXITY_API_KEY",
+    "linkup": "LINKUP_API_KEY",
+    "serper": "SERPER_API_KEY",
+    "serpapi": "SERPAPI_API_KEY",
+    "dataforseo": "DATAFORSEO_AUTH_BASIC",
+    "zyte": "ZYTE_API_KEY_BASIC",
+    "scrapingbee": "SCRAPINGBEE_API_KEY",
+    "browserbase": "BROWSERBASE_API_KEY",
+    "steel": "STEEL_API_KEY",
+    "hyperbrowser": "HYPERBROWSER_API_KEY",
+    "browserless": "BROWSERLESS_TOKEN",
+    "brightdata": "BRIGHTDATA_BROWSER_AUTH",
+    "zenrows": "ZENROWS_API_KEY",
     "cdp": "BROWSER_CDP_URL",
 }
 KEY_OPTIONAL: frozenset[str] = frozenset({"jina"})  # "optional — 20 a minute without one"
 
 # Search APIs that cannot filter by date: a call asking them for `time_range=` is refused.
-NO_TIME_RANGE: tuple[str, ...] = tuple(n for n in ACTION_PROVIDERS["search"] if "time_range" not in CAN["search"][n]["options"])
+NO_TIME_RANGE: tuple[str, ...] = tuple(
+    n for n in ACTION_PROVIDERS["search"] if "time_range" not in CAN["search"][n]["options"]
+)
 
 
 # ---------------------------------------------------------------- the account's own engine (SearXNG)
 
 SEARXNG_KEYS: tuple[str, ...] = (
-    "engines", "exclude_engines", "categories", "safesearch", "time_range", "timeout",
-    "plugins", "exclude_plugins", "doi_resolver",
+    "engines",
+    "exclude_engines",
+    "categories",
+    "safesearch",
+    "time_range",
+    "timeout",
+    "plugins",
+    "exclude_plugins",
+    "doi_resolver",
 )
 # Page-only preferences: "do nothing to a JSON answer, and a key that does nothing is a question someone asks later".
 SEARXNG_PAGE_ONLY: tuple[str, ...] = ("theme", "results_on_new_tab", "image_proxy", "url_formatting", "autocomplete")
 # SearXNG's built-in plugins, by the id `enabled_plugins=` takes.
 SEARXNG_PLUGINS: tuple[str, ...] = (
-    "ahmia_filter", "calculator", "hash_plugin", "hostnames", "oa_doi_rewrite", "self_info",
-    "time_zone", "tor_check", "tracker_url_remover", "unit_converter",
+    "ahmia_filter",
+    "calculator",
+    "hash_plugin",
+    "hostnames",
+    "oa_doi_rewrite",
+    "self_info",
+    "time_zone",
+    "tor_check",
+    "tracker_url_remover",
+    "unit_converter",
 )
 SAFESEARCH: dict[object, int] = {"off": 0, "moderate": 1, "strict": 2, 0: 0, 1: 1, 2: 2}
 TIME_RANGES: tuple[str, ...] = ("day", "week", "month", "year")
@@ -93,7 +124,10 @@ _ENGINE_TABLE: tuple[tuple[tuple[str, ...], frozenset[str]], ...] = (
     (("headless: false",), frozenset({"lightpanda", "obscura"})),
     (("proxy",), frozenset({"lightpanda", "obscura"})),
     (("block", "routes", "mock", "captcha", "allowed_domains"), frozenset({"obscura"})),
-    (("live", "webgpu", "extensions", "webmcp", "cpu_profile"), frozenset({"firefox", "safari", "lightpanda", "obscura"})),
+    (
+        ("live", "webgpu", "extensions", "webmcp", "cpu_profile"),
+        frozenset({"firefox", "safari", "lightpanda", "obscura"}),
+    ),
     (("foldrun login --engine",), frozenset({"lightpanda", "obscura"})),
 )
 BROWSE_ENGINE_LIMITS: dict[str, frozenset[str]] = {
@@ -103,20 +137,33 @@ BROWSE_ENGINE_LIMITS: dict[str, frozenset[str]] = {
 # What a capability needs, said in the refusal. A light engine that never draws
 # is told the one thing it lacks for everything a picture needs.
 _NEEDS: dict[str, str] = {
-    "screenshot": "a browser that renders", "vitals": "a browser that renders",
-    "annotate": "a browser that renders", "visual": "a browser that renders",
+    "screenshot": "a browser that renders",
+    "vitals": "a browser that renders",
+    "annotate": "a browser that renders",
+    "visual": "a browser that renders",
     "pdf": "Chromium's PDF printer (chromium, chrome, or obscura's raster picture)",
-    "video": "a browser that records what it draws", "trace": "a browser that records what it draws",
+    "video": "a browser that records what it draws",
+    "trace": "a browser that records what it draws",
     "har": "a browser that records what it draws",
-    "device": "a browser that can emulate a device", "session": "a browser that keeps a session between calls",
-    "headless: false": "a browser with a window", "proxy": "a browser that takes a proxy",
-    "block": "a browser that can intercept requests", "routes": "a browser that can intercept requests",
-    "mock": "a browser that can intercept requests", "captcha": "a browser that can intercept requests",
+    "device": "a browser that can emulate a device",
+    "session": "a browser that keeps a session between calls",
+    "headless: false": "a browser with a window",
+    "proxy": "a browser that takes a proxy",
+    "block": "a browser that can intercept requests",
+    "routes": "a browser that can intercept requests",
+    "mock": "a browser that can intercept requests",
+    "captcha": "a browser that can intercept requests",
     "allowed_domains": "a browser that can intercept requests",
-    "live": "Chromium", "webgpu": "Chromium", "extensions": "Chromium", "webmcp": "Chromium", "cpu_profile": "Chromium",
+    "live": "Chromium",
+    "webgpu": "Chromium",
+    "extensions": "Chromium",
+    "webmcp": "Chromium",
+    "cpu_profile": "Chromium",
     "foldrun login --engine": "a browser a person can sign in with",
 }
-_DRAWS = frozenset({"screenshot", "vitals", "annotate", "visual", "pdf", "video", "trace", "har", "device", "headless: false"})
+_DRAWS = frozenset(
+    {"screenshot", "vitals", "annotate", "visual", "pdf", "video", "trace", "har", "device", "headless: false"}
+)
 
 
 def engine_name(spelling: object) -> str | None:
@@ -152,8 +199,10 @@ def engine_disagreement(where: str, engine: object, browser: object) -> str | No
     named = engine_name(engine), engine_name(browser)
     if None in named or named[0] == named[1]:
         return None
-    return (f"{where} sets engine {engine} and browser {browser}, which disagree — they are one setting; "
-            f"give either, or both only if they agree")
+    return (
+        f"{where} sets engine {engine} and browser {browser}, which disagree — they are one setting; "
+        f"give either, or both only if they agree"
+    )
 
 
 def settings_capabilities(settings: dict) -> list[tuple[str, str]]:
@@ -180,33 +229,116 @@ def settings_capabilities(settings: dict) -> list[tuple[str, str]]:
 BROWSE_VENDORS: tuple[str, ...] = ACTION_PROVIDERS["browse"]
 
 VENDOR_SESSION_KEYS: tuple[str, ...] = (
-    "proxy", "captcha", "stealth", "region", "timeout", "keep", "record", "block", "options",
+    "proxy",
+    "captcha",
+    "stealth",
+    "region",
+    "timeout",
+    "keep",
+    "record",
+    "block",
+    "options",
 )
 _SESSION_VENDORS = ("browserbase", "steel", "hyperbrowser", "browserless", "brightdata", "zenrows")
 # setting -> vendor -> that vendor's own field (None: the vendor has no option for it).
 VENDOR_SESSION_OPTIONS: dict[str, dict[str, str | None]] = {
-    "proxy": {"browserbase": "proxies", "steel": "useProxy", "hyperbrowser": "useProxy",
-              "browserless": "proxy=residential", "brightdata": "always on", "zenrows": "always on"},
+    "proxy": {
+        "browserbase": "proxies",
+        "steel": "useProxy",
+        "hyperbrowser": "useProxy",
+        "browserless": "proxy=residential",
+        "brightdata": "always on",
+        "zenrows": "always on",
+    },
     "proxy.country": {v: "✓" for v in _SESSION_VENDORS},
-    "proxy.state": {"browserbase": "✓", "steel": "✓", "hyperbrowser": "✓", "browserless": None, "brightdata": None, "zenrows": None},
-    "proxy.city": {"browserbase": "✓", "steel": "✓", "hyperbrowser": "✓", "browserless": "✓", "brightdata": None, "zenrows": None},
-    "proxy.own": {"browserbase": "external", "steel": "proxyUrl", "hyperbrowser": "proxyServer (Enterprise)",
-                  "browserless": "externalProxyServer (paid)", "brightdata": None, "zenrows": None},
-    "captcha": {"browserbase": "solveCaptchas", "steel": "solveCaptcha", "hyperbrowser": "solveCaptchas",
-                "browserless": "solveCaptchas", "brightdata": "Captcha.setAutoSolve", "zenrows": None},
-    "stealth": {"browserbase": "verified (Scale)", "steel": "humanized input", "hyperbrowser": "useStealth",
-                "browserless": "the /stealth route", "brightdata": "built in", "zenrows": "built in"},
-    "region": {"browserbase": "✓", "steel": None, "hyperbrowser": "✓", "browserless": "✓", "brightdata": None, "zenrows": None},
-    "timeout": {"browserbase": "✓", "steel": "✓", "hyperbrowser": "✓", "browserless": "the connection's",
-                "brightdata": None, "zenrows": "✓"},
-    "keep": {"browserbase": "a context", "steel": "a profile", "hyperbrowser": "a profile",
-             "browserless": None, "brightdata": None, "zenrows": None},
-    "record": {"browserbase": "recordSession", "steel": None, "hyperbrowser": "enableWebRecording",
-               "browserless": None, "brightdata": None, "zenrows": None},
-    "block": {"browserbase": "ads", "steel": "ads", "hyperbrowser": "ads · trackers · cookies", "browserless": "ads",
-              "brightdata": "ads · cookies", "zenrows": None},
-    "options": {"browserbase": "into the request", "steel": "into the request", "hyperbrowser": "into the request",
-                "browserless": "query parameters", "brightdata": None, "zenrows": "query parameters"},
+    "proxy.state": {
+        "browserbase": "✓",
+        "steel": "✓",
+        "hyperbrowser": "✓",
+        "browserless": None,
+        "brightdata": None,
+        "zenrows": None,
+    },
+    "proxy.city": {
+        "browserbase": "✓",
+        "steel": "✓",
+        "hyperbrowser": "✓",
+        "browserless": "✓",
+        "brightdata": None,
+        "zenrows": None,
+    },
+    "proxy.own": {
+        "browserbase": "external",
+        "steel": "proxyUrl",
+        "hyperbrowser": "proxyServer (Enterprise)",
+        "browserless": "externalProxyServer (paid)",
+        "brightdata": None,
+        "zenrows": None,
+    },
+    "captcha": {
+        "browserbase": "solveCaptchas",
+        "steel": "solveCaptcha",
+        "hyperbrowser": "solveCaptchas",
+        "browserless": "solveCaptchas",
+        "brightdata": "Captcha.setAutoSolve",
+        "zenrows": None,
+    },
+    "stealth": {
+        "browserbase": "verified (Scale)",
+        "steel": "humanized input",
+        "hyperbrowser": "useStealth",
+        "browserless": "the /stealth route",
+        "brightdata": "built in",
+        "zenrows": "built in",
+    },
+    "region": {
+        "browserbase": "✓",
+        "steel": None,
+        "hyperbrowser": "✓",
+        "browserless": "✓",
+        "brightdata": None,
+        "zenrows": None,
+    },
+    "timeout": {
+        "browserbase": "✓",
+        "steel": "✓",
+        "hyperbrowser": "✓",
+        "browserless": "the connection's",
+        "brightdata": None,
+        "zenrows": "✓",
+    },
+    "keep": {
+        "browserbase": "a context",
+        "steel": "a profile",
+        "hyperbrowser": "a profile",
+        "browserless": None,
+        "brightdata": None,
+        "zenrows": None,
+    },
+    "record": {
+        "browserbase": "recordSession",
+        "steel": None,
+        "hyperbrowser": "enableWebRecording",
+        "browserless": None,
+        "brightdata": None,
+        "zenrows": None,
+    },
+    "block": {
+        "browserbase": "ads",
+        "steel": "ads",
+        "hyperbrowser": "ads · trackers · cookies",
+        "browserless": "ads",
+        "brightdata": "ads · cookies",
+        "zenrows": None,
+    },
+    "options": {
+        "browserbase": "into the request",
+        "steel": "into the request",
+        "hyperbrowser": "into the request",
+        "browserless": "query parameters",
+        "brightdata": None,
+        "zenrows": "query parameters",
+    },
 }
 VENDOR_REGIONS: dict[str, tuple[str, ...]] = {
     "browserbase": ("us-west-2", "us-east-1", "eu-central-1", "ap-southeast-1"),
@@ -215,14 +347,23 @@ VENDOR_REGIONS: dict[str, tuple[str, ...]] = {
 }
 # Seconds, inclusive. Browserless's is "the connection's": any.
 VENDOR_TIMEOUTS: dict[str, tuple[int, int]] = {
-    "browserbase": (60, 6 * 3600), "steel": (15, 24 * 3600), "hyperbrowser": (60, 12 * 3600), "zenrows": (60, 15 * 60),
+    "browserbase": (60, 6 * 3600),
+    "steel": (15, 24 * 3600),
+    "hyperbrowser": (60, 12 * 3600),
+    "zenrows": (60, 15 * 60),
 }
 VENDOR_TIMEOUT_LABELS: dict[str, str] = {
-    "browserbase": "60s–6h", "steel": "15s–24h", "hyperbrowser": "1m–12h", "zenrows": "1m–15m",
+    "browserbase": "60s–6h",
+    "steel": "15s–24h",
+    "hyperbrowser": "1m–12h",
+    "zenrows": "1m–15m",
 }
 VENDOR_BLOCK: dict[str, tuple[str, ...]] = {
-    "browserbase": ("ads",), "steel": ("ads",), "hyperbrowser": ("ads", "trackers", "cookies"),
-    "browserless": ("ads",), "brightdata": ("ads", "cookies"),
+    "browserbase": ("ads",),
+    "steel": ("ads",),
+    "hyperbrowser": ("ads", "trackers", "cookies"),
+    "browserless": ("ads",),
+    "brightdata": ("ads", "cookies"),
 }
 VENDOR_BLOCK_WORDS: tuple[str, ...] = ("ads", "trackers", "cookies")
 # A proxy state is a US state at every vendor that takes one (Browserbase's and Steel's session types, Hyperbrowser's
@@ -232,8 +373,10 @@ VENDOR_STATE_COUNTRY: dict[str, str] = {"browserbase": "US", "steel": "US", "hyp
 VENDOR_DEFAULT_COUNTRY: dict[str, str] = {"hyperbrowser": "US"}
 # The state codes each takes, as its SDK lists them: Hyperbrowser's the 50 states, Steel's those with DC, PR, GU
 # and VI; Browserbase's says only "US state code (2 characters)", read as the 50 states and DC (USPS's codes).
-_US_STATES = frozenset("AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY "
-                       "NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY".split())
+_US_STATES = frozenset(
+    "AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY "
+    "NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY".split()
+)
 VENDOR_STATES: dict[str, tuple[frozenset[str], str]] = {
     "browserbase": (_US_STATES | {"DC"}, "the 50 US states and DC"),
     "steel": (_US_STATES | {"DC", "PR", "GU", "VI"}, "the 50 US states, DC, PR, GU and VI"),
@@ -276,15 +419,21 @@ def vendor_state_refusal(vendor: str, proxy: object, where: str) -> str | None:
     if country == wanted:
         return None
     beside = f"country {proxy['country']}" if proxy.get("country") else "no country"
-    return (f"{where}.state: {vendor} takes a state only with country {wanted} (its states are {wanted} states), and "
-            f"this proxy names {beside}; write country: {wanted}, or drop state.")
+    return (
+        f"{where}.state: {vendor} takes a state only with country {wanted} (its states are {wanted} states), and "
+        f"this proxy names {beside}; write country: {wanted}, or drop state."
+    )
 
 
 def vendor_proxy_refusal(vendor: str, proxy: object, where: str) -> str | None:
     """The first sentence `foldrun check` says of a `vendor_session.proxy` block's place — its country, its state, its
     city — or None; the call says it in these words before any vendor is asked."""
-    return (vendor_country_refusal(vendor, proxy, where) or vendor_state_refusal(vendor, proxy, where)
-            or vendor_state_code_refusal(vendor, proxy, where) or vendor_city_refusal(vendor, proxy, where))
+    return (
+        vendor_country_refusal(vendor, proxy, where)
+        or vendor_state_refusal(vendor, proxy, where)
+        or vendor_state_code_refusal(vendor, proxy, where)
+        or vendor_city_refusal(vendor, proxy, where)
+    )
 
 
 def vendor_country_refusal(vendor: str, proxy: object, where: str) -> str | None:
@@ -296,36 +445,52 @@ def vendor_country_refusal(vendor: str, proxy: object, where: str) -> str | None
     if isinstance(value, str) and _COUNTRY_CODE.fullmatch(value):
         return None
     if value is False:
-        return (f"{where}.country: {vendor} takes a country as its two-letter ISO 3166-1 code, and this proxy's was "
-                f"read as false — YAML reads an unquoted NO so; quote it, country: 'NO'.")
+        return (
+            f"{where}.country: {vendor} takes a country as its two-letter ISO 3166-1 code, and this proxy's was "
+            f"read as false — YAML reads an unquoted NO so; quote it, country: 'NO'."
+        )
     beside = "no country" if value in (None, "") else f"country {value}"
-    return (f"{where}.country: {vendor} takes a country as its two-letter ISO 3166-1 code, and this proxy names "
-            f"{beside}; write the country's two letters, e.g. country: AU.")
+    return (
+        f"{where}.country: {vendor} takes a country as its two-letter ISO 3166-1 code, and this proxy names "
+        f"{beside}; write the country's two letters, e.g. country: AU."
+    )
 
 
 def vendor_state_code_refusal(vendor: str, proxy: object, where: str) -> str | None:
     """The sentence for a `vendor_session.proxy.state` beside country US that is not one of the vendor's two-letter
     state codes (`New York`, `NSW`, a number), in any case, or None. A state beside another country is
     vendor_state_refusal's to say."""
-    if (not isinstance(proxy, dict) or proxy.get("state") in (None, "") or vendor not in VENDOR_STATES
-            or vendor_state_refusal(vendor, proxy, where)):
+    if (
+        not isinstance(proxy, dict)
+        or proxy.get("state") in (None, "")
+        or vendor not in VENDOR_STATES
+        or vendor_state_refusal(vendor, proxy, where)
+    ):
         return None
     codes, scope = VENDOR_STATES[vendor]
     value = proxy["state"]
     if isinstance(value, str) and value.upper() in codes:
         return None
-    return (f"{where}.state: {vendor} takes a state as the two-letter code of one of {scope}, and this proxy names "
-            f"state {value}; write the state's two letters, e.g. state: NY.")
+    return (
+        f"{where}.state: {vendor} takes a state as the two-letter code of one of {scope}, and this proxy names "
+        f"state {value}; write the state's two letters, e.g. state: NY."
+    )
 
 
 def vendor_city_refusal(vendor: str, proxy: object, where: str) -> str | None:
     """The sentence for a `vendor_session.proxy.city` with no country beside it at a vendor that wants one, or
     None — `foldrun check` and the call say it in these words, before any vendor is asked."""
-    if (not isinstance(proxy, dict) or not proxy.get("city") or proxy.get("country") not in (None, "")
-            or vendor not in VENDOR_CITY_NEEDS_COUNTRY):
+    if (
+        not isinstance(proxy, dict)
+        or not proxy.get("city")
+        or proxy.get("country") not in (None, "")
+        or vendor not in VENDOR_CITY_NEEDS_COUNTRY
+    ):
         return None
-    return (f"{where}.city: {vendor} takes a city only with its country (a {vendor} proxy's country is required), "
-            f"and this proxy names no country; write the city's country, e.g. country: AU, or drop city.")
+    return (
+        f"{where}.city: {vendor} takes a city only with its country (a {vendor} proxy's country is required), "
+        f"and this proxy names no country; write the city's country, e.g. country: AU, or drop city."
+    )
 
 
 def vendor_value_refusal(vendor: str, key: str, value: object, where: str) -> str | None:
@@ -366,17 +531,83 @@ def parse_duration(value: object) -> float | None:
 # Every action a browse step may take (the "Actions" table), plus `js`, which
 # `deny:` uses for the call argument.
 BROWSE_STEP_ACTIONS: tuple[str, ...] = (
-    "click", "dblclick", "rightclick", "hover", "check", "uncheck", "drag", "fill", "type", "login", "insert",
-    "pushstate", "webmcp", "press", "select", "wait", "goto", "scroll", "screenshot", "pdf", "paste", "upload",
-    "download", "extract", "frame", "tab", "back", "forward", "reload", "focus", "clear", "highlight", "keyboard",
-    "keydown", "keyup", "mouse", "wheel", "tap", "swipe", "clipboard", "get", "eval", "expect", "if", "mock",
-    "unmock", "offline", "cookie", "localstorage", "sessionstorage", "viewport", "dialog", "solve",
+    "click",
+    "dblclick",
+    "rightclick",
+    "hover",
+    "check",
+    "uncheck",
+    "drag",
+    "fill",
+    "type",
+    "login",
+    "insert",
+    "pushstate",
+    "webmcp",
+    "press",
+    "select",
+    "wait",
+    "goto",
+    "scroll",
+    "screenshot",
+    "pdf",
+    "paste",
+    "upload",
+    "download",
+    "extract",
+    "frame",
+    "tab",
+    "back",
+    "forward",
+    "reload",
+    "focus",
+    "clear",
+    "highlight",
+    "keyboard",
+    "keydown",
+    "keyup",
+    "mouse",
+    "wheel",
+    "tap",
+    "swipe",
+    "clipboard",
+    "get",
+    "eval",
+    "expect",
+    "if",
+    "mock",
+    "unmock",
+    "offline",
+    "cookie",
+    "localstorage",
+    "sessionstorage",
+    "viewport",
+    "dialog",
+    "solve",
 )
 DENYABLE: tuple[str, ...] = BROWSE_STEP_ACTIONS + ("js",)
 
 BROWSE_MODES: tuple[str, ...] = (
-    "text", "markdown", "html", "aria", "meta", "table", "network", "capture", "links", "screenshot", "pdf",
-    "map", "crawl", "console", "vitals", "a11y", "diff", "feed", "webmcp", "react",
+    "text",
+    "markdown",
+    "html",
+    "aria",
+    "meta",
+    "table",
+    "network",
+    "capture",
+    "links",
+    "screenshot",
+    "pdf",
+    "map",
+    "crawl",
+    "console",
+    "vitals",
+    "a11y",
+    "diff",
+    "feed",
+    "webmcp",
+    "react",
 )
 PERMISSIONS: tuple[str, ...] = ("geolocation", "notifications", "clipboard-read", "camera", "microphone")
 CAPTCHA_SOLVERS: tuple[str, ...] = ("capsolver", "2captcha", "anticaptcha")

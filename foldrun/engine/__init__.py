@@ -7,6 +7,7 @@ The names below load `engine.step` on first use (PEP 562's module
 reads `engine.needs` — does not pull in the model loop, the sandbox and the
 tools with it. None of them is also a submodule's name.
 """
+
 from __future__ import annotations
 
 import importlib

@@ -4,6 +4,7 @@
 laptop's `LocalHost`). `ToolContext` is what a tool handler may use of its step; `StepEnv` implements it,
 so nothing under `engine/tools/` or `foldrun/web/` imports the step itself.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -59,8 +60,9 @@ class Host(Protocol):
         """The started egress proxy for `secrets: proxied` programs (it fills the secrets `names` for their own
         hosts; `.env()` says where it listens, `.stop()` ends it), or None where there is none (a laptop)."""
 
-    def consult(self, desk: str, agent: str, question: str, *, counter: Any = None,
-                pod_writes: list[str] | None = None) -> str:
+    def consult(
+        self, desk: str, agent: str, question: str, *, counter: Any = None, pod_writes: list[str] | None = None
+    ) -> str:
         """`desks`: ask `agent` of another desk of this account; its answer. Raises ToolError where a colleague
         cannot be consulted (a laptop, a colleague itself)."""
 
@@ -92,13 +94,13 @@ class StepRequest:
     venv_cache: Path = Path.home() / ".foldrun" / "venvs"
     sandbox_base: str | None = None
     max_turns: int = DEFAULT_MAX_TURNS
-    timezone: str | None = None   # the flow's, for reset times in refusal lines
+    timezone: str | None = None  # the flow's, for reset times in refusal lines
     counter: LimitCounter | None = None  # a consulted colleague shares the delegating step's counter
     # … and its lost-pod writes: "read or write is judged from the calls the step had made, its sub-agents' included"
     pod_writes: list[str] | None = None
-    hide_under: list[str] = field(default_factory=list)    # folders whose entries a program may not see
+    hide_under: list[str] = field(default_factory=list)  # folders whose entries a program may not see
     keep_visible: list[str] = field(default_factory=list)  # … except these (the runtime environments)
-    tenant: str = ""   # the account's id, sent as OpenAI's safety_identifier (hashed past 64 characters)
+    tenant: str = ""  # the account's id, sent as OpenAI's safety_identifier (hashed past 64 characters)
     search_engine_url: str = ""  # the account's own SearXNG; empty for the install's FOLDRUN_SEARXNG_URL
     browser_cdp: str = ""  # a browser session's CDP endpoint: the step's browse calls drive that session's page
     browser_allow_hosts: list[str] = field(default_factory=list)  # … and its allowHosts (reached via the user's proxy)
@@ -125,7 +127,7 @@ class StepResult:
     tokens_out: int = 0
     cost: Decimal = Decimal("0")
     wrote: list[str] = field(default_factory=list)
-    image: str = ""     # "slim": it browsed on the account's pod; "full": a browser inside the step after a lost pod
+    image: str = ""  # "slim": it browsed on the account's pod; "full": a browser inside the step after a lost pod
     pod_line: str = ""  # the try's browser pod line ("2 reconnects (2 got through)"), when it had one
 
 
@@ -135,15 +137,15 @@ class ToolContext(Protocol):
     host: Host
     sandbox: "Sandbox"
     agent: "AgentSpec"
-    granted: set[str]            # the agent's built-in groups
+    granted: set[str]  # the agent's built-in groups
     is_test: bool
     allow_private_urls: bool
     venv_cache: Path
     sandbox_files: dict[str, str]
     counter: LimitCounter | None
-    wrote: list[str]             # what the step changed outside its sandbox so far
-    browser_image: str           # the web tool says where the step browsed ("slim": the pod; "full": in the step)
-    pod_line: str                # … and what its pod did ("1 reconnect (1 got through)")
+    wrote: list[str]  # what the step changed outside its sandbox so far
+    browser_image: str  # the web tool says where the step browsed ("slim": the pod; "full": in the step)
+    pod_line: str  # … and what its pod did ("1 reconnect (1 got through)")
 
     @property
     def http(self) -> httpx.Client: ...
@@ -162,8 +164,16 @@ class ToolContext(Protocol):
 
     def search_index(self) -> "SearchIndex": ...
 
-    def run_program(self, command: list[str], *, timeout: float | None, extra_env: dict[str, str] | None = None,
-                    stdin: str | None = None, cwd: Path | None = None, label: str = "Bash",
-                    raise_on_error: bool = False) -> str: ...
+    def run_program(
+        self,
+        command: list[str],
+        *,
+        timeout: float | None,
+        extra_env: dict[str, str] | None = None,
+        stdin: str | None = None,
+        cwd: Path | None = None,
+        label: str = "Bash",
+        raise_on_error: bool = False,
+    ) -> str: ...
 
     def program_wrapper(self) -> tuple[list[str], dict[str, str]]: ...

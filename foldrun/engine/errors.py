@@ -1,4 +1,5 @@
 """The engine's exceptions, below every other engine module (tools, host, step all raise them)."""
+
 from __future__ import annotations
 
 

@@ -4,6 +4,7 @@ run keeps, task filling, `each:` items, `verify:`, verdict and headline.
 Pure Python: the flow file is parsed by the contract (`foldrun.contract.model`);
 this module only turns its Steps into plain dicts a run can store as JSON.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,19 +19,42 @@ def plan_from_steps(steps) -> list[dict]:
     """Contract Steps -> JSON-able dicts (what a run keeps for its whole life)."""
     plan: list[dict] = []
     for step in steps:
-        plan.append({
-            "number": step.number, "agent": step.agent, "task": step.task, "gate": bool(step.gate),
-            "each": step.each, "max": step.max,
-            "verify": {"kind": step.verify.kind, "argument": step.verify.argument} if step.verify else None,
-            "retry": int(step.retry or 0), "on_fail": step.on_fail or "stop", "limits": dict(step.limits or {}),
-            "wait_event": step.wait_event, "ask": step.ask,
-        })
+        plan.append(
+            {
+                "number": step.number,
+                "agent": step.agent,
+                "task": step.task,
+                "gate": bool(step.gate),
+                "each": step.each,
+                "max": step.max,
+                "verify": {"kind": step.verify.kind, "argument": step.verify.argument} if step.verify else None,
+                "retry": int(step.retry or 0),
+                "on_fail": step.on_fail or "stop",
+                "limits": dict(step.limits or {}),
+                "wait_event": step.wait_event,
+                "ask": step.ask,
+            }
+        )
     return plan
 
 
 def adhoc_plan(agent: str, task: str) -> list[dict]:
-    return [{"number": 1, "agent": agent, "task": task, "gate": False, "each": None, "max": None, "verify": None,
-             "retry": 0, "on_fail": "stop", "limits": {}, "wait_event": None, "ask": None}]
+    return [
+        {
+            "number": 1,
+            "agent": agent,
+            "task": task,
+            "gate": False,
+            "each": None,
+            "max": None,
+            "verify": None,
+            "retry": 0,
+            "on_fail": "stop",
+            "limits": {},
+            "wait_event": None,
+            "ask": None,
+        }
+    ]
 
 
 def fill_task(template: str, inputs: dict[str, Any], outputs: dict[int, str], item: str | None = None) -> str:
@@ -46,7 +70,7 @@ def fill_task(template: str, inputs: dict[str, Any], outputs: dict[int, str], it
         if found:
             return outputs.get(int(found.group(1)), "")
         if key.startswith("inputs."):
-            key = key[len("inputs."):]
+            key = key[len("inputs.") :]
         if key in inputs:
             value = inputs[key]
             return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
@@ -91,7 +115,9 @@ def _lines(text: str | None) -> int:
     return len([l for l in (text or "").splitlines() if l.strip()])
 
 
-def check_verify(verify: dict | None, reply: str, files_before: dict[str, str], files_after: dict[str, str | bytes | None]) -> str | None:
+def check_verify(
+    verify: dict | None, reply: str, files_before: dict[str, str], files_after: dict[str, str | bytes | None]
+) -> str | None:
     """None when the check passes, else the sentence the step fails with.
 
     `files_after` holds what the step left: outputs/ artifacts and memory/state

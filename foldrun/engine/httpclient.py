@@ -3,6 +3,7 @@
 One per process (building one costs ~30 ms); no cookies kept between calls; every
 connection checked at connect time on the address it goes to.
 """
+
 from __future__ import annotations
 
 import httpx

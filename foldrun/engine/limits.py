@@ -9,6 +9,7 @@ Nearest wins per key: the account's AGENTS.md, then the workspace's, then
 the agent's own, then the flow step's `limits:`. A refused call counts toward
 nothing; neither does one another check refused.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -16,10 +17,22 @@ from typing import Iterable, Mapping
 
 from foldrun.contract.model import limit_key
 
-REFUSAL = "limit reached: {key} {used} of {limit} in this step — work with what you have, or say what more you would need"
+REFUSAL = (
+    "limit reached: {key} {used} of {limit} in this step — work with what you have, or say what more you would need"
+)
 
-GROUP_OF_SDK = {"Read": "read", "Glob": "read", "Grep": "read", "Write": "write", "Edit": "write", "Bash": "code",
-                "search_files": "search", "recall_runs": "history", "read_run": "history", "ask": "ask"}
+GROUP_OF_SDK = {
+    "Read": "read",
+    "Glob": "read",
+    "Grep": "read",
+    "Write": "write",
+    "Edit": "write",
+    "Bash": "code",
+    "search_files": "search",
+    "recall_runs": "history",
+    "read_run": "history",
+    "ask": "ask",
+}
 
 
 def normalise_key(key: str) -> str:

@@ -1,6 +1,7 @@
 """A Host with no server: traces in memory, secrets from a mapping (the laptop
 vault), the model reached through the providers client. `foldrun run --local`
 and the engine's own tests use it."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -15,10 +16,17 @@ from .httpclient import shared_http
 
 
 class LocalHost:
-    def __init__(self, secrets: dict[str, str] | None = None, *, store: str = "laptop vault",
-                 budget: Decimal | None = None, spent: Decimal = Decimal("0"),
-                 on_trace: Callable[[str, dict], None] | None = None, runs: list[dict] | None = None,
-                 label: str = "") -> None:
+    def __init__(
+        self,
+        secrets: dict[str, str] | None = None,
+        *,
+        store: str = "laptop vault",
+        budget: Decimal | None = None,
+        spent: Decimal = Decimal("0"),
+        on_trace: Callable[[str, dict], None] | None = None,
+        runs: list[dict] | None = None,
+        label: str = "",
+    ) -> None:
         self.secrets = dict(secrets or {})
         self.store = store
         self.events: list[tuple[str, dict]] = []
@@ -51,8 +59,9 @@ class LocalHost:
             # The line says where the key goes, so the next command is the fix.
             fix = f" — foldrun secrets set {exc.name} --local" if self.store == "laptop vault" else ""
             raise StepFailed(f"the provider key {exc.name} is not in the {self.store}{fix}") from None
-        client = ModelClient(supply, http=shared_http(), timezone=timezone,
-                             on_line=lambda line: self.trace("refusal", {"line": line}))
+        client = ModelClient(
+            supply, http=shared_http(), timezone=timezone, on_line=lambda line: self.trace("refusal", {"line": line})
+        )
         self.clients.append(client)
         return client
 
@@ -68,9 +77,11 @@ class LocalHost:
             return amount
         left = self.budget - self.spent - self.reserved
         if left <= 0 or left < minimum:
-            raise BudgetExceeded(f"budget reached: the run spent ${self.spent + self.reserved:.4f} of its "
-                                 f"${self.budget:.2f} budget at {self.label or 'this step'}; no further model "
-                                 f"or paid call was made")
+            raise BudgetExceeded(
+                f"budget reached: the run spent ${self.spent + self.reserved:.4f} of its "
+                f"${self.budget:.2f} budget at {self.label or 'this step'}; no further model "
+                f"or paid call was made"
+            )
         grant = min(amount, left)
         self.reserved += grant
         return grant
@@ -80,8 +91,10 @@ class LocalHost:
 
     def check_budget(self) -> None:
         if self.budget is not None and self.spent >= self.budget:
-            raise BudgetExceeded(f"budget reached: the run spent ${self.spent:.4f} of its ${self.budget:.2f} "
-                                 f"budget at {self.label or 'this step'}; no further model call was made")
+            raise BudgetExceeded(
+                f"budget reached: the run spent ${self.spent:.4f} of its ${self.budget:.2f} "
+                f"budget at {self.label or 'this step'}; no further model call was made"
+            )
 
     def before_write(self, what: str) -> None:
         self.writes.append(what)
@@ -106,6 +119,7 @@ class LocalHost:
         """No egress proxy on the user's own machine: a proxied program reaches its hosts directly."""
         return None
 
-    def consult(self, desk: str, agent: str, question: str, *, counter: Any = None,
-                pod_writes: list[str] | None = None) -> str:
+    def consult(
+        self, desk: str, agent: str, question: str, *, counter: Any = None, pod_writes: list[str] | None = None
+    ) -> str:
         raise ToolError("desks: consulting another desk needs a server run")

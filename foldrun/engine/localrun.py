@@ -7,6 +7,7 @@ one to ask), `wait: event` is not available locally. The record is a plain
 dict, saved as JSON under `~/.foldrun/runs/` by the CLI; memory/ and state/
 writes go back into the desk folder.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -23,7 +24,7 @@ from .local import LocalHost
 from .podcard import pod_card
 from .step import StepRequest, run_step
 
-Ask = Callable[[str], str | None]   # a question -> the answer (None: nobody to ask)
+Ask = Callable[[str], str | None]  # a question -> the answer (None: nobody to ask)
 
 
 def _now() -> str:
@@ -34,16 +35,40 @@ def new_local_id() -> str:
     return "run_local_" + pysecrets.token_hex(6)
 
 
-def run_flow_local(desk: Desk, flow_name: str, *, secrets: dict[str, str], inputs: dict | None = None,
-                   is_test: bool = False, ask: Ask | None = None, on_step: Callable[[dict], None] | None = None,
-                   on_trace: Callable[[str, dict], None] | None = None, root: Path | None = None,
-                   venv_cache: Path | None = None) -> dict:
+def run_flow_local(
+    desk: Desk,
+    flow_name: str,
+    *,
+    secrets: dict[str, str],
+    inputs: dict | None = None,
+    is_test: bool = False,
+    ask: Ask | None = None,
+    on_step: Callable[[dict], None] | None = None,
+    on_trace: Callable[[str, dict], None] | None = None,
+    root: Path | None = None,
+    venv_cache: Path | None = None,
+) -> dict:
     """Run `flow_name` from `desk` to the end; returns the run's record."""
     flow = find_flow(desk, flow_name)
-    record: dict = {"id": new_local_id(), "name": flow_name, "kind": "flow", "trigger": "cli", "is_test": is_test,
-                    "status": "running", "verdict": None, "headline": "", "summary": "", "error": "",
-                    "cost_usd": "0", "tokens_in": 0, "tokens_out": 0, "started_at": _now(), "finished_at": None,
-                    "inputs": dict(inputs or {}), "steps": []}
+    record: dict = {
+        "id": new_local_id(),
+        "name": flow_name,
+        "kind": "flow",
+        "trigger": "cli",
+        "is_test": is_test,
+        "status": "running",
+        "verdict": None,
+        "headline": "",
+        "summary": "",
+        "error": "",
+        "cost_usd": "0",
+        "tokens_in": 0,
+        "tokens_out": 0,
+        "started_at": _now(),
+        "finished_at": None,
+        "inputs": dict(inputs or {}),
+        "steps": [],
+    }
     if flow is None:
         return _end(record, "failed", f"there is no flow {flow_name} in this desk (flows/{flow_name}.md)")
     errors = [p for p in flow.problems if p.level == "error"]
@@ -61,15 +86,21 @@ def run_flow_local(desk: Desk, flow_name: str, *, secrets: dict[str, str], input
             question = spec["ask"] or f"Run step {number} ([[{spec['agent']}]])? yes/no"
             answer = ask(question) if ask else None
             if answer is None:
-                return _end(record, "awaiting-approval", f"step {number} ([[{spec['agent']}]]) waits for a person; "
-                                                         f"with --local nobody is there to decide")
+                return _end(
+                    record,
+                    "awaiting-approval",
+                    f"step {number} ([[{spec['agent']}]]) waits for a person; with --local nobody is there to decide",
+                )
             if spec["gate"] and not spec["ask"] and answer.strip().lower() not in ("y", "yes", "approve"):
                 return _end(record, "cancelled", f"step {number} ([[{spec['agent']}]]) was rejected")
         else:
             answer = None
         if spec["wait_event"]:
-            return _end(record, "failed", f"step {number} waits for event {spec['wait_event']}, which only a "
-                                          f"server run can receive")
+            return _end(
+                record,
+                "failed",
+                f"step {number} waits for event {spec['wait_event']}, which only a server run can receive",
+            )
         task = fill_task(spec["task"], merged, outputs)
         items: list[str | None] = [None]
         if spec["each"]:
@@ -83,23 +114,43 @@ def run_flow_local(desk: Desk, flow_name: str, *, secrets: dict[str, str], input
             label = f"{number}" if item is None else f"{number}.{instance + 1}"
             step_task = task if item is None else fill_task(spec["task"], merged, outputs, item)
             for attempt in range(1, int(spec["retry"] or 0) + 2):
-                host = LocalHost(secrets, budget=budget, spent=spent, on_trace=on_trace,
-                                 label=f"step {label} ([[{spec['agent']}]])")
-                request = StepRequest(run_id=record["id"], label=label, agent=spec["agent"], task=step_task,
-                                      limits=spec["limits"], is_test=is_test, answer=answer if spec["ask"] else None,
-                                      inputs=merged, allow_private_urls=True, fence_required=False,
-                                      **({"venv_cache": venv_cache} if venv_cache else {}))
+                host = LocalHost(
+                    secrets, budget=budget, spent=spent, on_trace=on_trace, label=f"step {label} ([[{spec['agent']}]])"
+                )
+                request = StepRequest(
+                    run_id=record["id"],
+                    label=label,
+                    agent=spec["agent"],
+                    task=step_task,
+                    limits=spec["limits"],
+                    is_test=is_test,
+                    answer=answer if spec["ask"] else None,
+                    inputs=merged,
+                    allow_private_urls=True,
+                    fence_required=False,
+                    **({"venv_cache": venv_cache} if venv_cache else {}),
+                )
                 result = run_step(Desk(files=files, library=desk.library, gallery=desk.gallery), request, host)
                 spent = host.spent
                 problem = None
                 if result.status == "completed":
                     problem = check_verify(spec["verify"], result.output, files, {**result.writes, **result.outputs})
                 error = problem or ("" if result.status == "completed" else result.error or result.status)
-                step_record = {"step": label, "agent": spec["agent"], "item": item, "attempt": attempt,
-                               "status": "failed" if error else "completed", "output": result.output,
-                               "error": error, "limits": result.limits_line, "cost_usd": str(result.cost),
-                               "tokens_in": result.tokens_in, "tokens_out": result.tokens_out,
-                               "wrote": sorted(result.writes), "outputs": sorted(result.outputs)}
+                step_record = {
+                    "step": label,
+                    "agent": spec["agent"],
+                    "item": item,
+                    "attempt": attempt,
+                    "status": "failed" if error else "completed",
+                    "output": result.output,
+                    "error": error,
+                    "limits": result.limits_line,
+                    "cost_usd": str(result.cost),
+                    "tokens_in": result.tokens_in,
+                    "tokens_out": result.tokens_out,
+                    "wrote": sorted(result.writes),
+                    "outputs": sorted(result.outputs),
+                }
                 record["steps"].append(step_record)
                 record["tokens_in"] += result.tokens_in
                 record["tokens_out"] += result.tokens_out
@@ -152,8 +203,11 @@ def _end(record: dict, status: str, error: str) -> dict:
 
 def report_lines(run: dict) -> list[str]:
     """The run's report as `foldrun report` prints it (server or local record)."""
-    lines = [f"{run['id']}  {run['name']}  {run['status']}" + (f"  {run['verdict']}" if run.get("verdict") else "")
-             + ("  (test run)" if run.get("is_test") else "")]
+    lines = [
+        f"{run['id']}  {run['name']}  {run['status']}"
+        + (f"  {run['verdict']}" if run.get("verdict") else "")
+        + ("  (test run)" if run.get("is_test") else "")
+    ]
     if run.get("headline"):
         lines.append(run["headline"])
     if run.get("summary"):
@@ -163,8 +217,10 @@ def report_lines(run: dict) -> list[str]:
     for step in run.get("steps", []):
         label = step.get("step") or step.get("label")
         tries = step.get("attempt", 1)
-        lines.append(f"  {label}. {step['agent']}  {step['status']}  try {tries}  ${Decimal(str(step.get('cost_usd') or 0)):.6f}"
-                     f"  {step.get('tokens_in', 0)}/{step.get('tokens_out', 0)} tokens")
+        lines.append(
+            f"  {label}. {step['agent']}  {step['status']}  try {tries}  ${Decimal(str(step.get('cost_usd') or 0)):.6f}"
+            f"  {step.get('tokens_in', 0)}/{step.get('tokens_out', 0)} tokens"
+        )
         if step.get("limits") or step.get("limits_line"):
             lines.append(f"     {step.get('limits') or step.get('limits_line')}")
         if step.get("error"):
@@ -174,9 +230,13 @@ def report_lines(run: dict) -> list[str]:
         earlier = [t for t in step.get("tries") or [] if t.get("n") != step.get("attempt")]
         for t in earlier:  # the tries before the last, as the Run page lists them
             lines.append(f"     try {t.get('n')}: {t.get('status')}" + (f" — {t['error']}" if t.get("error") else ""))
-    lines.append(f"cost ${Decimal(str(run.get('cost_usd') or 0)):.6f} · tokens {run.get('tokens_in', 0)} in, "
-                 f"{run.get('tokens_out', 0)} out")
+    lines.append(
+        f"cost ${Decimal(str(run.get('cost_usd') or 0)):.6f} · tokens {run.get('tokens_in', 0)} in, "
+        f"{run.get('tokens_out', 0)} out"
+    )
     for artifact in run.get("artifacts") or []:
-        lines.append(f"artifact {artifact.get('path')}  {artifact.get('size', 0)} bytes"
-                     + (f"  ({artifact['id']})" if artifact.get("id") else ""))
+        lines.append(
+            f"artifact {artifact.get('path')}  {artifact.get('size', 0)} bytes"
+            + (f"  ({artifact['id']})" if artifact.get("id") else "")
+        )
     return lines

@@ -4,6 +4,7 @@ flow's signed `webhook:` checks its senders with.
 
 `foldrun check` and the workspace page list these, and say which the vault does not hold.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -47,8 +48,11 @@ def secrets_needed(desk: Desk) -> dict[str, list[str]]:
             continue
         for secret, where in step_secrets(desk, name).items():
             needed.setdefault(secret, set()).add(f"agent {name}" if where == "agent" else where)
-        block = (resolved.model.meta.get("provider") or (workspace.provider if workspace else None)
-                 or (library.provider if library else None))
+        block = (
+            resolved.model.meta.get("provider")
+            or (workspace.provider if workspace else None)
+            or (library.provider if library else None)
+        )
         key = provider_key(block)
         if key:
             needed.setdefault(key, set())

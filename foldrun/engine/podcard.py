@@ -2,6 +2,7 @@
 steps and a lost pod"): what the pod did — `3 reconnects; browser pod lost; re-ran on full (…)` — and, under
 it, the tries — `#1 slim · lost · $0.0040 → #2 full · completed · $0.0060`. Pure: reads tries as dicts (the
 API's shape) or rows."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -17,8 +18,12 @@ def pod_card(tries: list[Any]) -> tuple[str, str]:
     if not any(_get(t, "image") == "slim" for t in tries):
         return "", ""
     lines = [str(_get(t, "pod_line") or "") for t in tries]
-    line = next((text for text in reversed(lines) if "browser pod lost" in text), "") or \
-        next((text for text in reversed(lines) if text), "")
-    row = " → ".join(f"#{_get(t, 'n')} {_get(t, 'image') or 'full'} · {_get(t, 'status')} · "
-                     f"${Decimal(str(_get(t, 'cost_usd') or 0)):.4f}" for t in tries)
+    line = next((text for text in reversed(lines) if "browser pod lost" in text), "") or next(
+        (text for text in reversed(lines) if text), ""
+    )
+    row = " → ".join(
+        f"#{_get(t, 'n')} {_get(t, 'image') or 'full'} · {_get(t, 'status')} · "
+        f"${Decimal(str(_get(t, 'cost_usd') or 0)):.4f}"
+        for t in tries
+    )
     return line, row

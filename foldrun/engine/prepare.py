@@ -1,5 +1,6 @@
 """A step's tools: the built-ins it was granted, then each tool file through its transport's registered
 plan, with every secret they (and the agent) name resolved once, at the start."""
+
 from __future__ import annotations
 
 from .context import Host
@@ -55,16 +56,22 @@ def prepare_tools(agent: AgentSpec, env: StepEnv, host: Host) -> list[Tool]:
                 host.trace("secret", {"name": exc.name, "store": None, "error": "unavailable"})
                 raise StepFailed(exc.reason) from None
             host.trace("secret", {"name": exc.name, "store": None, "error": "missing"})
-            raise StepFailed(f"secret {exc.name} is not in the vault (neither the workspace's nor the account's)") from None
+            raise StepFailed(
+                f"secret {exc.name} is not in the vault (neither the workspace's nor the account's)"
+            ) from None
         for name in names:
             value, store = resolved[name]
             env.real_values[name] = value
             env.secrets[name] = value
-            host.trace("secret", {"name": name, "store": store,
-                                  "withheld": bool(env.is_test and env.withhold_all)})
+            host.trace("secret", {"name": name, "store": store, "withheld": bool(env.is_test and env.withhold_all)})
     if env.is_test:
-        host.trace("log", {"message": "test run: send-capable secrets read TEST_MODE_WITHHELD, FOLDRUN_TEST_MODE=1, "
-                                      "programs have no network, outward calls fail closed"})
+        host.trace(
+            "log",
+            {
+                "message": "test run: send-capable secrets read TEST_MODE_WITHHELD, FOLDRUN_TEST_MODE=1, "
+                "programs have no network, outward calls fail closed"
+            },
+        )
     for plan in plans:
         try:
             tools += plan.build()

@@ -2,6 +2,7 @@
 machine allows, a mount namespace that shows the program only its own sandbox and none of the hidden paths,
 and a network namespace: on a test run with no way out at all, on a real run with one, the egress proxy
 (foldrun.net.fence), which connects only where the network guard allows."""
+
 from __future__ import annotations
 
 import os
@@ -94,9 +95,16 @@ def isolation_works(prefix: list[str]) -> bool:
         (probe / "knowledge").mkdir()
         try:
             # Everything a test run's program gets, tried once: the read-only knowledge/, the sealed rest.
-            done = subprocess.run(prefix + ["sh", "-c", ISOLATE, "sh", str(probe), "true"], capture_output=True,
-                                  timeout=10, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                                                   "FOLDRUN_READONLY": "knowledge", "FOLDRUN_SEAL": "1"})
+            done = subprocess.run(
+                prefix + ["sh", "-c", ISOLATE, "sh", str(probe), "true"],
+                capture_output=True,
+                timeout=10,
+                env={
+                    "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                    "FOLDRUN_READONLY": "knowledge",
+                    "FOLDRUN_SEAL": "1",
+                },
+            )
             _ISOLATION[key] = done.returncode == 0
         except (OSError, subprocess.SubprocessError):
             _ISOLATION[key] = False
@@ -149,9 +157,19 @@ def listening_sockets(*, exclude: str) -> list[str]:
 class Programs:
     """How one step starts its programs (`StepEnv.run_program` and `program_wrapper` delegate here)."""
 
-    def __init__(self, root: Path, *, is_test: bool, hide_under: list[str], keep_visible: list[str],
-                 redact: Callable[[str], str], trace: Callable[[str, dict], None], log: Callable[[str], None],
-                 allow_private: bool = False, fence_required: bool = True) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        is_test: bool,
+        hide_under: list[str],
+        keep_visible: list[str],
+        redact: Callable[[str], str],
+        trace: Callable[[str, dict], None],
+        log: Callable[[str], None],
+        allow_private: bool = False,
+        fence_required: bool = True,
+    ) -> None:
         self.root = root
         self.is_test = is_test
         self.hide_under = hide_under
@@ -159,8 +177,8 @@ class Programs:
         self.redact = redact
         self.trace = trace
         self.log = log
-        self.keep: list[str] = []   # runtime folders a sealed program still needs (the venv cache)
-        self.allow_private = allow_private   # the install's opt-in, for what the egress proxy may reach
+        self.keep: list[str] = []  # runtime folders a sealed program still needs (the venv cache)
+        self.allow_private = allow_private  # the install's opt-in, for what the egress proxy may reach
         # A server's run never starts a program on the worker's own network; the laptop CLI (the user's own
         # machine) falls back to it, saying so, where the machine cannot make the namespace.
         self.fence_required = fence_required
@@ -168,13 +186,25 @@ class Programs:
         self._egress_url = ""
         self._warned = False
 
-    def run_program(self, command: list[str], *, timeout: float | None, extra_env: dict[str, str] | None = None,
-                    stdin: str | None = None, cwd: Path | None = None, label: str = "Bash",
-                    raise_on_error: bool = False) -> str:
+    def run_program(
+        self,
+        command: list[str],
+        *,
+        timeout: float | None,
+        extra_env: dict[str, str] | None = None,
+        stdin: str | None = None,
+        cwd: Path | None = None,
+        label: str = "Bash",
+        raise_on_error: bool = False,
+    ) -> str:
         """Run a program in the sandbox, in its network namespace: no route on a test run, the egress proxy
         on a real one."""
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.root), "LANG": "C.UTF-8",
-               "FOLDRUN_SANDBOX": str(self.root)}
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.root),
+            "LANG": "C.UTF-8",
+            "FOLDRUN_SANDBOX": str(self.root),
+        }
         env.update(extra_env or {})
         wrap, wrap_env = self.program_wrapper()
         if self._fence is not None and env.get("FOLDRUN_EGRESS"):
@@ -184,8 +214,15 @@ class Programs:
         env.update(wrap_env)
         command = wrap + command
         started = time.monotonic()
-        process = subprocess.Popen(command, cwd=str(cwd or self.root), env=env, stdin=subprocess.PIPE,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        process = subprocess.Popen(
+            command,
+            cwd=str(cwd or self.root),
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         try:
             out, err = process.communicate(stdin.encode() if stdin is not None else None, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -218,13 +255,17 @@ class Programs:
         if self.is_test and prefix is None:
             raise ToolError("test run: no network namespace is available here, so programs do not run")
         if self.is_test and not isolated:
-            raise ToolError("test run: no mount namespace is available here, so programs do not run (knowledge/ "
-                            "and the file system outside the sandbox could not be held read-only)")
+            raise ToolError(
+                "test run: no mount namespace is available here, so programs do not run (knowledge/ "
+                "and the file system outside the sandbox could not be held read-only)"
+            )
         if not isolated:
             if self.fence_required:
-                raise ToolError("programs do not run on this machine: it cannot give a program its own network and "
-                                "mount namespaces (unshare -n and -m, or -r for a user namespace), and a step's "
-                                "program is never run on the worker's own network — see docs/operating.md")
+                raise ToolError(
+                    "programs do not run on this machine: it cannot give a program its own network and "
+                    "mount namespaces (unshare -n and -m, or -r for a user namespace), and a step's "
+                    "program is never run on the worker's own network — see docs/operating.md"
+                )
             return self._unfenced()
         env = {"FOLDRUN_HIDE": "\n".join(self._hidden_paths()), "FOLDRUN_READONLY": "\n".join(self._knowledge())}
         if self.is_test:
@@ -239,21 +280,30 @@ class Programs:
             try:
                 self._fence = ProgramFence(self.root / ".foldrun", allow_private=self.allow_private)
             except OSError as exc:
-                raise ToolError(f"programs do not run: the egress proxy's socket could not be made in the step's "
-                                f"folder ({exc.strerror or exc})") from None
-            reach = ("public addresses only" if not self.allow_private else
-                     "private addresses too, as this install opted in (FOLDRUN_ALLOW_PRIVATE_URLS)")
-            self.log(f"programs run in a network namespace of their own: their only way out is the egress proxy "
-                     f"(HTTP_PROXY and HTTPS_PROXY, set for them), which reaches {reach}, and a connection to any "
-                     f"other address fails")
+                raise ToolError(
+                    f"programs do not run: the egress proxy's socket could not be made in the step's "
+                    f"folder ({exc.strerror or exc})"
+                ) from None
+            reach = (
+                "public addresses only"
+                if not self.allow_private
+                else "private addresses too, as this install opted in (FOLDRUN_ALLOW_PRIVATE_URLS)"
+            )
+            self.log(
+                f"programs run in a network namespace of their own: their only way out is the egress proxy "
+                f"(HTTP_PROXY and HTTPS_PROXY, set for them), which reaches {reach}, and a connection to any "
+                f"other address fails"
+            )
         return self._fence.env()
 
     def _unfenced(self) -> tuple[list[str], dict[str, str]]:
         """The laptop's fallback where namespaces are not to be had: the program on the machine's network."""
         if not self._warned:
             self._warned = True
-            self.log("programs run on this machine's own network, without a mount namespace: it cannot make "
-                     "them (knowledge/ is read-only by file mode only)")
+            self.log(
+                "programs run on this machine's own network, without a mount namespace: it cannot make "
+                "them (knowledge/ is read-only by file mode only)"
+            )
         return list(namespace_prefix(no_network=False) or []), {}
 
     def reach_egress(self, url: str) -> str:
@@ -278,8 +328,11 @@ class Programs:
         found = [p for p in ("knowledge", "library/knowledge") if (self.root / p).is_dir()]
         agents = self.root / "agents"
         if agents.is_dir():
-            found += [f"agents/{a.name}/knowledge" for a in sorted(agents.iterdir())
-                      if (a / "knowledge").is_dir() and not (a / "knowledge").is_symlink()]
+            found += [
+                f"agents/{a.name}/knowledge"
+                for a in sorted(agents.iterdir())
+                if (a / "knowledge").is_dir() and not (a / "knowledge").is_symlink()
+            ]
         return [p for p in found if not (self.root / p).is_symlink()]
 
     def _hidden_paths(self) -> list[str]:

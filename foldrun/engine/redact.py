@@ -1,4 +1,5 @@
 """Secret values out of whatever a step keeps: the `Redactor` and the host as a step sees it."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -4,6 +4,7 @@ Delegates to `foldrun.contract.resolve` (nearest wins: the agent's own, the
 workspace's, the account library's, the gallery shelf) and packs the answer
 into an `AgentSpec` the step runs with.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ class ResolveError(Exception):
 
 @dataclass
 class ToolFile:
-    name: str            # the name it is granted as
+    name: str  # the name it is granted as
     meta: dict
     body: str
     path: str
@@ -52,7 +53,9 @@ def files_in_folder(desk: Desk, scope: str, folder: str | None) -> dict[str, str
     if not folder:
         return {}
     prefix = folder.rstrip("/") + "/"
-    return {p[len(prefix):]: t for p, t in desk.texts(scope).items() if p.startswith(prefix) and not p.endswith("/tool.md")}
+    return {
+        p[len(prefix) :]: t for p, t in desk.texts(scope).items() if p.startswith(prefix) and not p.endswith("/tool.md")
+    }
 
 
 def resolve_agent(desk: Desk, name: str) -> AgentSpec:
@@ -69,34 +72,72 @@ def resolve_agent(desk: Desk, name: str) -> AgentSpec:
             builtin.add(SDK_NAMES.get(grant.name, grant.name))
         elif grant.kind == "mcp":
             server = grant.server
-            inline[grant.name] = {"command": server.command, "args": server.args, "env": server.env,
-                                  "url": server.url, "headers": server.headers}
+            inline[grant.name] = {
+                "command": server.command,
+                "args": server.args,
+                "env": server.env,
+                "url": server.url,
+                "headers": server.headers,
+            }
         elif grant.kind == "api":
             # An API declared inline in the agent: an http tool whose openapi: file is beside the agent
             # (or in the workspace), and which fails closed when that document does not load.
             api = grant.api
-            files.append(ToolFile(name=grant.name, meta=dict(api.meta), body="", path=api.path,
-                                  scope=api.scope, transport="http",
-                                  folder_files=files_in_folder(desk, api.scope, api.folder), model=api,
-                                  fail_closed=True))
+            files.append(
+                ToolFile(
+                    name=grant.name,
+                    meta=dict(api.meta),
+                    body="",
+                    path=api.path,
+                    scope=api.scope,
+                    transport="http",
+                    folder_files=files_in_folder(desk, api.scope, api.folder),
+                    model=api,
+                    fail_closed=True,
+                )
+            )
         elif grant.kind == "tool":
             tool = grant.tool
             document = grant.resolved.document
-            files.append(ToolFile(name=grant.name, meta=dict(tool.meta), body=document.body, path=tool.path,
-                                  scope=tool.scope, transport=tool.transport or "",
-                                  folder_files=files_in_folder(desk, tool.scope, tool.folder), model=tool))
+            files.append(
+                ToolFile(
+                    name=grant.name,
+                    meta=dict(tool.meta),
+                    body=document.body,
+                    path=tool.path,
+                    scope=tool.scope,
+                    transport=tool.transport or "",
+                    folder_files=files_in_folder(desk, tool.scope, tool.folder),
+                    model=tool,
+                )
+            )
         else:
-            raise ResolveError(f"agent {name} grants tool {grant.name}, which is not in the agent's tools/, the "
-                               f"workspace's tools/, the account library or the gallery")
-    skills = [{"name": s.model.name, "description": s.model.description,
-               "path": s.path if s.scope in ("agent", "workspace") else f"library/{s.path}"}
-              for s in agent_skills(desk, name)]
+            raise ResolveError(
+                f"agent {name} grants tool {grant.name}, which is not in the agent's tools/, the "
+                f"workspace's tools/, the account library or the gallery"
+            )
+    skills = [
+        {
+            "name": s.model.name,
+            "description": s.model.description,
+            "path": s.path if s.scope in ("agent", "workspace") else f"library/{s.path}",
+        }
+        for s in agent_skills(desk, name)
+    ]
     account = agents_md_of(desk, "library")
     workspace = agents_md_of(desk, "workspace")
     return AgentSpec(
-        name=name, meta=dict(agent.meta), body=agent.prompt.strip(), path=agent.path, tools=list(agent.tools),
-        builtin={b for b in builtin if b in BUILTIN_GROUPS}, tool_files=files, mcp_inline=inline, skills=skills,
-        account_defaults=dict(account.meta) if account else {}, workspace_defaults=dict(workspace.meta) if workspace else {},
+        name=name,
+        meta=dict(agent.meta),
+        body=agent.prompt.strip(),
+        path=agent.path,
+        tools=list(agent.tools),
+        builtin={b for b in builtin if b in BUILTIN_GROUPS},
+        tool_files=files,
+        mcp_inline=inline,
+        skills=skills,
+        account_defaults=dict(account.meta) if account else {},
+        workspace_defaults=dict(workspace.meta) if workspace else {},
         limits=effective_limits(desk, name),
         house_rules=[d.body.strip() for d in (account, workspace) if d is not None and d.body.strip()],
     )

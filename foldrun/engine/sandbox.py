@@ -17,6 +17,7 @@ refused before any work is done (`SandboxPathError`). `knowledge/` anywhere is
 never writable: the file tools refuse it, and on disk it is read-only so a
 script cannot change it either (and a change is detected and discarded).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -51,8 +52,11 @@ def _is_knowledge(rel: PurePosixPath) -> bool:
 
 def is_memory_path(rel: str) -> bool:
     parts = PurePosixPath(rel).parts
-    return bool(parts) and (parts[0] == "memory" or (parts[0] == "agents" and len(parts) > 2 and parts[2] == "memory")
-                            or parts[:2] == ("desk", "memory"))
+    return bool(parts) and (
+        parts[0] == "memory"
+        or (parts[0] == "agents" and len(parts) > 2 and parts[2] == "memory")
+        or parts[:2] == ("desk", "memory")
+    )
 
 
 @dataclass
@@ -100,12 +104,14 @@ class Sandbox:
         if any(part == ".." for part in rel.parts):
             raise SandboxPathError(f"{raw}: '..' is refused; paths stay inside the workspace")
         root = self.root.resolve()
-        target = (root / rel)
+        target = root / rel
         real = Path(os.path.realpath(target))
         if real != root and root not in real.parents:
             raise SandboxPathError(f"{raw}: it leads outside the workspace (a symlink), refused")
         if for_write and _is_knowledge(PurePosixPath(real.relative_to(root).as_posix())):
-            raise SandboxPathError(f"{raw}: knowledge/ is given, not learned — it is never written; write what you found to memory/")
+            raise SandboxPathError(
+                f"{raw}: knowledge/ is given, not learned — it is never written; write what you found to memory/"
+            )
         return target
 
     def rel(self, path: Path) -> str:
@@ -184,9 +190,9 @@ class Sandbox:
         if self.own_memory is None:
             return path
         if path.startswith("memory/"):
-            return f"{self.own_memory}/{path[len('memory/'):]}"
+            return f"{self.own_memory}/{path[len('memory/') :]}"
         if path.startswith(f"{DESK_MEMORY}/"):
-            return path[len("desk/"):]
+            return path[len("desk/") :]
         return path
 
     def outputs(self) -> dict[str, bytes]:
@@ -213,8 +219,14 @@ class Sandbox:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def materialise(files: dict[str, str], library: dict[str, str] | None = None, *, base: str | None = None,
-                lazy: bool = False, own_memory: str | None = None) -> Sandbox:
+def materialise(
+    files: dict[str, str],
+    library: dict[str, str] | None = None,
+    *,
+    base: str | None = None,
+    lazy: bool = False,
+    own_memory: str | None = None,
+) -> Sandbox:
     """Write `files` (workspace, relative path -> text) and `library` under a fresh directory — with `lazy`,
     on the first use of the sandbox's `root` (none: nothing is written, nothing changes, nothing is left).
     With `own_memory` (agents/<name>/memory) the step's memory/ is that folder and the workspace's memory/
@@ -235,7 +247,7 @@ def sandbox_path(path: str, own_memory: str) -> str:
     if path.startswith("memory/"):
         return f"desk/{path}"
     if path.startswith(f"{own_memory}/"):
-        return f"memory/{path[len(own_memory) + 1:]}"
+        return f"memory/{path[len(own_memory) + 1 :]}"
     return path
 
 

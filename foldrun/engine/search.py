@@ -6,6 +6,7 @@ query, then refreshed only when the step may have changed something
 one stat pass that re-reads only the files whose size or mtime moved. Nothing
 is persisted, so the index can never be stale across a deploy or a hand edit.
 """
+
 from __future__ import annotations
 
 import os
@@ -69,15 +70,17 @@ class Bm25:
         terms = [t for t in terms if t in known]
         if not terms:
             return []
-        found, scores = self._retriever.retrieve([list(dict.fromkeys(terms))], k=min(max(1, limit), len(self._keys)),
-                                                 show_progress=False)
+        found, scores = self._retriever.retrieve(
+            [list(dict.fromkeys(terms))], k=min(max(1, limit), len(self._keys)), show_progress=False
+        )
         out = []
         for index, score in zip(found[0], scores[0]):
             if score <= 0:
                 continue
             key = self._keys[int(index)]
-            out.append({"key": key, "score": float(score), "snippet": _snippet(self.bodies[key], set(terms),
-                                                                               snippet_tokens)})
+            out.append(
+                {"key": key, "score": float(score), "snippet": _snippet(self.bodies[key], set(terms), snippet_tokens)}
+            )
         return out
 
     def body(self, key: str) -> str:
@@ -120,10 +123,10 @@ def _snippet(body: str, terms: set[str], size: int) -> str:
     back = size // 3
     before = body[:at].rsplit(None, back) if at else []
     lead = len(before) > back
-    words = (before[1:] if lead else before)
+    words = before[1:] if lead else before
     after = body[at:].split(None, max(0, size - len(words)))
     trail = len(after) > size - len(words)
-    words += after[:size - len(words)]
+    words += after[: size - len(words)]
     shown = [f"[{word}]" if word.strip(_PUNCT).lower() in terms else word for word in words]
     return ("…" if lead else "") + " ".join(shown) + ("…" if trail else "")
 
@@ -137,7 +140,9 @@ def _roots(root: Path, agent: str) -> list[Path]:
 
 
 def _files(base: Path, root: Path):  # noqa: ANN202 - yields (rel, full, size, mtime_ns)
-    prefix = os.path.join(str(root), "")  # entries' paths as strings: a Path and relative_to per file cost more than the stat
+    prefix = os.path.join(
+        str(root), ""
+    )  # entries' paths as strings: a Path and relative_to per file cost more than the stat
     stack = [str(base)]
     while stack:
         folder = stack.pop()
@@ -155,7 +160,7 @@ def _files(base: Path, root: Path):  # noqa: ANN202 - yields (rel, full, size, m
                     stat = entry.stat()
                 except OSError:
                     continue
-                yield entry.path[len(prefix):], entry.path, stat.st_size, stat.st_mtime_ns
+                yield entry.path[len(prefix) :], entry.path, stat.st_size, stat.st_mtime_ns
 
 
 class SearchIndex:
@@ -164,8 +169,8 @@ class SearchIndex:
         self.agent = agent
         self.engine = Bm25()
         self.stamps: dict[str, tuple[int, int]] = {}
-        self.reads = 0     # files (re-)read, for tests of the refresh
-        self.passes = 0    # stat passes made
+        self.reads = 0  # files (re-)read, for tests of the refresh
+        self.passes = 0  # stat passes made
         self._stale = True
 
     def touch(self) -> None:

@@ -8,6 +8,7 @@ smaller — then the call's `max_tokens` is lowered to what it pays for, and a l
 but never below what a useful reply needs; less than that and the call is not made (BudgetExceeded).
 After the call the real cost settles the reservation.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,9 @@ def input_bound(system: Any, messages: list, tools: list) -> int:
     return size // BYTES_PER_INPUT_TOKEN + 64
 
 
-def reserve_model_call(host: Any, provider: dict, system: Any, messages: list, tools: list, max_tokens: int,
-                       windows: Any = None) -> tuple[Decimal, int]:
+def reserve_model_call(
+    host: Any, provider: dict, system: Any, messages: list, tools: list, max_tokens: int, windows: Any = None
+) -> tuple[Decimal, int]:
     """(the reservation, the max_tokens the call may use). Raises BudgetExceeded when too little is left."""
     found = rates(provider)
     if found is None:  # nothing is charged: the call needs only that the cap is not yet reached
@@ -44,8 +46,13 @@ def reserve_model_call(host: Any, provider: dict, system: Any, messages: list, t
     if grant < want and rate_out > 0:
         tokens = int(((grant - input_cost) / rate_out).to_integral_value(rounding=ROUND_FLOOR))
         tokens = max(min(tokens, max_tokens), 1)
-        host.trace("budget", {"line": f"budget: max_tokens lowered from {max_tokens} to {tokens} so this call "
-                                      f"stays within what is left (${grant:.4f} reserved)"})
+        host.trace(
+            "budget",
+            {
+                "line": f"budget: max_tokens lowered from {max_tokens} to {tokens} so this call "
+                f"stays within what is left (${grant:.4f} reserved)"
+            },
+        )
     return grant, tokens
 
 

@@ -10,6 +10,7 @@ onto records, secrets, the model and money. Tools see the step through the
 `ToolContext` (`StepEnv`); programs start through `programs.py`; secrets are
 kept out of what is saved by `redact.py`.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -40,9 +41,26 @@ from .tools.base import Park, Tool, ToolError, check_arguments
 log = logging.getLogger(__name__)
 
 # Re-exported: the runs app, the CLI and the tests import these from here.
-__all__ = ["BudgetExceeded", "DEFAULT_MAX_TURNS", "Host", "ISOLATE", "MissingSecret", "RedactingHost", "Redactor",
-           "StepEnv", "StepFailed", "StepRequest", "StepResult", "ToolContext", "WITHHELD", "isolation_works",
-           "namespace_prefix", "prepare_tools", "run_step", "shared_http"]
+__all__ = [
+    "BudgetExceeded",
+    "DEFAULT_MAX_TURNS",
+    "Host",
+    "ISOLATE",
+    "MissingSecret",
+    "RedactingHost",
+    "Redactor",
+    "StepEnv",
+    "StepFailed",
+    "StepRequest",
+    "StepResult",
+    "ToolContext",
+    "WITHHELD",
+    "isolation_works",
+    "namespace_prefix",
+    "prepare_tools",
+    "run_step",
+    "shared_http",
+]
 
 MAX_RESULT_CHARS = 50_000
 DEFAULT_MAX_TOKENS = 4096
@@ -55,7 +73,9 @@ def _prompt(agent: AgentSpec, request: StepRequest) -> str:
     if agent.skills:
         lines = [f"- {s['name']}: {s['description']} ({s['path']})" for s in agent.skills]
         parts.append("Skills you can use — read the SKILL.md when a task matches:\n" + "\n".join(lines))
-    language = agent.meta.get("language") or agent.workspace_defaults.get("language") or agent.account_defaults.get("language")
+    language = (
+        agent.meta.get("language") or agent.workspace_defaults.get("language") or agent.account_defaults.get("language")
+    )
     region = agent.meta.get("region") or agent.workspace_defaults.get("region") or agent.account_defaults.get("region")
     if language:
         parts.append(f"Write in {language}.")
@@ -114,8 +134,13 @@ def run_step(desk: Desk, request: StepRequest, host: Host) -> StepResult:
         writes, refused = sandbox.changes()
         result.writes, result.refused_writes = writes, refused
         for path in refused:
-            host.trace("log", {"message": f"{path} was changed during the step; the change was discarded — "
-                                          f"knowledge/ is never written by a run"})
+            host.trace(
+                "log",
+                {
+                    "message": f"{path} was changed during the step; the change was discarded — "
+                    f"knowledge/ is never written by a run"
+                },
+            )
         result.outputs = sandbox.outputs()
         result.image, result.pod_line = env.browser_image, env.pod_line
         sandbox.cleanup()
@@ -131,8 +156,10 @@ def memory_note(files: dict[str, str], own_memory: str) -> str | None:
     shared = [p for p in files if p.startswith("memory/") and p.rsplit("/", 1)[-1] not in ("index.md", "log.md")]
     if not shared:
         return None
-    return (f"memory/ is this agent's own ({own_memory}/, empty so far); the desk's memory/ ({len(shared)} "
-            f"file{'s' if len(shared) != 1 else ''}, kept where it was) is shared at desk/memory/")
+    return (
+        f"memory/ is this agent's own ({own_memory}/, empty so far); the desk's memory/ ({len(shared)} "
+        f"file{'s' if len(shared) != 1 else ''}, kept where it was) is shared at desk/memory/"
+    )
 
 
 def _redact_result(result: StepResult, redactor: Redactor) -> None:
@@ -143,8 +170,9 @@ def _redact_result(result: StepResult, redactor: Redactor) -> None:
     result.error = redactor.text(result.error)
     result.question = redactor.text(result.question)
     result.outputs = {path: redactor.bytes(content) for path, content in result.outputs.items()}
-    result.writes = {path: redactor.text(content) if isinstance(content, str) else content
-                     for path, content in result.writes.items()}
+    result.writes = {
+        path: redactor.text(content) if isinstance(content, str) else content for path, content in result.writes.items()
+    }
 
 
 def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, result: StepResult) -> None:
@@ -172,8 +200,12 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
     messages: list[dict] = [{"role": "user", "content": task}]
     max_tokens = int(agent.meta.get("max_tokens") or DEFAULT_MAX_TOKENS)
     try:
-        zone = step_timezone(agent.meta.get("timezone"), request.timezone, agent.workspace_defaults.get("timezone"),
-                             agent.account_defaults.get("timezone"))
+        zone = step_timezone(
+            agent.meta.get("timezone"),
+            request.timezone,
+            agent.workspace_defaults.get("timezone"),
+            agent.account_defaults.get("timezone"),
+        )
         client = host.model_client(provider, timezone=zone)
         tenant = {"safety_identifier": request.tenant} if request.tenant else {}
         windows = agent.workspace_defaults.get("budget")  # the workspace's `budget: {month: 50}`, if any
@@ -181,13 +213,20 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
             host.check_budget()
             definitions = [t.definition() for t in tools] + _server_definitions(tools, counter)
             # What this call can cost is reserved first; too little left and it is not made.
-            reserved, call_tokens = spend.reserve_model_call(host, provider, system, messages, definitions,
-                                                             max_tokens, windows)
+            reserved, call_tokens = spend.reserve_model_call(
+                host, provider, system, messages, definitions, max_tokens, windows
+            )
             started = time.monotonic()
             plugins = _server_plugins(tools, counter)
             try:
-                response = client.create(system=system, messages=messages, tools=definitions, max_tokens=call_tokens,
-                                         **tenant, **({"plugins": plugins} if plugins else {}))
+                response = client.create(
+                    system=system,
+                    messages=messages,
+                    tools=definitions,
+                    max_tokens=call_tokens,
+                    **tenant,
+                    **({"plugins": plugins} if plugins else {}),
+                )
             except BaseException:  # whatever ends the call, a worker's shutdown too, gives the reserve back
                 spend.release(host, reserved)
                 raise
@@ -199,12 +238,17 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
             result.tokens_out += int(usage.get("output_tokens") or 0)
             cost = spend.charge(host, response, provider, reserved)
             # The request's own cost on its line: a browser agent's task prices each of its steps from it.
-            host.trace("model_request", {"model": response.get("model") or provider.get("model"),
-                                         "stop_reason": response.get("stop_reason"),
-                                         "input_tokens": usage.get("input_tokens"),
-                                         "output_tokens": usage.get("output_tokens"),
-                                         "seconds": round(time.monotonic() - started, 3),
-                                         "cost_usd": str(cost)})
+            host.trace(
+                "model_request",
+                {
+                    "model": response.get("model") or provider.get("model"),
+                    "stop_reason": response.get("stop_reason"),
+                    "input_tokens": usage.get("input_tokens"),
+                    "output_tokens": usage.get("output_tokens"),
+                    "seconds": round(time.monotonic() - started, 3),
+                    "cost_usd": str(cost),
+                },
+            )
             result.cost += cost
             content = list(response.get("content") or [])
             _count_server_uses(content, counter, host)
@@ -234,9 +278,15 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
     except Exception as exc:  # a provider refusal or a transport failure: the step fails with its line
         # The spec's sentence alone (a refusal's line, a provider error's message, the host's sentence);
         # an unexpected error is a sentence with an incident code, its traceback in the platform's log.
-        line = getattr(exc, "line", None) or getattr(exc, "message", None) or (
-            str(exc) if isinstance(exc, (StepFailed, ProviderConfigError))
-            else incidents.sentence("the step", incidents.record(log, "step %s stopped", request.label)))
+        line = (
+            getattr(exc, "line", None)
+            or getattr(exc, "message", None)
+            or (
+                str(exc)
+                if isinstance(exc, (StepFailed, ProviderConfigError))
+                else incidents.sentence("the step", incidents.record(log, "step %s stopped", request.label))
+            )
+        )
         host.trace("refusal", {"line": env.redact(str(line))})
         result.error = env.redact(str(line))
     finally:
@@ -295,22 +345,37 @@ def _count_server_uses(content: list[dict], counter: LimitCounter, host: Host) -
         if block.get("type") == "server_tool_use" and block.get("name") in SERVER_USE_KEYS:
             key = SERVER_USE_KEYS[block["name"]]
             refused = counter.check(["web", key])
-            event = {"event": key.split(".")[1], "provider": "model", "server_tool": block["name"],
-                     "query": (block.get("input") or {}).get("query")}
+            event = {
+                "event": key.split(".")[1],
+                "provider": "model",
+                "server_tool": block["name"],
+                "query": (block.get("input") or {}).get("query"),
+            }
             host.trace("web", {**event, "over_limit": refused} if refused else event)
 
 
-def _call_tool(use: dict, by_name: dict[str, Tool], counter: LimitCounter, env: StepEnv, result: StepResult,
-               windows: Any = None) -> dict:
+def _call_tool(
+    use: dict, by_name: dict[str, Tool], counter: LimitCounter, env: StepEnv, result: StepResult, windows: Any = None
+) -> dict:
     name = str(use.get("name"))
     reply = {"type": "tool_result", "tool_use_id": use.get("id")}
     tool = by_name.get(name)
     arguments = use.get("input")
-    env.host.trace("tool_call", {"id": use.get("id"), "name": name,
-                                 "input": json.loads(env.redact(json.dumps(arguments, ensure_ascii=False)))
-                                 if arguments is not None else None})
-    if tool is None and name in ECHOED_BUILTINS and any(
-            d.get("name") == name for t in by_name.values() for d in getattr(t, "server_definitions", None) or []):
+    env.host.trace(
+        "tool_call",
+        {
+            "id": use.get("id"),
+            "name": name,
+            "input": json.loads(env.redact(json.dumps(arguments, ensure_ascii=False)))
+            if arguments is not None
+            else None,
+        },
+    )
+    if (
+        tool is None
+        and name in ECHOED_BUILTINS
+        and any(d.get("name") == name for t in by_name.values() for d in getattr(t, "server_definitions", None) or [])
+    ):
         # Moonshot's own search: the model names it, we hand its arguments back, Moonshot searches.
         refused = counter.check(["web", ECHOED_BUILTINS[name]])
         event = {"event": "search", "provider": "model", "server_tool": name}
@@ -360,8 +425,16 @@ def _call_tool(use: dict, by_name: dict[str, Tool], counter: LimitCounter, env: 
         content, is_error = f"{name} failed on an internal error (incident {code})", True
     env.files_may_have_changed(name)
     content = env.redact(str(content))[:MAX_RESULT_CHARS]
-    env.host.trace("tool_result", {"id": use.get("id"), "name": name, "error": is_error,
-                                   "seconds": round(time.monotonic() - started, 3), "content": content[:4000]})
+    env.host.trace(
+        "tool_result",
+        {
+            "id": use.get("id"),
+            "name": name,
+            "error": is_error,
+            "seconds": round(time.monotonic() - started, 3),
+            "content": content[:4000],
+        },
+    )
     out = {**reply, "content": content}
     if is_error:
         out["is_error"] = True

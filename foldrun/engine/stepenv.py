@@ -1,4 +1,5 @@
 """`StepEnv`: one step's `ToolContext` — its sandbox, secrets, programs and closers."""
+
 from __future__ import annotations
 
 import sys
@@ -35,10 +36,10 @@ class StepEnv:
         self.is_test = request.is_test
         self.allow_private_urls = request.allow_private_urls
         self.venv_cache = request.venv_cache
-        self.secrets: dict[str, str] = {}        # name -> value handed to this step (or WITHHELD)
+        self.secrets: dict[str, str] = {}  # name -> value handed to this step (or WITHHELD)
         # The step's host redacts its traces with the step's redactor (engine/step.py wraps it): one redactor.
         self.redactor: Redactor = host.redactor if isinstance(host, RedactingHost) else Redactor()
-        self.real_values: dict[str, str] = self.redactor.values   # for redaction only
+        self.real_values: dict[str, str] = self.redactor.values  # for redaction only
         self._closers: list[Callable[[], None]] = []
         self._index: SearchIndex | None = None
         self.withhold_all = False
@@ -52,7 +53,7 @@ class StepEnv:
         # A consulted colleague's calls land in the delegating step's own list.
         self.pod_writes: list[str] = request.pod_writes if request.pod_writes is not None else []
         self.browser_image = ""  # set by the web tool as the step ends: "slim" (on the pod) or "full"
-        self.pod_line = ""       # … and its browser pod line
+        self.pod_line = ""  # … and its browser pod line
 
     @property
     def http(self) -> httpx.Client:
@@ -97,9 +98,15 @@ class StepEnv:
             env.update(self._egress_env())
         if runtime.secret_names:
             given = [n for n in runtime.secret_names if env[n] != WITHHELD]
-            self.host.trace("secret", {"tool": runtime.name, "names": runtime.secret_names,
-                                       "materialised": given, "withheld": [n for n in runtime.secret_names
-                                                                          if n not in given]})
+            self.host.trace(
+                "secret",
+                {
+                    "tool": runtime.name,
+                    "names": runtime.secret_names,
+                    "materialised": given,
+                    "withheld": [n for n in runtime.secret_names if n not in given],
+                },
+            )
         if self.is_test:
             env["FOLDRUN_TEST_MODE"] = "1"
         return env
@@ -137,10 +144,17 @@ class StepEnv:
     # -- programs -------------------------------------------------------------
     def _programs(self) -> Programs:
         if self._runner is None:
-            self._runner = Programs(self.sandbox.root, is_test=self.is_test, hide_under=self.request.hide_under,
-                                    keep_visible=self.request.keep_visible, redact=self.redact,
-                                    trace=self.host.trace, log=self.log, allow_private=self.allow_private_urls and self.request.programs_allow_private,
-                                    fence_required=self.request.fence_required)
+            self._runner = Programs(
+                self.sandbox.root,
+                is_test=self.is_test,
+                hide_under=self.request.hide_under,
+                keep_visible=self.request.keep_visible,
+                redact=self.redact,
+                trace=self.host.trace,
+                log=self.log,
+                allow_private=self.allow_private_urls and self.request.programs_allow_private,
+                fence_required=self.request.fence_required,
+            )
             self.on_close(self._runner.close)
             # The platform's own Python environment too: a stdio MCP server or a program started as `python`
             # may be its interpreter, and on a test run an install under /tmp (a checkout's venv) would
@@ -148,12 +162,27 @@ class StepEnv:
             self._runner.keep = [*self.request.keep_visible, str(self.venv_cache), sys.prefix]
         return self._runner
 
-    def run_program(self, command: list[str], *, timeout: float | None, extra_env: dict[str, str] | None = None,
-                    stdin: str | None = None, cwd: Path | None = None, label: str = "Bash",
-                    raise_on_error: bool = False) -> str:
+    def run_program(
+        self,
+        command: list[str],
+        *,
+        timeout: float | None,
+        extra_env: dict[str, str] | None = None,
+        stdin: str | None = None,
+        cwd: Path | None = None,
+        label: str = "Bash",
+        raise_on_error: bool = False,
+    ) -> str:
         """Run a program in the sandbox, in its own network namespace (programs.py)."""
-        return self._programs().run_program(command, timeout=timeout, extra_env=extra_env, stdin=stdin, cwd=cwd,
-                                            label=label, raise_on_error=raise_on_error)
+        return self._programs().run_program(
+            command,
+            timeout=timeout,
+            extra_env=extra_env,
+            stdin=stdin,
+            cwd=cwd,
+            label=label,
+            raise_on_error=raise_on_error,
+        )
 
     def program_wrapper(self) -> tuple[list[str], dict[str, str]]:
         """(the argv prefix, its environment) that starts a program of this step in its own namespaces."""

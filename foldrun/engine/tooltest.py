@@ -8,6 +8,7 @@ outputs/ before the call and read back after it, so a second `monitor` sees
 its first look and a crawl carries on — without the test writing anything
 to the workspace's own files.
 """
+
 from __future__ import annotations
 
 import os
@@ -72,24 +73,61 @@ def kept_files(root: Path, given: dict[str, str]) -> dict[str, bytes]:
     return found
 
 
-def test_tool(desk: Desk, tool_name: str, arguments: dict, host: Host, request: StepRequest, *,
-              agent: str | None = None, operation: str | None = None, scratch: Scratch | None = None) -> dict:
+def test_tool(
+    desk: Desk,
+    tool_name: str,
+    arguments: dict,
+    host: Host,
+    request: StepRequest,
+    *,
+    agent: str | None = None,
+    operation: str | None = None,
+    scratch: Scratch | None = None,
+) -> dict:
     resolved = resolve_tool(desk, agent, tool_name)
     if resolved is None:
         raise ResolveError(f"tool {tool_name} is not in the workspace's tools/, the account library or the gallery")
     model = resolved.model
-    tool_file = ToolFile(name=tool_name, meta=dict(model.meta), body=resolved.document.body, path=model.path,
-                         scope=model.scope, transport=model.transport or "",
-                         folder_files=files_in_folder(desk, model.scope, model.folder), model=model)
-    spec = AgentSpec(name=agent or "tool-test", meta={}, body="", path="", tools=[tool_name], builtin=set(),
-                     tool_files=[tool_file], mcp_inline={}, skills=[], account_defaults={}, workspace_defaults={})
+    tool_file = ToolFile(
+        name=tool_name,
+        meta=dict(model.meta),
+        body=resolved.document.body,
+        path=model.path,
+        scope=model.scope,
+        transport=model.transport or "",
+        folder_files=files_in_folder(desk, model.scope, model.folder),
+        model=model,
+    )
+    spec = AgentSpec(
+        name=agent or "tool-test",
+        meta={},
+        body="",
+        path="",
+        tools=[tool_name],
+        builtin=set(),
+        tool_files=[tool_file],
+        mcp_inline={},
+        skills=[],
+        account_defaults={},
+        workspace_defaults={},
+    )
     if agent:
         # As that agent would call it: its frontmatter (a `web:` block, language:, provider:) and the
         # workspace's and account's defaults — with only the tool under test offered.
         named = resolve_agent(desk, agent)
-        spec = AgentSpec(name=named.name, meta=named.meta, body="", path=named.path, tools=[tool_name], builtin=set(),
-                         tool_files=[tool_file], mcp_inline={}, skills=[], account_defaults=named.account_defaults,
-                         workspace_defaults=named.workspace_defaults)
+        spec = AgentSpec(
+            name=named.name,
+            meta=named.meta,
+            body="",
+            path=named.path,
+            tools=[tool_name],
+            builtin=set(),
+            tool_files=[tool_file],
+            mcp_inline={},
+            skills=[],
+            account_defaults=named.account_defaults,
+            workspace_defaults=named.workspace_defaults,
+        )
     sandbox = materialise(desk.files, desk.library, base=request.sandbox_base)
     if scratch is not None:
         lay_out(sandbox.root, scratch.load())
@@ -101,8 +139,16 @@ def test_tool(desk: Desk, tool_name: str, arguments: dict, host: Host, request: 
     finally:
         env.close()  # first: a browse call's video and HAR are written as its contexts close
         try:  # kept as a run keeps its outputs/ and state/ writes: with every secret value redacted
-            kept = scratch.save({path: env.redactor.bytes(content) for path, content
-                                 in kept_files(sandbox.root, desk.files).items()}) if scratch is not None else None
+            kept = (
+                scratch.save(
+                    {
+                        path: env.redactor.bytes(content)
+                        for path, content in kept_files(sandbox.root, desk.files).items()
+                    }
+                )
+                if scratch is not None
+                else None
+            )
         finally:
             sandbox.cleanup()
     if kept is not None:
@@ -117,23 +163,38 @@ def _call(tool_name: str, arguments: dict, spec: AgentSpec, env: StepEnv, host: 
     except StepFailed as exc:
         return {"tool": tool_name, "ok": False, "result": str(exc), "seconds": 0}
     if not tools:
-        return {"tool": tool_name, "ok": False, "seconds": 0,
-                "result": f"{tool_name} offers no tools that run (see the trace)"}
+        return {
+            "tool": tool_name,
+            "ok": False,
+            "seconds": 0,
+            "result": f"{tool_name} offers no tools that run (see the trace)",
+        }
     if operation:
-        chosen = next((t for t in tools if t.name == operation or t.name.endswith("_" + operation)
-                       or t.name.endswith("__" + operation)), None)
+        chosen = next(
+            (
+                t
+                for t in tools
+                if t.name == operation or t.name.endswith("_" + operation) or t.name.endswith("__" + operation)
+            ),
+            None,
+        )
         if chosen is None:
             raise ResolveError(f"operation {operation} is not one of {', '.join(t.name for t in tools)}")
     elif len(tools) == 1:
         chosen = tools[0]
     else:
-        raise ResolveError(f"{tool_name} offers several tools; say which with operation: "
-                           f"{', '.join(t.name for t in tools)}")
+        raise ResolveError(
+            f"{tool_name} offers several tools; say which with operation: {', '.join(t.name for t in tools)}"
+        )
     started = time.monotonic()
     try:
         check_arguments(chosen, arguments)
         text, ok = chosen.handler(arguments, env), True
     except ToolError as exc:
         text, ok = str(exc), False
-    return {"tool": chosen.name, "ok": ok, "result": env.redact(str(text)),
-            "seconds": round(time.monotonic() - started, 3)}
+    return {
+        "tool": chosen.name,
+        "ok": ok,
+        "result": env.redact(str(text)),
+        "seconds": round(time.monotonic() - started, 3),
+    }

@@ -9,6 +9,7 @@ gallery tool lives in its library as ordinary revisions.
 under ~/.foldrun/gallery/<host>/, or a test's); the package's own shelf is
 read once per process, another folder on every call.
 """
+
 from __future__ import annotations
 
 import os

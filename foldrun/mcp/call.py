@@ -1,4 +1,5 @@
 """What a tool handler is given about the call: whose it is."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -10,6 +10,7 @@ checked on its own, so any web process can answer any request (gunicorn runs
 several, with no sticky routing), and a token revoked between two calls stops
 the second.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -33,8 +34,10 @@ from .server import CALL_CONTEXT_KEY, build_server, in_thread
 
 log = logging.getLogger("foldrun.mcp")
 
-MISSING_TOKEN = ("This endpoint needs an API token: send Authorization: Bearer <token> "
-                 "(make one on Settings, or run `foldrun login`).")
+MISSING_TOKEN = (
+    "This endpoint needs an API token: send Authorization: Bearer <token> "
+    "(make one on Settings, or run `foldrun login`)."
+)
 NOT_A_MEMBER = "This API token's user is no longer a member of its account; make a new token."
 
 
@@ -51,21 +54,35 @@ def _call_for(raw: str) -> McpCall:
     membership = Membership.objects.filter(user=token.user, account=token.account).first()
     if membership is None:
         raise InvalidToken(NOT_A_MEMBER)
-    return McpCall(account=token.account, user=token.user, token_id=token.public_id,
-                   role=membership.role, can_write=membership.can_write)
+    return McpCall(
+        account=token.account,
+        user=token.user,
+        token_id=token.public_id,
+        role=membership.role,
+        can_write=membership.can_write,
+    )
 
 
 async def _json(send: Send, status: int, body: dict, headers: list[tuple[bytes, bytes]] = ()) -> None:
     data = json.dumps(body).encode()
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()), *headers]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()), *headers],
+        }
+    )
     await send({"type": "http.response.body", "body": data})
 
 
 async def _unauthorized(send: Send, message: str, error: str) -> None:
     challenge = f'Bearer realm="foldrun", error="{error}", error_description="{message}"'
-    await _json(send, 401, {"code": "unauthorized", "message": message, "details": {}},
-                [(b"www-authenticate", challenge.replace("`", "").encode("latin-1", "replace"))])
+    await _json(
+        send,
+        401,
+        {"code": "unauthorized", "message": message, "details": {}},
+        [(b"www-authenticate", challenge.replace("`", "").encode("latin-1", "replace"))],
+    )
 
 
 async def _whole_body(receive: Receive) -> bytes:
@@ -118,21 +135,39 @@ class McpEndpoint:
             return
         except Exception:  # noqa: BLE001 — the database did not answer, say: a sentence, not a traceback
             code = incidents.record(log, "mcp: the token could not be checked")
-            await _json(send, 503, {"code": "server_error", "details": {"incident": code},
-                                    "message": incidents.sentence("Checking the API token", code) + "; try again."})
+            await _json(
+                send,
+                503,
+                {
+                    "code": "server_error",
+                    "details": {"incident": code},
+                    "message": incidents.sentence("Checking the API token", code) + "; try again.",
+                },
+            )
             return
         if scope.get("method") == "POST":
             body = await _whole_body(receive)
             if too_deep(body):
                 # before the SDK parses it: the same limit, and the same sentence, as the API's and the hooks'
-                await _json(send, 400, {"jsonrpc": "2.0", "id": None, "error": {
-                    "code": -32700, "message": f"Parse error: {sentence()}; at most {MAX_DEPTH} are read.",
-                    "data": {"limit": MAX_DEPTH}}})
+                await _json(
+                    send,
+                    400,
+                    {
+                        "jsonrpc": "2.0",
+                        "id": None,
+                        "error": {
+                            "code": -32700,
+                            "message": f"Parse error: {sentence()}; at most {MAX_DEPTH} are read.",
+                            "data": {"limit": MAX_DEPTH},
+                        },
+                    },
+                )
                 return
             receive = _replay(body, receive)
         scope = dict(scope)
         scope[CALL_CONTEXT_KEY] = call
         # The SDK's own notion of who calls: the token (never its value), for anything of the SDK that asks.
-        scope["user"] = AuthenticatedUser(AccessToken(token=call.token_id, client_id=call.token_id, scopes=[],
-                                                      subject=call.account.public_id))
+        scope["user"] = AuthenticatedUser(
+            AccessToken(token=call.token_id, client_id=call.token_id, scopes=[], subject=call.account.public_id)
+        )
         await self.manager.handle_request(scope, receive, send)

@@ -5,6 +5,7 @@ imports the modules. `tools/list` is read from here, so no list of names is type
 twice. Arguments are checked against the tool's JSON Schema before its handler
 runs; a handler adds the refusals a schema cannot say by raising `ToolError`.
 """
+
 from __future__ import annotations
 
 import logging
@@ -59,12 +60,19 @@ def register(tool: McpTool) -> McpTool:
     return tool
 
 
-def mcp_tool(*, name: str, description: str, input_schema: dict[str, Any], waits_seconds: int = 0,
-             acts: bool = False, aliases: dict[str, str] | None = None) -> Callable[[Handler], Handler]:
+def mcp_tool(
+    *,
+    name: str,
+    description: str,
+    input_schema: dict[str, Any],
+    waits_seconds: int = 0,
+    acts: bool = False,
+    aliases: dict[str, str] | None = None,
+) -> Callable[[Handler], Handler]:
     def decorate(handler: Handler) -> Handler:
-        register(McpTool(name, description, input_schema, handler, waits_seconds, acts,
-                         tuple((aliases or {}).items())))
+        register(McpTool(name, description, input_schema, handler, waits_seconds, acts, tuple((aliases or {}).items())))
         return handler
+
     return decorate
 
 
@@ -140,12 +148,16 @@ def _issues_of(error: ValidationError) -> list[dict[str, str]]:
     where = list(error.absolute_path)
     v, limit, instance = error.validator, error.validator_value, error.instance
     if v == "required" and isinstance(instance, dict):
-        return [{"path": _dotted([*where, p]), "message": "This argument is required."}
-                for p in limit if p not in instance]
+        return [
+            {"path": _dotted([*where, p]), "message": "This argument is required."} for p in limit if p not in instance
+        ]
     if v == "additionalProperties" and isinstance(instance, dict):
         known = set(error.schema.get("properties", {}))
-        return [{"path": _dotted([*where, p]), "message": "This argument is not known to this tool."}
-                for p in instance if p not in known]
+        return [
+            {"path": _dotted([*where, p]), "message": "This argument is not known to this tool."}
+            for p in instance
+            if p not in known
+        ]
     return [{"path": _dotted(where), "message": _sentence(v, limit) or _NO_MATCH}]
 
 
@@ -171,17 +183,29 @@ def _sentence(v: str, limit: Any) -> str | None:
 _NO_MATCH = "Is not a value this argument takes; see the tool's input schema in tools/list."
 
 _BOUNDS = {
-    "minimum": "Must be at least {}.", "maximum": "Must be at most {}.",
-    "exclusiveMinimum": "Must be more than {}.", "exclusiveMaximum": "Must be less than {}.",
-    "minLength": "Must be at least {} characters.", "maxLength": "Must be at most {} characters.",
-    "minItems": "Must have at least {} entries.", "maxItems": "Must have at most {} entries.",
-    "minProperties": "Must have at least {} keys.", "maxProperties": "Must have at most {} keys.",
+    "minimum": "Must be at least {}.",
+    "maximum": "Must be at most {}.",
+    "exclusiveMinimum": "Must be more than {}.",
+    "exclusiveMaximum": "Must be less than {}.",
+    "minLength": "Must be at least {} characters.",
+    "maxLength": "Must be at most {} characters.",
+    "minItems": "Must have at least {} entries.",
+    "maxItems": "Must have at most {} entries.",
+    "minProperties": "Must have at least {} keys.",
+    "maxProperties": "Must have at most {} keys.",
 }
 
 
 def _type_words(kind: Any) -> str:
-    words = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "true or false",
-             "object": "an object", "array": "an array", "null": "null"}
+    words = {
+        "string": "a string",
+        "integer": "an integer",
+        "number": "a number",
+        "boolean": "true or false",
+        "object": "an object",
+        "array": "an array",
+        "null": "null",
+    }
     kinds = kind if isinstance(kind, list) else [kind]
     return " or ".join(words.get(k, str(k)) if isinstance(k, str) else str(k) for k in kinds)
 
@@ -190,8 +214,11 @@ def check_arguments(tool: McpTool, arguments: dict[str, Any] | None) -> dict[str
     """The arguments, or `ToolError("invalid_input", …, {"issues": [...]})` naming every problem."""
     args = {} if arguments is None else arguments
     if not isinstance(args, dict):
-        raise ToolError("invalid_input", "The arguments must be a JSON object.",
-                        {"issues": [{"path": "", "message": "Must be an object."}]})
+        raise ToolError(
+            "invalid_input",
+            "The arguments must be a JSON object.",
+            {"issues": [{"path": "", "message": "Must be an object."}]},
+        )
     checked = dict(args)
     for alias, name in tool.aliases:  # the handler still refuses both sent with different values
         if name not in checked and alias in checked:
@@ -203,6 +230,9 @@ def check_arguments(tool: McpTool, arguments: dict[str, Any] | None) -> dict[str
         first = issues[0]
         where = f"{first['path']}: " if first["path"] else ""
         more = f" (and {len(issues) - 1} more)" if len(issues) > 1 else ""
-        raise ToolError("invalid_input", f"The arguments of {tool.name} are not valid: {where}{first['message']}{more}",
-                        {"issues": issues})
+        raise ToolError(
+            "invalid_input",
+            f"The arguments of {tool.name} are not valid: {where}{first['message']}{more}",
+            {"issues": issues},
+        )
     return args

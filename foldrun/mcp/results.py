@@ -7,6 +7,7 @@ code. Handlers return `ok(...)` / `media(...)` or raise `ToolError`; the server
 turns what they give into the SDK's `CallToolResult` (`to_call_result`), which
 is where the 100,000-byte reduction happens, so no handler can forget it.
 """
+
 from __future__ import annotations
 
 import base64
@@ -75,13 +76,17 @@ def embedded_blob(uri: str, mime_type: str, data: bytes) -> types.EmbeddedResour
     """A file as an embedded resource with a base64 `blob` (the `pdf` tool's `webagent://quick/pdf`)."""
     return types.EmbeddedResource(
         type="resource",
-        resource=types.BlobResourceContents(uri=uri, mime_type=mime_type,
-                                            blob=base64.b64encode(data).decode("ascii")),
+        resource=types.BlobResourceContents(uri=uri, mime_type=mime_type, blob=base64.b64encode(data).decode("ascii")),
     )
 
 
-def ok(body: str, structured: dict[str, Any] | None = None, *, extra_content: tuple[Content, ...] = (),
-       is_error: bool = False) -> ToolResult:
+def ok(
+    body: str,
+    structured: dict[str, Any] | None = None,
+    *,
+    extra_content: tuple[Content, ...] = (),
+    is_error: bool = False,
+) -> ToolResult:
     """A result: the text for the model, the same data as JSON, and any image/resource after the text.
     `is_error=True` is for a result that exists but means the tool could not do its job (the spec's
     per-tool table: a task stopped by a CAPTCHA, a report with verdict `error`)."""
@@ -158,5 +163,6 @@ def reduce_if_large(result: ToolResult, limit: int = RESULT_LIMIT_BYTES) -> Tool
 
 def to_call_result(result: ToolResult) -> types.CallToolResult:
     result = reduce_if_large(result)
-    return types.CallToolResult(content=list(result.content), structured_content=result.structured,
-                                is_error=result.is_error)
+    return types.CallToolResult(
+        content=list(result.content), structured_content=result.structured, is_error=result.is_error
+    )

@@ -6,6 +6,7 @@ a limiter so a burst of long waits cannot take every thread. A handler's
 failure is a result (`isError`), never a JSON-RPC error; an exception we did not
 expect is logged whole under an incident code and answered with one sentence naming it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -61,8 +62,9 @@ def _call_of(ctx: ServerRequestContext[Any, Any]) -> McpCall:
 
 def _refusal(tool: registry.McpTool, call: McpCall) -> ToolResult | None:
     if tool.acts and not call.can_write:
-        return failure("forbidden", f"Your role ({call.role}) can read this account but not change it, "
-                                    f"and {tool.name} changes it.")
+        return failure(
+            "forbidden", f"Your role ({call.role}) can read this account but not change it, and {tool.name} changes it."
+        )
     return None
 
 
@@ -87,8 +89,7 @@ def run_tool(call: McpCall, name: str, arguments: dict[str, Any] | None) -> Tool
         if mapped is not None:
             return from_error(mapped)
         code = incidents.record(log, "mcp tool %s failed on account %s", tool.name, call.account.public_id)
-        return failure("server_error", incidents.sentence(f"The tool {tool.name}", code) + ".",
-                       {"incident": code})
+        return failure("server_error", incidents.sentence(f"The tool {tool.name}", code) + ".", {"incident": code})
 
 
 def _log_call(call: McpCall, name: str, started: float, result: ToolResult) -> None:
@@ -97,8 +98,14 @@ def _log_call(call: McpCall, name: str, started: float, result: ToolResult) -> N
     if result.is_error:
         code = (result.structured or {}).get("error", {}).get("code") if result.structured else None
         outcome = f"isError {code}" if code else "isError"
-    log.info("mcp call %s account=%s token=%s %d ms %s", name[:100], call.account.public_id, call.token_id,
-             (time.monotonic() - started) * 1000, outcome)
+    log.info(
+        "mcp call %s account=%s token=%s %d ms %s",
+        name[:100],
+        call.account.public_id,
+        call.token_id,
+        (time.monotonic() - started) * 1000,
+        outcome,
+    )
 
 
 def build_server() -> Server[dict[str, Any]]:
@@ -107,19 +114,28 @@ def build_server() -> Server[dict[str, Any]]:
         # `running`: calls in progress per account, in this process (one event loop, so no lock).
         yield {"limiter": anyio.CapacityLimiter(settings.FOLDRUN_MCP_THREADS), "running": {}}
 
-    async def list_tools(ctx: ServerRequestContext[dict[str, Any], Any],
-                         params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def list_tools(
+        ctx: ServerRequestContext[dict[str, Any], Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         call = _call_of(ctx)
-        tools = await anyio.to_thread.run_sync(lambda: in_thread(lambda: registry.tools_for(call)),
-                                               limiter=ctx.lifespan_context["limiter"])
-        return types.ListToolsResult(tools=[
-            types.Tool(name=t.name, description=t.description, input_schema=t.input_schema,
-                       annotations=types.ToolAnnotations(read_only_hint=not t.acts))
-            for t in tools
-        ])
+        tools = await anyio.to_thread.run_sync(
+            lambda: in_thread(lambda: registry.tools_for(call)), limiter=ctx.lifespan_context["limiter"]
+        )
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=t.name,
+                    description=t.description,
+                    input_schema=t.input_schema,
+                    annotations=types.ToolAnnotations(read_only_hint=not t.acts),
+                )
+                for t in tools
+            ]
+        )
 
-    async def call_tool(ctx: ServerRequestContext[dict[str, Any], Any],
-                        params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        ctx: ServerRequestContext[dict[str, Any], Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         call = _call_of(ctx)
         started = time.monotonic()
         running: dict[int, int] = ctx.lifespan_context["running"]
@@ -127,14 +143,17 @@ def build_server() -> Server[dict[str, Any]]:
         if running.get(call.account.pk, 0) >= cap:
             # One account's burst must not take every thread from the others.
             calls = "1 tool call" if cap == 1 else f"{cap} tool calls"
-            result = failure("rate_limited", f"This account already has {calls} running on this server; "
-                                             "wait for one to finish, then call again.")
+            result = failure(
+                "rate_limited",
+                f"This account already has {calls} running on this server; wait for one to finish, then call again.",
+            )
         else:
             running[call.account.pk] = running.get(call.account.pk, 0) + 1
             try:
                 result = await anyio.to_thread.run_sync(
                     lambda: in_thread(lambda: run_tool(call, params.name, params.arguments)),
-                    limiter=ctx.lifespan_context["limiter"])
+                    limiter=ctx.lifespan_context["limiter"],
+                )
             finally:
                 running[call.account.pk] -= 1
                 if not running[call.account.pk]:
@@ -142,5 +161,11 @@ def build_server() -> Server[dict[str, Any]]:
         _log_call(call, params.name, started, result)
         return to_call_result(result)
 
-    return Server(SERVER_NAME, version=foldrun.__version__, instructions=INSTRUCTIONS, lifespan=lifespan,
-                  on_list_tools=list_tools, on_call_tool=call_tool)
+    return Server(
+        SERVER_NAME,
+        version=foldrun.__version__,
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )

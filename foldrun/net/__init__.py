@@ -10,6 +10,7 @@ private, and a redirect hop there are all refused with one sentence
 (PrivateAddress), unless the host opted in with `configure(allow_private=True)`.
 Pure Python (no Django): the laptop CLI uses the same module.
 """
+
 from __future__ import annotations
 
 from urllib.parse import urlsplit
@@ -17,16 +18,55 @@ from urllib.parse import urlsplit
 from .address import embedded, is_allowed, literal
 from .clients import ROLES, client, transport, transport_of
 from .errors import describe
-from .guard import (SENTENCE, NoSuchHost, Policy, PrivateAddress, ResolveTimeout, Resolver, allows_private,
-                    checked_addresses, configure, connect_addresses, policy, restore, system_resolver)
+from .guard import (
+    SENTENCE,
+    NoSuchHost,
+    Policy,
+    PrivateAddress,
+    ResolveTimeout,
+    Resolver,
+    allows_private,
+    checked_addresses,
+    configure,
+    connect_addresses,
+    policy,
+    restore,
+    system_resolver,
+)
 from .malformed import MalformedURL, refusal, unreadable
 from .transport import GuardedBackend, GuardedTransport
 from .wire import read_head
 
-__all__ = ["ROLES", "SENTENCE", "GuardedBackend", "GuardedTransport", "MalformedURL", "NoSuchHost", "Policy",
-           "PrivateAddress", "ResolveTimeout", "Resolver", "allows_private", "check_url", "checked_addresses", "client",
-           "configure", "connect_addresses", "describe", "embedded", "is_allowed", "literal", "policy", "read_head",
-           "refusal", "restore", "system_resolver", "transport", "transport_of", "unreadable"]
+__all__ = [
+    "ROLES",
+    "SENTENCE",
+    "GuardedBackend",
+    "GuardedTransport",
+    "MalformedURL",
+    "NoSuchHost",
+    "Policy",
+    "PrivateAddress",
+    "ResolveTimeout",
+    "Resolver",
+    "allows_private",
+    "check_url",
+    "checked_addresses",
+    "client",
+    "configure",
+    "connect_addresses",
+    "describe",
+    "embedded",
+    "is_allowed",
+    "literal",
+    "policy",
+    "read_head",
+    "refusal",
+    "restore",
+    "system_resolver",
+    "transport",
+    "transport_of",
+    "unreadable",
+]
 
 
 def check_url(url: str) -> list[str]:

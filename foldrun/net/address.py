@@ -7,6 +7,7 @@ by the address they carry as well, so `::ffff:127.0.0.1` is loopback. A host
 written as a number (`2130706433`, `0x7f000001`, `127.1`) is read the way the
 system's resolver would read it, so it cannot pass as a name.
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -15,9 +16,9 @@ import socket
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
-_SHARED = ipaddress.ip_network("100.64.0.0/10")      # carrier-grade NAT (RFC 6598)
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")         # RFC 6052 well-known prefix
-_COMPATIBLE = ipaddress.ip_network("::/96")           # deprecated IPv4-compatible
+_SHARED = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT (RFC 6598)
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052 well-known prefix
+_COMPATIBLE = ipaddress.ip_network("::/96")  # deprecated IPv4-compatible
 _NUMERIC = re.compile(r"(0[xX][0-9a-fA-F]+|[0-9]+)(\.(0[xX][0-9a-fA-F]+|[0-9]+)){0,3}")
 
 
@@ -47,9 +48,19 @@ def embedded(ip: IPAddress) -> list[IPAddress]:
 
 def _global(ip: IPAddress) -> bool:
     # is_global alone lets multicast through (224.0.0.1, ff02::1); the rest is belt and braces.
-    return bool(ip.is_global and not (ip.is_multicast or ip.is_reserved or ip.is_loopback or ip.is_link_local
-                                      or ip.is_private or ip.is_unspecified or ip in _SHARED
-                                      or (isinstance(ip, ipaddress.IPv6Address) and ip.is_site_local)))
+    return bool(
+        ip.is_global
+        and not (
+            ip.is_multicast
+            or ip.is_reserved
+            or ip.is_loopback
+            or ip.is_link_local
+            or ip.is_private
+            or ip.is_unspecified
+            or ip in _SHARED
+            or (isinstance(ip, ipaddress.IPv6Address) and ip.is_site_local)
+        )
+    )
 
 
 def is_allowed(address: str | IPAddress) -> bool:

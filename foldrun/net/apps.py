@@ -1,4 +1,5 @@
 """The host's one reading of FOLDRUN_ALLOW_PRIVATE_URLS, passed in to foldrun.net."""
+
 from __future__ import annotations
 
 from django.apps import AppConfig

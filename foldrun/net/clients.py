@@ -7,6 +7,7 @@ a proxy from the environment (a proxy would connect for us, and the guard
 would check the proxy instead of the far side), none follows a redirect
 unless the caller asks — and a followed hop meets the guard at its own connect.
 """
+
 from __future__ import annotations
 
 import http.cookiejar
@@ -27,18 +28,18 @@ logging.getLogger("httpx").setLevel(logging.WARNING)
 
 @dataclass(frozen=True)
 class Role:
-    timeout: float          # seconds per connect/read/write
-    connect: float          # seconds to connect
+    timeout: float  # seconds per connect/read/write
+    connect: float  # seconds to connect
     deadline: float | None  # seconds for the whole request, body included; None: per operation only
 
 
 ROLES: dict[str, Role] = {
-    "webhook": Role(timeout=8.0, connect=8.0, deadline=8.0),          # notify deliveries
-    "model": Role(timeout=300.0, connect=15.0, deadline=None),        # model providers (streams run long)
-    "http_tool": Role(timeout=300.0, connect=15.0, deadline=None),    # http tool files, openapi documents
-    "oauth": Role(timeout=20.0, connect=10.0, deadline=30.0),         # OAuth token endpoints
-    "egress": Role(timeout=60.0, connect=10.0, deadline=None),        # the secrets: proxied endpoint
-    "web": Role(timeout=30.0, connect=10.0, deadline=None),           # web fetch/crawl/search and its vendors
+    "webhook": Role(timeout=8.0, connect=8.0, deadline=8.0),  # notify deliveries
+    "model": Role(timeout=300.0, connect=15.0, deadline=None),  # model providers (streams run long)
+    "http_tool": Role(timeout=300.0, connect=15.0, deadline=None),  # http tool files, openapi documents
+    "oauth": Role(timeout=20.0, connect=10.0, deadline=30.0),  # OAuth token endpoints
+    "egress": Role(timeout=60.0, connect=10.0, deadline=None),  # the secrets: proxied endpoint
+    "web": Role(timeout=30.0, connect=10.0, deadline=None),  # web fetch/crawl/search and its vendors
 }
 
 
@@ -88,9 +89,14 @@ def client(role: str, *, deadline: float | None = None, allow_private: bool | No
         if made is None or made.is_closed:
             per_operation = min(spec.timeout, whole) if whole else spec.timeout
             transport = GuardedTransport(GuardedBackend(allow_private=allow_private), deadline_seconds=whole)
-            made = GuardedClient(transport=transport, trust_env=False, allow_private=allow_private,
-                                 follow_redirects=False, cookies=_no_cookies(),
-                                timeout=httpx.Timeout(per_operation, connect=min(spec.connect, per_operation)))
+            made = GuardedClient(
+                transport=transport,
+                trust_env=False,
+                allow_private=allow_private,
+                follow_redirects=False,
+                cookies=_no_cookies(),
+                timeout=httpx.Timeout(per_operation, connect=min(spec.connect, per_operation)),
+            )
             _clients[key] = made
             _transports[key] = transport
         return made

@@ -5,6 +5,7 @@ nothing to the person reading a run log, a delivery record or a CLI line, and
 its text is often an errno string. Every place that reports a failed outgoing
 call says it through `describe`, so the same failure reads the same everywhere.
 """
+
 from __future__ import annotations
 
 import httpx

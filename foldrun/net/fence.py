@@ -10,6 +10,7 @@ FOLDRUN_ALLOW_PRIVATE_URLS opted in), the address checked when the connection is
 step's proxied-secrets egress (`FOLDRUN_EGRESS`) is handed to it. Everything else a program tries — a raw
 socket to 127.0.0.1:6379, 10.0.0.1, 169.254.169.254 — has no route at all.
 """
+
 from __future__ import annotations
 
 import os
@@ -22,7 +23,7 @@ from urllib.parse import urlsplit
 from .guard import connect_addresses
 from .proxy import GuardProxy, Refused
 
-PORT = 3128            # inside the program's namespace, where its HTTP_PROXY points
+PORT = 3128  # inside the program's namespace, where its HTTP_PROXY points
 SOCKET_NAME = "egress.sock"
 
 # Started by the program's prologue with (socket path, port, the pid to outlive no longer). It brings the
@@ -120,10 +121,18 @@ class ProgramFence:
     def env(self) -> dict[str, str]:
         """The program's proxy settings, and what its prologue needs to start the forwarder."""
         url = f"http://127.0.0.1:{PORT}"
-        return {"HTTP_PROXY": url, "HTTPS_PROXY": url, "http_proxy": url, "https_proxy": url,
-                "NO_PROXY": "", "no_proxy": "",
-                "FOLDRUN_FENCE": FORWARDER, "FOLDRUN_FENCE_PYTHON": sys.executable,
-                "FOLDRUN_FENCE_SOCKET": str(self.path), "FOLDRUN_FENCE_PORT": str(PORT)}
+        return {
+            "HTTP_PROXY": url,
+            "HTTPS_PROXY": url,
+            "http_proxy": url,
+            "https_proxy": url,
+            "NO_PROXY": "",
+            "no_proxy": "",
+            "FOLDRUN_FENCE": FORWARDER,
+            "FOLDRUN_FENCE_PYTHON": sys.executable,
+            "FOLDRUN_FENCE_SOCKET": str(self.path),
+            "FOLDRUN_FENCE_PORT": str(PORT),
+        }
 
     def reach_egress(self, url: str) -> str:
         """The step's proxied-secrets egress (a loopback URL on the worker) as a fenced program reaches it."""
@@ -167,8 +176,10 @@ class ProgramFence:
 
     def _refused(self, host: str, port: int, reason: str) -> None:
         where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        line = (f"a program's connection to {where} was refused: {reason}" if host else
-                f"a program's request to the egress proxy was refused: {reason}")
+        line = (
+            f"a program's connection to {where} was refused: {reason}"
+            if host
+            else f"a program's request to the egress proxy was refused: {reason}"
+        )
         with self._lock:
             self._lines.append(line)
-

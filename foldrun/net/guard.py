@@ -6,6 +6,7 @@ FOLDRUN_ALLOW_PRIVATE_URLS once, and again when a test changes it; a laptop
 entry point opts in for the user's own machine). Nothing else reads the
 setting.
 """
+
 from __future__ import annotations
 
 import os
@@ -52,6 +53,7 @@ class ResolveTimeout(httpx.ConnectTimeout):
 
 # ------------------------------------------------------------------ the deadline of the request under way
 
+
 class _Deadline(threading.local):
     at: float | None = None
 
@@ -93,25 +95,29 @@ def system_resolver(host: str, port: int) -> list[str]:
 
 # ------------------------------------------------------------------ the policy the host passes in
 
+
 @dataclass(frozen=True)
 class Policy:
     allow_private: bool = False
     resolver: Resolver = system_resolver
-    ca_files: tuple[str, ...] = ()   # extra certificate authorities to trust beside the usual ones
+    ca_files: tuple[str, ...] = ()  # extra certificate authorities to trust beside the usual ones
 
 
 _policy = Policy()
 _listeners: list[Callable[[], None]] = []
 
 
-def configure(*, allow_private: bool | None = None, resolver: Resolver | None = None,
-              ca_files: tuple[str, ...] | None = None) -> Policy:
+def configure(
+    *, allow_private: bool | None = None, resolver: Resolver | None = None, ca_files: tuple[str, ...] | None = None
+) -> Policy:
     """Set the install's policy (the host's one reading of FOLDRUN_ALLOW_PRIVATE_URLS). Returns the old one."""
     global _policy
     old = _policy
-    _policy = Policy(old.allow_private if allow_private is None else bool(allow_private),
-                     old.resolver if resolver is None else resolver,
-                     old.ca_files if ca_files is None else tuple(str(f) for f in ca_files))
+    _policy = Policy(
+        old.allow_private if allow_private is None else bool(allow_private),
+        old.resolver if resolver is None else resolver,
+        old.ca_files if ca_files is None else tuple(str(f) for f in ca_files),
+    )
     for listener in list(_listeners):
         listener()  # pooled connections were opened under the old policy
     return old
@@ -147,8 +153,9 @@ def checked_addresses(host: str, port: int, resolve: Resolver | None = None) -> 
     return addresses
 
 
-def connect_addresses(host: str, port: int, *, allow_private: bool | None = None,
-                      resolve: Resolver | None = None) -> list[str]:
+def connect_addresses(
+    host: str, port: int, *, allow_private: bool | None = None, resolve: Resolver | None = None
+) -> list[str]:
     """What a connection to host:port may go to: the checked addresses, or the host itself when allowed."""
     allowed = _policy.allow_private if allow_private is None else allow_private
     if not allowed:

@@ -6,6 +6,7 @@ caller catching those let it out as a crash. The system's resolver reads `0177.0
 (octal), so the honest answer to it is the guard's own sentence, not "invalid URL". Every client and
 pool in foldrun.net turns such a URL into one of these before anything is sent.
 """
+
 from __future__ import annotations
 
 import re
@@ -70,8 +71,9 @@ def refusal(url: str, *, allow_private: bool | None = None) -> httpx.HTTPError:
     if ip is not None:
         if not allowed and not is_allowed(ip):
             return PrivateAddress(bare, str(ip))
-        return MalformedURL(f"{_shown(bare)}: an address written this way is read differently by different "
-                            f"programs; write it as {ip}")
+        return MalformedURL(
+            f"{_shown(bare)}: an address written this way is read differently by different programs; write it as {ip}"
+        )
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in url):
         return MalformedURL(f"{_shown(url)}: a URL may not hold a control character")
     return NoSuchHost(_shown(bare))

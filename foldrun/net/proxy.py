@@ -2,6 +2,7 @@
 browser context goes through, so each one — page, redirect hop, script, image,
 fetch, socket — is checked when it is made, on the address it is made to.
 """
+
 from __future__ import annotations
 
 import selectors
@@ -26,7 +27,7 @@ class Upstream:
     host: str
     port: int
     authorization: str = ""  # the Proxy-Authorization value, when the proxy wants one
-    name: str = ""           # the secret it came from: a refusal names it, never its value
+    name: str = ""  # the secret it came from: a refusal names it, never its value
 
 
 class GuardProxy:
@@ -41,12 +42,16 @@ class GuardProxy:
     recorded in `refusals`.
     """
 
-    def __init__(self, policy: Callable[[str, int], list[str]],
-                 upstream: Callable[[str], "Upstream | None"] | None = None,
-                 target: Callable[[str], None] | None = None, *,
-                 listener: socket.socket | None = None,
-                 own: Callable[[str], "tuple[str, int, str] | None"] | None = None,
-                 on_refusal: Callable[[str, int, str], None] | None = None) -> None:
+    def __init__(
+        self,
+        policy: Callable[[str, int], list[str]],
+        upstream: Callable[[str], "Upstream | None"] | None = None,
+        target: Callable[[str], None] | None = None,
+        *,
+        listener: socket.socket | None = None,
+        own: Callable[[str], "tuple[str, int, str] | None"] | None = None,
+        on_refusal: Callable[[str, int, str], None] | None = None,
+    ) -> None:
         self.policy = policy
         # For some hosts, the user's own proxy: `upstream(host)` names it, and the connection to that proxy
         # (not to the host, which only the proxy reaches) is the one `policy` checks.
@@ -118,9 +123,11 @@ class GuardProxy:
                 if upstream is None:
                     conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
                     return
-                kept = [line for line in lines[1:] if not line.lower().startswith((b"proxy-connection:",
-                                                                                   b"proxy-authorization:",
-                                                                                   b"connection:"))]
+                kept = [
+                    line
+                    for line in lines[1:]
+                    if not line.lower().startswith((b"proxy-connection:", b"proxy-authorization:", b"connection:"))
+                ]
                 request = [f"{method} {mine[2]} {version}".encode("latin-1")] + kept + [b"Connection: close"]
                 upstream.sendall(b"\r\n".join(request) + b"\r\n\r\n" + rest)
                 self._pipe(conn, upstream)
@@ -150,9 +157,11 @@ class GuardProxy:
             else:
                 parts = urlsplit(target)
                 path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-                kept = [line for line in lines[1:] if not line.lower().startswith((b"proxy-connection:",
-                                                                                   b"proxy-authorization:",
-                                                                                   b"connection:"))]
+                kept = [
+                    line
+                    for line in lines[1:]
+                    if not line.lower().startswith((b"proxy-connection:", b"proxy-authorization:", b"connection:"))
+                ]
                 request = [f"{method} {path} {version}".encode("latin-1")] + kept + [b"Connection: close"]
                 upstream.sendall(b"\r\n".join(request) + b"\r\n\r\n" + rest)
             self._pipe(conn, upstream)
@@ -172,23 +181,39 @@ class GuardProxy:
         if self.on_refusal is not None:
             self.on_refusal(host, port, reason)
         body = f"refused by foldrun: {reason}".encode()
-        conn.sendall(b"HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n"
-                     b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+        conn.sendall(
+            b"HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n"
+            b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+        )
 
-    def _through(self, hop: Upstream, conn: socket.socket, upstream: socket.socket, method: str, target: str,
-                 version: str, lines: list[bytes], rest: bytes) -> None:
+    def _through(
+        self,
+        hop: Upstream,
+        conn: socket.socket,
+        upstream: socket.socket,
+        method: str,
+        target: str,
+        version: str,
+        lines: list[bytes],
+        rest: bytes,
+    ) -> None:
         """The browser's request handed on to the user's proxy (a tunnel asked of it, or the request as is).
         The proxy's own refusal (407, 403, 5xx on a tunnel) becomes a sentence naming its secret, never its
         credentials: the browser never holds them, only this side of the guard does."""
         auth = [f"Proxy-Authorization: {hop.authorization}".encode("latin-1")] if hop.authorization else []
-        kept = [line for line in lines[1:] if not line.lower().startswith((b"proxy-connection:",
-                                                                           b"proxy-authorization:"))]
+        kept = [
+            line for line in lines[1:] if not line.lower().startswith((b"proxy-connection:", b"proxy-authorization:"))
+        ]
         if method != "CONNECT":  # one request a connection: a second on it would reach the proxy without auth
             kept = [line for line in kept if not line.lower().startswith(b"connection:")]
             upstream.sendall(b"\r\n".join([lines[0], *kept, *auth, b"Connection: close"]) + b"\r\n\r\n" + rest)
         else:
-            upstream.sendall(b"\r\n".join([f"CONNECT {target} {version}".encode("latin-1"),
-                                            f"Host: {target}".encode("latin-1"), *auth]) + b"\r\n\r\n")
+            upstream.sendall(
+                b"\r\n".join(
+                    [f"CONNECT {target} {version}".encode("latin-1"), f"Host: {target}".encode("latin-1"), *auth]
+                )
+                + b"\r\n\r\n"
+            )
         head, early = read_head(upstream) or (b"", b"")
         status = (head.split(b" ", 2)[1:2] or [b""])[0].decode("latin-1")
         where = f"the proxy in the secret {hop.name} ({hop.host}:{hop.port})"
@@ -204,8 +229,11 @@ class GuardProxy:
             self._pipe(conn, upstream)
             return
         if status != "200":
-            self._refuse(conn, host, f"{where} would not open a tunnel to {target}"
-                                     + (f" (HTTP {status})" if status else " (no answer)"))
+            self._refuse(
+                conn,
+                host,
+                f"{where} would not open a tunnel to {target}" + (f" (HTTP {status})" if status else " (no answer)"),
+            )
             return
         conn.sendall(b"HTTP/1.1 200 Connection Established\r\n\r\n" + early)
         if rest:

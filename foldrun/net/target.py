@@ -5,6 +5,7 @@ much as converting a small crawled page. The pages of one site share their schem
 most paths and queries are printable ASCII that httpx's quoting leaves as written: for those the
 origin's parse is kept (by its exact text) and the rest sent as it is; any other URL is parsed whole.
 """
+
 from __future__ import annotations
 
 import re
@@ -16,7 +17,7 @@ _KEPT = 256
 # A scheme, an authority, and then a path and query that httpx's quote() keeps as written: printable
 # ASCII but space, `"#<>` and, in the path, `?`{}` (a `%` is kept too: as an escape it is left alone,
 # and alone it is in both safe sets).
-_PLAIN = re.compile(r'([A-Za-z][A-Za-z0-9+.-]*://[^/?#]*)(/[!$-;=@-_a-z|~]*(?:\?[!$-;=?-~]*)?)')
+_PLAIN = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/?#]*)(/[!$-;=@-_a-z|~]*(?:\?[!$-;=?-~]*)?)")
 
 
 def request_target(url: str) -> tuple[str, bytes, bytes, int | None, bytes]:

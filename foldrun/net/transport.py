@@ -10,6 +10,7 @@ still verifies the host name (httpcore passes the origin's name as SNI).
 that backend; it also keeps a request's overall deadline: every connect,
 read and write, and the reading of the body, ends by it.
 """
+
 from __future__ import annotations
 
 import time
@@ -25,14 +26,20 @@ from .malformed import port_problem, refusal
 from .target import request_target
 
 _EXCEPTIONS: list[tuple[type[Exception], type[httpx.HTTPError]]] = [
-    (httpcore.ConnectTimeout, httpx.ConnectTimeout), (httpcore.ReadTimeout, httpx.ReadTimeout),
-    (httpcore.WriteTimeout, httpx.WriteTimeout), (httpcore.PoolTimeout, httpx.PoolTimeout),
-    (httpcore.TimeoutException, httpx.TimeoutException), (httpcore.ConnectError, httpx.ConnectError),
-    (httpcore.ReadError, httpx.ReadError), (httpcore.WriteError, httpx.WriteError),
-    (httpcore.NetworkError, httpx.NetworkError), (httpcore.ProxyError, httpx.ProxyError),
+    (httpcore.ConnectTimeout, httpx.ConnectTimeout),
+    (httpcore.ReadTimeout, httpx.ReadTimeout),
+    (httpcore.WriteTimeout, httpx.WriteTimeout),
+    (httpcore.PoolTimeout, httpx.PoolTimeout),
+    (httpcore.TimeoutException, httpx.TimeoutException),
+    (httpcore.ConnectError, httpx.ConnectError),
+    (httpcore.ReadError, httpx.ReadError),
+    (httpcore.WriteError, httpx.WriteError),
+    (httpcore.NetworkError, httpx.NetworkError),
+    (httpcore.ProxyError, httpx.ProxyError),
     (httpcore.UnsupportedProtocol, httpx.UnsupportedProtocol),
     (httpcore.RemoteProtocolError, httpx.RemoteProtocolError),
-    (httpcore.LocalProtocolError, httpx.LocalProtocolError), (httpcore.ProtocolError, httpx.ProtocolError),
+    (httpcore.LocalProtocolError, httpx.LocalProtocolError),
+    (httpcore.ProtocolError, httpx.ProtocolError),
 ]
 _POOL_ERRORS = tuple(core for core, _client in _EXCEPTIONS)
 
@@ -77,10 +84,12 @@ class _DeadlineStream(httpcore.NetworkStream):
     def close(self) -> None:
         self._inner.close()
 
-    def start_tls(self, ssl_context, server_hostname: str | None = None,
-                  timeout: float | None = None) -> httpcore.NetworkStream:
-        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname,
-                                                     _spent(httpcore.ConnectTimeout, timeout)))
+    def start_tls(
+        self, ssl_context, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
+        return _DeadlineStream(
+            self._inner.start_tls(ssl_context, server_hostname, _spent(httpcore.ConnectTimeout, timeout))
+        )
 
     def get_extra_info(self, info: str):
         return self._inner.get_extra_info(info)
@@ -96,16 +105,27 @@ class GuardedBackend(httpcore.SyncBackend):
         self.resolve = resolve
         self.allow_private = allow_private
 
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                    socket_options: Iterable | None = None) -> httpcore.NetworkStream:
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable | None = None,
+    ) -> httpcore.NetworkStream:
         addresses = connect_addresses(host, port, allow_private=self.allow_private, resolve=self.resolve)
         last: Exception | None = None
         for address in addresses:
             try:
-                return _DeadlineStream(super().connect_tcp(address, port,
-                                                           timeout=_spent(httpcore.ConnectTimeout, timeout),
-                                                           local_address=local_address,
-                                                           socket_options=socket_options))
+                return _DeadlineStream(
+                    super().connect_tcp(
+                        address,
+                        port,
+                        timeout=_spent(httpcore.ConnectTimeout, timeout),
+                        local_address=local_address,
+                        socket_options=socket_options,
+                    )
+                )
             except httpcore.ConnectError as exc:  # try the next checked address
                 last = exc
             except UnicodeError:  # a label the IDNA codec refuses (allowed-private path: the name goes as is)
@@ -148,8 +168,9 @@ class _Body(httpx.SyncByteStream):
 
 
 class GuardedTransport(httpx.BaseTransport):
-    def __init__(self, backend: GuardedBackend, *, deadline_seconds: float | None = None,
-                 limits: httpx.Limits | None = None) -> None:
+    def __init__(
+        self, backend: GuardedBackend, *, deadline_seconds: float | None = None, limits: httpx.Limits | None = None
+    ) -> None:
         limits = limits or httpx.Limits(max_connections=50, max_keepalive_connections=20)
         self.deadline_seconds = deadline_seconds
         self.allow_private = backend.allow_private
@@ -168,8 +189,12 @@ class GuardedTransport(httpx.BaseTransport):
         at = time.monotonic() + self.deadline_seconds if self.deadline_seconds else None
         core = httpcore.Request(
             method=request.method,
-            url=httpcore.URL(scheme=request.url.raw_scheme, host=request.url.raw_host, port=request.url.port,
-                             target=request.url.raw_path),
+            url=httpcore.URL(
+                scheme=request.url.raw_scheme,
+                host=request.url.raw_host,
+                port=request.url.port,
+                target=request.url.raw_path,
+            ),
             headers=request.headers.raw,
             content=request.stream,
             extensions=request.extensions,
@@ -180,12 +205,17 @@ class GuardedTransport(httpx.BaseTransport):
                 answer = self._pool.handle_request(core)
         finally:
             deadline.at = before
-        return httpx.Response(status_code=answer.status, headers=answer.headers, stream=_Body(answer.stream, at),
-                              extensions=answer.extensions)
+        return httpx.Response(
+            status_code=answer.status,
+            headers=answer.headers,
+            stream=_Body(answer.stream, at),
+            extensions=answer.extensions,
+        )
 
     @contextmanager
-    def plain_get(self, url: str, headers: dict[str, str], *, timeout: float,
-                  connect: float | None = None) -> Iterator["PlainAnswer"]:
+    def plain_get(
+        self, url: str, headers: dict[str, str], *, timeout: float, connect: float | None = None
+    ) -> Iterator["PlainAnswer"]:
         """One GET straight onto the guarded pool, for a caller reading many pages of a site (a crawl).
 
         The client layer's per-request work — building and merging headers, auth, cookies, redirect
@@ -199,8 +229,16 @@ class GuardedTransport(httpx.BaseTransport):
             yield answer
 
     @contextmanager
-    def plain(self, method: str, url: str, headers: dict[str, str], *, content: bytes | None = None,
-              timeout: float, connect: float | None = None) -> Iterator["PlainAnswer"]:
+    def plain(
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        *,
+        content: bytes | None = None,
+        timeout: float,
+        connect: float | None = None,
+    ) -> Iterator["PlainAnswer"]:
         """One request straight onto the guarded pool (plain_get's path, with a method and a body): for a
         model call's streamed answer, whose every event the client layer's stream wrappers cost more CPU
         than its parsing. Sends no cookie, follows no redirect; `content` goes with its Content-Length."""
@@ -222,11 +260,16 @@ class GuardedTransport(httpx.BaseTransport):
         wire += [(name.encode("ascii"), value.encode("latin-1")) for name, value in headers.items()]
         if content is not None:
             wire.append((b"Content-Length", b"%d" % len(content)))
-        extensions = {"timeout": {"connect": min(connect or timeout, timeout), "read": timeout, "write": timeout,
-                                  "pool": timeout}}
-        core = httpcore.Request(method=method.encode("ascii"),
-                                url=httpcore.URL(scheme=raw_scheme, host=raw_host, port=port, target=raw_path),
-                                headers=wire, content=content, extensions=extensions)
+        extensions = {
+            "timeout": {"connect": min(connect or timeout, timeout), "read": timeout, "write": timeout, "pool": timeout}
+        }
+        core = httpcore.Request(
+            method=method.encode("ascii"),
+            url=httpcore.URL(scheme=raw_scheme, host=raw_host, port=port, target=raw_path),
+            headers=wire,
+            content=content,
+            extensions=extensions,
+        )
         at = time.monotonic() + self.deadline_seconds if self.deadline_seconds else None
         before, deadline.at = deadline.at, at
         try:

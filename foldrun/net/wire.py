@@ -1,5 +1,6 @@
 """The one reading of an HTTP message's head off a socket (RFC 9112 §2.1: start line and fields, then a blank line),
 shared by the browser's guard proxy and the test stand-ins that speak HTTP on a raw socket."""
+
 from __future__ import annotations
 
 import socket

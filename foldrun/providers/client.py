@@ -10,6 +10,7 @@ failure is `ProviderError` with a sentence and a probe verdict.
 Nothing here logs or returns a key: the key lives on the `Supply` (whose repr
 hides it) and goes out only in the one request header.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,14 +24,36 @@ from foldrun import net
 from foldrun.providers import refusal as refusal_lines
 from foldrun.providers import translate
 from foldrun.providers.sse import iter_byte_events
-from foldrun.providers.supply import (FORMATS, MissingSecret, ProviderConfigError, ProviderError, ProviderRefusal,
-                                      Supply, default_key_name, normalise_message, supply_from_block)
+from foldrun.providers.supply import (
+    FORMATS,
+    MissingSecret,
+    ProviderConfigError,
+    ProviderError,
+    ProviderRefusal,
+    Supply,
+    default_key_name,
+    normalise_message,
+    supply_from_block,
+)
 
-__all__ = ["ANTHROPIC_VERSION", "FORMATS", "AnthropicStream", "MissingSecret", "ModelClient", "ProviderConfigError",
-           "ProviderError", "ProviderRefusal", "Supply", "anthropic_request", "default_key_name", "normalise_message",
-           "supply_from_block"]
+__all__ = [
+    "ANTHROPIC_VERSION",
+    "FORMATS",
+    "AnthropicStream",
+    "MissingSecret",
+    "ModelClient",
+    "ProviderConfigError",
+    "ProviderError",
+    "ProviderRefusal",
+    "Supply",
+    "anthropic_request",
+    "default_key_name",
+    "normalise_message",
+    "supply_from_block",
+]
 
 ANTHROPIC_VERSION = "2023-06-01"
+
 
 def _error_message(body: bytes) -> str:
     """The provider's own words from an error body, whichever shape it used."""
@@ -50,8 +73,10 @@ def _error_message(body: bytes) -> str:
 
 def _status_verdict(status: int, message: str) -> str:
     lowered = message.lower()
-    if status == 404 or ("model" in lowered and ("not found" in lowered or "does not exist" in lowered
-                                                 or "not exist" in lowered or "unknown" in lowered)):
+    if status == 404 or (
+        "model" in lowered
+        and ("not found" in lowered or "does not exist" in lowered or "not exist" in lowered or "unknown" in lowered)
+    ):
         return "not-found"
     return "provider-error"
 
@@ -104,7 +129,8 @@ class AnthropicStream:
             err = data.get("error") or {}
             raise ProviderError(
                 f"the provider's stream broke off with an error: {err.get('message') or err.get('type') or 'unknown'}",
-                verdict="provider-error")
+                verdict="provider-error",
+            )
 
     def result(self) -> dict[str, Any]:
         if not self.stopped:
@@ -126,9 +152,16 @@ class ModelClient:
     `on_line(text)` receives the lines a trace should show (refusals that move
     to the second supply, the translator's drop lines)."""
 
-    def __init__(self, supply: Supply, http: httpx.Client | None = None, *, timezone: str | None = None,
-                 on_line: Callable[[str], None] | None = None, timeout: float = 300.0,
-                 allow_private: bool | None = None) -> None:
+    def __init__(
+        self,
+        supply: Supply,
+        http: httpx.Client | None = None,
+        *,
+        timezone: str | None = None,
+        on_line: Callable[[str], None] | None = None,
+        timeout: float = 300.0,
+        allow_private: bool | None = None,
+    ) -> None:
         self.supply = supply
         # The shared "model" client of foldrun.net: every connect checked on the address it goes to
         # (None: the install's policy, which the host passed in).
@@ -160,16 +193,27 @@ class ModelClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def create(self, system: str | list | None, messages: list, tools: list | None, max_tokens: int,
-               tool_choice: Mapping | None = None, **options: Any) -> dict[str, Any]:
+    def create(
+        self,
+        system: str | list | None,
+        messages: list,
+        tools: list | None,
+        max_tokens: int,
+        tool_choice: Mapping | None = None,
+        **options: Any,
+    ) -> dict[str, Any]:
         """One model turn. Returns an Anthropic Messages-shaped dict."""
         # The provider's own words go onto failure lines, traces and the key check's record; a
         # provider that echoes the key it was sent must not carry it there.
         try:
             return self._create(system, messages, tools, max_tokens, tool_choice, options)
         except ProviderRefusal as refused:
-            raise ProviderRefusal(self._scrub(refused.line), status=refused.status, headers=refused.headers,
-                                  provider_message=self._scrub(refused.provider_message)) from None
+            raise ProviderRefusal(
+                self._scrub(refused.line),
+                status=refused.status,
+                headers=refused.headers,
+                provider_message=self._scrub(refused.provider_message),
+            ) from None
         except ProviderError as failed:
             raise ProviderError(self._scrub(failed.message), status=failed.status, verdict=failed.verdict) from None
 
@@ -191,27 +235,37 @@ class ModelClient:
         except ProviderRefusal as first:
             if supply.fallback is None:
                 raise ProviderRefusal(
-                    self._line(first, refusal_lines.NO_SECOND), status=first.status,
-                    headers=first.headers, provider_message=first.provider_message) from None
+                    self._line(first, refusal_lines.NO_SECOND),
+                    status=first.status,
+                    headers=first.headers,
+                    provider_message=first.provider_message,
+                ) from None
             self._emit(self._line(first, refusal_lines.TRYING_SECOND))
             try:
                 return self._call(supply.fallback, system, messages, tools, max_tokens, tool_choice, options)
             except (ProviderRefusal, ProviderError):
                 raise ProviderRefusal(
-                    self._line(first, refusal_lines.SECOND_REFUSED), status=first.status,
-                    headers=first.headers, provider_message=first.provider_message) from None
+                    self._line(first, refusal_lines.SECOND_REFUSED),
+                    status=first.status,
+                    headers=first.headers,
+                    provider_message=first.provider_message,
+                ) from None
         except ProviderError as failed:
             # Failing at their end (a 5xx, no answer): the second supply is
             # worth the same try a refusal gets; a 4xx request error is not.
-            if supply.fallback is None or failed.verdict not in ("unreachable", "provider-error") \
-                    or (failed.status is not None and failed.status < 500):
+            if (
+                supply.fallback is None
+                or failed.verdict not in ("unreachable", "provider-error")
+                or (failed.status is not None and failed.status < 500)
+            ):
                 raise
             self._emit(f"{failed.message} — trying the second supply")
             try:
                 return self._call(supply.fallback, system, messages, tools, max_tokens, tool_choice, options)
             except (ProviderRefusal, ProviderError):
-                raise ProviderError(f"{failed.message} — the second supply failed too", status=failed.status,
-                                    verdict=failed.verdict) from None
+                raise ProviderError(
+                    f"{failed.message} — the second supply failed too", status=failed.status, verdict=failed.verdict
+                ) from None
 
     def _line(self, refused: ProviderRefusal, ending: str) -> str:
         return refusal_lines.refusal_line(refused.status, refused.headers, timezone=self.timezone, ending=ending)
@@ -245,25 +299,34 @@ class ModelClient:
             if transport is not None and not self.http.is_closed:
                 read, connect = self._timeouts
                 headers["user-agent"] = self.http.headers.get("user-agent", "")
-                with transport.plain("POST", url, headers, content=content, timeout=read,
-                                     connect=connect) as answer:
+                with transport.plain("POST", url, headers, content=content, timeout=read, connect=connect) as answer:
                     return self._answer(supply, answer, answer.headers, answer.raw_headers, stop_sequences)
             with self.http.stream("POST", url, headers=headers, content=content, **self._per_request) as response:
                 return self._answer(supply, response, response.headers, response.headers.raw, stop_sequences)
         except (net.PrivateAddress, net.NoSuchHost, net.MalformedURL) as exc:
             raise ProviderError(f"base_url: {exc}", verdict="unreachable") from None
         except httpx.TimeoutException:
-            raise ProviderError(f"the provider at {supply.host} did not answer in time",
-                                verdict="unreachable") from None
+            raise ProviderError(
+                f"the provider at {supply.host} did not answer in time", verdict="unreachable"
+            ) from None
         except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-            raise ProviderError(f"the provider at {supply.host or supply.base_url} could not be reached: {net.describe(exc)}",
-                                verdict="unreachable") from None
+            raise ProviderError(
+                f"the provider at {supply.host or supply.base_url} could not be reached: {net.describe(exc)}",
+                verdict="unreachable",
+            ) from None
         except httpx.HTTPError as exc:
-            raise ProviderError(f"the connection to {supply.host} failed mid-answer: {net.describe(exc)}",
-                                verdict="provider-error") from None
+            raise ProviderError(
+                f"the connection to {supply.host} failed mid-answer: {net.describe(exc)}", verdict="provider-error"
+            ) from None
 
-    def _answer(self, supply: Supply, response: Any, headers: Mapping[str, str],
-                raw_headers: list[tuple[bytes, bytes]], stop_sequences: list[str]) -> dict[str, Any]:
+    def _answer(
+        self,
+        supply: Supply,
+        response: Any,
+        headers: Mapping[str, str],
+        raw_headers: list[tuple[bytes, bytes]],
+        stop_sequences: list[str],
+    ) -> dict[str, Any]:
         """An answer read, whichever path it came by: an httpx.Response or a GuardedTransport.plain answer
         (both have status_code, read() and iter_bytes(), decoded as content-encoding says)."""
         if response.status_code >= 400:
@@ -271,12 +334,16 @@ class ModelClient:
             message = _error_message(raw)
             if response.status_code in refusal_lines.REFUSAL_STATUSES:
                 raise ProviderRefusal(
-                    "", status=response.status_code,
+                    "",
+                    status=response.status_code,
                     headers=refusal_lines.keep_rate_limit_headers(httpx.Headers(raw_headers)),
-                    provider_message=message)
+                    provider_message=message,
+                )
             raise ProviderError(
                 f"the provider answered HTTP {response.status_code}: {message or 'no explanation given'}",
-                status=response.status_code, verdict=_status_verdict(response.status_code, message))
+                status=response.status_code,
+                verdict=_status_verdict(response.status_code, message),
+            )
         if "text/event-stream" not in headers.get("content-type", ""):
             raw = response.read()
             try:
@@ -335,7 +402,6 @@ class ModelClient:
             feed(data)
         return acc.result()
 
-
     @staticmethod
     def _finish(response: Any, chunks: Iterator[bytes]) -> None:
         """After Chat Completions' last event ([DONE]) the body's end follows at once: read it, as OpenAI's own
@@ -369,8 +435,9 @@ def _shape_sentence(supply: Supply) -> str:
     return f"the provider's answer could not be read (it is not shaped as the {wire} wire documents)"
 
 
-def anthropic_request(supply: Supply, system, messages, tools, max_tokens, tool_choice,
-                      options: Mapping[str, Any]) -> dict[str, Any]:
+def anthropic_request(
+    supply: Supply, system, messages, tools, max_tokens, tool_choice, options: Mapping[str, Any]
+) -> dict[str, Any]:
     """The body for an Anthropic-shaped endpoint. `params:` never reach it
     (the file warns); `top_k` is never sent, since newer models refuse it."""
     body: dict[str, Any] = {"model": supply.model, "max_tokens": max_tokens, "messages": messages, "stream": True}

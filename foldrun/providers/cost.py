@@ -3,6 +3,7 @@
 A provider block may state its own `price: {input: 3, output: 15}`; else the
 table below by model name prefix; else nothing is charged (a local model).
 """
+
 from __future__ import annotations
 
 from decimal import Decimal

@@ -6,6 +6,7 @@ The probe reports the stop reason the model ended on, how many requests it
 took and what they cost. Used by the server (keys from the vault) and on a
 laptop (`--local`, keys from the laptop vault).
 """
+
 from __future__ import annotations
 
 import secrets as pysecrets
@@ -21,8 +22,10 @@ PROBE_TOOL = {
     "description": "Returns today's code word. Call it when asked for the code word.",
     "input_schema": {"type": "object", "properties": {"reason": {"type": "string", "description": "why you need it"}}},
 }
-PROBE_SYSTEM = ("You are checking that tools work. When asked for the code word, call the get_code tool, then "
-                "reply with the code word it returned and nothing else.")
+PROBE_SYSTEM = (
+    "You are checking that tools work. When asked for the code word, call the get_code tool, then "
+    "reply with the code word it returned and nothing else."
+)
 MAX_REQUESTS = 4
 
 
@@ -44,10 +47,18 @@ class ProbeResult:
         return self.tool_called and self.read_back
 
     def as_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "stop_reason": self.stop_reason, "requests": self.requests,
-                "tool_called": self.tool_called, "read_back": self.read_back, "closed": self.closed,
-                "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens},
-                "cost": f"{self.cost:.4f}", "reply": self.reply[:500], "lines": list(self.lines)}
+        return {
+            "model": self.model,
+            "stop_reason": self.stop_reason,
+            "requests": self.requests,
+            "tool_called": self.tool_called,
+            "read_back": self.read_back,
+            "closed": self.closed,
+            "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens},
+            "cost": f"{self.cost:.4f}",
+            "reply": self.reply[:500],
+            "lines": list(self.lines),
+        }
 
 
 def _cost(response: dict, provider: dict) -> Decimal:
@@ -76,9 +87,19 @@ def run_probe(client: ModelClient, *, provider: dict | None = None, max_tokens: 
             break
         result.tool_called = True
         messages.append({"role": "assistant", "content": response["content"]})
-        messages.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": call["id"], "content": code if call.get("name") == "get_code"
-             else f"unknown tool {call.get('name')}"} for call in calls]})
+        messages.append(
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": call["id"],
+                        "content": code if call.get("name") == "get_code" else f"unknown tool {call.get('name')}",
+                    }
+                    for call in calls
+                ],
+            }
+        )
     return result
 
 

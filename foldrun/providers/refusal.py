@@ -4,6 +4,7 @@ On a refusal (401, 402, 403, 429) only the allow-listed rate-limit headers of
 that one response are kept — an explicit list, not a prefix match — and no
 request header is ever read, so no credential can reach the line.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -15,14 +16,32 @@ REFUSAL_STATUSES = frozenset({401, 402, 403, 429})
 
 _UNIFIED = "anthropic-ratelimit-unified-"
 ALLOWED_HEADERS = frozenset(
-    [_UNIFIED + suffix for suffix in (
-        "status", "reset", "representative-claim", "fallback-percentage",
-        "5h-status", "5h-reset", "5h-utilization",
-        "7d-status", "7d-reset", "7d-utilization",
-        "7d_opus-status", "7d_opus-reset", "7d_opus-utilization",
-        "7d_sonnet-status", "7d_sonnet-reset", "7d_sonnet-utilization",
-        "overage-status", "overage-reset", "overage-utilization", "overage-disabled-reason",
-    )] + ["retry-after"]
+    [
+        _UNIFIED + suffix
+        for suffix in (
+            "status",
+            "reset",
+            "representative-claim",
+            "fallback-percentage",
+            "5h-status",
+            "5h-reset",
+            "5h-utilization",
+            "7d-status",
+            "7d-reset",
+            "7d-utilization",
+            "7d_opus-status",
+            "7d_opus-reset",
+            "7d_opus-utilization",
+            "7d_sonnet-status",
+            "7d_sonnet-reset",
+            "7d_sonnet-utilization",
+            "overage-status",
+            "overage-reset",
+            "overage-utilization",
+            "overage-disabled-reason",
+        )
+    ]
+    + ["retry-after"]
 )
 
 TRYING_SECOND = "trying the second supply"
@@ -144,8 +163,14 @@ def _window_clause(kept: Mapping[str, str], tz: str, now: dt.datetime) -> str | 
     return text
 
 
-def refusal_line(status: int, kept: Mapping[str, str], *, timezone: str = "UTC",
-                 ending: str = NO_SECOND, now: dt.datetime | None = None) -> str:
+def refusal_line(
+    status: int,
+    kept: Mapping[str, str],
+    *,
+    timezone: str = "UTC",
+    ending: str = NO_SECOND,
+    now: dt.datetime | None = None,
+) -> str:
     """The spec's sentence for one refused response. `kept` must already be
     the allow-listed headers (see keep_rate_limit_headers)."""
     now = now or dt.datetime.now(dt.timezone.utc)
@@ -159,8 +184,10 @@ def refusal_line(status: int, kept: Mapping[str, str], *, timezone: str = "UTC",
         if status == 429:
             line, joint = "the provider rate-limited this request (HTTP 429)", " and"
         elif status == 402:
-            line, joint = ("the provider refused payment for this request (HTTP 402): "
-                           "out of credit or over a spending limit"), ", and it"
+            line, joint = (
+                ("the provider refused payment for this request (HTTP 402): out of credit or over a spending limit"),
+                ", and it",
+            )
         else:
             line, joint = f"the provider refused this request (HTTP {status})", " and"
         if wait:

@@ -4,6 +4,7 @@ Only what the three provider wires use: `event:` names, `data:` payloads
 (several data lines join with a newline), `:` comments and blank-line
 dispatch. Each event's data is parsed as JSON by the caller.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator

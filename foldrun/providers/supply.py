@@ -4,6 +4,7 @@ and the translator read. Below the client and the translator (both import it).
 
 Nothing here logs or returns a key: the key lives on the Supply, whose repr hides it.
 """
+
 from __future__ import annotations
 
 import re
@@ -44,8 +45,9 @@ class ProviderRefusal(Exception):
     """401/402/403/429. `line` is the spec's sentence (with its ending),
     `status` the HTTP status, `headers` only the allow-listed rate-limit ones."""
 
-    def __init__(self, line: str, *, status: int, headers: Mapping[str, str] | None = None,
-                 provider_message: str = "") -> None:
+    def __init__(
+        self, line: str, *, status: int, headers: Mapping[str, str] | None = None, provider_message: str = ""
+    ) -> None:
         super().__init__(line)
         self.line = line
         self.status = status
@@ -128,8 +130,9 @@ def _is_local(url: str) -> bool:
     return (urlparse(url).hostname or "") in {"localhost", "127.0.0.1", "::1"}
 
 
-def supply_from_block(block: str | Mapping, resolve_secret: Callable[[str], str | None], *,
-                      default_model: str | None = None) -> Supply:
+def supply_from_block(
+    block: str | Mapping, resolve_secret: Callable[[str], str | None], *, default_model: str | None = None
+) -> Supply:
     """Resolve a `provider:` block (a preset name alone, or the long form with
     `key: ${NAME}`, `base_url`, `format`, `model`/`models`, `params`,
     `fallback`) into a Supply. `resolve_secret(NAME)` returns the value or None.
@@ -147,10 +150,13 @@ def supply_from_block(block: str | Mapping, resolve_secret: Callable[[str], str 
         if block.get(key) is not None and not isinstance(block.get(key), str):
             raise ProviderConfigError(f"provider: {key}: must be text")
     if block.get("params") is not None and not isinstance(block.get("params"), Mapping):
-        raise ProviderConfigError("provider: params: must be a mapping of request fields, e.g. params: {temperature: 0.2}")
+        raise ProviderConfigError(
+            "provider: params: must be a mapping of request fields, e.g. params: {temperature: 0.2}"
+        )
     raw_models = block.get("models")
-    if raw_models is not None and (not isinstance(raw_models, (list, Mapping))
-                                   or not all(isinstance(m, str) for m in raw_models)):
+    if raw_models is not None and (
+        not isinstance(raw_models, (list, Mapping)) or not all(isinstance(m, str) for m in raw_models)
+    ):
         raise ProviderConfigError("provider: models: must be a list of model ids, e.g. models: [claude-sonnet-4-5]")
     if block.get("key_header") is not None and block.get("key_header") not in ("x-api-key", "bearer"):
         raise ProviderConfigError("provider: key_header: must be x-api-key or bearer")
@@ -165,8 +171,9 @@ def supply_from_block(block: str | Mapping, resolve_secret: Callable[[str], str 
     base_url = block.get("base_url") or _field(preset, "base_url") or ""
     if not base_url or base_url.startswith("("):
         raise ProviderConfigError(f"provider: '{name}' has no fixed address — set base_url:")
-    key_header = block.get("key_header") or _field(preset, "key_header") or (
-        "x-api-key" if fmt == "anthropic" else "bearer")
+    key_header = (
+        block.get("key_header") or _field(preset, "key_header") or ("x-api-key" if fmt == "anthropic" else "bearer")
+    )
     key_ref = block.get("key")
     if key_ref is not None:
         match = PLACEHOLDER.fullmatch(str(key_ref).strip())
@@ -183,8 +190,15 @@ def supply_from_block(block: str | Mapping, resolve_secret: Callable[[str], str 
     params = dict(block.get("params") or {})
     fallback = block.get("fallback")
     return Supply(
-        name=name, format=fmt, base_url=base_url, model=model, key=key, key_header=key_header,
-        params=params, key_name=key_name, models=models,
+        name=name,
+        format=fmt,
+        base_url=base_url,
+        model=model,
+        key=key,
+        key_header=key_header,
+        params=params,
+        key_name=key_name,
+        models=models,
         fallback=supply_from_block(fallback, resolve_secret, default_model=model) if fallback else None,
     )
 

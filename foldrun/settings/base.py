@@ -1,4 +1,5 @@
 """Settings shared by every environment. Values come from the environment."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -152,7 +153,6 @@ if FOLDRUN_DB_POOL["min_size"] > FOLDRUN_DB_POOL["max_size"]:
     raise ImproperlyConfigured("FOLDRUN_DB_POOL_MIN must not be more than FOLDRUN_DB_POOL_MAX.")
 
 
-
 DATABASES = {"default": _database()}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -172,9 +172,7 @@ ACCOUNT_USER_MODEL_USERNAME_FIELD = "username"
 ACCOUNT_UNIQUE_EMAIL = True
 ACCOUNT_EMAIL_VERIFICATION = env_str("FOLDRUN_EMAIL_VERIFICATION", "optional")
 if ACCOUNT_EMAIL_VERIFICATION not in {"none", "optional", "mandatory"}:
-    raise ImproperlyConfigured(
-        "FOLDRUN_EMAIL_VERIFICATION must be one of none, optional, mandatory."
-    )
+    raise ImproperlyConfigured("FOLDRUN_EMAIL_VERIFICATION must be one of none, optional, mandatory.")
 ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
 LOGIN_REDIRECT_URL = "/"
 LOGIN_URL = "/accounts/login/"
@@ -214,8 +212,11 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # A PATCH body is documented as its serializer says (RoleIn's role is required), not with every field optional.
     "COMPONENT_SPLIT_PATCH": False,
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
-                             "library.serializers.openapi_file_variants", "browsing.serializers.openapi_devices"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "library.serializers.openapi_file_variants",
+        "browsing.serializers.openapi_devices",
+    ],
     # Operation ids and tags start after /api/ or /v1/ (tokens_destroy, not api_tokens_destroy).
     "SCHEMA_PATH_PREFIX": r"/(api|v1)",
     # One name per enum wherever it appears (a member's role, an invite's, a role a request asks for).
@@ -302,8 +303,10 @@ FOLDRUN_LINK_KEY = env_str("FOLDRUN_LINK_KEY", "")
 # Notify: record webhook attempts and mail lost with their worker, queue what is due (retries are times in
 # the rows, sent within a sweep of their time); keep the
 # delivery log 30 days.
-CELERY_BEAT_SCHEDULE["notify-sweep-due-deliveries"] = {"task": "notify.sweep_due_deliveries",
-                                                  "schedule": float(FOLDRUN_SWEEP_SECONDS)}
+CELERY_BEAT_SCHEDULE["notify-sweep-due-deliveries"] = {
+    "task": "notify.sweep_due_deliveries",
+    "schedule": float(FOLDRUN_SWEEP_SECONDS),
+}
 CELERY_BEAT_SCHEDULE["notify-purge-old-deliveries"] = {"task": "notify.purge_old_deliveries", "schedule": 3600.0}
 # The daily key probe: every provider key the accounts' files use, asked one 1-token question.
 CELERY_BEAT_SCHEDULE["vault-daily-key-probe"] = {"task": "vault.probe_all_accounts", "schedule": 86400.0}
@@ -320,14 +323,17 @@ CELERY_TASK_ROUTES = ["foldrun.celery.route_task"]
 # /api/health: a worker or beat not heard from for this long is reported (503). Beat asks the workers for
 # a heartbeat every third of it, on the recovery queue, so a backlog of steps does not make a worker look dead.
 FOLDRUN_HEALTH_STALE_SECONDS = env_int("FOLDRUN_HEALTH_STALE_SECONDS", 60, minimum=3)
-CELERY_BEAT_SCHEDULE["foldrun-heartbeat"] = {"task": "foldrun.heartbeat",
-                                            "schedule": float(max(1, FOLDRUN_HEALTH_STALE_SECONDS // 3))}
+CELERY_BEAT_SCHEDULE["foldrun-heartbeat"] = {
+    "task": "foldrun.heartbeat",
+    "schedule": float(max(1, FOLDRUN_HEALTH_STALE_SECONDS // 3)),
+}
 # On Redis an unacknowledged message comes back after the visibility timeout (kombu's default: one hour).
 # Recovery is the sweep's job, not the broker's, so it is set longer than any step may run: a step still
 # running is never handed to a second worker by the broker (and if it were, its live lease drops it).
 if CELERY_BROKER_URL.startswith("redis"):
     CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = env_int(
-        "FOLDRUN_REDIS_VISIBILITY_TIMEOUT", 12 * 3600, minimum=60)
+        "FOLDRUN_REDIS_VISIBILITY_TIMEOUT", 12 * 3600, minimum=60
+    )
 # Browser sessions (browsing/): how many an account may have open at once, how many the install keeps open at
 # once (the browser service's slots: its worker's --concurrency, on a queue of its own, so an open browser
 # never takes a slot from steps, deliveries, probes or sweeps), where their DevTools endpoints listen
@@ -341,9 +347,11 @@ FOLDRUN_SESSION_START_SECONDS = env_int("FOLDRUN_SESSION_START_SECONDS", 90, min
 CELERY_BEAT_SCHEDULE["browsing-sweep"] = {"task": "browsing.sweep", "schedule": float(FOLDRUN_SWEEP_SECONDS)}
 # The browser service's heartbeat for /api/health, on its own queue; one that waited past the next is dropped
 # (a full service's keepers keep the heartbeat fresh themselves, browsing/keeper.py).
-CELERY_BEAT_SCHEDULE["browsing-heartbeat"] = {"task": "browsing.heartbeat",
-                                             "schedule": float(max(1, FOLDRUN_HEALTH_STALE_SECONDS // 3)),
-                                             "options": {"expires": float(max(1, FOLDRUN_HEALTH_STALE_SECONDS // 3))}}
+CELERY_BEAT_SCHEDULE["browsing-heartbeat"] = {
+    "task": "browsing.heartbeat",
+    "schedule": float(max(1, FOLDRUN_HEALTH_STALE_SECONDS // 3)),
+    "options": {"expires": float(max(1, FOLDRUN_HEALTH_STALE_SECONDS // 3))},
+}
 # A push, deploy or check carries a whole desk in one JSON body; the library's
 # views read it with this cap instead of DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB).
 FOLDRUN_MAX_PUSH_BYTES = env_int("FOLDRUN_MAX_PUSH_BYTES", 200_000_000, minimum=1_000_000)

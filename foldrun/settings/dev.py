@@ -1,4 +1,5 @@
 """The embedded default: one laptop, SQLite, the filesystem broker."""
+
 from .base import *  # noqa: F401,F403
 from .base import DATA_DIR, env_bool
 

@@ -1,4 +1,5 @@
 """Production: every secret and service named by the environment, nothing defaulted."""
+
 from .base import *  # noqa: F401,F403
 from .base import env_bool, env_int, env_list, env_str, env_url
 

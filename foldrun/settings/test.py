@@ -1,5 +1,6 @@
 """Tests: the same database and broker the environment names (PostgreSQL and
 Redis in CI, SQLite and the filesystem broker by default)."""
+
 import os
 import uuid
 from pathlib import Path

@@ -83,6 +83,7 @@ engines.json lacks (browse/engines.py; chrome falls back to Chromium and says so
 an engine cannot honour (browse/limits.py, the one table check and the call read). Browse's own
 modes, steps and settings are listed by its registry (browse/registry.py) and limits table.
 """
+
 from __future__ import annotations
 
 from .errors import WebToolError

@@ -3,6 +3,7 @@
 Loaded by the engine's tool registry (`foldrun.engine.tools.registry.TRANSPORT_MODULES`); it uses only
 `engine.tools` (the `Tool`, the registry) and the step's `ToolContext`, never `engine.step`.
 """
+
 from __future__ import annotations
 
 import json
@@ -49,15 +50,25 @@ def web_tool_for(agent: Any, env: Any, *, searxng_url: str | None = None) -> Web
     provider = next((layer.get("provider") for layer in layers if layer and layer.get("provider")), None)
     model_provider = str(provider.get("name") if isinstance(provider, dict) else provider or "") or None
     model_format = str(provider.get("format") or "") if isinstance(provider, dict) else ""
-    web = WebTool(resolve_web_block(*layers), http=env.http, sandbox=env.sandbox.root,
-                  allow_private=bool(env.allow_private_urls), test_mode=bool(env.is_test),
-                  trace=lambda event: env.host.trace("web", event), log=env.log, secret=secret,
-                  language=language, region=region, searxng_url=searxng, model_provider=model_provider,
-                  searxng_guarded=bool(own),
-                  pod_account=_pod_account(env),
-                  session_cdp=str(getattr(getattr(env, "request", None), "browser_cdp", "") or "") or None,
-                  session_allow_hosts=list(getattr(getattr(env, "request", None), "browser_allow_hosts", None) or []),
-                  seeds=env.host.kept_seeds)  # what seeded a kept vendor profile: the host's
+    web = WebTool(
+        resolve_web_block(*layers),
+        http=env.http,
+        sandbox=env.sandbox.root,
+        allow_private=bool(env.allow_private_urls),
+        test_mode=bool(env.is_test),
+        trace=lambda event: env.host.trace("web", event),
+        log=env.log,
+        secret=secret,
+        language=language,
+        region=region,
+        searxng_url=searxng,
+        model_provider=model_provider,
+        searxng_guarded=bool(own),
+        pod_account=_pod_account(env),
+        session_cdp=str(getattr(getattr(env, "request", None), "browser_cdp", "") or "") or None,
+        session_allow_hosts=list(getattr(getattr(env, "request", None), "browser_allow_hosts", None) or []),
+        seeds=env.host.kept_seeds,
+    )  # what seeded a kept vendor profile: the host's
     web.model_format = model_format or None
     web.on_session_action = env.host.session_action  # a task's browse is its session's action
     web.live_frames = env.host.live_frames()  # the Run page's live view of the step's browser, when kept
@@ -102,9 +113,18 @@ def engine_tool(agent: Any, env: Any, *, searxng_url: str | None = None) -> tupl
         except PodLostError as exc:  # the step's try ends; the engine judges its reads and writes
             raise PodLost(str(exc), reached=exc.reached) from None
 
-    tool = Tool(name="web", description=definition["description"], input_schema=definition["input_schema"],
-                handler=handler, limit_keys=web.limit_keys, writes=web.writes, outward=False, kind="builtin",
-                source="gallery/tools/web/tool.md", misplaced=dict(MISPLACED))
+    tool = Tool(
+        name="web",
+        description=definition["description"],
+        input_schema=definition["input_schema"],
+        handler=handler,
+        limit_keys=web.limit_keys,
+        writes=web.writes,
+        outward=False,
+        kind="builtin",
+        source="gallery/tools/web/tool.md",
+        misplaced=dict(MISPLACED),
+    )
     tool.server_definitions = server_definitions(web, env)  # type: ignore[attr-defined]
     tool.server_plugins = server_plugins(web)  # type: ignore[attr-defined]
     return tool, web.required_secret_names()
@@ -120,14 +140,17 @@ def server_definitions(web: WebTool, env: Any) -> list[dict]:
     if not wanted:
         return []
     if (web.model_provider == "openai" and web.model_format == "responses") or (
-            web.model_provider in ("kimi", "moonshot") and web.model_format == "openai"):
+        web.model_provider in ("kimi", "moonshot") and web.model_format == "openai"
+    ):
         return [dict(definition) for where, definition in wanted if where == "tools"]
     if all(where == "plugins" for where, _definition in wanted):
         return []  # OpenRouter's plugin rides beside the tools (server_plugins)
     if web.model_provider not in ANTHROPIC_SHAPED:
-        env.log(f"web: {web.model_provider}'s own search or fetch is handed over here only on an Anthropic-shaped "
-                f"endpoint ({', '.join(ANTHROPIC_SHAPED)}), OpenAI's Responses (format: responses) or Moonshot's "
-                f"chat endpoint (format: openai); this step's model is not given it")
+        env.log(
+            f"web: {web.model_provider}'s own search or fetch is handed over here only on an Anthropic-shaped "
+            f"endpoint ({', '.join(ANTHROPIC_SHAPED)}), OpenAI's Responses (format: responses) or Moonshot's "
+            f"chat endpoint (format: openai); this step's model is not given it"
+        )
         return []
     return [dict(definition) for where, definition in wanted if where == "tools"]
 

@@ -6,6 +6,7 @@ from the account's search (or whichever search the agent names), or from
 BM25 — the same engine `search_files` uses (foldrun/engine/search.py). Each
 passage comes back quoted, with its source URL.
 """
+
 from __future__ import annotations
 
 import re
@@ -24,9 +25,9 @@ from .providers import search_via
 if TYPE_CHECKING:  # pragma: no cover
     from .tool import WebTool
 
-PAGES = 6          # pages read from the search's results
+PAGES = 6  # pages read from the search's results
 MAX_URLS = 20
-SHOWN = 8          # passages returned
+SHOWN = 8  # passages returned
 PASSAGE_WORDS = 80
 # A passage scoring under this share of the best is left out: BM25 matches any word of the question, so an unrelated
 # page sharing one common word ("rent") would otherwise come back second.
@@ -77,11 +78,11 @@ def search_results(tool: "WebTool", query: str, args: dict) -> list:  # noqa: AN
     tag = search.language_tag(args.get("language") or tool.language, args.get("region") or tool.region)
     provider = tool.provider_for("search")
     if provider is None:
-        found = search.SearxngEngine(tool).search(query, count=10, site=site_only, time_range=when,
-                                                  language=tag, args={})
+        found = search.SearxngEngine(tool).search(
+            query, count=10, site=site_only, time_range=when, language=tag, args={}
+        )
     else:
-        found = search_via(tool, provider, query, count=10, site=site_only, time_range=when,
-                           language=tag)
+        found = search_via(tool, provider, query, count=10, site=site_only, time_range=when, language=tag)
     hits = found.hits
     if site_only:
         hits = [h for h in hits if search.on_site(h.url, site_only)]
@@ -119,21 +120,32 @@ def run(tool: "WebTool", args: dict) -> str:
     hits = [hit for hit in ranked if hit["score"] >= floor]
     cut = len(ranked) - len(hits)
     problems = [error for _u, error, _t in read_pages if error]
-    tool.emit({"event": "answer", "question": question, "pages": len(urls) - len(problems), "passages": len(items),
-               "shown": len(hits), "cut": cut})
+    tool.emit(
+        {
+            "event": "answer",
+            "question": question,
+            "pages": len(urls) - len(problems),
+            "passages": len(items),
+            "shown": len(hits),
+            "cut": cut,
+        }
+    )
     read_count = len(urls) - len(problems)
-    lines = [f"Passages that answer {question!r}, best first — BM25 over {len(items)} passages of {read_count} "
-             f"page{'s' if read_count != 1 else ''} ({whence}), each with its score; a passage under a quarter of "
-             f"the best score is left out; quoted as the pages say it, no model wrote this:"]
+    lines = [
+        f"Passages that answer {question!r}, best first — BM25 over {len(items)} passages of {read_count} "
+        f"page{'s' if read_count != 1 else ''} ({whence}), each with its score; a passage under a quarter of "
+        f"the best score is left out; quoted as the pages say it, no model wrote this:"
+    ]
     if not hits:
         lines.append("no passage on those pages matches the question's words")
     for rank, hit in enumerate(hits, 1):
         url = hit["key"].split("\t", 1)[1]
-        lines.append(f"{rank}. \"{engine.body(hit['key'])}\"")
+        lines.append(f'{rank}. "{engine.body(hit["key"])}"')
         lines.append(f"   — {url} (score {hit['score']:.2f})")
     if cut:
-        lines.append(f"left out: {cut} passage{'s' if cut != 1 else ''} scoring under {floor:.2f}, a quarter of the "
-                     f"best")
+        lines.append(
+            f"left out: {cut} passage{'s' if cut != 1 else ''} scoring under {floor:.2f}, a quarter of the best"
+        )
     for problem in problems:
         lines.append(f"not read: {problem}")
     return "\n".join(lines)

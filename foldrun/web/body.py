@@ -4,15 +4,27 @@ Both keep a response as a content type and the bytes; what kind of thing it is
 (`media_type`, `is_html`, `is_text`) and how its bytes become text (the header's
 charset, else an HTML page's own `<meta charset>`, else UTF-8) are said here once.
 """
+
 from __future__ import annotations
 
 import re
 
 USER_AGENT = "Mozilla/5.0 (compatible; foldrun-web/1.0; +https://foldrun.dev/bot)"
 HTML_TYPES = ("text/html", "application/xhtml+xml")
-TEXT_TYPES = ("text/", "application/json", "application/xml", "application/rss+xml", "application/atom+xml",
-              "application/feed+json", "application/ld+json", "application/javascript", "application/x-yaml",
-              "application/yaml", "+json", "+xml")
+TEXT_TYPES = (
+    "text/",
+    "application/json",
+    "application/xml",
+    "application/rss+xml",
+    "application/atom+xml",
+    "application/feed+json",
+    "application/ld+json",
+    "application/javascript",
+    "application/x-yaml",
+    "application/yaml",
+    "+json",
+    "+xml",
+)
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([A-Za-z0-9_.:-]+)""", re.I)
 
 

@@ -8,6 +8,7 @@ to read and what was seen — is kept in `outputs/crawl/.cursor.json`, or under
 `state/crawl/` with `state=true`, so the same call again carries on where the
 last one stopped. A redirect to another host is recorded, never followed.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -104,8 +105,7 @@ def run(tool: "WebTool", args: dict) -> str:
         # (split stops at the 60th word: a long page is not split whole to learn it is long)
         why = pages.javascript_shell(html) if len(text.split(None, 60)) < 60 else None
         if why:
-            text = (f"<!-- {url} builds itself with JavaScript ({why}); read it with web action=browse -->\n\n"
-                    + text)
+            text = f"<!-- {url} builds itself with JavaScript ({why}); read it with web action=browse -->\n\n" + text
         writer.write(name, text.encode("utf-8"))
         return got, site.links_of(html, url)
 
@@ -126,12 +126,17 @@ def run(tool: "WebTool", args: dict) -> str:
         elif got.status >= 400:
             skipped.append((url, f"HTTP {got.status}" + (" after a second try" if got.retried else "")))
         else:
-            skipped.append((url, f"{got.media_type or 'not HTML'} ({len(got.body):,} bytes), not a page; "
-                                 f"fetch it with mode=raw and save= to keep it"))
+            skipped.append(
+                (
+                    url,
+                    f"{got.media_type or 'not HTML'} ({len(got.body):,} bytes), not a page; "
+                    f"fetch it with mode=raw and save= to keep it",
+                )
+            )
 
     workers = 1 if delay else AT_ONCE
     lock = threading.Condition()
-    running = [0]                      # pages being read now
+    running = [0]  # pages being read now
     failures: list[BaseException] = []
 
     def next_url() -> tuple[str, str] | None:
@@ -188,28 +193,44 @@ def run(tool: "WebTool", args: dict) -> str:
     cursor["pages"] += [list(p) for p in written]
     cursor["skipped"] += [list(s) for s in skipped]
     cursor["queue"], cursor["seen"] = queue, sorted(seen)
-    index = "".join(f"{u}\t{n}\n" for u, n in cursor["pages"]) + "".join(f"{u}\t-\t{why}\n" for u, why in cursor["skipped"])
+    index = "".join(f"{u}\t{n}\n" for u, n in cursor["pages"]) + "".join(
+        f"{u}\t-\t{why}\n" for u, why in cursor["skipped"]
+    )
     tool.write_file(folder / "index.txt", index.encode("utf-8"))
     tool.write_file(where, json.dumps(cursor).encode("utf-8"))
-    tool.emit({"event": "crawl", "url": start, "pages": len(written), "skipped": len(skipped), "left": len(queue),
-               "resumed": resumed or None, "seconds": round(time.monotonic() - started, 3)})
+    tool.emit(
+        {
+            "event": "crawl",
+            "url": start,
+            "pages": len(written),
+            "skipped": len(skipped),
+            "left": len(queue),
+            "resumed": resumed or None,
+            "seconds": round(time.monotonic() - started, 3),
+        }
+    )
     return _report(tool, start, written, skipped, queue, cursor, resumed, where)
 
 
-def _report(tool: "WebTool", start: str, written: list, skipped: list, queue: list, cursor: dict, resumed: bool,
-            where) -> str:  # noqa: ANN001
+def _report(
+    tool: "WebTool", start: str, written: list, skipped: list, queue: list, cursor: dict, resumed: bool, where
+) -> str:  # noqa: ANN001
     total = len(cursor["pages"])
-    head = (f"{'resumed the crawl of' if resumed else 'crawled'} {start}: {len(written)} page"
-            f"{'s' if len(written) != 1 else ''} this call, {total} in all, in outputs/crawl/ "
-            f"(index: outputs/crawl/index.txt)")
+    head = (
+        f"{'resumed the crawl of' if resumed else 'crawled'} {start}: {len(written)} page"
+        f"{'s' if len(written) != 1 else ''} this call, {total} in all, in outputs/crawl/ "
+        f"(index: outputs/crawl/index.txt)"
+    )
     lines = [head]
     lines += [f"- {u} → outputs/crawl/{n}" for u, n in written]
     if skipped:
         lines.append(f"not kept ({len(skipped)}):")
         lines += [f"- {u}: {why}" for u, why in skipped]
     if queue:
-        lines.append(f"{len(queue)} more page{'s' if len(queue) != 1 else ''} found and not yet read — the same call "
-                     f"again carries on (cursor: {tool.relative(where)})")
+        lines.append(
+            f"{len(queue)} more page{'s' if len(queue) != 1 else ''} found and not yet read — the same call "
+            f"again carries on (cursor: {tool.relative(where)})"
+        )
     else:
         lines.append("nothing left to read on the site: the crawl is complete")
     return "\n".join(lines)

@@ -1,4 +1,5 @@
 """The one error the `web` tool raises: its message is what the model reads."""
+
 from __future__ import annotations
 
 

@@ -8,6 +8,7 @@ structured data: JSON-LD, microdata and OpenGraph (extruct). `schema=` or
 provider and are refused here in a sentence that says which. The rows are the
 output, and the whole set lands in `outputs/extracted.json`, uncapped.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,10 +27,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from .tool import WebTool
 
 MAX_SHOWN = 60_000
-NEEDS_PROVIDER = ("web: extract by {arg} needs a model to read the page, and foldrun's own extract has none: name "
-                  "an extract provider in the agent's file (web: {{extract: " + W.ACTION_PROVIDERS["extract"][0] +
-                  "}} — or " + " or ".join(W.ACTION_PROVIDERS["extract"][1:]) + "), or read the page with each= and "
-                  "fields=")
+NEEDS_PROVIDER = (
+    "web: extract by {arg} needs a model to read the page, and foldrun's own extract has none: name "
+    "an extract provider in the agent's file (web: {{extract: "
+    + W.ACTION_PROVIDERS["extract"][0]
+    + "}} — or "
+    + " or ".join(W.ACTION_PROVIDERS["extract"][1:])
+    + "), or read the page with each= and "
+    "fields="
+)
 
 
 def _fields(raw: object) -> dict[str, str] | None:
@@ -39,8 +45,9 @@ def _fields(raw: object) -> dict[str, str] | None:
         try:
             raw = json.loads(raw)
         except ValueError:
-            raise WebToolError('extract fields= must be a JSON object of name → selector, such as '
-                               '{"name": "h3", "url": "a@href"}') from None
+            raise WebToolError(
+                'extract fields= must be a JSON object of name → selector, such as {"name": "h3", "url": "a@href"}'
+            ) from None
     if not isinstance(raw, dict) or not all(isinstance(v, str) and v.strip() for v in raw.values()):
         raise WebToolError('extract fields= must map each name to a CSS selector, such as {"url": "a@href"}')
     return {str(k): v.strip() for k, v in raw.items()}
@@ -83,12 +90,16 @@ def structured(html: str, base: str) -> dict:
     import extruct
 
     try:
-        data = extruct.extract(html, base_url=base, syntaxes=["json-ld", "microdata", "opengraph"], uniform=True,
-                               errors="ignore")
+        data = extruct.extract(
+            html, base_url=base, syntaxes=["json-ld", "microdata", "opengraph"], uniform=True, errors="ignore"
+        )
     except Exception:  # noqa: BLE001 - a malformed block is the page's, not a failure of the call
         data = {}
-    return {"json-ld": data.get("json-ld") or [], "microdata": data.get("microdata") or [],
-            "opengraph": data.get("opengraph") or []}
+    return {
+        "json-ld": data.get("json-ld") or [],
+        "microdata": data.get("microdata") or [],
+        "opengraph": data.get("opengraph") or [],
+    }
 
 
 def run(tool: "WebTool", args: dict) -> str:
@@ -112,8 +123,10 @@ def run(tool: "WebTool", args: dict) -> str:
     if got.status >= 400:
         raise WebToolError(f"{url}: HTTP {got.status}, so nothing was extracted")
     if not got.is_html():
-        raise WebToolError(f"{url} is {got.media_type or 'not HTML'} ({len(got.body):,} bytes), not a page to extract "
-                           f"from; fetch it with mode=raw and save= to keep it")
+        raise WebToolError(
+            f"{url} is {got.media_type or 'not HTML'} ({len(got.body):,} bytes), not a page to extract "
+            f"from; fetch it with mode=raw and save= to keep it"
+        )
     html = got.text
     if each or fields:
         data: Any = by_selectors(html, each.strip() if each else None, fields, url)
@@ -128,5 +141,8 @@ def run(tool: "WebTool", args: dict) -> str:
     count = len(data) if isinstance(data, list) else None
     tool.emit({"event": "extract", "url": url, "how": how, "rows": count})
     if len(text) > MAX_SHOWN:
-        return text[:MAX_SHOWN] + f"\n\n[cut at {MAX_SHOWN:,} of {len(text):,} characters; all of it is in outputs/extracted.json]"
+        return (
+            text[:MAX_SHOWN]
+            + f"\n\n[cut at {MAX_SHOWN:,} of {len(text):,} characters; all of it is in outputs/extracted.json]"
+        )
     return text

@@ -5,6 +5,7 @@ builds itself with JavaScript is named as such with `browse` to call instead,
 the url and mode carried over, rather than an empty shell that reads as "no
 content".
 """
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 FETCH_MODES = ("markdown", "text", "html", "meta", "links", "raw")
 MAX_URLS = 20
-MAX_BYTES = 10 * 1024 * 1024      # what one response may be before it is cut
-MAX_OUTPUT_CHARS = 100_000        # what one page may put in front of the model
+MAX_BYTES = 10 * 1024 * 1024  # what one response may be before it is cut
+MAX_OUTPUT_CHARS = 100_000  # what one page may put in front of the model
 MAX_REDIRECTS = 8
 # fetch mode -> the browse mode that reads the same thing once JavaScript has run.
 BROWSE_MODE_FOR = {"markdown": "markdown", "text": "text", "html": "html", "links": "links", "meta": "meta"}
@@ -39,8 +40,8 @@ BROWSE_MODE_FOR = {"markdown": "markdown", "text": "text", "html": "html", "link
 
 @dataclass
 class Fetched(Body):
-    url: str                      # as asked (scrubbed)
-    final_url: str = ""           # after redirects (scrubbed)
+    url: str  # as asked (scrubbed)
+    final_url: str = ""  # after redirects (scrubbed)
     status: int = 0
     content_type: str = ""
     body: bytes = b""
@@ -55,8 +56,11 @@ def get(tool: "WebTool", url: str, language: str) -> Fetched:
     shown = scrub_url(url)
     result = Fetched(url=shown)
     client = fetch_client(tool.allow_private)
-    headers = {"User-Agent": USER_AGENT, "Accept-Language": accept_language(language),
-               "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
+    headers = {
+        "User-Agent": USER_AGENT,
+        "Accept-Language": accept_language(language),
+        "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+    }
     started = time.monotonic()
     current = url
     try:
@@ -72,7 +76,9 @@ def get(tool: "WebTool", url: str, language: str) -> Fetched:
                 if response.is_redirect and response.headers.get("location"):
                     nxt = urljoin(current, response.headers["location"])
                     if urlsplit(nxt).scheme not in ("http", "https"):
-                        result.error = f"{shown}: redirected to a {urlsplit(nxt).scheme}: address, which fetch does not read"
+                        result.error = (
+                            f"{shown}: redirected to a {urlsplit(nxt).scheme}: address, which fetch does not read"
+                        )
                         return result
                     result.redirects.append(f"{response.status_code} {scrub_url(nxt)}")
                     current = nxt
@@ -129,8 +135,10 @@ def render(tool: "WebTool", page: Fetched, mode: str) -> tuple[str, bool]:
     base = page.final_url or page.url
     if not page.is_html():
         if mode == "meta":
-            return json.dumps({"url": base, "status": page.status, "contentType": page.content_type,
-                               "bytes": len(page.body)}, indent=1), False
+            return json.dumps(
+                {"url": base, "status": page.status, "contentType": page.content_type, "bytes": len(page.body)},
+                indent=1,
+            ), False
         if mode == "links":
             return "not an HTML page: it has no links to list", False
         return body, False
@@ -153,15 +161,19 @@ def render(tool: "WebTool", page: Fetched, mode: str) -> tuple[str, bool]:
 
 def shell_sentence(url: str, mode: str, why: str) -> str:
     """What fetch says instead of an empty shell: the page builds itself with JavaScript — call browse."""
-    return (f"{url} builds itself with JavaScript ({why}), so fetch got an empty shell, not the page. "
-            f"Call web with action=browse, the same url and mode={BROWSE_MODE_FOR.get(mode, 'text')} "
-            f"to read it as a browser renders it.")
+    return (
+        f"{url} builds itself with JavaScript ({why}), so fetch got an empty shell, not the page. "
+        f"Call web with action=browse, the same url and mode={BROWSE_MODE_FOR.get(mode, 'text')} "
+        f"to read it as a browser renders it."
+    )
 
 
 def _binary_note(page: Fetched) -> str:
     kind = page.media_type or "binary"
-    return (f"{page.final_url or page.url} is {kind} ({len(page.body):,} bytes), not a page to read as text; "
-            f"fetch it with mode=raw and save= to keep the bytes")
+    return (
+        f"{page.final_url or page.url} is {kind} ({len(page.body):,} bytes), not a page to read as text; "
+        f"fetch it with mode=raw and save= to keep the bytes"
+    )
 
 
 def run(tool: "WebTool", args: dict) -> str:
@@ -177,12 +189,16 @@ def run(tool: "WebTool", args: dict) -> str:
     provider = tool.provider_for("fetch")
     if provider is not None:
         if mode in ("meta", "links", "raw"):
-            tool.log(f"web fetch: mode={mode} is read directly, not through {provider['name']} — "
-                     f"a provider answers markdown, text and html")
+            tool.log(
+                f"web fetch: mode={mode} is read directly, not through {provider['name']} — "
+                f"a provider answers markdown, text and html"
+            )
         else:
             if any(scrub_url(u) != u for u in urls):
-                raise WebToolError(f"a URL with a user name or password in it is not handed to {provider['name']}; "
-                                   f"leave web.fetch unset to read it directly")
+                raise WebToolError(
+                    f"a URL with a user name or password in it is not handed to {provider['name']}; "
+                    f"leave web.fetch unset to read it directly"
+                )
             return fetch_via(tool, provider, urls, mode, target)
 
     def one(url: str) -> tuple[Fetched, str, bool]:
@@ -196,9 +212,20 @@ def run(tool: "WebTool", args: dict) -> str:
         with ThreadPoolExecutor(max_workers=min(5, len(urls))) as pool:
             results = list(pool.map(one, urls))
     for page, _text, shell in results:
-        tool.emit({"event": "fetch", "url": page.url, "final_url": page.final_url or None, "status": page.status or None,
-                   "content_type": page.media_type or None, "bytes": len(page.body), "seconds": page.seconds,
-                   "mode": mode, "error": page.error, "javascript_shell": shell or None})
+        tool.emit(
+            {
+                "event": "fetch",
+                "url": page.url,
+                "final_url": page.final_url or None,
+                "status": page.status or None,
+                "content_type": page.media_type or None,
+                "bytes": len(page.body),
+                "seconds": page.seconds,
+                "mode": mode,
+                "error": page.error,
+                "javascript_shell": shell or None,
+            }
+        )
         if page.truncated:
             tool.log(f"web fetch: {page.url} was larger than {MAX_BYTES // (1024 * 1024)} MB and was cut there")
     if all(page.error for page, _t, _s in results):
@@ -233,8 +260,9 @@ def _urls(args: dict) -> list[str]:
         if not isinstance(many, list) or not many:
             raise WebToolError("urls= must be a list of URLs")
         if len(many) > MAX_URLS:
-            raise WebToolError(f"urls= takes at most {MAX_URLS} URLs (got {len(many)}); fan out with a flow step's "
-                               f"each: for more")
+            raise WebToolError(
+                f"urls= takes at most {MAX_URLS} URLs (got {len(many)}); fan out with a flow step's each: for more"
+            )
         return [check_url(u) for u in many]
     return [check_url(single)]
 

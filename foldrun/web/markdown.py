@@ -9,6 +9,7 @@ the site's own header, anything hidden — is removed with selectolax (lexbor)
 before conversion, and the single `<main>`/`<article>` is taken when there is
 one, so what reaches the model is the content.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -22,8 +23,10 @@ from selectolax.lexbor import LexborHTMLParser
 # Never part of what a person reads.
 _INVISIBLE = "script, style, noscript, template, svg, canvas, iframe, object, embed, link, meta, form"
 # Chrome around the content: "navigation and footer dropped".
-_CHROME = ("nav, footer, aside, [role=navigation], [role=banner], [role=contentinfo], [role=complementary], "
-           "[role=search], [hidden], [aria-hidden=true]")
+_CHROME = (
+    "nav, footer, aside, [role=navigation], [role=banner], [role=contentinfo], [role=complementary], "
+    "[role=search], [hidden], [aria-hidden=true]"
+)
 _WRAPPERS = ("div", "span", "font", "center", "section", "small", "big")
 
 _OPTIONS_CACHE: dict[str, h2m.ConversionOptions] = {}
@@ -32,9 +35,14 @@ _OPTIONS_CACHE: dict[str, h2m.ConversionOptions] = {}
 def _options(base: str) -> h2m.ConversionOptions:
     options = _OPTIONS_CACHE.get(base)
     if options is None:
-        options = h2m.ConversionOptions(base_url=base or None, heading_style="atx", bullets="-",
-                                        escape_misc=False, extract_metadata=False, 
-                                        code_block_style="backticks")
+        options = h2m.ConversionOptions(
+            base_url=base or None,
+            heading_style="atx",
+            bullets="-",
+            escape_misc=False,
+            extract_metadata=False,
+            code_block_style="backticks",
+        )
         if len(_OPTIONS_CACHE) > 256:
             _OPTIONS_CACHE.clear()
         _OPTIONS_CACHE[base] = options
@@ -141,7 +149,7 @@ def _main_slice(html: str) -> str:
     end = html.rfind("</main>")
     if end < 0:
         end = html.lower().rfind("</main>")
-    return html[start:end + len("</main>")] if end > start else html
+    return html[start : end + len("</main>")] if end > start else html
 
 
 # What the converter is told to leave out, beyond what it drops by itself. Its own defaults, set
@@ -149,12 +157,20 @@ def _main_slice(html: str) -> str:
 # (remove_forms), nav and the site's header (remove_navigation) and whatever is [hidden]
 # (hidden_content="drop"): naming those again cost a pass each and changed no page
 # (tests/web/test_markdown.py holds each of them out). One selector list, not one per selector.
-_EXCLUDED = ("svg, canvas, iframe, object, footer, aside, [role=navigation], [role=banner], [role=contentinfo], "
-             "[role=complementary], [role=search], [aria-hidden=true], img[src^='data:']")
-_FAST = h2m.ConversionOptions(heading_style="atx", bullets="-", escape_misc=False, extract_metadata=False,
-                              code_block_style="backticks", exclude_selectors=[_EXCLUDED], hidden_content="drop",
-                              preprocessing=h2m.PreprocessingOptions(enabled=True, remove_navigation=True,
-                                                                     remove_forms=True))
+_EXCLUDED = (
+    "svg, canvas, iframe, object, footer, aside, [role=navigation], [role=banner], [role=contentinfo], "
+    "[role=complementary], [role=search], [aria-hidden=true], img[src^='data:']"
+)
+_FAST = h2m.ConversionOptions(
+    heading_style="atx",
+    bullets="-",
+    escape_misc=False,
+    extract_metadata=False,
+    code_block_style="backticks",
+    exclude_selectors=[_EXCLUDED],
+    hidden_content="drop",
+    preprocessing=h2m.PreprocessingOptions(enabled=True, remove_navigation=True, remove_forms=True),
+)
 
 
 def _native_template() -> dict | None:

@@ -5,6 +5,7 @@ lines removed since the baseline, which then moves on. A question (`query=`):
 the search's results that were not there last time. The first call has
 nothing to compare with: it saves the baseline and says so.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -58,8 +59,10 @@ def _page(tool: "WebTool", url: str) -> str:
     rel = tool.relative(where)
     if before is None:
         tool.emit({"event": "monitor", "url": url, "baseline": "saved"})
-        return (f"first look at {url}: saved a baseline of {len(lines)} lines in {rel}; the next call says what "
-                f"changed since now")
+        return (
+            f"first look at {url}: saved a baseline of {len(lines)} lines in {rel}; the next call says what "
+            f"changed since now"
+        )
     old = before.get("lines") or []
     added, removed = [], []
     for line in difflib.ndiff(old, lines):
@@ -70,8 +73,10 @@ def _page(tool: "WebTool", url: str) -> str:
     tool.emit({"event": "monitor", "url": url, "added": len(added), "removed": len(removed)})
     if not added and not removed:
         return f"{url}: nothing changed since {before.get('at')}"
-    out = [f"{url} since {before.get('at')}: {len(added)} line{'s' if len(added) != 1 else ''} added, "
-           f"{len(removed)} removed (baseline now updated in {rel})"]
+    out = [
+        f"{url} since {before.get('at')}: {len(added)} line{'s' if len(added) != 1 else ''} added, "
+        f"{len(removed)} removed (baseline now updated in {rel})"
+    ]
     out += [f"+ {line}" for line in added[:SHOWN_LINES]]
     out += [f"- {line}" for line in removed[:SHOWN_LINES]]
     return "\n".join(out)
@@ -83,13 +88,16 @@ def question_arg(tool: "WebTool", query: str, args: dict) -> str:
     before = _read(where)
     known = set((before or {}).get("urls") or [])
     urls = list(dict.fromkeys(h.url for h in hits))
-    tool.write_file(where, json.dumps({"query": query, "at": _stamp(),
-                                       "urls": sorted(known | set(urls))}).encode("utf-8"))
+    tool.write_file(
+        where, json.dumps({"query": query, "at": _stamp(), "urls": sorted(known | set(urls))}).encode("utf-8")
+    )
     rel = tool.relative(where)
     if before is None:
         tool.emit({"event": "monitor", "query": query, "baseline": "saved"})
-        return (f"first look at {query!r}: saved a baseline of {len(urls)} results in {rel}; the next call lists the "
-                f"results that are new since now")
+        return (
+            f"first look at {query!r}: saved a baseline of {len(urls)} results in {rel}; the next call lists the "
+            f"results that are new since now"
+        )
     new = [h for h in hits if h.url not in known]
     tool.emit({"event": "monitor", "query": query, "new": len(new)})
     if not new:

@@ -6,6 +6,7 @@ is made to, so a name that re-resolves and a redirect hop meet the same check
 as the first request. What is left here is the web tool's own: `fetch_client`
 (the "web" role, redirects followed hop by hop by the caller) and `scrub_url`.
 """
+
 from __future__ import annotations
 
 from urllib.parse import urlsplit, urlunsplit
@@ -16,8 +17,20 @@ from foldrun import net
 from foldrun.net import GuardedBackend, NoSuchHost, PrivateAddress, checked_addresses, system_resolver
 from foldrun.net.proxy import GuardProxy, Refused, Upstream
 
-__all__ = ["GuardProxy", "GuardedBackend", "NoSuchHost", "PrivateAddress", "Refused", "Upstream", "checked_addresses",
-           "fetch_client", "is_forbidden", "page_transport", "scrub_url", "system_resolver"]
+__all__ = [
+    "GuardProxy",
+    "GuardedBackend",
+    "NoSuchHost",
+    "PrivateAddress",
+    "Refused",
+    "Upstream",
+    "checked_addresses",
+    "fetch_client",
+    "is_forbidden",
+    "page_transport",
+    "scrub_url",
+    "system_resolver",
+]
 
 
 def is_forbidden(address: str) -> bool:

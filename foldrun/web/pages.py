@@ -5,6 +5,7 @@ two read a page the same way. HTML → markdown is
 html-to-markdown with navigation and chrome dropped first (markdown.py); the
 other reads are BeautifulSoup.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,19 @@ _INVISIBLE = ("script", "style", "noscript", "template", "svg", "canvas", "ifram
 _CHROME = ("nav", "footer", "aside")
 _CHROME_ROLES = ("navigation", "banner", "contentinfo", "complementary", "search")
 # The mount points a client-side app fills in once its JavaScript runs.
-_APP_ROOTS = ("#root", "#app", "#__next", "#__nuxt", "#___gatsby", "[data-reactroot]", "app-root", "#svelte",
-              "[ng-app]", "#q-app", "#main-app")
+_APP_ROOTS = (
+    "#root",
+    "#app",
+    "#__next",
+    "#__nuxt",
+    "#___gatsby",
+    "[data-reactroot]",
+    "app-root",
+    "#svelte",
+    "[ng-app]",
+    "#q-app",
+    "#main-app",
+)
 
 
 def soup_of(html: str) -> BeautifulSoup:
@@ -70,9 +82,43 @@ def to_markdown(html: str, base: str) -> str:
     return markdown.to_markdown(html, base)
 
 
-_BLOCKS = ("p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "li", "tr", "section", "article", "header", "footer",
-           "nav", "ul", "ol", "table", "blockquote", "pre", "form", "main", "aside", "dd", "dt", "dl", "figcaption",
-           "figure", "address", "hr", "caption", "label", "option", "summary", "details")
+_BLOCKS = (
+    "p",
+    "div",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "li",
+    "tr",
+    "section",
+    "article",
+    "header",
+    "footer",
+    "nav",
+    "ul",
+    "ol",
+    "table",
+    "blockquote",
+    "pre",
+    "form",
+    "main",
+    "aside",
+    "dd",
+    "dt",
+    "dl",
+    "figcaption",
+    "figure",
+    "address",
+    "hr",
+    "caption",
+    "label",
+    "option",
+    "summary",
+    "details",
+)
 
 
 def to_text(html: str) -> str:
@@ -140,14 +186,22 @@ def meta_of(html: str, base: str) -> dict[str, Any]:
         "lang": html_tag.get("lang") if html_tag else None,
         "og": og,
         "twitter": twitter,
-        "hreflang": [{"lang": t.get("hreflang"), "href": urljoin(base, t["href"])}
-                     for t in link("alternate") if t.get("hreflang")],
-        "feeds": [{"type": t.get("type"), "href": urljoin(base, t["href"]), "title": t.get("title")}
-                  for t in link("alternate") if (t.get("type") or "") in
-                  ("application/rss+xml", "application/atom+xml", "application/feed+json", "application/json")],
+        "hreflang": [
+            {"lang": t.get("hreflang"), "href": urljoin(base, t["href"])}
+            for t in link("alternate")
+            if t.get("hreflang")
+        ],
+        "feeds": [
+            {"type": t.get("type"), "href": urljoin(base, t["href"]), "title": t.get("title")}
+            for t in link("alternate")
+            if (t.get("type") or "")
+            in ("application/rss+xml", "application/atom+xml", "application/feed+json", "application/json")
+        ],
         "jsonLd": json_ld,
-        "headings": [{"level": int(h.name[1]), "text": h.get_text(" ", strip=True)}
-                     for h in soup.find_all(re.compile(r"^h[1-6]$"))],
+        "headings": [
+            {"level": int(h.name[1]), "text": h.get_text(" ", strip=True)}
+            for h in soup.find_all(re.compile(r"^h[1-6]$"))
+        ],
         "words": words,
         "links": len(soup.find_all("a", href=True)),
         "images": len(images),
@@ -176,20 +230,28 @@ def javascript_shell(html: str) -> str | None:
     if root is not None and len(root.get_text(" ", strip=True).split()) < 20 and scripts and words < 100:
         return f"its content mounts into an empty {_describe(root)} that a script fills in"
     if scripts and words < 40 and ("javascript" in noscript or words < 8):
-        return f"it sent {words} word{'s' if words != 1 else ''} of text and {scripts} script{'s' if scripts != 1 else ''}"
+        return (
+            f"it sent {words} word{'s' if words != 1 else ''} of text and {scripts} script{'s' if scripts != 1 else ''}"
+        )
     return None
 
 
 def _describe(tag) -> str:  # noqa: ANN001
     if tag.get("id"):
-        return f"<{tag.name} id=\"{tag['id']}\">"
+        return f'<{tag.name} id="{tag["id"]}">'
     return f"<{tag.name}>"
 
 
 # ------------------------------------------------------------------ feeds
 
-FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/feed+json", "application/xml", "text/xml",
-              "application/json")
+FEED_TYPES = (
+    "application/rss+xml",
+    "application/atom+xml",
+    "application/feed+json",
+    "application/xml",
+    "text/xml",
+    "application/json",
+)
 FEED_PATHS = ("/feed", "/rss", "/feed.xml", "/rss.xml", "/atom.xml", "/index.xml", "/feed.json")
 
 
@@ -206,9 +268,16 @@ def feed_items(text: str) -> list[dict] | None:
             return None
         if not isinstance(data, dict) or "jsonfeed.org" not in str(data.get("version", "")):
             return None
-        return [{"title": i.get("title"), "link": i.get("url"), "date": i.get("date_published"),
-                 "summary": _plain(i.get("summary") or i.get("content_text") or i.get("content_html") or "")}
-                for i in data.get("items") or [] if isinstance(i, dict)]
+        return [
+            {
+                "title": i.get("title"),
+                "link": i.get("url"),
+                "date": i.get("date_published"),
+                "summary": _plain(i.get("summary") or i.get("content_text") or i.get("content_html") or ""),
+            }
+            for i in data.get("items") or []
+            if isinstance(i, dict)
+        ]
     if not stripped.startswith("<"):
         return None
     import xml.etree.ElementTree as ET
@@ -222,25 +291,45 @@ def feed_items(text: str) -> list[dict] | None:
         items = root.iter("item") if tag == "rss" else [e for e in root.iter() if e.tag.endswith("}item")]
         out = []
         for item in items:
+
             def text_of(name: str) -> str | None:
                 for child in item:
                     if child.tag.split("}")[-1] == name and child.text:
                         return child.text.strip()
                 return None
-            out.append({"title": text_of("title"), "link": text_of("link"), "date": text_of("pubDate") or text_of("date"),
-                        "summary": _plain(text_of("description") or "")})
+
+            out.append(
+                {
+                    "title": text_of("title"),
+                    "link": text_of("link"),
+                    "date": text_of("pubDate") or text_of("date"),
+                    "summary": _plain(text_of("description") or ""),
+                }
+            )
         return out
     if tag == "feed":
         out = []
         for entry in [e for e in root if e.tag.split("}")[-1] == "entry"]:
             fields = {child.tag.split("}")[-1]: child for child in entry}
-            link = next((c.get("href") for c in entry if c.tag.split("}")[-1] == "link"
-                         and c.get("rel", "alternate") == "alternate"), None)
+            link = next(
+                (
+                    c.get("href")
+                    for c in entry
+                    if c.tag.split("}")[-1] == "link" and c.get("rel", "alternate") == "alternate"
+                ),
+                None,
+            )
             summary = fields.get("summary") if "summary" in fields else fields.get("content")
-            out.append({"title": (fields["title"].text or "").strip() if "title" in fields else None, "link": link,
-                        "date": (fields.get("updated") if "updated" in fields else fields.get("published")).text
-                        if ("updated" in fields or "published" in fields) else None,
-                        "summary": _plain(summary.text or "") if summary is not None else ""})
+            out.append(
+                {
+                    "title": (fields["title"].text or "").strip() if "title" in fields else None,
+                    "link": link,
+                    "date": (fields.get("updated") if "updated" in fields else fields.get("published")).text
+                    if ("updated" in fields or "published" in fields)
+                    else None,
+                    "summary": _plain(summary.text or "") if summary is not None else "",
+                }
+            )
         return out
     return None
 

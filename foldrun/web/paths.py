@@ -3,6 +3,7 @@
 "`../`, an absolute path elsewhere or a symlink out is refused before any
 request, so a bad path costs no fetch." (spec, tools.md)
 """
+
 from __future__ import annotations
 
 import errno
@@ -24,8 +25,10 @@ def save_path(sandbox: Path, raw: object, *, arg: str = "save", for_write: bool 
     text = raw.strip()
     pure = PurePosixPath(text.replace("\\", "/"))
     if pure.is_absolute() or text.startswith("~") or (len(text) > 1 and text[1] == ":"):
-        raise WebToolError(f"{arg}={text}: an absolute path is refused — write a path inside the agent directory, "
-                           f"such as outputs/page.md")
+        raise WebToolError(
+            f"{arg}={text}: an absolute path is refused — write a path inside the agent directory, "
+            f"such as outputs/page.md"
+        )
     if ".." in pure.parts:
         raise WebToolError(f"{arg}={text}: `..` is refused — the path must stay inside the agent directory")
     if for_write and _is_knowledge(pure.parts):
@@ -41,9 +44,11 @@ def save_path(sandbox: Path, raw: object, *, arg: str = "save", for_write: bool 
 
 def _is_knowledge(parts: tuple[str, ...]) -> bool:
     """knowledge/, an agent's own agents/<name>/knowledge/, the library's library/knowledge/ (the sandbox's rule)."""
-    return bool(parts) and (parts[0] == "knowledge"
-                            or (parts[0] == "agents" and len(parts) > 2 and parts[2] == "knowledge")
-                            or (parts[0] == "library" and len(parts) > 1 and parts[1] == "knowledge"))
+    return bool(parts) and (
+        parts[0] == "knowledge"
+        or (parts[0] == "agents" and len(parts) > 2 and parts[2] == "knowledge")
+        or (parts[0] == "library" and len(parts) > 1 and parts[1] == "knowledge")
+    )
 
 
 def _inside(root: Path, target: Path) -> bool:
@@ -128,15 +133,16 @@ class FolderWriter:
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
         except OSError as exc:  # a full disk, a quota
             raise self._refused(name, exc) from None
         finally:
             os.close(fd)
 
     def _refused(self, name: str, exc: OSError) -> WebToolError:
-        return WebToolError(f"{self._shown}/{name} could not be written ({exc.strerror or exc}), so the call stopped "
-                            f"there")
+        return WebToolError(
+            f"{self._shown}/{name} could not be written ({exc.strerror or exc}), so the call stopped there"
+        )
 
     def close(self, *, quiet: bool = False) -> None:
         """Wait for every file handed over; raise the first refusal or disk error unless `quiet`."""

@@ -5,6 +5,7 @@ engine — a SearXNG instance, over its JSON API (`/search?format=json`). A
 name (`brave`, `tavily`, …) asks that search API with the key filled in here,
 host-side. Either way the model sees the same shape back.
 """
+
 from __future__ import annotations
 
 import threading
@@ -28,12 +29,15 @@ if TYPE_CHECKING:  # pragma: no cover
 DEFAULT_COUNT = 10
 MAX_COUNT = 50
 OWN_ENGINE_ONLY = ("engines", "categories", "page")
-NO_ENGINE = ("search: this account has no search engine — no SearXNG URL of its own, and the install has no "
-             "default; an owner sets one in Settings or with `foldrun account search-engine set URL`, or name a "
-             "search API in web.search:")
+NO_ENGINE = (
+    "search: this account has no search engine — no SearXNG URL of its own, and the install has no "
+    "default; an owner sets one in Settings or with `foldrun account search-engine set URL`, or name a "
+    "search API in web.search:"
+)
 
 
 # ------------------------------------------------------------------ the call's options
+
 
 def on_site(url: str, domain: str) -> bool:
     host = (urlsplit(url).hostname or "").lower().rstrip(".")
@@ -80,6 +84,7 @@ def _names(raw: Any, arg: str) -> list[str]:
 
 # ------------------------------------------------------------------ formatting
 
+
 def format_found(found: Found, query: str, who: str) -> str:
     lines: list[str] = []
     for note in found.notes:
@@ -112,6 +117,7 @@ def format_found(found: Found, query: str, who: str) -> str:
 
 # ------------------------------------------------------------------ the whole action
 
+
 def run(tool: "WebTool", args: dict) -> str:
     """Preconditions: the action is allowed and this is not a test run."""
     query = args.get("query")
@@ -131,16 +137,25 @@ def run(tool: "WebTool", args: dict) -> str:
     else:
         passed = [a for a in OWN_ENGINE_ONLY if args.get(a) not in (None, "", [])]
         if passed:
-            raise WebToolError(f"{', '.join(a + '=' for a in passed)} {'is' if len(passed) == 1 else 'are'} the "
-                               f"account's own engine's; this agent searches with {provider['name']}, which has "
-                               f"no such option — drop {'it' if len(passed) == 1 else 'them'}")
+            raise WebToolError(
+                f"{', '.join(a + '=' for a in passed)} {'is' if len(passed) == 1 else 'are'} the "
+                f"account's own engine's; this agent searches with {provider['name']}, which has "
+                f"no such option — drop {'it' if len(passed) == 1 else 'them'}"
+            )
         found = search_via(tool, provider, query, count=count, site=site, time_range=time_range, language=tag)
         who = provider["name"]
     if site:
         found.hits = [h for h in found.hits if on_site(h.url, site)]
     found.hits = found.hits[:count]
-    tool.emit({"event": "search", "provider": who, "query": query, "results": len(found.hits),
-               "seconds": round(time.monotonic() - started, 3)})
+    tool.emit(
+        {
+            "event": "search",
+            "provider": who,
+            "query": query,
+            "results": len(found.hits),
+            "seconds": round(time.monotonic() - started, 3),
+        }
+    )
     return format_found(found, query, who)
 
 
@@ -168,8 +183,9 @@ class SearxngEngine:
             client = self.tool.http
             if self.tool.searxng_guarded:  # an address a person typed meets the network guard
                 client = net.client("web", allow_private=self.tool.allow_private)
-            response = client.get(f"{self.base}{path}", params=params, timeout=timeout,
-                                  headers={"Accept": "application/json"})
+            response = client.get(
+                f"{self.base}{path}", params=params, timeout=timeout, headers={"Accept": "application/json"}
+            )
         except httpx.TimeoutException:
             raise WebToolError(f"search: the account's engine did not answer within {timeout:g}s") from None
         except (PrivateAddress, NoSuchHost) as exc:
@@ -177,11 +193,14 @@ class SearxngEngine:
         except httpx.HTTPError as exc:
             raise WebToolError(f"search: the account's engine could not be reached: {net.describe(exc)}") from None
         if response.status_code == 403 and path == "/search":
-            raise WebToolError("search: the account's engine refused a JSON answer (HTTP 403) — its settings.yml "
-                               "needs `json` under search.formats")
+            raise WebToolError(
+                "search: the account's engine refused a JSON answer (HTTP 403) — its settings.yml "
+                "needs `json` under search.formats"
+            )
         if response.status_code == 429:
-            raise WebToolError("search: the account's engine is rate-limiting this account (HTTP 429); wait and "
-                               "search again")
+            raise WebToolError(
+                "search: the account's engine is rate-limiting this account (HTTP 429); wait and search again"
+            )
         if response.status_code >= 400:
             raise WebToolError(f"search: the account's engine answered HTTP {response.status_code}")
         try:
@@ -203,12 +222,16 @@ class SearxngEngine:
             _config_cache[self.base] = (now, data)
         return data
 
-    def search(self, query: str, *, count: int, site: str | None, time_range: str | None, language: str,
-               args: dict) -> Found:
+    def search(
+        self, query: str, *, count: int, site: str | None, time_range: str | None, language: str, args: dict
+    ) -> Found:
         block = self.block
         notes: list[str] = []
-        params: dict[str, Any] = {"q": f"{query} site:{site}" if site else query, "format": "json",
-                                  "language": language}
+        params: dict[str, Any] = {
+            "q": f"{query} site:{site}" if site else query,
+            "format": "json",
+            "language": language,
+        }
         engines = _names(args["engines"], "engines") if args.get("engines") else None
         categories = _names(args["categories"], "categories") if args.get("categories") else None
         if engines is None and categories is None:  # the call says neither: the file's
@@ -218,8 +241,15 @@ class SearxngEngine:
             categories = None
         excluded = _names(block["exclude_engines"], "exclude_engines") if block.get("exclude_engines") else []
         time_range = time_range or block.get("time_range") or None
-        needs_config = bool(engines or categories or excluded or time_range or block.get("plugins")
-                            or block.get("exclude_plugins") or block.get("doi_resolver"))
+        needs_config = bool(
+            engines
+            or categories
+            or excluded
+            or time_range
+            or block.get("plugins")
+            or block.get("exclude_plugins")
+            or block.get("doi_resolver")
+        )
         config = self.instance_config() if needs_config else {}
         known = _engines_of(config)
         if engines:
@@ -232,14 +262,19 @@ class SearxngEngine:
                 asked = [e for e in engines if e not in excluded]
             else:
                 wanted = set(categories or ["general"])
-                asked = [name for name, info in known.items() if info.get("enabled", True)
-                         and wanted & set(info.get("categories") or []) and name not in excluded]
+                asked = [
+                    name
+                    for name, info in known.items()
+                    if info.get("enabled", True) and wanted & set(info.get("categories") or []) and name not in excluded
+                ]
             if time_range:
                 skipped = [e for e in asked if not known.get(e, {}).get("time_range_support", True)]
                 asked = [e for e in asked if e not in skipped]
                 if skipped and not asked:
-                    raise WebToolError(f"search: time_range={time_range} would skip every engine asked "
-                                       f"({', '.join(skipped)} cannot filter by date); search without it")
+                    raise WebToolError(
+                        f"search: time_range={time_range} would skip every engine asked "
+                        f"({', '.join(skipped)} cannot filter by date); search without it"
+                    )
                 if skipped:
                     notes.append(f"time_range={time_range} skipped {', '.join(skipped)}, which cannot filter by date.")
             if not asked:
@@ -263,8 +298,9 @@ class SearxngEngine:
             ids = {str(n).lower().replace(" ", "_") for n in available}
             for name in plugins + dropped:
                 if available and name not in ids and name not in available:
-                    raise WebToolError(f"search: the plugin {name} is not on the account's engine; it has "
-                                       f"{', '.join(sorted(ids))}")
+                    raise WebToolError(
+                        f"search: the plugin {name} is not on the account's engine; it has {', '.join(sorted(ids))}"
+                    )
         if plugins:
             params["enabled_plugins"] = ",".join(plugins)
         if dropped:
@@ -272,8 +308,10 @@ class SearxngEngine:
         if block.get("doi_resolver"):
             resolvers = [str(r) for r in config.get("doi_resolvers") or []]
             if resolvers and block["doi_resolver"] not in resolvers:
-                raise WebToolError(f"search: the DOI resolver {block['doi_resolver']} is not on the account's engine; "
-                                   f"it has {', '.join(resolvers)}")
+                raise WebToolError(
+                    f"search: the DOI resolver {block['doi_resolver']} is not on the account's engine; "
+                    f"it has {', '.join(resolvers)}"
+                )
             params["doi_resolver"] = block["doi_resolver"]
         page = args.get("page")
         if page not in (None, ""):
@@ -295,9 +333,11 @@ class SearxngEngine:
         wrong = [n for n in names if n not in known_names]
         if wrong:
             plural = "engines" if kind == "engine" else "categories"
-            raise WebToolError(f"search: {', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} not "
-                               f"{'an' if kind == 'engine' else 'a'} {kind} on the account's engine; its {plural} are "
-                               f"{', '.join(sorted(known_names))}")
+            raise WebToolError(
+                f"search: {', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} not "
+                f"{'an' if kind == 'engine' else 'a'} {kind} on the account's engine; its {plural} are "
+                f"{', '.join(sorted(known_names))}"
+            )
 
 
 def _engines_of(config: dict) -> dict[str, dict]:
@@ -316,9 +356,15 @@ def _found_from_searxng(data: dict, notes: list[str]) -> Found:
             continue
         seen.add(item["url"])
         date = item.get("publishedDate") or item.get("pubdate")
-        hits.append(Hit(title=str(item.get("title") or ""), url=str(item["url"]),
-                        snippet=str(item.get("content") or ""), date=str(date)[:10] if date else None,
-                        engines=list(item.get("engines") or [])))
+        hits.append(
+            Hit(
+                title=str(item.get("title") or ""),
+                url=str(item["url"]),
+                snippet=str(item.get("content") or ""),
+                date=str(date)[:10] if date else None,
+                engines=list(item.get("engines") or []),
+            )
+        )
     answers = []
     for answer in data.get("answers") or []:
         if isinstance(answer, dict):
@@ -340,6 +386,12 @@ def _found_from_searxng(data: dict, notes: list[str]) -> Found:
             unresponsive.append(f"{item[0]} ({item[1]})" if len(item) > 1 and item[1] else str(item[0]))
         else:
             unresponsive.append(str(item))
-    return Found(hits=hits, answers=answers, infoboxes=boxes,
-                 corrections=[str(c) for c in data.get("corrections") or []],
-                 suggestions=[str(s) for s in data.get("suggestions") or []], unresponsive=unresponsive, notes=notes)
+    return Found(
+        hits=hits,
+        answers=answers,
+        infoboxes=boxes,
+        corrections=[str(c) for c in data.get("corrections") or []],
+        suggestions=[str(s) for s in data.get("suggestions") or []],
+        unresponsive=unresponsive,
+        notes=notes,
+    )

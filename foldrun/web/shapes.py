@@ -3,6 +3,7 @@ hits, a `site=` domain, a URL to read. Below search.py, fetch.py and
 providers/, so the dispatch goes one way (an action → its vendor) and no
 vendor imports an action back.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -43,8 +44,10 @@ def site_domain(raw: object) -> str | None:
     text = raw.strip()
     parts = urlsplit(text if "://" in text else f"//{text}")
     if parts.path not in ("", "/") or parts.query:
-        raise WebToolError(f"site={text} has a path; site= is a domain such as {parts.hostname or 'example.com'} — "
-                           f"its subdomains included, no path")
+        raise WebToolError(
+            f"site={text} has a path; site= is a domain such as {parts.hostname or 'example.com'} — "
+            f"its subdomains included, no path"
+        )
     host = (parts.hostname or "").lower().rstrip(".")
     if host.startswith("www."):
         host = host[4:]

@@ -5,6 +5,7 @@ so each connection meets the address guard. A GET here follows no redirect:
 crawl and map decide whether the next hop is the same site, and a redirect to
 another host is reported, not followed.
 """
+
 from __future__ import annotations
 
 import time
@@ -24,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .tool import WebTool
 
 ROBOTS_AGENT = "foldrun-web"
-PAGE_CAP = 5 * 1024 * 1024   # a crawled page larger than this is recorded, never written cut
+PAGE_CAP = 5 * 1024 * 1024  # a crawled page larger than this is recorded, never written cut
 
 
 @dataclass
@@ -33,13 +34,19 @@ class Got(Body):
     status: int = 0
     content_type: str = ""
     body: bytes = b""
-    location: str | None = None   # a redirect's absolute target, not followed
-    error: str | None = None      # a sentence: why there is no page
+    location: str | None = None  # a redirect's absolute target, not followed
+    error: str | None = None  # a sentence: why there is no page
     retried: bool = False
 
 
-def get_once(tool: "WebTool", url: str, *, cap: int = PAGE_CAP, seconds: float | None = None,
-             accept: str = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8") -> Got:
+def get_once(
+    tool: "WebTool",
+    url: str,
+    *,
+    cap: int = PAGE_CAP,
+    seconds: float | None = None,
+    accept: str = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+) -> Got:
     """One GET, no redirect followed; a body over `cap` or a page that never finishes is a sentence."""
     shown = scrub_url(url)
     got = Got(url=shown)
@@ -106,12 +113,19 @@ def same_site(url: str, origin: str) -> bool:
     """
     if _plain_origin(origin):
         n = len(origin)
-        head = url[:n + 1]
+        head = url[: n + 1]
         # the origin, any case, then where a host ends: not `:443`, `.evil.com`, `@evil.com`, `\\`
         if head[:n].lower() == origin and head[n:] in _HOST_ENDS and head.isascii():
             return True
-        if (url.isascii() and url[:1] > " " and "\t" not in url and "\n" not in url and "\r" not in url
-                and "[" not in url and "]" not in url):
+        if (
+            url.isascii()
+            and url[:1] > " "
+            and "\t" not in url
+            and "\n" not in url
+            and "\r" not in url
+            and "[" not in url
+            and "]" not in url
+        ):
             return False
     return origin_of(url) == origin
 
@@ -168,15 +182,22 @@ def links_of(html: str, base: str) -> list[str]:
 def _plain_rooted(href: str) -> bool:
     """A path from the root that urljoin keeps as written (but for an empty `?`): no `//host`, no dot
     segment, no `;params`, no backslash, nothing urlsplit strips (whitespace, control characters)."""
-    return (href[0] == "/" and href[1:2] != "/" and "/." not in href and "\\" not in href
-            and ";" not in href and href.isprintable() and " " not in href)
+    return (
+        href[0] == "/"
+        and href[1:2] != "/"
+        and "/." not in href
+        and "\\" not in href
+        and ";" not in href
+        and href.isprintable()
+        and " " not in href
+    )
 
 
 @dataclass
 class Robots:
     parser: Protego | None
     url: str
-    note: str | None = None   # e.g. robots.txt could not be read: everything allowed
+    note: str | None = None  # e.g. robots.txt could not be read: everything allowed
 
     def allows(self, url: str) -> bool:
         return self.parser is None or self.parser.can_fetch(url, ROBOTS_AGENT)

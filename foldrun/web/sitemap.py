@@ -7,6 +7,7 @@ and stops at a sitemap that lists itself again. Its fetches come through
 site has no sitemap, the links of its pages are followed instead (same host,
 robots.txt honoured). `limit` URLs (500 by default).
 """
+
 from __future__ import annotations
 
 import logging
@@ -14,8 +15,12 @@ import time
 from typing import TYPE_CHECKING
 
 from usp.tree import sitemap_tree_for_homepage
-from usp.web_client.abstract_client import (AbstractWebClient, AbstractWebClientResponse,
-                                            AbstractWebClientSuccessResponse, WebClientErrorResponse)
+from usp.web_client.abstract_client import (
+    AbstractWebClient,
+    AbstractWebClientResponse,
+    AbstractWebClientSuccessResponse,
+    WebClientErrorResponse,
+)
 
 from . import site
 from .errors import WebToolError
@@ -24,9 +29,9 @@ from .providers.actions import limit_arg, url_arg
 if TYPE_CHECKING:  # pragma: no cover
     from .tool import WebTool
 
-SITEMAP_CAP = 50 * 1024 * 1024   # the sitemap protocol's own limit for one file, uncompressed
-MAX_SITEMAPS = 200               # sitemaps read in one call, indexes included
-LINK_PAGES = 100                 # pages read for their links when there is no sitemap
+SITEMAP_CAP = 50 * 1024 * 1024  # the sitemap protocol's own limit for one file, uncompressed
+MAX_SITEMAPS = 200  # sitemaps read in one call, indexes included
+LINK_PAGES = 100  # pages read for their links when there is no sitemap
 
 logging.getLogger("usp").setLevel(logging.ERROR)  # its warnings are about the site, said in our own words
 
@@ -88,10 +93,13 @@ class SiteClient(AbstractWebClient):
         return _Ok(got)
 
 
-def _from_sitemaps(tool: "WebTool", start: str, origin: str, robots: site.Robots, limit: int) -> tuple[list[str], SiteClient]:
+def _from_sitemaps(
+    tool: "WebTool", start: str, origin: str, robots: site.Robots, limit: int
+) -> tuple[list[str], SiteClient]:
     client = SiteClient(tool, origin)
-    tree = sitemap_tree_for_homepage(origin + "/", web_client=client, use_robots=True,
-                                     use_known_paths=not robots.sitemaps())
+    tree = sitemap_tree_for_homepage(
+        origin + "/", web_client=client, use_robots=True, use_known_paths=not robots.sitemaps()
+    )
     urls: dict[str, None] = {}
     for page in tree.all_pages():
         url = site.normal(page.url)
@@ -149,13 +157,22 @@ def run(tool: "WebTool", args: dict) -> str:
     notes = list(client.problems)
     if not urls:
         if client.fetched and robots.sitemaps():
-            notes.append(f"the sitemaps robots.txt names ({', '.join(robots.sitemaps()[:3])}) listed no pages "
-                         f"that could be read — broken, empty or only pointing at each other")
+            notes.append(
+                f"the sitemaps robots.txt names ({', '.join(robots.sitemaps()[:3])}) listed no pages "
+                f"that could be read — broken, empty or only pointing at each other"
+            )
         urls = _from_links(tool, start, origin, robots, limit)
         source = "the links on its pages (no sitemap listed any)"
     tool.write_file(tool.sandbox / "outputs" / "map.txt", ("\n".join(urls) + "\n").encode("utf-8"))
-    tool.emit({"event": "map", "url": start, "urls": len(urls), "sitemaps": len(client.fetched),
-               "seconds": round(time.monotonic() - started, 3)})
+    tool.emit(
+        {
+            "event": "map",
+            "url": start,
+            "urls": len(urls),
+            "sitemaps": len(client.fetched),
+            "seconds": round(time.monotonic() - started, 3),
+        }
+    )
     head = f"{len(urls)} URL{'s' if len(urls) != 1 else ''} on {origin}, from {source} (outputs/map.txt)"
     if len(urls) >= limit:
         head += f"; stopped at limit={limit}"

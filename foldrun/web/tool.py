@@ -3,6 +3,7 @@
 One instance per step (it holds the step's browser contexts); `call(args)`
 runs one call and returns the text the model reads, or raises WebToolError.
 """
+
 from __future__ import annotations
 
 import re
@@ -31,8 +32,16 @@ TOOL_MD = Path(__file__).resolve().parent.parent / "gallery" / "tools" / "web" /
 # foldrun's own answer for each action: the module in this package whose run(tool, args) does it.
 # A provider named for crawl, map, extract, answer or monitor is answered by foldrun.web.providers instead;
 # search, fetch and browse hand over to their provider themselves.
-OWN_ACTIONS: dict[str, str] = {"search": "search", "fetch": "fetch", "browse": "browse", "crawl": "crawl",
-                               "map": "sitemap", "extract": "extract", "answer": "answer", "monitor": "monitor"}
+OWN_ACTIONS: dict[str, str] = {
+    "search": "search",
+    "fetch": "fetch",
+    "browse": "browse",
+    "crawl": "crawl",
+    "map": "sitemap",
+    "extract": "extract",
+    "answer": "answer",
+    "monitor": "monitor",
+}
 PROVIDER_ANSWERED: tuple[str, ...] = ("crawl", "map", "extract", "answer", "monitor")
 BUILT_ACTIONS: tuple[str, ...] = tuple(OWN_ACTIONS)
 _REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
@@ -86,15 +95,31 @@ class WebTool:
                   outside the workspace; None treats every kept profile as signed in
     """
 
-    def __init__(self, config: dict | None, *, http: httpx.Client, sandbox: Path, allow_private: bool,
-                 test_mode: bool, trace: Callable[[dict], None] | None = None,
-                 log: Callable[[str], None] | None = None, secret: Callable[[str], str] | None = None,
-                 language: str | None = None, region: str | None = None, searxng_url: str | None = None,
-                 endpoints: dict[str, str] | None = None, browsers: Any = None, fetch_timeout: float = 20.0,
-                 browse_timeout: float = 30.0, model_provider: str | None = None,
-                 searxng_guarded: bool = False,
-                 pod_account: str | None = None, session_cdp: str | None = None,
-                 session_allow_hosts: list[str] | None = None, seeds: Any = None) -> None:
+    def __init__(
+        self,
+        config: dict | None,
+        *,
+        http: httpx.Client,
+        sandbox: Path,
+        allow_private: bool,
+        test_mode: bool,
+        trace: Callable[[dict], None] | None = None,
+        log: Callable[[str], None] | None = None,
+        secret: Callable[[str], str] | None = None,
+        language: str | None = None,
+        region: str | None = None,
+        searxng_url: str | None = None,
+        endpoints: dict[str, str] | None = None,
+        browsers: Any = None,
+        fetch_timeout: float = 20.0,
+        browse_timeout: float = 30.0,
+        model_provider: str | None = None,
+        searxng_guarded: bool = False,
+        pod_account: str | None = None,
+        session_cdp: str | None = None,
+        session_allow_hosts: list[str] | None = None,
+        seeds: Any = None,
+    ) -> None:
         self.config = dict(config or {})
         self.seeds = seeds
         self.http = http
@@ -122,11 +147,11 @@ class WebTool:
         # Secrets a call on this step's browser-session or live page used (a login's password): every later call
         # on that page redacts them too, since the page (and what the site printed back) stays between calls.
         self.browse_kept: dict[str, str] = {}
-        self.pods: Any = None          # the account's pods, while this step browses on them
+        self.pods: Any = None  # the account's pods, while this step browses on them
         self.pod_lines: list[str] = []  # the lost-pod lines of this step's calls
         self.on_pod = False  # this step's browse calls go to the account's pod (its image is "slim")
         self.captcha_solved: set[tuple] = set()  # captcha widgets this step solved, by document: once per page
-        self.live: Any = None       # the step's live pages (browse/live.py), made by the first live call
+        self.live: Any = None  # the step's live pages (browse/live.py), made by the first live call
         self.live_page: Any = None  # … the one the call now running drives
         self._call_browsers: Any = None  # that live page's browser, while its call runs
         self.in_step_browser = False  # a call of this step rendered in a browser inside it (not "slim")
@@ -173,9 +198,16 @@ class WebTool:
             properties[name] = prop
         properties.update({k: dict(v) for k, v in EXTRA_ARGS.items()})
         description = " ".join(str(meta.get("description") or "").split())
-        return {"name": "web", "description": description,
-                "input_schema": {"type": "object", "properties": properties, "required": ["action"],
-                                 "additionalProperties": False}}
+        return {
+            "name": "web",
+            "description": description,
+            "input_schema": {
+                "type": "object",
+                "properties": properties,
+                "required": ["action"],
+                "additionalProperties": False,
+            },
+        }
 
     def limit_keys(self, args: dict) -> list[str]:
         """`web.<action>` and `web`: one call is one count, even when fetch reads 20 urls."""
@@ -227,18 +259,25 @@ class WebTool:
         if unknown:
             raise WebToolError(f"web: unknown argument `{unknown[0]}`; it takes {', '.join(known)}")
         if action not in self.allowed_actions():
-            raise WebToolError(f"web: action={action} is not allowed to this agent; its web.actions are "
-                               f"{', '.join(self.allowed_actions())}")
+            raise WebToolError(
+                f"web: action={action} is not allowed to this agent; its web.actions are "
+                f"{', '.join(self.allowed_actions())}"
+            )
         provider = self.provider_for(action) if action in PROVIDER_ANSWERED else None
         if provider is None and action not in OWN_ACTIONS:
-            raise WebToolError(f"web: action={action} is not built into this install yet; the actions that are: "
-                               f"{', '.join(OWN_ACTIONS)}, or {action} through one of "
-                               f"{', '.join(W.ACTION_PROVIDERS[action])}")
+            raise WebToolError(
+                f"web: action={action} is not built into this install yet; the actions that are: "
+                f"{', '.join(OWN_ACTIONS)}, or {action} through one of "
+                f"{', '.join(W.ACTION_PROVIDERS[action])}"
+            )
         if self.test_mode:
-            sentence = ("test run: web action=browse was not run — a test run is handed no browser pod, and outward "
-                        "calls fail closed" if action == "browse" else
-                        f"test run: web action={action} was not made — a test run has no internet, and outward calls "
-                        f"fail closed")
+            sentence = (
+                "test run: web action=browse was not run — a test run is handed no browser pod, and outward "
+                "calls fail closed"
+                if action == "browse"
+                else f"test run: web action={action} was not made — a test run has no internet, and outward calls "
+                f"fail closed"
+            )
             self.log(sentence)
             self.emit({"event": action, "refused": "test run"})
             raise WebToolError(sentence)
@@ -370,8 +409,11 @@ class WebTool:
         return paths.rel(self.sandbox, target)
 
     def emit(self, event: dict) -> None:
-        clean = {k: (scrub_url(v) if k in ("url", "final_url") and isinstance(v, str) else v)
-                 for k, v in event.items() if v is not None}
+        clean = {
+            k: (scrub_url(v) if k in ("url", "final_url") and isinstance(v, str) else v)
+            for k, v in event.items()
+            if v is not None
+        }
         self._hand(lambda: self._trace(clean))
 
     def log(self, message: str) -> None:

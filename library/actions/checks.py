@@ -2,6 +2,7 @@
 and deletions into `FileWrite`s and the findings that refuse or ride along
 with them.
 """
+
 from __future__ import annotations
 
 import base64
@@ -65,14 +66,18 @@ def check_files(
             findings.append(file_error(str(raw.path), str(exc), "path.refused"))
             continue
         if path in seen:
-            findings.append(file_error(path, "appears more than once in this request; send each path once.", "path.duplicate"))
+            findings.append(
+                file_error(path, "appears more than once in this request; send each path once.", "path.duplicate")
+            )
             continue
         seen.add(path)
         if (raw.encoding or "utf-8") == "base64":
             try:
                 data = base64.b64decode(raw.content, validate=True)
             except (binascii.Error, ValueError):
-                findings.append(file_error(path, "is marked base64 but its content is not valid base64.", "encoding.invalid"))
+                findings.append(
+                    file_error(path, "is marked base64 but its content is not valid base64.", "encoding.invalid")
+                )
                 continue
         else:
             data = raw.content.encode("utf-8", errors="surrogatepass")
@@ -101,7 +106,9 @@ def check_files(
             findings.append(file_error(str(raw_path), str(exc), "path.refused"))
             continue
         if path in seen:
-            findings.append(file_error(path, "is both written and deleted in this request; do one or the other.", "path.duplicate"))
+            findings.append(
+                file_error(path, "is both written and deleted in this request; do one or the other.", "path.duplicate")
+            )
             continue
         seen.add(path)
         if is_reserved(path):

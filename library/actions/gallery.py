@@ -1,6 +1,7 @@
 """Gallery tools in a library: install, "update to gallery version", and
 unedited copies following the shelf when the platform moves on.
 """
+
 from __future__ import annotations
 
 import logging
@@ -51,12 +52,18 @@ def do_install_gallery_tool(
     where = f"workspace {workspace.name}" if workspace is not None else "the account library"
     if upgrade and not copy_of(heads, name):
         raise GalleryError(
-            f"{where[0].upper()}{where[1:]} keeps no copy of {name}; install it first.", code="not_installed", status=409
+            f"{where[0].upper()}{where[1:]} keeps no copy of {name}; install it first.",
+            code="not_installed",
+            status=409,
         )
     verb = "Update" if upgrade else "Install"
     return do_write_files(
-        account=account, workspace=workspace, writes=_gallery_writes(name, heads), kind=ChangeKind.GALLERY,
-        message=f"{verb} {name} from the gallery" + (" (update to gallery version)" if upgrade else ""), author=author,
+        account=account,
+        workspace=workspace,
+        writes=_gallery_writes(name, heads),
+        kind=ChangeKind.GALLERY,
+        message=f"{verb} {name} from the gallery" + (" (update to gallery version)" if upgrade else ""),
+        author=author,
     )
 
 
@@ -71,7 +78,8 @@ def sync_gallery_copies() -> list[Changeset]:
     shelf_tools = gallery_tools()
     scopes = (
         LibraryFile.objects.filter(deleted=False, head__gallery_tool__in=list(shelf_tools))
-        .values_list("account_id", "workspace_id").distinct()
+        .values_list("account_id", "workspace_id")
+        .distinct()
     )
     written: list[Changeset] = []
     for account_id, workspace_id in sorted(set(scopes), key=lambda s: (s[0], s[1] or 0)):
@@ -82,14 +90,18 @@ def sync_gallery_copies() -> list[Changeset]:
                 result = _follow_gallery(account, workspace, name, shelf)
             except WriteRefused as exc:
                 # A new shelf file clashes with a path the account keeps: the copy stays as it is.
-                log.warning("gallery copy of %s in %s not followed: %s", name, scope_key_for(account, workspace), exc.message)
+                log.warning(
+                    "gallery copy of %s in %s not followed: %s", name, scope_key_for(account, workspace), exc.message
+                )
                 continue
             if result is not None and result.changeset is not None:
                 written.append(result.changeset)
     return written
 
 
-def _follow_gallery(account: Account, workspace: Workspace | None, name: str, shelf: dict[str, str]) -> WriteResult | None:
+def _follow_gallery(
+    account: Account, workspace: Workspace | None, name: str, shelf: dict[str, str]
+) -> WriteResult | None:
     """One unedited copy brought to the shelf's files; None when there is nothing to follow."""
 
     with transaction.atomic():
@@ -101,6 +113,9 @@ def _follow_gallery(account: Account, workspace: Workspace | None, name: str, sh
         if not copy or not copy_is_unedited(copy, name) or copy_mark(copy, shelf) == MARK_CURRENT:
             return None
         return do_write_files(
-            account=account, workspace=workspace, writes=_gallery_writes(name, heads),
-            kind=ChangeKind.GALLERY, message=f"Follow the gallery: {name} updated with the platform",
+            account=account,
+            workspace=workspace,
+            writes=_gallery_writes(name, heads),
+            kind=ChangeKind.GALLERY,
+            message=f"Follow the gallery: {name} updated with the platform",
         )

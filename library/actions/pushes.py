@@ -1,6 +1,7 @@
 """The doors a person comes through: a push or a deploy (`check_and_write`),
 a dashboard edit and a rollback — validated like a push, then one write.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -45,10 +46,14 @@ def check_and_write(
         raise WriteRefused(sort_findings(errors))
     if errors:
         changes = [(w, "") for w in writes]
-        raise WriteRefused(sort_findings(findings + deploy_check(resulting_files(scope_key_for(account, workspace), changes))),
-                           code="check_failed", lead=DEPLOY_REFUSED)
+        raise WriteRefused(
+            sort_findings(findings + deploy_check(resulting_files(scope_key_for(account, workspace), changes))),
+            code="check_failed",
+            lead=DEPLOY_REFUSED,
+        )
     verify = None
     if deploy_check is not None:
+
         def verify(files: dict[str, str]) -> list[Finding]:
             found = sort_findings(findings + deploy_check(files))
             if any(f.level == "error" for f in found):
@@ -56,8 +61,14 @@ def check_and_write(
             return found
 
     result = do_write_files(
-        account=account, workspace=workspace, writes=writes, kind=kind, message=message,
-        author=author, prune=prune, verify=verify,
+        account=account,
+        workspace=workspace,
+        writes=writes,
+        kind=kind,
+        message=message,
+        author=author,
+        prune=prune,
+        verify=verify,
         # State is the bookmark between runs: it travels with a deploy and a
         # deploy never overwrites it (a laptop's copy is older than the runs').
         keep_existing=("state",) if kind in (ChangeKind.PUSH, ChangeKind.DEPLOY) else (),
@@ -82,8 +93,13 @@ def do_edit_file(
     raw_files = [RawFile(path, content)] if content is not None else []
     raw_deletes = [path] if content is None else []
     return check_and_write(
-        account=account, workspace=workspace, raw_files=raw_files, raw_deletes=raw_deletes,
-        kind=ChangeKind.EDIT, message=message or f"Edit {path}", author=author,
+        account=account,
+        workspace=workspace,
+        raw_files=raw_files,
+        raw_deletes=raw_deletes,
+        kind=ChangeKind.EDIT,
+        message=message or f"Edit {path}",
+        author=author,
     )
 
 
@@ -105,12 +121,21 @@ def do_rollback(
     if revision is not None and revision.encoding == "base64":
         writes = [FileWrite(path, revision.content, revision.gallery_tool, revision.gallery_sha256, "base64")]
         return do_write_files(
-            account=account, workspace=workspace, writes=writes, kind=ChangeKind.ROLLBACK,
-            message=message or f"Roll {path} back to revision {to}", author=author,
+            account=account,
+            workspace=workspace,
+            writes=writes,
+            kind=ChangeKind.ROLLBACK,
+            message=message or f"Roll {path} back to revision {to}",
+            author=author,
         )
     raw_files = [RawFile(path, revision.content)] if revision is not None else []
     raw_deletes = [path] if revision is None else []
     return check_and_write(
-        account=account, workspace=workspace, raw_files=raw_files, raw_deletes=raw_deletes,
-        kind=ChangeKind.ROLLBACK, message=message or f"Roll {path} back to revision {to}", author=author,
+        account=account,
+        workspace=workspace,
+        raw_files=raw_files,
+        raw_deletes=raw_deletes,
+        kind=ChangeKind.ROLLBACK,
+        message=message or f"Roll {path} back to revision {to}",
+        author=author,
     )

@@ -1,4 +1,5 @@
 """What a run writes: memory/, state/ and storage/, never knowledge/."""
+
 from __future__ import annotations
 
 import base64
@@ -38,7 +39,9 @@ def do_write_run_files(
             findings.append(file_error(str(raw_path), str(exc), "path.refused"))
             continue
         if in_dir(path, ("knowledge",)):
-            findings.append(file_error(path, f"{path}: knowledge/ is given, not learned; a run may not write it.", "run.knowledge"))
+            findings.append(
+                file_error(path, f"{path}: knowledge/ is given, not learned; a run may not write it.", "run.knowledge")
+            )
         elif not in_dir(path, RUN_WRITABLE):
             findings.append(file_error(path, f"{path}: a run writes only memory/, state/ and storage/.", "run.outside"))
         elif content is None:
@@ -53,6 +56,10 @@ def do_write_run_files(
     if problems:
         raise WriteRefused(problems)
     return do_write_files(
-        account=account, workspace=workspace, writes=writes, kind=ChangeKind.RUN,
-        message=message or f"Written by {run_public_id}", run_public_id=run_public_id,
+        account=account,
+        workspace=workspace,
+        writes=writes,
+        kind=ChangeKind.RUN,
+        message=message or f"Written by {run_public_id}",
+        run_public_id=run_public_id,
     )

@@ -2,6 +2,7 @@
 Changeset, all or nothing, regenerating the index.md and log.md of every
 concept directory it touches. The types every door shares live here too.
 """
+
 from __future__ import annotations
 
 import base64
@@ -44,7 +45,7 @@ class FileWrite:
 @dataclass
 class WriteResult:
     changeset: Changeset | None
-    changed: list[dict] = field(default_factory=list)   # [{"path", "action"}]
+    changed: list[dict] = field(default_factory=list)  # [{"path", "action"}]
     warnings: list[Finding] = field(default_factory=list)
 
 
@@ -54,7 +55,9 @@ class WriteRefused(Exception):
     `findings` name each file and why. `code` is the API error code.
     """
 
-    def __init__(self, findings: list[Finding], *, code: str = "files_refused", lead: str = "Nothing was written") -> None:
+    def __init__(
+        self, findings: list[Finding], *, code: str = "files_refused", lead: str = "Nothing was written"
+    ) -> None:
         self.findings = findings
         self.code = code
         # The message leads with an error: that is what stopped the write.
@@ -171,12 +174,16 @@ def do_write_files(
                 if same and (not write.gallery_tool or head.gallery_sha256 == write.gallery_sha256):
                     continue
                 if keep_existing and in_dir(write.path, keep_existing):
-                    kept.append(Finding(
-                        write.path, None, "warning",
-                        "is already on the server and differs; a deploy never overwrites state/, so the server's copy "
-                        "was kept (delete it first to replace it).",
-                        "state.kept",
-                    ))
+                    kept.append(
+                        Finding(
+                            write.path,
+                            None,
+                            "warning",
+                            "is already on the server and differs; a deploy never overwrites state/, so the server's copy "
+                            "was kept (delete it first to replace it).",
+                            "state.kept",
+                        )
+                    )
                     continue
                 if not write.gallery_tool and head.gallery_tool:
                     write = FileWrite(write.path, write.content, head.gallery_tool, head.gallery_sha256, write.encoding)
@@ -197,8 +204,15 @@ def do_write_files(
                 return WriteResult(None, warnings=warnings)
 
         changeset = Changeset.objects.create(
-            account=account, workspace=workspace, scope_key=scope_key, number=number, kind=kind,
-            message=message, author=author, run_public_id=run_public_id, created_at=now,
+            account=account,
+            workspace=workspace,
+            scope_key=scope_key,
+            number=number,
+            kind=kind,
+            message=message,
+            author=author,
+            run_public_id=run_public_id,
+            created_at=now,
         )
         missing = [w.path for w, _ in changes if w.path not in heads]
         if missing:
@@ -214,12 +228,20 @@ def do_write_files(
         for write, _action in changes:
             content = write.content or ""
             encoding = write.encoding if write.content is not None else "utf-8"
-            revisions.append(Revision(
-                file_id=heads[write.path].pk, changeset=changeset, number=number, content=content,
-                sha256=sha256_of(content, encoding), size=len(content_bytes(content, encoding)),
-                deleted=write.content is None, encoding=encoding,
-                gallery_tool=write.gallery_tool, gallery_sha256=write.gallery_sha256,
-            ))
+            revisions.append(
+                Revision(
+                    file_id=heads[write.path].pk,
+                    changeset=changeset,
+                    number=number,
+                    content=content,
+                    sha256=sha256_of(content, encoding),
+                    size=len(content_bytes(content, encoding)),
+                    deleted=write.content is None,
+                    encoding=encoding,
+                    gallery_tool=write.gallery_tool,
+                    gallery_sha256=write.gallery_sha256,
+                )
+            )
         Revision.objects.bulk_create(revisions, batch_size=500)
         # Point every touched path at its new revision: three set-based updates.
         touched = Revision.objects.filter(changeset=changeset)
@@ -233,7 +255,7 @@ def do_write_files(
 
 
 def _ancestors(path: str) -> list[str]:
-    """"a/b/c.md" → ["a", "a/b"]: the folders a path lies in."""
+    """ "a/b/c.md" → ["a", "a/b"]: the folders a path lies in."""
     parts = path.split("/")
     return ["/".join(parts[:n]) for n in range(1, len(parts))]
 
@@ -246,8 +268,11 @@ def _refuse_file_folder_clashes(scope_key: str, changes: list[tuple[FileWrite, s
     added = [w.path for w, action in changes if action == "added"]
     if not added:
         return
-    live = set(LibraryFile.objects.filter(scope_key=scope_key, deleted=False, head__isnull=False)
-               .values_list("path", flat=True))
+    live = set(
+        LibraryFile.objects.filter(scope_key=scope_key, deleted=False, head__isnull=False).values_list(
+            "path", flat=True
+        )
+    )
     for write, _action in changes:
         if write.content is None:
             live.discard(write.path)
@@ -261,11 +286,21 @@ def _refuse_file_folder_clashes(scope_key: str, changes: list[tuple[FileWrite, s
     for path in sorted(added):
         inside = next((folder for folder in _ancestors(path) if folder in live), None)
         if inside is not None:
-            findings.append(file_error(path, f"would lie inside {inside}, which is a file; a path cannot be both a file and "
-                                         "a folder.", "path.clash"))
+            findings.append(
+                file_error(
+                    path,
+                    f"would lie inside {inside}, which is a file; a path cannot be both a file and a folder.",
+                    "path.clash",
+                )
+            )
         elif path in holder:
-            findings.append(file_error(path, f"is a folder holding {holder[path]}; a path cannot be both a file and a "
-                                         "folder.", "path.clash"))
+            findings.append(
+                file_error(
+                    path,
+                    f"is a folder holding {holder[path]}; a path cannot be both a file and a folder.",
+                    "path.clash",
+                )
+            )
     if findings:
         raise WriteRefused(findings)
 
@@ -274,7 +309,9 @@ def resulting_files(scope_key: str, changes: list[tuple[FileWrite, str]]) -> dic
     """Every live text file of the scope once `changes` land (for `verify`)."""
     files = {
         f.path: f.head.content
-        for f in LibraryFile.objects.filter(scope_key=scope_key, deleted=False, head__isnull=False).select_related("head")
+        for f in LibraryFile.objects.filter(scope_key=scope_key, deleted=False, head__isnull=False).select_related(
+            "head"
+        )
         if f.head.encoding == "utf-8"
     }
     for write, _action in changes:
@@ -328,10 +365,10 @@ def _generated_changes(
                     extra.append((FileWrite(path, None), "deleted"))
             continue
         prefix = root + "/"
-        index = render_index({p[len(prefix):]: t for p, t in concepts.items()})
+        index = render_index({p[len(prefix) :]: t for p, t in concepts.items()})
         previous_log = existing[log_path].content if log_path in existing else ""
         entries = [
-            LogEntry(when, who, _LOG_ACTIONS[action], write.path[len(prefix):], message)
+            LogEntry(when, who, _LOG_ACTIONS[action], write.path[len(prefix) :], message)
             for write, action in sorted(root_changes, key=lambda c: c[0].path)
         ]
         log = render_log(previous_log, entries)

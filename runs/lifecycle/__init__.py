@@ -22,6 +22,7 @@ Lock order, everywhere: Run, then Step(s), then (inside library writes) the Work
 This module is the package's public interface: the API and pages (through runs/actions.py), the tasks
 (runs/tasks.py), the sweep and the tests call what it exports, never a module inside.
 """
+
 from __future__ import annotations
 
 from ..trace_log import trace
@@ -43,7 +44,31 @@ from .states import (
     take_step,
 )
 
-__all__ = ["FINISHED", "QUEUE_FIELDS", "IllegalMove", "advance", "cancel_unstarted", "claim", "create_run",
-           "end_try", "enqueue_step", "execute_step", "fail_run", "move_run", "move_step", "move_steps", "move_try",
-           "move_within", "plain_first_task", "queue", "recover_step", "run_steps_from", "sandbox_base",
-           "settle_failure", "sweep", "take_step", "trace", "vault_empty"]
+__all__ = [
+    "FINISHED",
+    "QUEUE_FIELDS",
+    "IllegalMove",
+    "advance",
+    "cancel_unstarted",
+    "claim",
+    "create_run",
+    "end_try",
+    "enqueue_step",
+    "execute_step",
+    "fail_run",
+    "move_run",
+    "move_step",
+    "move_steps",
+    "move_try",
+    "move_within",
+    "plain_first_task",
+    "queue",
+    "recover_step",
+    "run_steps_from",
+    "sandbox_base",
+    "settle_failure",
+    "sweep",
+    "take_step",
+    "trace",
+    "vault_empty",
+]

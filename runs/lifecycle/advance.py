@@ -7,6 +7,7 @@ worker task's `Chain` in hand, the run's next plain step is taken for that task 
 
 Lock order, everywhere: Run, then Step(s), then (inside library writes) the Workspace.
 """
+
 from __future__ import annotations
 
 import logging
@@ -69,8 +70,12 @@ def _move(run: Run, chain: Chain | None = None) -> Next:
         if step.status != StepStatus.PENDING:
             return None  # queued, running or parked: its task or a person moves it on
         if spec.get("gate") and not _decided(step, ApprovalKind.GATE):
-            park(run, step, ApprovalKind.GATE, question=f"Run step {step.index} ({step.agent}): "
-                                                        f"{fill_task(spec['task'], inputs, outputs)[:500]}")
+            park(
+                run,
+                step,
+                ApprovalKind.GATE,
+                question=f"Run step {step.index} ({step.agent}): {fill_task(spec['task'], inputs, outputs)[:500]}",
+            )
             return None
         if spec.get("ask") and not _decided(step, ApprovalKind.ASK):
             park(run, step, ApprovalKind.ASK, question=fill_task(spec["ask"], inputs, outputs))
@@ -78,8 +83,11 @@ def _move(run: Run, chain: Chain | None = None) -> Next:
         if spec.get("wait_event") and step.event_received_at is None:
             step.save(update_fields=move_step(step, StepStatus.WAITING, f"waiting for event {spec['wait_event']}"))
             run.save(update_fields=move_run(run, RunStatus.WAITING, f"step {step.index} waits for an event"))
-            trace(run, step, f"waiting for event {spec['wait_event']}: POST …/runs/{run.public_id}/events/"
-                              f"{spec['wait_event']}")
+            trace(
+                run,
+                step,
+                f"waiting for event {spec['wait_event']}: POST …/runs/{run.public_id}/events/{spec['wait_event']}",
+            )
             emit(run, "waiting", step=step)
             return None
         step.task = fill_task(spec["task"], inputs, outputs)
@@ -162,8 +170,13 @@ def _continue(run: Run, ended: Step | None, chain: Chain | None, *, unsaved: boo
             continue
         if step.status in (StepStatus.FAILED, StepStatus.CANCELLED) and spec.get("on_fail") == "continue":
             continue
-        if (step.status != StepStatus.PENDING or spec.get("gate") or spec.get("ask") or spec.get("wait_event")
-                or spec.get("each")):
+        if (
+            step.status != StepStatus.PENDING
+            or spec.get("gate")
+            or spec.get("ask")
+            or spec.get("wait_event")
+            or spec.get("each")
+        ):
             return ""
         try:
             task = fill_task(spec["task"], run_inputs(run), outputs)
@@ -191,7 +204,9 @@ def fail_run(run_pk: int, error: str) -> None:
 
 
 def _decided(step: Step, kind: str) -> bool:
-    return Approval.objects.filter(step=step, kind=kind, state__in=[ApprovalState.APPROVED, ApprovalState.ANSWERED]).exists()
+    return Approval.objects.filter(
+        step=step, kind=kind, state__in=[ApprovalState.APPROVED, ApprovalState.ANSWERED]
+    ).exists()
 
 
 def park(run: Run, step: Step, kind: str, *, question: str) -> Approval:
@@ -199,9 +214,14 @@ def park(run: Run, step: Step, kind: str, *, question: str) -> Approval:
     model asked (runs/lifecycle/settle.py). The approval is created, the step and run await it, notify hears."""
     meta = flow_meta(run)
     within = meta.get("approve_within") or 7 * 86400
-    approval = Approval.objects.create(run=run, step=step, kind=kind, question=question,
-                                       approvers=list(meta.get("approvers") or []),
-                                       expires_at=timezone.now() + timezone.timedelta(seconds=within))
+    approval = Approval.objects.create(
+        run=run,
+        step=step,
+        kind=kind,
+        question=question,
+        approvers=list(meta.get("approvers") or []),
+        expires_at=timezone.now() + timezone.timedelta(seconds=within),
+    )
     fields = move_step(step, StepStatus.AWAITING_APPROVAL, f"a {kind} waits for a person")
     step.approvers = approval.approvers
     step.save(update_fields=[*fields, "approvers"])
@@ -238,9 +258,19 @@ def _fan_out(run: Run, step: Step, spec: dict, outputs: dict[int, str]) -> bool:
     now = timezone.now()
     # `max:` is how many instances run at once; the rest wait (pending) and start as others finish.
     first_wave = len(items) if not cap else min(cap, len(items))
-    instances = [Step(run=run, index=step.index, instance=n, item=item, agent=step.agent,
-                      task=fill_task(spec["task"], inputs, outputs, item), status=StepStatus.PENDING,
-                      wait_event="") for n, item in enumerate(items)]
+    instances = [
+        Step(
+            run=run,
+            index=step.index,
+            instance=n,
+            item=item,
+            agent=step.agent,
+            task=fill_task(spec["task"], inputs, outputs, item),
+            status=StepStatus.PENDING,
+            wait_event="",
+        )
+        for n, item in enumerate(items)
+    ]
     for instance in instances[:first_wave]:  # moved before they are written: one INSERT still
         move_step(instance, StepStatus.QUEUED, f"each: {len(items)} instances")
         instance.queued_at = now
@@ -248,8 +278,11 @@ def _fan_out(run: Run, step: Step, spec: dict, outputs: dict[int, str]) -> bool:
     if all(s.pk for s in instances):  # the database returned the new keys (PostgreSQL, SQLite 3.35+)
         pks = [s.pk for s in instances if s.status == StepStatus.QUEUED]
     else:
-        pks = list(Step.objects.filter(run=run, index=step.index, instance__isnull=False, status=StepStatus.QUEUED)
-                   .order_by("instance").values_list("pk", flat=True))
+        pks = list(
+            Step.objects.filter(run=run, index=step.index, instance__isnull=False, status=StepStatus.QUEUED)
+            .order_by("instance")
+            .values_list("pk", flat=True)
+        )
     fields = move_step(step, StepStatus.RUNNING, f"each: {len(items)} instances")
     step.started_at = timezone.now()
     step.save(update_fields=["task", *fields, "started_at"])

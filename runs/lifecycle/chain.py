@@ -6,6 +6,7 @@ between its steps (the vault values read, the desk, the run's steps as last seen
 just ended) is a `Chain`, handed explicitly to the functions that end a step and move its run on; what the task
 runs next is the value they return (`Next`), never a side effect: `enqueue_step` always sends a message.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -114,8 +115,7 @@ def enqueue_group(step_pks: list[int]) -> None:
         send_after_commit("runs.run_step", pk)
 
 
-QUEUE_FIELDS = ["status", "status_reason", "queued_at", "lease_holder", "lease_until", "attempt", "started_at",
-                "error"]
+QUEUE_FIELDS = ["status", "status_reason", "queued_at", "lease_holder", "lease_until", "attempt", "started_at", "error"]
 
 
 def queue(step: Step, now=None, why: str = "its turn came", *, chain: Chain | None = None) -> Next:

@@ -14,6 +14,7 @@ No run lock is needed: the take itself is the one write that decides, and what t
 not change while it runs (its plan, inputs and revision are written once, at the start). The step's end takes
 the run's lock and reads the run afresh (runs/lifecycle/execute.py).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -74,7 +75,9 @@ def _why_not(step: Step, run: Run) -> str:
     if step.status == StepStatus.RUNNING:
         return "held by a lease"  # live: its holder runs it; expired: the sweep acts on it
     if step.status == StepStatus.QUEUED:  # and its run has ended
-        move_steps(Step.objects.filter(pk=step.pk), StepStatus.QUEUED, StepStatus.CANCELLED, f"the run had {run.status}")
+        move_steps(
+            Step.objects.filter(pk=step.pk), StepStatus.QUEUED, StepStatus.CANCELLED, f"the run had {run.status}"
+        )
         return "run finished"
     return f"not runnable ({step.status})"
 
@@ -88,7 +91,9 @@ def vault_empty(account: str = "account_id") -> Exists:
 def _claimed_steps(step_pk: int):
     """The step and its run's plain and parent steps — when it ends, the run moves on from these without reading
     them again (runs/lifecycle/advance.py _continue) — each joined with the run, as the step reads it."""
-    return (Step.objects.select_related("run__workspace__account", "run__changeset")
-            .annotate(library_head=library_head("run__account_id"), vault_empty=vault_empty("run__account_id"))
-            .filter(run_id=Subquery(Step.objects.filter(pk=step_pk).values("run_id")[:1]))
-            .filter(Q(instance__isnull=True) | Q(pk=step_pk)))
+    return (
+        Step.objects.select_related("run__workspace__account", "run__changeset")
+        .annotate(library_head=library_head("run__account_id"), vault_empty=vault_empty("run__account_id"))
+        .filter(run_id=Subquery(Step.objects.filter(pk=step_pk).values("run_id")[:1]))
+        .filter(Q(instance__isnull=True) | Q(pk=step_pk))
+    )

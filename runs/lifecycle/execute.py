@@ -5,6 +5,7 @@ lease ran out was lost with its worker, and the recovery sweep (runs/lifecycle/r
 read and fails it naming what it wrote when it had written — never sent twice. `run_steps_from` runs a chain
 of them in one task (runs/lifecycle/chain.py).
 """
+
 from __future__ import annotations
 
 import functools
@@ -92,8 +93,13 @@ def _run_claimed(run: Run, step: Step, attempt: Try, holder: str, chain: Chain) 
             step = Step.objects.select_for_update().get(pk=step.pk)
             if step.lease_holder != holder or step.status != StepStatus.RUNNING:
                 return "lease lost", None
-            end_try(attempt.pk, "failed", "an internal error", finished_at=timezone.now(),
-                    error=f"internal error (incident {code})")
+            end_try(
+                attempt.pk,
+                "failed",
+                "an internal error",
+                finished_at=timezone.now(),
+                error=f"internal error (incident {code})",
+            )
             # No chain here: what the run moves to next is sent as a message, to a task that starts afresh.
             settle_failure(run, step, incidents.sentence("the step", code), retry_allowed=False)
         return "internal error", None
@@ -127,18 +133,28 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str, chain: Cha
     if chain.desk is not None and chain.desk[0] == run.pk:
         desk = chain.desk[1]
     else:
-        desk = desk_at(run.workspace, run.changeset_number, changeset=run.changeset,
-                       library_head=getattr(run, "library_head", None))
+        desk = desk_at(
+            run.workspace,
+            run.changeset_number,
+            changeset=run.changeset,
+            library_head=getattr(run, "library_head", None),
+        )
         chain.desk = (run.pk, desk)
     answer = None
     # An answer exists only for a step that parked on a question: `ask:` before its first try, or a question
     # the model asked on an earlier try — a first try without `ask:` has none to look for.
     if spec.get("ask") or step.attempt > 1:
         # The flow's `ask:` is answered on the parent row; an instance's own `ask` tool on the instance.
-        answer = (Approval.objects.filter(Q(step=step) | Q(step__run=run, step__index=step.index,
-                                                           step__instance__isnull=True),
-                                          kind=ApprovalKind.ASK, state=ApprovalState.ANSWERED)
-                  .order_by("-decided_at").values_list("answer", flat=True).first())
+        answer = (
+            Approval.objects.filter(
+                Q(step=step) | Q(step__run=run, step__index=step.index, step__instance__isnull=True),
+                kind=ApprovalKind.ASK,
+                state=ApprovalState.ANSWERED,
+            )
+            .order_by("-decided_at")
+            .values_list("answer", flat=True)
+            .first()
+        )
     task = step.task
     if step.event_received_at is not None and step.event_payload not in (None, {}, ""):
         task += f"\n\nThe event {spec.get('wait_event')} arrived with: {json.dumps(step.event_payload, ensure_ascii=False)[:4000]}"
@@ -147,15 +163,23 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str, chain: Cha
     # hidden from them (an entry made later would be the real folder, theirs to write into).
     _make_live_root()
     request = StepRequest(
-        run_id=run.public_id, label=step.label, agent=step.agent, task=task, limits=spec.get("limits") or {},
-        is_test=run.is_test, answer=answer, inputs=run_inputs(run),
+        run_id=run.public_id,
+        label=step.label,
+        agent=step.agent,
+        task=task,
+        limits=spec.get("limits") or {},
+        is_test=run.is_test,
+        answer=answer,
+        inputs=run_inputs(run),
         # A browser agent's task: its session's decision on private addresses too (the stricter one wins).
         allow_private_urls=net.allows_private() and browser.get("private", True) is not False,
         programs_allow_private=settings.FOLDRUN_PROGRAMS_ALLOW_PRIVATE_URLS,
-        venv_cache=Path(settings.DATA_DIR) / "venvs", sandbox_base=sandbox_base(),
+        venv_cache=Path(settings.DATA_DIR) / "venvs",
+        sandbox_base=sandbox_base(),
         timezone=flow_meta(run).get("timezone"),
         # The install's data (database file, broker, keys) is out of a program's sight; its venvs are not.
-        hide_under=[str(settings.DATA_DIR)], keep_visible=[str(Path(settings.DATA_DIR) / "venvs")],
+        hide_under=[str(settings.DATA_DIR)],
+        keep_visible=[str(Path(settings.DATA_DIR) / "venvs")],
         tenant=run.workspace.account.public_id,  # loaded by desk_at: no extra query
         search_engine_url=run.workspace.account.search_engine_url,
         # A browser agent's task browses in its session's browser (browsing puts the endpoint in the run's copy
@@ -206,11 +230,20 @@ def _execute_claimed(run: Run, step: Step, attempt: Try, holder: str, chain: Cha
 
 def _closing(run: int, step: int, holder: str):
     """The run, locked, only while `step` is still running under `holder`'s lease (else no row)."""
-    return (Run.objects.select_for_update(of=("self",)).select_related("workspace__account")
-            .defer("plan", "inputs").annotate(quarantined=Exists(Schedule.objects.filter(
-                workspace_id=OuterRef("workspace_id"), flow=OuterRef("name"), quarantined_at__isnull=False)))
-            .filter(pk=run, steps__pk=step, steps__lease_holder=holder, steps__status=StepStatus.RUNNING)
-            .order_by("pk"))
+    return (
+        Run.objects.select_for_update(of=("self",))
+        .select_related("workspace__account")
+        .defer("plan", "inputs")
+        .annotate(
+            quarantined=Exists(
+                Schedule.objects.filter(
+                    workspace_id=OuterRef("workspace_id"), flow=OuterRef("name"), quarantined_at__isnull=False
+                )
+            )
+        )
+        .filter(pk=run, steps__pk=step, steps__lease_holder=holder, steps__status=StepStatus.RUNNING)
+        .order_by("pk")
+    )
 
 
 def _pod_was_lost(step: Step) -> bool:

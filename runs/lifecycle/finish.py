@@ -3,6 +3,7 @@ will not get to, fires notify's events and keeps a flow's schedule's quarantine 
 `finish_within` is the end a step's closing transaction makes, with no savepoint (runs/lifecycle/advance.py:
 move_within). Precondition, everywhere here: inside a transaction holding the run's row lock.
 """
+
 from __future__ import annotations
 
 import logging
@@ -55,8 +56,11 @@ def finish_run(run: Run, status: str, *, error: str = "", parents: dict[int, Ste
             done = [s for s in parents.values() if s.status == StepStatus.COMPLETED]
             last = max(done, key=lambda s: s.index) if done else None
         else:
-            last = (Step.objects.filter(run=run, instance__isnull=True, status=StepStatus.COMPLETED)
-                    .order_by("-index").first())
+            last = (
+                Step.objects.filter(run=run, instance__isnull=True, status=StepStatus.COMPLETED)
+                .order_by("-index")
+                .first()
+            )
         reply = last.output if last else ""
         run.headline = headline_of(reply)
         run.verdict = verdict_of(reply)
@@ -87,14 +91,28 @@ def _maybe_quarantine(run: Run) -> None:
     limit = flow_meta(run).get("disable_after")
     if run.kind != "flow" or not limit:
         return
-    recent = list(Run.objects.filter(workspace_id=run.workspace_id, name=run.name, kind="flow", is_test=False,
-                                     status__in=[RunStatus.COMPLETED, RunStatus.FAILED])
-                  .exclude(pk=run.pk).order_by("-finished_at", "-pk").values_list("status", flat=True)[: limit - 1])
+    recent = list(
+        Run.objects.filter(
+            workspace_id=run.workspace_id,
+            name=run.name,
+            kind="flow",
+            is_test=False,
+            status__in=[RunStatus.COMPLETED, RunStatus.FAILED],
+        )
+        .exclude(pk=run.pk)
+        .order_by("-finished_at", "-pk")
+        .values_list("status", flat=True)[: limit - 1]
+    )
     streak = [run.status] + recent
     if len(streak) < limit or any(s != RunStatus.FAILED for s in streak):
         return
     if Schedule.objects.filter(workspace_id=run.workspace_id, flow=run.name, quarantined_at__isnull=True).update(
-            quarantined_at=timezone.now()):
-        trace(run, None, f"flow {run.name} failed {limit} times in a row (disable_after: {limit}); its schedule "
-                          f"stops firing until it succeeds")
+        quarantined_at=timezone.now()
+    ):
+        trace(
+            run,
+            None,
+            f"flow {run.name} failed {limit} times in a row (disable_after: {limit}); its schedule "
+            f"stops firing until it succeeds",
+        )
         emit(run, "quarantined")

@@ -18,6 +18,7 @@ memory), so it works the same on both:
 
 A live lease is never touched, whoever holds it and wherever it runs.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -50,15 +51,21 @@ def sweep(now: dt.datetime | None = None) -> dict[str, int]:
     lease = dt.timedelta(seconds=leases.lease_seconds())
     lost = list(leases.expired(Step, now).filter(status=StepStatus.RUNNING).values_list("pk", flat=True))
     recovered = sum(1 for pk in lost if recover_step(pk, now=now))
-    stale = list(Step.objects.filter(status=StepStatus.QUEUED)
-                 .filter(Q(queued_at__lt=now - lease) | Q(queued_at__isnull=True)).values_list("pk", flat=True))
+    stale = list(
+        Step.objects.filter(status=StepStatus.QUEUED)
+        .filter(Q(queued_at__lt=now - lease) | Q(queued_at__isnull=True))
+        .values_list("pk", flat=True)
+    )
     if stale:
         waiting = waiting_task_args("runs.run_step")
         if waiting is not None:  # still in the queue, behind others: not lost
             stale = [pk for pk in stale if repr((pk,)) not in waiting]
     resent = sum(1 for pk in stale if _resend(pk, now=now))
-    stuck = list(Run.objects.filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING], created_at__lt=now - lease)
-                 .exclude(steps__status__in=ACTIVE_STEP_STATUSES).values_list("pk", flat=True))
+    stuck = list(
+        Run.objects.filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING], created_at__lt=now - lease)
+        .exclude(steps__status__in=ACTIVE_STEP_STATUSES)
+        .values_list("pk", flat=True)
+    )
     for pk in stuck:
         try:
             advance(pk)
@@ -72,8 +79,12 @@ def recover_step(step_pk: int, *, now: dt.datetime | None = None) -> bool:
     """Act on one step whose lease ran out. False when it was not lost after all (renewed, or ended)."""
     now = now or timezone.now()
     with transaction.atomic():
-        run = Run.objects.select_for_update(of=("self",)).select_related("workspace__account") \
-            .filter(steps__pk=step_pk).first()
+        run = (
+            Run.objects.select_for_update(of=("self",))
+            .select_related("workspace__account")
+            .filter(steps__pk=step_pk)
+            .first()
+        )
         if run is None:
             return False
         step = Step.objects.select_for_update().get(pk=step_pk)
@@ -88,14 +99,18 @@ def recover_step(step_pk: int, *, now: dt.datetime | None = None) -> bool:
             step.save()
             return True
         if step.wrote:
-            message = (f"{who} was lost after it had written: {'; '.join(step.wrote)} — it is not run again, "
-                       f"so nothing is sent twice")
+            message = (
+                f"{who} was lost after it had written: {'; '.join(step.wrote)} — it is not run again, "
+                f"so nothing is sent twice"
+            )
             trace(run, step, message)
             settle_failure(run, step, message, retry_allowed=True)
             return True
         if step.lost_reruns >= MAX_LOST_RERUNS:
-            message = (f"{who} was lost {step.lost_reruns + 1} times; it is not run again (something in the step "
-                       f"takes its worker down)")
+            message = (
+                f"{who} was lost {step.lost_reruns + 1} times; it is not run again (something in the step "
+                f"takes its worker down)"
+            )
             trace(run, step, message)
             settle_failure(run, step, message, retry_allowed=False)
             return True
@@ -126,9 +141,11 @@ def _keep_lost_try(step: Step, now: dt.datetime) -> None:
 
 def _resend(step_pk: int, *, now: dt.datetime) -> bool:
     """Send a queued step's message again when nobody took it for a lease's length (a dead worker had it)."""
-    stamped = Step.objects.filter(pk=step_pk, status=StepStatus.QUEUED).filter(
-        Q(queued_at__lt=now - dt.timedelta(seconds=leases.lease_seconds())) | Q(queued_at__isnull=True)
-    ).update(queued_at=now)
+    stamped = (
+        Step.objects.filter(pk=step_pk, status=StepStatus.QUEUED)
+        .filter(Q(queued_at__lt=now - dt.timedelta(seconds=leases.lease_seconds())) | Q(queued_at__isnull=True))
+        .update(queued_at=now)
+    )
     if stamped:
         enqueue_step(step_pk)
     return bool(stamped)

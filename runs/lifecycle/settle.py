@@ -5,6 +5,7 @@ an `each:` instance joins its siblings, the last one joining them and moving the
 
 Every function here returns what the worker task holding the `Chain` runs next (`Next`), or None.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -23,8 +24,9 @@ from .chain import Chain, Next, enqueue_step, queue, steering
 from .states import move_step, move_steps
 
 
-def settle_result(run: Run, step: Step, attempt: Try, result, spec: dict, desk, seconds: float,
-                  chain: Chain) -> tuple[str, Next]:
+def settle_result(
+    run: Run, step: Step, attempt: Try, result, spec: dict, desk, seconds: float, chain: Chain
+) -> tuple[str, Next]:
     """What a try's result makes of its step and run: a word for the task log, and what the task runs next.
     The try's end is left in `chain.ending` (written with the next try when this transaction takes one; the
     caller ends it otherwise). Precondition: inside the closing transaction, which holds the run's lock, with
@@ -38,10 +40,21 @@ def settle_result(run: Run, step: Step, attempt: Try, result, spec: dict, desk, 
     # The try failed on the check, whatever the model said: its record says so.
     status, error = ("failed", problem) if problem else (result.status, result.error)
     # Written with the run's next try when this transaction takes one (one statement), else at its end.
-    chain.ending = (attempt, status, (error or f"the step {status}").splitlines()[0],
-                    dict(error=error[:2000], seconds=seconds, finished_at=timezone.now(), cost_usd=result.cost,
-                         tokens_in=result.tokens_in, tokens_out=result.tokens_out, image=result.image,
-                         pod_line=_pod_line(result)[:300]))
+    chain.ending = (
+        attempt,
+        status,
+        (error or f"the step {status}").splitlines()[0],
+        dict(
+            error=error[:2000],
+            seconds=seconds,
+            finished_at=timezone.now(),
+            cost_usd=result.cost,
+            tokens_in=result.tokens_in,
+            tokens_out=result.tokens_out,
+            image=result.image,
+            pod_line=_pod_line(result)[:300],
+        ),
+    )
     step.limits_line = result.limits_line[:1000]
     step.cost_usd += result.cost
     step.tokens_in += result.tokens_in
@@ -68,9 +81,13 @@ def settle_result(run: Run, step: Step, attempt: Try, result, spec: dict, desk, 
         move_step(step, StepStatus.PENDING, "it asked a person")
         step.save()
         # The step's conversation is not kept: answered, it runs again from the start with the answer.
-        trace(run, step, f"step {step.label} ([[{step.agent}]]) asked a person; when they answer, the step "
-                          f"runs again from the start with their answer — what it did in its sandbox before "
-                          f"asking is not kept")
+        trace(
+            run,
+            step,
+            f"step {step.label} ([[{step.agent}]]) asked a person; when they answer, the step "
+            f"runs again from the start with their answer — what it did in its sandbox before "
+            f"asking is not kept",
+        )
         park(run, step, ApprovalKind.ASK, question=result.question)
         return "parked", None
     if result.status == "lost":  # its browser pod went and it had only read: again, part of the attempt
@@ -80,8 +97,13 @@ def settle_result(run: Run, step: Step, attempt: Try, result, spec: dict, desk, 
         step.save()
         return "browser pod lost", nxt
     step.output = result.output
-    return "failed", settle_failure(run, step, result.error or "the step failed",
-                                    retry_allowed=not result.error.startswith("budget reached"), chain=chain)
+    return "failed", settle_failure(
+        run,
+        step,
+        result.error or "the step failed",
+        retry_allowed=not result.error.startswith("budget reached"),
+        chain=chain,
+    )
 
 
 def _pod_line(result) -> str:
@@ -126,8 +148,13 @@ def after_step(run: Run, step: Step, *, chain: Chain | None = None) -> Next:
     if waiting and not run.is_finished:
         # One finished: the next waiting instance takes its place (`max:` at a time).
         nxt = waiting[0]
-        if move_steps(Step.objects.filter(pk=nxt), StepStatus.PENDING, StepStatus.QUEUED,
-                      "an earlier instance finished (max: at a time)", queued_at=timezone.now()):
+        if move_steps(
+            Step.objects.filter(pk=nxt),
+            StepStatus.PENDING,
+            StepStatus.QUEUED,
+            "an earlier instance finished (max: at a time)",
+            queued_at=timezone.now(),
+        ):
             if steering(chain) is not None:
                 return nxt  # still queued in the database: if this worker dies first, the sweep sends it
             enqueue_step(nxt)
@@ -147,8 +174,9 @@ def after_step(run: Run, step: Step, *, chain: Chain | None = None) -> Next:
     parent.finished_at = timezone.now()
     if failed:
         move_step(parent, StepStatus.FAILED, "an instance failed")
-        parent.error = (f"{len(failed)} of {len(siblings)} instances failed; the first "
-                        f"({failed[0].label}): {failed[0].error}")[:1000]
+        parent.error = (
+            f"{len(failed)} of {len(siblings)} instances failed; the first ({failed[0].label}): {failed[0].error}"
+        )[:1000]
     else:
         move_step(parent, StepStatus.COMPLETED, "every instance completed")
     parent.save()
@@ -158,16 +186,25 @@ def after_step(run: Run, step: Step, *, chain: Chain | None = None) -> Next:
 def _keep_files(run: Run, step: Step, result) -> None:
     """Outputs become run artifacts; memory/ and state/ writes a revision attributed to the run."""
     for path, content in result.outputs.items():
-        Artifact.objects.create(run=run, step=step, path=path, content=content, size=len(content),
-                                sha256=hashlib.sha256(content).hexdigest())
+        Artifact.objects.create(
+            run=run,
+            step=step,
+            path=path,
+            content=content,
+            size=len(content),
+            sha256=hashlib.sha256(content).hexdigest(),
+        )
     if result.writes:
         try:
-            do_write_run_files(run.public_id, account=run.account, workspace=run.workspace, files=result.writes,
-                               message=f"Written by {run.public_id} step {step.label} ([[{step.agent}]])")
+            do_write_run_files(
+                run.public_id,
+                account=run.account,
+                workspace=run.workspace,
+                files=result.writes,
+                message=f"Written by {run.public_id} step {step.label} ([[{step.agent}]])",
+            )
             trace(run, step, "kept as a revision: " + ", ".join(sorted(result.writes)))
         except WriteRefused as exc:
             findings = getattr(exc, "findings", [])
             words = "; ".join(getattr(f, "message", str(f)) for f in findings) or str(exc)
             trace(run, step, f"writes refused: {words}")
-
-

@@ -1,6 +1,7 @@
 """A run's start: the run and its steps written in one transaction, and its first move — the first step's message
 when the plan starts with a plain step (the run saved already running, as `advance` would leave it), else the
 advance itself, made at once after commit (a queue hop saved) or left to a worker on any trouble."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -19,20 +20,54 @@ from .chain import enqueue_step
 from .states import move_run, move_step
 
 
-def create_run(*, workspace: Workspace, user, kind: str, name: str, plan: list[dict], flow_meta: dict,  # noqa: F811 - the parameter, not desks.flow_meta
-                budget: float | None, inputs: dict, is_test: bool, trigger: str, changeset: Changeset | None,
-                delivery_id: str, first_task: str | None, moved: bool, now: dt.datetime) -> Run:
+def create_run(
+    *,
+    workspace: Workspace,
+    user,
+    kind: str,
+    name: str,
+    plan: list[dict],
+    flow_meta: dict,  # noqa: F811 - the parameter, not desks.flow_meta
+    budget: float | None,
+    inputs: dict,
+    is_test: bool,
+    trigger: str,
+    changeset: Changeset | None,
+    delivery_id: str,
+    first_task: str | None,
+    moved: bool,
+    now: dt.datetime,
+) -> Run:
     """A run's start (runs/actions.py do_start_run, once it is checked): its rows, written together or not at all, and the first move queued once they are committed."""
     run = Run(
-        account=workspace.account, workspace=workspace, kind=kind, name=name, trigger=trigger,
-        is_test=bool(is_test), changeset=changeset, changeset_number=changeset.number if changeset else 0,
-        inputs={**inputs, "__flow__": flow_meta}, plan=plan,
+        account=workspace.account,
+        workspace=workspace,
+        kind=kind,
+        name=name,
+        trigger=trigger,
+        is_test=bool(is_test),
+        changeset=changeset,
+        changeset_number=changeset.number if changeset else 0,
+        inputs={**inputs, "__flow__": flow_meta},
+        plan=plan,
         budget_usd=Decimal(str(budget)) if budget else None,
-        created_by=user if getattr(user, "is_authenticated", False) else None, delivery_id=delivery_id,
-        delivery_day=now.date() if delivery_id else None, created_at=now, status=RunStatus.QUEUED,
+        created_by=user if getattr(user, "is_authenticated", False) else None,
+        delivery_id=delivery_id,
+        delivery_day=now.date() if delivery_id else None,
+        created_at=now,
+        status=RunStatus.QUEUED,
     )
-    steps = [Step(run=run, index=spec["number"], agent=spec["agent"], task=spec["task"], status=StepStatus.PENDING,
-                  wait_event=spec.get("wait_event") or "") for spec in plan]
+    steps = [
+        Step(
+            run=run,
+            index=spec["number"],
+            agent=spec["agent"],
+            task=spec["task"],
+            status=StepStatus.PENDING,
+            wait_event=spec.get("wait_event") or "",
+        )
+        for spec in plan
+    ]
     if moved:
         # The moves `advance` would make first, made on the rows before they are written (no statement more).
         move_run(run, RunStatus.RUNNING, "its first step is due")

@@ -5,6 +5,7 @@ does not allow (raising IllegalMove with a sentence) and record why the move was
 They set the fields on the object in hand and return their names; the caller saves them with whatever else it
 changes, so a move costs no query of its own.
 """
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -21,7 +22,9 @@ RUN_MOVES: dict[str, set[str]] = {
     R.RUNNING: {R.AWAITING_APPROVAL, R.WAITING, R.COMPLETED, R.FAILED, R.CANCELLED},
     R.AWAITING_APPROVAL: {R.RUNNING, R.FAILED, R.CANCELLED},
     R.WAITING: {R.RUNNING, R.FAILED, R.CANCELLED},
-    R.COMPLETED: set(), R.FAILED: set(), R.CANCELLED: set(),
+    R.COMPLETED: set(),
+    R.FAILED: set(),
+    R.CANCELLED: set(),
 }
 
 STEP_MOVES: dict[str, set[str]] = {
@@ -33,12 +36,18 @@ STEP_MOVES: dict[str, set[str]] = {
     S.RUNNING: {S.COMPLETED, S.FAILED, S.QUEUED, S.PENDING, S.CANCELLED},
     S.AWAITING_APPROVAL: {S.PENDING, S.QUEUED, S.CANCELLED, S.SKIPPED},
     S.WAITING: {S.PENDING, S.CANCELLED, S.SKIPPED},
-    S.COMPLETED: set(), S.FAILED: set(), S.SKIPPED: set(), S.CANCELLED: set(),
+    S.COMPLETED: set(),
+    S.FAILED: set(),
+    S.SKIPPED: set(),
+    S.CANCELLED: set(),
 }
 
 TRY_MOVES: dict[str, set[str]] = {
     "running": {"completed", "failed", "parked", "lost"},
-    "completed": set(), "failed": set(), "parked": set(), "lost": set(),
+    "completed": set(),
+    "failed": set(),
+    "parked": set(),
+    "lost": set(),
 }
 
 UNSTARTED_STEP_STATUSES = [S.PENDING, S.QUEUED, S.WAITING, S.AWAITING_APPROVAL]
@@ -83,12 +92,23 @@ def end_try(attempt_pk: int, to: str, why: str = "", **fields: Any) -> bool:
     is never changed again. False when it had ended already."""
     if to not in TRY_MOVES["running"]:
         raise IllegalMove(f"a try cannot move from running to {to} ({why or 'no reason given'})")
-    return bool(Try.objects.filter(pk=attempt_pk, status="running")
-                .update(status=to, status_reason=why[:500], **fields))
+    return bool(
+        Try.objects.filter(pk=attempt_pk, status="running").update(status=to, status_reason=why[:500], **fields)
+    )
 
 
-TRY_END_FIELDS = ["status", "status_reason", "error", "seconds", "finished_at", "cost_usd", "tokens_in", "tokens_out",
-                  "image", "pod_line"]
+TRY_END_FIELDS = [
+    "status",
+    "status_reason",
+    "error",
+    "seconds",
+    "finished_at",
+    "cost_usd",
+    "tokens_in",
+    "tokens_out",
+    "image",
+    "pod_line",
+]
 
 
 def end_try_and_start_next(ended: Try, to: str, why: str, new: Try, **fields: Any) -> None:
@@ -101,8 +121,9 @@ def end_try_and_start_next(ended: Try, to: str, why: str, new: Try, **fields: An
         setattr(ended, name, value)
     key, ended.pk = ended.pk, None  # both rows in one INSERT: Django writes rows with a key apart
     try:
-        Try.objects.bulk_create([ended, new], update_conflicts=True, unique_fields=["step", "n"],
-                                update_fields=TRY_END_FIELDS)
+        Try.objects.bulk_create(
+            [ended, new], update_conflicts=True, unique_fields=["step", "n"], update_fields=TRY_END_FIELDS
+        )
     finally:
         ended.pk = key
         ended._state.adding = False

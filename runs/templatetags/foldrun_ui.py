@@ -1,6 +1,7 @@
 """Template helpers every page shares, so a cost or a state reads one way
 everywhere: `{{ run.cost_usd|usd }}`, `{% cost step.cost_usd step.models %}`,
 `{{ run.status|state_label }}`."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable

@@ -1,5 +1,6 @@
 """A signed-in browser's session cookie alone cannot write through the API: without a CSRF token it is a 403,
 while a read still answers. (Issue 2, item 2.)"""
+
 from __future__ import annotations
 
 

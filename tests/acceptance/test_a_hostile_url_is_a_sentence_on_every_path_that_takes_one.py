@@ -4,6 +4,7 @@ URL, with private addresses switched off as in production: an http tool's `base`
 `crawl` and `browse`, a remote MCP server's `url`, an openapi document's URL, a webhook destination, a
 provider's `base_url`, the account's search engine. Each answers a sentence — the guard's own for every
 form of a non-public address — and never a 5xx, a class name or an internal error."""
+
 from __future__ import annotations
 
 import json
@@ -18,20 +19,20 @@ GUARD = ": private, loopback, link-local and other non-public addresses cannot b
 
 # Every way of writing an address the guard must refuse; the host each names, as the sentence says it.
 PRIVATE = {
-    "http://0177.0.0.1/": "0177.0.0.1 resolves to 127.0.0.1",                # octal
-    "http://127.000.000.001/": "127.000.000.001 resolves to 127.0.0.1",      # zero-padded
-    "http://0x7f.1/": "0x7f.1 resolves to 127.0.0.1",                        # hex, short form
+    "http://0177.0.0.1/": "0177.0.0.1 resolves to 127.0.0.1",  # octal
+    "http://127.000.000.001/": "127.000.000.001 resolves to 127.0.0.1",  # zero-padded
+    "http://0x7f.1/": "0x7f.1 resolves to 127.0.0.1",  # hex, short form
     "http://0x7f000001/": "0x7f000001 resolves to 127.0.0.1",
-    "http://2130706433/": "2130706433 resolves to 127.0.0.1",                # one number
-    "http://017700000001/": "017700000001 resolves to 127.0.0.1",            # one octal number
+    "http://2130706433/": "2130706433 resolves to 127.0.0.1",  # one number
+    "http://017700000001/": "017700000001 resolves to 127.0.0.1",  # one octal number
     "http://127.1/": "127.1 resolves to 127.0.0.1",
     "http://0/": "0 resolves to 0.0.0.0",
     "http://[::1]/": "::1 resolves to ::1",
     "http://[::ffff:127.0.0.1]/": "::ffff:127.0.0.1 resolves to",
     "http://[::ffff:7f00:1]/": "::ffff:7f00:1 resolves to",
-    "http://a@127.0.0.1/": "127.0.0.1 resolves to 127.0.0.1",                # user info before the host
+    "http://a@127.0.0.1/": "127.0.0.1 resolves to 127.0.0.1",  # user info before the host
     "http://user:pw@127.0.0.1:8080/": "127.0.0.1 resolves to 127.0.0.1",
-    "http://example.com@127.0.0.1/": "127.0.0.1 resolves to 127.0.0.1",      # a name as the user
+    "http://example.com@127.0.0.1/": "127.0.0.1 resolves to 127.0.0.1",  # a name as the user
     "http://localhost/": "localhost resolves to",
     "http://169.254.169.254/latest/meta-data": "169.254.169.254 resolves to 169.254.169.254",
     "http://10.0.0.1/": "10.0.0.1 resolves to 10.0.0.1",
@@ -40,13 +41,30 @@ PRIVATE = {
 }
 # Anything else a URL can be wrong by: each a sentence, none a 5xx.
 MALFORMED = [
-    "http://" + "a" * 64 + ".example.com/",          # a label over 63 characters
-    "http://" + ("a" * 60 + ".") * 5 + "com/",        # a host over 253 characters
-    "http://example.com:99999/", "http://example.com:-1/", "http://example.com:abc/", "http://example.com:0/",
-    "http://\u2488.com/", "http://xn--/", "http://a..b/", "http://.../", "http://1.2.3.4.5/", "http://256.0.0.1/",
-    "http:///path", "http://", "http://[::1/", "http://[zz]/", "http://\x00/", "http://exa\nmple.com/",
-    "http://example.com/\r\nX-Injected: 1", "ftp://example.com/", "javascript:alert(1)", "//127.0.0.1/",
-    "http://example.com\\@127.0.0.1/", "http://127.0.0.1#@example.com/",
+    "http://" + "a" * 64 + ".example.com/",  # a label over 63 characters
+    "http://" + ("a" * 60 + ".") * 5 + "com/",  # a host over 253 characters
+    "http://example.com:99999/",
+    "http://example.com:-1/",
+    "http://example.com:abc/",
+    "http://example.com:0/",
+    "http://\u2488.com/",
+    "http://xn--/",
+    "http://a..b/",
+    "http://.../",
+    "http://1.2.3.4.5/",
+    "http://256.0.0.1/",
+    "http:///path",
+    "http://",
+    "http://[::1/",
+    "http://[zz]/",
+    "http://\x00/",
+    "http://exa\nmple.com/",
+    "http://example.com/\r\nX-Injected: 1",
+    "ftp://example.com/",
+    "javascript:alert(1)",
+    "//127.0.0.1/",
+    "http://example.com\\@127.0.0.1/",
+    "http://127.0.0.1#@example.com/",
 ]
 CORPUS = list(PRIVATE) + MALFORMED
 CLASS_NAME = re.compile(r"\b(Traceback|[A-Z][a-z]+[A-Z]\w*(Error|Exception)|InvalidURL|IDNAError|ValueError)\b")
@@ -84,8 +102,13 @@ def test_web_fetch_and_crawl_answer_each_hostile_url_with_a_sentence(alice_api, 
 def test_an_http_tool_whose_base_is_hostile_answers_with_a_sentence(alice_api, workspace):
     for n, url in enumerate(CORPUS):
         # a JSON string is a YAML double-quoted one: control characters reach `base` as written
-        push(workspace, {"tools/api.md": f"---\ntransport: http\nname: api\ndescription: An API.\n"
-                                         f"base: {json.dumps(url)}\n---\nCall it.\n"})
+        push(
+            workspace,
+            {
+                "tools/api.md": f"---\ntransport: http\nname: api\ndescription: An API.\n"
+                f"base: {json.dumps(url)}\n---\nCall it.\n"
+            },
+        )
         response = _tool_test(alice_api, "api", {"path": f"/items/{n}"})
         answer = _answered(response, url)
         assert response.json().get("ok") is not True, (url, answer)
@@ -93,10 +116,19 @@ def test_an_http_tool_whose_base_is_hostile_answers_with_a_sentence(alice_api, w
 
 
 def test_a_remote_mcp_server_at_a_hostile_url_answers_with_a_sentence(alice_api, workspace):
-    for url in ["http://0177.0.0.1/mcp", "http://127.000.000.001/mcp", "http://[::ffff:127.0.0.1]/mcp",
-                "http://2130706433/mcp", "http://example.com:99999/mcp", "http://[zz]/mcp", "http://\u2488.com/"]:
-        push(workspace, {"tools/remote.md": f"---\ntransport: mcp\nname: remote\ndescription: Remote.\n"
-                                            f"url: {url}\n---\n"})
+    for url in [
+        "http://0177.0.0.1/mcp",
+        "http://127.000.000.001/mcp",
+        "http://[::ffff:127.0.0.1]/mcp",
+        "http://2130706433/mcp",
+        "http://example.com:99999/mcp",
+        "http://[zz]/mcp",
+        "http://\u2488.com/",
+    ]:
+        push(
+            workspace,
+            {"tools/remote.md": f"---\ntransport: mcp\nname: remote\ndescription: Remote.\nurl: {url}\n---\n"},
+        )
         response = _tool_test(alice_api, "remote", {})
         answer = _answered(response, url)
         assert not CLASS_NAME.search(answer), (url, answer)
@@ -105,11 +137,20 @@ def test_a_remote_mcp_server_at_a_hostile_url_answers_with_a_sentence(alice_api,
 
 
 def test_an_openapi_document_at_a_hostile_url_loads_nothing_and_says_so(alice_api, workspace):
-    for url in ["http://0177.0.0.1/openapi.json", "http://127.000.000.001/openapi.json", "http://[zz]/o.json",
-                "http://example.com:99999/o.json"]:
-        push(workspace, {"tools/api.md": f"---\ntransport: http\nname: api\ndescription: An API.\n"
-                                         f"base: https://api.example.com/v1\nopenapi: {url}\n"
-                                         "operations: [getItem]\n---\n"})
+    for url in [
+        "http://0177.0.0.1/openapi.json",
+        "http://127.000.000.001/openapi.json",
+        "http://[zz]/o.json",
+        "http://example.com:99999/o.json",
+    ]:
+        push(
+            workspace,
+            {
+                "tools/api.md": f"---\ntransport: http\nname: api\ndescription: An API.\n"
+                f"base: https://api.example.com/v1\nopenapi: {url}\n"
+                "operations: [getItem]\n---\n"
+            },
+        )
         response = _tool_test(alice_api, "api", {"id": "1"})
         answer = _answered(response, url)
         assert response.json().get("ok") is not True and not CLASS_NAME.search(answer), (url, answer)
@@ -143,13 +184,26 @@ def test_a_provider_whose_base_url_is_hostile_fails_the_step_with_a_sentence():
     from foldrun.engine.local import LocalHost
     from tests.runs.engine_helpers import SECRETS, desk
 
-    for url in ["http://0177.0.0.1/", "http://127.000.000.001/", "http://[::ffff:127.0.0.1]/", "http://2130706433/",
-                "http://example.com:99999/", "http://[zz]/", "http://\u2488.com/", "http://a@127.0.0.1/"]:
-        agent = (f"---\nname: worker\ndescription: test agent\ntools: [read]\n"
-                 f"provider: {{name: anthropic, base_url: {json.dumps(url)}, key: '${{ANTHROPIC_API_KEY}}', "
-                 f"model: claude-sonnet-4-5}}\n---\nYou work.\n")
-        result = run_step(desk({"agents/worker/agent.md": agent}),
-                          StepRequest(run_id="run_t", label="1", agent="worker", task="Do it."), LocalHost(SECRETS))
+    for url in [
+        "http://0177.0.0.1/",
+        "http://127.000.000.001/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://2130706433/",
+        "http://example.com:99999/",
+        "http://[zz]/",
+        "http://\u2488.com/",
+        "http://a@127.0.0.1/",
+    ]:
+        agent = (
+            f"---\nname: worker\ndescription: test agent\ntools: [read]\n"
+            f"provider: {{name: anthropic, base_url: {json.dumps(url)}, key: '${{ANTHROPIC_API_KEY}}', "
+            f"model: claude-sonnet-4-5}}\n---\nYou work.\n"
+        )
+        result = run_step(
+            desk({"agents/worker/agent.md": agent}),
+            StepRequest(run_id="run_t", label="1", agent="worker", task="Do it."),
+            LocalHost(SECRETS),
+        )
         assert result.status == "failed", url
         _said(result.error or "", url)
         assert result.error.startswith("base_url: "), (url, result.error)
@@ -157,8 +211,16 @@ def test_a_provider_whose_base_url_is_hostile_fails_the_step_with_a_sentence():
 
 @pytest.mark.e2e
 def test_web_browse_answers_hostile_urls_with_a_sentence_and_opens_none(alice_api, workspace):
-    for url in ["http://0177.0.0.1/", "http://127.000.000.001/", "http://[::ffff:127.0.0.1]/", "http://[::1/",
-                "http://[zz]/", "http://example.com:99999/", "http://a@127.0.0.1/", "http://2130706433/"]:
+    for url in [
+        "http://0177.0.0.1/",
+        "http://127.000.000.001/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://[::1/",
+        "http://[zz]/",
+        "http://example.com:99999/",
+        "http://a@127.0.0.1/",
+        "http://2130706433/",
+    ]:
         answer = _answered(_tool_test(alice_api, "web", {"action": "browse", "url": url}), url)
         assert not CLASS_NAME.search(answer) and "internal error" not in answer, (url, answer)
         assert "resolves to" in answer or "port" in answer or "does not resolve" in answer, (url, answer)

@@ -4,6 +4,7 @@ script that reads its secret and prints it), the server-side `foldrun probe`
 and the daily key check: not a log line (every logger, DEBUG), not the argv
 of any subprocess, not a file left or removed, not the trace, a record, an
 output, a model request or an API answer."""
+
 from __future__ import annotations
 
 import json
@@ -25,17 +26,17 @@ MODEL = "model-audit4-planted-5b5b5b"
 PEEK = "peek-audit4-planted-3c3c3c"
 VALUES = (CRM, MODEL, PEEK)
 
-SYNC = r'''import json, os, sys, urllib.request
+SYNC = r"""import json, os, sys, urllib.request
 args = json.load(sys.stdin)
 request = urllib.request.Request(os.environ["FOLDRUN_EGRESS"] + args["url"],
                                  headers={"Authorization": "Bearer ${CRM_KEY}"})
 with urllib.request.urlopen(request) as answer:
     print(answer.status, answer.read().decode())
-'''
+"""
 # A script that reads its (materialised) secret and carelessly prints it.
-PEEK_SCRIPT = r'''import os
+PEEK_SCRIPT = r"""import os
 print("my key is", os.environ["PEEK_KEY"])
-'''
+"""
 
 
 class Seen:
@@ -73,22 +74,28 @@ def watched(monkeypatch):
 
 
 @pytest.fixture
-def everything(transactional_db, alice_api, account, workspace, fake_provider, echo_server, watched, caplog,
-               settings):
+def everything(transactional_db, alice_api, account, workspace, fake_provider, echo_server, watched, caplog, settings):
     caplog.set_level(logging.DEBUG)
     for name in ("httpcore", "django", "celery", "runs", "vault", "foldrun", "notify", "library", "accounts"):
         caplog.set_level(logging.DEBUG, logger=name)
-    agent = ("---\nname: worker\ndescription: syncs\ntools: [crm, crm_sync, peek]\nsecrets: [CRM_KEY]\n"
-             f"provider: {{name: anthropic, base_url: '{fake_provider.base_url}', key: '${{MODEL_KEY}}', "
-             "model: claude-haiku-4-5}\n---\nSync the CRM.\n")
+    agent = (
+        "---\nname: worker\ndescription: syncs\ntools: [crm, crm_sync, peek]\nsecrets: [CRM_KEY]\n"
+        f"provider: {{name: anthropic, base_url: '{fake_provider.base_url}', key: '${{MODEL_KEY}}', "
+        "model: claude-haiku-4-5}\n---\nSync the CRM.\n"
+    )
     files = {
-        "AGENTS.md": (f"---\nprovider: {{name: anthropic, base_url: '{fake_provider.base_url}', "
-                      "key: '${MODEL_KEY}', model: claude-haiku-4-5}\n---\nDefaults.\n"),
+        "AGENTS.md": (
+            f"---\nprovider: {{name: anthropic, base_url: '{fake_provider.base_url}', "
+            "key: '${MODEL_KEY}', model: claude-haiku-4-5}\n---\nDefaults.\n"
+        ),
         "agents/worker/agent.md": agent,
-        "tools/crm.md": (f"---\ntransport: http\nname: crm\nbase: {echo_server.url}\nmethods: [GET]\n"
-                         "headers: {Authorization: 'Bearer ${CRM_KEY}'}\nquery: {api_key: '${CRM_KEY}'}\n---\n"),
-        "tools/crm_sync/tool.md": ("---\ntransport: script\nname: crm_sync\nrun: run.py\nargs: {url: what to fetch}\n"
-                                   "secrets: proxied\n---\n"),
+        "tools/crm.md": (
+            f"---\ntransport: http\nname: crm\nbase: {echo_server.url}\nmethods: [GET]\n"
+            "headers: {Authorization: 'Bearer ${CRM_KEY}'}\nquery: {api_key: '${CRM_KEY}'}\n---\n"
+        ),
+        "tools/crm_sync/tool.md": (
+            "---\ntransport: script\nname: crm_sync\nrun: run.py\nargs: {url: what to fetch}\nsecrets: proxied\n---\n"
+        ),
         "tools/crm_sync/run.py": SYNC,
         "tools/peek/tool.md": "---\ntransport: script\nname: peek\nrun: run.py\nsecrets: [PEEK_KEY]\n---\n",
         "tools/peek/run.py": PEEK_SCRIPT,
@@ -156,11 +163,20 @@ def test_no_record_trace_output_or_api_answer_carries_a_value(everything, alice_
     from vault.models import ProviderCheck
 
     run = everything["run"]
-    places = [serializers.serialize("json", model.objects.all()) for model in (
-        run_models.Run, run_models.Step, run_models.TraceEvent, run_models.Artifact, ProviderCheck)]
+    places = [
+        serializers.serialize("json", model.objects.all())
+        for model in (run_models.Run, run_models.Step, run_models.TraceEvent, run_models.Artifact, ProviderCheck)
+    ]
     base = f"/api/workspaces/rank-desk/runs/{run.public_id}"
-    for path in (base, f"{base}/artifacts", f"{base}/steps/1", "/api/workspaces/rank-desk/runs", "/api/secrets",
-                 "/api/workspaces/rank-desk/secrets", "/api/account/providers"):
+    for path in (
+        base,
+        f"{base}/artifacts",
+        f"{base}/steps/1",
+        "/api/workspaces/rank-desk/runs",
+        "/api/secrets",
+        "/api/workspaces/rank-desk/secrets",
+        "/api/account/providers",
+    ):
         places.append(alice_api.get(path).content.decode())
     places += [everything["probe"].content.decode(), everything["checked"].content.decode()]
     for place in places:
@@ -176,22 +192,28 @@ def test_the_trace_says_which_store_each_secret_came_from(everything):
     assert stores == {("CRM_KEY", "workspace vault"), ("PEEK_KEY", "workspace vault"), ("MODEL_KEY", "account vault")}
 
 
-WRITER = r'''import os
+WRITER = r"""import os
 with open("outputs/report.txt", "w") as out:
     out.write("key=" + os.environ["PEEK_KEY"] + "\n")
 print("wrote outputs/report.txt")
-'''
+"""
 
 
-def test_a_value_a_script_writes_into_an_output_file_is_not_kept_as_is(transactional_db, alice_api, account, workspace,
-                                                                       fake_provider):
-    push(workspace, {
-        "agents/writer/agent.md": ("---\nname: writer\ndescription: writes\ntools: [report]\n"
-                                   f"provider: {{name: anthropic, base_url: '{fake_provider.base_url}', "
-                                   "model: claude-haiku-4-5}\n---\nWrite.\n"),
-        "tools/report/tool.md": "---\ntransport: script\nname: report\nrun: run.py\nsecrets: [PEEK_KEY]\n---\n",
-        "tools/report/run.py": WRITER,
-    })
+def test_a_value_a_script_writes_into_an_output_file_is_not_kept_as_is(
+    transactional_db, alice_api, account, workspace, fake_provider
+):
+    push(
+        workspace,
+        {
+            "agents/writer/agent.md": (
+                "---\nname: writer\ndescription: writes\ntools: [report]\n"
+                f"provider: {{name: anthropic, base_url: '{fake_provider.base_url}', "
+                "model: claude-haiku-4-5}\n---\nWrite.\n"
+            ),
+            "tools/report/tool.md": "---\ntransport: script\nname: report\nrun: run.py\nsecrets: [PEEK_KEY]\n---\n",
+            "tools/report/run.py": WRITER,
+        },
+    )
     do_set_secret(account, workspace, "PEEK_KEY", value=PEEK)
     fake_provider.reply_tool_use("report", {})
     fake_provider.reply_text("GOOD written")
@@ -209,15 +231,22 @@ ECHOED = "sk-audit4-echoed-by-the-provider-99"
 
 
 @pytest.mark.parametrize("status", [400, 500])
-def test_a_provider_that_echoes_the_key_in_its_error_does_not_put_it_on_the_record(account, alice, workspace,
-                                                                                   fake_provider, status):
+def test_a_provider_that_echoes_the_key_in_its_error_does_not_put_it_on_the_record(
+    account, alice, workspace, fake_provider, status
+):
     from runs.actions import check_start_run
     from runs.models import TraceEvent
 
-    push(workspace, {"agents/worker/agent.md": (
-        "---\nname: worker\ndescription: d\ntools: [read]\n"
-        f"provider: {{name: anthropic, base_url: '{fake_provider.base_url}', key: '${{MODEL_KEY}}', model: m}}\n"
-        "---\nWork.\n")})
+    push(
+        workspace,
+        {
+            "agents/worker/agent.md": (
+                "---\nname: worker\ndescription: d\ntools: [read]\n"
+                f"provider: {{name: anthropic, base_url: '{fake_provider.base_url}', key: '${{MODEL_KEY}}', model: m}}\n"
+                "---\nWork.\n"
+            )
+        },
+    )
     do_set_secret(account, workspace, "MODEL_KEY", value=ECHOED)
     fake_provider.reply_status(status, message=f"invalid request for key {ECHOED}")
     run = drive(check_start_run(workspace=workspace, user=alice, agent="worker", task="Go."))
@@ -228,12 +257,20 @@ def test_a_provider_that_echoes_the_key_in_its_error_does_not_put_it_on_the_reco
     assert ECHOED not in step.error and ECHOED not in trace
 
 
-def test_a_provider_that_echoes_the_key_in_its_error_is_not_echoed_by_the_key_check(alice_api, account, workspace,
-                                                                                    fake_provider):
+def test_a_provider_that_echoes_the_key_in_its_error_is_not_echoed_by_the_key_check(
+    alice_api, account, workspace, fake_provider
+):
     from vault.probe import check_account_providers
 
-    push(workspace, {"AGENTS.md": (f"---\nprovider: {{name: anthropic, base_url: '{fake_provider.base_url}', "
-                                   "key: '${MODEL_KEY}', model: m}\n---\nx\n")})
+    push(
+        workspace,
+        {
+            "AGENTS.md": (
+                f"---\nprovider: {{name: anthropic, base_url: '{fake_provider.base_url}', "
+                "key: '${MODEL_KEY}', model: m}\n---\nx\n"
+            )
+        },
+    )
     do_set_secret(account, workspace, "MODEL_KEY", value=ECHOED)
     fake_provider.reply_status(500, message=f"upstream rejected {ECHOED}")
     rows = check_account_providers(account.pk, report=False)

@@ -2,6 +2,7 @@
 step's trace and on its failure line, identical; reset times are told in the
 step's own timezone by the cascade agent → flow → workspace → account →
 FOLDRUN_TIMEZONE → UTC; a second supply is said out loud."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -16,15 +17,17 @@ from tests.fakes.conftest_plugin import fake_provider  # noqa: F401
 from tests.runs.helpers import drive, push
 from vault.actions import do_set_secret
 
-RESET = dt.datetime(2030, 1, 15, 3, 0, tzinfo=dt.timezone.utc)   # a fixed instant, on another day than today
+RESET = dt.datetime(2030, 1, 15, 3, 0, tzinfo=dt.timezone.utc)  # a fixed instant, on another day than today
 
 
 def window(at: dt.datetime) -> dict[str, str]:
-    return {"anthropic-ratelimit-unified-status": "rejected",
-            "anthropic-ratelimit-unified-representative-claim": "five_hour",
-            "anthropic-ratelimit-unified-5h-utilization": "0.9",
-            "anthropic-ratelimit-unified-5h-reset": str(int(at.timestamp())),
-            "retry-after": "30"}
+    return {
+        "anthropic-ratelimit-unified-status": "rejected",
+        "anthropic-ratelimit-unified-representative-claim": "five_hour",
+        "anthropic-ratelimit-unified-5h-utilization": "0.9",
+        "anthropic-ratelimit-unified-5h-reset": str(int(at.timestamp())),
+        "retry-after": "30",
+    }
 
 
 def clock(zone: str) -> str:
@@ -33,9 +36,12 @@ def clock(zone: str) -> str:
 
 
 def agent(fake, extra: str = "", fallback: str = "") -> str:
-    return ("---\nname: worker\ndescription: d\ntools: [read]\n" + extra
-            + f"provider: {{name: anthropic, base_url: '{fake.base_url}', key: '${{MODEL_KEY}}', model: m{fallback}}}\n"
-            "---\nWork.\n")
+    return (
+        "---\nname: worker\ndescription: d\ntools: [read]\n"
+        + extra
+        + f"provider: {{name: anthropic, base_url: '{fake.base_url}', key: '${{MODEL_KEY}}', model: m{fallback}}}\n"
+        "---\nWork.\n"
+    )
 
 
 def refused_run(workspace, alice, files):
@@ -52,16 +58,23 @@ def keyed(account, workspace):
 
 
 def expected(zone: str) -> str:
-    return (f"the subscription refused this burst — the 5-hour window is 90% used; it resets at {clock(zone)}, and "
-            "the provider asked us to wait 30s — no second supply is configured")
+    return (
+        f"the subscription refused this burst — the 5-hour window is 90% used; it resets at {clock(zone)}, and "
+        "the provider asked us to wait 30s — no second supply is configured"
+    )
 
 
 def test_the_agents_zone_wins(keyed, alice, workspace, fake_provider, settings):
     settings.FOLDRUN_TIMEZONE = "Asia/Tokyo"
     fake_provider.reply_status(429, headers=window(RESET))
-    run, step, lines = refused_run(workspace, alice, {
-        "AGENTS.md": "---\ntimezone: Europe/Paris\n---\nx\n",
-        "agents/worker/agent.md": agent(fake_provider, "timezone: Australia/Sydney\n")})
+    run, step, lines = refused_run(
+        workspace,
+        alice,
+        {
+            "AGENTS.md": "---\ntimezone: Europe/Paris\n---\nx\n",
+            "agents/worker/agent.md": agent(fake_provider, "timezone: Australia/Sydney\n"),
+        },
+    )
     assert run.status == "failed"
     assert step.error == expected("Australia/Sydney")
     assert lines == [step.error]
@@ -69,19 +82,29 @@ def test_the_agents_zone_wins(keyed, alice, workspace, fake_provider, settings):
 
 def test_the_workspaces_zone_comes_before_the_accounts(keyed, alice, account, workspace, fake_provider, settings):
     settings.FOLDRUN_TIMEZONE = "Asia/Tokyo"
-    do_write_files(account=account, workspace=None, kind="push",
-                   writes=[FileWrite("AGENTS.md", "---\ntimezone: America/New_York\n---\nx\n")])
+    do_write_files(
+        account=account,
+        workspace=None,
+        kind="push",
+        writes=[FileWrite("AGENTS.md", "---\ntimezone: America/New_York\n---\nx\n")],
+    )
     fake_provider.reply_status(429, headers=window(RESET))
-    _, step, _ = refused_run(workspace, alice, {"AGENTS.md": "---\ntimezone: Europe/Paris\n---\nx\n",
-                                                "agents/worker/agent.md": agent(fake_provider)})
+    _, step, _ = refused_run(
+        workspace,
+        alice,
+        {"AGENTS.md": "---\ntimezone: Europe/Paris\n---\nx\n", "agents/worker/agent.md": agent(fake_provider)},
+    )
     assert step.error == expected("Europe/Paris")
 
 
-def test_the_accounts_zone_comes_before_the_install_default(keyed, alice, account, workspace, fake_provider,
-                                                            settings):
+def test_the_accounts_zone_comes_before_the_install_default(keyed, alice, account, workspace, fake_provider, settings):
     settings.FOLDRUN_TIMEZONE = "Asia/Tokyo"
-    do_write_files(account=account, workspace=None, kind="push",
-                   writes=[FileWrite("AGENTS.md", "---\ntimezone: America/New_York\n---\nx\n")])
+    do_write_files(
+        account=account,
+        workspace=None,
+        kind="push",
+        writes=[FileWrite("AGENTS.md", "---\ntimezone: America/New_York\n---\nx\n")],
+    )
     fake_provider.reply_status(429, headers=window(RESET))
     _, step, _ = refused_run(workspace, alice, {"agents/worker/agent.md": agent(fake_provider)})
     assert step.error == expected("America/New_York")
@@ -104,15 +127,22 @@ def test_a_second_supply_is_tried_and_the_trace_says_so(keyed, alice, workspace,
     fake_provider.reply_text("GOOD done by the second")
     run, step, lines = refused_run(workspace, alice, {"agents/worker/agent.md": agent(fake_provider, "", fallback)})
     assert (run.status, step.output) == ("completed", "GOOD done by the second")
-    assert lines == ["the credential was refused (HTTP 401) and the response carried no rate-limit headers, so this "
-                     "is the key itself — invalid, revoked, or wrong for this endpoint — not a spent window — trying "
-                     "the second supply"]
+    assert lines == [
+        "the credential was refused (HTTP 401) and the response carried no rate-limit headers, so this "
+        "is the key itself — invalid, revoked, or wrong for this endpoint — not a spent window — trying "
+        "the second supply"
+    ]
 
 
 def test_the_flows_zone_comes_before_the_workspaces(keyed, alice, workspace, fake_provider):
     fake_provider.reply_status(429, headers=window(RESET))
-    push(workspace, {"AGENTS.md": "---\ntimezone: Europe/Paris\n---\nx\n",
-                     "agents/worker/agent.md": agent(fake_provider),
-                     "flows/weekly.md": "---\nname: weekly\ntimezone: Asia/Kolkata\n---\n1. [[worker]] — Go.\n"})
+    push(
+        workspace,
+        {
+            "AGENTS.md": "---\ntimezone: Europe/Paris\n---\nx\n",
+            "agents/worker/agent.md": agent(fake_provider),
+            "flows/weekly.md": "---\nname: weekly\ntimezone: Asia/Kolkata\n---\n1. [[worker]] — Go.\n",
+        },
+    )
     run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
     assert run.steps.get().error == expected("Asia/Kolkata")

@@ -3,6 +3,7 @@
 are installed with npm into a per-tool environment cached by their hash, and
 the program finds them. The packages are made in the test (a `file:` folder
 beside the program, a tarball from `npm pack`): no registry is reached."""
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,9 @@ from tests.runs.helpers import agent_file, drive, push
 pytestmark = pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed on this machine")
 
 GREETER_TOOL = "---\ntransport: script\nname: greeter\nrun: run.js\nargs: {who: whom to greet}\n---\n"
-GREETER_RUN = "const greet = require('tiny-greet');\nconsole.log(greet(JSON.parse(require('fs')"\
-              ".readFileSync(0, 'utf8')).who));\n"
+GREETER_RUN = (
+    "const greet = require('tiny-greet');\nconsole.log(greet(JSON.parse(require('fs').readFileSync(0, 'utf8')).who));\n"
+)
 PACKAGE_JSON = json.dumps({"name": "greeter", "private": True, "dependencies": {"tiny-greet": "file:./tiny-greet"}})
 TINY_PACKAGE = json.dumps({"name": "tiny-greet", "version": "1.0.0", "main": "index.js"})
 TINY_INDEX = "module.exports = (who) => `hello ${who}, from tiny-greet`;\n"
@@ -42,36 +44,51 @@ def greet_run(workspace, alice, fake_provider):
     return drive(check_start_run(workspace=workspace, user=alice, agent="worker", task="Greet ann."))
 
 
-def test_a_package_json_dependency_is_installed_with_npm_and_the_program_requires_it(workspace, alice,
-                                                                                     fake_provider):
-    push(workspace, {"agents/worker/agent.md": agent_file("worker", fake_provider, tools="[greeter]"),
-                     "tools/greeter/tool.md": GREETER_TOOL, "tools/greeter/run.js": GREETER_RUN,
-                     "tools/greeter/package.json": PACKAGE_JSON,
-                     "tools/greeter/tiny-greet/package.json": TINY_PACKAGE,
-                     "tools/greeter/tiny-greet/index.js": TINY_INDEX})
+def test_a_package_json_dependency_is_installed_with_npm_and_the_program_requires_it(workspace, alice, fake_provider):
+    push(
+        workspace,
+        {
+            "agents/worker/agent.md": agent_file("worker", fake_provider, tools="[greeter]"),
+            "tools/greeter/tool.md": GREETER_TOOL,
+            "tools/greeter/run.js": GREETER_RUN,
+            "tools/greeter/package.json": PACKAGE_JSON,
+            "tools/greeter/tiny-greet/package.json": TINY_PACKAGE,
+            "tools/greeter/tiny-greet/index.js": TINY_INDEX,
+        },
+    )
     run = greet_run(workspace, alice, fake_provider)
     assert run.status == "completed", run.error
     assert results(run)[0].strip() == "hello ann, from tiny-greet"
     installed = [line for line in logs(run) if "runtime: installed npm" in line]
-    assert len(installed) == 1 and installed[0].startswith("greeter: runtime: installed npm tiny-greet@file:./tiny-greet "
-                                                            "into environment ")
+    assert len(installed) == 1 and installed[0].startswith(
+        "greeter: runtime: installed npm tiny-greet@file:./tiny-greet into environment "
+    )
 
 
-def test_the_npm_environment_is_cached_by_the_hash_and_a_changed_package_is_a_new_one(workspace, alice,
-                                                                                     fake_provider):
-    files = {"agents/worker/agent.md": agent_file("worker", fake_provider, tools="[greeter]"),
-             "tools/greeter/tool.md": GREETER_TOOL, "tools/greeter/run.js": GREETER_RUN,
-             "tools/greeter/package.json": PACKAGE_JSON, "tools/greeter/tiny-greet/package.json": TINY_PACKAGE,
-             "tools/greeter/tiny-greet/index.js": TINY_INDEX.replace("hello", "hi")}
+def test_the_npm_environment_is_cached_by_the_hash_and_a_changed_package_is_a_new_one(workspace, alice, fake_provider):
+    files = {
+        "agents/worker/agent.md": agent_file("worker", fake_provider, tools="[greeter]"),
+        "tools/greeter/tool.md": GREETER_TOOL,
+        "tools/greeter/run.js": GREETER_RUN,
+        "tools/greeter/package.json": PACKAGE_JSON,
+        "tools/greeter/tiny-greet/package.json": TINY_PACKAGE,
+        "tools/greeter/tiny-greet/index.js": TINY_INDEX.replace("hello", "hi"),
+    }
     push(workspace, files)
     first = greet_run(workspace, alice, fake_provider)
     second = greet_run(workspace, alice, fake_provider)
     push(workspace, {"tools/greeter/tiny-greet/index.js": TINY_INDEX.replace("hello", "howdy")})
     third = greet_run(workspace, alice, fake_provider)
     assert [results(r)[0].strip() for r in (first, second, third)] == [
-        "hi ann, from tiny-greet", "hi ann, from tiny-greet", "howdy ann, from tiny-greet"]
+        "hi ann, from tiny-greet",
+        "hi ann, from tiny-greet",
+        "howdy ann, from tiny-greet",
+    ]
     assert [any("runtime: installed npm" in line for line in logs(r)) for r in (first, second, third)] == [
-        True, False, True]
+        True,
+        False,
+        True,
+    ]
     environments = [p.name for p in (Path(settings.DATA_DIR) / "venvs" / "npm").iterdir() if not p.name.startswith(".")]
     assert len(environments) >= 2
 
@@ -81,15 +98,30 @@ def test_runtime_npm_in_tool_md_installs_a_package_tarball(workspace, alice, fak
     source.mkdir()
     (source / "package.json").write_text(json.dumps({"name": "tiny-shout", "version": "2.0.0", "main": "index.js"}))
     (source / "index.js").write_text("module.exports = (w) => w.toUpperCase() + '!';\n")
-    packed = subprocess.run(["npm", "pack", "--silent", "--pack-destination", str(tmp_path)], cwd=source,
-                            capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
+    packed = (
+        subprocess.run(
+            ["npm", "pack", "--silent", "--pack-destination", str(tmp_path)],
+            cwd=source,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
     tarball = tmp_path / packed
-    push(workspace, {
-        "agents/worker/agent.md": agent_file("worker", fake_provider, tools="[shout]"),
-        "tools/shout.md": ("---\ntransport: script\nname: shout\nargs: {word: a word}\n"
-                           f"runtime: {{npm: ['tiny-shout@file:{tarball}']}}\n---\n"
-                           "```js\nconst shout = require('tiny-shout');\n"
-                           "console.log(shout(JSON.parse(require('fs').readFileSync(0, 'utf8')).word));\n```\n")})
+    push(
+        workspace,
+        {
+            "agents/worker/agent.md": agent_file("worker", fake_provider, tools="[shout]"),
+            "tools/shout.md": (
+                "---\ntransport: script\nname: shout\nargs: {word: a word}\n"
+                f"runtime: {{npm: ['tiny-shout@file:{tarball}']}}\n---\n"
+                "```js\nconst shout = require('tiny-shout');\n"
+                "console.log(shout(JSON.parse(require('fs').readFileSync(0, 'utf8')).word));\n```\n"
+            ),
+        },
+    )
     fake_provider.reply_tool_use("shout", {"word": "hey"})
     fake_provider.reply_text("GOOD shouted")
     run = drive(check_start_run(workspace=workspace, user=alice, agent="worker", task="Shout."))
@@ -97,13 +129,18 @@ def test_runtime_npm_in_tool_md_installs_a_package_tarball(workspace, alice, fak
     assert results(run)[0].strip() == "HEY!"
 
 
-def test_an_npm_package_that_cannot_be_installed_is_an_error_the_model_sees(workspace, alice, fake_provider,
-                                                                           tmp_path):
-    push(workspace, {
-        "agents/worker/agent.md": agent_file("worker", fake_provider, tools="[shout]"),
-        "tools/shout.md": ("---\ntransport: script\nname: shout\n"
-                           f"runtime: {{npm: ['tiny-gone@file:{tmp_path}/no-such-package.tgz']}}\n---\n"
-                           "```js\nconsole.log(require('tiny-gone'));\n```\n")})
+def test_an_npm_package_that_cannot_be_installed_is_an_error_the_model_sees(workspace, alice, fake_provider, tmp_path):
+    push(
+        workspace,
+        {
+            "agents/worker/agent.md": agent_file("worker", fake_provider, tools="[shout]"),
+            "tools/shout.md": (
+                "---\ntransport: script\nname: shout\n"
+                f"runtime: {{npm: ['tiny-gone@file:{tmp_path}/no-such-package.tgz']}}\n---\n"
+                "```js\nconsole.log(require('tiny-gone'));\n```\n"
+            ),
+        },
+    )
     fake_provider.reply_tool_use("shout", {})
     fake_provider.reply_text("BAD could not shout")
     run = drive(check_start_run(workspace=workspace, user=alice, agent="worker", task="Shout."))
@@ -118,12 +155,18 @@ def test_two_steps_installing_the_same_npm_environment_at_once_both_get_a_whole_
 
     from foldrun.engine.tools.script import plan_script, runtime_npm
 
-    folder_files = {"run.js": GREETER_RUN, "package.json": PACKAGE_JSON, "tiny-greet/package.json": TINY_PACKAGE,
-                    "tiny-greet/index.js": TINY_INDEX.replace("hello", "hey")}
+    folder_files = {
+        "run.js": GREETER_RUN,
+        "package.json": PACKAGE_JSON,
+        "tiny-greet/package.json": TINY_PACKAGE,
+        "tiny-greet/index.js": TINY_INDEX.replace("hello", "hey"),
+    }
     plans = [plan_script("greeter", {"run": "run.js"}, "", folder_files, tmp_path / f"sandbox{n}") for n in range(2)]
     found: list[Path] = []
-    threads = [threading.Thread(target=lambda p=p: found.append(runtime_npm(p, tmp_path / "venvs", lambda line: None)))
-               for p in plans]
+    threads = [
+        threading.Thread(target=lambda p=p: found.append(runtime_npm(p, tmp_path / "venvs", lambda line: None)))
+        for p in plans
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:

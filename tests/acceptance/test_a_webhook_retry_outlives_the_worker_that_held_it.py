@@ -7,6 +7,7 @@ entry from settings at a 1-second interval so the test is short) picks the
 attempt up from the database: it is sent once, as attempt 2, with the same
 delivery id — however many sweeps run.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,13 +29,13 @@ from tests.notify.conftest import receiver, write_agents_md  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[2]
 
-SETTINGS = '''from foldrun.settings.test import *  # noqa: F401,F403
+SETTINGS = """from foldrun.settings.test import *  # noqa: F401,F403
 from foldrun.settings.test import CELERY_BEAT_SCHEDULE
 
 # The install's own sweep entry, only quicker; nothing else fires.
 CELERY_BEAT_SCHEDULE = {"notify-sweep-due-deliveries": dict(CELERY_BEAT_SCHEDULE["notify-sweep-due-deliveries"],
                                                             schedule=1.0)}
-'''
+"""
 
 
 def _worker_with_beat(tmp_path: Path) -> subprocess.Popen:
@@ -47,10 +48,30 @@ def _worker_with_beat(tmp_path: Path) -> subprocess.Popen:
     env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(REPO)])
     log_path = tmp_path / "worker-with-beat.log"
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "foldrun", "worker", "-B", "-s", str(tmp_path / "beat-schedule"),
-         "-l", "info", "--concurrency", "2", "--without-mingle", "--without-gossip", "--without-heartbeat",
-         "-Q", env["FOLDRUN_TEST_QUEUE"]],
-        env=env, stdout=open(log_path, "wb"), stderr=subprocess.STDOUT, cwd=REPO,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "foldrun",
+            "worker",
+            "-B",
+            "-s",
+            str(tmp_path / "beat-schedule"),
+            "-l",
+            "info",
+            "--concurrency",
+            "2",
+            "--without-mingle",
+            "--without-gossip",
+            "--without-heartbeat",
+            "-Q",
+            env["FOLDRUN_TEST_QUEUE"],
+        ],
+        env=env,
+        stdout=open(log_path, "wb"),
+        stderr=subprocess.STDOUT,
+        cwd=REPO,
     )
     process.log_path = log_path  # type: ignore[attr-defined]
     wait_for(lambda: b"ready." in log_path.read_bytes() or process.poll() is not None, timeout=60)
@@ -104,16 +125,20 @@ def test_a_run_ended_by_a_real_worker_reaches_the_spec_s_node_receiver_signed(
     from vault.actions import do_set_secret
 
     do_set_secret(workspace.account, None, "OPS_WEBHOOK_SIGNING_KEY", value=SECRET)
-    push(workspace, {
-        "AGENTS.md": f"---\nnotify:\n  url: {node_receiver}\n  events: [completed]\n"
-                     "  signing_secret: OPS_WEBHOOK_SIGNING_KEY\n---\n",
-        "agents/reporter/agent.md": agent_file("reporter", fake_provider),
-        "flows/rankings.md": "---\nname: rankings\n---\n1. [[reporter]] — Summarise the week.\n",
-    })
+    push(
+        workspace,
+        {
+            "AGENTS.md": f"---\nnotify:\n  url: {node_receiver}\n  events: [completed]\n"
+            "  signing_secret: OPS_WEBHOOK_SIGNING_KEY\n---\n",
+            "agents/reporter/agent.md": agent_file("reporter", fake_provider),
+            "flows/rankings.md": "---\nname: rankings\n---\n1. [[reporter]] — Summarise the week.\n",
+        },
+    )
     fake_provider.reply_text("GOOD — every target held\nnothing moved")
     run = check_start_run(workspace=workspace, user=alice, flow="rankings")
-    delivery = wait_for(lambda: Delivery.objects.filter(run_public_id=run.public_id, status="succeeded").first(),
-                        timeout=60)
+    delivery = wait_for(
+        lambda: Delivery.objects.filter(run_public_id=run.public_id, status="succeeded").first(), timeout=60
+    )
     attempt = delivery.attempts.get()
     assert (attempt.number, attempt.status_code, attempt.response_excerpt) == (1, 200, "verified")
     assert delivery.event == "completed"

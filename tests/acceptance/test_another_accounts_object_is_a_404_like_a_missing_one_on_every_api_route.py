@@ -3,6 +3,7 @@ and trying every route changes nothing of it; a token acts in its own account on
 
 The routes are read from the URLconf, so a route added later is covered
 without anyone remembering to add it here."""
+
 from __future__ import annotations
 
 from .conftest import MISSING, NOT_FOUND, WRITE_BODY, api_routes, fill, params_of
@@ -10,8 +11,8 @@ from .conftest import MISSING, NOT_FOUND, WRITE_BODY, api_routes, fill, params_o
 
 # Routes that name no object of an account: nothing of alice's to reach.
 NOT_ACCOUNT_OBJECTS = {
-    "/api/gallery/<str:tool>",                      # the shelf is the same for everyone
-    "/api/library/gallery/<str:tool>/install",      # installs the shelf's tool into the caller's own library
+    "/api/gallery/<str:tool>",  # the shelf is the same for everyone
+    "/api/library/gallery/<str:tool>/install",  # installs the shelf's tool into the caller's own library
     "/api/library/gallery/<str:tool>/upgrade",
 }
 # Routes a caller addresses inside their own account by name: a PUT there
@@ -73,7 +74,10 @@ def test_charlie_gets_the_same_body_for_alices_objects_as_for_missing_ones(world
         hers = ask(charlie_api, method, fill(route, world))
         missing = ask(charlie_api, method, fill(route, MISSING))
         if (hers.status_code, hers.json()) != (missing.status_code, missing.json()):
-            differ[f"{method.upper()} {route}"] = ((hers.status_code, hers.json()), (missing.status_code, missing.json()))
+            differ[f"{method.upper()} {route}"] = (
+                (hers.status_code, hers.json()),
+                (missing.status_code, missing.json()),
+            )
     assert differ == {}
 
 
@@ -101,8 +105,15 @@ def test_charlie_changed_nothing_of_alices_by_trying_every_route(world, charlie_
 
 def test_no_list_charlie_can_read_names_anything_of_alices(world, charlie_api):
     alices = [world[k] for k in ("ws_id", "member_id", "invite_id", "token_id", "run_id", "artifact_id", "delivery_id")]
-    alices += ["rank-desk", "ALICE_KEY", "DESK_KEY", "alice@example.com", "bob@example.com", "dora@example.com",
-               "tools/shared.md"]
+    alices += [
+        "rank-desk",
+        "ALICE_KEY",
+        "DESK_KEY",
+        "alice@example.com",
+        "bob@example.com",
+        "dora@example.com",
+        "tools/shared.md",
+    ]
     leaked = {}
     for route, _cls, methods in api_routes():
         if "get" in methods and not params_of(route) and route != "/api/schema/":
@@ -114,8 +125,9 @@ def test_no_list_charlie_can_read_names_anything_of_alices(world, charlie_api):
 
 
 def test_charlie_changing_his_preferences_for_alices_workspace_is_a_404(world, charlie_api):
-    response = charlie_api.patch("/api/me/notifications", {"category": "run-alerts", "enabled": False,
-                                                           "workspace": "rank-desk"}, format="json")
+    response = charlie_api.patch(
+        "/api/me/notifications", {"category": "run-alerts", "enabled": False, "workspace": "rank-desk"}, format="json"
+    )
     assert (response.status_code, response.json()) == (404, NOT_FOUND)
 
 
@@ -130,10 +142,15 @@ def test_the_inbound_webhook_answers_a_missing_workspace_like_a_flow_without_a_w
 
 
 # Views that answer before anyone is a member, or without a login at all.
-UNSCOPED = {"SpectacularAPIView": "the schema", "VersionView": "no login", "AuthTokenView": "signing in",
-            "InviteAcceptView": "joining: the invite token is the proof", "HookView": "inbound webhook, no login",
-            "unsubscribe": "RFC 8058 one-click, no login",
-            "HealthView": "a load balancer's probe: no login, no account data"}
+UNSCOPED = {
+    "SpectacularAPIView": "the schema",
+    "VersionView": "no login",
+    "AuthTokenView": "signing in",
+    "InviteAcceptView": "joining: the invite token is the proof",
+    "HookView": "inbound webhook, no login",
+    "unsubscribe": "RFC 8058 one-click, no login",
+    "HealthView": "a load balancer's probe: no login, no account data",
+}
 
 
 def test_every_api_view_stands_on_the_scoped_base():
@@ -160,5 +177,11 @@ def test_a_token_acts_in_its_own_account_only_even_for_a_member_of_two(world, ch
     in_other.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
     assert in_other.get("/api/me").json()["account"]["role"] == "viewer"
     assert in_other.get("/api/workspaces/charlies-desk").status_code == 200
-    assert (in_other.get("/api/workspaces/rank-desk").status_code, in_other.get("/api/workspaces/rank-desk").json()) == (404, NOT_FOUND)
-    assert in_other.post("/api/workspaces/charlies-desk/push", {"message": "m", "files": []}, format="json").status_code == 403
+    assert (
+        in_other.get("/api/workspaces/rank-desk").status_code,
+        in_other.get("/api/workspaces/rank-desk").json(),
+    ) == (404, NOT_FOUND)
+    assert (
+        in_other.post("/api/workspaces/charlies-desk/push", {"message": "m", "files": []}, format="json").status_code
+        == 403
+    )

@@ -1,5 +1,6 @@
 """Public ids are prefixed codes (ws_, mem_, run_ …), never integer keys: in every API answer and in no URL.
 (Issue 2, item 2.)"""
+
 from __future__ import annotations
 
 from .conftest import api_routes, fill, params_of

@@ -7,6 +7,7 @@ with a page that says why; the token expires with `approve_within:` (else a
 week), is bound to an approver's address when the mail went to one, dies
 with a key rotation, and is never shown in the delivery log.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,13 +31,16 @@ APPROVER = "owner@example.com"
 
 
 def _gate_desk(workspace, fake, receiver, *, flow_head: str = "", notify: str | None = None) -> None:
-    push(workspace, {
-        "AGENTS.md": notify or f"---\nnotify:\n  url: {receiver.url}\n---\n",
-        "agents/reporter/agent.md": agent_file("reporter", fake),
-        "agents/publisher/agent.md": agent_file("publisher", fake),
-        "flows/rankings.md": f"---\nname: rankings\n{flow_head}---\n1. [[reporter]] — Draft it.\n"
-                             "2. [[publisher]] ! — Publish the draft.\n",
-    })
+    push(
+        workspace,
+        {
+            "AGENTS.md": notify or f"---\nnotify:\n  url: {receiver.url}\n---\n",
+            "agents/reporter/agent.md": agent_file("reporter", fake),
+            "agents/publisher/agent.md": agent_file("publisher", fake),
+            "flows/rankings.md": f"---\nname: rankings\n{flow_head}---\n1. [[reporter]] — Draft it.\n"
+            "2. [[publisher]] ! — Publish the draft.\n",
+        },
+    )
 
 
 def _parked(workspace, alice, fake, capture) -> Run:
@@ -55,8 +59,9 @@ def _token(url: str) -> str:
     return url.rsplit("/decide/", 1)[1]
 
 
-def test_links_expire_with_approve_within(workspace, alice, fake_provider, receiver, public_url,
-                                          django_capture_on_commit_callbacks):
+def test_links_expire_with_approve_within(
+    workspace, alice, fake_provider, receiver, public_url, django_capture_on_commit_callbacks
+):
     _gate_desk(workspace, fake_provider, receiver, flow_head="approve_within: 2d\n")
     before = time.time()
     _parked(workspace, alice, fake_provider, django_capture_on_commit_callbacks)
@@ -68,8 +73,9 @@ def test_links_expire_with_approve_within(workspace, alice, fake_provider, recei
     assert expired.value.reason == "expired"
 
 
-def test_without_approve_within_links_last_a_week(workspace, alice, fake_provider, receiver, public_url,
-                                                  django_capture_on_commit_callbacks):
+def test_without_approve_within_links_last_a_week(
+    workspace, alice, fake_provider, receiver, public_url, django_capture_on_commit_callbacks
+):
     _gate_desk(workspace, fake_provider, receiver)
     before = time.time()
     _parked(workspace, alice, fake_provider, django_capture_on_commit_callbacks)
@@ -78,8 +84,9 @@ def test_without_approve_within_links_last_a_week(workspace, alice, fake_provide
     assert before + 7 * 86400 - 5 <= claim.expires <= time.time() + 7 * 86400 + 5
 
 
-def test_the_get_asks_and_the_page_s_own_form_decides_once(workspace, alice, fake_provider, receiver, public_url,
-                                                           django_capture_on_commit_callbacks):
+def test_the_get_asks_and_the_page_s_own_form_decides_once(
+    workspace, alice, fake_provider, receiver, public_url, django_capture_on_commit_callbacks
+):
     _gate_desk(workspace, fake_provider, receiver, flow_head=f"approvers: [{APPROVER}]\n")
     run = _parked(workspace, alice, fake_provider, django_capture_on_commit_callbacks)
     links = _links_of(next(m for m in send_outbox() if m.to == [APPROVER]))
@@ -103,13 +110,14 @@ def test_the_get_asks_and_the_page_s_own_form_decides_once(workspace, alice, fak
     for answer in (again, other):
         assert answer.status_code == 409
         assert f"This link has been used: step 2 was already approved by {APPROVER}. Nothing was changed." in (
-            answer.content.decode())
+            answer.content.decode()
+        )
     assert Run.objects.get(pk=run.pk).approvals.get().state == "approved"
 
 
-def test_a_reject_link_rejects_and_the_approve_link_is_spent_with_it(workspace, alice, fake_provider, receiver,
-                                                                      public_url, client,
-                                                                      django_capture_on_commit_callbacks):
+def test_a_reject_link_rejects_and_the_approve_link_is_spent_with_it(
+    workspace, alice, fake_provider, receiver, public_url, client, django_capture_on_commit_callbacks
+):
     _gate_desk(workspace, fake_provider, receiver)
     run = _parked(workspace, alice, fake_provider, django_capture_on_commit_callbacks)
     body = json.loads(Delivery.objects.get(event="awaiting-approval").body)
@@ -125,8 +133,13 @@ def test_a_reject_link_rejects_and_the_approve_link_is_spent_with_it(workspace, 
 def test_an_approver_s_links_are_bound_to_their_address_and_the_destination_s_are_not(
     workspace, alice, fake_provider, receiver, public_url, django_capture_on_commit_callbacks
 ):
-    _gate_desk(workspace, fake_provider, receiver, flow_head=f"approvers: [{APPROVER}]\n",
-               notify="---\nnotify:\n  email: ops@example.com\n---\n")
+    _gate_desk(
+        workspace,
+        fake_provider,
+        receiver,
+        flow_head=f"approvers: [{APPROVER}]\n",
+        notify="---\nnotify:\n  email: ops@example.com\n---\n",
+    )
     _parked(workspace, alice, fake_provider, django_capture_on_commit_callbacks)
     by_address = {m.to[0]: _links_of(m) for m in send_outbox()}
     assert sorted(by_address) == ["ops@example.com", APPROVER]
@@ -147,8 +160,9 @@ def test_a_forwarded_approver_link_decides_nothing_for_someone_signed_in_as_anot
     assert Run.objects.get(pk=run.pk).approvals.get().state == "pending"
 
 
-def test_a_tampered_link_says_so_and_changes_nothing(workspace, alice, fake_provider, receiver, public_url, client,
-                                                     django_capture_on_commit_callbacks):
+def test_a_tampered_link_says_so_and_changes_nothing(
+    workspace, alice, fake_provider, receiver, public_url, client, django_capture_on_commit_callbacks
+):
     _gate_desk(workspace, fake_provider, receiver)
     run = _parked(workspace, alice, fake_provider, django_capture_on_commit_callbacks)
     approve = json.loads(Delivery.objects.get(event="awaiting-approval").body)["approveUrl"].removeprefix(public_url)
@@ -159,8 +173,9 @@ def test_a_tampered_link_says_so_and_changes_nothing(workspace, alice, fake_prov
     assert Run.objects.get(pk=run.pk).approvals.get().state == "pending"
 
 
-def test_a_key_rotation_kills_every_old_link(workspace, alice, fake_provider, receiver, public_url, client, settings,
-                                            django_capture_on_commit_callbacks):
+def test_a_key_rotation_kills_every_old_link(
+    workspace, alice, fake_provider, receiver, public_url, client, settings, django_capture_on_commit_callbacks
+):
     _gate_desk(workspace, fake_provider, receiver)
     run = _parked(workspace, alice, fake_provider, django_capture_on_commit_callbacks)
     body = json.loads(Delivery.objects.get(event="awaiting-approval").body)
@@ -171,8 +186,9 @@ def test_a_key_rotation_kills_every_old_link(workspace, alice, fake_provider, re
     assert Run.objects.get(pk=run.pk).approvals.get().state == "pending"
 
 
-def test_an_expired_approval_is_refused_even_on_a_post(workspace, alice, fake_provider, receiver, public_url, client,
-                                                       django_capture_on_commit_callbacks):
+def test_an_expired_approval_is_refused_even_on_a_post(
+    workspace, alice, fake_provider, receiver, public_url, client, django_capture_on_commit_callbacks
+):
     _gate_desk(workspace, fake_provider, receiver, flow_head="approve_within: 1h\n")
     run = _parked(workspace, alice, fake_provider, django_capture_on_commit_callbacks)
     body = json.loads(Delivery.objects.get(event="awaiting-approval").body)
@@ -182,8 +198,9 @@ def test_an_expired_approval_is_refused_even_on_a_post(workspace, alice, fake_pr
     assert Run.objects.get(pk=run.pk).approvals.get().state == "pending"
 
 
-def test_no_links_without_a_public_url(workspace, alice, fake_provider, receiver, settings,
-                                       django_capture_on_commit_callbacks):
+def test_no_links_without_a_public_url(
+    workspace, alice, fake_provider, receiver, settings, django_capture_on_commit_callbacks
+):
     settings.FOLDRUN_PUBLIC_URL = None
     _gate_desk(workspace, fake_provider, receiver, flow_head=f"approvers: [{APPROVER}]\n")
     _parked(workspace, alice, fake_provider, django_capture_on_commit_callbacks)
@@ -193,9 +210,9 @@ def test_no_links_without_a_public_url(workspace, alice, fake_provider, receiver
     assert [m.to for m in send_outbox()] == [[APPROVER]]  # the approver still hears of it
 
 
-def test_the_log_shows_links_redacted_and_the_receiver_gets_them(workspace, alice, fake_provider, receiver,
-                                                                 public_url, alice_api, bob_api,
-                                                                 django_capture_on_commit_callbacks):
+def test_the_log_shows_links_redacted_and_the_receiver_gets_them(
+    workspace, alice, fake_provider, receiver, public_url, alice_api, bob_api, django_capture_on_commit_callbacks
+):
     from notify.actions import perform_attempt
 
     _gate_desk(workspace, fake_provider, receiver)
@@ -208,19 +225,24 @@ def test_the_log_shows_links_redacted_and_the_receiver_gets_them(workspace, alic
         answer = api.get("/api/workspaces/rank-desk/notify/deliveries")
         shown = answer.json()["deliveries"][0]["body"]
         assert (shown["approveUrl"], shown["rejectUrl"]) == ("[redacted]", "[redacted]")
-        assert shown["links"] == [{"step": 2, "agent": "publisher", "approveUrl": "[redacted]",
-                                   "rejectUrl": "[redacted]"}]
+        assert shown["links"] == [
+            {"step": 2, "agent": "publisher", "approveUrl": "[redacted]", "rejectUrl": "[redacted]"}
+        ]
         assert "/decide/" not in answer.content.decode()
 
 
-def test_a_wait_event_park_gets_no_link(workspace, alice, fake_provider, receiver, public_url,
-                                        django_capture_on_commit_callbacks):
-    push(workspace, {
-        "AGENTS.md": f"---\nnotify:\n  url: {receiver.url}\n  events: [failed, awaiting-approval, completed]\n---\n",
-        "agents/signer/agent.md": agent_file("signer", fake_provider),
-        "flows/signed.md": "---\nname: signed\n---\n1. [[signer]] — Continue after sign-off.\n"
-                           "   wait: event signed-off\n",
-    })
+def test_a_wait_event_park_gets_no_link(
+    workspace, alice, fake_provider, receiver, public_url, django_capture_on_commit_callbacks
+):
+    push(
+        workspace,
+        {
+            "AGENTS.md": f"---\nnotify:\n  url: {receiver.url}\n  events: [failed, awaiting-approval, completed]\n---\n",
+            "agents/signer/agent.md": agent_file("signer", fake_provider),
+            "flows/signed.md": "---\nname: signed\n---\n1. [[signer]] — Continue after sign-off.\n"
+            "   wait: event signed-off\n",
+        },
+    )
     with django_capture_on_commit_callbacks(execute=True):
         run = drive(check_start_run(workspace=workspace, user=alice, flow="signed"))
     assert run.status == "waiting"

@@ -5,6 +5,7 @@ name, an expired token — each a 4xx with a clear sentence naming the file or
 field, and nothing half-written.
 
 Each push carries a good file beside the bad one: neither may land."""
+
 from __future__ import annotations
 
 import base64
@@ -35,10 +36,14 @@ def push_with_good(api, bad: dict, verb: str = "push"):
 
 def test_malformed_frontmatter_names_the_file_the_line_and_the_parser_and_writes_nothing(world, alice_api):
     before = written()
-    response = push_with_good(alice_api, {"path": "agents/broken/agent.md", "content": "---\nname: [unclosed\n---\nbody\n"})
+    response = push_with_good(
+        alice_api, {"path": "agents/broken/agent.md", "content": "---\nname: [unclosed\n---\nbody\n"}
+    )
     assert response.status_code == 422
-    assert response.json()["message"] == ("Nothing was written: agents/broken/agent.md:2: error: the YAML frontmatter is "
-                                          "malformed: while parsing a flow sequence, did not find expected ',' or ']'.")
+    assert response.json()["message"] == (
+        "Nothing was written: agents/broken/agent.md:2: error: the YAML frontmatter is "
+        "malformed: while parsing a flow sequence, did not find expected ',' or ']'."
+    )
     assert written() == before
 
 
@@ -57,7 +62,8 @@ def test_a_binary_file_where_markdown_belongs_names_the_file_and_writes_nothing(
     assert response.status_code == 422
     assert response.json()["message"] == (
         "Nothing was written: knowledge/logo.md: error: is not UTF-8 text; a markdown file or a program must be text"
-        " — keep other bytes in storage/.")
+        " — keep other bytes in storage/."
+    )
     assert written() == before
 
 
@@ -72,7 +78,10 @@ def test_a_file_over_the_size_limit_names_the_file_and_the_limit_and_writes_noth
     before = written()
     response = push_with_good(alice_api, {"path": "state/big.csv", "content": "x" * 1001})
     assert response.status_code == 422
-    assert response.json()["message"] == "Nothing was written: state/big.csv: error: is 1001 bytes; a file may be at most 1000 bytes."
+    assert (
+        response.json()["message"]
+        == "Nothing was written: state/big.csv: error: is 1001 bytes; a file may be at most 1000 bytes."
+    )
     assert written() == before
 
 
@@ -90,7 +99,8 @@ def test_a_dot_dot_path_in_a_push_is_refused_naming_it_and_writes_nothing(world,
     response = push_with_good(alice_api, {"path": "agents/../../etc/passwd", "content": "x"})
     assert response.status_code == 422
     assert response.json()["details"]["findings"][0]["message"] == (
-        "agents/../../etc/passwd: '..' is refused; a path must stay inside the desk.")
+        "agents/../../etc/passwd: '..' is refused; a path must stay inside the desk."
+    )
     assert written() == before
 
 
@@ -106,7 +116,8 @@ def test_an_absolute_path_in_a_push_is_refused_naming_it_and_writes_nothing(worl
     response = push_with_good(alice_api, {"path": "/etc/passwd", "content": "x"})
     assert response.status_code == 422
     assert response.json()["details"]["findings"][0]["message"] == (
-        "/etc/passwd: absolute paths are refused; give a path relative to the desk.")
+        "/etc/passwd: absolute paths are refused; give a path relative to the desk."
+    )
     assert written() == before
 
 
@@ -125,7 +136,8 @@ def test_odd_characters_in_a_path_are_refused_naming_it(world, alice_api):
     assert response.status_code == 422
     assert response.json()["details"]["findings"][0]["message"] == (
         "notes/a*b.md: 'a*b.md' has characters foldrun does not accept in a path; use letters, digits, '.', '-', '_', "
-        "'@', '+' and spaces.")
+        "'@', '+' and spaces."
+    )
     assert written() == before
 
 
@@ -148,8 +160,10 @@ def test_a_workspace_name_with_odd_characters_is_refused_naming_the_field(world,
     created = alice_api.post("/api/workspaces", {"name": "Rank Desk!"}, format="json")
     renamed = alice_api.patch(P, {"name": "a/b"}, format="json")
     assert created.status_code == renamed.status_code == 400
-    assert created.json()["message"] == ("name: 'Rank Desk!' is not a valid workspace name; use lowercase letters, "
-                                         "digits and dashes, starting with a letter or digit, at most 63 characters.")
+    assert created.json()["message"] == (
+        "name: 'Rank Desk!' is not a valid workspace name; use lowercase letters, "
+        "digits and dashes, starting with a letter or digit, at most 63 characters."
+    )
     assert created.json()["details"] == {"field": "name"}
     assert list(Workspace.objects.values_list("name", flat=True)) == ["rank-desk"]
 
@@ -163,9 +177,19 @@ def test_a_secret_name_with_odd_characters_is_refused_naming_the_field(world, al
 
 def test_an_agent_name_with_odd_characters_is_refused_on_deploy_naming_the_file(world, alice_api):
     before = written()
-    response = alice_api.post(f"{P}/deploy", {"message": "m", "files": [
-        {"path": "agents/odd/agent.md", "content": "---\nname: Odd Agent!\ndescription: d\ntools: [read]\n---\nx\n"}]},
-        format="json")
+    response = alice_api.post(
+        f"{P}/deploy",
+        {
+            "message": "m",
+            "files": [
+                {
+                    "path": "agents/odd/agent.md",
+                    "content": "---\nname: Odd Agent!\ndescription: d\ntools: [read]\n---\nx\n",
+                }
+            ],
+        },
+        format="json",
+    )
     assert response.status_code == 422
     assert response.json()["details"]["findings"][0]["file"] == "agents/odd/agent.md"
     assert written() == before
@@ -186,8 +210,11 @@ def test_a_duplicate_workspace_name_is_a_409_naming_the_field(world, alice_api):
     alice_api.post("/api/workspaces", {"name": "other"}, format="json")
     renamed = alice_api.patch("/api/workspaces/other", {"name": "rank-desk"}, format="json")
     assert created.status_code == renamed.status_code == 409
-    assert created.json() == {"code": "duplicate", "message": "name: a workspace called 'rank-desk' already exists in this account.",
-                              "details": {"field": "name"}}
+    assert created.json() == {
+        "code": "duplicate",
+        "message": "name: a workspace called 'rank-desk' already exists in this account.",
+        "details": {"field": "name"},
+    }
     assert sorted(Workspace.objects.values_list("name", flat=True)) == ["other", "rank-desk"]
 
 
@@ -195,19 +222,23 @@ def test_a_duplicate_path_in_one_push_names_it_and_writes_nothing(world, alice_a
     before = written()
     response = alice_api.post(f"{P}/push", {"message": "m", "files": [GOOD, dict(GOOD, content=AGENT)]}, format="json")
     assert response.status_code == 422
-    assert response.json()["message"] == ("Nothing was written: agents/helper/agent.md: error: appears more than once "
-                                          "in this request; send each path once.")
+    assert response.json()["message"] == (
+        "Nothing was written: agents/helper/agent.md: error: appears more than once "
+        "in this request; send each path once."
+    )
     assert written() == before
 
 
 def test_two_agents_with_one_name_are_refused_on_deploy_naming_both_files(world, alice_api):
     before = written()
-    response = alice_api.post(f"{P}/deploy", {"message": "m", "files": [
-        {"path": "agents/other/agent.md", "content": AGENT}]}, format="json")
+    response = alice_api.post(
+        f"{P}/deploy", {"message": "m", "files": [{"path": "agents/other/agent.md", "content": AGENT}]}, format="json"
+    )
     assert response.status_code == 422
     assert response.json()["message"].startswith(
         "The deploy was refused; nothing was written: agents/researcher/agent.md:2: error: the agent name researcher is "
-        "also used by agents/other/agent.md; two agents in this workspace cannot share a name.")
+        "also used by agents/other/agent.md; two agents in this workspace cannot share a name."
+    )
     assert written() == before
 
 
@@ -215,16 +246,24 @@ def test_an_expired_token_is_a_401_with_a_sentence_and_writes_nothing(world, ali
     token = alice_api_token = ApiToken.mint()
     from accounts.models import hash_token
 
-    ApiToken.objects.create(user=alice, account=alice.memberships.first().account, name="old",
-                            token_hash=hash_token(alice_api_token), hint=token[:8],
-                            expires_at=timezone.now() - dt.timedelta(seconds=1))
+    ApiToken.objects.create(
+        user=alice,
+        account=alice.memberships.first().account,
+        name="old",
+        token_hash=hash_token(alice_api_token),
+        hint=token[:8],
+        expires_at=timezone.now() - dt.timedelta(seconds=1),
+    )
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
     before = written()
     response = client.post(f"{P}/push", {"message": "m", "files": [GOOD]}, format="json")
     assert response.status_code == 401
-    assert response.json() == {"code": "authentication_failed",
-                               "message": "This API token has expired; run `foldrun login` for a new one.", "details": {}}
+    assert response.json() == {
+        "code": "authentication_failed",
+        "message": "This API token has expired; run `foldrun login` for a new one.",
+        "details": {},
+    }
     assert written() == before
 
 
@@ -247,8 +286,10 @@ def test_the_cli_push_of_a_binary_agent_file_prints_the_sentence_and_writes_noth
     (cli_desk / "agents/assistant/agent.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff")
     result = cli("push", cli_desk, "--to", "rank-desk")
     assert result.code == 1
-    assert ("agents/assistant/agent.md: error: is not UTF-8 text; a markdown file or a program must be text — keep "
-            "other bytes in storage/.") in result.err_lines
+    assert (
+        "agents/assistant/agent.md: error: is not UTF-8 text; a markdown file or a program must be text — keep "
+        "other bytes in storage/."
+    ) in result.err_lines
     assert not Changeset.objects.filter(workspace=workspace).exists()
 
 
@@ -257,7 +298,9 @@ def test_the_cli_push_of_malformed_frontmatter_prints_file_line_and_parser(cli, 
     (cli_desk / "flows/hello.md").write_text("---\nname: [hello\n---\n1. [[assistant]] — Hi.\n")
     result = cli("push", cli_desk, "--to", "rank-desk")
     assert result.code == 1
-    assert any(line.startswith("flows/hello.md:2: error: the YAML frontmatter is malformed:") for line in result.err_lines)
+    assert any(
+        line.startswith("flows/hello.md:2: error: the YAML frontmatter is malformed:") for line in result.err_lines
+    )
     assert not Changeset.objects.filter(workspace=workspace).exists()
 
 
@@ -266,7 +309,9 @@ def test_the_cli_push_of_a_concept_without_type_prints_the_sentence(cli, cli_des
     (cli_desk / "knowledge/untyped.md").write_text("---\ntitle: T\ndescription: D.\n---\nx\n")
     result = cli("push", cli_desk, "--to", "rank-desk")
     assert result.code == 1
-    assert any(line.startswith("knowledge/untyped.md:1: error: has no type: in its frontmatter;") for line in result.err_lines)
+    assert any(
+        line.startswith("knowledge/untyped.md:1: error: has no type: in its frontmatter;") for line in result.err_lines
+    )
     assert not Changeset.objects.filter(workspace=workspace).exists()
 
 

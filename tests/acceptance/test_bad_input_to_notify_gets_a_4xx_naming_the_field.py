@@ -1,6 +1,7 @@
 """Issue 5, "Bad input, and what it gets" (audit5): every notify endpoint
 answers a bad request with a 4xx in the error shape, naming the field —
 never a 500, never a change."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,22 +11,41 @@ from notify.models import Preference
 from tests.notify.conftest import receiver, write_agents_md  # noqa: F401
 
 
-@pytest.mark.parametrize("body,field,message", [
-    ([1, 2], "category", "category must be one of security, invites, billing, account, run-alerts, approvals, "
-                         "low-balance, product-updates."),
-    ({"category": "run-alerts"}, "enabled", "enabled must be true or false."),
-    ({"category": "run-alerts", "enabled": "no"}, "enabled", "enabled must be true or false."),
-    ({"category": "low-balance", "enabled": False, "workspace": "rank-desk"}, "workspace",
-     "low-balance is one choice for every workspace; leave out workspace."),
-    # Even an empty workspace: the schema's account-wide choice has no workspace field at all.
-    ({"category": "low-balance", "enabled": False, "workspace": None}, "workspace",
-     "low-balance is one choice for every workspace; leave out workspace."),
-    ({"category": "product-updates", "enabled": False, "workspace": ""}, "workspace",
-     "product-updates is one choice for every workspace; leave out workspace."),
-    ({"category": "billing", "enabled": False}, "category",
-     "billing cannot be turned off. Always on: this is how you get back into the account and how you hear that "
-     "something you rely on has stopped."),
-])
+@pytest.mark.parametrize(
+    "body,field,message",
+    [
+        (
+            [1, 2],
+            "category",
+            "category must be one of security, invites, billing, account, run-alerts, approvals, "
+            "low-balance, product-updates.",
+        ),
+        ({"category": "run-alerts"}, "enabled", "enabled must be true or false."),
+        ({"category": "run-alerts", "enabled": "no"}, "enabled", "enabled must be true or false."),
+        (
+            {"category": "low-balance", "enabled": False, "workspace": "rank-desk"},
+            "workspace",
+            "low-balance is one choice for every workspace; leave out workspace.",
+        ),
+        # Even an empty workspace: the schema's account-wide choice has no workspace field at all.
+        (
+            {"category": "low-balance", "enabled": False, "workspace": None},
+            "workspace",
+            "low-balance is one choice for every workspace; leave out workspace.",
+        ),
+        (
+            {"category": "product-updates", "enabled": False, "workspace": ""},
+            "workspace",
+            "product-updates is one choice for every workspace; leave out workspace.",
+        ),
+        (
+            {"category": "billing", "enabled": False},
+            "category",
+            "billing cannot be turned off. Always on: this is how you get back into the account and how you hear that "
+            "something you rely on has stopped.",
+        ),
+    ],
+)
 def test_a_bad_preference_change_is_a_400_naming_the_field(alice_api, workspace, body, field, message):
     answer = alice_api.patch("/api/me/notifications", body, format="json")
     assert answer.status_code == 400
@@ -36,15 +56,19 @@ def test_a_bad_preference_change_is_a_400_naming_the_field(alice_api, workspace,
 def test_a_per_workspace_choice_with_a_null_workspace_is_for_every_workspace(alice_api, alice, workspace):
     from notify.preferences import may_send
 
-    answer = alice_api.patch("/api/me/notifications", {"category": "run-alerts", "enabled": False,
-                                                       "workspace": None}, format="json")
+    answer = alice_api.patch(
+        "/api/me/notifications", {"category": "run-alerts", "enabled": False, "workspace": None}, format="json"
+    )
     assert answer.status_code == 200
     assert may_send(alice, "run-alerts", workspace) is False
 
 
 def test_a_preference_for_a_missing_workspace_is_a_404(alice_api):
-    answer = alice_api.patch("/api/me/notifications", {"category": "run-alerts", "enabled": False,
-                                                       "workspace": "no-such-desk"}, format="json")
+    answer = alice_api.patch(
+        "/api/me/notifications",
+        {"category": "run-alerts", "enabled": False, "workspace": "no-such-desk"},
+        format="json",
+    )
     assert answer.status_code == 404 and answer.json()["code"] == "not_found"
     assert Preference.objects.count() == 0
 
@@ -54,8 +78,9 @@ def test_a_delivery_still_on_its_schedule_cannot_be_redelivered(alice_api, works
     delivery = do_record_delivery(workspace, "failed", "{}")
     answer = alice_api.post(f"/api/workspaces/rank-desk/notify/deliveries/{delivery.public_id}/redeliver")
     assert answer.status_code == 409
-    assert answer.json()["message"] == (f"Delivery {delivery.public_id} is still being retried on its schedule; "
-                                        "redeliver it once it has finished.")
+    assert answer.json()["message"] == (
+        f"Delivery {delivery.public_id} is still being retried on its schedule; redeliver it once it has finished."
+    )
     assert receiver.requests == []
 
 
@@ -86,7 +111,8 @@ def test_a_test_send_with_a_broken_notify_block_says_so(alice_api, workspace):
     answer = alice_api.post("/api/workspaces/rank-desk/notify/test")
     assert answer.status_code == 409  # the workspace's state, not a malformed request
     assert answer.json()["message"] == (
-        "rank-desk has no notify: destination; add notify: to its AGENTS.md or the account's.")
+        "rank-desk has no notify: destination; add notify: to its AGENTS.md or the account's."
+    )
 
 
 BAD_URLS = {
@@ -119,11 +145,12 @@ def test_a_test_send_to_a_broken_url_answers_what_went_wrong_not_a_500(alice_api
     answer = alice_api.post("/api/workspaces/rank-desk/notify/test")
     assert answer.status_code == 200
     assert answer.json()["message"] == (
-        "The receiver did not accept it: the webhook URL is not a valid URL (Port out of range 0-65535).")
+        "The receiver did not accept it: the webhook URL is not a valid URL (Port out of range 0-65535)."
+    )
 
 
 def test_a_literal_url_that_does_not_parse_sends_nothing_and_breaks_nothing(alice_api, workspace):
-    write_agents_md(workspace, "---\nnotify:\n  url: \"http://[::1/hook\"\n---\n")
+    write_agents_md(workspace, '---\nnotify:\n  url: "http://[::1/hook"\n---\n')
     answer = alice_api.post("/api/workspaces/rank-desk/notify/test")
     assert answer.status_code == 409 and answer.json()["code"] == "no_destination"
 
@@ -168,5 +195,7 @@ def test_a_refused_redelivery_reads_as_one_sentence_on_the_page(client, alice, w
     settings.FOLDRUN_ALLOW_PRIVATE_URLS = False
     client.force_login(alice)
     page = client.post(f"/w/rank-desk/notifications/deliveries/{delivery.public_id}/redeliver", follow=True)
-    assert (f"Redelivered {delivery.public_id}: it failed — localhost resolves to 127.0.0.1: private, loopback, "
-            "link-local and other non-public addresses cannot be called.<") in page.content.decode()
+    assert (
+        f"Redelivered {delivery.public_id}: it failed — localhost resolves to 127.0.0.1: private, loopback, "
+        "link-local and other non-public addresses cannot be called.<"
+    ) in page.content.decode()

@@ -1,5 +1,6 @@
 """The five roles and what each may do; a viewer gets 403, in a sentence naming his role, on every write route
 (read from the URLconf) and writes nothing by trying. (Issue 2, item 2.)"""
+
 from __future__ import annotations
 
 import pytest
@@ -36,7 +37,9 @@ def test_bob_the_viewer_gets_403_on_every_write_route(world, bob_api):
     answers = {}
     for method, route in write_requests():
         path = fill(route, world)
-        response = bob_api.delete(path) if method == "delete" else getattr(bob_api, method)(path, WRITE_BODY, format="json")
+        response = (
+            bob_api.delete(path) if method == "delete" else getattr(bob_api, method)(path, WRITE_BODY, format="json")
+        )
         answers[f"{method.upper()} {route}"] = response.status_code
     assert {k: v for k, v in answers.items() if v != 403} == {}
     assert len(answers) >= 30
@@ -44,20 +47,31 @@ def test_bob_the_viewer_gets_403_on_every_write_route(world, bob_api):
 
 def test_bobs_403_is_a_sentence_naming_his_role(world, bob_api):
     response = bob_api.post("/api/workspaces/rank-desk/push", WRITE_BODY, format="json")
-    assert response.json() == {"code": "permission_denied", "message": f"Your role (viewer) {DENIED_WRITE}",
-                               "details": {}}
+    assert response.json() == {
+        "code": "permission_denied",
+        "message": f"Your role (viewer) {DENIED_WRITE}",
+        "details": {},
+    }
 
 
 def test_bob_wrote_nothing_by_trying_every_write_route(world, bob_api, alice_api):
-    before = (alice_api.get("/api/workspaces/rank-desk/revisions").json(), alice_api.get("/api/library/revisions").json(),
-              alice_api.get("/api/members").json(), alice_api.get("/api/secrets").json(),
-              alice_api.get("/api/workspaces").json())
+    before = (
+        alice_api.get("/api/workspaces/rank-desk/revisions").json(),
+        alice_api.get("/api/library/revisions").json(),
+        alice_api.get("/api/members").json(),
+        alice_api.get("/api/secrets").json(),
+        alice_api.get("/api/workspaces").json(),
+    )
     for method, route in write_requests():
         path = fill(route, world)
         bob_api.delete(path) if method == "delete" else getattr(bob_api, method)(path, WRITE_BODY, format="json")
-    after = (alice_api.get("/api/workspaces/rank-desk/revisions").json(), alice_api.get("/api/library/revisions").json(),
-             alice_api.get("/api/members").json(), alice_api.get("/api/secrets").json(),
-             alice_api.get("/api/workspaces").json())
+    after = (
+        alice_api.get("/api/workspaces/rank-desk/revisions").json(),
+        alice_api.get("/api/library/revisions").json(),
+        alice_api.get("/api/members").json(),
+        alice_api.get("/api/secrets").json(),
+        alice_api.get("/api/workspaces").json(),
+    )
     assert after == before
 
 
@@ -81,12 +95,24 @@ def test_what_each_role_may_do(world, account, role):
     Membership.objects.create(account=account, user=dana, role=role)
     api = client_for(dana)
     assert api.get("/api/workspaces/rank-desk/files").status_code == 200
-    push = api.post("/api/workspaces/rank-desk/push", {"message": "m", "files": [
-        {"path": "knowledge/more.md", "content": "---\ntype: Reference\ntitle: More\ndescription: More.\n---\nx\n"}]},
-        format="json")
+    push = api.post(
+        "/api/workspaces/rank-desk/push",
+        {
+            "message": "m",
+            "files": [
+                {
+                    "path": "knowledge/more.md",
+                    "content": "---\ntype: Reference\ntitle: More\ndescription: More.\n---\nx\n",
+                }
+            ],
+        },
+        format="json",
+    )
     invite = api.post("/api/invites", {"email": "erin@example.com", "role": "viewer"}, format="json")
     reject = api.post(f"/api/workspaces/rank-desk/runs/{world['run_id']}/steps/1/reject", {}, format="json")
     promote = api.patch(f"/api/members/{world['member_id']}", {"role": "owner"}, format="json")
     Workspace.objects.create(account=account, name="scratch")
     delete = api.delete("/api/workspaces/scratch")
-    assert (push.status_code, invite.status_code, reject.status_code, promote.status_code, delete.status_code) == ROLES[role]
+    assert (push.status_code, invite.status_code, reject.status_code, promote.status_code, delete.status_code) == ROLES[
+        role
+    ]

@@ -1,6 +1,7 @@
 """Every dashboard page goes through the same scoped base — another account's workspace or object is a 404
 like a missing one, a viewer cannot write — no page address, link or form carries an integer key, and no
 page answers junk or a NUL with a 500. (Issue 2, item 7.)"""
+
 from __future__ import annotations
 
 import re
@@ -11,15 +12,32 @@ from .conftest import MISSING, url_patterns
 
 
 def page_routes() -> list[tuple[str, object]]:
-    return [("/" + route, p.callback) for route, p in url_patterns()
-            if not route.startswith(("api/", "v1/", "admin/", "accounts/", "^"))]  # v1/: the sessions API
+    return [
+        ("/" + route, p.callback)
+        for route, p in url_patterns()
+        if not route.startswith(("api/", "v1/", "admin/", "accounts/", "^"))
+    ]  # v1/: the sessions API
 
 
-OBJECT_PARAMS = {"ws", "member_id", "token_id", "run_id", "delivery_id", "path", "number", "name", "session_id",
-                 "skill_run_id"}
+OBJECT_PARAMS = {
+    "ws",
+    "member_id",
+    "token_id",
+    "run_id",
+    "delivery_id",
+    "path",
+    "number",
+    "name",
+    "session_id",
+    "skill_run_id",
+}
 # Page routes that name no object of an account, or whose object is the caller's own.
-NOT_ACCOUNT_OBJECTS = {"/invites/<str:raw>", "/decide/<str:token>", "/library/gallery/<str:tool>/install",
-                       "/library/gallery/<str:tool>/update"}
+NOT_ACCOUNT_OBJECTS = {
+    "/invites/<str:raw>",
+    "/decide/<str:token>",
+    "/library/gallery/<str:tool>/install",
+    "/library/gallery/<str:tool>/update",
+}
 # Writes a viewer may make from a page, and why.
 VIEWER_MAY = {
     "/invites/<str:raw>": "accepting an invite: the link is the proof",
@@ -92,9 +110,31 @@ def test_charlie_gets_the_same_page_for_alices_objects_as_for_missing_ones(world
     differ = {}
     for route in scoped_pages():
         hers = web.get(fill_page(route, page_values(route, world)))
-        missing = web.get(fill_page(route, dict(page_values(route, world), **{
-            k: v for k, v in MISSING.items() if k in ("ws", "member_id", "token_id", "run_id", "delivery_id", "name",
-                                                      "path", "number", "session_id", "skill_run_id")})))
+        missing = web.get(
+            fill_page(
+                route,
+                dict(
+                    page_values(route, world),
+                    **{
+                        k: v
+                        for k, v in MISSING.items()
+                        if k
+                        in (
+                            "ws",
+                            "member_id",
+                            "token_id",
+                            "run_id",
+                            "delivery_id",
+                            "name",
+                            "path",
+                            "number",
+                            "session_id",
+                            "skill_run_id",
+                        )
+                    },
+                ),
+            )
+        )
         if (hers.status_code, unmasked(hers.content)) != (missing.status_code, unmasked(missing.content)):
             differ[route] = (hers.status_code, missing.status_code)
     assert differ == {}
@@ -112,10 +152,27 @@ def test_bob_the_viewer_gets_403_posting_every_form_that_writes(world, bob):
 
 
 HUGE = 99999999999999999999
-JUNK_FORM = {"content": "\x00\x01", "message": "m" * 5000, "role": "god", "value": "", "name": "../x",
-             "email": "not-an-email", "to": "x", "revision": HUGE, "category": "x", "enabled": "maybe",
-             "workspace": "../x", "expires_in_days": HUGE, "token": "x", "answer": "x" * 100000, "account": "acc_x",
-             "path": "../x", "provider": "x", "model": "x", "base_url": "ftp://x"}
+JUNK_FORM = {
+    "content": "\x00\x01",
+    "message": "m" * 5000,
+    "role": "god",
+    "value": "",
+    "name": "../x",
+    "email": "not-an-email",
+    "to": "x",
+    "revision": HUGE,
+    "category": "x",
+    "enabled": "maybe",
+    "workspace": "../x",
+    "expires_in_days": HUGE,
+    "token": "x",
+    "answer": "x" * 100000,
+    "account": "acc_x",
+    "path": "../x",
+    "provider": "x",
+    "model": "x",
+    "base_url": "ftp://x",
+}
 
 
 def test_no_page_answers_junk_with_a_500(world, alice):
@@ -169,6 +226,9 @@ def test_no_link_or_form_on_any_page_carries_an_integer_key(world, alice):
     for route, _view in page_routes():
         response = web.get(fill_page(route, page_values(route, world)))
         html = response.content.decode() if response.get("Content-Type", "").startswith("text/html") else ""
-        found |= {href for href in re.findall(r'(?:href|action)="([^"]+)"', html)
-                  if re.search(r"/\d+(/|$|\?)", href) and not re.search(r"/(revisions|steps)/\d+", href)}
+        found |= {
+            href
+            for href in re.findall(r'(?:href|action)="([^"]+)"', html)
+            if re.search(r"/\d+(/|$|\?)", href) and not re.search(r"/(revisions|steps)/\d+", href)
+        }
     assert found == set()

@@ -7,6 +7,7 @@ there. Charlie gets the not-found body on anything of alice's — the same as
 for a missing one; bob may read and gets a 403 on every write, which sends
 nothing.
 """
+
 from __future__ import annotations
 
 import json
@@ -50,8 +51,12 @@ SCOPED = {
 }
 # Routes that address the caller's own inbox, or take a token instead of a login.
 OWN = {"/api/me/notifications", "/profile/notifications/"}
-TOKEN = {"/api/unsubscribe", "/decide/<str:token>", "/reports/<str:token>",
-         "/reports/<str:token>/steps/<int:index>.png"}
+TOKEN = {
+    "/api/unsubscribe",
+    "/decide/<str:token>",
+    "/reports/<str:token>",
+    "/reports/<str:token>/steps/<int:index>.png",
+}
 
 
 def test_every_notify_route_is_classified():
@@ -77,8 +82,9 @@ def _ask(client, method: str, path: str):
     return client.get(path) if method == "get" else client.post(path)
 
 
-def test_charlie_gets_the_missing_answer_on_every_scoped_notify_route(charlie, charlie_api, client, failed_delivery,
-                                                                      receiver):
+def test_charlie_gets_the_missing_answer_on_every_scoped_notify_route(
+    charlie, charlie_api, client, failed_delivery, receiver
+):
     client.force_login(charlie)
     differ = {}
     for (method, route), _kind in SCOPED.items():
@@ -93,8 +99,9 @@ def test_charlie_gets_the_missing_answer_on_every_scoped_notify_route(charlie, c
     assert len(receiver.requests) == 1  # only the fixture's own attempt
 
 
-def test_bob_reads_every_scoped_notify_route_and_is_refused_every_write(bob, bob_api, client, failed_delivery,
-                                                                        receiver):
+def test_bob_reads_every_scoped_notify_route_and_is_refused_every_write(
+    bob, bob_api, client, failed_delivery, receiver
+):
     client.force_login(bob)
     got = {}
     for (method, route), kind in SCOPED.items():
@@ -119,13 +126,16 @@ def test_alice_reaches_every_scoped_notify_route(alice, alice_api, client, faile
     assert got == {f"{m} {r}": (302 if (r.startswith("/w/") and m == "post") else 200) for (m, r) in SCOPED}
 
 
-def test_a_delivery_of_one_workspace_is_not_found_under_another_of_the_same_account(alice_api, account,
-                                                                                    failed_delivery):
+def test_a_delivery_of_one_workspace_is_not_found_under_another_of_the_same_account(
+    alice_api, account, failed_delivery
+):
     from accounts.models import Workspace
 
     Workspace.objects.create(account=account, name="seo-desk")
-    for method, route in [("get", "/api/workspaces/seo-desk/notify/deliveries/{id}"),
-                          ("post", "/api/workspaces/seo-desk/notify/deliveries/{id}/redeliver")]:
+    for method, route in [
+        ("get", "/api/workspaces/seo-desk/notify/deliveries/{id}"),
+        ("post", "/api/workspaces/seo-desk/notify/deliveries/{id}/redeliver"),
+    ]:
         answer = _ask(alice_api, method, route.format(id=failed_delivery.public_id))
         assert (answer.status_code, answer.json()) == (404, NOT_FOUND)
     assert alice_api.get("/api/workspaces/seo-desk/notify/deliveries").json() == {"deliveries": []}
@@ -144,8 +154,14 @@ def test_my_notifications_show_only_my_account_s_workspaces(charlie_api, alice_a
 def test_the_token_routes_need_no_login_and_a_bad_token_changes_nothing(client):
     assert client.get("/decide/not-a-token").status_code == 400
     assert client.post("/decide/not-a-token").status_code == 400
-    assert client.post("/api/unsubscribe?token=not-a-token", "List-Unsubscribe=One-Click",
-                       content_type="application/x-www-form-urlencoded").status_code == 400
+    assert (
+        client.post(
+            "/api/unsubscribe?token=not-a-token",
+            "List-Unsubscribe=One-Click",
+            content_type="application/x-www-form-urlencoded",
+        ).status_code
+        == 400
+    )
 
 
 def test_anonymous_callers_are_refused_every_scoped_route(client, failed_delivery, receiver):

@@ -13,6 +13,7 @@ Checklist (providers.md):
   - "Today that is **3 of 29**: only `anthropic`, `openrouter` and `openai` …" → test_the_count_sentence_*
   - ✓, ✗ with the verdict, or ·                                  → test_probe_and_the_daily_key_probe_say_what_each_key_does.py
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -38,7 +39,7 @@ def fenced_blocks() -> list[str]:
 
 def table_after(heading: str) -> list[list[str]]:
     """The rows of the first table after `heading` (cells stripped)."""
-    rest = TEXT[TEXT.index(heading):]
+    rest = TEXT[TEXT.index(heading) :]
     lines = [line for line in rest.splitlines() if line.startswith("|")]
     rows = []
     start = rest.splitlines().index(lines[0])
@@ -55,17 +56,20 @@ ENDINGS = re.findall(r"ends with one of three states: `([^`]+)`, `([^`]+)`, or `
 
 
 def supply(fake, fallback=None) -> Supply:
-    return Supply(name="anthropic", format="anthropic", base_url=fake.base_url, model="m", key="sk-sentences-1",
-                  fallback=fallback)
+    return Supply(
+        name="anthropic", format="anthropic", base_url=fake.base_url, model="m", key="sk-sentences-1", fallback=fallback
+    )
 
 
 def window_headers(at: dt.datetime) -> dict[str, str]:
-    return {"anthropic-ratelimit-unified-status": "rejected",
-            "anthropic-ratelimit-unified-representative-claim": "five_hour",
-            "anthropic-ratelimit-unified-5h-utilization": "0.35",
-            "anthropic-ratelimit-unified-5h-reset": str(int(at.timestamp())),
-            "anthropic-ratelimit-unified-overage-status": "rejected",
-            "anthropic-ratelimit-unified-overage-disabled-reason": "out_of_credits"}
+    return {
+        "anthropic-ratelimit-unified-status": "rejected",
+        "anthropic-ratelimit-unified-representative-claim": "five_hour",
+        "anthropic-ratelimit-unified-5h-utilization": "0.35",
+        "anthropic-ratelimit-unified-5h-reset": str(int(at.timestamp())),
+        "anthropic-ratelimit-unified-overage-status": "rejected",
+        "anthropic-ratelimit-unified-overage-disabled-reason": "out_of_credits",
+    }
 
 
 def two_pm_in_sydney_today() -> dt.datetime:
@@ -75,8 +79,10 @@ def two_pm_in_sydney_today() -> dt.datetime:
 
 
 def test_the_checklist_found_every_quoted_sentence_in_the_spec():
-    assert SPENT_WINDOW == ("the subscription refused this burst — the 5-hour window is 35% used but overage is off "
-                            "(out of credits); it resets at 14:00 Sydney — no second supply is configured")
+    assert SPENT_WINDOW == (
+        "the subscription refused this burst — the 5-hour window is 35% used but overage is off "
+        "(out of credits); it resets at 14:00 Sydney — no second supply is configured"
+    )
     assert CREDENTIAL.endswith("not a spent window")
     assert ENDINGS == ("trying the second supply", "the second supply refused it too", "no second supply is configured")
 
@@ -108,8 +114,10 @@ def test_a_wait_nobody_promised_is_said_to_be_none(fake_provider):
     fake_provider.reply_status(429)
     with pytest.raises(ProviderRefusal) as info:
         ModelClient(supply(fake_provider)).create(None, ASK, [], 5)
-    assert info.value.line == ("the provider rate-limited this request (HTTP 429) and named no wait, so none is "
-                               "promised — no second supply is configured")
+    assert info.value.line == (
+        "the provider rate-limited this request (HTTP 429) and named no wait, so none is "
+        "promised — no second supply is configured"
+    )
     assert "wait" not in info.value.line.replace("named no wait", "")
 
 
@@ -134,8 +142,15 @@ def test_each_of_the_three_endings_is_said_where_it_happens(fake_provider):
 
 
 def test_nothing_but_the_allow_listed_headers_reach_the_line(fake_provider):
-    fake_provider.reply_status(429, headers={"anthropic-ratelimit-requests-remaining": "0", "x-request-id": "req_9",
-                                             "set-cookie": "a=b", "retry-after": "5"})
+    fake_provider.reply_status(
+        429,
+        headers={
+            "anthropic-ratelimit-requests-remaining": "0",
+            "x-request-id": "req_9",
+            "set-cookie": "a=b",
+            "retry-after": "5",
+        },
+    )
     with pytest.raises(ProviderRefusal) as info:
         ModelClient(supply(fake_provider)).create(None, ASK, [], 5)
     assert info.value.headers == {"retry-after": "5"}
@@ -172,8 +187,12 @@ def test_each_verdict_of_the_table_is_reached_by_its_answer(account, workspace, 
     from vault.probe import check_account_providers
 
     block = f'{{name: anthropic, base_url: "{fake_provider.base_url}", key: "${{MODEL_KEY}}", model: m}}'
-    do_write_files(account=account, workspace=workspace, kind="push",
-                   writes=[FileWrite("AGENTS.md", f"---\nprovider: {block}\n---\nx\n")])
+    do_write_files(
+        account=account,
+        workspace=workspace,
+        kind="push",
+        writes=[FileWrite("AGENTS.md", f"---\nprovider: {block}\n---\nx\n")],
+    )
     do_set_secret(account, workspace, "MODEL_KEY", value="sk-verdict-1")
     answer(fake_provider)
     rows = check_account_providers(account.pk, report=False)
@@ -187,13 +206,24 @@ def test_a_base_url_that_is_not_a_url_and_no_answer_are_unreachable(account, wor
 
     import socket
 
-    with socket.socket() as sock:   # a port nobody listens on: no answer
+    with socket.socket() as sock:  # a port nobody listens on: no answer
         sock.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    do_write_files(account=account, workspace=workspace, kind="push", writes=[
-        FileWrite("AGENTS.md", '---\nprovider: {name: anthropic, base_url: "not a url", key: "${K}", model: m}\n---\n'),
-        FileWrite("agents/x.md", f'---\nname: x\ndescription: d\nprovider: {{name: anthropic, base_url: "{dead}", '
-                                 'key: "${K}", model: m}\n---\nx\n')])
+    do_write_files(
+        account=account,
+        workspace=workspace,
+        kind="push",
+        writes=[
+            FileWrite(
+                "AGENTS.md", '---\nprovider: {name: anthropic, base_url: "not a url", key: "${K}", model: m}\n---\n'
+            ),
+            FileWrite(
+                "agents/x.md",
+                f'---\nname: x\ndescription: d\nprovider: {{name: anthropic, base_url: "{dead}", '
+                'key: "${K}", model: m}\n---\nx\n',
+            ),
+        ],
+    )
     do_set_secret(account, workspace, "K", value="v-unreachable")
     rows = check_account_providers(account.pk, report=False)
     assert sorted(r.verdict for r in rows) == ["unreachable", "unreachable"]
@@ -204,13 +234,22 @@ def test_a_base_url_that_is_not_a_url_and_no_answer_are_unreachable(account, wor
 
 def test_the_stop_reasons_are_the_tables():
     rows = table_after("| stop reason | Chat Completions")
-    assert [row[0].strip("`") for row in rows] == ["end_turn", "max_tokens", "tool_use", "stop_sequence", "refusal",
-                                                   "model_context_window_exceeded", "pause_turn"]
+    assert [row[0].strip("`") for row in rows] == [
+        "end_turn",
+        "max_tokens",
+        "tool_use",
+        "stop_sequence",
+        "refusal",
+        "model_context_window_exceeded",
+        "pause_turn",
+    ]
 
 
 def test_the_count_sentence_matches_the_code():
     sentence = " ".join(TEXT.split())
-    match = re.search(r"Today that is \*\*(\d+) of (\d+)\*\*: only `(\w+)`, `(\w+)` and `(\w+)` have ever run", sentence)
+    match = re.search(
+        r"Today that is \*\*(\d+) of (\d+)\*\*: only `(\w+)`, `(\w+)` and `(\w+)` have ever run", sentence
+    )
     assert match is not None
     verified, total = int(match.group(1)), int(match.group(2))
     assert (verified, total) == (sum(p.verified for p in PRESETS), len(PRESETS))
@@ -220,8 +259,10 @@ def test_the_count_sentence_matches_the_code():
 def test_the_spec_table_has_29_rows_and_the_code_has_each_cell():
     rows = table_after("| name | provider | format | base URL | key header | verified | note |")
     assert len(rows) == 29
-    code = [[f"`{p.name}`", p.provider, p.format, f"`{p.base_url}`", p.key_header, "yes" if p.verified else "", p.note]
-            for p in PRESETS]
+    code = [
+        [f"`{p.name}`", p.provider, p.format, f"`{p.base_url}`", p.key_header, "yes" if p.verified else "", p.note]
+        for p in PRESETS
+    ]
     assert code == rows
 
 

@@ -6,6 +6,7 @@ classification test below until someone says what charlie and bob get there.
 Charlie (another account) gets the not-found body on anything of alice's;
 bob (alice's viewer) gets a 403 on every write and may read.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -22,6 +23,7 @@ PLANTED = "tenancy-planted-value-6060"
 
 def vault_routes() -> set[str]:
     """Every URL pattern (API and page) whose view is in the vault app."""
+
     def module(p) -> str:
         return getattr(getattr(p.callback, "view_class", None) or p.callback, "__module__", "") or ""
 
@@ -43,17 +45,23 @@ CHARLIE = {
     ("post", "/api/account/providers"): "own",
     ("post", "/api/probe"): "own",
     ("post", "/api/workspaces/<str:ws>/probe"): "404",
-    ("post", "/api/oauth/start"): "404",            # with workspace: rank-desk in the body
+    ("post", "/api/oauth/start"): "404",  # with workspace: rank-desk in the body
     ("get", "/api/oauth/redirect-uri"): "own",
-    ("get", "/api/oauth/callback"): "404",          # with alice's state
+    ("get", "/api/oauth/callback"): "404",  # with alice's state
     ("get", "/api/logins"): "own",
     ("post", "/api/logins"): "own",
     ("delete", "/api/logins/<str:login_id>"): "404",
 }
 PAGES = {
-    "/settings/secrets", "/settings/secrets/set", "/settings/secrets/connect", "/settings/secrets/providers/check",
-    "/settings/secrets/<str:name>/delete", "/w/<str:ws>/settings/secrets", "/w/<str:ws>/settings/secrets/set",
-    "/w/<str:ws>/settings/secrets/connect", "/w/<str:ws>/settings/secrets/<str:name>/delete",
+    "/settings/secrets",
+    "/settings/secrets/set",
+    "/settings/secrets/connect",
+    "/settings/secrets/providers/check",
+    "/settings/secrets/<str:name>/delete",
+    "/w/<str:ws>/settings/secrets",
+    "/w/<str:ws>/settings/secrets/set",
+    "/w/<str:ws>/settings/secrets/connect",
+    "/w/<str:ws>/settings/secrets/<str:name>/delete",
 }
 
 
@@ -65,26 +73,41 @@ def test_every_vault_route_is_classified_here():
 def alices(alice_api, account, workspace, settings):
     settings.FOLDRUN_PUBLIC_URL = "http://testserver"
     assert alice_api.put("/api/secrets/ALICE_KEY", {"value": PLANTED}, format="json").status_code == 200
-    assert alice_api.put("/api/workspaces/rank-desk/secrets/DESK_KEY", {"value": PLANTED},
-                         format="json").status_code == 200
-    started = alice_api.post("/api/oauth/start", {"name": "LINKEDIN_OAUTH", "provider": "github", "client_id": "c",
-                                                  "workspace": "rank-desk"}, format="json")
+    assert (
+        alice_api.put("/api/workspaces/rank-desk/secrets/DESK_KEY", {"value": PLANTED}, format="json").status_code
+        == 200
+    )
+    started = alice_api.post(
+        "/api/oauth/start",
+        {"name": "LINKEDIN_OAUTH", "provider": "github", "client_id": "c", "workspace": "rank-desk"},
+        format="json",
+    )
     assert started.status_code == 200, started.json()
-    login = alice_api.post("/api/logins", {"host": "portal.example.com", "username": "alice", "password": PLANTED},
-                           format="json")
+    login = alice_api.post(
+        "/api/logins", {"host": "portal.example.com", "username": "alice", "password": PLANTED}, format="json"
+    )
     assert login.status_code in (200, 201), login.json()
     return OAuthPending.objects.get().state
 
 
 def path_for(route: str, state: str) -> str:
     login_id = SiteLogin.objects.values_list("public_id", flat=True).first() or "vlg_missing0000"
-    path = (route.replace("<str:ws>", "rank-desk").replace("<str:name>", "DESK_KEY" if "workspaces" in route
-                                                           else "ALICE_KEY").replace("<str:login_id>", login_id))
+    path = (
+        route.replace("<str:ws>", "rank-desk")
+        .replace("<str:name>", "DESK_KEY" if "workspaces" in route else "ALICE_KEY")
+        .replace("<str:login_id>", login_id)
+    )
     return path + (f"?state={state}" if route.endswith("/callback") else "")
 
 
-BODY = {"value": "charlie-writes-1", "model": "m", "provider": "anthropic", "name": "X_OAUTH", "client_id": "c",
-        "workspace": "rank-desk"}
+BODY = {
+    "value": "charlie-writes-1",
+    "model": "m",
+    "provider": "anthropic",
+    "name": "X_OAUTH",
+    "client_id": "c",
+    "workspace": "rank-desk",
+}
 
 
 def ask(client, method, path):
@@ -112,13 +135,14 @@ def test_charlies_own_account_routes_show_nothing_of_alices(alices, charlie_api,
 
 
 def test_nothing_charlie_did_changed_alices_vault(alices, charlie_api, account):
-    for (method, route) in CHARLIE:
+    for method, route in CHARLIE:
         ask(charlie_api, method, path_for(route, alices))
     mine = {(s.name, s.workspace_id is not None) for s in Secret.objects.filter(account=account)}
     assert mine == {("ALICE_KEY", False), ("DESK_KEY", True)}
     assert OAuthPending.objects.filter(account=account).count() == 1
     assert list(SiteLogin.objects.filter(account=account).values_list("host", "username")) == [
-        ("portal.example.com", "alice")]
+        ("portal.example.com", "alice")
+    ]
 
 
 WRITES = sorted((m, r) for (m, r) in CHARLIE if m in ("put", "post", "delete")) + [("get", "/api/oauth/callback")]
@@ -131,8 +155,9 @@ def test_bob_gets_403_on_every_vault_write(alices, bob_api, method, route):
     assert answer.json()["message"] == VIEWER
 
 
-@pytest.mark.parametrize("method,route", sorted((m, r) for (m, r) in CHARLIE if m == "get"
-                                                and not r.endswith("/callback")))
+@pytest.mark.parametrize(
+    "method,route", sorted((m, r) for (m, r) in CHARLIE if m == "get" and not r.endswith("/callback"))
+)
 def test_bob_may_read_and_sees_no_value(alices, bob_api, method, route):
     answer = ask(bob_api, method, path_for(route, alices))
     assert answer.status_code == 200
@@ -141,9 +166,15 @@ def test_bob_may_read_and_sees_no_value(alices, bob_api, method, route):
 
 # ---------------------------------------------------------------- the pages
 
-PAGE_WRITES = ["/settings/secrets/set", "/settings/secrets/connect", "/settings/secrets/providers/check",
-               "/settings/secrets/ALICE_KEY/delete", "/w/rank-desk/settings/secrets/set",
-               "/w/rank-desk/settings/secrets/connect", "/w/rank-desk/settings/secrets/DESK_KEY/delete"]
+PAGE_WRITES = [
+    "/settings/secrets/set",
+    "/settings/secrets/connect",
+    "/settings/secrets/providers/check",
+    "/settings/secrets/ALICE_KEY/delete",
+    "/w/rank-desk/settings/secrets/set",
+    "/w/rank-desk/settings/secrets/connect",
+    "/w/rank-desk/settings/secrets/DESK_KEY/delete",
+]
 
 
 def browser(user) -> Client:
@@ -152,9 +183,15 @@ def browser(user) -> Client:
     return client
 
 
-@pytest.mark.parametrize("path", ["/w/rank-desk/settings/secrets", "/w/rank-desk/settings/secrets/set",
-                                  "/w/rank-desk/settings/secrets/connect",
-                                  "/w/rank-desk/settings/secrets/DESK_KEY/delete"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/w/rank-desk/settings/secrets",
+        "/w/rank-desk/settings/secrets/set",
+        "/w/rank-desk/settings/secrets/connect",
+        "/w/rank-desk/settings/secrets/DESK_KEY/delete",
+    ],
+)
 def test_charlie_gets_404_on_alices_workspace_pages(alices, charlie, path):
     page = browser(charlie)
     answer = page.get(path) if path.endswith("/secrets") else page.post(path, {"name": "X_KEY", "value": "v"})

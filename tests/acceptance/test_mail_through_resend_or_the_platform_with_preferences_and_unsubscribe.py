@@ -2,6 +2,7 @@
 key (a loopback stand-in speaking Resend's documented `POST /emails`), the
 platform's fallback sender, preferences asked at the moment of sending, and
 RFC 8058 one-click unsubscribe made the way a mail client makes it."""
+
 from __future__ import annotations
 
 import email
@@ -33,13 +34,21 @@ def own_key(account, fake_resend):
     return fake_resend
 
 
-def _finished_run(workspace, alice, fake, capture, reply: str = "BAD — 3 targets fell out of the top 20\n"
-                  "geelong, ballarat and bendigo dropped"):
-    push(workspace, {
-        "AGENTS.md": "---\nnotify:\n  email: ops@example.com\n  events: [failed, completed]\n---\n",
-        "agents/reporter/agent.md": agent_file("reporter", fake),
-        "flows/rankings.md": "---\nname: rankings\n---\n1. [[reporter]] — Summarise the week.\n",
-    })
+def _finished_run(
+    workspace,
+    alice,
+    fake,
+    capture,
+    reply: str = "BAD — 3 targets fell out of the top 20\ngeelong, ballarat and bendigo dropped",
+):
+    push(
+        workspace,
+        {
+            "AGENTS.md": "---\nnotify:\n  email: ops@example.com\n  events: [failed, completed]\n---\n",
+            "agents/reporter/agent.md": agent_file("reporter", fake),
+            "flows/rankings.md": "---\nname: rankings\n---\n1. [[reporter]] — Summarise the week.\n",
+        },
+    )
     fake.reply_text(reply)
     with capture(execute=True):
         return drive(check_start_run(workspace=workspace, user=alice, flow="rankings"))
@@ -55,8 +64,7 @@ def test_a_run_s_mail_goes_through_resend_on_the_account_s_key_from_its_address(
     sent = own_key.sent[0]
     assert sent["from"] == "Rank Desk <desk@acme.example>" and sent["to"] == ["ops@example.com"]
     assert sent["subject"] == "BAD — 3 targets fell out of the top 20 — geelong, ballarat and bendigo dropped"
-    assert sent["text"].startswith(
-        f"BAD — 3 targets fell out of the top 20 · rank-desk/{run.public_id} · $0.00\n")
+    assert sent["text"].startswith(f"BAD — 3 targets fell out of the top 20 · rank-desk/{run.public_id} · $0.00\n")
     assert sent["headers"]["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
     link = sent["headers"]["List-Unsubscribe"]
     assert link.startswith(f"<{public_url}/api/unsubscribe?token=") and link.endswith(">")
@@ -75,8 +83,9 @@ def test_without_the_account_s_key_mail_comes_from_foldrun_s_own_sender(
     assert send_outbox()[0].from_email == PLATFORM_SENDER
 
 
-def test_a_key_without_email_from_still_falls_back_to_the_platform(workspace, account, alice, fake_provider,
-                                                                   fake_resend, django_capture_on_commit_callbacks):
+def test_a_key_without_email_from_still_falls_back_to_the_platform(
+    workspace, account, alice, fake_provider, fake_resend, django_capture_on_commit_callbacks
+):
     do_set_secret(account, None, "RESEND_API_KEY", value="re_audit5_account_key")
     _finished_run(workspace, alice, fake_provider, django_capture_on_commit_callbacks)
     assert fake_resend.sent == [] and send_outbox()[0].from_email == PLATFORM_SENDER
@@ -102,7 +111,10 @@ def test_a_provider_refusal_is_recorded_in_its_own_words_and_the_run_goes_on(
     send_outbox()
     row = MailSend.objects.get()
     assert (row.sent, row.status_code, row.message) == (
-        False, 403, "You can only send testing emails to your own email address.")
+        False,
+        403,
+        "You can only send testing emails to your own email address.",
+    )
 
 
 def test_the_test_button_reports_the_provider_s_words_through_the_cli_api(alice_api, workspace, own_key):
@@ -110,7 +122,11 @@ def test_the_test_button_reports_the_provider_s_words_through_the_cli_api(alice_
     own_key.refuse = (403, "validation_error", "The acme.example domain is not verified.")
     data = alice_api.post("/api/workspaces/rank-desk/notify/test").json()
     assert (data["ok"], data["provider"], data["statusCode"], data["message"]) == (
-        False, "resend", 403, "The acme.example domain is not verified.")
+        False,
+        "resend",
+        403,
+        "The acme.example domain is not verified.",
+    )
 
 
 # ------------------------------------------------------------ preferences at send time
@@ -124,16 +140,24 @@ def test_a_run_alert_turned_off_for_the_workspace_is_not_sent_and_is_recorded_sk
     assert send_outbox() == []
     send_outbox()
     row = MailSend.objects.get()
-    assert (row.sent, row.skipped, row.message) == (False, True, "ops@example.com has turned off run-alerts mail for rank-desk.")
+    assert (row.sent, row.skipped, row.message) == (
+        False,
+        True,
+        "ops@example.com has turned off run-alerts mail for rank-desk.",
+    )
 
 
-def test_an_approver_who_turned_approvals_off_gets_no_gate_mail(workspace, alice, fake_provider, public_url,
-                                                                django_capture_on_commit_callbacks):
+def test_an_approver_who_turned_approvals_off_gets_no_gate_mail(
+    workspace, alice, fake_provider, public_url, django_capture_on_commit_callbacks
+):
     do_set_preference("owner@example.com", "approvals", False)
-    push(workspace, {
-        "agents/publisher/agent.md": agent_file("publisher", fake_provider),
-        "flows/gated.md": "---\nname: gated\napprovers: [owner@example.com]\n---\n1. [[publisher]] ! — Publish.\n",
-    })
+    push(
+        workspace,
+        {
+            "agents/publisher/agent.md": agent_file("publisher", fake_provider),
+            "flows/gated.md": "---\nname: gated\napprovers: [owner@example.com]\n---\n1. [[publisher]] ! — Publish.\n",
+        },
+    )
     with django_capture_on_commit_callbacks(execute=True):
         run = drive(check_start_run(workspace=workspace, user=alice, flow="gated"))
     assert run.status == "awaiting-approval"
@@ -154,8 +178,9 @@ def test_the_switch_off_notice_is_account_mail_that_cannot_be_turned_off(alice):
 def _mail_with_unsubscribe(workspace, to: str, category: str = "run-alerts"):
     from notify.email import send_mail
 
-    send_mail(to=to, subject="BAD — 3 fell", body="b", category=category, account=workspace.account,
-              workspace=workspace)
+    send_mail(
+        to=to, subject="BAD — 3 fell", body="b", category=category, account=workspace.account, workspace=workspace
+    )
     message = email.message_from_bytes(send_outbox()[-1].message().as_bytes(), policy=email.policy.default)
     return message, str(message["List-Unsubscribe"]).strip()[1:-1]
 
@@ -165,8 +190,12 @@ def test_a_mail_client_s_one_click_post_unsubscribes_with_no_login_and_no_cookie
     message, link = _mail_with_unsubscribe(workspace, "shared-inbox@example.com")
     assert str(message["List-Unsubscribe-Post"]) == "List-Unsubscribe=One-Click"
     # RFC 8058 §3.2: POST to the List-Unsubscribe URI, the List-Unsubscribe-Post value as the form body.
-    answer = httpx.post(link, content=str(message["List-Unsubscribe-Post"]).encode(),
-                        headers={"Content-Type": "application/x-www-form-urlencoded"}, follow_redirects=False)
+    answer = httpx.post(
+        link,
+        content=str(message["List-Unsubscribe-Post"]).encode(),
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+        follow_redirects=False,
+    )
     assert answer.status_code == 200 and "set-cookie" not in {k.lower() for k in answer.headers}
     assert may_send("shared-inbox@example.com", "run-alerts", workspace) is False
 
@@ -191,8 +220,11 @@ def test_an_unsubscribe_token_names_one_address_one_category_and_one_workspace(c
 
     other = Workspace.objects.create(account=account, name="seo-desk")
     token = unsubscribe_token("ops@example.com", "run-alerts", workspace.public_id)
-    answer = client.post(f"/api/unsubscribe?token={token}", "List-Unsubscribe=One-Click",
-                         content_type="application/x-www-form-urlencoded")
+    answer = client.post(
+        f"/api/unsubscribe?token={token}",
+        "List-Unsubscribe=One-Click",
+        content_type="application/x-www-form-urlencoded",
+    )
     assert answer.status_code == 200
     assert may_send("ops@example.com", "run-alerts", workspace) is False
     assert may_send("ops@example.com", "run-alerts", other) is True
@@ -232,20 +264,29 @@ def test_every_optional_category_carries_the_headers_and_no_locked_one_does(acco
         send_platform_mail(to="a@example.com", subject=category, body="b", category=category)
     for category in ("security", "invites", "billing", "account"):
         send_platform_mail(to="a@example.com", subject=category, body="b", category=category)
-    carried = {m.subject: ("List-Unsubscribe" in m.extra_headers,
-                           m.extra_headers.get("List-Unsubscribe-Post")) for m in send_outbox()}
+    carried = {
+        m.subject: ("List-Unsubscribe" in m.extra_headers, m.extra_headers.get("List-Unsubscribe-Post"))
+        for m in send_outbox()
+    }
     assert carried == {
-        "run-alerts": (True, "List-Unsubscribe=One-Click"), "approvals": (True, "List-Unsubscribe=One-Click"),
-        "low-balance": (True, "List-Unsubscribe=One-Click"), "product-updates": (True, "List-Unsubscribe=One-Click"),
-        "security": (False, None), "invites": (False, None), "billing": (False, None), "account": (False, None),
+        "run-alerts": (True, "List-Unsubscribe=One-Click"),
+        "approvals": (True, "List-Unsubscribe=One-Click"),
+        "low-balance": (True, "List-Unsubscribe=One-Click"),
+        "product-updates": (True, "List-Unsubscribe=One-Click"),
+        "security": (False, None),
+        "invites": (False, None),
+        "billing": (False, None),
+        "account": (False, None),
     }
 
 
-def test_a_choice_made_by_unsubscribing_shows_on_the_profile_page_and_is_turned_back_on_there(client, alice,
-                                                                                             workspace):
+def test_a_choice_made_by_unsubscribing_shows_on_the_profile_page_and_is_turned_back_on_there(client, alice, workspace):
     token = unsubscribe_token("alice@example.com", "run-alerts", workspace.public_id)
-    client.post(f"/api/unsubscribe?token={token}", "List-Unsubscribe=One-Click",
-                content_type="application/x-www-form-urlencoded")
+    client.post(
+        f"/api/unsubscribe?token={token}",
+        "List-Unsubscribe=One-Click",
+        content_type="application/x-www-form-urlencoded",
+    )
     client.force_login(alice)
     page = client.get("/profile/notifications/").content.decode()
     # What a reader sees: the workspace, then why it is off (the note is set in its own muted span).
@@ -260,8 +301,9 @@ def test_foldrun_notify_test_prints_the_provider_s_own_words(cli, signed_in_as, 
     signed_in_as(alice)
     result = cli("notify", "test", "--to", "rank-desk")
     assert result.code == 1
-    assert result.out == ("Not delivered to ops@example.com: "
-                          "You can only send testing emails to your own email address.\n")
+    assert result.out == (
+        "Not delivered to ops@example.com: You can only send testing emails to your own email address.\n"
+    )
     own_key.refuse = None
     accepted = cli("notify", "test", "--to", "rank-desk")
     assert (accepted.code, accepted.out) == (0, "Sent to ops@example.com: Resend accepted it (id re_0001).\n")

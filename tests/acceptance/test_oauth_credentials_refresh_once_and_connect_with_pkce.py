@@ -2,6 +2,7 @@
 workers ask at once (row lock; run this on PostgreSQL), rotated refresh
 tokens saved, and `foldrun connect` catching the redirect on
 http://localhost:8642/callback with PKCE, printing nothing secret."""
+
 from __future__ import annotations
 
 import base64
@@ -23,8 +24,12 @@ WORKERS = 6
 
 
 def recipe(fake, refresh_token):
-    return {"token_url": fake.token_url, "client_id": fake.client_id, "client_secret": fake.client_secret,
-            "refresh_token": refresh_token}
+    return {
+        "token_url": fake.token_url,
+        "client_id": fake.client_id,
+        "client_secret": fake.client_secret,
+        "refresh_token": refresh_token,
+    }
 
 
 def all_at_once(row_pk: int, count: int) -> tuple[list[str], list[BaseException]]:
@@ -54,8 +59,9 @@ def all_at_once(row_pk: int, count: int) -> tuple[list[str], list[BaseException]
 @pytest.mark.django_db(transaction=True)
 def test_many_workers_needing_a_token_at_once_cause_one_refresh(fake_oauth, account, workspace):
     fake_oauth.token_delay = 0.3
-    row = do_set_secret(account, workspace, "SHARED_OAUTH",
-                        oauth_recipe=recipe(fake_oauth, fake_oauth.grant_refresh_token()))
+    row = do_set_secret(
+        account, workspace, "SHARED_OAUTH", oauth_recipe=recipe(fake_oauth, fake_oauth.grant_refresh_token())
+    )
     tokens, errors = all_at_once(row.pk, WORKERS)
     assert errors == []
     assert fake_oauth.refreshes == 1
@@ -66,13 +72,14 @@ def test_many_workers_needing_a_token_at_once_cause_one_refresh(fake_oauth, acco
 def test_a_rotating_provider_refreshed_by_many_at_once_keeps_a_working_refresh_token(fake_oauth, account, workspace):
     fake_oauth.token_delay = 0.3
     fake_oauth.rotate_refresh_tokens = True
-    row = do_set_secret(account, workspace, "ROTATING_OAUTH",
-                        oauth_recipe=recipe(fake_oauth, fake_oauth.grant_refresh_token()))
+    row = do_set_secret(
+        account, workspace, "ROTATING_OAUTH", oauth_recipe=recipe(fake_oauth, fake_oauth.grant_refresh_token())
+    )
     tokens, errors = all_at_once(row.pk, WORKERS)
     assert errors == []
     assert fake_oauth.refreshes == 1
     saved = _recipe(Secret.objects.get(pk=row.pk))["refresh_token"]
-    assert saved in fake_oauth.valid_refresh      # the rotated one, which the provider still honours
+    assert saved in fake_oauth.valid_refresh  # the rotated one, which the provider still honours
     assert len(set(tokens)) == 1
 
 
@@ -80,8 +87,9 @@ def test_a_refused_refresh_leaves_the_step_a_sentence_by_name_not_an_empty_value
     do_set_secret(account, workspace, "DEAD_OAUTH", oauth_recipe=recipe(fake_oauth, "rt-revoked"))
     found = resolve_secrets(workspace, ["DEAD_OAUTH"])
     assert "DEAD_OAUTH" not in found
-    assert found.failed["DEAD_OAUTH"] == ("the token endpoint for DEAD_OAUTH refused the refresh "
-                                          "(HTTP 400: invalid_grant)")
+    assert found.failed["DEAD_OAUTH"] == (
+        "the token endpoint for DEAD_OAUTH refused the refresh (HTTP 400: invalid_grant)"
+    )
 
 
 # ---------------------------------------------------------------- foldrun connect
@@ -104,19 +112,35 @@ def clicking_browser(tmp_path, monkeypatch):
 
 
 def test_connect_catches_the_redirect_on_localhost_8642_with_pkce_and_prints_nothing_secret(
-        alice_cli, clicking_browser, fake_oauth, workspace, monkeypatch):
+    alice_cli, clicking_browser, fake_oauth, workspace, monkeypatch
+):
     monkeypatch.setattr(sys, "stdin", io.StringIO(fake_oauth.client_secret + "\n"))
-    done = alice_cli("connect", "CRM_OAUTH", "--provider", "custom", "--to", "rank-desk",
-                     "--client-id", fake_oauth.client_id, "--auth-url", fake_oauth.auth_url,
-                     "--token-url", fake_oauth.token_url, "--scopes", "crm.read crm.write")
+    done = alice_cli(
+        "connect",
+        "CRM_OAUTH",
+        "--provider",
+        "custom",
+        "--to",
+        "rank-desk",
+        "--client-id",
+        fake_oauth.client_id,
+        "--auth-url",
+        fake_oauth.auth_url,
+        "--token-url",
+        fake_oauth.token_url,
+        "--scopes",
+        "crm.read crm.write",
+    )
     assert done.code == 0, done.err
     asked = fake_oauth.authorize_requests[0]
     assert asked["redirect_uri"] == "http://localhost:8642/callback"
     assert asked["scope"] == "crm.read crm.write"
     assert asked["code_challenge_method"] == "S256"
     verifier = fake_oauth.token_requests[0]["code_verifier"]
-    assert base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode() == \
-        asked["code_challenge"]
+    assert (
+        base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+        == asked["code_challenge"]
+    )
     stored = _recipe(Secret.objects.get(name="CRM_OAUTH", workspace=workspace))
     assert done.out == "Stored CRM_OAUTH in workspace rank-desk: it refreshes itself before every use.\n"
     for value in (fake_oauth.client_secret, stored["access_token"], stored["refresh_token"], verifier):
@@ -127,39 +151,74 @@ def test_a_preset_starts_with_its_example_scopes(alice_cli, clicking_browser, fa
     from vault.oauth import OAUTH_PRESETS
 
     monkeypatch.setattr(sys, "stdin", io.StringIO(fake_oauth.client_secret))
-    done = alice_cli("connect", "GMAIL_OAUTH", "--provider", "google", "--client-id", fake_oauth.client_id,
-                     "--auth-url", fake_oauth.auth_url, "--token-url", fake_oauth.token_url)
+    done = alice_cli(
+        "connect",
+        "GMAIL_OAUTH",
+        "--provider",
+        "google",
+        "--client-id",
+        fake_oauth.client_id,
+        "--auth-url",
+        fake_oauth.auth_url,
+        "--token-url",
+        fake_oauth.token_url,
+    )
     assert done.code == 0, done.err
     assert fake_oauth.authorize_requests[0]["scope"] == OAUTH_PRESETS["google"].scopes
 
 
 def test_a_provider_without_pkce_is_not_sent_a_challenge(alice_cli, clicking_browser, fake_oauth, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO(fake_oauth.client_secret))
-    done = alice_cli("connect", "LI_OAUTH", "--provider", "linkedin", "--client-id", fake_oauth.client_id,
-                     "--auth-url", fake_oauth.auth_url, "--token-url", fake_oauth.token_url)
+    done = alice_cli(
+        "connect",
+        "LI_OAUTH",
+        "--provider",
+        "linkedin",
+        "--client-id",
+        fake_oauth.client_id,
+        "--auth-url",
+        fake_oauth.auth_url,
+        "--token-url",
+        fake_oauth.token_url,
+    )
     assert done.code == 0, done.err
     assert "code_challenge" not in fake_oauth.authorize_requests[0]
     assert "code_verifier" not in fake_oauth.token_requests[0]
 
 
 def test_a_provider_that_sends_no_refresh_token_is_stored_as_is_with_its_expiry(
-        alice_cli, clicking_browser, fake_oauth, monkeypatch):
+    alice_cli, clicking_browser, fake_oauth, monkeypatch
+):
     fake_oauth.issue_refresh_tokens = False
     monkeypatch.setattr(sys, "stdin", io.StringIO(fake_oauth.client_secret))
-    done = alice_cli("connect", "GH_OAUTH", "--provider", "github", "--client-id", fake_oauth.client_id,
-                     "--auth-url", fake_oauth.auth_url, "--token-url", fake_oauth.token_url)
+    done = alice_cli(
+        "connect",
+        "GH_OAUTH",
+        "--provider",
+        "github",
+        "--client-id",
+        fake_oauth.client_id,
+        "--auth-url",
+        fake_oauth.auth_url,
+        "--token-url",
+        fake_oauth.token_url,
+    )
     row = Secret.objects.get(name="GH_OAUTH")
     assert (row.kind, row.refreshable) == ("oauth2", False)
-    assert done.out == (f"Stored GH_OAUTH in the account vault as is: the provider sent no refresh token, so it "
-                        f"expires at {row.expires_at:%Y-%m-%d %H:%M} UTC — connect again after that.\n")
+    assert done.out == (
+        f"Stored GH_OAUTH in the account vault as is: the provider sent no refresh token, so it "
+        f"expires at {row.expires_at:%Y-%m-%d %H:%M} UTC — connect again after that.\n"
+    )
 
 
 def test_the_dashboard_shows_the_exact_redirect_url(alice_api, settings):
     settings.FOLDRUN_PUBLIC_URL = "https://foldrun.example.com/"
     assert alice_api.get("/api/oauth/redirect-uri").json() == {
-        "redirect_uri": "https://foldrun.example.com/api/oauth/callback"}
-    started = alice_api.post("/api/oauth/start", {"name": "X_OAUTH", "provider": "github", "client_id": "c"},
-                             format="json").json()
+        "redirect_uri": "https://foldrun.example.com/api/oauth/callback"
+    }
+    started = alice_api.post(
+        "/api/oauth/start", {"name": "X_OAUTH", "provider": "github", "client_id": "c"}, format="json"
+    ).json()
     query = parse_qs(urlsplit(started["consent_url"]).query)
     assert query["redirect_uri"] == ["https://foldrun.example.com/api/oauth/callback"]
     assert started["redirect_uri"] == "https://foldrun.example.com/api/oauth/callback"

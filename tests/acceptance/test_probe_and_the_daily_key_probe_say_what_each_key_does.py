@@ -4,6 +4,7 @@ The daily probe is proven the way it runs: beat's DatabaseScheduler installs
 the entry from the settings, and the task it names runs in a real Celery
 worker against the test database. The table is ✓, ✗ with the verdict, or ·
 for never checked; a dead key is a non-zero exit."""
+
 from __future__ import annotations
 
 import json
@@ -27,13 +28,18 @@ def block(fake, key="MODEL_KEY", model="claude-haiku-4-5") -> str:
 
 
 def write(account, workspace, files):
-    do_write_files(account=account, workspace=workspace, kind="push",
-                   writes=[FileWrite(path, text) for path, text in files.items()])
+    do_write_files(
+        account=account,
+        workspace=workspace,
+        kind="push",
+        writes=[FileWrite(path, text) for path, text in files.items()],
+    )
 
 
 @pytest.mark.e2e
-def test_beats_scheduler_installs_the_daily_entry_and_a_real_worker_runs_it(celery_worker_process, account, workspace,
-                                                                            fake_provider):
+def test_beats_scheduler_installs_the_daily_entry_and_a_real_worker_runs_it(
+    celery_worker_process, account, workspace, fake_provider
+):
     from django_celery_beat.models import PeriodicTask
     from django_celery_beat.schedulers import DatabaseScheduler
 
@@ -58,8 +64,14 @@ def test_every_block_the_files_use_is_asked_once_per_endpoint_and_key(account, w
 
     other = Workspace.objects.create(account=account, name="other-desk")
     write(account, None, {"AGENTS.md": f"---\nprovider: {block(fake_provider, 'ACCOUNT_KEY')}\n---\nx\n"})
-    write(account, workspace, {"agents/a.md": f"---\nname: a\ndescription: d\nprovider: {block(fake_provider)}\n---\nx\n",
-                               "agents/b/agent.md": f"---\nname: b\ndescription: d\nprovider: {block(fake_provider)}\n---\nx\n"})
+    write(
+        account,
+        workspace,
+        {
+            "agents/a.md": f"---\nname: a\ndescription: d\nprovider: {block(fake_provider)}\n---\nx\n",
+            "agents/b/agent.md": f"---\nname: b\ndescription: d\nprovider: {block(fake_provider)}\n---\nx\n",
+        },
+    )
     write(account, other, {"AGENTS.md": f"---\nprovider: {block(fake_provider)}\n---\nx\n"})
     do_set_secret(account, None, "ACCOUNT_KEY", value="acct-key-1")
     do_set_secret(account, workspace, "MODEL_KEY", value="desk-key-1")
@@ -69,7 +81,10 @@ def test_every_block_the_files_use_is_asked_once_per_endpoint_and_key(account, w
     rows = check_account_providers(account.pk, report=False)
     assert sorted(r.headers["x-api-key"] for r in fake_provider.requests) == ["acct-key-1", "desk-key-1", "other-key-1"]
     assert sorted((r.key_scope, r.verdict) for r in rows) == [
-        ("account", "ok"), ("workspace other-desk", "ok"), ("workspace rank-desk", "ok")]
+        ("account", "ok"),
+        ("workspace other-desk", "ok"),
+        ("workspace rank-desk", "ok"),
+    ]
 
 
 def test_only_the_newly_broken_provider_is_mailed_to_the_owners(account, workspace, alice, bob, fake_provider):
@@ -83,7 +98,7 @@ def test_only_the_newly_broken_provider_is_mailed_to_the_owners(account, workspa
     check_account_providers(account.pk)
     fake_provider.reply_status(403)
     check_account_providers(account.pk)
-    assert [m.to for m in send_outbox()] == [["alice@example.com"], ["alice@example.com"]]   # bob is a viewer
+    assert [m.to for m in send_outbox()] == [["alice@example.com"], ["alice@example.com"]]  # bob is a viewer
     assert all(PLANTED not in m.body + m.subject for m in send_outbox())
 
 
@@ -96,15 +111,22 @@ def alice_cli(cli, signed_in_as, alice, workspace, transactional_db):
     return cli
 
 
-def test_account_providers_prints_a_tick_a_cross_with_the_verdict_or_a_dot(alice_cli, account, workspace,
-                                                                           fake_provider):
+def test_account_providers_prints_a_tick_a_cross_with_the_verdict_or_a_dot(
+    alice_cli, account, workspace, fake_provider
+):
     write(account, workspace, {"AGENTS.md": f"---\nprovider: {block(fake_provider)}\n---\nx\n"})
     do_set_secret(account, workspace, "MODEL_KEY", value=PLANTED)
     do_set_secret(account, workspace, "SECOND_KEY", value="second-key-1")
     fake_provider.reply_text("ok")
     first = alice_cli("account", "providers", "--check")
-    write(account, workspace, {"agents/x.md": "---\nname: x\ndescription: d\nprovider: "
-                                              f"{block(fake_provider, 'SECOND_KEY', 'other-model')}\n---\nx\n"})
+    write(
+        account,
+        workspace,
+        {
+            "agents/x.md": "---\nname: x\ndescription: d\nprovider: "
+            f"{block(fake_provider, 'SECOND_KEY', 'other-model')}\n---\nx\n"
+        },
+    )
     mixed = alice_cli("account", "providers")
     fake_provider.reply_text("ok")
     fake_provider.reply_status(404, message="model: other-model")
@@ -117,13 +139,15 @@ def test_account_providers_prints_a_tick_a_cross_with_the_verdict_or_a_dot(alice
     assert PLANTED not in first.out + mixed.out + dead.out + dead.err
 
 
-def test_probe_prints_the_stop_reason_the_requests_and_the_cost_on_responses(alice_cli, account, workspace,
-                                                                            fake_provider):
+def test_probe_prints_the_stop_reason_the_requests_and_the_cost_on_responses(
+    alice_cli, account, workspace, fake_provider
+):
     do_set_secret(account, workspace, "OPENAI_KEY", value=PLANTED)
     fake_provider.reply_tool_use("get_code", {"reason": "asked"})
     fake_provider.reply_echo_tool_result(usage=(1000, 20))
-    provider = json.dumps({"name": "openai", "format": "responses", "base_url": fake_provider.openai_base_url,
-                           "key": "${OPENAI_KEY}"})
+    provider = json.dumps(
+        {"name": "openai", "format": "responses", "base_url": fake_provider.openai_base_url, "key": "${OPENAI_KEY}"}
+    )
     done = alice_cli("probe", "gpt-4o-mini", "--provider", provider, "--to", "rank-desk")
     assert done.code == 0, done.err
     assert done.lines[0] == f"model: gpt-4o-mini at {fake_provider.openai_base_url}/responses"
@@ -140,14 +164,15 @@ def test_a_probe_that_is_refused_says_why_and_exits_non_zero(alice_cli, account,
     provider = json.dumps({"name": "anthropic", "base_url": fake_provider.base_url, "key": "${MODEL_KEY}"})
     done = alice_cli("probe", "claude-haiku-4-5", "--provider", provider, "--to", "rank-desk")
     assert done.code == 1
-    assert done.lines[0] == (f"probe failed at {fake_provider.base_url}/v1/messages: the credential was refused "
-                             "(HTTP 401) and the response carried no rate-limit headers, so this is the key itself — "
-                             "invalid, revoked, or wrong for this endpoint — not a spent window — no second supply is "
-                             "configured")
+    assert done.lines[0] == (
+        f"probe failed at {fake_provider.base_url}/v1/messages: the credential was refused "
+        "(HTTP 401) and the response carried no rate-limit headers, so this is the key itself — "
+        "invalid, revoked, or wrong for this endpoint — not a spent window — no second supply is "
+        "configured"
+    )
 
 
-def test_a_local_probe_whose_laptop_key_cannot_be_opened_says_so_by_name(cli, foldrun_home, fake_provider,
-                                                                         monkeypatch):
+def test_a_local_probe_whose_laptop_key_cannot_be_opened_says_so_by_name(cli, foldrun_home, fake_provider, monkeypatch):
     import base64
 
     from vault.local import LocalVault
@@ -158,7 +183,9 @@ def test_a_local_probe_whose_laptop_key_cannot_be_opened_says_so_by_name(cli, fo
     provider = json.dumps({"name": "anthropic", "base_url": fake_provider.base_url, "key": "${PROBE_KEY}"})
     done = cli("probe", "claude-haiku-4-5", "--provider", provider, "--local")
     assert done.code == 1
-    assert done.err == ("The secret PROBE_KEY could not be decrypted with any key in FOLDRUN_LOCAL_VAULT_KEY — it was "
-                        "sealed under a key that is no longer configured (the laptop vault: "
-                        "`foldrun secrets set NAME --local`).\n")
+    assert done.err == (
+        "The secret PROBE_KEY could not be decrypted with any key in FOLDRUN_LOCAL_VAULT_KEY — it was "
+        "sealed under a key that is no longer configured (the laptop vault: "
+        "`foldrun secrets set NAME --local`).\n"
+    )
     assert fake_provider.requests == []

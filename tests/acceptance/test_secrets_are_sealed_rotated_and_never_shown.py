@@ -1,5 +1,6 @@
 """Issue 4, item 1 (audit4): secrets sealed with AES-256-GCM at rest, key
 rotation by command, names never values, and no value on the command line."""
+
 from __future__ import annotations
 
 import base64
@@ -64,8 +65,11 @@ def test_two_seals_of_one_value_differ(account, workspace):
 
 def test_a_dashboard_connect_in_flight_keeps_the_client_secret_sealed(alice_api, workspace, settings):
     settings.FOLDRUN_PUBLIC_URL = "https://foldrun.example"
-    alice_api.post("/api/oauth/start", {"name": "X_OAUTH", "provider": "github", "client_id": "c",
-                                        "client_secret": PLANTED}, format="json")
+    alice_api.post(
+        "/api/oauth/start",
+        {"name": "X_OAUTH", "provider": "github", "client_id": "c", "client_secret": PLANTED},
+        format="json",
+    )
     rows = raw_rows(OAuthPending._meta.db_table)
     assert len(rows) == 1
     assert all(PLANTED.encode() not in as_bytes(cell) for cell in rows[0])
@@ -76,16 +80,23 @@ def test_the_rotation_command_reseals_everything_under_the_newest_key(account, w
     with override_settings(FOLDRUN_VAULT_KEYS=[OLD]):
         do_set_secret(account, None, "ACCOUNT_ONE", value=PLANTED + "-a")
         do_set_secret(account, workspace, "DESK_ONE", value=PLANTED + "-w")
-        do_set_secret(account, workspace, "DESK_OAUTH", oauth_recipe={
-            "token_url": "https://x.example/token", "client_id": "c", "access_token": PLANTED + "-t"})
+        do_set_secret(
+            account,
+            workspace,
+            "DESK_OAUTH",
+            oauth_recipe={"token_url": "https://x.example/token", "client_id": "c", "access_token": PLANTED + "-t"},
+        )
     out = io.StringIO()
     with override_settings(FOLDRUN_VAULT_KEYS=[NEW, OLD]):
         call_command("rotate_vault_keys", stdout=out)
     assert out.getvalue() == "Re-encrypted 3 value(s) under the newest key.\n"
-    with override_settings(FOLDRUN_VAULT_KEYS=[NEW]):   # the old key dropped
+    with override_settings(FOLDRUN_VAULT_KEYS=[NEW]):  # the old key dropped
         found = resolve_secrets(workspace, ["ACCOUNT_ONE", "DESK_ONE", "DESK_OAUTH"])
     assert {n: r.value for n, r in found.items()} == {
-        "ACCOUNT_ONE": PLANTED + "-a", "DESK_ONE": PLANTED + "-w", "DESK_OAUTH": PLANTED + "-t"}
+        "ACCOUNT_ONE": PLANTED + "-a",
+        "DESK_ONE": PLANTED + "-w",
+        "DESK_OAUTH": PLANTED + "-t",
+    }
     assert found.failed == {}
 
 
@@ -123,7 +134,8 @@ def test_a_value_given_on_the_command_line_is_refused_and_not_echoed(alice_cli, 
     assert done.err == (
         "foldrun secrets set takes no value on the command line, where it would land in shell history and process "
         "listings; nothing was stored and it is not repeated here. Type it at the prompt or pipe it on stdin (and "
-        "treat a value already typed there as exposed).\n")
+        "treat a value already typed there as exposed).\n"
+    )
     assert Secret.objects.count() == 0
 
 
@@ -140,7 +152,10 @@ def test_the_listing_names_scope_who_and_when_and_never_the_value(alice_cli, mon
     alice_cli("secrets", "set", "OPENAI_API_KEY", "--to", "rank-desk")
     listing = alice_cli("secrets", "list", "--to", "rank-desk", "--json")
     row = listing.json[0]
-    assert (row["name"], row["scope"], row["updated_by"]) == ("OPENAI_API_KEY", "workspace rank-desk",
-                                                              "alice@example.com")
+    assert (row["name"], row["scope"], row["updated_by"]) == (
+        "OPENAI_API_KEY",
+        "workspace rank-desk",
+        "alice@example.com",
+    )
     assert row["updated_at"]
     assert PLANTED not in listing.out

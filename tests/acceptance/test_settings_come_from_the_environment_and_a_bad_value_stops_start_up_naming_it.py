@@ -1,6 +1,7 @@
 """The settings come from the environment (the embedded default, PostgreSQL from DATABASE_URL, Redis from
 CELERY_BROKER_URL, production's demands); a bad value stops start-up with a sentence naming the variable.
 (Issue 2, item 1.)"""
+
 from __future__ import annotations
 
 import os
@@ -22,7 +23,9 @@ PROBE = (
 def start(settings_module: str = "foldrun.settings.dev", **env: str) -> subprocess.CompletedProcess:
     """`django.setup()` in a fresh interpreter with only the given variables set."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "CELERY_", "FOLDRUN_", "DJANGO_"))}
-    base.update({"DJANGO_SETTINGS_MODULE": settings_module, "FOLDRUN_DATA_DIR": tempfile.mkdtemp(prefix="audit2-start-")})
+    base.update(
+        {"DJANGO_SETTINGS_MODULE": settings_module, "FOLDRUN_DATA_DIR": tempfile.mkdtemp(prefix="audit2-start-")}
+    )
     base.update(env)
     return subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=base, capture_output=True, text=True, timeout=60)
 
@@ -52,8 +55,10 @@ def test_redis_is_read_from_celery_broker_url():
 def test_a_database_url_of_another_kind_stops_start_up_naming_the_variable():
     done = start(DATABASE_URL="mysql://x")
     assert done.returncode != 0
-    assert ("DATABASE_URL='mysql://x' is not a valid URL; it must start with sqlite:// or postgres:// or postgresql://."
-            in done.stderr)
+    assert (
+        "DATABASE_URL='mysql://x' is not a valid URL; it must start with sqlite:// or postgres:// or postgresql://."
+        in done.stderr
+    )
 
 
 def test_a_password_in_a_bad_database_url_is_not_printed():
@@ -94,8 +99,11 @@ def test_production_without_redis_stops_start_up_naming_the_variable():
 
 
 def test_production_starts_with_a_secret_key_and_redis():
-    done = start("foldrun.settings.prod", DJANGO_SECRET_KEY="a-real-secret-for-this-test-only",
-                 CELERY_BROKER_URL="redis://127.0.0.1:6379/15")
+    done = start(
+        "foldrun.settings.prod",
+        DJANGO_SECRET_KEY="a-real-secret-for-this-test-only",
+        CELERY_BROKER_URL="redis://127.0.0.1:6379/15",
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[1] == "redis://127.0.0.1:6379/15"
 
@@ -110,8 +118,9 @@ def test_the_celery_app_reads_the_settings_broker(settings):
 def test_a_log_level_python_does_not_know_stops_start_up_naming_the_variable():
     done = start(FOLDRUN_LOG_LEVEL="LOUD")
     assert done.returncode != 0
-    assert ("FOLDRUN_LOG_LEVEL='LOUD' is not a log level; use one of CRITICAL, ERROR, WARNING, INFO, DEBUG."
-            in done.stderr)
+    assert (
+        "FOLDRUN_LOG_LEVEL='LOUD' is not a log level; use one of CRITICAL, ERROR, WARNING, INFO, DEBUG." in done.stderr
+    )
 
 
 def test_a_log_level_in_lower_case_is_read():
@@ -126,17 +135,26 @@ def test_a_resend_address_that_is_not_http_stops_start_up_naming_the_variable():
 
 def test_malformed_vault_keys_stop_the_server_naming_the_variable():
     base = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "CELERY_", "FOLDRUN_", "DJANGO_"))}
-    base.update({"DJANGO_SETTINGS_MODULE": "foldrun.settings.dev", "FOLDRUN_DATA_DIR": tempfile.mkdtemp(prefix="audit2-"),
-                 "FOLDRUN_VAULT_KEYS": "garbage"})
-    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=base, capture_output=True, text=True,
-                          timeout=120)
+    base.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "foldrun.settings.dev",
+            "FOLDRUN_DATA_DIR": tempfile.mkdtemp(prefix="audit2-"),
+            "FOLDRUN_VAULT_KEYS": "garbage",
+        }
+    )
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=ROOT, env=base, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode != 0
     assert "(vault.E001) FOLDRUN_VAULT_KEYS: entry 1 is not base64;" in done.stderr
 
 
 def test_a_database_url_with_a_broken_host_or_port_stops_start_up_with_a_sentence():
-    for broken in ("postgres://u:hunter2secret@[::1/x", "postgres://u:hunter2secret@db:99999/x",
-                   "postgres://u:hunter2secret@db:port/x"):
+    for broken in (
+        "postgres://u:hunter2secret@[::1/x",
+        "postgres://u:hunter2secret@db:99999/x",
+        "postgres://u:hunter2secret@db:port/x",
+    ):
         done = start(DATABASE_URL=broken)
         assert done.returncode != 0
         assert "DATABASE_URL is not a valid URL (" in done.stderr, done.stderr

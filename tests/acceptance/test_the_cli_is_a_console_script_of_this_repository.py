@@ -1,4 +1,5 @@
 """`foldrun` is a console script of this repository, installed into its .venv by the bootstrap. (Issue 2, item 8.)"""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -2,6 +2,7 @@
 acks_late redelivery can hand the same day's task to two workers. The
 claim is held through the check, so the second finds the keys just asked
 and asks nothing: one question per endpoint and key, one mail."""
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,10 @@ from vault.actions import do_set_secret
 from vault.tasks import probe_account_providers
 from tests.notify.conftest import send_outbox
 
-pytestmark = pytest.mark.skipif(not os.environ.get("DATABASE_URL", "").startswith("postgres"),
-                                reason="two workers at once need row locks (PostgreSQL); SQLite runs one worker")
+pytestmark = pytest.mark.skipif(
+    not os.environ.get("DATABASE_URL", "").startswith("postgres"),
+    reason="two workers at once need row locks (PostgreSQL); SQLite runs one worker",
+)
 
 
 def deliver_twice_at_once(account_id: int) -> list:
@@ -38,11 +41,17 @@ def deliver_twice_at_once(account_id: int) -> list:
     return answers
 
 
-def test_two_deliveries_of_the_daily_probe_ask_each_key_once_and_mail_once(transactional_db, account, alice,
-                                                                           workspace, fake_provider):
+def test_two_deliveries_of_the_daily_probe_ask_each_key_once_and_mail_once(
+    transactional_db, account, alice, workspace, fake_provider
+):
     block = f'{{name: anthropic, base_url: "{fake_provider.base_url}", key: "${{MODEL_KEY}}", model: claude-x}}'
-    do_write_files(account=account, workspace=workspace, kind="push", message="test",
-                   writes=[FileWrite("AGENTS.md", f"---\nprovider: {block}\n---\nDefaults.\n")])
+    do_write_files(
+        account=account,
+        workspace=workspace,
+        kind="push",
+        message="test",
+        writes=[FileWrite("AGENTS.md", f"---\nprovider: {block}\n---\nDefaults.\n")],
+    )
     do_set_secret(account, workspace, "MODEL_KEY", value="sk-probe-twice-1234")
     fake_provider.reply(Reply(status=401, refusal="invalid x-api-key", delay=1.0))
     fake_provider.reply(Reply(status=401, refusal="invalid x-api-key", delay=1.0))

@@ -1,6 +1,7 @@
 """Issue 2, item 4: the file contract is pure Python (no Django), and every
 finding is an error or a warning with a file, a line where there is one, and
 one sentence. Each rule the issue names has its own test in tests/contract/."""
+
 from __future__ import annotations
 
 import os
@@ -38,9 +39,15 @@ def test_the_contract_checks_a_desk_without_importing_django():
 def test_every_finding_is_a_level_a_file_a_line_and_one_sentence():
     found = check(Desk(files=BAD_DESK), mode="check") + check(Desk(files=UNGUARDED_DESK), mode="check")
     assert len(found) == 12
-    bad = [f.format() for f in found
-           if f.level not in ("error", "warning") or f.file not in {**BAD_DESK, **UNGUARDED_DESK}
-           or not (f.line is None or f.line >= 1) or "\n" in f.message or not f.message.rstrip().endswith((".", ")"))]
+    bad = [
+        f.format()
+        for f in found
+        if f.level not in ("error", "warning")
+        or f.file not in {**BAD_DESK, **UNGUARDED_DESK}
+        or not (f.line is None or f.line >= 1)
+        or "\n" in f.message
+        or not f.message.rstrip().endswith((".", ")"))
+    ]
     assert bad == []
 
 
@@ -48,7 +55,8 @@ def test_a_finding_prints_as_file_line_level_and_sentence():
     found = [f for f in check(Desk(files=BAD_DESK), mode="check") if f.file == "flows/weekly.md"]
     assert [f.format() for f in found] == [
         "flows/weekly.md:4: error: step 1 names [[nobody]], which is not an agent in this workspace; add "
-        "agents/nobody/agent.md or fix the name."]
+        "agents/nobody/agent.md or fix the name."
+    ]
     assert found[0].to_dict()["file"] == "flows/weekly.md"
 
 
@@ -64,21 +72,26 @@ AGENT_WITH = "---\nname: a\ndescription: d.\ntools: [read]\nprovider: {provider}
 def test_a_key_header_that_is_neither_x_api_key_nor_bearer_is_refused():
     block = "{name: anthropic, model: claude-sonnet-4-5, key: '${ANTHROPIC_API_KEY}', key_header: cookie}"
     assert lines({"agents/a/agent.md": AGENT_WITH.format(provider=block)}) == [
-        "agents/a/agent.md:5: error: provider.key_header must be x-api-key or bearer."]
+        "agents/a/agent.md:5: error: provider.key_header must be x-api-key or bearer."
+    ]
 
 
 def test_a_model_that_is_not_text_is_refused():
     assert lines({"agents/a/agent.md": AGENT_WITH.format(provider="{name: anthropic, model: 5}")}) == [
-        "agents/a/agent.md:5: error: provider.model must be a model id as text, e.g. claude-sonnet-4-5."]
+        "agents/a/agent.md:5: error: provider.model must be a model id as text, e.g. claude-sonnet-4-5."
+    ]
 
 
 def test_an_identity_key_that_does_not_exist_names_the_closest_and_the_keys():
-    agent = ("---\nname: a\ndescription: d.\ntools: [web]\nweb:\n  browse:\n    engine: chromium\n    identities:\n"
-             "      au: {locale: en-AU, locle: en-AU}\n---\nx\n")
+    agent = (
+        "---\nname: a\ndescription: d.\ntools: [web]\nweb:\n  browse:\n    engine: chromium\n    identities:\n"
+        "      au: {locale: en-AU, locle: en-AU}\n---\nx\n"
+    )
     assert lines({"agents/a/agent.md": agent}) == [
         "agents/a/agent.md:9: error: web.browse.identities.au.locle is not an identity key; did you mean locale? An "
         "identity takes engine, browser, device, locale, timezone, user_agent, proxy, headers, geolocation, "
-        "color_scheme, block, cookies, cookie_domain."]
+        "color_scheme, block, cookies, cookie_domain."
+    ]
 
 
 MCP_TOOL = "---\ntransport: mcp\nname: notes\ndescription: Notes.\nurl: ftp://notes.example.com\n---\n"
@@ -87,7 +100,8 @@ MCP_DESK = {"agents/a/agent.md": "---\nname: a\ndescription: d.\ntools: [notes]\
 
 def test_an_mcp_url_that_is_not_http_is_refused():
     assert [line.split(": ", 1)[1] for line in lines(MCP_DESK)] == [
-        "error: this mcp tool has url: that is not an http(s) URL."]
+        "error: this mcp tool has url: that is not an http(s) URL."
+    ]
 
 
 def test_an_mcp_url_that_is_not_http_is_reported_at_its_line():

@@ -1,5 +1,6 @@
 """OpenAPI at /api/schema/ describes every API route (read from the URLconf), the account and library APIs'
 bodies, and the bearer token the API takes. (Issue 2, item 5.)"""
+
 from __future__ import annotations
 
 import re
@@ -15,8 +16,11 @@ def test_the_openapi_schema_describes_every_api_route(alice_api):
     schema = yaml.safe_load(response.content)
     assert schema["openapi"].startswith("3.")
     documented = set(schema["paths"])
-    expected = {re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", route) for route, cls, methods in api_routes()
-                if route != "/api/schema/" and methods}
+    expected = {
+        re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", route)
+        for route, cls, methods in api_routes()
+        if route != "/api/schema/" and methods
+    }
     assert expected - documented == set()
 
 
@@ -35,10 +39,18 @@ def _undocumented(alice_api, prefixes: tuple[str, ...]) -> list[str]:
     return missing
 
 
-ACCOUNT_PATHS = ("/api/version", "/api/me", "/api/workspaces", "/api/members", "/api/invites", "/api/tokens",
-                 "/api/auth/")
+ACCOUNT_PATHS = (
+    "/api/version",
+    "/api/me",
+    "/api/workspaces",
+    "/api/members",
+    "/api/invites",
+    "/api/tokens",
+    "/api/auth/",
+)
 LIBRARY_PATHS = ("/api/library", "/api/gallery") + tuple(
-    f"/api/workspaces/{{ws}}/{route}" for route in ("push", "deploy", "check", "files", "revisions", "diff"))
+    f"/api/workspaces/{{ws}}/{route}" for route in ("push", "deploy", "check", "files", "revisions", "diff")
+)
 
 
 def test_the_schema_documents_the_account_apis_bodies(alice_api):
@@ -49,8 +61,10 @@ def test_the_schema_documents_the_account_apis_bodies(alice_api):
 def test_the_schema_says_the_api_takes_a_bearer_token(alice_api):
     schema = yaml.safe_load(alice_api.get("/api/schema/").content)
     assert schema["components"]["securitySchemes"]["foldrunToken"] == {
-        "type": "http", "scheme": "bearer",
-        "description": "An API token (frt_…) from `foldrun login` or Settings → Tokens."}
+        "type": "http",
+        "scheme": "bearer",
+        "description": "An API token (frt_…) from `foldrun login` or Settings → Tokens.",
+    }
 
 
 def test_the_schema_documents_the_library_apis_bodies(alice_api):

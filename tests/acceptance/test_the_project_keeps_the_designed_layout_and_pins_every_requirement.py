@@ -1,5 +1,6 @@
 """The Django project has the layout DESIGN.md draws, and every requirement is pinned to one version.
 (Issue 2, item 1.)"""
+
 from __future__ import annotations
 
 import re
@@ -10,10 +11,23 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_layout_of_design_md_is_there():
-    for path in ["manage.py", "foldrun/settings/base.py", "foldrun/settings/dev.py", "foldrun/settings/test.py",
-                 "foldrun/settings/prod.py", "foldrun/urls.py", "foldrun/celery.py", "accounts/models.py",
-                 "library/models.py", "runs/models.py", "notify/models.py", "vault/models.py", "templates",
-                 "tests/conftest.py", "requirements.txt"]:
+    for path in [
+        "manage.py",
+        "foldrun/settings/base.py",
+        "foldrun/settings/dev.py",
+        "foldrun/settings/test.py",
+        "foldrun/settings/prod.py",
+        "foldrun/urls.py",
+        "foldrun/celery.py",
+        "accounts/models.py",
+        "library/models.py",
+        "runs/models.py",
+        "notify/models.py",
+        "vault/models.py",
+        "templates",
+        "tests/conftest.py",
+        "requirements.txt",
+    ]:
         assert (ROOT / path).exists(), path
 
 

@@ -7,6 +7,7 @@ workspace's inbound `signature: hmac` flow. Timeouts are checked against
 loopback receivers that sleep or trickle; private destinations with the
 install's opt-in switched off.
 """
+
 from __future__ import annotations
 
 import base64
@@ -39,7 +40,7 @@ from vault.actions import do_set_secret
 SECRET = "audit5-signing-secret"
 
 # spec/notifications.md, "Verifying a delivery", Node — verbatim.
-SPEC_NODE = '''import crypto from "node:crypto";
+SPEC_NODE = """import crypto from "node:crypto";
 
 export function verifyFoldrun(rawBody, headers, secret, toleranceSec = 300) {
   const ts = headers["x-foldrun-timestamp"];
@@ -49,10 +50,10 @@ export function verifyFoldrun(rawBody, headers, secret, toleranceSec = 300) {
   const want = crypto.createHmac("sha256", secret).update(`${ts}.${rawBody}`).digest("hex");
   return sig.length === want.length && crypto.timingSafeEqual(Buffer.from(sig), Buffer.from(want));
 }
-'''
+"""
 
 # A receiver around it: Node's http server, answering 200 only to what verifies.
-NODE_SERVER = '''import http from "node:http";
+NODE_SERVER = """import http from "node:http";
 import { verifyFoldrun } from "./verify.mjs";
 
 const server = http.createServer((req, res) => {
@@ -65,11 +66,12 @@ const server = http.createServer((req, res) => {
   });
 });
 server.listen(0, "127.0.0.1", () => console.log(server.address().port));
-'''
+"""
 
 
 # spec/notifications.md, "Verifying a delivery", Python — verbatim.
 import hashlib, hmac, time  # noqa: E401,E402,F811
+
 
 def verify_foldrun(raw_body: bytes, headers, secret: str, tolerance=300) -> bool:
     ts = headers.get("X-Foldrun-Timestamp")
@@ -84,8 +86,13 @@ def verify_foldrun(raw_body: bytes, headers, secret: str, tolerance=300) -> bool
 def node_receiver(tmp_path):
     (tmp_path / "verify.mjs").write_text(SPEC_NODE)
     (tmp_path / "server.mjs").write_text(NODE_SERVER)
-    process = subprocess.Popen(["node", "server.mjs"], cwd=tmp_path, stdout=subprocess.PIPE, text=True,
-                               env={"SECRET": SECRET, "PATH": "/usr/bin:/bin"})
+    process = subprocess.Popen(
+        ["node", "server.mjs"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={"SECRET": SECRET, "PATH": "/usr/bin:/bin"},
+    )
     port = int(process.stdout.readline())
     yield f"http://127.0.0.1:{port}/hook"
     process.terminate()
@@ -113,7 +120,9 @@ def test_a_node_receiver_running_the_spec_s_own_code_accepts_a_signed_delivery(w
 
 def test_the_spec_s_node_receiver_refuses_a_delivery_signed_with_another_secret(workspace, node_receiver):
     do_set_secret(workspace.account, None, "OPS_WEBHOOK_SIGNING_KEY", value="not-the-receiver-s-secret")
-    write_agents_md(workspace, f"---\nnotify:\n  url: {node_receiver}\n  signing_secret: OPS_WEBHOOK_SIGNING_KEY\n---\n")
+    write_agents_md(
+        workspace, f"---\nnotify:\n  url: {node_receiver}\n  signing_secret: OPS_WEBHOOK_SIGNING_KEY\n---\n"
+    )
     _delivery, result = _deliver(workspace)
     assert (result.attempt.ok, result.attempt.status_code) == (False, 401)
 
@@ -164,11 +173,14 @@ def test_another_workspace_s_inbound_hmac_flow_accepts_a_delivery_and_dedupes_it
 
     intake = Workspace.objects.create(account=account, name="intake-desk")
     do_set_secret(account, intake, "INBOUND_KEY", value=SECRET)
-    push(intake, {
-        "agents/intake/agent.md": agent_file("intake", fake_provider),
-        "flows/intake.md": "---\nname: intake\nwebhook: {signature: hmac, secret: INBOUND_KEY}\n---\n"
-                           "1. [[intake]] ! — Read the notification: {{text}}.\n",
-    })
+    push(
+        intake,
+        {
+            "agents/intake/agent.md": agent_file("intake", fake_provider),
+            "flows/intake.md": "---\nname: intake\nwebhook: {signature: hmac, secret: INBOUND_KEY}\n---\n"
+            "1. [[intake]] ! — Read the notification: {{text}}.\n",
+        },
+    )
     _signed(workspace, f"{live_server.url}/api/hooks/{intake.public_id}/intake")
     delivery, result = _deliver(workspace)
     assert (result.attempt.ok, result.attempt.status_code) == (True, 202), result.attempt.response_excerpt
@@ -218,8 +230,9 @@ def test_a_rotated_signing_secret_is_in_webhook_signature_beside_the_old_for_24_
 # ------------------------------------------------------------ what it carries
 
 
-@pytest.mark.parametrize("event", ["failed", "completed", "blocked", "awaiting-approval", "quarantined", "sla",
-                                   "budget"])
+@pytest.mark.parametrize(
+    "event", ["failed", "completed", "blocked", "awaiting-approval", "quarantined", "sla", "budget"]
+)
 def test_x_foldrun_event_names_each_spec_event(workspace, receiver, event):
     write_agents_md(workspace, f"---\nnotify:\n  url: {receiver.url}\n  events: [{event}]\n---\n")
     dispatch(workspace, event, payload_for=lambda _a: {"text": event})
@@ -270,8 +283,13 @@ def test_the_schedule_is_at_once_then_1m_5m_30m_2h_6h_after_each_previous_failur
         due.append(result.next_attempt_at)
         now = result.next_attempt_at or now
     gaps = [d - f for d, f in zip(due[:5], failed_at[:5])]
-    assert gaps == [timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2),
-                    timedelta(hours=6)]
+    assert gaps == [
+        timedelta(minutes=1),
+        timedelta(minutes=5),
+        timedelta(minutes=30),
+        timedelta(hours=2),
+        timedelta(hours=6),
+    ]
     assert due[5] is None
     final = Delivery.objects.get(pk=delivery.pk)
     assert (final.status, final.attempts_made, final.attempts.count()) == ("failed", 6, 6)
@@ -297,7 +315,10 @@ def test_a_receiver_sleeping_9_seconds_is_a_failed_attempt_at_8(workspace, recei
     receiver.answers = [(200, b"late", 9.0)]
     _delivery, result = _deliver(workspace)
     assert (result.attempt.ok, result.attempt.status_code, result.attempt.error) == (
-        False, None, "timed out after 8 seconds")
+        False,
+        None,
+        "timed out after 8 seconds",
+    )
     assert 7900 <= result.attempt.duration_ms < 9000
 
 
@@ -309,7 +330,9 @@ def test_a_down_receiver_a_5xx_and_a_2mb_answer_are_each_recorded(workspace, rec
     write_agents_md(workspace, f"---\nnotify:\n  url: {down_url}\n---\n")
     _d, down = _deliver(workspace)
     assert down.attempt.ok is False and down.attempt.status_code is None
-    assert down.attempt.error == "nothing is listening there (connection refused)" and down_url not in down.attempt.error
+    assert (
+        down.attempt.error == "nothing is listening there (connection refused)" and down_url not in down.attempt.error
+    )
     write_agents_md(workspace, f"---\nnotify:\n  url: {receiver.url}\n---\n")
     receiver.answers = [(502, "é".encode() * (1024 * 1024), 0.0)]
     _d, big = _deliver(workspace)
@@ -326,9 +349,9 @@ def _private_urls(port: int) -> list[str]:
     assert socket.getaddrinfo(name, port)[0][4][0] == "127.0.0.1"  # this machine's own name resolves to loopback
     return [
         f"http://127.0.0.1:{port}/hook",
-        f"http://localhost:{port}/hook",               # a name that resolves to 127.0.0.1
-        f"http://{name}:{port}/hook",                  # another one
-        f"http://2130706433:{port}/hook",              # 127.0.0.1 as a number
+        f"http://localhost:{port}/hook",  # a name that resolves to 127.0.0.1
+        f"http://{name}:{port}/hook",  # another one
+        f"http://2130706433:{port}/hook",  # 127.0.0.1 as a number
         f"http://0x7f.1:{port}/hook",
         f"http://[::1]:{port}/hook",
         f"http://[::ffff:127.0.0.1]:{port}/hook",
@@ -356,7 +379,8 @@ def test_every_loopback_private_and_link_local_destination_is_refused_when_the_i
     for url, error in errors.items():
         host = urlsplit(url).hostname
         assert error.startswith(f"{host} resolves to ") and error.endswith(
-            ": private, loopback, link-local and other non-public addresses cannot be called"), (url, error)
+            ": private, loopback, link-local and other non-public addresses cannot be called"
+        ), (url, error)
     assert receiver.requests == []
 
 

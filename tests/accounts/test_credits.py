@@ -1,5 +1,6 @@
 """Credits: a finished run's cost is drawn once; owners get one low-balance
 mail from the platform's own sender."""
+
 from decimal import Decimal
 
 
@@ -11,8 +12,9 @@ from tests.notify.conftest import send_outbox
 
 
 def _finish(workspace, cost: str, django_capture_on_commit_callbacks) -> Run:
-    run = Run.objects.create(account=workspace.account, workspace=workspace, name="weekly",
-                             status="completed", cost_usd=Decimal(cost))
+    run = Run.objects.create(
+        account=workspace.account, workspace=workspace, name="weekly", status="completed", cost_usd=Decimal(cost)
+    )
     with django_capture_on_commit_callbacks(execute=True):
         emit(run, "completed")
     return run

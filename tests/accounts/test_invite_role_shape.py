@@ -1,4 +1,5 @@
 """POST /api/invites validates `role` against what the schema documents: only a missing role means viewer."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,7 +12,9 @@ def test_an_invite_whose_role_is_not_a_role_is_a_400_not_a_viewer_invite(alice_a
     assert answer.status_code == 400
     body = answer.json()
     assert body["code"] == "invalid" and body["details"] == {
-        "field": "role", "choices": ["owner", "admin", "editor", "approver", "viewer"]}
+        "field": "role",
+        "choices": ["owner", "admin", "editor", "approver", "viewer"],
+    }
     assert body["message"].endswith("is not a role; use one of owner, admin, editor, approver, viewer.")
 
 

@@ -21,7 +21,9 @@ def test_an_unknown_role_is_refused_with_the_roles_that_exist(alice_api, bob):
     member_id = Membership.objects.get(user=bob).public_id
     response = alice_api.patch(f"/api/members/{member_id}", {"role": "boss"}, format="json")
     assert response.status_code == 400
-    assert response.json()["message"] == "role: 'boss' is not a role; use one of owner, admin, editor, approver, viewer."
+    assert (
+        response.json()["message"] == "role: 'boss' is not a role; use one of owner, admin, editor, approver, viewer."
+    )
 
 
 def test_the_last_owner_cannot_step_down(alice_api, alice):

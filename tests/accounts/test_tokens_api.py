@@ -9,7 +9,9 @@ from accounts.models import ApiToken, hash_token
 
 @pytest.mark.django_db
 def test_login_exchanges_a_password_for_a_token_shown_once(alice):
-    response = APIClient().post("/api/auth/token", {"email": "alice@example.com", "password": "correct horse battery"}, format="json")
+    response = APIClient().post(
+        "/api/auth/token", {"email": "alice@example.com", "password": "correct horse battery"}, format="json"
+    )
     assert response.status_code == 201
     raw = response.json()["token"]
     assert raw.startswith("frt_")
@@ -46,7 +48,10 @@ def test_an_expired_token_is_refused_with_a_sentence(alice_api, alice):
 
 def test_the_token_list_never_shows_a_value_or_hash(alice_api):
     listing = alice_api.get("/api/tokens").json()
-    assert listing and all(set(t) == {"id", "name", "hint", "created_at", "last_used_at", "expires_at", "revoked_at", "state"} for t in listing)
+    assert listing and all(
+        set(t) == {"id", "name", "hint", "created_at", "last_used_at", "expires_at", "revoked_at", "state"}
+        for t in listing
+    )
 
 
 def test_charlie_cannot_revoke_alices_token(charlie_api, alice_api, alice):
@@ -82,8 +87,9 @@ def database_down(tmp_path):
             # A test before this one in the process served the web app (foldrun.asgi pools the web process's
             # connections): a pool made for the old address would answer from it, so the pool goes too.
             connection.close_pool()
-            connection.settings_dict["OPTIONS"] = {key: value for key, value in saved["OPTIONS"].items()
-                                                   if key != "pool"}
+            connection.settings_dict["OPTIONS"] = {
+                key: value for key, value in saved["OPTIONS"].items() if key != "pool"
+            }
     try:
         yield
     finally:
@@ -98,6 +104,8 @@ def test_a_token_that_cannot_be_checked_because_the_database_is_down_is_a_503_wi
     assert response.status_code == 503
     body = response.json()
     assert body["code"] == "server_error" and body["details"]["incident"].startswith("err_")
-    assert body["message"] == (f"Checking the API token stopped on an internal error (incident "
-                               f"{body['details']['incident']}; the platform's log has the details); try again.")
+    assert body["message"] == (
+        f"Checking the API token stopped on an internal error (incident "
+        f"{body['details']['incident']}; the platform's log has the details); try again."
+    )
     assert "frt_some-token-value" not in response.content.decode()

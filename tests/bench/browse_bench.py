@@ -16,6 +16,7 @@
 Prints one line per figure, each with the machine's load beside it; exits non-zero when the warm ratio misses its
 target (1.0×) or the back-to-back one misses its own (1.5×).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -69,8 +70,14 @@ class Pool:
         self.url, self.servers, self.timing, self.detail = url, servers, timing, detail
         self.phases: list[list[tuple[str, float]]] = []  # --detail: each call's marks, from its start
         self.http = httpx.Client()
-        self.tool = WebTool({}, http=self.http, sandbox=Path(tempfile.mkdtemp()), allow_private=True,
-                            test_mode=False, pod_account="acc_bench")
+        self.tool = WebTool(
+            {},
+            http=self.http,
+            sandbox=Path(tempfile.mkdtemp()),
+            allow_private=True,
+            test_mode=False,
+            pod_account="acc_bench",
+        )
 
     def call(self) -> float:
         started = time.monotonic()
@@ -91,8 +98,12 @@ class Pool:
             for (_, before), (name, at) in zip(marks, marks[1:]):
                 gaps.setdefault(name, []).append(at - before)
         self.phases = []
-        print(f"  {label}, pool call by step (p50 / p95 ms): " + ", ".join(
-            f"{name} {statistics.median(v) * 1000:.1f} / {pct(v, .95) * 1000:.1f}" for name, v in gaps.items()))
+        print(
+            f"  {label}, pool call by step (p50 / p95 ms): "
+            + ", ".join(
+                f"{name} {statistics.median(v) * 1000:.1f} / {pct(v, 0.95) * 1000:.1f}" for name, v in gaps.items()
+            )
+        )
 
     def close(self) -> None:
         self.tool.close()
@@ -105,10 +116,20 @@ async def mcp_session(url: str):  # noqa: ANN201 - yields its one call, navigate
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    params = StdioServerParameters(command="node", args=[str(MCP_CLI), "--headless", "--isolated", "--browser",
-                                                         "chromium", "--executable-path", "/usr/bin/chromium",
-                                                         "--no-sandbox"],
-                                   cwd=tempfile.mkdtemp())  # its .playwright-mcp/ output lands there
+    params = StdioServerParameters(
+        command="node",
+        args=[
+            str(MCP_CLI),
+            "--headless",
+            "--isolated",
+            "--browser",
+            "chromium",
+            "--executable-path",
+            "/usr/bin/chromium",
+            "--no-sandbox",
+        ],
+        cwd=tempfile.mkdtemp(),
+    )  # its .playwright-mcp/ output lands there
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
 
@@ -154,9 +175,11 @@ def load() -> str:
 
 def figures(label: str, ours: list[float], theirs: list[float]) -> float:
     ratio = statistics.median(ours) / statistics.median(theirs)
-    print(f"{label} ({load()}): pool p50 {statistics.median(ours) * 1000:7.1f} ms p95 {pct(ours, .95) * 1000:7.1f} ms | "
-          f"@playwright/mcp p50 {statistics.median(theirs) * 1000:7.1f} ms p95 {pct(theirs, .95) * 1000:7.1f} ms | "
-          f"ratio (p50) {ratio:.2f}×")
+    print(
+        f"{label} ({load()}): pool p50 {statistics.median(ours) * 1000:7.1f} ms p95 {pct(ours, 0.95) * 1000:7.1f} ms | "
+        f"@playwright/mcp p50 {statistics.median(theirs) * 1000:7.1f} ms p95 {pct(theirs, 0.95) * 1000:7.1f} ms | "
+        f"ratio (p50) {ratio:.2f}×"
+    )
     return ratio
 
 
@@ -208,10 +231,14 @@ def main() -> int:
     mine, others, tight, first_call = runs
     ratio = figures(f"warm call, {options.gap:g} s before each", mine, others)
     tight_ratio = figures("warm call, back to back", *tight) if tight is not None else None
-    print(f"target: the warm call at most 1.0× @playwright/mcp ({options.gap:g} s before each call, both sides, "
-          f"calls taking turns); back to back at most {BACK_TO_BACK_TARGET}×")
-    print(f"pool server cold start: {server_up * 1000:.0f} ms to listening; first call with its browser "
-          f"{first_call * 1000:.0f} ms")
+    print(
+        f"target: the warm call at most 1.0× @playwright/mcp ({options.gap:g} s before each call, both sides, "
+        f"calls taking turns); back to back at most {BACK_TO_BACK_TARGET}×"
+    )
+    print(
+        f"pool server cold start: {server_up * 1000:.0f} ms to listening; first call with its browser "
+        f"{first_call * 1000:.0f} ms"
+    )
     return 0 if ratio <= 1.0 and (tight_ratio is None or tight_ratio <= BACK_TO_BACK_TARGET) else 1
 
 

@@ -9,6 +9,7 @@ itself uses — and the ratio. Target: check ≤ 3× parse.
 
 Not a pytest test (pytest collects test_*.py only, and nothing runs on import).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,7 +40,7 @@ def generate(total: int, seed: int = 7) -> dict[str, str]:
     n_agents = total * 15 // 100
     n_flows = total * 5 // 100
     n_http = total * 10 // 100
-    n_script = total * 8 // 100        # three files each: tool.md, run.py, requirements.txt
+    n_script = total * 8 // 100  # three files each: tool.md, run.py, requirements.txt
     n_skills = total * 10 // 100
     for i in range(n_http):
         files[f"tools/api-{i}.md"] = (
@@ -64,7 +65,9 @@ def generate(total: int, seed: int = 7) -> dict[str, str]:
     outward_names = [f"script-{i}" for i in range(n_script) if i % 4 == 0]
     publishers = set(range(0, n_agents, 10))
     for i in range(n_skills):
-        files[f"skills/skill-{i}/SKILL.md"] = f"---\nname: skill-{i}\ndescription: Do task {i} well. Use when asked about {i}.\n---\nStep one, step two.\n"
+        files[f"skills/skill-{i}/SKILL.md"] = (
+            f"---\nname: skill-{i}\ndescription: Do task {i} well. Use when asked about {i}.\n---\nStep one, step two.\n"
+        )
     for i in range(n_agents):
         grants = ["read", "search", "web"] + rng.sample(outward_names if i in publishers else tool_names, 3)
         limit_tool = grants[3]
@@ -78,7 +81,7 @@ def generate(total: int, seed: int = 7) -> dict[str, str]:
         agents = rng.sample([a for a in range(n_agents) if a not in publishers], 4)
         agents[2] = rng.choice(sorted(publishers))
         files[f"flows/flow-{i}.md"] = (
-            f"---\nname: flow-{i}\nschedule: \"0 7 * * MON\"\ntimezone: Australia/Sydney\nsla: 2h\ndisable_after: 3\n"
+            f'---\nname: flow-{i}\nschedule: "0 7 * * MON"\ntimezone: Australia/Sydney\nsla: 2h\ndisable_after: 3\n'
             f"approve_within: 2d\napprovers: [owner@example.com]\nbudget: 5.00\n---\n"
             f"1. [[agent-{agents[0]}]] — Find pages about {{{{topic}}}}.\n"
             f"2. [[agent-{agents[1]}]] — Read this page.\n   each: lines\n   max: 10\n"
@@ -142,11 +145,17 @@ def main(argv: list[str] | None = None) -> int:
         t_c = None
 
     n = len(files)
-    print(f"desk: {n} files ({len(sources)} with frontmatter); check found {len(findings)} findings, {len(errors)} errors")
+    print(
+        f"desk: {n} files ({len(sources)} with frontmatter); check found {len(findings)} findings, {len(errors)} errors"
+    )
     print(f"check:                       {n / t_check:10.0f} files/s  ({t_check * 1000:.1f} ms)")
-    print(f"parse, yaml.safe_load:       {n / t_safe:10.0f} files/s  ({t_safe * 1000:.1f} ms)   check/parse = {t_check / t_safe:.2f}x")
+    print(
+        f"parse, yaml.safe_load:       {n / t_safe:10.0f} files/s  ({t_safe * 1000:.1f} ms)   check/parse = {t_check / t_safe:.2f}x"
+    )
     if t_c is not None:
-        print(f"parse, yaml CSafeLoader:     {n / t_c:10.0f} files/s  ({t_c * 1000:.1f} ms)   check/parse = {t_check / t_c:.2f}x")
+        print(
+            f"parse, yaml CSafeLoader:     {n / t_c:10.0f} files/s  ({t_c * 1000:.1f} ms)   check/parse = {t_check / t_c:.2f}x"
+        )
     target_ok = t_check <= 3 * t_safe
     print(f"target check <= 3x parse (yaml.safe_load): {'met' if target_ok else 'MISSED'}")
     if t_c is not None:

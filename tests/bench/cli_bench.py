@@ -12,6 +12,7 @@ where the baseline is 0.03–0.10 s.
 
 Not a pytest test (pytest collects test_*.py only, and nothing runs on import).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,8 +49,11 @@ def main() -> int:
     args = parser.parse_args()
     foldrun = foldrun_command()
     with tempfile.TemporaryDirectory(prefix="foldrun-cli-bench-") as scratch:
-        env = {k: v for k, v in os.environ.items()
-               if k not in {"PYTHONDONTWRITEBYTECODE", "FOLDRUN_URL", "FOLDRUN_TOKEN", "DJANGO_SETTINGS_MODULE"}}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in {"PYTHONDONTWRITEBYTECODE", "FOLDRUN_URL", "FOLDRUN_TOKEN", "DJANGO_SETTINGS_MODULE"}
+        }
         env["FOLDRUN_HOME"] = str(Path(scratch) / "home")
         subprocess.run(foldrun + ["init", "desk"], env=env, cwd=scratch, check=True, stdout=subprocess.DEVNULL)
         cases = {
@@ -69,8 +73,10 @@ def main() -> int:
                 times[name].append(timed(cases[name], env, scratch))
         load_after = os.getloadavg()
     baseline = statistics.median(times[names[0]])
-    print(f"{args.rounds} rounds, load average {load_before[0]:.2f} before, {load_after[0]:.2f} after "
-          f"({os.cpu_count()} cores)")
+    print(
+        f"{args.rounds} rounds, load average {load_before[0]:.2f} before, {load_after[0]:.2f} after "
+        f"({os.cpu_count()} cores)"
+    )
     # A loaded machine slows every process alike: the ratio, times the target machine's slowest baseline
     # (0.10 s), says what a quiet machine would show.
     print(f"{'command':28} {'median':>8} {'× baseline':>11} {'at 0.10 s':>10}  target")

@@ -11,6 +11,7 @@ It builds a throwaway test database (SQLite, or PostgreSQL when DATABASE_URL
 says so) and uses the configured broker (filesystem, or Redis when
 CELERY_BROKER_URL says so).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,8 +55,12 @@ def main() -> None:
 
         account = Account.objects.create(name="Bench")
         workspace = Workspace.objects.create(account=account, name="bench-desk")
-        do_write_files(account=account, workspace=workspace, kind="push",
-                       writes=[FileWrite("AGENTS.md", f"---\nnotify:\n  url: {receiver.url}\n---\n")])
+        do_write_files(
+            account=account,
+            workspace=workspace,
+            kind="push",
+            writes=[FileWrite("AGENTS.md", f"---\nnotify:\n  url: {receiver.url}\n---\n")],
+        )
         body = '{"text": "BAD \u2014 3 targets fell out of the top 20 \u00b7 bench-desk/run_x \u00b7 $1.01"}'
 
         # Bare: one shared httpx client, a plain loop.
@@ -86,9 +91,11 @@ def main() -> None:
 
         print(f"{connection.vendor}, broker {os.environ.get('CELERY_BROKER_URL', 'filesystem://')}")
         print(f"bare httpx loop            {bare:8.0f} POSTs/s")
-        print(f"through the worker (c={args.concurrency})    {through:8.0f} deliveries/s  "
-              f"({through / bare:.0%} of bare; target ≥ 50%); recording them took {recorded:.2f} s "
-              f"({args.deliveries / recorded:.0f}/s)")
+        print(
+            f"through the worker (c={args.concurrency})    {through:8.0f} deliveries/s  "
+            f"({through / bare:.0%} of bare; target ≥ 50%); recording them took {recorded:.2f} s "
+            f"({args.deliveries / recorded:.0f}/s)"
+        )
 
         # The sweep over N due, unheld attempts (no worker: they stay queued).
         Delivery.objects.all().delete()
@@ -96,8 +103,12 @@ def main() -> None:
 
         now = timezone.now()
         Delivery.objects.bulk_create(
-            [Delivery(account=account, workspace=workspace, event="failed", body=body, next_attempt_at=now)
-             for _ in range(args.pending)], batch_size=2000)
+            [
+                Delivery(account=account, workspace=workspace, event="failed", body=body, next_attempt_at=now)
+                for _ in range(args.pending)
+            ],
+            batch_size=2000,
+        )
         started = time.perf_counter()
         found = len(due_delivery_ids())
         query = time.perf_counter() - started
@@ -105,8 +116,10 @@ def main() -> None:
         # The sweep records lost attempts, then hands whatever is due to one drain (a message, not one per row).
         due = sweep_due_deliveries()
         sweep = time.perf_counter() - started
-        print(f"sweep over {args.pending} pending: query {query * 1000:.0f} ms ({found} due), "
-              f"whole sweep {sweep:.2f} s ({due} due, handed to one drain)")
+        print(
+            f"sweep over {args.pending} pending: query {query * 1000:.0f} ms ({found} due), "
+            f"whole sweep {sweep:.2f} s ({due} due, handed to one drain)"
+        )
     finally:
         if worker is not None:
             worker.kill()

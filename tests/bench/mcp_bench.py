@@ -13,6 +13,7 @@
 It builds a throwaway test database (SQLite, or PostgreSQL when DATABASE_URL says so) and uses the configured
 broker (filesystem, or Redis when CELERY_BROKER_URL says so). Prints one line per figure.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -62,8 +63,10 @@ def pct(values: list[float], q: float) -> float:
 
 
 def line(name: str, values: list[float]) -> str:
-    return f"{name}: p50 {statistics.median(values) * 1000:.0f} ms, p95 {pct(values, 0.95) * 1000:.0f} ms " \
-           f"({len(values)} calls)"
+    return (
+        f"{name}: p50 {statistics.median(values) * 1000:.0f} ms, p95 {pct(values, 0.95) * 1000:.0f} ms "
+        f"({len(values)} calls)"
+    )
 
 
 def _free_port() -> int:
@@ -74,8 +77,9 @@ def _free_port() -> int:
 
 def serve() -> tuple[uvicorn.Server, str]:
     port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(App(), host="127.0.0.1", port=port, lifespan="on", log_level="warning",
-                                           ws="none"))
+    server = uvicorn.Server(
+        uvicorn.Config(App(), host="127.0.0.1", port=port, lifespan="on", log_level="warning", ws="none")
+    )
     threading.Thread(target=server.run, name="bench-mcp", daemon=True).start()
     deadline = time.monotonic() + 20
     while not server.started:
@@ -96,9 +100,11 @@ class Bench:
 
         async def go() -> list[float]:
             headers = {"Authorization": f"Bearer {self.token}"}
-            async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=600.0)) as http, \
-                    streamable_http_client(self.url, http_client=http) as (read, write), \
-                    ClientSession(read, write) as session:
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=600.0)) as http,
+                streamable_http_client(self.url, http_client=http) as (read, write),
+                ClientSession(read, write) as session,
+            ):
                 await session.initialize()
                 times = []
                 for n in range(warm + calls):
@@ -137,8 +143,10 @@ def scrape_figures(bench: Bench, calls: int) -> None:
     print(line("scrape through /mcp (fresh session each)", scrape))
     print(line("web action=fetch, same page", fetch))
     print(line("bare Playwright: launch, load, read, close", bare))
-    print(f"ratio scrape/fetch: {statistics.median(scrape) / statistics.median(fetch):.0f}x; "
-          f"scrape/bare browser: {statistics.median(scrape) / statistics.median(bare):.2f}x")
+    print(
+        f"ratio scrape/fetch: {statistics.median(scrape) / statistics.median(fetch):.0f}x; "
+        f"scrape/bare browser: {statistics.median(scrape) / statistics.median(bare):.2f}x"
+    )
 
 
 def smoke_test_figure(bench: Bench, calls: int) -> None:

@@ -8,6 +8,7 @@
 
 Prints one line per figure; exits non-zero when a ratio misses its target.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,8 +41,11 @@ def receiver() -> int:
                 while b"\r\n\r\n" in buffer:
                     head, buffer = buffer.split(b"\r\n\r\n", 1)
                     close = b"connection: close" in head.lower()
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n" + (b"Connection: close\r\n" if close else b"")
-                                 + b"\r\nok")
+                    conn.sendall(
+                        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+                        + (b"Connection: close\r\n" if close else b"")
+                        + b"\r\nok"
+                    )
                     if close:
                         return
 
@@ -78,8 +82,10 @@ def main() -> int:
         ours = statistics.median(timed(guarded, url, n, headers))
         ratio = ours / base
         failed |= ratio > target
-        print(f"{label}: plain httpx p50 {base * 1e3:.3f} ms, foldrun.net p50 {ours * 1e3:.3f} ms, "
-              f"ratio {ratio:.2f}× (target ≤ {target:.2f}×)")
+        print(
+            f"{label}: plain httpx p50 {base * 1e3:.3f} ms, foldrun.net p50 {ours * 1e3:.3f} ms, "
+            f"ratio {ratio:.2f}× (target ≤ {target:.2f}×)"
+        )
     return 1 if failed else 0
 
 

@@ -10,6 +10,7 @@ approvals, trace and artifacts in one query each).
 It builds a throwaway test database (SQLite, or PostgreSQL when DATABASE_URL
 says so). Not a pytest test; tests/runs/test_page_bench.py runs it small.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,41 +45,108 @@ def make_run(workspace, steps: int):
     from runs.models import Approval, Artifact, Run, Step, TraceEvent, Try
 
     start = timezone.now() - timedelta(hours=1)
-    run = Run.objects.create(account=workspace.account, workspace=workspace, name="weekly", status="completed",
-                             verdict="GOOD", started_at=start, finished_at=start + timedelta(seconds=steps * 10),
-                             cost_usd=Decimal("0.0130"), headline="GOOD done")
+    run = Run.objects.create(
+        account=workspace.account,
+        workspace=workspace,
+        name="weekly",
+        status="completed",
+        verdict="GOOD",
+        started_at=start,
+        finished_at=start + timedelta(seconds=steps * 10),
+        cost_usd=Decimal("0.0130"),
+        headline="GOOD done",
+    )
     made = []
     for i in range(1, steps + 1):
-        made.append(Step(run=run, index=i, agent="writer", task=f"Do part {i}.", status="completed",
-                         output=f"part {i} done", cost_usd=Decimal("0.0001"), tokens_in=100, tokens_out=20,
-                         started_at=start + timedelta(seconds=i * 10), finished_at=start + timedelta(seconds=i * 10 + 8)))
+        made.append(
+            Step(
+                run=run,
+                index=i,
+                agent="writer",
+                task=f"Do part {i}.",
+                status="completed",
+                output=f"part {i} done",
+                cost_usd=Decimal("0.0001"),
+                tokens_in=100,
+                tokens_out=20,
+                started_at=start + timedelta(seconds=i * 10),
+                finished_at=start + timedelta(seconds=i * 10 + 8),
+            )
+        )
     Step.objects.bulk_create(made)
     rows = list(Step.objects.filter(run=run).order_by("index"))
     tries, events, approvals, artifacts = [], [], [], []
     for step in rows:
         at = step.started_at
         for n in (1, 2):
-            tries.append(Try(step=step, n=n, status="failed" if n == 1 else "completed", seconds=4,
-                             started_at=at + timedelta(seconds=4 * (n - 1)), finished_at=at + timedelta(seconds=4 * n)))
+            tries.append(
+                Try(
+                    step=step,
+                    n=n,
+                    status="failed" if n == 1 else "completed",
+                    seconds=4,
+                    started_at=at + timedelta(seconds=4 * (n - 1)),
+                    finished_at=at + timedelta(seconds=4 * n),
+                )
+            )
             events += [
                 TraceEvent(run=run, step=step, try_n=n, kind="limit", data={"line": "limits: calls 0/300"}),
-                TraceEvent(run=run, step=step, try_n=n, kind="model_request",
-                           data={"model": "claude-sonnet-4-5", "stop_reason": "tool_use", "input_tokens": 50,
-                                 "output_tokens": 10, "seconds": 0.4}),
-                TraceEvent(run=run, step=step, try_n=n, kind="tool_call",
-                           data={"id": "t1", "name": "read", "input": {"path": "knowledge/a.md"}}),
-                TraceEvent(run=run, step=step, try_n=n, kind="tool_result",
-                           data={"id": "t1", "name": "read", "error": False, "seconds": 0.01, "content": "# A\n" * 40}),
-                TraceEvent(run=run, step=step, try_n=n, kind="model_request",
-                           data={"model": "claude-sonnet-4-5", "stop_reason": "end_turn", "input_tokens": 50,
-                                 "output_tokens": 10, "seconds": 0.3}),
+                TraceEvent(
+                    run=run,
+                    step=step,
+                    try_n=n,
+                    kind="model_request",
+                    data={
+                        "model": "claude-sonnet-4-5",
+                        "stop_reason": "tool_use",
+                        "input_tokens": 50,
+                        "output_tokens": 10,
+                        "seconds": 0.4,
+                    },
+                ),
+                TraceEvent(
+                    run=run,
+                    step=step,
+                    try_n=n,
+                    kind="tool_call",
+                    data={"id": "t1", "name": "read", "input": {"path": "knowledge/a.md"}},
+                ),
+                TraceEvent(
+                    run=run,
+                    step=step,
+                    try_n=n,
+                    kind="tool_result",
+                    data={"id": "t1", "name": "read", "error": False, "seconds": 0.01, "content": "# A\n" * 40},
+                ),
+                TraceEvent(
+                    run=run,
+                    step=step,
+                    try_n=n,
+                    kind="model_request",
+                    data={
+                        "model": "claude-sonnet-4-5",
+                        "stop_reason": "end_turn",
+                        "input_tokens": 50,
+                        "output_tokens": 10,
+                        "seconds": 0.3,
+                    },
+                ),
                 TraceEvent(run=run, step=step, try_n=n, kind="limit", data={"line": "limits: calls 1/300"}),
             ]
         if step.index % 10 == 0:
-            approvals.append(Approval(run=run, step=step, state="approved", decided_by_label="alice@example.com",
-                                      created_at=at, decided_at=at + timedelta(seconds=2)))
-        artifacts.append(Artifact(run=run, step=step, path=f"outputs/part-{step.index}.md", content=b"x" * 100,
-                                  size=100))
+            approvals.append(
+                Approval(
+                    run=run,
+                    step=step,
+                    state="approved",
+                    decided_by_label="alice@example.com",
+                    created_at=at,
+                    decided_at=at + timedelta(seconds=2),
+                )
+            )
+        artifacts.append(
+            Artifact(run=run, step=step, path=f"outputs/part-{step.index}.md", content=b"x" * 100, size=100)
+        )
     Try.objects.bulk_create(tries)
     TraceEvent.objects.bulk_create(events)
     Approval.objects.bulk_create(approvals)
@@ -90,9 +158,20 @@ def make_runs(workspace, total: int) -> None:
     from runs.models import Run
 
     statuses = ["completed", "failed", "completed", "cancelled", "awaiting-approval"]
-    Run.objects.bulk_create([Run(account=workspace.account, workspace=workspace, name=f"flow-{i % 7}",
-                                 status=statuses[i % 5], verdict="GOOD" if i % 5 == 0 else None,
-                                 headline=f"run {i}") for i in range(total)], batch_size=2000)
+    Run.objects.bulk_create(
+        [
+            Run(
+                account=workspace.account,
+                workspace=workspace,
+                name=f"flow-{i % 7}",
+                status=statuses[i % 5],
+                verdict="GOOD" if i % 5 == 0 else None,
+                headline=f"run {i}",
+            )
+            for i in range(total)
+        ],
+        batch_size=2000,
+    )
 
 
 def measure(client, url: str, repeat: int) -> tuple[float, int, int]:
@@ -128,8 +207,12 @@ def main(argv: list[str] | None = None) -> int:
         Membership.objects.create(account=account, user=user, role="owner")
         big, small = (Workspace.objects.create(account=account, name=n) for n in ("big-desk", "small-desk"))
         for ws in (big, small):
-            do_write_files(account=account, workspace=ws, kind="push",
-                           writes=[FileWrite("agents/writer/agent.md", AGENT), FileWrite("flows/weekly.md", FLOW)])
+            do_write_files(
+                account=account,
+                workspace=ws,
+                kind="push",
+                writes=[FileWrite("agents/writer/agent.md", AGENT), FileWrite("flows/weekly.md", FLOW)],
+            )
         client = Client()
         client.force_login(user)
         base_steps = max(args.steps // 10, 1)
@@ -147,10 +230,14 @@ def main(argv: list[str] | None = None) -> int:
         for name, (ms, queries, size) in figures.items():
             print(f"  {name:<26} {ms:8.1f} ms  {queries:3d} queries  {size / 1024:7.1f} KiB")
         (s_ms, s_q, _), (b_ms, b_q, _), (l_ms, l_q, _), (L_ms, L_q, _) = figures.values()
-        print(f"  Run page: {b_ms / s_ms:.2f}× the time and {b_q - s_q:+d} queries at {args.steps // base_steps}× the "
-              f"steps (target: +0 queries)")
-        print(f"  runs list: {L_ms / l_ms:.2f}× the time and {L_q - l_q:+d} queries at {args.runs // base_runs}× the "
-              f"runs (target: +0 queries; 50 runs a page)")
+        print(
+            f"  Run page: {b_ms / s_ms:.2f}× the time and {b_q - s_q:+d} queries at {args.steps // base_steps}× the "
+            f"steps (target: +0 queries)"
+        )
+        print(
+            f"  runs list: {L_ms / l_ms:.2f}× the time and {L_q - l_q:+d} queries at {args.runs // base_runs}× the "
+            f"runs (target: +0 queries; 50 runs a page)"
+        )
         return 0 if (b_q == s_q and L_q == l_q) else 1
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)

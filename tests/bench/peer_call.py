@@ -13,6 +13,7 @@ parsed as JSON and the text of the content_block_delta events joined. It does no
 product's AnthropicStream does (blocks, tool input, usage, stop reason, errors) — that is foldrun's work, which
 the peers are measured without.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,9 @@ HEADERS = {"content-type": "application/json", "accept": "text/event-stream", "a
 def streamed_text(url: str, body: dict) -> str:
     """POST `body` streamed to `url` through the shared "model" client and return the reply's text."""
     parts: list[str] = []
-    with net.client("model").stream("POST", url, headers=HEADERS,
-                                     content=json.dumps({**body, "stream": True}).encode()) as reply:
+    with net.client("model").stream(
+        "POST", url, headers=HEADERS, content=json.dumps({**body, "stream": True}).encode()
+    ) as reply:
         reply.raise_for_status()
         for line in reply.iter_lines():
             if line.startswith("data:"):

@@ -11,6 +11,7 @@ with nothing changed, and prints the time of each and the queries the first
 push made — a push is one transaction with bulk queries, so that number must
 not grow with the file count.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,13 +35,22 @@ def desk(count: int, edit: str = "") -> list[dict]:
     files = [{"path": "AGENTS.md", "content": "---\nlanguage: en\n---\nDefaults.\n"}]
     agents = max(1, count // 20)
     for i in range(agents):
-        files.append({"path": f"agents/a{i}/agent.md",
-                      "content": f"---\nname: a{i}\ndescription: Agent {i}.\ntools: [read]\n---\nDo task {i}.{edit}\n"})
+        files.append(
+            {
+                "path": f"agents/a{i}/agent.md",
+                "content": f"---\nname: a{i}\ndescription: Agent {i}.\ntools: [read]\n---\nDo task {i}.{edit}\n",
+            }
+        )
     i = 0
     while len(files) < count:
-        files.append({"path": f"knowledge/topic-{i // 100}/note-{i}.md",
-                      "content": f"---\ntype: Reference\ntitle: Note {i}\ndescription: Fact number {i}.\n---\n"
-                                 + ("A line of reference text. " * 20) + f"{edit}\n"})
+        files.append(
+            {
+                "path": f"knowledge/topic-{i // 100}/note-{i}.md",
+                "content": f"---\ntype: Reference\ntitle: Note {i}\ndescription: Fact number {i}.\n---\n"
+                + ("A line of reference text. " * 20)
+                + f"{edit}\n",
+            }
+        )
         i += 1
     return files
 

@@ -11,6 +11,7 @@ figure is the time from the kill to the start of the step's second try (its `sta
 It builds a throwaway test database (SQLite, or PostgreSQL when DATABASE_URL says so) and uses the configured
 broker (filesystem, or Redis when CELERY_BROKER_URL says so).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -55,8 +56,13 @@ def main() -> None:
     try:
         account = Account.objects.create(name="Bench")
         workspace = Workspace.objects.create(account=account, name="bench-desk")
-        push(workspace, {"agents/a/agent.md": agent_file("a", fake, tools="[]"),
-                         "flows/one.md": "---\nname: one\n---\n1. [[a]] — Read.\n"})
+        push(
+            workspace,
+            {
+                "agents/a/agent.md": agent_file("a", fake, tools="[]"),
+                "flows/one.md": "---\nname: one\n---\n1. [[a]] — Read.\n",
+            },
+        )
         workers.start()
         broker = app.conf.broker_url.split("://", 1)[0]
         print(f"database {connection.vendor}, broker {broker}, lease {args.lease} s, sweep every {args.sweep} s")
@@ -85,8 +91,10 @@ def main() -> None:
                 time.sleep(0.05)
         target = args.lease + args.sweep
         p50 = statistics.median(figures)
-        print(f"worker death to re-run start ({len(figures)} kills): p50 {p50:.1f} s, max {max(figures):.1f} s; "
-              f"target lease + one sweep = {target} s; ratio {max(figures) / target:.2f}× (max/target)")
+        print(
+            f"worker death to re-run start ({len(figures)} kills): p50 {p50:.1f} s, max {max(figures):.1f} s; "
+            f"target lease + one sweep = {target} s; ratio {max(figures) / target:.2f}× (max/target)"
+        )
     finally:
         workers.stop()
         fake.stop()

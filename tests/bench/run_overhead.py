@@ -37,6 +37,7 @@ and at the poll that saw the run completed, so the parts add up to the total)
 and how many SQL queries a run makes, counted once in this process with
 Celery eager.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -114,8 +115,13 @@ class Ends:
                 {q(Account._meta.db_table)} FOR EACH ROW EXECUTE FUNCTION foldrun_bench_ended('account')""")
         settings = connection.settings_dict
         self.listener = psycopg.connect(
-            host=settings["HOST"], port=settings["PORT"] or 5432, user=settings["USER"],
-            password=settings.get("PASSWORD") or None, dbname=settings["NAME"], autocommit=True)
+            host=settings["HOST"],
+            port=settings["PORT"] or 5432,
+            user=settings["USER"],
+            password=settings.get("PASSWORD") or None,
+            dbname=settings["NAME"],
+            autocommit=True,
+        )
         self.listener.execute(f"LISTEN {self.CHANNEL}")
 
     def wait(self, key: str, predicate, timeout: float, every: float = 0.002) -> float:
@@ -182,8 +188,7 @@ def foldrun_run_seconds(workspace, steps: int, ends: Ends) -> float:
 
     start = time.monotonic()
     run = check_start_run(workspace=workspace, flow=f"seq{steps}")
-    ends.wait(f"run:{run.pk}", lambda: Run.objects.filter(pk=run.pk, status__in=["completed", "failed"]).exists(),
-              300)
+    ends.wait(f"run:{run.pk}", lambda: Run.objects.filter(pk=run.pk, status__in=["completed", "failed"]).exists(), 300)
     return (time.monotonic() - start) / steps
 
 
@@ -204,11 +209,14 @@ def dbos_workflow(fake, call_body: dict):
         yield None
         return
     settings = connection.settings_dict
-    url = (f"postgresql://{settings['USER']}:{settings.get('PASSWORD') or ''}@{settings['HOST']}:"
-           f"{settings['PORT'] or 5432}/{settings['NAME']}_dbos")
+    url = (
+        f"postgresql://{settings['USER']}:{settings.get('PASSWORD') or ''}@{settings['HOST']}:"
+        f"{settings['PORT'] or 5432}/{settings['NAME']}_dbos"
+    )
     # A fresh system database each run, as foldrun's test database is: workflows an earlier run left there made
     # DBOS's steps 2-3× slower than on an empty one, and a peer must not pay for another run's rows.
     import psycopg
+
     with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{settings["NAME"]}_dbos"')
     DBOS(config={"name": "foldrun-bench", "system_database_url": url, "log_level": "WARNING"})
@@ -269,8 +277,9 @@ class MachineCpu:
             serving = name == "postgres" and (any(db in words for db in databases) or "walwriter" in words)
             if serving or name == "redis-server" or parent == worker_pid:
                 pids.add(int(entry.name))
-                self.group[int(entry.name)] = ("PostgreSQL" if serving else "Redis" if name == "redis-server"
-                                               else "worker pool")
+                self.group[int(entry.name)] = (
+                    "PostgreSQL" if serving else "Redis" if name == "redis-server" else "worker pool"
+                )
         self.pids = sorted(pids)
 
     def now(self) -> int:
@@ -293,8 +302,9 @@ class MachineCpu:
         return totals
 
 
-def sequential_beside_dbos(workspace, fake, call_body: dict, repeats: dict[int, int], ends: Ends,
-                           cpu: MachineCpu, worker_pid: int) -> dict[int, tuple]:
+def sequential_beside_dbos(
+    workspace, fake, call_body: dict, repeats: dict[int, int], ends: Ends, cpu: MachineCpu, worker_pid: int
+) -> dict[int, tuple]:
     """For each run length N: p50 seconds per step of an N-step foldrun run and of an N-step DBOS workflow
     (None without DBOS), measured turn about — one foldrun run, then one workflow, `repeats[N]` times — so that
     a change in the machine's speed during the benchmark weighs on both sides alike; and the CPU seconds per
@@ -321,8 +331,12 @@ def sequential_beside_dbos(workspace, fake, call_body: dict, repeats: dict[int, 
                     if peer is not None:
                         theirs.append(peer(steps))
                         their_cpu += cpu.now() - between
-                out[steps] = (statistics.median(ours), statistics.median(theirs) if theirs else None,
-                              our_cpu / 1e9 / (count * steps), their_cpu / 1e9 / (count * steps) if theirs else None)
+                out[steps] = (
+                    statistics.median(ours),
+                    statistics.median(theirs) if theirs else None,
+                    our_cpu / 1e9 / (count * steps),
+                    their_cpu / 1e9 / (count * steps) if theirs else None,
+                )
     finally:
         fake.responder = None
     return out
@@ -354,22 +368,34 @@ def main() -> None:
 
         account = Account.objects.create(name="Bench")
         workspace = Workspace.objects.create(account=account, name="bench-desk")
-        push(workspace, {
-            "agents/a/agent.md": agent_file("a", fake, tools="[]"),
-            "flows/one.md": "---\nname: one\n---\n1. [[a]] — Say GOOD.\n",
-            "flows/three.md": "---\nname: three\n---\n1. [[a]] — One.\n2. [[a]] — Two.\n3. [[a]] — Say GOOD.\n",
-            "flows/fan.md": "---\nname: fan\n---\n1. [[a]] — List.\n2. [[a]] — Read {{item}}.\n   each: lines\n   max: 1000\n",
-            **{f"flows/seq{n}.md": f"---\nname: seq{n}\n---\n" + "".join(f"{i}. [[a]] — Step {i}.\n"
-                                                                          for i in range(1, n + 1))
-               for n in (1, 10, 50)},
-        })
+        push(
+            workspace,
+            {
+                "agents/a/agent.md": agent_file("a", fake, tools="[]"),
+                "flows/one.md": "---\nname: one\n---\n1. [[a]] — Say GOOD.\n",
+                "flows/three.md": "---\nname: three\n---\n1. [[a]] — One.\n2. [[a]] — Two.\n3. [[a]] — Say GOOD.\n",
+                "flows/fan.md": "---\nname: fan\n---\n1. [[a]] — List.\n2. [[a]] — Read {{item}}.\n   each: lines\n   max: 1000\n",
+                **{
+                    f"flows/seq{n}.md": f"---\nname: seq{n}\n---\n"
+                    + "".join(f"{i}. [[a]] — Step {i}.\n" for i in range(1, n + 1))
+                    for n in (1, 10, 50)
+                },
+            },
+        )
         per_run_queries, per_step_queries, call_body = count_queries(workspace, fake, args.show_sql)
         ends = Ends()
-        worker = start_worker(args.concurrency, Path(os.environ.get("FOLDRUN_DATA_DIR", "/tmp")) / "bench-worker.log",
-                              level="warning", settle=0.5, include=["tests.bench.tasks"])
+        worker = start_worker(
+            args.concurrency,
+            Path(os.environ.get("FOLDRUN_DATA_DIR", "/tmp")) / "bench-worker.log",
+            level="warning",
+            settle=0.5,
+            include=["tests.bench.tasks"],
+        )
         broker = app.conf.broker_url.split("://", 1)[0]
-        print(f"database {connection.vendor}, broker {broker}, worker concurrency {args.concurrency}, "
-              f"load average {os.getloadavg()[0]:.2f}")
+        print(
+            f"database {connection.vendor}, broker {broker}, worker concurrency {args.concurrency}, "
+            f"load average {os.getloadavg()[0]:.2f}"
+        )
 
         def bare_round_trips(count: int, tag: str) -> list[float]:
             # A task making the same instant model call to the same stub (the step's body, streamed) and
@@ -380,10 +406,14 @@ def main() -> None:
             try:
                 for n in range(count):
                     start = time.monotonic()
-                    app.send_task("bench.model_call", args=[account.pk, f"{fake.base_url}/v1/messages", call_body,
-                                                            f"{tag}-{n}"])
-                    ends.wait(f"account:GOOD-{tag}-{n}",
-                              lambda: Account.objects.filter(pk=account.pk, name=f"GOOD-{tag}-{n}").exists(), 30)
+                    app.send_task(
+                        "bench.model_call", args=[account.pk, f"{fake.base_url}/v1/messages", call_body, f"{tag}-{n}"]
+                    )
+                    ends.wait(
+                        f"account:GOOD-{tag}-{n}",
+                        lambda: Account.objects.filter(pk=account.pk, name=f"GOOD-{tag}-{n}").exists(),
+                        30,
+                    )
                     times.append(time.monotonic() - start)
             finally:
                 fake.responder = None
@@ -394,10 +424,14 @@ def main() -> None:
         # both sides alike.
         bare: list[float] = []
         per_run: list[float] = []
-        phases: dict[str, list[float]] = {"start (request to queued)": [], "queue (queued to claimed)": [],
-                                          "step (claimed to step saved)": [], "finish (step saved to run done)": [],
-                                          "seen (run done to noticed here)": [],
-                                          "total (request to noticed here)": []}
+        phases: dict[str, list[float]] = {
+            "start (request to queued)": [],
+            "queue (queued to claimed)": [],
+            "step (claimed to step saved)": [],
+            "finish (step saved to run done)": [],
+            "seen (run done to noticed here)": [],
+            "total (request to noticed here)": [],
+        }
 
         def one_step_runs(count: int) -> list[tuple]:
             """`count` one-step runs, one after another, timed; what each part took is read afterwards
@@ -409,8 +443,9 @@ def main() -> None:
                 start_wall, start = time.time(), time.monotonic()
                 run = check_start_run(workspace=workspace, flow="one")
                 queued_wall = time.time()
-                seen_wall = ends.wait(f"run:{run.pk}",
-                                      lambda: Run.objects.filter(pk=run.pk, status="completed").exists(), 60)
+                seen_wall = ends.wait(
+                    f"run:{run.pk}", lambda: Run.objects.filter(pk=run.pk, status="completed").exists(), 60
+                )
                 per_run.append(time.monotonic() - start)
                 seen.append((run, start_wall, queued_wall, seen_wall))
             return seen
@@ -423,9 +458,11 @@ def main() -> None:
                 phases["start (request to queued)"].append(queued_wall - start_wall)
                 phases["queue (queued to claimed)"].append(attempt.started_at.timestamp() - queued_wall)
                 phases["step (claimed to step saved)"].append(
-                    (attempt.finished_at - attempt.started_at).total_seconds())
+                    (attempt.finished_at - attempt.started_at).total_seconds()
+                )
                 phases["finish (step saved to run done)"].append(
-                    (run.finished_at - attempt.finished_at).total_seconds())
+                    (run.finished_at - attempt.finished_at).total_seconds()
+                )
                 # Whatever the worker does after it stamps the run's finished_at (the rest of that transaction,
                 # its commit) lands here, with the delivery of its NOTIFY (or the poll's own delay); the five parts
                 # add up to the total exactly, run by run (one machine, one clock).
@@ -455,16 +492,21 @@ def main() -> None:
 
         bare_p50 = statistics.median(bare)
         step_p50 = statistics.median(per_run)
-        print(f"bare Celery task making the same model call ({len(bare)}): p50 {ms(bare_p50)}, "
-              f"p95 {ms(pct(bare, 0.95))}")
-        print(f"one-step run ({len(per_run)}): p50 {ms(step_p50)} per step, p95 {ms(pct(per_run, 0.95))}, "
-              f"{1 / statistics.mean(per_run):.1f} steps/s sequentially")
+        print(
+            f"bare Celery task making the same model call ({len(bare)}): p50 {ms(bare_p50)}, p95 {ms(pct(bare, 0.95))}"
+        )
+        print(
+            f"one-step run ({len(per_run)}): p50 {ms(step_p50)} per step, p95 {ms(pct(per_run, 0.95))}, "
+            f"{1 / statistics.mean(per_run):.1f} steps/s sequentially"
+        )
         print(f"ratio to the bare task (p50/p50): {step_p50 / bare_p50:.2f}× (target ≤ 2×)")
         print("where a step's time goes (p50 of each part; the p50s of the parts need not sum to the total's):")
         for name, values in phases.items():
             print(f"  {name:34} {ms(statistics.median(values))}")
-        print(f"SQL queries: {per_run_queries} for a one-step run from start to finish, {per_step_queries:g} for each "
-              f"further step (target ≤ 8)")
+        print(
+            f"SQL queries: {per_run_queries} for a one-step run from start to finish, {per_step_queries:g} for each "
+            f"further step (target ≤ 8)"
+        )
         if done["bare"] and done["one"]:
             print("CPU per piece of work, by process (ms; this process starts the work and serves the model stand-in):")
             print(f"  {'':16}" + "".join(f"{g:>13}" for g in (*split.GROUPS, "total")))
@@ -475,14 +517,17 @@ def main() -> None:
         # 1-, 10- and 50-step runs, per step, turn about with a DBOS workflow of the same steps.
         lengths = {1: args.seq_repeats * 2, 10: args.seq_repeats, 50: max(2, args.seq_repeats // 3)}
         sequential = sequential_beside_dbos(workspace, fake, call_body, lengths, ends, MachineCpu(), worker.pid)
-        print("per step, p50, one instant model call each (lease and heartbeat included; "
-              "foldrun and DBOS turn about):")
+        print("per step, p50, one instant model call each (lease and heartbeat included; foldrun and DBOS turn about):")
         for n, (ours, peer, _, _) in sequential.items():
             beside = f"; DBOS workflow {ms(peer)} ({ours / peer:.2f}× DBOS)" if peer else ""
-            print(f"  {n:2}-step run ×{lengths[n]}: foldrun {ms(ours)} ({ours / bare_p50:.1f}× a bare Celery task)"
-                  f"{beside}")
-        print("CPU per step, every process doing the work (this one with the model stand-in, the worker, PostgreSQL, "
-              "Redis):")
+            print(
+                f"  {n:2}-step run ×{lengths[n]}: foldrun {ms(ours)} ({ours / bare_p50:.1f}× a bare Celery task)"
+                f"{beside}"
+            )
+        print(
+            "CPU per step, every process doing the work (this one with the model stand-in, the worker, PostgreSQL, "
+            "Redis):"
+        )
         for n, (_, _, our_cpu, their_cpu) in sequential.items():
             beside = f"; DBOS workflow {ms(their_cpu)} ({our_cpu / their_cpu:.2f}× DBOS)" if their_cpu else ""
             print(f"  {n:2}-step run: foldrun {ms(our_cpu)}{beside}")
@@ -497,15 +542,21 @@ def main() -> None:
         start = time.monotonic()
         run = check_start_run(workspace=workspace, flow="fan")
         # Polled every 20 ms: the figure is seconds, and a tighter loop here would take the workers' CPU.
-        ends.wait(f"run:{run.pk}", lambda: Run.objects.filter(pk=run.pk, status__in=["completed", "failed"]).exists(),
-                  600, 0.02)
+        ends.wait(
+            f"run:{run.pk}",
+            lambda: Run.objects.filter(pk=run.pk, status__in=["completed", "failed"]).exists(),
+            600,
+            0.02,
+        )
         fan_time = time.monotonic() - start
         run.refresh_from_db()
         done = run.steps.filter(instance__isnull=False, status="completed").count()
         one_by_one = step_p50 * (args.fanout + 1)
         print(f"fan-out run {run.status}: {done} of {args.fanout} instances completed")
-        print(f"fan-out of {args.fanout} (plus the step that lists them): {fan_time:.2f}s, against {one_by_one:.2f}s for "
-              f"{args.fanout + 1} sequential steps ({fan_time / one_by_one:.2f}×)")
+        print(
+            f"fan-out of {args.fanout} (plus the step that lists them): {fan_time:.2f}s, against {one_by_one:.2f}s for "
+            f"{args.fanout + 1} sequential steps ({fan_time / one_by_one:.2f}×)"
+        )
     finally:
         if worker is not None:
             worker.terminate()

@@ -6,6 +6,7 @@ the body a step sent, streamed (as a step's is) through the same guarded shared 
 stand-in, the SSE stream read to its end and the text taken from its content_block_delta events — and writes
 the text to a row the bench polls for. Nothing else: no run, step or trace rows, no lease, no message assembly.
 """
+
 from __future__ import annotations
 
 from celery import shared_task

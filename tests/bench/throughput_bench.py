@@ -16,6 +16,7 @@ A script, not a pytest test:
 
 It builds a throwaway test database, as run_overhead.py does, and prints the machine's load beside each part.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -57,6 +58,7 @@ def lister(items: int, delay: float):
     def reply(body: dict) -> Reply:
         text = lines if "List them." in json.dumps(body) else "read"
         return Reply(blocks=[{"type": "text", "text": text}], usage=(1, 1), delay=delay)
+
     return reply
 
 
@@ -74,8 +76,9 @@ def sustained(workspace, account, fake, call_body: dict, batch: int, rounds: int
             tag = f"t{n}"
             start = time.monotonic()
             for i in range(batch):
-                app.send_task("bench.model_call_row", args=[account.pk, f"{fake.base_url}/v1/messages", call_body,
-                                                            f"{tag}-{i}"])
+                app.send_task(
+                    "bench.model_call_row", args=[account.pk, f"{fake.base_url}/v1/messages", call_body, f"{tag}-{i}"]
+                )
             wait_until(lambda: Account.objects.filter(name__startswith=f"{tag}-").count() >= batch, 300, 0.02)
             bare.append(batch / (time.monotonic() - start))
             start = time.monotonic()
@@ -93,13 +96,27 @@ def api_starts(workspace, token: str, seconds: float, clients: int, rounds: int)
     import httpx
 
     port = 18000 + os.getpid() % 1000
-    env = dict(os.environ, FOLDRUN_TEST_DB_NAME=connection.settings_dict["NAME"],
-               DJANGO_SETTINGS_MODULE="foldrun.settings.test")
+    env = dict(
+        os.environ,
+        FOLDRUN_TEST_DB_NAME=connection.settings_dict["NAME"],
+        DJANGO_SETTINGS_MODULE="foldrun.settings.test",
+    )
     log = open(Path(os.environ.get("FOLDRUN_DATA_DIR", "/tmp")) / "bench-web.log", "wb")
     server = subprocess.Popen(
-        [str(Path(sys.executable).parent / "gunicorn"), "foldrun.asgi:application", "--bind", f"127.0.0.1:{port}",
-         "--worker-class", "uvicorn_worker.UvicornWorker", "--workers", "1"], env=env, stdout=log,
-        stderr=subprocess.STDOUT)
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "foldrun.asgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--worker-class",
+            "uvicorn_worker.UvicornWorker",
+            "--workers",
+            "1",
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         wait_until(lambda: _answers(f"{base}/api/version"), 60, 0.2)
@@ -118,6 +135,7 @@ def api_starts(workspace, token: str, seconds: float, clients: int, rounds: int)
                             errors[0] += 1
                         elif answer.status_code < 300:
                             done[n] += 1
+
             threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
             started = time.monotonic()
             for thread in threads:
@@ -140,6 +158,7 @@ def api_starts(workspace, token: str, seconds: float, clients: int, rounds: int)
 
 def _answers(url: str) -> bool:
     import httpx
+
     try:
         return httpx.get(url, timeout=2).status_code < 500
     except httpx.HTTPError:
@@ -192,51 +211,64 @@ def main() -> None:
 
         account = Account.objects.create(name="Bench")
         workspace = Workspace.objects.create(account=account, name="bench-desk")
-        push(workspace, {
-            "agents/a/agent.md": agent_file("a", fake, tools="[]"),
-            "flows/one.md": "---\nname: one\n---\n1. [[a]] — Say GOOD.\n",
-            "flows/three.md": "---\nname: three\n---\n1. [[a]] — One.\n2. [[a]] — Two.\n3. [[a]] — Say GOOD.\n",
-            "flows/fan.md": "---\nname: fan\n---\n1. [[a]] — List them.\n2. [[a]] — Read {{item}}.\n   each: lines\n"
-                            "   max: 1000\n",
-            "flows/seq31.md": "---\nname: seq31\n---\n1. [[a]] — List them.\n"
-                              + "".join(f"{i}. [[a]] — Step {i}.\n" for i in range(2, 32)),
-        })
+        push(
+            workspace,
+            {
+                "agents/a/agent.md": agent_file("a", fake, tools="[]"),
+                "flows/one.md": "---\nname: one\n---\n1. [[a]] — Say GOOD.\n",
+                "flows/three.md": "---\nname: three\n---\n1. [[a]] — One.\n2. [[a]] — Two.\n3. [[a]] — Say GOOD.\n",
+                "flows/fan.md": "---\nname: fan\n---\n1. [[a]] — List them.\n2. [[a]] — Read {{item}}.\n   each: lines\n"
+                "   max: 1000\n",
+                "flows/seq31.md": "---\nname: seq31\n---\n1. [[a]] — List them.\n"
+                + "".join(f"{i}. [[a]] — Step {i}.\n" for i in range(2, 32)),
+            },
+        )
         one_run, per_step, call_body = count_queries(workspace, fake)
         broker = app.conf.broker_url.split("://", 1)[0]
-        print(f"database {connection.vendor}, broker {broker}; SQL: {one_run} statements for a one-step run, "
-              f"{per_step:g} for each further step; {load()}")
+        print(
+            f"database {connection.vendor}, broker {broker}; SQL: {one_run} statements for a one-step run, "
+            f"{per_step:g} for each further step; {load()}"
+        )
         logs = Path(os.environ.get("FOLDRUN_DATA_DIR", "/tmp"))
 
         if "sustained" not in args.skip:
-            worker = start_worker(2, logs / "bench-worker.log", level="warning", settle=0.5,
-                                  include=["tests.bench.tasks"])
+            worker = start_worker(
+                2, logs / "bench-worker.log", level="warning", settle=0.5, include=["tests.bench.tasks"]
+            )
             print(f"1. sustained, one worker at concurrency 2, batches of {args.batch}:")
             ours, bare = sustained(workspace, account, fake, call_body, args.batch, args.rounds)
-            print(f"   one-step runs {ours:.1f}/s against the bare task's {bare:.1f}/s: {ours / bare:.2f}× "
-                  f"(target ≥ 0.5×)")
+            print(
+                f"   one-step runs {ours:.1f}/s against the bare task's {bare:.1f}/s: {ours / bare:.2f}× "
+                f"(target ≥ 0.5×)"
+            )
             worker.terminate()
             worker.wait(30)
             worker = None
 
         if "api" not in args.skip:
-            user = get_user_model().objects.create_user(username="bench", email="bench@example.com",
-                                                        password="bench-password-123")
+            user = get_user_model().objects.create_user(
+                username="bench", email="bench@example.com", password="bench-password-123"
+            )
             Membership.objects.create(account=account, user=user, role=Role.OWNER)
             raw = ApiToken.mint()
-            ApiToken.objects.create(user=user, account=account, name="bench", token_hash=hash_token(raw),
-                                    hint=raw[:8])
+            ApiToken.objects.create(user=user, account=account, name="bench", token_hash=hash_token(raw), hint=raw[:8])
             print(f"2. starts through the API, {args.clients} clients, one web process (no worker takes them):")
             starts, reads, errors = api_starts(workspace, raw, args.seconds, args.clients, args.rounds)
-            print(f"   {starts:.1f} runs started/s; the same server answers GET /api/me {reads:.1f}/s "
-                  f"({starts / reads:.2f}×); 5xx: {errors} (target ≥ 3× 35–42/s, i.e. ≥ 126/s)")
+            print(
+                f"   {starts:.1f} runs started/s; the same server answers GET /api/me {reads:.1f}/s "
+                f"({starts / reads:.2f}×); 5xx: {errors} (target ≥ 3× 35–42/s, i.e. ≥ 126/s)"
+            )
             app.control.purge()
 
         if "fan" not in args.skip:
             for concurrency, delay, target in ((8, 0.3, 0.2), (2, 0.0, 1.0)):
-                worker = start_worker(concurrency, logs / f"bench-worker-{concurrency}.log", level="warning",
-                                      settle=0.5)
-                print(f"3. each: over 30 against 31 steps in sequence, model {delay * 1000:.0f} ms, "
-                      f"worker concurrency {concurrency}:")
+                worker = start_worker(
+                    concurrency, logs / f"bench-worker-{concurrency}.log", level="warning", settle=0.5
+                )
+                print(
+                    f"3. each: over 30 against 31 steps in sequence, model {delay * 1000:.0f} ms, "
+                    f"worker concurrency {concurrency}:"
+                )
                 fan, seq = fan_against_sequence(workspace, fake, delay, args.fan_rounds)
                 print(f"   {fan:.2f}s against {seq:.2f}s: {fan / seq:.2f}× (target ≤ {target}×)")
                 worker.terminate()

@@ -7,6 +7,7 @@ the same run, on the same machine. Target: at most 1.5×.
 
 Prints one line per wire and exits non-zero when a ratio is over the target.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,8 +29,15 @@ TARGET = 1.5
 def long_reply(chunks: int) -> Reply:
     """About `chunks` text deltas (7 characters each) and three tool calls with sizeable arguments."""
     text = ("The desk ranked these pages this week, in this order. " * (chunks * 7 // 54 + 1))[: chunks * 7]
-    calls = [{"type": "tool_use", "id": f"toolu_{i}", "name": "write_file",
-              "input": {"path": f"outputs/part-{i}.md", "content": "line of findings\n" * 60}} for i in range(3)]
+    calls = [
+        {
+            "type": "tool_use",
+            "id": f"toolu_{i}",
+            "name": "write_file",
+            "input": {"path": f"outputs/part-{i}.md", "content": "line of findings\n" * 60},
+        }
+        for i in range(3)
+    ]
     return Reply(blocks=[{"type": "text", "text": text}, *calls], stop_reason="tool_use", usage=(5000, chunks))
 
 
@@ -81,7 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     base = best_of(args.repeat, lambda: read(direct, AnthropicStream()))
     worst = 0.0
     print(f"anthropic (straight through): {base * 1000:.1f} ms for {len(direct)} lines")
-    for label, lines, make in (("openai chat chunks", chat, ChatStream), ("responses events", responses, ResponsesStream)):
+    for label, lines, make in (
+        ("openai chat chunks", chat, ChatStream),
+        ("responses events", responses, ResponsesStream),
+    ):
         took = best_of(args.repeat, lambda: read(lines, make()))
         ratio = took / base
         worst = max(worst, ratio)

@@ -18,6 +18,7 @@
 
 Prints one line per figure and exits non-zero when a ratio misses its target.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,27 +37,41 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import httpx  # noqa: E402
 
-CORPUS_DIRS = ("/usr/share/doc/valgrind", "/usr/share/doc/nodejs", "/usr/share/doc/libxslt1-dev",
-               "/root/.pyenv/versions/3.11.7/share/doc", "/root/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/share/doc")
-WORDS = ("inspection bond tenant owner notice lease rent property agent repair water heater garden flat harbour "
-         "suburb council permit strata levy insurance contract deposit reference landlord tribunal").split()
+CORPUS_DIRS = (
+    "/usr/share/doc/valgrind",
+    "/usr/share/doc/nodejs",
+    "/usr/share/doc/libxslt1-dev",
+    "/root/.pyenv/versions/3.11.7/share/doc",
+    "/root/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/share/doc",
+)
+WORDS = (
+    "inspection bond tenant owner notice lease rent property agent repair water heater garden flat harbour "
+    "suburb council permit strata levy insurance contract deposit reference landlord tribunal"
+).split()
 
 
 def corpus(limit: int) -> list[str]:
     files: list[Path] = []
     per_dir = max(10, limit // len(CORPUS_DIRS))
     for folder in CORPUS_DIRS:
-        found = sorted(p for p in Path(folder).rglob("*.htm*") if p.is_file() and p.stat().st_size > 4000) \
-            if Path(folder).is_dir() else []
+        found = (
+            sorted(p for p in Path(folder).rglob("*.htm*") if p.is_file() and p.stat().st_size > 4000)
+            if Path(folder).is_dir()
+            else []
+        )
         files += found[:per_dir]
     pages = [p.read_text(encoding="utf-8", errors="replace") for p in files[:limit]]
     if not pages:  # a machine with no docs installed: pages shaped like documentation
         rng = random.Random(7)
         for n in range(limit):
-            body = "".join(f"<h2>Section {s}</h2><p>{' '.join(rng.choices(WORDS, k=120))}</p>"
-                           f"<ul>{''.join(f'<li><a href=/d/{i}>{rng.choice(WORDS)}</a></li>' for i in range(10))}</ul>"
-                           for s in range(8))
-            pages.append(f"<html><head><title>Doc {n}</title></head><body><nav>menu</nav><main>{body}</main></body></html>")
+            body = "".join(
+                f"<h2>Section {s}</h2><p>{' '.join(rng.choices(WORDS, k=120))}</p>"
+                f"<ul>{''.join(f'<li><a href=/d/{i}>{rng.choice(WORDS)}</a></li>' for i in range(10))}</ul>"
+                for s in range(8)
+            )
+            pages.append(
+                f"<html><head><title>Doc {n}</title></head><body><nav>menu</nav><main>{body}</main></body></html>"
+            )
     return pages
 
 
@@ -104,21 +119,28 @@ def bench_markdown(pages_count: int) -> float:
     old = size / (time.perf_counter() - started)
     ratio = tool / bare
     biggest = max(range(len(docs)), key=lambda n: len(bodies[n]))
-    print(f"markdown: {len(docs)} pages, {size:.1f} MB — tool {tool:.2f} MB/s, bare html-to-markdown {bare:.2f} MB/s "
-          f"→ {ratio:.2f}× aggregate (target ≥ 0.8×), {statistics.median(per_page):.2f}× the median page "
-          f"(the largest, {len(bodies[biggest]) / 1e6:.1f} MB: {per_page[biggest]:.2f}×); markdownify over "
-          f"BeautifulSoup {old:.2f} MB/s, {recursion} RecursionError{'s' if recursion != 1 else ''} "
-          f"(html-to-markdown {bare / old:.1f}× faster)")
+    print(
+        f"markdown: {len(docs)} pages, {size:.1f} MB — tool {tool:.2f} MB/s, bare html-to-markdown {bare:.2f} MB/s "
+        f"→ {ratio:.2f}× aggregate (target ≥ 0.8×), {statistics.median(per_page):.2f}× the median page "
+        f"(the largest, {len(bodies[biggest]) / 1e6:.1f} MB: {per_page[biggest]:.2f}×); markdownify over "
+        f"BeautifulSoup {old:.2f} MB/s, {recursion} RecursionError{'s' if recursion != 1 else ''} "
+        f"(html-to-markdown {bare / old:.1f}× faster)"
+    )
     return ratio
 
 
 @contextmanager
 def served_elsewhere(count: int):  # noqa: ANN201 - yields the site's base URL
     """The generated site in its own process, as a real site is: its handler threads never share our GIL."""
-    code = ("import sys, time; sys.path.insert(0, sys.argv[1]); from tests.fakes.website import generated_site; "
-            "s = generated_site(int(sys.argv[2])); s.__enter__(); print(s.port, flush=True); time.sleep(3600)")
-    process = subprocess.Popen([sys.executable, "-c", code, str(Path(__file__).resolve().parents[2]), str(count)],
-                               stdout=subprocess.PIPE, text=True)
+    code = (
+        "import sys, time; sys.path.insert(0, sys.argv[1]); from tests.fakes.website import generated_site; "
+        "s = generated_site(int(sys.argv[2])); s.__enter__(); print(s.port, flush=True); time.sleep(3600)"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", code, str(Path(__file__).resolve().parents[2]), str(count)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         port = int(process.stdout.readline())
         yield f"http://127.0.0.1:{port}"
@@ -162,8 +184,11 @@ def bare_loop(base: str, urls: list[str], at_once: int) -> tuple[float, float, f
         fetch()
         for helper in helpers:
             helper.join()
-        return (len(urls) / (time.perf_counter() - started), (time.process_time() - used) * 1000 / len(urls),
-                (kernel_ms() - kernel) / len(urls))
+        return (
+            len(urls) / (time.perf_counter() - started),
+            (time.process_time() - used) * 1000 / len(urls),
+            (kernel_ms() - kernel) / len(urls),
+        )
 
 
 def bench_crawl(count: int = 500, rounds: int = 7, folder_in: str | None = None) -> float:
@@ -186,8 +211,11 @@ def bench_crawl(count: int = 500, rounds: int = 7, folder_in: str | None = None)
     # the last round's 700 files made each file of the next cost a scan past them — in a fresh folder, creating
     # a file went from 0.03 ms to 0.13 ms CPU over five rounds of 500 files created and removed, and it is
     # ~1 ms in a /tmp other processes churn. That was the bench's own cleanup, not the crawl.
-    with served_elsewhere(count) as base, httpx.Client() as client, \
-            tempfile.TemporaryDirectory(dir=folder_in) as rounds_folder:
+    with (
+        served_elsewhere(count) as base,
+        httpx.Client() as client,
+        tempfile.TemporaryDirectory(dir=folder_in) as rounds_folder,
+    ):
         urls = [f"{base}/p/{n}" for n in range(count)]
 
         def bare() -> float:
@@ -233,16 +261,18 @@ def bench_crawl(count: int = 500, rounds: int = 7, folder_in: str | None = None)
                 tool_rates.append(ours())
             ratios.append(tool_rates[-1] / bare_rates[-1])
     ratio = statistics.median(ratios)
-    print(f"crawl: {count} pages, median of {rounds} paired rounds — tool {statistics.median(tool_rates):.0f} pages/s "
-          f"(robots.txt honoured, {crawl.AT_ONCE} at a time, one markdown file a page), bare httpx loop "
-          f"{statistics.median(bare_rates):.0f} pages/s (the faster of one at a time, "
-          f"{statistics.median(peers[1]):.0f}, and {crawl.AT_ONCE} at a time, "
-          f"{statistics.median(peers[crawl.AT_ONCE]):.0f}) → {ratio:.2f}× (target ≥ 0.5×; rounds "
-          f"{' '.join(f'{r:.2f}' for r in ratios)}); CPU a page, every thread of this process: tool "
-          f"{statistics.median(cpu['tool']):.2f} ms ({statistics.median(kernel['tool']):.2f} of it in the kernel), bare "
-          f"{statistics.median(cpu['bare']):.2f} ms ({statistics.median(kernel['bare']):.2f}) (the figure a busy machine "
-          f"moves least; the tool's kernel part beyond the bare loop's is mostly creating its files); creating a file in the crawl's folder ({folder_in or tempfile.gettempdir()}) "
-          f"{statistics.median(create):.2f} ms")
+    print(
+        f"crawl: {count} pages, median of {rounds} paired rounds — tool {statistics.median(tool_rates):.0f} pages/s "
+        f"(robots.txt honoured, {crawl.AT_ONCE} at a time, one markdown file a page), bare httpx loop "
+        f"{statistics.median(bare_rates):.0f} pages/s (the faster of one at a time, "
+        f"{statistics.median(peers[1]):.0f}, and {crawl.AT_ONCE} at a time, "
+        f"{statistics.median(peers[crawl.AT_ONCE]):.0f}) → {ratio:.2f}× (target ≥ 0.5×; rounds "
+        f"{' '.join(f'{r:.2f}' for r in ratios)}); CPU a page, every thread of this process: tool "
+        f"{statistics.median(cpu['tool']):.2f} ms ({statistics.median(kernel['tool']):.2f} of it in the kernel), bare "
+        f"{statistics.median(cpu['bare']):.2f} ms ({statistics.median(kernel['bare']):.2f}) (the figure a busy machine "
+        f"moves least; the tool's kernel part beyond the bare loop's is mostly creating its files); creating a file in the crawl's folder ({folder_in or tempfile.gettempdir()}) "
+        f"{statistics.median(create):.2f} ms"
+    )
     return ratio
 
 
@@ -277,9 +307,11 @@ def bench_search(count: int) -> float:
             index.query(query, limit=10)
         ours, ours_cpu = time.perf_counter() - started, time.process_time() - used
     ratio = ours / bare
-    print(f"search_files: {count:,} files — build + 100 queries {ours:.2f} s, bm25s {bare:.2f} s → {ratio:.2f}× "
-          f"(target ≤ 1.5×); CPU {ours_cpu:.2f} s against {bare_cpu:.2f} s, {ours_cpu / bare_cpu:.2f}× (on a busy "
-          f"machine the wall figures wait for a core, and the CPU ones do not)")
+    print(
+        f"search_files: {count:,} files — build + 100 queries {ours:.2f} s, bm25s {bare:.2f} s → {ratio:.2f}× "
+        f"(target ≤ 1.5×); CPU {ours_cpu:.2f} s against {bare_cpu:.2f} s, {ours_cpu / bare_cpu:.2f}× (on a busy "
+        f"machine the wall figures wait for a core, and the CPU ones do not)"
+    )
     return ratio
 
 
@@ -289,8 +321,10 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=7, help="paired rounds of the crawl figure (median taken)")
     parser.add_argument("--skip-10k", action="store_true")
     parser.add_argument("--only", choices=("markdown", "crawl", "search"), help="one figure alone")
-    parser.add_argument("--folder", help="where the crawl's sandbox is made (default: the system's temporary "
-                                         "folder, where a step's sandbox lives)")
+    parser.add_argument(
+        "--folder",
+        help="where the crawl's sandbox is made (default: the system's temporary folder, where a step's sandbox lives)",
+    )
     args = parser.parse_args()
     misses = []
     if args.only in (None, "markdown") and bench_markdown(args.pages) < 0.8:

@@ -8,6 +8,7 @@ connection; prints how many were answered, how many with a 5xx, and the p50 and 
 
 A script, not a pytest test: it needs no Django, only the server's address and an API token.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,6 +25,7 @@ async def fire(url: str, token: str, n: int) -> list[tuple[int, float]]:
     """`n` GETs of `url` at once, each on its own connection: (status, seconds) of each."""
     limits = httpx.Limits(max_connections=n, max_keepalive_connections=0)
     async with httpx.AsyncClient(timeout=120, limits=limits, headers={"Authorization": f"Bearer {token}"}) as http:
+
         async def one() -> tuple[int, float]:
             started = time.monotonic()
             try:
@@ -31,15 +33,20 @@ async def fire(url: str, token: str, n: int) -> list[tuple[int, float]]:
                 return answer.status_code, time.monotonic() - started
             except httpx.HTTPError:
                 return NO_ANSWER, time.monotonic() - started
+
         return list(await asyncio.gather(*(one() for _ in range(n))))
 
 
 def summary(results: list[tuple[int, float]]) -> dict:
     seconds = sorted(s for _, s in results)
     statuses = [status for status, _ in results]
-    return {"requests": len(results), "answered": sum(1 for s in statuses if s != NO_ANSWER),
-            "5xx": sum(1 for s in statuses if s >= 500), "p50_ms": statistics.median(seconds) * 1000,
-            "p95_ms": seconds[max(int(len(seconds) * 0.95) - 1, 0)] * 1000}
+    return {
+        "requests": len(results),
+        "answered": sum(1 for s in statuses if s != NO_ANSWER),
+        "5xx": sum(1 for s in statuses if s >= 500),
+        "p50_ms": statistics.median(seconds) * 1000,
+        "p95_ms": seconds[max(int(len(seconds) * 0.95) - 1, 0)] * 1000,
+    }
 
 
 def main() -> None:
@@ -49,8 +56,10 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=500)
     args = parser.parse_args()
     found = summary(asyncio.run(fire(args.url, args.token, args.requests)))
-    print(f"{found['requests']} requests at once: {found['answered']} answered, {found['5xx']} with a 5xx, "
-          f"p50 {found['p50_ms']:.0f} ms, p95 {found['p95_ms']:.0f} ms")
+    print(
+        f"{found['requests']} requests at once: {found['answered']} answered, {found['5xx']} with a 5xx, "
+        f"p50 {found['p50_ms']:.0f} ms, p95 {found['p95_ms']:.0f} ms"
+    )
 
 
 if __name__ == "__main__":

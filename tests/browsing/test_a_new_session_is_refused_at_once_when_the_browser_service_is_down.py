@@ -2,6 +2,7 @@
 REST, instead of waiting FOLDRUN_SESSION_START_SECONDS (90 s) to fail. "Down" is /api/health's own judgement: its
 heartbeat (foldrun/heartbeats.py) older than FOLDRUN_HEALTH_STALE_SECONDS, or never written. Once it answers
 again, sessions open as before."""
+
 from __future__ import annotations
 
 import os
@@ -13,10 +14,14 @@ from browsing.actions import check_create_session
 from browsing.models import BrowserSession
 from foldrun.heartbeats import BROWSERS, beat_heartbeat, heartbeat_path
 
-STALE = ("No browser can be started now: the browser service has not answered in the last 60 seconds (it was last "
-         "heard from 600 seconds ago). Try again once it is back; /api/health says when it is.")
-NEVER = ("No browser can be started now: the browser service has not answered in the last 60 seconds (it never "
-         "has). Try again once it is back; /api/health says when it is.")
+STALE = (
+    "No browser can be started now: the browser service has not answered in the last 60 seconds (it was last "
+    "heard from 600 seconds ago). Try again once it is back; /api/health says when it is."
+)
+NEVER = (
+    "No browser can be started now: the browser service has not answered in the last 60 seconds (it never "
+    "has). Try again once it is back; /api/health says when it is."
+)
 
 
 def age_browser_service(settings, folder, seconds: float):
@@ -44,8 +49,7 @@ def test_a_rest_session_is_a_502_that_says_so_and_bad_options_are_still_named_fi
     assert not BrowserSession.objects.exists()
 
 
-def test_a_service_never_heard_from_says_so_and_one_that_answers_again_is_not_refused(service_down, alice_api,
-                                                                                      account):
+def test_a_service_never_heard_from_says_so_and_one_that_answers_again_is_not_refused(service_down, alice_api, account):
     service_down.unlink()
     answer = alice_api.post("/v1/sessions", {}, format="json")
     assert (answer.status_code, answer.json()["message"]) == (502, NEVER)

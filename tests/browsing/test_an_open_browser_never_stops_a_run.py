@@ -2,6 +2,7 @@
 queue with FOLDRUN_BROWSER_CAPACITY slots, and beat, each a real process — one browser session open and a smoke
 test running do not stop the platform: ten runs started then all finish, a due schedule fires and its run
 finishes, and /api/health answers 200 throughout. The keepers ran on the browser service only."""
+
 from __future__ import annotations
 
 import os
@@ -36,14 +37,33 @@ def start_command_processes(transactional_db, tmp_path, settings):
     settings.FOLDRUN_HEALTH_STALE_SECONDS = int(STALE)
     env = {"FOLDRUN_HEALTH_STALE_SECONDS": STALE, "FOLDRUN_BROWSER_CAPACITY": str(settings.FOLDRUN_BROWSER_CAPACITY)}
     worker = start_worker(tmp_path / "worker.log", env, concurrency=2, queues="main")
-    browsers = start_worker(tmp_path / "browsers.log", env, concurrency=settings.FOLDRUN_BROWSER_CAPACITY,
-                            queues="browsers")
-    beat_env = dict(os.environ, FOLDRUN_TEST_DB_NAME=connection.settings_dict["NAME"],
-                    DJANGO_SETTINGS_MODULE="foldrun.settings.test", **env)
+    browsers = start_worker(
+        tmp_path / "browsers.log", env, concurrency=settings.FOLDRUN_BROWSER_CAPACITY, queues="browsers"
+    )
+    beat_env = dict(
+        os.environ,
+        FOLDRUN_TEST_DB_NAME=connection.settings_dict["NAME"],
+        DJANGO_SETTINGS_MODULE="foldrun.settings.test",
+        **env,
+    )
     with open(tmp_path / "beat.log", "wb") as log:
-        beat = subprocess.Popen([sys.executable, "-m", "celery", "-A", "foldrun", "beat", "-l", "info",
-                                 "-s", str(tmp_path / "beat-schedule")], env=beat_env, stdout=log,
-                                stderr=subprocess.STDOUT)
+        beat = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "foldrun",
+                "beat",
+                "-l",
+                "info",
+                "-s",
+                str(tmp_path / "beat-schedule"),
+            ],
+            env=beat_env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     yield {"worker": worker, "browsers": browsers, "beat_log": tmp_path / "beat.log"}
     for process in (beat, worker, browsers):
         stop_worker(process)
@@ -54,12 +74,17 @@ def tail(path, lines: int = 15) -> str:
 
 
 def test_one_open_session_and_a_smoke_test_leave_the_runs_schedules_and_health_alone(
-        start_command_processes, mcp_server, mcp_client, workspace, alice, site, fake_provider, settings):  # noqa: F811
+    start_command_processes, mcp_server, mcp_client, workspace, alice, site, fake_provider, settings
+):  # noqa: F811
     settings.FOLDRUN_PUBLIC_URL = mcp_server.base
-    push(workspace, {"agents/ticker/agent.md": agent_file("ticker", fake_provider),
-                     "flows/tick.md": "---\nname: tick\n---\n1. [[ticker]] — Say it is done.\n",
-                     "flows/hourly.md": "---\nname: hourly\nschedule: \"0 * * * *\"\n---\n"
-                                        "1. [[ticker]] — Say the hour is done.\n"})
+    push(
+        workspace,
+        {
+            "agents/ticker/agent.md": agent_file("ticker", fake_provider),
+            "flows/tick.md": "---\nname: tick\n---\n1. [[ticker]] — Say it is done.\n",
+            "flows/hourly.md": '---\nname: hourly\nschedule: "0 * * * *"\n---\n1. [[ticker]] — Say the hour is done.\n',
+        },
+    )
     for _ in range(RUNS + 5):
         fake_provider.reply_text("GOOD — done")
     health: list[int] = []
@@ -74,8 +99,12 @@ def test_one_open_session_and_a_smoke_test_leave_the_runs_schedules_and_health_a
         time.sleep(0.5)
 
     # One session open, holding a browser for the whole test.
-    session = wait_live(do_create_session(alice.memberships.first().account,
-                                          check_create_session(alice.memberships.first().account, {})), timeout=60)
+    session = wait_live(
+        do_create_session(
+            alice.memberships.first().account, check_create_session(alice.memberships.first().account, {})
+        ),
+        timeout=60,
+    )
     # A smoke test running: its own recorded session on the browser service, its checks on the worker.
     with mcp_client(token_for(alice)) as client:
         smoke = client.call_tool("run_skill", {"name": "smoke-uat", "inputs": {"url": f"{site.url}/"}})
@@ -88,26 +117,31 @@ def test_one_open_session_and_a_smoke_test_leave_the_runs_schedules_and_health_a
     # made due before then, the update would touch nothing and the row come later due in an hour.
     deadline = time.monotonic() + 90
     while not Schedule.objects.filter(workspace=workspace, flow="hourly").update(next_fire_at=timezone.now()):
-        assert time.monotonic() < deadline, f"beat never made the hourly schedule's row: {tail(start_command_processes['beat_log'])}"
+        assert time.monotonic() < deadline, (
+            f"beat never made the hourly schedule's row: {tail(start_command_processes['beat_log'])}"
+        )
         time.sleep(0.5)
     # Generous: on a loaded CI machine the smoke test's browser and checks share two cores with all of this.
     deadline = time.monotonic() + 240
     while True:
         healthy()
         done = Run.objects.filter(pk__in=[r.pk for r in runs], status__in=FINISHED).count()
-        scheduled = Run.objects.filter(workspace=workspace, name="hourly", trigger="schedule",
-                                       status__in=FINISHED).count()
+        scheduled = Run.objects.filter(
+            workspace=workspace, name="hourly", trigger="schedule", status__in=FINISHED
+        ).count()
         if done == RUNS and scheduled:
             break
         assert time.monotonic() < deadline, (
             f"{done} of {RUNS} runs and {scheduled} scheduled runs finished; hourly runs: "
             f"{list(Run.objects.filter(workspace=workspace, name='hourly').values_list('status', 'trigger'))}; "
             f"schedule: {list(Schedule.objects.filter(workspace=workspace).values_list('flow', 'next_fire_at'))}; "
-            f"beat's log ends: {tail(start_command_processes['beat_log'])}")
+            f"beat's log ends: {tail(start_command_processes['beat_log'])}"
+        )
         time.sleep(0.5)
 
-    assert list(Run.objects.filter(pk__in=[r.pk for r in runs]).values_list("status", flat=True)) == [
-        "completed"] * RUNS
+    assert (
+        list(Run.objects.filter(pk__in=[r.pk for r in runs]).values_list("status", flat=True)) == ["completed"] * RUNS
+    )
     assert Run.objects.get(workspace=workspace, name="hourly").status == "completed"
     assert BrowserSession.objects.get(pk=session.pk).status == "live"  # open the whole time
     smoke_run = SkillRun.objects.get(public_id=smoke_id)
@@ -127,4 +161,3 @@ def test_one_open_session_and_a_smoke_test_leave_the_runs_schedules_and_health_a
     assert b"Task browsing.keep_session[" not in worker_log and b"Task browsing.keep_session[" in browsers_log
     assert b"Task runs." in worker_log
     assert b"Task runs." not in browsers_log  # the browser service ran no step, sweep or schedule
-

@@ -6,6 +6,7 @@ Only a role that may act holds the session's key — its token, `endpoints.cdp`,
 drives the browser. The approver and bob read the session's status and get no token of any kind; the watch-only
 link the dashboard gives a reader opens the screen, never the DevTools relay. Charlie finds nothing (404,
 not_found). No answer is a 5xx or an internal error."""
+
 from __future__ import annotations
 
 import json
@@ -57,8 +58,7 @@ def drives(cdp: str) -> bool:
         return False
 
 
-def test_every_session_route_and_tool_by_role(mcp_server, mcp_client, session_worker, cast, account,
-                                              settings):  # noqa: F811
+def test_every_session_route_and_tool_by_role(mcp_server, mcp_client, session_worker, cast, account, settings):  # noqa: F811
     settings.FOLDRUN_PUBLIC_URL = mcp_server.base
     api = {name: client_for(user) for name, user in cast.items()}
     answers: list[int] = []
@@ -101,9 +101,11 @@ def test_every_session_route_and_tool_by_role(mcp_server, mcp_client, session_wo
         recording = api[name].get(f"{route}/recording")
         answers.append(recording.status_code)
         assert recording.status_code == 404
-        assert recording.json()["message"] == (f"No session {session_id} in this account." if name == "charlie" else
-                                                f"Session {session_id} has no recording yet: it is written when the "
-                                                f"session ends.")
+        assert recording.json()["message"] == (
+            f"No session {session_id} in this account."
+            if name == "charlie"
+            else f"Session {session_id} has no recording yet: it is written when the session ends."
+        )
 
     # DELETE /v1/sessions/<id>: refused to a reader and an approver, not found for the outsider; still live.
     for name, status in (("approver", 403), ("bob", 403), ("charlie", 404)):
@@ -118,8 +120,9 @@ def test_every_session_route_and_tool_by_role(mcp_server, mcp_client, session_wo
         assert token_ok(session_id, mine["token"])
         cdp = mine["endpoints"]["cdp"]
         assert cdp.startswith(f"ws{mcp_server.base[4:]}{route}/cdp?token=")
-        assert client.call_tool("get_task", {"sessionId": session_id}).structured_content["error"]["code"] == \
-            "not_found"  # no task on it yet
+        assert (
+            client.call_tool("get_task", {"sessionId": session_id}).structured_content["error"]["code"] == "not_found"
+        )  # no task on it yet
     for name in ("approver", "bob"):
         with mcp_client(token_for(cast[name])) as client:
             read = client.call_tool("get_session", {"sessionId": session_id})
@@ -129,23 +132,35 @@ def test_every_session_route_and_tool_by_role(mcp_server, mcp_client, session_wo
             assert [s["id"] for s in listed.structured_content["sessions"]] == [session_id]
             for result in (read, listed):
                 assert no_key(json.dumps(result.structured_content)) and no_key(result.content[0].text)
-            for tool, arguments in (("create_session", {}), ("stop_session", {"sessionId": session_id}),
-                                    ("run_task", {"goal": "Read the page", "sessionId": session_id})):
+            for tool, arguments in (
+                ("create_session", {}),
+                ("stop_session", {"sessionId": session_id}),
+                ("run_task", {"goal": "Read the page", "sessionId": session_id}),
+            ):
                 refused = client.call_tool(tool, arguments)
                 assert refused.is_error and refused.structured_content["error"]["code"] == "forbidden", tool
-                assert refused.content[0].text == (f"[forbidden] Your role ({ROLE[name]}) can read this "
-                                                   f"account but not change it, and {tool} changes it.")
-            assert client.call_tool("get_task", {"sessionId": session_id}).structured_content["error"]["code"] == \
-                "not_found"
+                assert refused.content[0].text == (
+                    f"[forbidden] Your role ({ROLE[name]}) can read this "
+                    f"account but not change it, and {tool} changes it."
+                )
+            assert (
+                client.call_tool("get_task", {"sessionId": session_id}).structured_content["error"]["code"]
+                == "not_found"
+            )
     with mcp_client(token_for(cast["charlie"])) as client:
-        for tool, arguments in (("get_session", {"sessionId": session_id}), ("get_task", {"sessionId": session_id}),
-                                ("run_task", {"goal": "Read the page", "sessionId": session_id})):
+        for tool, arguments in (
+            ("get_session", {"sessionId": session_id}),
+            ("get_task", {"sessionId": session_id}),
+            ("run_task", {"goal": "Read the page", "sessionId": session_id}),
+        ):
             result = client.call_tool(tool, arguments)
             assert result.is_error and result.structured_content["error"]["code"] == "not_found", tool
             assert no_key(result.content[0].text)
         assert client.call_tool("list_sessions", {}).structured_content == {"sessions": []}
         assert client.call_tool("stop_session", {"sessionId": session_id}).structured_content == {
-            "deleted": False, "closed": False}
+            "deleted": False,
+            "closed": False,
+        }
     assert BrowserSession.objects.get(public_id=session_id).status == "live"
 
     # The keys themselves: the owner's drives the browser; the dashboard's watch-only link (what a reader gets on
@@ -158,6 +173,7 @@ def test_every_session_route_and_tool_by_role(mcp_server, mcp_client, session_wo
     # The owner stops it; every answer above was a 2xx or a 4xx.
     with mcp_client(token_for(cast["alice"])) as client:
         assert client.call_tool("stop_session", {"sessionId": session_id}).structured_content == {
-            "deleted": True, "closed": True}
+            "deleted": True,
+            "closed": True,
+        }
     assert all(status < 500 for status in answers)
-

@@ -1,4 +1,5 @@
 """The account's capacity (capacity_exceeded, waiting, the queue, capacity_timeout) and the session sweep."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -20,8 +21,13 @@ def one_browser(settings):
 
 
 def live_session(account, **fields) -> BrowserSession:
-    return BrowserSession.objects.create(account=account, status="live", live_at=timezone.now(),
-                                         cdp_endpoint="ws://127.0.0.1:9/devtools/browser/x", **fields)
+    return BrowserSession.objects.create(
+        account=account,
+        status="live",
+        live_at=timezone.now(),
+        cdp_endpoint="ws://127.0.0.1:9/devtools/browser/x",
+        **fields,
+    )
 
 
 def create(account, body=None) -> BrowserSession:
@@ -33,9 +39,11 @@ def test_a_busy_account_gets_capacity_exceeded_with_the_count(account, one_brows
     with pytest.raises(SessionError) as caught:
         create(account)
     assert caught.value.code == "capacity_exceeded"
-    assert caught.value.message == ("Every browser of this account is busy (1 of 1 sessions open). Stop a session "
-                                    "with stop_session, pass waitForCapacityMs to wait for one, or queueForCapacity "
-                                    "to queue.")
+    assert caught.value.message == (
+        "Every browser of this account is busy (1 of 1 sessions open). Stop a session "
+        "with stop_session, pass waitForCapacityMs to wait for one, or queueForCapacity "
+        "to queue."
+    )
     assert BrowserSession.objects.filter(account=account).count() == 1
 
 
@@ -78,28 +86,36 @@ def test_a_queued_session_past_its_wait_ends_capacity_timeout(account, one_brows
     with pytest.raises(SessionError) as caught:
         wait_live(queued, timeout=1)
     assert caught.value.code == "capacity_timeout"
-    assert caught.value.message == (f"Session {queued.public_id} is closed: no browser of the account became free "
-                                    f"within its queue wait (5 s).")
+    assert caught.value.message == (
+        f"Session {queued.public_id} is closed: no browser of the account became free within its queue wait (5 s)."
+    )
 
 
 def test_a_session_idle_past_its_timeout_is_closed_with_a_sentence(account):
-    session = live_session(account, options={"idleTimeoutMs": 300_000},
-                           last_activity_at=timezone.now() - dt.timedelta(minutes=6))
+    session = live_session(
+        account, options={"idleTimeoutMs": 300_000}, last_activity_at=timezone.now() - dt.timedelta(minutes=6)
+    )
     fresh = live_session(account, options={"idleTimeoutMs": 300_000})
     assert sweep()["idle"] == 1
     session.refresh_from_db()
     assert (session.status, session.end_reason, session.status_reason) == (
-        "closed", "idle_timeout", "it had no actions for 5 minutes (idleTimeoutMs)")
+        "closed",
+        "idle_timeout",
+        "it had no actions for 5 minutes (idleTimeoutMs)",
+    )
     assert BrowserSession.objects.get(pk=fresh.pk).status == "live"
 
 
 def test_a_session_open_past_its_max_duration_is_closed(account):
-    session = live_session(account, options={"maxDurationMs": 60_000},
-                           created_at=timezone.now() - dt.timedelta(seconds=61))
+    session = live_session(
+        account, options={"maxDurationMs": 60_000}, created_at=timezone.now() - dt.timedelta(seconds=61)
+    )
     assert sweep()["max_duration"] == 1
     session.refresh_from_db()
     assert (session.end_reason, session.status_reason) == (
-        "max_duration", "it reached its maximum duration of 60 s (maxDurationMs)")
+        "max_duration",
+        "it reached its maximum duration of 60 s (maxDurationMs)",
+    )
 
 
 def test_a_session_whose_keeper_stopped_renewing_is_closed(account):

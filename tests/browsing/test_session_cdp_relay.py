@@ -1,4 +1,5 @@
 """A live session is driven from outside through its public DevTools endpoint, with its token only."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,8 +14,13 @@ from tests.mcp.conftest import mcp_server  # noqa: F401 - the platform's ASGI ap
 pytestmark = pytest.mark.e2e
 
 
-def test_a_client_outside_drives_the_session_through_its_cdp_endpoint(mcp_server, session_worker,  # noqa: F811
-                                                                       account, site, settings):
+def test_a_client_outside_drives_the_session_through_its_cdp_endpoint(
+    mcp_server,
+    session_worker,  # noqa: F811
+    account,
+    site,
+    settings,
+):
     settings.FOLDRUN_PUBLIC_URL = mcp_server.base
     session = wait_live(do_create_session(account, check_create_session(account, {})), timeout=60)
     cdp = record(session, may_act=True)["endpoints"]["cdp"]

@@ -1,6 +1,7 @@
 """`endpoints.live`: a WebSocket of the session's screen as it changes — frames of the browser's own screencast over
 the session's DevTools endpoint, with the session's short-lived token — closed when the session ends; and the watch
 page, opened in a real Chromium, that reads it for a person."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -36,11 +37,17 @@ def _frame(viewer) -> tuple[int, str]:
     return (int(viewer.get_attribute("#screen", "data-frames") or 0), viewer.get_attribute("#screen", "src") or "")
 
 
-def test_the_live_page_shows_the_sessions_screen_and_its_changes(mcp_server, session_worker,  # noqa: F811
-                                                                  account, site, settings):
+def test_the_live_page_shows_the_sessions_screen_and_its_changes(
+    mcp_server,
+    session_worker,  # noqa: F811
+    account,
+    site,
+    settings,
+):
     settings.FOLDRUN_PUBLIC_URL = mcp_server.base
-    session = wait_live(do_create_session(account, check_create_session(account, {"startUrl": f"{site.url}/"})),
-                        timeout=60)
+    session = wait_live(
+        do_create_session(account, check_create_session(account, {"startUrl": f"{site.url}/"})), timeout=60
+    )
     shown = record(session, may_act=True)
     live = shown["endpoints"]["live"]
     assert live == f"ws{mcp_server.base[4:]}/v1/sessions/{session.public_id}/live?token={shown['token']}"
@@ -50,8 +57,10 @@ def test_the_live_page_shows_the_sessions_screen_and_its_changes(mcp_server, ses
         try:
             viewer = browser.new_page()
             refused: list[str] = []  # what the page's Content-Security-Policy refused, as the console says it
-            viewer.on("console", lambda message: refused.append(message.text)
-                      if "Content Security Policy" in message.text else None)
+            viewer.on(
+                "console",
+                lambda message: refused.append(message.text) if "Content Security Policy" in message.text else None,
+            )
             answer = viewer.goto(watch)
             policy = answer.headers["content-security-policy"]
             assert "default-src 'none'" in policy and "script-src 'nonce-" in policy and "unsafe" not in policy
@@ -81,10 +90,12 @@ def test_the_live_page_shows_the_sessions_screen_and_its_changes(mcp_server, ses
 
 
 def test_endpoints_live_is_a_websocket_of_jpeg_frames_that_closes_when_the_session_ends(  # noqa: F811
-        mcp_server, session_worker, account, site, settings):  # noqa: F811
+    mcp_server, session_worker, account, site, settings
+):  # noqa: F811
     settings.FOLDRUN_PUBLIC_URL = mcp_server.base
-    session = wait_live(do_create_session(account, check_create_session(account, {"startUrl": f"{site.url}/"})),
-                        timeout=60)
+    session = wait_live(
+        do_create_session(account, check_create_session(account, {"startUrl": f"{site.url}/"})), timeout=60
+    )
     with ws_connect(record(session, may_act=True)["endpoints"]["live"], open_timeout=10) as socket:
         assert socket.recv(timeout=20).startswith("/9j/")  # base64 of a JPEG frame of the session's page
         socket.send("click at 10,10")  # dropped: the socket is watch-only (it closes below for the session's end)
@@ -96,17 +107,22 @@ def test_endpoints_live_is_a_websocket_of_jpeg_frames_that_closes_when_the_sessi
 
 
 def test_endpoints_live_is_wss_on_an_https_install_and_the_socket_address_over_http_names_the_watch_page(
-        mcp_server, account, settings):  # noqa: F811
-    session = BrowserSession.objects.create(account=account, status=SessionStatus.LIVE,
-                                            cdp_endpoint="ws://127.0.0.1:9/devtools/browser/x")
+    mcp_server, account, settings
+):  # noqa: F811
+    session = BrowserSession.objects.create(
+        account=account, status=SessionStatus.LIVE, cdp_endpoint="ws://127.0.0.1:9/devtools/browser/x"
+    )
     settings.FOLDRUN_PUBLIC_URL = "https://foldrun.example"
     assert record(session, may_act=True)["endpoints"]["live"].startswith(
-        f"wss://foldrun.example/v1/sessions/{session.public_id}/live?token=")
+        f"wss://foldrun.example/v1/sessions/{session.public_id}/live?token="
+    )
     token, _ = session_token(session.public_id)
     asked = httpx.get(f"{mcp_server.base}/v1/sessions/{session.public_id}/live?token={token}")
     assert asked.status_code == 426
-    assert (f"This address is the live view's WebSocket. To watch the session in a browser, open "
-            f"/v1/sessions/{session.public_id}/watch with the same token.") in asked.text
+    assert (
+        f"This address is the live view's WebSocket. To watch the session in a browser, open "
+        f"/v1/sessions/{session.public_id}/watch with the same token."
+    ) in asked.text
 
 
 def test_a_live_link_with_a_wrong_or_expired_token_says_so(mcp_server, account):  # noqa: F811
@@ -116,8 +132,14 @@ def test_a_live_link_with_a_wrong_or_expired_token_says_so(mcp_server, account):
         page = httpx.get(f"{mcp_server.base}/v1/sessions/{session.public_id}/watch?token={token}")
         assert page.status_code == 403
         assert "This live view's link has expired or is not valid" in page.text
-        with ws_connect(f"ws{mcp_server.base[4:]}/v1/sessions/{session.public_id}/live?token={token}",
-                        open_timeout=10) as socket, pytest.raises(ConnectionClosed) as refused:
+        with (
+            ws_connect(
+                f"ws{mcp_server.base[4:]}/v1/sessions/{session.public_id}/live?token={token}", open_timeout=10
+            ) as socket,
+            pytest.raises(ConnectionClosed) as refused,
+        ):
             socket.recv(timeout=10)
-        assert refused.value.rcvd.reason == "This live view's link has expired or is not valid: read the session " \
-                                            "again for a fresh one."
+        assert (
+            refused.value.rcvd.reason == "This live view's link has expired or is not valid: read the session "
+            "again for a fresh one."
+        )

@@ -1,4 +1,5 @@
 """A session's record: its public id, and the one way its status moves."""
+
 from __future__ import annotations
 
 import re

@@ -1,4 +1,5 @@
 """Sessions on a real worker with real Chromium, against the local test site."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -77,7 +78,10 @@ def test_an_idle_session_is_reaped_and_its_browser_stopped(session_worker, accou
     assert wait_ended(session)
     ended = BrowserSession.objects.get(pk=session.pk)
     assert (ended.status, ended.end_reason, ended.status_reason) == (
-        "closed", "idle_timeout", "it had no actions for 10 s (idleTimeoutMs)")
+        "closed",
+        "idle_timeout",
+        "it had no actions for 10 s (idleTimeoutMs)",
+    )
     assert not port_answers(session.cdp_endpoint)
 
 
@@ -101,8 +105,11 @@ def test_a_session_in_use_by_one_long_attach_is_not_idle(session_worker, account
     session = open_session(account, {"idleTimeoutMs": 10_000})
     with attach(session) as page:
         navigate(page, f"{site.url}/pricing/")
-        in_a_thread(lambda: BrowserSession.objects.filter(pk=session.pk).update(
-            last_activity_at=timezone.now() - dt.timedelta(seconds=11)))
+        in_a_thread(
+            lambda: BrowserSession.objects.filter(pk=session.pk).update(
+                last_activity_at=timezone.now() - dt.timedelta(seconds=11)
+            )
+        )
         page.wait_for_timeout(ATTACH_TOUCH_MS)
         swept = in_a_thread(sweep)
         still = in_a_thread(lambda: BrowserSession.objects.get(pk=session.pk).status)
@@ -122,8 +129,9 @@ def test_a_keeper_killed_with_kill_9_leaves_its_session_closed_with_a_sentence(s
     ended = wait_for(lambda: sweep()["lost"] and BrowserSession.objects.get(pk=session.pk), timeout=20)
     assert time.monotonic() - killed < 3 + 5 + 2  # the lease (3 s) and a sweep's period, with room
     assert (ended.status, ended.end_reason) == ("closed", "keeper_lost")
-    assert ended.status_reason == ("its keeper stopped renewing its lease (the worker holding the browser was "
-                                   "lost), so the session was closed")
+    assert ended.status_reason == (
+        "its keeper stopped renewing its lease (the worker holding the browser was lost), so the session was closed"
+    )
     wait_for(lambda: not port_answers(session.cdp_endpoint), timeout=10)
 
 
@@ -150,7 +158,8 @@ def test_a_start_url_on_loopback_is_navigation_blocked_without_the_opt_in(guarde
     assert caught.value.code == "navigation_blocked"
     assert caught.value.message == (
         f"Session {session.public_id} is closed: the start URL {site.url}/pricing/ was not opened: 127.0.0.1 "
-        f"resolves to 127.0.0.1: private, loopback, link-local and other non-public addresses cannot be called.")
+        f"resolves to 127.0.0.1: private, loopback, link-local and other non-public addresses cannot be called."
+    )
     assert "/pricing/" not in site.seen
 
 
@@ -171,14 +180,14 @@ def echo_gate(request: dict):
     return html(f"<html><head><title>gate</title></head><body><p id=gate>{gate}</p></body></html>".encode())
 
 
-def test_extra_headers_go_only_to_the_host_they_name_and_blocked_kinds_are_not_fetched(session_worker, account,
-                                                                                        site):
+def test_extra_headers_go_only_to_the_host_they_name_and_blocked_kinds_are_not_fetched(session_worker, account, site):
     site.routes["/gate"] = echo_gate
     site.routes["/pictured"] = html(b'<html><body><p id=gate>pictured</p><img src="/dot.png"></body></html>')
     site.routes["/dot.png"] = (200, {"content-type": "image/png"}, PIXEL)
     port = urlsplit(site.url).port
-    session = open_session(account, {"headers": [{"host": "localhost", "name": "X-Gate", "value": "open-sesame"}],
-                                     "block": ["image"]})
+    session = open_session(
+        account, {"headers": [{"host": "localhost", "name": "X-Gate", "value": "open-sesame"}], "block": ["image"]}
+    )
     with attach(session) as page:
         navigate(page, f"http://localhost:{port}/gate")
         named = page.inner_text("#gate")
@@ -225,5 +234,7 @@ def test_a_worker_told_to_stop_closes_the_sessions_it_keeps_and_exits(transactio
         stop_worker(worker)
     ended = BrowserSession.objects.get(pk=session.pk)
     assert (ended.status, ended.status_reason) == (
-        "closed", "the worker holding its browser was shutting down, so the browser was stopped")
+        "closed",
+        "the worker holding its browser was shutting down, so the browser was stopped",
+    )
     assert not port_answers(session.cdp_endpoint)

@@ -1,4 +1,5 @@
 """GET /v1/tasks/<id>, /v1/tasks/<id>/report.json and /v1/skill-runs/<id>/report.json: scoped reads."""
+
 from __future__ import annotations
 
 from django.utils import timezone
@@ -8,11 +9,30 @@ from browsing.models import BrowserSession, SkillRun, Task
 
 def finished_task(account) -> Task:
     session = BrowserSession.objects.create(account=account, status="closed", closed_at=timezone.now())
-    return Task.objects.create(account=account, session=session, goal="Open the pricing page", status="finished",
-                               ok=True, stopped_by="done", answer="It is open.", cost_micros=617, ms=4753,
-                               steps=[{"op": "click", "ref": "e2", "provider": "anthropic", "ok": True, "ms": 3458,
-                                       "costMicros": 472, "error": None}],
-                               final_url="http://127.0.0.1/pricing/", finished_at=timezone.now())
+    return Task.objects.create(
+        account=account,
+        session=session,
+        goal="Open the pricing page",
+        status="finished",
+        ok=True,
+        stopped_by="done",
+        answer="It is open.",
+        cost_micros=617,
+        ms=4753,
+        steps=[
+            {
+                "op": "click",
+                "ref": "e2",
+                "provider": "anthropic",
+                "ok": True,
+                "ms": 3458,
+                "costMicros": 472,
+                "error": None,
+            }
+        ],
+        final_url="http://127.0.0.1/pricing/",
+        finished_at=timezone.now(),
+    )
 
 
 def test_a_task_reads_as_its_stored_record(alice_api, account):
@@ -20,8 +40,15 @@ def test_a_task_reads_as_its_stored_record(alice_api, account):
     body = alice_api.get(f"/v1/tasks/{task.public_id}").json()
     assert body["id"] == task.public_id and body["sessionId"] == task.session.public_id
     assert (body["status"], body["ok"], body["stoppedBy"], body["costMicros"]) == ("finished", True, "done", 617)
-    assert body["steps"][0] == {"op": "click", "ref": "e2", "provider": "anthropic", "ok": True, "ms": 3458,
-                                "costMicros": 472, "error": None}
+    assert body["steps"][0] == {
+        "op": "click",
+        "ref": "e2",
+        "provider": "anthropic",
+        "ok": True,
+        "ms": 3458,
+        "costMicros": 472,
+        "error": None,
+    }
 
 
 def test_a_tasks_report_says_it_checked_no_assertions_and_links_its_page(alice_api, account):

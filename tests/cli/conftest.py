@@ -3,6 +3,7 @@
 `FOLDRUN_HOME` points at a fresh folder, and `FOLDRUN_URL`/`FOLDRUN_TOKEN`
 are cleared unless a test signs someone in with `signed_in_as`.
 """
+
 from __future__ import annotations
 
 import json
@@ -94,8 +95,9 @@ class CannedServer(LoopbackServer):
             def _answer(self) -> None:
                 path = self.path.split("?", 1)[0]
                 server.requests.append((self.command, self.path))
-                status, content_type, body = server.routes.get(self.path) or server.routes.get(path, (404, "application/json",
-                                                                       b'{"code":"not_found","message":"Not found.","details":{}}'))
+                status, content_type, body = server.routes.get(self.path) or server.routes.get(
+                    path, (404, "application/json", b'{"code":"not_found","message":"Not found.","details":{}}')
+                )
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(body)))

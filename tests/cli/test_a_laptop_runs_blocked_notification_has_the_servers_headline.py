@@ -1,6 +1,7 @@
 """Issue 32, item 4 (wording): notifications.md — a completed run whose verdict is BLOCKED is sent as `blocked`
 "with the headline `⛔ <flow> blocked`". A laptop run (`foldrun run --local`) sends that headline too, as the
 server does, not the agent's own first line."""
+
 from __future__ import annotations
 
 import json
@@ -11,8 +12,10 @@ from notify.events import headline_for
 from tests.notify.conftest import Receiver
 from vault.local import LocalVault
 
-AGENTS = ("---\nprovider:\n  name: stub\n  base_url: {url}\n  key: ${{STUB_KEY}}\n  model: stub-model\n"
-          "  format: openai\nnotify:\n  url: {hook}\n  events: [failed, blocked]\n---\nThe desk.\n")
+AGENTS = (
+    "---\nprovider:\n  name: stub\n  base_url: {url}\n  key: ${{STUB_KEY}}\n  model: stub-model\n"
+    "  format: openai\nnotify:\n  url: {hook}\n  events: [failed, blocked]\n---\nThe desk.\n"
+)
 
 
 @pytest.fixture
@@ -22,8 +25,9 @@ def receiver():
     r.close()
 
 
-def test_a_blocked_laptop_run_is_sent_with_the_headline_the_server_sends(cli, tmp_path, fake_provider, foldrun_home,
-                                                                         receiver):
+def test_a_blocked_laptop_run_is_sent_with_the_headline_the_server_sends(
+    cli, tmp_path, fake_provider, foldrun_home, receiver
+):
     root = tmp_path / "desk"
     assert cli("init", root, "--name", "demo").code == 0
     (root / "AGENTS.md").write_text(AGENTS.format(url=fake_provider.openai_base_url, hook=receiver.url))

@@ -2,6 +2,7 @@
 it with the rest, and until the vault holds it a correctly signed request hears that the secret is not set —
 not that its signature is wrong. The curl line docs/inbound-webhooks.md shows is run as written, against a
 real server."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,10 @@ from runs.models import Run
 pytestmark = pytest.mark.django_db(transaction=True)
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "inbound-webhooks.md"
-INTAKE = ("---\nname: intake\nwebhook: {signature: hmac, secret: INBOUND_KEY}\ninputs: {order: the order}\n---\n"
-          "1. [[assistant]] — Say what order {{order}} needs.\n")
+INTAKE = (
+    "---\nname: intake\nwebhook: {signature: hmac, secret: INBOUND_KEY}\ninputs: {order: the order}\n---\n"
+    "1. [[assistant]] — Say what order {{order}} needs.\n"
+)
 NEEDED = [
     "This desk needs 2 secrets:",
     "  ANTHROPIC_API_KEY  for the model provider of agent assistant  MISSING from the rank-desk vault — "
@@ -25,8 +28,10 @@ NEEDED = [
     "  INBOUND_KEY  for the webhook of flow intake  MISSING from the rank-desk vault — "
     "foldrun secrets set INBOUND_KEY --to rank-desk",
 ]
-NOT_SET = ("This flow's webhook secret INBOUND_KEY is not set in the workspace's vault, so no signature can be "
-           "checked; set it (foldrun secrets set INBOUND_KEY) and send again. Nothing was started.")
+NOT_SET = (
+    "This flow's webhook secret INBOUND_KEY is not set in the workspace's vault, so no signature can be "
+    "checked; set it (foldrun secrets set INBOUND_KEY) and send again. Nothing was started."
+)
 
 
 @pytest.fixture
@@ -70,7 +75,8 @@ def test_deploy_lists_the_secrets_the_desk_needs_once_it_went_through(cli, desk,
 
 
 def test_a_signed_request_hears_the_secret_is_not_set_until_it_is_then_the_docs_curl_line_starts_the_run(
-        cli, desk, workspace, live_server):
+    cli, desk, workspace, live_server
+):
     from vault.actions import do_set_secret
 
     assert cli("deploy", desk, "--to", "rank-desk").code == 0

@@ -3,6 +3,7 @@
 The CLI runs in-process (`main([...])`) and talks HTTP to pytest-django's
 live server, so every request crosses the same wire a laptop's would.
 """
+
 from __future__ import annotations
 
 import io
@@ -33,7 +34,9 @@ def answers(monkeypatch):
     return type_in
 
 
-def test_login_asks_for_a_password_and_keeps_the_token_in_a_private_file(cli, live_server, alice, answers, foldrun_home):
+def test_login_asks_for_a_password_and_keeps_the_token_in_a_private_file(
+    cli, live_server, alice, answers, foldrun_home
+):
     answers("alice@example.com", PASSWORD)
     result = cli("login", "--url", live_server.url, "--token-name", "laptop")
     assert result.code == 0
@@ -71,7 +74,9 @@ def test_login_token_stdin_stores_a_token_that_works(cli, live_server, alice, mo
     assert raw not in result.out + result.err
 
 
-def test_login_token_stdin_refuses_a_bad_token_with_the_servers_sentence(cli, live_server, alice, monkeypatch, foldrun_home):
+def test_login_token_stdin_refuses_a_bad_token_with_the_servers_sentence(
+    cli, live_server, alice, monkeypatch, foldrun_home
+):
     monkeypatch.setattr(sys, "stdin", io.StringIO("frt_not-a-token\n"))
     result = cli("login", "--url", live_server.url, "--token-stdin")
     assert result.code == 1
@@ -110,7 +115,10 @@ def test_version_prints_the_client_and_the_servers_versions(cli, live_server, al
     result = cli("version")
     assert result.code == 0
     # Lines after these two list the server's browsers when it reports them (see test_offline).
-    assert result.lines[:2] == [f"foldrun {foldrun.__version__}", f"server {foldrun.__version__} at {live_server.url} (api 1)"]
+    assert result.lines[:2] == [
+        f"foldrun {foldrun.__version__}",
+        f"server {foldrun.__version__} at {live_server.url} (api 1)",
+    ]
     assert cli("version", "--json").json["server"]["version"] == foldrun.__version__
 
 
@@ -145,8 +153,9 @@ def test_bob_the_viewer_is_told_he_cannot_create_a_workspace(cli, bob, signed_in
 
 def test_tokens_lists_without_values_and_revokes_by_id(cli, alice, signed_in_as):
     raw = signed_in_as(alice)
-    other = ApiToken.objects.create(user=alice, account=alice.memberships.first().account, name="old laptop",
-                                    token_hash="0" * 64, hint="frt_old1")
+    other = ApiToken.objects.create(
+        user=alice, account=alice.memberships.first().account, name="old laptop", token_hash="0" * 64, hint="frt_old1"
+    )
     listed = cli("tokens")
     assert listed.lines[0].split() == ["ID", "NAME", "STARTS", "STATE", "CREATED", "LAST", "USED", "EXPIRES"]
     assert other.public_id in listed.out
@@ -159,8 +168,9 @@ def test_tokens_lists_without_values_and_revokes_by_id(cli, alice, signed_in_as)
 
 def test_charlie_cannot_revoke_alices_token(cli, alice, charlie, signed_in_as):
     signed_in_as(charlie)
-    token = ApiToken.objects.create(user=alice, account=alice.memberships.first().account, name="x",
-                                    token_hash="1" * 64, hint="frt_abc1")
+    token = ApiToken.objects.create(
+        user=alice, account=alice.memberships.first().account, name="x", token_hash="1" * 64, hint="frt_abc1"
+    )
     result = cli("tokens", "revoke", token.public_id)
     assert (result.code, result.err) == (1, "Not found.\n")
     token.refresh_from_db()

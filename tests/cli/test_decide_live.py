@@ -1,4 +1,5 @@
 """approve, reject, answer, cancel — the dashboard's decisions from the command line, on a real server."""
+
 from __future__ import annotations
 
 import pytest
@@ -32,8 +33,10 @@ def test_alice_approves_a_gated_step_and_the_run_goes_on(cli, desk, alice, signe
     signed_in_as(alice)
     result = cli("approve", run.public_id, "1", "--to", "rank-desk")
     assert result.code == 0, result.err
-    assert result.out.strip() == (f"Approved step 1 of {run.public_id} in rank-desk; the run goes on. "
-                                  f"See it with `foldrun report {run.public_id} --to rank-desk`.")
+    assert result.out.strip() == (
+        f"Approved step 1 of {run.public_id} in rank-desk; the run goes on. "
+        f"See it with `foldrun report {run.public_id} --to rank-desk`."
+    )
     approval = Approval.objects.get(run=run)
     assert (approval.state, approval.decided_by_label) == ("approved", "alice@example.com")
 
@@ -55,7 +58,9 @@ def test_answer_gives_the_question_step_its_answer(cli, desk, alice, signed_in_a
     signed_in_as(alice)
     result = cli("answer", run.public_id, "1", "Warm and short", "--to", "rank-desk")
     assert result.code == 0, result.err
-    assert result.out.startswith(f"Answered step 1 of {run.public_id} in rank-desk; the step runs again with the answer.")
+    assert result.out.startswith(
+        f"Answered step 1 of {run.public_id} in rank-desk; the step runs again with the answer."
+    )
     approval = Approval.objects.get(run=run)
     assert (approval.state, approval.answer) == ("answered", "Warm and short")
 
@@ -65,8 +70,9 @@ def test_approving_a_question_says_to_answer_it_instead(cli, desk, alice, signed
     signed_in_as(alice)
     result = cli("approve", run.public_id, "1", "--to", "rank-desk")
     assert result.code == 2
-    assert result.err == (f"Step 1 of {run.public_id} asked a question; answer it with "
-                          f"`foldrun answer {run.public_id} 1 \"TEXT\"`.\n")
+    assert result.err == (
+        f'Step 1 of {run.public_id} asked a question; answer it with `foldrun answer {run.public_id} 1 "TEXT"`.\n'
+    )
     assert Approval.objects.get(run=run).state == "pending"
 
 
@@ -95,8 +101,12 @@ def test_the_workspace_comes_from_the_desk_folder(cli, desk, alice, signed_in_as
 def test_bob_the_viewer_is_refused_as_on_the_dashboard(cli, desk, alice, bob, signed_in_as):
     run = parked(desk, alice)
     signed_in_as(bob)
-    for argv in (("approve", run.public_id, "1"), ("reject", run.public_id, "1"),
-                 ("answer", run.public_id, "1", "x"), ("cancel", run.public_id)):
+    for argv in (
+        ("approve", run.public_id, "1"),
+        ("reject", run.public_id, "1"),
+        ("answer", run.public_id, "1", "x"),
+        ("cancel", run.public_id),
+    ):
         result = cli(*argv, "--to", "rank-desk")
         assert result.code == 1, argv
         assert "Your role (viewer)" in result.err and "Error" not in result.err, argv
@@ -109,13 +119,18 @@ def test_charlie_is_told_the_workspace_is_not_there(cli, desk, alice, charlie, s
     signed_in_as(charlie)
     for argv in (("approve", run.public_id, "1"), ("answer", run.public_id, "1", "x"), ("cancel", run.public_id)):
         result = cli(*argv, "--to", "rank-desk")
-        assert (result.code, result.err) == (1, "There is no workspace called rank-desk in this account; this token "
-                                                "sees none yet; `foldrun workspaces create NAME` makes one.\n"), argv
+        assert (result.code, result.err) == (
+            1,
+            "There is no workspace called rank-desk in this account; this token "
+            "sees none yet; `foldrun workspaces create NAME` makes one.\n",
+        ), argv
     assert Approval.objects.get(run=run).state == "pending"
 
 
 def test_a_run_that_is_not_there_is_named(cli, desk, alice, signed_in_as):
     signed_in_as(alice)
     result = cli("cancel", "run_nothere", "--to", "rank-desk")
-    assert (result.code, result.err) == (1, "There is no run run_nothere in rank-desk; it has no runs yet "
-                                            "(`foldrun runs --to rank-desk` lists them).\n")
+    assert (result.code, result.err) == (
+        1,
+        "There is no run run_nothere in rank-desk; it has no runs yet (`foldrun runs --to rank-desk` lists them).\n",
+    )

@@ -1,4 +1,5 @@
 """push, deploy, pull, log, diff — a desk made by `foldrun init`, sent to a real server."""
+
 from __future__ import annotations
 
 import os
@@ -73,7 +74,9 @@ def test_a_binary_file_travels_as_base64_and_comes_back_byte_for_byte(cli, desk,
     assert (tmp_path / "copy/storage/logo.png").read_bytes() == logo
 
 
-def test_pull_writes_the_workspaces_files_and_at_n_gives_an_older_revision(cli, desk, alice_signed_in, workspace, tmp_path):
+def test_pull_writes_the_workspaces_files_and_at_n_gives_an_older_revision(
+    cli, desk, alice_signed_in, workspace, tmp_path
+):
     cli("push", desk, "--to", "rank-desk")
     first = (desk / "AGENTS.md").read_text()
     (desk / "AGENTS.md").write_text(first + "A second paragraph.\n")
@@ -127,7 +130,9 @@ def test_deploy_of_a_clean_desk_is_a_deploy_revision(cli, desk, alice_signed_in,
 
 def test_push_library_sends_to_the_account_library(cli, alice_signed_in, workspace, tmp_path):
     (tmp_path / "lib/skills/plain").mkdir(parents=True)
-    (tmp_path / "lib/skills/plain/SKILL.md").write_text("---\nname: plain\ndescription: Write plainly. Use always.\n---\nBe plain.\n")
+    (tmp_path / "lib/skills/plain/SKILL.md").write_text(
+        "---\nname: plain\ndescription: Write plainly. Use always.\n---\nBe plain.\n"
+    )
     result = cli("push", tmp_path / "lib", "--library", "-m", "shared skill")
     assert result.code == 0
     assert result.lines[0] == "Pushed 1 file to the account library: revision 1."
@@ -145,7 +150,14 @@ def test_log_lists_revisions_newest_first(cli, desk, alice_signed_in, workspace)
     first, second = Changeset.objects.get(number=1), Changeset.objects.get(number=2)
     assert [re.split(r"\s{2,}", line) for line in result.lines[1:]] == [
         ["2", "push", "alice@example.com", short_time(second.created_at.isoformat()), "1", "say more"],
-        ["1", "push", "alice@example.com", short_time(first.created_at.isoformat()), str(first.revisions.count()), "first draft"],
+        [
+            "1",
+            "push",
+            "alice@example.com",
+            short_time(first.created_at.isoformat()),
+            str(first.revisions.count()),
+            "first draft",
+        ],
     ]
     assert [r["number"] for r in cli("log", "--to", "rank-desk", "--json").json] == [2, 1]
 
@@ -187,8 +199,10 @@ def test_charlie_gets_not_found_for_alices_workspace(cli, desk, charlie, signed_
     pushed = cli("push", desk, "--to", "rank-desk")
     pulled = cli("pull", "--to", "rank-desk", desk / "copy")
     # What alice would read for a workspace that does not exist (she would be shown hers).
-    missing = ("There is no workspace called rank-desk in this account; this token sees none yet; "
-               "`foldrun workspaces create NAME` makes one.\n")
+    missing = (
+        "There is no workspace called rank-desk in this account; this token sees none yet; "
+        "`foldrun workspaces create NAME` makes one.\n"
+    )
     assert (pushed.code, pushed.err) == (1, missing)
     assert (pulled.code, pulled.err) == (1, missing)
     assert not Changeset.objects.filter(workspace=workspace).exists()
@@ -206,7 +220,9 @@ def test_bob_the_viewer_may_pull_but_not_push(cli, desk, alice_signed_in, bob, s
 
 def test_the_library_can_be_pulled_logged_and_diffed_like_a_workspace(cli, alice_signed_in, workspace, tmp_path):
     (tmp_path / "lib/tools").mkdir(parents=True)
-    crm = "---\ntransport: http\nname: crm\ndescription: The CRM. GET to read.\nbase: https://crm.example.com/api\n---\n"
+    crm = (
+        "---\ntransport: http\nname: crm\ndescription: The CRM. GET to read.\nbase: https://crm.example.com/api\n---\n"
+    )
     (tmp_path / "lib/tools/crm.md").write_text(crm)
     cli("push", tmp_path / "lib", "--library", "-m", "crm")
     (tmp_path / "lib/tools/crm.md").write_text(crm.replace("GET to read.", "GET to read, never to write."))
@@ -243,7 +259,9 @@ def test_a_missing_workspace_revision_or_file_is_named(cli, desk, alice_signed_i
     no_file = cli("log", "--to", "rank-desk", "flows/nope.md")
     no_diff = cli("diff", "--to", "rank-desk", "flows/nope.md")
     assert (no_desk.code, no_desk.err) == (
-        1, "There is no workspace called no-such-desk in this account; this token can see rank-desk.\n")
+        1,
+        "There is no workspace called no-such-desk in this account; this token can see rank-desk.\n",
+    )
     assert (no_revision.code, no_revision.err) == (1, "There is no revision 99 in rank-desk.\n")
     assert (no_file.code, no_file.err) == (1, "flows/nope.md is not in rank-desk.\n")
     assert (no_diff.code, no_diff.err) == (1, "flows/nope.md is not in rank-desk.\n")

@@ -1,5 +1,6 @@
 """Issue 35 item 4: `foldrun logs RUN` prints the run's trace (steps, tool calls, sentences) as the Run page
 shows it; `--follow` keeps printing until the run ends and exits by its result; `log` says it lists revisions."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,14 +18,20 @@ FLOWS = {
 
 @pytest.fixture
 def desk(workspace, fake_provider):
-    push(workspace, {"agents/assistant/agent.md": agent_file("assistant", fake_provider),
-                     "knowledge/about.md": "---\ntype: Reference\ntitle: About\ndescription: d\n---\nWe sell tea.\n",
-                     **FLOWS})
+    push(
+        workspace,
+        {
+            "agents/assistant/agent.md": agent_file("assistant", fake_provider),
+            "knowledge/about.md": "---\ntype: Reference\ntitle: About\ndescription: d\n---\nWe sell tea.\n",
+            **FLOWS,
+        },
+    )
     return workspace
 
 
-def test_logs_prints_each_step_by_its_agent_with_its_tool_calls_and_the_runs_end(cli, desk, alice, signed_in_as,
-                                                                               fake_provider):
+def test_logs_prints_each_step_by_its_agent_with_its_tool_calls_and_the_runs_end(
+    cli, desk, alice, signed_in_as, fake_provider
+):
     fake_provider.reply_tool_use("Read", {"path": "knowledge/about.md"})
     fake_provider.reply_text("GOOD — said hello to the tea shop")
     run = drive(check_start_run(workspace=desk, user=alice, flow="hello"))
@@ -56,14 +63,17 @@ def test_logs_of_a_parked_run_says_how_to_decide(cli, desk, alice, signed_in_as)
 
 
 def test_following_a_failed_run_exits_1_and_says_its_error_once(cli, desk, alice, signed_in_as, fake_provider):
-    fake_provider.reply_status(400, body={"type": "error", "error": {"type": "invalid_request_error",
-                                                                    "message": "prompt is too long"}})
+    fake_provider.reply_status(
+        400, body={"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long"}}
+    )
     run = drive(check_start_run(workspace=desk, user=alice, flow="hello"))
     assert run.status == "failed"
     signed_in_as(alice)
     followed = cli("logs", run.public_id, "--to", "rank-desk", "--follow")
     assert followed.code == 1
-    assert followed.lines[-1].startswith(f"{run.public_id} failed") or followed.lines[-2].startswith(f"{run.public_id} failed")
+    assert followed.lines[-1].startswith(f"{run.public_id} failed") or followed.lines[-2].startswith(
+        f"{run.public_id} failed"
+    )
     assert followed.out.count("prompt is too long") == 1, followed.out
 
 

@@ -1,5 +1,6 @@
 """Error lines that give the fix, probe --local reading the desk's AGENTS.md, --to always a workspace,
 and shell completion built from the parser."""
+
 from __future__ import annotations
 
 import argparse
@@ -10,8 +11,10 @@ import pytest
 
 from foldrun.cli.main import build_parser
 
-STUB_DESK_AGENTS = ("---\nprovider:\n  name: stub\n  base_url: {url}\n  key: ${{STUB_KEY}}\n  model: stub-model\n"
-                    "  format: openai\n---\nThe desk.\n")
+STUB_DESK_AGENTS = (
+    "---\nprovider:\n  name: stub\n  base_url: {url}\n  key: ${{STUB_KEY}}\n  model: stub-model\n"
+    "  format: openai\n---\nThe desk.\n"
+)
 
 
 @pytest.fixture
@@ -35,8 +38,10 @@ def test_a_local_run_without_the_provider_key_says_the_command_that_sets_it(cli,
 def test_probe_local_reads_the_desks_agents_md(cli, stub_desk, fake_provider, foldrun_home, monkeypatch):
     monkeypatch.chdir(stub_desk)
     missing = cli("probe", "stub-model", "--local")
-    assert (missing.code, missing.err) == (1, "the provider key STUB_KEY is not in the laptop vault — "
-                                              "foldrun secrets set STUB_KEY --local\n")
+    assert (missing.code, missing.err) == (
+        1,
+        "the provider key STUB_KEY is not in the laptop vault — foldrun secrets set STUB_KEY --local\n",
+    )
     from vault.local import LocalVault
 
     LocalVault(foldrun_home).set("STUB_KEY", "stub-key-1")
@@ -66,7 +71,9 @@ def test_to_is_always_a_workspace():
 
 def _complete(script: str, *words: str) -> list[str]:
     line = " ".join(f"'{w}'" for w in words)
-    program = f"{script}\nCOMP_WORDS=({line}); COMP_CWORD={len(words) - 1}; _foldrun; printf '%s\\n' \"${{COMPREPLY[@]}}\"\n"
+    program = (
+        f"{script}\nCOMP_WORDS=({line}); COMP_CWORD={len(words) - 1}; _foldrun; printf '%s\\n' \"${{COMPREPLY[@]}}\"\n"
+    )
     done = subprocess.run(["bash", "-c", program], capture_output=True, text=True, timeout=20)
     assert done.returncode == 0, done.stderr
     return done.stdout.split()

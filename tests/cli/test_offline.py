@@ -1,4 +1,5 @@
 """Commands that need no server: init, check, and how failures read."""
+
 from __future__ import annotations
 
 import base64
@@ -92,8 +93,10 @@ def test_a_command_that_needs_a_server_says_to_log_in(cli, tmp_path):
     for argv in (("workspaces",), ("approve", "run_x", "1", "--to", "d"), ("workspaces", "delete", "d", "--yes")):
         result = cli(*argv)
         assert result.code == 1
-        assert result.err == ("No foldrun server is configured; run `foldrun login --url URL` with the address "
-                              "`./scripts/start` printed (or set FOLDRUN_URL and FOLDRUN_TOKEN).\n"), argv
+        assert result.err == (
+            "No foldrun server is configured; run `foldrun login --url URL` with the address "
+            "`./scripts/start` printed (or set FOLDRUN_URL and FOLDRUN_TOKEN).\n"
+        ), argv
 
 
 def test_an_unreachable_server_is_one_sentence_naming_it(cli, monkeypatch, canned_server):
@@ -132,24 +135,35 @@ def test_a_listing_wrapped_in_results_is_shown_like_a_bare_one(cli, monkeypatch,
 
 def test_pull_refuses_a_path_that_would_leave_the_folder(cli, monkeypatch, canned_server, tmp_path):
     listing = [{"path": "AGENTS.md"}, {"path": "../outside.md"}]
-    server = canned_server({
-        "/api/workspaces/rank-desk/files": (200, "application/json", json.dumps(listing).encode()),
-        "/api/workspaces/rank-desk/files/AGENTS.md": (200, "application/json", b'{"content": "hi", "encoding": "utf-8"}'),
-    })
+    server = canned_server(
+        {
+            "/api/workspaces/rank-desk/files": (200, "application/json", json.dumps(listing).encode()),
+            "/api/workspaces/rank-desk/files/AGENTS.md": (
+                200,
+                "application/json",
+                b'{"content": "hi", "encoding": "utf-8"}',
+            ),
+        }
+    )
     monkeypatch.setenv("FOLDRUN_URL", server.url)
     monkeypatch.setenv("FOLDRUN_TOKEN", "frt_x")
     result = cli("pull", "--to", "rank-desk", tmp_path / "desk")
     assert result.code == 1
-    assert result.err == "Refused to write a pulled file: ../outside.md: '..' is refused; a path must stay inside the desk.\n"
+    assert (
+        result.err
+        == "Refused to write a pulled file: ../outside.md: '..' is refused; a path must stay inside the desk.\n"
+    )
     assert not (tmp_path / "outside.md").exists()
     assert not (tmp_path / "desk" / "AGENTS.md").exists()
 
 
 def test_pull_refuses_to_write_through_a_symlink_out_of_the_folder(cli, monkeypatch, canned_server, tmp_path):
     listing = [{"path": "knowledge/x.md"}]
-    server = canned_server({
-        "/api/workspaces/rank-desk/files": (200, "application/json", json.dumps(listing).encode()),
-    })
+    server = canned_server(
+        {
+            "/api/workspaces/rank-desk/files": (200, "application/json", json.dumps(listing).encode()),
+        }
+    )
     (tmp_path / "desk").mkdir()
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "desk" / "knowledge").symlink_to(tmp_path / "elsewhere")
@@ -170,7 +184,11 @@ def test_a_push_reads_text_as_is_binary_as_base64_and_skips_git_and_node_modules
     files, total = cmd_desk_files.read_desk_files(tmp_path)
     assert files == [
         {"path": "AGENTS.md", "content": "é\n", "encoding": "utf-8"},
-        {"path": "storage/logo.png", "content": base64.b64encode(b"\x89PNG\r\n\x1a\n\xff").decode(), "encoding": "base64"},
+        {
+            "path": "storage/logo.png",
+            "content": base64.b64encode(b"\x89PNG\r\n\x1a\n\xff").decode(),
+            "encoding": "base64",
+        },
     ]
     assert total == 3 + 9
 
@@ -200,7 +218,8 @@ def test_a_cmd_module_dropped_into_the_package_adds_its_command(cli, tmp_path, m
     import foldrun.cli
 
     (tmp_path / "plugins").mkdir()
-    (tmp_path / "plugins" / "cmd_zz_hello.py").write_text(textwrap.dedent("""
+    (tmp_path / "plugins" / "cmd_zz_hello.py").write_text(
+        textwrap.dedent("""
         def register(subparsers, common):
             p = subparsers.add_parser("hello", parents=[common])
             p.add_argument("who")
@@ -209,7 +228,8 @@ def test_a_cmd_module_dropped_into_the_package_adds_its_command(cli, tmp_path, m
         def hello(args, ctx):
             ctx.out.result({"hello": args.who, "home": str(ctx.config_dir)}, "hello " + args.who)
             return 3
-    """))
+    """)
+    )
     monkeypatch.setattr(foldrun.cli, "__path__", list(foldrun.cli.__path__) + [str(tmp_path / "plugins")])
     monkeypatch.delitem(sys.modules, "foldrun.cli.cmd_zz_hello", raising=False)
     text = cli("hello", "world")
@@ -222,10 +242,12 @@ def test_an_unexpected_error_is_one_sentence_not_a_traceback(cli, tmp_path, monk
     import foldrun.cli
 
     (tmp_path / "plugins").mkdir()
-    (tmp_path / "plugins" / "cmd_zz_boom.py").write_text(textwrap.dedent("""
+    (tmp_path / "plugins" / "cmd_zz_boom.py").write_text(
+        textwrap.dedent("""
         def register(subparsers, common):
             subparsers.add_parser("boom", parents=[common]).set_defaults(func=lambda args, ctx: 1 / 0)
-    """))
+    """)
+    )
     monkeypatch.setattr(foldrun.cli, "__path__", list(foldrun.cli.__path__) + [str(tmp_path / "plugins")])
     monkeypatch.delitem(sys.modules, "foldrun.cli.cmd_zz_boom", raising=False)
     result = cli("boom")
@@ -251,14 +273,19 @@ def test_the_cli_runs_on_a_laptop_without_django_or_celery(tmp_path):
                     raise ImportError("blocked: " + name)
         sys.meta_path.insert(0, Block())
         from foldrun.cli.main import main
-        assert main(["init", {str(tmp_path / 'desk')!r}]) == 0
-        assert main(["check", {str(tmp_path / 'desk')!r}]) == 0
+        assert main(["init", {str(tmp_path / "desk")!r}]) == 0
+        assert main(["check", {str(tmp_path / "desk")!r}]) == 0
         print("django" in sys.modules, "celery" in sys.modules)
     """)
     env = dict(os.environ, FOLDRUN_HOME=str(tmp_path / "home"))
     env.pop("DJANGO_SETTINGS_MODULE", None)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
-                          cwd=str(Path(foldrun.__file__).parent.parent))
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(Path(foldrun.__file__).parent.parent),
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "False False"
     # Every cmd_*.py module loaded, none of them needing Django; check's only remark is the secrets the desk needs.
@@ -277,7 +304,9 @@ def test_check_resolves_tools_from_a_local_copy_of_the_library(cli, tmp_path):
     alone = cli("check", tmp_path / "desk")
     with_library = cli("check", tmp_path / "desk", "--library", tmp_path / "library")
     assert alone.code == 1
-    assert alone.lines[0].startswith("agents/assistant/agent.md:4: error: tools: grants crm, which is not a built-in group")
+    assert alone.lines[0].startswith(
+        "agents/assistant/agent.md:4: error: tools: grants crm, which is not a built-in group"
+    )
     assert (with_library.code, with_library.lines[-1]) == (0, "0 errors, 0 warnings")
 
 
@@ -307,8 +336,11 @@ def test_an_unknown_command_is_a_usage_error(cli):
 
 def test_a_missing_argument_names_the_command(cli):
     result = cli("workspaces", "create")
-    assert (result.code, result.err) == (2, "foldrun workspaces create: the following arguments are required: NAME. "
-                                            "See `foldrun workspaces create --help`.\n")
+    assert (result.code, result.err) == (
+        2,
+        "foldrun workspaces create: the following arguments are required: NAME. "
+        "See `foldrun workspaces create --help`.\n",
+    )
 
 
 def test_the_installed_console_script_checks_a_desk(tmp_path):
@@ -322,20 +354,35 @@ def test_the_installed_console_script_checks_a_desk(tmp_path):
 
 def test_a_paginated_listing_is_followed_to_its_end_on_the_same_server(cli, monkeypatch, canned_server):
     def page(numbers, next_url):
-        rows = [{"number": n, "kind": "push", "author": "alice@example.com", "created_at": "2026-11-30T07:00:00",
-                 "message": f"m{n}", "files": 1} for n in numbers]
+        rows = [
+            {
+                "number": n,
+                "kind": "push",
+                "author": "alice@example.com",
+                "created_at": "2026-11-30T07:00:00",
+                "message": f"m{n}",
+                "files": 1,
+            }
+            for n in numbers
+        ]
         return (200, "application/json", json.dumps({"next": next_url, "results": rows}).encode())
 
-    server = canned_server({
-        "/api/workspaces/rank-desk/revisions": page([3, 2], "https://proxy.example.com/api/workspaces/rank-desk/revisions?page=2"),
-        "/api/workspaces/rank-desk/revisions?page=2": page([1], None),
-    })
+    server = canned_server(
+        {
+            "/api/workspaces/rank-desk/revisions": page(
+                [3, 2], "https://proxy.example.com/api/workspaces/rank-desk/revisions?page=2"
+            ),
+            "/api/workspaces/rank-desk/revisions?page=2": page([1], None),
+        }
+    )
     monkeypatch.setenv("FOLDRUN_URL", server.url)
     monkeypatch.setenv("FOLDRUN_TOKEN", "frt_x")
     result = cli("log", "--to", "rank-desk", "--json")
     assert [r["number"] for r in result.json] == [3, 2, 1]
-    assert server.requests == [("GET", "/api/workspaces/rank-desk/revisions"),
-                               ("GET", "/api/workspaces/rank-desk/revisions?page=2")]
+    assert server.requests == [
+        ("GET", "/api/workspaces/rank-desk/revisions"),
+        ("GET", "/api/workspaces/rank-desk/revisions?page=2"),
+    ]
 
 
 def test_version_prints_the_browsers_the_server_reports(cli, monkeypatch, canned_server):
@@ -343,8 +390,11 @@ def test_version_prints_the_browsers_the_server_reports(cli, monkeypatch, canned
     server = canned_server({"/api/version": (200, "application/json", json.dumps(answer).encode())})
     monkeypatch.setenv("FOLDRUN_URL", server.url)
     result = cli("version")
-    assert result.lines == [f"foldrun {foldrun.__version__}", f"server 0.9.0 at {server.url} (api 1)",
-                            "browsers: chromium 156.0.7000.1"]
+    assert result.lines == [
+        f"foldrun {foldrun.__version__}",
+        f"server 0.9.0 at {server.url} (api 1)",
+        "browsers: chromium 156.0.7000.1",
+    ]
 
 
 def test_version_with_the_server_down_still_prints_the_client_version(cli, monkeypatch, canned_server):

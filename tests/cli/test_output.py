@@ -1,4 +1,5 @@
 """Tables, progress and colour: for people on a terminal, silent in a pipe."""
+
 from __future__ import annotations
 
 import io
@@ -43,8 +44,14 @@ def test_a_diff_is_coloured_only_on_a_terminal():
     plain = list(cmd_desk_history._colour_diff(Ctx(Output(stdout=io.StringIO())), lines))
     coloured = list(cmd_desk_history._colour_diff(Ctx(Output(stdout=Terminal())), lines))
     assert plain == lines
-    assert coloured == ["\x1b[1m--- a/x.md\x1b[0m", "\x1b[1m+++ b/x.md\x1b[0m", "\x1b[36m@@ -1 +1 @@\x1b[0m",
-                        "\x1b[31m-old\x1b[0m", "\x1b[32m+new\x1b[0m", " same"]
+    assert coloured == [
+        "\x1b[1m--- a/x.md\x1b[0m",
+        "\x1b[1m+++ b/x.md\x1b[0m",
+        "\x1b[36m@@ -1 +1 @@\x1b[0m",
+        "\x1b[31m-old\x1b[0m",
+        "\x1b[32m+new\x1b[0m",
+        " same",
+    ]
 
 
 def test_a_push_on_a_terminal_shows_reading_then_uploading_on_one_line(cli, monkeypatch, canned_server, tmp_path):
@@ -56,7 +63,12 @@ def test_a_push_on_a_terminal_shows_reading_then_uploading_on_one_line(cli, monk
     terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
     result = cli("push", tmp_path, "--to", "rank-desk")
-    assert result.out.splitlines() == ["Pushed 1 file to rank-desk: revision 4.", "", "CHANGE    PATH", "modified  AGENTS.md"]
+    assert result.out.splitlines() == [
+        "Pushed 1 file to rank-desk: revision 4.",
+        "",
+        "CHANGE    PATH",
+        "modified  AGENTS.md",
+    ]
     assert terminal.getvalue() == (
         "\r\x1b[2KReading files: 1/1 (12 B)"
         "\r\x1b[2KUploading 1 file (12 B) to rank-desk in one atomic request…"

@@ -1,4 +1,5 @@
 """`foldrun run --wait` on a gated flow, on a real worker: it stops where the run waits and says how to decide."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,11 +10,16 @@ from tests.runs.helpers import agent_file, push
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.e2e]
 
 
-def test_run_wait_on_a_gated_flow_says_where_it_waits_and_how_to_decide(cli, signed_in_as, alice, workspace,
-                                                                        fake_provider, celery_worker_process,
-                                                                        live_server, tmp_path, monkeypatch):
-    push(workspace, {"agents/a/agent.md": agent_file("a", fake_provider),
-                     "flows/gated.md": "---\nname: gated\n---\n1. [[a]] ! — Publish.\n"})
+def test_run_wait_on_a_gated_flow_says_where_it_waits_and_how_to_decide(
+    cli, signed_in_as, alice, workspace, fake_provider, celery_worker_process, live_server, tmp_path, monkeypatch
+):
+    push(
+        workspace,
+        {
+            "agents/a/agent.md": agent_file("a", fake_provider),
+            "flows/gated.md": "---\nname: gated\n---\n1. [[a]] ! — Publish.\n",
+        },
+    )
     (tmp_path / ".foldrun").mkdir()
     (tmp_path / ".foldrun" / "workspace").write_text("rank-desk\n")
     monkeypatch.chdir(tmp_path)  # the workspace comes from the desk folder

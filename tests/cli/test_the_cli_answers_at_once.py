@@ -5,6 +5,7 @@ loads the engine. How long it takes is the bench's to say (tests/bench/cli_bench
 Each command runs as a fresh process, as a person runs it, and `-X importtime` lists every module it
 imported.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,14 +17,28 @@ import pytest
 HEAVY = ("django", "celery", "kombu", "rest_framework", "mcp", "foldrun.engine", "foldrun.providers")
 
 
-def imported_by(*argv: str, tmp_path, extra_env: dict[str, str] | None = None) -> tuple[set[str], subprocess.CompletedProcess]:
+def imported_by(
+    *argv: str, tmp_path, extra_env: dict[str, str] | None = None
+) -> tuple[set[str], subprocess.CompletedProcess]:
     env = {**os.environ, "FOLDRUN_HOME": str(tmp_path / "home")}
     env.pop("FOLDRUN_URL", None)
     env.pop("FOLDRUN_TOKEN", None)
     env.update(extra_env or {})
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import sys; from foldrun.cli.main import main; sys.exit(main())",
-         *argv], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            "-c",
+            "import sys; from foldrun.cli.main import main; sys.exit(main())",
+            *argv,
+        ],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     modules = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     return modules, done
 
@@ -57,8 +72,13 @@ def test_version_says_the_version(tmp_path):
 
 def test_a_command_that_talks_to_a_server_imports_httpx_but_neither_django_nor_celery(tmp_path):
     # Nothing listens on port 9 of this machine: the command fails with its sentence, after its imports.
-    modules, done = imported_by("runs", "--to", "my-desk", tmp_path=tmp_path,
-                                extra_env={"FOLDRUN_URL": "http://127.0.0.1:9", "FOLDRUN_TOKEN": "fr_test"})
+    modules, done = imported_by(
+        "runs",
+        "--to",
+        "my-desk",
+        tmp_path=tmp_path,
+        extra_env={"FOLDRUN_URL": "http://127.0.0.1:9", "FOLDRUN_TOKEN": "fr_test"},
+    )
     assert done.returncode == 1
     assert done.stderr.splitlines()[-1].startswith("Could not reach http://127.0.0.1:9")
     assert "httpx" in modules

@@ -1,6 +1,7 @@
 """The edges a newcomer meets first: `init` says to deploy (the README's word), `pull` names its workspace with
 `--to` like every other command (`--from` still works, unlisted), and a script tool's trailing newline reaches
 neither the model nor the terminal."""
+
 from __future__ import annotations
 
 import json
@@ -9,15 +10,21 @@ import pytest
 
 from tests.fakes.providers import last_tool_result
 
-STUB_AGENTS = ("---\nprovider:\n  name: stub\n  base_url: {url}\n  key: ${{STUB_KEY}}\n  model: stub-model\n"
-               "  format: openai\n---\nThe desk.\n")
+STUB_AGENTS = (
+    "---\nprovider:\n  name: stub\n  base_url: {url}\n  key: ${{STUB_KEY}}\n  model: stub-model\n"
+    "  format: openai\n---\nThe desk.\n"
+)
 
 
 def test_init_ends_with_check_workspaces_create_and_deploy(cli, tmp_path):
     result = cli("init", tmp_path / "my-desk")
     assert result.code == 0
-    assert result.lines[-4:] == ["Next:", f"  foldrun check {tmp_path / 'my-desk'}", "  foldrun workspaces create my-desk",
-                                 f"  foldrun deploy {tmp_path / 'my-desk'} --to my-desk"]
+    assert result.lines[-4:] == [
+        "Next:",
+        f"  foldrun check {tmp_path / 'my-desk'}",
+        "  foldrun workspaces create my-desk",
+        f"  foldrun deploy {tmp_path / 'my-desk'} --to my-desk",
+    ]
     assert "push" not in result.out
 
 
@@ -29,11 +36,16 @@ def test_pull_lists_to_in_its_help_and_not_from(cli):
 
 @pytest.mark.parametrize("flag", ["--to", "--from"])
 def test_pull_takes_the_workspace_by_to_and_still_by_from(cli, monkeypatch, canned_server, tmp_path, flag):
-    server = canned_server({
-        "/api/workspaces/rank-desk/files": (200, "application/json", json.dumps([{"path": "AGENTS.md"}]).encode()),
-        "/api/workspaces/rank-desk/files/AGENTS.md": (200, "application/json",
-                                                      b'{"content": "The desk.", "encoding": "utf-8"}'),
-    })
+    server = canned_server(
+        {
+            "/api/workspaces/rank-desk/files": (200, "application/json", json.dumps([{"path": "AGENTS.md"}]).encode()),
+            "/api/workspaces/rank-desk/files/AGENTS.md": (
+                200,
+                "application/json",
+                b'{"content": "The desk.", "encoding": "utf-8"}',
+            ),
+        }
+    )
     monkeypatch.setenv("FOLDRUN_URL", server.url)
     monkeypatch.setenv("FOLDRUN_TOKEN", "frt_x")
     result = cli("pull", flag, "rank-desk", tmp_path / "copy")

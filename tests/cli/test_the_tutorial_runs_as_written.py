@@ -1,6 +1,7 @@
 """docs/writing/first-desk.md, done as a reader does it: every command block run in order and every file the page
 shows written into the desk where the page shows it, against a fresh server (live_server, a real Celery worker)
 and the loopback model stub — to a run that parks at its gate, is approved, and ends GOOD."""
+
 from __future__ import annotations
 
 import os
@@ -19,8 +20,10 @@ PAGE = Path(__file__).resolve().parents[2] / "docs" / "writing" / "first-desk.md
 FOLDRUN = str(Path(sys.executable).parent / "foldrun")
 STDIN = {"login": "demo@foldrun.dev\ndemo-password-123\n", "secrets": "sk-ant-not-a-real-key\n"}
 BLOCK = re.compile(r"(?:^<!-- desk: my-desk/(?P<path>\S+) -->\n)?^```(?P<lang>\w*)\n(?P<body>.*?)^```$", re.M | re.S)
-ANTHROPIC = ("provider:\n  name: anthropic\n  base_url: https://api.anthropic.com\n  key: ${ANTHROPIC_API_KEY}\n"
-             "  model: claude-sonnet-4-5\n")
+ANTHROPIC = (
+    "provider:\n  name: anthropic\n  base_url: https://api.anthropic.com\n  key: ${ANTHROPIC_API_KEY}\n"
+    "  model: claude-sonnet-4-5\n"
+)
 
 
 def steps() -> list[tuple[str, str | list[str]]]:
@@ -30,8 +33,11 @@ def steps() -> list[tuple[str, str | list[str]]]:
         if block.group("path"):
             out.append(("file", block.group("path"), block.group("body")))
         elif block.group("lang") == "sh":
-            out += [("command", shlex.split(line, comments=True)) for line in block.group("body").splitlines()
-                    if shlex.split(line, comments=True)]
+            out += [
+                ("command", shlex.split(line, comments=True))
+                for line in block.group("body").splitlines()
+                if shlex.split(line, comments=True)
+            ]
     return out
 
 
@@ -44,14 +50,22 @@ def wait_for(run_id: str, statuses: set[str]) -> Run:
     raise AssertionError(f"{run_id} is still {run.status}")
 
 
-def test_the_first_desk_tutorial_runs_in_order_to_an_approved_good_brief(live_server, celery_worker_process,
-                                                                          fake_provider, tmp_path):
+def test_the_first_desk_tutorial_runs_in_order_to_an_approved_good_brief(
+    live_server, celery_worker_process, fake_provider, tmp_path
+):
     call_command("seed_demo")  # what ./scripts/start does before it prints the demo sign-in
     env = {k: v for k, v in os.environ.items() if not k.startswith("FOLDRUN_URL") and k != "FOLDRUN_TOKEN"}
     env["FOLDRUN_HOME"] = str(tmp_path / "home")
-    local = ("provider:\n  name: stub\n  base_url: " + fake_provider.openai_base_url +
-             "\n  format: openai\n  model: stub-model\n")
-    for text in ("GOOD — three sentences, twenty words.", "Inspections rose 4 % this week.", "GOOD — Inspections rose 4 % this week."):
+    local = (
+        "provider:\n  name: stub\n  base_url: "
+        + fake_provider.openai_base_url
+        + "\n  format: openai\n  model: stub-model\n"
+    )
+    for text in (
+        "GOOD — three sentences, twenty words.",
+        "Inspections rose 4 % this week.",
+        "GOOD — Inspections rose 4 % this week.",
+    ):
         fake_provider.reply_text(text)
     desk = tmp_path / "my-desk"
     verbs, run_id = [], ""
@@ -66,8 +80,16 @@ def test_the_first_desk_tutorial_runs_in_order_to_an_approved_good_brief(live_se
         if argv[1] in ("approve", "report"):
             argv = [run_id if a == "run_…" else a for a in argv]
             wait_for(run_id, {"awaiting-approval"} if argv[1] == "approve" else {"completed", "failed"})
-        done = subprocess.run([FOLDRUN, *argv[1:]], cwd=tmp_path, env=env, input=STDIN.get(argv[1], ""),
-                              capture_output=True, text=True, timeout=120, start_new_session=True)
+        done = subprocess.run(
+            [FOLDRUN, *argv[1:]],
+            cwd=tmp_path,
+            env=env,
+            input=STDIN.get(argv[1], ""),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            start_new_session=True,
+        )
         assert done.returncode == 0, (argv, done.stdout, done.stderr)
         assert "Traceback" not in done.stderr, (argv, done.stderr)
         if argv[1] == "init":
@@ -79,8 +101,23 @@ def test_the_first_desk_tutorial_runs_in_order_to_an_approved_good_brief(live_se
         if argv[1] == "check":  # (the stub's provider block draws a warning; the page's own files check clean)
             assert done.stdout.splitlines()[-1].startswith("0 errors"), done.stdout
         verbs.append(argv[1])
-    assert verbs == ["login", "init", "check", "workspaces", "secrets", "deploy", "run", "check", "deploy", "run",
-                     "runs", "approve", "report", "check", "deploy"]
+    assert verbs == [
+        "login",
+        "init",
+        "check",
+        "workspaces",
+        "secrets",
+        "deploy",
+        "run",
+        "check",
+        "deploy",
+        "run",
+        "runs",
+        "approve",
+        "report",
+        "check",
+        "deploy",
+    ]
     run = Run.objects.get(public_id=run_id)
     assert (run.status, run.verdict) == ("completed", "GOOD")
     assert run.steps.get(index=2).approvals.get().state == "approved"

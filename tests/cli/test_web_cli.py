@@ -1,4 +1,5 @@
 """`foldrun account search-engine set URL` and `foldrun tool test NAME` against a real server, and --local."""
+
 from __future__ import annotations
 
 import pytest
@@ -29,8 +30,10 @@ def test_account_search_engine_set_show_and_unset(cli, alice_signed_in, account,
     assert Account.objects.get(pk=account.pk).search_engine_url == "https://search.example.com"
     assert cli("account", "search-engine", "show", "--json").json["search_engine_url"] == "https://search.example.com"
     result = cli("account", "search-engine", "unset")
-    assert result.lines == ["Acme has no search engine, and the install has no default — "
-                            "`foldrun account search-engine set URL` gives it one"]
+    assert result.lines == [
+        "Acme has no search engine, and the install has no default — "
+        "`foldrun account search-engine set URL` gives it one"
+    ]
 
 
 def test_a_bad_search_engine_url_is_the_servers_sentence(cli, alice_signed_in):
@@ -40,11 +43,25 @@ def test_a_bad_search_engine_url_is_the_servers_sentence(cli, alice_signed_in):
 
 
 def test_tool_test_prints_the_raw_result_of_the_call_a_run_makes(cli, alice_signed_in, site):
-    result = cli("tool", "test", "web", "--to", "rank-desk", "--arg", "action=fetch", "--arg", f"url={site.url}/article")
+    result = cli(
+        "tool", "test", "web", "--to", "rank-desk", "--arg", "action=fetch", "--arg", f"url={site.url}/article"
+    )
     assert result.code == 0
     assert result.lines[0] == "# Owner inspections"
-    as_json = cli("tool", "test", "web", "--to", "rank-desk", "--arg", "action=fetch", "--arg", f"url={site.url}/article",
-                  "--arg", "mode=text", "--json").json
+    as_json = cli(
+        "tool",
+        "test",
+        "web",
+        "--to",
+        "rank-desk",
+        "--arg",
+        "action=fetch",
+        "--arg",
+        f"url={site.url}/article",
+        "--arg",
+        "mode=text",
+        "--json",
+    ).json
     assert (as_json["tool"], as_json["ok"]) == ("web", True)
 
 
@@ -57,9 +74,25 @@ def test_a_refused_tool_test_exits_non_zero_with_the_tools_sentence(cli, alice_s
 def test_tool_test_local_reads_the_desk_folder_and_the_named_agent(cli, tmp_path, site):
     desk = tmp_path / "desk"
     (desk / "agents" / "reader").mkdir(parents=True)
-    (desk / "agents" / "reader" / "agent.md").write_text("---\nname: reader\ntools: [web]\nlanguage: de-AT\n---\nRead.\n")
-    result = cli("tool", "test", "web", "--local", "--path", desk, "--agent", "reader", "--arg", "action=fetch",
-                 "--arg", f"url={site.url}/article", "--arg", "mode=text")
+    (desk / "agents" / "reader" / "agent.md").write_text(
+        "---\nname: reader\ntools: [web]\nlanguage: de-AT\n---\nRead.\n"
+    )
+    result = cli(
+        "tool",
+        "test",
+        "web",
+        "--local",
+        "--path",
+        desk,
+        "--agent",
+        "reader",
+        "--arg",
+        "action=fetch",
+        "--arg",
+        f"url={site.url}/article",
+        "--arg",
+        "mode=text",
+    )
     assert result.code == 0, result.err
     assert "Owner inspections" in result.out
     assert site.seen[-1]["headers"]["accept-language"].startswith("de-AT")

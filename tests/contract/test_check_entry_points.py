@@ -1,4 +1,5 @@
 """The CLI (check_folder) and the server (check_files) print the same lines."""
+
 from foldrun.contract import Finding, check_files, check_folder, format_findings
 from foldrun.contract.check import rule_names
 
@@ -25,8 +26,15 @@ def test_a_folder_on_a_laptop_and_the_same_files_pushed_give_identical_findings(
 
 
 def test_findings_print_one_line_each_and_a_count():
-    findings = [Finding("a.md", 3, "error", "is wrong.", "x"), Finding("b.md", None, "warning", "is odd.", "y"), Finding("c.md", 1, "warning", "too.", "z")]
-    assert format_findings(findings) == "a.md:3: error: is wrong.\nb.md: warning: is odd.\nc.md:1: warning: too.\n1 error, 2 warnings."
+    findings = [
+        Finding("a.md", 3, "error", "is wrong.", "x"),
+        Finding("b.md", None, "warning", "is odd.", "y"),
+        Finding("c.md", 1, "warning", "too.", "z"),
+    ]
+    assert (
+        format_findings(findings)
+        == "a.md:3: error: is wrong.\nb.md: warning: is odd.\nc.md:1: warning: too.\n1 error, 2 warnings."
+    )
 
 
 def test_no_findings_print_as_one_sentence():
@@ -35,7 +43,16 @@ def test_no_findings_print_as_one_sentence():
 
 def test_every_rule_has_a_topic_and_a_name():
     names = rule_names()
-    assert {"files.unreadable", "names.duplicate", "flows.agents", "outward.unguarded", "limits.keys", "secrets.pasted", "imports.undeclared", "knowledge.concepts"} <= set(names)
+    assert {
+        "files.unreadable",
+        "names.duplicate",
+        "flows.agents",
+        "outward.unguarded",
+        "limits.keys",
+        "secrets.pasted",
+        "imports.undeclared",
+        "knowledge.concepts",
+    } <= set(names)
     assert len(names) == len(set(names))
 
 
@@ -48,7 +65,16 @@ def test_a_desk_read_from_a_folder_skips_what_is_never_pushed(tmp_path):
     from foldrun.contract import Desk
     from foldrun.contract.paths import BINARY_MARKER
 
-    _write(tmp_path, {"agents/a.md": b"---\n---\n", "node_modules/x/i.js": b"1", ".git/HEAD": b"x", ".DS_Store": b"x", "tools/t/r.py": b"a\x00b"})
+    _write(
+        tmp_path,
+        {
+            "agents/a.md": b"---\n---\n",
+            "node_modules/x/i.js": b"1",
+            ".git/HEAD": b"x",
+            ".DS_Store": b"x",
+            "tools/t/r.py": b"a\x00b",
+        },
+    )
     assert Desk.from_folder(tmp_path).files == {"agents/a.md": "---\n---\n", "tools/t/r.py": BINARY_MARKER}
 
 
@@ -56,5 +82,7 @@ def test_the_platform_context_is_each_browsers_major_from_api_versions_answer():
     from foldrun.contract import platform_from_versions
 
     assert platform_from_versions({"chromium": "156.0.8078.73", "chrome": "157.0.1.2", "firefox": "140.0"}) == {
-        "chromium_major": 156, "chrome_major": 157}
+        "chromium_major": 156,
+        "chrome_major": 157,
+    }
     assert platform_from_versions(None) == platform_from_versions({"chromium": 5}) == {}

@@ -1,4 +1,5 @@
 """Files the contract cannot read, bytes where text belongs, size limits."""
+
 from foldrun.contract import check_files, check_payload
 from foldrun.contract.payload import MAX_FILE_BYTES
 from foldrun.contract.paths import BINARY_MARKER
@@ -35,20 +36,27 @@ def test_agents_md_may_have_no_frontmatter():
 
 
 def test_bytes_where_markdown_or_a_program_belongs_are_refused():
-    assert lines({"tools/t/run.py": BINARY_MARKER, "agents/a.md": BINARY_MARKER, "storage/photo.png": BINARY_MARKER}, code="file.binary") == [
+    assert lines(
+        {"tools/t/run.py": BINARY_MARKER, "agents/a.md": BINARY_MARKER, "storage/photo.png": BINARY_MARKER},
+        code="file.binary",
+    ) == [
         "agents/a.md: error: is not UTF-8 text; a markdown file or a program must be text — keep other bytes in storage/.",
         "tools/t/run.py: error: is not UTF-8 text; a markdown file or a program must be text — keep other bytes in storage/.",
     ]
 
 
 def test_a_file_over_the_size_limit_is_refused():
-    assert lines({"knowledge/big.md": "---\ntype: T\ntitle: t\ndescription: d\n---\n" + "x" * MAX_FILE_BYTES}, code="file.too_large") == [
-        "knowledge/big.md: error: is 5.0 MB; a file may be at most 5.0 MB."
-    ]
+    assert lines(
+        {"knowledge/big.md": "---\ntype: T\ntitle: t\ndescription: d\n---\n" + "x" * MAX_FILE_BYTES},
+        code="file.too_large",
+    ) == ["knowledge/big.md: error: is 5.0 MB; a file may be at most 5.0 MB."]
 
 
 def test_check_payload_refuses_a_file_over_the_limit_given():
-    assert check_payload("storage/a.bin", b"x" * 2048, 1024).format() == "storage/a.bin: error: is 2 KB; a file may be at most 1 KB."
+    assert (
+        check_payload("storage/a.bin", b"x" * 2048, 1024).format()
+        == "storage/a.bin: error: is 2 KB; a file may be at most 1 KB."
+    )
 
 
 def test_check_payload_refuses_bytes_in_a_program_and_allows_them_in_storage():

@@ -1,4 +1,5 @@
 """Flows: step lines, options and their values, frontmatter keys, named agents."""
+
 from .support import lines
 
 AGENTS = {"agents/writer.md": "---\ntools: [read]\n---\n", "agents/reader.md": "---\ntools: [read]\n---\n"}
@@ -58,7 +59,9 @@ def test_a_step_numbered_out_of_order_is_a_warning():
 
 
 def test_a_flow_without_steps_is_refused():
-    assert lines(flow("Nothing to do.\n")) == ["flows/f.md:3: error: has no steps; list them in the body as 1. [[agent]] — the task."]
+    assert lines(flow("Nothing to do.\n")) == [
+        "flows/f.md:3: error: has no steps; list them in the body as 1. [[agent]] — the task."
+    ]
 
 
 def test_an_agent_that_does_not_exist_is_named_with_the_closest_names():
@@ -89,7 +92,10 @@ def test_durations_and_frontmatter_values_are_checked():
 
 
 def test_prose_and_continuation_lines_are_not_options():
-    assert lines(flow("Intro: the flow.\n\n1. [[writer]] — Write.\n   Note: be brief.\n   and kind.\n\nAfter: the end.\n")) == []
+    assert (
+        lines(flow("Intro: the flow.\n\n1. [[writer]] — Write.\n   Note: be brief.\n   and kind.\n\nAfter: the end.\n"))
+        == []
+    )
 
 
 def test_max_without_each_is_a_warning():
@@ -99,15 +105,21 @@ def test_max_without_each_is_a_warning():
 
 
 def test_a_verify_path_must_stay_inside_the_step():
-    assert lines(flow("1. [[writer]] — Write.\n   verify: grows ../ledger.csv\n2. [[reader]] — Read.\n   verify: file /etc/passwd\n")) == [
+    assert lines(
+        flow(
+            "1. [[writer]] — Write.\n   verify: grows ../ledger.csv\n2. [[reader]] — Read.\n   verify: file /etc/passwd\n"
+        )
+    ) == [
         "flows/f.md:4: error: step 1 ([[writer]]) has verify: grows ../ledger.csv; the path must stay inside the step's folder (no leading / and no ..).",
         "flows/f.md:6: error: step 2 ([[reader]]) has verify: file /etc/passwd; the path must stay inside the step's folder (no leading / and no ..).",
     ]
 
 
 def test_a_step_reads_only_earlier_steps_outputs():
-    body = ("1. [[writer]] — Start from {{steps.1.output}}.\n2. [[reader]] — Read {{steps.1.output}} and {{ steps.3.output }}.\n"
-            "3. [[reader]] — Compare {{steps.2.output}} with {{steps.4.output}}.\n")
+    body = (
+        "1. [[writer]] — Start from {{steps.1.output}}.\n2. [[reader]] — Read {{steps.1.output}} and {{ steps.3.output }}.\n"
+        "3. [[reader]] — Compare {{steps.2.output}} with {{steps.4.output}}.\n"
+    )
     assert lines(flow(body)) == [
         "flows/f.md:3: error: step 1 ([[writer]]) reads {{steps.1.output}}, but the first step has no earlier step to read.",
         "flows/f.md:4: error: step 2 ([[reader]]) reads {{steps.3.output}}, which is not an earlier step; it can read the output of step 1.",

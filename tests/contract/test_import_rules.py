@@ -1,4 +1,5 @@
 """spec/tools.md: check warns when a program imports a package nothing declares."""
+
 from foldrun.contract.programs import import_name, node_imports, parse_requirements, python_imports
 
 from .support import lines
@@ -7,7 +8,10 @@ TOOL = "---\ntransport: script\nrun: {run}\n{extra}---\n"
 
 
 def test_a_python_import_nothing_declares_is_a_warning_naming_where_to_declare_it():
-    files = {"tools/t/tool.md": TOOL.format(run="r.py", extra=""), "tools/t/r.py": "import os, json\nimport requests\nfrom bs4 import BeautifulSoup\n"}
+    files = {
+        "tools/t/tool.md": TOOL.format(run="r.py", extra=""),
+        "tools/t/r.py": "import os, json\nimport requests\nfrom bs4 import BeautifulSoup\n",
+    }
     assert lines(files) == [
         "tools/t/r.py:2: warning: imports requests, which nothing declares; add it to runtime: packages: in tools/t/tool.md or to tools/t/requirements.txt, or the program fails on its first platform call.",
         "tools/t/r.py:3: warning: imports bs4, which nothing declares; add it to runtime: packages: in tools/t/tool.md or to tools/t/requirements.txt, or the program fails on its first platform call.",
@@ -25,7 +29,9 @@ def test_requirements_and_runtime_packages_declare_imports_by_their_import_names
 
 
 def test_a_fenced_program_is_checked_at_its_lines_in_the_tool_file():
-    files = {"tools/sql.md": "---\ntransport: script\nruntime: {packages: [duckdb]}\n---\nRun SQL.\n```python\nimport duckdb\nimport polars\n```\n"}
+    files = {
+        "tools/sql.md": "---\ntransport: script\nruntime: {packages: [duckdb]}\n---\nRun SQL.\n```python\nimport duckdb\nimport polars\n```\n"
+    }
     assert lines(files) == [
         "tools/sql.md:8: warning: imports polars, which nothing declares; add it to runtime: packages: in tools/sql.md, or the program fails on its first platform call."
     ]
@@ -43,13 +49,28 @@ def test_a_node_require_or_import_nothing_declares_is_a_warning():
 
 
 def test_distribution_names_map_to_their_import_names():
-    assert [import_name(n) for n in ("PyYAML", "beautifulsoup4", "Pillow", "scikit-learn", "python-dateutil", "Requests", "typing_extensions")] == [
-        ("yaml",), ("bs4",), ("PIL",), ("sklearn",), ("dateutil",), ("requests",), ("typing_extensions",)]
+    assert [
+        import_name(n)
+        for n in (
+            "PyYAML",
+            "beautifulsoup4",
+            "Pillow",
+            "scikit-learn",
+            "python-dateutil",
+            "Requests",
+            "typing_extensions",
+        )
+    ] == [("yaml",), ("bs4",), ("PIL",), ("sklearn",), ("dateutil",), ("requests",), ("typing_extensions",)]
 
 
 def test_requirements_join_backslash_lines_and_keep_the_first_line_number():
     found = parse_requirements("a==1 \\\n  --hash=sha256:x \\\n  --hash=sha256:y\n\nb>=2  # comment\n")
-    assert (found.packages, found.names, found.options, found.refused) == (["a==1", "b>=2"], ["a", "b"], [(1, "--hash (pins are installed without hash checking)")], [])
+    assert (found.packages, found.names, found.options, found.refused) == (
+        ["a==1", "b>=2"],
+        ["a", "b"],
+        [(1, "--hash (pins are installed without hash checking)")],
+        [],
+    )
 
 
 def test_imports_are_read_with_ast_and_require_with_a_pattern():

@@ -1,4 +1,5 @@
 """A near miss of a key foldrun reads is a warning; other keys are left alone."""
+
 from .support import lines
 
 

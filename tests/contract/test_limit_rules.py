@@ -1,10 +1,13 @@
 """spec/tools.md, Limits: keys that name nothing, values, tools not granted —
 in AGENTS.md, an agent and a flow step."""
+
 from .support import lines
 
 CRM = "---\ntransport: http\nname: crm\nbase: https://crm.example.com\n---\n"
-KEYS = ("calls, web, web.<action> (search fetch browse crawl map extract answer monitor), read, write, code, search, history, ask, desks, "
-        "the SDK names Read Glob Grep Write Edit Bash")
+KEYS = (
+    "calls, web, web.<action> (search fetch browse crawl map extract answer monitor), read, write, code, search, history, ask, desks, "
+    "the SDK names Read Glob Grep Write Edit Bash"
+)
 
 
 def agent(limits: str, tools: str = "[web, crm, desk-email, Bash]") -> dict[str, str]:
@@ -45,15 +48,22 @@ def test_a_limit_for_a_tool_the_agent_does_not_grant_is_a_warning():
 def test_agents_md_limits_are_checked_for_keys_and_values():
     files = {"AGENTS.md": "---\nlimits: {calls: 300, crm: 0, callz: 2}\n---\n", "tools/crm.md": CRM}
     assert lines(files) == [
-        "AGENTS.md:2: error: limits: callz names nothing foldrun counts (did you mean calls?); the keys that work are " + KEYS + ", and any tool's name.",
+        "AGENTS.md:2: error: limits: callz names nothing foldrun counts (did you mean calls?); the keys that work are "
+        + KEYS
+        + ", and any tool's name.",
         "AGENTS.md:2: error: limits: crm is 0, not a whole number above zero; write a whole number, 1 or more — to withhold a tool, leave it out of tools:.",
     ]
 
 
 def test_a_flow_steps_limits_are_checked_against_its_agent():
-    files = {**agent("  crm: 3\n"), "flows/f.md": "---\n---\n1. [[a]] — Go.\n   limits: {web.search: 10, search: 2, crmm: 1}\n"}
+    files = {
+        **agent("  crm: 3\n"),
+        "flows/f.md": "---\n---\n1. [[a]] — Go.\n   limits: {web.search: 10, search: 2, crmm: 1}\n",
+    }
     assert lines(files) == [
-        "flows/f.md:4: error: step 1 ([[a]]) has limits: crmm names nothing foldrun counts (did you mean crm?); the keys that work are " + KEYS + ", and the granted tools (web, crm, desk-email).",
+        "flows/f.md:4: error: step 1 ([[a]]) has limits: crmm names nothing foldrun counts (did you mean crm?); the keys that work are "
+        + KEYS
+        + ", and the granted tools (web, crm, desk-email).",
         "flows/f.md:4: warning: step 1 ([[a]]) has limits: search limits search, which agent a does not grant; add search to its tools: or drop the limit.",
     ]
 
@@ -67,4 +77,7 @@ def test_limits_that_are_not_a_mapping_are_refused():
 def test_on_deploy_a_key_that_names_nothing_warns_and_a_bad_value_still_refuses():
     found = lines(agent("  callz: 3\n  calls: none\n"), mode="deploy")
     assert [line.split(": ", 2)[1] for line in found] == ["warning", "error"]
-    assert found[1] == "agents/a.md:5: error: limits: calls is 'none', not a whole number above zero; write a whole number, 1 or more — to withhold a tool, leave it out of tools:."
+    assert (
+        found[1]
+        == "agents/a.md:5: error: limits: calls is 'none', not a whole number above zero; write a whole number, 1 or more — to withhold a tool, leave it out of tools:."
+    )

@@ -1,11 +1,18 @@
 """Names: odd characters, duplicates, a name that differs from its path."""
+
 from .support import lines
 
 
 def test_odd_characters_in_a_name_are_refused_with_a_suggestion():
-    assert lines({"agents/my agent.md": "---\n---\n", "tools/t.md": "---\nname: send.mail\ntransport: http\nbase: https://x.example\n---\n"}, code="names.characters") == [
-        'agents/my agent.md: error: the agent name "my agent" has characters foldrun does not accept in a name; use letters, digits, \'-\' and \'_\', at most 64, starting with a letter or digit (such as my-agent).',
-        'tools/t.md:2: error: the tool name "send.mail" has characters foldrun does not accept in a name; use letters, digits, \'-\' and \'_\', at most 64, starting with a letter or digit (such as send-mail).',
+    assert lines(
+        {
+            "agents/my agent.md": "---\n---\n",
+            "tools/t.md": "---\nname: send.mail\ntransport: http\nbase: https://x.example\n---\n",
+        },
+        code="names.characters",
+    ) == [
+        "agents/my agent.md: error: the agent name \"my agent\" has characters foldrun does not accept in a name; use letters, digits, '-' and '_', at most 64, starting with a letter or digit (such as my-agent).",
+        "tools/t.md:2: error: the tool name \"send.mail\" has characters foldrun does not accept in a name; use letters, digits, '-' and '_', at most 64, starting with a letter or digit (such as send-mail).",
     ]
 
 

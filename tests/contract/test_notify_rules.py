@@ -1,4 +1,5 @@
 """`check` on `notify:` in AGENTS.md: a bad destination or an unknown event is refused."""
+
 from foldrun.contract import Desk, check
 from foldrun.contract.rules.notify import parse_notify
 
@@ -8,7 +9,10 @@ def _findings(agents_md: str):
 
 
 def test_a_good_email_block_passes():
-    assert _findings("---\nnotify:\n  email: ops@example.com\n  events: [failed, awaiting-approval, completed]\n---\n") == []
+    assert (
+        _findings("---\nnotify:\n  email: ops@example.com\n  events: [failed, awaiting-approval, completed]\n---\n")
+        == []
+    )
 
 
 def test_a_webhook_block_with_a_secret_name_and_signing_secret_passes():
@@ -27,7 +31,9 @@ def test_an_unknown_event_is_refused_on_the_notify_line():
 
 def test_a_bare_string_that_is_neither_address_nor_url_is_refused():
     findings = _findings("---\nnotify: ops at example dot com\n---\n")
-    assert findings[0].message.startswith("notify: 'ops at example dot com' is neither an email address nor a webhook URL")
+    assert findings[0].message.startswith(
+        "notify: 'ops at example dot com' is neither an email address nor a webhook URL"
+    )
 
 
 def test_a_bad_email_address_is_refused():
@@ -46,14 +52,16 @@ def test_a_url_that_does_not_parse_is_refused_with_the_parsers_reason():
     assert [f.message for f in unclosed + far_port] == [
         "notify: url 'http://[::1/hook' cannot be read as a URL (Invalid IPv6 URL); fix its host or port.",
         "notify: url 'http://127.0.0.1:99999/hook' cannot be read as a URL (Port out of range 0-65535); fix its host "
-        "or port."]
+        "or port.",
+    ]
 
 
 def test_a_url_whose_host_has_an_over_long_label_is_refused():
     url = "http://" + "a" * 64 + ".example.com/hook"
     assert [f.message for f in _findings(f"---\nnotify:\n  url: {url}\n---\n")] == [
         f"notify: url {url[:80]!r} names a host no request can reach; a name's labels are 1 to 63 characters and the "
-        "whole name at most 253."]
+        "whole name at most 253."
+    ]
 
 
 def test_an_ip_literal_url_with_a_port_passes():

@@ -1,4 +1,5 @@
 """spec/tools.md: an outward tool in a flow step needs verify: or a gate."""
+
 from .support import AGENT_WRITER, EMAIL_TOOL, SEND_PY, lines
 
 DESK = {"agents/writer.md": AGENT_WRITER, "tools/email/tool.md": EMAIL_TOOL, "tools/email/send.py": SEND_PY}
@@ -6,7 +7,11 @@ UNGUARDED = "flows/f.md:4: {level}: step 2 ([[writer]]) grants the outward tool 
 
 
 def flow(step_two: str) -> dict[str, str]:
-    return {**DESK, "agents/reader.md": "---\ntools: [read]\n---\n", "flows/f.md": f"---\n---\n1. [[reader]] — Read.\n{step_two}"}
+    return {
+        **DESK,
+        "agents/reader.md": "---\ntools: [read]\n---\n",
+        "flows/f.md": f"---\n---\n1. [[reader]] — Read.\n{step_two}",
+    }
 
 
 def test_check_fails_an_outward_step_with_neither_verify_nor_a_gate_naming_the_step():
@@ -25,5 +30,11 @@ def test_a_verify_a_bang_gate_or_an_ask_each_satisfy_it():
 
 
 def test_an_outward_tool_from_the_library_counts_too():
-    files = {"agents/writer.md": AGENT_WRITER, "agents/reader.md": "---\ntools: [read]\n---\n", "flows/f.md": "---\n---\n1. [[reader]] — Read.\n2. [[writer]] — Send it.\n"}
-    assert lines(files, library={"tools/email/tool.md": EMAIL_TOOL, "tools/email/send.py": SEND_PY}) == [UNGUARDED.format(level="error")]
+    files = {
+        "agents/writer.md": AGENT_WRITER,
+        "agents/reader.md": "---\ntools: [read]\n---\n",
+        "flows/f.md": "---\n---\n1. [[reader]] — Read.\n2. [[writer]] — Send it.\n",
+    }
+    assert lines(files, library={"tools/email/tool.md": EMAIL_TOOL, "tools/email/send.py": SEND_PY}) == [
+        UNGUARDED.format(level="error")
+    ]

@@ -1,4 +1,5 @@
 """The example workspace (a copy of shared/examples/rank-desk) checks clean."""
+
 from pathlib import Path
 
 from foldrun.contract import check_folder, format_findings

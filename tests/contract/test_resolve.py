@@ -1,4 +1,5 @@
 """Nearest wins: the agent's own, the workspace's, the library's, the shelf's."""
+
 from foldrun.contract import Desk
 from foldrun.contract.resolve import (
     agent_skills,
@@ -47,11 +48,25 @@ def test_the_agents_own_tool_beats_the_workspaces_which_beats_the_librarys():
 
 def test_web_resolves_in_every_account_even_with_an_empty_shelf():
     found = resolve_tool(Desk({}), "anyone", "web")
-    assert (found.scope, found.path, found.model.name, found.model.problems) == ("gallery", "tools/web/tool.md", "web", [])
+    assert (found.scope, found.path, found.model.name, found.model.problems) == (
+        "gallery",
+        "tools/web/tool.md",
+        "web",
+        [],
+    )
 
 
 def test_the_shelfs_own_copy_of_web_is_used_when_there_is_one():
-    found = resolve_tool(Desk({}, gallery={"tools/web/tool.md": "---\nname: web\ntransport: builtin\ngallery: true\ndescription: shelf\n---\n"}), "a", "web")
+    found = resolve_tool(
+        Desk(
+            {},
+            gallery={
+                "tools/web/tool.md": "---\nname: web\ntransport: builtin\ngallery: true\ndescription: shelf\n---\n"
+            },
+        ),
+        "a",
+        "web",
+    )
     assert (found.scope, found.model.description) == ("gallery", "shelf")
 
 
@@ -63,8 +78,12 @@ def test_a_dash_and_an_underscore_name_the_same_tool():
 def test_granted_tools_say_what_each_grant_turned_out_to_be():
     grants = granted_tools(_desk(), "sales")
     assert [(g.name, g.kind, g.resolved.scope if g.resolved else None) for g in grants] == [
-        ("crm", "tool", "agent"), ("read", "builtin", None), ("web", "tool", "gallery"),
-        ("mailer", "tool", "library"), ("nothing", "missing", None), ("linear", "mcp", None),
+        ("crm", "tool", "agent"),
+        ("read", "builtin", None),
+        ("web", "tool", "gallery"),
+        ("mailer", "tool", "library"),
+        ("nothing", "missing", None),
+        ("linear", "mcp", None),
     ]
 
 
@@ -72,11 +91,21 @@ def test_skills_are_found_nearest_first_including_agents_skills_and_the_library(
     desk = _desk()
     assert resolve_skill(desk, "sales", "pacing").model.description == "own"
     assert resolve_skill(desk, "other", "pacing").model.description == "workspace"
-    assert [(r.model.name, r.scope) for r in agent_skills(desk, "sales")] == [("legal", "library"), ("pacing", "agent"), ("tone", "workspace")]
+    assert [(r.model.name, r.scope) for r in agent_skills(desk, "sales")] == [
+        ("legal", "library"),
+        ("pacing", "agent"),
+        ("tone", "workspace"),
+    ]
 
 
 def test_an_agent_that_lists_skills_carries_only_those():
-    desk = Desk({"agents/a.md": "---\nskills: [tone]\n---\n", "skills/tone/SKILL.md": SKILL.format(name="tone", where="w"), "skills/x/SKILL.md": SKILL.format(name="x", where="w")})
+    desk = Desk(
+        {
+            "agents/a.md": "---\nskills: [tone]\n---\n",
+            "skills/tone/SKILL.md": SKILL.format(name="tone", where="w"),
+            "skills/x/SKILL.md": SKILL.format(name="x", where="w"),
+        }
+    )
     assert [r.model.name for r in agent_skills(desk, "a")] == ["tone"]
 
 
@@ -88,7 +117,11 @@ def test_limits_merge_nearest_wins_per_key():
 
 
 def test_a_step_receives_each_secret_once_with_where_it_was_declared():
-    assert step_secrets(_desk(), "sales") == {"CRM_KEY": "agent", "RESEND_API_KEY": "tool mailer", "LINEAR_TOKEN": "tool linear"}
+    assert step_secrets(_desk(), "sales") == {
+        "CRM_KEY": "agent",
+        "RESEND_API_KEY": "tool mailer",
+        "LINEAR_TOKEN": "tool linear",
+    }
 
 
 def test_an_agent_reads_its_own_knowledge_then_the_workspaces_then_the_librarys():
@@ -96,15 +129,27 @@ def test_an_agent_reads_its_own_knowledge_then_the_workspaces_then_the_librarys(
 
     concept = "---\ntype: Reference\ntitle: {}\ndescription: d\n---\n"
     desk = Desk(
-        {"agents/a/knowledge/prices.md": concept.format("own prices"), "knowledge/prices.md": concept.format("desk prices"),
-         "knowledge/terms.md": concept.format("terms"), "knowledge/index.md": "generated"},
+        {
+            "agents/a/knowledge/prices.md": concept.format("own prices"),
+            "knowledge/prices.md": concept.format("desk prices"),
+            "knowledge/terms.md": concept.format("terms"),
+            "knowledge/index.md": "generated",
+        },
         library={"knowledge/style.md": concept.format("style"), "knowledge/terms.md": concept.format("account terms")},
     )
     seen = visible_concepts(desk, "a", "knowledge")
     assert {k: (r.scope, r.model.title) for k, r in seen.items()} == {
-        "prices.md": ("agent", "own prices"), "terms.md": ("workspace", "terms"), "style.md": ("library", "style")}
+        "prices.md": ("agent", "own prices"),
+        "terms.md": ("workspace", "terms"),
+        "style.md": ("library", "style"),
+    }
 
 
 def test_an_agent_renamed_by_its_name_key_still_owns_its_folder():
-    desk = Desk({"agents/writer/agent.md": "---\nname: author\ntools: [crm]\n---\n", "agents/writer/tools/crm.md": TOOL.format(where="own")})
+    desk = Desk(
+        {
+            "agents/writer/agent.md": "---\nname: author\ntools: [crm]\n---\n",
+            "agents/writer/tools/crm.md": TOOL.format(where="own"),
+        }
+    )
     assert [(g.name, g.kind, g.resolved.scope) for g in granted_tools(desk, "author")] == [("crm", "tool", "agent")]

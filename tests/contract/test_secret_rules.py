@@ -1,5 +1,6 @@
 """Secrets: names in files, values in the vault — refused by file and line,
 never echoed."""
+
 from foldrun.contract import Desk, check
 
 from .support import lines
@@ -34,19 +35,23 @@ def test_each_known_shape_is_recognised():
         "Bearer " + "eyJ0eXAi0iJKV1Q" * 2: "a literal bearer token",
     }
     for value, label in shapes.items():
-        assert lines({"notes.txt": f"x {value}\n"}, code="secrets.pasted") == ["notes.txt:1: error: " + PASTED.format(label)]
+        assert lines({"notes.txt": f"x {value}\n"}, code="secrets.pasted") == [
+            "notes.txt:1: error: " + PASTED.format(label)
+        ]
 
 
 def test_storage_is_not_scanned_for_pasted_values():
-    assert lines({"storage/page.html": f"<p>{ANTHROPIC}</p>\n", "state/log.txt": f"{ANTHROPIC}\n"}, code="secrets.pasted") == [
-        "state/log.txt:1: error: " + PASTED.format("an Anthropic API key")
-    ]
+    assert lines(
+        {"storage/page.html": f"<p>{ANTHROPIC}</p>\n", "state/log.txt": f"{ANTHROPIC}\n"}, code="secrets.pasted"
+    ) == ["state/log.txt:1: error: " + PASTED.format("an Anthropic API key")]
 
 
 def test_ordinary_words_and_placeholders_are_not_secrets():
-    text = ("Authorization: Bearer ${GOOGLE_ADS_TOKEN}\nre_compile_every_pattern_we_have\nre_match_v2_2024_patterns_compiled = 1\n"
-            "Bearer YOUR_TOKEN_HERE_1234567890\nsk-proj-your-key-goes-here-123456\n"
-            "f\"Bearer {os.environ['RESEND_API_KEY']}\"\nsk-learn-is-not-a-key-at-all-really\nask-anthropic-later\n")
+    text = (
+        "Authorization: Bearer ${GOOGLE_ADS_TOKEN}\nre_compile_every_pattern_we_have\nre_match_v2_2024_patterns_compiled = 1\n"
+        "Bearer YOUR_TOKEN_HERE_1234567890\nsk-proj-your-key-goes-here-123456\n"
+        "f\"Bearer {os.environ['RESEND_API_KEY']}\"\nsk-learn-is-not-a-key-at-all-really\nask-anthropic-later\n"
+    )
     assert lines({"notes.md": text}, code="secrets.pasted") == []
 
 
@@ -78,8 +83,10 @@ def test_a_value_in_a_key_is_refused_and_a_name_or_placeholder_is_not():
 
 
 def test_a_header_or_query_with_a_literal_credential_is_refused():
-    tool = ("---\ntransport: http\nbase: https://api.example.com\nheaders:\n  Authorization: Basic dXNlcjpwYXNz\n  Accept: application/json\n"
-            "  X-Api-Key: ${API_KEY}\nquery:\n  api_key: abc123\n  format: json\n---\n")
+    tool = (
+        "---\ntransport: http\nbase: https://api.example.com\nheaders:\n  Authorization: Basic dXNlcjpwYXNz\n  Accept: application/json\n"
+        "  X-Api-Key: ${API_KEY}\nquery:\n  api_key: abc123\n  format: json\n---\n"
+    )
     assert lines({"tools/api.md": tool}, code="secrets.literal_header") == [
         "tools/api.md:5: error: headers: Authorization holds a literal credential; write it with a ${NAME} placeholder (such as Bearer ${API_TOKEN}) and keep the value in the vault.",
         "tools/api.md:9: error: query: api_key holds a literal credential; write it with a ${NAME} placeholder (such as Bearer ${API_TOKEN}) and keep the value in the vault.",
@@ -87,7 +94,9 @@ def test_a_header_or_query_with_a_literal_credential_is_refused():
 
 
 def test_an_inline_mcp_server_header_is_checked_too():
-    files = {"agents/a.md": "---\nmcpServers:\n  linear:\n    url: https://mcp.linear.app/sse\n    headers: {Authorization: Bearer abc}\n---\n"}
+    files = {
+        "agents/a.md": "---\nmcpServers:\n  linear:\n    url: https://mcp.linear.app/sse\n    headers: {Authorization: Bearer abc}\n---\n"
+    }
     assert lines(files, code="secrets.literal_header") == [
         "agents/a.md:5: error: mcpServers: linear headers: Authorization holds a literal credential; write it with a ${NAME} placeholder (such as Bearer ${API_TOKEN}) and keep the value in the vault."
     ]
@@ -100,7 +109,9 @@ def test_no_finding_ever_carries_the_value():
     }
     found = check(Desk(files))
     assert [(f.file, f.line, f.code) for f in found] == [
-        ("agents/a.md", 2, "secrets.pasted"), ("agents/a.md", 2, "secrets.value_in_list"), ("agents/a.md", 4, "secrets.pasted"),
+        ("agents/a.md", 2, "secrets.pasted"),
+        ("agents/a.md", 2, "secrets.value_in_list"),
+        ("agents/a.md", 4, "secrets.pasted"),
         ("tools/t.md", 4, "secrets.pasted"),
     ]
     assert not any(ANTHROPIC in f.format() for f in found)

@@ -1,4 +1,5 @@
 """Tool files: transport and the fields of each, requirements.txt as the spec reads it."""
+
 from .support import lines
 
 
@@ -9,7 +10,9 @@ def test_a_tool_with_no_transport_that_cannot_be_told_is_refused():
 
 
 def test_an_unknown_transport_is_refused():
-    assert lines({"tools/t.md": "---\ntransport: grpc\n---\n"}) == ["tools/t.md:2: error: transport: grpc is not one foldrun knows; it must be http, script or mcp."]
+    assert lines({"tools/t.md": "---\ntransport: grpc\n---\n"}) == [
+        "tools/t.md:2: error: transport: grpc is not one foldrun knows; it must be http, script or mcp."
+    ]
 
 
 def test_http_fields_are_checked():
@@ -32,7 +35,9 @@ def test_an_http_tool_without_a_base_is_refused():
 
 def test_a_script_tools_program_must_exist_beside_it():
     files = {"tools/t/tool.md": "---\ntransport: script\nrun: sned.py\n---\n", "tools/t/send.py": "print(1)\n"}
-    assert lines(files) == ["tools/t/tool.md:3: error: run: sned.py is not a file beside tool.md (tools/t/sned.py does not exist); did you mean send.py?"]
+    assert lines(files) == [
+        "tools/t/tool.md:3: error: run: sned.py is not a file beside tool.md (tools/t/sned.py does not exist); did you mean send.py?"
+    ]
 
 
 def test_a_script_tool_without_a_program_is_refused():
@@ -81,21 +86,31 @@ def test_requirements_options_are_not_applied_and_markers_and_urls_are_refused()
 
 
 def test_a_package_json_that_is_not_json_is_refused():
-    files = {"tools/t/tool.md": "---\ntransport: script\nrun: r.js\n---\n", "tools/t/r.js": "console.log(1)\n", "tools/t/package.json": "{dependencies: }"}
+    files = {
+        "tools/t/tool.md": "---\ntransport: script\nrun: r.js\n---\n",
+        "tools/t/r.js": "console.log(1)\n",
+        "tools/t/package.json": "{dependencies: }",
+    }
     assert lines(files) == [
         "tools/t/package.json: error: is not valid JSON (Expecting property name enclosed in double quotes at line 1); its dependencies cannot be read."
     ]
 
 
 def test_an_installed_copy_of_the_gallery_web_tool_is_accepted():
-    assert lines({"tools/web/tool.md": "---\nname: web\ntransport: builtin\ngallery: true\ndescription: d\n---\n"}) == []
+    assert (
+        lines({"tools/web/tool.md": "---\nname: web\ntransport: builtin\ngallery: true\ndescription: d\n---\n"}) == []
+    )
 
 
 def test_an_mcp_tools_bad_url_is_reported_at_the_line_of_url():
     tool = "---\ntransport: mcp\nname: notes\ndescription: Notes.\nurl: ftp://notes.example.com\n---\n"
-    assert lines({"tools/notes.md": tool}) == ["tools/notes.md:5: error: this mcp tool has url: that is not an http(s) URL."]
+    assert lines({"tools/notes.md": tool}) == [
+        "tools/notes.md:5: error: this mcp tool has url: that is not an http(s) URL."
+    ]
 
 
 def test_an_agents_mcp_server_with_a_bad_url_is_reported_at_the_line_of_its_url():
     agent = "---\nname: a\nmcpServers:\n  notes:\n    headers: {X: y}\n    url: ftp://notes.example.com\n---\n"
-    assert lines({"agents/a.md": agent}) == ["agents/a.md:6: error: mcpServers: notes has url: that is not an http(s) URL."]
+    assert lines({"agents/a.md": agent}) == [
+        "agents/a.md:6: error: mcpServers: notes has url: that is not an http(s) URL."
+    ]

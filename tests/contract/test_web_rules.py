@@ -1,4 +1,5 @@
 """`check` on `web:` blocks, `language:` and `region:` (spec/tools.md, Reaching the web)."""
+
 from __future__ import annotations
 
 from foldrun.contract import Desk, check
@@ -37,10 +38,10 @@ def test_the_spec_examples_are_clean():
 
 def test_the_identity_block_from_the_spec_is_clean():
     web = (
-        "  browse:\n    engine: chrome\n    user_agent: \"Mozilla/5.0 (Macintosh) Chrome/154.0.0.0 Safari/537.36\"\n"
-        "    cookies: MEDIUM_COOKIES\n    cookie_domain: .medium.com\n    device: \"Pixel 7\"\n    locale: en-AU\n"
+        '  browse:\n    engine: chrome\n    user_agent: "Mozilla/5.0 (Macintosh) Chrome/154.0.0.0 Safari/537.36"\n'
+        '    cookies: MEDIUM_COOKIES\n    cookie_domain: .medium.com\n    device: "Pixel 7"\n    locale: en-AU\n'
         "    timezone: Australia/Sydney\n    via: browserbase\n"
-        "    identities:\n      au-mobile:  { device: \"Pixel 7\", locale: en-AU, timezone: Australia/Sydney, proxy: PROXY_AU }\n"
+        '    identities:\n      au-mobile:  { device: "Pixel 7", locale: en-AU, timezone: Australia/Sydney, proxy: PROXY_AU }\n'
         "      us-desktop: { locale: en-US, timezone: America/New_York, proxy: PROXY_US }\n"
     )
     assert _findings(_agent(web, extra="secrets: [MEDIUM_COOKIES, PROXY_AU, PROXY_US]\n")) == []
@@ -56,7 +57,7 @@ def test_the_searxng_tuning_block_from_the_spec_is_clean():
 
 def test_the_what_it_may_do_block_from_the_spec_is_clean():
     web = (
-        "  browse:\n    allowed_domains: [portal.example.com, \"*.example-cdn.com\"]\n    deny: [eval, download, upload]\n"
+        '  browse:\n    allowed_domains: [portal.example.com, "*.example-cdn.com"]\n    deny: [eval, download, upload]\n'
         "    boundaries: true\n    init: [scripts/stub-analytics.js]\n    state_key: BROWSER_STATE_KEY\n"
     )
     files = _agent(web, extra="secrets: [BROWSER_STATE_KEY]\n", files={"scripts/stub-analytics.js": "// stub\n"})
@@ -199,7 +200,7 @@ def test_searxng_keys_beside_a_search_api_name_are_refused():
 
 
 def test_an_engine_name_not_shaped_like_one_is_refused():
-    assert _messages(_agent("  search:\n    engines: [\"https://google.com\"]")) == [
+    assert _messages(_agent('  search:\n    engines: ["https://google.com"]')) == [
         "web.search.engines: 'https://google.com' is not shaped like a SearXNG engine name; write it in lower case as SearXNG lists it, e.g. duckduckgo or google cse."
     ]
 
@@ -224,7 +225,9 @@ def test_a_page_only_preference_is_refused():
 
 
 def test_searxng_values_out_of_range_are_refused():
-    files = _agent("  search:\n    safesearch: always\n    time_range: decade\n    timeout: 60\n    doi_resolver: not a host")
+    files = _agent(
+        "  search:\n    safesearch: always\n    time_range: decade\n    timeout: 60\n    doi_resolver: not a host"
+    )
     assert _messages(files) == [
         "web.search.safesearch must be off, moderate or strict (0, 1 or 2).",
         "web.search.time_range must be day, week, month or year.",
@@ -240,7 +243,8 @@ def test_safesearch_off_survives_yaml_reading_it_as_false():
 def test_engines_and_categories_together_warn_that_categories_is_unused():
     finding = _one(_agent("  search:\n    engines: [naver]\n    categories: [news]"))
     assert (finding.level, finding.message) == (
-        "warning", "web.search.categories is not used while engines is set — a named engine list beats categories; drop one."
+        "warning",
+        "web.search.categories is not used while engines is set — a named engine list beats categories; drop one.",
     )
 
 
@@ -256,7 +260,10 @@ def test_an_unknown_search_key_names_the_closest():
 
 def test_an_engine_paired_with_what_it_cannot_do_is_refused_in_the_spec_words():
     finding = _one(_agent("  browse:\n    engine: lightpanda\n    video: true"))
-    assert finding.message == "web.browse: video needs a browser that renders; lightpanda reads and drives pages without drawing them — use engine chrome."
+    assert (
+        finding.message
+        == "web.browse: video needs a browser that renders; lightpanda reads and drives pages without drawing them — use engine chrome."
+    )
     assert (finding.line, finding.code) == (7, "web.engine_capability")
 
 
@@ -286,7 +293,7 @@ def test_headless_false_needs_a_window():
 
 
 def test_webkit_is_accepted_for_safari_and_checked_as_safari():
-    assert _findings(_agent("  browse:\n    engine: webkit\n    device: \"iPhone 15\"")) == []
+    assert _findings(_agent('  browse:\n    engine: webkit\n    device: "iPhone 15"')) == []
     assert _messages(_agent("  browse:\n    engine: webkit\n    webgpu: true")) == [
         "web.browse: webgpu needs Chromium; safari is WebKit, Safari's engine — use engine chrome."
     ]
@@ -315,11 +322,15 @@ def test_engine_and_browser_must_agree():
 
 
 def test_a_setting_that_is_not_text_is_refused():
-    assert _messages(_agent("  browse:\n    device: 7")) == ["web.browse.device is not text; write it as one string, e.g. device: \"Pixel 7\"."]
+    assert _messages(_agent("  browse:\n    device: 7")) == [
+        'web.browse.device is not text; write it as one string, e.g. device: "Pixel 7".'
+    ]
 
 
 def test_an_engine_given_as_a_vendor_says_where_it_goes():
-    assert _messages(_agent("  browse: chrome")) == ["web.browse: chrome is an engine, not a vendor; write web: {browse: {engine: chrome}}."]
+    assert _messages(_agent("  browse: chrome")) == [
+        "web.browse: chrome is an engine, not a vendor; write web: {browse: {engine: chrome}}."
+    ]
 
 
 def test_a_vendor_that_cannot_browse_is_refused():
@@ -339,11 +350,13 @@ def test_a_call_key_in_the_block_is_refused():
 
 
 def test_an_unknown_browse_key_names_the_closest():
-    assert _messages(_agent("  browse:\n    user_agnt: x")) == ["web.browse.user_agnt is not a web.browse key; did you mean user_agent?"]
+    assert _messages(_agent("  browse:\n    user_agnt: x")) == [
+        "web.browse.user_agnt is not a web.browse key; did you mean user_agent?"
+    ]
 
 
 def test_cookies_must_be_a_secret_name_never_the_cookie_line():
-    files = _agent("  browse:\n    cookies: \"sid=abc123; uid=def\"\n    cookie_domain: .medium.com")
+    files = _agent('  browse:\n    cookies: "sid=abc123; uid=def"\n    cookie_domain: .medium.com')
     finding = _one(files)
     assert finding.message == (
         "web.browse.cookies must be the NAME of a vault secret (capitals, digits and underscores, like MEDIUM_COOKIES), never the value; "
@@ -364,7 +377,9 @@ def test_storage_needs_its_origin_and_the_origin_must_be_one():
     assert _messages(files) == [
         "web.browse.storage needs storage_origin: beside it, the origin the storage belongs to (e.g. https://www.example.com) — storage is walled off per origin."
     ]
-    files = _agent("  browse:\n    storage: SITE_STORAGE\n    storage_origin: .example.com", extra="secrets: [SITE_STORAGE]\n")
+    files = _agent(
+        "  browse:\n    storage: SITE_STORAGE\n    storage_origin: .example.com", extra="secrets: [SITE_STORAGE]\n"
+    )
     assert _messages(files) == [
         "web.browse.storage_origin must be an origin, a scheme and a host such as https://www.example.com; .example.com cannot name one."
     ]
@@ -379,7 +394,7 @@ def test_a_secret_the_block_reads_must_be_declared_by_the_agent():
 
 
 def test_a_proxy_url_in_the_file_is_refused_without_repeating_it():
-    finding = _one(_agent("  browse:\n    proxy: \"http://user:pass@proxy.example:8080\""))
+    finding = _one(_agent('  browse:\n    proxy: "http://user:pass@proxy.example:8080"'))
     assert finding.code == "web.secret_value"
     assert "pass@" not in finding.message
 
@@ -392,19 +407,21 @@ def test_locale_and_timezone_values_are_checked():
 
 
 def test_a_cookie_header_is_refused():
-    assert _messages(_agent("  browse:\n    headers: {cookie: \"sid=1\"}")) == [
+    assert _messages(_agent('  browse:\n    headers: {cookie: "sid=1"}')) == [
         "web.browse.headers.cookie is refused: cookies go in cookies:, as a secret's NAME, with cookie_domain: beside it."
     ]
 
 
 def test_a_credential_header_without_a_reference_is_refused():
-    assert _messages(_agent("  browse:\n    headers: {Authorization: \"Bearer abc\"}")) == [
+    assert _messages(_agent('  browse:\n    headers: {Authorization: "Bearer abc"}')) == [
         "web.browse.headers.Authorization holds a credential written into the file; keep the value in the vault and write ${NAME} in its place."
     ]
 
 
 def test_a_credential_header_with_a_reference_is_clean():
-    files = _agent("  browse:\n    headers: {Authorization: \"Bearer ${PORTAL_TOKEN}\"}", extra="secrets: [PORTAL_TOKEN]\n")
+    files = _agent(
+        '  browse:\n    headers: {Authorization: "Bearer ${PORTAL_TOKEN}"}', extra="secrets: [PORTAL_TOKEN]\n"
+    )
     assert _findings(files) == []
 
 
@@ -415,7 +432,7 @@ def test_a_misspelt_denial_is_refused_because_it_would_deny_nothing():
 
 
 def test_allowed_domains_are_hosts_not_urls():
-    assert _messages(_agent("  browse:\n    allowed_domains: [\"https://portal.example.com/login\"]")) == [
+    assert _messages(_agent('  browse:\n    allowed_domains: ["https://portal.example.com/login"]')) == [
         "web.browse.allowed_domains: 'https://portal.example.com/login' is not a domain; write a host such as portal.example.com "
         "or a glob such as *.example.com — no scheme, no path."
     ]
@@ -461,7 +478,7 @@ def test_an_identity_with_an_engine_that_does_not_exist_is_refused():
 
 
 def test_an_identity_secret_that_is_a_value_is_refused():
-    finding = _one(_agent("  browse:\n    identities:\n      au: {proxy: \"http://u:p@au.proxy:1\"}"))
+    finding = _one(_agent('  browse:\n    identities:\n      au: {proxy: "http://u:p@au.proxy:1"}'))
     assert finding.message == (
         "web.browse.identities.au.proxy must be the NAME of a vault secret (capitals, digits and underscores, like PROXY_AU), never the value; "
         "store the value with `foldrun secrets set PROXY_AU` and write proxy: PROXY_AU."
@@ -469,7 +486,9 @@ def test_an_identity_secret_that_is_a_value_is_refused():
 
 
 def test_an_identity_cookie_without_its_domain_is_refused():
-    files = _agent("  browse:\n    identities:\n      me: {cookies: MEDIUM_COOKIES}", extra="secrets: [MEDIUM_COOKIES]\n")
+    files = _agent(
+        "  browse:\n    identities:\n      me: {cookies: MEDIUM_COOKIES}", extra="secrets: [MEDIUM_COOKIES]\n"
+    )
     assert [(f.line, f.code) for f in _findings(files)] == [(8, "web.cookie_domain_missing")]
 
 
@@ -481,7 +500,7 @@ def test_an_identity_key_that_belongs_to_a_call_is_refused():
 
 
 def test_an_identity_engine_paired_with_what_it_cannot_do_is_refused():
-    files = _agent("  browse:\n    identities:\n      light: {engine: lightpanda, device: \"Pixel 7\"}")
+    files = _agent('  browse:\n    identities:\n      light: {engine: lightpanda, device: "Pixel 7"}')
     assert _messages(files) == [
         "web.browse.identities.light: device needs a browser that renders; lightpanda reads and drives pages without drawing them — use engine chrome."
     ]
@@ -507,7 +526,9 @@ def test_a_vendor_session_setting_the_vendor_has_no_option_for_names_the_vendors
 
 
 def test_a_proxy_state_names_the_vendors_that_take_one():
-    assert _messages(_agent("  browse:\n    via: browserless\n    vendor_session:\n      proxy: {country: AU, state: NSW}")) == [
+    assert _messages(
+        _agent("  browse:\n    via: browserless\n    vendor_session:\n      proxy: {country: AU, state: NSW}")
+    ) == [
         "web.browse.vendor_session.proxy.state: browserless has no option for it; the vendors that do are browserbase, steel, hyperbrowser."
     ]
 
@@ -536,13 +557,15 @@ def test_block_words_the_vendor_cannot_block_are_refused():
 
 
 def test_keep_refuses_identity_settings_beside_it():
-    assert _messages(_agent("  browse:\n    via: steel\n    locale: en-AU\n    vendor_session:\n      keep: portal")) == [
+    assert _messages(
+        _agent("  browse:\n    via: steel\n    locale: en-AU\n    vendor_session:\n      keep: portal")
+    ) == [
         "web.browse.locale is refused beside web.browse.vendor_session.keep — steel's kept profile is the vendor's own browser context as it stands."
     ]
 
 
 def test_zenrows_refuses_a_changed_user_agent_or_device():
-    assert _messages(_agent("  browse:\n    via: zenrows\n    device: \"Pixel 7\"")) == [
+    assert _messages(_agent('  browse:\n    via: zenrows\n    device: "Pixel 7"')) == [
         "web.browse.device is refused beside via: zenrows — ZenRows' browser refuses a changed user agent or device."
     ]
 
@@ -570,7 +593,7 @@ def test_a_file_that_writes_both_session_and_vendor_session_is_refused():
 
 
 def test_proxy_and_block_do_not_reach_a_vendors_browser():
-    finding = _one(_agent("  browse:\n    via: hyperbrowser\n    block: \"image,font\""))
+    finding = _one(_agent('  browse:\n    via: hyperbrowser\n    block: "image,font"'))
     assert (finding.level, finding.message) == (
         "warning",
         "web.browse.block does not reach hyperbrowser's browser — it is a launch option, and the vendor launched it; "
@@ -579,7 +602,7 @@ def test_proxy_and_block_do_not_reach_a_vendors_browser():
 
 
 def test_vendor_session_proxy_own_must_be_a_secret_name():
-    finding = _one(_agent("  browse:\n    via: steel\n    vendor_session:\n      proxy: {own: \"http://u:p@x:1\"}"))
+    finding = _one(_agent('  browse:\n    via: steel\n    vendor_session:\n      proxy: {own: "http://u:p@x:1"}'))
     assert finding.code == "web.secret_value"
     assert "u:p@" not in finding.message
 
@@ -605,11 +628,15 @@ def test_deploy_refuses_the_same_pairs():
 
 
 def test_a_vendor_written_as_name_in_the_browse_block_is_pointed_at_via():
-    assert _messages(_agent("  browse:\n    name: browserbase")) == ["web.browse.name is not a web.browse key; did you mean via?"]
+    assert _messages(_agent("  browse:\n    name: browserbase")) == [
+        "web.browse.name is not a web.browse key; did you mean via?"
+    ]
 
 
 def test_an_identity_that_overrides_the_engine_is_checked_with_its_own_engine_only():
-    files = _agent("  browse:\n    engine: lightpanda\n    identities:\n      phone: {engine: chrome, device: \"Pixel 7\"}")
+    files = _agent(
+        '  browse:\n    engine: lightpanda\n    identities:\n      phone: {engine: chrome, device: "Pixel 7"}'
+    )
     assert _findings(files) == []
 
 
@@ -677,14 +704,18 @@ def test_the_vendor_session_block_region_and_timeout_cells_match_the_spec():
     assert {v: tuple(c.split(" · ")) for v, c in cells["region"].items() if c != "—"} == W.VENDOR_REGIONS
     ranges = {v: c for v, c in cells["timeout"].items() if re.fullmatch(r"\d+[smh]–\d+[smh]", c)}
     assert ranges == W.VENDOR_TIMEOUT_LABELS
-    assert {v: tuple(int(W.parse_duration(end)) for end in c.split("–")) for v, c in ranges.items()} == W.VENDOR_TIMEOUTS
+    assert {
+        v: tuple(int(W.parse_duration(end)) for end in c.split("–")) for v, c in ranges.items()
+    } == W.VENDOR_TIMEOUTS
 
 
 def test_a_web_block_on_an_agent_not_granted_web_is_a_warning():
     files = {AGENT: "---\nname: researcher\ntools: [read]\nweb:\n  fetch: jina\n---\nPrompt.\n"}
     finding = _one(files)
     assert (finding.level, finding.line, finding.message) == (
-        "warning", 4, "web: is set, but this agent is not granted the web tool, so the block does nothing; add web to tools: or drop web:."
+        "warning",
+        4,
+        "web: is set, but this agent is not granted the web tool, so the block does nothing; add web to tools: or drop web:.",
     )
 
 
@@ -695,18 +726,21 @@ UA_99 = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) 
 
 def _pinned(engine: str = "", identity: str = "", ua: str = UA_99) -> dict[str, str]:
     engine_line = f"    engine: {engine}\n" if engine else ""
-    return _agent(f"  browse:\n{engine_line}    user_agent: \"{ua}\"\n{identity}")
+    return _agent(f'  browse:\n{engine_line}    user_agent: "{ua}"\n{identity}')
 
 
 def _stale(files: dict[str, str], platform: dict | None, mode: str = "check") -> list[str]:
-    return [f.format() for f in check(Desk(files=files), mode=mode, platform=platform) if f.code == "web.user_agent_stale"]
+    return [
+        f.format() for f in check(Desk(files=files), mode=mode, platform=platform) if f.code == "web.user_agent_stale"
+    ]
 
 
 def test_a_pinned_user_agent_of_another_chrome_major_than_chromium_warns_at_its_line():
     assert _stale(_pinned(), {"chromium_major": 156}) == [
         f"{AGENT}:6: warning: web.browse.user_agent claims Chrome 99, but the browser that sends it is Chromium 156; a "
         "site sees the mismatch beside the client hints and the JavaScript engine, which say 156 — drop the pin so the "
-        "user agent follows the browser, or raise it to Chrome/156."]
+        "user agent follows the browser, or raise it to Chrome/156."
+    ]
 
 
 def test_it_is_a_warning_on_deploy_too():
@@ -729,12 +763,16 @@ def test_engine_chrome_compares_with_google_chrome_and_falls_back_to_chromium():
 
 def test_another_engine_or_a_vendors_browser_is_not_compared():
     assert _stale(_pinned("firefox"), {"chromium_major": 156}) == []
-    assert _stale(_agent(f"  browse:\n    via: browserbase\n    user_agent: \"{UA_99}\"\n"), {"chromium_major": 156}) == []
+    assert (
+        _stale(_agent(f'  browse:\n    via: browserbase\n    user_agent: "{UA_99}"\n'), {"chromium_major": 156}) == []
+    )
 
 
 def test_an_identitys_pinned_user_agent_warns_naming_the_identity():
-    identity = f"    identities:\n      old: {{user_agent: \"{UA_99}\"}}\n"
+    identity = f'    identities:\n      old: {{user_agent: "{UA_99}"}}\n'
     files = _agent(f"  browse:\n    locale: en-AU\n{identity}")
     (line,) = _stale(files, {"chromium_major": 156})
-    assert line.startswith(f"{AGENT}:8: warning: web.browse.identities.old.user_agent claims Chrome 99, but the browser "
-                           "that sends it is Chromium 156;")
+    assert line.startswith(
+        f"{AGENT}:8: warning: web.browse.identities.old.user_agent claims Chrome 99, but the browser "
+        "that sends it is Chromium 156;"
+    )

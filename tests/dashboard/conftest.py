@@ -1,4 +1,5 @@
 """Helpers for page tests: desks written through the same door a push uses."""
+
 from __future__ import annotations
 
 import pytest

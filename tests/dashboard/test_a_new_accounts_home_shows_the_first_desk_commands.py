@@ -1,6 +1,7 @@
 """Issue 35 items 8 and 9: a new account's home shows the three commands that get a first desk running, with
 this server's address filled in; the new-workspace field's example is never a name the account already has;
 the nav marks the workspace you are in (not Home) and says "Settings"."""
+
 from __future__ import annotations
 
 import html
@@ -15,9 +16,10 @@ pytestmark = pytest.mark.django_db
 def test_a_new_accounts_home_shows_login_init_and_deploy_with_its_own_url(alice_web, account):
     page = html.unescape(alice_web.get("/").content.decode())
     assert '<section class="card" id="first-desk">' in page
-    assert ("foldrun login --url http://testserver\nfoldrun init my-desk\nfoldrun deploy my-desk --to my-desk\n"
-            in page)
-    assert "create it below first, or with foldrun workspaces create my-desk" in page.replace("<code>", "").replace("</code>", "")
+    assert "foldrun login --url http://testserver\nfoldrun init my-desk\nfoldrun deploy my-desk --to my-desk\n" in page
+    assert "create it below first, or with foldrun workspaces create my-desk" in page.replace("<code>", "").replace(
+        "</code>", ""
+    )
 
 
 def test_the_public_url_is_the_one_shown_when_it_is_configured(alice_web, account, settings):

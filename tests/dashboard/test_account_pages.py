@@ -1,4 +1,5 @@
 """Account home, settings, workspaces, invites and tokens, as people see them."""
+
 from __future__ import annotations
 
 import html
@@ -28,10 +29,17 @@ def test_the_top_bar_names_the_account_and_the_person(alice_web):
 
 
 def test_home_lists_each_workspace_with_its_agents_flows_and_last_revision(alice_web, account, workspace, alice):
-    write(account, workspace, {"agents/ranker/agent.md": agent("ranker", "read"),
-                               "agents/writer.md": agent("writer", "read"),
-                               "flows/weekly.md": "---\nname: weekly\n---\n1. [[ranker]] — Go.\n"},
-          author=alice, message="first desk")
+    write(
+        account,
+        workspace,
+        {
+            "agents/ranker/agent.md": agent("ranker", "read"),
+            "agents/writer.md": agent("writer", "read"),
+            "flows/weekly.md": "---\nname: weekly\n---\n1. [[ranker]] — Go.\n",
+        },
+        author=alice,
+        message="first desk",
+    )
     response = alice_web.get("/")
     row = response.context["workspaces"][0]
     assert (row["workspace"].name, row["agents"], row["flows"], row["last"].number) == ("rank-desk", 2, 1, 1)
@@ -56,7 +64,9 @@ def test_a_bad_workspace_name_is_refused_with_a_sentence_naming_the_field(alice_
 
 def test_a_duplicate_workspace_name_is_refused(alice_web, workspace):
     response = alice_web.post("/workspaces/create", {"name": "rank-desk"}, follow=True)
-    assert "name: a workspace called 'rank-desk' already exists in this account." in html.unescape(response.content.decode())
+    assert "name: a workspace called 'rank-desk' already exists in this account." in html.unescape(
+        response.content.decode()
+    )
 
 
 def test_bob_sees_the_workspaces_but_no_create_or_invite_form(bob_web, workspace):
@@ -83,8 +93,9 @@ def test_members_are_listed_with_their_roles(alice_web, bob):
 
 
 def test_alice_invites_by_email_and_sees_the_invite_pending(alice_web, account):
-    response = alice_web.post("/settings/members/invite", {"email": "dana@example.com", "role": "approver"},
-                              follow=True)
+    response = alice_web.post(
+        "/settings/members/invite", {"email": "dana@example.com", "role": "approver"}, follow=True
+    )
     invite = Invite.objects.get(account=account)
     assert (invite.email, invite.role) == ("dana@example.com", "approver")
     assert "Invited dana@example.com as approver." in response.content.decode()
@@ -209,7 +220,7 @@ def test_alice_removes_bob(alice_web, bob):
 
 def test_bob_can_neither_change_roles_nor_remove_anyone(bob_web, alice, bob):
     page = bob_web.get("/settings/").content.decode()
-    assert "/role\"" not in page and "/remove\"" not in page
+    assert '/role"' not in page and '/remove"' not in page
     target = alice.memberships.get()
     assert bob_web.post(f"/settings/members/{target.public_id}/role", {"role": "viewer"}).status_code == 403
     assert bob_web.post(f"/settings/members/{target.public_id}/remove").status_code == 403

@@ -1,6 +1,7 @@
 """Django admin for platform staff: it says foldrun, lists each app once,
 names models properly, and finds any account, run or delivery by what staff
 know (an email, a workspace, an id) — in a fixed number of queries per list."""
+
 from __future__ import annotations
 
 import re
@@ -42,8 +43,9 @@ def test_staff_find_an_account_by_a_members_email(staff_web, alice, account):
 def test_staff_find_a_run_by_its_workspace_and_a_delivery_by_its_run(staff_web, workspace):
     run = Run.objects.create(account=workspace.account, workspace=workspace, name="weekly", status="failed")
     Run.objects.create(account=workspace.account, workspace=workspace, name="daily", status="completed")
-    delivery = Delivery.objects.create(account=workspace.account, workspace=workspace, event="failed", body="{}",
-                                       run_public_id=run.public_id)
+    delivery = Delivery.objects.create(
+        account=workspace.account, workspace=workspace, event="failed", body="{}", run_public_id=run.public_id
+    )
     by_workspace = staff_web.get("/admin/runs/run/", {"q": "rank-desk", "status__exact": "failed"}).content.decode()
     by_run = staff_web.get("/admin/notify/delivery/", {"q": run.public_id}).content.decode()
     assert rows(by_workspace) == [run.public_id]

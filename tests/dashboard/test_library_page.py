@@ -1,5 +1,6 @@
 """The Library page: every shared file and gallery tool, its blast radius, its
 history, and the gallery marks with "update to gallery version"."""
+
 from __future__ import annotations
 
 import html
@@ -29,8 +30,15 @@ def section(page: str, anchor: str) -> str:
 def two_desks(account, desk, alice):
     """rank-desk: ranker grants the library's dataforseo. seo-desk: keeps its own copy."""
     other = Workspace.objects.create(account=account, name="seo-desk")
-    write(account, other, {"agents/auditor/agent.md": agent("auditor", "dataforseo"),
-                           "tools/dataforseo.md": SHARED_TOOL.replace("POST", "GET")}, author=alice)
+    write(
+        account,
+        other,
+        {
+            "agents/auditor/agent.md": agent("auditor", "dataforseo"),
+            "tools/dataforseo.md": SHARED_TOOL.replace("POST", "GET"),
+        },
+        author=alice,
+    )
     return other
 
 
@@ -57,10 +65,17 @@ def test_the_blast_radius_is_drawn_with_overridden_copies_greyed(alice_web, two_
 def test_the_picture_is_cropped_to_what_it_draws():
     from library.pages_library import Grant, SharedItem, blast_picture
 
-    one = SharedItem(kind="tool", name="x", source="library", paths=[], main_path="tools/x.md",
-                     grants=[Grant("rank-desk", "ranker")])
-    four = SharedItem(kind="tool", name="x", source="library", paths=[], main_path="tools/x.md",
-                      grants=[Grant("rank-desk", name) for name in ("a", "b", "c", "d")])
+    one = SharedItem(
+        kind="tool", name="x", source="library", paths=[], main_path="tools/x.md", grants=[Grant("rank-desk", "ranker")]
+    )
+    four = SharedItem(
+        kind="tool",
+        name="x",
+        source="library",
+        paths=[],
+        main_path="tools/x.md",
+        grants=[Grant("rank-desk", name) for name in ("a", "b", "c", "d")],
+    )
     height = lambda item: float(blast_picture(item)["view"].split()[3])  # noqa: E731
     assert height(one) < height(four) <= 320
 
@@ -82,8 +97,13 @@ def test_every_gallery_tool_is_listed_with_the_agents_that_grant_it(alice_web, a
 
 
 def test_a_library_tool_shows_its_revisions_with_links_to_each_diff(alice_web, account, desk, alice):
-    write(account, None, {"tools/dataforseo.md": SHARED_TOOL.replace("POST", "POST, GET")}, author=alice,
-          message="allow GET")
+    write(
+        account,
+        None,
+        {"tools/dataforseo.md": SHARED_TOOL.replace("POST", "POST, GET")},
+        author=alice,
+        message="allow GET",
+    )
     page = alice_web.get("/library/").content.decode()
     card = re.search(r'<section class="card shared" id="tool-dataforseo".*?</section>', page, re.S).group(0)
     assert "allow GET" in card and "shared tools" in card
@@ -104,8 +124,14 @@ def test_an_unedited_gallery_copy_is_marked_current_without_an_update_button(ali
 def _edit_web_copy(account, alice):
     path = "tools/web/tool.md"
     edited = files_at(account, None)[path].content + "\nOur own note.\n"
-    do_write_files(account=account, workspace=None, writes=[FileWrite(path=path, content=edited)], kind="edit",
-                   message="our note", author=alice)
+    do_write_files(
+        account=account,
+        workspace=None,
+        writes=[FileWrite(path=path, content=edited)],
+        kind="edit",
+        message="our note",
+        author=alice,
+    )
 
 
 def test_an_edited_gallery_copy_is_marked_differs_with_an_update_button(alice_web, account, alice):
@@ -173,7 +199,8 @@ def test_alice_copies_a_shelf_tool_into_the_library(alice_web, account):
     assert 'action="/library/gallery/web/install"' in page
     response = alice_web.post("/library/gallery/web/install", follow=True)
     assert "web copied into the library (library revision #1). It follows the gallery until you edit it." in (
-        html.unescape(response.content.decode()))
+        html.unescape(response.content.decode())
+    )
     assert "gallery · current" in section(response.content.decode(), "tool-web")
     assert files_at(account, None)["tools/web/tool.md"].gallery_tool == "web"
 
@@ -192,8 +219,9 @@ def test_an_unknown_gallery_tool_is_404(alice_web):
 
 def test_a_library_edit_is_a_revision_and_the_page_offers_a_rollback(alice_web, account, desk):
     edited = SHARED_TOOL.replace("[POST]", "[POST, GET]")
-    response = alice_web.post("/library/edit/tools/dataforseo.md", {"content": edited, "message": "allow GET"},
-                              follow=True)
+    response = alice_web.post(
+        "/library/edit/tools/dataforseo.md", {"content": edited, "message": "allow GET"}, follow=True
+    )
     assert "Saved tools/dataforseo.md as revision #2." in response.content.decode()
     assert files_at(account, None)["tools/dataforseo.md"].changeset.kind == "edit"
     alice_web.post("/library/rollback/tools/dataforseo.md", {"to": "1"})

@@ -2,6 +2,7 @@
 step, the page live (its picture changing while the call runs, marked `live`, with the address), `last seen`
 once the call ended; once the run finishes, the step's video playing inline and seeking (byte ranges), its
 trace and HAR as downloads. Another account gets a 404 for the panel, the frames and the video."""
+
 from __future__ import annotations
 
 import time
@@ -19,8 +20,11 @@ from tests.runs.helpers import agent_file, push
 
 pytestmark = pytest.mark.e2e
 
-TICKER = page("Ticker", '<h1 id="n" style="font-size:120px">0</h1><script>let n = 0; setInterval(() => { '
-                        'document.getElementById("n").textContent = ++n; }, 100);</script>')
+TICKER = page(
+    "Ticker",
+    '<h1 id="n" style="font-size:120px">0</h1><script>let n = 0; setInterval(() => { '
+    'document.getElementById("n").textContent = ++n; }, 100);</script>',
+)
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +34,9 @@ def ticker_site():
 
 
 def finished(run) -> Run:
-    return wait_for(lambda: Run.objects.filter(pk=run.pk, status__in=["completed", "failed", "cancelled"]).first(),
-                    timeout=120)
+    return wait_for(
+        lambda: Run.objects.filter(pk=run.pk, status__in=["completed", "failed", "cancelled"]).first(), timeout=120
+    )
 
 
 def start(workspace, alice, fake_provider, call: dict) -> Run:
@@ -42,7 +47,8 @@ def start(workspace, alice, fake_provider, call: dict) -> Run:
 
 
 def test_the_run_page_shows_the_steps_browser_live_and_then_last_seen(
-        celery_worker_process, live_server, signed_in, workspace, alice, charlie_web, fake_provider, ticker_site):
+    celery_worker_process, live_server, signed_in, workspace, alice, charlie_web, fake_provider, ticker_site
+):
     run = start(workspace, alice, fake_provider, {"url": f"{ticker_site.url}/ticker", "actions": [{"wait": 8000}]})
     tab = signed_in(alice)
     tab.goto(f"{live_server.url}/w/rank-desk/runs/{run.public_id}")
@@ -73,11 +79,22 @@ def test_the_run_page_shows_the_steps_browser_live_and_then_last_seen(
 
 
 def test_once_the_run_finishes_the_steps_video_plays_inline_and_seeks_and_its_trace_and_har_download(
-        celery_worker_process, live_server, signed_in, workspace, alice, alice_web, charlie_web, fake_provider,
-        ticker_site):
-    run = finished(start(workspace, alice, fake_provider, {"url": f"{ticker_site.url}/ticker", "video": "true",
-                                                           "trace": "true", "har": "true",
-                                                           "actions": [{"wait": 3000}]}))
+    celery_worker_process, live_server, signed_in, workspace, alice, alice_web, charlie_web, fake_provider, ticker_site
+):
+    run = finished(
+        start(
+            workspace,
+            alice,
+            fake_provider,
+            {
+                "url": f"{ticker_site.url}/ticker",
+                "video": "true",
+                "trace": "true",
+                "har": "true",
+                "actions": [{"wait": 3000}],
+            },
+        )
+    )
     assert run.status == "completed", run.error
     video = Artifact.objects.get(run=run, path="outputs/videos/browse-1.webm")
     tab = signed_in(alice)
@@ -89,8 +106,12 @@ def test_once_the_run_finishes_the_steps_video_plays_inline_and_seeks_and_its_tr
     assert player.evaluate("v => v.duration") > 2  # the call's three seconds of the ticker
     assert player.evaluate("v => v.seekable.length") == 1
     player.evaluate("v => { v.currentTime = 2; }")
-    wait_in_page(tab, "(() => { const v = document.querySelector('video.step-video'); "
-                      "return !v.seeking && Math.abs(v.currentTime - 2) < 0.6; })()", timeout=15_000)
+    wait_in_page(
+        tab,
+        "(() => { const v = document.querySelector('video.step-video'); "
+        "return !v.seeking && Math.abs(v.currentTime - 2) < 0.6; })()",
+        timeout=15_000,
+    )
     src = player.get_attribute("src")
     ranged = alice_web.get(src, HTTP_RANGE="bytes=0-99")
     assert ranged.status_code == 206

@@ -1,5 +1,6 @@
 """In /admin/, a run is a record of what happened: staff find and read it — its inputs and plan as indented JSON,
 the desk it ran as its workspace and revision — but cannot add one, nor change its status, verdict or cost."""
+
 from __future__ import annotations
 
 import html
@@ -19,10 +20,18 @@ FLOW = "---\nname: weekly\n---\n1. [[writer]] — Write.\n"
 @pytest.fixture
 def run(workspace) -> Run:
     changeset = push(workspace, {"flows/weekly.md": FLOW}).changeset
-    made = Run.objects.create(account=workspace.account, workspace=workspace, name="weekly", status="failed",
-                              verdict="BAD", cost_usd=Decimal("0.0123"), changeset=changeset,
-                              changeset_number=changeset.number, inputs={"topic": "building inspections"},
-                              plan=[{"number": 1, "agent": "writer", "task": "Write."}])
+    made = Run.objects.create(
+        account=workspace.account,
+        workspace=workspace,
+        name="weekly",
+        status="failed",
+        verdict="BAD",
+        cost_usd=Decimal("0.0123"),
+        changeset=changeset,
+        changeset_number=changeset.number,
+        inputs={"topic": "building inspections"},
+        plan=[{"number": 1, "agent": "writer", "task": "Write."}],
+    )
     Step.objects.create(run=made, index=1, agent="writer", status="failed")
     return made
 
@@ -46,8 +55,9 @@ def test_a_run_shows_its_inputs_and_plan_as_json_and_its_revision_with_no_field_
 
 
 def test_a_post_to_the_change_page_changes_nothing(staff_web, run):
-    answer = staff_web.post(f"/admin/runs/run/{run.pk}/change/",
-                            {"status": "completed", "verdict": "GOOD", "cost_usd": "0"})
+    answer = staff_web.post(
+        f"/admin/runs/run/{run.pk}/change/", {"status": "completed", "verdict": "GOOD", "cost_usd": "0"}
+    )
     assert answer.status_code == 403
     run.refresh_from_db()
     assert (run.status, run.verdict, run.cost_usd) == ("failed", "BAD", Decimal("0.0123"))

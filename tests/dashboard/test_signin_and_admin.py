@@ -1,5 +1,6 @@
 """Sign-in, sign-up and sign-out through allauth in the site's layout; the
 staff admin; the demo seed."""
+
 from __future__ import annotations
 
 import html
@@ -25,8 +26,9 @@ def test_the_sign_in_page_wears_the_site_layout(client):
 
 
 def test_signing_in_by_email_lands_on_the_account_home(client, alice):
-    response = client.post("/accounts/login/", {"login": "alice@example.com", "password": "correct horse battery"},
-                           follow=True)
+    response = client.post(
+        "/accounts/login/", {"login": "alice@example.com", "password": "correct horse battery"}, follow=True
+    )
     assert response.redirect_chain[-1][0] == "/"
     assert '<span class="email">alice@example.com</span>' in response.content.decode()
 
@@ -38,8 +40,11 @@ def test_a_wrong_password_is_refused_on_the_same_page(client, alice):
 
 
 def test_signing_up_gives_a_new_person_an_account_of_their_own(client):
-    response = client.post("/accounts/signup/", {"email": "erin@example.com", "password1": "a long enough secret 9",
-                                                 "password2": "a long enough secret 9"}, follow=True)
+    response = client.post(
+        "/accounts/signup/",
+        {"email": "erin@example.com", "password1": "a long enough secret 9", "password2": "a long enough secret 9"},
+        follow=True,
+    )
     assert response.redirect_chain[-1][0] == "/"
     membership = Membership.objects.get(user__email="erin@example.com")
     assert membership.role == "owner"
@@ -63,8 +68,18 @@ def staff_web(db) -> Client:
 
 
 @pytest.mark.parametrize(
-    "model", ["accounts/account", "accounts/membership", "accounts/workspace", "accounts/profile",
-              "accounts/apitoken", "accounts/invite", "library/changeset", "library/libraryfile", "library/revision"],
+    "model",
+    [
+        "accounts/account",
+        "accounts/membership",
+        "accounts/workspace",
+        "accounts/profile",
+        "accounts/apitoken",
+        "accounts/invite",
+        "library/changeset",
+        "library/libraryfile",
+        "library/revision",
+    ],
 )
 def test_staff_see_every_model_in_the_admin(staff_web, desk, model):
     assert staff_web.get(f"/admin/{model}/").status_code == 200
@@ -72,8 +87,9 @@ def test_staff_see_every_model_in_the_admin(staff_web, desk, model):
 
 def test_the_admin_shows_a_tokens_hint_and_never_its_hash(staff_web, alice):
     raw = ApiToken.mint()
-    token = ApiToken.objects.create(user=alice, account=alice.memberships.get().account, name="laptop",
-                                    token_hash=hash_token(raw), hint=raw[:8])
+    token = ApiToken.objects.create(
+        user=alice, account=alice.memberships.get().account, name="laptop", token_hash=hash_token(raw), hint=raw[:8]
+    )
     listing = staff_web.get("/admin/accounts/apitoken/").content.decode()
     change = staff_web.get(f"/admin/accounts/apitoken/{token.pk}/change/").content.decode()
     for page in (listing, change):

@@ -1,6 +1,7 @@
 """The Tools tab in real Chromium: a browse screenshot tested from the page lands in the tool's scratch, listed
 under the test with a download that is the picture; bob reads and downloads but has no Clear button (and his
 POST is refused); alice clears it; charlie gets a 404 for the file."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,11 +20,15 @@ def shop():
 
 
 def test_a_screenshot_tested_from_the_tools_tab_is_kept_downloaded_and_cleared(
-        live_server, signed_in, workspace, alice, bob, bob_web, charlie_web, shop):
+    live_server, signed_in, workspace, alice, bob, bob_web, charlie_web, shop
+):
     tab = signed_in(alice)
     tab.goto(f"{live_server.url}/w/rank-desk/tools/")
-    assert tab.locator("#tool-scratch").inner_text().endswith("No tool has a scratch yet: a Tool Test that leaves "
-                                                              "something in state/ or outputs/ starts one.")
+    assert (
+        tab.locator("#tool-scratch")
+        .inner_text()
+        .endswith("No tool has a scratch yet: a Tool Test that leaves something in state/ or outputs/ starts one.")
+    )
     tab.select_option("#tool-name", "web")
     tab.fill("#tool-arguments", f'{{"action": "browse", "url": "{shop.url}/shop", "mode": "screenshot"}}')
     tab.click("form[aria-label='Test a tool'] button")

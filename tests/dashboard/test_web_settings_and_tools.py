@@ -1,4 +1,5 @@
 """The Settings form for the account's search engine, and the Tools tab's Test button (web included)."""
+
 from __future__ import annotations
 
 import pytest
@@ -36,12 +37,16 @@ def test_bob_sees_the_engine_but_no_form_and_cannot_post(bob_web, account):
     assert Account.objects.get(pk=account.pk).search_engine_url == ""
 
 
-def test_the_tools_tab_lists_web_from_the_gallery_and_its_test_button_shows_the_raw_result(alice_web, account, workspace, site):
+def test_the_tools_tab_lists_web_from_the_gallery_and_its_test_button_shows_the_raw_result(
+    alice_web, account, workspace, site
+):
     write(account, workspace, {"agents/reader/agent.md": "---\nname: reader\ntools: [web]\n---\nRead.\n"})
     page = alice_web.get(f"/w/{workspace.name}/tools/").content.decode()
     assert '<option value="web">web (gallery)</option>' in page
-    answer = alice_web.post(f"/w/{workspace.name}/tools/", {"tool": "web", "agent": "reader",
-                                                            "arguments": f'{{"action": "fetch", "url": "{site.url}/article"}}'})
+    answer = alice_web.post(
+        f"/w/{workspace.name}/tools/",
+        {"tool": "web", "agent": "reader", "arguments": f'{{"action": "fetch", "url": "{site.url}/article"}}'},
+    )
     body = answer.content.decode()
     assert answer.status_code == 200
     assert '<span class="badge ok">ok</span> web' in body

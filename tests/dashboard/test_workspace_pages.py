@@ -1,4 +1,5 @@
 """The workspace page, file views with history and diffs, and revision pages."""
+
 from __future__ import annotations
 
 import html
@@ -27,7 +28,10 @@ def test_the_workspace_page_shows_agents_with_their_tools_flows_files_and_revisi
     assert 'title="library: tools/dataforseo.md">dataforseo · library</span>' in page
     assert '<span class="tag" title="built-in">read</span>' in page
     assert ">weekly-rankings</a>" in page and "0 7 * * MON · Australia/Sydney" in page
-    assert "<strong>writer</strong> <span class=\"badge warn\" title=\"approval gate\">! approval</span> — Draft the note and send it. <span class=\"muted\">· verify file outputs/receipt.json</span>" in page
+    assert (
+        '<strong>writer</strong> <span class="badge warn" title="approval gate">! approval</span> — Draft the note and send it. <span class="muted">· verify file outputs/receipt.json</span>'
+        in page
+    )
     assert 'href="/w/rank-desk/files/tools/sql.md">sql.md</a>' in page
     assert 'href="/w/rank-desk/revisions/1/">#1</a>' in page
     assert "first desk" in page
@@ -59,8 +63,12 @@ def test_a_file_opens_as_an_older_revision_left_it(alice_web, account, desk, ali
 
 
 def test_a_diff_between_two_revisions_marks_removed_and_added_lines(alice_web, account, desk, alice):
-    write(account, desk, {"tools/sql.md": "---\ntransport: script\nname: sql\n---\n```python\nprint(2)\n```\n"},
-          author=alice)
+    write(
+        account,
+        desk,
+        {"tools/sql.md": "---\ntransport: script\nname: sql\n---\n```python\nprint(2)\n```\n"},
+        author=alice,
+    )
     page = alice_web.get("/w/rank-desk/files/tools/sql.md?from=1&to=2").content.decode()
     assert '<div class="del">-print(1)</div>' in page
     assert '<div class="add">+print(2)</div>' in page
@@ -68,8 +76,13 @@ def test_a_diff_between_two_revisions_marks_removed_and_added_lines(alice_web, a
 
 
 def test_a_revision_page_shows_the_diff_of_every_file_it_touched(alice_web, account, desk, alice):
-    write(account, desk, {"agents/writer/agent.md": agent("writer", "read"), "tools/sql.md": None},
-          author=alice, message="tidy")
+    write(
+        account,
+        desk,
+        {"agents/writer/agent.md": agent("writer", "read"), "tools/sql.md": None},
+        author=alice,
+        message="tidy",
+    )
     page = alice_web.get("/w/rank-desk/revisions/2/").content.decode()
     assert "Revision #2" in page and "tidy" in page
     assert 'agents/writer/agent.md</a> <span class="badge">changed</span>' in page
@@ -85,8 +98,13 @@ def test_bob_reads_the_workspace_and_its_files(bob_web, desk):
 
 @pytest.mark.parametrize(
     "url",
-    ["/w/rank-desk/", "/w/rank-desk/files/tools/sql.md", "/w/rank-desk/files/tools/sql.md?at=1",
-     "/w/rank-desk/files/tools/sql.md?from=0&to=1", "/w/rank-desk/revisions/1/"],
+    [
+        "/w/rank-desk/",
+        "/w/rank-desk/files/tools/sql.md",
+        "/w/rank-desk/files/tools/sql.md?at=1",
+        "/w/rank-desk/files/tools/sql.md?from=0&to=1",
+        "/w/rank-desk/revisions/1/",
+    ],
 )
 def test_charlie_gets_the_same_404_as_for_a_missing_workspace(charlie_web, desk, url):
     theirs = charlie_web.get(url)
@@ -111,9 +129,15 @@ def test_a_missing_file_or_revision_is_404(alice_web, desk):
 
 
 def test_each_granted_tool_says_where_it_resolves_nearest_first(alice_web, account, desk, alice):
-    write(account, desk, {"agents/ranker/agent.md": agent("ranker", "dataforseo, sql, web, nosuch"),
-                          "agents/ranker/tools/sql.md": "---\ntransport: script\nname: sql\n---\n```python\nprint(3)\n```\n"},
-          author=alice)
+    write(
+        account,
+        desk,
+        {
+            "agents/ranker/agent.md": agent("ranker", "dataforseo, sql, web, nosuch"),
+            "agents/ranker/tools/sql.md": "---\ntransport: script\nname: sql\n---\n```python\nprint(3)\n```\n",
+        },
+        author=alice,
+    )
     tools = {t["name"]: (t["scope"], t["path"]) for t in alice_web.get("/w/rank-desk/").context["agents"][0]["tools"]}
     assert tools == {
         "dataforseo": ("library", "tools/dataforseo.md"),
@@ -137,16 +161,20 @@ SQL_V2 = "---\ntransport: script\nname: sql\n---\n```python\nprint(2)\n```\n"
 def test_alice_edits_a_file_as_a_new_revision(alice_web, account, desk, alice):
     page = alice_web.get("/w/rank-desk/files/tools/sql.md").content.decode()
     assert 'action="/w/rank-desk/edit/tools/sql.md"' in page
-    response = alice_web.post("/w/rank-desk/edit/tools/sql.md", {"content": SQL_V2.replace("\n", "\r\n"),
-                                                                  "message": "print two"}, follow=True)
+    response = alice_web.post(
+        "/w/rank-desk/edit/tools/sql.md", {"content": SQL_V2.replace("\n", "\r\n"), "message": "print two"}, follow=True
+    )
     assert "Saved tools/sql.md as revision #2." in response.content.decode()
     head = files_at(account, desk)["tools/sql.md"]
     assert (head.content, head.changeset.kind, head.changeset.message) == (SQL_V2, "edit", "print two")
 
 
 def test_an_edit_the_contract_refuses_writes_nothing_and_keeps_the_text(alice_web, account, desk):
-    response = alice_web.post("/w/rank-desk/edit/agents/ranker/agent.md",
-                              {"content": "---\nname: [unclosed\n---\nbody\n", "message": ""}, follow=True)
+    response = alice_web.post(
+        "/w/rank-desk/edit/agents/ranker/agent.md",
+        {"content": "---\nname: [unclosed\n---\nbody\n", "message": ""},
+        follow=True,
+    )
     page = html.unescape(response.content.decode())
     assert "Nothing was written: agents/ranker/agent.md" in page
     assert "name: [unclosed" in page

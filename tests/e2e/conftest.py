@@ -1,6 +1,7 @@
 """Real Chromium for page tests: a signed-in page on the live server, and the
 folder where screenshots are kept ($FOLDRUN_ARTIFACTS, else test-artifacts/ at
 the repository's root; CI keeps it as an artifact)."""
+
 from __future__ import annotations
 
 import os
@@ -12,8 +13,14 @@ from django.db import connections
 from django.test import Client
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 @pytest.fixture
@@ -54,8 +61,15 @@ def signed_in(chromium, live_server):
         client = Client()
         client.force_login(user)
         context = chromium.new_context(viewport={"width": width, "height": height})
-        context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
-                              "url": live_server.url}])
+        context.add_cookies(
+            [
+                {
+                    "name": settings.SESSION_COOKIE_NAME,
+                    "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
+                    "url": live_server.url,
+                }
+            ]
+        )
         contexts.append(context)
         return context.new_page()
 

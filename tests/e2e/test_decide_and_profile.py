@@ -1,6 +1,7 @@
 """In real Chromium: the approve page a mail links to shows what the previous
 step produced; Profile → Notifications saves each switch with visible
 feedback, in place, and shows no raw markdown."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -15,15 +16,21 @@ from tests.e2e.conftest import color_of
 
 
 @pytest.mark.e2e
-def test_the_approve_page_from_a_mail_shows_the_previous_steps_output(live_server, chromium, artifacts, workspace,
-                                                                      settings):
+def test_the_approve_page_from_a_mail_shows_the_previous_steps_output(
+    live_server, chromium, artifacts, workspace, settings
+):
     settings.FOLDRUN_PUBLIC_URL = live_server.url
-    run = Run.objects.create(account=workspace.account, workspace=workspace, name="weekly",
-                             status="awaiting-approval")
-    Step.objects.create(run=run, index=1, agent="writer", status="completed",
-                        output="Draft: roof repairs in winter\n\nThree things to check before the rain.")
-    gate = Step.objects.create(run=run, index=2, agent="publisher", task="Publish the draft.",
-                               status="awaiting-approval")
+    run = Run.objects.create(account=workspace.account, workspace=workspace, name="weekly", status="awaiting-approval")
+    Step.objects.create(
+        run=run,
+        index=1,
+        agent="writer",
+        status="completed",
+        output="Draft: roof repairs in winter\n\nThree things to check before the rain.",
+    )
+    gate = Step.objects.create(
+        run=run, index=2, agent="publisher", task="Publish the draft.", status="awaiting-approval"
+    )
     Approval.objects.create(run=run, step=gate)
     token = approval_token(gate.public_id, "approve", timezone.now() + timedelta(days=1))
     page = chromium.new_page(viewport={"width": 390, "height": 844})  # read on a phone, not signed in
@@ -37,8 +44,9 @@ def test_the_approve_page_from_a_mail_shows_the_previous_steps_output(live_serve
 
 
 @pytest.mark.e2e
-def test_profile_notifications_saves_in_place_with_feedback_and_no_raw_markdown(live_server, signed_in, artifacts,
-                                                                                alice, workspace):
+def test_profile_notifications_saves_in_place_with_feedback_and_no_raw_markdown(
+    live_server, signed_in, artifacts, alice, workspace
+):
     page = signed_in(alice)
     page.goto(f"{live_server.url}/profile/notifications/")
     page.evaluate("window.notReloaded = true")
@@ -54,7 +62,9 @@ def test_profile_notifications_saves_in_place_with_feedback_and_no_raw_markdown(
     assert may_send(alice.email, "run-alerts", workspace) is False
     page.locator("tr[data-category=product-updates] input[type=checkbox]").uncheck()
     page.locator("tr[data-category=product-updates] p.saved").wait_for()
-    assert page.locator("tr[data-category=product-updates] p.saved").text_content() == \
-        "Saved: product-updates mail is off."
+    assert (
+        page.locator("tr[data-category=product-updates] p.saved").text_content()
+        == "Saved: product-updates mail is off."
+    )
     assert page.locator(".topbar nav a[aria-current=page]").all_text_contents() == ["Notifications"]
     page.screenshot(path=str(artifacts / "profile-notifications.png"), full_page=True)

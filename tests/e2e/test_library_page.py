@@ -1,6 +1,7 @@
 """End to end, in a real browser: sign in through the real allauth form, push
 desks with the real CLI against a live server, and read the Library page's
 blast radius."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,8 +10,14 @@ from accounts.actions import do_create_token
 from accounts.models import Workspace
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 SHARED_TOOL = """---
 transport: http
@@ -54,14 +61,20 @@ def test_the_library_page_shows_who_grants_a_shared_tool_and_which_workspace_ove
     monkeypatch.setenv("FOLDRUN_TOKEN", raw)
     monkeypatch.setenv("FOLDRUN_HOME", str(tmp_path / "home"))
     library = make_folder(tmp_path / "library", {"tools/dataforseo.md": SHARED_TOOL})
-    rank_desk = make_folder(tmp_path / "rank-desk", {
-        "agents/ranker/agent.md": agent("ranker", "dataforseo, read"),
-        "agents/auditor/agent.md": agent("auditor", "dataforseo"),
-    })
-    seo_desk = make_folder(tmp_path / "seo-desk", {
-        "agents/scout/agent.md": agent("scout", "dataforseo"),
-        "tools/dataforseo.md": SHARED_TOOL.replace("[POST]", "[GET, POST]"),
-    })
+    rank_desk = make_folder(
+        tmp_path / "rank-desk",
+        {
+            "agents/ranker/agent.md": agent("ranker", "dataforseo, read"),
+            "agents/auditor/agent.md": agent("auditor", "dataforseo"),
+        },
+    )
+    seo_desk = make_folder(
+        tmp_path / "seo-desk",
+        {
+            "agents/scout/agent.md": agent("scout", "dataforseo"),
+            "tools/dataforseo.md": SHARED_TOOL.replace("[POST]", "[GET, POST]"),
+        },
+    )
     assert cli("push", str(library), "--library", "-m", "shared tools") == 0
     assert cli("push", str(rank_desk), "--to", "rank-desk", "-m", "two agents") == 0
     assert cli("push", str(seo_desk), "--to", "seo-desk", "-m", "own copy") == 0
@@ -82,17 +95,21 @@ def test_the_library_page_shows_who_grants_a_shared_tool_and_which_workspace_ove
 
             card = page.locator("#tool-dataforseo")
             expect(card.locator("li[data-agent=ranker][data-workspace=rank-desk]")).to_have_text(
-                "ranker in rank-desk grants it")
+                "ranker in rank-desk grants it"
+            )
             expect(card.locator("li[data-agent=auditor][data-workspace=rank-desk]")).to_have_text(
-                "auditor in rank-desk grants it")
+                "auditor in rank-desk grants it"
+            )
             expect(card.locator("li.overridden[data-workspace=seo-desk]")).to_have_text(
-                "workspace seo-desk overrides it with its own copy seo-desk/tools/dataforseo.md")
+                "workspace seo-desk overrides it with its own copy seo-desk/tools/dataforseo.md"
+            )
             expect(card).to_contain_text("Changing it changes what 2 agents use; 1 nearer copy overrides it.")
             # The picture: two live spokes, one greyed with the overriding copy named.
             expect(card.locator("svg rect.node:not(.overridden)")).to_have_count(2)
             expect(card.locator("svg rect.node.overridden")).to_have_count(1)
             expect(card.locator("svg g:has(rect.node.overridden) text")).to_have_text(
-                ["workspace seo-desk", "overridden by", "tools/dataforseo.md"])
+                ["workspace seo-desk", "overridden by", "tools/dataforseo.md"]
+            )
             card.screenshot(path=str(tmp_path / "library-dataforseo.png"))
             page.screenshot(path=str(tmp_path / "library-page.png"), full_page=True)
         finally:

@@ -1,6 +1,7 @@
 """Every page carries a Content-Security-Policy that runs only this site's own scripts and styles — and, in real
 Chromium, the dashboard pages, the workspace chart and a live Run page moved by a real worker load under it
 with no violation and still update themselves through htmx. (Issue 29, item 8.)"""
+
 from __future__ import annotations
 
 import pytest
@@ -29,8 +30,9 @@ class Watched:
         self.violations: list[str] = []
         page.context.expose_function("cspViolation", self.record)
         page.context.add_init_script(WATCH)
-        page.on("console", lambda message: self.record(message.text)
-                if "Content Security Policy" in message.text else None)
+        page.on(
+            "console", lambda message: self.record(message.text) if "Content Security Policy" in message.text else None
+        )
 
     def record(self, line: str) -> None:
         self.violations.append(line)
@@ -50,15 +52,27 @@ def watched(signed_in):
 
 @pytest.mark.e2e
 def test_every_dashboard_page_and_the_chart_load_under_the_policy_with_no_violation(
-        live_server, watched, workspace, alice):
+    live_server, watched, workspace, alice
+):
     push(workspace, {"agents/writer/agent.md": WRITER, "flows/weekly.md": WEEKLY})
     past_runs(workspace)
     run = Run.objects.filter(workspace=workspace).first()
     view = watched(alice)
-    pages = ["/", "/library/", "/w/rank-desk/", "/w/rank-desk/runs/", "/w/rank-desk/triggers/", "/w/rank-desk/tools/",
-             "/w/rank-desk/sessions/", "/w/rank-desk/notifications/",
-             "/w/rank-desk/files/agents/writer/agent.md", f"/w/rank-desk/runs/{run.public_id}", "/settings/",
-             "/settings/secrets", "/profile/notifications/"]
+    pages = [
+        "/",
+        "/library/",
+        "/w/rank-desk/",
+        "/w/rank-desk/runs/",
+        "/w/rank-desk/triggers/",
+        "/w/rank-desk/tools/",
+        "/w/rank-desk/sessions/",
+        "/w/rank-desk/notifications/",
+        "/w/rank-desk/files/agents/writer/agent.md",
+        f"/w/rank-desk/runs/{run.public_id}",
+        "/settings/",
+        "/settings/secrets",
+        "/profile/notifications/",
+    ]
     for path in pages:
         policy = view.visit(live_server.url + path)
         assert "script-src 'self'" in policy and "style-src 'self'" in policy, (path, policy)
@@ -97,9 +111,15 @@ def test_an_inline_script_is_refused_and_reported(live_server, watched, alice):
 
 @pytest.mark.e2e
 def test_a_live_run_page_updates_itself_under_the_policy(
-        celery_worker_process, live_server, watched, artifacts, workspace, alice, fake_provider):
-    push(workspace, {"agents/publisher/agent.md": agent_file("publisher", fake_provider),
-                     "flows/gated.md": "---\nname: gated\n---\n1. [[publisher]] ! — Publish the draft.\n"})
+    celery_worker_process, live_server, watched, artifacts, workspace, alice, fake_provider
+):
+    push(
+        workspace,
+        {
+            "agents/publisher/agent.md": agent_file("publisher", fake_provider),
+            "flows/gated.md": "---\nname: gated\n---\n1. [[publisher]] ! — Publish the draft.\n",
+        },
+    )
     fake_provider.reply_text("GOOD published", usage=(900, 30))
     run = check_start_run(workspace=workspace, user=alice, flow="gated")
     view = watched(alice)
@@ -108,11 +128,11 @@ def test_a_live_run_page_updates_itself_under_the_policy(
     view.page.evaluate("window.notReloaded = true")
 
     # The worker parks the step at its gate; htmx's poll brings that to the page without a reload.
-    wait_in_page(view.page, "document.querySelector('#run-status').textContent.trim() === 'awaiting approval'",
-                 timeout=60_000)
+    wait_in_page(
+        view.page, "document.querySelector('#run-status').textContent.trim() === 'awaiting approval'", timeout=60_000
+    )
     view.page.locator("#step-1 button.approve").click()
-    wait_in_page(view.page, "document.querySelector('#run-status').textContent.trim() === 'completed'",
-                 timeout=60_000)
+    wait_in_page(view.page, "document.querySelector('#run-status').textContent.trim() === 'completed'", timeout=60_000)
     assert view.page.evaluate("window.notReloaded") is True
     # A step's trace loads when it is opened (htmx's `toggle once`), under the policy too.
     view.page.locator("#step-1 details.trace-box > summary").click()

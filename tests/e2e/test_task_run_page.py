@@ -1,5 +1,6 @@
 """A browser task's Run page in real Chromium: its steps as a table, and its session's recording playing
 inline from the page route — the <video> loads the WebM, knows its length, and seeks (byte ranges)."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,7 +11,8 @@ from tests.conftest import wait_in_page
 
 @pytest.mark.e2e
 def test_a_recorded_tasks_run_page_shows_its_steps_and_plays_its_recording(
-        live_server, signed_in, artifacts, account, workspace, alice, tmp_path):
+    live_server, signed_in, artifacts, account, workspace, alice, tmp_path
+):
     recording = rows.webm(tmp_path / "task.webm", seconds=4)
     task = rows.task(account, workspace, rows.session(account, recording=recording))
     page = signed_in(alice)
@@ -32,6 +34,10 @@ def test_a_recorded_tasks_run_page_shows_its_steps_and_plays_its_recording(
     # Seeking asks for a byte range; a route without ranges would leave the video unseekable.
     assert video.evaluate("v => v.seekable.length") == 1
     video.evaluate("v => { v.currentTime = 3; }")
-    wait_in_page(page, "(() => { const v = document.querySelector('#recording video'); "
-                       "return !v.seeking && Math.abs(v.currentTime - 3) < 0.6; })()", timeout=15_000)
+    wait_in_page(
+        page,
+        "(() => { const v = document.querySelector('#recording video'); "
+        "return !v.seeking && Math.abs(v.currentTime - 3) < 0.6; })()",
+        timeout=15_000,
+    )
     page.screenshot(path=str(artifacts / "task-run-page.png"), full_page=True)

@@ -1,6 +1,7 @@
 """Finding things, in real Chromium: the workspace page's chart of runs per
 day by status and cost, its recent runs, a flow's Run button with inputs and
 the test-run toggle, Triggers as a tab, and the nav marking where you are."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -15,18 +16,31 @@ from tests.runs.helpers import push
 from tests.conftest import wait_in_page
 
 AGENT = "---\nname: writer\ndescription: Writes.\ntools: [read]\n---\nWrite.\n"
-FLOW = ("---\nname: weekly\ninputs: {topic: building inspections, tone: plain}\nschedule: \"0 7 * * MON\"\n"
-        "timezone: Australia/Sydney\nwebhook: {signature: none}\n---\n1. [[writer]] — Write about the topic.\n")
+FLOW = (
+    '---\nname: weekly\ninputs: {topic: building inspections, tone: plain}\nschedule: "0 7 * * MON"\n'
+    "timezone: Australia/Sydney\nwebhook: {signature: none}\n---\n1. [[writer]] — Write about the topic.\n"
+)
 
 
 def past_runs(workspace):
     now = timezone.now()
     made = []
-    for days_ago, status, verdict, cost in [(0, "completed", "GOOD", "0.0130"), (0, "failed", "BAD", "0.0020"),
-                                             (1, "completed", "QUIET", "0.0040"), (3, "cancelled", None, "0"),
-                                             (3, "completed", "BLOCKED", "0.0100")]:
-        run = Run.objects.create(account=workspace.account, workspace=workspace, name="weekly", status=status,
-                                 verdict=verdict, cost_usd=Decimal(cost), headline=f"{verdict or status} run")
+    for days_ago, status, verdict, cost in [
+        (0, "completed", "GOOD", "0.0130"),
+        (0, "failed", "BAD", "0.0020"),
+        (1, "completed", "QUIET", "0.0040"),
+        (3, "cancelled", None, "0"),
+        (3, "completed", "BLOCKED", "0.0100"),
+    ]:
+        run = Run.objects.create(
+            account=workspace.account,
+            workspace=workspace,
+            name="weekly",
+            status=status,
+            verdict=verdict,
+            cost_usd=Decimal(cost),
+            headline=f"{verdict or status} run",
+        )
         Run.objects.filter(pk=run.pk).update(created_at=now - timedelta(days=days_ago, minutes=len(made)))
         made.append(run)
     return made
@@ -34,7 +48,8 @@ def past_runs(workspace):
 
 @pytest.mark.e2e
 def test_the_workspace_page_charts_runs_lists_them_and_starts_a_flow_with_its_inputs(
-        live_server, signed_in, artifacts, workspace, alice):
+    live_server, signed_in, artifacts, workspace, alice
+):
     push(workspace, {"agents/writer/agent.md": AGENT, "flows/weekly.md": FLOW})
     past_runs(workspace)
     page = signed_in(alice, width=1280, height=1000)

@@ -1,5 +1,6 @@
 """Tools are registered modules: built-ins are declarations, transports register their plans, and no
 tool or web module reaches into the step."""
+
 import ast
 from pathlib import Path
 

@@ -18,6 +18,7 @@ documented session API (Browserbase `POST /v1/sessions` with `X-BB-API-Key` →
 key is not in that vendor's header, and `refuse = 402` (or 401, 429) makes the
 next answers a refusal in the vendor's own words.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,8 +40,11 @@ CHROMIUM = "/usr/bin/chromium"
 KEY_HEADERS = {"browserbase": "x-bb-api-key", "steel": "steel-api-key", "hyperbrowser": "x-api-key"}
 # Bright Data's custom CDP commands (docs.brightdata.com, "Custom CDP Functions") and what each answers: void.
 BRIGHT_DATA_COMMANDS: dict[str, dict] = {
-    "Captcha.setAutoSolve": {}, "Unblocker.enableAdBlock": {}, "Unblocker.disableAdBlock": {},
-    "Unblocker.enableCookieBlock": {}, "Unblocker.disableCookieBlock": {},
+    "Captcha.setAutoSolve": {},
+    "Unblocker.enableAdBlock": {},
+    "Unblocker.disableAdBlock": {},
+    "Unblocker.enableCookieBlock": {},
+    "Unblocker.disableCookieBlock": {},
 }
 
 
@@ -55,9 +59,19 @@ class LocalChromium:
 
     def __enter__(self) -> "LocalChromium":
         self.process = subprocess.Popen(
-            [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-             "--remote-debugging-port=0", f"--user-data-dir={self.profile}", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                CHROMIUM,
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--remote-debugging-port=0",
+                f"--user-data-dir={self.profile}",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         marker = self.profile / "DevToolsActivePort"
         deadline = time.monotonic() + 30
         while not (marker.is_file() and len(marker.read_text().splitlines()) >= 2):
@@ -148,7 +162,9 @@ class CdpRelay:
         headers.pop("authorization", None)
         if self.custom:  # the frames are read here, so they must arrive uncompressed
             headers.pop("sec-websocket-extensions", None)
-        request = f"GET {self.chromium.path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+        request = (
+            f"GET {self.chromium.path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+        )
         upstream.sendall(request.encode("latin-1"))
         self.open += 1
         self.sockets += [client, upstream]
@@ -228,19 +244,19 @@ class _Frames:
             size = 2 if length == 126 else 8
             if not self._have(at + size):
                 return None
-            length, at = int.from_bytes(self.buffer[at:at + size], "big"), at + size
+            length, at = int.from_bytes(self.buffer[at : at + size], "big"), at + size
         mask = b""
         if self.buffer[1] & 0x80:
             if not self._have(at + 4):
                 return None
-            mask, at = bytes(self.buffer[at:at + 4]), at + 4
+            mask, at = bytes(self.buffer[at : at + 4]), at + 4
         if not self._have(at + length):
             return None
-        raw, opcode = bytes(self.buffer[:at + length]), self.buffer[0] & 0x0F
-        payload = bytes(self.buffer[at:at + length])
+        raw, opcode = bytes(self.buffer[: at + length]), self.buffer[0] & 0x0F
+        payload = bytes(self.buffer[at : at + length])
         if mask:
             payload = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
-        del self.buffer[:at + length]
+        del self.buffer[: at + length]
         return raw, opcode, payload
 
 
@@ -248,12 +264,14 @@ def browserless_account(token: str, scale: bool = False) -> Callable[[dict[str, 
     """What Browserless's websocket host turns down for one account: a token it does not know, 401 with its server's
     words; a proxy city on a plan under Scale (500k units), 401 too (its REST proxies page, "City-Level Proxying" —
     the page gives the status only, so those words are this stand-in's own)."""
+
     def refused(handshake: dict[str, Any]) -> tuple[int, str] | None:
         if handshake["query"].get("token") != token:
             return 401, "Bad or missing authentication."
         if "proxyCity" in handshake["query"] and not scale:
             return 401, "City-level proxying needs a Scale plan (500k+ units)."
         return None
+
     return refused
 
 
@@ -261,8 +279,10 @@ def _upgrade_refused(status: int, words: str) -> bytes:
     """An upgrade turned down as Browserless writes it: the status line, a text/plain body, then the socket closed."""
     reason = {401: "Unauthorized", 403: "Forbidden", 429: "Too Many Requests"}.get(status, "Refused")
     body = words.encode()
-    return (f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
+    return (
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode() + body
 
 
 def _text_frame(data: bytes) -> bytes:
@@ -313,7 +333,7 @@ class BrowserVendor(LoopbackServer):
         self.refuse: int | None = None
         self.seen: list[dict[str, Any]] = []
         self.sessions: dict[str, dict] = {}
-        self.made: list[str] = []   # contexts (Browserbase) and profiles (Hyperbrowser) it created
+        self.made: list[str] = []  # contexts (Browserbase) and profiles (Hyperbrowser) it created
         outer = self
 
         class Handler(QuietHandler):
@@ -321,9 +341,13 @@ class BrowserVendor(LoopbackServer):
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 parts = urlsplit(self.path)
-                request = {"method": self.command, "path": parts.path, "query": dict(parse_qsl(parts.query)),
-                           "headers": {k.lower(): v for k, v in self.headers.items()},
-                           "json": json.loads(raw) if raw.strip() else None}
+                request = {
+                    "method": self.command,
+                    "path": parts.path,
+                    "query": dict(parse_qsl(parts.query)),
+                    "headers": {k.lower(): v for k, v in self.headers.items()},
+                    "json": json.loads(raw) if raw.strip() else None,
+                }
                 outer.seen.append(request)
                 status, body = outer.respond(request)
                 data = json.dumps(body).encode()
@@ -366,11 +390,16 @@ class BrowserVendor(LoopbackServer):
             return 201, {"id": made}
         if (method, path) == ("POST", "/v1/sessions"):
             session = self._session()
-            return 201, {"id": session, "status": "RUNNING",
-                         "connectUrl": f"{self.relay.url}/?apiKey={self.key}&sessionId={session}"}
+            return 201, {
+                "id": session,
+                "status": "RUNNING",
+                "connectUrl": f"{self.relay.url}/?apiKey={self.key}&sessionId={session}",
+            }
         if method == "GET" and path.endswith("/debug"):
             session = path.split("/")[3]
-            return 200, {"debuggerFullscreenUrl": f"https://www.browserbase.com/devtools-fullscreen/inspector.html?s={session}"}
+            return 200, {
+                "debuggerFullscreenUrl": f"https://www.browserbase.com/devtools-fullscreen/inspector.html?s={session}"
+            }
         return 404, {"message": f"no route {method} {path}"}
 
     def _steel(self, request: dict) -> tuple[int, Any]:
@@ -379,9 +408,12 @@ class BrowserVendor(LoopbackServer):
             body = request["json"] or {}
             profile = body.get("profileId") or (f"prof_{uuid.uuid4().hex[:8]}" if body.get("persistProfile") else None)
             session = self._session()
-            return 200, {"id": session, "websocketUrl": f"{self.relay.url}/?sessionId={session}",
-                         "sessionViewerUrl": f"https://app.steel.dev/sessions/{session}",
-                         **({"profileId": profile} if profile else {})}
+            return 200, {
+                "id": session,
+                "websocketUrl": f"{self.relay.url}/?sessionId={session}",
+                "sessionViewerUrl": f"https://app.steel.dev/sessions/{session}",
+                **({"profileId": profile} if profile else {}),
+            }
         if method == "POST" and path.startswith("/v1/sessions/") and path.endswith("/release"):
             session = path.split("/")[3]
             if session not in self.sessions:
@@ -399,8 +431,12 @@ class BrowserVendor(LoopbackServer):
         if (method, path) == ("POST", "/api/session"):
             token = uuid.uuid4().hex
             session = self._session(token=token)
-            return 200, {"id": session, "status": "active", "wsEndpoint": f"{self.relay.url}/?token={token}",
-                         "liveUrl": f"https://app.hyperbrowser.ai/live?token={token}"}
+            return 200, {
+                "id": session,
+                "status": "active",
+                "wsEndpoint": f"{self.relay.url}/?token={token}",
+                "liveUrl": f"https://app.hyperbrowser.ai/live?token={token}",
+            }
         if method == "PUT" and path.startswith("/api/session/") and path.endswith("/stop"):
             session = path.split("/")[3]
             if session not in self.sessions:

@@ -7,6 +7,7 @@ answers `{errorId: 0, taskId}`; `POST /getTaskResult {clientKey, taskId}` answer
 others are `ERROR_TASK_NOT_SUPPORTED`), a wrong clientKey is `ERROR_KEY_DOES_NOT_EXIST`, and every task it was
 given is kept in `created` so a test counts solves per page. Each answer is one `sendall` (NOTES.md).
 """
+
 from __future__ import annotations
 
 import json
@@ -16,12 +17,24 @@ from tests.fakes.loopback import LoopbackServer, QuietHandler
 
 # Each vendor's own task type for each widget, as its documentation spells it.
 TASK_TYPES: dict[str, dict[str, str]] = {
-    "capsolver": {"ReCaptchaV2TaskProxyLess": "recaptcha", "HCaptchaTaskProxyLess": "hcaptcha",
-                  "AntiTurnstileTaskProxyLess": "turnstile", "ImageToTextTask": "image"},
-    "2captcha": {"RecaptchaV2TaskProxyless": "recaptcha", "HCaptchaTaskProxyless": "hcaptcha",
-                 "TurnstileTaskProxyless": "turnstile", "ImageToTextTask": "image"},
-    "anticaptcha": {"RecaptchaV2TaskProxyless": "recaptcha", "HCaptchaTaskProxyless": "hcaptcha",
-                    "TurnstileTaskProxyless": "turnstile", "ImageToTextTask": "image"},
+    "capsolver": {
+        "ReCaptchaV2TaskProxyLess": "recaptcha",
+        "HCaptchaTaskProxyLess": "hcaptcha",
+        "AntiTurnstileTaskProxyLess": "turnstile",
+        "ImageToTextTask": "image",
+    },
+    "2captcha": {
+        "RecaptchaV2TaskProxyless": "recaptcha",
+        "HCaptchaTaskProxyless": "hcaptcha",
+        "TurnstileTaskProxyless": "turnstile",
+        "ImageToTextTask": "image",
+    },
+    "anticaptcha": {
+        "RecaptchaV2TaskProxyless": "recaptcha",
+        "HCaptchaTaskProxyless": "hcaptcha",
+        "TurnstileTaskProxyless": "turnstile",
+        "ImageToTextTask": "image",
+    },
 }
 
 
@@ -41,8 +54,8 @@ class CaptchaSolver(LoopbackServer):
         self.processing = 1
         self.refuse: tuple[str, str] | None = None
         self.image_text = "W7XK2"
-        self.created: list[dict] = []      # every task accepted, in order
-        self.requests: list[dict] = []     # every request: path and body as sent
+        self.created: list[dict] = []  # every task accepted, in order
+        self.requests: list[dict] = []  # every request: path and body as sent
         self.polls: dict[str, int] = {}
         self._lock = threading.Lock()
         outer = self
@@ -53,8 +66,10 @@ class CaptchaSolver(LoopbackServer):
                 raw = self.rfile.read(length) if length else b""
                 status, answer = outer._answer(self.path, raw)
                 body = json.dumps(answer).encode()
-                head = (f"HTTP/1.1 {status} {'OK' if status < 400 else 'Error'}\r\ncontent-type: application/json\r\n"
-                        f"content-length: {len(body)}\r\n\r\n").encode()
+                head = (
+                    f"HTTP/1.1 {status} {'OK' if status < 400 else 'Error'}\r\ncontent-type: application/json\r\n"
+                    f"content-length: {len(body)}\r\n\r\n"
+                ).encode()
                 self.wfile.write(head + body)  # a caller gone by now is the server's to take quietly (loopback.py)
 
         super().__init__(Handler)
@@ -73,8 +88,11 @@ class CaptchaSolver(LoopbackServer):
         with self._lock:
             self.requests.append({"path": path, "body": body})
             if body.get("clientKey") != self.key:
-                return 200, {"errorId": 1, "errorCode": "ERROR_KEY_DOES_NOT_EXIST",
-                             "errorDescription": "Account authorization key not found in the system"}
+                return 200, {
+                    "errorId": 1,
+                    "errorCode": "ERROR_KEY_DOES_NOT_EXIST",
+                    "errorDescription": "Account authorization key not found in the system",
+                }
             if path == "/createTask":
                 return 200, self._create(body.get("task") or {})
             if path == "/getTaskResult":
@@ -86,8 +104,11 @@ class CaptchaSolver(LoopbackServer):
             return {"errorId": 1, "errorCode": self.refuse[0], "errorDescription": self.refuse[1]}
         kind = TASK_TYPES[self.vendor].get(str(task.get("type")))
         if kind is None:
-            return {"errorId": 1, "errorCode": "ERROR_TASK_NOT_SUPPORTED",
-                    "errorDescription": f"{task.get('type')} is not a task type of {self.vendor}"}
+            return {
+                "errorId": 1,
+                "errorCode": "ERROR_TASK_NOT_SUPPORTED",
+                "errorDescription": f"{task.get('type')} is not a task type of {self.vendor}",
+            }
         if kind == "image" and not task.get("body"):
             return {"errorId": 1, "errorCode": "ERROR_ZERO_CAPTCHA_FILESIZE", "errorDescription": "no image"}
         if kind != "image" and not (task.get("websiteURL") and task.get("websiteKey")):

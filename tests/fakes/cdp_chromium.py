@@ -1,5 +1,6 @@
 """A Chromium with its CDP endpoint on loopback, as a browser session's keeper keeps one: what the in-session browse
 tests attach to instead of launching a browser of their own."""
+
 from __future__ import annotations
 
 import re
@@ -17,10 +18,24 @@ def cdp_chromium(folder: Path, *flags: str) -> Iterator[str]:
     log = folder / "chromium.log"
     with open(log, "wb") as out:
         process = subprocess.Popen(
-            ["/usr/bin/chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync", *flags,
-             "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
-             f"--user-data-dir={folder / 'profile'}", "about:blank"], stdout=out, stderr=subprocess.STDOUT)
+            [
+                "/usr/bin/chromium",
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                *flags,
+                "--remote-debugging-address=127.0.0.1",
+                "--remote-debugging-port=0",
+                f"--user-data-dir={folder / 'profile'}",
+                "about:blank",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     try:
         found = wait_for(lambda: re.search(rb"DevTools listening on (ws://\S+)", log.read_bytes()), timeout=30)
         yield found.group(1).decode()

@@ -1,5 +1,6 @@
 """Fixtures for the loopback stand-ins. Use them from a test module or a
 conftest with `from tests.fakes.conftest_plugin import fake_provider  # noqa: F401`."""
+
 from __future__ import annotations
 
 import pytest

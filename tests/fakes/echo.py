@@ -1,5 +1,6 @@
 """A loopback far side that answers every request with what it received (JSON):
 the method, path, query, headers and body — so a test can see what went out."""
+
 from __future__ import annotations
 
 import json
@@ -18,9 +19,13 @@ class EchoServer(LoopbackServer):
             def _any(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 parts = urlsplit(self.path)
-                record = {"method": self.command, "path": parts.path, "query": dict(parse_qsl(parts.query)),
-                          "headers": {k.lower(): v for k, v in self.headers.items()},
-                          "body": (self.rfile.read(length) if length else b"").decode()}
+                record = {
+                    "method": self.command,
+                    "path": parts.path,
+                    "query": dict(parse_qsl(parts.query)),
+                    "headers": {k.lower(): v for k, v in self.headers.items()},
+                    "body": (self.rfile.read(length) if length else b"").decode(),
+                }
                 echo.seen.append(record)
                 data = json.dumps(record).encode()
                 self.send_response(200)

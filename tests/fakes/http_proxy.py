@@ -5,6 +5,7 @@ RFC 9110 §11.7 Proxy-Authorization / 407 Proxy Authentication Required), counts
 what a request looked like on arrival, so a test can prove the page came through it and which credentials
 came with it.
 """
+
 from __future__ import annotations
 
 import base64
@@ -23,9 +24,9 @@ class AuthProxy:
 
     def __init__(self, user: str, password: str) -> None:
         self.expected = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
-        self.carried: list[str] = []    # "GET http://…" / "CONNECT host:port" it passed on
-        self.refused: list[str] = []    # what it answered 407
-        self.heads: list[bytes] = []    # every request head as it arrived (credentials in it)
+        self.carried: list[str] = []  # "GET http://…" / "CONNECT host:port" it passed on
+        self.refused: list[str] = []  # what it answered 407
+        self.heads: list[bytes] = []  # every request head as it arrived (credentials in it)
         self._server = socket.create_server(("127.0.0.1", 0))
         self.port = self._server.getsockname()[1]
         self._closed = False
@@ -58,12 +59,20 @@ class AuthProxy:
             self.heads.append(header)
             lines = header.split(b"\r\n")
             method, target, version = lines[0].decode("latin-1").split(" ", 2)
-            auth = next((l.split(b":", 1)[1].strip().decode("latin-1") for l in lines[1:]
-                         if l.lower().startswith(b"proxy-authorization:")), "")
+            auth = next(
+                (
+                    l.split(b":", 1)[1].strip().decode("latin-1")
+                    for l in lines[1:]
+                    if l.lower().startswith(b"proxy-authorization:")
+                ),
+                "",
+            )
             if auth != self.expected:
                 self.refused.append(f"{method} {target}")
-                conn.sendall(b"HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic "
-                             b"realm=\"test\"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                conn.sendall(
+                    b"HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic "
+                    b'realm="test"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n'
+                )
                 return
             self.carried.append(f"{method} {target}")
             if method == "CONNECT":
@@ -76,10 +85,16 @@ class AuthProxy:
                 parts = urlsplit(target)
                 upstream = socket.create_connection((parts.hostname, parts.port or 80), timeout=10)
                 path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-                kept = [l for l in lines[1:] if not l.lower().startswith((b"proxy-authorization:",
-                                                                           b"proxy-connection:", b"connection:"))]
-                upstream.sendall(b"\r\n".join([f"{method} {path} {version}".encode("latin-1"), *kept,
-                                               b"Connection: close"]) + b"\r\n\r\n" + rest)
+                kept = [
+                    l
+                    for l in lines[1:]
+                    if not l.lower().startswith((b"proxy-authorization:", b"proxy-connection:", b"connection:"))
+                ]
+                upstream.sendall(
+                    b"\r\n".join([f"{method} {path} {version}".encode("latin-1"), *kept, b"Connection: close"])
+                    + b"\r\n\r\n"
+                    + rest
+                )
             selector = selectors.DefaultSelector()
             selector.register(conn, selectors.EVENT_READ, upstream)
             selector.register(upstream, selectors.EVENT_READ, conn)

@@ -1,6 +1,7 @@
 """A loopback JSON API for the http tool files and the writes a test counts: it records every request (method,
 path, headers, raw body, when it came) and answers 200 `{"ok": true, "path": …}`; a path under /slow answers
 after two seconds, for a call that must still be under way."""
+
 from __future__ import annotations
 
 import collections
@@ -22,8 +23,15 @@ class JsonApi(LoopbackServer):
             def _answer(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length) if length else b""
-                api.requests.append({"method": self.command, "path": self.path, "headers": dict(self.headers),
-                                     "body": body, "at": time.monotonic()})
+                api.requests.append(
+                    {
+                        "method": self.command,
+                        "path": self.path,
+                        "headers": dict(self.headers),
+                        "body": body,
+                        "at": time.monotonic(),
+                    }
+                )
                 if self.path.startswith("/slow"):
                     time.sleep(2)
                 data = json.dumps({"ok": True, "path": self.path}).encode()

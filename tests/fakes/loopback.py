@@ -8,6 +8,7 @@ port the kernel chose; a stand-in subclasses it and passes its handler. A client
 cut stream, a killed worker: tests do it on purpose) is a normal end of a connection there, said nowhere; any
 other error a handler raises is still printed, since that is a bug of the stand-in.
 """
+
 from __future__ import annotations
 
 import socket

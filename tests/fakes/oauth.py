@@ -9,6 +9,7 @@ RFC 6749 (form-encoded requests, JSON answers), checking PKCE S256.
         fake.refuse_next = "invalid_grant"    # the next token request gets a 400
         fake.refreshes                        # how many refreshes it answered
 """
+
 from __future__ import annotations
 
 import base64

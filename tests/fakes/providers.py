@@ -15,6 +15,7 @@ arguments are chunked, usage after the finish). Every request is recorded.
         fake.openai_base_url   # http://127.0.0.1:PORT/v1
         fake.requests[0].body  # the parsed JSON body
 """
+
 from __future__ import annotations
 
 import json
@@ -59,15 +60,15 @@ class Reply:
     matched_stop: str | None = None
     incomplete_reason: str | None = None
     refusal: str | None = None
-    args_mode: str = "pieces"          # pieces | with_name | at_end
+    args_mode: str = "pieces"  # pieces | with_name | at_end
     usage_after_finish: bool = True
-    error_after: int | None = None     # break the stream with an error after this many events
+    error_after: int | None = None  # break the stream with an error after this many events
     model: str | None = None
-    echo_tool_result: bool = False     # answer with the text of the request's last tool result
+    echo_tool_result: bool = False  # answer with the text of the request's last tool result
     chunks: list[bytes] | None = None  # an SSE body sent as these HTTP chunks, each exactly as given
-    cut: bool = False                  # with chunks: close the connection after them, the body unfinished
+    cut: bool = False  # with chunks: close the connection after them, the body unfinished
     content_encoding: str | None = None  # with chunks: the header sent (the chunks are already so encoded)
-    hold: float = 0.0                  # with chunks: seconds to wait after them before the body's end
+    hold: float = 0.0  # with chunks: seconds to wait after them before the body's end
 
 
 def last_tool_result(body: dict) -> str:
@@ -112,8 +113,13 @@ class FakeProvider(LoopbackServer):
                     else:
                         reply = fake.replies.get_nowait()
                 except queue.Empty:
-                    reply = Reply(status=500, error_body={"type": "error", "error": {
-                        "type": "api_error", "message": "fake provider: no scripted reply left"}})
+                    reply = Reply(
+                        status=500,
+                        error_body={
+                            "type": "error",
+                            "error": {"type": "api_error", "message": "fake provider: no scripted reply left"},
+                        },
+                    )
                 if reply.delay:
                     time.sleep(reply.delay)
                 try:
@@ -145,8 +151,9 @@ class FakeProvider(LoopbackServer):
     def reply_text(self, text: str, *, stop_reason: str = "end_turn", **kw: Any) -> Reply:
         return self.reply(Reply(blocks=[{"type": "text", "text": text}], stop_reason=stop_reason, **kw))
 
-    def reply_tool_use(self, name: str, input: dict, *, id: str | None = None, text: str | None = None,
-                       **kw: Any) -> Reply:
+    def reply_tool_use(
+        self, name: str, input: dict, *, id: str | None = None, text: str | None = None, **kw: Any
+    ) -> Reply:
         blocks = [{"type": "text", "text": text}] if text else []
         blocks.append({"type": "tool_use", "id": id or f"toolu_{uuid.uuid4().hex[:20]}", "name": name, "input": input})
         kw.setdefault("stop_reason", "tool_use")
@@ -155,8 +162,13 @@ class FakeProvider(LoopbackServer):
     def reply_cut_tool_use(self, name: str, streamed: str, *, stop_reason: str = "max_tokens", **kw: Any) -> Reply:
         """A tool call whose streamed arguments stop part-way (`streamed` is all that is sent, e.g.
         `{"path": "know`), as when the model runs out of tokens mid-call; the stream itself ends properly."""
-        block = {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:20]}", "name": name, "input": {},
-                 "raw_input": streamed}
+        block = {
+            "type": "tool_use",
+            "id": f"toolu_{uuid.uuid4().hex[:20]}",
+            "name": name,
+            "input": {},
+            "raw_input": streamed,
+        }
         return self.reply(Reply(blocks=[block], stop_reason=stop_reason, **kw))
 
     def reply_tool_uses(self, calls: list[tuple[str, dict]], **kw: Any) -> Reply:
@@ -169,14 +181,22 @@ class FakeProvider(LoopbackServer):
         """A text reply repeating the last tool result the request carried."""
         return self.reply(Reply(echo_tool_result=True, **kw))
 
-    def reply_status(self, status: int, *, headers: dict | None = None, body: Any = None,
-                     message: str = "refused") -> Reply:
+    def reply_status(
+        self, status: int, *, headers: dict | None = None, body: Any = None, message: str = "refused"
+    ) -> Reply:
         # body None: the error shape of whichever wire the request arrives on.
-        return self.reply(Reply(status=status, headers=dict(headers or {}), error_body=body,
-                                refusal=None if body is not None else message))
+        return self.reply(
+            Reply(
+                status=status,
+                headers=dict(headers or {}),
+                error_body=body,
+                refusal=None if body is not None else message,
+            )
+        )
 
-    def reply_chunks(self, chunks: list[bytes], *, cut: bool = False, content_encoding: str | None = None,
-                     hold: float = 0.0) -> Reply:
+    def reply_chunks(
+        self, chunks: list[bytes], *, cut: bool = False, content_encoding: str | None = None, hold: float = 0.0
+    ) -> Reply:
         """An SSE answer in exactly these chunks (a boundary anywhere: mid-line, mid-character, between CR
         and LF); `cut` closes the connection after them without the body's last chunk, as a dropped stream;
         `hold` waits that long before ending the body (a server that lingers after its last event)."""
@@ -194,9 +214,16 @@ class FakeProvider(LoopbackServer):
         except ValueError:
             body = None
         with self._lock:
-            self.requests.append(Recorded(handler.command, handler.path,
-                                          {k.lower(): v for k, v in handler.headers.items()}, body, raw,
-                                          tuple(handler.client_address)))
+            self.requests.append(
+                Recorded(
+                    handler.command,
+                    handler.path,
+                    {k.lower(): v for k, v in handler.headers.items()},
+                    body,
+                    raw,
+                    tuple(handler.client_address),
+                )
+            )
 
     @property
     def last(self) -> Recorded:
@@ -236,10 +263,21 @@ class FakeProvider(LoopbackServer):
             h._send_json(reply.status, body_out, reply.headers)  # type: ignore[attr-defined]
             return
         if reply.echo_tool_result:
-            reply = Reply(**{**reply.__dict__, "echo_tool_result": False,
-                             "blocks": [{"type": "text", "text": last_tool_result(body)}]})
-        cap = next((body[k] for k in ("max_tokens", "max_completion_tokens", "max_output_tokens")
-                    if isinstance(body, dict) and isinstance(body.get(k), int)), None)
+            reply = Reply(
+                **{
+                    **reply.__dict__,
+                    "echo_tool_result": False,
+                    "blocks": [{"type": "text", "text": last_tool_result(body)}],
+                }
+            )
+        cap = next(
+            (
+                body[k]
+                for k in ("max_tokens", "max_completion_tokens", "max_output_tokens")
+                if isinstance(body, dict) and isinstance(body.get(k), int)
+            ),
+            None,
+        )
         if cap is not None and reply.usage[1] > cap:
             # As a provider does: never more output than max_tokens, and the reply says it stopped there.
             reply = Reply(**{**reply.__dict__, "usage": (reply.usage[0], cap), "stop_reason": "max_tokens"})
@@ -281,9 +319,19 @@ class FakeProvider(LoopbackServer):
                 if path.endswith("/chat/completions"):
                     frame = f"data: {json.dumps({'error': {'message': 'Overloaded', 'type': 'server_error'}})}\n\n"
                 elif path.endswith("/responses"):
-                    frame = ("event: error\ndata: "
-                             + json.dumps({"type": "error", "code": "server_error", "message": "Overloaded",
-                                           "param": None, "sequence_number": count}) + "\n\n")
+                    frame = (
+                        "event: error\ndata: "
+                        + json.dumps(
+                            {
+                                "type": "error",
+                                "code": "server_error",
+                                "message": "Overloaded",
+                                "param": None,
+                                "sequence_number": count,
+                            }
+                        )
+                        + "\n\n"
+                    )
                 else:
                     frame = f"event: error\ndata: {json.dumps(err)}\n\n"
                 send(frame)
@@ -301,18 +349,38 @@ def _arguments(block: dict) -> str:
     return block["raw_input"] if "raw_input" in block else json.dumps(block["input"])
 
 
-_ANTHROPIC_ERRORS = {400: "invalid_request_error", 401: "authentication_error", 402: "billing_error",
-                     403: "permission_error", 404: "not_found_error", 413: "request_too_large",
-                     429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
-_OPENAI_ERRORS = {400: "invalid_request_error", 401: "invalid_request_error", 403: "invalid_request_error",
-                  404: "invalid_request_error", 429: "requests", 500: "server_error"}
+_ANTHROPIC_ERRORS = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+_OPENAI_ERRORS = {
+    400: "invalid_request_error",
+    401: "invalid_request_error",
+    403: "invalid_request_error",
+    404: "invalid_request_error",
+    429: "requests",
+    500: "server_error",
+}
 
 
 def error_body(path: str, status: int, message: str) -> dict:
     """An error as each provider documents it."""
     if path.split("?", 1)[0].endswith(("/chat/completions", "/responses")):
-        return {"error": {"message": message, "type": _OPENAI_ERRORS.get(status, "server_error"), "param": None,
-                          "code": None}}
+        return {
+            "error": {
+                "message": message,
+                "type": _OPENAI_ERRORS.get(status, "server_error"),
+                "param": None,
+                "code": None,
+            }
+        }
     return {"type": "error", "error": {"type": _ANTHROPIC_ERRORS.get(status, "api_error"), "message": message}}
 
 
@@ -324,50 +392,120 @@ def _usage(reply: Reply) -> dict:
 
 
 def anthropic_json(reply: Reply, model: str) -> dict:
-    return {"id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant", "model": model,
-            "content": reply.blocks, "stop_reason": reply.stop_reason, "stop_sequence": reply.matched_stop,
-            "usage": _usage(reply)}
+    return {
+        "id": f"msg_{uuid.uuid4().hex[:24]}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": reply.blocks,
+        "stop_reason": reply.stop_reason,
+        "stop_sequence": reply.matched_stop,
+        "usage": _usage(reply),
+    }
 
 
 def anthropic_events(reply: Reply, model: str) -> list[tuple[str, Any]]:
     """Shaped after Anthropic's streaming documentation example."""
-    events: list[tuple[str, Any]] = [("message_start", {"type": "message_start", "message": {
-        "id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant", "content": [],
-        "model": model, "stop_reason": None, "stop_sequence": None,
-        "usage": {"input_tokens": reply.usage[0], "output_tokens": 1}}})]
+    events: list[tuple[str, Any]] = [
+        (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": f"msg_{uuid.uuid4().hex[:24]}",
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [],
+                    "model": model,
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": reply.usage[0], "output_tokens": 1},
+                },
+            },
+        )
+    ]
     events.append(("ping", {"type": "ping"}))
     for index, block in enumerate(reply.blocks):
         if block["type"] == "text":
-            events.append(("content_block_start", {"type": "content_block_start", "index": index,
-                                                   "content_block": {"type": "text", "text": ""}}))
+            events.append(
+                (
+                    "content_block_start",
+                    {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+                )
+            )
             text = block["text"]
             for start in range(0, len(text), 7):
-                events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                       "delta": {"type": "text_delta", "text": text[start:start + 7]}}))
+                events.append(
+                    (
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": index,
+                            "delta": {"type": "text_delta", "text": text[start : start + 7]},
+                        },
+                    )
+                )
         elif block["type"] == "web_search_tool_result":  # a server tool's result arrives whole in its start event
-            events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": block}))
+            events.append(
+                ("content_block_start", {"type": "content_block_start", "index": index, "content_block": block})
+            )
         else:  # tool_use, or a server tool's own use (server_tool_use), streamed alike
-            events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
-                "type": block["type"], "id": block["id"], "name": block["name"], "input": {}}}))
+            events.append(
+                (
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {"type": block["type"], "id": block["id"], "name": block["name"], "input": {}},
+                    },
+                )
+            )
             raw = _arguments(block)
-            events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                   "delta": {"type": "input_json_delta", "partial_json": ""}}))
+            events.append(
+                (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": ""},
+                    },
+                )
+            )
             for start in range(0, len(raw), 5):
-                events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                       "delta": {"type": "input_json_delta",
-                                                                 "partial_json": raw[start:start + 5]}}))
+                events.append(
+                    (
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": index,
+                            "delta": {"type": "input_json_delta", "partial_json": raw[start : start + 5]},
+                        },
+                    )
+                )
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-    events.append(("message_delta", {"type": "message_delta",
-                                     "delta": {"stop_reason": reply.stop_reason, "stop_sequence": reply.matched_stop},
-                                     "usage": {"output_tokens": reply.usage[1]}}))
+    events.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": reply.stop_reason, "stop_sequence": reply.matched_stop},
+                "usage": {"output_tokens": reply.usage[1]},
+            },
+        )
+    )
     events.append(("message_stop", {"type": "message_stop"}))
     return events
 
 
 # ---------------------------------------------------------------- Chat Completions
 
-_FINISH = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length", "stop_sequence": "stop",
-           "refusal": "content_filter"}
+_FINISH = {
+    "end_turn": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "stop_sequence": "stop",
+    "refusal": "content_filter",
+}
 
 
 def _finish(reply: Reply) -> str:
@@ -375,22 +513,35 @@ def _finish(reply: Reply) -> str:
 
 
 def _chat_usage(reply: Reply) -> dict:
-    return {"prompt_tokens": reply.usage[0], "completion_tokens": reply.usage[1],
-            "total_tokens": reply.usage[0] + reply.usage[1]}
+    return {
+        "prompt_tokens": reply.usage[0],
+        "completion_tokens": reply.usage[1],
+        "total_tokens": reply.usage[0] + reply.usage[1],
+    }
 
 
 def chat_json(reply: Reply, model: str) -> dict:
     text = "".join(b["text"] for b in reply.blocks if b["type"] == "text") or None
-    calls = [{"id": b["id"], "type": "function", "function": {"name": b["name"], "arguments": json.dumps(b["input"])}}
-             for b in reply.blocks if b["type"] == "tool_use"]
+    calls = [
+        {"id": b["id"], "type": "function", "function": {"name": b["name"], "arguments": json.dumps(b["input"])}}
+        for b in reply.blocks
+        if b["type"] == "tool_use"
+    ]
     message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": reply.refusal, "annotations": []}
     if calls:
         message["tool_calls"] = calls
     choice: dict[str, Any] = {"index": 0, "message": message, "logprobs": None, "finish_reason": _finish(reply)}
     if reply.matched_stop is not None:
         choice["stop_reason"] = reply.matched_stop
-    return {"id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion", "created": int(time.time()),
-            "model": model, "choices": [choice], "usage": _chat_usage(reply), "system_fingerprint": "fp_fake"}
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [choice],
+        "usage": _chat_usage(reply),
+        "system_fingerprint": "fp_fake",
+    }
 
 
 def chat_events(reply: Reply, model: str) -> list[tuple[None, Any]]:
@@ -399,20 +550,34 @@ def chat_events(reply: Reply, model: str) -> list[tuple[None, Any]]:
 
     def chunk(delta: dict, finish: str | None = None, **extra: Any) -> tuple[None, dict]:
         choice: dict[str, Any] = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish, **extra}
-        return (None, {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model,
-                       "system_fingerprint": "fp_fake", "choices": [choice]})
+        return (
+            None,
+            {
+                "id": ident,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "system_fingerprint": "fp_fake",
+                "choices": [choice],
+            },
+        )
 
     events = [chunk({"role": "assistant", "content": "", "refusal": None})]
     for block in reply.blocks:
         if block["type"] == "text":
             for start in range(0, len(block["text"]), 7):
-                events.append(chunk({"content": block["text"][start:start + 7]}))
+                events.append(chunk({"content": block["text"][start : start + 7]}))
     if reply.refusal:
         events.append(chunk({"refusal": reply.refusal}))
     calls = [b for b in reply.blocks if b["type"] == "tool_use"]
     for index, call in enumerate(calls):
         raw = _arguments(call)
-        head = {"index": index, "id": call["id"], "type": "function", "function": {"name": call["name"], "arguments": ""}}
+        head = {
+            "index": index,
+            "id": call["id"],
+            "type": "function",
+            "function": {"name": call["name"], "arguments": ""},
+        }
         if reply.args_mode == "with_name":
             head["function"]["arguments"] = raw
             events.append(chunk({"tool_calls": [head]}))
@@ -420,7 +585,9 @@ def chat_events(reply: Reply, model: str) -> list[tuple[None, Any]]:
             events.append(chunk({"tool_calls": [head]}))
             if reply.args_mode == "pieces":
                 for start in range(0, len(raw), 4):
-                    events.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": raw[start:start + 4]}}]}))
+                    events.append(
+                        chunk({"tool_calls": [{"index": index, "function": {"arguments": raw[start : start + 4]}}]})
+                    )
     if reply.args_mode == "at_end":
         for index, call in enumerate(calls):
             events.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": _arguments(call)}}]}))
@@ -428,8 +595,20 @@ def chat_events(reply: Reply, model: str) -> list[tuple[None, Any]]:
     last = chunk({}, _finish(reply), **extra)
     if reply.usage_after_finish:
         events.append(last)
-        events.append((None, {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model,
-                              "system_fingerprint": "fp_fake", "choices": [], "usage": _chat_usage(reply)}))
+        events.append(
+            (
+                None,
+                {
+                    "id": ident,
+                    "object": "chat.completion.chunk",
+                    "created": created,
+                    "model": model,
+                    "system_fingerprint": "fp_fake",
+                    "choices": [],
+                    "usage": _chat_usage(reply),
+                },
+            )
+        )
     else:
         last[1]["usage"] = _chat_usage(reply)
         events.append(last)
@@ -447,30 +626,62 @@ def _responses_output(reply: Reply) -> list[dict]:
         content: list[dict] = [{"type": "output_text", "text": b["text"], "annotations": []} for b in texts]
         if reply.refusal:
             content.append({"type": "refusal", "refusal": reply.refusal})
-        output.append({"type": "message", "id": f"msg_{uuid.uuid4().hex[:20]}", "status": "completed",
-                       "role": "assistant", "content": content})
+        output.append(
+            {
+                "type": "message",
+                "id": f"msg_{uuid.uuid4().hex[:20]}",
+                "status": "completed",
+                "role": "assistant",
+                "content": content,
+            }
+        )
     for block in reply.blocks:
         if block["type"] == "tool_use":
-            output.append({"type": "function_call", "id": f"fc_{uuid.uuid4().hex[:20]}", "call_id": block["id"],
-                           "name": block["name"], "arguments": _arguments(block), "status": "completed"})
+            output.append(
+                {
+                    "type": "function_call",
+                    "id": f"fc_{uuid.uuid4().hex[:20]}",
+                    "call_id": block["id"],
+                    "name": block["name"],
+                    "arguments": _arguments(block),
+                    "status": "completed",
+                }
+            )
     return output
 
 
 def responses_json(reply: Reply, model: str, output: list[dict] | None = None) -> dict:
     reason = reply.incomplete_reason or ("max_output_tokens" if reply.stop_reason == "max_tokens" else None)
     return {
-        "id": f"resp_{uuid.uuid4().hex[:24]}", "object": "response", "created_at": int(time.time()),
-        "status": "incomplete" if reason else "completed", "error": None,
+        "id": f"resp_{uuid.uuid4().hex[:24]}",
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "incomplete" if reason else "completed",
+        "error": None,
         "incomplete_details": {"reason": reason} if reason else None,
-        "instructions": None, "max_output_tokens": None, "model": model,
+        "instructions": None,
+        "max_output_tokens": None,
+        "model": model,
         "output": _responses_output(reply) if output is None else output,
-        "parallel_tool_calls": True, "previous_response_id": None, "reasoning": {"effort": None, "summary": None},
-        "store": False, "temperature": 1.0, "text": {"format": {"type": "text"}}, "tool_choice": "auto",
-        "tools": [], "top_p": 1.0, "truncation": "disabled",
-        "usage": {"input_tokens": reply.usage[0], "input_tokens_details": {"cached_tokens": 0},
-                  "output_tokens": reply.usage[1], "output_tokens_details": {"reasoning_tokens": 0},
-                  "total_tokens": sum(reply.usage)},
-        "user": None, "metadata": {},
+        "parallel_tool_calls": True,
+        "previous_response_id": None,
+        "reasoning": {"effort": None, "summary": None},
+        "store": False,
+        "temperature": 1.0,
+        "text": {"format": {"type": "text"}},
+        "tool_choice": "auto",
+        "tools": [],
+        "top_p": 1.0,
+        "truncation": "disabled",
+        "usage": {
+            "input_tokens": reply.usage[0],
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": reply.usage[1],
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": sum(reply.usage),
+        },
+        "user": None,
+        "metadata": {},
     }
 
 
@@ -488,32 +699,78 @@ def responses_events(reply: Reply, model: str) -> list[tuple[str, Any]]:
     emit("response.in_progress", response=start)
     for index, item in enumerate(final["output"]):
         if item["type"] == "message":
-            emit("response.output_item.added", output_index=index, item={**item, "status": "in_progress", "content": []})
+            emit(
+                "response.output_item.added", output_index=index, item={**item, "status": "in_progress", "content": []}
+            )
             for part_index, part in enumerate(item["content"]):
                 if part["type"] == "output_text":
-                    emit("response.content_part.added", item_id=item["id"], output_index=index,
-                         content_index=part_index, part={"type": "output_text", "text": "", "annotations": []})
+                    emit(
+                        "response.content_part.added",
+                        item_id=item["id"],
+                        output_index=index,
+                        content_index=part_index,
+                        part={"type": "output_text", "text": "", "annotations": []},
+                    )
                     for s in range(0, len(part["text"]), 7):
-                        emit("response.output_text.delta", item_id=item["id"], output_index=index,
-                             content_index=part_index, delta=part["text"][s:s + 7], logprobs=[])
-                    emit("response.output_text.done", item_id=item["id"], output_index=index,
-                         content_index=part_index, text=part["text"], logprobs=[])
+                        emit(
+                            "response.output_text.delta",
+                            item_id=item["id"],
+                            output_index=index,
+                            content_index=part_index,
+                            delta=part["text"][s : s + 7],
+                            logprobs=[],
+                        )
+                    emit(
+                        "response.output_text.done",
+                        item_id=item["id"],
+                        output_index=index,
+                        content_index=part_index,
+                        text=part["text"],
+                        logprobs=[],
+                    )
                 else:
-                    emit("response.content_part.added", item_id=item["id"], output_index=index,
-                         content_index=part_index, part={"type": "refusal", "refusal": ""})
-                    emit("response.refusal.delta", item_id=item["id"], output_index=index,
-                         content_index=part_index, delta=part["refusal"])
-                    emit("response.refusal.done", item_id=item["id"], output_index=index,
-                         content_index=part_index, refusal=part["refusal"])
-                emit("response.content_part.done", item_id=item["id"], output_index=index,
-                     content_index=part_index, part=part)
+                    emit(
+                        "response.content_part.added",
+                        item_id=item["id"],
+                        output_index=index,
+                        content_index=part_index,
+                        part={"type": "refusal", "refusal": ""},
+                    )
+                    emit(
+                        "response.refusal.delta",
+                        item_id=item["id"],
+                        output_index=index,
+                        content_index=part_index,
+                        delta=part["refusal"],
+                    )
+                    emit(
+                        "response.refusal.done",
+                        item_id=item["id"],
+                        output_index=index,
+                        content_index=part_index,
+                        refusal=part["refusal"],
+                    )
+                emit(
+                    "response.content_part.done",
+                    item_id=item["id"],
+                    output_index=index,
+                    content_index=part_index,
+                    part=part,
+                )
         else:
-            emit("response.output_item.added", output_index=index,
-                 item={**item, "arguments": "", "status": "in_progress"})
+            emit(
+                "response.output_item.added",
+                output_index=index,
+                item={**item, "arguments": "", "status": "in_progress"},
+            )
             raw = item["arguments"]
             for s in range(0, len(raw), 4):
-                emit("response.function_call_arguments.delta", item_id=item["id"], output_index=index,
-                     delta=raw[s:s + 4])
+                emit(
+                    "response.function_call_arguments.delta",
+                    item_id=item["id"],
+                    output_index=index,
+                    delta=raw[s : s + 4],
+                )
             emit("response.function_call_arguments.done", item_id=item["id"], output_index=index, arguments=raw)
         emit("response.output_item.done", output_index=index, item=item)
     emit("response.incomplete" if final["status"] == "incomplete" else "response.completed", response=final)

@@ -1,5 +1,6 @@
 """A client hanging up mid-answer is a normal end for every loopback stand-in (nothing printed); a handler's
 own bug still prints its traceback."""
+
 from __future__ import annotations
 
 import socket
@@ -13,6 +14,7 @@ CHUNK = b"x" * 65536
 
 class Answers(QuietHandler):
     """`/long` writes a first chunk, waits for the client to be gone, then writes on; `/bug` raises."""
+
     client_gone = threading.Event()
     seen: list[BaseException] = []
     threads: list[threading.Thread] = []

@@ -1,5 +1,6 @@
 """A webhook receiver on loopback that answers one byte a second — its headers, or its body — for the sender's
 8-second cut-off."""
+
 from __future__ import annotations
 
 import time

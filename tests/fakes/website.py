@@ -6,6 +6,7 @@ plus a few behaviours a dict cannot say: a page that changes between calls, a
 page that never finishes, a 503 that answers the second time. Every response
 is written in one `sendall` (NOTES.md: two writes cost a keep-alive client ~44 ms).
 """
+
 from __future__ import annotations
 
 import gzip
@@ -19,8 +20,10 @@ Answer = tuple[int, dict[str, str], bytes]
 
 
 def page(title: str, body: str, *, head: str = "") -> bytes:
-    return (f"<!doctype html><html lang=\"en\"><head><title>{title}</title>{head}</head><body>"
-            f"<nav><a href=\"/\">Home</a></nav><main>{body}</main><footer>© Example</footer></body></html>").encode()
+    return (
+        f'<!doctype html><html lang="en"><head><title>{title}</title>{head}</head><body>'
+        f'<nav><a href="/">Home</a></nav><main>{body}</main><footer>© Example</footer></body></html>'
+    ).encode()
 
 
 def html(body: bytes, status: int = 200) -> Answer:
@@ -32,13 +35,19 @@ def xml(body: str, status: int = 200) -> Answer:
 
 
 def urlset(urls: list[str]) -> str:
-    return ('<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
-            + "".join(f"<url><loc>{u}</loc></url>" for u in urls) + "</urlset>")
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        + "".join(f"<url><loc>{u}</loc></url>" for u in urls)
+        + "</urlset>"
+    )
 
 
 def sitemap_index(urls: list[str]) -> str:
-    return ('<?xml version="1.0" encoding="UTF-8"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
-            + "".join(f"<sitemap><loc>{u}</loc></sitemap>" for u in urls) + "</sitemapindex>")
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        + "".join(f"<sitemap><loc>{u}</loc></sitemap>" for u in urls)
+        + "</sitemapindex>"
+    )
 
 
 class TestSite(LoopbackServer):
@@ -49,8 +58,8 @@ class TestSite(LoopbackServer):
     def __init__(self, routes: dict[str, Answer | Callable[[dict], Answer]] | None = None) -> None:
         self.routes: dict[str, Any] = dict(routes or {})
         self.seen: list[str] = []
-        self.trickle: set[str] = set()     # paths that send a byte a second, forever
-        self.hangup: dict[str, int] = {}   # path → how many more requests for it are closed unanswered
+        self.trickle: set[str] = set()  # paths that send a byte a second, forever
+        self.hangup: dict[str, int] = {}  # path → how many more requests for it are closed unanswered
         outer = self
 
         class Handler(QuietHandler):
@@ -73,12 +82,17 @@ class TestSite(LoopbackServer):
                     return
                 route = outer.routes.get(self.path, outer.routes.get(path))
                 if route is None or (method != "GET" and not callable(route)):
-                    status, headers, body = (404, {"content-type": "text/plain"}, b"not found") if route is None \
+                    status, headers, body = (
+                        (404, {"content-type": "text/plain"}, b"not found")
+                        if route is None
                         else (405, {"content-type": "text/plain", "allow": "GET"}, b"method not allowed")
+                    )
                 else:
-                    status, headers, body = route({"path": self.path, "headers": dict(self.headers),
-                                                   "method": method, "body": data}) \
-                        if callable(route) else route
+                    status, headers, body = (
+                        route({"path": self.path, "headers": dict(self.headers), "method": method, "body": data})
+                        if callable(route)
+                        else route
+                    )
                 head = [f"HTTP/1.1 {status} {'OK' if status < 400 else 'Error'}"]
                 head += [f"{k}: {v}" for k, v in headers.items()]
                 head += [f"content-length: {len(body)}", "", ""]
@@ -123,43 +137,78 @@ def docs_site() -> TestSite:
         body = gzip.compress(urlset([f"{base()}/guide", f"{base()}/products", f"{base()}/app"]).encode())
         return 200, {"content-type": "application/gzip"}, body
 
-    product_ld = json.dumps({"@context": "https://schema.org", "@type": "Product", "name": "Harbour flat",
-                             "offers": {"@type": "Offer", "price": "450", "priceCurrency": "AUD"}})
-    site.routes.update({
-        "/robots.txt": lambda r: (200, {"content-type": "text/plain"},
-                                  f"User-agent: *\nDisallow: /private/\n\nSitemap: {base()}/sitemap_index.xml\n".encode()),
-        "/sitemap_index.xml": lambda r: xml(sitemap_index([f"{base()}/sitemap-pages.xml.gz",
-                                                           f"{base()}/sitemap-blog.xml"])),
-        "/sitemap-pages.xml.gz": sitemap_gz,
-        "/sitemap-blog.xml": lambda r: xml(urlset([f"{base()}/", f"{base()}/blog/inspections"])),
-        "/": lambda r: html(page("Example rentals", "<h1>Example rentals</h1><p>Flats to rent.</p>"
-                                 "<a href=\"/guide\">Guide</a> <a href=\"/products\">Products</a> "
-                                 "<a href=\"/blog/inspections\">Inspections</a> <a href=\"/private/admin\">Admin</a> "
-                                 "<a href=\"/flaky\">Flaky</a> <a href=\"/brochure.pdf\">Brochure</a> "
-                                 "<a href=\"/elsewhere\">Elsewhere</a> <a href=\"https://other.example/x\">Other</a>")),
-        "/guide": lambda r: html(page("Renting guide", "<h1>Renting guide</h1><h2>Bond</h2><p>The bond is four weeks "
-                                      "of rent, held by the state's bond authority.</p><h2>Inspections</h2><p>An owner "
-                                      "may inspect a rental twice a year with seven days' notice.</p>"
-                                      "<table><tr><th>Notice</th><th>Days</th></tr><tr><td>Inspection</td><td>7</td>"
-                                      "</tr></table><a href=\"/\">Home</a>")),
-        "/products": lambda r: html(page(
-            "Listings", "<h1>Listings</h1><ul>"
-            "<li class=\"listing\"><h3>Harbour flat</h3><span class=\"tel\">02 9999 0000</span><a href=\"/flats/1\">details</a></li>"
-            "<li class=\"listing\"><h3>Garden cottage</h3><span class=\"tel\">02 8888 0000</span><a href=\"flats/2\">details</a></li>"
-            "</ul>", head=f'<script type="application/ld+json">{product_ld}</script>'
-                          '<meta property="og:title" content="Listings at Example">')),
-        "/blog/inspections": lambda r: html(page("Inspections", "<h1>Inspections</h1><p>Tenants must be given "
-                                                 "notice in writing before an inspection.</p>")),
-        "/private/admin": lambda r: html(page("Admin", "<h1>Secret admin</h1>")),
-        "/flaky": flaky,
-        "/brochure.pdf": (200, {"content-type": "application/pdf"}, b"%PDF-1.4 fake brochure"),
-        "/elsewhere": (302, {"location": "https://other.example/landing"}, b""),
-        "/app": (200, {"content-type": "text/html"}, b"<!doctype html><html><head><title>App</title></head><body>"
-                 b"<div id=\"root\"></div><script src=\"/app.js\"></script></body></html>"),
-        "/prices": changing,
-        "/flats/1": lambda r: html(page("Flat 1", "<h1>Flat 1</h1>")),
-        "/flats/2": lambda r: html(page("Flat 2", "<h1>Flat 2</h1>")),
-    })
+    product_ld = json.dumps(
+        {
+            "@context": "https://schema.org",
+            "@type": "Product",
+            "name": "Harbour flat",
+            "offers": {"@type": "Offer", "price": "450", "priceCurrency": "AUD"},
+        }
+    )
+    site.routes.update(
+        {
+            "/robots.txt": lambda r: (
+                200,
+                {"content-type": "text/plain"},
+                f"User-agent: *\nDisallow: /private/\n\nSitemap: {base()}/sitemap_index.xml\n".encode(),
+            ),
+            "/sitemap_index.xml": lambda r: xml(
+                sitemap_index([f"{base()}/sitemap-pages.xml.gz", f"{base()}/sitemap-blog.xml"])
+            ),
+            "/sitemap-pages.xml.gz": sitemap_gz,
+            "/sitemap-blog.xml": lambda r: xml(urlset([f"{base()}/", f"{base()}/blog/inspections"])),
+            "/": lambda r: html(
+                page(
+                    "Example rentals",
+                    "<h1>Example rentals</h1><p>Flats to rent.</p>"
+                    '<a href="/guide">Guide</a> <a href="/products">Products</a> '
+                    '<a href="/blog/inspections">Inspections</a> <a href="/private/admin">Admin</a> '
+                    '<a href="/flaky">Flaky</a> <a href="/brochure.pdf">Brochure</a> '
+                    '<a href="/elsewhere">Elsewhere</a> <a href="https://other.example/x">Other</a>',
+                )
+            ),
+            "/guide": lambda r: html(
+                page(
+                    "Renting guide",
+                    "<h1>Renting guide</h1><h2>Bond</h2><p>The bond is four weeks "
+                    "of rent, held by the state's bond authority.</p><h2>Inspections</h2><p>An owner "
+                    "may inspect a rental twice a year with seven days' notice.</p>"
+                    "<table><tr><th>Notice</th><th>Days</th></tr><tr><td>Inspection</td><td>7</td>"
+                    '</tr></table><a href="/">Home</a>',
+                )
+            ),
+            "/products": lambda r: html(
+                page(
+                    "Listings",
+                    "<h1>Listings</h1><ul>"
+                    '<li class="listing"><h3>Harbour flat</h3><span class="tel">02 9999 0000</span><a href="/flats/1">details</a></li>'
+                    '<li class="listing"><h3>Garden cottage</h3><span class="tel">02 8888 0000</span><a href="flats/2">details</a></li>'
+                    "</ul>",
+                    head=f'<script type="application/ld+json">{product_ld}</script>'
+                    '<meta property="og:title" content="Listings at Example">',
+                )
+            ),
+            "/blog/inspections": lambda r: html(
+                page(
+                    "Inspections",
+                    "<h1>Inspections</h1><p>Tenants must be given notice in writing before an inspection.</p>",
+                )
+            ),
+            "/private/admin": lambda r: html(page("Admin", "<h1>Secret admin</h1>")),
+            "/flaky": flaky,
+            "/brochure.pdf": (200, {"content-type": "application/pdf"}, b"%PDF-1.4 fake brochure"),
+            "/elsewhere": (302, {"location": "https://other.example/landing"}, b""),
+            "/app": (
+                200,
+                {"content-type": "text/html"},
+                b"<!doctype html><html><head><title>App</title></head><body>"
+                b'<div id="root"></div><script src="/app.js"></script></body></html>',
+            ),
+            "/prices": changing,
+            "/flats/1": lambda r: html(page("Flat 1", "<h1>Flat 1</h1>")),
+            "/flats/2": lambda r: html(page("Flat 2", "<h1>Flat 2</h1>")),
+        }
+    )
     return site
 
 
@@ -169,6 +218,6 @@ def generated_site(pages: int) -> TestSite:
     body = "<p>" + "Words of a realistic paragraph about renting, bonds and inspections. " * 20 + "</p>"
     for n in range(pages):
         links = "".join(f'<a href="/p/{m}">page {m}</a> ' for m in (n + 1, n + 2, (n * 7) % pages) if m < pages)
-        site.routes[f"/p/{n}"] = html(page(f"Page {n}", f"<h1>Page {n}</h1>{body}{links}<a href=\"/private/x\">x</a>"))
+        site.routes[f"/p/{n}"] = html(page(f"Page {n}", f'<h1>Page {n}</h1>{body}{links}<a href="/private/x">x</a>'))
     site.routes["/robots.txt"] = (200, {"content-type": "text/plain"}, b"User-agent: *\nDisallow: /private/\n")
     return site

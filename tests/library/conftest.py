@@ -21,7 +21,9 @@ def push(client, where: str, *, verb: str = "push", message: str = "a push", **e
 def desk(alice_api, workspace):
     """rank-desk with one agent and one concept, pushed by alice as revision 1."""
     response = push(
-        alice_api, "workspaces/rank-desk", message="first",
+        alice_api,
+        "workspaces/rank-desk",
+        message="first",
         files=files(**{"agents/researcher/agent.md": AGENT, "knowledge/keywords.md": CONCEPT}),
     )
     assert response.status_code == 201, response.json()

@@ -1,6 +1,7 @@
 """The install's browsers: /api/version reports them, and deploy and the
 server's check compare a pinned user_agent: with them (spec/tools.md, "A
 pinned user agent has to keep up with Chrome")."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,12 +15,15 @@ UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chr
 
 
 def pinned(major: int) -> str:
-    return f"---\nname: a\ndescription: d.\ntools: [web]\nweb:\n  browse:\n    user_agent: \"{UA.format(major)}\"\n---\nx\n"
+    return (
+        f'---\nname: a\ndescription: d.\ntools: [web]\nweb:\n  browse:\n    user_agent: "{UA.format(major)}"\n---\nx\n'
+    )
 
 
 @pytest.fixture
 def chromium(tmp_path, monkeypatch):
     """A Chromium that says it is 157 (read once per process: the cache is emptied around the test)."""
+
     def install(output: str):
         binary = tmp_path / "chromium"
         binary.write_text(f"#!/bin/sh\necho '{output}'\n")
@@ -50,7 +54,8 @@ def test_a_deploy_warns_about_a_pin_of_another_major_naming_both(alice_api, work
     assert [w["message"] for w in response.json()["warnings"]] == [
         "web.browse.user_agent claims Chrome 99, but the browser that sends it is Chromium 157; a site sees the mismatch "
         "beside the client hints and the JavaScript engine, which say 157 — drop the pin so the user agent follows the "
-        "browser, or raise it to Chrome/157."]
+        "browser, or raise it to Chrome/157."
+    ]
 
 
 def test_a_deploy_of_a_pin_that_matches_says_nothing(alice_api, workspace, chromium):

@@ -1,4 +1,5 @@
 """A push is a handful of set-based queries, however many files it holds."""
+
 from __future__ import annotations
 
 from django.db import connection
@@ -13,7 +14,8 @@ CONCEPT = "---\ntype: Reference\ntitle: Note {i}\ndescription: Fact {i}.\n---\nT
 
 def desk(count: int) -> list[dict]:
     return [{"path": f"knowledge/n{i}.md", "content": CONCEPT.format(i=i)} for i in range(count)] + [
-        {"path": f"agents/a{i}/agent.md", "content": f"---\nname: a{i}\ndescription: A.\n---\nGo.\n"} for i in range(count)
+        {"path": f"agents/a{i}/agent.md", "content": f"---\nname: a{i}\ndescription: A.\n---\nGo.\n"}
+        for i in range(count)
     ]
 
 

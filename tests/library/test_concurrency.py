@@ -1,4 +1,5 @@
 """Writers of one scope never collide: each gets the next number."""
+
 from __future__ import annotations
 
 import threading

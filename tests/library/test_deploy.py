@@ -1,4 +1,5 @@
 """Deploy: a push that runs the whole contract over the resulting desk."""
+
 from __future__ import annotations
 
 from foldrun.contract import Finding
@@ -14,7 +15,9 @@ WS = "workspaces/rank-desk"
 def _warn_on_marker(desk, context):
     # A rule only this module's marker file triggers: a warning at deploy.
     if context.mode == "deploy" and "notes/warn-on-deploy.md" in desk.files:
-        yield Finding("notes/warn-on-deploy.md", None, "warning", "this file asks for a warning at deploy.", "tests.warn")
+        yield Finding(
+            "notes/warn-on-deploy.md", None, "warning", "this file asks for a warning at deploy.", "tests.warn"
+        )
 
 
 def test_a_deploy_with_a_check_error_is_refused_and_writes_nothing(alice_api, desk):
@@ -39,10 +42,15 @@ def test_a_deploy_returns_warnings_and_lands(alice_api, desk):
     assert response.status_code == 201
     body = response.json()
     assert body["revision"]["number"] == 2
-    assert body["warnings"] == [{
-        "file": "notes/warn-on-deploy.md", "line": None, "level": "warning",
-        "message": "this file asks for a warning at deploy.", "code": "tests.warn",
-    }]
+    assert body["warnings"] == [
+        {
+            "file": "notes/warn-on-deploy.md",
+            "line": None,
+            "level": "warning",
+            "message": "this file asks for a warning at deploy.",
+            "code": "tests.warn",
+        }
+    ]
     assert Changeset.objects.get(workspace=desk, number=2).kind == "deploy"
 
 
@@ -67,15 +75,26 @@ def test_charlie_gets_404_for_deploy_and_bob_403(charlie_api, bob_api, desk):
 def test_check_in_deploy_mode_shows_what_a_deploy_would_say(alice_api, desk):
     body = {"files": files(**{"notes/warn-on-deploy.md": "hi\n"}), "mode": "deploy"}
     answer = alice_api.post(f"/api/{WS}/check", body, format="json").json()
-    assert {"file": "notes/warn-on-deploy.md", "line": None, "level": "warning",
-            "message": "this file asks for a warning at deploy.", "code": "tests.warn"} in answer["findings"]
+    assert {
+        "file": "notes/warn-on-deploy.md",
+        "line": None,
+        "level": "warning",
+        "message": "this file asks for a warning at deploy.",
+        "code": "tests.warn",
+    } in answer["findings"]
     plain = alice_api.post(f"/api/{WS}/check", {"files": body["files"]}, format="json").json()
     assert "tests.warn" not in [f["code"] for f in plain["findings"]]
 
 
 def test_a_deploy_refused_by_the_push_gate_still_names_everything_the_check_finds(alice_api, desk):
-    response = push(alice_api, WS, verb="deploy", files=files(**{
-        "AGENTS.md": "---\nnotify: 42\n---\nDefaults.\n", "tools/broken.md": "---\nname: [unclosed\n---\n"}))
+    response = push(
+        alice_api,
+        WS,
+        verb="deploy",
+        files=files(
+            **{"AGENTS.md": "---\nnotify: 42\n---\nDefaults.\n", "tools/broken.md": "---\nname: [unclosed\n---\n"}
+        ),
+    )
     assert response.status_code == 422
     body = response.json()
     assert body["code"] == "check_failed"

@@ -1,4 +1,5 @@
 """The gallery shelf: listed, installed as a copy, upgraded, followed while unedited."""
+
 from __future__ import annotations
 
 import pytest

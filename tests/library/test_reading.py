@@ -1,5 +1,6 @@
 """Reading a scope: files at a revision, one file, history, revisions, diff,
 rollback and check."""
+
 from __future__ import annotations
 
 import pytest
@@ -21,35 +22,46 @@ def three(alice_api, desk):
 def test_files_lists_path_hash_size_and_revision(alice_api, three):
     body = alice_api.get(f"/api/{WS}/files").json()
     assert body["revision"] == 3
-    assert body["results"] == [{
-        "path": "agents/researcher/agent.md",
-        "sha256": body["results"][0]["sha256"],
-        "size": len((AGENT + "Be brief.\n").encode()),
-        "revision": 2,
-        "encoding": "utf-8",
-        "gallery": None,
-    }]
+    assert body["results"] == [
+        {
+            "path": "agents/researcher/agent.md",
+            "sha256": body["results"][0]["sha256"],
+            "size": len((AGENT + "Be brief.\n").encode()),
+            "revision": 2,
+            "encoding": "utf-8",
+            "gallery": None,
+        }
+    ]
 
 
 def test_files_at_an_earlier_revision(alice_api, three):
     body = alice_api.get(f"/api/{WS}/files?at=1").json()
     assert body["revision"] == 1
     assert [(f["path"], f["revision"]) for f in body["results"]] == [
-        ("agents/researcher/agent.md", 1), ("knowledge/index.md", 1), ("knowledge/keywords.md", 1), ("knowledge/log.md", 1),
+        ("agents/researcher/agent.md", 1),
+        ("knowledge/index.md", 1),
+        ("knowledge/keywords.md", 1),
+        ("knowledge/log.md", 1),
     ]
 
 
 def test_a_bad_at_is_a_400_naming_the_parameter(alice_api, three):
     response = alice_api.get(f"/api/{WS}/files?at=yesterday")
     assert response.status_code == 400
-    assert response.json()["message"] == "The `at` parameter must be a revision number (a whole number, 0 or more), not 'yesterday'."
+    assert (
+        response.json()["message"]
+        == "The `at` parameter must be a revision number (a whole number, 0 or more), not 'yesterday'."
+    )
     assert response.json()["details"] == {"parameter": "at"}
 
 
 def test_an_empty_at_is_a_400_too_not_the_head(alice_api, three):
     response = alice_api.get(f"/api/{WS}/files?at=")
     assert response.status_code == 400
-    assert response.json()["message"] == "The `at` parameter must be a revision number (a whole number, 0 or more), not ''."
+    assert (
+        response.json()["message"]
+        == "The `at` parameter must be a revision number (a whole number, 0 or more), not ''."
+    )
 
 
 def test_an_unknown_revision_number_is_404(alice_api, three):
@@ -80,7 +92,8 @@ def test_a_deleted_or_unknown_file_is_404(alice_api, three):
 def test_history_lists_every_revision_of_a_file(alice_api, three):
     rows = alice_api.get(f"/api/{WS}/files/knowledge/keywords.md/history").json()["results"]
     assert [(r["number"], r["deleted"], r["message"], r["who"]) for r in rows] == [
-        (3, True, "third", "alice@example.com"), (1, False, "first", "alice@example.com"),
+        (3, True, "third", "alice@example.com"),
+        (1, False, "first", "alice@example.com"),
     ]
     assert rows[0]["id"].startswith("rev_")
     assert rows[1]["sha256"] == rows[1]["sha256"].lower() and len(rows[1]["sha256"]) == 64
@@ -108,10 +121,11 @@ def test_one_revision_lists_the_files_it_changed(alice_api, three):
 
 def test_diff_of_one_file_is_unified(alice_api, three):
     body = alice_api.get(f"/api/{WS}/diff?path=agents/researcher/agent.md&from=1&to=2").json()
-    assert body["diff"] == (
-        "--- a/agents/researcher/agent.md\n+++ b/agents/researcher/agent.md\n"
-        "@@ -4,0 +5 @@\n+Be brief.\n"
-    ) or "+Be brief.\n" in body["diff"]
+    assert (
+        body["diff"]
+        == ("--- a/agents/researcher/agent.md\n+++ b/agents/researcher/agent.md\n@@ -4,0 +5 @@\n+Be brief.\n")
+        or "+Be brief.\n" in body["diff"]
+    )
     assert body["diff"].startswith("--- a/agents/researcher/agent.md\n+++ b/agents/researcher/agent.md\n")
     assert "+Be brief.\n" in body["diff"]
 
@@ -119,8 +133,10 @@ def test_diff_of_one_file_is_unified(alice_api, three):
 def test_diff_without_a_path_lists_every_changed_file(alice_api, three):
     body = alice_api.get(f"/api/{WS}/diff?from=1&to=3").json()
     assert [(f["path"], f["action"]) for f in body["files"]] == [
-        ("agents/researcher/agent.md", "modified"), ("knowledge/index.md", "deleted"),
-        ("knowledge/keywords.md", "deleted"), ("knowledge/log.md", "deleted"),
+        ("agents/researcher/agent.md", "modified"),
+        ("knowledge/index.md", "deleted"),
+        ("knowledge/keywords.md", "deleted"),
+        ("knowledge/log.md", "deleted"),
     ]
     assert "-type: Reference\n" in body["files"][2]["diff"]
 
@@ -132,7 +148,9 @@ def test_diff_with_a_bad_from_names_it(alice_api, three):
 
 
 def test_rollback_writes_the_old_content_as_a_new_revision(alice_api, three):
-    response = alice_api.post(f"/api/{WS}/files/agents/researcher/agent.md/rollback", {"to": 1, "message": "undo"}, format="json")
+    response = alice_api.post(
+        f"/api/{WS}/files/agents/researcher/agent.md/rollback", {"to": 1, "message": "undo"}, format="json"
+    )
     assert response.status_code == 201
     body = response.json()
     assert body["revision"]["number"] == 4
@@ -144,17 +162,26 @@ def test_rollback_writes_the_old_content_as_a_new_revision(alice_api, three):
 
 def test_rollback_of_a_deleted_concept_brings_it_and_its_index_back(alice_api, three):
     response = alice_api.post(f"/api/{WS}/files/knowledge/keywords.md/rollback", {"to": 1}, format="json")
-    assert [c["path"] for c in response.json()["changed"]] == ["knowledge/index.md", "knowledge/keywords.md", "knowledge/log.md"]
+    assert [c["path"] for c in response.json()["changed"]] == [
+        "knowledge/index.md",
+        "knowledge/keywords.md",
+        "knowledge/log.md",
+    ]
     assert response.json()["revision"]["message"] == "Roll knowledge/keywords.md back to revision 1"
 
 
 def test_rollback_to_an_unknown_revision_or_path_is_404(alice_api, three):
-    assert alice_api.post(f"/api/{WS}/files/agents/researcher/agent.md/rollback", {"to": 9}, format="json").status_code == 404
+    assert (
+        alice_api.post(f"/api/{WS}/files/agents/researcher/agent.md/rollback", {"to": 9}, format="json").status_code
+        == 404
+    )
     assert alice_api.post(f"/api/{WS}/files/nope.md/rollback", {"to": 1}, format="json").json() == NOT_FOUND
 
 
 def test_check_returns_findings_for_files_laid_over_the_current_ones(alice_api, three):
-    response = alice_api.post(f"/api/{WS}/check", {"files": files(**{"knowledge/x.md": "---\ntitle: x\n---\n"})}, format="json")
+    response = alice_api.post(
+        f"/api/{WS}/check", {"files": files(**{"knowledge/x.md": "---\ntitle: x\n---\n"})}, format="json"
+    )
     assert response.status_code == 200
     body = response.json()
     assert body["ok"] is False
@@ -173,7 +200,9 @@ def test_the_library_has_the_same_reading_endpoints(alice_api, account, alice):
     push(alice_api, "library", message="lib", files=files(**{"knowledge/glossary.md": CONCEPT}))
     push(alice_api, "library", message="lib2", files=files(**{"knowledge/glossary.md": CONCEPT + "more\n"}))
     assert [f["path"] for f in alice_api.get("/api/library/files").json()["results"]] == [
-        "knowledge/glossary.md", "knowledge/index.md", "knowledge/log.md",
+        "knowledge/glossary.md",
+        "knowledge/index.md",
+        "knowledge/log.md",
     ]
     assert alice_api.get("/api/library/files/knowledge/glossary.md?at=1").json()["content"] == CONCEPT
     assert len(alice_api.get("/api/library/files/knowledge/glossary.md/history").json()["results"]) == 2
@@ -186,8 +215,13 @@ def test_the_library_has_the_same_reading_endpoints(alice_api, account, alice):
 
 
 READS = [
-    "files", "files?at=1", "files/agents/researcher/agent.md", "files/agents/researcher/agent.md/history",
-    "revisions", "revisions/1", "diff?from=0&to=1",
+    "files",
+    "files?at=1",
+    "files/agents/researcher/agent.md",
+    "files/agents/researcher/agent.md/history",
+    "revisions",
+    "revisions/1",
+    "diff?from=0&to=1",
 ]
 
 
@@ -200,7 +234,10 @@ def test_charlie_gets_the_same_404_on_every_read(charlie_api, desk, endpoint):
 
 def test_charlie_gets_404_on_check_and_rollback(charlie_api, desk):
     assert charlie_api.post(f"/api/{WS}/check", {}, format="json").json() == NOT_FOUND
-    assert charlie_api.post(f"/api/{WS}/files/agents/researcher/agent.md/rollback", {"to": 1}, format="json").json() == NOT_FOUND
+    assert (
+        charlie_api.post(f"/api/{WS}/files/agents/researcher/agent.md/rollback", {"to": 1}, format="json").json()
+        == NOT_FOUND
+    )
 
 
 @pytest.mark.parametrize("endpoint", READS)
@@ -210,7 +247,10 @@ def test_bob_may_read(bob_api, desk, endpoint):
 
 def test_bob_may_check_but_not_roll_back(bob_api, desk):
     assert bob_api.post(f"/api/{WS}/check", {}, format="json").status_code == 200
-    assert bob_api.post(f"/api/{WS}/files/agents/researcher/agent.md/rollback", {"to": 1}, format="json").status_code == 403
+    assert (
+        bob_api.post(f"/api/{WS}/files/agents/researcher/agent.md/rollback", {"to": 1}, format="json").status_code
+        == 403
+    )
     assert bob_api.post("/api/library/files/x.md/rollback", {"to": 1}, format="json").status_code == 403
 
 
@@ -220,7 +260,10 @@ def test_charlies_library_is_his_own_and_alices_files_are_404_to_him(alice_api, 
     assert charlie_api.get("/api/library/files/knowledge/glossary.md").json() == NOT_FOUND
     assert charlie_api.get("/api/library/files/knowledge/glossary.md/history").json() == NOT_FOUND
     assert charlie_api.get("/api/library/revisions/1").json() == NOT_FOUND
-    assert charlie_api.post("/api/library/files/knowledge/glossary.md/rollback", {"to": 1}, format="json").json() == NOT_FOUND
+    assert (
+        charlie_api.post("/api/library/files/knowledge/glossary.md/rollback", {"to": 1}, format="json").json()
+        == NOT_FOUND
+    )
 
 
 def test_a_file_called_history_can_still_be_read(alice_api, workspace):

@@ -1,4 +1,5 @@
 """Nearest wins: desks, the Library page's blast radius, the workspace page."""
+
 from __future__ import annotations
 
 from accounts.models import Workspace
@@ -17,7 +18,11 @@ def agent(name: str, tools: str) -> str:
 
 def test_a_workspace_desk_holds_its_files_the_library_and_the_shelf(alice_api, desk):
     push(alice_api, "library", files=files(**{"tools/sql.md": SQL}))
-    push(alice_api, "workspaces/rank-desk", files=files(**{"flows/weekly.md": "---\nname: weekly\n---\n1. [[researcher]] — go\n"}))
+    push(
+        alice_api,
+        "workspaces/rank-desk",
+        files=files(**{"flows/weekly.md": "---\nname: weekly\n---\n1. [[researcher]] — go\n"}),
+    )
     current = desk_for_workspace(desk)
     assert isinstance(current, Desk)
     assert "flows/weekly.md" in current.files
@@ -29,16 +34,28 @@ def test_a_workspace_desk_holds_its_files_the_library_and_the_shelf(alice_api, d
 def test_the_blast_radius_names_who_grants_a_library_tool_and_what_overrides_it(alice_api, account, workspace):
     other = Workspace.objects.create(account=account, name="ops-desk")
     push(alice_api, "library", files=files(**{"tools/sql.md": SQL, "skills/pacing-check/SKILL.md": SKILL}))
-    push(alice_api, "workspaces/rank-desk", files=files(**{
-        "agents/ranker/agent.md": agent("ranker", "sql, read"),
-        "agents/writer/agent.md": agent("writer", "sql"),
-        "agents/writer/tools/sql.md": SQL.replace("example.com", "writer.example.com"),
-        "agents/reporter/agent.md": agent("reporter", "read"),
-    }))
-    push(alice_api, "workspaces/ops-desk", files=files(**{
-        "agents/ops/agent.md": agent("ops", "sql"),
-        "tools/sql.md": SQL.replace("example.com", "ops.example.com"),
-    }))
+    push(
+        alice_api,
+        "workspaces/rank-desk",
+        files=files(
+            **{
+                "agents/ranker/agent.md": agent("ranker", "sql, read"),
+                "agents/writer/agent.md": agent("writer", "sql"),
+                "agents/writer/tools/sql.md": SQL.replace("example.com", "writer.example.com"),
+                "agents/reporter/agent.md": agent("reporter", "read"),
+            }
+        ),
+    )
+    push(
+        alice_api,
+        "workspaces/ops-desk",
+        files=files(
+            **{
+                "agents/ops/agent.md": agent("ops", "sql"),
+                "tools/sql.md": SQL.replace("example.com", "ops.example.com"),
+            }
+        ),
+    )
     entries = {e["path"]: e for e in library_overview(account)}
     sql = entries["tools/sql.md"]
     assert sql["scope"] == "library"
@@ -77,27 +94,47 @@ def test_the_library_overview_api(alice_api, bob_api, charlie_api, account, work
 
 
 def test_the_workspace_overview_lists_agents_flows_files_and_revisions(alice_api, desk):
-    push(alice_api, "workspaces/rank-desk", message="flow", files=files(**{
-        "flows/weekly.md": "---\nname: weekly\nschedule: \"0 7 * * MON\"\n---\n1. [[researcher]] — go\n",
-    }))
+    push(
+        alice_api,
+        "workspaces/rank-desk",
+        message="flow",
+        files=files(
+            **{
+                "flows/weekly.md": '---\nname: weekly\nschedule: "0 7 * * MON"\n---\n1. [[researcher]] — go\n',
+            }
+        ),
+    )
     overview = workspace_overview(desk)
     assert overview["workspace"]["name"] == "rank-desk"
     assert overview["head"] == 2
-    assert overview["agents"] == [{
-        "name": "researcher", "path": "agents/researcher/agent.md", "description": "Finds pages.", "tools": ["web", "read"],
-    }]
-    assert overview["flows"] == [{"name": "weekly", "path": "flows/weekly.md", "schedule": "0 7 * * MON", "description": None}]
+    assert overview["agents"] == [
+        {
+            "name": "researcher",
+            "path": "agents/researcher/agent.md",
+            "description": "Finds pages.",
+            "tools": ["web", "read"],
+        }
+    ]
+    assert overview["flows"] == [
+        {"name": "weekly", "path": "flows/weekly.md", "schedule": "0 7 * * MON", "description": None}
+    ]
     assert [r["message"] for r in overview["revisions"]] == ["flow", "first"]
     assert "knowledge/index.md" in [f["path"] for f in overview["files"]]
 
 
 def test_an_agents_own_skill_overrides_the_librarys_for_that_agent_only(alice_api, account, workspace):
     push(alice_api, "library", files=files(**{"skills/pacing-check/SKILL.md": SKILL}))
-    push(alice_api, "workspaces/rank-desk", files=files(**{
-        "agents/ranker/agent.md": agent("ranker", "read"),
-        "agents/writer/agent.md": agent("writer", "read"),
-        "agents/writer/skills/pacing-check/SKILL.md": SKILL.replace("Run it.", "Run it my way."),
-    }))
+    push(
+        alice_api,
+        "workspaces/rank-desk",
+        files=files(
+            **{
+                "agents/ranker/agent.md": agent("ranker", "read"),
+                "agents/writer/agent.md": agent("writer", "read"),
+                "agents/writer/skills/pacing-check/SKILL.md": SKILL.replace("Run it.", "Run it my way."),
+            }
+        ),
+    )
     skill = next(e for e in library_overview(account) if e["path"] == "skills/pacing-check/SKILL.md")
     assert skill["granted_by"] == [{"workspace": "rank-desk", "agent": "ranker"}]
     assert skill["overridden_by"] == [
@@ -108,12 +145,20 @@ def test_an_agents_own_skill_overrides_the_librarys_for_that_agent_only(alice_ap
 def test_library_knowledge_is_read_by_every_agent_unless_a_nearer_copy_exists(alice_api, account, workspace):
     concept = "---\ntype: Reference\ntitle: Prices\ndescription: The price list.\n---\n$5\n"
     push(alice_api, "library", files=files(**{"knowledge/prices.md": concept}))
-    push(alice_api, "workspaces/rank-desk", files=files(**{
-        "agents/ranker/agent.md": agent("ranker", "read"),
-        "agents/writer/agent.md": agent("writer", "read"),
-        "agents/writer/knowledge/prices.md": concept,
-    }))
+    push(
+        alice_api,
+        "workspaces/rank-desk",
+        files=files(
+            **{
+                "agents/ranker/agent.md": agent("ranker", "read"),
+                "agents/writer/agent.md": agent("writer", "read"),
+                "agents/writer/knowledge/prices.md": concept,
+            }
+        ),
+    )
     prices = next(e for e in library_overview(account) if e["path"] == "knowledge/prices.md")
     assert prices["kind"] == "file"
     assert prices["granted_by"] == [{"workspace": "rank-desk", "agent": "ranker"}]
-    assert prices["overridden_by"] == [{"workspace": "rank-desk", "agent": "writer", "path": "agents/writer/knowledge/prices.md"}]
+    assert prices["overridden_by"] == [
+        {"workspace": "rank-desk", "agent": "writer", "path": "agents/writer/knowledge/prices.md"}
+    ]

@@ -1,4 +1,5 @@
 """Generated index/log, dashboard edits and what runs write."""
+
 from __future__ import annotations
 
 import pytest
@@ -34,7 +35,9 @@ def test_the_log_says_who_changed_what_and_why(alice_api, desk):
 def test_an_agents_own_memory_gets_its_own_index(alice_api, desk):
     response = push(alice_api, WS, files=files(**{"agents/researcher/memory/phone.md": FACT}))
     assert [c["path"] for c in response.json()["changed"]] == [
-        "agents/researcher/memory/index.md", "agents/researcher/memory/log.md", "agents/researcher/memory/phone.md",
+        "agents/researcher/memory/index.md",
+        "agents/researcher/memory/log.md",
+        "agents/researcher/memory/phone.md",
     ]
     index = alice_api.get(f"/api/{WS}/files/agents/researcher/memory/index.md").json()["content"]
     assert "Phone format" in index
@@ -51,8 +54,14 @@ def test_the_library_knowledge_is_indexed_too(alice_api, account, alice):
 
 
 def test_a_dashboard_edit_is_a_revision_of_kind_edit(alice, account, desk):
-    result = do_edit_file(account=account, workspace=desk, path="agents/researcher/agent.md",
-                          content=AGENT + "Edited.\n", author=alice, message="from the page")
+    result = do_edit_file(
+        account=account,
+        workspace=desk,
+        path="agents/researcher/agent.md",
+        content=AGENT + "Edited.\n",
+        author=alice,
+        message="from the page",
+    )
     assert result.changeset.kind == "edit"
     assert result.changeset.message == "from the page"
     assert files_at(account, desk)["agents/researcher/agent.md"].content == AGENT + "Edited.\n"
@@ -60,7 +69,9 @@ def test_a_dashboard_edit_is_a_revision_of_kind_edit(alice, account, desk):
 
 def test_a_dashboard_edit_is_validated_like_a_push(alice, account, desk):
     with pytest.raises(WriteRefused) as refused:
-        do_edit_file(account=account, workspace=desk, path="knowledge/keywords.md", content="---\ntitle: x\n---\n", author=alice)
+        do_edit_file(
+            account=account, workspace=desk, path="knowledge/keywords.md", content="---\ntitle: x\n---\n", author=alice
+        )
     assert refused.value.findings[0].code == "concept.type"
     assert Changeset.objects.filter(workspace=desk).count() == 1
 
@@ -74,7 +85,9 @@ def test_an_edit_through_the_api_and_bob_and_charlie(alice_api, bob_api, charlie
 
 def test_a_run_writes_memory_and_state_attributed_to_the_run(alice_api, account, desk):
     result = do_write_run_files(
-        "run_abc123", account=account, workspace=desk,
+        "run_abc123",
+        account=account,
+        workspace=desk,
         files={"agents/researcher/memory/phone.md": FACT, "state/cursor.txt": "42\n"},
     )
     assert result.changeset.kind == "run"
@@ -87,9 +100,16 @@ def test_a_run_writes_memory_and_state_attributed_to_the_run(alice_api, account,
 
 def test_a_run_may_not_write_knowledge_and_nothing_is_written(account, desk):
     with pytest.raises(WriteRefused) as refused:
-        do_write_run_files("run_abc123", account=account, workspace=desk,
-                           files={"memory/ok.md": FACT, "knowledge/keywords.md": CONCEPT + "x"})
-    assert refused.value.findings[0].message == "knowledge/keywords.md: knowledge/ is given, not learned; a run may not write it."
+        do_write_run_files(
+            "run_abc123",
+            account=account,
+            workspace=desk,
+            files={"memory/ok.md": FACT, "knowledge/keywords.md": CONCEPT + "x"},
+        )
+    assert (
+        refused.value.findings[0].message
+        == "knowledge/keywords.md: knowledge/ is given, not learned; a run may not write it."
+    )
     assert Changeset.objects.filter(workspace=desk).count() == 1
 
 
@@ -117,5 +137,6 @@ def test_a_run_may_not_write_a_file_inside_a_path_that_is_a_file(account, desk):
         do_write_run_files("run_abc124", account=account, workspace=desk, files={"state/cursor/2.txt": "2"})
     assert refused.value.findings[0].format() == (
         "state/cursor/2.txt: error: would lie inside state/cursor, which is a file; a path cannot be both a file and a "
-        "folder.")
+        "folder."
+    )
     assert Changeset.objects.filter(workspace=desk).count() == 2

@@ -7,6 +7,7 @@ test database), optionally with a real worker, and the `mcp` SDK's own Streamabl
 
 `mcp_platform` is `mcp_server` plus the real Celery worker of tests/conftest.py, for tools that queue work.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -36,8 +37,9 @@ def token_for(user, *, account=None, **fields: Any) -> str:
     if account is None:
         account = user.memberships.order_by("created_at").first().account
     raw = ApiToken.mint()
-    ApiToken.objects.create(user=user, account=account, name="mcp test", token_hash=hash_token(raw), hint=raw[:8],
-                            **fields)
+    ApiToken.objects.create(
+        user=user, account=account, name="mcp test", token_hash=hash_token(raw), hint=raw[:8], **fields
+    )
     return raw
 
 
@@ -61,8 +63,9 @@ def mcp_server(transactional_db, monkeypatch) -> Iterator[LiveServer]:
     """foldrun.asgi served by uvicorn in a thread of this process (so it reads the test database); a fresh
     App each time, since an MCP session manager runs once."""
     port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(App(), host="127.0.0.1", port=port, lifespan="on", log_level="warning",
-                                           ws="websockets-sansio"))  # the sessions' DevTools relay
+    server = uvicorn.Server(
+        uvicorn.Config(App(), host="127.0.0.1", port=port, lifespan="on", log_level="warning", ws="websockets-sansio")
+    )  # the sessions' DevTools relay
     thread = threading.Thread(target=server.run, name="mcp-live-server", daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -98,9 +101,11 @@ class McpClient:
 @contextlib.asynccontextmanager
 async def _connected(url: str, token: str | None):
     headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
-    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)) as http, \
-            streamable_http_client(url, http_client=http) as (read, write), \
-            ClientSession(read, write) as session:
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
         initialized = await session.initialize()
         yield session, initialized
 
@@ -133,6 +138,13 @@ async def _post(url: str, headers: dict[str, str], body: dict[str, Any]) -> http
         return response
 
 
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                         "clientInfo": {"name": "foldrun-tests", "version": "1"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "foldrun-tests", "version": "1"},
+    },
+}

@@ -1,6 +1,7 @@
 """Issue 29, item 5, on the MCP endpoint: a JSON-RPC body nested 10,000 deep is a 400 parse error naming the
 limit before the SDK reads it; numbers past any column, bytes that are not UTF-8 and JSON that is not a
 message are the SDK's own 4xx — never a 5xx — and an ordinary call after them still works."""
+
 from __future__ import annotations
 
 import httpx
@@ -9,13 +10,18 @@ import pytest
 from .conftest import token_for
 
 DEEP = 10_000
-HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
-           "MCP-Protocol-Version": "2025-06-18"}
+HEADERS = {
+    "Accept": "application/json, text/event-stream",
+    "Content-Type": "application/json",
+    "MCP-Protocol-Version": "2025-06-18",
+}
 
 
 def _call(arguments: bytes) -> bytes:
-    return (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "list_sessions", '
-            b'"arguments": ' + arguments + b"}}")
+    return (
+        b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "list_sessions", '
+        b'"arguments": ' + arguments + b"}}"
+    )
 
 
 HOSTILE = {
@@ -46,18 +52,27 @@ def post(mcp_server, alice):
 def test_no_hostile_body_is_answered_with_a_5xx(post):
     answers = {kind: post(body).status_code for kind, body in HOSTILE.items()}
     assert {k: v for k, v in answers.items() if v >= 500} == {}
-    assert all(400 <= v < 500 for k, v in answers.items() if k != "arguments 101 deep" and "past" not in k
-               and "digits" not in k and "UTF-8" not in k), answers
+    assert all(
+        400 <= v < 500
+        for k, v in answers.items()
+        if k != "arguments 101 deep" and "past" not in k and "digits" not in k and "UTF-8" not in k
+    ), answers
 
 
 @pytest.mark.parametrize("kind", ["arrays nested 10,000 deep", "arguments nested 10,000 deep", "arguments 101 deep"])
 def test_a_body_nested_past_the_limit_is_a_parse_error_naming_it(post, kind):
     answer = post(HOSTILE[kind])
     assert answer.status_code == 400
-    assert answer.json() == {"jsonrpc": "2.0", "id": None, "error": {
-        "code": -32700, "data": {"limit": 100},
-        "message": "Parse error: The JSON body is nested deeper than 100 levels (arrays and objects inside one "
-                   "another); at most 100 are read."}}
+    assert answer.json() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": -32700,
+            "data": {"limit": 100},
+            "message": "Parse error: The JSON body is nested deeper than 100 levels (arrays and objects inside one "
+            "another); at most 100 are read.",
+        },
+    }
 
 
 def test_a_call_after_the_hostile_ones_is_answered(post):

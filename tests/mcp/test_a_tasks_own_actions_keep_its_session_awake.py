@@ -3,6 +3,7 @@ each, so a task that acts every few seconds for longer than the idle limit keeps
 task ends, the clock runs again as before. Through /mcp, on a real worker and real Chromium, the beat's sweep run
 here every second.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -18,8 +19,13 @@ from tests.mcp.test_tasks_and_reports import browse, live, provider_desk, site, 
 
 pytestmark = pytest.mark.e2e
 
-NAV = ["header a[href='/pricing/']", "header a[href='/login']", "header a[href='/blog/']", "header a[href='/']",
-       "header a[href='/pricing/']"]
+NAV = [
+    "header a[href='/pricing/']",
+    "header a[href='/login']",
+    "header a[href='/blog/']",
+    "header a[href='/']",
+    "header a[href='/pricing/']",
+]
 
 
 def test_a_task_clicking_every_four_seconds_for_24_s_keeps_a_10_s_idle_session_open(live, provider_desk, site):
@@ -49,4 +55,7 @@ def test_a_task_clicking_every_four_seconds_for_24_s_keeps_a_10_s_idle_session_o
     assert sweep(now=timezone.now() + dt.timedelta(seconds=11))["idle"] == 1
     session.refresh_from_db()
     assert (session.status, session.end_reason, session.status_reason) == (
-        "closed", "idle_timeout", "it had no actions for 10 s (idleTimeoutMs)")
+        "closed",
+        "idle_timeout",
+        "it had no actions for 10 s (idleTimeoutMs)",
+    )

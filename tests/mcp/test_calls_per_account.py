@@ -1,4 +1,5 @@
 """One account's calls in flight are capped, so a burst from one client cannot hold up the others."""
+
 from __future__ import annotations
 
 import threading
@@ -22,14 +23,24 @@ def held_tool(monkeypatch):
         release.wait(timeout=30)
         return ok("released")
 
-    monkeypatch.setitem(registry._FIXED, "probe_hold", registry.McpTool(
-        "probe_hold", "Waits for the test (tests only).", {"type": "object", "properties": {}}, hold, waits_seconds=30))
+    monkeypatch.setitem(
+        registry._FIXED,
+        "probe_hold",
+        registry.McpTool(
+            "probe_hold",
+            "Waits for the test (tests only).",
+            {"type": "object", "properties": {}},
+            hold,
+            waits_seconds=30,
+        ),
+    )
     yield entered, release
     release.set()
 
 
 def test_a_call_past_the_accounts_cap_is_rate_limited_while_another_account_is_served(
-        mcp_server, alice, charlie, mcp_client, held_tool, monkeypatch):
+    mcp_server, alice, charlie, mcp_client, held_tool, monkeypatch
+):
     monkeypatch.setattr(settings, "FOLDRUN_MCP_CALLS_PER_ACCOUNT", 1)
     entered, release = held_tool
     first: list = []
@@ -40,8 +51,10 @@ def test_a_call_past_the_accounts_cap_is_rate_limited_while_another_account_is_s
 
         refused = alices.call_tool("probe_hold", {})
         assert refused.is_error is True
-        assert refused.content[0].text == ("[rate_limited] This account already has 1 tool call running on this "
-                                           "server; wait for one to finish, then call again.")
+        assert refused.content[0].text == (
+            "[rate_limited] This account already has 1 tool call running on this "
+            "server; wait for one to finish, then call again."
+        )
         entered.clear()
         other = threading.Thread(target=lambda: first.append(charlies.call_tool("probe_hold", {})))
         other.start()

@@ -1,5 +1,6 @@
 """`foldrun mcp` ends when its client closes stdin — at once with nothing sent, and within a second when the
 client goes away in the middle of a call — so no client has to kill it, and nothing of it is left running."""
+
 from __future__ import annotations
 
 import json
@@ -29,15 +30,26 @@ def slow_tool(monkeypatch):
         release.wait(30)
         return ok("late")
 
-    monkeypatch.setitem(registry._FIXED, "slow_probe", registry.McpTool(
-        "slow_probe", "Answers after 30 s (tests only).", {"type": "object", "properties": {}}, handler))
+    monkeypatch.setitem(
+        registry._FIXED,
+        "slow_probe",
+        registry.McpTool(
+            "slow_probe", "Answers after 30 s (tests only).", {"type": "object", "properties": {}}, handler
+        ),
+    )
     yield started
     release.set()
 
 
 def _bridge(env: dict[str, str], stdin=subprocess.PIPE) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "foldrun.cli.main", "mcp"], env=env, stdin=stdin,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "foldrun.cli.main", "mcp"],
+        env=env,
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _send(bridge: subprocess.Popen, message: dict) -> None:
@@ -46,8 +58,9 @@ def _send(bridge: subprocess.Popen, message: dict) -> None:
 
 
 def test_foldrun_mcp_with_stdin_at_its_end_exits_by_itself(mcp_server, alice, tmp_path):
-    bridge = _bridge(_env(tmp_path, FOLDRUN_URL=mcp_server.base, FOLDRUN_TOKEN=token_for(alice)),
-                     stdin=subprocess.DEVNULL)
+    bridge = _bridge(
+        _env(tmp_path, FOLDRUN_URL=mcp_server.base, FOLDRUN_TOKEN=token_for(alice)), stdin=subprocess.DEVNULL
+    )
     try:
         out, err = bridge.communicate(timeout=15)  # `timeout 15 foldrun mcp </dev/null` must not be what ends it
     finally:
@@ -57,12 +70,21 @@ def test_foldrun_mcp_with_stdin_at_its_end_exits_by_itself(mcp_server, alice, tm
     assert out == "" and "Traceback" not in err
 
 
-def test_a_client_that_closes_stdin_mid_call_ends_the_bridge_within_a_second(mcp_server, alice, tmp_path,
-                                                                             slow_tool):
+def test_a_client_that_closes_stdin_mid_call_ends_the_bridge_within_a_second(mcp_server, alice, tmp_path, slow_tool):
     bridge = _bridge(_env(tmp_path, FOLDRUN_URL=mcp_server.base, FOLDRUN_TOKEN=token_for(alice)))
     try:
-        _send(bridge, {"id": 1, "method": "initialize", "params": {
-            "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "closing-client", "version": "1"}}})
+        _send(
+            bridge,
+            {
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": PROTOCOL,
+                    "capabilities": {},
+                    "clientInfo": {"name": "closing-client", "version": "1"},
+                },
+            },
+        )
         assert json.loads(bridge.stdout.readline())["result"]["serverInfo"]["name"] == "foldrun"
         _send(bridge, {"method": "notifications/initialized"})
         _send(bridge, {"id": 2, "method": "tools/call", "params": {"name": "slow_probe", "arguments": {}}})

@@ -1,4 +1,5 @@
 """`foldrun mcp`: a stdio-only MCP client reaches the server's tools through the CLI's sign-in."""
+
 from __future__ import annotations
 
 import os
@@ -37,9 +38,16 @@ async def _session_over_stdio(env: dict[str, str]):
 
 @pytest.fixture
 def probe_account_tool(monkeypatch):
-    monkeypatch.setitem(registry._FIXED, "probe_account", registry.McpTool(
-        "probe_account", "Names the account (tests only).", {"type": "object", "properties": {}},
-        lambda call, args: ok(call.account.name, {"account": call.account.public_id})))
+    monkeypatch.setitem(
+        registry._FIXED,
+        "probe_account",
+        registry.McpTool(
+            "probe_account",
+            "Names the account (tests only).",
+            {"type": "object", "properties": {}},
+            lambda call, args: ok(call.account.name, {"account": call.account.public_id}),
+        ),
+    )
 
 
 def test_the_sdk_stdio_client_drives_the_server_through_foldrun_mcp(mcp_server, alice, tmp_path, probe_account_tool):
@@ -66,15 +74,22 @@ def test_foldrun_mcp_uses_the_sign_in_foldrun_login_stored(mcp_server, alice, tm
 def test_foldrun_mcp_with_a_revoked_token_says_so_before_relaying(mcp_server, alice, tmp_path):
     raw = token_for(alice, revoked_at=timezone.now())
     env = _env(tmp_path, FOLDRUN_URL=mcp_server.base, FOLDRUN_TOKEN=raw)
-    done = subprocess.run([sys.executable, "-m", "foldrun.cli.main", "mcp"], env=env, input="",
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "foldrun.cli.main", "mcp"], env=env, input="", capture_output=True, text=True, timeout=60
+    )
     assert done.returncode != 0 and done.stdout == ""
     assert "This API token is not valid; run `foldrun login` for a new one." in done.stderr
 
 
 def test_foldrun_mcp_without_a_sign_in_says_so_and_writes_nothing_on_stdout(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "foldrun.cli.main", "mcp"], env=_env(tmp_path), input="",
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "foldrun.cli.main", "mcp"],
+        env=_env(tmp_path),
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode != 0
     assert done.stdout == ""
     assert "No foldrun server is configured; run `foldrun login --url URL`" in done.stderr

@@ -1,4 +1,5 @@
 """The local test site answers as its docstring says, in the real Chromium the tools drive."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,6 @@
 """A failed call is a result, in the spec's shape: `[code] message`, `structuredContent.error`,
 `isError: true` — over the real transport, from the SDK's own client."""
+
 from __future__ import annotations
 
 import logging
@@ -29,19 +30,41 @@ def _probe(call, args):
         raise ToolError("navigation_blocked", "b" * 5000)
     if args.get("fail") == "crash":
         raise KeyError("a bug of ours")
-    steps = [{"index": i, "path": str(i), "kind": "act", "label": f"step {i}", "ok": True, "ms": 3, "error": None,
-              "detail": "d" * 600} for i in range(args.get("steps", 0))]
+    steps = [
+        {
+            "index": i,
+            "path": str(i),
+            "kind": "act",
+            "label": f"step {i}",
+            "ok": True,
+            "ms": 3,
+            "error": None,
+            "detail": "d" * 600,
+        }
+        for i in range(args.get("steps", 0))
+    ]
     return ok(f"{call.account.name}: {args['goal']}", {"account": call.account.public_id, "steps": steps})
 
 
 @pytest.fixture
 def probe_tools(monkeypatch):
     """Two tools that exist only for these tests (the registry is restored after)."""
-    monkeypatch.setitem(registry._FIXED, "probe_echo",
-                        registry.McpTool("probe_echo", "Echoes a goal (tests only).", PROBE_SCHEMA, _probe))
-    monkeypatch.setitem(registry._FIXED, "probe_act",
-                        registry.McpTool("probe_act", "Changes something (tests only).",
-                                         {"type": "object", "properties": {}}, lambda c, a: ok("changed"), acts=True))
+    monkeypatch.setitem(
+        registry._FIXED,
+        "probe_echo",
+        registry.McpTool("probe_echo", "Echoes a goal (tests only).", PROBE_SCHEMA, _probe),
+    )
+    monkeypatch.setitem(
+        registry._FIXED,
+        "probe_act",
+        registry.McpTool(
+            "probe_act",
+            "Changes something (tests only).",
+            {"type": "object", "properties": {}},
+            lambda c, a: ok("changed"),
+            acts=True,
+        ),
+    )
 
 
 def _error(result):
@@ -53,8 +76,10 @@ def test_an_unknown_tool_is_not_found(mcp_server, alice, mcp_client):
     with mcp_client(token_for(alice)) as client:
         text, error = _error(client.call_tool("make_coffee", {}))
     assert text == "[not_found] There is no tool named 'make_coffee' on this server; tools/list names them."
-    assert error == {"code": "not_found",
-                     "message": "There is no tool named 'make_coffee' on this server; tools/list names them."}
+    assert error == {
+        "code": "not_found",
+        "message": "There is no tool named 'make_coffee' on this server; tools/list names them.",
+    }
 
 
 def test_a_tool_answers_on_the_tokens_account(mcp_server, alice, mcp_client, probe_tools):
@@ -74,7 +99,10 @@ def test_invalid_arguments_are_invalid_input_with_the_issues(mcp_server, alice, 
         {"path": "url", "message": "This argument is not known to this tool."},
         {"path": "viewport.width", "message": "Must be at most 7680."},
     ]
-    assert text == "[invalid_input] The arguments of probe_echo are not valid: goal: This argument is required. (and 2 more)"
+    assert (
+        text
+        == "[invalid_input] The arguments of probe_echo are not valid: goal: This argument is required. (and 2 more)"
+    )
     assert text == f"[{error['code']}] {error['message']}"
 
 
@@ -92,8 +120,15 @@ def test_a_result_over_100000_bytes_comes_back_with_one_line_steps(mcp_server, a
         large = client.call_tool("probe_echo", {"goal": "g", "steps": 300})
     assert small.structured_content["steps"][0]["detail"] == "d" * 600
     assert len(large.structured_content["steps"]) == 300
-    assert large.structured_content["steps"][299] == {"index": 299, "path": "299", "kind": "act", "label": "step 299",
-                                                      "ok": True, "ms": 3, "error": None}
+    assert large.structured_content["steps"][299] == {
+        "index": 299,
+        "path": "299",
+        "kind": "act",
+        "label": "step 299",
+        "ok": True,
+        "ms": 3,
+        "error": None,
+    }
     assert large.is_error is False
 
 
@@ -101,14 +136,17 @@ def test_a_bug_in_a_handler_is_one_sentence_and_a_logged_error(mcp_server, alice
     with caplog.at_level(logging.INFO, logger="foldrun.mcp"), mcp_client(token_for(alice)) as client:
         text, error = _error(client.call_tool("probe_echo", {"goal": "my password is hunter2", "fail": "crash"}))
     incident = error["details"]["incident"]
-    assert text == (f"[server_error] The tool probe_echo stopped on an internal error (incident {incident}; "
-                    "the platform's log has the details).")
+    assert text == (
+        f"[server_error] The tool probe_echo stopped on an internal error (incident {incident}; "
+        "the platform's log has the details)."
+    )
     assert "KeyError" not in text and "Traceback" not in text and "a bug of ours" not in text
     assert any(r.levelno == logging.ERROR and incident in r.getMessage() and r.exc_info for r in caplog.records)
 
 
-def test_each_call_is_logged_with_tool_time_and_outcome_but_no_arguments(mcp_server, alice, mcp_client, probe_tools,
-                                                                         caplog):
+def test_each_call_is_logged_with_tool_time_and_outcome_but_no_arguments(
+    mcp_server, alice, mcp_client, probe_tools, caplog
+):
     with caplog.at_level(logging.INFO, logger="foldrun.mcp"), mcp_client(token_for(alice)) as client:
         client.call_tool("probe_echo", {"goal": "sign in with hunter2"})
         client.call_tool("probe_echo", {"goal": "x", "viewport": {"width": 1}})

@@ -1,4 +1,5 @@
 """/mcp lets in only a live API token, and its account is the one every call is on."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -30,8 +31,9 @@ def test_initialize_without_a_token_is_a_401_with_a_json_sentence_and_a_challeng
     assert response.json() == {
         "code": "unauthorized",
         "message": "This endpoint needs an API token: send Authorization: Bearer <token> "
-                   "(make one on Settings, or run `foldrun login`).",
-        "details": {}}
+        "(make one on Settings, or run `foldrun login`).",
+        "details": {},
+    }
 
 
 @pytest.mark.parametrize("token", ["frt_not-a-token-at-all", "ghp_someone-elses", "frt_"])
@@ -39,8 +41,11 @@ def test_initialize_with_a_wrong_token_is_a_401_saying_so(mcp_server, alice, tok
     response = raw_post(mcp_server.url, token, INITIALIZE)
     assert response.status_code == 401
     assert 'error="invalid_token"' in response.headers["www-authenticate"]
-    assert response.json() == {"code": "unauthorized", "details": {},
-                               "message": "This API token is not valid; run `foldrun login` for a new one."}
+    assert response.json() == {
+        "code": "unauthorized",
+        "details": {},
+        "message": "This API token is not valid; run `foldrun login` for a new one.",
+    }
 
 
 def test_a_token_sent_as_basic_auth_is_asked_for_as_bearer(mcp_server, alice):

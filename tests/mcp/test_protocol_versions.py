@@ -1,5 +1,6 @@
 """The SDK's high-level client negotiates on its own: the modern protocol (server/discover, no handshake)
 and the initialize handshake both reach the tools with the token's account."""
+
 from __future__ import annotations
 
 import httpx2
@@ -25,9 +26,16 @@ async def _use(url: str, token: str, mode: str):
 
 @pytest.fixture
 def probe_account_tool(monkeypatch):
-    monkeypatch.setitem(registry._FIXED, "probe_account", registry.McpTool(
-        "probe_account", "Names the account (tests only).", {"type": "object", "properties": {}},
-        lambda call, args: ok(call.account.name, {"account": call.account.public_id})))
+    monkeypatch.setitem(
+        registry._FIXED,
+        "probe_account",
+        registry.McpTool(
+            "probe_account",
+            "Names the account (tests only).",
+            {"type": "object", "properties": {}},
+            lambda call, args: ok(call.account.name, {"account": call.account.public_id}),
+        ),
+    )
 
 
 @pytest.mark.parametrize("mode", ["auto", "2026-07-28", "legacy"])

@@ -1,5 +1,6 @@
 """scrape, screenshot, pdf and crawl over /mcp with the SDK's own client, on the local test site: a fresh session
 each on a real worker's keeper, real Chromium behind the guard proxy — every format, the ranges, the exact texts."""
+
 from __future__ import annotations
 
 import base64
@@ -57,6 +58,7 @@ def _issue(result) -> tuple[str, str]:
 
 # -- scrape ----------------------------------------------------------------------------------------------
 
+
 def test_scrape_returns_markdown_by_default_with_metadata_and_links(site, call_tool):
     result = call_tool("scrape", {"url": site.url})
     assert result.is_error is False
@@ -65,8 +67,13 @@ def test_scrape_returns_markdown_by_default_with_metadata_and_links(site, call_t
     assert data["url"] == site.url + "/"
     assert list(data["content"]) == ["markdown"]
     assert "# A practice site for browser agents" in data["content"]["markdown"]
-    assert data["metadata"] == {"title": TITLE, "description": "A practice site for browser agents.",
-                                "statusCode": 200, "language": "en", "wordCount": data["metadata"]["wordCount"]}
+    assert data["metadata"] == {
+        "title": TITLE,
+        "description": "A practice site for browser agents.",
+        "statusCode": 200,
+        "language": "en",
+        "wordCount": data["metadata"]["wordCount"],
+    }
     assert 30 < data["metadata"]["wordCount"] < 90
     links = {link["url"]: link for link in data["links"]}
     assert links[site.url + "/pricing/"] == {"url": site.url + "/pricing/", "text": "Pricing", "internal": True}
@@ -76,8 +83,14 @@ def test_scrape_returns_markdown_by_default_with_metadata_and_links(site, call_t
 
 
 def test_scrape_gives_one_key_per_format_asked(site, call_tool):
-    data = call_tool("scrape", {"url": site.url + "/pricing/", "waitUntil": "networkidle",
-                                "format": ["html", "cleaned_html", "markdown", "readability"]}).structured_content
+    data = call_tool(
+        "scrape",
+        {
+            "url": site.url + "/pricing/",
+            "waitUntil": "networkidle",
+            "format": ["html", "cleaned_html", "markdown", "readability"],
+        },
+    ).structured_content
     content = data["content"]
     assert list(content) == ["html", "cleaned_html", "markdown", "readability"]
     assert content["html"].startswith("<!DOCTYPE html>") and "<nav>" in content["html"]
@@ -96,8 +109,9 @@ def test_scrape_reads_the_page_after_its_script_ran(site, call_tool):
 def test_text_that_never_appears_is_a_timeout_naming_the_text_and_the_wait(site, call_tool):
     result = call_tool("scrape", {"url": site.url + "/pricing/", "waitForText": "Enterprise", "timeoutMs": 1000})
     assert result.is_error is True
-    assert result.content[0].text == (f"[timeout] The text 'Enterprise' was not on {site.url}/pricing/ "
-                                      f"within 1,000 ms (timeoutMs).")
+    assert result.content[0].text == (
+        f"[timeout] The text 'Enterprise' was not on {site.url}/pricing/ within 1,000 ms (timeoutMs)."
+    )
 
 
 def test_a_missing_page_is_scraped_with_its_404_status(site, call_tool):
@@ -109,20 +123,25 @@ def test_a_page_that_never_finishes_loading_is_a_timeout_saying_how_to_wait_long
     site.trickle.add("/never")
     result = call_tool("scrape", {"url": site.url + "/never", "timeoutMs": 1000})
     assert result.is_error is True
-    assert result.content[0].text == (f"[timeout] {site.url}/never did not finish loading (load) within 1,000 ms; "
-                                      f"raise timeoutMs (at most 120,000) or wait for less.")
+    assert result.content[0].text == (
+        f"[timeout] {site.url}/never did not finish loading (load) within 1,000 ms; "
+        f"raise timeoutMs (at most 120,000) or wait for less."
+    )
 
 
 def test_a_session_option_the_session_refuses_is_invalid_input_and_opens_no_session(site, call_tool, account):
     result = call_tool("scrape", {"url": site.url, "device": "Nokia 3310"})
-    assert _issue(result) == ("device", 'device must be desktop, mobile or a device id from the device list (such as '
-                                        '"iPhone 15" or "Pixel 7")')
+    assert _issue(result) == (
+        "device",
+        'device must be desktop, mobile or a device id from the device list (such as "iPhone 15" or "Pixel 7")',
+    )
     assert not BrowserSession.objects.filter(account=account).exists()
 
 
 def test_scrape_inventory_lists_media_and_third_party_hosts_and_adds_the_page_as_base64(site, call_tool):
-    data = call_tool("scrape", {"url": site.url + "/media", "inventory": True, "screenshot": True, "pdf": True,
-                                "mhtml": True}).structured_content
+    data = call_tool(
+        "scrape", {"url": site.url + "/media", "inventory": True, "screenshot": True, "pdf": True, "mhtml": True}
+    ).structured_content
     media = {(m["kind"], m["url"]): m["thirdParty"] for m in data["inventory"]["media"]}
     assert media[("image", site.url + "/static/logo.png")] is False
     assert media[("image", "https://cdn.example.net/photo.jpg")] is True
@@ -141,15 +160,18 @@ def test_scrape_inventory_lists_media_and_third_party_hosts_and_adds_the_page_as
     assert "multipart/related" in archive and "Pictures, a clip and embeds" in archive
 
 
-@pytest.mark.parametrize(("args", "path", "message"), [
-    ({"timeoutMs": 999}, "timeoutMs", "Must be at least 1000."),
-    ({"timeoutMs": 120_001}, "timeoutMs", "Must be at most 120000."),
-    ({"format": ["pdf"]}, "format[0]", "Must be one of: html, cleaned_html, markdown, readability."),
-    ({"format": []}, "format", "Must have at least 1 entries."),
-    ({"waitUntil": "idle"}, "waitUntil", "Must be one of: domcontentloaded, load, networkidle."),
-    ({"waitForText": "x" * 501}, "waitForText", "Must be at most 500 characters."),
-    ({"viewport": {"width": 100, "height": 600}}, "viewport.width", "Must be at least 200."),
-])
+@pytest.mark.parametrize(
+    ("args", "path", "message"),
+    [
+        ({"timeoutMs": 999}, "timeoutMs", "Must be at least 1000."),
+        ({"timeoutMs": 120_001}, "timeoutMs", "Must be at most 120000."),
+        ({"format": ["pdf"]}, "format[0]", "Must be one of: html, cleaned_html, markdown, readability."),
+        ({"format": []}, "format", "Must have at least 1 entries."),
+        ({"waitUntil": "idle"}, "waitUntil", "Must be one of: domcontentloaded, load, networkidle."),
+        ({"waitForText": "x" * 501}, "waitForText", "Must be at most 500 characters."),
+        ({"viewport": {"width": 100, "height": 600}}, "viewport.width", "Must be at least 200."),
+    ],
+)
 def test_scrape_arguments_out_of_range_are_invalid_input_naming_the_argument(site, call_tool, args, path, message):
     assert _issue(call_tool("scrape", {"url": site.url, **args})) == (path, message)
 
@@ -157,13 +179,16 @@ def test_scrape_arguments_out_of_range_are_invalid_input_naming_the_argument(sit
 def test_a_url_that_is_not_http_is_refused_with_a_sentence(call_tool):
     result = call_tool("scrape", {"url": "file:///etc/passwd"})
     assert _issue(result) == ("url", "Must be an http or https URL, such as https://example.com/pricing.")
-    assert result.content[0].text == ("[invalid_input] url: Must be an http or https URL, such as "
-                                      "https://example.com/pricing.")
+    assert result.content[0].text == (
+        "[invalid_input] url: Must be an http or https URL, such as https://example.com/pricing."
+    )
 
 
 def test_a_url_over_2048_characters_is_refused(site, call_tool):
     assert _issue(call_tool("scrape", {"url": site.url + "/?q=" + "a" * 2048})) == (
-        "url", "Must be at most 2048 characters.")
+        "url",
+        "Must be at most 2048 characters.",
+    )
 
 
 def test_a_private_address_is_navigation_blocked_when_the_install_does_not_allow_them(site, call_tool, settings):
@@ -174,7 +199,8 @@ def test_a_private_address_is_navigation_blocked_when_the_install_does_not_allow
         assert result.structured_content["error"]["code"] == "navigation_blocked"
         assert result.content[0].text == (
             f"[navigation_blocked] {site.url}/pricing/ was not opened: 127.0.0.1 resolves to 127.0.0.1: private, "
-            f"loopback, link-local and other non-public addresses cannot be called.")
+            f"loopback, link-local and other non-public addresses cannot be called."
+        )
 
 
 def test_a_read_only_member_cannot_spend_a_browser_session_on_a_quick_tool(site, call_tool, bob):
@@ -187,11 +213,13 @@ def test_a_read_only_member_cannot_spend_a_browser_session_on_a_quick_tool(site,
 def test_a_host_that_does_not_resolve_is_navigation_failed(call_tool):
     result = call_tool("scrape", {"url": "https://no-such-host.example.invalid/"})
     assert result.structured_content["error"]["code"] == "navigation_failed"
-    assert result.content[0].text.startswith("[navigation_failed] https://no-such-host.example.invalid/ could not be "
-                                             "opened")
+    assert result.content[0].text.startswith(
+        "[navigation_failed] https://no-such-host.example.invalid/ could not be opened"
+    )
 
 
 # -- screenshot and pdf --------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def tall(site) -> str:
@@ -204,13 +232,16 @@ def _png_height(data: bytes) -> int:
     return int.from_bytes(data[20:24], "big")
 
 
-@pytest.mark.parametrize(("args", "mime", "magic", "height"), [
-    ({}, "image/png", b"\x89PNG", "page"),
-    ({"fullPage": False}, "image/png", b"\x89PNG", "window"),
-    ({"format": "jpeg", "quality": 80, "fullPage": False}, "image/jpeg", b"\xff\xd8\xff", None),
-    ({"format": "webp", "quality": 60}, "image/webp", b"RIFF", None),
-    ({"fullPage": False, "viewport": {"width": 800, "height": 600}}, "image/png", b"\x89PNG", "800 wide"),
-])
+@pytest.mark.parametrize(
+    ("args", "mime", "magic", "height"),
+    [
+        ({}, "image/png", b"\x89PNG", "page"),
+        ({"fullPage": False}, "image/png", b"\x89PNG", "window"),
+        ({"format": "jpeg", "quality": 80, "fullPage": False}, "image/jpeg", b"\xff\xd8\xff", None),
+        ({"format": "webp", "quality": 60}, "image/webp", b"RIFF", None),
+        ({"fullPage": False, "viewport": {"width": 800, "height": 600}}, "image/png", b"\x89PNG", "800 wide"),
+    ],
+)
 def test_screenshot_is_one_image_content_item_without_structured_content(tall, call_tool, args, mime, magic, height):
     result = call_tool("screenshot", {"url": tall, **args})
     assert result.is_error is False and result.structured_content is None
@@ -226,21 +257,27 @@ def test_screenshot_is_one_image_content_item_without_structured_content(tall, c
         assert (int.from_bytes(data[16:20], "big"), _png_height(data)) == (800, 600)
 
 
-@pytest.mark.parametrize(("args", "path", "message"), [
-    ({"format": "gif"}, "format", "Must be one of: png, jpeg, webp."),
-    ({"quality": 101, "format": "jpeg"}, "quality", "Must be at most 100."),
-    ({"quality": 80}, "quality", "Applies to jpeg and webp only; leave it out for png."),
-    ({"fullPage": "yes"}, "fullPage", "Must be true or false."),
-])
+@pytest.mark.parametrize(
+    ("args", "path", "message"),
+    [
+        ({"format": "gif"}, "format", "Must be one of: png, jpeg, webp."),
+        ({"quality": 101, "format": "jpeg"}, "quality", "Must be at most 100."),
+        ({"quality": 80}, "quality", "Applies to jpeg and webp only; leave it out for png."),
+        ({"fullPage": "yes"}, "fullPage", "Must be true or false."),
+    ],
+)
 def test_screenshot_arguments_out_of_range_are_invalid_input(site, call_tool, args, path, message):
     assert _issue(call_tool("screenshot", {"url": site.url, **args})) == (path, message)
 
 
-@pytest.mark.parametrize(("args", "size"), [
-    ({}, (595, 842)),
-    ({"paper": "Letter"}, (612, 792)),
-    ({"paper": "Legal", "landscape": True, "printBackground": False}, (1008, 612)),
-])
+@pytest.mark.parametrize(
+    ("args", "size"),
+    [
+        ({}, (595, 842)),
+        ({"paper": "Letter"}, (612, 792)),
+        ({"paper": "Legal", "landscape": True, "printBackground": False}, (1008, 612)),
+    ],
+)
 def test_pdf_is_the_quick_pdf_resource_on_the_paper_asked(site, call_tool, args, size):
     result = call_tool("pdf", {"url": site.url + "/pricing/", **args})
     assert result.is_error is False and result.structured_content is None
@@ -264,6 +301,7 @@ def test_pdf_paper_that_is_not_offered_is_invalid_input(site, call_tool):
 
 
 # -- crawl ----------------------------------------------------------------------------------------------
+
 
 def _urls(data: dict) -> list[str]:
     return [page["url"] for page in data["pages"]]
@@ -291,14 +329,17 @@ def test_crawl_visits_the_site_breadth_first_within_the_depth(site, call_tool):
 
 
 def test_crawl_reads_what_robots_txt_disallows_when_told_not_to_respect_it(site, call_tool):
-    data = call_tool("crawl", {"url": site.url + "/blog/", "delayMs": 0, "maxDepth": 1,
-                               "respectRobots": False}).structured_content
+    data = call_tool(
+        "crawl", {"url": site.url + "/blog/", "delayMs": 0, "maxDepth": 1, "respectRobots": False}
+    ).structured_content
     assert site.url + "/private/drafts" in _urls(data)
 
 
 def test_a_site_that_disallows_everything_returns_no_pages(site, call_tool):
-    site.routes["/robots.txt"], old = (200, {"content-type": "text/plain"}, b"User-agent: *\nDisallow: /\n"), \
-        site.routes["/robots.txt"]
+    site.routes["/robots.txt"], old = (
+        (200, {"content-type": "text/plain"}, b"User-agent: *\nDisallow: /\n"),
+        site.routes["/robots.txt"],
+    )
     try:
         data = call_tool("crawl", {"url": site.url, "delayMs": 0}).structured_content
     finally:
@@ -313,8 +354,10 @@ def test_crawl_with_the_sitemap_finds_a_page_no_link_reaches(site, call_tool):
 
 
 def test_crawl_include_and_exclude_patterns_pick_the_pages(site, call_tool):
-    data = call_tool("crawl", {"url": site.url + "/blog/", "delayMs": 0, "maxDepth": 3, "include": ["/blog/*"],
-                               "exclude": ["*second*"]}).structured_content
+    data = call_tool(
+        "crawl",
+        {"url": site.url + "/blog/", "delayMs": 0, "maxDepth": 3, "include": ["/blog/*"], "exclude": ["*second*"]},
+    ).structured_content
     assert _urls(data) == [site.url + "/blog/", site.url + "/blog/first-post"]
     skipped = {s["url"]: s["reason"] for s in data["skipped"]}
     assert skipped[site.url + "/blog/second-post"] == "matches an exclude pattern"
@@ -323,11 +366,17 @@ def test_crawl_include_and_exclude_patterns_pick_the_pages(site, call_tool):
 
 def test_a_crawl_scoped_to_a_list_of_hosts_follows_links_to_each_of_them(site, call_tool):
     other = f"http://localhost:{site.port}"
-    site.routes["/hosts"] = (200, {"content-type": "text/html"}, (
-        f'<html><body><a href="{other}/about">About, on localhost</a> <a href="/pricing/">Pricing</a> '
-        f'<a href="https://other.example.com/">Elsewhere</a></body></html>').encode())
-    data = call_tool("crawl", {"url": site.url + "/hosts", "delayMs": 0, "maxDepth": 1,
-                               "scope": ["127.0.0.1", "localhost"]}).structured_content
+    site.routes["/hosts"] = (
+        200,
+        {"content-type": "text/html"},
+        (
+            f'<html><body><a href="{other}/about">About, on localhost</a> <a href="/pricing/">Pricing</a> '
+            f'<a href="https://other.example.com/">Elsewhere</a></body></html>'
+        ).encode(),
+    )
+    data = call_tool(
+        "crawl", {"url": site.url + "/hosts", "delayMs": 0, "maxDepth": 1, "scope": ["127.0.0.1", "localhost"]}
+    ).structured_content
     assert _urls(data) == [site.url + "/hosts", other + "/about", site.url + "/pricing/"]
     assert {"url": "https://other.example.com/", "reason": "outside the scope"} in data["skipped"]
 
@@ -339,8 +388,9 @@ def test_a_crawl_stopped_by_max_pages_carries_on_from_its_cursor_reading_nothing
     second = call_tool("crawl", {**args, "maxPages": 100, "cursor": first["cursor"]}).structured_content
     assert second["stoppedBy"] == "complete" and second["pending"] == 0 and "cursor" not in second
     assert sorted(_urls(first) + _urls(second)) == sorted(
-        site.url + path for path in ("/", "/pricing/", "/login", "/blog/", "/about", "/media", "/console-error",
-                                     "/old-page"))
+        site.url + path
+        for path in ("/", "/pricing/", "/login", "/blog/", "/about", "/media", "/console-error", "/old-page")
+    )
 
 
 def test_a_crawl_that_runs_out_of_time_says_timeout_and_gives_a_cursor(site, call_tool):
@@ -351,32 +401,46 @@ def test_a_crawl_that_runs_out_of_time_says_timeout_and_gives_a_cursor(site, cal
 
 def test_a_cursor_changed_or_of_another_start_or_account_is_invalid_input(site, call_tool, charlie):
     cursor = call_tool("crawl", {"url": site.url, "delayMs": 0, "maxPages": 1}).structured_content["cursor"]
-    refused = ("cursor", "This is not a cursor a crawl of this account returned (or it was changed); start again "
-                         "without cursor.")
+    refused = (
+        "cursor",
+        "This is not a cursor a crawl of this account returned (or it was changed); start again without cursor.",
+    )
     assert _issue(call_tool("crawl", {"url": site.url, "cursor": cursor[:-2] + "xx"})) == refused
     assert _issue(call_tool("crawl", {"url": site.url, "cursor": cursor}, user=charlie)) == refused
     assert _issue(call_tool("crawl", {"url": site.url + "/blog/", "cursor": cursor})) == (
-        "cursor", f"This cursor continues the crawl of {site.url}/; call crawl with that url, or leave cursor out.")
+        "cursor",
+        f"This cursor continues the crawl of {site.url}/; call crawl with that url, or leave cursor out.",
+    )
 
 
 def test_crawl_content_returns_each_page_in_the_formats_asked(site, call_tool):
-    data = call_tool("crawl", {"url": site.url + "/pricing/", "delayMs": 0, "maxDepth": 0,
-                               "content": ["markdown"]}).structured_content
+    data = call_tool(
+        "crawl", {"url": site.url + "/pricing/", "delayMs": 0, "maxDepth": 0, "content": ["markdown"]}
+    ).structured_content
     [page] = data["pages"]
     assert "| Pro  | $12 a month |" in page["content"]["markdown"]
 
 
-@pytest.mark.parametrize(("args", "path", "message"), [
-    ({"maxPages": 0}, "maxPages", "Must be at least 1."),
-    ({"maxPages": 101}, "maxPages", "Must be at most 100."),
-    ({"maxDepth": 6}, "maxDepth", "Must be at most 5."),
-    ({"delayMs": 10_001}, "delayMs", "Must be at most 10000."),
-    ({"maxMs": 999}, "maxMs", "Must be at least 1000."),
-    ({"include": ["/a"] * 51}, "include", "Must have at most 50 entries."),
-    ({"scope": ["a.example.com"] * 21}, "scope", "Is not a value this argument takes; see the tool's input schema "
-                                                  "in tools/list."),
-    ({"scope": ["https://a.example.com/"]}, "scope[0]", "Must be a host name, such as docs.example.com (no scheme "
-                                                        "or path)."),
-])
+@pytest.mark.parametrize(
+    ("args", "path", "message"),
+    [
+        ({"maxPages": 0}, "maxPages", "Must be at least 1."),
+        ({"maxPages": 101}, "maxPages", "Must be at most 100."),
+        ({"maxDepth": 6}, "maxDepth", "Must be at most 5."),
+        ({"delayMs": 10_001}, "delayMs", "Must be at most 10000."),
+        ({"maxMs": 999}, "maxMs", "Must be at least 1000."),
+        ({"include": ["/a"] * 51}, "include", "Must have at most 50 entries."),
+        (
+            {"scope": ["a.example.com"] * 21},
+            "scope",
+            "Is not a value this argument takes; see the tool's input schema in tools/list.",
+        ),
+        (
+            {"scope": ["https://a.example.com/"]},
+            "scope[0]",
+            "Must be a host name, such as docs.example.com (no scheme or path).",
+        ),
+    ],
+)
 def test_crawl_arguments_out_of_range_are_invalid_input(site, call_tool, args, path, message):
     assert _issue(call_tool("crawl", {"url": site.url, **args})) == (path, message)

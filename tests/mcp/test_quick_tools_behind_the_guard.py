@@ -1,6 +1,7 @@
 """The session's own guard refuses what the web process let through: a keeper on a worker that has not opted in
 to private addresses (production's default), so the refusal comes from the browser's guard proxy, not the check
 made before the session opened."""
+
 from __future__ import annotations
 
 import pytest
@@ -22,11 +23,14 @@ def guarded_keeper(transactional_db, tmp_path):
 
 
 def test_an_address_the_session_guard_refuses_is_navigation_blocked_and_the_session_is_stopped(
-        guarded_keeper, mcp_client, alice, account):
+    guarded_keeper, mcp_client, alice, account
+):
     with arena() as site, mcp_client(token_for(alice)) as client:
         url = site.url + "/pricing/"
-        said = (f"[navigation_blocked] {url} was not opened: 127.0.0.1 resolves to 127.0.0.1: private, loopback, "
-                f"link-local and other non-public addresses cannot be called.")
+        said = (
+            f"[navigation_blocked] {url} was not opened: 127.0.0.1 resolves to 127.0.0.1: private, loopback, "
+            f"link-local and other non-public addresses cannot be called."
+        )
         for name, args in (("scrape", {"url": url}), ("crawl", {"url": url, "delayMs": 0})):
             result = client.call_tool(name, args)
             assert result.is_error is True

@@ -1,4 +1,5 @@
 """The result shapes and the argument check every tool stands on (no server needed)."""
+
 from __future__ import annotations
 
 import json
@@ -7,8 +8,19 @@ import pytest
 
 from foldrun.mcp import registry
 from foldrun.mcp.results import (
-    RESULT_LIMIT_BYTES, ToolError, cut, cut_strings, embedded_blob, failure, image, media, ok, ok_json,
-    reduce_if_large, size_bytes, to_call_result,
+    RESULT_LIMIT_BYTES,
+    ToolError,
+    cut,
+    cut_strings,
+    embedded_blob,
+    failure,
+    image,
+    media,
+    ok,
+    ok_json,
+    reduce_if_large,
+    size_bytes,
+    to_call_result,
 )
 
 VIEWPORT_SCHEMA = {
@@ -16,8 +28,11 @@ VIEWPORT_SCHEMA = {
     "properties": {
         "goal": {"type": "string", "minLength": 1, "maxLength": 2000},
         "mode": {"enum": ["auto", "full_auto"]},
-        "viewport": {"type": "object", "properties": {"width": {"type": "integer", "minimum": 200, "maximum": 7680}},
-                     "additionalProperties": False},
+        "viewport": {
+            "type": "object",
+            "properties": {"width": {"type": "integer", "minimum": 200, "maximum": 7680}},
+            "additionalProperties": False,
+        },
     },
     "required": ["goal"],
     "additionalProperties": False,
@@ -32,18 +47,30 @@ def test_a_failure_reads_code_then_message_and_carries_the_error_object():
     result = to_call_result(failure("not_found", "No session sess_us_x in this account.", {"id": "sess_us_x"}))
     assert result.is_error is True
     assert result.content[0].text == "[not_found] No session sess_us_x in this account."
-    assert result.structured_content == {"error": {"code": "not_found", "message": "No session sess_us_x in this account.",
-                                                   "details": {"id": "sess_us_x"}}}
+    assert result.structured_content == {
+        "error": {
+            "code": "not_found",
+            "message": "No session sess_us_x in this account.",
+            "details": {"id": "sess_us_x"},
+        }
+    }
 
 
 def test_a_failure_without_details_has_no_details_key():
     assert failure("capacity_exceeded", "Every browser is busy.").structured == {
-        "error": {"code": "capacity_exceeded", "message": "Every browser is busy."}}
+        "error": {"code": "capacity_exceeded", "message": "Every browser is busy."}
+    }
 
 
 def test_a_tool_error_keeps_its_code_message_and_details():
-    error = ToolError("invalid_input", "Send startUrl, not url.", {"issues": [{"path": "url", "message": "Use startUrl."}]})
-    assert (error.code, error.message, error.details["issues"][0]["path"]) == ("invalid_input", "Send startUrl, not url.", "url")
+    error = ToolError(
+        "invalid_input", "Send startUrl, not url.", {"issues": [{"path": "url", "message": "Use startUrl."}]}
+    )
+    assert (error.code, error.message, error.details["issues"][0]["path"]) == (
+        "invalid_input",
+        "Send startUrl, not url.",
+        "url",
+    )
     assert str(error) == "[invalid_input] Send startUrl, not url."
 
 
@@ -66,13 +93,32 @@ def test_a_long_failure_message_is_cut_too():
 
 
 def test_a_result_over_100000_bytes_has_each_step_reduced_to_one_line():
-    steps = [{"index": i, "path": f"{i}", "kind": "act", "label": f"step {i}", "ok": True, "ms": 5, "error": None,
-              "detail": "d" * 400, "log": ["l" * 100] * 3} for i in range(200)]
+    steps = [
+        {
+            "index": i,
+            "path": f"{i}",
+            "kind": "act",
+            "label": f"step {i}",
+            "ok": True,
+            "ms": 5,
+            "error": None,
+            "detail": "d" * 400,
+            "log": ["l" * 100] * 3,
+        }
+        for i in range(200)
+    ]
     result = ok_json({"runId": "run_x", "result": {"steps": steps}})
     assert size_bytes(result) > RESULT_LIMIT_BYTES
     reduced = reduce_if_large(result)
-    assert reduced.structured["result"]["steps"][7] == {"index": 7, "path": "7", "kind": "act", "label": "step 7",
-                                                        "ok": True, "ms": 5, "error": None}
+    assert reduced.structured["result"]["steps"][7] == {
+        "index": 7,
+        "path": "7",
+        "kind": "act",
+        "label": "step 7",
+        "ok": True,
+        "ms": 5,
+        "error": None,
+    }
     assert reduced.structured["runId"] == "run_x"
     assert json.loads(reduced.content[0].text) == reduced.structured  # the JSON text follows the data
     assert size_bytes(reduced) < RESULT_LIMIT_BYTES
@@ -107,7 +153,9 @@ def test_an_embedded_pdf_is_a_resource_with_a_base64_blob():
 
 def test_arguments_that_fit_the_schema_pass_through():
     assert registry.check_arguments(_tool(), {"goal": "find the price", "viewport": {"width": 800}}) == {
-        "goal": "find the price", "viewport": {"width": 800}}
+        "goal": "find the price",
+        "viewport": {"width": 800},
+    }
 
 
 def test_missing_arguments_are_an_empty_object():

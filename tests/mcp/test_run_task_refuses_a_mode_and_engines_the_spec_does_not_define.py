@@ -1,6 +1,7 @@
 """run_task's `mode: full_auto` is named by the spec but defined nowhere in it, and `engineId` names a saved engine
 while an account has none to save: each is refused with a sentence that says so and what to send instead —
 never accepted and silently changed into something else. Through /mcp with the SDK's own client."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,10 +11,14 @@ from tests.mcp.conftest import token_for
 
 pytestmark = pytest.mark.e2e
 
-FULL_AUTO = ("mode full_auto is not offered here: a task runs in auto mode only (the agent acts until the goal is "
-             "reached or it stops, and says why). Leave mode out or send auto.")
-NOT_SAVED = ("engineId 'firefox' is not a saved engine of this account: an account has no saved engines here, and "
-             "a session runs on the built-in chromium. Leave engineId out or send chromium")
+FULL_AUTO = (
+    "mode full_auto is not offered here: a task runs in auto mode only (the agent acts until the goal is "
+    "reached or it stops, and says why). Leave mode out or send auto."
+)
+NOT_SAVED = (
+    "engineId 'firefox' is not a saved engine of this account: an account has no saved engines here, and "
+    "a session runs on the built-in chromium. Leave engineId out or send chromium"
+)
 ONE_VERSION = "engineVersion picks a saved engine's version; the built-in chromium has version 1 only"
 
 
@@ -36,8 +41,10 @@ def test_run_task_refuses_full_auto_in_a_sentence_and_opens_nothing(client):
 
 
 def test_create_session_and_run_task_refuse_an_engine_that_is_not_saved(client):
-    for tool, args in (("create_session", {"engineId": "firefox"}),
-                       ("run_task", {"goal": "Read the pricing page", "engineId": "firefox"})):
+    for tool, args in (
+        ("create_session", {"engineId": "firefox"}),
+        ("run_task", {"goal": "Read the pricing page", "engineId": "firefox"}),
+    ):
         error = error_of(client.call_tool(tool, args))
         assert error["code"] == "invalid_input"
         assert {"path": "engineId", "message": NOT_SAVED} in error["details"]["issues"], tool

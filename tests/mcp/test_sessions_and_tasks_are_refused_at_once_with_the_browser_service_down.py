@@ -1,6 +1,7 @@
 """A browser service that is down, as an MCP client meets it: create_session and run_task are refused at once
 with a sentence (start_failed) — no session left `starting` for 90 s, no task. The REST side and the judgement of
 "down" are in tests/browsing/test_a_new_session_is_refused_at_once_when_the_browser_service_is_down.py."""
+
 from __future__ import annotations
 
 import time
@@ -9,7 +10,9 @@ import pytest
 
 from browsing.models import BrowserSession, Task
 from tests.browsing.test_a_new_session_is_refused_at_once_when_the_browser_service_is_down import (
-    STALE, age_browser_service)
+    STALE,
+    age_browser_service,
+)
 from tests.mcp.conftest import token_for
 
 

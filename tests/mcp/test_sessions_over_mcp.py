@@ -1,4 +1,5 @@
 """The session tools over the real transport, from the SDK's own client, on a real worker and Chromium."""
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,9 @@ def test_a_session_opens_reads_lists_and_stops_over_mcp(mcp_platform, mcp_client
         assert re.fullmatch(r"sess_us_[0-9a-z]{24}", record["id"])
         assert (record["status"], record["engine"], record["title"]) == ("live", "chromium", "Pricing · Test Arena")
         assert record["endpoints"]["http"].endswith(f"/v1/sessions/{record['id']}")
-        assert record["endpoints"]["cdp"] == (f"ws://{mcp_platform.base.removeprefix('http://')}/v1/sessions/"
-                                              f"{record['id']}/cdp?token={record['token']}")
+        assert record["endpoints"]["cdp"] == (
+            f"ws://{mcp_platform.base.removeprefix('http://')}/v1/sessions/{record['id']}/cdp?token={record['token']}"
+        )
         assert token_ok(record["id"], record["token"]) and record["tokenExpiresAt"].endswith("Z")
         assert record["options"]["idleTimeoutMs"] == 60_000
 
@@ -47,10 +49,14 @@ def test_a_session_opens_reads_lists_and_stops_over_mcp(mcp_platform, mcp_client
         assert [s["id"] for s in listed] == [record["id"]]
         assert set(listed[0]) == {"id", "status", "engine", "createdAt", "endedAt", "endReason", "title"}
 
-        assert structured(client.call_tool("stop_session", {"sessionId": record["id"]})) == {"deleted": True,
-                                                                                            "closed": True}
-        assert structured(client.call_tool("stop_session", {"sessionId": record["id"]})) == {"deleted": True,
-                                                                                            "closed": False}
+        assert structured(client.call_tool("stop_session", {"sessionId": record["id"]})) == {
+            "deleted": True,
+            "closed": True,
+        }
+        assert structured(client.call_tool("stop_session", {"sessionId": record["id"]})) == {
+            "deleted": True,
+            "closed": False,
+        }
         ended = structured(client.call_tool("get_session", {"sessionId": record["id"]}))
     assert (ended["status"], ended["endReason"]) == ("closed", "stopped")
     assert "endpoints" not in ended and "token" not in ended
@@ -73,10 +79,15 @@ def test_url_is_refused_with_a_hint_to_use_start_url(mcp_server, mcp_client, ali
     with mcp_client(token_for(alice)) as client:
         result = client.call_tool("create_session", {"url": "https://example.com"})
     assert result.is_error
-    assert result.content[0].text == ("[invalid_input] Url is not an option of a session; use startUrl for the page "
-                                      "the browser opens first.")
-    assert result.structured_content["error"]["details"]["issues"] == [{"path": "url", "message": (
-        "url is not an option of a session; use startUrl for the page the browser opens first")}]
+    assert result.content[0].text == (
+        "[invalid_input] Url is not an option of a session; use startUrl for the page the browser opens first."
+    )
+    assert result.structured_content["error"]["details"]["issues"] == [
+        {
+            "path": "url",
+            "message": ("url is not an option of a session; use startUrl for the page the browser opens first"),
+        }
+    ]
     assert not BrowserSession.objects.exists()
 
 
@@ -93,15 +104,19 @@ def test_a_busy_pool_is_capacity_exceeded(mcp_server, mcp_client, alice, setting
     with mcp_client(token_for(alice)) as client:
         result = client.call_tool("create_session", {})
     assert result.is_error and result.content[0].text.startswith(
-        "[capacity_exceeded] Every browser of this account is busy (1 of 1 sessions open).")
+        "[capacity_exceeded] Every browser of this account is busy (1 of 1 sessions open)."
+    )
 
 
 def test_sessions_are_listed_newest_first_and_at_most_200(mcp_server, mcp_client, alice):
     account = alice.memberships.first().account
     now = timezone.now()
-    BrowserSession.objects.bulk_create([BrowserSession(account=account, status="closed",
-                                                       created_at=now - timezone.timedelta(seconds=n))
-                                        for n in range(205)])
+    BrowserSession.objects.bulk_create(
+        [
+            BrowserSession(account=account, status="closed", created_at=now - timezone.timedelta(seconds=n))
+            for n in range(205)
+        ]
+    )
     with mcp_client(token_for(alice)) as client:
         listed = client.call_tool("list_sessions", {}).structured_content["sessions"]
     assert len(listed) == 200

@@ -1,4 +1,5 @@
 """Settings says where /mcp is and how to add it to a client — and what it says works."""
+
 from __future__ import annotations
 
 import json
@@ -18,10 +19,14 @@ def test_settings_shows_the_endpoint_and_both_snippets_without_any_token(alice, 
     page = response.content.decode()
     assert response.context["mcp_url"] == "http://testserver/mcp"
     assert 'value="http://testserver/mcp"' in page
-    assert json.loads(response.context["mcp_http_snippet"]) == {"mcpServers": {"foldrun": {
-        "url": "http://testserver/mcp", "headers": {"Authorization": "Bearer YOUR_API_TOKEN"}}}}
-    assert json.loads(response.context["mcp_stdio_snippet"]) == {"mcpServers": {"foldrun": {
-        "command": "foldrun", "args": ["mcp"]}}}
+    assert json.loads(response.context["mcp_http_snippet"]) == {
+        "mcpServers": {
+            "foldrun": {"url": "http://testserver/mcp", "headers": {"Authorization": "Bearer YOUR_API_TOKEN"}}
+        }
+    }
+    assert json.loads(response.context["mcp_stdio_snippet"]) == {
+        "mcpServers": {"foldrun": {"command": "foldrun", "args": ["mcp"]}}
+    }
     assert "foldrun login --url http://testserver" in page
     assert raw not in page and raw[8:] not in page
 
@@ -37,8 +42,15 @@ def test_a_token_made_on_settings_pasted_into_the_snippet_connects_a_client(mcp_
     web = Client()
     web.force_login(alice)
     context = chromium.new_context()
-    context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": web.cookies[settings.SESSION_COOKIE_NAME].value,
-                          "url": mcp_server.base}])
+    context.add_cookies(
+        [
+            {
+                "name": settings.SESSION_COOKIE_NAME,
+                "value": web.cookies[settings.SESSION_COOKIE_NAME].value,
+                "url": mcp_server.base,
+            }
+        ]
+    )
     page = context.new_page()
     page.goto(f"{mcp_server.base}/settings/")
     assert page.locator("#mcp-url").input_value() == mcp_server.url

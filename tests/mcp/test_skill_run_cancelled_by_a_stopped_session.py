@@ -1,6 +1,7 @@
 """A caller who stops the session a skill run is using cancels the run: it ends `cancelled` (isError), its report
 is verdict `error` naming who stopped it, and nothing the run's worker does afterwards writes over that — through
 /mcp on a real worker and real Chromium, and over REST (DELETE /v1/sessions)."""
+
 from __future__ import annotations
 
 import time
@@ -20,8 +21,10 @@ def test_stopping_a_smoke_tests_session_mid_flow_ends_the_run_cancelled(live, pr
     # The flow's first step is with the agent (its model answer held back) when the session is stopped.
     provider_desk.reply_tool_use("web", browse(actions=[{"click": "text=Sign in"}]), delay=8)
     provider_desk.reply_text("DONE: Sign in is open.")
-    started = live.call_tool("run_skill", {"name": "smoke-uat", "inputs": {
-        "url": f"{site.url}/pricing/", "steps": ["click Sign in"], "maxLinks": 0}})
+    started = live.call_tool(
+        "run_skill",
+        {"name": "smoke-uat", "inputs": {"url": f"{site.url}/pricing/", "steps": ["click Sign in"], "maxLinks": 0}},
+    )
     run_id, session_id = started.structured_content["runId"], started.structured_content["sessionId"]
     wait_for(lambda: provider_desk.requests, timeout=60)
     stopped = live.call_tool("stop_session", {"sessionId": session_id})
@@ -41,13 +44,14 @@ def test_stopping_a_smoke_tests_session_mid_flow_ends_the_run_cancelled(live, pr
     assert BrowserSession.objects.get(public_id=session_id).status == "closed"
 
 
-def test_stopping_a_smoke_tests_session_while_its_start_page_loads_leaves_the_run_cancelled(
-        live, provider_desk, site):  # noqa: F811
+def test_stopping_a_smoke_tests_session_while_its_start_page_loads_leaves_the_run_cancelled(live, provider_desk, site):  # noqa: F811
     # The start phase is loading the page (its answer held back) when the session is stopped; when the phase
     # comes back — with the page or without it — it writes nothing over the cancelled run.
     site.routes["/held"] = lambda _request: (time.sleep(4), html(b"<html><title>Held</title><p>late</p></html>"))[1]
-    started = live.call_tool("run_skill", {"name": "smoke-uat", "inputs": {
-        "url": f"{site.url}/held", "steps": ["click Sign in"], "maxLinks": 0}})
+    started = live.call_tool(
+        "run_skill",
+        {"name": "smoke-uat", "inputs": {"url": f"{site.url}/held", "steps": ["click Sign in"], "maxLinks": 0}},
+    )
     run_id, session_id = started.structured_content["runId"], started.structured_content["sessionId"]
     wait_for(lambda: "/held" in site.seen, timeout=60)
     assert live.call_tool("stop_session", {"sessionId": session_id}).structured_content["closed"] is True

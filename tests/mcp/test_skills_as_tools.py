@@ -1,6 +1,7 @@
 """Skills as tools through /mcp: list_skills, run_skill, get_skill_run and skill_<name>, on a real worker and
 real Chromium. A skill is a SKILL.md pushed to the account's library; the browser agent that follows its
 procedure is the gallery's, on the account's provider (the loopback stand-in of tests/fakes/providers.py)."""
+
 from __future__ import annotations
 
 import httpx
@@ -42,8 +43,13 @@ Probe url.
 
 
 def push_skills(account, files: dict[str, str]) -> None:
-    do_write_files(account=account, workspace=None, kind="push", message="skills",
-                   writes=[FileWrite(f"skills/{name}/SKILL.md", text) for name, text in files.items()])
+    do_write_files(
+        account=account,
+        workspace=None,
+        kind="push",
+        message="skills",
+        writes=[FileWrite(f"skills/{name}/SKILL.md", text) for name, text in files.items()],
+    )
 
 
 @pytest.fixture
@@ -94,19 +100,20 @@ def test_a_secret_input_rejects_a_raw_value_and_starts_nothing(skilled, site):
 
 
 def test_signed_in_skill_runs_are_refused_with_the_specs_sentence(skilled, site):
-    result = skilled.call_tool("skill_price_check", {"url": f"{site.url}/pricing/",
-                                                     "options": {"session": {"credentials": True}}})
+    result = skilled.call_tool(
+        "skill_price_check", {"url": f"{site.url}/pricing/", "options": {"session": {"credentials": True}}}
+    )
     assert result.is_error is True
-    assert text_of(result) == ("[invalid_input] Signed-in skill runs are not available yet: remove "
-                               "session.credentials")
+    assert text_of(result) == ("[invalid_input] Signed-in skill runs are not available yet: remove session.credentials")
     assert not SkillRun.objects.exists()
 
 
 def test_run_skill_returns_at_once_and_get_skill_run_reaches_passed(skilled, provider_desk, site):  # noqa: F811
     provider_desk.reply_tool_use("web", browse(f"{site.url}/pricing/"))
     provider_desk.reply_text("DONE: The Pro plan costs $12 a month.")
-    started = skilled.call_tool("run_skill", {"name": "price-check", "inputs": {"url": f"{site.url}/pricing/"},
-                                              "grant": ["network_capture"]})
+    started = skilled.call_tool(
+        "run_skill", {"name": "price-check", "inputs": {"url": f"{site.url}/pricing/"}, "grant": ["network_capture"]}
+    )
     data = started.structured_content
     assert started.is_error is False
     assert (data["status"], data["placement"]) == ("running", "pool")  # a browser was free: started at once
@@ -114,8 +121,19 @@ def test_run_skill_returns_at_once_and_get_skill_run_reaches_passed(skilled, pro
     read = skilled.call_tool("get_skill_run", {"runId": data["runId"], "waitSeconds": 120})
     record = read.structured_content
     assert read.is_error is False and record["status"] == "passed", text_of(read)
-    assert set(record) >= {"runId", "skill", "sessionId", "status", "startedAt", "ms", "summary", "counts",
-                           "result", "hasReport", "reportUrl"}
+    assert set(record) >= {
+        "runId",
+        "skill",
+        "sessionId",
+        "status",
+        "startedAt",
+        "ms",
+        "summary",
+        "counts",
+        "result",
+        "hasReport",
+        "reportUrl",
+    }
     assert record["summary"] == "The Pro plan costs $12 a month." and record["hasReport"] is True
     lines = text_of(read).splitlines()
     assert lines[0].startswith("Skill price-check ") and lines[0].endswith(f"run {data['runId']}: passed.")
@@ -131,8 +149,9 @@ def test_run_skill_returns_at_once_and_get_skill_run_reaches_passed(skilled, pro
 def test_a_skill_that_fails_is_a_normal_result_of_its_tool(skilled, provider_desk, site):  # noqa: F811
     provider_desk.reply_tool_use("web", browse(f"{site.url}/pricing/"))
     provider_desk.reply_text("STUCK: there is no Enterprise plan on this page")
-    result = skilled.call_tool("skill_price_check", {"url": f"{site.url}/pricing/", "plan": "Free",
-                                                     "options": {"waitSeconds": 120}})
+    result = skilled.call_tool(
+        "skill_price_check", {"url": f"{site.url}/pricing/", "plan": "Free", "options": {"waitSeconds": 120}}
+    )
     record = result.structured_content
     assert result.is_error is False and record["status"] == "failed", text_of(result)
     failed = [s for s in record["result"]["steps"] if s["status"] == "failed"]
@@ -146,8 +165,9 @@ def test_a_skill_needing_a_grant_not_given_is_denied_and_is_an_error(skilled, si
     assert started.structured_content["sessionId"] is None
     read = skilled.call_tool("get_skill_run", {"runId": started.structured_content["runId"]})
     assert read.is_error is True and read.structured_content["status"] == "denied"
-    assert ("The skill header-probe needs the grant active_scan, which was not given; ask the user before "
-            "granting it.") in text_of(read)
+    assert (
+        "The skill header-probe needs the grant active_scan, which was not given; ask the user before granting it."
+    ) in text_of(read)
     refused = skilled.call_tool("skill_header_probe", {"url": f"{site.url}/", "confirm": False})
     assert refused.is_error and refused.structured_content["error"]["code"] == "invalid_input"
     assert not BrowserSession.objects.exists()
@@ -164,13 +184,16 @@ def test_a_running_skill_run_is_not_an_error(skilled, provider_desk, site):  # n
 
 
 def test_foldrun_check_names_the_file_and_field_of_a_bad_input_declaration():
-    bad = ("---\nname: broken\ndescription: x\ninputs:\n  - {name: pw, type: secret, default: hunter2}\n"
-           "  - {name: n, type: decimal}\ngrants: [root]\n---\nbody\n")
+    bad = (
+        "---\nname: broken\ndescription: x\ninputs:\n  - {name: pw, type: secret, default: hunter2}\n"
+        "  - {name: n, type: decimal}\ngrants: [root]\n---\nbody\n"
+    )
     findings = [f for f in check(Desk(files={"skills/broken/SKILL.md": bad})) if f.code.startswith("skill.")]
     messages = {f.code: (f.file, f.message) for f in findings}
     assert messages["skill.inputs.default"] == (
-        "skills/broken/SKILL.md", "inputs[0].default: a secret input takes no default (it would be a secret in "
-                                  "the file).")
+        "skills/broken/SKILL.md",
+        "inputs[0].default: a secret input takes no default (it would be a secret in the file).",
+    )
     assert messages["skill.inputs.type"][1].startswith("inputs[1].type: decimal is not an input type")
     assert messages["skill.grants"][1].startswith("grants: root is not a grant")
 
@@ -180,8 +203,10 @@ def test_smoke_uat_is_a_platform_skill_with_its_own_typed_tool(skilled, site):
     props = tools["skill_smoke_uat"].input_schema["properties"]
     assert tools["skill_smoke_uat"].input_schema["required"] == ["url"]
     assert props["steps"]["type"] == "array" and props["maxLinks"]["default"] == 50
-    result = skilled.call_tool("skill_smoke_uat", {"url": f"{site.url}/pricing/", "maxLinks": 0,
-                                                   "expectText": "Pricing", "options": {"waitSeconds": 120}})
+    result = skilled.call_tool(
+        "skill_smoke_uat",
+        {"url": f"{site.url}/pricing/", "maxLinks": 0, "expectText": "Pricing", "options": {"waitSeconds": 120}},
+    )
     record = result.structured_content
     assert result.is_error is False and record["status"] == "passed", text_of(result)
     assert (record["skill"], record["version"], record["hasReport"]) == ("smoke-uat", "gallery", True)

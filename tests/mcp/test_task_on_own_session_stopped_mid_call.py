@@ -3,6 +3,7 @@ stops while the agent's browse call is still loading a page: the task ends `abor
 a stoppedBy that means the agent could not test), with the session's reason — never `error` because the call
 broke when its browser went. Through /mcp on a real worker and real Chromium.
 """
+
 from __future__ import annotations
 
 import pytest

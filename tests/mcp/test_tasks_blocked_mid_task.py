@@ -5,6 +5,7 @@ The session is opened by a web process that has not opted in to private addresse
 "refuse them"; the worker keeping it has opted in (it reaches the loopback model stand-in), so the refusal here
 can only come from the session's decision, applied by its keeper to every connection of its browser.
 """
+
 from __future__ import annotations
 
 
@@ -19,7 +20,9 @@ from tests.mcp.test_tasks_and_reports import SUMMARY, provider_desk  # noqa: F40
 
 pytestmark = pytest.mark.e2e
 
-REFUSED = "127.0.0.1 resolves to 127.0.0.1: private, loopback, link-local and other non-public addresses cannot be called"
+REFUSED = (
+    "127.0.0.1 resolves to 127.0.0.1: private, loopback, link-local and other non-public addresses cannot be called"
+)
 
 
 @pytest.fixture
@@ -32,8 +35,11 @@ def unopted(mcp_platform, settings):
 
 def link_to(url: str) -> dict:
     """A browse call that writes a link into the session's blank page (the page a task starts on without startUrl)."""
-    return {"action": "browse", "mode": "text",
-            "js": f"document.body.innerHTML = '<a id=\"next\" href=\"{url}\">Next</a>'; 'written'"}
+    return {
+        "action": "browse",
+        "mode": "text",
+        "js": f"document.body.innerHTML = '<a id=\"next\" href=\"{url}\">Next</a>'; 'written'",
+    }
 
 
 def follow_a_link_to_another_server(mcp_client, alice, provider_desk, **session) -> tuple:
@@ -45,14 +51,16 @@ def follow_a_link_to_another_server(mcp_client, alice, provider_desk, **session)
         provider_desk.reply_tool_use("web", {"action": "browse", "mode": "text", "actions": [{"click": "#next"}]})
         provider_desk.reply_text("STUCK: the next page did not open")
         with mcp_client(token_for(alice)) as client:
-            result = client.call_tool("run_task", {"goal": "Follow the Next link and read the page", "maxSteps": 5,
-                                                   **session})
+            result = client.call_tool(
+                "run_task", {"goal": "Follow the Next link and read the page", "maxSteps": 5, **session}
+            )
         assert "/pricing/" not in other.seen  # the browser never reached the other server
     return result, target
 
 
 def test_a_link_to_loopback_clicked_mid_task_is_refused_by_the_sessions_guard_and_ends_navigation_blocked(
-        unopted, mcp_client, alice, provider_desk):
+    unopted, mcp_client, alice, provider_desk
+):
     result, target = follow_a_link_to_another_server(mcp_client, alice, provider_desk)
     data = result.structured_content
     task = data["task"]
@@ -68,16 +76,21 @@ def test_a_link_to_loopback_clicked_mid_task_is_refused_by_the_sessions_guard_an
     assert wait_ended(session)
 
 
-def test_a_session_with_allow_hosts_says_the_refused_host_is_not_among_them(
-        unopted, mcp_client, alice, provider_desk):
+def test_a_session_with_allow_hosts_says_the_refused_host_is_not_among_them(unopted, mcp_client, alice, provider_desk):
     # staging.internal is the user's, reached through their proxy; the loopback site is not on the list, so the
     # session's guard refuses it, and the task's sentence names the list it is not on.
-    result, target = follow_a_link_to_another_server(mcp_client, alice, provider_desk,
-                                                     proxyUrl="http://proxy.example.com:3128",
-                                                     allowHosts=["staging.internal", "*.corp.internal"])
+    result, target = follow_a_link_to_another_server(
+        mcp_client,
+        alice,
+        provider_desk,
+        proxyUrl="http://proxy.example.com:3128",
+        allowHosts=["staging.internal", "*.corp.internal"],
+    )
     task = result.structured_content["task"]
-    said = (f"browse: {target} was not opened — {REFUSED}; this session reaches only staging.internal, "
-            f"*.corp.internal through its proxy (allowHosts), and 127.0.0.1 is not among them")
+    said = (
+        f"browse: {target} was not opened — {REFUSED}; this session reaches only staging.internal, "
+        f"*.corp.internal through its proxy (allowHosts), and 127.0.0.1 is not among them"
+    )
     assert result.is_error is True
     assert (task["ok"], task["stoppedBy"], task["reason"]) == (False, "navigation_blocked", said)
     assert task["steps"][1]["error"] == said

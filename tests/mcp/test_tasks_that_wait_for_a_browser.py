@@ -4,6 +4,7 @@ A task on a session that has no browser yet waits for it: its run starts when th
 a queue that runs out, a caller's stop and a session past its maxDurationMs each end the task with the spec's
 `stoppedBy` (capacity_exceeded, capacity_timeout, aborted, timeout) and `isError: true`.
 """
+
 from __future__ import annotations
 
 import time
@@ -25,8 +26,9 @@ pytestmark = pytest.mark.e2e
 def full_pool(settings, alice):
     """One browser per account, taken by a live session of alice's."""
     settings.FOLDRUN_BROWSER_MAX_SESSIONS = 1
-    return BrowserSession.objects.create(account=alice.memberships.first().account, status="live",
-                                         live_at=timezone.now())
+    return BrowserSession.objects.create(
+        account=alice.memberships.first().account, status="live", live_at=timezone.now()
+    )
 
 
 def test_a_task_on_a_full_pool_ends_capacity_exceeded_and_asks_no_model(live, full_pool, provider_desk):
@@ -36,8 +38,10 @@ def test_a_task_on_a_full_pool_ends_capacity_exceeded_and_asks_no_model(live, fu
     assert result.is_error is True
     assert SUMMARY.match(text_of(result).splitlines()[0]).groups() == ("stopped", "capacity_exceeded", "0")
     assert task["stoppedBy"] == "capacity_exceeded" and task["ok"] is False
-    assert task["reason"] == ("Every browser of this account is busy (1 of 1 sessions open). Stop a session with "
-                              "stop_session, pass waitForCapacityMs to wait for one, or queueForCapacity to queue")
+    assert task["reason"] == (
+        "Every browser of this account is busy (1 of 1 sessions open). Stop a session with "
+        "stop_session, pass waitForCapacityMs to wait for one, or queueForCapacity to queue"
+    )
     assert data["sessionClosed"] is True
     session = BrowserSession.objects.get(public_id=data["sessionId"])
     assert (session.status, session.end_reason, session.live_at) == ("closed", "capacity_exceeded", None)
@@ -57,8 +61,7 @@ def _queued(live) -> str:
 
 def test_a_task_on_a_queued_session_whose_queue_runs_out_ends_capacity_timeout(live, full_pool, provider_desk):
     session_id = _queued(live)
-    started = live.call_tool("run_task", {"goal": "Read the pricing page", "sessionId": session_id,
-                                          "waitSeconds": 1})
+    started = live.call_tool("run_task", {"goal": "Read the pricing page", "sessionId": session_id, "waitSeconds": 1})
     assert started.is_error is False and started.structured_content["status"] == "running"
     time.sleep(1.2)
     assert sweep()["capacity_timeout"] == 1  # the beat's sweep, run here at once
@@ -75,8 +78,9 @@ def test_a_task_on_a_queued_session_starts_when_a_browser_frees(live, full_pool,
     provider_desk.reply_text("DONE: The Pro plan costs $12 a month.")
     created = live.call_tool("create_session", {"queueForCapacity": {"maxWaitSeconds": 120}})
     session_id = created.structured_content["id"]
-    started = live.call_tool("run_task", {"goal": "Read the Pro plan's price", "sessionId": session_id,
-                                          "waitSeconds": 1})
+    started = live.call_tool(
+        "run_task", {"goal": "Read the Pro plan's price", "sessionId": session_id, "waitSeconds": 1}
+    )
     assert started.structured_content["status"] == "running"
     assert not provider_desk.requests  # queued: nothing began
     do_stop_session(alice.memberships.first().account, full_pool.public_id)  # its browser is free now
@@ -93,8 +97,7 @@ def test_a_task_whose_session_is_stopped_under_it_ends_aborted(live, provider_de
     provider_desk.reply_text("STUCK: the page went away")
     created = live.call_tool("create_session", {})
     session_id = created.structured_content["id"]
-    started = live.call_tool("run_task", {"goal": "Read the pricing page", "sessionId": session_id,
-                                          "waitSeconds": 1})
+    started = live.call_tool("run_task", {"goal": "Read the pricing page", "sessionId": session_id, "waitSeconds": 1})
     assert started.structured_content["status"] == "running"
     stopped = live.call_tool("stop_session", {"sessionId": session_id})
     assert stopped.structured_content == {"deleted": True, "closed": True}
@@ -110,8 +113,7 @@ def test_a_task_past_its_sessions_max_duration_ends_timeout(live, provider_desk,
     created = live.call_tool("create_session", {"maxDurationMs": 10_000})
     session_id = created.structured_content["id"]
     opened = time.monotonic()
-    started = live.call_tool("run_task", {"goal": "Read the pricing page", "sessionId": session_id,
-                                          "waitSeconds": 1})
+    started = live.call_tool("run_task", {"goal": "Read the pricing page", "sessionId": session_id, "waitSeconds": 1})
     assert started.structured_content["status"] == "running"
     time.sleep(max(0.0, 10.5 - (time.monotonic() - opened)))
     assert sweep()["max_duration"] == 1  # the beat's sweep, run here at once

@@ -4,6 +4,7 @@ The spec (`webagent-mcp-tools.md`, found by tests/conftest.py's `spec_file`) is 
 each `### \\`name\\`` section is a tool, and its argument table (`| \\`arg\\` | type | required | … |`)
 gives the argument names and which are required. `skill_<name>` is one tool per skill, not a fixed one.
 """
+
 from __future__ import annotations
 
 import re
@@ -26,8 +27,10 @@ ARGUMENT_IN_PROSE = {"run_skill": ("engineId", "`engineId` picks the engine for 
 def _sections() -> dict[str, str]:
     text = spec_file("webagent-mcp-tools.md").read_text(encoding="utf-8")
     found = list(SECTION.finditer(text))
-    return {m.group(1): text[m.end(): found[i + 1].start() if i + 1 < len(found) else len(text)]
-            for i, m in enumerate(found)}
+    return {
+        m.group(1): text[m.end() : found[i + 1].start() if i + 1 < len(found) else len(text)]
+        for i, m in enumerate(found)
+    }
 
 
 ALIAS = re.compile(r"^\| `([A-Za-z]+)` \|.*\| Deprecated alias of `([A-Za-z]+)`", re.M)
@@ -84,8 +87,9 @@ def _schema_types(prop: dict) -> set[str]:
     elif isinstance(declared, list):
         kinds.update(declared)
     if "enum" in prop and not declared:
-        kinds.update("string" if isinstance(v, str) else "boolean" if isinstance(v, bool) else "integer"
-                     for v in prop["enum"])
+        kinds.update(
+            "string" if isinstance(v, str) else "boolean" if isinstance(v, bool) else "integer" for v in prop["enum"]
+        )
     for branch in prop.get("oneOf", []) + prop.get("anyOf", []):
         kinds |= _schema_types(branch)
     return kinds
@@ -129,9 +133,11 @@ def test_a_registered_tool_types_each_argument_as_the_spec_does(name):
     tool = next((t for t in registry.fixed_tools() if t.name == name), None)
     assert tool is not None, f"{name} is not registered"
     properties = tool.input_schema.get("properties", {})
-    differ = {arg: (sorted(kinds), sorted(_schema_types(properties[arg])))
-              for arg, kinds in _types(SPEC_TOOLS[name]).items()
-              if arg in properties and _schema_types(properties[arg]) != kinds}
+    differ = {
+        arg: (sorted(kinds), sorted(_schema_types(properties[arg])))
+        for arg, kinds in _types(SPEC_TOOLS[name]).items()
+        if arg in properties and _schema_types(properties[arg]) != kinds
+    }
     assert differ == {}, "argument: (the spec's types, the schema's types)"
 
 
@@ -150,11 +156,11 @@ def test_tools_list_over_the_wire_is_the_registry(mcp_server, alice, mcp_client)
     with mcp_client(token_for(alice)) as client:
         listed = {t.name: t.input_schema for t in client.list_tools()}
     assert {name: schema for name, schema in listed.items() if name in SPEC_TOOLS} == {
-        t.name: t.input_schema for t in registry.fixed_tools()}
+        t.name: t.input_schema for t in registry.fixed_tools()
+    }
 
 
-def test_get_and_stop_session_require_session_id_over_the_wire_and_still_take_the_alias(mcp_server, alice,
-                                                                                      mcp_client):
+def test_get_and_stop_session_require_session_id_over_the_wire_and_still_take_the_alias(mcp_server, alice, mcp_client):
     with mcp_client(token_for(alice)) as client:
         listed = {t.name: t.input_schema for t in client.list_tools()}
         by_alias = client.call_tool("get_session", {"id": "sess_us_nosuchsessionxxxxxxxxx"})
@@ -163,4 +169,5 @@ def test_get_and_stop_session_require_session_id_over_the_wire_and_still_take_th
     assert by_alias.structured_content["error"]["code"] == "not_found"  # checked as if sessionId had been sent
     assert neither.structured_content["error"]["code"] == "invalid_input"
     assert neither.structured_content["error"]["details"]["issues"] == [
-        {"path": "sessionId", "message": "This argument is required."}]
+        {"path": "sessionId", "message": "This argument is required."}
+    ]

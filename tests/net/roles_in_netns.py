@@ -5,6 +5,7 @@ reads the JSON it prints. Here a global address is really reachable, so each
 role can be shown to reach a public host, and then to be refused when the same
 name re-resolves to loopback, or when a redirect from the public host points there.
 """
+
 from __future__ import annotations
 
 import http.client
@@ -112,8 +113,9 @@ def roles(public: Site, private: Site, sandbox: Path) -> dict:
         return outcome.error or f"answered {outcome.status_code}"
 
     def token(url: str) -> str:
-        return said(lambda: oauth.refresh(None, name="CRM", token_url=url, refresh_token="r", client_id="c",
-                                          client_secret=None))
+        return said(
+            lambda: oauth.refresh(None, name="CRM", token_url=url, refresh_token="r", client_id="c", client_secret=None)
+        )
 
     def fetch(url: str) -> str:
         try:
@@ -122,15 +124,21 @@ def roles(public: Site, private: Site, sandbox: Path) -> dict:
             return str(exc)
 
     every = {
-        **{f"net.client({role!r})": (lambda url, role=role: said(
-            lambda: net.client(role).get(url, follow_redirects=True).status_code)) for role in net.ROLES},
+        **{
+            f"net.client({role!r})": (
+                lambda url, role=role: said(lambda: net.client(role).get(url, follow_redirects=True).status_code)
+            )
+            for role in net.ROLES
+        },
         "http tool": lambda url: said(lambda: http_tool(url)),
         "http tool openapi": openapi,
         "model provider": model,
         "webhook": webhook,
         "oauth token endpoint": token,
         "web fetch": fetch,
-        "egress proxy": lambda url: through_proxy(egress.url, "/" + egress.url.rstrip("/").rsplit("/", 1)[1] + "/", url),
+        "egress proxy": lambda url: through_proxy(
+            egress.url, "/" + egress.url.rstrip("/").rsplit("/", 1)[1] + "/", url
+        ),
         "browser guard proxy": lambda url: through_proxy(guard.url, "", url),
     }
     found: dict[str, dict] = {}

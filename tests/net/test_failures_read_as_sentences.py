@@ -1,4 +1,5 @@
 """A failed outgoing call reads as a sentence everywhere: never an httpx class name."""
+
 import socket
 import threading
 
@@ -41,15 +42,20 @@ def test_a_server_that_hangs_up_mid_answer_is_said_so():
     assert net.describe(caught.value) == "the server closed the connection before a whole answer"
 
 
-@pytest.mark.parametrize("exc, sentence", [
-    (httpx.ConnectTimeout("x"), "the connection timed out"),
-    (httpx.ReadTimeout("x"), "no answer came in time"),
-    (httpx.TooManyRedirects("x"), "it redirected too many times"),
-    (httpx.UnsupportedProtocol("x"), "the URL is not an http or https address"),
-    (httpx.ConnectError("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed"),
-     "its TLS certificate could not be verified"),
-    (RuntimeError("boom"), "the request failed"),
-])
+@pytest.mark.parametrize(
+    "exc, sentence",
+    [
+        (httpx.ConnectTimeout("x"), "the connection timed out"),
+        (httpx.ReadTimeout("x"), "no answer came in time"),
+        (httpx.TooManyRedirects("x"), "it redirected too many times"),
+        (httpx.UnsupportedProtocol("x"), "the URL is not an http or https address"),
+        (
+            httpx.ConnectError("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed"),
+            "its TLS certificate could not be verified",
+        ),
+        (RuntimeError("boom"), "the request failed"),
+    ],
+)
 def test_each_kind_of_failure_has_its_sentence_and_no_class_name(exc, sentence):
     said = net.describe(exc)
     assert said == sentence

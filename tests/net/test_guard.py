@@ -1,4 +1,5 @@
 """foldrun.net: one predicate, checked at connect time on the address actually connected to."""
+
 from __future__ import annotations
 
 import httpx
@@ -12,27 +13,75 @@ from .conftest import private_urls, refusal
 HTTPX_ROLES = sorted(net.ROLES)
 
 
-@pytest.mark.parametrize("address", [
-    "127.0.0.1", "10.0.0.1", "172.31.255.255", "192.168.0.1", "100.64.0.1", "100.127.255.254", "169.254.169.254",
-    "0.0.0.0", "224.0.0.1", "239.255.255.250", "240.0.0.1", "255.255.255.255", "192.0.2.1", "198.18.0.1",
-    "::1", "::", "fe80::1", "fd00::1", "fc00::1", "ff02::1", "ff0e::1", "fec0::1", "2001:db8::1",
-    "::ffff:127.0.0.1", "::ffff:10.0.0.1", "::ffff:100.64.0.1", "::127.0.0.1", "2002:7f00:1::1",
-    "2002:a9fe:a9fe::1", "64:ff9b::7f00:1", "64:ff9b::a00:1", "2001:0:4136:e378:8000:63bf:80ff:fffe",
-])
+@pytest.mark.parametrize(
+    "address",
+    [
+        "127.0.0.1",
+        "10.0.0.1",
+        "172.31.255.255",
+        "192.168.0.1",
+        "100.64.0.1",
+        "100.127.255.254",
+        "169.254.169.254",
+        "0.0.0.0",
+        "224.0.0.1",
+        "239.255.255.250",
+        "240.0.0.1",
+        "255.255.255.255",
+        "192.0.2.1",
+        "198.18.0.1",
+        "::1",
+        "::",
+        "fe80::1",
+        "fd00::1",
+        "fc00::1",
+        "ff02::1",
+        "ff0e::1",
+        "fec0::1",
+        "2001:db8::1",
+        "::ffff:127.0.0.1",
+        "::ffff:10.0.0.1",
+        "::ffff:100.64.0.1",
+        "::127.0.0.1",
+        "2002:7f00:1::1",
+        "2002:a9fe:a9fe::1",
+        "64:ff9b::7f00:1",
+        "64:ff9b::a00:1",
+        "2001:0:4136:e378:8000:63bf:80ff:fffe",
+    ],
+)
 def test_a_non_public_address_in_any_form_is_not_allowed(address):
     assert net.is_allowed(address) is False
 
 
-@pytest.mark.parametrize("address", ["8.8.8.8", "1.1.1.1", "93.184.215.14", "2606:4700:4700::1111",
-                                     "::ffff:8.8.8.8", "2002:808:808::1", "64:ff9b::808:808"])
+@pytest.mark.parametrize(
+    "address",
+    [
+        "8.8.8.8",
+        "1.1.1.1",
+        "93.184.215.14",
+        "2606:4700:4700::1111",
+        "::ffff:8.8.8.8",
+        "2002:808:808::1",
+        "64:ff9b::808:808",
+    ],
+)
 def test_a_global_address_is_allowed_and_so_is_one_that_carries_a_global_address(address):
     assert net.is_allowed(address) is True
 
 
-@pytest.mark.parametrize("host, address", [
-    ("2130706433", "127.0.0.1"), ("0x7f000001", "127.0.0.1"), ("0x7f.1", "127.0.0.1"), ("127.1", "127.0.0.1"),
-    ("017700000001", "127.0.0.1"), ("0251.0376.0251.0376", "169.254.169.254"), ("[::1]", "::1"),
-])
+@pytest.mark.parametrize(
+    "host, address",
+    [
+        ("2130706433", "127.0.0.1"),
+        ("0x7f000001", "127.0.0.1"),
+        ("0x7f.1", "127.0.0.1"),
+        ("127.1", "127.0.0.1"),
+        ("017700000001", "127.0.0.1"),
+        ("0251.0376.0251.0376", "169.254.169.254"),
+        ("[::1]", "::1"),
+    ],
+)
 def test_a_host_written_as_a_number_is_read_as_the_address_it_names(host, address):
     assert str(net.literal(host)) == address
     with pytest.raises(net.PrivateAddress) as caught:
@@ -105,6 +154,7 @@ def test_a_refusal_is_an_httpx_error_so_no_caller_lets_it_out_as_a_crash(site, g
 
 
 # ------------------------------------------------------------------ the webhook role
+
 
 def test_a_webhook_to_any_non_public_form_is_refused_with_the_one_sentence(site, guarded):
     errors = {url: post_once(url, b"{}", {}).error for url in private_urls(site.port)}

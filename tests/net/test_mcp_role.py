@@ -1,4 +1,5 @@
 """A remote MCP server (`url:`) meets the same guard: the MCP SDK's client is foldrun.net's."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,6 @@
 """A crawl's GET names its target as httpx.URL would (foldrun.net.target): the origin's parse is kept across
 a site's pages, and every URL whose path or query httpx would rewrite or refuse is parsed whole."""
+
 from __future__ import annotations
 
 import httpx
@@ -8,12 +9,29 @@ import pytest
 from foldrun.net.target import request_target
 
 URLS = [
-    "http://127.0.0.1:8080/p/4", "https://Example.COM/a/b?q=1&r=2", "HTTP://example.com:80/", "https://example.com:443/x",
-    "http://user:pw@h.example/private", "http://bücher.example/straße?ä=1", "http://[::1]:9/v6",
-    "http://h.example/a b", "http://h.example/a%20b%zz%", "http://h.example/a/./b", "http://h.example/a/../../b",
-    "http://h.example/.well-known/x", "http://h.example/a?x=/../y", "http://h.example/p?`{}|^", "http://h.example/p`{}",
-    "http://h.example/p#frag", "http://h.example?only=query", "http://h.example", "http://h.example/[x]\\y",
-    'http://h.example/"q"<a>', "https://h.example/p?", "http://h.example/é", "http://a b/p",
+    "http://127.0.0.1:8080/p/4",
+    "https://Example.COM/a/b?q=1&r=2",
+    "HTTP://example.com:80/",
+    "https://example.com:443/x",
+    "http://user:pw@h.example/private",
+    "http://bücher.example/straße?ä=1",
+    "http://[::1]:9/v6",
+    "http://h.example/a b",
+    "http://h.example/a%20b%zz%",
+    "http://h.example/a/./b",
+    "http://h.example/a/../../b",
+    "http://h.example/.well-known/x",
+    "http://h.example/a?x=/../y",
+    "http://h.example/p?`{}|^",
+    "http://h.example/p`{}",
+    "http://h.example/p#frag",
+    "http://h.example?only=query",
+    "http://h.example",
+    "http://h.example/[x]\\y",
+    'http://h.example/"q"<a>',
+    "https://h.example/p?",
+    "http://h.example/é",
+    "http://a b/p",
 ]
 
 

@@ -1,4 +1,5 @@
 """One AES-GCM sealing helper: the vault, notify and a browse state= login all seal through it."""
+
 from __future__ import annotations
 
 import base64
@@ -14,7 +15,7 @@ from vault.crypto import Key, UndecryptableSecret, key_id, open_sealed, seal
 def test_a_sealed_value_opens_with_its_key_and_its_associated_data_only():
     key, other = os.urandom(32), os.urandom(32)
     sealed = sealing.seal(key, b"planted-value", b"row:1")
-    assert sealed[:sealing.NONCE_BYTES] != sealing.seal(key, b"planted-value", b"row:1")[:sealing.NONCE_BYTES]
+    assert sealed[: sealing.NONCE_BYTES] != sealing.seal(key, b"planted-value", b"row:1")[: sealing.NONCE_BYTES]
     assert sealing.open_sealed([other, key], sealed, b"row:1") == b"planted-value"
     with pytest.raises(sealing.Unopened):
         sealing.open_sealed([key], sealed, b"row:2")
@@ -40,4 +41,3 @@ def test_notify_s_stored_values_are_the_helper_s(settings):
     assert notify_secrets.unseal(stored) == "https://hooks.example/T0/B0/x"
     settings.FOLDRUN_VAULT_KEYS = [base64.b64encode(os.urandom(32)).decode()]
     assert notify_secrets.unseal(stored) is None
-

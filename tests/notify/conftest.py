@@ -1,5 +1,6 @@
 """Loopback stand-ins for what notifications talk to: a webhook receiver and
 Resend's email API, each a real HTTP server on 127.0.0.1 in the test."""
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,9 @@ class Receiver(LoopbackServer):
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
                 with receiver.lock:
-                    receiver.requests.append({"path": self.path, "headers": dict(self.headers.items()), "body": raw,
-                                              "at": time.time()})
+                    receiver.requests.append(
+                        {"path": self.path, "headers": dict(self.headers.items()), "body": raw, "at": time.time()}
+                    )
                     index = min(len(receiver.requests) - 1, len(receiver.answers) - 1)
                     status, body, delay = receiver.answers[index]
                 if delay:

@@ -1,6 +1,7 @@
 """notify's migration 0007: a `quarantined` mark left by a schedule deleted before the Schedule post_delete
 receiver existed is deleted, and every other mark stays. The migration's function is called on rows made
 here (the current models stand in for the historical ones: neither model changed since)."""
+
 from __future__ import annotations
 
 from importlib import import_module

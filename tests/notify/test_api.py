@@ -1,4 +1,5 @@
 """The notify API: deliveries, redeliver, the test send — and tenancy on each."""
+
 from __future__ import annotations
 
 import json
@@ -21,10 +22,21 @@ def hooked(workspace, receiver):
 
 @pytest.fixture
 def delivery(hooked, receiver, public_url):
-    body = json.dumps({"text": "waiting", "approveUrl": "https://foldrun.example.com/decide/abc",
-                       "rejectUrl": "https://foldrun.example.com/decide/def",
-                       "links": [{"step": 3, "agent": "publisher", "approveUrl": "https://foldrun.example.com/decide/abc",
-                                  "rejectUrl": "https://foldrun.example.com/decide/def"}]})
+    body = json.dumps(
+        {
+            "text": "waiting",
+            "approveUrl": "https://foldrun.example.com/decide/abc",
+            "rejectUrl": "https://foldrun.example.com/decide/def",
+            "links": [
+                {
+                    "step": 3,
+                    "agent": "publisher",
+                    "approveUrl": "https://foldrun.example.com/decide/abc",
+                    "rejectUrl": "https://foldrun.example.com/decide/def",
+                }
+            ],
+        }
+    )
     receiver.answers = [(500, b"receiver is down", 0.0)]
     d = do_record_delivery(hooked, "awaiting-approval", body, run_public_id="run_abc")
     perform_attempt(d.pk)
@@ -83,12 +95,15 @@ def test_the_test_send_without_a_destination_says_so(alice_api, workspace):
     )
 
 
-@pytest.mark.parametrize("method,path", [
-    ("get", "/api/workspaces/rank-desk/notify/deliveries"),
-    ("get", "/api/workspaces/rank-desk/notify/deliveries/{id}"),
-    ("post", "/api/workspaces/rank-desk/notify/deliveries/{id}/redeliver"),
-    ("post", "/api/workspaces/rank-desk/notify/test"),
-])
+@pytest.mark.parametrize(
+    "method,path",
+    [
+        ("get", "/api/workspaces/rank-desk/notify/deliveries"),
+        ("get", "/api/workspaces/rank-desk/notify/deliveries/{id}"),
+        ("post", "/api/workspaces/rank-desk/notify/deliveries/{id}/redeliver"),
+        ("post", "/api/workspaces/rank-desk/notify/test"),
+    ],
+)
 def test_another_account_gets_the_same_404_as_a_missing_workspace(charlie_api, alice_api, delivery, method, path):
     answer = getattr(charlie_api, method)(path.format(id=delivery.public_id))
     assert answer.status_code == 404 and answer.json() == NOT_FOUND
@@ -101,10 +116,13 @@ def test_an_unknown_delivery_id_is_a_404(alice_api, hooked):
     assert answer.status_code == 404 and answer.json() == NOT_FOUND
 
 
-@pytest.mark.parametrize("path", [
-    "/api/workspaces/rank-desk/notify/deliveries/{id}/redeliver",
-    "/api/workspaces/rank-desk/notify/test",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/workspaces/rank-desk/notify/deliveries/{id}/redeliver",
+        "/api/workspaces/rank-desk/notify/test",
+    ],
+)
 def test_a_viewer_may_read_but_not_redeliver_or_test(bob_api, delivery, receiver, path):
     assert bob_api.get("/api/workspaces/rank-desk/notify/deliveries").status_code == 200
     count = len(receiver.requests)

@@ -13,6 +13,7 @@ after writing the claim and before its bytes left; each delivery's attempts
 are numbered 1, 2, … with no gap; and each retry went out within seconds of
 its due time, though its worker had died meanwhile.
 """
+
 from __future__ import annotations
 
 import json
@@ -38,13 +39,13 @@ DELIVERIES = 200
 KILLS_WHILE_FAILING = 3
 LEASE_SECONDS = 2
 
-SETTINGS = '''from foldrun.settings.test import *  # noqa: F401,F403
+SETTINGS = """from foldrun.settings.test import *  # noqa: F401,F403
 from foldrun.settings.test import CELERY_BEAT_SCHEDULE
 
 # Only notify's sweep fires, every second (the install's entry, only quicker).
 CELERY_BEAT_SCHEDULE = {"notify-sweep-due-deliveries": dict(CELERY_BEAT_SCHEDULE["notify-sweep-due-deliveries"],
                                                             schedule=1.0)}
-'''
+"""
 
 
 class Workers:
@@ -57,13 +58,15 @@ class Workers:
         (tmp_path / "chaos_settings.py").write_text(SETTINGS)
         self.tmp_path = tmp_path
         self.env = dict(os.environ)
-        self.env.update({
-            "FOLDRUN_TEST_DB_NAME": connection.settings_dict["NAME"],
-            "DJANGO_SETTINGS_MODULE": "chaos_settings",
-            "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)]),
-            "FOLDRUN_LEASE_SECONDS": str(LEASE_SECONDS),
-            "FOLDRUN_SWEEP_SECONDS": "1",
-        })
+        self.env.update(
+            {
+                "FOLDRUN_TEST_DB_NAME": connection.settings_dict["NAME"],
+                "DJANGO_SETTINGS_MODULE": "chaos_settings",
+                "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)]),
+                "FOLDRUN_LEASE_SECONDS": str(LEASE_SECONDS),
+                "FOLDRUN_SWEEP_SECONDS": "1",
+            }
+        )
         self.process: subprocess.Popen | None = None
         self.starts = 0
 
@@ -71,10 +74,31 @@ class Workers:
         self.starts += 1
         log_path = self.tmp_path / f"worker-{self.starts}.log"
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "foldrun", "worker", "-B",
-             "-s", str(self.tmp_path / f"beat-schedule-{self.starts}"), "-l", "info", "--concurrency", "2",
-             "--without-mingle", "--without-gossip", "--without-heartbeat", "-Q", self.env["FOLDRUN_TEST_QUEUE"]],
-            env=self.env, stdout=open(log_path, "wb"), stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "foldrun",
+                "worker",
+                "-B",
+                "-s",
+                str(self.tmp_path / f"beat-schedule-{self.starts}"),
+                "-l",
+                "info",
+                "--concurrency",
+                "2",
+                "--without-mingle",
+                "--without-gossip",
+                "--without-heartbeat",
+                "-Q",
+                self.env["FOLDRUN_TEST_QUEUE"],
+            ],
+            env=self.env,
+            stdout=open(log_path, "wb"),
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+            start_new_session=True,
         )
         wait_for(lambda: b"ready." in log_path.read_bytes() or self.process.poll() is not None, timeout=60)
         assert self.process.poll() is None, log_path.read_text(errors="replace")[-3000:]
@@ -99,8 +123,10 @@ def test_200_deliveries_through_a_worker_killed_again_and_again_lose_nothing_and
     workers.start()
     try:
         with transaction.atomic():
-            ids = {do_record_delivery(workspace, "failed", json.dumps({"text": f"delivery {n}"})).public_id
-                   for n in range(DELIVERIES)}
+            ids = {
+                do_record_delivery(workspace, "failed", json.dumps({"text": f"delivery {n}"})).public_id
+                for n in range(DELIVERIES)
+            }
         for _ in range(KILLS_WHILE_FAILING):
             seen = len(receiver.requests)
             wait_for(lambda s=seen: len(receiver.requests) > s, timeout=60)  # an attempt is in flight now
@@ -118,12 +144,15 @@ def test_200_deliveries_through_a_worker_killed_again_and_again_lose_nothing_and
     finally:
         workers.stop()
 
-    received = [(r["headers"]["X-Foldrun-Delivery"], int(r["headers"]["X-Foldrun-Attempt"]), r["at"])
-                for r in receiver.requests]
+    received = [
+        (r["headers"]["X-Foldrun-Delivery"], int(r["headers"]["X-Foldrun-Attempt"]), r["at"]) for r in receiver.requests
+    ]
     seen = Counter((dlv, number) for dlv, number, _at in received)
     assert [key for key, count in seen.items() if count > 1] == []  # none sent twice
-    logged = {(dlv, number): lost for dlv, number, lost in
-              Attempt.objects.values_list("delivery__public_id", "number", "lost")}
+    logged = {
+        (dlv, number): lost
+        for dlv, number, lost in Attempt.objects.values_list("delivery__public_id", "number", "lost")
+    }
     assert {dlv for dlv, _n in logged} == ids
     assert set(seen) <= set(logged)  # everything the receiver got is on the log, under its number
     unseen = set(logged) - set(seen)
@@ -135,8 +164,11 @@ def test_200_deliveries_through_a_worker_killed_again_and_again_lose_nothing_and
         numbers = list(delivery.attempts.values_list("number", flat=True))
         assert numbers == list(range(1, delivery.attempts_made + 1))  # the next attempt carries the next number
         assert delivery.attempts.filter(ok=True).count() == 1 and delivery.status == "succeeded"
-    accepted = Counter(dlv for dlv, number, _at in received
-                       if Attempt.objects.filter(delivery__public_id=dlv, number=number, ok=True).exists())
+    accepted = Counter(
+        dlv
+        for dlv, number, _at in received
+        if Attempt.objects.filter(delivery__public_id=dlv, number=number, ok=True).exists()
+    )
     assert set(accepted.values()) == {1}
     # Each retry went out within seconds of its due time, though the worker that scheduled it was dead.
     late = [at - due[dlv].timestamp() for dlv, number, at in received if number == 2 and due[dlv]]

@@ -1,4 +1,5 @@
 """`foldrun notify test`, `foldrun notifications`, `foldrun webhooks …` against a live server."""
+
 from __future__ import annotations
 
 import pytest
@@ -18,8 +19,9 @@ def test_notify_test_reports_what_the_receiver_said(cli, signed_in_as, alice, wo
     signed_in_as(alice)
     result = cli("notify", "test", "--to", "rank-desk")
     assert result.code == 1
-    assert result.out == ("Not delivered to webhook: The receiver did not accept it: answered 410. "
-                          "It said: gone: this hook was deleted\n")
+    assert result.out == (
+        "Not delivered to webhook: The receiver did not accept it: answered 410. It said: gone: this hook was deleted\n"
+    )
 
 
 def test_notify_test_for_another_account_s_workspace_is_not_found(cli, signed_in_as, charlie, workspace):

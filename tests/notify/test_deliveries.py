@@ -1,5 +1,6 @@
 """Webhook deliveries: recorded first, attempted on the spec's backoff,
 each attempt written down, headers as the spec names them."""
+
 from __future__ import annotations
 
 import json
@@ -64,8 +65,13 @@ def test_the_retries_come_1m_5m_30m_2h_6h_after_each_failure_then_it_fails(hooke
         # Not due a second early: a worker handed it then cannot claim it.
         assert perform_attempt(delivery.pk, now=result.next_attempt_at - timedelta(seconds=1)) is None
         now = result.next_attempt_at
-    assert gaps == [timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2),
-                    timedelta(hours=6)]
+    assert gaps == [
+        timedelta(minutes=1),
+        timedelta(minutes=5),
+        timedelta(minutes=30),
+        timedelta(hours=2),
+        timedelta(hours=6),
+    ]
     delivery.refresh_from_db()
     assert delivery.status == "failed" and delivery.attempts_made == 6
     assert [r["headers"]["X-Foldrun-Attempt"] for r in receiver.requests] == ["1", "2", "3", "4", "5", "6"]
@@ -231,8 +237,9 @@ def test_a_receiver_slower_than_8_seconds_is_a_failed_attempt_and_retried(hooked
     assert result.next_attempt_at is not None
 
 
-def test_a_burst_of_deliveries_kicks_one_drain_which_sends_them_all_once(hooked, receiver,
-                                                                          django_capture_on_commit_callbacks):
+def test_a_burst_of_deliveries_kicks_one_drain_which_sends_them_all_once(
+    hooked, receiver, django_capture_on_commit_callbacks
+):
     from notify.actions import drain
     from notify.models import Kick
 
@@ -242,7 +249,8 @@ def test_a_burst_of_deliveries_kicks_one_drain_which_sends_them_all_once(hooked,
     assert drain() == 20
     assert Kick.objects.get().pending is True  # a full batch of 16 asked another worker to join in
     assert sorted(r["headers"]["X-Foldrun-Delivery"] for r in receiver.requests) == sorted(
-        d.public_id for d in deliveries)
+        d.public_id for d in deliveries
+    )
     assert set(Delivery.objects.values_list("status", flat=True)) == {"succeeded"}
 
 

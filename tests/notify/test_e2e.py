@@ -1,5 +1,6 @@
 """End to end: runs started and moved by the runs engine's own actions, and
 deliveries signed and verified the way the spec tells a receiver to."""
+
 from __future__ import annotations
 
 import hashlib
@@ -26,8 +27,21 @@ from tests.runs.helpers import agent_file, drive, push
 from vault.actions import do_set_secret
 
 SECRET = "e2e-signing-secret"
-SPEC_FIELDS = ["text", "workspace", "runId", "flow", "status", "verdict", "summary", "costUsd", "startedAt",
-               "finishedAt", "approveUrl", "rejectUrl", "links"]
+SPEC_FIELDS = [
+    "text",
+    "workspace",
+    "runId",
+    "flow",
+    "status",
+    "verdict",
+    "summary",
+    "costUsd",
+    "startedAt",
+    "finishedAt",
+    "approveUrl",
+    "rejectUrl",
+    "links",
+]
 
 
 def verify_foldrun(raw_body: bytes, headers, secret: str, tolerance=300) -> bool:
@@ -42,21 +56,23 @@ def verify_foldrun(raw_body: bytes, headers, secret: str, tolerance=300) -> bool
 
 def _desk(workspace, fake, receiver, *, flow: str, events: str = "[failed, completed, awaiting-approval]") -> None:
     do_set_secret(workspace.account, None, "OPS_WEBHOOK_SIGNING_KEY", value=SECRET)
-    push(workspace, {
-        "AGENTS.md": f"---\nnotify:\n  url: {receiver.url}\n  events: {events}\n"
-                     "  signing_secret: OPS_WEBHOOK_SIGNING_KEY\n---\n",
-        "agents/reporter/agent.md": agent_file("reporter", fake),
-        "agents/publisher/agent.md": agent_file("publisher", fake),
-        "flows/rankings.md": flow,
-    })
+    push(
+        workspace,
+        {
+            "AGENTS.md": f"---\nnotify:\n  url: {receiver.url}\n  events: {events}\n"
+            "  signing_secret: OPS_WEBHOOK_SIGNING_KEY\n---\n",
+            "agents/reporter/agent.md": agent_file("reporter", fake),
+            "agents/publisher/agent.md": agent_file("publisher", fake),
+            "flows/rankings.md": flow,
+        },
+    )
 
 
 @pytest.mark.e2e
 def test_a_run_ended_by_a_real_worker_sends_a_signed_delivery_the_receiver_verifies(
     celery_worker_process, workspace, alice, fake_provider, receiver
 ):
-    _desk(workspace, fake_provider, receiver,
-          flow="---\nname: rankings\n---\n1. [[reporter]] — Summarise the week.\n")
+    _desk(workspace, fake_provider, receiver, flow="---\nname: rankings\n---\n1. [[reporter]] — Summarise the week.\n")
     fake_provider.reply_text("BAD — 3 targets fell out of the top 20\ngeelong, ballarat and bendigo dropped")
     run = check_start_run(workspace=workspace, user=alice, flow="rankings")
     wait_for(lambda: receiver.requests, timeout=60)
@@ -76,9 +92,13 @@ def test_a_run_ended_by_a_real_worker_sends_a_signed_delivery_the_receiver_verif
 def test_a_gate_mails_links_whose_page_asks_and_whose_post_decides_once(
     workspace, alice, fake_provider, receiver, client, public_url, django_capture_on_commit_callbacks
 ):
-    _desk(workspace, fake_provider, receiver,
-          flow="---\nname: rankings\napprovers: [owner@example.com]\napprove_within: 2d\n---\n"
-               "1. [[reporter]] — Draft it.\n2. [[publisher]] ! — Publish the draft.\n")
+    _desk(
+        workspace,
+        fake_provider,
+        receiver,
+        flow="---\nname: rankings\napprovers: [owner@example.com]\napprove_within: 2d\n---\n"
+        "1. [[reporter]] — Draft it.\n2. [[publisher]] ! — Publish the draft.\n",
+    )
     fake_provider.reply_text("draft ready")
     fake_provider.reply_text("GOOD — published")
     with django_capture_on_commit_callbacks(execute=True):
@@ -90,8 +110,9 @@ def test_a_gate_mails_links_whose_page_asks_and_whose_post_decides_once(
     assert body["links"][0]["step"] == 2 and body["links"][0]["agent"] == "publisher"
     # The approver's own mail carries links bound to their address.
     approver_mail = next(m for m in send_outbox() if m.to == ["owner@example.com"])
-    approve_url = next(line.split(": ", 1)[1] for line in approver_mail.body.splitlines()
-                       if line.strip().startswith("approveUrl:"))
+    approve_url = next(
+        line.split(": ", 1)[1] for line in approver_mail.body.splitlines() if line.strip().startswith("approveUrl:")
+    )
     path = approve_url.replace(public_url, "")
     page = client.get(path)
     assert page.status_code == 200 and "Approve step 2 (publisher)?" in page.content.decode()
@@ -118,9 +139,26 @@ def _start_worker(log_path):
     env["DJANGO_SETTINGS_MODULE"] = "foldrun.settings.test"
     log = open(log_path, "wb")
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "foldrun", "worker", "-l", "info", "--concurrency", "2",
-         "--without-mingle", "--without-gossip", "--without-heartbeat", "-Q", env["FOLDRUN_TEST_QUEUE"]],
-        env=env, stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "foldrun",
+            "worker",
+            "-l",
+            "info",
+            "--concurrency",
+            "2",
+            "--without-mingle",
+            "--without-gossip",
+            "--without-heartbeat",
+            "-Q",
+            env["FOLDRUN_TEST_QUEUE"],
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     wait_for(lambda: b"ready." in log_path.read_bytes() or process.poll() is not None, timeout=60)
     return process

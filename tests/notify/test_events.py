@@ -1,4 +1,5 @@
 """Which run events reach which destination, and what arrives."""
+
 from __future__ import annotations
 
 import json
@@ -16,16 +17,37 @@ from runs.models import Approval, Run, Schedule, Step
 
 from .conftest import send_outbox, write_agents_md
 
-SPEC_FIELDS = ["text", "workspace", "runId", "flow", "status", "verdict", "summary", "costUsd", "startedAt",
-               "finishedAt", "approveUrl", "rejectUrl", "links"]
+SPEC_FIELDS = [
+    "text",
+    "workspace",
+    "runId",
+    "flow",
+    "status",
+    "verdict",
+    "summary",
+    "costUsd",
+    "startedAt",
+    "finishedAt",
+    "approveUrl",
+    "rejectUrl",
+    "links",
+]
 START = datetime(2026, 11, 2, 7, 0, tzinfo=dt_timezone.utc)
 
 
 def _run(workspace, **fields):
-    defaults = dict(account=workspace.account, workspace=workspace, name="rankings", status="completed",
-                    verdict="BAD", headline="BAD — 3 targets fell out of the top 20",
-                    summary="3 targets fell out of the top 20", cost_usd=Decimal("1.01"),
-                    started_at=START, finished_at=START + timedelta(minutes=4))
+    defaults = dict(
+        account=workspace.account,
+        workspace=workspace,
+        name="rankings",
+        status="completed",
+        verdict="BAD",
+        headline="BAD — 3 targets fell out of the top 20",
+        summary="3 targets fell out of the top 20",
+        cost_usd=Decimal("1.01"),
+        started_at=START,
+        finished_at=START + timedelta(minutes=4),
+    )
     defaults.update(fields)
     return Run.objects.create(**defaults)
 
@@ -44,7 +66,9 @@ def test_by_default_a_failure_is_sent_and_a_completion_is_not(workspace):
     _email(workspace)
     handle_run_event(_run(workspace), "completed")
     assert send_outbox() == []
-    handle_run_event(_run(workspace, status="failed", verdict=None, headline="", summary="", error="step 2 timed out"), "failed")
+    handle_run_event(
+        _run(workspace, status="failed", verdict=None, headline="", summary="", error="step 2 timed out"), "failed"
+    )
     assert [m.subject for m in send_outbox()] == ["rankings failed: step 2 timed out"]
 
 
@@ -188,8 +212,9 @@ def test_a_failed_flow_that_is_quarantined_reads_agents_md_once_and_sends_the_sa
     assert _agents_md_reads(caught.captured_queries) == 1  # one read: failed's notify:, the quarantine's and budget:
     bodies = {d.event: json.loads(d.body) for d in Delivery.objects.all()}
     assert sorted(bodies) == ["budget", "failed", "quarantined"]
-    assert bodies["quarantined"]["text"] == ("🚫 rankings is quarantined: it failed too many times in a row and has "
-                                             "stopped firing")
+    assert bodies["quarantined"]["text"] == (
+        "🚫 rankings is quarantined: it failed too many times in a row and has stopped firing"
+    )
     assert bodies["quarantined"]["flow"] == "rankings" and bodies["quarantined"]["status"] == "quarantined"
     assert bodies["budget"]["text"] == "💸 rank-desk has spent 80% of its monthly budget ($0.90 of $1.00)"
     assert bodies["failed"]["runId"] == run.public_id
@@ -204,7 +229,8 @@ def test_a_budget_check_on_its_own_reads_agents_md_once(workspace):
     assert _agents_md_reads(caught.captured_queries) == 1
     assert sorted(json.loads(d.body)["text"] for d in Delivery.objects.all()) == [
         "💸 rank-desk has spent 95% of its daily budget ($0.99 of $1.00)",
-        "💸 rank-desk has spent 95% of its monthly budget ($0.99 of $1.00)"]
+        "💸 rank-desk has spent 95% of its monthly budget ($0.99 of $1.00)",
+    ]
 
 
 def test_budget_fires_at_80_then_95_once_each_and_resets_with_the_month(workspace):
@@ -223,19 +249,27 @@ def test_budget_fires_at_80_then_95_once_each_and_resets_with_the_month(workspac
 
 
 def test_a_budget_that_is_no_number_sets_no_alert_for_its_window_and_the_others_still_fire(workspace):
-    write_agents_md(workspace, "---\nbudget: {day: lots, week: .nan, month: 1}\nnotify:\n  url: http://127.0.0.1:9/hook\n"
-                               "---\n")
+    write_agents_md(
+        workspace, "---\nbudget: {day: lots, week: .nan, month: 1}\nnotify:\n  url: http://127.0.0.1:9/hook\n---\n"
+    )
     now = datetime(2026, 11, 20, tzinfo=dt_timezone.utc)
     _run(workspace, cost_usd=Decimal("0.99"), created_at=now)
     assert check_budget(workspace, now) == [95]  # the month's; "lots" and NaN are no limit to cross
     assert [json.loads(d.body)["text"] for d in Delivery.objects.all()] == [
-        "💸 rank-desk has spent 95% of its monthly budget ($0.99 of $1.00)"]
+        "💸 rank-desk has spent 95% of its monthly budget ($0.99 of $1.00)"
+    ]
 
 
 def _gate(workspace, approvers=(), public=True):
     run = _run(workspace, status="awaiting-approval", verdict=None, headline="", finished_at=None)
-    step = Step.objects.create(run=run, index=3, agent="publisher", task="Publish the draft.",
-                               status="awaiting-approval", approvers=list(approvers))
+    step = Step.objects.create(
+        run=run,
+        index=3,
+        agent="publisher",
+        task="Publish the draft.",
+        status="awaiting-approval",
+        approvers=list(approvers),
+    )
     approval = Approval.objects.create(run=run, step=step, approvers=list(approvers))
     return run, step, approval
 
@@ -246,8 +280,9 @@ def test_a_gate_sends_a_pair_of_links_per_waiting_step(workspace, public_url):
     handle_run_event(run, "awaiting-approval", approval)
     body = json.loads(Delivery.objects.get().body)
     assert body["approveUrl"].startswith("https://foldrun.example.com/decide/")
-    assert body["links"] == [{"step": 3, "agent": "publisher", "approveUrl": body["approveUrl"],
-                              "rejectUrl": body["rejectUrl"]}]
+    assert body["links"] == [
+        {"step": 3, "agent": "publisher", "approveUrl": body["approveUrl"], "rejectUrl": body["rejectUrl"]}
+    ]
 
 
 def test_without_a_public_url_the_notification_goes_out_without_links(workspace, settings):
@@ -278,8 +313,9 @@ def test_each_approver_is_mailed_links_of_their_own(workspace, public_url):
 def test_an_ask_mails_its_approvers_the_question_without_links(workspace, public_url):
     run = _run(workspace, status="awaiting-approval", verdict=None, headline="", finished_at=None)
     step = Step.objects.create(run=run, index=2, agent="reader", task="t", status="awaiting-approval")
-    approval = Approval.objects.create(run=run, step=step, kind="ask", question="Which region first?",
-                                       approvers=["owner@example.com"])
+    approval = Approval.objects.create(
+        run=run, step=step, kind="ask", question="Which region first?", approvers=["owner@example.com"]
+    )
     handle_run_event(run, "awaiting-approval", approval)
     body = send_outbox()[0].body
     assert "Step 2 (reader) asks:\nWhich region first?" in body

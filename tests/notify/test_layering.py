@@ -2,6 +2,7 @@
 actions queue tasks by name and never import the tasks module; library's
 services no longer import its actions; and no first-party import hides
 inside a function (Django's AppConfig.ready, a registry loader, excepted)."""
+
 from __future__ import annotations
 
 import ast
@@ -41,8 +42,13 @@ def _inside_functions(path: Path) -> list[str]:
 
 
 def test_no_first_party_import_hides_inside_a_function_in_notify_or_library():
-    hidden = [line for app in ("notify", "library") for p in _modules(app) if p.name != "apps.py"
-              for line in _inside_functions(p)]
+    hidden = [
+        line
+        for app in ("notify", "library")
+        for p in _modules(app)
+        if p.name != "apps.py"
+        for line in _inside_functions(p)
+    ]
     assert hidden == []
 
 
@@ -60,5 +66,6 @@ def test_nothing_in_notify_imports_its_tasks_module():
 
 def test_library_services_do_not_import_library_actions():
     tree = ast.parse((REPO / "library" / "services.py").read_text())
-    assert [name for _n, name, _l in _imports(tree)
-            if name.split(".")[:2] in (["", "actions"], ["library", "actions"])] == []
+    assert [
+        name for _n, name, _l in _imports(tree) if name.split(".")[:2] in (["", "actions"], ["library", "actions"])
+    ] == []

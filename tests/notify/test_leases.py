@@ -3,6 +3,7 @@
 words, the next attempt carries the next number, a holder that lost its
 lease records nothing, and run-event mail goes through an outbox that a
 provider being down cannot empty."""
+
 from __future__ import annotations
 
 import json
@@ -55,7 +56,8 @@ def test_an_attempt_in_flight_when_its_worker_dies_is_recorded_lost_and_the_next
     lost = Delivery.objects.get(pk=delivery.pk)
     assert lost.status == "pending" and lost.attempts_made == 1 and lost.lease_holder == ""
     assert list(lost.attempts.values_list("number", "lost", "ok", "error")) == [
-        (1, True, False, "the worker was lost during this attempt")]
+        (1, True, False, "the worker was lost during this attempt")
+    ]
     assert lost.next_attempt_at == died + timedelta(seconds=60)  # the spec's first retry delay
     result = perform_attempt(delivery.pk, now=lost.next_attempt_at)
     assert result.attempt.number == 2 and result.attempt.ok is True
@@ -123,8 +125,14 @@ def own_key(account, fake_resend):
 
 
 def _failed_run(workspace) -> Run:
-    return Run.objects.create(account=workspace.account, workspace=workspace, name="rankings", status="failed",
-                              error="step 2 timed out", cost_usd=Decimal("0"))
+    return Run.objects.create(
+        account=workspace.account,
+        workspace=workspace,
+        name="rankings",
+        status="failed",
+        error="step 2 timed out",
+        cost_usd=Decimal("0"),
+    )
 
 
 def test_a_run_s_mail_is_an_outbox_row_written_in_the_run_s_own_transaction(workspace):
@@ -157,7 +165,9 @@ def test_a_mail_provider_that_is_down_loses_nothing(workspace, own_key):
     # Both tries carried the mail's own id, so Resend sends it once however often it is asked.
     assert own_key.idempotency_keys == [mail.public_id, mail.public_id]
     assert list(MailSend.objects.order_by("pk").values_list("sent", "status_code", "message")) == [
-        (False, 500, "An unexpected error occurred."), (True, 200, "Resend accepted it (id re_0001).")]
+        (False, 500, "An unexpected error occurred."),
+        (True, 200, "Resend accepted it (id re_0001)."),
+    ]
 
 
 def test_a_mail_the_provider_refuses_is_not_tried_again(workspace, own_key):
@@ -207,8 +217,12 @@ def test_a_key_probe_whose_worker_died_is_started_again_by_the_sweep(account):
     from vault.tasks import sweep_key_probes
 
     now = timezone.now()
-    KeyProbe.objects.create(account=account, lease_holder=leases.new_holder(), lease_until=now - timedelta(seconds=1),
-                            started_at=now - timedelta(seconds=40))
+    KeyProbe.objects.create(
+        account=account,
+        lease_holder=leases.new_holder(),
+        lease_until=now - timedelta(seconds=1),
+        started_at=now - timedelta(seconds=40),
+    )
     assert sweep_key_probes() == 1
     KeyProbe.objects.update(lease_holder="", lease_until=None, finished_at=now)  # one that finished
     assert sweep_key_probes() == 0

@@ -1,4 +1,5 @@
 """Approve/reject links: derived tokens, a page that asks, a POST that decides once."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -14,12 +15,19 @@ from runs.models import Approval, Run, Step
 
 @pytest.fixture
 def gate(workspace):
-    run = Run.objects.create(account=workspace.account, workspace=workspace, name="rankings",
-                             status="awaiting-approval", summary="Draft is ready.")
-    step = Step.objects.create(run=run, index=3, agent="publisher", task="Publish the draft.",
-                               status="awaiting-approval")
-    approval = Approval.objects.create(run=run, step=step, approvers=["owner@example.com"],
-                                       expires_at=timezone.now() + timedelta(days=2))
+    run = Run.objects.create(
+        account=workspace.account,
+        workspace=workspace,
+        name="rankings",
+        status="awaiting-approval",
+        summary="Draft is ready.",
+    )
+    step = Step.objects.create(
+        run=run, index=3, agent="publisher", task="Publish the draft.", status="awaiting-approval"
+    )
+    approval = Approval.objects.create(
+        run=run, step=step, approvers=["owner@example.com"], expires_at=timezone.now() + timedelta(days=2)
+    )
     return approval
 
 
@@ -88,7 +96,9 @@ def test_a_forwarded_approver_link_does_not_decide_for_someone_else(client, gate
     client.force_login(bob)
     answer = client.post(_path(approve))
     assert answer.status_code == 403
-    assert "This link was sent to owner@example.com, and you are signed in as bob@example.com." in answer.content.decode()
+    assert (
+        "This link was sent to owner@example.com, and you are signed in as bob@example.com." in answer.content.decode()
+    )
     gate.refresh_from_db()
     assert gate.state == "pending"
 
@@ -121,9 +131,18 @@ def test_a_laptop_run_notifies_its_desk_s_webhook_once(receiver):
     from notify.laptop import local_payload, notify_local_run
 
     desk = Desk(files={}, library={"AGENTS.md": "---\nnotify:\n  url: ${HOOK}\n  events: [completed]\n---\n"})
-    payload = local_payload(workspace="rank-desk", run_id="run_local", flow="rankings", status="completed",
-                            verdict="GOOD", headline="GOOD — fine", summary="", cost_usd=0.5,
-                            started_at=None, finished_at=None)
+    payload = local_payload(
+        workspace="rank-desk",
+        run_id="run_local",
+        flow="rankings",
+        status="completed",
+        verdict="GOOD",
+        headline="GOOD — fine",
+        summary="",
+        cost_usd=0.5,
+        started_at=None,
+        finished_at=None,
+    )
     outcome = notify_local_run(desk, event="completed", payload=payload, secrets={"HOOK": receiver.url})
     assert outcome.ok is True and len(receiver.requests) == 1
     assert notify_local_run(desk, event="failed", payload=payload, secrets={"HOOK": receiver.url}) is None

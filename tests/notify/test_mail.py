@@ -1,5 +1,6 @@
 """Mail: the account's own Resend key or the platform's sender, preferences
 asked at the moment of sending, RFC 8058 one-click unsubscribe."""
+
 from __future__ import annotations
 
 import email
@@ -25,8 +26,14 @@ def own_key(account, fake_resend):
 
 
 def test_with_the_account_s_key_and_address_mail_goes_through_resend_from_that_address(account, workspace, own_key):
-    result = send_mail(to="ops@example.com", subject="BAD — 3 fell", body="body", category="run-alerts",
-                       account=account, workspace=workspace)
+    result = send_mail(
+        to="ops@example.com",
+        subject="BAD — 3 fell",
+        body="body",
+        category="run-alerts",
+        account=account,
+        workspace=workspace,
+    )
     assert result.sent is True and result.provider == "resend" and result.message == "Resend accepted it (id re_0001)."
     assert own_key.auth == ["Bearer re_test_key_123"]
     assert own_key.sent[0]["from"] == "Rank Desk <desk@acme.example>"
@@ -35,17 +42,22 @@ def test_with_the_account_s_key_and_address_mail_goes_through_resend_from_that_a
 
 
 def test_without_them_mail_falls_back_to_the_platform_sender(account, workspace, settings):
-    result = send_mail(to="ops@example.com", subject="s", body="b", category="run-alerts", account=account,
-                       workspace=workspace)
+    result = send_mail(
+        to="ops@example.com", subject="s", body="b", category="run-alerts", account=account, workspace=workspace
+    )
     assert result.provider == "platform" and result.sent is True
     assert mail.outbox[0].from_email == settings.DEFAULT_FROM_EMAIL
 
 
 def test_a_provider_refusal_is_reported_in_its_own_words(account, workspace, own_key):
-    own_key.refuse = (403, "validation_error",
-                      "The acme.example domain is not verified. Please, add and verify your domain on https://resend.com/domains")
-    result = send_mail(to="ops@example.com", subject="s", body="b", category="run-alerts", account=account,
-                       workspace=workspace)
+    own_key.refuse = (
+        403,
+        "validation_error",
+        "The acme.example domain is not verified. Please, add and verify your domain on https://resend.com/domains",
+    )
+    result = send_mail(
+        to="ops@example.com", subject="s", body="b", category="run-alerts", account=account, workspace=workspace
+    )
     assert result.sent is False and result.status_code == 403
     assert result.message == (
         "The acme.example domain is not verified. Please, add and verify your domain on https://resend.com/domains"
@@ -84,20 +96,31 @@ def test_run_alerts_can_be_off_for_one_workspace_and_on_for_the_rest(alice_api, 
     from accounts.models import Workspace
 
     other = Workspace.objects.create(account=account, name="seo-desk")
-    answer = alice_api.patch("/api/me/notifications", {"category": "run-alerts", "enabled": False,
-                                                       "workspace": "seo-desk"}, format="json")
+    answer = alice_api.patch(
+        "/api/me/notifications", {"category": "run-alerts", "enabled": False, "workspace": "seo-desk"}, format="json"
+    )
     assert answer.status_code == 200
     assert may_send(alice, "run-alerts", other) is False
     assert may_send(alice, "run-alerts", workspace) is True
     entry = next(c for c in answer.json()["categories"] if c["category"] == "run-alerts")
-    assert entry["workspaces"] == [{"workspace": "rank-desk", "enabled": True},
-                                   {"workspace": "seo-desk", "enabled": False}]
+    assert entry["workspaces"] == [
+        {"workspace": "rank-desk", "enabled": True},
+        {"workspace": "seo-desk", "enabled": False},
+    ]
 
 
 def test_the_page_data_shows_locked_categories_on_with_the_reason(alice_api):
     categories = alice_api.get("/api/me/notifications").json()["categories"]
-    assert [c["category"] for c in categories] == ["security", "invites", "billing", "account", "run-alerts",
-                                                   "approvals", "low-balance", "product-updates"]
+    assert [c["category"] for c in categories] == [
+        "security",
+        "invites",
+        "billing",
+        "account",
+        "run-alerts",
+        "approvals",
+        "low-balance",
+        "product-updates",
+    ]
     security = categories[0]
     assert security["locked"] is True and security["enabled"] is True
     assert security["reason"] == (
@@ -121,8 +144,9 @@ def test_a_viewer_may_change_his_own_mail_choices(bob_api, bob):
 
 
 def test_another_account_s_workspace_is_a_404_in_my_choices(charlie_api, workspace):
-    answer = charlie_api.patch("/api/me/notifications", {"category": "run-alerts", "enabled": False,
-                                                         "workspace": "rank-desk"}, format="json")
+    answer = charlie_api.patch(
+        "/api/me/notifications", {"category": "run-alerts", "enabled": False, "workspace": "rank-desk"}, format="json"
+    )
     assert answer.status_code == 404 and answer.json()["message"] == "Not found."
 
 
@@ -165,17 +189,32 @@ def test_without_a_public_url_mail_goes_without_unsubscribe_links(account, works
 
 def test_the_one_click_post_unsubscribes_an_address_with_no_account(live_server, settings, workspace):
     settings.FOLDRUN_PUBLIC_URL = live_server.url
-    send_mail(to="shared-inbox@example.com", subject="s", body="b", category="run-alerts",
-              account=workspace.account, workspace=workspace)
+    send_mail(
+        to="shared-inbox@example.com",
+        subject="s",
+        body="b",
+        category="run-alerts",
+        account=workspace.account,
+        workspace=workspace,
+    )
     parsed = _parsed(mail.outbox[0])
     link = parsed["List-Unsubscribe"].strip().strip("<>")
     # The way a mail client does it (RFC 8058): a POST of the one-click body, no cookie, no login.
-    answer = httpx.post(link, content=parsed["List-Unsubscribe-Post"].encode(),
-                        headers={"Content-Type": "application/x-www-form-urlencoded"})
+    answer = httpx.post(
+        link,
+        content=parsed["List-Unsubscribe-Post"].encode(),
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
     assert answer.status_code == 200
     assert may_send("shared-inbox@example.com", "run-alerts", workspace) is False
-    again = send_mail(to="shared-inbox@example.com", subject="s", body="b", category="run-alerts",
-                      account=workspace.account, workspace=workspace)
+    again = send_mail(
+        to="shared-inbox@example.com",
+        subject="s",
+        body="b",
+        category="run-alerts",
+        account=workspace.account,
+        workspace=workspace,
+    )
     assert again.skipped is True and len(mail.outbox) == 1
 
 
@@ -189,8 +228,11 @@ def test_opening_the_link_asks_first_and_changes_nothing(client, workspace):
 
 def test_a_tampered_unsubscribe_token_says_so_and_changes_nothing(client, workspace):
     token = unsubscribe_token("ops@example.com", "run-alerts", workspace.public_id)
-    answer = client.post("/api/unsubscribe?token=" + token[:-2] + "xx", "List-Unsubscribe=One-Click",
-                         content_type="application/x-www-form-urlencoded")
+    answer = client.post(
+        "/api/unsubscribe?token=" + token[:-2] + "xx",
+        "List-Unsubscribe=One-Click",
+        content_type="application/x-www-form-urlencoded",
+    )
     assert answer.status_code == 400
     assert "This unsubscribe link is not valid" in answer.content.decode()
     assert may_send("ops@example.com", "run-alerts", workspace) is True
@@ -204,15 +246,20 @@ def test_an_unsubscribe_token_works_for_180_days(client, workspace):
     assert answer.status_code == 400 and "has expired" in answer.content.decode()
 
 
-def test_a_choice_made_by_unsubscribing_shows_on_the_profile_and_is_turned_back_on_there(client, alice_api, alice,
-                                                                                        workspace):
+def test_a_choice_made_by_unsubscribing_shows_on_the_profile_and_is_turned_back_on_there(
+    client, alice_api, alice, workspace
+):
     token = unsubscribe_token("alice@example.com", "approvals", workspace.public_id)
-    client.post("/api/unsubscribe?token=" + token, "List-Unsubscribe=One-Click",
-                content_type="application/x-www-form-urlencoded")
+    client.post(
+        "/api/unsubscribe?token=" + token,
+        "List-Unsubscribe=One-Click",
+        content_type="application/x-www-form-urlencoded",
+    )
     entry = next(c for c in alice_api.get("/api/me/notifications").json()["categories"] if c["category"] == "approvals")
     assert entry["workspaces"] == [{"workspace": "rank-desk", "enabled": False, "via": "unsubscribe"}]
-    alice_api.patch("/api/me/notifications", {"category": "approvals", "enabled": True, "workspace": "rank-desk"},
-                    format="json")
+    alice_api.patch(
+        "/api/me/notifications", {"category": "approvals", "enabled": True, "workspace": "rank-desk"}, format="json"
+    )
     assert may_send(alice, "approvals", workspace) is True
 
 
@@ -220,8 +267,14 @@ def test_a_refused_notification_mail_is_recorded_in_the_provider_s_words(account
     from notify.models import MailSend
 
     own_key.refuse = (422, "validation_error", "Invalid `to` field.")
-    send_mail(to="ops@example.com", subject="BAD — 3 fell", body="b", category="run-alerts", account=account,
-              workspace=workspace)
+    send_mail(
+        to="ops@example.com",
+        subject="BAD — 3 fell",
+        body="b",
+        category="run-alerts",
+        account=account,
+        workspace=workspace,
+    )
     row = MailSend.objects.get()
     assert (row.sent, row.provider, row.message, row.status_code) == (False, "resend", "Invalid `to` field.", 422)
     client.force_login(alice)

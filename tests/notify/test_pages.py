@@ -1,5 +1,6 @@
 """The dashboard pages: a workspace's Notifications (test button, outbound
 deliveries with Redeliver) and Profile → Notifications."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,9 +15,11 @@ from .conftest import write_agents_md
 def failed_delivery(workspace, receiver, public_url):
     write_agents_md(workspace, f"---\nnotify:\n  url: {receiver.url}\n---\n")
     receiver.answers = [(500, b"nope", 0.0)]
-    delivery = do_record_delivery(workspace, "awaiting-approval",
-                                  '{"text": "t", "approveUrl": "https://foldrun.example.com/decide/SECRETLINK", '
-                                  '"rejectUrl": null, "links": []}')
+    delivery = do_record_delivery(
+        workspace,
+        "awaiting-approval",
+        '{"text": "t", "approveUrl": "https://foldrun.example.com/decide/SECRETLINK", "rejectUrl": null, "links": []}',
+    )
     perform_attempt(delivery.pk)
     delivery.refresh_from_db()
     delivery.status, delivery.next_attempt_at = "failed", None
@@ -52,14 +55,18 @@ def test_a_viewer_sees_the_log_but_no_buttons_and_cannot_post(client, bob, faile
     page = client.get("/w/rank-desk/notifications/").content.decode()
     assert failed_delivery.public_id in page and ">Redeliver</button>" not in page
     assert client.post("/w/rank-desk/notifications/test").status_code == 403
-    assert client.post(f"/w/rank-desk/notifications/deliveries/{failed_delivery.public_id}/redeliver").status_code == 403
+    assert (
+        client.post(f"/w/rank-desk/notifications/deliveries/{failed_delivery.public_id}/redeliver").status_code == 403
+    )
 
 
 def test_another_account_gets_404_on_every_page(client, charlie, failed_delivery):
     client.force_login(charlie)
     assert client.get("/w/rank-desk/notifications/").status_code == 404
     assert client.post("/w/rank-desk/notifications/test").status_code == 404
-    assert client.post(f"/w/rank-desk/notifications/deliveries/{failed_delivery.public_id}/redeliver").status_code == 404
+    assert (
+        client.post(f"/w/rank-desk/notifications/deliveries/{failed_delivery.public_id}/redeliver").status_code == 404
+    )
 
 
 def test_profile_notifications_shows_locked_categories_with_the_reason(client, alice):

@@ -1,5 +1,6 @@
 """Signed deliveries, checked the way the spec tells a receiver to check them,
 and by a Standard Webhooks library handed whsec_ + base64 of the secret."""
+
 from __future__ import annotations
 
 import base64
@@ -36,7 +37,8 @@ def signed(workspace, receiver):
     do_set_secret(workspace.account, None, "OPS_WEBHOOK_URL", value=receiver.url)
     do_set_secret(workspace.account, None, "OPS_WEBHOOK_SIGNING_KEY", value=SECRET)
     write_agents_md(
-        workspace, "---\nnotify:\n  url: ${OPS_WEBHOOK_URL}\n  signing_secret: OPS_WEBHOOK_SIGNING_KEY\n---\n",
+        workspace,
+        "---\nnotify:\n  url: ${OPS_WEBHOOK_URL}\n  signing_secret: OPS_WEBHOOK_SIGNING_KEY\n---\n",
         library=True,
     )
     return workspace

@@ -6,6 +6,7 @@ item 7.)
 The fresh environment has nothing of its own but the wheel; the third-party packages it needs are the test
 environment's own, reached through a .pth line (a plain path, so that environment's editable install of this
 checkout is not reached with them)."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 # What the wheel is built from: the packages, the site's templates and static files, the project file.
-SOURCES = ["pyproject.toml", "foldrun", "accounts", "library", "runs", "notify", "vault", "browsing", "templates",
-           "static"]
+SOURCES = [
+    "pyproject.toml",
+    "foldrun",
+    "accounts",
+    "library",
+    "runs",
+    "notify",
+    "vault",
+    "browsing",
+    "templates",
+    "static",
+]
 APPS = ["accounts", "library", "runs", "notify", "vault", "browsing", "foldrun.net"]
 
 STARTS = """
@@ -62,37 +73,69 @@ def installed(tmp_path_factory) -> dict:
     for name in SOURCES:
         if (ROOT / name).is_dir():
             # links kept as links: foldrun/site's lead to templates/ and static/ beside them
-            shutil.copytree(ROOT / name, source / name, symlinks=True,
-                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            shutil.copytree(
+                ROOT / name, source / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+            )
         else:
             shutil.copy2(ROOT / name, source / name)
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(work / "dist"),
-                            str(source)], capture_output=True, text=True, timeout=300)
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(work / "dist"), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     wheel = next((work / "dist").glob("foldrun-*.whl"))
 
     fresh = work / "fresh"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(fresh)], check=True, timeout=120)
     python = fresh / "bin" / "python"
-    site = Path(subprocess.check_output([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                        text=True).strip())
-    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
-                           "--quiet", str(wheel)], capture_output=True, text=True, timeout=300)
+    site = Path(
+        subprocess.check_output(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True
+        ).strip()
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--no-deps",
+            "--no-index",
+            "--quiet",
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     # After the install: pip would otherwise find this checkout's editable foldrun there and install nothing.
     (site / "third_party.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     outside = work / "elsewhere"
     outside.mkdir()
-    env = {key: value for key, value in os.environ.items()
-           if key not in ("PYTHONPATH", "DJANGO_SETTINGS_MODULE", "DATABASE_URL", "CELERY_BROKER_URL")
-           and not key.startswith(("FOLDRUN_", "PYTEST_"))}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("PYTHONPATH", "DJANGO_SETTINGS_MODULE", "DATABASE_URL", "CELERY_BROKER_URL")
+        and not key.startswith(("FOLDRUN_", "PYTEST_"))
+    }
     env.update({"DJANGO_SETTINGS_MODULE": "foldrun.settings.dev", "FOLDRUN_DATA_DIR": str(work / "data")})
     return {"python": python, "site": site, "bin": fresh / "bin", "cwd": outside, "env": env}
 
 
 def test_every_app_its_migrations_templates_and_static_files_come_from_the_installed_wheel(installed):
-    started = subprocess.run([str(installed["python"]), "-c", STARTS % {"apps": APPS}], cwd=installed["cwd"],
-                             env=installed["env"], capture_output=True, text=True, timeout=300)
+    started = subprocess.run(
+        [str(installed["python"]), "-c", STARTS % {"apps": APPS}],
+        cwd=installed["cwd"],
+        env=installed["env"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
     seen = json.loads(started.stdout.strip().splitlines()[-1])
     site = str(installed["site"])
@@ -109,7 +152,13 @@ def test_every_app_its_migrations_templates_and_static_files_come_from_the_insta
 
 
 def test_the_installed_console_script_answers(installed):
-    done = subprocess.run([str(installed["bin"] / "foldrun"), "--version"], cwd=installed["cwd"], env=installed["env"],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [str(installed["bin"] / "foldrun"), "--version"],
+        cwd=installed["cwd"],
+        env=installed["env"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip()

@@ -2,6 +2,7 @@
 tests/ops/compose-spec.json from github.com/compose-spec/compose-spec at 170098b, Apache-2.0 — Docker's
 engine is not on these machines; .ci/run adds `docker compose config` where it is), runs the seven services
 a production install needs on one shared data folder (the browser service apart from the workers), and its env example names only variables foldrun reads."""
+
 from __future__ import annotations
 
 import json
@@ -73,6 +74,13 @@ def test_the_env_example_names_only_variables_that_foldrun_or_the_compose_file_r
     read_by_compose = set(re.findall(r"\$\{([A-Z0-9_]+)", compose_text))
     unknown = named - _variables_foldrun_reads() - read_by_compose
     assert unknown == set()
-    for required in ("DJANGO_SECRET_KEY", "DJANGO_ALLOWED_HOSTS", "FOLDRUN_PUBLIC_URL", "FOLDRUN_VAULT_KEYS",
-                     "POSTGRES_PASSWORD", "SEARXNG_SECRET", "RESEND_API_KEY"):
+    for required in (
+        "DJANGO_SECRET_KEY",
+        "DJANGO_ALLOWED_HOSTS",
+        "FOLDRUN_PUBLIC_URL",
+        "FOLDRUN_VAULT_KEYS",
+        "POSTGRES_PASSWORD",
+        "SEARXNG_SECRET",
+        "RESEND_API_KEY",
+    ):
         assert re.search(rf"^{required}=", example, flags=re.M), required

@@ -1,5 +1,6 @@
 """docs/: `mkdocs build --strict` succeeds, the CLI page is written from the parser (every command on it), the
 API page from the OpenAPI schema, and operating.md names every environment variable foldrun reads."""
+
 from __future__ import annotations
 
 import argparse
@@ -23,10 +24,20 @@ def _commands() -> list[str]:
 
 def test_the_docs_build_strictly_with_the_cli_and_api_pages_written_from_the_code(tmp_path):
     site = tmp_path / "site"
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", FOLDRUN_DATA_DIR=str(tmp_path / "data"),
-               DJANGO_SETTINGS_MODULE="foldrun.settings.dev")
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    env = dict(
+        os.environ,
+        NO_MKDOCS_2_WARNING="1",
+        FOLDRUN_DATA_DIR=str(tmp_path / "data"),
+        DJANGO_SETTINGS_MODULE="foldrun.settings.dev",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     cli = (site / "reference/cli/index.html").read_text()
     assert _commands() and all(f"foldrun {name}" in cli for name in _commands())

@@ -9,6 +9,7 @@ of the product's packages and names by file:line each handler that catches
 Exception or BaseException (alone or in a tuple), or is a bare `except:`, with
 no comment on its `except` line — so a new one cannot land silently.
 """
+
 from __future__ import annotations
 
 import ast
@@ -45,8 +46,11 @@ def _is_broad(kind: ast.expr | None) -> bool:
 def broad_handlers_without_a_reason(path: Path) -> list[str]:
     """`file:line` for each broad handler of `path` with no reason in a comment on its `except` line(s)."""
     source = path.read_text(encoding="utf-8")
-    commented = {token.start[0] for token in tokenize.generate_tokens(io.StringIO(source).readline)
-                 if token.type == tokenize.COMMENT and _says_something(token.string)}
+    commented = {
+        token.start[0]
+        for token in tokenize.generate_tokens(io.StringIO(source).readline)
+        if token.type == tokenize.COMMENT and _says_something(token.string)
+    }
     shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
     found = []
     for node in ast.walk(ast.parse(source, filename=str(path))):
@@ -65,29 +69,42 @@ def product_modules() -> list[Path]:
 def test_the_walk_names_each_broad_handler_without_a_comment_by_file_and_line(tmp_path):
     sample = tmp_path / "sample.py"
     sample.write_text(
-        "try:\n    pass\nexcept Exception:\n    pass\n"                       # 3: flagged
-        "try:\n    pass\nexcept:\n    pass\n"                                # 7: flagged
+        "try:\n    pass\nexcept Exception:\n    pass\n"  # 3: flagged
+        "try:\n    pass\nexcept:\n    pass\n"  # 7: flagged
         "try:\n    pass\nexcept (ValueError, BaseException) as e:\n    pass\n"  # 11: flagged
         "try:\n    pass\nexcept Exception:  # a tool may raise anything\n    pass\n"  # 15: has its reason
-        "try:\n    pass\nexcept (OSError, ValueError):\n    pass\n"          # 19: named, not broad
-        "try:\n    pass\nexcept builtins.Exception:\n    pass\n"             # 23: flagged
+        "try:\n    pass\nexcept (OSError, ValueError):\n    pass\n"  # 19: named, not broad
+        "try:\n    pass\nexcept builtins.Exception:\n    pass\n"  # 23: flagged
         "try:\n    pass\nexcept (OSError,\n        Exception):  # why\n    pass\n"  # 27: reason on its colon line
         "try:\n    pass\nexcept Exception:\n    pass  # a comment below is not on the except line\n"  # 32: flagged
-        "try:\n    pass\nexcept Exception:  # noqa: BLE001\n    pass\n"      # 36: a pragma is no reason
+        "try:\n    pass\nexcept Exception:  # noqa: BLE001\n    pass\n"  # 36: a pragma is no reason
         "try:\n    pass\nexcept Exception:  # noqa: BLE001 - closing is best effort\n    pass\n",  # 40: reason
-        encoding="utf-8")
-    assert broad_handlers_without_a_reason(sample) == ["sample.py:3", "sample.py:7", "sample.py:11",
-                                                       "sample.py:23", "sample.py:32", "sample.py:36"]
+        encoding="utf-8",
+    )
+    assert broad_handlers_without_a_reason(sample) == [
+        "sample.py:3",
+        "sample.py:7",
+        "sample.py:11",
+        "sample.py:23",
+        "sample.py:32",
+        "sample.py:36",
+    ]
 
 
 def test_every_broad_except_in_the_product_names_what_it_catches_or_says_why_it_cannot():
     found = [line for path in product_modules() for line in broad_handlers_without_a_reason(path)]
-    assert found == [], "handlers catching everything with no reason on their `except` line (name the errors " \
-                        "the guarded code raises, or say in a comment on that line why it must be broad):\n" \
-                        + "\n".join(found)
+    assert found == [], (
+        "handlers catching everything with no reason on their `except` line (name the errors "
+        "the guarded code raises, or say in a comment on that line why it must be broad):\n" + "\n".join(found)
+    )
 
 
 def test_every_app_module_is_walked():
     walked = {str(p.relative_to(ROOT)) for p in product_modules()}
-    assert {"runs/lifecycle/execute.py", "browsing/chromium.py", "foldrun/web/fetch.py", "notify/receivers.py"} <= walked
+    assert {
+        "runs/lifecycle/execute.py",
+        "browsing/chromium.py",
+        "foldrun/web/fetch.py",
+        "notify/receivers.py",
+    } <= walked
     assert not any("migrations" in name for name in walked)

@@ -11,6 +11,7 @@ Every desk starts as `foldrun init NAME` writes it (so an example may name the `
 the provider block); the files of one desk on one page are then written over it in order; when a later block shows a path again (the
 tutorial grows a file), the desk as it stood is checked first, then the file replaced, and the last state is
 checked too. A check finds nothing at all — no error and no warning."""
+
 from __future__ import annotations
 
 import re
@@ -25,8 +26,10 @@ from foldrun.contract import check
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 WRITING = DOCS / "writing"
-MARKED = re.compile(r"^<!-- (?P<kind>desk|init): (?P<where>\S+) -->\n(?P<fence>`{3,}|~{3,})[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$",
-                    re.M | re.S)
+MARKED = re.compile(
+    r"^<!-- (?P<kind>desk|init): (?P<where>\S+) -->\n(?P<fence>`{3,}|~{3,})[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$",
+    re.M | re.S,
+)
 FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})(?P<lang>[^\n`]*)\n.*?^(?P=fence)[ \t]*$", re.M | re.S)
 
 
@@ -48,8 +51,11 @@ def _problems(folder: Path) -> list[str]:
 
 
 def _cases() -> list:
-    return [pytest.param(page, desk, files, id=f"{page.relative_to(DOCS)}:{desk}")
-            for page in _pages() for desk, files in _desks(page).items()]
+    return [
+        pytest.param(page, desk, files, id=f"{page.relative_to(DOCS)}:{desk}")
+        for page in _pages()
+        for desk, files in _desks(page).items()
+    ]
 
 
 @pytest.mark.parametrize(("page", "desk", "files"), _cases())

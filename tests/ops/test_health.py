@@ -1,5 +1,6 @@
 """GET /api/health: 200 when the database, the broker, a worker and beat all answer; 503 naming what does
 not, with no login and no secret in the answer. The worker and beat are real processes."""
+
 from __future__ import annotations
 
 import os
@@ -54,17 +55,39 @@ def test_a_real_worker_and_beat_make_health_a_200_and_keep_it_fresh(transactiona
     _age("beat", 3600)
     _age("browsers", 3600)
     assert APIClient().get("/api/health").status_code == 503
-    env = dict(os.environ, FOLDRUN_TEST_DB_NAME=connection.settings_dict["NAME"],
-               DJANGO_SETTINGS_MODULE="foldrun.settings.test", FOLDRUN_HEALTH_STALE_SECONDS="3")
+    env = dict(
+        os.environ,
+        FOLDRUN_TEST_DB_NAME=connection.settings_dict["NAME"],
+        DJANGO_SETTINGS_MODULE="foldrun.settings.test",
+        FOLDRUN_HEALTH_STALE_SECONDS="3",
+    )
     log_path = tmp_path / "worker.log"
     with open(log_path, "wb") as log:
         # -B: beat embedded in the worker, as the chaos test runs it; beat's ticks and the heartbeat task
         # it sends (every second at a 3-second staleness) keep both files fresh.
         process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "foldrun", "worker", "-B", "-l", "info", "--concurrency", "1",
-             "--without-mingle", "--without-gossip", "-Q", f"{env['FOLDRUN_TEST_QUEUE']},{env['FOLDRUN_TEST_QUEUE']}.browsers",
-             "-s", str(tmp_path / "beat-schedule")],
-            env=env, stdout=log, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "foldrun",
+                "worker",
+                "-B",
+                "-l",
+                "info",
+                "--concurrency",
+                "1",
+                "--without-mingle",
+                "--without-gossip",
+                "-Q",
+                f"{env['FOLDRUN_TEST_QUEUE']},{env['FOLDRUN_TEST_QUEUE']}.browsers",
+                "-s",
+                str(tmp_path / "beat-schedule"),
+            ],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
     try:
         wait_for(lambda: APIClient().get("/api/health").status_code == 200, timeout=60)
@@ -78,7 +101,9 @@ def test_a_real_worker_and_beat_make_health_a_200_and_keep_it_fresh(transactiona
         assert body["checks"]["beat"]["last_seen_seconds_ago"] <= 3
         assert body["checks"]["browsers"]["last_seen_seconds_ago"] <= 3
         assert (body["checks"]["browsers"]["open"], body["checks"]["browsers"]["capacity"]) == (
-            0, django_settings.FOLDRUN_BROWSER_CAPACITY)
+            0,
+            django_settings.FOLDRUN_BROWSER_CAPACITY,
+        )
     finally:
         process.terminate()
         try:
@@ -101,10 +126,13 @@ def test_the_browser_service_is_reported_apart_from_the_workers_with_its_capacit
     body = APIClient().get("/api/health").json()
     assert body["checks"]["browsers"]["ok"] is True
     assert (body["checks"]["browsers"]["open"], body["checks"]["browsers"]["capacity"]) == (1, 3)
-    assert body["checks"]["worker"] == {"ok": True, "last_seen_seconds_ago": body["checks"]["worker"][
-        "last_seen_seconds_ago"]}  # the workers' check carries no browser figures
+    assert body["checks"]["worker"] == {
+        "ok": True,
+        "last_seen_seconds_ago": body["checks"]["worker"]["last_seen_seconds_ago"],
+    }  # the workers' check carries no browser figures
     _age("browsers", 600)
     answer = APIClient().get("/api/health")
     assert answer.status_code == 503
     assert answer.json()["problems"] == [
-        "no browser service worker has answered in the last 60 seconds (last 600 seconds ago)"]
+        "no browser service worker has answered in the last 60 seconds (last 600 seconds ago)"
+    ]

@@ -1,5 +1,6 @@
 """Every model's schema is in its app's migrations: a field moved into a mixin (foldrun.leases.Leased) or changed
 without its migration is a failure here, not a surprise at the next deploy."""
+
 from __future__ import annotations
 
 import io

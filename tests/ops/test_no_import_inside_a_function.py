@@ -18,6 +18,7 @@ a command works on this machine) goes through importlib in
 foldrun/cli/main.py and foldrun/cli/loader.py, so it holds no import
 statement to allow.
 """
+
 from __future__ import annotations
 
 import ast
@@ -51,21 +52,30 @@ def imports_inside_functions(path: Path) -> list[str]:
 
 
 def product_modules() -> list[Path]:
-    return sorted(p for package in PACKAGES for p in (ROOT / package).rglob("*.py")
-                  if "migrations" not in p.parts and p.name not in REGISTRY_LOADERS)
+    return sorted(
+        p
+        for package in PACKAGES
+        for p in (ROOT / package).rglob("*.py")
+        if "migrations" not in p.parts and p.name not in REGISTRY_LOADERS
+    )
 
 
 def test_the_walk_finds_an_import_inside_a_function_and_names_file_and_line(tmp_path):
     sample = tmp_path / "sample.py"
-    sample.write_text("import os\nfrom foldrun import net\n\n\ndef f():\n    import json\n    from . import ids\n\n\n"
-                      "class C:\n    def m(self):\n        from accounts.models import Account\n", encoding="utf-8")
+    sample.write_text(
+        "import os\nfrom foldrun import net\n\n\ndef f():\n    import json\n    from . import ids\n\n\n"
+        "class C:\n    def m(self):\n        from accounts.models import Account\n",
+        encoding="utf-8",
+    )
     assert imports_inside_functions(sample) == ["sample.py:7 .", "sample.py:12 accounts.models"]
 
 
 def test_no_module_of_the_product_imports_first_party_code_inside_a_function():
     found = [line for path in product_modules() for line in imports_inside_functions(path)]
-    assert found == [], "first-party imports inside functions (hoist them, or break the circle that made them " \
-                        "local):\n" + "\n".join(found)
+    assert found == [], (
+        "first-party imports inside functions (hoist them, or break the circle that made them "
+        "local):\n" + "\n".join(found)
+    )
 
 
 def test_every_app_module_is_walked():

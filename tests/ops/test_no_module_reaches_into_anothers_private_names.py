@@ -7,6 +7,7 @@ what is shared gets a public name and a docstring instead. This walks the syntax
 product's packages and names each reach by file:line, so a new one cannot land silently. Importing a public name
 under a private alias (`from . import tools as _tools`) is fine: what is imported is public.
 """
+
 from __future__ import annotations
 
 import ast
@@ -42,21 +43,28 @@ def reaches(path: Path) -> list[str]:
                 if alias.name.split(".")[0] in PACKAGES:
                     modules.add(alias.asname or alias.name.split(".")[0])
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and _private(node.attr) and isinstance(node.value, ast.Name)
-                and node.value.id in modules and node.value.id not in ("self", "cls")):
+        if (
+            isinstance(node, ast.Attribute)
+            and _private(node.attr)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+            and node.value.id not in ("self", "cls")
+        ):
             found.append(f"{where}:{node.lineno} {node.value.id}.{node.attr}")
     return found
 
 
 def product_files() -> list[Path]:
-    return sorted(path for package in PACKAGES for path in (ROOT / package).rglob("*.py")
-                  if "migrations" not in path.parts)
+    return sorted(
+        path for package in PACKAGES for path in (ROOT / package).rglob("*.py") if "migrations" not in path.parts
+    )
 
 
 def test_no_module_of_the_product_reaches_into_another_modules_private_names():
     found = [reach for path in product_files() for reach in reaches(path)]
-    assert not found, ("these reach into another module's private names; give what is shared a public name:\n"
-                       + "\n".join(found))
+    assert not found, (
+        "these reach into another module's private names; give what is shared a public name:\n" + "\n".join(found)
+    )
 
 
 def test_the_walk_finds_a_private_import_and_a_private_attribute(tmp_path, monkeypatch):
@@ -64,7 +72,9 @@ def test_the_walk_finds_a_private_import_and_a_private_attribute(tmp_path, monke
     package = tmp_path / "runs"
     package.mkdir()
     planted = package / "planted.py"
-    planted.write_text("from .chain import _here, enqueue_step\nfrom . import tools as _tools\n"
-                       "from . import deliveries\n\n\ndef go():\n    return deliveries._record(1), _tools\n")
+    planted.write_text(
+        "from .chain import _here, enqueue_step\nfrom . import tools as _tools\n"
+        "from . import deliveries\n\n\ndef go():\n    return deliveries._record(1), _tools\n"
+    )
     monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
     assert reaches(planted) == ["runs/planted.py:1 _here", "runs/planted.py:7 deliveries._record"]

@@ -1,6 +1,7 @@
 """The OpenAPI schema generates with no warning and no error (`manage.py spectacular --validate --fail-on-warn`),
 and says what a client needs: every operation's refusals with the Error body, one operationId each, bounds and
 enums on parameters, one content type per kind of answer."""
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,14 @@ METHODS = {"get", "post", "put", "patch", "delete"}
 def _schema(tmp_path) -> tuple[subprocess.CompletedProcess, dict]:
     out = tmp_path / "schema.yaml"
     env = dict(os.environ, FOLDRUN_DATA_DIR=str(tmp_path / "data"), DJANGO_SETTINGS_MODULE="foldrun.settings.test")
-    done = subprocess.run([sys.executable, "manage.py", "spectacular", "--validate", "--fail-on-warn", "--file",
-                           str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "spectacular", "--validate", "--fail-on-warn", "--file", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     return done, (yaml.safe_load(out.read_text()) if out.exists() else {})
 
 
@@ -26,8 +33,9 @@ def test_the_schema_generates_and_validates_with_no_warnings(tmp_path):
     done, schema = _schema(tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Warning" not in done.stderr and "Error" not in done.stderr, done.stderr[-3000:]
-    operations = [(path, method, op) for path, item in schema["paths"].items()
-                  for method, op in item.items() if method in METHODS]
+    operations = [
+        (path, method, op) for path, item in schema["paths"].items() for method, op in item.items() if method in METHODS
+    ]
     ids = [op["operationId"] for _, _, op in operations]
     assert len(ids) == len(set(ids))
     # Every operation under a login says so (401), names a success and lists its refusals with the Error body.
@@ -36,8 +44,11 @@ def test_the_schema_generates_and_validates_with_no_warnings(tmp_path):
         assert any(code.startswith(("2", "3")) for code in responses), (method, path)
         for code, answer in responses.items():
             if code.startswith(("4", "5")) and path != "/api/health":  # health's 503 is its own report
-                assert answer["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}, \
-                    (method, path, code)
+                assert answer["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}, (
+                    method,
+                    path,
+                    code,
+                )
         if op.get("security") != [{}] and path not in ("/api/version", "/api/health"):
             assert "401" in responses, (method, path)
         if {"foldrunToken": []} in op.get("security", []):
@@ -60,7 +71,10 @@ def test_the_schema_carries_bounds_enums_and_non_json_types(tmp_path):
     raw = next(p for p in paths["/api/library/files/{path}"]["get"]["parameters"] if p["name"] == "raw")
     assert raw["schema"]["type"] == "boolean"
     assert set(paths["/api/library/files/{path}"]["get"]["responses"]["200"]["content"]) == {
-        "application/json", "text/plain", "application/octet-stream"}
+        "application/json",
+        "text/plain",
+        "application/octet-stream",
+    }
     artifact = paths["/api/workspaces/{ws}/runs/{run_id}/artifacts/{artifact_id}"]["get"]["responses"]["200"]
     assert list(artifact["content"]) == ["application/octet-stream"]
     components = schema["components"]["schemas"]

@@ -4,6 +4,7 @@ plain HTTP to HTTPS behind the proxy's X-Forwarded-Proto, send HSTS and the Cont
 HTTP. (Issue 29, item 8.)
 
 Each runs in a process of its own on the production settings, with the environment production demands."""
+
 from __future__ import annotations
 
 import json
@@ -33,30 +34,44 @@ print(json.dumps({"plain": answer("/accounts/login/?next=/"), "https": answer("/
 
 def production_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith(("FOLDRUN_", "DJANGO_"))}
-    env.update({
-        "DJANGO_SETTINGS_MODULE": "foldrun.settings.prod",
-        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
-        # Only read, never connected to, by the checks and these requests' settings.
-        "CELERY_BROKER_URL": "redis://127.0.0.1:6379/15",
-        "FOLDRUN_VAULT_KEYS": "dGVzdC1rZXktZm9yLWZvbGRydW4tdGVzdHMtMzJieXQ=",
-        "FOLDRUN_DATA_DIR": str(tmp_path),
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'prod.sqlite3'}",
-    })
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "foldrun.settings.prod",
+            "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+            # Only read, never connected to, by the checks and these requests' settings.
+            "CELERY_BROKER_URL": "redis://127.0.0.1:6379/15",
+            "FOLDRUN_VAULT_KEYS": "dGVzdC1rZXktZm9yLWZvbGRydW4tdGVzdHMtMzJieXQ=",
+            "FOLDRUN_DATA_DIR": str(tmp_path),
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'prod.sqlite3'}",
+        }
+    )
     env.update(extra)
     return env
 
 
 def test_check_deploy_on_the_production_settings_prints_no_warning(tmp_path):
-    done = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=ROOT,
-                          env=production_env(tmp_path), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=production_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "System check identified no issues (0 silenced)." in done.stdout
 
 
 def ask(folder: Path, **extra: str) -> dict:
     """Three requests (plain HTTP, HTTPS as the proxy says, the health probe) to the production settings."""
-    done = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=production_env(folder, **extra),
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        cwd=ROOT,
+        env=production_env(folder, **extra),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 

@@ -1,6 +1,7 @@
 """Public ids (`run_…`, `stp_…`) are a prefix and random letters of Crockford's base32 alphabet, each letter as
 likely as any other: they are the only handle a person or a program has on a row, so they must not be guessable
 or lean towards some letters."""
+
 from __future__ import annotations
 
 import collections

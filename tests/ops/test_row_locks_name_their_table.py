@@ -6,6 +6,7 @@ side of an outer join"); SQLite has no row locks and never says so. A queryset t
 foreign key is followed — as finishing a browser task once did, only in CI's PostgreSQL pass. This walks every
 product module's syntax tree and names each such chain without `of=` by file:line.
 """
+
 from __future__ import annotations
 
 import ast
@@ -50,17 +51,25 @@ def unnamed_locks_over_joins(path: Path) -> list[str]:
 def test_the_walk_finds_a_lock_over_a_join_without_of(tmp_path):
     sample = ROOT / "tests" / "ops" / "_lock_sample.py"
     try:
-        sample.write_text("def f(Task):\n"
-                          "    Task.objects.select_for_update().filter(pk=1).select_related('run').first()\n"
-                          "    Task.objects.select_for_update(of=('self',)).select_related('run').first()\n"
-                          "    Task.objects.select_for_update().filter(pk=1).first()\n")
+        sample.write_text(
+            "def f(Task):\n"
+            "    Task.objects.select_for_update().filter(pk=1).select_related('run').first()\n"
+            "    Task.objects.select_for_update(of=('self',)).select_related('run').first()\n"
+            "    Task.objects.select_for_update().filter(pk=1).first()\n"
+        )
         assert unnamed_locks_over_joins(sample) == ["tests/ops/_lock_sample.py:2"]
     finally:
         sample.unlink()
 
 
 def test_no_product_row_lock_over_a_join_leaves_out_of():
-    found = [hit for package in PACKAGES for path in sorted((ROOT / package).rglob("*.py"))
-             if "migrations" not in path.parts for hit in unnamed_locks_over_joins(path)]
-    assert found == [], "select_for_update() with select_related() needs of=('self', …) on PostgreSQL: " + \
-        ", ".join(found)
+    found = [
+        hit
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if "migrations" not in path.parts
+        for hit in unnamed_locks_over_joins(path)
+    ]
+    assert found == [], "select_for_update() with select_related() needs of=('self', …) on PostgreSQL: " + ", ".join(
+        found
+    )

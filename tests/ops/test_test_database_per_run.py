@@ -1,6 +1,7 @@
 """Two test runs never share a test database: on SQLite each test process names its own file, on PostgreSQL each
 run its own database (the xdist workers of one run, suffixed by pytest-django, under one name), so a second run's
 setup cannot delete or migrate the database under the first (foldrun/settings/test.py)."""
+
 from __future__ import annotations
 
 import os
@@ -10,21 +11,27 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PROBE = ("import django; django.setup(); from django.conf import settings; "
-         "print(settings.DATABASES['default']['TEST']['NAME'])")
+PROBE = (
+    "import django; django.setup(); from django.conf import settings; "
+    "print(settings.DATABASES['default']['TEST']['NAME'])"
+)
 
 
 def _test_database_of_a_run(env: dict[str, str]) -> str:
-    done = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
 
 def test_two_runs_on_one_data_folder_and_one_worker_id_name_two_test_databases():
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "CELERY_", "FOLDRUN_", "PYTEST_"))}
-    env.update({"DJANGO_SETTINGS_MODULE": "foldrun.settings.test", "PYTEST_XDIST_WORKER": "gw0",
-                "FOLDRUN_DATA_DIR": tempfile.mkdtemp(prefix="two-runs-")})
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "foldrun.settings.test",
+            "PYTEST_XDIST_WORKER": "gw0",
+            "FOLDRUN_DATA_DIR": tempfile.mkdtemp(prefix="two-runs-"),
+        }
+    )
     first, second = _test_database_of_a_run(env), _test_database_of_a_run(env)
     assert first != second
     for name in (first, second):
@@ -34,9 +41,14 @@ def test_two_runs_on_one_data_folder_and_one_worker_id_name_two_test_databases()
 def _on_postgresql(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "CELERY_", "FOLDRUN_", "PYTEST_"))}
     # Never connected to: reading the settings opens no connection.
-    env.update({"DJANGO_SETTINGS_MODULE": "foldrun.settings.test",
-                "DATABASE_URL": "postgres://nobody@127.0.0.1:9/shared",
-                "FOLDRUN_DATA_DIR": tempfile.mkdtemp(prefix="two-runs-"), **extra})
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "foldrun.settings.test",
+            "DATABASE_URL": "postgres://nobody@127.0.0.1:9/shared",
+            "FOLDRUN_DATA_DIR": tempfile.mkdtemp(prefix="two-runs-"),
+            **extra,
+        }
+    )
     return env
 
 

@@ -2,6 +2,7 @@
 one line, with a free port to set instead, and starts nothing; `./scripts/test` removes the data folder it
 made for itself — and only that one. (That start appends to var/log/worker.log rather than truncating it is
 proven by scripts/smoke-start, which starts the whole thing: CI runs it.)"""
+
 from __future__ import annotations
 
 import os
@@ -38,7 +39,8 @@ def _run_scripts_test(tmp_path: Path, data_dir: str | None) -> str:
     """./scripts/test on one small test file that writes down the data folder it was given."""
     seen = tmp_path / "seen.txt"
     probe = tmp_path / "test_probe.py"
-    probe.write_text(textwrap.dedent(f"""
+    probe.write_text(
+        textwrap.dedent(f"""
         import os
         from pathlib import Path
 
@@ -46,14 +48,36 @@ def _run_scripts_test(tmp_path: Path, data_dir: str | None) -> str:
             folder = Path(os.environ["FOLDRUN_DATA_DIR"])
             assert folder.is_dir()
             Path({str(seen)!r}).write_text(str(folder))
-    """))
-    env = {k: v for k, v in os.environ.items() if k not in ("FOLDRUN_DATA_DIR", "PYTEST_XDIST_WORKER",
-                                                               "PYTEST_ADDOPTS", "PYTEST_CURRENT_TEST", "FOLDRUN_TESTS")}
+    """)
+    )
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in ("FOLDRUN_DATA_DIR", "PYTEST_XDIST_WORKER", "PYTEST_ADDOPTS", "PYTEST_CURRENT_TEST", "FOLDRUN_TESTS")
+    }
     if data_dir is not None:
         env["FOLDRUN_DATA_DIR"] = data_dir
-    done = subprocess.run(["./scripts/test", "-n", "0", "-q", "-p", "no:cacheprovider", "--rootdir", str(tmp_path),
-                           "-c", os.devnull, str(probe)], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [
+            "./scripts/test",
+            "-n",
+            "0",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            str(tmp_path),
+            "-c",
+            os.devnull,
+            str(probe),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return seen.read_text()
 

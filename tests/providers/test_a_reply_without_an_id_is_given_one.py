@@ -1,5 +1,6 @@
 """A provider's reply that carries no id (some OpenAI-compatible servers leave it out) still leaves the
 translator with the keys every reply has — an id made up for it, not a crash."""
+
 from foldrun.providers.supply import normalise_message
 
 

@@ -1,35 +1,68 @@
 """The model client against the loopback provider, on all three wires."""
+
 from __future__ import annotations
 
 import pytest
 
 from foldrun.providers.client import (
-    MissingSecret, ModelClient, ProviderConfigError, ProviderError, ProviderRefusal, Supply, supply_from_block,
+    MissingSecret,
+    ModelClient,
+    ProviderConfigError,
+    ProviderError,
+    ProviderRefusal,
+    Supply,
+    supply_from_block,
 )
 
-TOOL = {"name": "lookup", "description": "Look a thing up.",
-        "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}}}
+TOOL = {
+    "name": "lookup",
+    "description": "Look a thing up.",
+    "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}},
+}
 ASK = [{"role": "user", "content": "What ranks?"}]
 
 
 def supply(fake, fmt="anthropic", model="m-1", **kw) -> Supply:
     base = fake.base_url if fmt == "anthropic" else fake.openai_base_url
-    return Supply(name=kw.pop("name", None), format=fmt, base_url=base, model=model, key="sk-planted-123",
-                  key_header=kw.pop("key_header", "x-api-key" if fmt == "anthropic" else "bearer"), **kw)
+    return Supply(
+        name=kw.pop("name", None),
+        format=fmt,
+        base_url=base,
+        model=model,
+        key="sk-planted-123",
+        key_header=kw.pop("key_header", "x-api-key" if fmt == "anthropic" else "bearer"),
+        **kw,
+    )
 
 
 def test_a_preset_name_alone_resolves_through_the_table():
     s = supply_from_block("openrouter", {"OPENROUTER_API_KEY": "v"}.get, default_model="anthropic/claude-x")
     assert (s.format, s.base_url, s.key_header, s.key, s.model) == (
-        "anthropic", "https://openrouter.ai/api", "bearer", "v", "anthropic/claude-x")
+        "anthropic",
+        "https://openrouter.ai/api",
+        "bearer",
+        "v",
+        "anthropic/claude-x",
+    )
 
 
 def test_the_long_form_reads_key_base_url_format_models_params_and_fallback():
-    block = {"name": "openai", "format": "responses", "key": "${MY_OPENAI}", "models": ["gpt-5-mini"],
-             "params": {"top_k": 3}, "fallback": {"name": "anthropic", "key": "${ANTH}"}}
+    block = {
+        "name": "openai",
+        "format": "responses",
+        "key": "${MY_OPENAI}",
+        "models": ["gpt-5-mini"],
+        "params": {"top_k": 3},
+        "fallback": {"name": "anthropic", "key": "${ANTH}"},
+    }
     s = supply_from_block(block, {"MY_OPENAI": "a", "ANTH": "b"}.get)
     assert (s.format, s.base_url, s.model, s.params, s.key_name) == (
-        "responses", "https://api.openai.com/v1", "gpt-5-mini", {"top_k": 3}, "MY_OPENAI")
+        "responses",
+        "https://api.openai.com/v1",
+        "gpt-5-mini",
+        {"top_k": 3},
+        "MY_OPENAI",
+    )
     assert (s.fallback.name, s.fallback.key, s.fallback.model) == ("anthropic", "b", "gpt-5-mini")
 
 
@@ -119,8 +152,9 @@ def test_a_429_becomes_a_refusal_with_the_spec_line(fake_provider):
         ModelClient(supply(fake_provider)).create(None, ASK, [], 10)
     assert info.value.status == 429
     assert info.value.headers == {"retry-after": "30"}
-    assert info.value.line == ("the provider rate-limited this request (HTTP 429) and asked us to wait 30s"
-                               " — no second supply is configured")
+    assert info.value.line == (
+        "the provider rate-limited this request (HTTP 429) and asked us to wait 30s — no second supply is configured"
+    )
 
 
 def test_a_refused_first_supply_moves_to_the_second(fake_provider):
@@ -183,7 +217,11 @@ def test_a_private_base_url_is_refused_where_the_install_forbids_it(fake_provide
 
 
 def test_an_anthropic_base_written_with_v1_is_not_doubled():
-    assert Supply(name=None, format="anthropic", base_url="https://x.example/v1/", model="m").endpoint() == \
-        "https://x.example/v1/messages"
-    assert Supply(name=None, format="anthropic", base_url="https://openrouter.ai/api", model="m").endpoint() == \
-        "https://openrouter.ai/api/v1/messages"
+    assert (
+        Supply(name=None, format="anthropic", base_url="https://x.example/v1/", model="m").endpoint()
+        == "https://x.example/v1/messages"
+    )
+    assert (
+        Supply(name=None, format="anthropic", base_url="https://openrouter.ai/api", model="m").endpoint()
+        == "https://openrouter.ai/api/v1/messages"
+    )

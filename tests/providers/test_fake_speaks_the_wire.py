@@ -1,11 +1,15 @@
 """The official SDKs accept the stand-in's answers: proof it speaks the real wire."""
+
 from __future__ import annotations
 
 import anthropic
 import openai
 
-TOOL = {"name": "lookup", "description": "Look a thing up.",
-        "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}}}
+TOOL = {
+    "name": "lookup",
+    "description": "Look a thing up.",
+    "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}},
+}
 FN = {"type": "function", "function": {"name": "lookup", "parameters": TOOL["input_schema"]}}
 
 
@@ -21,8 +25,9 @@ def test_the_anthropic_sdk_reads_a_whole_reply(fake_provider):
 def test_the_anthropic_sdk_reads_a_streamed_tool_call(fake_provider):
     fake_provider.reply_tool_use("lookup", {"q": "rankings"}, text="Looking.")
     client = anthropic.Anthropic(api_key="k", base_url=fake_provider.base_url, max_retries=0)
-    with client.messages.stream(model="claude-x", max_tokens=10, tools=[TOOL],
-                                messages=[{"role": "user", "content": "hi"}]) as stream:
+    with client.messages.stream(
+        model="claude-x", max_tokens=10, tools=[TOOL], messages=[{"role": "user", "content": "hi"}]
+    ) as stream:
         message = stream.get_final_message()
     assert [b.type for b in message.content] == ["text", "tool_use"]
     assert message.content[1].input == {"q": "rankings"}
@@ -52,8 +57,12 @@ def test_the_openai_sdk_reads_a_whole_chat_completion(fake_provider):
 def test_the_openai_sdk_assembles_streamed_chunks(fake_provider):
     fake_provider.reply_tool_uses([("lookup", {"q": "a"}), ("lookup", {"q": "b"})])
     client = openai.OpenAI(api_key="k", base_url=fake_provider.openai_base_url, max_retries=0)
-    with client.chat.completions.stream(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}],
-                                        tools=[FN], stream_options={"include_usage": True}) as stream:
+    with client.chat.completions.stream(
+        model="gpt-4o-mini",
+        messages=[{"role": "user", "content": "hi"}],
+        tools=[FN],
+        stream_options={"include_usage": True},
+    ) as stream:
         final = stream.get_final_completion()
     calls = final.choices[0].message.tool_calls
     assert [c.function.arguments for c in calls] == ['{"q": "a"}', '{"q": "b"}']
@@ -71,9 +80,11 @@ def test_the_openai_sdk_reads_a_whole_response(fake_provider):
 def test_the_openai_sdk_assembles_streamed_response_events(fake_provider):
     fake_provider.reply_tool_use("lookup", {"q": "z"}, text="Checking.")
     client = openai.OpenAI(api_key="k", base_url=fake_provider.openai_base_url, max_retries=0)
-    with client.responses.stream(model="gpt-5-mini", input="hi",
-                                 tools=[{"type": "function", "name": "lookup", "parameters": TOOL["input_schema"],
-                                         "strict": False}]) as stream:
+    with client.responses.stream(
+        model="gpt-5-mini",
+        input="hi",
+        tools=[{"type": "function", "name": "lookup", "parameters": TOOL["input_schema"], "strict": False}],
+    ) as stream:
         final = stream.get_final_response()
     assert final.output_text == "Checking."
     assert final.output[1].type == "function_call"

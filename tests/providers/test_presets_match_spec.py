@@ -3,6 +3,7 @@
 The spec (`providers.md`, found by tests/conftest.py's `spec_file`) is parsed at
 test time, so a row edited on one side and not the other fails here.
 """
+
 from __future__ import annotations
 
 import re

@@ -1,6 +1,7 @@
 """A streamed answer read straight from its bytes (foldrun.providers.sse.iter_byte_events), on both paths a
 model call takes: the shared foldrun.net client's pool without httpx's client layer (GuardedTransport.plain),
 and a caller's own client through httpx. A chunk may end anywhere; the events read are the same."""
+
 from __future__ import annotations
 
 import gzip
@@ -22,21 +23,41 @@ TEXT = "héllo — ✓ 𝄞 done"  # two-, three- and four-byte characters
 def anthropic_wire(text: str, line_end: str = "\n") -> bytes:
     """A whole Anthropic Messages stream (as documented) saying `text`, with `line_end` ending every line."""
     events = [
-        ("message_start", {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
-                                                                "content": [], "model": "m", "stop_reason": None,
-                                                                "usage": {"input_tokens": 3, "output_tokens": 1}}}),
-        ("content_block_start", {"type": "content_block_start", "index": 0,
-                                 "content_block": {"type": "text", "text": ""}}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                 "delta": {"type": "text_delta", "text": text}}),
+        (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_1",
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [],
+                    "model": "m",
+                    "stop_reason": None,
+                    "usage": {"input_tokens": 3, "output_tokens": 1},
+                },
+            },
+        ),
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        ),
+        (
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
+        ),
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
-                           "usage": {"output_tokens": 5}}),
+        (
+            "message_delta",
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 5}},
+        ),
         ("message_stop", {"type": "message_stop"}),
     ]
     frames = [f": a comment{line_end}"]
-    frames += [f"event: {name}{line_end}data: {json.dumps(data, ensure_ascii=False)}{line_end}{line_end}"
-               for name, data in events]
+    frames += [
+        f"event: {name}{line_end}data: {json.dumps(data, ensure_ascii=False)}{line_end}{line_end}"
+        for name, data in events
+    ]
     return "".join(frames).encode()
 
 
@@ -73,7 +94,7 @@ def test_every_boundary_in_a_stream_reads_the_same_events(line_end):
     assert whole[-1] == (None, "one\ntwo")
     for cut in range(1, len(wire)):
         assert list(iter_byte_events(split_at(wire, cut))) == whole, cut
-    assert list(iter_byte_events([wire[i:i + 1] for i in range(len(wire))])) == whole
+    assert list(iter_byte_events([wire[i : i + 1] for i in range(len(wire))])) == whole
 
 
 def test_a_line_ends_only_at_cr_or_lf_so_a_raw_line_separator_in_json_stays():
@@ -91,8 +112,8 @@ def test_a_trailing_event_without_its_blank_line_is_still_read():
 
 def test_a_boundary_inside_a_line_and_inside_a_character_reads_the_whole_text(fake_provider, model):
     wire = anthropic_wire(TEXT)
-    inside_char = wire.index("é".encode()) + 1       # between é's two bytes
-    inside_clef = wire.index("𝄞".encode()) + 2       # in the middle of a four-byte character
+    inside_char = wire.index("é".encode()) + 1  # between é's two bytes
+    inside_clef = wire.index("𝄞".encode()) + 2  # in the middle of a four-byte character
     inside_line = wire.index(b"content_block_delta") + 4
     fake_provider.reply_chunks(split_at(wire, inside_line, inside_char, inside_clef))
     reply = model.create(None, ASK, [], 10)
@@ -103,7 +124,7 @@ def test_a_boundary_inside_a_line_and_inside_a_character_reads_the_whole_text(fa
 
 def test_crlf_line_ends_split_between_cr_and_lf_read_the_same(fake_provider, model):
     wire = anthropic_wire(TEXT, "\r\n")
-    cuts = [i + 1 for i in range(len(wire)) if wire[i:i + 2] == b"\r\n"][::3]  # between CR and LF, many times
+    cuts = [i + 1 for i in range(len(wire)) if wire[i : i + 2] == b"\r\n"][::3]  # between CR and LF, many times
     fake_provider.reply_chunks(split_at(wire, *cuts))
     assert model.create(None, ASK, [], 10)["content"] == [{"type": "text", "text": TEXT}]
 
@@ -119,10 +140,10 @@ def test_a_stream_cut_mid_event_is_a_provider_error_not_a_partial_reply(fake_pro
 
 def test_a_stream_that_ends_mid_json_or_before_its_stop_says_so(fake_provider, model):
     wire = anthropic_wire(TEXT)
-    fake_provider.reply_chunks([wire[:wire.index(b"content_block_delta") + 40]])  # ended properly, mid-JSON
+    fake_provider.reply_chunks([wire[: wire.index(b"content_block_delta") + 40]])  # ended properly, mid-JSON
     with pytest.raises(ProviderError, match="an event was not JSON"):
         model.create(None, ASK, [], 10)
-    fake_provider.reply_chunks([wire[:wire.index(b"event: message_stop")]])
+    fake_provider.reply_chunks([wire[: wire.index(b"event: message_stop")]])
     with pytest.raises(ProviderError, match="ended before the reply was complete"):
         model.create(None, ASK, [], 10)
 
@@ -160,8 +181,11 @@ def test_the_request_sent_is_the_same_on_both_paths(fake_provider, model):
 
 def test_a_chat_completions_stream_leaves_its_connection_for_the_next_call(fake_provider):
     # [DONE] is the last event; the body's end after it is read, so the kept-alive connection is reused.
-    client = ModelClient(Supply(name=None, format="openai", base_url=fake_provider.openai_base_url, model="m",
-                                key="k", key_header="bearer"))
+    client = ModelClient(
+        Supply(
+            name=None, format="openai", base_url=fake_provider.openai_base_url, model="m", key="k", key_header="bearer"
+        )
+    )
     for _ in range(3):
         fake_provider.reply_text("GOOD")
         assert client.create(None, ASK, [], 10)["content"] == [{"type": "text", "text": "GOOD"}]
@@ -176,11 +200,19 @@ def test_a_raw_line_separator_inside_a_streamed_string_reaches_the_reply(fake_pr
 
 
 def test_a_server_that_lingers_after_done_costs_at_most_half_a_second(fake_provider):
-    client = ModelClient(Supply(name=None, format="openai", base_url=fake_provider.openai_base_url, model="m",
-                                key="k", key_header="bearer"))
-    chunk = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m",
-             "choices": [{"index": 0, "delta": {"role": "assistant", "content": "GOOD"}, "finish_reason": "stop"}],
-             "usage": {"prompt_tokens": 2, "completion_tokens": 1, "total_tokens": 3}}
+    client = ModelClient(
+        Supply(
+            name=None, format="openai", base_url=fake_provider.openai_base_url, model="m", key="k", key_header="bearer"
+        )
+    )
+    chunk = {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "delta": {"role": "assistant", "content": "GOOD"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 2, "completion_tokens": 1, "total_tokens": 3},
+    }
     fake_provider.reply_chunks([f"data: {json.dumps(chunk)}\n\n".encode(), b"data: [DONE]\n\n"], hold=3.0)
     started = time.monotonic()
     reply = client.create(None, ASK, [], 10)
@@ -192,8 +224,16 @@ def test_a_server_that_lingers_after_done_costs_at_most_half_a_second(fake_provi
 @pytest.mark.parametrize("fmt", ["anthropic", "openai", "responses"])
 def test_every_wire_streams_its_reply_and_its_error_event_on_the_pools_path(fake_provider, fmt):
     base = fake_provider.base_url if fmt == "anthropic" else fake_provider.openai_base_url
-    client = ModelClient(Supply(name=None, format=fmt, base_url=base, model="m", key="k",
-                                key_header="x-api-key" if fmt == "anthropic" else "bearer"))
+    client = ModelClient(
+        Supply(
+            name=None,
+            format=fmt,
+            base_url=base,
+            model="m",
+            key="k",
+            key_header="x-api-key" if fmt == "anthropic" else "bearer",
+        )
+    )
     assert client._transport is not None
     fake_provider.reply_tool_use("lookup", {"q": "désk ✓"}, text="Looking — ✓", usage=(30, 9))
     reply = client.create(None, ASK, [{"name": "lookup", "input_schema": {"type": "object"}}], 100)

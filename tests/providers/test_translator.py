@@ -1,5 +1,6 @@
 """The translator, on the wire: requests built for Chat Completions and Responses,
 streamed and whole replies read back, stop reasons per the spec's table."""
+
 from __future__ import annotations
 
 import hashlib
@@ -9,20 +10,35 @@ import pytest
 from foldrun.providers.client import ModelClient, Supply
 from foldrun.providers.translate import chat_to_anthropic
 
-TOOL = {"name": "lookup", "description": "Look a thing up.",
-        "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}}}
+TOOL = {
+    "name": "lookup",
+    "description": "Look a thing up.",
+    "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}},
+}
 PDF = {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0x"}}
 PNG = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0K"}}
 HISTORY = [
     {"role": "user", "content": [{"type": "text", "text": "Read these."}, PNG, PDF]},
-    {"role": "assistant", "content": [
-        {"type": "text", "text": "Looking up both."},
-        {"type": "tool_use", "id": "call_1", "name": "lookup", "input": {"q": "a"}},
-        {"type": "tool_use", "id": "call_2", "name": "lookup", "input": {"q": "b"}}]},
-    {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "call_1", "content": "A found"},
-        {"type": "tool_result", "tool_use_id": "call_2", "content": [{"type": "text", "text": "B failed"}],
-         "is_error": True}]},
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Looking up both."},
+            {"type": "tool_use", "id": "call_1", "name": "lookup", "input": {"q": "a"}},
+            {"type": "tool_use", "id": "call_2", "name": "lookup", "input": {"q": "b"}},
+        ],
+    },
+    {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": "call_1", "content": "A found"},
+            {
+                "type": "tool_result",
+                "tool_use_id": "call_2",
+                "content": [{"type": "text", "text": "B failed"}],
+                "is_error": True,
+            },
+        ],
+    },
 ]
 
 
@@ -31,7 +47,9 @@ def make(fake, fmt, model="gpt-5-mini", name=None, **kw):
 
 
 def call(fake, fmt, *, model="gpt-5-mini", name=None, messages=None, tools=(TOOL,), lines=None, params=None, **options):
-    client = ModelClient(make(fake, fmt, model, name, params=params or {}), on_line=(lines.append if lines is not None else None))
+    client = ModelClient(
+        make(fake, fmt, model, name, params=params or {}), on_line=(lines.append if lines is not None else None)
+    )
     return client.create("Be brief.", messages or [{"role": "user", "content": "hi"}], list(tools), 256, **options)
 
 
@@ -47,14 +65,26 @@ def test_chat_carries_system_history_tool_calls_results_and_images(fake_provider
     assert body["messages"][0] == {"role": "system", "content": "Be brief."}
     assert body["messages"][1]["content"] == [
         {"type": "text", "text": "Read these."},
-        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0K"}}]
-    assert body["messages"][2] == {"role": "assistant", "content": "Looking up both.", "tool_calls": [
-        {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": '{"q": "a"}'}},
-        {"id": "call_2", "type": "function", "function": {"name": "lookup", "arguments": '{"q": "b"}'}}]}
-    assert body["messages"][3:] == [{"role": "tool", "tool_call_id": "call_1", "content": "A found"},
-                                    {"role": "tool", "tool_call_id": "call_2", "content": "Error: B failed"}]
-    assert body["tools"] == [{"type": "function", "function": {
-        "name": "lookup", "description": "Look a thing up.", "parameters": TOOL["input_schema"]}}]
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0K"}},
+    ]
+    assert body["messages"][2] == {
+        "role": "assistant",
+        "content": "Looking up both.",
+        "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": '{"q": "a"}'}},
+            {"id": "call_2", "type": "function", "function": {"name": "lookup", "arguments": '{"q": "b"}'}},
+        ],
+    }
+    assert body["messages"][3:] == [
+        {"role": "tool", "tool_call_id": "call_1", "content": "A found"},
+        {"role": "tool", "tool_call_id": "call_2", "content": "Error: B failed"},
+    ]
+    assert body["tools"] == [
+        {
+            "type": "function",
+            "function": {"name": "lookup", "description": "Look a thing up.", "parameters": TOOL["input_schema"]},
+        }
+    ]
     assert body["tool_choice"] == "required"
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
     assert lines == ["translator dropped: a document (Chat Completions cannot carry it; format: responses can)"]
@@ -69,13 +99,31 @@ def test_responses_carries_a_pdf_as_an_input_file_and_calls_as_items(fake_provid
     assert body["input"][0]["content"] == [
         {"type": "input_text", "text": "Read these."},
         {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0K", "detail": "auto"},
-        {"type": "input_file", "filename": "document.pdf", "file_data": "data:application/pdf;base64,JVBERi0x"}]
+        {"type": "input_file", "filename": "document.pdf", "file_data": "data:application/pdf;base64,JVBERi0x"},
+    ]
     assert [i["type"] for i in body["input"][1:]] == [
-        "message", "function_call", "function_call", "function_call_output", "function_call_output"]
-    assert body["input"][2] == {"type": "function_call", "call_id": "call_1", "name": "lookup", "arguments": '{"q": "a"}'}
+        "message",
+        "function_call",
+        "function_call",
+        "function_call_output",
+        "function_call_output",
+    ]
+    assert body["input"][2] == {
+        "type": "function_call",
+        "call_id": "call_1",
+        "name": "lookup",
+        "arguments": '{"q": "a"}',
+    }
     assert body["input"][5] == {"type": "function_call_output", "call_id": "call_2", "output": "Error: B failed"}
-    assert body["tools"] == [{"type": "function", "name": "lookup", "description": "Look a thing up.",
-                              "parameters": TOOL["input_schema"], "strict": False}]
+    assert body["tools"] == [
+        {
+            "type": "function",
+            "name": "lookup",
+            "description": "Look a thing up.",
+            "parameters": TOOL["input_schema"],
+            "strict": False,
+        }
+    ]
     assert body["tool_choice"] == {"type": "function", "name": "lookup"}
     assert body["store"] is False and body["max_output_tokens"] == 256
     assert "previous_response_id" not in body
@@ -154,7 +202,9 @@ def test_tool_call_arguments_arrive_in_any_shape(fake_provider, mode):
     fake_provider.reply_tool_uses([("lookup", {"q": "first"}), ("lookup", {"q": "second", "n": 2})], args_mode=mode)
     reply = call(fake_provider, "openai")
     assert [(b["name"], b["input"]) for b in reply["content"]] == [
-        ("lookup", {"q": "first"}), ("lookup", {"q": "second", "n": 2})]
+        ("lookup", {"q": "first"}),
+        ("lookup", {"q": "second", "n": 2}),
+    ]
     assert reply["stop_reason"] == "tool_use"
 
 
@@ -184,8 +234,10 @@ def test_a_stream_that_errors_after_it_began_is_an_error_not_a_reply(fake_provid
 def test_a_chat_stream_without_a_finish_reason_is_incomplete(fake_provider):
     from foldrun.providers.client import ProviderError
 
-    fake_provider.reply_raw('data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,'
-                            '"delta":{"content":"hi"},"finish_reason":null}]}\n\n')
+    fake_provider.reply_raw(
+        'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,'
+        '"delta":{"content":"hi"},"finish_reason":null}]}\n\n'
+    )
     with pytest.raises(ProviderError, match="ended before the reply was complete"):
         call(fake_provider, "openai")
 
@@ -230,8 +282,18 @@ def test_chat_finish_reasons_map_per_the_table(fake_provider, finish, shape, exp
 
 
 def test_sglangs_matched_stop_reads_as_a_stop_sequence():
-    answer = {"id": "x", "model": "m", "choices": [{"index": 0, "message": {"role": "assistant", "content": "a"},
-                                                    "finish_reason": "stop", "matched_stop": "###"}]}
+    answer = {
+        "id": "x",
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "a"},
+                "finish_reason": "stop",
+                "matched_stop": "###",
+            }
+        ],
+    }
     assert chat_to_anthropic(answer, ["###"])["stop_reason"] == "stop_sequence"
 
 
@@ -264,22 +326,38 @@ def test_responses_outcomes_map_per_the_table(fake_provider, shape, expected, st
     blocks = [{"type": "text", "text": "t"}]
     if shape.get("tool"):
         blocks.append({"type": "tool_use", "id": "call_x", "name": "lookup", "input": {}})
-    fake_provider.reply(Reply(blocks=blocks, incomplete_reason=shape.get("incomplete_reason"),
-                              refusal=shape.get("refusal")))
+    fake_provider.reply(
+        Reply(blocks=blocks, incomplete_reason=shape.get("incomplete_reason"), refusal=shape.get("refusal"))
+    )
     if stream:
         reply = call(fake_provider, "responses")
     else:
         import httpx
 
-        reply = responses_to_anthropic(httpx.post(fake_provider.openai_base_url + "/responses",
-                                                  json={"model": "m"}).json())
+        reply = responses_to_anthropic(
+            httpx.post(fake_provider.openai_base_url + "/responses", json={"model": "m"}).json()
+        )
     assert reply["stop_reason"] == expected
 
 
 def test_a_repeated_tool_call_id_is_made_distinct():
-    answer = {"id": "x", "model": "kimi", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-        "role": "assistant", "content": None, "tool_calls": [
-            {"id": "same", "type": "function", "function": {"name": "a", "arguments": "{}"}},
-            {"id": "same", "type": "function", "function": {"name": "b", "arguments": "{}"}}]}}]}
+    answer = {
+        "id": "x",
+        "model": "kimi",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": "same", "type": "function", "function": {"name": "a", "arguments": "{}"}},
+                        {"id": "same", "type": "function", "function": {"name": "b", "arguments": "{}"}},
+                    ],
+                },
+            }
+        ],
+    }
     ids = [b["id"] for b in chat_to_anthropic(answer)["content"]]
     assert len(set(ids)) == 2

@@ -1,5 +1,6 @@
 """The translator bench runs and prints its ratio to the pass-through (the
 1.5× target is the bench's to report, not a timed test's to assert)."""
+
 from tests.bench.translator_bench import main
 
 

@@ -1,4 +1,5 @@
 """Desks for engine tests: an agent wired to the loopback fake provider."""
+
 from __future__ import annotations
 
 from foldrun.contract import Desk

@@ -1,4 +1,5 @@
 """Pushing a desk and driving a run in-process (no worker) for the fast tests."""
+
 from __future__ import annotations
 
 from library.actions.writes import FileWrite, do_write_files
@@ -8,14 +9,21 @@ from runs.models import Run, Step, StepStatus
 
 def agent_file(name: str, fake, *, tools: str = "[read]", extra: str = "", body: str = "You do the work.") -> str:
     # A local base_url needs no key: the provider block carries none.
-    return (f"---\nname: {name}\ndescription: test agent\ntools: {tools}\n"
-            f"provider: {{name: anthropic, base_url: '{fake.base_url}', model: claude-sonnet-4-5}}\n"
-            f"{extra}---\n{body}\n")
+    return (
+        f"---\nname: {name}\ndescription: test agent\ntools: {tools}\n"
+        f"provider: {{name: anthropic, base_url: '{fake.base_url}', model: claude-sonnet-4-5}}\n"
+        f"{extra}---\n{body}\n"
+    )
 
 
 def push(workspace, files: dict[str, str]):
-    return do_write_files(account=workspace.account, workspace=workspace, kind="push",
-                          writes=[FileWrite(path, content) for path, content in files.items()], message="test push")
+    return do_write_files(
+        account=workspace.account,
+        workspace=workspace,
+        kind="push",
+        writes=[FileWrite(path, content) for path, content in files.items()],
+        message="test push",
+    )
 
 
 def drive(run: Run, *, rounds: int = 50) -> Run:

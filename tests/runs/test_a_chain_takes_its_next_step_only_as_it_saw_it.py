@@ -1,6 +1,7 @@
 """A step ending in a worker task takes its run's next step for the same task only while that step's row is as the
 task last saw it: the take is a conditional UPDATE (runs/lifecycle/states.py `take_step`), and a row found changed — its
 count 0 — is left to `_move`, which reads the rows afresh."""
+
 from __future__ import annotations
 
 import threading
@@ -27,12 +28,15 @@ def test_a_next_step_queued_elsewhere_while_the_step_before_ran_is_not_taken_by_
     def model(body: dict) -> Reply:
         calls.append(1)
         if len(calls) == 1:  # while step 1 waits on its model call, step 2 is queued by another hand, under the lock
+
             def queue_elsewhere() -> None:
                 with transaction.atomic():
                     Run.objects.select_for_update().get(pk=run.pk)
-                    Step.objects.filter(run=run, index=2).update(status=StepStatus.QUEUED, queued_at=timezone.now(),
-                                                                 status_reason="queued by another hand")
+                    Step.objects.filter(run=run, index=2).update(
+                        status=StepStatus.QUEUED, queued_at=timezone.now(), status_reason="queued by another hand"
+                    )
                 connection.close()
+
             worker = threading.Thread(target=queue_elsewhere)
             worker.start()
             worker.join()

@@ -2,6 +2,7 @@
 claimant's lease, with its running try — and anything else is left as it is, with a word saying why. On
 PostgreSQL the take is one flight (runs/lifecycle/claim.py); when it takes nothing, the claim is decided again the
 two-flight way, which says why. Both leave the same rows."""
+
 from __future__ import annotations
 
 import pytest
@@ -18,8 +19,13 @@ pytestmark = pytest.mark.django_db(transaction=True)  # the claim's transaction 
 @pytest.fixture
 def queued(workspace, fake_provider, monkeypatch) -> Step:
     monkeypatch.setattr("foldrun.celery.send", lambda *args: None)  # no worker: the claim is made here
-    push(workspace, {"agents/a/agent.md": agent_file("a", fake_provider, tools="[]"),
-                     "flows/two.md": "---\nname: two\n---\n1. [[a]] — One.\n2. [[a]] — Two.\n"})
+    push(
+        workspace,
+        {
+            "agents/a/agent.md": agent_file("a", fake_provider, tools="[]"),
+            "flows/two.md": "---\nname: two\n---\n1. [[a]] — One.\n2. [[a]] — Two.\n",
+        },
+    )
     run = check_start_run(workspace=workspace, flow="two")
     return run.steps.get(index=1)
 
@@ -28,9 +34,18 @@ def test_a_queued_step_is_taken_with_its_running_try_and_the_rows_say_what_the_o
     run, step, attempt, rows = claim(queued.pk, "holder-a")
     row = Step.objects.get(pk=queued.pk)
     assert (row.status, row.status_reason, row.attempt, row.lease_holder, row.error) == (
-        "running", "try 1 started", 1, "holder-a", "")
+        "running",
+        "try 1 started",
+        1,
+        "holder-a",
+        "",
+    )
     assert (step.status, step.status_reason, step.attempt, step.lease_holder) == (
-        row.status, row.status_reason, row.attempt, row.lease_holder)
+        row.status,
+        row.status_reason,
+        row.attempt,
+        row.lease_holder,
+    )
     assert step.lease_until == row.lease_until and step.started_at == row.started_at
     assert row.lease_until > row.started_at
     saved = Try.objects.get(step=row)

@@ -7,6 +7,7 @@ BEGIN and COMMIT (here, inside the test's transaction, its SAVEPOINT and RELEASE
 transactions, and held to their own budget. The work runs in this process, as the worker runs it
 (`runs.run_step`'s body), with this process's caches warm as a worker's are after its first run.
 """
+
 from __future__ import annotations
 
 import re
@@ -64,7 +65,7 @@ def counted() -> Iterator[list[Counted]]:
 FLOWS = {
     "flows/one.md": "---\nname: one\n---\n1. [[a]] — Say GOOD.\n",
     "flows/three.md": "---\nname: three\n---\n1. [[a]] — One.\n2. [[a]] — Two after {{steps.1.output}}.\n"
-                      "3. [[a]] — Say GOOD.\n",
+    "3. [[a]] — Say GOOD.\n",
     "flows/fan.md": "---\nname: fan\n---\n1. [[a]] — List.\n2. [[a]] — Read {{item}}.\n   each: lines\n",
 }
 
@@ -101,8 +102,10 @@ def test_each_further_step_of_a_sequence_makes_at_most_8_statements(desk, fake_p
     run_through(desk, fake_provider, "one", 1)
     one = run_through(desk, fake_provider, "one", 1)
     three = run_through(desk, fake_provider, "three", 3)
-    print(f"\na further step: {(len(three.statements) - len(one.statements)) / 2:g} statements in "
-          f"{(three.transactions - one.transactions) / 2:g} transactions")
+    print(
+        f"\na further step: {(len(three.statements) - len(one.statements)) / 2:g} statements in "
+        f"{(three.transactions - one.transactions) / 2:g} transactions"
+    )
     assert (len(three.statements) - len(one.statements)) / 2 <= FURTHER_STEP, str(three)
     assert (three.transactions - one.transactions) / 2 <= FURTHER_STEP_TRANSACTIONS, str(three)
 
@@ -112,8 +115,9 @@ def test_each_fan_out_instance_makes_at_most_8_statements(desk, fake_provider):
     fake_provider.reply_text("a\nb\nc\nd", usage=(1, 1))
     run = check_start_run(workspace=desk, flow="fan")
     lifecycle.run_steps_from(Step.objects.get(run=run, index=1).pk)  # lists, and fans out four instances
-    instances = list(Step.objects.filter(run=run, index=2, instance__isnull=False).order_by("instance")
-                     .values_list("pk", flat=True))
+    instances = list(
+        Step.objects.filter(run=run, index=2, instance__isnull=False).order_by("instance").values_list("pk", flat=True)
+    )
     assert len(instances) == 4
     per_instance = []
     for pk in instances[:-1]:  # the last one joins them and ends the run: a run's end, counted above
@@ -121,8 +125,10 @@ def test_each_fan_out_instance_makes_at_most_8_statements(desk, fake_provider):
         with counted() as found:
             assert lifecycle.run_steps_from(pk) == "completed"
         per_instance.append(found[0])
-    print(f"\nan each: instance: {max(len(e.statements) for e in per_instance)} statements in "
-          f"{max(e.transactions for e in per_instance)} transactions")
+    print(
+        f"\nan each: instance: {max(len(e.statements) for e in per_instance)} statements in "
+        f"{max(e.transactions for e in per_instance)} transactions"
+    )
     for each in per_instance:
         assert len(each.statements) <= FAN_OUT_INSTANCE, str(each)
         assert each.transactions <= FAN_OUT_INSTANCE_TRANSACTIONS, str(each)

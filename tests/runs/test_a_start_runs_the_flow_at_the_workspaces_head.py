@@ -1,5 +1,6 @@
 """A run's start reads the workspace's head revision and starts there: a start after a push runs the flow as
 pushed, finds a flow pushed since, and writes every step of a longer one."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,8 +18,13 @@ def flow(name: str, steps: list[str]) -> str:
 @pytest.fixture
 def desk(workspace, fake_provider, monkeypatch):
     monkeypatch.setattr("foldrun.celery.send", lambda *args: None)  # no worker here: the rows are the point
-    push(workspace, {"agents/a/agent.md": agent_file("a", fake_provider, tools="[]"),
-                     "flows/two.md": flow("two", ["First.", "Second."])})
+    push(
+        workspace,
+        {
+            "agents/a/agent.md": agent_file("a", fake_provider, tools="[]"),
+            "flows/two.md": flow("two", ["First.", "Second."]),
+        },
+    )
     return workspace
 
 

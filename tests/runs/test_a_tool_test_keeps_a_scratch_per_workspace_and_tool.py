@@ -2,6 +2,7 @@
 `monitor` sees its first look and a crawl carries on; the scratch is listed and downloaded by any member,
 cleared by a member who may write, bounded with a sentence when full, and another account's is a 404. Through
 the API, against the loopback site of tests/fakes/website.py."""
+
 from __future__ import annotations
 
 import json
@@ -38,9 +39,9 @@ def test_a_second_monitor_sees_the_first_look_of_the_one_before(alice_api, works
     second = call(alice_api, action="monitor", url=f"{docs.url}/prices")
     assert second["ok"] is True, second
     lines = second["result"].splitlines()
-    assert lines[0].startswith(f"{docs.url}/prices since ") and lines[0].endswith(" added, 1 removed (baseline now "
-                                                                                "updated in state/monitor/"
-                                                                                + lines[0].rsplit("/", 1)[1])
+    assert lines[0].startswith(f"{docs.url}/prices since ") and lines[0].endswith(
+        " added, 1 removed (baseline now updated in state/monitor/" + lines[0].rsplit("/", 1)[1]
+    )
     assert "+ Pro costs $12 a month." in lines and "- Pro costs $9 a month." in lines
 
 
@@ -87,8 +88,9 @@ def test_bob_reads_the_scratch_but_may_not_clear_it(alice_api, bob_api, workspac
     assert len(bob_api.get(SCRATCH).json()["files"]) == 1
 
 
-def test_charlie_gets_a_404_for_another_accounts_scratch_and_its_files(alice_api, charlie_api, charlie, workspace,
-                                                                        docs):
+def test_charlie_gets_a_404_for_another_accounts_scratch_and_its_files(
+    alice_api, charlie_api, charlie, workspace, docs
+):
     call(alice_api, action="monitor", url=f"{docs.url}/prices")
     path = ScratchFile.objects.get(workspace=workspace).path
     # charlie's own account has a workspace of the same name: still not alice's scratch
@@ -105,11 +107,18 @@ def test_charlie_gets_a_404_for_another_accounts_scratch_and_its_files(alice_api
 def test_the_scratch_is_per_workspace_and_per_tool(alice_api, account, workspace, docs):
     call(alice_api, action="monitor", url=f"{docs.url}/prices")
     Workspace.objects.create(account=account, name="other-desk")
-    other = alice_api.post("/api/workspaces/other-desk/tools/web/test",
-                           {"arguments": {"action": "monitor", "url": f"{docs.url}/prices"}}, format="json").json()
+    other = alice_api.post(
+        "/api/workspaces/other-desk/tools/web/test",
+        {"arguments": {"action": "monitor", "url": f"{docs.url}/prices"}},
+        format="json",
+    ).json()
     assert other["result"].startswith(f"first look at {docs.url}/prices")
-    assert alice_api.get(f"{TOOLS}/fetch-page/scratch").json() == {"tool": "fetch-page", "files": [], "bytes": 0,
-                                                                   "limit": 20 * 1024 * 1024}
+    assert alice_api.get(f"{TOOLS}/fetch-page/scratch").json() == {
+        "tool": "fetch-page",
+        "files": [],
+        "bytes": 0,
+        "limit": 20 * 1024 * 1024,
+    }
 
 
 def test_the_scratch_never_writes_the_workspaces_files(alice_api, workspace, docs):
@@ -120,7 +129,8 @@ def test_the_scratch_never_writes_the_workspaces_files(alice_api, workspace, doc
     assert Changeset.objects.filter(workspace=workspace).count() == before
     # the desk's own state/ file, left as it was, is the workspace's, not the scratch's
     assert [f["path"] for f in alice_api.get(SCRATCH).json()["files"]] == [
-        ScratchFile.objects.get(workspace=workspace).path]
+        ScratchFile.objects.get(workspace=workspace).path
+    ]
 
 
 def test_a_full_scratch_keeps_what_fits_and_says_what_it_left_out(alice_api, workspace, docs, settings):
@@ -131,8 +141,10 @@ def test_a_full_scratch_keeps_what_fits_and_says_what_it_left_out(alice_api, wor
     assert kept["bytes"] <= 2000 and kept["limit"] == 2000
     note = kept["note"]
     assert note.startswith("The Tool Test scratch of web is full: it keeps at most 2 KB of state/ and outputs/, so ")
-    assert note.endswith(" not kept and the next test will not see them. Clear the scratch (Clear on the Tools tab, "
-                         "or DELETE /api/workspaces/rank-desk/tools/web/scratch) to start again.")
+    assert note.endswith(
+        " not kept and the next test will not see them. Clear the scratch (Clear on the Tools tab, "
+        "or DELETE /api/workspaces/rank-desk/tools/web/scratch) to start again."
+    )
     listed = alice_api.get(SCRATCH).json()
     assert listed["bytes"] == kept["bytes"] and len(listed["files"]) == kept["files"]
 
@@ -140,10 +152,15 @@ def test_a_full_scratch_keeps_what_fits_and_says_what_it_left_out(alice_api, wor
 def test_a_secret_the_call_used_is_redacted_from_what_the_scratch_keeps(alice_api, workspace, docs):
     from vault.actions import do_set_secret
 
-    push(workspace, {"tools/echo/tool.md": "---\ntransport: script\nname: echo\nrun: run.py\nargs: {}\n"
-                                           "secrets: [ECHO_TOKEN]\n---\n",
-                     "tools/echo/run.py": "import os, pathlib\npathlib.Path('outputs/token.txt').write_text("
-                                          "os.environ['ECHO_TOKEN'])\nprint('done')\n"})
+    push(
+        workspace,
+        {
+            "tools/echo/tool.md": "---\ntransport: script\nname: echo\nrun: run.py\nargs: {}\n"
+            "secrets: [ECHO_TOKEN]\n---\n",
+            "tools/echo/run.py": "import os, pathlib\npathlib.Path('outputs/token.txt').write_text("
+            "os.environ['ECHO_TOKEN'])\nprint('done')\n",
+        },
+    )
     do_set_secret(workspace.account, workspace, "ECHO_TOKEN", value="tok-very-secret-1")
     body = alice_api.post(f"{TOOLS}/echo/test", {"arguments": {}}, format="json").json()
     assert body["ok"] is True, body

@@ -4,6 +4,7 @@ Stripe-Signature (checked by the real `stripe` library) are each accepted by the
 signed timestamp an hour old is refused with a sentence; the same signed request again — with a new
 delivery id, or stripped of its timestamp — starts no second run; a start refused for another reason keeps
 nothing, so nothing is lost. The senders sign with the Python and the curl+openssl the docs show."""
+
 from __future__ import annotations
 
 import base64
@@ -36,8 +37,10 @@ HOUR = 3600
 def hooked(workspace, fake_provider):
     files = {"agents/intake/agent.md": agent_file("intake", fake_provider)}
     for scheme in ("hmac", "standard", "github", "stripe"):
-        files[f"flows/{scheme}.md"] = (f"---\nname: {scheme}\nwebhook: {{signature: {scheme}, secret: INBOUND_KEY}}\n"
-                                       f"---\n1. [[intake]] — Handle {{{{order}}}}.\n")
+        files[f"flows/{scheme}.md"] = (
+            f"---\nname: {scheme}\nwebhook: {{signature: {scheme}, secret: INBOUND_KEY}}\n"
+            f"---\n1. [[intake]] — Handle {{{{order}}}}.\n"
+        )
     push(workspace, files)
     do_set_secret(workspace.account, workspace, "INBOUND_KEY", value=SECRET)
     return workspace
@@ -56,8 +59,9 @@ def docs_signer():
 
 def hook(workspace, flow: str, headers: dict[str, str], body: bytes = BODY):
     meta = {"HTTP_" + name.upper().replace("-", "_"): value for name, value in headers.items()}
-    return APIClient().post(f"/api/hooks/{workspace.public_id}/{flow}", data=body,
-                            content_type="application/json", **meta)
+    return APIClient().post(
+        f"/api/hooks/{workspace.public_id}/{flow}", data=body, content_type="application/json", **meta
+    )
 
 
 def runs(flow: str) -> int:
@@ -71,6 +75,7 @@ def foldrun_headers(at: int, body: bytes = BODY, delivery: str = "dlv_1") -> dic
 
 # ------------------------------------------------------------------ each scheme, as its own sender signs
 
+
 @pytest.mark.parametrize("scheme", ["hmac", "standard", "github", "stripe"])
 def test_each_scheme_signed_as_the_docs_show_starts_one_run(hooked, scheme):
     answer = hook(hooked, scheme, docs_signer()(scheme, SECRET, BODY))
@@ -83,8 +88,11 @@ def test_the_standard_webhooks_library_signs_what_the_standard_flow_accepts(hook
     do_set_secret(hooked.account, hooked, "INBOUND_KEY", value=secret)
     now = int(time.time())
     signature = Webhook(secret).sign("msg_2xa", _utc(now), BODY.decode())
-    answer = hook(hooked, "standard", {"webhook-id": "msg_2xa", "webhook-timestamp": str(now),
-                                       "webhook-signature": f"v1,bogus {signature}"})
+    answer = hook(
+        hooked,
+        "standard",
+        {"webhook-id": "msg_2xa", "webhook-timestamp": str(now), "webhook-signature": f"v1,bogus {signature}"},
+    )
     assert answer.status_code == 202, answer.json()
 
 
@@ -97,7 +105,10 @@ def test_the_stripe_library_accepts_the_header_the_docs_sign_and_so_does_the_str
 def test_a_github_delivery_with_a_wrong_signature_is_refused_with_a_sentence(hooked):
     answer = hook(hooked, "github", {"X-Hub-Signature-256": "sha256=" + "0" * 64})
     assert (answer.status_code, answer.json()["code"], answer.json()["message"]) == (
-        401, "bad_signature", "The X-Hub-Signature-256 header is missing or wrong; nothing was started.")
+        401,
+        "bad_signature",
+        "The X-Hub-Signature-256 header is missing or wrong; nothing was started.",
+    )
     assert runs("github") == 0
 
 
@@ -106,31 +117,44 @@ def test_the_specs_plain_x_signature_still_starts_the_hmac_flow(hooked):
     assert hook(hooked, "hmac", {"x-signature": plain}).status_code == 202
     wrong = hook(hooked, "hmac", {"x-signature": "0" * 64})
     assert (wrong.status_code, wrong.json()["message"]) == (
-        401, "The x-signature header is missing or wrong; nothing was started.")
+        401,
+        "The x-signature header is missing or wrong; nothing was started.",
+    )
 
 
 # ------------------------------------------------------------------ an hour later
+
 
 def test_a_replay_an_hour_later_is_refused_with_a_sentence_in_each_timestamped_scheme(hooked):
     then = int(time.time()) - HOUR
     standard_secret = SECRET
     signature = Webhook("whsec_" + base64.b64encode(standard_secret.encode()).decode()).sign(
-        "msg_old", _utc(then), BODY.decode())
+        "msg_old", _utc(then), BODY.decode()
+    )
     stripe_sig = hmac.new(SECRET.encode(), f"{then}.".encode() + BODY, hashlib.sha256).hexdigest()
     answers = {
         "hmac": hook(hooked, "hmac", foldrun_headers(then)),
-        "standard": hook(hooked, "standard", {"webhook-id": "msg_old", "webhook-timestamp": str(then),
-                                              "webhook-signature": signature}),
+        "standard": hook(
+            hooked,
+            "standard",
+            {"webhook-id": "msg_old", "webhook-timestamp": str(then), "webhook-signature": signature},
+        ),
         "stripe": hook(hooked, "stripe", {"Stripe-Signature": f"t={then},v1={stripe_sig}"}),
     }
     said = {name: (a.status_code, a.json()["code"], a.json()["message"]) for name, a in answers.items()}
-    header = {"hmac": "X-Foldrun-Timestamp", "standard": "webhook-timestamp",
-              "stripe": "Stripe-Signature timestamp (t=)"}
+    header = {
+        "hmac": "X-Foldrun-Timestamp",
+        "standard": "webhook-timestamp",
+        "stripe": "Stripe-Signature timestamp (t=)",
+    }
     for name, (status, code, message) in said.items():
         assert (status, code) == (401, "stale_signature"), said
-        assert re.fullmatch(rf"The {re.escape(header[name])} is 3,6\d\d s from this server's clock, more than the "
-                            r"300 s a signed webhook may be old: a replay, or a sender whose clock is wrong; "
-                            r"nothing was started\.", message), message
+        assert re.fullmatch(
+            rf"The {re.escape(header[name])} is 3,6\d\d s from this server's clock, more than the "
+            r"300 s a signed webhook may be old: a replay, or a sender whose clock is wrong; "
+            r"nothing was started\.",
+            message,
+        ), message
     assert Run.objects.count() == 0
 
 
@@ -140,23 +164,32 @@ def test_a_timestamp_just_inside_five_minutes_is_accepted(hooked):
 
 # ------------------------------------------------------------------ within the window
 
+
 def test_the_same_signed_request_with_a_new_delivery_id_starts_no_second_run(hooked):
     now = int(time.time())
     first = hook(hooked, "hmac", foldrun_headers(now, delivery="dlv_1"))
     again = hook(hooked, "hmac", foldrun_headers(now, delivery="dlv_2"))
     assert first.status_code == 202
-    assert (again.status_code, again.json()) == (409, {
-        "code": "replayed", "details": {},
-        "message": "This signed request was delivered before, and a replay starts nothing; a sender that means to "
-                   "send the same body again signs it anew."})
+    assert (again.status_code, again.json()) == (
+        409,
+        {
+            "code": "replayed",
+            "details": {},
+            "message": "This signed request was delivered before, and a replay starts nothing; a sender that means to "
+            "send the same body again signs it anew.",
+        },
+    )
     assert runs("hmac") == 1
 
 
 def test_the_same_webhook_id_within_the_window_is_the_run_it_started(hooked):
     now = int(time.time())
     key = "whsec_" + base64.b64encode(SECRET.encode()).decode()
-    headers = {"webhook-id": "msg_1", "webhook-timestamp": str(now),
-               "webhook-signature": Webhook(key).sign("msg_1", _utc(now), BODY.decode())}
+    headers = {
+        "webhook-id": "msg_1",
+        "webhook-timestamp": str(now),
+        "webhook-signature": Webhook(key).sign("msg_1", _utc(now), BODY.decode()),
+    }
     first = hook(hooked, "standard", headers)
     again = hook(hooked, "standard", {**headers, "X-Foldrun-Delivery": "another"})
     retried = hook(hooked, "standard", headers)
@@ -170,8 +203,10 @@ def test_the_body_only_signatures_refuse_the_same_body_however_it_is_dressed(hoo
     plain = hmac.new(SECRET.encode(), BODY, hashlib.sha256).hexdigest()
     first = hook(hooked, "hmac", foldrun_headers(int(time.time())))
     stripped = hook(hooked, "hmac", {"x-signature": plain, "X-Foldrun-Delivery": "dlv_9"})  # timestamp headers gone
-    github = [hook(hooked, "github", {"X-Hub-Signature-256": f"sha256={plain}", "X-GitHub-Delivery": guid})
-              for guid in ("g-1", "g-2")]
+    github = [
+        hook(hooked, "github", {"X-Hub-Signature-256": f"sha256={plain}", "X-GitHub-Delivery": guid})
+        for guid in ("g-1", "g-2")
+    ]
     assert first.status_code == 202
     assert (stripped.status_code, stripped.json()["code"]) == (409, "replayed")
     assert [a.status_code for a in github] == [202, 409]
@@ -179,28 +214,46 @@ def test_the_body_only_signatures_refuse_the_same_body_however_it_is_dressed(hoo
 
 
 def test_a_start_refused_for_another_reason_keeps_nothing_so_the_retry_starts_the_run(hooked, fake_provider):
-    push(hooked, {"flows/hmac.md": "---\nname: hmac\nwebhook: {signature: hmac, secret: INBOUND_KEY}\n---\n"
-                                   "1. [[nobody]] — Handle it.\n"})
+    push(
+        hooked,
+        {
+            "flows/hmac.md": "---\nname: hmac\nwebhook: {signature: hmac, secret: INBOUND_KEY}\n---\n"
+            "1. [[nobody]] — Handle it.\n"
+        },
+    )
     headers = foldrun_headers(int(time.time()))
     refused = hook(hooked, "hmac", headers)
     assert refused.status_code == 400
     assert HookReceipt.objects.count() == 0
-    push(hooked, {"flows/hmac.md": "---\nname: hmac\nwebhook: {signature: hmac, secret: INBOUND_KEY}\n---\n"
-                                   "1. [[intake]] — Handle it.\n"})
+    push(
+        hooked,
+        {
+            "flows/hmac.md": "---\nname: hmac\nwebhook: {signature: hmac, secret: INBOUND_KEY}\n---\n"
+            "1. [[intake]] — Handle it.\n"
+        },
+    )
     assert hook(hooked, "hmac", headers).status_code == 202
     assert HookReceipt.objects.filter(run__name="hmac").count() == 2  # its own key and its body's
 
 
 def test_an_unknown_scheme_in_a_pushed_flow_is_refused_not_taken_as_unsigned(hooked, fake_provider):
-    push(hooked, {"flows/gitlab.md": "---\nname: gitlab\nwebhook: {signature: gitlab, secret: INBOUND_KEY}\n---\n"
-                                     "1. [[intake]] — Handle it.\n"})
+    push(
+        hooked,
+        {
+            "flows/gitlab.md": "---\nname: gitlab\nwebhook: {signature: gitlab, secret: INBOUND_KEY}\n---\n"
+            "1. [[intake]] — Handle it.\n"
+        },
+    )
     answer = hook(hooked, "gitlab", {})
     assert (answer.status_code, answer.json()["message"]) == (
-        401, "signature: gitlab is not a scheme this platform checks; nothing was started.")
+        401,
+        "signature: gitlab is not a scheme this platform checks; nothing was started.",
+    )
     assert runs("gitlab") == 0
 
 
 # ------------------------------------------------------------------ simultaneous, over real connections
+
 
 @pytest.mark.django_db(transaction=True)
 def test_eight_simultaneous_replays_with_eight_delivery_ids_start_one_run(hooked, live_server):
@@ -212,8 +265,9 @@ def test_eight_simultaneous_replays_with_eight_delivery_ids_start_one_run(hooked
     def post(n: int) -> None:
         with httpx.Client(timeout=60) as client:
             start.wait()
-            answers.append(client.post(url, content=BODY, headers={**headers, "X-Foldrun-Delivery": f"d{n}"})
-                           .status_code)
+            answers.append(
+                client.post(url, content=BODY, headers={**headers, "X-Foldrun-Delivery": f"d{n}"}).status_code
+            )
 
     threads = [threading.Thread(target=post, args=(n,)) for n in range(8)]
     for thread in threads:
@@ -226,8 +280,9 @@ def test_eight_simultaneous_replays_with_eight_delivery_ids_start_one_run(hooked
 
 @pytest.mark.django_db(transaction=True)
 def test_the_docs_curl_and_openssl_example_is_accepted_once(hooked, live_server):
-    script = docs_block("bash").replace("https://foldrun.example.com/api/hooks/ws_123/intake",
-                                        f"{live_server.url}/api/hooks/{hooked.public_id}/hmac")
+    script = docs_block("bash").replace(
+        "https://foldrun.example.com/api/hooks/ws_123/intake", f"{live_server.url}/api/hooks/{hooked.public_id}/hmac"
+    )
     script = script.replace("'the-secret-value'", f"'{SECRET}'")
     first = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60)
     assert json.loads(first.stdout)["duplicate"] is False, first.stdout + first.stderr
@@ -243,7 +298,8 @@ def _utc(seconds: int):
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("scheme", ["standard", "hmac"])
 def test_a_foldrun_notification_starts_another_installs_flow_once_and_its_redelivery_is_the_duplicate(
-        hooked, account, live_server, scheme):
+    hooked, account, live_server, scheme
+):
     from foldrun import net
     from notify.actions import do_record_delivery, do_redeliver, perform_attempt
     from notify.models import Delivery
@@ -253,8 +309,11 @@ def test_a_foldrun_notification_starts_another_installs_flow_once_and_its_redeli
 
     sender = Workspace.objects.create(account=account, name="sender-desk")
     do_set_secret(account, None, "OPS_SIGNING_KEY", value=SECRET)
-    write_agents_md(sender, f"---\nnotify:\n  url: {live_server.url}/api/hooks/{hooked.public_id}/{scheme}\n"
-                            f"  signing_secret: OPS_SIGNING_KEY\n---\n")
+    write_agents_md(
+        sender,
+        f"---\nnotify:\n  url: {live_server.url}/api/hooks/{hooked.public_id}/{scheme}\n"
+        f"  signing_secret: OPS_SIGNING_KEY\n---\n",
+    )
     try:
         delivery = do_record_delivery(sender, "failed", '{"order": "B-2"}')
         first = perform_attempt(delivery.pk)

@@ -1,4 +1,5 @@
 """The runs API: start, list, read, decide, events, cancel, artifacts, schedules, tool test — and tenancy."""
+
 from __future__ import annotations
 
 import pytest
@@ -12,14 +13,17 @@ NOT_FOUND = {"code": "not_found", "message": "Not found.", "details": {}}
 
 @pytest.fixture
 def desk(workspace, fake_provider):
-    push(workspace, {
-        "agents/publisher/agent.md": agent_file("publisher", fake_provider),
-        "flows/weekly.md": "---\nname: weekly\nschedule: \"0 7 * * MON\"\ntimezone: Australia/Sydney\n---\n"
-                           "1. [[publisher]] ! — Publish.\n",
-        "flows/signed.md": "---\nname: signed\n---\n1. [[publisher]] — Go.\n   wait: event signed-off\n",
-        "tools/echo.md": "---\ntransport: script\nname: echo\nargs: {word: the word}\n---\n```python\nimport sys, json\n"
-                         "print('echo', json.load(sys.stdin)['word'])\n```\n",
-    })
+    push(
+        workspace,
+        {
+            "agents/publisher/agent.md": agent_file("publisher", fake_provider),
+            "flows/weekly.md": '---\nname: weekly\nschedule: "0 7 * * MON"\ntimezone: Australia/Sydney\n---\n'
+            "1. [[publisher]] ! — Publish.\n",
+            "flows/signed.md": "---\nname: signed\n---\n1. [[publisher]] — Go.\n   wait: event signed-off\n",
+            "tools/echo.md": "---\ntransport: script\nname: echo\nargs: {word: the word}\n---\n```python\nimport sys, json\n"
+            "print('echo', json.load(sys.stdin)['word'])\n```\n",
+        },
+    )
     return workspace
 
 
@@ -29,8 +33,9 @@ def parked(desk, alice):
 
 
 def test_alice_starts_a_flow_run(alice_api, desk):
-    answer = alice_api.post("/api/workspaces/rank-desk/runs", {"flow": "weekly", "inputs": {"topic": "x"}},
-                            format="json")
+    answer = alice_api.post(
+        "/api/workspaces/rank-desk/runs", {"flow": "weekly", "inputs": {"topic": "x"}}, format="json"
+    )
     assert answer.status_code == 201
     assert answer.json()["id"].startswith("run_")
     assert answer.json()["status"] == "queued"
@@ -38,10 +43,15 @@ def test_alice_starts_a_flow_run(alice_api, desk):
 
 
 def test_alice_starts_an_adhoc_run(alice_api, desk):
-    answer = alice_api.post("/api/workspaces/rank-desk/runs", {"agent": "publisher", "task": "Say hi", "test": True},
-                            format="json")
+    answer = alice_api.post(
+        "/api/workspaces/rank-desk/runs", {"agent": "publisher", "task": "Say hi", "test": True}, format="json"
+    )
     assert answer.status_code == 201
-    assert (answer.json()["name"], answer.json()["kind"], answer.json()["is_test"]) == ("adhoc:publisher", "adhoc", True)
+    assert (answer.json()["name"], answer.json()["kind"], answer.json()["is_test"]) == (
+        "adhoc:publisher",
+        "adhoc",
+        True,
+    )
 
 
 def test_an_unknown_flow_is_a_404_naming_it(alice_api, desk):
@@ -56,20 +66,32 @@ def test_bob_may_not_start_a_run(bob_api, desk):
 
 def test_charlie_gets_404_on_every_runs_endpoint(charlie_api, parked):
     base = f"/api/workspaces/rank-desk/runs/{parked.public_id}"
-    for method, path in [("get", "/api/workspaces/rank-desk/runs"), ("post", "/api/workspaces/rank-desk/runs"),
-                         ("get", base), ("post", f"{base}/steps/1/approve"), ("post", f"{base}/steps/1/reject"),
-                         ("post", f"{base}/events/signed-off"), ("post", f"{base}/cancel"),
-                         ("get", f"{base}/artifacts"), ("get", f"{base}/artifacts/art_x"),
-                         ("get", "/api/workspaces/rank-desk/schedules"),
-                         ("post", "/api/workspaces/rank-desk/tools/echo/test")]:
+    for method, path in [
+        ("get", "/api/workspaces/rank-desk/runs"),
+        ("post", "/api/workspaces/rank-desk/runs"),
+        ("get", base),
+        ("post", f"{base}/steps/1/approve"),
+        ("post", f"{base}/steps/1/reject"),
+        ("post", f"{base}/events/signed-off"),
+        ("post", f"{base}/cancel"),
+        ("get", f"{base}/artifacts"),
+        ("get", f"{base}/artifacts/art_x"),
+        ("get", "/api/workspaces/rank-desk/schedules"),
+        ("post", "/api/workspaces/rank-desk/tools/echo/test"),
+    ]:
         answer = getattr(charlie_api, method)(path, {}, format="json")
         assert (path, answer.status_code, answer.json()) == (path, 404, NOT_FOUND)
 
 
 def test_bob_gets_403_on_every_runs_write(bob_api, parked):
     base = f"/api/workspaces/rank-desk/runs/{parked.public_id}"
-    for path in [f"{base}/steps/1/approve", f"{base}/steps/1/reject", f"{base}/events/signed-off", f"{base}/cancel",
-                 "/api/workspaces/rank-desk/tools/echo/test"]:
+    for path in [
+        f"{base}/steps/1/approve",
+        f"{base}/steps/1/reject",
+        f"{base}/events/signed-off",
+        f"{base}/cancel",
+        "/api/workspaces/rank-desk/tools/echo/test",
+    ]:
         assert (path, bob_api.post(path, {}, format="json").status_code) == (path, 403)
     assert Approval.objects.get(run=parked).state == "pending"
 
@@ -103,7 +125,9 @@ def test_alice_approves_through_the_api_and_a_second_decision_is_refused(alice_a
 def test_an_event_resumes_a_waiting_run(alice_api, desk, alice):
     run = drive(check_start_run(workspace=desk, user=alice, flow="signed"))
     assert run.status == "waiting"
-    answer = alice_api.post(f"/api/workspaces/rank-desk/runs/{run.public_id}/events/signed-off", {"ok": 1}, format="json")
+    answer = alice_api.post(
+        f"/api/workspaces/rank-desk/runs/{run.public_id}/events/signed-off", {"ok": 1}, format="json"
+    )
     assert answer.status_code == 200
     assert Step.objects.get(run=run, index=1).status == "pending"
     again = alice_api.post(f"/api/workspaces/rank-desk/runs/{run.public_id}/events/signed-off", {}, format="json")
@@ -129,8 +153,9 @@ def test_schedules_list_the_next_fire_time_in_the_flows_timezone(alice_api, desk
 
 
 def test_the_tool_test_button_runs_a_fenced_script_with_typed_arguments(alice_api, desk):
-    answer = alice_api.post("/api/workspaces/rank-desk/tools/echo/test", {"arguments": {"word": "hello"}},
-                            format="json")
+    answer = alice_api.post(
+        "/api/workspaces/rank-desk/tools/echo/test", {"arguments": {"word": "hello"}}, format="json"
+    )
     assert answer.status_code == 200
     assert (answer.json()["ok"], answer.json()["result"].strip()) == (True, "echo hello")
 
@@ -145,12 +170,19 @@ def test_when_the_flow_names_approvers_an_editor_who_is_not_one_may_not_decide(w
     from django.contrib.auth import get_user_model
     from accounts.models import Membership
     from tests.conftest import client_for
-    push(workspace, {"agents/publisher/agent.md": agent_file("publisher", fake_provider),
-                     "flows/named.md": "---\nname: named\napprovers: [dana@example.com]\n---\n1. [[publisher]] ! — Go.\n"})
+
+    push(
+        workspace,
+        {
+            "agents/publisher/agent.md": agent_file("publisher", fake_provider),
+            "flows/named.md": "---\nname: named\napprovers: [dana@example.com]\n---\n1. [[publisher]] ! — Go.\n",
+        },
+    )
     erin = get_user_model().objects.create_user(username="erin", email="erin@example.com", password="x" * 12)
     Membership.objects.create(account=workspace.account, user=erin, role="editor")
     run = drive(check_start_run(workspace=workspace, user=alice, flow="named"))
     answer = client_for(erin).post(f"/api/workspaces/rank-desk/runs/{run.public_id}/steps/1/approve", {}, format="json")
     assert answer.status_code == 403
-    assert answer.json()["message"] == ("Only the flow's approvers (dana@example.com) or an owner or admin may decide "
-                                        "step 1.")
+    assert answer.json()["message"] == (
+        "Only the flow's approvers (dana@example.com) or an owner or admin may decide step 1."
+    )

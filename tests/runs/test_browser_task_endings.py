@@ -3,6 +3,7 @@
 The runs and trace lines are written here as a worker writes them (the e2e tests in
 tests/mcp/test_tasks_and_reports.py drive real ones); finish_task reads them once and only once.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -13,11 +14,19 @@ from runs.browser_tasks import finish_task
 from runs.models import Run, Step, TraceEvent
 
 
-def ended_task(workspace, *, status: str, reply: str = "", trace: list[tuple[str, dict]] = (), error: str = "",
-               max_steps: int = 25) -> Task:
-    run = Run.objects.create(account=workspace.account, workspace=workspace, kind="adhoc",
-                             name="task:browser-agent", status=status, error=error, finished_at=timezone.now(),
-                             cost_usd="0.000617")
+def ended_task(
+    workspace, *, status: str, reply: str = "", trace: list[tuple[str, dict]] = (), error: str = "", max_steps: int = 25
+) -> Task:
+    run = Run.objects.create(
+        account=workspace.account,
+        workspace=workspace,
+        kind="adhoc",
+        name="task:browser-agent",
+        status=status,
+        error=error,
+        finished_at=timezone.now(),
+        cost_usd="0.000617",
+    )
     Step.objects.create(run=run, index=1, agent="browser-agent", status="completed", output=reply)
     for kind, data in trace:
         TraceEvent.objects.create(run=run, kind=kind, data=data)
@@ -25,20 +34,37 @@ def ended_task(workspace, *, status: str, reply: str = "", trace: list[tuple[str
     return Task.objects.create(account=workspace.account, session=session, run=run, goal="g", max_steps=max_steps)
 
 
-BLOCKED_CALL = [("model_request", {"cost_usd": "0.000472"}),
-                ("tool_call", {"id": "t1", "name": "web", "input": {"action": "browse", "url": "http://10.0.0.1/"}}),
-                ("tool_result", {"id": "t1", "name": "web", "error": True, "seconds": 0.2,
-                                 "content": "browse: http://10.0.0.1/ was not opened — 10.0.0.1 is a private address"})]
+BLOCKED_CALL = [
+    ("model_request", {"cost_usd": "0.000472"}),
+    ("tool_call", {"id": "t1", "name": "web", "input": {"action": "browse", "url": "http://10.0.0.1/"}}),
+    (
+        "tool_result",
+        {
+            "id": "t1",
+            "name": "web",
+            "error": True,
+            "seconds": 0.2,
+            "content": "browse: http://10.0.0.1/ was not opened — 10.0.0.1 is a private address",
+        },
+    ),
+]
 
 
-@pytest.mark.parametrize(("reply", "trace", "stopped", "reason"), [
-    ("CAPTCHA: a bot check on the sign-in page", [], "captcha", "a bot check on the sign-in page"),
-    ("BLOCKED: access denied", [], "blocked", "access denied"),
-    ("UNANSWERED: the site lists no prices", [], "unanswered", "the site lists no prices"),
-    ("STUCK: could not open it", BLOCKED_CALL, "navigation_blocked",
-     "browse: http://10.0.0.1/ was not opened — 10.0.0.1 is a private address"),
-    ("I am not sure what to do.", [], "stuck", "I am not sure what to do."),
-])
+@pytest.mark.parametrize(
+    ("reply", "trace", "stopped", "reason"),
+    [
+        ("CAPTCHA: a bot check on the sign-in page", [], "captcha", "a bot check on the sign-in page"),
+        ("BLOCKED: access denied", [], "blocked", "access denied"),
+        ("UNANSWERED: the site lists no prices", [], "unanswered", "the site lists no prices"),
+        (
+            "STUCK: could not open it",
+            BLOCKED_CALL,
+            "navigation_blocked",
+            "browse: http://10.0.0.1/ was not opened — 10.0.0.1 is a private address",
+        ),
+        ("I am not sure what to do.", [], "stuck", "I am not sure what to do."),
+    ],
+)
 def test_the_agents_last_word_says_how_a_completed_task_stopped(workspace, reply, trace, stopped, reason):
     task = ended_task(workspace, status="completed", reply=reply, trace=trace)
     assert finish_task(task.pk) is True
@@ -50,9 +76,17 @@ def test_a_blocked_call_is_a_step_that_failed_with_its_cost(workspace):
     task = ended_task(workspace, status="completed", reply="STUCK: no", trace=BLOCKED_CALL)
     finish_task(task.pk)
     task.refresh_from_db()
-    assert task.steps == [{"op": "navigate", "ref": None, "provider": None, "ok": False, "ms": 200,
-                           "costMicros": 472, "error": "browse: http://10.0.0.1/ was not opened — 10.0.0.1 is a "
-                                                       "private address"}]
+    assert task.steps == [
+        {
+            "op": "navigate",
+            "ref": None,
+            "provider": None,
+            "ok": False,
+            "ms": 200,
+            "costMicros": 472,
+            "error": "browse: http://10.0.0.1/ was not opened — 10.0.0.1 is a private address",
+        }
+    ]
     assert task.cost_micros == 617
 
 

@@ -7,6 +7,7 @@ terminal, the counter saw no write twice, every try that was running when a work
 `lost`, and the sweep acted on each within lease + sweep of the restart. Runs on whichever broker the suite
 uses (the embedded filesystem broker by default, Redis with CELERY_BROKER_URL).
 """
+
 from __future__ import annotations
 
 import collections
@@ -36,8 +37,11 @@ def _task_and_turn(body: dict) -> tuple[str, bool]:
     messages = body.get("messages") or []
     first = messages[0].get("content") if messages else ""
     task = first if isinstance(first, str) else " ".join(p.get("text", "") for p in first if isinstance(p, dict))
-    answered = any(isinstance(m.get("content"), list) and any(
-        isinstance(p, dict) and p.get("type") == "tool_result" for p in m["content"]) for m in messages)
+    answered = any(
+        isinstance(m.get("content"), list)
+        and any(isinstance(p, dict) and p.get("type") == "tool_result" for p in m["content"])
+        for m in messages
+    )
     return task, answered
 
 
@@ -45,15 +49,24 @@ def model(body: dict) -> Reply:
     """The model of every step: READ steps take a moment and answer; WRITE steps POST once, then answer."""
     task, answered = _task_and_turn(body)
     delay = random.uniform(0.3, 1.2)  # time for a kill to land mid-step
-    if (found := re.search(r"READ (\S+) list", task)):
+    if found := re.search(r"READ (\S+) list", task):
         tag = found.group(1)
         return Reply(blocks=[{"type": "text", "text": f"{tag}-a\n{tag}-b\n{tag}-c"}], delay=delay)
-    if (found := re.search(r"WRITE (\S+)", task)):
+    if found := re.search(r"WRITE (\S+)", task):
         if answered:
             return Reply(blocks=[{"type": "text", "text": f"GOOD wrote {found.group(1)}"}], delay=delay)
-        return Reply(blocks=[{"type": "tool_use", "id": f"toolu_{random.getrandbits(48):x}", "name": "mail",
-                              "input": {"method": "POST", "path": f"/write/{found.group(1)}", "body": {}}}],
-                     stop_reason="tool_use", delay=delay)
+        return Reply(
+            blocks=[
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{random.getrandbits(48):x}",
+                    "name": "mail",
+                    "input": {"method": "POST", "path": f"/write/{found.group(1)}", "body": {}},
+                }
+            ],
+            stop_reason="tool_use",
+            delay=delay,
+        )
     return Reply(blocks=[{"type": "text", "text": "GOOD all read"}], delay=delay)
 
 
@@ -64,26 +77,31 @@ def workers(transactional_db, tmp_path):
     group.stop()
 
 
-def test_thirty_runs_survive_ten_kill_9s_of_the_whole_worker_with_nothing_sent_twice(workers, workspace, alice,
-                                                                                    fake_provider):
+def test_thirty_runs_survive_ten_kill_9s_of_the_whole_worker_with_nothing_sent_twice(
+    workers, workspace, alice, fake_provider
+):
     counter = JsonApi()
     seed = random.randrange(1 << 30)
     chance = random.Random(seed)
     fake_provider.responder = model
     try:
-        push(workspace, {
-            "agents/reader/agent.md": agent_file("reader", fake_provider),
-            "agents/writer/agent.md": agent_file("writer", fake_provider, tools="[mail]"),
-            "tools/mail.md": f"---\ntransport: http\nname: mail\nbase: {counter.url}\nmethods: [POST]\n"
-                             "outward: true\n---\n",
-            "flows/chaos.md": "---\nname: chaos\ninputs: {tag: x}\n---\n"
-                              "1. [[reader]] — READ {{tag}} list.\n"
-                              "2. [[writer]] — WRITE {{item}}.\n   each: lines\n"
-                              "3. [[reader]] — READ {{tag}} summary.\n",
-        })
+        push(
+            workspace,
+            {
+                "agents/reader/agent.md": agent_file("reader", fake_provider),
+                "agents/writer/agent.md": agent_file("writer", fake_provider, tools="[mail]"),
+                "tools/mail.md": f"---\ntransport: http\nname: mail\nbase: {counter.url}\nmethods: [POST]\n"
+                "outward: true\n---\n",
+                "flows/chaos.md": "---\nname: chaos\ninputs: {tag: x}\n---\n"
+                "1. [[reader]] — READ {{tag}} list.\n"
+                "2. [[writer]] — WRITE {{item}}.\n   each: lines\n"
+                "3. [[reader]] — READ {{tag}} summary.\n",
+            },
+        )
         workers.start()
-        runs = [check_start_run(workspace=workspace, user=alice, flow="chaos", inputs={"tag": f"r{n}"})
-                for n in range(RUNS)]
+        runs = [
+            check_start_run(workspace=workspace, user=alice, flow="chaos", inputs={"tag": f"r{n}"}) for n in range(RUNS)
+        ]
         restarts: list[tuple[float, list[int]]] = []  # (restart time, tries that were running when it died)
         for _ in range(KILLS):
             # Long enough after the last restart for the sweep to have acted on the last kill's tries.
@@ -93,12 +111,17 @@ def test_thirty_runs_survive_ten_kill_9s_of_the_whole_worker_with_nothing_sent_t
             workers.start()
             restarts.append((time.time(), in_flight))
         ids = [r.pk for r in runs]
-        wait_for(lambda: not Run.objects.filter(pk__in=ids).exclude(status__in=["completed", "failed"]).exists(),
-                 timeout=240, interval=0.5)
+        wait_for(
+            lambda: not Run.objects.filter(pk__in=ids).exclude(status__in=["completed", "failed"]).exists(),
+            timeout=240,
+            interval=0.5,
+        )
 
         statuses = collections.Counter(Run.objects.filter(pk__in=ids).values_list("status", flat=True))
-        print(f"seed {seed}: {dict(statuses)}; writes {sum(counter.hits.values())}; "
-              f"lost tries {Try.objects.filter(status='lost').count()}")
+        print(
+            f"seed {seed}: {dict(statuses)}; writes {sum(counter.hits.values())}; "
+            f"lost tries {Try.objects.filter(status='lost').count()}"
+        )
         assert sum(statuses.values()) == RUNS
         assert [path for path, hits in counter.hits.items() if hits > 1] == []
         assert not Try.objects.filter(status="running").exists()
@@ -107,9 +130,13 @@ def test_thirty_runs_survive_ten_kill_9s_of_the_whole_worker_with_nothing_sent_t
             for attempt in Try.objects.filter(pk__in=in_flight).select_related("step"):
                 assert attempt.status == "lost", (attempt.pk, attempt.status)
                 assert attempt.error == "the worker was lost during this try"
-                acted = (TraceEvent.objects.filter(step=attempt.step, try_n=attempt.n,
-                                                   data__message__startswith="the worker running step")
-                         .order_by("at").first())
+                acted = (
+                    TraceEvent.objects.filter(
+                        step=attempt.step, try_n=attempt.n, data__message__startswith="the worker running step"
+                    )
+                    .order_by("at")
+                    .first()
+                )
                 assert acted is not None, attempt.step
                 # The sweep recovered it, not the broker: its redelivery would wait the visibility timeout, twelve
                 # hours. The bound leaves room for beat ticks and worker slots on a machine the rest of the suite

@@ -1,4 +1,5 @@
 """`foldrun run --local`, `foldrun report --local last`, and the server verbs `run --to`, `runs`, `report`."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,13 +16,16 @@ def laptop_desk(tmp_path, fake_provider):
     (root / "flows").mkdir()
     (root / "agents" / "researcher" / "agent.md").write_text(agent_file("researcher", fake_provider, tools="[read]"))
     (root / "agents" / "reporter" / "agent.md").write_text(agent_file("reporter", fake_provider))
-    (root / "flows" / "weekly.md").write_text("---\nname: weekly\n---\n1. [[researcher]] — Find {{topic}}.\n"
-                                              "2. [[reporter]] — Report {{steps.1.output}}.\n")
+    (root / "flows" / "weekly.md").write_text(
+        "---\nname: weekly\n---\n1. [[researcher]] — Find {{topic}}.\n2. [[reporter]] — Report {{steps.1.output}}.\n"
+    )
     return root
 
 
 def test_run_local_prints_each_step_and_the_report_and_report_last_prints_it_again(cli, laptop_desk, fake_provider):
-    fake_provider.reply_tool_use("Write", {"path": "memory/seen.md", "content": "---\ntype: Fact\ntitle: s\ndescription: d\n---\nx\n"})
+    fake_provider.reply_tool_use(
+        "Write", {"path": "memory/seen.md", "content": "---\ntype: Fact\ntitle: s\ndescription: d\n---\nx\n"}
+    )
     fake_provider.reply_text("found two pages")
     fake_provider.reply_text("GOOD — two pages\nthe details")
     result = cli("run", "weekly", "--local", "--path", laptop_desk, "--input", "topic=inspections")
@@ -43,14 +47,20 @@ def test_report_local_last_with_no_run_says_so(cli):
 
 
 def test_run_to_starts_a_server_run_and_runs_and_report_show_it(cli, signed_in_as, alice, workspace, fake_provider):
-    push(workspace, {"agents/a/agent.md": agent_file("a", fake_provider),
-                     "flows/weekly.md": "---\nname: weekly\n---\n1. [[a]] ! — Publish.\n"})
+    push(
+        workspace,
+        {
+            "agents/a/agent.md": agent_file("a", fake_provider),
+            "flows/weekly.md": "---\nname: weekly\n---\n1. [[a]] ! — Publish.\n",
+        },
+    )
     signed_in_as(alice)
     started = cli("run", "weekly", "--to", "rank-desk", "--test", "--input", "k=v")
     assert started.code == 0, started.err
     run = Run.objects.get()
-    assert started.out.strip() == (f"Started {run.public_id} (weekly in rank-desk). See it with "
-                                   f"`foldrun report {run.public_id} --to rank-desk`.")
+    assert started.out.strip() == (
+        f"Started {run.public_id} (weekly in rank-desk). See it with `foldrun report {run.public_id} --to rank-desk`."
+    )
     assert (run.trigger, run.is_test, run.inputs["k"]) == ("cli", True, "v")
     listing = cli("runs", "--to", "rank-desk")
     assert run.public_id in listing.out
@@ -60,10 +70,12 @@ def test_run_to_starts_a_server_run_and_runs_and_report_show_it(cli, signed_in_a
 
 def test_run_local_takes_secrets_from_the_laptop_vault(cli, foldrun_home, laptop_desk, fake_provider):
     from vault.local import LocalVault
+
     LocalVault(foldrun_home).set("LAPTOP_KEY", "laptop-value-1")
     (laptop_desk / "agents" / "researcher" / "agent.md").write_text(
-        agent_file("researcher", fake_provider, tools="[code]", extra="secrets: [LAPTOP_KEY]\n"))
-    fake_provider.reply_tool_use("Bash", {"command": "test \"$LAPTOP_KEY\" = laptop-value-1 && echo matches"})
+        agent_file("researcher", fake_provider, tools="[code]", extra="secrets: [LAPTOP_KEY]\n")
+    )
+    fake_provider.reply_tool_use("Bash", {"command": 'test "$LAPTOP_KEY" = laptop-value-1 && echo matches'})
     fake_provider.reply_text("found")
     fake_provider.reply_text("GOOD")
     result = cli("run", "weekly", "--local", "--path", laptop_desk)

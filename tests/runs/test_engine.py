@@ -1,4 +1,5 @@
 """The engine alone: one step against the loopback model server, no Django."""
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,10 @@ def request(agent="researcher", task="Find it.", **kw) -> StepRequest:
 
 
 def test_a_step_reads_a_file_and_ends_with_the_models_reply(fake_provider):
-    files = {"agents/researcher/agent.md": agent_md("researcher", fake_provider),
-             "knowledge/prices.md": "---\ntype: Reference\ntitle: Prices\ndescription: d\n---\nwidget costs 7\n"}
+    files = {
+        "agents/researcher/agent.md": agent_md("researcher", fake_provider),
+        "knowledge/prices.md": "---\ntype: Reference\ntitle: Prices\ndescription: d\n---\nwidget costs 7\n",
+    }
     fake_provider.reply_tool_use("Read", {"path": "knowledge/prices.md"})
     fake_provider.reply_text("GOOD the widget costs 7\nmore detail")
     host = LocalHost(SECRETS)
@@ -32,8 +35,13 @@ def test_a_step_reads_a_file_and_ends_with_the_models_reply(fake_provider):
 
 def test_paths_outside_the_sandbox_are_refused_before_any_work(fake_provider):
     files = {"agents/researcher/agent.md": agent_md("researcher", fake_provider, tools="[read, write]")}
-    fake_provider.reply_tool_uses([("Read", {"path": "../../etc/passwd"}), ("Read", {"path": "/etc/passwd"}),
-                                   ("Write", {"path": "knowledge/x.md", "content": "no"})])
+    fake_provider.reply_tool_uses(
+        [
+            ("Read", {"path": "../../etc/passwd"}),
+            ("Read", {"path": "/etc/passwd"}),
+            ("Write", {"path": "knowledge/x.md", "content": "no"}),
+        ]
+    )
     fake_provider.reply_text("QUIET done")
     host = LocalHost(SECRETS)
     result = run_step(desk(files), request(), host)
@@ -47,8 +55,12 @@ def test_paths_outside_the_sandbox_are_refused_before_any_work(fake_provider):
 
 def test_memory_is_writable_without_the_write_grant_and_comes_back_as_a_write(fake_provider):
     files = {"agents/researcher/agent.md": agent_md("researcher", fake_provider)}
-    fake_provider.reply_tool_uses([("Write", {"path": "memory/fact.md", "content": "learned"}),
-                                   ("Write", {"path": "state/cursor.txt", "content": "3"})])
+    fake_provider.reply_tool_uses(
+        [
+            ("Write", {"path": "memory/fact.md", "content": "learned"}),
+            ("Write", {"path": "state/cursor.txt", "content": "3"}),
+        ]
+    )
     fake_provider.reply_text("GOOD")
     result = run_step(desk(files), request(), LocalHost(SECRETS))
     results = fake_provider.requests[1].body["messages"][-1]["content"]
@@ -58,15 +70,19 @@ def test_memory_is_writable_without_the_write_grant_and_comes_back_as_a_write(fa
 
 
 def test_a_limit_refuses_the_call_with_the_spec_sentence_and_ends_with_the_limits_line(fake_provider):
-    files = {"agents/researcher/agent.md": agent_md("researcher", fake_provider, extra="limits: {read: 1}\n"),
-             "state/a.txt": "a"}
+    files = {
+        "agents/researcher/agent.md": agent_md("researcher", fake_provider, extra="limits: {read: 1}\n"),
+        "state/a.txt": "a",
+    }
     fake_provider.reply_tool_use("Read", {"path": "state/a.txt"})
     fake_provider.reply_tool_use("Glob", {"pattern": "*"})
     fake_provider.reply_text("GOOD")
     host = LocalHost(SECRETS)
     result = run_step(desk(files), request(), host)
     refused = fake_provider.requests[2].body["messages"][-1]["content"][0]["content"]
-    assert refused == "limit reached: read 1 of 1 in this step — work with what you have, or say what more you would need"
+    assert (
+        refused == "limit reached: read 1 of 1 in this step — work with what you have, or say what more you would need"
+    )
     assert result.limits_line == "limits: read 1/1 — 1 call refused"
 
 

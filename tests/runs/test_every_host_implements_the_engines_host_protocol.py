@@ -1,6 +1,7 @@
 """The engine's `Host` protocol (foldrun/engine/context.py) lists every method the engine and the web tool call on
 a host, and every host implements all of it — a Celery task's, a consulted colleague's, a laptop run's and the
 Tool Test button's — so nothing asks `getattr(host, …, None)` whether a host happens to have one (issue 30)."""
+
 from __future__ import annotations
 
 import re
@@ -18,9 +19,23 @@ PROTOCOL = sorted(name for name in vars(Host) if not name.startswith("_"))
 
 
 def test_the_protocol_names_what_the_engine_asks_of_a_host():
-    assert {"trace", "resolve_secrets", "model_client", "charge", "reserve", "release", "check_budget",
-            "before_write", "recall_runs", "read_run", "egress", "consult", "kept_seeds", "session_action",
-            "live_frames"} == set(PROTOCOL)
+    assert {
+        "trace",
+        "resolve_secrets",
+        "model_client",
+        "charge",
+        "reserve",
+        "release",
+        "check_budget",
+        "before_write",
+        "recall_runs",
+        "read_run",
+        "egress",
+        "consult",
+        "kept_seeds",
+        "session_action",
+        "live_frames",
+    } == set(PROTOCOL)
 
 
 @pytest.mark.parametrize("host", [DbHost, ColleagueHost, LocalHost, ToolTestHost], ids=lambda h: h.__name__)
@@ -52,4 +67,5 @@ def test_no_part_of_the_engine_or_the_web_tool_asks_whether_a_host_has_a_method(
         for n, line in enumerate(path.read_text().splitlines(), 1):
             if re.search(r"(getattr|hasattr)\([a-z_.]*host\b", line):
                 asked.append(f"{path.relative_to(ROOT)}:{n}")
-    assert asked == ["foldrun/engine/redact.py:57"]  # RedactingHost hands every other call on to the host
+    # RedactingHost hands every other call on to the host
+    assert [place.split(":")[0] for place in asked] == ["foldrun/engine/redact.py"]

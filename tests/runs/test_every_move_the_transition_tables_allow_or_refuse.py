@@ -1,5 +1,6 @@
 """Every move the transition tables allow goes through, and every one they refuse raises naming it — each pair of
 statuses of a Run, a Step and a Try (runs/lifecycle/states.py), the one-row moves and the many-row ones."""
+
 from __future__ import annotations
 
 import itertools
@@ -70,8 +71,9 @@ def test_a_try_ended_by_key_is_refused_a_move_the_table_does_not_allow_a_running
 
 @pytest.mark.parametrize(("frm", "to"), STEP_PAIRS)
 def test_steps_moved_together_move_exactly_as_the_table_says(db, account, workspace, frm, to):
-    run = Run.objects.create(account=account, workspace=workspace, kind="flow", name="one", plan=[], inputs={},
-                             status="running")
+    run = Run.objects.create(
+        account=account, workspace=workspace, kind="flow", name="one", plan=[], inputs={}, status="running"
+    )
     Step.objects.create(run=run, index=1, agent="a", task="t", status=frm)
     steps = Step.objects.filter(run=run)
     if to in STEP_MOVES[frm]:

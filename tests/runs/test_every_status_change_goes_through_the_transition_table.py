@@ -1,6 +1,7 @@
 """Every Run, Step and Try status change goes through runs/lifecycle/states.py, the claim's and a waiting instance's
 included: a move the table refuses raises with a sentence and writes nothing, and no module of runs/ writes a
 status with a bare `.update(status=…)` of its own."""
+
 from __future__ import annotations
 
 import ast
@@ -15,8 +16,9 @@ RUNS = Path(__file__).resolve().parents[2] / "runs"
 
 
 def _run_with_step(account, workspace, status: str) -> tuple[Run, Step]:
-    run = Run.objects.create(account=account, workspace=workspace, kind="flow", name="one", plan=[], inputs={},
-                             status="running")
+    run = Run.objects.create(
+        account=account, workspace=workspace, kind="flow", name="one", plan=[], inputs={}, status="running"
+    )
     return run, Step.objects.create(run=run, index=1, agent="a", task="t", status=status)
 
 
@@ -25,8 +27,12 @@ def test_a_queued_step_is_taken_once_by_two_claims(db, account, workspace):
     run, taken, attempt, _rows = claim(step.pk, "first")
     assert claim(step.pk, "second") == "held by a lease"
     step.refresh_from_db()
-    assert (step.status, step.attempt, step.lease_holder, step.status_reason) == ("running", 1, "first",
-                                                                                   "try 1 started")
+    assert (step.status, step.attempt, step.lease_holder, step.status_reason) == (
+        "running",
+        1,
+        "first",
+        "try 1 started",
+    )
     assert (attempt.n, attempt.status, taken.status) == (1, "running", "running")
 
 
@@ -60,7 +66,11 @@ def test_no_module_of_runs_writes_a_status_with_an_update_of_its_own():
         if path == RUNS / "lifecycle" / "states.py":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "update"
-                    and any(k.arg == "status" for k in node.keywords)):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "update"
+                and any(k.arg == "status" for k in node.keywords)
+            ):
                 found.append(f"{path.relative_to(RUNS)}:{node.lineno}")
     assert found == []

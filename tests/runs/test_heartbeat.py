@@ -1,6 +1,7 @@
 """The process's one heartbeat thread (foldrun/leases.py `_Beater`): every live lease renewed by it, each on its
 own interval; a lease another holder took turns lost while the others keep theirs; a stopped lease is renewed
 no more; a forked child (a Celery prefork worker) renews its leases from a beater of its own."""
+
 from __future__ import annotations
 
 import os
@@ -25,6 +26,7 @@ def steps(workspace):
 
     def make(n: int) -> list[Step]:
         return [Step.objects.create(run=run, index=i + 1, agent="reader", status="running") for i in range(n)]
+
     return make
 
 
@@ -37,6 +39,7 @@ def renewals(monkeypatch):
     def watched(model, pk, holder):
         seen.append((pk, threading.get_ident()))
         return real(model, pk, holder)
+
     monkeypatch.setattr(leases, "renew", watched)
     return seen
 
@@ -59,8 +62,15 @@ def test_two_live_leases_are_both_renewed_by_one_thread_and_entering_starts_none
         threads = threading.active_count()
         with leases.Heartbeat(Step, second.pk, holders[1], interval=0.15) as b:
             assert threading.active_count() == threads  # the second lease started no thread of its own
-            wait_for(lambda: {pk for pk, _ in renewals} >= {first.pk, second.pk}
-                     and _until(first) > taken[0] and _until(second) > taken[1], timeout=10, interval=0.05)
+            wait_for(
+                lambda: (
+                    {pk for pk, _ in renewals} >= {first.pk, second.pk}
+                    and _until(first) > taken[0]
+                    and _until(second) > taken[1]
+                ),
+                timeout=10,
+                interval=0.05,
+            )
             assert not a.lost and not b.lost
     renewers = {ident for _, ident in renewals}
     assert len(renewers) == 1 and renewers != {threading.get_ident()}
@@ -69,8 +79,10 @@ def test_two_live_leases_are_both_renewed_by_one_thread_and_entering_starts_none
 
 def test_each_lease_is_renewed_on_its_own_interval(steps, renewals):
     fast, slow = steps(2)
-    with leases.Heartbeat(Step, fast.pk, _claimed(fast), interval=0.1), \
-            leases.Heartbeat(Step, slow.pk, _claimed(slow), interval=0.6):
+    with (
+        leases.Heartbeat(Step, fast.pk, _claimed(fast), interval=0.1),
+        leases.Heartbeat(Step, slow.pk, _claimed(slow), interval=0.6),
+    ):
         time.sleep(1.3)
     counts = {pk: sum(1 for seen, _ in renewals if seen == pk) for pk in (fast.pk, slow.pk)}
     assert counts[slow.pk] in (1, 2, 3) and counts[fast.pk] >= 6, counts
@@ -78,15 +90,17 @@ def test_each_lease_is_renewed_on_its_own_interval(steps, renewals):
 
 def test_a_lease_another_holder_took_turns_lost_and_the_others_are_still_renewed(steps, renewals):
     taken_over, kept = steps(2)
-    with leases.Heartbeat(Step, taken_over.pk, _claimed(taken_over), interval=0.1) as lost, \
-            leases.Heartbeat(Step, kept.pk, _claimed(kept), interval=0.1) as held:
+    with (
+        leases.Heartbeat(Step, taken_over.pk, _claimed(taken_over), interval=0.1) as lost,
+        leases.Heartbeat(Step, kept.pk, _claimed(kept), interval=0.1) as held,
+    ):
         Step.objects.filter(pk=taken_over.pk).update(lease_holder="the-sweep")
         wait_for(lambda: lost.lost, timeout=5, interval=0.05)
         with pytest.raises(leases.LeaseLost):
             lost.check()
         after = len(renewals)
         wait_for(lambda: sum(1 for pk, _ in renewals[after:] if pk == kept.pk) >= 2, timeout=5, interval=0.05)
-        assert all(pk != taken_over.pk for pk, _ in renewals[after + 1:])  # a lost lease is renewed no more
+        assert all(pk != taken_over.pk for pk, _ in renewals[after + 1 :])  # a lost lease is renewed no more
         held.check()
     assert Step.objects.get(pk=taken_over.pk).lease_holder == "the-sweep"
 
@@ -115,17 +129,19 @@ def test_a_lease_past_its_time_is_lost_even_while_the_thread_is_held_up(steps, m
         if pk == stuck.pk:
             release.wait(10)
         return real(model, pk, holder)
+
     monkeypatch.setattr(leases, "renew", renew)
     try:
-        with leases.Heartbeat(Step, stuck.pk, _claimed(stuck), interval=0.05), \
-                leases.Heartbeat(Step, waiting.pk, _claimed(waiting), interval=0.3) as other:
+        with (
+            leases.Heartbeat(Step, stuck.pk, _claimed(stuck), interval=0.05),
+            leases.Heartbeat(Step, waiting.pk, _claimed(waiting), interval=0.3) as other,
+        ):
             started = time.monotonic()
             wait_for(lambda: other.lost, timeout=5, interval=0.02)
             assert 0.9 <= time.monotonic() - started < 2.5
             release.set()
     finally:
         release.set()
-
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="a renew's lock wait is bounded on PostgreSQL")
@@ -141,9 +157,12 @@ def test_a_row_locked_by_another_transaction_holds_up_no_other_leases_renewals(s
                 release.wait(10)
         finally:
             connection.close()
+
     holder = threading.Thread(target=hold_the_row)
-    with leases.Heartbeat(Step, stuck.pk, _claimed(stuck), interval=0.1) as blocked, \
-            leases.Heartbeat(Step, other.pk, _claimed(other), interval=0.2) as held:
+    with (
+        leases.Heartbeat(Step, stuck.pk, _claimed(stuck), interval=0.1) as blocked,
+        leases.Heartbeat(Step, other.pk, _claimed(other), interval=0.2) as held,
+    ):
         holder.start()
         try:
             assert locked.wait(5)

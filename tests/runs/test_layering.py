@@ -1,5 +1,6 @@
 """Issue 9 item 4 for the runs app: no import circles between actions, the lifecycle package, tasks, host and triggers;
 actions never import tasks (they enqueue by task name after commit); no first-party import inside a function."""
+
 from __future__ import annotations
 
 import ast
@@ -20,8 +21,9 @@ def _imports(path: Path) -> tuple[set[str], list[str]]:
     for node in ast.walk(tree):
         if not isinstance(node, (ast.Import, ast.ImportFrom)):
             continue
-        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-            ["." * node.level + (node.module or "")]
+        names = (
+            [a.name for a in node.names] if isinstance(node, ast.Import) else ["." * node.level + (node.module or "")]
+        )
         first_party = [n for n in names if n.startswith(FIRST_PARTY)]
         if node.col_offset > 0 and first_party:
             inside.extend(f"{path.name}:{node.lineno} {n}" for n in first_party)

@@ -1,4 +1,5 @@
 """The lease primitive (foldrun/leases.py): one holder at a time, renewed while alive, lost when it stops."""
+
 from __future__ import annotations
 
 import datetime as dt

@@ -1,4 +1,5 @@
 """Item 5: one run per inbound delivery id (per flow, per day), under any concurrency — the database decides."""
+
 from __future__ import annotations
 
 import json
@@ -39,9 +40,18 @@ def test_twelve_simultaneous_signed_posts_with_one_delivery_id_start_one_run(hoo
 
 def test_the_same_delivery_id_for_another_flow_starts_that_flow_too(hooked, client):  # noqa: F811
     body = json.dumps({"order": "A-17"}).encode()
-    first = client.post(f"/api/hooks/{hooked.public_id}/intake", data=body, content_type="application/json",
-                        HTTP_X_SIGNATURE=sign(body), HTTP_X_FOLDRUN_DELIVERY="dlv_9")
-    other = client.post(f"/api/hooks/{hooked.public_id}/open", data=body, content_type="application/json",
-                        HTTP_X_FOLDRUN_DELIVERY="dlv_9")
+    first = client.post(
+        f"/api/hooks/{hooked.public_id}/intake",
+        data=body,
+        content_type="application/json",
+        HTTP_X_SIGNATURE=sign(body),
+        HTTP_X_FOLDRUN_DELIVERY="dlv_9",
+    )
+    other = client.post(
+        f"/api/hooks/{hooked.public_id}/open",
+        data=body,
+        content_type="application/json",
+        HTTP_X_FOLDRUN_DELIVERY="dlv_9",
+    )
     assert (first.status_code, other.status_code) == (202, 202)
     assert Run.objects.filter(delivery_id="dlv_9").count() == 2

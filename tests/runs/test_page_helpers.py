@@ -1,5 +1,6 @@
 """The Run page's pieces that need no browser: costs one way, the trace as
 events, the live poll that answers 204 when nothing moved."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -23,13 +24,21 @@ def test_a_cost_reads_one_way_and_a_model_with_no_price_says_so():
 
 def test_a_tool_call_is_formatted_json_and_a_long_result_is_folded():
     call = view(TraceEvent(pk=1, kind="tool_call", data={"name": "crm", "input": {"q": "ann", "n": 2}}))
-    result = view(TraceEvent(pk=2, kind="tool_result", data={"name": "crm", "error": False, "seconds": 0.25,
-                                                             "content": '{"rows": [' + "1," * 400 + '1]}'}))
+    result = view(
+        TraceEvent(
+            pk=2,
+            kind="tool_result",
+            data={"name": "crm", "error": False, "seconds": 0.25, "content": '{"rows": [' + "1," * 400 + "1]}"},
+        )
+    )
     refused = view(TraceEvent(pk=3, kind="limit", data={"tool": "crm", "refused": "crm: limit 1 reached"}))
     assert (call.title, call.blocks[0].text) == ("Tool call · crm", '{\n  "q": "ann",\n  "n": 2\n}')
     assert (result.facts, result.blocks[0].is_json, result.blocks[0].long) == (["ok", "0.25 s"], True, True)
-    assert (refused.kind, refused.title, refused.line) == ("limit refused", "Limit reached · crm",
-                                                           "crm: limit 1 reached")
+    assert (refused.kind, refused.title, refused.line) == (
+        "limit refused",
+        "Limit reached · crm",
+        "crm: limit 1 reached",
+    )
 
 
 def test_the_live_poll_answers_204_until_the_run_moves(alice, workspace):
@@ -51,8 +60,9 @@ def test_the_live_poll_answers_204_until_the_run_moves(alice, workspace):
 def test_the_runs_list_says_no_price_known_for_a_free_run_of_an_unpriced_model(alice, workspace):
     free = Run.objects.create(account=workspace.account, workspace=workspace, name="weekly", status="completed")
     TraceEvent.objects.create(run=free, kind="model_request", data={"model": "stub-model", "stop_reason": "end_turn"})
-    Run.objects.create(account=workspace.account, workspace=workspace, name="daily", status="completed",
-                       cost_usd=Decimal("0.0013"))
+    Run.objects.create(
+        account=workspace.account, workspace=workspace, name="daily", status="completed", cost_usd=Decimal("0.0013")
+    )
     client = Client()
     client.force_login(alice)
     listed = client.get("/w/rank-desk/runs/").content.decode()
@@ -62,8 +72,9 @@ def test_the_runs_list_says_no_price_known_for_a_free_run_of_an_unpriced_model(a
 
 
 def test_the_home_page_lists_runs_waiting_for_a_decision_and_the_latest_runs(alice, workspace, charlie):
-    waiting = Run.objects.create(account=workspace.account, workspace=workspace, name="weekly",
-                                 status="awaiting-approval")
+    waiting = Run.objects.create(
+        account=workspace.account, workspace=workspace, name="weekly", status="awaiting-approval"
+    )
     Run.objects.create(account=workspace.account, workspace=workspace, name="daily", status="failed", verdict="BAD")
     client = Client()
     client.force_login(alice)

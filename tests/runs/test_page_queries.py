@@ -1,6 +1,7 @@
 """The page bench's figure, held in a test: the Run page and the runs list
 make the same number of SQL queries whatever the number of steps or runs
 (tests/bench/page_bench.py prints the times at full size)."""
+
 from __future__ import annotations
 
 from django.test import Client
@@ -17,7 +18,9 @@ def signed_in(user) -> Client:
     return client
 
 
-def test_the_run_page_makes_the_same_queries_for_3_steps_or_40_and_loads_a_big_runs_traces_when_opened(alice, account, workspace):
+def test_the_run_page_makes_the_same_queries_for_3_steps_or_40_and_loads_a_big_runs_traces_when_opened(
+    alice, account, workspace
+):
     from accounts.models import Workspace
 
     other = Workspace.objects.create(account=account, name="big-desk")
@@ -29,8 +32,9 @@ def test_the_run_page_makes_the_same_queries_for_3_steps_or_40_and_loads_a_big_r
     _, many, _ = measure(client, f"/w/big-desk/runs/{big.public_id}", 1)
     page = client.get(f"/w/big-desk/runs/{big.public_id}").content.decode()
     step = big.steps.get(index=40)
-    trace = client.get(f"/w/big-desk/runs/{big.public_id}", {"trace": step.public_id},
-                       headers={"HX-Request": "true"}).content.decode()
+    trace = client.get(
+        f"/w/big-desk/runs/{big.public_id}", {"trace": step.public_id}, headers={"HX-Request": "true"}
+    ).content.decode()
     assert many == few
     # 480 events: each step's trace loads when opened, not with the page.
     assert page.count('<div class="trace-slot">') == 40 and "Model request ·" not in page

@@ -1,4 +1,5 @@
 """The Run page and the runs list."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,8 +12,13 @@ from tests.runs.helpers import agent_file, drive, push
 
 @pytest.fixture
 def parked(workspace, alice, fake_provider):
-    push(workspace, {"agents/publisher/agent.md": agent_file("publisher", fake_provider),
-                     "flows/weekly.md": "---\nname: weekly\n---\n1. [[publisher]] ! — Publish the draft.\n"})
+    push(
+        workspace,
+        {
+            "agents/publisher/agent.md": agent_file("publisher", fake_provider),
+            "flows/weekly.md": "---\nname: weekly\n---\n1. [[publisher]] ! — Publish the draft.\n",
+        },
+    )
     return drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
 
 
@@ -27,7 +33,9 @@ def test_the_run_page_shows_the_steps_timeline_and_approve_buttons_for_an_approv
     html = page.content.decode()
     assert page.status_code == 200
     assert 'aria-label="Steps"' in html
-    assert '<span class="step-no">1</span>' in html and '<strong class="agent">publisher</strong>' in html  # the agent's name, not its link
+    assert (
+        '<span class="step-no">1</span>' in html and '<strong class="agent">publisher</strong>' in html
+    )  # the agent's name, not its link
     assert '<svg class="timeline"' in html
     assert ">Approve</button>" in html and ">Reject</button>" in html
 
@@ -62,6 +70,7 @@ def test_the_runs_list_filters_by_status(alice, parked):
 def test_the_run_now_button_starts_a_manual_run_and_a_viewer_cannot(alice, bob, parked):
     answer = browser(alice).post("/w/rank-desk/runs/start", {"flow": "weekly", "test": "on"})
     from runs.models import Run
+
     run = Run.objects.exclude(pk=parked.pk).get()
     assert answer.status_code == 302
     assert answer.url == f"/w/rank-desk/runs/{run.public_id}"
@@ -70,23 +79,36 @@ def test_the_run_now_button_starts_a_manual_run_and_a_viewer_cannot(alice, bob, 
 
 
 def test_the_runs_list_shows_the_schedules_next_fire_times(alice, workspace, fake_provider, parked):
-    push(workspace, {"flows/daily.md": "---\nname: daily\nschedule: \"0 7 * * *\"\ntimezone: Australia/Sydney\n---\n"
-                                       "1. [[publisher]] — Go.\n"})
+    push(
+        workspace,
+        {
+            "flows/daily.md": '---\nname: daily\nschedule: "0 7 * * *"\ntimezone: Australia/Sydney\n---\n'
+            "1. [[publisher]] — Go.\n"
+        },
+    )
     html = browser(alice).get("/w/rank-desk/runs/").content.decode()
     assert 'id="schedules"' in html
     assert "<code>0 7 * * *</code>" in html and "Australia/Sydney" in html
 
 
-def test_the_triggers_page_lists_schedules_inbound_webhooks_and_outbound_deliveries(alice, charlie, workspace,
-                                                                                   fake_provider, parked):
-    push(workspace, {"flows/daily.md": "---\nname: daily\nschedule: \"0 7 * * *\"\n---\n1. [[publisher]] — Go.\n",
-                     "flows/hooked.md": "---\nname: hooked\nwebhook: {signature: hmac, secret: INBOUND_KEY}\n---\n"
-                                        "1. [[publisher]] — Go.\n"})
+def test_the_triggers_page_lists_schedules_inbound_webhooks_and_outbound_deliveries(
+    alice, charlie, workspace, fake_provider, parked
+):
+    push(
+        workspace,
+        {
+            "flows/daily.md": '---\nname: daily\nschedule: "0 7 * * *"\n---\n1. [[publisher]] — Go.\n',
+            "flows/hooked.md": "---\nname: hooked\nwebhook: {signature: hmac, secret: INBOUND_KEY}\n---\n"
+            "1. [[publisher]] — Go.\n",
+        },
+    )
     page = browser(alice).get("/w/rank-desk/triggers/")
     html = page.content.decode()
     assert page.status_code == 200
     assert "<code>0 7 * * *</code>" in html
     assert f"/api/hooks/{workspace.public_id}/hooked</code>" in html
     assert "HMAC-SHA256 of the body with INBOUND_KEY" in html
-    assert html.rstrip().endswith("</html>") and html.index("Outbound webhook deliveries") > html.index("Inbound webhooks")
+    assert html.rstrip().endswith("</html>") and html.index("Outbound webhook deliveries") > html.index(
+        "Inbound webhooks"
+    )
     assert browser(charlie).get("/w/rank-desk/triggers/").status_code == 404

@@ -1,4 +1,5 @@
 """What a step changed in its sandbox is found by stat, then content: nothing missed, nothing invented."""
+
 from __future__ import annotations
 
 import os

@@ -2,6 +2,7 @@
 whose browse calls rendered in the account's browser pod, and the record says `image: {variant: "slim", pod: true}`.
 A step that never browsed carries neither; one whose browser ran inside it (a live page) says `full`. Through real
 runs on a real worker with real Chromium."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,7 +15,6 @@ from tests.web.fakes import Site
 from tests.web.test_browse_worker import finished
 
 pytestmark = pytest.mark.e2e
-
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,8 @@ def page_of(client, alice, workspace, run) -> str:
 
 
 def test_a_step_whose_browse_calls_rendered_in_the_pod_is_marked_slim_on_the_page_and_in_the_record(
-        celery_worker_process, workspace, alice, alice_api, client, fake_provider, site):
+    celery_worker_process, workspace, alice, alice_api, client, fake_provider, site
+):
     push(workspace, {"agents/reader/agent.md": agent_file("reader", fake_provider, tools="[web]")})
     fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{site.url}/article", "mode": "text"})
     fake_provider.reply_text("GOOD")
@@ -51,7 +52,8 @@ def test_a_step_whose_browse_calls_rendered_in_the_pod_is_marked_slim_on_the_pag
 
 
 def test_a_step_that_never_browsed_has_no_marker_and_no_image(
-        celery_worker_process, workspace, alice, alice_api, client, fake_provider):
+    celery_worker_process, workspace, alice, alice_api, client, fake_provider
+):
     push(workspace, {"agents/writer/agent.md": agent_file("writer", fake_provider)})
     fake_provider.reply_text("GOOD")
     done = finished(check_start_run(workspace=workspace, user=alice, agent="writer", task="Say hello."))
@@ -61,7 +63,8 @@ def test_a_step_that_never_browsed_has_no_marker_and_no_image(
 
 
 def test_a_step_whose_browser_ran_inside_it_is_full_not_slim(
-        celery_worker_process, workspace, alice, alice_api, client, fake_provider, site):
+    celery_worker_process, workspace, alice, alice_api, client, fake_provider, site
+):
     push(workspace, {"agents/reader/agent.md": agent_file("reader", fake_provider, tools="[web]")})
     fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{site.url}/article", "live": True})
     fake_provider.reply_text("GOOD")

@@ -1,5 +1,6 @@
 """Item 8: state in one place — one transition function per model, skipped steps, GET pages that never write,
 a flow naming a missing agent refused at the start, schedules in their own timezone beside UTC."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -40,23 +41,32 @@ def test_an_ended_try_is_never_ended_again(workspace):
 
 
 def test_a_failed_runs_unstarted_steps_end_skipped_saying_why(workspace, alice, fake_provider):
-    push(workspace, {"agents/a/agent.md": agent_file("a", fake_provider),
-                     "flows/weekly.md": "---\nname: weekly\n---\n1. [[a]] — Go.\n   verify: reply ^GOOD\n"
-                                        "2. [[a]] — Then.\n3. [[a]] — And then.\n"})
+    push(
+        workspace,
+        {
+            "agents/a/agent.md": agent_file("a", fake_provider),
+            "flows/weekly.md": "---\nname: weekly\n---\n1. [[a]] — Go.\n   verify: reply ^GOOD\n"
+            "2. [[a]] — Then.\n3. [[a]] — And then.\n",
+        },
+    )
     fake_provider.reply_text("BAD")
     run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
     assert run.status == "failed"
-    assert [(s.index, s.status) for s in run.steps.order_by("index")] == [(1, "failed"), (2, "skipped"),
-                                                                          (3, "skipped")]
+    assert [(s.index, s.status) for s in run.steps.order_by("index")] == [(1, "failed"), (2, "skipped"), (3, "skipped")]
     assert run.steps.get(index=2).status_reason == "the run failed before this step started"
     assert run.status_reason == run.error.splitlines()[0]
 
 
 @pytest.fixture
 def scheduled(workspace, alice, fake_provider):
-    push(workspace, {"agents/a/agent.md": agent_file("a", fake_provider),
-                     "flows/daily.md": "---\nname: daily\nschedule: \"0 7 * * *\"\ntimezone: Australia/Sydney\n---\n"
-                                       "1. [[a]] — Go.\n"})
+    push(
+        workspace,
+        {
+            "agents/a/agent.md": agent_file("a", fake_provider),
+            "flows/daily.md": '---\nname: daily\nschedule: "0 7 * * *"\ntimezone: Australia/Sydney\n---\n'
+            "1. [[a]] — Go.\n",
+        },
+    )
     return workspace
 
 

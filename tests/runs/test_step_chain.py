@@ -4,6 +4,7 @@
 worker calls it. A further plain step is taken in the closing transaction of the step before it and run at
 once; anything that parks, fans out or waits ends the chain; a row not as the chain last saw it is read again.
 """
+
 from __future__ import annotations
 
 import threading
@@ -21,12 +22,13 @@ from tests.fakes.providers import Reply
 from tests.runs.helpers import agent_file, push
 from vault.actions import do_set_secret
 
+
 def flows(fake) -> dict[str, str]:
     return {
         "agents/a/agent.md": agent_file("a", fake, tools="[]"),
         "flows/one.md": "---\nname: one\n---\n1. [[a]] — Say GOOD.\n",
         "flows/three.md": "---\nname: three\n---\n1. [[a]] — One.\n2. [[a]] — Two after {{steps.1.output}}.\n"
-                          "3. [[a]] — Say GOOD.\n",
+        "3. [[a]] — Say GOOD.\n",
         "flows/gated.md": "---\nname: gated\n---\n1. [[a]] — One.\n2. [[a]] ! — Two.\n",
     }
 
@@ -47,11 +49,15 @@ def test_the_steps_of_a_run_run_in_one_task_each_with_its_try_its_spend_and_its_
     assert (run.status, run.headline, run.tokens_in, run.tokens_out) == ("completed", "GOOD 2", 30, 15)
     steps = list(run.steps.order_by("index"))
     assert [(s.status, s.attempt, s.output, s.tokens_in, s.lease_holder) for s in steps] == [
-        ("completed", 1, "GOOD 0", 10, ""), ("completed", 1, "GOOD 1", 10, ""), ("completed", 1, "GOOD 2", 10, "")]
+        ("completed", 1, "GOOD 0", 10, ""),
+        ("completed", 1, "GOOD 1", 10, ""),
+        ("completed", 1, "GOOD 2", 10, ""),
+    ]
     assert steps[1].task == "Two after GOOD 0."  # filled from the step before, in the chain
     tries = list(Try.objects.filter(step__run=run).order_by("step__index"))
     assert [(t.n, t.status, t.status_reason, t.tokens_in, t.tokens_out, t.cost_usd > 0) for t in tries] == [
-        (1, "completed", "the step completed", 10, 5, True)] * 3
+        (1, "completed", "the step completed", 10, 5, True)
+    ] * 3
     assert sum(t.cost_usd for t in tries) == run.cost_usd == sum(s.cost_usd for s in steps)
     assert all(t.finished_at is not None and t.started_at <= t.finished_at for t in tries)
     for step in steps:  # each step's whole trace: its limits, its model request, its closing line
@@ -80,8 +86,7 @@ def test_a_run_cancelled_while_a_step_of_its_chain_runs_takes_no_further_step(ac
         task = body["messages"][0]["content"]
         seen.append(task if isinstance(task, str) else task[0]["text"])
         if len(seen) == 2:  # while step 2 waits on its model call, someone cancels the run
-            worker = threading.Thread(target=lambda: (do_cancel_run(Run.objects.get(pk=run.pk)),
-                                                      connection.close()))
+            worker = threading.Thread(target=lambda: (do_cancel_run(Run.objects.get(pk=run.pk)), connection.close()))
             worker.start()
             worker.join()
         return Reply(blocks=[{"type": "text", "text": "GOOD"}], usage=(1, 1))
@@ -92,8 +97,7 @@ def test_a_run_cancelled_while_a_step_of_its_chain_runs_takes_no_further_step(ac
     run.refresh_from_db()
     assert [s for s in seen] == ["One.", "Two after GOOD."]
     assert run.status == "cancelled"
-    assert list(run.steps.order_by("index").values_list("status", flat=True)) == [
-        "completed", "completed", "cancelled"]
+    assert list(run.steps.order_by("index").values_list("status", flat=True)) == ["completed", "completed", "cancelled"]
     assert not Try.objects.filter(step__run=run, step__index=3).exists()
     assert not Try.objects.filter(step__run=run, status="running").exists()
 
@@ -103,7 +107,8 @@ def _statements(ctx) -> list[str]:
 
 
 def test_a_run_ending_on_an_unmetered_account_with_an_empty_vault_reads_neither_the_account_nor_the_vault(
-        workspace, fake_provider, django_capture_on_commit_callbacks):
+    workspace, fake_provider, django_capture_on_commit_callbacks
+):
     # The step's optional provider key (a local base_url needs none) is answered from the claim's own query,
     # and the charge after commit sees the account unmetered as the closing transaction read it.
     push(workspace, flows(fake_provider))
@@ -129,7 +134,12 @@ def test_a_run_whose_last_step_ends_in_its_task_ends_in_place_without_a_savepoin
     assert not [sql for sql in _statements(ctx) if "SAVEPOINT" in sql.upper()]
     run = Run.objects.get(pk=run.pk)
     assert (run.status, run.status_reason, run.verdict, run.headline, run.summary) == (
-        "completed", "every step ended", "GOOD", "GOOD — all done", "the details")
+        "completed",
+        "every step ended",
+        "GOOD",
+        "GOOD — all done",
+        "the details",
+    )
     assert run.finished_at is not None
     step, attempt = run.steps.get(), Try.objects.get(step__run=run)
     assert (step.status, step.output, step.lease_holder) == ("completed", "GOOD — all done\nthe details", "")
@@ -137,8 +147,9 @@ def test_a_run_whose_last_step_ends_in_its_task_ends_in_place_without_a_savepoin
     assert attempt.finished_at is not None and attempt.seconds > 0
 
 
-def test_a_metered_account_is_drawn_for_a_run_that_ended_in_its_step(workspace, fake_provider,
-                                                                      django_capture_on_commit_callbacks):
+def test_a_metered_account_is_drawn_for_a_run_that_ended_in_its_step(
+    workspace, fake_provider, django_capture_on_commit_callbacks
+):
     Account.objects.filter(pk=workspace.account_id).update(credits_usd=Decimal("20"))
     push(workspace, flows(fake_provider))
     fake_provider.reply_text("GOOD", usage=(1000, 1000))

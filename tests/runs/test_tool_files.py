@@ -1,5 +1,6 @@
 """Tool files: http (secrets host-side, methods, rate, openapi, operations), script (args, stdin, timeout,
 exit codes, secrets, test runs), MCP (a local process through the SDK) — against loopback servers."""
+
 from __future__ import annotations
 
 import json
@@ -37,10 +38,13 @@ def results(fake, n=1):
 
 # ------------------------------------------------------------------ http
 
+
 def test_an_http_tool_fills_the_secret_host_side_and_the_model_never_sees_it(fake_provider, api):
-    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[crm]"),
-             "tools/crm.md": f"---\ntransport: http\nname: crm\nbase: {api.url}/v1\n"
-                             "headers: {Authorization: 'Bearer ${CRM_TOKEN}'}\nquery: {key: '${CRM_TOKEN}'}\n---\n"}
+    files = {
+        "agents/worker/agent.md": agent_md("worker", fake_provider, tools="[crm]"),
+        "tools/crm.md": f"---\ntransport: http\nname: crm\nbase: {api.url}/v1\n"
+        "headers: {Authorization: 'Bearer ${CRM_TOKEN}'}\nquery: {key: '${CRM_TOKEN}'}\n---\n",
+    }
     fake_provider.reply_tool_use("crm", {"path": "/contacts", "query": {"q": "ann"}})
     fake_provider.reply_text("GOOD")
     host = LocalHost({**SECRETS, "CRM_TOKEN": "crm-secret-value"}, store="workspace vault")
@@ -54,8 +58,10 @@ def test_an_http_tool_fills_the_secret_host_side_and_the_model_never_sees_it(fak
 
 
 def test_a_query_string_the_model_writes_in_the_path_reaches_the_api(fake_provider, api):
-    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[crm]"),
-             "tools/crm.md": f"---\ntransport: http\nname: crm\nbase: {api.url}/v1\nquery: {{key: fixed}}\n---\n"}
+    files = {
+        "agents/worker/agent.md": agent_md("worker", fake_provider, tools="[crm]"),
+        "tools/crm.md": f"---\ntransport: http\nname: crm\nbase: {api.url}/v1\nquery: {{key: fixed}}\n---\n",
+    }
     fake_provider.reply_tool_use("crm", {"path": "/contacts?page=2&sort=name", "query": {"q": "ann"}})
     fake_provider.reply_text("GOOD")
     step(files, LocalHost(SECRETS))
@@ -63,8 +69,10 @@ def test_a_query_string_the_model_writes_in_the_path_reaches_the_api(fake_provid
 
 
 def test_an_http_tool_with_no_methods_is_read_only(fake_provider, api):
-    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[crm]"),
-             "tools/crm.md": f"---\ntransport: http\nname: crm\nbase: {api.url}\n---\n"}
+    files = {
+        "agents/worker/agent.md": agent_md("worker", fake_provider, tools="[crm]"),
+        "tools/crm.md": f"---\ntransport: http\nname: crm\nbase: {api.url}\n---\n",
+    }
     fake_provider.reply_tool_use("crm", {"method": "POST", "path": "/contacts", "body": {"a": 1}})
     fake_provider.reply_text("BAD")
     step(files, LocalHost(SECRETS))
@@ -73,8 +81,10 @@ def test_an_http_tool_with_no_methods_is_read_only(fake_provider, api):
 
 
 def test_an_http_tool_over_its_rate_waits_rather_than_fails(fake_provider, api):
-    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[crm]"),
-             "tools/crm.md": f"---\ntransport: http\nname: crm\nbase: {api.url}\nrate: 5/s\n---\n"}
+    files = {
+        "agents/worker/agent.md": agent_md("worker", fake_provider, tools="[crm]"),
+        "tools/crm.md": f"---\ntransport: http\nname: crm\nbase: {api.url}\nrate: 5/s\n---\n",
+    }
     fake_provider.reply_tool_uses([("crm", {"path": "/a"}), ("crm", {"path": "/b"}), ("crm", {"path": "/c"})])
     fake_provider.reply_text("GOOD")
     step(files, LocalHost(SECRETS))
@@ -84,8 +94,10 @@ def test_an_http_tool_over_its_rate_waits_rather_than_fails(fake_provider, api):
 
 
 def test_an_http_call_that_times_out_is_an_error_the_model_sees(fake_provider, api):
-    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[crm]"),
-             "tools/crm.md": f"---\ntransport: http\nname: crm\nbase: {api.url}\ntimeout: 0.3\n---\n"}
+    files = {
+        "agents/worker/agent.md": agent_md("worker", fake_provider, tools="[crm]"),
+        "tools/crm.md": f"---\ntransport: http\nname: crm\nbase: {api.url}\ntimeout: 0.3\n---\n",
+    }
     fake_provider.reply_tool_use("crm", {"path": "/slow"})
     fake_provider.reply_text("BAD")
     result = step(files, LocalHost(SECRETS))
@@ -93,17 +105,26 @@ def test_an_http_call_that_times_out_is_an_error_the_model_sees(fake_provider, a
     assert result.status == "completed"
 
 
-OPENAPI = {"openapi": "3.0.0", "info": {"title": "t", "version": "1"}, "paths": {
-    "/contacts": {"get": {"operationId": "listContacts", "parameters": [{"name": "q", "in": "query"}]},
-                  "post": {"operationId": "createContact", "requestBody": {"required": True}}},
-    "/contacts/{id}": {"delete": {"operationId": "deleteContact", "parameters": [{"name": "id", "in": "path"}]}}}}
+OPENAPI = {
+    "openapi": "3.0.0",
+    "info": {"title": "t", "version": "1"},
+    "paths": {
+        "/contacts": {
+            "get": {"operationId": "listContacts", "parameters": [{"name": "q", "in": "query"}]},
+            "post": {"operationId": "createContact", "requestBody": {"required": True}},
+        },
+        "/contacts/{id}": {"delete": {"operationId": "deleteContact", "parameters": [{"name": "id", "in": "path"}]}},
+    },
+}
 
 
 def test_openapi_turns_one_tool_into_one_typed_tool_per_allowed_operation(fake_provider, api):
-    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[crm]"),
-             "tools/crm/tool.md": f"---\ntransport: http\nname: crm\nbase: {api.url}\nmethods: [GET, POST]\n"
-                                  "openapi: openapi.json\noperations: [listContacts, POST /contacts]\n---\n",
-             "tools/crm/openapi.json": json.dumps(OPENAPI)}
+    files = {
+        "agents/worker/agent.md": agent_md("worker", fake_provider, tools="[crm]"),
+        "tools/crm/tool.md": f"---\ntransport: http\nname: crm\nbase: {api.url}\nmethods: [GET, POST]\n"
+        "openapi: openapi.json\noperations: [listContacts, POST /contacts]\n---\n",
+        "tools/crm/openapi.json": json.dumps(OPENAPI),
+    }
     fake_provider.reply_tool_use("crm_listContacts", {"q": "ann"})
     fake_provider.reply_text("GOOD")
     step(files, LocalHost(SECRETS))
@@ -113,9 +134,11 @@ def test_openapi_turns_one_tool_into_one_typed_tool_per_allowed_operation(fake_p
 
 
 def test_operations_fail_closed_when_the_document_does_not_load(fake_provider, api):
-    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[crm]"),
-             "tools/crm.md": f"---\ntransport: http\nname: crm\nbase: {api.url}\nopenapi: {api.url}/missing.json\n"
-                             "operations: [listContacts]\n---\n"}
+    files = {
+        "agents/worker/agent.md": agent_md("worker", fake_provider, tools="[crm]"),
+        "tools/crm.md": f"---\ntransport: http\nname: crm\nbase: {api.url}\nopenapi: {api.url}/missing.json\n"
+        "operations: [listContacts]\n---\n",
+    }
     fake_provider.reply_text("QUIET")
     host = LocalHost(SECRETS)
     step(files, host)
@@ -125,32 +148,42 @@ def test_operations_fail_closed_when_the_document_does_not_load(fake_provider, a
 
 
 def test_an_outward_http_call_is_refused_on_a_test_run(fake_provider, api):
-    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[crm]"),
-             "tools/crm.md": f"---\ntransport: http\nname: crm\nbase: {api.url}\nmethods: [GET, POST]\n---\n"}
+    files = {
+        "agents/worker/agent.md": agent_md("worker", fake_provider, tools="[crm]"),
+        "tools/crm.md": f"---\ntransport: http\nname: crm\nbase: {api.url}\nmethods: [GET, POST]\n---\n",
+    }
     fake_provider.reply_tool_use("crm", {"method": "POST", "path": "/send", "body": {"to": "x"}})
     fake_provider.reply_text("QUIET")
     host = LocalHost(SECRETS)
     step(files, host, is_test=True)
     assert api.requests == []
-    assert results(fake_provider)[0]["content"] == "test run: POST /send was not sent — a test run makes no outward calls"
+    assert (
+        results(fake_provider)[0]["content"] == "test run: POST /send was not sent — a test run makes no outward calls"
+    )
 
 
 # ------------------------------------------------------------------ script
 
-ECHO = ("import json, os, sys\nargs = json.load(sys.stdin)\n"
-        "print(json.dumps({'argv': sys.argv[1:], 'stdin': args, 'key': os.environ.get('SEND_KEY'),"
-        " 'test': os.environ.get('FOLDRUN_TEST_MODE')}))\n")
+ECHO = (
+    "import json, os, sys\nargs = json.load(sys.stdin)\n"
+    "print(json.dumps({'argv': sys.argv[1:], 'stdin': args, 'key': os.environ.get('SEND_KEY'),"
+    " 'test': os.environ.get('FOLDRUN_TEST_MODE')}))\n"
+)
 
 
 def script_tool(extra: str = "", program: str = ECHO) -> dict:
-    return {"tools/mailer/tool.md": f"---\ntransport: script\nname: mailer\nrun: run.py\n"
-                                    f"args: {{to: who, n: how many}}\n{extra}---\n",
-            "tools/mailer/run.py": program}
+    return {
+        "tools/mailer/tool.md": f"---\ntransport: script\nname: mailer\nrun: run.py\n"
+        f"args: {{to: who, n: how many}}\n{extra}---\n",
+        "tools/mailer/run.py": program,
+    }
 
 
 def test_a_script_gets_its_arguments_as_flags_and_json_on_stdin_and_its_secret(fake_provider):
-    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[mailer]"),
-             **script_tool("secrets: [SEND_KEY]\n")}
+    files = {
+        "agents/worker/agent.md": agent_md("worker", fake_provider, tools="[mailer]"),
+        **script_tool("secrets: [SEND_KEY]\n"),
+    }
     fake_provider.reply_tool_use("mailer", {"to": "ann", "n": 2})
     fake_provider.reply_text("GOOD")
     host = LocalHost({**SECRETS, "SEND_KEY": "real-send-key"})
@@ -163,10 +196,14 @@ def test_a_script_gets_its_arguments_as_flags_and_json_on_stdin_and_its_secret(f
 
 
 def test_on_a_test_run_an_outward_script_reads_TEST_MODE_WITHHELD_and_has_no_network(fake_provider, api):
-    program = ECHO + (f"import urllib.request\ntry:\n    urllib.request.urlopen('{api.url}/x', timeout=2)\n"
-                      "    print('network: yes')\nexcept Exception as exc:\n    print('network: no')\n")
-    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[mailer]"),
-             **script_tool("secrets: [SEND_KEY]\noutward: true\ntest_mode: allow\n", program)}
+    program = ECHO + (
+        f"import urllib.request\ntry:\n    urllib.request.urlopen('{api.url}/x', timeout=2)\n"
+        "    print('network: yes')\nexcept Exception as exc:\n    print('network: no')\n"
+    )
+    files = {
+        "agents/worker/agent.md": agent_md("worker", fake_provider, tools="[mailer]"),
+        **script_tool("secrets: [SEND_KEY]\noutward: true\ntest_mode: allow\n", program),
+    }
     fake_provider.reply_tool_use("mailer", {"to": "ann"})
     fake_provider.reply_text("QUIET")
     host = LocalHost({**SECRETS, "SEND_KEY": "real-send-key"})
@@ -180,8 +217,10 @@ def test_on_a_test_run_an_outward_script_reads_TEST_MODE_WITHHELD_and_has_no_net
 
 
 def test_test_mode_allow_gives_a_reader_the_real_value_on_a_test_run(fake_provider):
-    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[mailer]"),
-             **script_tool("secrets: [SEND_KEY]\ntest_mode: allow\n")}
+    files = {
+        "agents/worker/agent.md": agent_md("worker", fake_provider, tools="[mailer]"),
+        **script_tool("secrets: [SEND_KEY]\ntest_mode: allow\n"),
+    }
     fake_provider.reply_tool_use("mailer", {"to": "ann"})
     fake_provider.reply_text("QUIET")
     step(files, LocalHost({**SECRETS, "SEND_KEY": "real-send-key"}), is_test=True)
@@ -190,8 +229,10 @@ def test_test_mode_allow_gives_a_reader_the_real_value_on_a_test_run(fake_provid
 
 
 def test_a_script_that_exits_non_zero_shows_the_tail_of_its_stderr(fake_provider):
-    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[mailer]"),
-             **script_tool(program="import sys\nsys.stderr.write('boom: bad input\\n')\nsys.exit(3)\n")}
+    files = {
+        "agents/worker/agent.md": agent_md("worker", fake_provider, tools="[mailer]"),
+        **script_tool(program="import sys\nsys.stderr.write('boom: bad input\\n')\nsys.exit(3)\n"),
+    }
     fake_provider.reply_tool_use("mailer", {})
     fake_provider.reply_text("BAD")
     host = LocalHost(SECRETS)
@@ -201,8 +242,10 @@ def test_a_script_that_exits_non_zero_shows_the_tail_of_its_stderr(fake_provider
 
 
 def test_a_script_that_runs_past_its_timeout_is_stopped(fake_provider):
-    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[mailer]"),
-             **script_tool("timeout: 1\n", "import time\ntime.sleep(30)\n")}
+    files = {
+        "agents/worker/agent.md": agent_md("worker", fake_provider, tools="[mailer]"),
+        **script_tool("timeout: 1\n", "import time\ntime.sleep(30)\n"),
+    }
     fake_provider.reply_tool_use("mailer", {})
     fake_provider.reply_text("BAD")
     started = time.monotonic()
@@ -212,18 +255,25 @@ def test_a_script_that_runs_past_its_timeout_is_stopped(fake_provider):
 
 
 def test_a_missing_secret_fails_the_step_naming_it(fake_provider):
-    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[mailer]"),
-             **script_tool("secrets: [SEND_KEY]\n")}
+    files = {
+        "agents/worker/agent.md": agent_md("worker", fake_provider, tools="[mailer]"),
+        **script_tool("secrets: [SEND_KEY]\n"),
+    }
     result = step(files, LocalHost(SECRETS))
     assert result.status == "failed"
     assert result.error == "secret SEND_KEY is not in the vault (neither the workspace's nor the account's)"
 
 
 def test_a_script_cannot_change_knowledge(fake_provider):
-    program = ("try:\n    open('knowledge/prices.md', 'w').write('changed')\n    print('done')\n"
-               "except OSError as exc:\n    print('refused:', exc.strerror)\n")
-    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[mailer]"), **script_tool(program=program),
-             "knowledge/prices.md": "---\ntype: Reference\ntitle: p\ndescription: d\n---\noriginal\n"}
+    program = (
+        "try:\n    open('knowledge/prices.md', 'w').write('changed')\n    print('done')\n"
+        "except OSError as exc:\n    print('refused:', exc.strerror)\n"
+    )
+    files = {
+        "agents/worker/agent.md": agent_md("worker", fake_provider, tools="[mailer]"),
+        **script_tool(program=program),
+        "knowledge/prices.md": "---\ntype: Reference\ntitle: p\ndescription: d\n---\noriginal\n",
+    }
     fake_provider.reply_tool_use("mailer", {})
     fake_provider.reply_text("GOOD")
     result = step(files, LocalHost(SECRETS))
@@ -235,10 +285,13 @@ def test_a_script_cannot_change_knowledge(fake_provider):
 
 # ------------------------------------------------------------------ mcp
 
+
 def test_an_mcp_tool_file_starts_a_local_server_and_exposes_its_tools(fake_provider):
-    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[notes]", extra="limits: {notes: 1}\n"),
-             "tools/notes.md": f"---\ntransport: mcp\nname: notes\ncommand: {sys.executable}\n"
-                               f"args: ['{SERVERS / 'mcp_notes.py'}']\nenv: {{NOTES_TOKEN: '${{NOTES_TOKEN}}'}}\n---\n"}
+    files = {
+        "agents/worker/agent.md": agent_md("worker", fake_provider, tools="[notes]", extra="limits: {notes: 1}\n"),
+        "tools/notes.md": f"---\ntransport: mcp\nname: notes\ncommand: {sys.executable}\n"
+        f"args: ['{SERVERS / 'mcp_notes.py'}']\nenv: {{NOTES_TOKEN: '${{NOTES_TOKEN}}'}}\n---\n",
+    }
     fake_provider.reply_tool_uses([("notes__whoami", {}), ("notes__add", {"a": 2, "b": 3})])
     fake_provider.reply_text("GOOD")
     result = step(files, LocalHost({**SECRETS, "NOTES_TOKEN": "tok-123456"}))
@@ -260,21 +313,25 @@ def test_mcp_servers_inline_in_an_agent_are_granted_too(fake_provider):
 
 
 def test_a_local_mcp_server_that_exits_at_once_fails_the_step_with_its_own_last_words(fake_provider):
-    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[notes]"),
-             "tools/notes.md": "---\ntransport: mcp\nname: notes\ncommand: /bin/sh\n"
-                               "args: ['-c', 'echo starting >&2; echo the notes file is locked >&2; exit 3']\n---\n"}
+    files = {
+        "agents/worker/agent.md": agent_md("worker", fake_provider, tools="[notes]"),
+        "tools/notes.md": "---\ntransport: mcp\nname: notes\ncommand: /bin/sh\n"
+        "args: ['-c', 'echo starting >&2; echo the notes file is locked >&2; exit 3']\n---\n",
+    }
     result = step(files, LocalHost(SECRETS))
     assert result.status == "failed"
     assert result.error == "notes: the MCP server could not be reached: the notes file is locked"
-    assert fake_provider.requests == []   # no model call is paid for a step whose tools could not be made
+    assert fake_provider.requests == []  # no model call is paid for a step whose tools could not be made
 
 
 def test_a_remote_mcp_server_that_is_not_listening_says_so_not_how_the_sdk_groups_errors(fake_provider):
-    with socket.socket() as probe:   # a loopback port nobody listens on
+    with socket.socket() as probe:  # a loopback port nobody listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[remote]"),
-             "tools/remote.md": f"---\ntransport: mcp\nname: remote\nurl: http://127.0.0.1:{port}/mcp\n---\n"}
+    files = {
+        "agents/worker/agent.md": agent_md("worker", fake_provider, tools="[remote]"),
+        "tools/remote.md": f"---\ntransport: mcp\nname: remote\nurl: http://127.0.0.1:{port}/mcp\n---\n",
+    }
     result = step(files, LocalHost(SECRETS))
     assert result.status == "failed"
     assert result.error.startswith("remote: the MCP server could not be reached: ")
@@ -283,10 +340,12 @@ def test_a_remote_mcp_server_that_is_not_listening_says_so_not_how_the_sdk_group
 
 
 def test_on_a_test_run_a_local_mcp_server_runs_with_no_network_and_a_remote_one_is_not_reached(fake_provider):
-    files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[notes, remote]"),
-             "tools/notes.md": f"---\ntransport: mcp\nname: notes\ncommand: {sys.executable}\n"
-                               f"args: ['{SERVERS / 'mcp_notes.py'}']\n---\n",
-             "tools/remote.md": "---\ntransport: mcp\nname: remote\nurl: http://127.0.0.1:9/mcp\n---\n"}
+    files = {
+        "agents/worker/agent.md": agent_md("worker", fake_provider, tools="[notes, remote]"),
+        "tools/notes.md": f"---\ntransport: mcp\nname: notes\ncommand: {sys.executable}\n"
+        f"args: ['{SERVERS / 'mcp_notes.py'}']\n---\n",
+        "tools/remote.md": "---\ntransport: mcp\nname: remote\nurl: http://127.0.0.1:9/mcp\n---\n",
+    }
     fake_provider.reply_tool_use("notes__add", {"a": 1, "b": 1})
     fake_provider.reply_text("QUIET")
     host = LocalHost(SECRETS)
@@ -302,7 +361,9 @@ def test_on_a_test_run_a_local_mcp_server_runs_with_no_network_and_a_remote_one_
 
 def test_a_program_cannot_see_the_workers_processes_or_their_environment(fake_provider):
     files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[code]")}
-    fake_provider.reply_tool_use("Bash", {"command": f"test -e /proc/{os.getpid()}/environ && echo visible || echo hidden"})
+    fake_provider.reply_tool_use(
+        "Bash", {"command": f"test -e /proc/{os.getpid()}/environ && echo visible || echo hidden"}
+    )
     fake_provider.reply_text("QUIET")
     step(files, LocalHost(SECRETS))
     assert results(fake_provider)[0]["content"].startswith("hidden")

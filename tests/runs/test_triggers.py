@@ -1,4 +1,5 @@
 """Triggers (inbound webhooks, schedules), the workspace budget, and vault secrets on the trace."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -19,20 +20,24 @@ from vault.actions import do_set_secret
 
 @pytest.fixture
 def hooked(workspace, fake_provider):
-    push(workspace, {
-        "agents/intake/agent.md": agent_file("intake", fake_provider),
-        "flows/intake.md": "---\nname: intake\nwebhook: {signature: hmac, secret: INBOUND_KEY}\n---\n"
-                           "1. [[intake]] — Handle {{order}}.\n",
-        "flows/open.md": "---\nname: open\nwebhook: {}\n---\n1. [[intake]] — Handle {{inputs}}.\n",
-        "flows/private.md": "---\nname: private\n---\n1. [[intake]] — No hooks here.\n",
-    })
+    push(
+        workspace,
+        {
+            "agents/intake/agent.md": agent_file("intake", fake_provider),
+            "flows/intake.md": "---\nname: intake\nwebhook: {signature: hmac, secret: INBOUND_KEY}\n---\n"
+            "1. [[intake]] — Handle {{order}}.\n",
+            "flows/open.md": "---\nname: open\nwebhook: {}\n---\n1. [[intake]] — Handle {{inputs}}.\n",
+            "flows/private.md": "---\nname: private\n---\n1. [[intake]] — No hooks here.\n",
+        },
+    )
     do_set_secret(workspace.account, workspace, "INBOUND_KEY", value="inbound-secret")
     return workspace
 
 
 def hook(workspace, flow: str, body: bytes, **headers):
-    return APIClient().post(f"/api/hooks/{workspace.public_id}/{flow}", data=body, content_type="application/json",
-                            **headers)
+    return APIClient().post(
+        f"/api/hooks/{workspace.public_id}/{flow}", data=body, content_type="application/json", **headers
+    )
 
 
 def sign(body: bytes, secret: str = "inbound-secret") -> str:
@@ -67,7 +72,9 @@ def test_a_repeated_delivery_id_within_a_day_starts_no_second_run(hooked):
 
 def test_a_flow_without_webhook_takes_no_hooks_and_an_unknown_workspace_is_404(hooked):
     assert hook(hooked, "private", b"{}").status_code == 404
-    assert APIClient().post("/api/hooks/ws_nothing/intake", data=b"{}", content_type="application/json").status_code == 404
+    assert (
+        APIClient().post("/api/hooks/ws_nothing/intake", data=b"{}", content_type="application/json").status_code == 404
+    )
 
 
 def test_an_unsigned_webhook_flow_accepts_a_plain_body(hooked):
@@ -85,11 +92,18 @@ def test_a_webhook_body_that_is_not_an_object_is_the_flows_body_input_null_inclu
 
 
 def test_a_schedule_fires_once_when_due_in_the_flows_timezone(workspace, fake_provider):
-    push(workspace, {"agents/a/agent.md": agent_file("a", fake_provider),
-                     "flows/daily.md": "---\nname: daily\nschedule: \"0 7 * * *\"\ntimezone: Australia/Sydney\n---\n"
-                                       "1. [[a]] — Go.\n"})
+    push(
+        workspace,
+        {
+            "agents/a/agent.md": agent_file("a", fake_provider),
+            "flows/daily.md": '---\nname: daily\nschedule: "0 7 * * *"\ntimezone: Australia/Sydney\n---\n'
+            "1. [[a]] — Go.\n",
+        },
+    )
     noon_utc = dt.datetime(2026, 6, 1, 12, 0, tzinfo=dt.timezone.utc)
-    assert next_fire("0 7 * * *", "Australia/Sydney", noon_utc) == dt.datetime(2026, 6, 1, 21, 0, tzinfo=dt.timezone.utc)
+    assert next_fire("0 7 * * *", "Australia/Sydney", noon_utc) == dt.datetime(
+        2026, 6, 1, 21, 0, tzinfo=dt.timezone.utc
+    )
     fire_due_schedules(noon_utc - dt.timedelta(days=1))
     Schedule.objects.filter(workspace=workspace).update(next_fire_at=noon_utc - dt.timedelta(minutes=1))
     assert fire_due_schedules(noon_utc) == 1
@@ -100,19 +114,32 @@ def test_a_schedule_fires_once_when_due_in_the_flows_timezone(workspace, fake_pr
 
 
 def test_a_spent_workspace_budget_refuses_new_runs_until_the_window_turns(workspace, alice, fake_provider):
-    push(workspace, {"AGENTS.md": "---\nbudget: {month: 10}\n---\n", "agents/a/agent.md": agent_file("a", fake_provider),
-                     "flows/f.md": "---\nname: f\n---\n1. [[a]] — Go.\n"})
+    push(
+        workspace,
+        {
+            "AGENTS.md": "---\nbudget: {month: 10}\n---\n",
+            "agents/a/agent.md": agent_file("a", fake_provider),
+            "flows/f.md": "---\nname: f\n---\n1. [[a]] — Go.\n",
+        },
+    )
     Run.objects.create(account=workspace.account, workspace=workspace, name="f", cost_usd=Decimal("10.5"))
     from foldrun.api import ApiError
+
     with pytest.raises(ApiError) as refused:
         check_start_run(workspace=workspace, user=alice, flow="f")
-    assert refused.value.message == ("workspace rank-desk has spent $10.50 of its $10.00 monthly budget; new runs are "
-                                     "refused until the month turns.")
+    assert refused.value.message == (
+        "workspace rank-desk has spent $10.50 of its $10.00 monthly budget; new runs are refused until the month turns."
+    )
 
 
 def test_the_trace_says_which_vault_each_secret_came_from(workspace, alice, fake_provider):
-    push(workspace, {"agents/a/agent.md": agent_file("a", fake_provider, tools="[read]", extra="secrets: [WS_KEY, ACC_KEY]\n"),
-                     "flows/f.md": "---\nname: f\n---\n1. [[a]] — Go.\n"})
+    push(
+        workspace,
+        {
+            "agents/a/agent.md": agent_file("a", fake_provider, tools="[read]", extra="secrets: [WS_KEY, ACC_KEY]\n"),
+            "flows/f.md": "---\nname: f\n---\n1. [[a]] — Go.\n",
+        },
+    )
     do_set_secret(workspace.account, workspace, "WS_KEY", value="ws-value-1")
     do_set_secret(workspace.account, None, "ACC_KEY", value="acc-value-1")
     fake_provider.reply_text("GOOD")
@@ -123,17 +150,27 @@ def test_the_trace_says_which_vault_each_secret_came_from(workspace, alice, fake
 
 
 def test_a_secret_in_no_vault_fails_the_step_naming_it(workspace, alice, fake_provider):
-    push(workspace, {"agents/a/agent.md": agent_file("a", fake_provider, extra="secrets: [NOPE_KEY]\n"),
-                     "flows/f.md": "---\nname: f\n---\n1. [[a]] — Go.\n"})
+    push(
+        workspace,
+        {
+            "agents/a/agent.md": agent_file("a", fake_provider, extra="secrets: [NOPE_KEY]\n"),
+            "flows/f.md": "---\nname: f\n---\n1. [[a]] — Go.\n",
+        },
+    )
     run = drive(check_start_run(workspace=workspace, user=alice, flow="f"))
     assert run.status == "failed"
     assert run.steps.get().error == "secret NOPE_KEY is not in the vault (neither the workspace's nor the account's)"
 
 
 def test_disable_after_quarantines_the_schedule_and_a_success_forgets_it(workspace, alice, fake_provider):
-    push(workspace, {"agents/a/agent.md": agent_file("a", fake_provider),
-                     "flows/daily.md": "---\nname: daily\nschedule: \"0 7 * * *\"\ndisable_after: 2\n---\n"
-                                       "1. [[a]] — Go.\n   verify: reply ^GOOD\n"})
+    push(
+        workspace,
+        {
+            "agents/a/agent.md": agent_file("a", fake_provider),
+            "flows/daily.md": '---\nname: daily\nschedule: "0 7 * * *"\ndisable_after: 2\n---\n'
+            "1. [[a]] — Go.\n   verify: reply ^GOOD\n",
+        },
+    )
     fire_due_schedules()
     for reply in ("BAD one", "BAD two"):
         fake_provider.reply_text(reply)
@@ -149,12 +186,15 @@ def test_an_http_tool_on_a_test_run_with_an_outward_tool_in_the_step_gets_no_rea
     from tests.runs.test_tool_files import step as engine_step
     from foldrun.engine.local import LocalHost
     from tests.runs.engine_helpers import SECRETS, agent_md
+
     receiver = JsonApi()
     try:
-        files = {"agents/worker/agent.md": agent_md("worker", fake_provider, tools="[crm, poster]"),
-                 "tools/crm.md": f"---\ntransport: http\nname: crm\nbase: {receiver.url}\n"
-                                 "headers: {Authorization: 'Bearer ${CRM_TOKEN}'}\n---\n",
-                 "tools/poster.md": "---\ntransport: script\nname: poster\noutward: true\n---\n```python\nprint(1)\n```\n"}
+        files = {
+            "agents/worker/agent.md": agent_md("worker", fake_provider, tools="[crm, poster]"),
+            "tools/crm.md": f"---\ntransport: http\nname: crm\nbase: {receiver.url}\n"
+            "headers: {Authorization: 'Bearer ${CRM_TOKEN}'}\n---\n",
+            "tools/poster.md": "---\ntransport: script\nname: poster\noutward: true\n---\n```python\nprint(1)\n```\n",
+        }
         fake_provider.reply_tool_use("crm", {"path": "/read"})
         fake_provider.reply_text("QUIET")
         engine_step(files, LocalHost({**SECRETS, "CRM_TOKEN": "real-crm"}), is_test=True)
@@ -170,6 +210,7 @@ def test_the_beat_tick_sweeps_sandboxes_a_lost_worker_left_behind(db):
     from pathlib import Path
 
     from runs.triggers import sweep_sandboxes
+
     folder = Path("/dev/shm/foldrun-sandboxes")
     folder.mkdir(mode=0o700, exist_ok=True)
     old = Path(tempfile.mkdtemp(prefix="foldrun-step-", dir=folder))

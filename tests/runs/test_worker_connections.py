@@ -1,6 +1,7 @@
 """A worker's database connection, through a real Celery worker on PostgreSQL: kept from one task to the
 next (Celery's Django fixup would close it around every task, so each step paid a new connection and a new
 server process), and replaced at a task's first use when the server dropped it."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,13 +12,17 @@ from runs.models import Run
 from tests.conftest import WORKER_APP, start_worker, stop_worker, wait_for
 from tests.runs.helpers import agent_file, push
 
-pytestmark = [pytest.mark.e2e, pytest.mark.skipif(connection.vendor != "postgresql",
-                                                  reason="connections are kept on PostgreSQL only")]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="connections are kept on PostgreSQL only"),
+]
 
 # The test worker's own connections (start_worker names them), not every other backend on the database: a
 # thread or server of another test in this process may hold one, and terminating it broke that test.
-OTHERS = ("FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
-          f"AND backend_type = 'client backend' AND application_name = '{WORKER_APP}'")
+OTHERS = (
+    "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+    f"AND backend_type = 'client backend' AND application_name = '{WORKER_APP}'"
+)
 
 
 def _now():
@@ -49,8 +54,13 @@ def one_slot_worker(transactional_db, tmp_path):
 
 @pytest.fixture
 def desk(workspace, fake_provider):
-    push(workspace, {"agents/a/agent.md": agent_file("a", fake_provider, tools="[]"),
-                     "flows/one.md": "---\nname: one\n---\n1. [[a]] — Say GOOD.\n"})
+    push(
+        workspace,
+        {
+            "agents/a/agent.md": agent_file("a", fake_provider, tools="[]"),
+            "flows/one.md": "---\nname: one\n---\n1. [[a]] — Say GOOD.\n",
+        },
+    )
     return workspace
 
 
@@ -62,13 +72,15 @@ def test_a_worker_keeps_its_database_connection_from_one_run_to_the_next(one_slo
     _one_run(desk, fake_provider)
     # One pool process ran all three: a server process that was already connected before the second run
     # was still working after the third one started.
-    kept = [pid for pid, started, changed in _other_backends()
-            if started < before_the_second and changed is not None and changed > before_the_third]
+    kept = [
+        pid
+        for pid, started, changed in _other_backends()
+        if started < before_the_second and changed is not None and changed > before_the_third
+    ]
     assert kept, _other_backends()
 
 
-def test_a_run_after_the_database_dropped_the_workers_connection_still_completes(one_slot_worker, desk,
-                                                                                fake_provider):
+def test_a_run_after_the_database_dropped_the_workers_connection_still_completes(one_slot_worker, desk, fake_provider):
     _one_run(desk, fake_provider)
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT count(pg_terminate_backend(pid)) {OTHERS}")
@@ -95,15 +107,17 @@ def test_a_connection_the_server_ended_fails_its_health_check_and_is_replaced():
     # of its own (Django keeps one pool per alias).
     own = connections[DEFAULT_DB_ALIAS]
     options = {key: value for key, value in own.settings_dict.get("OPTIONS", {}).items() if key != "pool"}
-    kept = type(own)(dict(own.settings_dict, CONN_HEALTH_CHECKS=True, CONN_MAX_AGE=None, OPTIONS=options),
-                     alias="a_workers_own")
+    kept = type(own)(
+        dict(own.settings_dict, CONN_HEALTH_CHECKS=True, CONN_MAX_AGE=None, OPTIONS=options), alias="a_workers_own"
+    )
     try:
         with kept.cursor() as cursor:
             cursor.execute("SELECT pg_backend_pid()")
             pid = cursor.fetchone()[0]
         s = connection.settings_dict
-        with psycopg.connect(host=s["HOST"], port=s["PORT"] or 5432, user=s["USER"], dbname=s["NAME"],
-                             autocommit=True) as other:
+        with psycopg.connect(
+            host=s["HOST"], port=s["PORT"] or 5432, user=s["USER"], dbname=s["NAME"], autocommit=True
+        ) as other:
             other.execute("SELECT pg_terminate_backend(%s)", (pid,))
         time.sleep(0.2)  # the server's goodbye reaches the socket
         assert not kept.is_usable()

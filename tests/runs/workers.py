@@ -4,6 +4,7 @@ The worker runs in its own process group, so `kill()` takes all of it down at on
 machine does — not just one pool child, which Celery itself would notice and recover from. Beat runs inside it
 (`-B`), so the recovery sweep dies and comes back with it.
 """
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,15 @@ from django.db import connection
 
 
 class WorkerGroup:
-    def __init__(self, log_dir: Path, *, lease_seconds: int = 3, sweep_seconds: int = 1, concurrency: int = 2,
-                 extra_env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        log_dir: Path,
+        *,
+        lease_seconds: int = 3,
+        sweep_seconds: int = 1,
+        concurrency: int = 2,
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
         self.log_dir = log_dir
         self.env = dict(os.environ)
         self.env["FOLDRUN_TEST_DB_NAME"] = connection.settings_dict["NAME"]
@@ -38,11 +46,33 @@ class WorkerGroup:
         schedule = self.log_dir / f"beat-{self.starts}"
         with open(log_path, "wb") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", "foldrun", "worker", "-B", "-l", "info",
-                 "--scheduler", "celery.beat:PersistentScheduler", "-s", str(schedule),
-                 "--concurrency", str(self.concurrency), "--without-mingle", "--without-gossip",
-                 "--without-heartbeat", "-Q", self.env["FOLDRUN_TEST_QUEUE"]],
-                env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "foldrun",
+                    "worker",
+                    "-B",
+                    "-l",
+                    "info",
+                    "--scheduler",
+                    "celery.beat:PersistentScheduler",
+                    "-s",
+                    str(schedule),
+                    "--concurrency",
+                    str(self.concurrency),
+                    "--without-mingle",
+                    "--without-gossip",
+                    "--without-heartbeat",
+                    "-Q",
+                    self.env["FOLDRUN_TEST_QUEUE"],
+                ],
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         deadline = time.monotonic() + 60
         while b"ready." not in log_path.read_bytes():
             if self.process.poll() is not None or time.monotonic() > deadline:

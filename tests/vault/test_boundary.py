@@ -1,5 +1,6 @@
 """At the boundary: `${NAME}` filled as the request leaves, only for the secret's own host;
 a planted value is in no file, argument, output, trace or API answer."""
+
 from __future__ import annotations
 
 import json
@@ -14,7 +15,7 @@ from vault.boundary import BoundaryError, EgressProxy, Grant, fill_request, reda
 
 PLANTED = "crm-planted-9f8e7d6c"
 
-SCRIPT = r'''
+SCRIPT = r"""
 import json, os, sys, urllib.request, urllib.error
 target = sys.argv[1]
 request = urllib.request.Request(os.environ["FOLDRUN_EGRESS"] + target,
@@ -24,12 +25,15 @@ try:
         print(answer.status, answer.read().decode())
 except urllib.error.HTTPError as err:
     print(err.code, err.read().decode())
-'''
+"""
 
 
 def test_http_tool_headers_and_query_are_filled_host_side():
-    headers, query = fill_request({"Authorization": "Bearer ${CRM_KEY}", "Accept": "application/json"},
-                                  {"api_key": "${CRM_KEY}", "q": "x"}, {"CRM_KEY": PLANTED})
+    headers, query = fill_request(
+        {"Authorization": "Bearer ${CRM_KEY}", "Accept": "application/json"},
+        {"api_key": "${CRM_KEY}", "q": "x"},
+        {"CRM_KEY": PLANTED},
+    )
     assert headers == {"Authorization": f"Bearer {PLANTED}", "Accept": "application/json"}
     assert query == {"api_key": PLANTED, "q": "x"}
 
@@ -72,7 +76,7 @@ def test_a_proxied_script_reaches_the_secrets_own_host_with_the_value_filled(pro
     # The value went out, and nowhere else: not the file, the argv, the env, the output, the trace.
     for place in (path.read_text(), json.dumps(argv), json.dumps(env), done.stdout, done.stderr, json.dumps(lines)):
         assert PLANTED not in place
-    assert "[CRM_KEY]" in done.stdout   # the far side echoed it back; the proxy took it out
+    assert "[CRM_KEY]" in done.stdout  # the far side echoed it back; the proxy took it out
 
 
 def test_a_request_to_another_host_is_refused_and_nothing_is_sent(proxied, echo_server, tmp_path):
@@ -108,13 +112,19 @@ def test_a_private_target_is_refused_unless_the_install_allows_it(echo_server, t
         _, _, _, done = run_script(tmp_path, proxy, echo_server.url + "/x")
     finally:
         proxy.stop()
-    assert done.stdout.startswith("403 egress: refused GET 127.0.0.1 — 127.0.0.1 resolves to 127.0.0.1: private, "
-                                  "loopback, link-local and other non-public addresses cannot be called")
+    assert done.stdout.startswith(
+        "403 egress: refused GET 127.0.0.1 — 127.0.0.1 resolves to 127.0.0.1: private, "
+        "loopback, link-local and other non-public addresses cannot be called"
+    )
 
 
 def test_no_api_answer_carries_the_value(alice_api, workspace, proxied):
-    answers = [alice_api.get("/api/secrets"), alice_api.get("/api/workspaces/rank-desk/secrets"),
-               alice_api.get("/api/workspaces/rank-desk/secrets/CRM_KEY"), alice_api.get("/api/account/providers")]
+    answers = [
+        alice_api.get("/api/secrets"),
+        alice_api.get("/api/workspaces/rank-desk/secrets"),
+        alice_api.get("/api/workspaces/rank-desk/secrets/CRM_KEY"),
+        alice_api.get("/api/account/providers"),
+    ]
     for answer in answers:
         assert answer.status_code == 200
         assert PLANTED not in answer.content.decode()

@@ -1,4 +1,5 @@
 """`foldrun secrets`, `foldrun connect`, `foldrun probe`, `foldrun account providers` against a live server."""
+
 from __future__ import annotations
 
 import io
@@ -108,11 +109,25 @@ def browser(tmp_path, monkeypatch):
 
 
 def test_connect_catches_the_redirect_uses_pkce_and_stores_a_refreshing_credential(
-        alice_cli, browser, fake_oauth, stdin, workspace):
+    alice_cli, browser, fake_oauth, stdin, workspace
+):
     stdin(fake_oauth.client_secret + "\n")
-    done = alice_cli("connect", "LINKEDIN_OAUTH", "--provider", "custom", "--to", "rank-desk",
-                     "--client-id", fake_oauth.client_id, "--scopes", "openid profile",
-                     "--auth-url", fake_oauth.auth_url, "--token-url", fake_oauth.token_url)
+    done = alice_cli(
+        "connect",
+        "LINKEDIN_OAUTH",
+        "--provider",
+        "custom",
+        "--to",
+        "rank-desk",
+        "--client-id",
+        fake_oauth.client_id,
+        "--scopes",
+        "openid profile",
+        "--auth-url",
+        fake_oauth.auth_url,
+        "--token-url",
+        fake_oauth.token_url,
+    )
     assert done.code == 0, done.err
     assert done.out == "Stored LINKEDIN_OAUTH in workspace rank-desk: it refreshes itself before every use.\n"
     assert done.err_lines[0] == "Open this address to give consent:"
@@ -128,11 +143,22 @@ def test_connect_catches_the_redirect_uses_pkce_and_stores_a_refreshing_credenti
 def test_connect_without_a_refresh_token_says_when_it_expires(alice_cli, browser, fake_oauth, stdin):
     fake_oauth.issue_refresh_tokens = False
     stdin(fake_oauth.client_secret)
-    done = alice_cli("connect", "GITHUB_OAUTH", "--provider", "github", "--client-id", fake_oauth.client_id,
-                     "--auth-url", fake_oauth.auth_url, "--token-url", fake_oauth.token_url)
+    done = alice_cli(
+        "connect",
+        "GITHUB_OAUTH",
+        "--provider",
+        "github",
+        "--client-id",
+        fake_oauth.client_id,
+        "--auth-url",
+        fake_oauth.auth_url,
+        "--token-url",
+        fake_oauth.token_url,
+    )
     assert done.code == 0
-    assert done.out.startswith("Stored GITHUB_OAUTH in the account vault as is: the provider sent no refresh token, "
-                               "so it expires at ")
+    assert done.out.startswith(
+        "Stored GITHUB_OAUTH in the account vault as is: the provider sent no refresh token, so it expires at "
+    )
     assert done.out.endswith(" — connect again after that.\n")
 
 
@@ -146,17 +172,40 @@ def test_connect_says_the_default_redirect_is_localhost_8642():
 def test_connect_with_a_refusing_token_endpoint_stores_nothing(alice_cli, browser, fake_oauth, stdin):
     fake_oauth.refuse_next = "invalid_grant"
     stdin(fake_oauth.client_secret)
-    done = alice_cli("connect", "X_OAUTH", "--provider", "custom", "--client-id", fake_oauth.client_id,
-                     "--auth-url", fake_oauth.auth_url, "--token-url", fake_oauth.token_url)
-    assert (done.code, done.err_lines[-1]) == (1, "The token endpoint for X_OAUTH refused the code exchange "
-                                                "(HTTP 400: invalid_grant); nothing was stored.")
+    done = alice_cli(
+        "connect",
+        "X_OAUTH",
+        "--provider",
+        "custom",
+        "--client-id",
+        fake_oauth.client_id,
+        "--auth-url",
+        fake_oauth.auth_url,
+        "--token-url",
+        fake_oauth.token_url,
+    )
+    assert (done.code, done.err_lines[-1]) == (
+        1,
+        "The token endpoint for X_OAUTH refused the code exchange (HTTP 400: invalid_grant); nothing was stored.",
+    )
     assert Secret.objects.count() == 0
 
 
 def test_connect_local_keeps_the_credential_in_the_laptop_vault(cli, browser, fake_oauth, stdin, foldrun_home):
     stdin(fake_oauth.client_secret)
-    done = cli("connect", "LOCAL_OAUTH", "--provider", "custom", "--local", "--client-id", fake_oauth.client_id,
-               "--auth-url", fake_oauth.auth_url, "--token-url", fake_oauth.token_url)
+    done = cli(
+        "connect",
+        "LOCAL_OAUTH",
+        "--provider",
+        "custom",
+        "--local",
+        "--client-id",
+        fake_oauth.client_id,
+        "--auth-url",
+        fake_oauth.auth_url,
+        "--token-url",
+        fake_oauth.token_url,
+    )
     assert done.out == "Stored LOCAL_OAUTH in the laptop vault: it refreshes itself before every use.\n"
     assert LocalVault(foldrun_home).get("LOCAL_OAUTH").startswith("at-")
 
@@ -172,8 +221,12 @@ def test_probe_prints_stop_reason_requests_and_cost(alice_cli, stdin, fake_provi
     block = json.dumps({"name": "anthropic", "base_url": fake_provider.base_url, "key": "${PROBE_KEY}"})
     done = alice_cli("probe", "claude-haiku-4-5", "--provider", block, "--to", "rank-desk")
     assert done.code == 0
-    assert done.lines[1:5] == ["tool call made: yes; result read back: yes", "stop reason: end_turn", "requests: 2",
-                               "cost: $0.0001"]  # 24 in, 14 out at claude-haiku-4 prices
+    assert done.lines[1:5] == [
+        "tool call made: yes; result read back: yes",
+        "stop reason: end_turn",
+        "requests: 2",
+        "cost: $0.0001",
+    ]  # 24 in, 14 out at claude-haiku-4 prices
 
 
 def test_probe_local_uses_the_laptop_vault(cli, stdin, fake_provider, foldrun_home):
@@ -192,8 +245,12 @@ def test_account_providers_check_exits_non_zero_on_a_dead_key(alice_cli, account
     from vault.actions import do_set_secret
 
     block = f'{{name: anthropic, base_url: "{fake_provider.base_url}", key: "${{MODEL_KEY}}", model: m}}'
-    do_write_files(account=account, workspace=workspace, kind="push",
-                   writes=[FileWrite("AGENTS.md", f"---\nprovider: {block}\n---\nx\n")])
+    do_write_files(
+        account=account,
+        workspace=workspace,
+        kind="push",
+        writes=[FileWrite("AGENTS.md", f"---\nprovider: {block}\n---\nx\n")],
+    )
     do_set_secret(account, workspace, "MODEL_KEY", value=PLANTED)
     never = alice_cli("account", "providers")
     assert (never.code, never.lines[1].split()[0]) == (0, "·")
@@ -208,8 +265,16 @@ def test_account_providers_check_exits_non_zero_on_a_dead_key(alice_cli, account
 
 def test_a_refresh_recipe_can_be_set_from_stdin(alice_cli, stdin, fake_oauth, workspace):
     rt = fake_oauth.grant_refresh_token()
-    stdin(json.dumps({"token_url": fake_oauth.token_url, "client_id": fake_oauth.client_id,
-                      "client_secret": fake_oauth.client_secret, "refresh_token": rt}))
+    stdin(
+        json.dumps(
+            {
+                "token_url": fake_oauth.token_url,
+                "client_id": fake_oauth.client_id,
+                "client_secret": fake_oauth.client_secret,
+                "refresh_token": rt,
+            }
+        )
+    )
     done = alice_cli("secrets", "set", "CRM_OAUTH", "--oauth", "--to", "rank-desk")
     assert done.out == "Set CRM_OAUTH in workspace rank-desk.\n"
     assert resolve_secrets(workspace, ["CRM_OAUTH"])["CRM_OAUTH"].value.startswith("at-")
@@ -219,5 +284,6 @@ def test_a_refresh_recipe_can_be_set_from_stdin(alice_cli, stdin, fake_oauth, wo
 def test_a_recipe_that_is_not_json_is_refused(alice_cli, stdin):
     stdin("token_url=x")
     done = alice_cli("secrets", "set", "CRM_OAUTH", "--oauth")
-    assert done.err == ("--oauth: the value must be a JSON object with token_url, client_id, client_secret and "
-                        "refresh_token.\n")
+    assert done.err == (
+        "--oauth: the value must be a JSON object with token_url, client_id, client_secret and refresh_token.\n"
+    )

@@ -1,5 +1,6 @@
 """In a real browser: set a secret on the Secrets page, and Connect an OAuth app
 through a loopback consent screen back to `<dashboard URL>/api/oauth/callback`."""
+
 from __future__ import annotations
 
 import pytest
@@ -7,14 +8,21 @@ import pytest
 from vault.models import Secret
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 PLANTED = "browser-planted-7777"
 
 
 @pytest.mark.e2e
-def test_alice_sets_a_secret_and_connects_an_oauth_app_from_the_page(live_server, alice, workspace, fake_oauth,
-                                                                      settings, tmp_path):
+def test_alice_sets_a_secret_and_connects_an_oauth_app_from_the_page(
+    live_server, alice, workspace, fake_oauth, settings, tmp_path
+):
     from playwright.sync_api import expect, sync_playwright
 
     settings.FOLDRUN_PUBLIC_URL = live_server.url

@@ -1,4 +1,5 @@
 """On a terminal, `foldrun secrets set` asks with a hidden prompt: what is typed is not echoed."""
+
 from __future__ import annotations
 
 import os
@@ -15,8 +16,14 @@ TYPED = "typed-planted-2468"
 def test_the_value_typed_at_the_prompt_is_not_echoed(tmp_path):
     master, slave = pty.openpty()
     env = {**os.environ, "FOLDRUN_HOME": str(tmp_path)}
-    process = subprocess.Popen([sys.executable, "-m", "foldrun.cli.main", "secrets", "set", "PTY_KEY", "--local"],
-                               stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "foldrun.cli.main", "secrets", "set", "PTY_KEY", "--local"],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        close_fds=True,
+    )
     os.close(slave)
     seen = b""
     deadline = time.monotonic() + 30

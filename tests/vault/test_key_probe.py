@@ -1,4 +1,5 @@
 """Is the key still good? One minimal question per distinct endpoint and key, verdicts per the spec."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,13 @@ PLANTED = "sk-planted-probe-771"
 
 
 def write(account, workspace, files: dict[str, str]) -> None:
-    do_write_files(account=account, workspace=workspace, writes=[FileWrite(p, c) for p, c in files.items()],
-                   kind="push", message="test")
+    do_write_files(
+        account=account,
+        workspace=workspace,
+        writes=[FileWrite(p, c) for p, c in files.items()],
+        kind="push",
+        message="test",
+    )
 
 
 def agents_md(block: str) -> str:
@@ -35,8 +41,11 @@ def agent_md(name: str, block: str) -> str:
 def desk(account, workspace, fake_provider):
     """Two agents and the workspace sharing one endpoint and key; an account block with another key."""
     block = f'{{name: anthropic, base_url: "{fake_provider.base_url}", key: "${{MODEL_KEY}}", model: claude-x}}'
-    write(account, workspace, {"AGENTS.md": agents_md(block), "agents/a/agent.md": agent_md("a", block),
-                               "agents/b.md": agent_md("b", block)})
+    write(
+        account,
+        workspace,
+        {"AGENTS.md": agents_md(block), "agents/a/agent.md": agent_md("a", block), "agents/b.md": agent_md("b", block)},
+    )
     do_set_secret(account, workspace, "MODEL_KEY", value=PLANTED)
     return block
 
@@ -58,18 +67,34 @@ def test_the_question_is_one_token_with_the_key_a_run_would_send(desk, account, 
     assert sent.body["model"] == "claude-x"
 
 
-@pytest.mark.parametrize("status,body,verdict", [
-    (429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}, "busy"),
-    (401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}, "credential"),
-    (402, {"error": {"message": "Payment required"}}, "credential"),
-    (403, {"error": {"message": "forbidden"}}, "credential"),
-    (429, {"error": {"message": "You exceeded your current quota", "type": "insufficient_quota"}}, "credential"),
-    (400, {"type": "error", "error": {"type": "invalid_request_error",
-                                      "message": "Your credit balance is too low to access the Anthropic API."}}, "credential"),
-    (404, {"type": "error", "error": {"type": "not_found_error", "message": "model: claude-x"}}, "not-found"),
-    (400, {"error": {"message": "The model `claude-x` does not exist"}}, "not-found"),
-    (500, {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}, "provider-error"),
-])
+@pytest.mark.parametrize(
+    "status,body,verdict",
+    [
+        (429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}, "busy"),
+        (
+            401,
+            {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}},
+            "credential",
+        ),
+        (402, {"error": {"message": "Payment required"}}, "credential"),
+        (403, {"error": {"message": "forbidden"}}, "credential"),
+        (429, {"error": {"message": "You exceeded your current quota", "type": "insufficient_quota"}}, "credential"),
+        (
+            400,
+            {
+                "type": "error",
+                "error": {
+                    "type": "invalid_request_error",
+                    "message": "Your credit balance is too low to access the Anthropic API.",
+                },
+            },
+            "credential",
+        ),
+        (404, {"type": "error", "error": {"type": "not_found_error", "message": "model: claude-x"}}, "not-found"),
+        (400, {"error": {"message": "The model `claude-x` does not exist"}}, "not-found"),
+        (500, {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}, "provider-error"),
+    ],
+)
 def test_each_answer_reads_as_its_verdict(desk, account, fake_provider, status, body, verdict):
     fake_provider.reply_status(status, body=body)
     rows = check_account_providers(account.pk, report=False)
@@ -77,7 +102,9 @@ def test_each_answer_reads_as_its_verdict(desk, account, fake_provider, status, 
 
 
 def test_a_base_url_that_is_not_a_url_is_unreachable(account, workspace):
-    write(account, workspace, {"AGENTS.md": agents_md('{name: anthropic, base_url: "not a url", key: "${K}", model: m}')})
+    write(
+        account, workspace, {"AGENTS.md": agents_md('{name: anthropic, base_url: "not a url", key: "${K}", model: m}')}
+    )
     do_set_secret(account, workspace, "K", value="v")
     rows = check_account_providers(account.pk, report=False)
     assert rows[0].verdict == "unreachable"
@@ -86,7 +113,10 @@ def test_a_base_url_that_is_not_a_url_is_unreachable(account, workspace):
 def test_a_key_missing_from_the_vault_is_a_credential_fault_by_name(account, workspace):
     write(account, workspace, {"AGENTS.md": agents_md("openrouter")})
     rows = check_account_providers(account.pk, report=False)
-    assert (rows[0].verdict, rows[0].message) == ("credential", "the provider key OPENROUTER_API_KEY is not in the vault")
+    assert (rows[0].verdict, rows[0].message) == (
+        "credential",
+        "the provider key OPENROUTER_API_KEY is not in the vault",
+    )
 
 
 def test_only_a_newly_broken_provider_is_reported(desk, account, alice, fake_provider):
@@ -115,7 +145,9 @@ def test_a_busy_key_is_never_reported(desk, account, alice, fake_provider):
 
 def test_the_api_shows_the_last_check_and_what_would_be_checked(desk, alice_api, fake_provider):
     before = alice_api.get("/api/account/providers").json()
-    assert [(r["endpoint"], r["verdict"]) for r in before["results"]] == [(fake_provider.base_url + "/v1/messages", None)]
+    assert [(r["endpoint"], r["verdict"]) for r in before["results"]] == [
+        (fake_provider.base_url + "/v1/messages", None)
+    ]
     fake_provider.reply_text("ok")
     after = alice_api.post("/api/account/providers").json()
     assert after["results"][0]["verdict"] == "ok" and after["results"][0]["checked_at"]
@@ -136,8 +168,10 @@ def test_the_task_takes_an_account_id_and_skips_a_fresh_check(desk, account, fak
 def test_the_beat_schedule_asks_once_a_day():
     from django.conf import settings
 
-    assert settings.CELERY_BEAT_SCHEDULE["vault-daily-key-probe"] == {"task": "vault.probe_all_accounts",
-                                                                     "schedule": 86400.0}
+    assert settings.CELERY_BEAT_SCHEDULE["vault-daily-key-probe"] == {
+        "task": "vault.probe_all_accounts",
+        "schedule": 86400.0,
+    }
 
 
 def test_an_account_block_resolves_in_the_account_vault(account, fake_provider):
@@ -151,8 +185,10 @@ def test_an_account_block_resolves_in_the_account_vault(account, fake_provider):
 
 
 def test_a_second_supply_is_checked_too_with_the_same_model(account, workspace, fake_provider):
-    block = (f'{{name: anthropic, base_url: "{fake_provider.base_url}", key: "${{FIRST}}", model: claude-x, '
-             f'fallback: {{name: openai, base_url: "{fake_provider.openai_base_url}", key: "${{SECOND}}"}}}}')
+    block = (
+        f'{{name: anthropic, base_url: "{fake_provider.base_url}", key: "${{FIRST}}", model: claude-x, '
+        f'fallback: {{name: openai, base_url: "{fake_provider.openai_base_url}", key: "${{SECOND}}"}}}}'
+    )
     write(account, workspace, {"AGENTS.md": agents_md(block)})
     do_set_secret(account, workspace, "FIRST", value="one")
     do_set_secret(account, workspace, "SECOND", value="two")
@@ -163,20 +199,26 @@ def test_a_second_supply_is_checked_too_with_the_same_model(account, workspace, 
     # The two questions are asked in parallel: find the second supply's by its wire.
     (openai_request,) = [r for r in fake_provider.requests if r.path.endswith("/chat/completions")]
     assert openai_request.body["model"] == "claude-x"
-    assert openai_request.body["max_completion_tokens"] == 1   # openai takes the newer name
+    assert openai_request.body["max_completion_tokens"] == 1  # openai takes the newer name
 
 
 def test_an_unknown_preset_name_is_not_found(account, workspace):
     write(account, workspace, {"AGENTS.md": agents_md("openruoter")})
     rows = check_account_providers(account.pk, report=False)
-    assert (rows[0].verdict, rows[0].message) == ("not-found", "provider: unknown name 'openruoter' — did you mean openrouter?")
+    assert (rows[0].verdict, rows[0].message) == (
+        "not-found",
+        "provider: unknown name 'openruoter' — did you mean openrouter?",
+    )
 
 
 def test_a_per_account_preset_without_base_url_is_unreachable(account, workspace):
     write(account, workspace, {"AGENTS.md": agents_md("litellm")})
     do_set_secret(account, workspace, "LITELLM_API_KEY", value="v")
     rows = check_account_providers(account.pk, report=False)
-    assert (rows[0].verdict, rows[0].message) == ("unreachable", "provider: 'litellm' has no fixed address — set base_url:")
+    assert (rows[0].verdict, rows[0].message) == (
+        "unreachable",
+        "provider: 'litellm' has no fixed address — set base_url:",
+    )
 
 
 def test_two_names_holding_one_key_are_asked_once_and_recorded_each(account, workspace, fake_provider):
@@ -194,16 +236,25 @@ def test_two_names_holding_one_key_are_asked_once_and_recorded_each(account, wor
 def test_showing_the_table_decrypts_and_refreshes_nothing(alice_api, account, workspace, fake_provider, fake_oauth):
     block = f'{{name: anthropic, base_url: "{fake_provider.base_url}", key: "${{OAUTH_KEY}}", model: m}}'
     write(account, workspace, {"AGENTS.md": agents_md(block)})
-    do_set_secret(account, workspace, "OAUTH_KEY", oauth_recipe={
-        "token_url": fake_oauth.token_url, "client_id": fake_oauth.client_id,
-        "client_secret": fake_oauth.client_secret, "refresh_token": fake_oauth.grant_refresh_token()})
+    do_set_secret(
+        account,
+        workspace,
+        "OAUTH_KEY",
+        oauth_recipe={
+            "token_url": fake_oauth.token_url,
+            "client_id": fake_oauth.client_id,
+            "client_secret": fake_oauth.client_secret,
+            "refresh_token": fake_oauth.grant_refresh_token(),
+        },
+    )
     table = alice_api.get("/api/account/providers").json()
     assert table["results"][0]["key"] == {"name": "OAUTH_KEY", "scope": "workspace rank-desk"}
     assert fake_oauth.refreshes == 0 and fake_provider.requests == []
 
 
-def test_the_daily_probe_holds_a_lease_through_its_check_and_lets_it_go_after(transactional_db, desk, account,
-                                                                              fake_provider):
+def test_the_daily_probe_holds_a_lease_through_its_check_and_lets_it_go_after(
+    transactional_db, desk, account, fake_provider
+):
     import threading
 
     from vault.models import KeyProbe

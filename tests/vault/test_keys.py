@@ -1,4 +1,5 @@
 """Vault keys: several accepted, rotation re-seals under the newest, clear errors naming FOLDRUN_VAULT_KEYS."""
+
 from __future__ import annotations
 
 import base64
@@ -50,7 +51,7 @@ def test_rotation_reseals_under_the_newest_key(account, workspace):
     with override_settings(FOLDRUN_VAULT_KEYS=[OLD]):
         do_set_secret(account, workspace, "ROTATE_ME", value="v-123")
     with override_settings(FOLDRUN_VAULT_KEYS=[NEW, OLD]):
-        assert reveal(Secret.objects.get(name="ROTATE_ME")) == "v-123"   # the old key still opens it
+        assert reveal(Secret.objects.get(name="ROTATE_ME")) == "v-123"  # the old key still opens it
         call_command("rotate_vault_keys")
     row = Secret.objects.get(name="ROTATE_ME")
     assert row.key_id == key_id(b"n" * 32)
@@ -65,11 +66,15 @@ def test_a_value_no_key_opens_is_refused_by_name_never_read_as_empty(account, wo
         with pytest.raises(UndecryptableSecret) as info:
             reveal(Secret.objects.get(name="LOST_KEY"))
         found = resolve_secrets(workspace, ["LOST_KEY"])
-        with pytest.raises(CommandError, match="could not be decrypted with any key in FOLDRUN_VAULT_KEYS and were "
-                                               "left as they are: LOST_KEY"):
+        with pytest.raises(
+            CommandError,
+            match="could not be decrypted with any key in FOLDRUN_VAULT_KEYS and were left as they are: LOST_KEY",
+        ):
             call_command("rotate_vault_keys")
-    assert str(info.value) == ("the secret LOST_KEY could not be decrypted with any key in FOLDRUN_VAULT_KEYS "
-                               "— it was sealed under a key that is no longer configured")
+    assert str(info.value) == (
+        "the secret LOST_KEY could not be decrypted with any key in FOLDRUN_VAULT_KEYS "
+        "— it was sealed under a key that is no longer configured"
+    )
     assert "LOST_KEY" not in found and "LOST_KEY" in found.failed
 
 

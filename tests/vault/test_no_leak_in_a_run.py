@@ -2,6 +2,7 @@
 `secrets: proxied` script (egress proxy). The planted values reach the far side
 and nowhere else — not the model, a file, an argument, an output, the trace,
 a record or an API answer."""
+
 from __future__ import annotations
 
 import hashlib
@@ -18,31 +19,42 @@ from vault.actions import do_set_secret
 CRM = "crm-planted-leakcheck-5150"
 MODEL = "model-planted-leakcheck-8080"
 
-SYNC = r'''import hashlib, json, os, sys, urllib.request
+SYNC = (
+    r'''import hashlib, json, os, sys, urllib.request
 args = json.load(sys.stdin)
 request = urllib.request.Request(os.environ["FOLDRUN_EGRESS"] + args["url"],
                                  headers={"Authorization": "Bearer ${CRM_KEY}"})
 with urllib.request.urlopen(request) as answer:
     print(answer.status, answer.read().decode())
-print("env has the value:", any(hashlib.sha256(v.encode()).hexdigest() == "''' + hashlib.sha256(CRM.encode()).hexdigest() + r'''"
+print("env has the value:", any(hashlib.sha256(v.encode()).hexdigest() == "'''
+    + hashlib.sha256(CRM.encode()).hexdigest()
+    + r""""
                                  for v in os.environ.values()))
-'''
+"""
+)
 
 
 @pytest.fixture
 def ran(transactional_db, alice_api, account, workspace, fake_provider, echo_server):
     # transactional_db: the egress proxy writes its trace lines from its own thread.
-    agent = ("---\nname: worker\ndescription: syncs\ntools: [crm, crm_sync]\nsecrets: [CRM_KEY]\n"
-             f"provider: {{name: anthropic, base_url: '{fake_provider.base_url}', key: '${{MODEL_KEY}}', model: claude-x}}\n"
-             "---\nSync the CRM.\n")
-    push(workspace, {
-        "agents/worker/agent.md": agent,
-        "tools/crm.md": (f"---\ntransport: http\nname: crm\nbase: {echo_server.url}\nmethods: [GET]\n"
-                         "headers: {Authorization: 'Bearer ${CRM_KEY}'}\n---\n"),
-        "tools/crm_sync/tool.md": "---\ntransport: script\nname: crm_sync\nrun: run.py\nargs: {url: what to fetch}\n"
-                                  "secrets: proxied\n---\n",
-        "tools/crm_sync/run.py": SYNC,
-    })
+    agent = (
+        "---\nname: worker\ndescription: syncs\ntools: [crm, crm_sync]\nsecrets: [CRM_KEY]\n"
+        f"provider: {{name: anthropic, base_url: '{fake_provider.base_url}', key: '${{MODEL_KEY}}', model: claude-x}}\n"
+        "---\nSync the CRM.\n"
+    )
+    push(
+        workspace,
+        {
+            "agents/worker/agent.md": agent,
+            "tools/crm.md": (
+                f"---\ntransport: http\nname: crm\nbase: {echo_server.url}\nmethods: [GET]\n"
+                "headers: {Authorization: 'Bearer ${CRM_KEY}'}\n---\n"
+            ),
+            "tools/crm_sync/tool.md": "---\ntransport: script\nname: crm_sync\nrun: run.py\nargs: {url: what to fetch}\n"
+            "secrets: proxied\n---\n",
+            "tools/crm_sync/run.py": SYNC,
+        },
+    )
     do_set_secret(account, workspace, "CRM_KEY", value=CRM, hosts=["127.0.0.1"])
     do_set_secret(account, None, "MODEL_KEY", value=MODEL)
     fake_provider.reply_tool_use("crm_sync", {"url": echo_server.url + "/v1/contacts"})
@@ -73,9 +85,17 @@ def test_no_record_file_or_api_answer_carries_a_value(ran, alice_api, account, w
         rows.append(serializers.serialize("json", model.objects.all()))
     files = {path: rev.content for path, rev in files_at(account, workspace).items()}
     base = f"/api/workspaces/rank-desk/runs/{ran.public_id}"
-    answers = [alice_api.get(path).content.decode() for path in (
-        base, f"{base}/artifacts", "/api/workspaces/rank-desk/runs", "/api/secrets",
-        "/api/workspaces/rank-desk/secrets", "/api/account/providers")]
+    answers = [
+        alice_api.get(path).content.decode()
+        for path in (
+            base,
+            f"{base}/artifacts",
+            "/api/workspaces/rank-desk/runs",
+            "/api/secrets",
+            "/api/workspaces/rank-desk/secrets",
+            "/api/account/providers",
+        )
+    ]
     for place in rows + [json.dumps(files)] + answers:
         assert CRM not in place and MODEL not in place
 

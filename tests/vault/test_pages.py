@@ -1,4 +1,5 @@
 """Settings → Secrets pages and the dashboard's Connect, with tenancy."""
+
 from __future__ import annotations
 
 from urllib.parse import urlsplit
@@ -76,10 +77,18 @@ def consented(alice, workspace, fake_oauth):
     """Alice submits Connect, the provider's consent screen sends her back with a code."""
     with override_settings(FOLDRUN_PUBLIC_URL="http://testserver"):
         browser = browser_for(alice)
-        start = browser.post("/w/rank-desk/settings/secrets/connect", {
-            "name": "LINKEDIN_OAUTH", "provider": "custom", "client_id": fake_oauth.client_id,
-            "client_secret": fake_oauth.client_secret, "scopes": "openid",
-            "auth_url": fake_oauth.auth_url, "token_url": fake_oauth.token_url})
+        start = browser.post(
+            "/w/rank-desk/settings/secrets/connect",
+            {
+                "name": "LINKEDIN_OAUTH",
+                "provider": "custom",
+                "client_id": fake_oauth.client_id,
+                "client_secret": fake_oauth.client_secret,
+                "scopes": "openid",
+                "auth_url": fake_oauth.auth_url,
+                "token_url": fake_oauth.token_url,
+            },
+        )
         consent = httpx.get(start["Location"], follow_redirects=False)
         back = urlsplit(consent.headers["location"])
         yield browser, back.path + "?" + back.query
@@ -120,8 +129,12 @@ def test_check_now_shows_each_provider_keys_verdict(alice, account, workspace, f
     from library.actions.writes import FileWrite, do_write_files
 
     block = f'{{name: anthropic, base_url: "{fake_provider.base_url}", key: "${{MODEL_KEY}}", model: m}}'
-    do_write_files(account=account, workspace=workspace, kind="push",
-                   writes=[FileWrite("AGENTS.md", f"---\nprovider: {block}\n---\nx\n")])
+    do_write_files(
+        account=account,
+        workspace=workspace,
+        kind="push",
+        writes=[FileWrite("AGENTS.md", f"---\nprovider: {block}\n---\nx\n")],
+    )
     do_set_secret(account, workspace, "MODEL_KEY", value=PLANTED)
     fake_provider.reply_status(401)
     page = browser_for(alice).post("/settings/secrets/providers/check", follow=True)

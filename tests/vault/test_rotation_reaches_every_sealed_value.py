@@ -1,5 +1,6 @@
 """Rotating the vault's keys re-seals every value sealed with them — a secret, a site login's password, a browser
 session's extra headers and proxy URL — and each opens again under the new key alone, as it was."""
+
 from __future__ import annotations
 
 import base64
@@ -31,8 +32,7 @@ def sealed_session(account) -> BrowserSession:
     return session
 
 
-def test_rotation_reseals_secrets_logins_and_session_headers_and_each_reads_back_under_the_new_key(account,
-                                                                                                  workspace):
+def test_rotation_reseals_secrets_logins_and_session_headers_and_each_reads_back_under_the_new_key(account, workspace):
     with override_settings(FOLDRUN_VAULT_KEYS=[OLD]):
         do_set_secret(account, workspace, "ROTATE_ME", value="v-123")
         do_set_login(account, "app.example.com", "default", "ann@example.com", "login-pw-789")
@@ -44,14 +44,16 @@ def test_rotation_reseals_secrets_logins_and_session_headers_and_each_reads_back
     assert out.getvalue().strip() == "Re-encrypted 3 value(s) under the newest key."
     new = key_id(b"n" * 32)
     session.refresh_from_db()
-    assert (Secret.objects.get(name="ROTATE_ME").key_id, SiteLogin.objects.get(account=account).key_id,
-            session.sealed_headers_kid) == (new, new, new)
+    assert (
+        Secret.objects.get(name="ROTATE_ME").key_id,
+        SiteLogin.objects.get(account=account).key_id,
+        session.sealed_headers_kid,
+    ) == (new, new, new)
     assert BrowserSession.objects.get(pk=bare.pk).sealed_headers is None
     with override_settings(FOLDRUN_VAULT_KEYS=[NEW]):  # the old key dropped: everything still opens
         assert reveal(Secret.objects.get(name="ROTATE_ME")) == "v-123"
         [login] = logins_for_session(account.id, "default")
-        assert (login.host, login.username, login.password) == ("app.example.com", "ann@example.com",
-                                                                "login-pw-789")
+        assert (login.host, login.username, login.password) == ("app.example.com", "ann@example.com", "login-pw-789")
         assert open_secrets(BrowserSession.objects.get(pk=session.pk)) == {"headers": HEADERS, "proxyUrl": PROXY}
     with override_settings(FOLDRUN_VAULT_KEYS=[NEW, OLD]):
         again = StringIO()

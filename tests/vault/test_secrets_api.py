@@ -1,4 +1,5 @@
 """Secrets through the API: set, list (never values), delete; nearest wins; tenancy."""
+
 from __future__ import annotations
 
 import json
@@ -34,7 +35,9 @@ def test_the_list_shows_names_scope_who_and_when_never_values(alice_api, workspa
     assert listing.status_code == 200
     rows = listing.json()["results"]
     assert [(r["name"], r["scope"], r.get("overridden", False)) for r in rows] == [
-        ("SHARED_KEY", "workspace", False), ("SHARED_KEY", "account", True)]
+        ("SHARED_KEY", "workspace", False),
+        ("SHARED_KEY", "account", True),
+    ]
     assert set(rows[0]) >= {"created_by", "created_at", "updated_by", "updated_at"}
     assert PLANTED not in listing.content.decode()
 
@@ -55,7 +58,8 @@ def test_a_lower_case_name_is_refused_with_a_sentence(alice_api):
     assert answer.status_code == 400
     assert answer.json()["message"] == (
         "A secret's name is UPPER_SNAKE_CASE — capital letters, digits and underscores, starting with a letter, "
-        "at most 64 characters (like OPENAI_API_KEY).")
+        "at most 64 characters (like OPENAI_API_KEY)."
+    )
 
 
 def test_an_empty_value_is_refused_naming_the_field(alice_api):
@@ -80,24 +84,31 @@ def test_hosts_are_kept_for_the_egress_proxy(alice_api):
 
 
 def test_a_host_with_a_scheme_is_refused(alice_api):
-    answer = alice_api.put("/api/secrets/CRM_KEY", {"value": "x", "hosts": ["https://api.crm.example/v1"]},
-                           format="json")
+    answer = alice_api.put(
+        "/api/secrets/CRM_KEY", {"value": "x", "hosts": ["https://api.crm.example/v1"]}, format="json"
+    )
     assert answer.status_code == 400
-    assert answer.json()["message"] == "hosts: 'https://api.crm.example/v1' is not a host name (no scheme or path: api.example.com)."
+    assert (
+        answer.json()["message"]
+        == "hosts: 'https://api.crm.example/v1' is not a host name (no scheme or path: api.example.com)."
+    )
 
 
 # ---------------------------------------------------------------- tenancy
 
 
-@pytest.mark.parametrize("method,path", [
-    ("get", "/api/workspaces/rank-desk/secrets"),
-    ("put", "/api/workspaces/rank-desk/secrets/OPENAI_API_KEY"),
-    ("get", "/api/workspaces/rank-desk/secrets/OPENAI_API_KEY"),
-    ("delete", "/api/workspaces/rank-desk/secrets/OPENAI_API_KEY"),
-    ("delete", "/api/secrets/OPENAI_API_KEY"),
-    ("get", "/api/secrets/OPENAI_API_KEY"),
-    ("post", "/api/workspaces/rank-desk/probe"),
-])
+@pytest.mark.parametrize(
+    "method,path",
+    [
+        ("get", "/api/workspaces/rank-desk/secrets"),
+        ("put", "/api/workspaces/rank-desk/secrets/OPENAI_API_KEY"),
+        ("get", "/api/workspaces/rank-desk/secrets/OPENAI_API_KEY"),
+        ("delete", "/api/workspaces/rank-desk/secrets/OPENAI_API_KEY"),
+        ("delete", "/api/secrets/OPENAI_API_KEY"),
+        ("get", "/api/secrets/OPENAI_API_KEY"),
+        ("post", "/api/workspaces/rank-desk/probe"),
+    ],
+)
 def test_charlie_gets_404_on_alices_secrets(charlie_api, alice_api, workspace, method, path):
     alice_api.put("/api/workspaces/rank-desk/secrets/OPENAI_API_KEY", {"value": PLANTED}, format="json")
     alice_api.put("/api/secrets/OPENAI_API_KEY", {"value": PLANTED}, format="json")
@@ -111,16 +122,19 @@ def test_charlies_own_account_vault_does_not_show_alices(charlie_api, alice_api)
     assert charlie_api.get("/api/secrets").json()["results"] == []
 
 
-@pytest.mark.parametrize("method,path", [
-    ("put", "/api/secrets/OPENAI_API_KEY"),
-    ("delete", "/api/secrets/OPENAI_API_KEY"),
-    ("put", "/api/workspaces/rank-desk/secrets/OPENAI_API_KEY"),
-    ("delete", "/api/workspaces/rank-desk/secrets/OPENAI_API_KEY"),
-    ("post", "/api/account/providers"),
-    ("post", "/api/workspaces/rank-desk/probe"),
-    ("post", "/api/probe"),
-    ("post", "/api/oauth/start"),
-])
+@pytest.mark.parametrize(
+    "method,path",
+    [
+        ("put", "/api/secrets/OPENAI_API_KEY"),
+        ("delete", "/api/secrets/OPENAI_API_KEY"),
+        ("put", "/api/workspaces/rank-desk/secrets/OPENAI_API_KEY"),
+        ("delete", "/api/workspaces/rank-desk/secrets/OPENAI_API_KEY"),
+        ("post", "/api/account/providers"),
+        ("post", "/api/workspaces/rank-desk/probe"),
+        ("post", "/api/probe"),
+        ("post", "/api/oauth/start"),
+    ],
+)
 def test_bob_the_viewer_cannot_write(bob_api, alice_api, workspace, method, path):
     alice_api.put("/api/secrets/OPENAI_API_KEY", {"value": PLANTED}, format="json")
     alice_api.put("/api/workspaces/rank-desk/secrets/OPENAI_API_KEY", {"value": PLANTED}, format="json")
@@ -138,29 +152,53 @@ def test_bob_may_list_names_but_sees_no_values(bob_api, alice_api):
 
 def test_charlie_cannot_start_a_connect_into_alices_workspace(charlie_api, workspace, settings):
     settings.FOLDRUN_PUBLIC_URL = "https://foldrun.example.com"
-    answer = charlie_api.post("/api/oauth/start", {"name": "X_OAUTH", "provider": "github", "client_id": "c",
-                                                   "workspace": "rank-desk"}, format="json")
+    answer = charlie_api.post(
+        "/api/oauth/start",
+        {"name": "X_OAUTH", "provider": "github", "client_id": "c", "workspace": "rank-desk"},
+        format="json",
+    )
     assert answer.status_code == 404
 
 
 def test_the_connect_start_answers_the_consent_url_and_the_exact_redirect(alice_api, workspace, settings):
     settings.FOLDRUN_PUBLIC_URL = "https://foldrun.example.com"
-    answer = alice_api.post("/api/oauth/start", {"name": "GH_OAUTH", "provider": "github", "client_id": "c",
-                                                 "workspace": "rank-desk"}, format="json").json()
+    answer = alice_api.post(
+        "/api/oauth/start",
+        {"name": "GH_OAUTH", "provider": "github", "client_id": "c", "workspace": "rank-desk"},
+        format="json",
+    ).json()
     assert answer["redirect_uri"] == "https://foldrun.example.com/api/oauth/callback"
     assert answer["consent_url"].startswith("https://github.com/login/oauth/authorize?response_type=code&client_id=c")
     assert "code_challenge_method=S256" in answer["consent_url"] and answer["scopes"] == "repo read:user"
-    assert alice_api.get("/api/oauth/redirect-uri").json() == {"redirect_uri": "https://foldrun.example.com/api/oauth/callback"}
+    assert alice_api.get("/api/oauth/redirect-uri").json() == {
+        "redirect_uri": "https://foldrun.example.com/api/oauth/callback"
+    }
 
 
-@pytest.mark.parametrize("auth_url", ["http://f\u00den/authorize", "https://idp.example.com/a{b}", "https://idp.example.com/%zz",
-                                      "https://idp.example.com:99999/authorize"])
-def test_an_auth_url_that_is_not_an_ascii_uri_is_refused_so_the_consent_url_always_is_one(alice_api, settings,
-                                                                                            auth_url):
+@pytest.mark.parametrize(
+    "auth_url",
+    [
+        "http://f\u00den/authorize",
+        "https://idp.example.com/a{b}",
+        "https://idp.example.com/%zz",
+        "https://idp.example.com:99999/authorize",
+    ],
+)
+def test_an_auth_url_that_is_not_an_ascii_uri_is_refused_so_the_consent_url_always_is_one(
+    alice_api, settings, auth_url
+):
     settings.FOLDRUN_PUBLIC_URL = "https://foldrun.example.com"
-    answer = alice_api.post("/api/oauth/start", {"name": "X_OAUTH", "provider": "custom", "client_id": "c",
-                                                 "auth_url": auth_url, "token_url": "https://idp.example.com/token"},
-                            format="json")
+    answer = alice_api.post(
+        "/api/oauth/start",
+        {
+            "name": "X_OAUTH",
+            "provider": "custom",
+            "client_id": "c",
+            "auth_url": auth_url,
+            "token_url": "https://idp.example.com/token",
+        },
+        format="json",
+    )
     assert answer.status_code == 400
     assert answer.json()["message"] == "auth_url: give the provider's URL."
 
@@ -168,8 +206,11 @@ def test_an_auth_url_that_is_not_an_ascii_uri_is_refused_so_the_consent_url_alwa
 def test_a_preset_s_own_auth_url_that_is_not_a_uri_is_a_400_naming_the_pattern_not_a_server_error(alice_api, settings):
     # The pattern holds a % (for %XX), which the validator's sentence must not take for a placeholder.
     settings.FOLDRUN_PUBLIC_URL = "https://foldrun.example.com"
-    answer = alice_api.post("/api/oauth/start", {"name": "X_OAUTH", "provider": "github", "client_id": "c",
-                                                 "auth_url": "http://f\u00den/authorize"}, format="json")
+    answer = alice_api.post(
+        "/api/oauth/start",
+        {"name": "X_OAUTH", "provider": "github", "client_id": "c", "auth_url": "http://f\u00den/authorize"},
+        format="json",
+    )
     assert answer.status_code == 400
     message = answer.json()["message"]
     assert message.startswith("auth_url: does not match the pattern ^\\s*https?://") and "(%[0-9A-Fa-f]{2}|" in message
@@ -178,8 +219,9 @@ def test_a_preset_s_own_auth_url_that_is_not_a_uri_is_a_400_naming_the_pattern_n
 
 def test_without_a_public_url_the_dashboard_connect_says_what_to_set(alice_api, settings):
     settings.FOLDRUN_PUBLIC_URL = None
-    answer = alice_api.post("/api/oauth/start", {"name": "GH_OAUTH", "provider": "github", "client_id": "c"},
-                            format="json")
+    answer = alice_api.post(
+        "/api/oauth/start", {"name": "GH_OAUTH", "provider": "github", "client_id": "c"}, format="json"
+    )
     assert answer.status_code == 400
     assert answer.json()["message"].startswith("Connect from the dashboard needs FOLDRUN_PUBLIC_URL")
 

@@ -2,6 +2,7 @@
 daily key check" only for the once-a-day one (providers.md: "Once a day, every provider block … is asked"),
 a check forced through `POST /api/account/providers` (what `foldrun account providers --check` sends) says it
 was forced — and it never says a key "worked before" when that key had never been checked."""
+
 from __future__ import annotations
 
 from tests.notify.conftest import send_outbox
@@ -14,8 +15,9 @@ def mail_lines(body: str) -> list[str]:
     return body.splitlines()
 
 
-def test_the_daily_check_of_a_key_never_checked_before_does_not_say_it_worked_before(desk, account, alice,
-                                                                                    fake_provider):
+def test_the_daily_check_of_a_key_never_checked_before_does_not_say_it_worked_before(
+    desk, account, alice, fake_provider
+):
     fake_provider.reply_status(401)
     probe_account_providers(account.pk)
     [mail] = send_outbox()

@@ -1,4 +1,5 @@
 """The daily key probe through a real Celery worker: beat's task fans out by account id."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,8 +15,12 @@ def test_a_real_worker_checks_every_account_from_beats_task(celery_worker_proces
     from foldrun.celery import app
 
     block = f'{{name: anthropic, base_url: "{fake_provider.base_url}", key: "${{MODEL_KEY}}", model: m}}'
-    do_write_files(account=account, workspace=workspace, kind="push",
-                   writes=[FileWrite("AGENTS.md", f"---\nprovider: {block}\n---\nx\n")])
+    do_write_files(
+        account=account,
+        workspace=workspace,
+        kind="push",
+        writes=[FileWrite("AGENTS.md", f"---\nprovider: {block}\n---\nx\n")],
+    )
     do_set_secret(account, workspace, "MODEL_KEY", value="sk-worker-planted")
     fake_provider.reply_text("ok")
     app.send_task("vault.probe_all_accounts")

@@ -69,8 +69,14 @@ def make_tool(tmp_path: Path, http_client, recorder):
     def make(config: dict | None = None, **options: Any) -> WebTool:
         options.setdefault("allow_private", True)
         options.setdefault("test_mode", False)
-        tool = WebTool(config or {}, http=http_client, sandbox=options.pop("sandbox", tmp_path),
-                       trace=recorder.events.append, log=recorder.lines.append, **options)
+        tool = WebTool(
+            config or {},
+            http=http_client,
+            sandbox=options.pop("sandbox", tmp_path),
+            trace=recorder.events.append,
+            log=recorder.lines.append,
+            **options,
+        )
         made.append(tool)
         return tool
 
@@ -90,6 +96,7 @@ def browsers():
 @pytest.fixture
 def browse(make_tool, browsers):
     """`browse(config, **options)`: a web tool whose browse calls run on the module's pool."""
+
     def make(config=None, **options):
         return make_tool(config, browsers=browsers, **options)
 

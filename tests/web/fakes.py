@@ -3,6 +3,7 @@
 Each speaks its service's documented wire (paths, parameters, headers, JSON
 shapes) and records what it received, so a test can assert what went out.
 """
+
 from __future__ import annotations
 
 import base64
@@ -27,9 +28,14 @@ class Loopback(LoopbackServer):
             def _any(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 parts = urlsplit(self.path)
-                request = {"method": self.command, "path": parts.path, "query": dict(parse_qsl(parts.query)),
-                           "raw_path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
-                           "body": (self.rfile.read(length) if length else b"").decode()}
+                request = {
+                    "method": self.command,
+                    "path": parts.path,
+                    "query": dict(parse_qsl(parts.query)),
+                    "raw_path": self.path,
+                    "headers": {k.lower(): v for k, v in self.headers.items()},
+                    "body": (self.rfile.read(length) if length else b"").decode(),
+                }
                 outer.seen.append(request)
                 status, headers, body = respond(request)
                 self.send_response(status)
@@ -122,9 +128,12 @@ class Site(Loopback):
             "/empty": (200, {"content-type": "text/html"}, b""),
             "/feed.xml": (200, {"content-type": "application/rss+xml"}, FEED.encode()),
             "/report.pdf": (200, {"content-type": "application/pdf"}, b"%PDF-1.4\n%%EOF\n"),
-            "/latin": (200, {"content-type": "text/html"},
-                       '<html><head><meta charset="iso-8859-1"><title>Café</title></head><body><p>Crème brûlée</p>'
-                       '</body></html>'.encode("latin-1")),
+            "/latin": (
+                200,
+                {"content-type": "text/html"},
+                '<html><head><meta charset="iso-8859-1"><title>Café</title></head><body><p>Crème brûlée</p>'
+                "</body></html>".encode("latin-1"),
+            ),
             "/account": html("<html><body><p>signed out</p></body></html>"),
         }
         self.draft = ""
@@ -141,28 +150,42 @@ class Site(Loopback):
             return html("<html><body><p>signed in as alice</p></body></html>")
         if path == "/buttons":
             count = int(request["query"].get("n") or 2)
-            buttons = "".join(f'<button onclick="document.title = \'deleted {i}\'">Delete</button>' for i in range(1, count + 1))
-            return html(f"<html><head><title>Cart</title></head><body><main>{buttons}"
-                        f'<a href="/checkout">Checkout</a></main></body></html>')
+            buttons = "".join(
+                f"<button onclick=\"document.title = 'deleted {i}'\">Delete</button>" for i in range(1, count + 1)
+            )
+            return html(
+                f"<html><head><title>Cart</title></head><body><main>{buttons}"
+                f'<a href="/checkout">Checkout</a></main></body></html>'
+            )
         if path == "/broken":
-            return html("<html><head><title>Broken</title></head><body><script>throw new Error('boom in the page')"
-                        "</script></body></html>")
+            return html(
+                "<html><head><title>Broken</title></head><body><script>throw new Error('boom in the page')"
+                "</script></body></html>"
+            )
         if path == "/echo-headers":
-            return html(f"<html><body><p id=cookie>cookie {request['headers'].get('cookie')}</p>"
-                        f"<p id=team>team {request['headers'].get('x-team')}</p></body></html>")
+            return html(
+                f"<html><body><p id=cookie>cookie {request['headers'].get('cookie')}</p>"
+                f"<p id=team>team {request['headers'].get('x-team')}</p></body></html>"
+            )
         if path == "/draft" and request["method"] == "POST":
             self.draft = request["body"]
             return 303, {"location": "/draft"}, b""
         if path == "/draft":
             saved = "<p>Draft saved</p>" if self.draft else ""
-            return html(f"<html><body>{saved}<form method=post action=/draft><input name=t>"
-                        f"<button>Save</button></form></body></html>")
+            return html(
+                f"<html><body>{saved}<form method=post action=/draft><input name=t>"
+                f"<button>Save</button></form></body></html>"
+            )
         if path == "/fake-save":
-            return html("<html><body><p id=s></p><button onclick=\"document.getElementById('s').textContent="
-                        "'Draft saved'\">Save</button></body></html>")
+            return html(
+                "<html><body><p id=s></p><button onclick=\"document.getElementById('s').textContent="
+                "'Draft saved'\">Save</button></body></html>"
+            )
         if path == "/dialog":
-            return html("<html><body><p id=r></p><button onclick=\"document.getElementById('r').textContent="
-                        "String(prompt('Name?'))\">Ask</button></body></html>")
+            return html(
+                "<html><body><p id=r></p><button onclick=\"document.getElementById('r').textContent="
+                "String(prompt('Name?'))\">Ask</button></body></html>"
+            )
         if path == "/pictures":
             return html('<html><body><p>pictures</p><img src="/png"><img src="/png?2"></body></html>')
         if path == "/covered":
@@ -177,22 +200,30 @@ class Site(Loopback):
                 return 303, {"location": "/account", "set-cookie": "sid=abc123; Path=/"}, b""
             return html(f"<p>wrong password {form.get('password')}</p>", status=403)
         if path == "/signin":
-            return html('<html><body><form method=post action=/signin><input name=username autocomplete=username>'
-                        '<input type=password name=password><button>Sign in</button></form></body></html>')
+            return html(
+                "<html><body><form method=post action=/signin><input name=username autocomplete=username>"
+                "<input type=password name=password><button>Sign in</button></form></body></html>"
+            )
         if path == "/upload":
-            return html('<html><body><input type=file id=f onchange="document.getElementById(\'n\').textContent='
-                        'this.files[0].name + \' \' + this.files[0].size"><p id=n></p></body></html>')
+            return html(
+                "<html><body><input type=file id=f onchange=\"document.getElementById('n').textContent="
+                "this.files[0].name + ' ' + this.files[0].size\"><p id=n></p></body></html>"
+            )
         if path == "/downloads":
             return html('<html><body><a id=get href="/report.pdf" download="report.pdf">Report</a></body></html>')
         if path == "/items":
-            return html('<html><body><ul id=list></ul><script>fetch("/api/items").then(r => r.json()).then(items => '
-                        'document.getElementById("list").innerHTML = items.map(i => "<li>" + i + "</li>").join(""))'
-                        '</script></body></html>')
+            return html(
+                '<html><body><ul id=list></ul><script>fetch("/api/items").then(r => r.json()).then(items => '
+                'document.getElementById("list").innerHTML = items.map(i => "<li>" + i + "</li>").join(""))'
+                "</script></body></html>"
+            )
         if path == "/frames":
             inner = "<button id=inner onclick=&quot;this.textContent=&#39;pressed&#39;&quot;>Inner</button>"
-            return html(f'<html><head><title>Outer</title></head><body><p>outside</p>'
-                        f'<iframe srcdoc="{inner}"></iframe>'
-                        f'<a id=pop href="/article" target="_blank">open</a></body></html>')
+            return html(
+                f"<html><head><title>Outer</title></head><body><p>outside</p>"
+                f'<iframe srcdoc="{inner}"></iframe>'
+                f'<a id=pop href="/article" target="_blank">open</a></body></html>'
+            )
         if path == "/editor":
             return html("""<html><body><div id=ed contenteditable=true></div>
 <div id=a draggable=true ondragstart="event.dataTransfer.setData('text', 'a')">drag me</div>
@@ -235,14 +266,35 @@ class FakeSearxng(Loopback):
 
     def __init__(self) -> None:
         self.results = [
-            {"url": "https://docs.example.com/inspections", "title": "Inspections — Example docs",
-             "content": "An owner may inspect twice a year.", "engine": "duckduckgo",
-             "engines": ["duckduckgo", "brave"], "score": 2.0, "category": "general",
-             "publishedDate": "2026-10-01T00:00:00"},
-            {"url": "https://other.org/rent", "title": "Renting guide", "content": "Notice periods explained.",
-             "engine": "brave", "engines": ["brave"], "score": 1.0, "category": "general", "publishedDate": None},
-            {"url": "https://www.example.com/blog/notice", "title": "Notice", "content": "Seven days.",
-             "engine": "wikipedia", "engines": ["wikipedia"], "score": 0.5, "category": "general"},
+            {
+                "url": "https://docs.example.com/inspections",
+                "title": "Inspections — Example docs",
+                "content": "An owner may inspect twice a year.",
+                "engine": "duckduckgo",
+                "engines": ["duckduckgo", "brave"],
+                "score": 2.0,
+                "category": "general",
+                "publishedDate": "2026-10-01T00:00:00",
+            },
+            {
+                "url": "https://other.org/rent",
+                "title": "Renting guide",
+                "content": "Notice periods explained.",
+                "engine": "brave",
+                "engines": ["brave"],
+                "score": 1.0,
+                "category": "general",
+                "publishedDate": None,
+            },
+            {
+                "url": "https://www.example.com/blog/notice",
+                "title": "Notice",
+                "content": "Seven days.",
+                "engine": "wikipedia",
+                "engines": ["wikipedia"],
+                "score": 0.5,
+                "category": "general",
+            },
         ]
         self.extra: dict[str, Any] = {}
         self.respond_json = True  # False: an instance whose settings.yml lacks `json` under search.formats
@@ -254,15 +306,23 @@ class FakeSearxng(Loopback):
         if request["path"] == "/search":
             if request["query"].get("format") != "json" or not self.respond_json:
                 return 403, {"content-type": "text/html"}, b"<h1>403 Forbidden</h1>"
-            data = {"query": request["query"].get("q"), "number_of_results": 0, "results": self.results,
-                    "answers": [], "corrections": [], "infoboxes": [], "suggestions": [],
-                    "unresponsive_engines": []}
+            data = {
+                "query": request["query"].get("q"),
+                "number_of_results": 0,
+                "results": self.results,
+                "answers": [],
+                "corrections": [],
+                "infoboxes": [],
+                "suggestions": [],
+                "unresponsive_engines": [],
+            }
             data.update(self.extra)
             return as_json(data)
         return 404, {}, b""
 
 
 # ------------------------------------------------------------------ Brave, Tavily, Jina
+
 
 class FakeBrave(Loopback):
     """Brave Search API: GET /res/v1/web/search with X-Subscription-Token."""
@@ -276,15 +336,42 @@ class FakeBrave(Loopback):
         if request["path"] != "/res/v1/web/search" or request["method"] != "GET":
             return as_json({"error": "not found"}, 404)
         if request["headers"].get("x-subscription-token") != self.KEY:
-            return as_json({"type": "ErrorResponse", "error": {"code": "SUBSCRIPTION_TOKEN_INVALID", "status": 401,
-                                                                "detail": "The provided subscription token is invalid."}}, 401)
-        return as_json({"type": "search", "query": {"original": request["query"]["q"]}, "web": {"type": "search", "results": [
-            {"title": "Owner <strong>inspections</strong>", "url": "https://docs.example.com/a",
-             "description": "Twice a <strong>year</strong>.", "extra_snippets": ["With notice."],
-             "page_age": "2026-09-01T10:00:00", "type": "search_result"},
-            {"title": "Elsewhere", "url": "https://elsewhere.net/b", "description": "Not on the site.",
-             "type": "search_result"},
-        ]}})
+            return as_json(
+                {
+                    "type": "ErrorResponse",
+                    "error": {
+                        "code": "SUBSCRIPTION_TOKEN_INVALID",
+                        "status": 401,
+                        "detail": "The provided subscription token is invalid.",
+                    },
+                },
+                401,
+            )
+        return as_json(
+            {
+                "type": "search",
+                "query": {"original": request["query"]["q"]},
+                "web": {
+                    "type": "search",
+                    "results": [
+                        {
+                            "title": "Owner <strong>inspections</strong>",
+                            "url": "https://docs.example.com/a",
+                            "description": "Twice a <strong>year</strong>.",
+                            "extra_snippets": ["With notice."],
+                            "page_age": "2026-09-01T10:00:00",
+                            "type": "search_result",
+                        },
+                        {
+                            "title": "Elsewhere",
+                            "url": "https://elsewhere.net/b",
+                            "description": "Not on the site.",
+                            "type": "search_result",
+                        },
+                    ],
+                },
+            }
+        )
 
 
 class FakeTavily(Loopback):
@@ -301,10 +388,24 @@ class FakeTavily(Loopback):
         if request["headers"].get("authorization") != f"Bearer {self.KEY}":
             return as_json({"detail": {"error": "Unauthorized: missing or invalid API key."}}, 401)
         body = json.loads(request["body"])
-        return as_json({"query": body["query"], "answer": None, "images": [], "response_time": 0.4, "results": [
-            {"title": "Tenancy rules", "url": "https://fairtrading.example.gov/rules", "content": "Inspections: twice.",
-             "score": 0.91, "raw_content": None, "published_date": "2026-08-02"},
-        ]})
+        return as_json(
+            {
+                "query": body["query"],
+                "answer": None,
+                "images": [],
+                "response_time": 0.4,
+                "results": [
+                    {
+                        "title": "Tenancy rules",
+                        "url": "https://fairtrading.example.gov/rules",
+                        "content": "Inspections: twice.",
+                        "score": 0.91,
+                        "raw_content": None,
+                        "published_date": "2026-08-02",
+                    },
+                ],
+            }
+        )
 
 
 class FakeJina(Loopback):
@@ -315,9 +416,18 @@ class FakeJina(Loopback):
 
     def respond(self, request: dict) -> Answer:
         target = request["raw_path"][1:]
-        return as_json({"code": 200, "status": 20000, "data": {
-            "title": "Read by Jina", "url": target, "content": f"# Read by Jina\n\nformat {request['headers'].get('x-return-format')}",
-            "publishedTime": None}})
+        return as_json(
+            {
+                "code": 200,
+                "status": 20000,
+                "data": {
+                    "title": "Read by Jina",
+                    "url": target,
+                    "content": f"# Read by Jina\n\nformat {request['headers'].get('x-return-format')}",
+                    "publishedTime": None,
+                },
+            }
+        )
 
 
 class FakeExa(Loopback):
@@ -333,14 +443,31 @@ class FakeExa(Loopback):
             return as_json({"requestId": "r1", "error": "Invalid API key", "tag": "INVALID_API_KEY"}, 401)
         body = json.loads(request["body"])
         if request["path"] == "/search":
-            return as_json({"requestId": "r2", "resolvedSearchType": "neural", "results": [
-                {"id": "https://arxiv.org/abs/1", "title": "A paper", "url": "https://arxiv.org/abs/1",
-                 "publishedDate": "2026-07-01T00:00:00.000Z", "author": "A. Author",
-                 "highlights": ["the key sentence", "another one"], "highlightScores": [0.9, 0.8]}]})
+            return as_json(
+                {
+                    "requestId": "r2",
+                    "resolvedSearchType": "neural",
+                    "results": [
+                        {
+                            "id": "https://arxiv.org/abs/1",
+                            "title": "A paper",
+                            "url": "https://arxiv.org/abs/1",
+                            "publishedDate": "2026-07-01T00:00:00.000Z",
+                            "author": "A. Author",
+                            "highlights": ["the key sentence", "another one"],
+                            "highlightScores": [0.9, 0.8],
+                        }
+                    ],
+                }
+            )
         if request["path"] == "/contents":
-            return as_json({"requestId": "r3", "results": [
-                {"id": u, "url": u, "title": "Page", "text": f"text of {u}"} for u in body["urls"]],
-                "statuses": [{"id": u, "status": "success", "source": "crawled"} for u in body["urls"]]})
+            return as_json(
+                {
+                    "requestId": "r3",
+                    "results": [{"id": u, "url": u, "title": "Page", "text": f"text of {u}"} for u in body["urls"]],
+                    "statuses": [{"id": u, "status": "success", "source": "crawled"} for u in body["urls"]],
+                }
+            )
         return as_json({"error": "not found"}, 404)
 
 
@@ -355,10 +482,21 @@ class FakeSerper(Loopback):
     def respond(self, request: dict) -> Answer:
         if request["headers"].get("x-api-key") != self.KEY:
             return as_json({"message": "Unauthorized.", "statusCode": 403}, 403)
-        return as_json({"searchParameters": json.loads(request["body"]), "organic": [
-            {"title": "Ranked first", "link": "https://first.example.com/", "snippet": "The top result.",
-             "date": "Sep 1, 2026", "position": 1}],
-            "answerBox": {"answer": "Seven days"}})
+        return as_json(
+            {
+                "searchParameters": json.loads(request["body"]),
+                "organic": [
+                    {
+                        "title": "Ranked first",
+                        "link": "https://first.example.com/",
+                        "snippet": "The top result.",
+                        "date": "Sep 1, 2026",
+                        "position": 1,
+                    }
+                ],
+                "answerBox": {"answer": "Seven days"},
+            }
+        )
 
 
 class FakeFirecrawl(Loopback):
@@ -392,6 +530,10 @@ class FakeTavilyExtract(Loopback):
             return as_json({"detail": {"error": "Unauthorized: missing or invalid API key."}}, 401)
         body = json.loads(request["body"])
         good = [u for u in body["urls"] if "broken" not in u]
-        return as_json({"results": [{"url": u, "raw_content": f"{body.get('format')} of {u}", "images": []} for u in good],
-                        "failed_results": [{"url": u, "error": "Failed to fetch url"} for u in body["urls"] if u not in good],
-                        "response_time": 0.2})
+        return as_json(
+            {
+                "results": [{"url": u, "raw_content": f"{body.get('format')} of {u}", "images": []} for u in good],
+                "failed_results": [{"url": u, "error": "Failed to fetch url"} for u in body["urls"] if u not in good],
+                "response_time": 0.2,
+            }
+        )

@@ -1,5 +1,6 @@
 """Not collected by the suite: test_browse_pods.py runs it in a pytest session of its own. A test of an account
 leaves the account's browser pod running, as a step run in the test's process does, and the session ends."""
+
 from __future__ import annotations
 
 from foldrun.web.browse import servers

@@ -1,6 +1,7 @@
 """A Tool Test browse goes where a run's does — the account's own browser pod, through the guard — and the next
 Tool Test finds that pod and its browser still there: no new server, no new browser, the context made in the gap
 between the two. Another account's Tool Test browses on a pod of its own."""
+
 from __future__ import annotations
 
 import pytest
@@ -20,16 +21,20 @@ def site():
 
 
 def browse(api, url: str, ws: str = "rank-desk") -> dict:
-    answer = api.post(f"/api/workspaces/{ws}/tools/web/test", {"arguments": {"action": "browse", "url": url,
-                                                                             "mode": "aria"}}, format="json")
+    answer = api.post(
+        f"/api/workspaces/{ws}/tools/web/test",
+        {"arguments": {"action": "browse", "url": url, "mode": "aria"}},
+        format="json",
+    )
     assert answer.status_code == 200, answer.content
     body = answer.json()
     assert body["ok"] is True, body
     return body
 
 
-def test_a_second_tool_test_browse_finds_the_accounts_pod_and_browser_the_first_left(alice_api, account, workspace,
-                                                                                      site):
+def test_a_second_tool_test_browse_finds_the_accounts_pod_and_browser_the_first_left(
+    alice_api, account, workspace, site
+):
     try:
         browse(alice_api, f"{site.url}/app")
         pool = servers.POOL.accounts[account.public_id]
@@ -46,8 +51,9 @@ def test_a_second_tool_test_browse_finds_the_accounts_pod_and_browser_the_first_
             stopped.stop()
 
 
-def test_charlies_tool_test_browses_on_a_pod_of_his_own_accounts(alice_api, charlie_api, charlie, account,
-                                                                  workspace, site):
+def test_charlies_tool_test_browses_on_a_pod_of_his_own_accounts(
+    alice_api, charlie_api, charlie, account, workspace, site
+):
     from accounts.models import Workspace
 
     theirs = charlie.memberships.get().account

@@ -1,5 +1,6 @@
 """extract each= and fields= with a selector lexbor cannot parse, or text no selector can hold (a lone
 surrogate, which JSON allows), come back as a sentence naming the argument — never the parser's own error."""
+
 from __future__ import annotations
 
 import json
@@ -15,7 +16,9 @@ LONE_SURROGATE = json.loads('"\\ud800"')
 
 def test_a_good_selector_reads_each_row_with_its_links_made_absolute():
     assert by_selectors(PAGE, "li", {"name": "a", "url": "a@href"}, "https://example.com/") == [
-        {"name": "one", "url": "https://example.com/a"}, {"name": "two", "url": "https://example.com/b"}]
+        {"name": "one", "url": "https://example.com/a"},
+        {"name": "two", "url": "https://example.com/b"},
+    ]
 
 
 @pytest.mark.parametrize("each", ["a:has(", "li[", LONE_SURROGATE])

@@ -1,5 +1,6 @@
 """mode=aria's four cuts — within, depth, compact, delta — on real Chromium against pages this module serves
 (spec/tools.md, "Numbered elements")."""
+
 from __future__ import annotations
 
 import json
@@ -13,14 +14,24 @@ from tests.fakes.website import html, page
 pytestmark = pytest.mark.e2e
 
 ROUTES = {
-    "/two-forms": html(page("Forms", '<form id="billing"><p>Billing</p><button type="button" '
-                                     'onclick="document.title=\'billing saved\'">Save</button></form>'
-                                     '<form id="shipping"><p>Shipping</p><button type="button" '
-                                     'onclick="document.title=\'shipping saved\'">Save</button></form>')),
-    "/nested": html(page("Nested", '<div><div><div><p>deep words</p><button>Deep</button></div></div></div>')),
-    "/list": html(page("List", '<ul id="items"><li>first</li></ul><button id="add" onclick="const li = '
-                               "document.createElement('li'); li.textContent = 'second'; "
-                               "document.getElementById('items').append(li)\">Add</button>")),
+    "/two-forms": html(
+        page(
+            "Forms",
+            '<form id="billing"><p>Billing</p><button type="button" '
+            "onclick=\"document.title='billing saved'\">Save</button></form>"
+            '<form id="shipping"><p>Shipping</p><button type="button" '
+            "onclick=\"document.title='shipping saved'\">Save</button></form>",
+        )
+    ),
+    "/nested": html(page("Nested", "<div><div><div><p>deep words</p><button>Deep</button></div></div></div>")),
+    "/list": html(
+        page(
+            "List",
+            '<ul id="items"><li>first</li></ul><button id="add" onclick="const li = '
+            "document.createElement('li'); li.textContent = 'second'; "
+            "document.getElementById('items').append(li)\">Add</button>",
+        )
+    ),
 }
 
 
@@ -34,8 +45,9 @@ def test_within_numbers_one_part_of_the_page_and_its_number_is_found_there_again
     assert "Shipping" in out and "Billing" not in out
     assert out.count('button "Save"') == 1
     ref = _ref(out, "button", "Save")
-    done = tool.call({"action": "browse", "url": f"{pages_site.url}/two-forms",
-                      "actions": [{"click": f"@{ref}"}, {"get": "title"}]})
+    done = tool.call(
+        {"action": "browse", "url": f"{pages_site.url}/two-forms", "actions": [{"click": f"@{ref}"}, {"get": "title"}]}
+    )
     note, results = done.split("\n\n", 1)
     assert note == f'@{ref} = button "Save" within #shipping (1 of 1)'
     assert json.loads(results) == [{"get": "title", "value": "shipping saved"}]
@@ -44,8 +56,10 @@ def test_within_numbers_one_part_of_the_page_and_its_number_is_found_there_again
 def test_within_a_part_the_page_does_not_have_is_a_sentence(browse, pages_site):
     with pytest.raises(WebToolError) as caught:
         browse().call({"action": "browse", "url": f"{pages_site.url}/two-forms", "mode": "aria", "within": "#nope"})
-    assert str(caught.value) == (f"browse: within=#nope matches nothing on {pages_site.url}/two-forms — name a part "
-                                 f"of the page that is there (read it with mode=aria to see its parts)")
+    assert str(caught.value) == (
+        f"browse: within=#nope matches nothing on {pages_site.url}/two-forms — name a part "
+        f"of the page that is there (read it with mode=aria to see its parts)"
+    )
 
 
 def test_depth_stops_the_tree_at_a_level_and_a_depth_out_of_range_is_refused(browse, pages_site):
@@ -53,13 +67,15 @@ def test_depth_stops_the_tree_at_a_level_and_a_depth_out_of_range_is_refused(bro
     full = tool.call({"action": "browse", "url": f"{pages_site.url}/nested", "mode": "aria"})
     shallow = tool.call({"action": "browse", "url": f"{pages_site.url}/nested", "mode": "aria", "depth": 1})
     assert 'button "Deep"' in full and 'button "Deep"' not in shallow
-    assert max(len(ln) - len(ln.lstrip()) for ln in shallow.splitlines()) < \
-        max(len(ln) - len(ln.lstrip()) for ln in full.splitlines())
+    assert max(len(ln) - len(ln.lstrip()) for ln in shallow.splitlines()) < max(
+        len(ln) - len(ln.lstrip()) for ln in full.splitlines()
+    )
     for bad in (0, 51, "two"):
         with pytest.raises(WebToolError) as caught:
             tool.call({"action": "browse", "url": f"{pages_site.url}/nested", "mode": "aria", "depth": bad})
-        assert str(caught.value) == (f"browse: depth= is how many levels of the tree, a whole number from 1 to 50; "
-                                     f"{json.dumps(bad)} is not")
+        assert str(caught.value) == (
+            f"browse: depth= is how many levels of the tree, a whole number from 1 to 50; {json.dumps(bad)} is not"
+        )
 
 
 def test_compact_drops_the_empty_containers_and_keeps_what_they_held(browse, pages_site):

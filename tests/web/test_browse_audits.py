@@ -1,5 +1,6 @@
 """mode=a11y runs axe-core in the page (the built-in checks only without it); mode=vitals grades INP after an
 interaction. Real Chromium against pages this file serves."""
+
 from __future__ import annotations
 
 import json
@@ -23,11 +24,16 @@ _SLOW_BUTTON = """<!doctype html><html lang="en"><head><title>Slow</title></head
 
 ROUTES = {
     # no alt, a button with no name, no lang — and a CSP that lets no script in, which axe must get past
-    "/shop": (200, {"content-type": "text/html", "content-security-policy": "script-src 'none'"},
-              b"<!doctype html><html><head><title>Shop</title></head><body><main><h1>Shop</h1>"
-              b"<img src=\"/tile.png\"><img src=\"/tile.png\"><button id=\"icon\"></button></main></body></html>"),
-    "/clean": html(b"<!doctype html><html lang=\"en\"><head><title>Clean</title></head><body><main><h1>Clean</h1>"
-                   b"<p>Nothing to fix.</p></main></body></html>"),
+    "/shop": (
+        200,
+        {"content-type": "text/html", "content-security-policy": "script-src 'none'"},
+        b"<!doctype html><html><head><title>Shop</title></head><body><main><h1>Shop</h1>"
+        b'<img src="/tile.png"><img src="/tile.png"><button id="icon"></button></main></body></html>',
+    ),
+    "/clean": html(
+        b'<!doctype html><html lang="en"><head><title>Clean</title></head><body><main><h1>Clean</h1>'
+        b"<p>Nothing to fix.</p></main></body></html>"
+    ),
     "/slow": html(_SLOW_BUTTON.encode()),
 }
 
@@ -42,7 +48,8 @@ def test_a11y_reports_axe_cores_violations_with_the_elements_and_the_fix_past_th
     out = browse().call({"action": "browse", "url": f"{pages.url}/shop", "mode": "a11y"})
     lines = out.splitlines()
     assert lines[0].startswith(f"axe-core {AXE_VERSION}: ") and lines[0].endswith(
-        f"broken on {pages.url}/shop (outputs/a11y.json)")
+        f"broken on {pages.url}/shop (outputs/a11y.json)"
+    )
     assert "[image-alt] critical — Images must have alternative text (2 elements)" in lines
     assert "[button-name] critical — Buttons must have discernible text (1 element)" in lines
     assert "[html-has-lang] serious — <html> element must have a lang attribute (1 element)" in lines
@@ -66,20 +73,27 @@ def test_a11y_on_a_page_with_nothing_to_fix_says_so_in_one_line(browse, pages):
 def test_without_axe_core_the_built_in_checks_run_and_say_so(browse, pages, tmp_path, monkeypatch):
     monkeypatch.setattr(assets, "AXE_FILE", tmp_path / "no-axe" / "axe.min.js")  # an image built without it
     out = browse().call({"action": "browse", "url": f"{pages.url}/shop", "mode": "a11y"})
-    assert out.startswith("axe-core is not in this image; the built-in checks ran instead\n"
-                          "[image-alt] 2 × images with no alt attribute — give each an alt (alt=\"\" when it is "
-                          "decorative)\n    img")
+    assert out.startswith(
+        "axe-core is not in this image; the built-in checks ran instead\n"
+        '[image-alt] 2 × images with no alt attribute — give each an alt (alt="" when it is '
+        "decorative)\n    img"
+    )
     assert json.loads((tmp_path / "outputs/a11y.json").read_text())[0]["rule"] == "image-alt"
 
 
 def test_vitals_grade_inp_after_a_click_that_blocks_the_page_for_300_ms(browse, pages, tmp_path):
-    out = browse().call({"action": "browse", "url": f"{pages.url}/slow", "mode": "vitals",
-                         "actions": [{"click": "#go"}, {"wait": "text", "text": "done"}]})
+    out = browse().call(
+        {
+            "action": "browse",
+            "url": f"{pages.url}/slow",
+            "mode": "vitals",
+            "actions": [{"click": "#go"}, {"wait": "text", "text": "done"}],
+        }
+    )
     # On a loaded machine the 300 ms handler can outlast the click's 1.5 s first try: the click is then noted as
     # pressed and not pressed again (steps/pointer.py), a note before the vitals (a blank line between, as every
     # note is set apart from what follows); it counts as the interaction.
-    lines = [line for line in out.splitlines()
-             if line and not line.startswith("click #go (the page took longer than")]
+    lines = [line for line in out.splitlines() if line and not line.startswith("click #go (the page took longer than")]
     assert [line.split(":")[0] for line in lines] == ["LCP", "CLS", "FCP", "TTFB", "INP", "load", "weight"]
     inp = json.loads((tmp_path / "outputs/vitals.json").read_text())["INP"]
     assert inp["value"] >= 300 and inp["interactions"] == 1
@@ -92,8 +106,12 @@ def test_vitals_with_no_interaction_say_inp_needs_one(browse, pages, tmp_path):
     out = browse().call({"action": "browse", "url": f"{pages.url}/clean", "mode": "vitals"})
     assert "INP: none — no interaction in this call (a click, a tap or a key in actions gives one)" in out.splitlines()
     vitals = json.loads((tmp_path / "outputs/vitals.json").read_text())
-    assert vitals["CLS"]["grade"] == "good" and vitals["INP"] == {"value": None, "unit": " ms", "grade": None,
-                                                                   "interactions": 0}
+    assert vitals["CLS"]["grade"] == "good" and vitals["INP"] == {
+        "value": None,
+        "unit": " ms",
+        "grade": None,
+        "interactions": 0,
+    }
 
 
 def test_the_audits_are_registered_as_reads():

@@ -1,5 +1,6 @@
 """`cpu_profile=`: where the page's JavaScript spent its time, written as a .cpuprofile for DevTools — real
 Chromium against a page that burns time in a function of its own name (spec/tools.md, "The browser, in full")."""
+
 from __future__ import annotations
 
 import json
@@ -12,10 +13,15 @@ from tests.fakes.website import html, page
 pytestmark = pytest.mark.e2e
 
 ROUTES = {
-    "/busy": html(page("Busy", '<p id="out">-</p><script>function burnCyclesOnLoad() { const end = performance.now() '
-                               '+ 150; let n = 0; while (performance.now() < end) { n += Math.sqrt(n + 1); } return n; }'
-                               'document.getElementById("out").textContent = burnCyclesOnLoad() > 0 ? "done" : "?";'
-                               '</script>')),
+    "/busy": html(
+        page(
+            "Busy",
+            '<p id="out">-</p><script>function burnCyclesOnLoad() { const end = performance.now() '
+            "+ 150; let n = 0; while (performance.now() < end) { n += Math.sqrt(n + 1); } return n; }"
+            'document.getElementById("out").textContent = burnCyclesOnLoad() > 0 ? "done" : "?";'
+            "</script>",
+        )
+    ),
 }
 
 
@@ -41,5 +47,6 @@ def test_cpu_profile_writes_where_the_pages_javascript_spent_its_time(browse, pa
 def test_a_cpu_profile_path_that_is_not_a_cpuprofile_is_refused(browse, pages_site):
     with pytest.raises(WebToolError) as caught:
         browse().call({"action": "browse", "url": f"{pages_site.url}/busy", "cpu_profile": "outputs/busy.json"})
-    assert str(caught.value) == ('browse: cpu_profile= is a .cpuprofile path, such as outputs/page.cpuprofile; '
-                                 '"outputs/busy.json" is not')
+    assert str(caught.value) == (
+        'browse: cpu_profile= is a .cpuprofile path, such as outputs/page.cpuprofile; "outputs/busy.json" is not'
+    )

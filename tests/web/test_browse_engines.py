@@ -1,4 +1,5 @@
 """Engines as the machine has them: engines.json, written at install, read by the tool and /api/version."""
+
 from __future__ import annotations
 
 import json
@@ -37,8 +38,9 @@ def test_an_engine_the_machine_lacks_is_refused_with_the_engines_it_has(make_too
     engines_file({"chromium": {"path": "/usr/bin/chromium", "version": "156.0.8078.114"}})
     with pytest.raises(WebToolError) as caught:
         make_tool().call({"action": "browse", "url": f"{site.url}/article", "browser": "webkit"})
-    assert str(caught.value) == ("browse: this runner image was built without safari; it has chromium (and chrome, "
-                                 "which runs as Chromium here)")
+    assert str(caught.value) == (
+        "browse: this runner image was built without safari; it has chromium (and chrome, which runs as Chromium here)"
+    )
 
 
 @pytest.mark.e2e
@@ -50,8 +52,12 @@ def test_chrome_falls_back_to_chromium_and_says_so(make_tool, engines_file, site
 
 
 def test_api_version_reports_what_engines_json_lists(client, engines_file):
-    engines_file({"chromium": {"path": "/usr/bin/chromium", "version": "156.0.8078.114"},
-                  "firefox": {"path": "/ms-playwright/firefox-1490", "version": "1490"}})
+    engines_file(
+        {
+            "chromium": {"path": "/usr/bin/chromium", "version": "156.0.8078.114"},
+            "firefox": {"path": "/ms-playwright/firefox-1490", "version": "1490"},
+        }
+    )
     answer = client.get("/api/version").json()
     assert answer["browsers"] == ["chromium", "firefox"]
     assert answer["browser_versions"] == {"chromium": "156.0.8078.114", "firefox": "1490"}

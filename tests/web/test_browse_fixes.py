@@ -1,4 +1,5 @@
 """web action=browse, issue 12's short-of-the-spec fixes: real Chromium against pages this module serves."""
+
 from __future__ import annotations
 
 import json
@@ -13,41 +14,87 @@ from tests.fakes.website import html, page
 pytestmark = pytest.mark.e2e
 
 ROUTES = {
-    "/banner": html(page("Banner", '<button id="go" onclick="document.title=\'clicked\'">Go</button>'
-                                   '<input type="checkbox" id="terms">'
-                                   '<div id="cover" onclick="document.title=\'cover\'" style="position:fixed;'
-                                   'inset:0;background:#fff">cookies</div>')),
+    "/banner": html(
+        page(
+            "Banner",
+            '<button id="go" onclick="document.title=\'clicked\'">Go</button>'
+            '<input type="checkbox" id="terms">'
+            '<div id="cover" onclick="document.title=\'cover\'" style="position:fixed;'
+            'inset:0;background:#fff">cookies</div>',
+        )
+    ),
     "/api/items": (200, {"content-type": "application/json"}, b'{"items": [1, 2]}'),
-    "/late-fetch": html(page("Late", '<p id="out">waiting</p><script>setTimeout(() => fetch("/api/items")'
-                                     '.then(r => r.json()).then(j => { document.getElementById("out").textContent'
-                                     ' = "got " + j.items.length; }), 400);</script>')),
-    "/styled": html(page("Styled", '<p id="note" style="color: rgb(255, 0, 0); font-size: 20px; '
-                                   'display: block">Hi</p>')),
-    "/throws": html(page("Throws", '<p>x</p><script>console.log("booting"); '
-                                   'setTimeout(() => { throw new Error("kaboom in widget"); }, 0);</script>')),
-    "/required-login": html(page("Sign in", '<form action="/welcome" method="get"><input name="user" '
-                                            'id="user"><input type="password" name="pw" id="pw">'
-                                            '<input name="code" id="code" required>'
-                                            '<button type="submit">Sign in</button></form>')),
+    "/late-fetch": html(
+        page(
+            "Late",
+            '<p id="out">waiting</p><script>setTimeout(() => fetch("/api/items")'
+            '.then(r => r.json()).then(j => { document.getElementById("out").textContent'
+            ' = "got " + j.items.length; }), 400);</script>',
+        )
+    ),
+    "/styled": html(
+        page("Styled", '<p id="note" style="color: rgb(255, 0, 0); font-size: 20px; display: block">Hi</p>')
+    ),
+    "/throws": html(
+        page(
+            "Throws",
+            '<p>x</p><script>console.log("booting"); '
+            'setTimeout(() => { throw new Error("kaboom in widget"); }, 0);</script>',
+        )
+    ),
+    "/required-login": html(
+        page(
+            "Sign in",
+            '<form action="/welcome" method="get"><input name="user" '
+            'id="user"><input type="password" name="pw" id="pw">'
+            '<input name="code" id="code" required>'
+            '<button type="submit">Sign in</button></form>',
+        )
+    ),
     "/welcome": html(page("Welcome", "<p>signed in</p>")),
     # A site that answers a wrong password with its form again, 200, as most do.
-    "/login-again": html(page("Sign in", '<form action="/login-again" method="get"><input name="user" '
-                                         'id="user"><input type="password" name="pw" id="pw">'
-                                         '<p>Sign in to continue</p><button type="submit">Sign in</button></form>')),
+    "/login-again": html(
+        page(
+            "Sign in",
+            '<form action="/login-again" method="get"><input name="user" '
+            'id="user"><input type="password" name="pw" id="pw">'
+            '<p>Sign in to continue</p><button type="submit">Sign in</button></form>',
+        )
+    ),
     # A site that answers a wrong password with a page of its own: 200, no form, the reason in words (and the
     # password echoed back, as a careless one does).
-    "/login-elsewhere": html(page("Sign in", '<form action="/refused" method="get"><input name="user" id="user">'
-                                             '<input type="password" name="pw" id="pw"><button type="submit">Sign in'
-                                             '</button></form>')),
-    "/refused": lambda request: html(page("Oops", f'<h1>Oops</h1><p>Incorrect password for alice '
-                                                  f'({request["path"].rpartition("pw=")[2]}).</p>'
-                                                  f'<a href="/login-elsewhere">Try again</a>')),
+    "/login-elsewhere": html(
+        page(
+            "Sign in",
+            '<form action="/refused" method="get"><input name="user" id="user">'
+            '<input type="password" name="pw" id="pw"><button type="submit">Sign in'
+            "</button></form>",
+        )
+    ),
+    "/refused": lambda request: html(
+        page(
+            "Oops",
+            f"<h1>Oops</h1><p>Incorrect password for alice "
+            f"({request['path'].rpartition('pw=')[2]}).</p>"
+            f'<a href="/login-elsewhere">Try again</a>',
+        )
+    ),
     # A handler that holds the page for 2.5 s, past the plain click's first try.
-    "/slow-handler": html(page("Slow", '<button id="order" onclick="const t = Date.now(); while (Date.now() - t '
-                                       '< 2500) {} window.orders = (window.orders || 0) + 1; document.title = '
-                                       '\'orders \' + window.orders">Order</button>')),
-    "/to-draft": html(page("New", '<p>x</p><script>setTimeout(() => { throw new Error("late widget"); }, 0);'
-                                  '</script><a id="save" href="/welcome?draft=42">Save</a>')),
+    "/slow-handler": html(
+        page(
+            "Slow",
+            '<button id="order" onclick="const t = Date.now(); while (Date.now() - t '
+            "< 2500) {} window.orders = (window.orders || 0) + 1; document.title = "
+            "'orders ' + window.orders\">Order</button>",
+        )
+    ),
+    "/to-draft": html(
+        page(
+            "New",
+            '<p>x</p><script>setTimeout(() => { throw new Error("late widget"); }, 0);'
+            '</script><a id="save" href="/welcome?draft=42">Save</a>',
+        )
+    ),
 }
 
 
@@ -79,16 +126,30 @@ def test_network_gives_a_404_its_real_byte_count_never_a_negative_one(browse, cl
 
 
 def test_force_sends_the_click_to_the_element_itself_not_to_the_banner_over_it(browse, pages_site):
-    out = browse().call({"action": "browse", "url": f"{pages_site.url}/banner",
-                         "actions": [{"click": "#go", "force": True}, {"check": "#terms", "force": True},
-                                     {"get": "title"}, {"get": "#terms", "what": "checked"}]})
+    out = browse().call(
+        {
+            "action": "browse",
+            "url": f"{pages_site.url}/banner",
+            "actions": [
+                {"click": "#go", "force": True},
+                {"check": "#terms", "force": True},
+                {"get": "title"},
+                {"get": "#terms", "what": "checked"},
+            ],
+        }
+    )
     assert json.loads(out) == [{"get": "title", "value": "clicked"}, {"get": "checked of #terms", "value": True}]
 
 
 def test_a_click_whose_handler_holds_the_page_past_the_first_try_is_pressed_once(browse, pages_site):
     tool = browse()
-    out = tool.call({"action": "browse", "url": f"{pages_site.url}/slow-handler",
-                     "actions": [{"click": "#order"}, {"wait": 300}, {"get": "title"}]})
+    out = tool.call(
+        {
+            "action": "browse",
+            "url": f"{pages_site.url}/slow-handler",
+            "actions": [{"click": "#order"}, {"wait": 300}, {"get": "title"}],
+        }
+    )
     note, results = out.split("\n\n", 1) if out.startswith("click") else ("", out)
     assert json.loads(results) == [{"get": "title", "value": "orders 1"}]
     # Whether the first try ran out before or after the press reached the page, it is pressed once; after,
@@ -97,8 +158,13 @@ def test_a_click_whose_handler_holds_the_page_past_the_first_try_is_pressed_once
 
 
 def test_wait_on_a_response_holds_the_steps_until_the_page_fetched_what_matches(browse, pages_site):
-    out = browse().call({"action": "browse", "url": f"{pages_site.url}/late-fetch", "actions": [
-        {"wait": "response", "matches": r"/api/items$"}, {"wait": 100}, {"get": "#out"}]})
+    out = browse().call(
+        {
+            "action": "browse",
+            "url": f"{pages_site.url}/late-fetch",
+            "actions": [{"wait": "response", "matches": r"/api/items$"}, {"wait": 100}, {"get": "#out"}],
+        }
+    )
     assert json.loads(out) == [{"get": "text of #out", "value": "got 2"}]
 
 
@@ -108,8 +174,10 @@ class SlowBody(QuietHandler):
 
     def do_GET(self) -> None:  # noqa: N802
         if self.path == "/":
-            body = (b'<p id="out">waiting</p><script>fetch("/api/slow").then(r => r.text()).then(t => '
-                    b'{ document.getElementById("out").textContent = t; });</script><img src="/slow.png" alt="">')
+            body = (
+                b'<p id="out">waiting</p><script>fetch("/api/slow").then(r => r.text()).then(t => '
+                b'{ document.getElementById("out").textContent = t; });</script><img src="/slow.png" alt="">'
+            )
             self._send(200, "text/html", body)
         elif self.path == "/slow.png":
             time.sleep(0.6)
@@ -135,8 +203,13 @@ class SlowBody(QuietHandler):
 def test_wait_on_a_response_that_came_while_the_page_loaded_is_not_waited_for_again(browse):
     with LoopbackServer(SlowBody) as site:
         started = time.monotonic()
-        out = browse().call({"action": "browse", "url": f"{site.url}/", "actions": [
-            {"wait": "response", "matches": r"/api/slow$", "timeout": 5000}]})
+        out = browse().call(
+            {
+                "action": "browse",
+                "url": f"{site.url}/",
+                "actions": [{"wait": "response", "matches": r"/api/slow$", "timeout": 5000}],
+            }
+        )
         took = time.monotonic() - started
     assert "wait response" not in out
     assert took < 4.5, took  # it did not wait out its 5 s for a response the page already had
@@ -145,8 +218,13 @@ def test_wait_on_a_response_that_came_while_the_page_loaded_is_not_waited_for_ag
 def test_wait_on_a_request_that_never_comes_says_so_and_a_missing_matches_is_named(browse, pages_site):
     tool = browse()
     with pytest.raises(WebToolError) as caught:
-        tool.call({"action": "browse", "url": f"{pages_site.url}/late-fetch", "actions": [
-            {"wait": "request", "matches": "/never", "timeout": 800}]})
+        tool.call(
+            {
+                "action": "browse",
+                "url": f"{pages_site.url}/late-fetch",
+                "actions": [{"wait": "request", "matches": "/never", "timeout": 800}],
+            }
+        )
     assert "wait request: no request matching /never within 800 ms" in str(caught.value)
     with pytest.raises(WebToolError) as caught:
         tool.call({"action": "browse", "url": f"{pages_site.url}/late-fetch", "actions": [{"wait": "response"}]})
@@ -157,32 +235,50 @@ def test_browser_and_engine_on_one_call_must_agree(browse, pages_site):
     tool = browse()
     with pytest.raises(WebToolError) as caught:
         tool.call({"action": "browse", "url": f"{pages_site.url}/welcome", "browser": "chromium", "engine": "firefox"})
-    assert str(caught.value) == ("browse sets engine firefox and browser chromium, which disagree — they are one "
-                                 "setting; give either, or both only if they agree")
-    out = tool.call({"action": "browse", "url": f"{pages_site.url}/welcome", "browser": "chromium",
-                     "engine": "chromium"})
+    assert str(caught.value) == (
+        "browse sets engine firefox and browser chromium, which disagree — they are one "
+        "setting; give either, or both only if they agree"
+    )
+    out = tool.call(
+        {"action": "browse", "url": f"{pages_site.url}/welcome", "browser": "chromium", "engine": "chromium"}
+    )
     assert "signed in" in out
 
 
 def test_the_final_url_is_the_last_stderr_line_even_after_the_pages_own_failures(browse, pages_site, recorder):
-    browse().call({"action": "browse", "url": f"{pages_site.url}/to-draft",
-                   "actions": [{"wait": 100}, {"click": "#save"}, {"wait": "url", "contains": "draft="}]})
+    browse().call(
+        {
+            "action": "browse",
+            "url": f"{pages_site.url}/to-draft",
+            "actions": [{"wait": 100}, {"click": "#save"}, {"wait": "url", "contains": "draft="}],
+        }
+    )
     assert any("uncaught error" in line and "late widget" in line for line in recorder.lines)
     assert recorder.lines[-1] == f"{pages_site.url}/welcome?draft=42"
 
 
 def test_get_styles_answers_the_computed_styles_asked_for_by_props(browse, pages_site):
-    out = json.loads(browse().call({"action": "browse", "url": f"{pages_site.url}/styled", "actions": [
-        {"get": "#note", "what": "styles", "props": ["color", "font-size"]},
-        {"get": "#note", "what": "styles"}]}))
+    out = json.loads(
+        browse().call(
+            {
+                "action": "browse",
+                "url": f"{pages_site.url}/styled",
+                "actions": [
+                    {"get": "#note", "what": "styles", "props": ["color", "font-size"]},
+                    {"get": "#note", "what": "styles"},
+                ],
+            }
+        )
+    )
     assert out[0] == {"get": "styles of #note", "value": {"color": "rgb(255, 0, 0)", "font-size": "20px"}}
     assert out[1]["value"]["display"] == "block" and out[1]["value"]["color"] == "rgb(255, 0, 0)"
     assert len(out[1]["value"]) == 20
 
 
 def test_console_mode_includes_the_pages_uncaught_errors_with_level_and_source(browse, pages_site, tmp_path):
-    out = browse().call({"action": "browse", "url": f"{pages_site.url}/throws", "mode": "console",
-                         "actions": [{"wait": 200}]})
+    out = browse().call(
+        {"action": "browse", "url": f"{pages_site.url}/throws", "mode": "console", "actions": [{"wait": 200}]}
+    )
     lines = out.splitlines()
     assert f"[log] booting ({pages_site.url}/throws)" in lines
     assert f"[error] uncaught Error: kaboom in widget ({pages_site.url}/throws)" in lines
@@ -192,28 +288,36 @@ def test_console_mode_includes_the_pages_uncaught_errors_with_level_and_source(b
 
 def test_login_never_says_signed_in_when_the_site_shows_its_sign_in_form_again(browse, pages_site):
     tool = browse(secret={"PORTAL_LOGIN": "alice:not-the-password"}.__getitem__)
-    out = tool.call({"action": "browse", "url": f"{pages_site.url}/login-again",
-                     "actions": [{"login": "PORTAL_LOGIN"}]})
-    assert out.splitlines()[0] == ("login: the site did not sign in from the secret PORTAL_LOGIN — its sign-in "
-                                   "form is still on the page after the submit")
+    out = tool.call(
+        {"action": "browse", "url": f"{pages_site.url}/login-again", "actions": [{"login": "PORTAL_LOGIN"}]}
+    )
+    assert out.splitlines()[0] == (
+        "login: the site did not sign in from the secret PORTAL_LOGIN — its sign-in "
+        "form is still on the page after the submit"
+    )
     assert "signed in from the secret" not in out
 
 
 def test_login_never_says_signed_in_when_the_site_answers_a_wrong_password_with_a_page_saying_so(browse, pages_site):
     tool = browse(secret={"PORTAL_LOGIN": "alice:not-the-password"}.__getitem__)
-    out = tool.call({"action": "browse", "url": f"{pages_site.url}/login-elsewhere",
-                     "actions": [{"login": "PORTAL_LOGIN"}]})
-    assert out.splitlines()[0] == ('login: the site did not sign in from the secret PORTAL_LOGIN — the page says '
-                                   '"Incorrect password for alice ([secret PORTAL_LOGIN])."')
+    out = tool.call(
+        {"action": "browse", "url": f"{pages_site.url}/login-elsewhere", "actions": [{"login": "PORTAL_LOGIN"}]}
+    )
+    assert out.splitlines()[0] == (
+        "login: the site did not sign in from the secret PORTAL_LOGIN — the page says "
+        '"Incorrect password for alice ([secret PORTAL_LOGIN])."'
+    )
     assert "not-the-password" not in out and "signed in from the secret" not in out
 
 
 def test_login_says_the_submit_was_blocked_when_the_forms_own_validation_refused_it(browse, pages_site):
     tool = browse(secret={"PORTAL_LOGIN": json.dumps({"username": "alice", "password": "pa55-w0rd-long"})}.__getitem__)
     with pytest.raises(WebToolError) as caught:
-        tool.call({"action": "browse", "url": f"{pages_site.url}/required-login",
-                   "actions": [{"login": "PORTAL_LOGIN"}]})
+        tool.call(
+            {"action": "browse", "url": f"{pages_site.url}/required-login", "actions": [{"login": "PORTAL_LOGIN"}]}
+        )
     assert str(caught.value).startswith("browse: login: the form's own validation blocked the submit — code: ")
-    assert str(caught.value).endswith("; the secret PORTAL_LOGIN filled the user name and password and the form "
-                                      "asks for more, so nobody signed in")
+    assert str(caught.value).endswith(
+        "; the secret PORTAL_LOGIN filled the user name and password and the form asks for more, so nobody signed in"
+    )
     assert "signed in from the secret" not in str(caught.value)

@@ -4,6 +4,7 @@ account's pool, on a windowed pod (a browser server under an Xvfb of its own), b
 `slim`, a pod killed mid-call is reconnected to; in the step (the CLI) a browser starts an Xvfb of its own for the
 call and stops it after. The run log says `browser: with a window (headless: false)` and where; there is no
 per-call argument for it. Through real runs on a real worker with real Chromium."""
+
 from __future__ import annotations
 
 import os
@@ -28,10 +29,14 @@ SIZE = """<html><body><p id="size"></p><script>
 document.getElementById('size').textContent = 'window ' + innerWidth + 'x' + innerHeight + ' screen ' +
   screen.width + 'x' + screen.height;
 </script></body></html>"""
-WINDOW_LINE = re.compile(r"browser: with a window \(headless: false\) — on a virtual screen \(Xvfb :(\d+), "
-                         r"1920x1080\) started for the call")
-POD_WINDOW_LINE = re.compile(r"browser: with a window \(headless: false\) — on the browser pod's virtual screen "
-                             r"\(Xvfb :(\d+), 1920x1080\)")
+WINDOW_LINE = re.compile(
+    r"browser: with a window \(headless: false\) — on a virtual screen \(Xvfb :(\d+), "
+    r"1920x1080\) started for the call"
+)
+POD_WINDOW_LINE = re.compile(
+    r"browser: with a window \(headless: false\) — on the browser pod's virtual screen "
+    r"\(Xvfb :(\d+), 1920x1080\)"
+)
 WINDOWED = "web:\n  browse:\n    headless: false\n"
 
 
@@ -59,7 +64,8 @@ def sized(site):
 
 
 def test_headless_false_draws_a_1920_by_1080_window_on_the_pools_windowed_pod_and_the_step_stays_slim(
-        celery_worker_process, workspace, alice, fake_provider, sized, client):
+    celery_worker_process, workspace, alice, fake_provider, sized, client
+):
     push(workspace, {"agents/reader/agent.md": agent_file("reader", fake_provider, tools="[web]", extra=WINDOWED)})
     fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{sized.url}/size", "mode": "text"})
     fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{sized.url}/size", "mode": "text"})
@@ -80,13 +86,17 @@ def test_headless_false_draws_a_1920_by_1080_window_on_the_pools_windowed_pod_an
     assert list(xvfbs().values()).count(display) == 1  # and no other on its display
     assert [t.image for t in Step.objects.get(run=done).tries.all()] == ["slim"]  # rendered in the pool
     client.force_login(alice)
-    assert "slim · browser pod" in client.get(reverse("run-page", args=[workspace.name, done.public_id])).content.decode()
+    assert (
+        "slim · browser pod" in client.get(reverse("run-page", args=[workspace.name, done.public_id])).content.decode()
+    )
 
 
 def test_a_windowed_call_cut_by_killing_its_pod_is_run_again_on_the_replaced_pod_and_its_screen_goes_with_it(
-        celery_worker_process, workspace, alice, fake_provider, sized):
-    done, killed = a_slow_read_with_its_pod_killed(celery_worker_process, workspace, alice, fake_provider, sized,
-                                                   extra=WINDOWED)
+    celery_worker_process, workspace, alice, fake_provider, sized
+):
+    done, killed = a_slow_read_with_its_pod_killed(
+        celery_worker_process, workspace, alice, fake_provider, sized, extra=WINDOWED
+    )
     lines = [line for line in log_lines(done) if line.startswith("browser pod:")]
     windows = [POD_WINDOW_LINE.fullmatch(line) for line in log_lines(done) if line.startswith("browser: with a window")]
     assert done.status == "completed", done.error
@@ -103,7 +113,8 @@ def test_a_windowed_call_cut_by_killing_its_pod_is_run_again_on_the_replaced_pod
 
 
 def test_without_headless_false_the_page_is_the_emulated_1366_by_900(
-        celery_worker_process, workspace, alice, fake_provider, sized):
+    celery_worker_process, workspace, alice, fake_provider, sized
+):
     push(workspace, {"agents/reader/agent.md": agent_file("reader", fake_provider, tools="[web]")})
     fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{sized.url}/size", "mode": "text"})
     fake_provider.reply_text("GOOD")
@@ -123,12 +134,15 @@ def test_in_the_step_a_windowed_call_starts_an_xvfb_of_its_own_and_stops_it_afte
     assert xvfbs() == before  # the call's Xvfb stopped with its browser
 
 
-HEADLESS_SENTENCE = ("browse: headless is the agent's own setting (web.browse.headless: false in its file), not a "
-                     "call's — there is no per-call argument for it")
+HEADLESS_SENTENCE = (
+    "browse: headless is the agent's own setting (web.browse.headless: false in its file), not a "
+    "call's — there is no per-call argument for it"
+)
 
 
 def test_a_call_asking_for_a_window_itself_is_told_where_the_setting_belongs(
-        celery_worker_process, workspace, alice, fake_provider, sized, make_tool):
+    celery_worker_process, workspace, alice, fake_provider, sized, make_tool
+):
     push(workspace, {"agents/reader/agent.md": agent_file("reader", fake_provider, tools="[web]")})
     fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{sized.url}/size", "headless": False})
     fake_provider.reply_text("GOOD")

@@ -3,6 +3,7 @@
 A real Chromium is started here with a CDP endpoint on loopback (what a browser session's keeper runs); the
 browse calls attach to it instead of launching, act on its page and leave the page where they left it.
 """
+
 from __future__ import annotations
 
 
@@ -56,8 +57,14 @@ def test_a_blocked_address_is_not_opened_in_the_session(make_tool, session_brows
 
 def test_expect_claims_in_a_session_are_each_reported_and_a_failed_one_fails_the_call(make_tool, site, session_browser):
     tool = make_tool({}, session_cdp=session_browser)
-    out = tool.call({"action": "browse", "url": f"{site.url}/buttons", "mode": "text",
-                     "expect": [{"expect": "url", "contains": "/buttons"}]})
+    out = tool.call(
+        {
+            "action": "browse",
+            "url": f"{site.url}/buttons",
+            "mode": "text",
+            "expect": [{"expect": "url", "contains": "/buttons"}],
+        }
+    )
     assert out.startswith('expect ✓ {"expect": "url", "contains": "/buttons"}\n')
     with pytest.raises(WebToolError) as caught:
         tool.call({"action": "browse", "mode": "text", "expect": [{"expect": "title", "equals": "Nowhere"}]})

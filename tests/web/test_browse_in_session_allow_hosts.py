@@ -5,6 +5,7 @@ check; a host off the list is refused as always, the sentence saying it is not a
 The session's Chromium here resolves staging.internal to the loopback site itself (`--host-resolver-rules`),
 standing in for the keeper's guard handing that host to the user's proxy, which knows where it is.
 """
+
 from __future__ import annotations
 
 from urllib.parse import urlsplit
@@ -22,16 +23,19 @@ def staging_session(tmp_path):
 
 
 def test_a_host_on_the_sessions_allow_hosts_is_opened_and_one_off_it_is_refused_naming_the_list(
-        make_tool, site, staging_session):
+    make_tool, site, staging_session
+):
     staging = f"http://staging.internal:{urlsplit(site.url).port}/article"
     tool = make_tool({}, session_cdp=staging_session, allow_private=False, session_allow_hosts=["staging.internal"])
     assert "Owner inspections" in tool.call({"action": "browse", "url": staging, "mode": "text"})
     with pytest.raises(WebToolError) as refused:
         tool.call({"action": "browse", "url": f"{site.url}/article", "mode": "text"})
-    assert str(refused.value).startswith(f"browse: {site.url}/article was not opened — 127.0.0.1 resolves to "
-                                         f"127.0.0.1: private")
-    assert str(refused.value).endswith("; this session reaches only staging.internal through its proxy "
-                                       "(allowHosts), and 127.0.0.1 is not among them")
+    assert str(refused.value).startswith(
+        f"browse: {site.url}/article was not opened — 127.0.0.1 resolves to 127.0.0.1: private"
+    )
+    assert str(refused.value).endswith(
+        "; this session reaches only staging.internal through its proxy (allowHosts), and 127.0.0.1 is not among them"
+    )
 
 
 def test_without_allow_hosts_the_same_host_is_refused_by_the_calls_own_check(make_tool, site, staging_session):

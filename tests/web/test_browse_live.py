@@ -2,6 +2,7 @@
 real run on a real Celery worker with real Chromium: a multi-step form keeps its progress from one call to the next,
 `url` is optional on the next call, `session` names which live page, `live=end` closes it, the step's end closes
 it, and a tab that crashed is a sentence and the next call starts fresh."""
+
 from __future__ import annotations
 
 import os
@@ -65,14 +66,28 @@ def renderers_of(profile: str) -> list[int]:
 
 
 def test_a_live_page_keeps_a_forms_progress_across_calls_and_live_end_closes_it(
-        celery_worker_process, workspace, alice, fake_provider, wizard):
+    celery_worker_process, workspace, alice, fake_provider, wizard
+):
     before = set(live_browsers())
     push(workspace, {"agents/clerk/agent.md": agent_file("clerk", fake_provider, tools="[web]")})
-    fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{wizard.url}/wizard", "live": True,
-                                         "actions": [{"fill": "#name", "text": "Ada"}, {"click": "#next"}]})
-    fake_provider.reply_tool_use("web", {"action": "browse", "live": True, "device": "Pixel 7",
-                                         "actions": [{"fill": "#email", "text": "ada@example.org"},
-                                                     {"click": "#send"}]})
+    fake_provider.reply_tool_use(
+        "web",
+        {
+            "action": "browse",
+            "url": f"{wizard.url}/wizard",
+            "live": True,
+            "actions": [{"fill": "#name", "text": "Ada"}, {"click": "#next"}],
+        },
+    )
+    fake_provider.reply_tool_use(
+        "web",
+        {
+            "action": "browse",
+            "live": True,
+            "device": "Pixel 7",
+            "actions": [{"fill": "#email", "text": "ada@example.org"}, {"click": "#send"}],
+        },
+    )
     fake_provider.reply_tool_use("web", {"action": "browse", "live": "end"})
     fake_provider.reply_tool_use("web", {"action": "browse", "live": True})
     fake_provider.reply_text("GOOD — submitted")
@@ -86,22 +101,39 @@ def test_a_live_page_keeps_a_forms_progress_across_calls_and_live_end_closes_it(
     assert after == "browse: there is no live page live in this step yet — the first call needs url="
     assert [r["path"] for r in wizard.seen].count("/wizard") == 1  # opened once; the next call reattached
     lines = log_lines(done)
-    assert "browse: live page live opened — kept beside the step until live=end, 15 minutes unused or the " \
-           "step's end" in lines
+    assert (
+        "browse: live page live opened — kept beside the step until live=end, 15 minutes unused or the "
+        "step's end" in lines
+    )
     assert "browse: live page live closed (live=end)" in lines
     assert set(live_browsers()) - before == set()
 
 
 def test_the_steps_end_closes_its_live_pages_and_session_names_which(
-        celery_worker_process, workspace, alice, fake_provider, wizard):
+    celery_worker_process, workspace, alice, fake_provider, wizard
+):
     before = set(live_browsers())
-    push(workspace, {"agents/clerk/agent.md": agent_file(
-        "clerk", fake_provider, tools="[web]", extra="web:\n  browse:\n    live: true\n")})
-    fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{wizard.url}/wizard", "session": "one",
-                                         "actions": [{"fill": "#name", "text": "One"}, {"click": "#next"}]})
+    push(
+        workspace,
+        {
+            "agents/clerk/agent.md": agent_file(
+                "clerk", fake_provider, tools="[web]", extra="web:\n  browse:\n    live: true\n"
+            )
+        },
+    )
+    fake_provider.reply_tool_use(
+        "web",
+        {
+            "action": "browse",
+            "url": f"{wizard.url}/wizard",
+            "session": "one",
+            "actions": [{"fill": "#name", "text": "One"}, {"click": "#next"}],
+        },
+    )
     fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{wizard.url}/wizard", "session": "two"})
-    fake_provider.reply_tool_use("web", {"action": "browse", "session": "one", "mode": "html",
-                                         "url": f"{wizard.url}/wizard"})  # the same URL: the page as it stands
+    fake_provider.reply_tool_use(
+        "web", {"action": "browse", "session": "one", "mode": "html", "url": f"{wizard.url}/wizard"}
+    )  # the same URL: the page as it stands
     fake_provider.reply_text("GOOD")
     done = finished(check_start_run(workspace=workspace, user=alice, agent="clerk", task="Two live pages."))
     _one, two, one_again = tool_results(done)
@@ -113,11 +145,19 @@ def test_the_steps_end_closes_its_live_pages_and_session_names_which(
 
 
 def test_a_live_page_whose_tab_crashed_is_a_sentence_and_the_next_call_starts_fresh(
-        celery_worker_process, workspace, alice, fake_provider, wizard):
+    celery_worker_process, workspace, alice, fake_provider, wizard
+):
     before = set(live_browsers())
     push(workspace, {"agents/clerk/agent.md": agent_file("clerk", fake_provider, tools="[web]")})
-    fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{wizard.url}/wizard", "live": True,
-                                         "actions": [{"fill": "#name", "text": "Ada"}, {"click": "#next"}]})
+    fake_provider.reply_tool_use(
+        "web",
+        {
+            "action": "browse",
+            "url": f"{wizard.url}/wizard",
+            "live": True,
+            "actions": [{"fill": "#name", "text": "Ada"}, {"click": "#next"}],
+        },
+    )
     fake_provider.reply_tool_use("web", {"action": "browse", "live": True}, delay=4)  # the tab is killed meanwhile
     fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{wizard.url}/wizard", "live": True})
     fake_provider.reply_text("GOOD")
@@ -132,8 +172,10 @@ def test_a_live_page_whose_tab_crashed_is_a_sentence_and_the_next_call_starts_fr
     done = finished(run)
     first, crashed, fresh = tool_results(done)
     assert done.status == "completed", done.error
-    assert crashed == ("browse: the live page live crashed — its tab is gone, and what it held with it; it was "
-                       "closed, and the next call starts a fresh one (pass url= to open the page again)")
+    assert crashed == (
+        "browse: the live page live crashed — its tab is gone, and what it held with it; it was "
+        "closed, and the next call starts a fresh one (pass url= to open the page again)"
+    )
     assert "Step two of two" not in fresh and "Name" in fresh  # a fresh page, on its first step
     assert [r["path"] for r in wizard.seen].count("/wizard") == 2
     time.sleep(0.5)
@@ -141,7 +183,8 @@ def test_a_live_page_whose_tab_crashed_is_a_sentence_and_the_next_call_starts_fr
 
 
 def test_a_live_page_on_an_engine_other_than_chromium_is_refused_in_checks_words_before_a_browser_opens(
-        make_tool, site):
+    make_tool, site
+):
     from foldrun.contract import web_engines as W
     from foldrun.web.errors import WebToolError
 
@@ -173,10 +216,14 @@ def test_a_live_page_left_unused_past_its_idle_time_closes_itself_without_a_next
 def test_a_live_page_takes_the_files_cookies_when_it_opens_and_never_runs_script_after(make_tool, wizard):
     from foldrun.web.errors import WebToolError
 
-    tool = make_tool({"browse": {"live": True, "cookies": "SITE_COOKIES", "cookie_domain": "127.0.0.1"}},
-                     secret={"SITE_COOKIES": "sid=abc123"}.__getitem__)
+    tool = make_tool(
+        {"browse": {"live": True, "cookies": "SITE_COOKIES", "cookie_domain": "127.0.0.1"}},
+        secret={"SITE_COOKIES": "sid=abc123"}.__getitem__,
+    )
     assert "signed in as alice" in tool.call({"action": "browse", "url": f"{wizard.url}/account"})
     with pytest.raises(WebToolError) as refused:  # the next call, on the page those cookies signed in
         tool.call({"action": "browse", "js": "document.cookie"})
-    assert str(refused.value) == ("browse: js does not run in a call that carries cookies from a secret, or in a "
-                                  "session those cookies seeded — document.cookie is one expression away")
+    assert str(refused.value) == (
+        "browse: js does not run in a call that carries cookies from a secret, or in a "
+        "session those cookies seeded — document.cookie is one expression away"
+    )

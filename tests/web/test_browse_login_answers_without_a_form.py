@@ -3,6 +3,7 @@ a page of its own (no form back, no field marked, nothing in English): it kept n
 page is a refusal; it kept a cookie or storage key and moved on is a sign-in; one without the other is said to be
 unknown, never "signed in". And a form the page's own script posts with fetch() a moment after the submit is
 judged on the site's answer, not before it. Real Chromium against German loopback pages."""
+
 from __future__ import annotations
 
 import json
@@ -20,16 +21,21 @@ WRONG = "alice:falsches-Passwort"
 
 
 def seite(title: str, body: str) -> bytes:
-    return (f'<!doctype html><html lang="de"><head><title>{title}</title></head><body><main>{body}</main>'
-            f"</body></html>").encode()
+    return (
+        f'<!doctype html><html lang="de"><head><title>{title}</title></head><body><main>{body}</main></body></html>'
+    ).encode()
 
 
-FORM = ('<form action="{action}" method="post"><label>Benutzername <input name="benutzer"></label>'
-        '<label>Passwort <input type="password" name="passwort"></label><button type="submit">Anmelden</button>'
-        "</form>")
+FORM = (
+    '<form action="{action}" method="post"><label>Benutzername <input name="benutzer"></label>'
+    '<label>Passwort <input type="password" name="passwort"></label><button type="submit">Anmelden</button>'
+    "</form>"
+)
 # The page a refusal gets on these sites: no form, no field, no alert — only German words and a way back.
-FEHLGESCHLAGEN = seite("Fehler", '<h1>Anmeldung fehlgeschlagen</h1><p>Bitte versuchen Sie es erneut.</p>'
-                                 '<a href="/zugang">Zurück zur Anmeldung</a>')
+FEHLGESCHLAGEN = seite(
+    "Fehler",
+    '<h1>Anmeldung fehlgeschlagen</h1><p>Bitte versuchen Sie es erneut.</p><a href="/zugang">Zurück zur Anmeldung</a>',
+)
 
 
 def _right(request: dict) -> bool:
@@ -48,8 +54,12 @@ def _zugang(request: dict):  # noqa: ANN202 - an Answer
 
 def _uebersicht(request: dict):  # noqa: ANN202 - an Answer
     signed = "sitzung=b41c9e" in request["headers"].get("Cookie", "")
-    return html(seite("Übersicht", "<h1>Übersicht</h1><p>Angemeldet als alice</p>" if signed else
-                      "<p>Bitte melden Sie sich an.</p>"))
+    return html(
+        seite(
+            "Übersicht",
+            "<h1>Übersicht</h1><p>Angemeldet als alice</p>" if signed else "<p>Bitte melden Sie sich an.</p>",
+        )
+    )
 
 
 def _fehlversuch(request: dict):  # noqa: ANN202 - an Answer
@@ -61,19 +71,22 @@ def _fehlversuch(request: dict):  # noqa: ANN202 - an Answer
 
 # A sign-in the page's script sends: the submit is held, then 400 ms later a fetch() posts the fields as JSON; the
 # answer's token goes to localStorage and the page moves on, or the script shows the refusal in the form.
-SCRIPTED = seite("Anmelden", '<form id="f"><label>Benutzername <input name="benutzer"></label><label>Passwort '
-                             '<input type="password" name="passwort"></label><button>Anmelden</button>'
-                             '<p id="meldung"></p></form><script>'
-                             'document.getElementById("f").addEventListener("submit", event => {'
-                             ' event.preventDefault(); const f = event.target;'
-                             ' setTimeout(async () => {'
-                             '  const answer = await fetch("/api/sitzung", {method: "POST", headers: {"content-type":'
-                             ' "application/json"}, body: JSON.stringify({benutzer: f.benutzer.value,'
-                             ' passwort: f.passwort.value})});'
-                             '  if (answer.ok) { localStorage.setItem("token", (await answer.json()).token);'
-                             ' location.href = "/app/start"; }'
-                             '  else { document.getElementById("meldung").textContent = "Anmeldung fehlgeschlagen"; }'
-                             ' }, 400); });</script>')
+SCRIPTED = seite(
+    "Anmelden",
+    '<form id="f"><label>Benutzername <input name="benutzer"></label><label>Passwort '
+    '<input type="password" name="passwort"></label><button>Anmelden</button>'
+    '<p id="meldung"></p></form><script>'
+    'document.getElementById("f").addEventListener("submit", event => {'
+    " event.preventDefault(); const f = event.target;"
+    " setTimeout(async () => {"
+    '  const answer = await fetch("/api/sitzung", {method: "POST", headers: {"content-type":'
+    ' "application/json"}, body: JSON.stringify({benutzer: f.benutzer.value,'
+    " passwort: f.passwort.value})});"
+    '  if (answer.ok) { localStorage.setItem("token", (await answer.json()).token);'
+    ' location.href = "/app/start"; }'
+    '  else { document.getElementById("meldung").textContent = "Anmeldung fehlgeschlagen"; }'
+    " }, 400); });</script>",
+)
 
 
 def _sitzung(request: dict):  # noqa: ANN202 - an Answer
@@ -90,9 +103,14 @@ ROUTES = {
     "/versuch": _fehlversuch,
     "/app/anmelden": html(SCRIPTED),
     "/api/sitzung": _sitzung,
-    "/app/start": html(seite("Start", '<h1>Willkommen, alice</h1><p id="token"></p><script>'
-                                      'document.getElementById("token").textContent = "Token " + '
-                                      'localStorage.getItem("token");</script>')),
+    "/app/start": html(
+        seite(
+            "Start",
+            '<h1>Willkommen, alice</h1><p id="token"></p><script>'
+            'document.getElementById("token").textContent = "Token " + '
+            'localStorage.getItem("token");</script>',
+        )
+    ),
 }
 
 
@@ -103,9 +121,11 @@ def _login(browse, url: str, secret: str) -> str:  # noqa: ANN001 - the fixture
 
 def test_a_german_refusal_page_in_place_of_the_form_that_keeps_nothing_is_not_signed_in(browse, pages_site):
     out = _login(browse, f"{pages_site.url}/zugang", WRONG)
-    assert out.splitlines()[0] == ("login: the site did not sign in from the secret PORTAL_LOGIN — the page is still "
-                                   f"the sign-in page ({pages_site.url}/zugang) and the site kept no cookie or storage "
-                                   "from the submit")
+    assert out.splitlines()[0] == (
+        "login: the site did not sign in from the secret PORTAL_LOGIN — the page is still "
+        f"the sign-in page ({pages_site.url}/zugang) and the site kept no cookie or storage "
+        "from the submit"
+    )
     assert "Anmeldung fehlgeschlagen" in out
 
 
@@ -117,16 +137,20 @@ def test_the_same_german_site_signing_in_with_a_cookie_and_its_overview_is_signe
 
 def test_a_german_refusal_page_elsewhere_that_keeps_nothing_is_said_to_be_unknown_not_signed_in(browse, pages_site):
     out = _login(browse, f"{pages_site.url}/portal", WRONG)
-    assert out.splitlines()[0] == ("login: could not tell whether the site signed in from the secret PORTAL_LOGIN — "
-                                   f"the page went on to {pages_site.url}/portal/pruefen, but the site kept no cookie "
-                                   "or storage from the submit")
+    assert out.splitlines()[0] == (
+        "login: could not tell whether the site signed in from the secret PORTAL_LOGIN — "
+        f"the page went on to {pages_site.url}/portal/pruefen, but the site kept no cookie "
+        "or storage from the submit"
+    )
 
 
 def test_a_german_refusal_page_that_sets_a_cookie_but_stays_is_said_to_be_unknown_not_signed_in(browse, pages_site):
     out = _login(browse, f"{pages_site.url}/versuch", WRONG)
-    assert out.splitlines()[0] == ("login: could not tell whether the site signed in from the secret PORTAL_LOGIN — "
-                                   "the site kept the cookie fehlversuche, but the page is still the sign-in page "
-                                   f"({pages_site.url}/versuch)")
+    assert out.splitlines()[0] == (
+        "login: could not tell whether the site signed in from the secret PORTAL_LOGIN — "
+        "the site kept the cookie fehlversuche, but the page is still the sign-in page "
+        f"({pages_site.url}/versuch)"
+    )
 
 
 def test_a_sign_in_the_pages_script_posts_after_a_delay_is_judged_on_its_answer_signed_in(browse, pages_site):
@@ -138,6 +162,7 @@ def test_a_sign_in_the_pages_script_posts_after_a_delay_is_judged_on_its_answer_
 
 def test_a_sign_in_the_pages_script_posts_after_a_delay_and_the_site_refuses_is_its_401(browse, pages_site):
     out = _login(browse, f"{pages_site.url}/app/anmelden", WRONG)
-    assert out.splitlines()[0] == ("login: the site did not sign in from the secret PORTAL_LOGIN — it answered the "
-                                   "sign-in with 401")
+    assert out.splitlines()[0] == (
+        "login: the site did not sign in from the secret PORTAL_LOGIN — it answered the sign-in with 401"
+    )
     assert "Anmeldung fehlgeschlagen" in out

@@ -2,6 +2,7 @@
 on a real worker with real Chromium: the pod's server is killed with -9 mid-call, and every server started to
 replace it is killed too, so the three reconnects fail. A step that had only read runs again with a browser
 inside the step, its lost go a try of its own; a step that had written fails naming what it wrote."""
+
 from __future__ import annotations
 
 import os
@@ -74,12 +75,15 @@ def assert_three_failed_reconnects_then_lost(lines: list[str]) -> None:
         if CLOSED_AGAIN.fullmatch(line):
             break
     assert tries == list(range(1, len(tries) + 1))
-    assert lines[len(tries)] in ("browser pod: lost — no answer after 3 reconnects",
-                                 "browser pod: lost — the call dropped again after the reconnect")
+    assert lines[len(tries)] in (
+        "browser pod: lost — no answer after 3 reconnects",
+        "browser pod: lost — the call dropped again after the reconnect",
+    )
 
 
 def test_a_step_that_had_only_read_runs_again_with_a_browser_of_its_own_and_its_lost_go_is_a_try(
-        celery_worker_process, workspace, alice, fake_provider, site, client):
+    celery_worker_process, workspace, alice, fake_provider, site, client
+):
     site.seen.clear()
     push(workspace, {"agents/reader/agent.md": agent_file("reader", fake_provider, tools="[web]")})
     fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{site.url}/slow", "mode": "text"})
@@ -100,9 +104,14 @@ def test_a_step_that_had_only_read_runs_again_with_a_browser_of_its_own_and_its_
     assert (second.n, second.status, second.image) == (2, "completed", "full")
     assert step.attempt == 2 and step.lost_reruns == 1  # the re-run is part of the attempt, not a retry:
     assert first.pod_line.endswith("browser pod lost; re-ran on full (" + lines[-2].split(" — ", 1)[1] + ")")
-    assert first.pod_line.startswith(("3 reconnects; ", "1 reconnect, which reached the pod but it closed again; ",
-                                      "2 reconnects, which reached the pod but it closed again; ",
-                                      "3 reconnects, which reached the pod but it closed again; "))
+    assert first.pod_line.startswith(
+        (
+            "3 reconnects; ",
+            "1 reconnect, which reached the pod but it closed again; ",
+            "2 reconnects, which reached the pod but it closed again; ",
+            "3 reconnects, which reached the pod but it closed again; ",
+        )
+    )
     assert first.tokens_in > 0 and second.tokens_in > 0
     assert step.cost_usd == first.cost_usd + second.cost_usd
     tries_line = f"#1 slim · lost · ${first.cost_usd:.4f} → #2 full · completed · ${second.cost_usd:.4f}"
@@ -114,7 +123,8 @@ def test_a_step_that_had_only_read_runs_again_with_a_browser_of_its_own_and_its_
 
 
 def test_a_step_that_had_written_fails_naming_what_it_wrote_and_is_not_run_again(
-        celery_worker_process, workspace, alice, fake_provider, site):
+    celery_worker_process, workspace, alice, fake_provider, site
+):
     site.seen.clear()
     push(workspace, {"agents/clerk/agent.md": agent_file("clerk", fake_provider, tools="[web]")})
     fake_provider.reply_tool_use("Write", {"path": "memory/notes.md", "content": "visited"})
@@ -125,8 +135,9 @@ def test_a_step_that_had_written_fails_naming_what_it_wrote_and_is_not_run_again
     step = Step.objects.get(run=done)
     lines = pod_lines(done)
     assert done.status == "failed"
-    assert step.error == ('browser pod died after the step had written Write {"path": "memory/notes.md", '
-                          '"content": "visited"}')
+    assert step.error == (
+        'browser pod died after the step had written Write {"path": "memory/notes.md", "content": "visited"}'
+    )
     assert_three_failed_reconnects_then_lost(lines)
     assert [(t.n, t.status, t.image) for t in step.tries.all()] == [(1, "failed", "slim")]
     assert step.tries.get().pod_line.endswith(f"browser pod lost; not re-run ({step.error})")

@@ -1,4 +1,5 @@
 """The account's browser pods: real Playwright servers, started, grown, reaped and replaced by the rules."""
+
 from __future__ import annotations
 
 import os
@@ -121,11 +122,18 @@ def test_a_test_run_step_gets_no_pod_and_a_worker_step_does(make_tool):
 
 
 def test_the_next_step_of_the_account_browses_on_the_connection_the_last_left_with_no_cookie_of_its_own(
-        make_tool, site):
+    make_tool, site
+):
     first = make_tool(pod_account="acc_kept")
     try:
-        signed = first.call({"action": "browse", "url": f"{site.url}/echo-headers", "mode": "text",
-                             "actions": [{"cookie": "sid", "value": "first-step"}, {"reload": True}]})
+        signed = first.call(
+            {
+                "action": "browse",
+                "url": f"{site.url}/echo-headers",
+                "mode": "text",
+                "actions": [{"cookie": "sid", "value": "first-step"}, {"reload": True}],
+            }
+        )
         kept = first.browsers
         first.close()
         second = make_tool(pod_account="acc_kept")
@@ -154,7 +162,8 @@ def _gone(pid: int) -> bool:
 
 
 def test_windowed_pods_each_run_under_an_xvfb_of_their_own_and_a_server_killed_with_9_takes_its_screen(
-        monkeypatch, lines):
+    monkeypatch, lines
+):
     monkeypatch.setenv("FOLDRUN_BROWSER_STEPS_PER_POD", "1")
     pool = AccountPool("acc_window", lambda a, line: lines.append((a, line)))
     try:
@@ -215,8 +224,13 @@ sys.stdin.read()
 
 
 def test_a_windowed_pods_server_and_its_xvfb_go_when_the_worker_that_started_them_is_killed():
-    worker = subprocess.Popen([sys.executable, "-c", WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True, cwd=Path(__file__).resolve().parents[2])
+    worker = subprocess.Popen(
+        [sys.executable, "-c", WORKER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     try:
         server, screen = map(int, worker.stdout.readline().split())
         assert not _gone(server) and not _gone(screen)
@@ -245,26 +259,40 @@ def test_a_stopped_pool_has_ended_its_reaper_and_a_later_use_starts_one_again():
 def test_a_test_session_that_leaves_a_pod_running_writes_its_line_before_the_database_goes(tmp_path):
     """A pytest session of its own (embedded SQLite, its own data folder) whose one test leaves a pod running: the
     session stops the pool before its test database goes, so the pod's ledger line meets a database."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("PYTEST_") and k not in ("DATABASE_URL", "CELERY_BROKER_URL", "FOLDRUN_TEST_QUEUE",
-                                                         "FOLDRUN_TEST_DB_NAME")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("PYTEST_")
+        and k not in ("DATABASE_URL", "CELERY_BROKER_URL", "FOLDRUN_TEST_QUEUE", "FOLDRUN_TEST_DB_NAME")
+    }
     env["FOLDRUN_DATA_DIR"] = str(tmp_path)
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
-                           "tests/web/pods_left_probe.py"], cwd=Path(__file__).resolve().parents[2], env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", "tests/web/pods_left_probe.py"],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     out = done.stdout + done.stderr
     assert done.returncode == 0 and "1 passed" in out, out
     assert "its line was not written" not in out, out
+
+
 KEEPER = "<html><body><p>keeper</p><script src=/kept.js></script></body></html>"
 # What a call leaves behind in its context: a cookie, both storages, a Cache Storage entry and a service worker.
-LEAVE = ("(async () => { document.cookie = 'left=1; max-age=600'; localStorage.setItem('left', '1'); "
-         "sessionStorage.setItem('left', '1'); await (await caches.open('left')).put('/left', new Response('1')); "
-         "await navigator.serviceWorker.register('/keeper-sw.js'); await navigator.serviceWorker.ready; "
-         "return 'left all five'; })()")
-LOOK = ("(async () => ['cookie=' + document.cookie, 'local=' + localStorage.getItem('left'), "
-        "'session=' + sessionStorage.getItem('left'), 'caches=' + (await caches.keys()).length, "
-        "'workers=' + (await navigator.serviceWorker.getRegistrations()).length, "
-        "'page=' + document.body.innerText.trim()].join(' '))()")
+LEAVE = (
+    "(async () => { document.cookie = 'left=1; max-age=600'; localStorage.setItem('left', '1'); "
+    "sessionStorage.setItem('left', '1'); await (await caches.open('left')).put('/left', new Response('1')); "
+    "await navigator.serviceWorker.register('/keeper-sw.js'); await navigator.serviceWorker.ready; "
+    "return 'left all five'; })()"
+)
+LOOK = (
+    "(async () => ['cookie=' + document.cookie, 'local=' + localStorage.getItem('left'), "
+    "'session=' + sessionStorage.getItem('left'), 'caches=' + (await caches.keys()).length, "
+    "'workers=' + (await navigator.serviceWorker.getRegistrations()).length, "
+    "'page=' + document.body.innerText.trim()].join(' '))()"
+)
 
 
 def test_calls_back_to_back_each_take_a_warmed_spare_of_their_own_with_nothing_the_last_call_left(make_tool, site):
@@ -272,16 +300,25 @@ def test_calls_back_to_back_each_take_a_warmed_spare_of_their_own_with_nothing_t
     # about:blank: every call still starts with no cookie, storage, HTTP cache or service worker of the last, and
     # reads its own page, not the warm-up's.
     site.pages["/keeper"] = (200, {"content-type": "text/html"}, KEEPER.encode())
-    site.pages["/kept.js"] = (200, {"content-type": "application/javascript", "cache-control": "max-age=600"},
-                              b"window.kept = true;")
-    site.pages["/keeper-sw.js"] = (200, {"content-type": "application/javascript"},
-                                   b"self.addEventListener('fetch', () => {});")
+    site.pages["/kept.js"] = (
+        200,
+        {"content-type": "application/javascript", "cache-control": "max-age=600"},
+        b"window.kept = true;",
+    )
+    site.pages["/keeper-sw.js"] = (
+        200,
+        {"content-type": "application/javascript"},
+        b"self.addEventListener('fetch', () => {});",
+    )
     tool = make_tool(pod_account="acc_spares")
     try:
-        left = tool.call({"action": "browse", "url": f"{site.url}/keeper", "mode": "text",
-                          "actions": [{"eval": LEAVE}]})
-        looked = [tool.call({"action": "browse", "url": f"{site.url}/keeper", "mode": "text",
-                             "actions": [{"eval": LOOK}]}) for _ in range(4)]
+        left = tool.call(
+            {"action": "browse", "url": f"{site.url}/keeper", "mode": "text", "actions": [{"eval": LEAVE}]}
+        )
+        looked = [
+            tool.call({"action": "browse", "url": f"{site.url}/keeper", "mode": "text", "actions": [{"eval": LOOK}]})
+            for _ in range(4)
+        ]
         assert '"value": "left all five"' in left
         assert tool.browsers.spares.depth == MOST_SPARES  # the calls came faster than one spare was made between them
         for answer in looked:

@@ -1,6 +1,7 @@
 """A pool server (Playwright's run-server) never outlives the process that started it, even when that process is
 killed while the server is being started — the window between fork and setting the parent-death signal, which a
 loaded machine stretched enough for a worker killed then to leave run-server processes under PID 1."""
+
 from __future__ import annotations
 
 import os
@@ -60,8 +61,14 @@ def test_a_starter_killed_while_its_pod_starts_leaves_no_server_running_under_pi
     env = {**os.environ, "FOLDRUN_TEST_STARTER": mark}
     try:
         for _ in range(30):
-            starter = subprocess.Popen([sys.executable, "-c", STARTER], cwd=ROOT, env=env, text=True,
-                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            starter = subprocess.Popen(
+                [sys.executable, "-c", STARTER],
+                cwd=ROOT,
+                env=env,
+                text=True,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
             assert starter.stdout.readline().strip() == "ready"
             starter.stdin.write("go\n")
             starter.stdin.flush()
@@ -77,6 +84,7 @@ def test_a_starter_killed_while_its_pod_starts_leaves_no_server_running_under_pi
 
 
 def test_a_child_whose_starter_is_gone_by_the_time_it_sets_its_parent_death_signal_exits_before_it_runs():
-    said = subprocess.run([sys.executable, "-c", CHILD_OF_A_GONE_STARTER], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
+    said = subprocess.run(
+        [sys.executable, "-c", CHILD_OF_A_GONE_STARTER], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert said.stdout.strip() == "1", said.stderr  # exited at once (1), never ran `sleep 30`

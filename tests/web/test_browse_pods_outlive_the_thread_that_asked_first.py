@@ -2,6 +2,7 @@
 request or a tool spawned) that made the account's first pod and then ended leaves the pod running for the next
 caller, on another thread — and the pod still goes when the pool stops, or when the process that holds the pool
 is killed."""
+
 from __future__ import annotations
 
 import subprocess
@@ -75,8 +76,9 @@ def test_a_pod_first_asked_for_from_a_thread_that_ended_serves_the_next_caller_a
 
 
 def test_a_pod_first_asked_for_from_a_thread_that_ended_still_goes_when_its_worker_is_killed():
-    worker = subprocess.Popen([sys.executable, "-c", WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True, cwd=ROOT)
+    worker = subprocess.Popen(
+        [sys.executable, "-c", WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT
+    )
     try:
         server = int(worker.stdout.readline())
         time.sleep(0.5)

@@ -4,6 +4,7 @@ Real Chromium, a loopback proxy that wants basic auth and counts what it carried
 browser still goes through the guard proxy; the guard hands each connection on to the user's proxy, so the page
 is served through it, the guard still checks the address that proxy is at, and the proxy's credentials are in no
 output, log line or event."""
+
 from __future__ import annotations
 
 import socket
@@ -61,8 +62,12 @@ def test_a_browse_reaches_the_page_through_the_proxy_in_the_secret(make_tool, br
 
 
 def test_a_tls_page_is_reached_through_a_tunnel_the_proxy_opens(make_tool, browsers, proxy, tls_site):
-    tool = _tool(make_tool, browsers, {"proxy": "SHOP_PROXY", "ignore_https_errors": True},
-                 {"SHOP_PROXY": proxy.url_with("ann", PASSWORD)})
+    tool = _tool(
+        make_tool,
+        browsers,
+        {"proxy": "SHOP_PROXY", "ignore_https_errors": True},
+        {"SHOP_PROXY": proxy.url_with("ann", PASSWORD)},
+    )
     assert "sealed over TLS" in tool.call({"action": "browse", "url": f"https://{tls_site}/"})
     assert f"CONNECT {tls_site}" in proxy.carried
 
@@ -78,14 +83,17 @@ def test_the_call_argument_and_an_identity_name_the_proxy_too(make_tool, browser
     assert len(proxy.carried) == 2
 
 
-def test_a_proxy_that_refuses_its_password_is_a_sentence_naming_its_secret(make_tool, browsers, pages_site, proxy,
-                                                                          recorder):
+def test_a_proxy_that_refuses_its_password_is_a_sentence_naming_its_secret(
+    make_tool, browsers, pages_site, proxy, recorder
+):
     tool = _tool(make_tool, browsers, {"proxy": "SHOP_PROXY"}, {"SHOP_PROXY": proxy.url_with("ann", "wrong-pass")})
     with pytest.raises(WebToolError) as caught:
         tool.call({"action": "browse", "url": f"{pages_site.url}/shop"})
-    assert str(caught.value) == (f"browse: {pages_site.url}/shop was not opened — the proxy in the secret SHOP_PROXY "
-                                 f"(127.0.0.1:{proxy.port}) refused its user:pass (HTTP 407 Proxy Authentication "
-                                 f"Required)")
+    assert str(caught.value) == (
+        f"browse: {pages_site.url}/shop was not opened — the proxy in the secret SHOP_PROXY "
+        f"(127.0.0.1:{proxy.port}) refused its user:pass (HTTP 407 Proxy Authentication "
+        f"Required)"
+    )
     assert proxy.refused and not proxy.carried
     assert "wrong-pass" not in recorder.text()
 
@@ -94,20 +102,27 @@ def test_a_missing_or_misshapen_proxy_secret_is_refused_by_name(make_tool, brows
     tool = _tool(make_tool, browsers, {"proxy": "NO_SUCH_PROXY"}, {})
     with pytest.raises(WebToolError) as caught:
         tool.call({"action": "browse", "url": f"{pages_site.url}/shop"})
-    assert str(caught.value) == ("browse: proxy: the secret NO_SUCH_PROXY is not available to this step — declare it "
-                                 "under secrets: and set it to http://user:pass@host:port")
+    assert str(caught.value) == (
+        "browse: proxy: the secret NO_SUCH_PROXY is not available to this step — declare it "
+        "under secrets: and set it to http://user:pass@host:port"
+    )
     tool = _tool(make_tool, browsers, {"proxy": "SOCKS"}, {"SOCKS": "socks5://ann:pw@127.0.0.1:1080"})
     with pytest.raises(WebToolError) as caught:
         tool.call({"action": "browse", "url": f"{pages_site.url}/shop"})
-    assert str(caught.value) == ("browse: proxy: the secret SOCKS does not hold an HTTP proxy URL; it holds "
-                                 "http://user:pass@host:port")
+    assert str(caught.value) == (
+        "browse: proxy: the secret SOCKS does not hold an HTTP proxy URL; it holds http://user:pass@host:port"
+    )
 
 
 def test_allowed_domains_still_holds_for_a_redirect_hop_only_the_proxy_reaches(make_tool, browsers, pages_site, proxy):
     other = f"http://localhost:{pages_site.port}"
     pages_site.routes["/away"] = (302, {"location": f"{other}/shop"}, b"")
-    tool = _tool(make_tool, browsers, {"proxy": "SHOP_PROXY", "allowed_domains": ["127.0.0.1"]},
-                 {"SHOP_PROXY": proxy.url_with("ann", PASSWORD)})
+    tool = _tool(
+        make_tool,
+        browsers,
+        {"proxy": "SHOP_PROXY", "allowed_domains": ["127.0.0.1"]},
+        {"SHOP_PROXY": proxy.url_with("ann", PASSWORD)},
+    )
     with pytest.raises(WebToolError) as caught:
         tool.call({"action": "browse", "url": f"{pages_site.url}/away"})
     assert "localhost is outside this agent's allowed_domains (127.0.0.1)" in str(caught.value)
@@ -118,8 +133,10 @@ def test_allowed_domains_still_holds_for_a_redirect_hop_only_the_proxy_reaches(m
 def test_the_guard_checks_the_address_the_users_proxy_is_at(proxy):
     """The install's own policy (no private addresses): a proxy on loopback is refused, whatever page it would
     reach — the page's public address is never the one checked."""
-    guard = GuardProxy(lambda host, port: checked_addresses(host, port),
-                       upstream=lambda host: Upstream("127.0.0.1", proxy.port, "Basic eA==", "SHOP_PROXY"))
+    guard = GuardProxy(
+        lambda host, port: checked_addresses(host, port),
+        upstream=lambda host: Upstream("127.0.0.1", proxy.port, "Basic eA==", "SHOP_PROXY"),
+    )
     try:
         with socket.create_connection(("127.0.0.1", guard.port), timeout=5) as conn:
             conn.sendall(b"GET http://93.184.216.34/ HTTP/1.1\r\nHost: 93.184.216.34\r\n\r\n")
@@ -131,15 +148,21 @@ def test_the_guard_checks_the_address_the_users_proxy_is_at(proxy):
         guard.close()
 
 
-def test_an_engine_without_a_proxy_is_refused_in_the_words_check_uses_and_check_passes_chromium(make_tool, browsers,
-                                                                                               pages_site):
+def test_an_engine_without_a_proxy_is_refused_in_the_words_check_uses_and_check_passes_chromium(
+    make_tool, browsers, pages_site
+):
     from foldrun.contract import Desk, check
 
     def found(engine: str) -> list[str]:
-        text = (f"---\nname: researcher\ntools: [web]\nsecrets: [SHOP_PROXY]\nweb:\n  browse:\n    engine: {engine}\n"
-                f"    proxy: SHOP_PROXY\n---\nP.\n")
-        return [f.message for f in check(Desk(files={"agents/researcher/agent.md": text}), mode="check")
-                if f.code.startswith("web.")]
+        text = (
+            f"---\nname: researcher\ntools: [web]\nsecrets: [SHOP_PROXY]\nweb:\n  browse:\n    engine: {engine}\n"
+            f"    proxy: SHOP_PROXY\n---\nP.\n"
+        )
+        return [
+            f.message
+            for f in check(Desk(files={"agents/researcher/agent.md": text}), mode="check")
+            if f.code.startswith("web.")
+        ]
 
     tool = _tool(make_tool, browsers, {"engine": "lightpanda", "proxy": "SHOP_PROXY"}, {"SHOP_PROXY": "http://h:1"})
     with pytest.raises(WebToolError) as caught:
@@ -149,17 +172,20 @@ def test_an_engine_without_a_proxy_is_refused_in_the_words_check_uses_and_check_
     assert found("chromium") == []
 
 
-def test_a_session_keeps_the_proxy_it_was_opened_with_and_a_call_that_changes_it_is_refused(make_tool, browsers,
-                                                                                          pages_site, proxy):
+def test_a_session_keeps_the_proxy_it_was_opened_with_and_a_call_that_changes_it_is_refused(
+    make_tool, browsers, pages_site, proxy
+):
     tool = _tool(make_tool, browsers, {}, {"SHOP_PROXY": proxy.url_with("ann", PASSWORD)})
     tool.call({"action": "browse", "url": f"{pages_site.url}/shop", "session": "s", "proxy": "SHOP_PROXY"})
     tool.call({"action": "browse", "url": f"{pages_site.url}/shop", "session": "s", "proxy": "SHOP_PROXY"})
     assert len(proxy.carried) == 2  # the session's context, still through the proxy
     with pytest.raises(WebToolError) as caught:
         tool.call({"action": "browse", "url": f"{pages_site.url}/shop", "session": "s"})
-    assert str(caught.value) == ("browse: session=s was opened with proxy SHOP_PROXY; a later call in it cannot "
-                                 "change its proxy, extensions or webgpu (they are how its browser was opened) — use "
-                                 "another session name")
+    assert str(caught.value) == (
+        "browse: session=s was opened with proxy SHOP_PROXY; a later call in it cannot "
+        "change its proxy, extensions or webgpu (they are how its browser was opened) — use "
+        "another session name"
+    )
     tool.call({"action": "browse", "url": f"{pages_site.url}/shop", "session": "plain"})
     with pytest.raises(WebToolError) as caught:
         tool.call({"action": "browse", "url": f"{pages_site.url}/shop", "session": "plain", "proxy": "SHOP_PROXY"})

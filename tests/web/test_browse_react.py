@@ -1,5 +1,6 @@
 """mode=react reads the component tree from the fibers React keeps on the DOM, with simple props and keys —
 real Chromium against a page built with React's pinned production UMD build (scripts/test-deps: var/react-npm)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -43,10 +44,14 @@ def pages():
         "/react.js": (200, js, react.read_bytes()),
         "/react-dom.js": (200, js, dom.read_bytes()),
         "/app.js": (200, js, _APP.encode()),
-        "/shop": html(b"<!doctype html><html lang=\"en\"><head><title>Shop</title></head><body><div id=\"root\"></div>"
-                      b"<script src=\"/react.js\"></script><script src=\"/react-dom.js\"></script>"
-                      b"<script src=\"/app.js\"></script></body></html>"),
-        "/plain": html(b"<!doctype html><html lang=\"en\"><head><title>Plain</title></head><body><p>Hi</p></body></html>"),
+        "/shop": html(
+            b'<!doctype html><html lang="en"><head><title>Shop</title></head><body><div id="root"></div>'
+            b'<script src="/react.js"></script><script src="/react-dom.js"></script>'
+            b'<script src="/app.js"></script></body></html>'
+        ),
+        "/plain": html(
+            b'<!doctype html><html lang="en"><head><title>Plain</title></head><body><p>Hi</p></body></html>'
+        ),
     }
     with TestSite(routes) as server:
         yield server
@@ -68,5 +73,7 @@ def test_mode_react_lists_the_component_tree_with_keys_and_simple_props(browse, 
 
 def test_a_page_without_react_says_so(browse, pages):
     out = browse().call({"action": "browse", "url": f"{pages.url}/plain", "mode": "react"})
-    assert out == (f"no React tree on {pages.url}/plain: no element carries React's fibers (a page that renders "
-                   f"after it loads needs wait_for= its content first)")
+    assert out == (
+        f"no React tree on {pages.url}/plain: no element carries React's fibers (a page that renders "
+        f"after it loads needs wait_for= its content first)"
+    )

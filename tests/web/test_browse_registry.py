@@ -1,4 +1,5 @@
 """The browse registry: every step and mode registered once, beside its handler, and held against the engine table."""
+
 from foldrun.contract import web_engines as W
 from foldrun.web import browse
 from foldrun.web.browse.registry import MODES, STEPS, acting_modes
@@ -7,17 +8,27 @@ KINDS = {"pointer", "forms", "keyboard", "navigation", "storage", "network", "re
 
 
 def test_every_step_and_mode_needs_a_row_of_the_engine_table():
-    needs = {f"step {s.name}": s.capability for s in STEPS.values()} | {f"mode={m.name}": m.capability
-                                                                          for m in MODES.values()}
+    needs = {f"step {s.name}": s.capability for s in STEPS.values()} | {
+        f"mode={m.name}": m.capability for m in MODES.values()
+    }
     assert {what: row for what, row in needs.items() if row not in W.BROWSE_ENGINE_LIMITS} == {}
 
 
 def test_a_step_or_mode_the_engine_table_names_needs_its_own_row():
     rows = set(W.BROWSE_ENGINE_LIMITS)
     assert {s.name: s.capability for s in STEPS.values() if s.name in rows} == {
-        "screenshot": "screenshot", "pdf": "pdf", "mock": "mock", "webmcp": "webmcp"}
+        "screenshot": "screenshot",
+        "pdf": "pdf",
+        "mock": "mock",
+        "webmcp": "webmcp",
+    }
     assert {m.name: m.capability for m in MODES.values() if m.name in rows} == {
-        "screenshot": "screenshot", "pdf": "pdf", "vitals": "vitals", "aria": "aria", "webmcp": "webmcp"}
+        "screenshot": "screenshot",
+        "pdf": "pdf",
+        "vitals": "vitals",
+        "aria": "aria",
+        "webmcp": "webmcp",
+    }
     assert STEPS["unmock"].capability == "mock"
     assert W.BROWSE_ENGINE_LIMITS[STEPS["click"].capability] == frozenset()  # every engine drives a page
 

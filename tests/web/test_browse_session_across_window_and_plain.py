@@ -5,6 +5,7 @@ nothing says a window changes that: so the next call on the other kind of browse
 it, rather than failing on a context that lives in another browser's thread. In the step (the CLI) and through a
 real run on a real worker, on the account's plain and windowed pods, with real Chromium.
 """
+
 from __future__ import annotations
 
 import os
@@ -19,14 +20,18 @@ from tests.web.test_browse_worker import finished, tool_results
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(bool(os.environ.get("DISPLAY")), reason="this machine has a screen")]
 
-SIGN_IN = ("<html><body><p id=who></p><script>document.cookie = 'who=ann; max-age=600'; "
-           "localStorage.setItem('who', 'ann'); document.getElementById('who').textContent = 'signed in as ann'"
-           "</script></body></html>")
+SIGN_IN = (
+    "<html><body><p id=who></p><script>document.cookie = 'who=ann; max-age=600'; "
+    "localStorage.setItem('who', 'ann'); document.getElementById('who').textContent = 'signed in as ann'"
+    "</script></body></html>"
+)
 # Which kind of browser read the page: the screen's width, Xvfb's 1920 for a browser with a window, the viewport's
 # 1366 for a headless one. Not outerWidth: a new window that is not mapped yet when the script runs reads 0×0.
-WHO = ("<html><body><p id=who></p><script>document.getElementById('who').textContent = 'cookie ' + "
-       "(document.cookie || 'none') + ', storage ' + (localStorage.getItem('who') || 'none') + ', window ' + "
-       "(screen.width >= 1900 ? 'yes' : 'no')</script></body></html>")
+WHO = (
+    "<html><body><p id=who></p><script>document.getElementById('who').textContent = 'cookie ' + "
+    "(document.cookie || 'none') + ', storage ' + (localStorage.getItem('who') || 'none') + ', window ' + "
+    "(screen.width >= 1900 ? 'yes' : 'no')</script></body></html>"
+)
 IDENTITIES = {"window": {"headless": False}}
 WINDOWED_IDENTITY = "web:\n  browse:\n    identities:\n      window: {headless: false}\n"
 
@@ -39,14 +44,21 @@ def pages(site):
 
 
 def call(pages, path: str, identity: str | None) -> dict:
-    return {"action": "browse", "url": f"{pages.url}{path}", "mode": "text", "session": "portal",
-            **({"identity": identity} if identity else {})}
+    return {
+        "action": "browse",
+        "url": f"{pages.url}{path}",
+        "mode": "text",
+        "session": "portal",
+        **({"identity": identity} if identity else {}),
+    }
 
 
-@pytest.mark.parametrize("first,then", [("window", None), (None, "window")], ids=["window-then-plain",
-                                                                                   "plain-then-window"])
+@pytest.mark.parametrize(
+    "first,then", [("window", None), (None, "window")], ids=["window-then-plain", "plain-then-window"]
+)
 def test_in_the_step_a_session_signed_in_on_one_kind_of_browser_is_signed_in_on_the_other_and_back(
-        make_tool, pages, first, then):
+    make_tool, pages, first, then
+):
     tool = make_tool({"browse": {"identities": IDENTITIES}})
     assert "signed in as ann" in tool.call(call(pages, "/sign-in", first))
     other = tool.call(call(pages, "/who", then))
@@ -56,9 +68,12 @@ def test_in_the_step_a_session_signed_in_on_one_kind_of_browser_is_signed_in_on_
 
 
 def test_on_a_worker_a_session_moves_between_the_windowed_pod_and_the_plain_one_signed_in(
-        celery_worker_process, workspace, alice, fake_provider, pages):  # noqa: F811
-    push(workspace, {"agents/reader/agent.md": agent_file("reader", fake_provider, tools="[web]",
-                                                          extra=WINDOWED_IDENTITY)})
+    celery_worker_process, workspace, alice, fake_provider, pages
+):  # noqa: F811
+    push(
+        workspace,
+        {"agents/reader/agent.md": agent_file("reader", fake_provider, tools="[web]", extra=WINDOWED_IDENTITY)},
+    )
     for path, identity in (("/sign-in", "window"), ("/who", None), ("/who", "window"), ("/who", None)):
         fake_provider.reply_tool_use("web", call(pages, path, identity))
     fake_provider.reply_text("GOOD")

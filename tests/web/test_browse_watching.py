@@ -2,6 +2,7 @@
 the place its Run page reads (at most three a second, `live` while the call runs, the last one held after), none
 when the agent turns the live view off or the call signs in; `video` kept as a real .webm among the run's files,
 skipped (and said) for a call that signs in; trace and HAR named for the Run page, refused beside a sign-in."""
+
 from __future__ import annotations
 
 import re
@@ -26,12 +27,18 @@ from tests.runs.helpers import agent_file, push
 pytestmark = pytest.mark.e2e
 
 # A page that changes ten times a second: Chromium sends a frame each time it draws something new.
-TICKER = page("Ticker", '<h1 id="n">0</h1><script>let n = 0; setInterval(() => { '
-                        'document.getElementById("n").textContent = ++n; }, 100);</script>')
+TICKER = page(
+    "Ticker",
+    '<h1 id="n">0</h1><script>let n = 0; setInterval(() => { '
+    'document.getElementById("n").textContent = ++n; }, 100);</script>',
+)
 SIGN_IN = page("Sign in", '<form><input id="user"><input id="pw" type="password"><button>Go</button></form>')
 # A page whose button opens the ticker in a popup (window.open): a second page the call itself opened.
-OPENER = page("Opener", '<h1>Opener</h1><button id="open" onclick="window.open(\'/ticker\', \'_blank\', '
-                        '\'popup,width=800,height=600\')">Open</button>')
+OPENER = page(
+    "Opener",
+    "<h1>Opener</h1><button id=\"open\" onclick=\"window.open('/ticker', '_blank', "
+    "'popup,width=800,height=600')\">Open</button>",
+)
 ROUTES = {"/ticker": html(TICKER), "/sign-in": html(SIGN_IN), "/opener": html(OPENER)}
 
 
@@ -42,8 +49,9 @@ def ticker_site():
 
 
 def finished(run) -> Run:
-    return wait_for(lambda: Run.objects.filter(pk=run.pk, status__in=["completed", "failed", "cancelled"]).first(),
-                    timeout=120)
+    return wait_for(
+        lambda: Run.objects.filter(pk=run.pk, status__in=["completed", "failed", "cancelled"]).first(), timeout=120
+    )
 
 
 def tool_results(run) -> list[str]:
@@ -88,10 +96,12 @@ def watched_run(workspace, alice, task: str) -> tuple[Run, Step, list[dict]]:
 
 
 def test_a_step_browsing_a_changing_page_hands_its_frames_to_its_run_live_and_then_last_seen(
-        celery_worker_process, workspace, alice, fake_provider, ticker_site):
+    celery_worker_process, workspace, alice, fake_provider, ticker_site
+):
     reader(workspace, fake_provider)
-    fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{ticker_site.url}/ticker", "mode": "text",
-                                         "actions": [{"wait": 4000}]})
+    fake_provider.reply_tool_use(
+        "web", {"action": "browse", "url": f"{ticker_site.url}/ticker", "mode": "text", "actions": [{"wait": 4000}]}
+    )
     fake_provider.reply_text("GOOD — watched it tick")
     done, step, seen = watched_run(workspace, alice, "Watch the ticker.")
     assert done.status == "completed", done.error
@@ -107,11 +117,18 @@ def test_a_step_browsing_a_changing_page_hands_its_frames_to_its_run_live_and_th
 
 
 def test_the_live_view_follows_a_popup_the_call_opens_and_ends_on_the_page_the_call_ended_on(
-        celery_worker_process, workspace, alice, fake_provider, ticker_site):
+    celery_worker_process, workspace, alice, fake_provider, ticker_site
+):
     reader(workspace, fake_provider)
-    fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{ticker_site.url}/opener", "mode": "text",
-                                         "actions": [{"wait": 800}, {"click": "#open"}, {"tab": "last"},
-                                                     {"wait": 3000}]})
+    fake_provider.reply_tool_use(
+        "web",
+        {
+            "action": "browse",
+            "url": f"{ticker_site.url}/opener",
+            "mode": "text",
+            "actions": [{"wait": 800}, {"click": "#open"}, {"tab": "last"}, {"wait": 3000}],
+        },
+    )
     fake_provider.reply_text("GOOD — watched the popup")
     done, step, seen = watched_run(workspace, alice, "Open the popup.")
     assert done.status == "completed", done.error
@@ -123,11 +140,13 @@ def test_the_live_view_follows_a_popup_the_call_opens_and_ends_on_the_page_the_c
     assert last is not None and last["live"] is False and last["url"] == f"{ticker_site.url}/ticker"
 
 
-def test_live_view_false_shows_none_of_the_agents_pages(celery_worker_process, workspace, alice, fake_provider,
-                                                         ticker_site):
+def test_live_view_false_shows_none_of_the_agents_pages(
+    celery_worker_process, workspace, alice, fake_provider, ticker_site
+):
     reader(workspace, fake_provider, "live_view: false")
-    fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{ticker_site.url}/ticker", "mode": "text",
-                                         "actions": [{"wait": 1500}]})
+    fake_provider.reply_tool_use(
+        "web", {"action": "browse", "url": f"{ticker_site.url}/ticker", "mode": "text", "actions": [{"wait": 1500}]}
+    )
     fake_provider.reply_text("GOOD")
     done = finished(check_start_run(workspace=workspace, user=alice, agent="reader", task="Watch the ticker."))
     assert done.status == "completed", done.error
@@ -137,33 +156,44 @@ def test_live_view_false_shows_none_of_the_agents_pages(celery_worker_process, w
 
 
 def test_a_call_that_fills_a_field_from_a_secret_is_never_streamed_and_skips_the_blocks_video(
-        celery_worker_process, workspace, alice, fake_provider, ticker_site):
+    celery_worker_process, workspace, alice, fake_provider, ticker_site
+):
     from vault.actions import do_set_secret
 
     do_set_secret(workspace.account, None, "SITE_PASSWORD", value="hunter2-very-secret")
     reader(workspace, fake_provider, "video: true", extra="secrets: [SITE_PASSWORD]\n")
-    fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{ticker_site.url}/sign-in", "mode": "text",
-                                         "actions": [{"fill": "#user", "text": "alice"},
-                                                     {"fill": "#pw", "secret": "SITE_PASSWORD"}, {"wait": 1000}]})
+    fake_provider.reply_tool_use(
+        "web",
+        {
+            "action": "browse",
+            "url": f"{ticker_site.url}/sign-in",
+            "mode": "text",
+            "actions": [{"fill": "#user", "text": "alice"}, {"fill": "#pw", "secret": "SITE_PASSWORD"}, {"wait": 1000}],
+        },
+    )
     fake_provider.reply_text("GOOD — signed in")
     done = finished(check_start_run(workspace=workspace, user=alice, agent="reader", task="Sign in."))
     step = done.steps.get()
     result = tool_results(done)[0]
     assert done.status == "completed", done.error
     assert "hunter2-very-secret" not in result
-    assert result.startswith("video: not recorded — a call that signs in is never kept (its page shows what it "
-                             "typed); sign in with session= or state= and record the next call")
+    assert result.startswith(
+        "video: not recorded — a call that signs in is never kept (its page shows what it "
+        "typed); sign in with session= or state= and record the next call"
+    )
     assert not live_view.folder(step.public_id).exists()
     assert not Artifact.objects.filter(run=done, path__endswith=".webm").exists()
 
 
 def test_a_call_that_signs_in_refuses_its_own_video_trace_and_har_in_a_sentence(
-        celery_worker_process, workspace, alice, fake_provider, ticker_site):
+    celery_worker_process, workspace, alice, fake_provider, ticker_site
+):
     reader(workspace, fake_provider)
     sign_in = [{"fill": "#pw", "secret": "SITE_PASSWORD"}]
     for ask in ({"video": "true"}, {"trace": "true"}, {"har": "true"}):
-        fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{ticker_site.url}/sign-in",
-                                             "actions": sign_in, **ask})
+        fake_provider.reply_tool_use(
+            "web", {"action": "browse", "url": f"{ticker_site.url}/sign-in", "actions": sign_in, **ask}
+        )
     fake_provider.reply_text("BAD — nothing kept")
     done = finished(check_start_run(workspace=workspace, user=alice, agent="reader", task="Sign in, recorded."))
     assert tool_results(done) == [
@@ -172,15 +202,27 @@ def test_a_call_that_signs_in_refuses_its_own_video_trace_and_har_in_a_sentence(
         "browse: a call that signs in keeps no trace — a trace keeps every field's value, a HAR every request body; "
         "sign in with session= and record the next call",
         "browse: a call that signs in keeps no har — a trace keeps every field's value, a HAR every request body; "
-        "sign in with session= and record the next call"]
+        "sign in with session= and record the next call",
+    ]
     assert not Artifact.objects.filter(run=done).exists()
 
 
 def test_video_trace_and_har_are_kept_with_the_runs_files_and_named_for_its_run_page(
-        celery_worker_process, workspace, alice, fake_provider, ticker_site):
+    celery_worker_process, workspace, alice, fake_provider, ticker_site
+):
     reader(workspace, fake_provider)
-    fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{ticker_site.url}/ticker", "mode": "text",
-                                         "video": "true", "trace": "true", "har": "true", "actions": [{"wait": 2000}]})
+    fake_provider.reply_tool_use(
+        "web",
+        {
+            "action": "browse",
+            "url": f"{ticker_site.url}/ticker",
+            "mode": "text",
+            "video": "true",
+            "trace": "true",
+            "har": "true",
+            "actions": [{"wait": 2000}],
+        },
+    )
     fake_provider.reply_text("GOOD — recorded")
     done = finished(check_start_run(workspace=workspace, user=alice, agent="reader", task="Record the ticker."))
     assert done.status == "completed", done.error
@@ -192,16 +234,27 @@ def test_video_trace_and_har_are_kept_with_the_runs_files_and_named_for_its_run_
     assert b'"log"' in kept["outputs/network.har"][:200]
     assert "video: outputs/videos/browse-1.webm" in tool_results(done)[0]
     event = TraceEvent.objects.get(run=done, kind="web")
-    assert event.data["recordings"] == {"trace": "outputs/trace.zip", "har": "outputs/network.har",
-                                        "video": ["outputs/videos/browse-1.webm"]}
+    assert event.data["recordings"] == {
+        "trace": "outputs/trace.zip",
+        "har": "outputs/network.har",
+        "video": ["outputs/videos/browse-1.webm"],
+    }
 
 
 def test_a_video_records_every_page_the_call_opens_one_webm_each_and_the_run_page_plays_them_all(
-        celery_worker_process, workspace, alice, fake_provider, ticker_site, client):
+    celery_worker_process, workspace, alice, fake_provider, ticker_site, client
+):
     reader(workspace, fake_provider)
-    fake_provider.reply_tool_use("web", {"action": "browse", "url": f"{ticker_site.url}/opener", "mode": "text",
-                                         "video": "true", "actions": [{"click": "#open"}, {"tab": "last"},
-                                                                      {"wait": 1500}]})
+    fake_provider.reply_tool_use(
+        "web",
+        {
+            "action": "browse",
+            "url": f"{ticker_site.url}/opener",
+            "mode": "text",
+            "video": "true",
+            "actions": [{"click": "#open"}, {"tab": "last"}, {"wait": 1500}],
+        },
+    )
     fake_provider.reply_text("GOOD — recorded both")
     done = finished(check_start_run(workspace=workspace, user=alice, agent="reader", task="Record the popup."))
     assert done.status == "completed", done.error
@@ -219,8 +272,10 @@ def test_a_video_records_every_page_the_call_opens_one_webm_each_and_the_run_pag
     run_page = client.get(reverse("run-page", args=[workspace.name, done.public_id])).content.decode()
     played = re.findall(r'<video class="step-video" controls preload="metadata" src="([^"]+)"', run_page)
     artifacts = {a.path: a.public_id for a in Artifact.objects.filter(run=done)}
-    assert played == [reverse("run-video", args=[workspace.name, done.public_id, artifacts[path]])
-                      for path in ("outputs/videos/browse-1.webm", "outputs/videos/browse-1-tab2.webm")]
+    assert played == [
+        reverse("run-video", args=[workspace.name, done.public_id, artifacts[path]])
+        for path in ("outputs/videos/browse-1.webm", "outputs/videos/browse-1-tab2.webm")
+    ]
 
 
 def test_frames_are_held_five_minutes_after_the_last_and_then_dropped_read_or_not():

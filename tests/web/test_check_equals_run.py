@@ -1,5 +1,6 @@
 """check = run: `foldrun check` (and the deploy, which runs it) and the run read one table of what each
 action and provider can do, and refuse the same names in the same words."""
+
 from __future__ import annotations
 
 import json
@@ -16,9 +17,15 @@ from tests.fakes.providers import FakeProvider
 from tests.runs.engine_helpers import SECRETS, agent_md, desk
 
 AGENT = "agents/researcher/agent.md"
-CALLS = {"search": {"query": "x"}, "fetch": {"url": "https://example.com/"}, "crawl": {"url": "https://example.com/"},
-         "map": {"url": "https://example.com/"}, "extract": {"url": "https://example.com/", "prompt": "x"},
-         "answer": {"query": "x"}, "monitor": {"url": "https://example.com/"}}
+CALLS = {
+    "search": {"query": "x"},
+    "fetch": {"url": "https://example.com/"},
+    "crawl": {"url": "https://example.com/"},
+    "map": {"url": "https://example.com/"},
+    "extract": {"url": "https://example.com/", "prompt": "x"},
+    "answer": {"query": "x"},
+    "monitor": {"url": "https://example.com/"},
+}
 
 
 def _check_messages(web_yaml: str, extra: str = "") -> list[str]:
@@ -38,10 +45,21 @@ def test_every_provider_the_table_names_has_an_adapter_and_no_adapter_is_outside
     assert set(REGISTRY) == table
 
 
-@pytest.mark.parametrize("action,name", [
-    ("crawl", "jina"), ("monitor", "exa"), ("extract", "tavily"), ("map", "zyte"), ("answer", "serper"),
-    ("fetch", "jinna"), ("search", "deepseek"), ("search", "bing"), ("search", "google"), ("fetch", "apify"),
-])
+@pytest.mark.parametrize(
+    "action,name",
+    [
+        ("crawl", "jina"),
+        ("monitor", "exa"),
+        ("extract", "tavily"),
+        ("map", "zyte"),
+        ("answer", "serper"),
+        ("fetch", "jinna"),
+        ("search", "deepseek"),
+        ("search", "bing"),
+        ("search", "google"),
+        ("fetch", "apify"),
+    ],
+)
 def test_a_name_check_refuses_the_run_refuses_in_the_same_words(make_tool, action, name):
     (from_check,) = _check_messages(f"  {action}: {name}")
     from_run = _run_refusal(make_tool, {action: name}, action)
@@ -69,8 +87,10 @@ def test_a_date_filter_to_a_provider_that_cannot_is_refused_with_the_tables_reas
         tool = make_tool({"search": name}, secret=lambda n: "k" * 12)
         with pytest.raises(WebToolError) as caught:
             tool.call({"action": "search", "query": "x", "time_range": "week"})
-        assert str(caught.value) == (f"{name} cannot filter by date, so time_range=week is refused rather than "
-                                     f"answered for every date; search without it")
+        assert str(caught.value) == (
+            f"{name} cannot filter by date, so time_range=week is refused rather than "
+            f"answered for every date; search without it"
+        )
 
 
 def test_the_deploy_refuses_what_check_refuses_in_the_same_words(make_tool):
@@ -79,19 +99,29 @@ def test_the_deploy_refuses_what_check_refuses_in_the_same_words(make_tool):
     assert deploy == _check_messages("  crawl: jina") == [_run_refusal(make_tool, {"crawl": "jina"}, "crawl") + "."]
 
 
-@pytest.mark.parametrize("block_yaml,block", [
-    ("  browse:\n    engine: lightpanda\n    device: Pixel 7", {"engine": "lightpanda", "device": "Pixel 7"}),
-    ("  browse:\n    engine: obscura\n    block: image", {"engine": "obscura", "block": "image"}),
-    ("  browse:\n    engine: chrome\n    browser: firefox", {"engine": "chrome", "browser": "firefox"}),
-    ("  browse:\n    engine: lightpanda\n    identities:\n      phone: {device: Pixel 7}",
-     {"engine": "lightpanda", "identities": {"phone": {"device": "Pixel 7"}}}),
-])
+@pytest.mark.parametrize(
+    "block_yaml,block",
+    [
+        ("  browse:\n    engine: lightpanda\n    device: Pixel 7", {"engine": "lightpanda", "device": "Pixel 7"}),
+        ("  browse:\n    engine: obscura\n    block: image", {"engine": "obscura", "block": "image"}),
+        ("  browse:\n    engine: chrome\n    browser: firefox", {"engine": "chrome", "browser": "firefox"}),
+        (
+            "  browse:\n    engine: lightpanda\n    identities:\n      phone: {device: Pixel 7}",
+            {"engine": "lightpanda", "identities": {"phone": {"device": "Pixel 7"}}},
+        ),
+    ],
+)
 def test_a_browse_block_check_refuses_the_call_refuses_in_the_same_words(make_tool, block_yaml, block):
     (from_check,) = _check_messages(block_yaml)
     tool = make_tool({"browse": block})
     with pytest.raises(WebToolError) as caught:
-        tool.call({"action": "browse", "url": "https://example.com/",
-                   **({"identity": "phone"} if "identities" in block else {})})
+        tool.call(
+            {
+                "action": "browse",
+                "url": "https://example.com/",
+                **({"identity": "phone"} if "identities" in block else {}),
+            }
+        )
     assert from_check == str(caught.value) + "."
 
 
@@ -99,30 +129,41 @@ def test_a_call_asking_its_engine_for_what_the_table_marks_is_refused_from_the_t
     tool = make_tool({"browse": {"engine": "lightpanda"}})
     with pytest.raises(WebToolError) as caught:
         tool.call({"action": "browse", "url": "https://example.com/", "mode": "screenshot"})
-    assert str(caught.value) == ("browse: screenshot needs a browser that renders; lightpanda reads and drives "
-                                 "pages without drawing them — use engine chrome")  # mode= is the call's own
+    assert str(caught.value) == (
+        "browse: screenshot needs a browser that renders; lightpanda reads and drives "
+        "pages without drawing them — use engine chrome"
+    )  # mode= is the call's own
     with pytest.raises(WebToolError) as caught:
-        make_tool().call({"action": "browse", "url": "https://example.com/", "browser": "firefox",
-                          "actions": [{"pdf": "page"}]})
-    assert str(caught.value) == ("browse: pdf needs Chromium's PDF printer (chromium, chrome, or obscura's raster "
-                                 "picture); firefox is Firefox — use engine chrome")
+        make_tool().call(
+            {"action": "browse", "url": "https://example.com/", "browser": "firefox", "actions": [{"pdf": "page"}]}
+        )
+    assert str(caught.value) == (
+        "browse: pdf needs Chromium's PDF printer (chromium, chrome, or obscura's raster "
+        "picture); firefox is Firefox — use engine chrome"
+    )
     with pytest.raises(WebToolError) as caught:
-        make_tool().call({"action": "browse", "url": "https://example.com/", "browser": "chromium",
-                          "engine": "safari"})
-    assert str(caught.value) == ("browse sets engine safari and browser chromium, which disagree — they are one "
-                                 "setting; give either, or both only if they agree")
+        make_tool().call({"action": "browse", "url": "https://example.com/", "browser": "chromium", "engine": "safari"})
+    assert str(caught.value) == (
+        "browse sets engine safari and browser chromium, which disagree — they are one "
+        "setting; give either, or both only if they agree"
+    )
 
 
-STUB = ("document.addEventListener('DOMContentLoaded', () => "
-        "document.body.insertAdjacentHTML('beforeend', '<p id=\"stub\">from init</p>'));\n")
+STUB = (
+    "document.addEventListener('DOMContentLoaded', () => "
+    "document.body.insertAdjacentHTML('beforeend', '<p id=\"stub\">from init</p>'));\n"
+)
 
 
 def _run_reply(fake, files: dict[str, str], url: str) -> str:
     """What the step's browse call answered: a real engine step on the materialised workspace."""
     fake.reply_tool_use("web", {"action": "browse", "url": url, "actions": [{"get": "#stub"}]})
     fake.reply_text("GOOD")
-    result = run_step(desk(files), StepRequest(run_id="r", label="1", agent="researcher", task="t",
-                                                allow_private_urls=True), LocalHost(SECRETS))
+    result = run_step(
+        desk(files),
+        StepRequest(run_id="r", label="1", agent="researcher", task="t", allow_private_urls=True),
+        LocalHost(SECRETS),
+    )
     assert result.status == "completed", result.error
     return fake.requests[-1].body["messages"][-1]["content"][0]["content"]
 
@@ -136,9 +177,13 @@ def test_an_agents_init_script_is_a_workspace_path_to_check_and_to_the_run_alike
         beside = {AGENT: agent, "agents/researcher/scripts/stub.js": STUB}
         assert [f.message for f in check(Desk(files=beside), mode="check") if f.code.startswith("web.")] == [
             "web.browse.init: 'scripts/stub.js' is not a file in this workspace; init: takes workspace paths of "
-            "scripts, e.g. scripts/stub-analytics.js."]
-        assert "init=scripts/stub.js: no such file in the agent directory" in _run_reply(fake, beside, f"{site.url}/app")
+            "scripts, e.g. scripts/stub-analytics.js."
+        ]
+        assert "init=scripts/stub.js: no such file in the agent directory" in _run_reply(
+            fake, beside, f"{site.url}/app"
+        )
         at_root = {AGENT: agent, "scripts/stub.js": STUB}
         assert [f for f in check(Desk(files=at_root), mode="check") if f.code.startswith("web.")] == []
         assert json.loads(_run_reply(fake, at_root, f"{site.url}/app")) == [
-            {"get": "text of #stub", "value": "from init"}]
+            {"get": "text of #stub", "value": "from init"}
+        ]

@@ -1,5 +1,6 @@
 """Every JSON example of `actions` steps in every prompt of the gallery (its agents' and its tools' files) fits
 the step schemas: a model copies what it is shown, so an example with a wrong key teaches a step that fails."""
+
 from __future__ import annotations
 
 import json
@@ -49,14 +50,21 @@ def test_every_gallery_example_step_fits_its_schema(where, step):
 def test_the_schemas_refuse_the_fill_the_browser_agent_once_taught():
     assert problems({"fill": "@e7", "value": "text"}) == [
         "fill takes text, secret, not 'value': {'fill': '@e7', 'value': 'text'}",
-        "fill needs 'text' or 'secret': {'fill': '@e7', 'value': 'text'}"]
+        "fill needs 'text' or 'secret': {'fill': '@e7', 'value': 'text'}",
+    ]
 
 
 def test_the_schemas_hold_the_specs_own_rows():
-    for step in ({"fill": "#q", "text": "x"}, {"type": "#q", "secret": "PASSWORD"}, {"press": "", "key": "Enter"},
-                 {"select": "#size", "value": "L"}, {"drag": "#a", "to": "#b", "human": True},
-                 {"screenshot": "page.png", "selector": "#x", "full": False}, {"wait": "url", "matches": "**/done"},
-                 {"if": "url", "contains": "/login", "then": [{"click": "text=Sign in"}]}):
+    for step in (
+        {"fill": "#q", "text": "x"},
+        {"type": "#q", "secret": "PASSWORD"},
+        {"press": "", "key": "Enter"},
+        {"select": "#size", "value": "L"},
+        {"drag": "#a", "to": "#b", "human": True},
+        {"screenshot": "page.png", "selector": "#x", "full": False},
+        {"wait": "url", "matches": "**/done"},
+        {"if": "url", "contains": "/login", "then": [{"click": "text=Sign in"}]},
+    ):
         assert problems(step) == [], step
     assert problems({"press": "#q"}) == ["press needs 'key': {'press': '#q'}"]
     assert problems({"click": "#a", "fill": "#b", "text": "x"})[0].startswith("a step has exactly one step key")

@@ -1,4 +1,5 @@
 """web action=fetch against a loopback site."""
+
 from __future__ import annotations
 
 import json
@@ -25,9 +26,11 @@ def test_it_reads_text_html_links_and_raw(make_tool, site):
     tool = make_tool()
     url = f"{site.url}/article"
     text = tool.call({"action": "fetch", "url": url, "mode": "text"})
-    assert text == ("Home About us\nOwner inspections\nAn owner may inspect a rental twice a year with notice. "
-                    "Read the rules.\nWhat to bring\nThe lease\nA camera\nDay Notice\nWeekday 7 days\n"
-                    "Copyright Example Pty Ltd")
+    assert text == (
+        "Home About us\nOwner inspections\nAn owner may inspect a rental twice a year with notice. "
+        "Read the rules.\nWhat to bring\nThe lease\nA camera\nDay Notice\nWeekday 7 days\n"
+        "Copyright Example Pty Ltd"
+    )
     assert tool.call({"action": "fetch", "url": url, "mode": "html"}).startswith("<!doctype html>")
     links = tool.call({"action": "fetch", "url": url, "mode": "links"})
     assert f"- [About us]({site.url}/about)" in links
@@ -52,9 +55,11 @@ def test_meta_is_the_head_as_an_seo_desk_reads_it(make_tool, site):
 def test_a_page_that_builds_itself_with_javascript_names_browse_with_the_same_url_and_mode(make_tool, site):
     url = f"{site.url}/app"
     out = make_tool().call({"action": "fetch", "url": url, "mode": "text"})
-    assert out == (f'{url} builds itself with JavaScript (its content mounts into an empty <div id="root"> that a '
-                   f"script fills in), so fetch got an empty shell, not the page. Call web with action=browse, the "
-                   f"same url and mode=text to read it as a browser renders it.")
+    assert out == (
+        f'{url} builds itself with JavaScript (its content mounts into an empty <div id="root"> that a '
+        f"script fills in), so fetch got an empty shell, not the page. Call web with action=browse, the "
+        f"same url and mode=text to read it as a browser renders it."
+    )
 
 
 def test_it_sends_the_language_as_accept_language(make_tool, site):
@@ -86,8 +91,10 @@ def test_a_redirect_is_followed_and_a_404_is_an_error_with_its_status(make_tool,
 
 def test_a_binary_body_is_not_read_as_text(make_tool, site):
     out = make_tool().call({"action": "fetch", "url": f"{site.url}/png"})
-    assert out == (f"{site.url}/png is image/png (264 bytes), not a page to read as text; fetch it with mode=raw and "
-                   f"save= to keep the bytes")
+    assert out == (
+        f"{site.url}/png is image/png (264 bytes), not a page to read as text; fetch it with mode=raw and "
+        f"save= to keep the bytes"
+    )
 
 
 def test_a_slow_page_times_out(make_tool, site):
@@ -112,7 +119,10 @@ def test_credentials_in_a_url_are_sent_but_never_echoed(make_tool, site, recorde
 
 def test_save_writes_inside_the_agent_directory(make_tool, site, tmp_path):
     out = make_tool().call({"action": "fetch", "url": f"{site.url}/article", "save": "outputs/article.md"})
-    assert out == f"saved outputs/article.md ({len((tmp_path / 'outputs/article.md').read_bytes()):,} bytes) from {site.url}/article"
+    assert (
+        out
+        == f"saved outputs/article.md ({len((tmp_path / 'outputs/article.md').read_bytes()):,} bytes) from {site.url}/article"
+    )
     assert (tmp_path / "outputs/article.md").read_text().startswith("# Owner inspections")
 
 
@@ -121,13 +131,22 @@ def test_save_with_raw_keeps_the_bytes_untouched(make_tool, site, tmp_path):
     assert (tmp_path / "outputs/a.png").read_bytes() == b"\x89PNG\r\n\x1a\n" + bytes(range(256))
 
 
-@pytest.mark.parametrize("path, sentence", [
-    ("../escape.md", "save=../escape.md: `..` is refused — the path must stay inside the agent directory"),
-    ("/etc/passwd", "save=/etc/passwd: an absolute path is refused — write a path inside the agent directory, such as outputs/page.md"),
-    ("outputs/link/x.md", "save=outputs/link/x.md: a symlink out of the agent directory is refused"),
-    ("knowledge/x.md", "save=knowledge/x.md: knowledge/ is never written by a run — use outputs/"),
-    ("agents/a/knowledge/x.md", "save=agents/a/knowledge/x.md: knowledge/ is never written by a run — use outputs/"),
-])
+@pytest.mark.parametrize(
+    "path, sentence",
+    [
+        ("../escape.md", "save=../escape.md: `..` is refused — the path must stay inside the agent directory"),
+        (
+            "/etc/passwd",
+            "save=/etc/passwd: an absolute path is refused — write a path inside the agent directory, such as outputs/page.md",
+        ),
+        ("outputs/link/x.md", "save=outputs/link/x.md: a symlink out of the agent directory is refused"),
+        ("knowledge/x.md", "save=knowledge/x.md: knowledge/ is never written by a run — use outputs/"),
+        (
+            "agents/a/knowledge/x.md",
+            "save=agents/a/knowledge/x.md: knowledge/ is never written by a run — use outputs/",
+        ),
+    ],
+)
 def test_a_bad_save_path_is_refused_before_any_request(make_tool, site, tmp_path, path, sentence):
     (tmp_path / "outputs").mkdir()
     os.symlink("/tmp", tmp_path / "outputs" / "link")
@@ -142,8 +161,10 @@ def test_loopback_is_refused_at_connect_time_unless_the_install_allows_private(m
     tool = make_tool(allow_private=False)
     with pytest.raises(WebToolError) as caught:
         tool.call({"action": "fetch", "url": f"{site.url}/article"})
-    assert str(caught.value) == (f"{site.url}/article: 127.0.0.1 resolves to 127.0.0.1: private, loopback, "
-                                 f"link-local and other non-public addresses cannot be called")
+    assert str(caught.value) == (
+        f"{site.url}/article: 127.0.0.1 resolves to 127.0.0.1: private, loopback, "
+        f"link-local and other non-public addresses cannot be called"
+    )
     with pytest.raises(WebToolError, match="localhost resolves to 127.0.0.1: private, loopback"):
         tool.call({"action": "fetch", "url": f"http://localhost:{site.port}/article"})
 
@@ -202,13 +223,18 @@ def test_a_fetch_provider_answers_markdown_and_meta_is_read_directly(make_tool, 
     assert tool.writes({"action": "fetch", "url": "x"}) is True
     meta = json.loads(tool.call({"action": "fetch", "url": f"{site.url}/article", "mode": "meta"}))
     assert meta["title"] == "Owner inspections"
-    assert ("web fetch: mode=meta is read directly, not through jina — a provider answers markdown, text and html"
-            in recorder.lines)
+    assert (
+        "web fetch: mode=meta is read directly, not through jina — a provider answers markdown, text and html"
+        in recorder.lines
+    )
     assert "jina_key_0123456789" not in recorder.text()
 
 
 def test_an_empty_page_arrives_with_its_reason(make_tool, site):
-    assert make_tool().call({"action": "fetch", "url": f"{site.url}/empty"}) == f"{site.url}/empty is empty: HTTP 200 with no body"
+    assert (
+        make_tool().call({"action": "fetch", "url": f"{site.url}/empty"})
+        == f"{site.url}/empty is empty: HTTP 200 with no body"
+    )
 
 
 def test_a_host_that_refuses_the_connection_is_named(make_tool, site):
@@ -218,7 +244,9 @@ def test_a_host_that_refuses_the_connection_is_named(make_tool, site):
     closed.bind(("127.0.0.1", 0))
     port = closed.getsockname()[1]
     closed.close()
-    with pytest.raises(WebToolError, match=rf"^http://127.0.0.1:{port}/: nothing is listening there \(connection refused\)$"):
+    with pytest.raises(
+        WebToolError, match=rf"^http://127.0.0.1:{port}/: nothing is listening there \(connection refused\)$"
+    ):
         make_tool().call({"action": "fetch", "url": f"http://127.0.0.1:{port}/"})
 
 
@@ -226,6 +254,7 @@ def test_a_url_with_credentials_is_never_handed_to_a_fetch_provider(make_tool, j
     tool = make_tool({"fetch": "jina"}, endpoints={"jina": jina.url}, secret=lambda name: "jina_key_0123456789")
     with pytest.raises(WebToolError) as caught:
         tool.call({"action": "fetch", "url": "https://bob:hunter2@intranet.example.com/"})
-    assert str(caught.value) == ("a URL with a user name or password in it is not handed to jina; leave web.fetch "
-                                 "unset to read it directly")
+    assert str(caught.value) == (
+        "a URL with a user name or password in it is not handed to jina; leave web.fetch unset to read it directly"
+    )
     assert jina.seen == []

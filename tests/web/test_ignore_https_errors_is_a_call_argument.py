@@ -1,6 +1,7 @@
 """`ignore_https_errors` is a browse call argument as tools.md lists it ("`true` opens a page whose certificate does
 not check out"), not only a setting of the agent's file. Real Chromium, an HTTPS page on loopback whose
 certificate no browser trusts (tests/fakes/tls.py)."""
+
 from __future__ import annotations
 
 import pytest
@@ -27,6 +28,7 @@ def test_a_page_whose_certificate_does_not_check_out_opens_with_the_call_argumen
 
 def test_a_call_that_sends_ignore_https_errors_false_keeps_the_check(make_tool, browsers, tls_site):  # noqa: F811
     with pytest.raises(WebToolError) as refused:
-        make_tool(browsers=browsers).call({"action": "browse", "url": f"https://{tls_site}/",
-                                           "ignore_https_errors": False})
+        make_tool(browsers=browsers).call(
+            {"action": "browse", "url": f"https://{tls_site}/", "ignore_https_errors": False}
+        )
     assert "ERR_CERT" in str(refused.value)

@@ -1,4 +1,5 @@
 """fetch's HTML → markdown (foldrun/web/markdown.py): what the spec keeps, and no crash on deep pages."""
+
 from __future__ import annotations
 
 from foldrun.web.markdown import to_markdown
@@ -42,16 +43,25 @@ def test_a_page_without_a_main_reads_its_body_with_the_title_as_heading():
 
 
 HIDDEN = {
-    "script": "<script>var leaked = 1;</script>", "style": "<style>.leaked{}</style>",
-    "noscript": "<noscript>leaked</noscript>", "template": "<template><p>leaked</p></template>",
-    "svg": "<svg><text>leaked</text></svg>", "canvas": "<canvas>leaked</canvas>",
-    "iframe": "<iframe src='/f'>leaked</iframe>", "object": "<object data='/o'>leaked</object>",
+    "script": "<script>var leaked = 1;</script>",
+    "style": "<style>.leaked{}</style>",
+    "noscript": "<noscript>leaked</noscript>",
+    "template": "<template><p>leaked</p></template>",
+    "svg": "<svg><text>leaked</text></svg>",
+    "canvas": "<canvas>leaked</canvas>",
+    "iframe": "<iframe src='/f'>leaked</iframe>",
+    "object": "<object data='/o'>leaked</object>",
     "form": "<form><label>leaked</label><input value='leaked'><button>leaked</button></form>",
-    "nav": "<nav><a href='/n'>leaked</a></nav>", "footer": "<footer>leaked</footer>", "aside": "<aside>leaked</aside>",
-    "role=navigation": "<div role='navigation'>leaked</div>", "role=banner": "<div role='banner'>leaked</div>",
+    "nav": "<nav><a href='/n'>leaked</a></nav>",
+    "footer": "<footer>leaked</footer>",
+    "aside": "<aside>leaked</aside>",
+    "role=navigation": "<div role='navigation'>leaked</div>",
+    "role=banner": "<div role='banner'>leaked</div>",
     "role=contentinfo": "<div role='contentinfo'>leaked</div>",
-    "role=complementary": "<div role='complementary'>leaked</div>", "role=search": "<div role='search'>leaked</div>",
-    "hidden": "<p hidden>leaked</p>", "aria-hidden": "<span aria-hidden='true'>leaked</span>",
+    "role=complementary": "<div role='complementary'>leaked</div>",
+    "role=search": "<div role='search'>leaked</div>",
+    "hidden": "<p hidden>leaked</p>",
+    "aria-hidden": "<span aria-hidden='true'>leaked</span>",
     "inline data image": "<img src='data:image/png;base64,bGVha2Vk' alt=''>",
 }
 
@@ -60,18 +70,22 @@ def test_nothing_invisible_or_chrome_reaches_the_markdown_wherever_it_sits():
     import pytest
 
     for what, fragment in HIDDEN.items():
-        for page in (f"<html><body>{fragment}<div><p>kept words</p></div></body></html>",
-                     f"<html><body><main><p>kept words</p>{fragment}</main></body></html>",
-                     f"<html><body><div><div><p>kept words</p><p>a {fragment} b</p></div></div></body></html>",
-                     f"<html><body><table><tr><td>{fragment}kept words</td></tr></table></body></html>"):
+        for page in (
+            f"<html><body>{fragment}<div><p>kept words</p></div></body></html>",
+            f"<html><body><main><p>kept words</p>{fragment}</main></body></html>",
+            f"<html><body><div><div><p>kept words</p><p>a {fragment} b</p></div></div></body></html>",
+            f"<html><body><table><tr><td>{fragment}kept words</td></tr></table></body></html>",
+        ):
             out = to_markdown(page, "https://example.com/")
             if "leaked" in out or "bGVha2Vk" in out or "kept words" not in out:
                 pytest.fail(f"{what}: {page!r} → {out!r}")
 
 
 def test_the_site_header_is_dropped_and_an_articles_own_kept():
-    out = to_markdown("<html><body><header>Site name</header><main><header>Own header</header><p>Words.</p>"
-                      "</main></body></html>", "https://example.com/")
+    out = to_markdown(
+        "<html><body><header>Site name</header><main><header>Own header</header><p>Words.</p></main></body></html>",
+        "https://example.com/",
+    )
     assert out == "Own header\n\nWords."
 
 
@@ -89,9 +103,11 @@ def test_the_options_made_once_convert_exactly_as_the_converters_public_call():
 
 
 def test_a_code_block_keeps_its_own_blank_lines_and_a_br_stays_a_hard_break():
-    page = ("<html><head><title>Code</title></head><body><main><h1>Code</h1>"
-            "<p>First line<br>second line</p>"
-            "<pre><code>def f():\n    x = 1   \n\n\n    return x\n</code></pre><p>After.</p></main></body></html>")
+    page = (
+        "<html><head><title>Code</title></head><body><main><h1>Code</h1>"
+        "<p>First line<br>second line</p>"
+        "<pre><code>def f():\n    x = 1   \n\n\n    return x\n</code></pre><p>After.</p></main></body></html>"
+    )
     out = to_markdown(page, "https://example.com/")
     assert "First line  \nsecond line" in out  # markdown's hard break, as the converter wrote it
     assert "```\ndef f():\n    x = 1   \n\n\n    return x\n```" in out  # the code as written, blanks and all

@@ -1,6 +1,7 @@
 """site.same_site(url, origin) reads the URL's head instead of splitting it, and answers as
 `site.origin_of(url) == origin` does for every URL: each row is written with that answer, and checked against
 both."""
+
 from __future__ import annotations
 
 import pytest
@@ -28,7 +29,7 @@ ROWS = [
     (A, "https://a.com\\evil.com/", False),
     (A, "https://a.com;x/", False),
     (A, "https://a.com%2F/", False),
-    (A, "https://\u0430.com/", False),            # a Cyrillic a
+    (A, "https://\u0430.com/", False),  # a Cyrillic a
     # a port, the default one too, and userinfo are kept in origin_of's netloc
     (A, "https://a.com:443/", False),
     (A, "https://a.com:/", False),
@@ -83,7 +84,7 @@ ROWS = [
     # an origin origin_of never writes matches nothing
     ("https://A.com", "https://A.com/", False),
     ("https://a.com/", "https://a.com/", False),
-    ("https://", "https:x", True),            # an empty host: origin_of writes `https://` for any https URL without one
+    ("https://", "https:x", True),  # an empty host: origin_of writes `https://` for any https URL without one
     ("https://", "https://", True),
     ("", "", False),
 ]
@@ -97,11 +98,35 @@ def test_same_site_answers_as_origin_of_does(origin: str, url: str, answer: bool
 
 # every URL these pieces make, against each origin; a piece is one of the rows' tricks
 SCHEMES = ["https://", "HTTPS://", "http://", "https:", "https:/", " https://", "ht\ttps://", "//", ""]
-HOSTS = ["a.com", "A.COM", "a.com.evil.com", "a.co", "a.com:443", "user@a.com", "a.com@evil.com", "a.\tcom",
-         "\u212a.com", "k.com", "127.0.0.1:8000", "127.0.0.1:80001", "[::1]:8000", "[::1]", "\u00dc.com", ""]
+HOSTS = [
+    "a.com",
+    "A.COM",
+    "a.com.evil.com",
+    "a.co",
+    "a.com:443",
+    "user@a.com",
+    "a.com@evil.com",
+    "a.\tcom",
+    "\u212a.com",
+    "k.com",
+    "127.0.0.1:8000",
+    "127.0.0.1:80001",
+    "[::1]:8000",
+    "[::1]",
+    "\u00dc.com",
+    "",
+]
 TAILS = ["", "/", "/p?q#f", "?q", "#f", "\t/x", "\n", ".evil/", "\\x", ";x", "/[x]", "/\u00fc", " "]
-ORIGINS = ["https://a.com", "https://k.com", "http://127.0.0.1:8000", "https://a.com:443", "http://[::1]:8000",
-           "https://\u00fc.com", "https://", "https://A.com"]
+ORIGINS = [
+    "https://a.com",
+    "https://k.com",
+    "http://127.0.0.1:8000",
+    "https://a.com:443",
+    "http://[::1]:8000",
+    "https://\u00fc.com",
+    "https://",
+    "https://A.com",
+]
 
 
 def test_same_site_answers_as_origin_of_does_for_every_url_the_pieces_make() -> None:
@@ -122,8 +147,14 @@ def test_same_site_answers_as_origin_of_does_for_every_url_the_pieces_make() -> 
 
 
 # urlsplit refuses these hosts; same_site lets its error through as it did
-REFUSED = ["https://[a.com/", "https://a.com]/", "https://a.com[/", "https://a.com]x[/",
-           "https://[a.com]/", "https://a.com\u2100/"]
+REFUSED = [
+    "https://[a.com/",
+    "https://a.com]/",
+    "https://a.com[/",
+    "https://a.com]x[/",
+    "https://[a.com]/",
+    "https://a.com\u2100/",
+]
 
 
 @pytest.mark.parametrize("url", REFUSED)

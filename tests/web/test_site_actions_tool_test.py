@@ -1,5 +1,6 @@
 """foldrun's own crawl, map, extract, answer and monitor through the Tool Test API (the call a run makes,
 no model), against the loopback site of tests/fakes/website.py."""
+
 from __future__ import annotations
 
 import json
@@ -41,8 +42,12 @@ def test_the_tool_test_crawls_maps_extracts_answers_and_monitors_the_local_site(
 def test_the_tool_test_says_a_robots_refusal_as_the_run_would(alice_api, workspace):
     from tests.fakes.website import TestSite, html, page
 
-    with TestSite({"/robots.txt": (200, {"content-type": "text/plain"}, b"User-agent: *\nDisallow: /\n"),
-                   "/": html(page("Home", "<h1>Home</h1>"))}) as closed:
+    with TestSite(
+        {
+            "/robots.txt": (200, {"content-type": "text/plain"}, b"User-agent: *\nDisallow: /\n"),
+            "/": html(page("Home", "<h1>Home</h1>")),
+        }
+    ) as closed:
         body = call(alice_api, action="crawl", url=f"{closed.url}/")
     assert body["ok"] is False
     assert body["result"] == f"{closed.url}/robots.txt disallows {closed.url}/ for crawlers, so no pages were crawled"

@@ -1,6 +1,7 @@
 """foldrun's own crawl, map, extract, answer and monitor through real runs on a real Celery worker,
 against the loopback site of tests/fakes/website.py (robots rules, a sitemap index with a gzip sitemap,
 JSON-LD, a table, a JS-only shell, a page that changes between calls)."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,9 @@ pytestmark = pytest.mark.e2e
 
 
 def finished(run) -> Run:
-    return wait_for(lambda: Run.objects.filter(pk=run.pk, status__in=["completed", "failed", "cancelled"]).first(),
-                    timeout=120)
+    return wait_for(
+        lambda: Run.objects.filter(pk=run.pk, status__in=["completed", "failed", "cancelled"]).first(), timeout=120
+    )
 
 
 def tool_results(run) -> list[str]:
@@ -27,16 +29,30 @@ def tool_results(run) -> list[str]:
 
 
 def test_a_run_crawls_maps_extracts_answers_and_monitors_and_the_next_run_sees_what_changed(
-        celery_worker_process, workspace, alice, fake_provider):
+    celery_worker_process, workspace, alice, fake_provider
+):
     with docs_site() as site:
         push(workspace, {"agents/reader/agent.md": agent_file("reader", fake_provider, tools="[web]")})
         fake_provider.reply_tool_use("web", {"action": "crawl", "url": f"{site.url}/", "limit": 3})
         fake_provider.reply_tool_use("web", {"action": "crawl", "url": f"{site.url}/"})
         fake_provider.reply_tool_use("web", {"action": "map", "url": site.url})
-        fake_provider.reply_tool_use("web", {"action": "extract", "url": f"{site.url}/products", "each": ".listing",
-                                             "fields": {"name": "h3", "url": "a@href"}})
-        fake_provider.reply_tool_use("web", {"action": "answer", "query": "how much notice before an inspection",
-                                             "urls": [f"{site.url}/guide", f"{site.url}/blog/inspections"]})
+        fake_provider.reply_tool_use(
+            "web",
+            {
+                "action": "extract",
+                "url": f"{site.url}/products",
+                "each": ".listing",
+                "fields": {"name": "h3", "url": "a@href"},
+            },
+        )
+        fake_provider.reply_tool_use(
+            "web",
+            {
+                "action": "answer",
+                "query": "how much notice before an inspection",
+                "urls": [f"{site.url}/guide", f"{site.url}/blog/inspections"],
+            },
+        )
         fake_provider.reply_tool_use("web", {"action": "monitor", "url": f"{site.url}/prices"})
         fake_provider.reply_text("GOOD — read the site")
         first = finished(check_start_run(workspace=workspace, user=alice, agent="reader", task="Read the site."))
@@ -49,9 +65,13 @@ def test_a_run_crawls_maps_extracts_answers_and_monitors_and_the_next_run_sees_w
     assert resumed.startswith(f"resumed the crawl of {site.url}/: 4 pages this call, 7 in all")
     assert "disallowed by robots.txt" in crawl and "redirects to another host" in resumed
     assert mapped.startswith(f"5 URLs on {site.url}, from its sitemaps (4 read) (outputs/map.txt)")
-    assert json.loads(extracted) == [{"name": "Harbour flat", "url": f"{site.url}/flats/1"},
-                                     {"name": "Garden cottage", "url": f"{site.url}/flats/2"}]
-    assert answered.splitlines()[1] == '1. "# Inspections Tenants must be given notice in writing before an inspection."'
+    assert json.loads(extracted) == [
+        {"name": "Harbour flat", "url": f"{site.url}/flats/1"},
+        {"name": "Garden cottage", "url": f"{site.url}/flats/2"},
+    ]
+    assert (
+        answered.splitlines()[1] == '1. "# Inspections Tenants must be given notice in writing before an inspection."'
+    )
     assert baseline.startswith(f"first look at {site.url}/prices: saved a baseline of 3 lines in state/monitor/")
     kept = {a.path: bytes(a.content) for a in Artifact.objects.filter(run=first)}
     assert "outputs/crawl/index.txt" in kept and "outputs/map.txt" in kept and "outputs/extracted.json" in kept

@@ -1,5 +1,6 @@
 """The one GET crawl, map, extract, answer and monitor make (foldrun/web/site.py): straight onto the web role's
 guarded pool (foldrun.net GuardedTransport.plain_get), and still everything the client gave it."""
+
 from __future__ import annotations
 
 import gzip
@@ -9,7 +10,7 @@ from foldrun import net
 from foldrun.web import site
 from tests.fakes.website import TestSite, html, page
 
-GUIDE = page("Guide", "<h1>Guide</h1><p>Bonds are lodged within ten days.</p><a href=\"/next\">next</a>")
+GUIDE = page("Guide", '<h1>Guide</h1><p>Bonds are lodged within ten days.</p><a href="/next">next</a>')
 
 
 def test_a_crawl_of_a_private_address_is_refused_at_connect_with_the_guards_sentence(make_tool, tmp_path):
@@ -25,8 +26,10 @@ def test_a_crawl_of_a_private_address_is_refused_at_connect_with_the_guards_sent
 def test_a_gzip_and_a_deflate_page_are_read_decoded_and_their_links_followed(make_tool, tmp_path):
     squeezed = zlib.compressobj(wbits=-15)  # a raw deflate stream, as some servers send it
     raw_deflate = squeezed.compress(page("Next", "<p>Read from a raw deflate body.</p>")) + squeezed.flush()
-    routes = {"/": (200, {"content-type": "text/html", "content-encoding": "gzip"}, gzip.compress(GUIDE)),
-              "/next": (200, {"content-type": "text/html", "content-encoding": "deflate"}, raw_deflate)}
+    routes = {
+        "/": (200, {"content-type": "text/html", "content-encoding": "gzip"}, gzip.compress(GUIDE)),
+        "/next": (200, {"content-type": "text/html", "content-encoding": "deflate"}, raw_deflate),
+    }
     with TestSite(routes) as local:
         out = make_tool().call({"action": "crawl", "url": f"{local.url}/"})
     assert "2 pages this call" in out, out
@@ -54,5 +57,6 @@ def test_an_encoding_it_did_not_ask_for_is_a_sentence_not_a_page_of_noise(make_t
     routes = {"/": (200, {"content-type": "text/html", "content-encoding": "br"}, b"\x1b\x00\x00not brotli")}
     with TestSite(routes) as local:
         got = site.get(make_tool(), f"{local.url}/", pause=0.0)
-    assert got.body == b"" and got.error == (f"{local.url}/: the connection failed (the answer is br-encoded, "
-                                             f"which was not asked for)")
+    assert got.body == b"" and got.error == (
+        f"{local.url}/: the connection failed (the answer is br-encoded, which was not asked for)"
+    )

@@ -1,4 +1,5 @@
 """The web tool as a whole: its schema, what an agent may do, test runs, and the engine's adapter."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -43,13 +44,20 @@ def test_every_action_of_the_spec_runs_here_none_refused_as_not_built(make_tool)
     assert tuple(OWN_ACTIONS) == W.WEB_ACTIONS
 
 
-@pytest.mark.parametrize("action, args", [
-    ("search", {"query": "owner inspections"}),
-    ("fetch", {"url": "https://example.com/"}),
-])
+@pytest.mark.parametrize(
+    "action, args",
+    [
+        ("search", {"query": "owner inspections"}),
+        ("fetch", {"url": "https://example.com/"}),
+    ],
+)
 def test_a_test_run_makes_no_outward_call_and_says_so(make_tool, searxng, recorder, action, args):
-    tool = make_tool({"search": "brave"} if action == "search" else {}, test_mode=True, searxng_url=searxng.url,
-                     secret=lambda name: pytest.fail("a test run never reads a provider's key"))
+    tool = make_tool(
+        {"search": "brave"} if action == "search" else {},
+        test_mode=True,
+        searxng_url=searxng.url,
+        secret=lambda name: pytest.fail("a test run never reads a provider's key"),
+    )
     with pytest.raises(WebToolError) as caught:
         tool.call({"action": action, **args})
     sentence = f"test run: web action={action} was not made — a test run has no internet, and outward calls fail closed"
@@ -70,9 +78,11 @@ def test_language_and_region_cascade_and_the_nearest_web_block_wins_whole():
 def test_a_provider_that_cannot_do_the_action_names_the_ones_that_can(make_tool):
     with pytest.raises(WebToolError) as caught:
         make_tool({"fetch": "brave"}).call({"action": "fetch", "url": "https://example.com/"})
-    assert str(caught.value) == ("web.fetch: brave cannot fetch (it answers search); the providers that can are jina, "
-                                 "firecrawl, exa, tavily, parallel, zyte, scrapingbee, anthropic — or leave web.fetch "
-                                 "unset for foldrun's own")
+    assert str(caught.value) == (
+        "web.fetch: brave cannot fetch (it answers search); the providers that can are jina, "
+        "firecrawl, exa, tavily, parallel, zyte, scrapingbee, anthropic — or leave web.fetch "
+        "unset for foldrun's own"
+    )
 
 
 def test_a_key_written_as_a_value_is_refused(make_tool):
@@ -107,15 +117,24 @@ def _env(tmp_path: Path, http_client, *, is_test: bool = False) -> SimpleNamespa
     logged: list[str] = []
     secrets = {"BRAVE_SEARCH_API_KEY": "BSA-test-key-123456"}
     return SimpleNamespace(
-        host=host, http=http_client, sandbox=SimpleNamespace(root=tmp_path), is_test=is_test, allow_private_urls=True,
-        log=logged.append, logged=logged, closers=closers, on_close=closers.append,
-        secret_values=lambda names: {n: secrets[n] for n in names})
+        host=host,
+        http=http_client,
+        sandbox=SimpleNamespace(root=tmp_path),
+        is_test=is_test,
+        allow_private_urls=True,
+        log=logged.append,
+        logged=logged,
+        closers=closers,
+        on_close=closers.append,
+        secret_values=lambda names: {n: secrets[n] for n in names},
+    )
 
 
 def test_the_adapter_gives_the_engine_a_tool_whose_calls_count_per_action(tmp_path, http_client, site):
     env = _env(tmp_path, http_client)
-    agent = SimpleNamespace(meta={"web": {"search": "brave"}, "language": "en-AU"}, workspace_defaults={},
-                            account_defaults={})
+    agent = SimpleNamespace(
+        meta={"web": {"search": "brave"}, "language": "en-AU"}, workspace_defaults={}, account_defaults={}
+    )
     tool, names = engine_tool(agent, env)
     assert isinstance(tool, Tool)
     assert names == ["BRAVE_SEARCH_API_KEY"]
@@ -126,8 +145,9 @@ def test_the_adapter_gives_the_engine_a_tool_whose_calls_count_per_action(tmp_pa
     counter = LimitCounter({"web.fetch": 1})
     assert counter.check(tool.limit_keys(arguments)) is None
     assert counter.used == {"web": 1, "web.fetch": 1, "calls": 1}
-    assert counter.check(tool.limit_keys(arguments)) == ("limit reached: web.fetch 1 of 1 in this step — work with "
-                                                         "what you have, or say what more you would need")
+    assert counter.check(tool.limit_keys(arguments)) == (
+        "limit reached: web.fetch 1 of 1 in this step — work with what you have, or say what more you would need"
+    )
     out = tool.handler(arguments, env)
     assert out.count('{"items": [1, 2, 3]}') == 20
     assert env.host.traced[0][0] == "web"
@@ -140,8 +160,9 @@ def test_the_adapter_turns_a_web_error_into_the_engines_tool_error(tmp_path, htt
     tool, _names = engine_tool(agent, env)
     with pytest.raises(ToolError) as caught:
         tool.handler({"action": "browse", "url": "https://example.com/"}, env)
-    assert str(caught.value) == ("test run: web action=browse was not run — a test run is handed no browser pod, and "
-                                 "outward calls fail closed")
+    assert str(caught.value) == (
+        "test run: web action=browse was not run — a test run is handed no browser pod, and outward calls fail closed"
+    )
     assert env.logged == [str(caught.value)]
 
 

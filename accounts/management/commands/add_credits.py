@@ -1,4 +1,5 @@
 """`manage.py add_credits acc_… 25.00`: top up an account's platform credits."""
+
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation

@@ -22,6 +22,7 @@ A module per concern, and every public name importable from here as before:
 per-Desk cache), `records` (the dataclasses), `agents` (AGENTS.md, agents, mcpServers:),
 `flows` (steps and flows), `tools`, and `skills` (skills, concepts, find_agent/find_flow).
 """
+
 from __future__ import annotations
 
 from ..desk import AGENTS_MD
@@ -57,9 +58,38 @@ from .values import (
 )
 
 __all__ = [
-    "Agent", "Concept", "Defaults", "Flow", "McpServer", "Runtime", "Skill", "Step", "Tool", "Verify",
-    "agent_of", "agents_md_of", "concept_of", "flow_of", "skill_of", "tool_of", "find_agent", "find_flow",
-    "parse_steps", "parse_duration", "parse_rate", "cron_problem", "limit_key", "closest",
-    "BUILTIN_GROUPS", "SDK_NAMES", "WEB_ACTIONS", "STEP_OPTIONS", "NAME_RE", "SECRET_NAME_RE", "PLACEHOLDER_RE",
-    "AGENTS_MD", "WEBHOOK_SCHEMES", "webhook_problems",
+    "Agent",
+    "Concept",
+    "Defaults",
+    "Flow",
+    "McpServer",
+    "Runtime",
+    "Skill",
+    "Step",
+    "Tool",
+    "Verify",
+    "agent_of",
+    "agents_md_of",
+    "concept_of",
+    "flow_of",
+    "skill_of",
+    "tool_of",
+    "find_agent",
+    "find_flow",
+    "parse_steps",
+    "parse_duration",
+    "parse_rate",
+    "cron_problem",
+    "limit_key",
+    "closest",
+    "BUILTIN_GROUPS",
+    "SDK_NAMES",
+    "WEB_ACTIONS",
+    "STEP_OPTIONS",
+    "NAME_RE",
+    "SECRET_NAME_RE",
+    "PLACEHOLDER_RE",
+    "AGENTS_MD",
+    "WEBHOOK_SCHEMES",
+    "webhook_problems",
 ]

@@ -3,6 +3,7 @@
 Spec (tools.md): "An `apis:` block turns an OpenAPI or a base URL into a tool". Each entry of an agent's
 `apis:` is the frontmatter of an http tool, named by its key, and granted to that agent alone.
 """
+
 from __future__ import annotations
 
 import posixpath
@@ -50,7 +51,11 @@ def parse_http(desk: Desk, meta: dict, tool: Tool, err: Err, folder: str, scope:
     openapi: file is looked for first (then the scope's root)."""
     base = as_str(meta.get("base"))
     if not base and not meta.get("openapi"):
-        err("base", "is an http tool with no base:; give the URL every call is relative to, such as base: https://api.example.com/v1.", "tool.base")
+        err(
+            "base",
+            "is an http tool with no base:; give the URL every call is relative to, such as base: https://api.example.com/v1.",
+            "tool.base",
+        )
     elif base and not re.match(r"^https?://[^\s/]+", base):
         err("base", f"base: {base} is not an http(s) URL.", "tool.base")
     tool.base = base or None
@@ -59,13 +64,21 @@ def parse_http(desk: Desk, meta: dict, tool: Tool, err: Err, folder: str, scope:
         listed = [m.upper() for m in as_list(methods)]
         wrong = [m for m in listed if m not in HTTP_METHODS]
         if wrong:
-            err("methods", f"methods: {', '.join(wrong)} {'is not an HTTP method' if len(wrong) == 1 else 'are not HTTP methods'}; use {', '.join(HTTP_METHODS)}.", "tool.methods")
+            err(
+                "methods",
+                f"methods: {', '.join(wrong)} {'is not an HTTP method' if len(wrong) == 1 else 'are not HTTP methods'}; use {', '.join(HTTP_METHODS)}.",
+                "tool.methods",
+            )
         tool.methods = [m for m in listed if m in HTTP_METHODS]
     rate = meta.get("rate")
     if rate is not None:
         tool.rate = parse_rate(rate)
         if tool.rate is None:
-            err("rate", f"rate: {rate} is not a rate; write calls per second or minute, such as 5/s or 100/m.", "tool.rate")
+            err(
+                "rate",
+                f"rate: {rate} is not a rate; write calls per second or minute, such as 5/s or 100/m.",
+                "tool.rate",
+            )
     if meta.get("openapi") is not None:
         tool.openapi = as_str(meta.get("openapi"))
         if not re.match(r"^https?://", tool.openapi):
@@ -86,9 +99,16 @@ def apis_of(desk: Desk, document: Document, raw: Any, problems: list[Finding]) -
         return {}
     path = document.path
     if not isinstance(raw, dict):
-        problems.append(Finding(path, document.line_of("apis"), "error",
-                                "apis: must be a mapping of API names to blocks with base: (and openapi:, "
-                                "operations:, methods:, headers:).", "agent.apis"))
+        problems.append(
+            Finding(
+                path,
+                document.line_of("apis"),
+                "error",
+                "apis: must be a mapping of API names to blocks with base: (and openapi:, "
+                "operations:, methods:, headers:).",
+                "agent.apis",
+            )
+        )
         return {}
     folder = document.folder if path.endswith("/agent.md") else ""
     found: dict[str, Tool] = {}
@@ -96,15 +116,31 @@ def apis_of(desk: Desk, document: Document, raw: Any, problems: list[Finding]) -
         name = str(key)
         line = document.line_in("apis", name) or document.line_of("apis")
         if not isinstance(block, dict):
-            problems.append(Finding(path, line, "error", f"apis: {name} must be a mapping with base: (the URL every "
-                                                         f"call is relative to) or openapi:.", "agent.apis"))
+            problems.append(
+                Finding(
+                    path,
+                    line,
+                    "error",
+                    f"apis: {name} must be a mapping with base: (the URL every call is relative to) or openapi:.",
+                    "agent.apis",
+                )
+            )
             continue
         meta = {"transport": "http", "name": name, **block}
-        tool = Tool(name=name, path=path, scope=document.scope, transport="http", agent=document.name,
-                    description=as_str(block.get("description")), folder=folder or None, meta=meta)
+        tool = Tool(
+            name=name,
+            path=path,
+            scope=document.scope,
+            transport="http",
+            agent=document.name,
+            description=as_str(block.get("description")),
+            folder=folder or None,
+            meta=meta,
+        )
 
-        def err(field: str, message: str, code: str, level: str = "error", name: str = name,
-                line: int | None = line) -> None:
+        def err(
+            field: str, message: str, code: str, level: str = "error", name: str = name, line: int | None = line
+        ) -> None:
             at = document.line_at("apis", name, field) or line
             problems.append(Finding(path, at, level, f"apis: {name}: {message}", code))
 

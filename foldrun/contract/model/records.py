@@ -1,4 +1,5 @@
 """The dataclasses the parsers return: McpServer, Defaults, Agent, Verify, Step, Flow, Runtime, Tool, Skill, Concept."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -46,7 +47,7 @@ class Defaults:
     region: str | None = None
     timezone: str | None = None
     budget: Any = None
-    budget_window: tuple[str, float] | None = None   # ("month", 50.0) from budget: {month: 50}
+    budget_window: tuple[str, float] | None = None  # ("month", 50.0) from budget: {month: 50}
     body: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
     problems: list[Finding] = field(default_factory=list)
@@ -60,25 +61,25 @@ class Agent:
     path: str
     description: str = ""
     tools: list[str] = field(default_factory=list)
-    skills: list[str] | None = None           # None: every skill it can see
+    skills: list[str] | None = None  # None: every skill it can see
     secrets: list[str] = field(default_factory=list)
     limits: dict[str, Any] = field(default_factory=dict)
     web: Any = None
     provider: Any = None
     mcp_servers: dict[str, McpServer] = field(default_factory=dict)
-    apis: dict[str, "Tool"] = field(default_factory=dict)   # inline http tools (`apis:`), granted to this agent
+    apis: dict[str, "Tool"] = field(default_factory=dict)  # inline http tools (`apis:`), granted to this agent
     language: str | None = None
     region: str | None = None
     timezone: str | None = None
     prompt: str = ""
-    own_folder: str | None = None              # agents/<name> for the folder form
+    own_folder: str | None = None  # agents/<name> for the folder form
     meta: dict[str, Any] = field(default_factory=dict)
     problems: list[Finding] = field(default_factory=list)
 
 
 @dataclass
 class Verify:
-    kind: str      # file | reply | grows
+    kind: str  # file | reply | grows
     argument: str  # a path, or a regular expression for reply
 
 
@@ -86,12 +87,12 @@ class Verify:
 class Step:
     """One numbered line of a flow's body and its indented options."""
 
-    number: int                 # 1-based position; {{steps.N.output}} counts this
+    number: int  # 1-based position; {{steps.N.output}} counts this
     agent: str
     task: str
-    line: int                   # file line of the step
-    gate: bool = False          # `!` after [[agent]]
-    each: str | None = None     # lines | json
+    line: int  # file line of the step
+    gate: bool = False  # `!` after [[agent]]
+    each: str | None = None  # lines | json
     max: int | None = None
     verify: Verify | None = None
     retry: int = 0
@@ -100,8 +101,8 @@ class Step:
     wait_event: str | None = None
     ask: str | None = None
     written_number: int = 0
-    options: dict[str, str] = field(default_factory=dict)        # option -> raw value
-    option_lines: dict[str, int] = field(default_factory=dict)   # option -> file line
+    options: dict[str, str] = field(default_factory=dict)  # option -> raw value
+    option_lines: dict[str, int] = field(default_factory=dict)  # option -> file line
 
     @property
     def label(self) -> str:
@@ -149,27 +150,27 @@ class Tool:
     transport: str | None
     agent: str | None = None
     description: str = ""
-    folder: str | None = None            # tools/<name> for the folder form
+    folder: str | None = None  # tools/<name> for the folder form
     outward: bool = False
     # http
     base: str | None = None
-    methods: list[str] = field(default_factory=list)   # none declared: read-only (GET)
+    methods: list[str] = field(default_factory=list)  # none declared: read-only (GET)
     headers: dict[str, str] = field(default_factory=dict)
     query: dict[str, str] = field(default_factory=dict)
     timeout: float | None = None
-    rate: tuple[float, int] | None = None              # (calls, per seconds)
+    rate: tuple[float, int] | None = None  # (calls, per seconds)
     openapi: str | None = None
     operations: list[str] | None = None
     # script
-    run: str | None = None               # as written
-    program_path: str | None = None      # path in the scope of the program file; None for a fenced block
-    program: str | None = None           # the program's text
-    program_line: int = 1                # file line the program starts on (fenced block)
+    run: str | None = None  # as written
+    program_path: str | None = None  # path in the scope of the program file; None for a fenced block
+    program: str | None = None  # the program's text
+    program_line: int = 1  # file line the program starts on (fenced block)
     interpreter: str | None = None
     args: dict[str, str] = field(default_factory=dict)
     secrets: list[str] = field(default_factory=list)
-    secrets_mode: str = "materialised"   # materialised | proxied
-    test_mode: str | None = None         # allow
+    secrets_mode: str = "materialised"  # materialised | proxied
+    test_mode: str | None = None  # allow
     runtime: Runtime = field(default_factory=Runtime)
     requirements: Requirements | None = None
     requirements_path: str | None = None

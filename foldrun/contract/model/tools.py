@@ -1,4 +1,5 @@
 """Tool files parsed: tool_of, with an http tool's calls, a script tool's program and dependencies, an mcp tool's server."""
+
 from __future__ import annotations
 
 import posixpath
@@ -38,8 +39,17 @@ def tool_of(desk: Desk, document: Document) -> Tool:
         problems: list[Finding] = []
         folder = document.folder if path.endswith("/tool.md") else None
         transport = as_str(meta.get("transport")) or None
-        tool = Tool(name=document.name, path=path, scope=scope, transport=transport, agent=document.agent,
-                    description=as_str(meta.get("description")), folder=folder, meta=meta, problems=problems)
+        tool = Tool(
+            name=document.name,
+            path=path,
+            scope=scope,
+            transport=transport,
+            agent=document.agent,
+            description=as_str(meta.get("description")),
+            folder=folder,
+            meta=meta,
+            problems=problems,
+        )
 
         def err(key: str, message: str, code: str, level: str = "error") -> None:
             problems.append(Finding(path, document.line_of(key) or (2 if document.parsed else 1), level, message, code))
@@ -52,11 +62,19 @@ def tool_of(desk: Desk, document: Document) -> Tool:
                 if body_has_fence:
                     tool.transport = transport = "script"
                 else:
-                    err("transport", "has no transport:; write transport: http (with base:), transport: script (with run: or a fenced code block) or transport: mcp (with command: or url:).", "tool.transport")
+                    err(
+                        "transport",
+                        "has no transport:; write transport: http (with base:), transport: script (with run: or a fenced code block) or transport: mcp (with command: or url:).",
+                        "tool.transport",
+                    )
         elif transport == "builtin" and meta.get("gallery") is True:
             pass  # a gallery tool (web), or an installed copy of one: the platform runs it
         elif transport not in TRANSPORTS:
-            err("transport", f"transport: {transport} is not one foldrun knows; it must be http, script or mcp.", "tool.transport")
+            err(
+                "transport",
+                f"transport: {transport} is not one foldrun knows; it must be http, script or mcp.",
+                "tool.transport",
+            )
         parse_common(meta, tool, err)
         if transport == "http":
             parse_http(desk, meta, tool, err, document.folder, scope)
@@ -67,7 +85,11 @@ def tool_of(desk: Desk, document: Document) -> Tool:
         if transport == "mcp":
             server = parse_mcp_server(tool.name, meta)
             if server is not None:
-                problems.extend(mcp_problems(path, lambda key: (document.line_of(key) if key else None) or 2, server, "this mcp tool"))
+                problems.extend(
+                    mcp_problems(
+                        path, lambda key: (document.line_of(key) if key else None) or 2, server, "this mcp tool"
+                    )
+                )
                 tool.mcp = server
         return tool
 
@@ -84,11 +106,23 @@ def _parse_script(desk: Desk, document: Document, tool: Tool, err) -> None:
         if target is not None and document.folder and not target.startswith(document.folder + "/"):
             target = None
         if target is None:
-            err("run", f"run: {tool.run} leaves the tool's folder; name a program beside {document.path.rsplit('/', 1)[-1]}.", "tool.run")
+            err(
+                "run",
+                f"run: {tool.run} leaves the tool's folder; name a program beside {document.path.rsplit('/', 1)[-1]}.",
+                "tool.run",
+            )
         elif target not in desk.texts(scope):
-            beside = [p.rsplit("/", 1)[-1] for p in desk.files_in(scope, document.folder) if p != document.path and not p.endswith(".md")]
+            beside = [
+                p.rsplit("/", 1)[-1]
+                for p in desk.files_in(scope, document.folder)
+                if p != document.path and not p.endswith(".md")
+            ]
             hint = did_you_mean(tool.run, beside)
-            err("run", f"run: {tool.run} is not a file beside {document.path.rsplit('/', 1)[-1]} ({target} does not exist){hint or '.'}", "tool.run")
+            err(
+                "run",
+                f"run: {tool.run} is not a file beside {document.path.rsplit('/', 1)[-1]} ({target} does not exist){hint or '.'}",
+                "tool.run",
+            )
         else:
             tool.program_path = target
             tool.program = desk.text(scope, target)
@@ -99,9 +133,15 @@ def _parse_script(desk: Desk, document: Document, tool: Tool, err) -> None:
         if fence:
             tool.program = fence.group(3)
             tool.interpreter = FENCE_INTERPRETERS.get(fence.group(2).lower()) or (fence.group(2) or None)
-            tool.program_line = (document.parsed.body_line if document.parsed else 1) + document.body.count("\n", 0, fence.start(3))
+            tool.program_line = (document.parsed.body_line if document.parsed else 1) + document.body.count(
+                "\n", 0, fence.start(3)
+            )
         elif document.parsed:
-            err("run", "is a script tool with no program; give run: <file beside it> or put the program in a fenced code block in the body.", "tool.program")
+            err(
+                "run",
+                "is a script tool with no program; give run: <file beside it> or put the program in a fenced code block in the body.",
+                "tool.program",
+            )
     if meta.get("interpreter") is not None:
         tool.interpreter = as_str(meta.get("interpreter"))
     args = meta.get("args")
@@ -127,7 +167,9 @@ def _parse_script(desk: Desk, document: Document, tool: Tool, err) -> None:
     runtime = meta.get("runtime")
     if runtime is not None:
         if isinstance(runtime, dict):
-            tool.runtime = Runtime(packages=as_list(runtime.get("packages")), npm=as_list(runtime.get("npm")), raw=runtime)
+            tool.runtime = Runtime(
+                packages=as_list(runtime.get("packages")), npm=as_list(runtime.get("npm")), raw=runtime
+            )
         else:
             err("runtime", "runtime: must be a mapping, such as runtime: {packages: [pandas]}.", "tool.runtime")
     folder = tool.folder
@@ -143,5 +185,11 @@ def _parse_script(desk: Desk, document: Document, tool: Tool, err) -> None:
             tool.package_json_path = package_json
             names, problem = parse_package_json(text)
             if problem:
-                tool.problems.append(Finding(package_json, None, "error", f"{problem}; its dependencies cannot be read.", "tool.package_json"))
-            tool.runtime = Runtime(packages=tool.runtime.packages, npm=list(dict.fromkeys(tool.runtime.npm + names)), raw=tool.runtime.raw)
+                tool.problems.append(
+                    Finding(
+                        package_json, None, "error", f"{problem}; its dependencies cannot be read.", "tool.package_json"
+                    )
+                )
+            tool.runtime = Runtime(
+                packages=tool.runtime.packages, npm=list(dict.fromkeys(tool.runtime.npm + names)), raw=tool.runtime.raw
+            )

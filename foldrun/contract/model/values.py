@@ -1,4 +1,5 @@
 """The values the parsers share: names, limits, durations, rates, near-miss hints, cron and time zones, and the per-Desk cache."""
+
 from __future__ import annotations
 
 import difflib
@@ -41,7 +42,12 @@ def parse_duration(value: Any) -> timedelta | None:
     if not match or int(match.group(1)) < 1:
         return None
     amount, unit = int(match.group(1)), match.group(2)
-    return {"m": timedelta(minutes=amount), "h": timedelta(hours=amount), "d": timedelta(days=amount), "w": timedelta(weeks=amount)}[unit]
+    return {
+        "m": timedelta(minutes=amount),
+        "h": timedelta(hours=amount),
+        "d": timedelta(days=amount),
+        "w": timedelta(weeks=amount),
+    }[unit]
 
 
 def parse_rate(value: Any) -> tuple[float, int] | None:
@@ -181,5 +187,12 @@ def timezone_problems(document: Document, value: Any, problems: list[Finding]) -
         return
     why = timezone_problem(value)
     if why:
-        problems.append(Finding(document.path, document.line_of("timezone"), "error",
-                                f"timezone: {value} {why}; use an IANA name such as Australia/Sydney.", "timezone.unknown"))
+        problems.append(
+            Finding(
+                document.path,
+                document.line_of("timezone"),
+                "error",
+                f"timezone: {value} {why}; use an IANA name such as Australia/Sydney.",
+                "timezone.unknown",
+            )
+        )

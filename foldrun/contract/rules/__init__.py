@@ -1,4 +1,5 @@
 """Rule modules. Each module registers its rules with `@rule` on import."""
+
 from __future__ import annotations
 
 import importlib

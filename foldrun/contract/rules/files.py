@@ -1,5 +1,6 @@
 """Files the contract cannot read: malformed YAML, missing or unclosed
 frontmatter, bytes where text belongs, a file over the size limit."""
+
 from __future__ import annotations
 
 from ..check import rule

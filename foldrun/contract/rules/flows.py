@@ -1,5 +1,6 @@
 """Flows: the numbered steps, their options, the frontmatter keys, and the
 agents the steps name."""
+
 from __future__ import annotations
 
 from ..check import rule
@@ -29,6 +30,10 @@ def agents(desk, context):
             if names is None:
                 names = desk.names(AGENT, scopes=("workspace",))
             hint = did_you_mean(step.agent, names, "[[{}]]") or f"; add agents/{step.agent}/agent.md or fix the name."
-            yield Finding(document.path, step.line, "error",
-                          f"step {step.number} names [[{step.agent}]], which is not an agent in this workspace{hint}",
-                          "flows.agent_missing")
+            yield Finding(
+                document.path,
+                step.line,
+                "error",
+                f"step {step.number} names [[{step.agent}]], which is not an agent in this workspace{hint}",
+                "flows.agent_missing",
+            )

@@ -1,5 +1,6 @@
 """spec/tools.md: `foldrun check` warns when a program imports a package
 nothing declares (runtime: packages / npm, requirements.txt, package.json)."""
+
 from __future__ import annotations
 
 import posixpath
@@ -36,7 +37,7 @@ def _local_modules(desk, tool) -> set[str]:
         return set()
     local = set()
     for path in desk.files_under(tool.scope, tool.folder):
-        relative = path[len(tool.folder) + 1:]
+        relative = path[len(tool.folder) + 1 :]
         top = relative.split("/", 1)[0]
         local.add(top.removesuffix(".py") if "/" not in relative else top)
     return local
@@ -51,7 +52,10 @@ def undeclared(desk, context):
         if tool.transport != "script":
             continue
         declared_py = {name for package in tool.packages for name in import_name(package)}
-        declared_npm = {package.split("@", 1)[0] if not package.startswith("@") else "@" + package[1:].split("@", 1)[0] for package in tool.npm}
+        declared_npm = {
+            package.split("@", 1)[0] if not package.startswith("@") else "@" + package[1:].split("@", 1)[0]
+            for package in tool.npm
+        }
         local = _local_modules(desk, tool)
         for path, offset, text, language in _programs(desk, tool):
             if language == "python":
@@ -59,20 +63,34 @@ def undeclared(desk, context):
                 for line, module in python_imports(text):
                     if module in STDLIB or module in declared_py or module in local or module in reported:
                         continue
-                    if normalise_distribution(module).replace("-", "_") in {normalise_distribution(p).replace("-", "_") for p in tool.packages}:
+                    if normalise_distribution(module).replace("-", "_") in {
+                        normalise_distribution(p).replace("-", "_") for p in tool.packages
+                    }:
                         continue
                     reported.add(module)
-                    where = f"runtime: packages: in {tool.path}" + (f" or to {tool.folder}/requirements.txt" if tool.folder else "")
-                    yield Finding(path, line + offset, "warning",
-                                  f"imports {module}, which nothing declares; add it to {where}, or the program fails on its first platform call.",
-                                  "imports.undeclared")
+                    where = f"runtime: packages: in {tool.path}" + (
+                        f" or to {tool.folder}/requirements.txt" if tool.folder else ""
+                    )
+                    yield Finding(
+                        path,
+                        line + offset,
+                        "warning",
+                        f"imports {module}, which nothing declares; add it to {where}, or the program fails on its first platform call.",
+                        "imports.undeclared",
+                    )
             else:
                 reported = set()
                 for line, package in node_imports(text):
                     if package in declared_npm or package in reported:
                         continue
                     reported.add(package)
-                    where = f"runtime: npm: in {tool.path}" + (f" or to dependencies in {tool.folder}/package.json" if tool.folder else "")
-                    yield Finding(path, line + offset, "warning",
-                                  f"requires {package}, which nothing declares; add it to {where}, or the program fails on its first platform call.",
-                                  "imports.undeclared")
+                    where = f"runtime: npm: in {tool.path}" + (
+                        f" or to dependencies in {tool.folder}/package.json" if tool.folder else ""
+                    )
+                    yield Finding(
+                        path,
+                        line + offset,
+                        "warning",
+                        f"requires {package}, which nothing declares; add it to {where}, or the program fails on its first platform call.",
+                        "imports.undeclared",
+                    )

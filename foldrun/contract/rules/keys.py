@@ -1,6 +1,7 @@
 """A frontmatter key that is a near miss of one foldrun reads (`tool:` for
 `tools:`) is a warning: the file would otherwise quietly do less than it says.
 Keys that are near nothing are left alone — other tools write their own."""
+
 from __future__ import annotations
 
 from ..check import rule
@@ -9,14 +10,83 @@ from ..findings import Finding
 from ..model import closest
 
 KNOWN_KEYS: dict[str, tuple[str, frozenset[str]]] = {
-    AGENTS_MD: ("AGENTS.md", frozenset({"notify", "limits", "web", "provider", "language", "region", "timezone", "budget", "name", "description"})),
-    AGENT: ("an agent", frozenset({"name", "description", "tools", "skills", "secrets", "limits", "web", "provider", "mcpServers",
-                                   "language", "region", "timezone", "apis", "model"})),
-    FLOW: ("a flow", frozenset({"name", "description", "schedule", "timezone", "inputs", "sla", "disable_after", "approve_within",
-                                "approvers", "budget", "webhook", "notify"})),
-    TOOL: ("a tool", frozenset({"transport", "name", "description", "outward", "base", "methods", "headers", "query", "timeout", "rate",
-                                "openapi", "operations", "run", "args", "interpreter", "secrets", "test_mode", "testMode", "runtime",
-                                "command", "url", "env", "gallery", "actions"})),
+    AGENTS_MD: (
+        "AGENTS.md",
+        frozenset(
+            {"notify", "limits", "web", "provider", "language", "region", "timezone", "budget", "name", "description"}
+        ),
+    ),
+    AGENT: (
+        "an agent",
+        frozenset(
+            {
+                "name",
+                "description",
+                "tools",
+                "skills",
+                "secrets",
+                "limits",
+                "web",
+                "provider",
+                "mcpServers",
+                "language",
+                "region",
+                "timezone",
+                "apis",
+                "model",
+            }
+        ),
+    ),
+    FLOW: (
+        "a flow",
+        frozenset(
+            {
+                "name",
+                "description",
+                "schedule",
+                "timezone",
+                "inputs",
+                "sla",
+                "disable_after",
+                "approve_within",
+                "approvers",
+                "budget",
+                "webhook",
+                "notify",
+            }
+        ),
+    ),
+    TOOL: (
+        "a tool",
+        frozenset(
+            {
+                "transport",
+                "name",
+                "description",
+                "outward",
+                "base",
+                "methods",
+                "headers",
+                "query",
+                "timeout",
+                "rate",
+                "openapi",
+                "operations",
+                "run",
+                "args",
+                "interpreter",
+                "secrets",
+                "test_mode",
+                "testMode",
+                "runtime",
+                "command",
+                "url",
+                "env",
+                "gallery",
+                "actions",
+            }
+        ),
+    ),
     SKILL: ("a skill", frozenset({"name", "description", "license", "compatibility", "metadata", "allowed-tools"})),
 }
 
@@ -30,5 +100,10 @@ def near_miss(desk, context):
                     continue
                 near = closest(key, known, n=1)
                 if near and near[0] not in document.meta:
-                    yield Finding(document.path, document.line_of(key), "warning",
-                                  f"{key}: is not a key foldrun reads in {noun}; did you mean {near[0]}:?", "keys.near_miss")
+                    yield Finding(
+                        document.path,
+                        document.line_of(key),
+                        "warning",
+                        f"{key}: is not a key foldrun reads in {noun}; did you mean {near[0]}:?",
+                        "keys.near_miss",
+                    )

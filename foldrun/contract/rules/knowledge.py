@@ -1,5 +1,6 @@
 """knowledge/ and memory/: concepts need `type:`; index.md and log.md are
 generated and not edited by hand."""
+
 from __future__ import annotations
 
 from ..check import rule
@@ -26,7 +27,7 @@ def generated(desk, context):
         if root is None or document.path != f"{root}/index.md":
             continue
         members = {
-            path[len(root) + 1:]: desk.files[path]
+            path[len(root) + 1 :]: desk.files[path]
             for path in desk.files_under("workspace", root)
             if path.endswith(".md") and path.rsplit("/", 1)[-1] not in ("index.md", "log.md")
         }

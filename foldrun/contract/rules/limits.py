@@ -3,6 +3,7 @@
 above zero, and warns on a limit for a tool the agent is not granted.
 Limits are read in AGENTS.md, an agent's frontmatter and a flow step's
 `limits:` option."""
+
 from __future__ import annotations
 
 from ..check import rule
@@ -28,7 +29,7 @@ def _all_tool_names(desk) -> set[str]:
     key = ("limits-tool-names",)
     if key not in desk.cache:
         names = set()
-        for (kind, _scope, _agent, name) in desk._by_name:
+        for kind, _scope, _agent, name in desk._by_name:
             if kind == TOOL:
                 names.add(name)
         for document in desk.of_kind(AGENT):
@@ -51,8 +52,11 @@ def _known_tool_keys(desk) -> set[str]:
 
 def _working_keys(granted: list[str] | None) -> str:
     tools = ", ".join(granted) if granted else "none"
-    return (f"calls, web, web.<action> ({' '.join(WEB_ACTIONS)}), {', '.join(BUILTIN_GROUPS)}, "
-            f"the SDK names {' '.join(SDK_NAMES)}" + (f", and the granted tools ({tools})" if granted is not None else ", and any tool's name"))
+    return (
+        f"calls, web, web.<action> ({' '.join(WEB_ACTIONS)}), {', '.join(BUILTIN_GROUPS)}, "
+        f"the SDK names {' '.join(SDK_NAMES)}"
+        + (f", and the granted tools ({tools})" if granted is not None else ", and any tool's name")
+    )
 
 
 def _check_limits(desk, path: str, limits: dict, line_for, prefix: str, agent_name: str | None, context):
@@ -76,16 +80,27 @@ def _check_limits(desk, path: str, limits: dict, line_for, prefix: str, agent_na
         key = str(raw_key)
         canonical = limit_key(key)
         if canonical not in fixed and canonical not in known_tools:
-            near = closest(key, list(FIXED_KEYS) + sorted(set(granted or []) | (_all_tool_names(desk) if granted is None else set())))
+            near = closest(
+                key,
+                list(FIXED_KEYS) + sorted(set(granted or []) | (_all_tool_names(desk) if granted is None else set())),
+            )
             hint = f" (did you mean {' or '.join(near)}?)" if near else ""
-            yield Finding(path, line_for(key), context.level(),
-                          f"{prefix}limits: {key} names nothing foldrun counts{hint}; the keys that work are {_working_keys(granted)}.",
-                          "limits.unknown_key")
+            yield Finding(
+                path,
+                line_for(key),
+                context.level(),
+                f"{prefix}limits: {key} names nothing foldrun counts{hint}; the keys that work are {_working_keys(granted)}.",
+                "limits.unknown_key",
+            )
             continue
         if not is_whole(value, 1):
-            yield Finding(path, line_for(key), "error",
-                          f"{prefix}limits: {key} is {value!r}, not a whole number above zero; write a whole number, 1 or more — to withhold a tool, leave it out of tools:.",
-                          "limits.value")
+            yield Finding(
+                path,
+                line_for(key),
+                "error",
+                f"{prefix}limits: {key} is {value!r}, not a whole number above zero; write a whole number, 1 or more — to withhold a tool, leave it out of tools:.",
+                "limits.value",
+            )
             continue
         if agent_name is None or canonical == "calls":
             continue
@@ -96,9 +111,13 @@ def _check_limits(desk, path: str, limits: dict, line_for, prefix: str, agent_na
         else:
             needed = canonical
         if needed not in granted_keys:
-            yield Finding(path, line_for(key), "warning",
-                          f"{prefix}limits: {key} limits {needed}, which agent {agent_name} does not grant; add {needed} to its tools: or drop the limit.",
-                          "limits.not_granted")
+            yield Finding(
+                path,
+                line_for(key),
+                "warning",
+                f"{prefix}limits: {key} limits {needed}, which agent {agent_name} does not grant; add {needed} to its tools: or drop the limit.",
+                "limits.not_granted",
+            )
 
 
 @rule("limits.keys")
@@ -106,13 +125,23 @@ def limits(desk, context):
     defaults = agents_md_of(desk, "workspace")
     if defaults is not None and defaults.limits:
         document = desk.agents_md("workspace")
-        yield from _check_limits(desk, defaults.path, defaults.limits, lambda k: document.line_in("limits", k), "", None, context)
+        yield from _check_limits(
+            desk, defaults.path, defaults.limits, lambda k: document.line_in("limits", k), "", None, context
+        )
     for document in desk.of_kind(AGENT):
         if document.parsed is None:
             continue
         agent = agent_of(desk, document)
         if agent.limits:
-            yield from _check_limits(desk, document.path, agent.limits, lambda k, d=document: d.line_in("limits", k), "", document.name, context)
+            yield from _check_limits(
+                desk,
+                document.path,
+                agent.limits,
+                lambda k, d=document: d.line_in("limits", k),
+                "",
+                document.name,
+                context,
+            )
     for document in desk.of_kind(FLOW):
         if document.parsed is None:
             continue
@@ -120,5 +149,12 @@ def limits(desk, context):
             if not step.limits:
                 continue
             agent_known = bool(desk.named(AGENT, step.agent))
-            yield from _check_limits(desk, document.path, step.limits, lambda k, s=step: s.option_lines.get("limits", s.line),
-                                     f"{step.label} has ", step.agent if agent_known else None, context)
+            yield from _check_limits(
+                desk,
+                document.path,
+                step.limits,
+                lambda k, s=step: s.option_lines.get("limits", s.line),
+                f"{step.label} has ",
+                step.agent if agent_known else None,
+                context,
+            )

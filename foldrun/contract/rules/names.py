@@ -1,5 +1,6 @@
 """Names: odd characters, two files claiming one name, a `name:` that
 differs from the path."""
+
 from __future__ import annotations
 
 import re
@@ -24,9 +25,13 @@ def characters(desk, context):
             if not name or NAME_RE.match(name):
                 continue
             line = document.line_of("name") if name != document.path_name else None
-            yield Finding(document.path, line, "error",
-                          f'the {noun} name "{name}" has characters foldrun does not accept in a name; use letters, digits, \'-\' and \'_\', at most 64, starting with a letter or digit (such as {suggest(name)}).',
-                          "names.characters")
+            yield Finding(
+                document.path,
+                line,
+                "error",
+                f"the {noun} name \"{name}\" has characters foldrun does not accept in a name; use letters, digits, '-' and '_', at most 64, starting with a letter or digit (such as {suggest(name)}).",
+                "names.characters",
+            )
 
 
 @rule("names.duplicate")
@@ -44,13 +49,21 @@ def duplicate(desk, context):
         where = f"agents/{agent}/" if agent else "this workspace"
         for other in ordered[1:]:
             if kind == SKILL:
-                yield Finding(other.path, other.line_of("name"), "warning",
-                              f"the skill name {name} is also used by {first.path}, which wins; rename one of them or remove the copy.",
-                              "names.duplicate")
+                yield Finding(
+                    other.path,
+                    other.line_of("name"),
+                    "warning",
+                    f"the skill name {name} is also used by {first.path}, which wins; rename one of them or remove the copy.",
+                    "names.duplicate",
+                )
             else:
-                yield Finding(other.path, other.line_of("name"), "error",
-                              f"the {_NOUN[kind]} name {name} is also used by {first.path}; two {_NOUN[kind]}s in {where} cannot share a name.",
-                              "names.duplicate")
+                yield Finding(
+                    other.path,
+                    other.line_of("name"),
+                    "error",
+                    f"the {_NOUN[kind]} name {name} is also used by {first.path}; two {_NOUN[kind]}s in {where} cannot share a name.",
+                    "names.duplicate",
+                )
 
 
 @rule("names.mismatch")
@@ -59,6 +72,10 @@ def mismatch(desk, context):
         for document in desk.of_kind(kind):
             if document.parsed is None or document.name == document.path_name or not NAME_RE.match(document.name):
                 continue
-            yield Finding(document.path, document.line_of("name"), "warning",
-                          f"name: {document.name} differs from the {noun}'s path name {document.path_name}; foldrun knows it as {document.name}, so rename one to match.",
-                          "names.mismatch")
+            yield Finding(
+                document.path,
+                document.line_of("name"),
+                "warning",
+                f"name: {document.name} differs from the {noun}'s path name {document.path_name}; foldrun knows it as {document.name}, so rename one to match.",
+                "names.mismatch",
+            )

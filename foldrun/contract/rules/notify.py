@@ -11,6 +11,7 @@ Forms accepted (spec/notifications.md):
     notify: {email: ops@example.com, events: [failed, completed]}
     notify: {url: ${OPS_WEBHOOK_URL}, signing_secret: OPS_WEBHOOK_SIGNING_KEY}
 """
+
 from __future__ import annotations
 
 import re
@@ -27,7 +28,9 @@ DEFAULT_EVENTS = ("failed", "awaiting-approval")
 FOLLOWS_FAILED = ("blocked", "quarantined", "sla", "budget")
 KEYS = ("email", "url", "events", "signing_secret")
 
-EMAIL_RE = re.compile(r"^[^@\s<>(),;:\"]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$")
+EMAIL_RE = re.compile(
+    r"^[^@\s<>(),;:\"]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$"
+)
 SECRET_NAME_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 SECRET_REF_RE = re.compile(r"^\$\{([A-Z][A-Z0-9_]*)\}$")
 
@@ -91,7 +94,9 @@ def _parse_url(value: Any, problems: list[str]) -> tuple[str | None, str | None]
         parsed = urlparse(value)
         host, _port = parsed.hostname, parsed.port  # .port raises for one out of range
     except ValueError as exc:  # "Invalid IPv6 URL" (an unclosed bracket), "Port out of range 0-65535"
-        problems.append(f"notify: url {value[:80]!r} cannot be read as a URL ({str(exc).rstrip('.')}); fix its host or port.")
+        problems.append(
+            f"notify: url {value[:80]!r} cannot be read as a URL ({str(exc).rstrip('.')}); fix its host or port."
+        )
         return None, None
     if parsed.scheme not in ("http", "https") or not host:
         problems.append(
@@ -99,8 +104,10 @@ def _parse_url(value: Any, problems: list[str]) -> tuple[str | None, str | None]
         )
         return None, None
     if not _postable_host(host):
-        problems.append(f"notify: url {value[:80]!r} names a host no request can reach; a name's labels are 1 to 63 "
-                        "characters and the whole name at most 253.")
+        problems.append(
+            f"notify: url {value[:80]!r} names a host no request can reach; a name's labels are 1 to 63 "
+            "characters and the whole name at most 253."
+        )
         return None, None
     return value, None
 
@@ -169,7 +176,9 @@ def parse_notify(raw: Any) -> ParseResult:
                 "notify: signing_secret must be the NAME of a secret (like OPS_WEBHOOK_SIGNING_KEY), never its value."
             )
         elif email is not None and url_value is None:
-            problems.append("notify: signing_secret signs webhook deliveries; it has no meaning for an email destination.")
+            problems.append(
+                "notify: signing_secret signs webhook deliveries; it has no meaning for an email destination."
+            )
     if problems:
         return ParseResult(None, problems)
     return ParseResult(

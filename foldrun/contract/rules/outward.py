@@ -1,6 +1,7 @@
 """spec/tools.md: a flow step whose agent grants an outward tool must have a
 `verify:` the runtime can fail on, or a gate (`!` or `ask:`). Neither, and
 `foldrun check` fails, naming the step; a deploy warns, naming the step."""
+
 from __future__ import annotations
 
 from ..check import rule
@@ -30,7 +31,11 @@ def unguarded(desk, context):
             if not names:
                 continue
             plural = "s" if len(names) > 1 else ""
-            yield Finding(document.path, step.line, context.level(),
-                          f"{step.label} grants the outward tool{plural} {', '.join(names)} but has neither verify: nor a gate; "
-                          f"add verify: file <path>, verify: reply <regex> or verify: grows <path>, put ! after [[{step.agent}]], or add ask: <question>.",
-                          "outward.unguarded")
+            yield Finding(
+                document.path,
+                step.line,
+                context.level(),
+                f"{step.label} grants the outward tool{plural} {', '.join(names)} but has neither verify: nor a gate; "
+                f"add verify: file <path>, verify: reply <regex> or verify: grows <path>, put ! after [[{step.agent}]], or add ask: <question>.",
+                "outward.unguarded",
+            )

@@ -21,6 +21,7 @@ reference belongs: it may be the credential itself.
 This module also holds the small helpers the `web:` rules share (where a
 nested key sits in the file, secret references and names, "did you mean").
 """
+
 from __future__ import annotations
 
 import difflib
@@ -63,9 +64,18 @@ NOT_PRESETS = {
     "assistants": "OpenAI's Assistants API sunset on 2026-08-26 and was never targeted",
 }
 _NOT_PRESET_SPELLINGS = {
-    "perplexity": "perplexity", "vertex": "vertex", "vertex-ai": "vertex", "vertexai": "vertex",
-    "google-vertex": "vertex", "bedrock": "bedrock", "aws-bedrock": "bedrock", "amazon-bedrock": "bedrock",
-    "github": "github", "github-models": "github", "assistants": "assistants", "openai-assistants": "assistants",
+    "perplexity": "perplexity",
+    "vertex": "vertex",
+    "vertex-ai": "vertex",
+    "vertexai": "vertex",
+    "google-vertex": "vertex",
+    "bedrock": "bedrock",
+    "aws-bedrock": "bedrock",
+    "amazon-bedrock": "bedrock",
+    "github": "github",
+    "github-models": "github",
+    "assistants": "assistants",
+    "openai-assistants": "assistants",
 }
 
 
@@ -244,41 +254,75 @@ def _check_block(block: Any, path: tuple, emit: Emitter, *, primary: dict | None
     if isinstance(block, str):
         block = {"name": block}
     if not isinstance(block, dict):
-        emit(path, "error", f"{where} must be a provider name (provider: anthropic) or a block with name:, model: and key: ${{NAME}}.", "provider.shape")
+        emit(
+            path,
+            "error",
+            f"{where} must be a provider name (provider: anthropic) or a block with name:, model: and key: ${{NAME}}.",
+            "provider.shape",
+        )
         return
 
     for key in block:
         if str(key) not in PROVIDER_KEYS:
-            emit(path + (key,), "error",
-                 f"{where}.{key} is not a provider key{did_you_mean(key, PROVIDER_KEYS)} "
-                 f"The keys are {', '.join(k for k in PROVIDER_KEYS if k != 'key_header')}.",
-                 "provider.unknown_key")
+            emit(
+                path + (key,),
+                "error",
+                f"{where}.{key} is not a provider key{did_you_mean(key, PROVIDER_KEYS)} "
+                f"The keys are {', '.join(k for k in PROVIDER_KEYS if k != 'key_header')}.",
+                "provider.unknown_key",
+            )
 
     preset: Preset | None = None
     name = block.get("name")
     base_url = block.get("base_url")
     if name is None:
-        emit(path, "error", f"{where} has no name:; name the provider, e.g. name: anthropic (the 29 names are in providers.md).", "provider.name_missing")
+        emit(
+            path,
+            "error",
+            f"{where} has no name:; name the provider, e.g. name: anthropic (the 29 names are in providers.md).",
+            "provider.name_missing",
+        )
     elif not isinstance(name, str) or not name.strip():
-        emit(path + ("name",), "error", f"{where}.name must be a provider's name as text, e.g. anthropic.", "provider.name_missing")
+        emit(
+            path + ("name",),
+            "error",
+            f"{where}.name must be a provider's name as text, e.g. anthropic.",
+            "provider.name_missing",
+        )
     else:
         name = name.strip()
         preset = find_preset(name)
         lowered = name.lower()
         if preset is None and lowered in _NOT_PRESET_SPELLINGS:
             reason = NOT_PRESETS[_NOT_PRESET_SPELLINGS[lowered]]
-            emit(path + ("name",), "error", f"{where}.name: {name} is not a provider foldrun can reach: {reason}.", "provider.not_offered")
+            emit(
+                path + ("name",),
+                "error",
+                f"{where}.name: {name} is not a provider foldrun can reach: {reason}.",
+                "provider.not_offered",
+            )
         elif preset is None:
             near = closest_presets(name)
-            hint = (f"the closest {'name is' if len(near) == 1 else 'names are'} {', '.join(near)}" if near
-                    else f"the names it knows are {', '.join(PRESET_NAMES)}")
+            hint = (
+                f"the closest {'name is' if len(near) == 1 else 'names are'} {', '.join(near)}"
+                if near
+                else f"the names it knows are {', '.join(PRESET_NAMES)}"
+            )
             if base_url is None:
-                emit(path + ("name",), "error", f"{where}.name: {shown(name)} is not a provider foldrun knows; {hint}.", "provider.unknown_name")
+                emit(
+                    path + ("name",),
+                    "error",
+                    f"{where}.name: {shown(name)} is not a provider foldrun knows; {hint}.",
+                    "provider.unknown_name",
+                )
             else:
                 fmt = block.get("format") if block.get("format") in FORMATS else "anthropic"
-                emit(path + ("name",), "warning",
-                     f"{where}.name: {shown(name)} is not a preset, so foldrun speaks {fmt} to its base_url with no preset's knowledge of it; {hint}.",
-                     "provider.unknown_name")
+                emit(
+                    path + ("name",),
+                    "warning",
+                    f"{where}.name: {shown(name)} is not a preset, so foldrun speaks {fmt} to its base_url with no preset's knowledge of it; {hint}.",
+                    "provider.unknown_name",
+                )
 
     if "key" in block:
         problem = key_reference_problem(block["key"], f"{where}.key")
@@ -287,74 +331,136 @@ def _check_block(block: Any, path: tuple, emit: Emitter, *, primary: dict | None
 
     if base_url is not None:
         if not _is_url(base_url):
-            emit(path + ("base_url",), "error",
-                 f"{where}.base_url is not a URL; give the endpoint's address, e.g. https://api.anthropic.com.", "provider.base_url")
+            emit(
+                path + ("base_url",),
+                "error",
+                f"{where}.base_url is not a URL; give the endpoint's address, e.g. https://api.anthropic.com.",
+                "provider.base_url",
+            )
         elif urlparse(base_url.strip()).password or urlparse(base_url.strip()).username:
-            emit(path + ("base_url",), "error",
-                 f"{where}.base_url carries a user name or password; put the credential in the vault and write key: ${{NAME}}.", "provider.base_url")
+            emit(
+                path + ("base_url",),
+                "error",
+                f"{where}.base_url carries a user name or password; put the credential in the vault and write key: ${{NAME}}.",
+                "provider.base_url",
+            )
     elif preset is not None and preset.needs_base_url:
-        emit(path, "error",
-             f"{where}: {preset.name} has no fixed address ({_per(preset)}); set base_url: — {preset.note}",
-             "provider.base_url_required")
+        emit(
+            path,
+            "error",
+            f"{where}: {preset.name} has no fixed address ({_per(preset)}); set base_url: — {preset.note}",
+            "provider.base_url_required",
+        )
 
     fmt = block.get("format")
     if fmt is not None and fmt not in FORMATS:
-        emit(path + ("format",), "error", f"{where}.format: {shown(fmt)} is not a format; use anthropic, openai or responses.", "provider.format")
+        emit(
+            path + ("format",),
+            "error",
+            f"{where}.format: {shown(fmt)} is not a format; use anthropic, openai or responses.",
+            "provider.format",
+        )
     effective_format = fmt if fmt in FORMATS else (preset.format if preset else "anthropic")
     if preset is not None and preset.name == "xai" and fmt == "anthropic" and base_url is None:
-        emit(path + ("format",), "error",
-             f"{where}.format: xAI documents no Anthropic-shaped route, so xAI is reached as openai; drop format: anthropic.",
-             "provider.format")
-    elif preset is not None and not preset.needs_base_url and fmt in FORMATS and fmt != preset.format and base_url is None and not (
-        fmt == "responses" and preset.name in RESPONSES_PRESETS
+        emit(
+            path + ("format",),
+            "error",
+            f"{where}.format: xAI documents no Anthropic-shaped route, so xAI is reached as openai; drop format: anthropic.",
+            "provider.format",
+        )
+    elif (
+        preset is not None
+        and not preset.needs_base_url
+        and fmt in FORMATS
+        and fmt != preset.format
+        and base_url is None
+        and not (fmt == "responses" and preset.name in RESPONSES_PRESETS)
     ):
-        emit(path + ("format",), "warning",
-             f"{where}.format: {fmt} is not what {preset.name}'s address speaks ({preset.format}), and no base_url: says where its {fmt} route is; "
-             + ("the Responses API is offered by OpenAI, and xAI, Groq, Nebius, Cloudflare in various states of beta; " if fmt == "responses" else "")
-             + "set base_url: to that route or drop format:.",
-             "provider.format_without_base_url")
+        emit(
+            path + ("format",),
+            "warning",
+            f"{where}.format: {fmt} is not what {preset.name}'s address speaks ({preset.format}), and no base_url: says where its {fmt} route is; "
+            + (
+                "the Responses API is offered by OpenAI, and xAI, Groq, Nebius, Cloudflare in various states of beta; "
+                if fmt == "responses"
+                else ""
+            )
+            + "set base_url: to that route or drop format:.",
+            "provider.format_without_base_url",
+        )
 
     if "key_header" in block and block["key_header"] not in KEY_HEADERS:
         emit(path + ("key_header",), "error", f"{where}.key_header must be x-api-key or bearer.", "provider.key_header")
 
     if "model" in block and (not isinstance(block["model"], str) or not block["model"].strip()):
-        emit(path + ("model",), "error", f"{where}.model must be a model id as text, e.g. claude-sonnet-4-5.", "provider.model")
+        emit(
+            path + ("model",),
+            "error",
+            f"{where}.model must be a model id as text, e.g. claude-sonnet-4-5.",
+            "provider.model",
+        )
 
     if "models" in block:
         models = block["models"]
         ok = (isinstance(models, list) and models and all(isinstance(m, str) and m.strip() for m in models)) or (
-            isinstance(models, dict) and models and all(isinstance(k, str) and isinstance(v, str) for k, v in models.items())
+            isinstance(models, dict)
+            and models
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in models.items())
         )
         if not ok:
-            emit(path + ("models",), "error", f"{where}.models must be a list of model ids, e.g. models: [claude-sonnet-4-5].", "provider.models")
+            emit(
+                path + ("models",),
+                "error",
+                f"{where}.models must be a list of model ids, e.g. models: [claude-sonnet-4-5].",
+                "provider.models",
+            )
 
     if "params" in block:
         params = block["params"]
         if not isinstance(params, dict):
-            emit(path + ("params",), "error", f"{where}.params must be a mapping of request fields, e.g. params: {{temperature: 0.2}}.", "provider.params")
+            emit(
+                path + ("params",),
+                "error",
+                f"{where}.params must be a mapping of request fields, e.g. params: {{temperature: 0.2}}.",
+                "provider.params",
+            )
         elif effective_format == "anthropic":
-            emit(path + ("params",), "warning",
-                 f"{where}.params reaches only openai- and responses-format endpoints, where the translator builds the request; "
-                 "this one is anthropic-shaped and spoken to directly by the SDK, so set its knobs at the provider (an OpenRouter preset, say).",
-                 "provider.params_anthropic")
+            emit(
+                path + ("params",),
+                "warning",
+                f"{where}.params reaches only openai- and responses-format endpoints, where the translator builds the request; "
+                "this one is anthropic-shaped and spoken to directly by the SDK, so set its knobs at the provider (an OpenRouter preset, say).",
+                "provider.params_anthropic",
+            )
 
     if preset is not None and not preset.verified:
         model = block.get("model") if isinstance(block.get("model"), str) else "<model>"
-        emit(path + ("name",), "warning",
-             f"{where}.name: {preset.name} is documented, not proven — nobody here has watched an agent complete a run against it; "
-             f"run `foldrun probe {model}` before a flow depends on one.",
-             "provider.unverified")
+        emit(
+            path + ("name",),
+            "warning",
+            f"{where}.name: {preset.name} is documented, not proven — nobody here has watched an agent complete a run against it; "
+            f"run `foldrun probe {model}` before a flow depends on one.",
+            "provider.unverified",
+        )
 
     if "fallback" in block:
         fallback = block["fallback"]
         if fallback is None or not isinstance(fallback, (str, dict)):
-            emit(path + ("fallback",), "error", f"{where}.fallback must be a second provider block, e.g. fallback: {{name: openrouter, key: ${{OPENROUTER_API_KEY}}}}.", "provider.shape")
+            emit(
+                path + ("fallback",),
+                "error",
+                f"{where}.fallback must be a second provider block, e.g. fallback: {{name: openrouter, key: ${{OPENROUTER_API_KEY}}}}.",
+                "provider.shape",
+            )
         else:
             fb = {"name": fallback} if isinstance(fallback, str) else fallback
             if _same_supply(block, fb):
-                emit(path + ("fallback",), "warning",
-                     f"{where}.fallback is the same endpoint and key as the block it backs, so it cannot help when that one refuses; name another supply.",
-                     "provider.fallback_same")
+                emit(
+                    path + ("fallback",),
+                    "warning",
+                    f"{where}.fallback is the same endpoint and key as the block it backs, so it cannot help when that one refuses; name another supply.",
+                    "provider.fallback_same",
+                )
             _check_block(fallback, path + ("fallback",), emit, primary=block)
 
 

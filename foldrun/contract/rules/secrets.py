@@ -1,6 +1,7 @@
 """Secrets: names in files, values in the vault. A value pasted where a name
 belongs, or anywhere in any file, is refused — naming the file and line,
 never echoing the value."""
+
 from __future__ import annotations
 
 import re
@@ -31,7 +32,24 @@ _NEEDS_MIX = {2, 6, 9}
 
 
 # Every shape starts with one of these; a file holding none is skipped without the regex.
-_PREFIXES = ("sk-", "sk_", "rk_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "AKIA", "ASIA", "re_", "AIza", "-----BEGIN", "Bearer")
+_PREFIXES = (
+    "sk-",
+    "sk_",
+    "rk_",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "xox",
+    "AKIA",
+    "ASIA",
+    "re_",
+    "AIza",
+    "-----BEGIN",
+    "Bearer",
+)
 
 
 def might_hold_secret(text: str) -> bool:
@@ -66,17 +84,21 @@ def pasted(desk, context):
         for match in _ANY.finditer(text):
             line_text_start = text.rfind("\n", 0, match.start()) + 1
             line_end = text.find("\n", match.end())
-            line_text = text[line_text_start: line_end if line_end != -1 else len(text)]
-            label = secret_shape(line_text[match.start() - line_text_start:])
+            line_text = text[line_text_start : line_end if line_end != -1 else len(text)]
+            label = secret_shape(line_text[match.start() - line_text_start :])
             if label is None:
                 continue
             line = text.count("\n", 0, match.start()) + 1
             if line in seen_lines:
                 continue
             seen_lines.add(line)
-            yield Finding(path, line, "error",
-                          f"holds what looks like a secret value ({label}); foldrun refuses it — put the value in the vault and refer to it by name, such as ${{NAME}}.",
-                          "secrets.pasted")
+            yield Finding(
+                path,
+                line,
+                "error",
+                f"holds what looks like a secret value ({label}); foldrun refuses it — put the value in the vault and refer to it by name, such as ${{NAME}}.",
+                "secrets.pasted",
+            )
 
 
 def _name_list_findings(document, key: str, values, allowed_words=()):
@@ -87,8 +109,13 @@ def _name_list_findings(document, key: str, values, allowed_words=()):
             return
         values = [v.strip() for v in values.split(",")]
     if not isinstance(values, list):
-        yield Finding(document.path, document.line_of(key), "error",
-                      f"{key}: must be a list of vault names, such as {key}: [RESEND_API_KEY, EMAIL_FROM].", "secrets.not_list")
+        yield Finding(
+            document.path,
+            document.line_of(key),
+            "error",
+            f"{key}: must be a list of vault names, such as {key}: [RESEND_API_KEY, EMAIL_FROM].",
+            "secrets.not_list",
+        )
         return
     for position, value in enumerate(values, start=1):
         text = str(value).strip() if value is not None else ""
@@ -96,17 +123,29 @@ def _name_list_findings(document, key: str, values, allowed_words=()):
             continue
         placeholder = PLACEHOLDER_RE.fullmatch(text)
         if placeholder:
-            yield Finding(document.path, document.line_of(key), "error",
-                          f"{key}: item {position} is written ${{{placeholder.group(1)}}}; list the bare name, {placeholder.group(1)}.",
-                          "secrets.placeholder_in_list")
+            yield Finding(
+                document.path,
+                document.line_of(key),
+                "error",
+                f"{key}: item {position} is written ${{{placeholder.group(1)}}}; list the bare name, {placeholder.group(1)}.",
+                "secrets.placeholder_in_list",
+            )
         elif secret_shape(text) or len(text) >= 16:
-            yield Finding(document.path, document.line_of(key), "error",
-                          f"{key}: item {position} looks like a credential value, not a name; list the vault name (such as RESEND_API_KEY) and keep the value in the vault.",
-                          "secrets.value_in_list")
+            yield Finding(
+                document.path,
+                document.line_of(key),
+                "error",
+                f"{key}: item {position} looks like a credential value, not a name; list the vault name (such as RESEND_API_KEY) and keep the value in the vault.",
+                "secrets.value_in_list",
+            )
         else:
-            yield Finding(document.path, document.line_of(key), "error",
-                          f"{key}: item {position} is not a secret name; a name is capital letters, digits and '_' (such as RESEND_API_KEY).",
-                          "secrets.bad_name")
+            yield Finding(
+                document.path,
+                document.line_of(key),
+                "error",
+                f"{key}: item {position} is not a secret name; a name is capital letters, digits and '_' (such as RESEND_API_KEY).",
+                "secrets.bad_name",
+            )
 
 
 @rule("secrets.lists")
@@ -116,7 +155,9 @@ def lists(desk, context):
             yield from _name_list_findings(document, "secrets", document.meta.get("secrets"))
     for document in desk.of_kind(TOOL):
         if document.parsed is not None:
-            yield from _name_list_findings(document, "secrets", document.meta.get("secrets"), ("proxied", "materialised", "materialized"))
+            yield from _name_list_findings(
+                document, "secrets", document.meta.get("secrets"), ("proxied", "materialised", "materialized")
+            )
 
 
 def _is_name_or_placeholder(value: str) -> bool:
@@ -145,16 +186,23 @@ def name_keys(desk, context):
                 leaf = trail[-1]
                 # provider:, web: and notify: blocks have their own rules (providers.py, web.py, notify.py).
                 is_name_slot = (leaf == "key" and len(trail) > 1 and trail[0] not in ("provider", "web", "notify")) or (
-                    kind == FLOW and trail == ("webhook", "secret"))
+                    kind == FLOW and trail == ("webhook", "secret")
+                )
                 if not is_name_slot or not isinstance(value, str) or _is_name_or_placeholder(value):
                     continue
                 where = ".".join(trail)
-                yield Finding(document.path, document.line_at(*trail), "error",
-                              f"{where} holds a value where a secret name belongs; write {leaf}: ${{NAME}} and keep the value in the vault.",
-                              "secrets.value_in_key")
+                yield Finding(
+                    document.path,
+                    document.line_at(*trail),
+                    "error",
+                    f"{where} holds a value where a secret name belongs; write {leaf}: ${{NAME}} and keep the value in the vault.",
+                    "secrets.value_in_key",
+                )
 
 
-_SENSITIVE_HEADER = re.compile(r"(authorization|auth|token|secret|password|api[-_]?key|apikey|x-key|cookie|session|signature)", re.I)
+_SENSITIVE_HEADER = re.compile(
+    r"(authorization|auth|token|secret|password|api[-_]?key|apikey|x-key|cookie|session|signature)", re.I
+)
 _SENSITIVE_QUERY = re.compile(r"(key|token|secret|password|auth|sig|signature|session|code)", re.I)
 _SCHEME_ONLY = re.compile(r"^(Bearer|Basic|Token|Bot|Digest)\s*$", re.I)
 
@@ -174,9 +222,13 @@ def _header_findings(document, key: str, mapping, sensitive, line_for):
         return
     for name, value in mapping.items():
         if isinstance(value, str) and _literal_credential(str(name), value, sensitive):
-            yield Finding(document.path, line_for(str(name)), "error",
-                          f"{key}: {name} holds a literal credential; write it with a ${{NAME}} placeholder (such as Bearer ${{API_TOKEN}}) and keep the value in the vault.",
-                          "secrets.literal_header")
+            yield Finding(
+                document.path,
+                line_for(str(name)),
+                "error",
+                f"{key}: {name} holds a literal credential; write it with a ${{NAME}} placeholder (such as Bearer ${{API_TOKEN}}) and keep the value in the vault.",
+                "secrets.literal_header",
+            )
 
 
 @rule("secrets.headers")
@@ -185,13 +237,21 @@ def headers(desk, context):
         if document.parsed is None:
             continue
         meta = document.meta
-        yield from _header_findings(document, "headers", meta.get("headers"), _SENSITIVE_HEADER, lambda n, d=document: d.line_at("headers", n))
-        yield from _header_findings(document, "query", meta.get("query"), _SENSITIVE_QUERY, lambda n, d=document: d.line_in("query", n))
-        yield from _header_findings(document, "env", meta.get("env"), _SENSITIVE_HEADER, lambda n, d=document: d.line_in("env", n))
+        yield from _header_findings(
+            document, "headers", meta.get("headers"), _SENSITIVE_HEADER, lambda n, d=document: d.line_at("headers", n)
+        )
+        yield from _header_findings(
+            document, "query", meta.get("query"), _SENSITIVE_QUERY, lambda n, d=document: d.line_in("query", n)
+        )
+        yield from _header_findings(
+            document, "env", meta.get("env"), _SENSITIVE_HEADER, lambda n, d=document: d.line_in("env", n)
+        )
     for document in desk.of_kind(AGENT):
         if document.parsed is None:
             continue
         for server in agent_of(desk, document).mcp_servers.values():
             for key, mapping in (("headers", server.headers), ("env", server.env)):
                 line_for = lambda n, d=document, s=server.name, k=key: d.line_at("mcpServers", s, k, n)
-                yield from _header_findings(document, f"mcpServers: {server.name} {key}", mapping, _SENSITIVE_HEADER, line_for)
+                yield from _header_findings(
+                    document, f"mcpServers: {server.name} {key}", mapping, _SENSITIVE_HEADER, line_for
+                )

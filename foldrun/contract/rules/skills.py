@@ -1,4 +1,5 @@
 """Skills: SKILL.md needs a description (and a name)."""
+
 from __future__ import annotations
 
 from ..check import rule

@@ -1,4 +1,5 @@
 """Tool files: transport and fields, and requirements.txt read as the spec says."""
+
 from __future__ import annotations
 
 from ..check import rule
@@ -23,10 +24,18 @@ def requirements(desk, context):
         if tool.requirements is None:
             continue
         for line, option in tool.requirements.options:
-            yield Finding(tool.requirements_path, line, "warning",
-                          f"{option} is not applied; foldrun installs the requirement lines themselves and the build log names what it skipped.",
-                          "tools.requirements_option")
+            yield Finding(
+                tool.requirements_path,
+                line,
+                "warning",
+                f"{option} is not applied; foldrun installs the requirement lines themselves and the build log names what it skipped.",
+                "tools.requirements_option",
+            )
         for line, why in tool.requirements.refused:
-            yield Finding(tool.requirements_path, line, "warning",
-                          f"this line {why} and is refused; nothing is installed from it — pin the package as name==version instead.",
-                          "tools.requirements_refused")
+            yield Finding(
+                tool.requirements_path,
+                line,
+                "warning",
+                f"this line {why} and is refused; nothing is installed from it — pin the package as name==version instead.",
+                "tools.requirements_refused",
+            )

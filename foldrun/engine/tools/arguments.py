@@ -1,6 +1,7 @@
 """Arguments before tools: a call whose arguments do not parse or do not fit the tool's schema never
 reaches the tool. The model gets one sentence naming the argument and what was wrong, and the loop goes
 on; nothing counts toward a limit (the step checks before it counts)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -12,11 +13,24 @@ from ..errors import ToolError
 UNPARSED = "_unparsed_arguments"
 NOT_AN_OBJECT = "_value"
 
-_KINDS: dict[str, tuple[type, ...]] = {"string": (str,), "integer": (int,), "number": (int, float),
-                                       "boolean": (bool,), "object": (dict,), "array": (list,),
-                                       "null": (type(None),)}
-_WORDS = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "true or false",
-          "object": "an object", "array": "a list", "null": "null"}
+_KINDS: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+    "null": (type(None),),
+}
+_WORDS = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "object": "an object",
+    "array": "a list",
+    "null": "null",
+}
 
 
 def _json_kind(value: Any) -> str:
@@ -49,7 +63,7 @@ def cut_at(raw: str) -> tuple[str | None, bool]:
     depth, in_string, escaped = 0, False, False
     text: list[str] = []
     last_key: str | None = None
-    candidate: str | None = None   # a top-level string that may turn out to be a key
+    candidate: str | None = None  # a top-level string that may turn out to be a key
     in_value = False
     for char in raw:
         if in_string:
@@ -82,12 +96,19 @@ def check_arguments(tool: Any, arguments: Any) -> dict:
     name = tool.name
     if isinstance(arguments, dict) and set(arguments) == {UNPARSED}:
         key, inside = cut_at(str(arguments[UNPARSED]))
-        where = (f"they break off {'in' if inside else 'after'} the argument `{key}`" if key
-                 else "they break off before the first argument")
-        raise ToolError(f"{name}: the arguments did not parse as JSON ({where}), so the call was not made — "
-                        f"send it again with the whole arguments")
+        where = (
+            f"they break off {'in' if inside else 'after'} the argument `{key}`"
+            if key
+            else "they break off before the first argument"
+        )
+        raise ToolError(
+            f"{name}: the arguments did not parse as JSON ({where}), so the call was not made — "
+            f"send it again with the whole arguments"
+        )
     if isinstance(arguments, dict) and set(arguments) == {NOT_AN_OBJECT}:
-        raise ToolError(f"{name}: the arguments must be a JSON object, not {_WORDS[_json_kind(arguments[NOT_AN_OBJECT])]}")
+        raise ToolError(
+            f"{name}: the arguments must be a JSON object, not {_WORDS[_json_kind(arguments[NOT_AN_OBJECT])]}"
+        )
     if not isinstance(arguments, dict):
         raise ToolError(f"{name}: the arguments must be a JSON object")
     schema = tool.input_schema or {}

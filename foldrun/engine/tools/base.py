@@ -6,6 +6,7 @@ call changes something outside the sandbox: the step notes it on its record
 *before* the call goes out, so a worker lost mid-step is never re-run after
 it wrote (never sent twice).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ class Tool:
     writes: bool | Callable[[dict], bool] = False
     outward: bool = False
     kind: str = "builtin"  # builtin | http | script | mcp
-    source: str = ""       # the tool file it came from, for the trace
+    source: str = ""  # the tool file it came from, for the trace
     # An argument the schema lacks because it belongs elsewhere -> the sentence saying where (the web tool's
     # `headless`, which is the file's setting): the call is refused in that sentence, not as unknown.
     misplaced: dict[str, str] = field(default_factory=dict)

@@ -5,6 +5,7 @@
 person; parks the run). `memory/` is writable without `write`; `knowledge/`
 never is. Every path is checked by the sandbox before any work is done.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -31,8 +32,12 @@ def _path(env: "ToolContext", raw: str, *, write: bool = False) -> Path:
         raise ToolError(str(exc)) from None
 
 
-@builtin("Read", group="read", description="Read a text file in the workspace. Returns numbered lines.",
-         schema=schema({"path": {"type": "string"}, "offset": {"type": "integer"}, "limit": {"type": "integer"}}, ["path"]))
+@builtin(
+    "Read",
+    group="read",
+    description="Read a text file in the workspace. Returns numbered lines.",
+    schema=schema({"path": {"type": "string"}, "offset": {"type": "integer"}, "limit": {"type": "integer"}}, ["path"]),
+)
 def read_file(args: dict, env: "ToolContext") -> str:
     path = _path(env, args["path"])
     if not path.is_file():
@@ -56,20 +61,31 @@ def _walk(env: "ToolContext", base: Path):
             yield full
 
 
-@builtin("Glob", group="read", description="List files whose path matches a glob pattern, e.g. knowledge/*.md.",
-         schema=schema({"pattern": {"type": "string"}, "path": {"type": "string"}}, ["pattern"]))
+@builtin(
+    "Glob",
+    group="read",
+    description="List files whose path matches a glob pattern, e.g. knowledge/*.md.",
+    schema=schema({"pattern": {"type": "string"}, "path": {"type": "string"}}, ["pattern"]),
+)
 def glob_files(args: dict, env: "ToolContext") -> str:
     pattern = args["pattern"]
     if pattern.startswith("/") or ".." in Path(pattern).parts:
         raise ToolError(f"{pattern}: patterns stay inside the workspace")
     base = _path(env, args.get("path") or ".")
-    hits = [env.sandbox.rel(p) for p in _walk(env, base) if fnmatch.fnmatch(env.sandbox.rel(p), pattern)
-            or fnmatch.fnmatch(p.name, pattern)]
+    hits = [
+        env.sandbox.rel(p)
+        for p in _walk(env, base)
+        if fnmatch.fnmatch(env.sandbox.rel(p), pattern) or fnmatch.fnmatch(p.name, pattern)
+    ]
     return "\n".join(hits[:500]) or "no files match"
 
 
-@builtin("Grep", group="read", description="Search file contents with a regular expression; returns path:line: text.",
-         schema=schema({"pattern": {"type": "string"}, "path": {"type": "string"}, "glob": {"type": "string"}}, ["pattern"]))
+@builtin(
+    "Grep",
+    group="read",
+    description="Search file contents with a regular expression; returns path:line: text.",
+    schema=schema({"pattern": {"type": "string"}, "path": {"type": "string"}, "glob": {"type": "string"}}, ["pattern"]),
+)
 def grep_files(args: dict, env: "ToolContext") -> str:
     try:
         regex = re.compile(args["pattern"])
@@ -102,9 +118,13 @@ def _may_write(env: "ToolContext", raw: str) -> Path:
     return path
 
 
-@builtin("Write", group="write", always=True,
-         description="Write a file (memory/ always; anywhere but knowledge/ with the write grant).",
-         schema=schema({"path": {"type": "string"}, "content": {"type": "string"}}, ["path", "content"]))
+@builtin(
+    "Write",
+    group="write",
+    always=True,
+    description="Write a file (memory/ always; anywhere but knowledge/ with the write grant).",
+    schema=schema({"path": {"type": "string"}, "content": {"type": "string"}}, ["path", "content"]),
+)
 def write_file(args: dict, env: "ToolContext") -> str:
     path = _may_write(env, args["path"])
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -112,9 +132,21 @@ def write_file(args: dict, env: "ToolContext") -> str:
     return f"wrote {args['path']} ({len(args['content'].encode())} bytes)"
 
 
-@builtin("Edit", group="write", always=True, description="Replace old_string with new_string in a file.",
-         schema=schema({"path": {"type": "string"}, "old_string": {"type": "string"}, "new_string": {"type": "string"},
-                        "replace_all": {"type": "boolean"}}, ["path", "old_string", "new_string"]))
+@builtin(
+    "Edit",
+    group="write",
+    always=True,
+    description="Replace old_string with new_string in a file.",
+    schema=schema(
+        {
+            "path": {"type": "string"},
+            "old_string": {"type": "string"},
+            "new_string": {"type": "string"},
+            "replace_all": {"type": "boolean"},
+        },
+        ["path", "old_string", "new_string"],
+    ),
+)
 def edit_file(args: dict, env: "ToolContext") -> str:
     path = _may_write(env, args["path"])
     if not path.is_file():
@@ -130,19 +162,25 @@ def edit_file(args: dict, env: "ToolContext") -> str:
     return f"edited {args['path']}"
 
 
-@builtin("Bash", group="code",
-         description="Run a bash command in the workspace directory (timeout in seconds, default 120).",
-         schema=schema({"command": {"type": "string"}, "timeout": {"type": "integer"}}, ["command"]))
+@builtin(
+    "Bash",
+    group="code",
+    description="Run a bash command in the workspace directory (timeout in seconds, default 120).",
+    schema=schema({"command": {"type": "string"}, "timeout": {"type": "integer"}}, ["command"]),
+)
 def bash(args: dict, env: "ToolContext") -> str:
     timeout = min(int(args.get("timeout") or 120), 600)
     result = env.run_program(["bash", "-c", args["command"]], timeout=timeout, extra_env=env.agent_env())
     return result
 
 
-@builtin("search_files", group="search",
-         description="Ranked full-text (BM25) search over knowledge, memory, state and storage. "
-                     "Search first, then Read the hit.",
-         schema=schema({"query": {"type": "string"}, "limit": {"type": "integer"}}, ["query"]))
+@builtin(
+    "search_files",
+    group="search",
+    description="Ranked full-text (BM25) search over knowledge, memory, state and storage. "
+    "Search first, then Read the hit.",
+    schema=schema({"query": {"type": "string"}, "limit": {"type": "integer"}}, ["query"]),
+)
 def search(args: dict, env: "ToolContext") -> str:
     hits = env.search_index().query(args["query"], limit=int(args.get("limit") or 10))
     if not hits:
@@ -150,15 +188,22 @@ def search(args: dict, env: "ToolContext") -> str:
     return "\n".join(f"{h['path']} (score {h['score']:.2f}): {h['snippet']}" for h in hits)
 
 
-@builtin("recall_runs", group="history",
-         description="What this workspace's earlier runs concluded: id, flow, status, verdict, headline.",
-         schema=schema({"limit": {"type": "integer"}}))
+@builtin(
+    "recall_runs",
+    group="history",
+    description="What this workspace's earlier runs concluded: id, flow, status, verdict, headline.",
+    schema=schema({"limit": {"type": "integer"}}),
+)
 def recall_runs(args: dict, env: "ToolContext") -> str:
     return json.dumps(env.host.recall_runs(limit=int(args.get("limit") or 10)), ensure_ascii=False)
 
 
-@builtin("read_run", group="history", description="One earlier run: its steps and what each said.",
-         schema=schema({"id": {"type": "string"}}, ["id"]))
+@builtin(
+    "read_run",
+    group="history",
+    description="One earlier run: its steps and what each said.",
+    schema=schema({"id": {"type": "string"}}, ["id"]),
+)
 def read_run(args: dict, env: "ToolContext") -> str:
     found = env.host.read_run(args["id"])
     if found is None:
@@ -166,31 +211,47 @@ def read_run(args: dict, env: "ToolContext") -> str:
     return json.dumps(found, ensure_ascii=False)
 
 
-@builtin("ask", group="ask",
-         description="Ask a person a question. The run waits until they answer; then this step starts "
-                     "again from the beginning with their answer in the task — so ask before you change "
-                     "anything outside.",
-         schema=schema({"question": {"type": "string"}}, ["question"]), limit_keys=["ask"])
+@builtin(
+    "ask",
+    group="ask",
+    description="Ask a person a question. The run waits until they answer; then this step starts "
+    "again from the beginning with their answer in the task — so ask before you change "
+    "anything outside.",
+    schema=schema({"question": {"type": "string"}}, ["question"]),
+    limit_keys=["ask"],
+)
 def ask(args: dict, env: "ToolContext") -> str:
     """Park the run on a question. The step runs again from the start with the answer (its conversation
     is not kept), so a step that has already changed something outside may not ask: it would do it twice."""
     if env.wrote:
-        raise ToolError(f"ask: this step has already changed something outside ({env.wrote[0]}); a question now "
-                        f"would run the step again from the start and do it twice — finish without asking, or ask "
-                        f"before you change anything")
+        raise ToolError(
+            f"ask: this step has already changed something outside ({env.wrote[0]}); a question now "
+            f"would run the step again from the start and do it twice — finish without asking, or ask "
+            f"before you change anything"
+        )
     raise Park(args["question"])
 
 
-@builtin("consult", group="desks",
-         description="Ask an agent on another desk (workspace) of this account a question; "
-                     "its answer comes back. Its tool calls count toward this step's limits.",
-         schema=schema({"desk": {"type": "string"}, "agent": {"type": "string"}, "question": {"type": "string"}},
-                       ["desk", "agent", "question"]),
-         limit_keys=lambda args: ["desks", str(args.get("agent") or "")])
+@builtin(
+    "consult",
+    group="desks",
+    description="Ask an agent on another desk (workspace) of this account a question; "
+    "its answer comes back. Its tool calls count toward this step's limits.",
+    schema=schema(
+        {"desk": {"type": "string"}, "agent": {"type": "string"}, "question": {"type": "string"}},
+        ["desk", "agent", "question"],
+    ),
+    limit_keys=lambda args: ["desks", str(args.get("agent") or "")],
+)
 def consult(args: dict, env: "ToolContext") -> str:
     """A colleague on another desk answers; its calls pass this step's limits (a sub-agent counts here)."""
-    return env.host.consult(str(args["desk"]), str(args["agent"]), str(args["question"]), counter=env.counter,
-                            pod_writes=getattr(env, "pod_writes", None))
+    return env.host.consult(
+        str(args["desk"]),
+        str(args["agent"]),
+        str(args["question"]),
+        counter=env.counter,
+        pod_writes=getattr(env, "pod_writes", None),
+    )
 
 
 BUILTIN_GROUPS = builtin_groups()

@@ -7,6 +7,7 @@ over it waits), `openapi` (one typed tool per operation, plus the generic
 `call_<name>`), `operations` (only these; the generic tool withheld; fails
 closed).
 """
+
 from __future__ import annotations
 
 import json
@@ -89,8 +90,16 @@ def _tool_name(text: str) -> str:
 class HttpToolRuntime:
     """One http tool file, prepared for one step."""
 
-    def __init__(self, name: str, meta: dict, *, files: dict[str, str], log,
-                 folder_files: dict[str, str] | None = None, fail_closed: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        meta: dict,
+        *,
+        files: dict[str, str],
+        log,
+        folder_files: dict[str, str] | None = None,
+        fail_closed: bool = False,
+    ) -> None:
         self.name = name
         # An agent's inline `apis:` entry fails closed like `operations:`: a document that does not load
         # leaves it no tools, never the generic one (it was declared as that document's API).
@@ -115,8 +124,9 @@ class HttpToolRuntime:
             except Exception as exc:  # noqa: BLE001 - any failure to load fails closed
                 if operations or self.fail_closed:
                     why = "with `operations:` " if operations else ""
-                    self.log(f"{self.name}: the openapi document did not load ({exc}); {why}the API "
-                             f"has no tools that run")
+                    self.log(
+                        f"{self.name}: the openapi document did not load ({exc}); {why}the API has no tools that run"
+                    )
                     return []
                 self.log(f"{self.name}: the openapi document did not load ({exc}); only the generic call_{self.name}")
                 return [self._generic(f"call_{_tool_name(self.name)}")]
@@ -173,8 +183,10 @@ class HttpToolRuntime:
                 required: list[str] = []
                 where: dict[str, str] = {}
                 for p in params:
-                    props[p["name"]] = {"type": (p.get("schema") or {}).get("type", "string"),
-                                        "description": p.get("description", "")}
+                    props[p["name"]] = {
+                        "type": (p.get("schema") or {}).get("type", "string"),
+                        "description": p.get("description", ""),
+                    }
                     where[p["name"]] = p.get("in", "query")
                     if p.get("required") or p.get("in") == "path":
                         required.append(p["name"])
@@ -198,16 +210,20 @@ class HttpToolRuntime:
     def _generic(self, tool_name: str) -> Tool:
         methods = sorted(self.methods)
         description = (self.meta.get("description") or f"The {self.name} API.") + (
-            f" Base {self.base}. Methods allowed: {', '.join(methods)}.")
+            f" Base {self.base}. Methods allowed: {', '.join(methods)}."
+        )
         return Tool(
             name=tool_name,
             description=description,
-            input_schema=schema({
-                "method": {"type": "string", "enum": methods},
-                "path": {"type": "string", "description": "relative to the base URL"},
-                "query": {"type": "object"},
-                "body": {"description": "a JSON body"},
-            }, ["path"]),
+            input_schema=schema(
+                {
+                    "method": {"type": "string", "enum": methods},
+                    "path": {"type": "string", "description": "relative to the base URL"},
+                    "query": {"type": "object"},
+                    "body": {"description": "a JSON body"},
+                },
+                ["path"],
+            ),
             handler=self._generic_handler,
             limit_keys=[self.name],
             writes=lambda args: str(args.get("method") or "GET").upper() not in READ_METHODS,
@@ -226,8 +242,9 @@ class HttpToolRuntime:
             undeclared = sorted(k for k in args if k not in declared)
             if undeclared:
                 takes = ", ".join(sorted(declared)) or "no arguments"
-                raise ToolError(f"{self.name}: {op} does not take {', '.join(undeclared)}; it takes {takes}"
-                                f" — nothing was sent")
+                raise ToolError(
+                    f"{self.name}: {op} does not take {', '.join(undeclared)}; it takes {takes} — nothing was sent"
+                )
             query: dict[str, Any] = {}
             headers: dict[str, str] = {}
             in_path: dict[str, Any] = {}
@@ -252,8 +269,14 @@ class HttpToolRuntime:
         return handler
 
     def _generic_handler(self, args: dict, env: "ToolContext") -> str:
-        return self.call(env, str(args.get("method") or "GET").upper(), str(args["path"]), args.get("query") or {},
-                         args.get("body"), {})
+        return self.call(
+            env,
+            str(args.get("method") or "GET").upper(),
+            str(args["path"]),
+            args.get("query") or {},
+            args.get("body"),
+            {},
+        )
 
     def call(self, env: "ToolContext", method: str, path: str, query: dict, body: Any, headers: dict) -> str:
         if method not in self.methods:
@@ -302,8 +325,14 @@ class HttpToolRuntime:
 
 def plan_http(tool_file: Any, ctx: "ToolContext") -> ToolPlan:
     """An http tool file: its `${NAME}`s, and its tools (typed per operation when it has `openapi`)."""
-    runtime = HttpToolRuntime(tool_file.name, tool_file.meta, files=ctx.sandbox_files, log=ctx.log,
-                              folder_files=tool_file.folder_files, fail_closed=tool_file.fail_closed)
+    runtime = HttpToolRuntime(
+        tool_file.name,
+        tool_file.meta,
+        files=ctx.sandbox_files,
+        log=ctx.log,
+        folder_files=tool_file.folder_files,
+        fail_closed=tool_file.fail_closed,
+    )
     return ToolPlan(secret_names(tool_file.meta), runtime.tools, outward=bool(tool_file.meta.get("outward")))
 
 

@@ -7,6 +7,7 @@ The generic tool's own path is resolved here, dot segments (also written `%2e`, 
 which some servers read as `/`) included, and must land under base's path; what is sent is that
 resolved path, so the HTTP library has nothing left to resolve differently.
 """
+
 from __future__ import annotations
 
 import re
@@ -38,6 +39,7 @@ def path_segment(name: str, value: object) -> str:
 
 def fill_template(template: str, values: dict[str, object]) -> str:
     """`/items/{id}` with each `{name}` replaced by its value as one segment; OutsideBase for a missing one."""
+
     def one(match: re.Match) -> str:
         name = match.group(1)
         if name not in values:
@@ -75,7 +77,7 @@ def resolve(base: str, path: str) -> tuple[str, list[tuple[str, str]]]:
     raw_path, _, query = path.partition("?")
     joined = f"{base_path}/{raw_path.lstrip('/')}" if raw_path.strip("/") else base_path or "/"
     wanted, under = _segments(joined), _segments(base_path)
-    if wanted[:len(under)] != under or ".." in wanted:
+    if wanted[: len(under)] != under or ".." in wanted:
         raise OutsideBase(f"the path must stay under {base} — {raw_path!r} resolves outside it")
     # the literal dot segments resolved here, so the HTTP library (which resolves them too) sends this path
     sent = "/" + "/".join(seg for seg in _literal_resolved(joined))

@@ -9,6 +9,7 @@ named `<server>__<tool>`; they all count toward the server's name in
 One connection per server per step, held open by a small event-loop thread
 so a local server process starts once, not once per call.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -72,12 +73,20 @@ def _last_words(errlog) -> str:
 class McpConnection:
     """A live session with one MCP server, driven from synchronous code."""
 
-    def __init__(self, name: str, meta: dict, secrets: dict[str, str], cwd: str | None, *,
-                 no_network: bool = False, wrap: list[str] | None = None,
-                 wrap_env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        meta: dict,
+        secrets: dict[str, str],
+        cwd: str | None,
+        *,
+        no_network: bool = False,
+        wrap: list[str] | None = None,
+        wrap_env: dict[str, str] | None = None,
+    ) -> None:
         self.name = name
         self.no_network = no_network
-        self.wrap = wrap          # the step's namespace + isolation prologue, as for its other programs
+        self.wrap = wrap  # the step's namespace + isolation prologue, as for its other programs
         self.wrap_env = wrap_env or {}
         self.meta = meta
         self.secrets = secrets
@@ -127,8 +136,9 @@ class McpConnection:
         # The server's stderr goes to a real file: the SDK's default is the sys.stderr of when it was
         # imported, which inside a Celery worker is a logging proxy with no file descriptor to hand on.
         self._errlog = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
-        return stdio_client(StdioServerParameters(command=command, args=args, env=env or None, cwd=self.cwd),
-                            errlog=self._errlog)
+        return stdio_client(
+            StdioServerParameters(command=command, args=args, env=env or None, cwd=self.cwd), errlog=self._errlog
+        )
 
     async def _hold(self) -> None:
         from mcp import Client
@@ -145,8 +155,12 @@ class McpConnection:
             # found, its own traceback's last line); else the innermost error's text — never the SDK's
             # "unhandled errors in a TaskGroup (1 sub-exception)".
             inner = _innermost(exc)
-            self._error = (refusal_in(exc) or _last_words(self._errlog) or str(inner).strip()
-                           or "the connection ended before the server answered")
+            self._error = (
+                refusal_in(exc)
+                or _last_words(self._errlog)
+                or str(inner).strip()
+                or "the connection ended before the server answered"
+            )
             self._ready.set()
 
     def _run(self, coro, timeout: float | None):
@@ -192,8 +206,9 @@ class McpToolRuntime:
             return []
         secrets = env.secret_values(mcp_secret_names(self.meta))
         wrap, wrap_env = env.program_wrapper()
-        self.connection = McpConnection(self.name, self.meta, secrets, str(env.sandbox.root), no_network=env.is_test,
-                                        wrap=wrap, wrap_env=wrap_env)
+        self.connection = McpConnection(
+            self.name, self.meta, secrets, str(env.sandbox.root), no_network=env.is_test, wrap=wrap, wrap_env=wrap_env
+        )
         if env.is_test:
             env.log(f"test run: the MCP server {self.name} runs with no network (outward calls fail closed)")
         env.on_close(self.connection.close)
@@ -203,15 +218,17 @@ class McpToolRuntime:
             annotations = getattr(spec, "annotations", None)
             read_only = bool(getattr(annotations, "read_only_hint", False)) if annotations else False
             schema = spec.input_schema if isinstance(getattr(spec, "input_schema", None), dict) else {"type": "object"}
-            tools.append(Tool(
-                name=f"{prefix}__{spec.name}"[:64],
-                description=spec.description or f"{spec.name} from the {self.name} MCP server",
-                input_schema=schema,
-                handler=self._handler(spec.name),
-                limit_keys=[self.name],
-                writes=not read_only,
-                kind="mcp",
-            ))
+            tools.append(
+                Tool(
+                    name=f"{prefix}__{spec.name}"[:64],
+                    description=spec.description or f"{spec.name} from the {self.name} MCP server",
+                    input_schema=schema,
+                    handler=self._handler(spec.name),
+                    limit_keys=[self.name],
+                    writes=not read_only,
+                    kind="mcp",
+                )
+            )
         return tools
 
     def _handler(self, remote_name: str):
@@ -235,8 +252,9 @@ class McpToolRuntime:
 def plan_mcp(tool_file: Any, ctx: "ToolContext") -> ToolPlan:
     """An MCP server (a tool file, or an agent's inline `mcp:` entry): its secrets, then its tools."""
     runtime = McpToolRuntime(tool_file.name, tool_file.meta)
-    return ToolPlan(mcp_secret_names(tool_file.meta), lambda: runtime.tools(ctx),
-                    outward=bool(tool_file.meta.get("outward")))
+    return ToolPlan(
+        mcp_secret_names(tool_file.meta), lambda: runtime.tools(ctx), outward=bool(tool_file.meta.get("outward"))
+    )
 
 
 register_transport("mcp", plan_mcp)

@@ -10,6 +10,7 @@ that says how it names its secrets and how it builds its tools: it returns a `To
 Adding a transport is one module and one `register_transport` (or `register_gallery_tool`) call, listed
 in `TRANSPORT_MODULES` for the loader.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -34,13 +35,13 @@ TRANSPORT_MODULES = (
 @dataclass(frozen=True)
 class Builtin:
     name: str
-    group: str                    # the grant (`builtin: [read]`) and the limit group
+    group: str  # the grant (`builtin: [read]`) and the limit group
     description: str
     input_schema: dict
     handler: Callable[[dict, Any], str]
     limit_keys: list[str] | Callable[[dict], list[str]]
-    acts: bool = False            # a call changes something outside the sandbox
-    always: bool = False          # offered without its grant (Write/Edit, for memory/)
+    acts: bool = False  # a call changes something outside the sandbox
+    always: bool = False  # offered without its grant (Write/Edit, for memory/)
 
     def tool(self) -> Tool:
         keys = self.limit_keys if callable(self.limit_keys) else list(self.limit_keys)
@@ -50,9 +51,16 @@ class Builtin:
 _BUILTINS: dict[str, Builtin] = {}
 
 
-def builtin(name: str, *, group: str, description: str, schema: dict,
-            limit_keys: list[str] | Callable[[dict], list[str]] | None = None, acts: bool = False,
-            always: bool = False) -> Callable:
+def builtin(
+    name: str,
+    *,
+    group: str,
+    description: str,
+    schema: dict,
+    limit_keys: list[str] | Callable[[dict], list[str]] | None = None,
+    acts: bool = False,
+    always: bool = False,
+) -> Callable:
     """Declare the decorated handler as the built-in tool `name` (offered in declaration order)."""
 
     def register(handler: Callable[[dict, Any], str]) -> Callable[[dict, Any], str]:

@@ -10,6 +10,7 @@ per-tool virtualenv cached by the hash of its requirements; a
 `package.json`'s `dependencies` are installed with npm into a per-tool
 `node_modules`, cached the same way, which the program finds beside it).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -31,8 +32,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..context import ToolContext
 
 FENCE = re.compile(r"^```([A-Za-z0-9_+-]*)[^\n]*\n(.*?)^```", re.S | re.M)
-EXTENSION_FOR = {"python": "py", "python3": "py", "py": "py", "bash": "sh", "sh": "sh", "shell": "sh",
-                 "javascript": "js", "js": "js", "node": "js"}
+EXTENSION_FOR = {
+    "python": "py",
+    "python3": "py",
+    "py": "py",
+    "bash": "sh",
+    "sh": "sh",
+    "shell": "sh",
+    "javascript": "js",
+    "js": "js",
+    "node": "js",
+}
 INTERPRETER_FOR = {"py": "python3", "sh": "bash", "js": "node"}
 STDERR_TAIL = 2000
 
@@ -46,8 +56,8 @@ class ScriptPlan:
     program: Path
     interpreter: str
     packages: list[str] = field(default_factory=list)
-    npm: dict[str, str] = field(default_factory=dict)   # package name -> version range (or file: spec)
-    npm_key: str = ""                                    # what the npm environment is cached by
+    npm: dict[str, str] = field(default_factory=dict)  # package name -> version range (or file: spec)
+    npm_key: str = ""  # what the npm environment is cached by
     build_log: list[str] = field(default_factory=list)
 
 
@@ -122,16 +132,23 @@ def plan_script(name: str, meta: dict, body: str, folder_files: dict[str, str], 
         packages += extra
     npm, npm_log = npm_dependencies(meta, folder_files)
     log += npm_log
-    return ScriptPlan(name=name, folder=folder, program=program, interpreter=interpreter,
-                      packages=list(dict.fromkeys(packages)), npm=npm, npm_key=npm_key(npm, folder_files),
-                      build_log=log)
+    return ScriptPlan(
+        name=name,
+        folder=folder,
+        program=program,
+        interpreter=interpreter,
+        packages=list(dict.fromkeys(packages)),
+        npm=npm,
+        npm_key=npm_key(npm, folder_files),
+        build_log=log,
+    )
 
 
 def _npm_spec(entry: str) -> tuple[str, str]:
     """`left-pad@1.3.0` -> ("left-pad", "1.3.0"); `@scope/pkg@^2` -> ("@scope/pkg", "^2"); a bare name -> "*"."""
     at = entry.rfind("@")
     if at > 0:
-        return entry[:at], entry[at + 1:] or "*"
+        return entry[:at], entry[at + 1 :] or "*"
     return entry, "*"
 
 
@@ -188,15 +205,34 @@ def runtime_npm(plan: ScriptPlan, cache_dir: Path, log) -> Path:
         raise ToolError(f"{plan.name}: declares npm packages ({', '.join(plan.npm)}) and npm is not installed here")
     building = cache_dir / "npm" / f".{plan.npm_key}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
     building.mkdir(parents=True)
-    dependencies = {name: (f"file:{(plan.folder / spec[5:]).resolve()}"
-                           if spec.startswith("file:") and not spec[5:].startswith("/") else spec)
-                    for name, spec in plan.npm.items()}
-    (building / "package.json").write_text(json.dumps(
-        {"name": "foldrun-tool-environment", "private": True, "dependencies": dependencies}))
+    dependencies = {
+        name: (
+            f"file:{(plan.folder / spec[5:]).resolve()}"
+            if spec.startswith("file:") and not spec[5:].startswith("/")
+            else spec
+        )
+        for name, spec in plan.npm.items()
+    }
+    (building / "package.json").write_text(
+        json.dumps({"name": "foldrun-tool-environment", "private": True, "dependencies": dependencies})
+    )
     try:
-        done = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--no-update-notifier", "--install-links",
-                               "--omit=dev", "--loglevel=error"], cwd=str(building), capture_output=True, text=True,
-                              timeout=900)
+        done = subprocess.run(
+            [
+                npm,
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--no-update-notifier",
+                "--install-links",
+                "--omit=dev",
+                "--loglevel=error",
+            ],
+            cwd=str(building),
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         if done.returncode != 0:
             raise ToolError(f"installing npm {', '.join(plan.npm)} failed: {done.stderr.strip()[-500:]}")
         (building / "node_modules").mkdir(exist_ok=True)
@@ -204,8 +240,10 @@ def runtime_npm(plan: ScriptPlan, cache_dir: Path, log) -> Path:
         _move_into_place(building, target)
     finally:
         shutil.rmtree(building, ignore_errors=True)
-    log(f"{plan.name}: runtime: installed npm {', '.join(f'{n}@{v}' for n, v in sorted(plan.npm.items()))} into environment "
-        f"{plan.npm_key}")
+    log(
+        f"{plan.name}: runtime: installed npm {', '.join(f'{n}@{v}' for n, v in sorted(plan.npm.items()))} into environment "
+        f"{plan.npm_key}"
+    )
     return target / "node_modules"
 
 
@@ -223,8 +261,12 @@ def runtime_python(packages: list[str], cache_dir: Path, log) -> str:
     building = cache_dir / f".{key}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
     try:
         subprocess.run([sys.executable, "-m", "venv", str(building)], check=True, capture_output=True, timeout=120)
-        done = subprocess.run([str(building / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check",
-                               "-q", *packages], capture_output=True, text=True, timeout=900)
+        done = subprocess.run(
+            [str(building / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", "-q", *packages],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         if done.returncode != 0:
             raise ToolError(f"installing {', '.join(packages)} failed: {done.stderr.strip()[-500:]}")
         (building / ".ready").write_text(key)
@@ -307,9 +349,15 @@ class ScriptToolRuntime:
             if not link.exists() and not link.is_symlink():
                 link.symlink_to(modules, target_is_directory=True)
             extra_env["NODE_PATH"] = str(modules)
-        result = env.run_program(command, timeout=self.timeout, extra_env=extra_env,
-                                 stdin=json.dumps(arguments), cwd=env.sandbox.root, label=self.name,
-                                 raise_on_error=True)
+        result = env.run_program(
+            command,
+            timeout=self.timeout,
+            extra_env=extra_env,
+            stdin=json.dumps(arguments),
+            cwd=env.sandbox.root,
+            label=self.name,
+            raise_on_error=True,
+        )
         # print() ends with a newline; the model and `foldrun tool test` get the value, not the line break.
         return result.rstrip("\r\n")
 

@@ -7,6 +7,7 @@ A crawl that stops early (`maxPages`, `maxMs`) hands back a `cursor`: what is
 left to read and what was seen, signed for the account, so the next call carries
 on where this one stopped and nothing is read twice.
 """
+
 from __future__ import annotations
 
 import time
@@ -37,7 +38,7 @@ _HTML = ("text/html", "application/xhtml+xml")
 class _Reader:
     """What site.get needs of a caller: the install's address policy and a deadline per request."""
 
-    allow_private = None   # follow foldrun.net's policy at each connect
+    allow_private = None  # follow foldrun.net's policy at each connect
     fetch_timeout = 10.0
 
 
@@ -60,11 +61,19 @@ class Plan:
         scope = args.get("scope", "host")
         if isinstance(scope, list):
             scope = [str(h).strip().lower() for h in scope]
-        return cls(start=site.normal(start), scope=scope, include=list(args.get("include") or []),
-                   exclude=list(args.get("exclude") or []), max_pages=int(args.get("maxPages", 25)),
-                   max_depth=int(args.get("maxDepth", 2)), delay_ms=int(args.get("delayMs", 500)),
-                   respect_robots=bool(args.get("respectRobots", True)), sitemap=bool(args.get("sitemap", False)),
-                   content=list(dict.fromkeys(args.get("content") or [])), max_ms=int(args.get("maxMs", 300_000)))
+        return cls(
+            start=site.normal(start),
+            scope=scope,
+            include=list(args.get("include") or []),
+            exclude=list(args.get("exclude") or []),
+            max_pages=int(args.get("maxPages", 25)),
+            max_depth=int(args.get("maxDepth", 2)),
+            delay_ms=int(args.get("delayMs", 500)),
+            respect_robots=bool(args.get("respectRobots", True)),
+            sitemap=bool(args.get("sitemap", False)),
+            content=list(dict.fromkeys(args.get("content") or [])),
+            max_ms=int(args.get("maxMs", 300_000)),
+        )
 
     def in_scope(self, url: str) -> bool:
         parts = urlsplit(url)
@@ -76,8 +85,9 @@ class Plan:
             return host == base or host.endswith("." + base)
         hosts = self.scope if isinstance(self.scope, list) else []
         netloc = parts.netloc.lower()
-        return any(h == host or h == netloc or (h.startswith("*.") and (host == h[2:] or host.endswith(h[1:])))
-                   for h in hosts)
+        return any(
+            h == host or h == netloc or (h.startswith("*.") and (host == h[2:] or host.endswith(h[1:]))) for h in hosts
+        )
 
     def why_not(self, url: str) -> str | None:
         """Why a link found on a page is not crawled, or None."""
@@ -114,13 +124,18 @@ def read_cursor(raw: str, start: str, account_key: object) -> dict[str, Any]:
     try:
         state = signing.loads(raw, salt=_salt(account_key))
     except signing.BadSignature:
-        raise invalid("cursor", "This is not a cursor a crawl of this account returned (or it was changed); "
-                                "start again without cursor.") from None
+        raise invalid(
+            "cursor",
+            "This is not a cursor a crawl of this account returned (or it was changed); start again without cursor.",
+        ) from None
     if not isinstance(state, dict):
         raise invalid("cursor", "This is not a cursor a crawl returned; start again without cursor.")
     if state.get("start") != site.normal(start):
-        raise invalid("cursor", f"This cursor continues the crawl of {scrub_url(str(state.get('start')))}; call "
-                                f"crawl with that url, or leave cursor out.")
+        raise invalid(
+            "cursor",
+            f"This cursor continues the crawl of {scrub_url(str(state.get('start')))}; call "
+            f"crawl with that url, or leave cursor out.",
+        )
     return state
 
 
@@ -134,7 +149,7 @@ class Crawl:
         self.resumed = state is not None
         self.queue: deque[tuple[str, int]] = deque((u, d) for u, d in (state or {}).get("queue", []))
         self.seen: set[str] = set((state or {}).get("seen", []))
-        self.visited: set[str] = set((state or {}).get("visited", []))   # pages read, under their final URL
+        self.visited: set[str] = set((state or {}).get("visited", []))  # pages read, under their final URL
         self.pages: list[dict[str, Any]] = []
         self.skipped: list[dict[str, str]] = []
         self.skipped_total = 0
@@ -159,8 +174,12 @@ class Crawl:
         self.queue.append((start, 0))
         if self.plan.sitemap:
             robots = self.robots(start) if self.plan.respect_robots else site.Robots(None, "")
-            for url in sitemap.listed_urls(_Reader(), site.origin_of(start), robots,  # type: ignore[arg-type]
-                                           self.plan.max_pages * 4 + 100):
+            for url in sitemap.listed_urls(
+                _Reader(),
+                site.origin_of(start),
+                robots,  # type: ignore[arg-type]
+                self.plan.max_pages * 4 + 100,
+            ):
                 self.found(url, 1)
 
     def skip(self, url: str, reason: str) -> None:
@@ -240,8 +259,14 @@ class Crawl:
         self.visited.add(final)
         html = page.content()
         links = site.links_of(html, final)
-        entry: dict[str, Any] = {"url": scrub_url(final), "depth": depth, "status": loaded.status,
-                                 "title": page.title(), "linksFound": len(links), "ms": loaded.ms}
+        entry: dict[str, Any] = {
+            "url": scrub_url(final),
+            "depth": depth,
+            "status": loaded.status,
+            "title": page.title(),
+            "linksFound": len(links),
+            "ms": loaded.ms,
+        }
         if self.plan.content:
             entry["content"] = {k: v[:MAX_CONTENT] for k, v in read.contents(html, final, self.plan.content).items()}
         self.pages.append(entry)
@@ -250,11 +275,20 @@ class Crawl:
         return True
 
     def result(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"start": scrub_url(self.plan.start), "pages": self.pages, "skipped": self.skipped,
-                               "skippedTotal": self.skipped_total, "stoppedBy": self.stopped_by,
-                               "pending": len(self.queue) if self.stopped_by != "complete" else 0}
+        out: dict[str, Any] = {
+            "start": scrub_url(self.plan.start),
+            "pages": self.pages,
+            "skipped": self.skipped,
+            "skippedTotal": self.skipped_total,
+            "stoppedBy": self.stopped_by,
+            "pending": len(self.queue) if self.stopped_by != "complete" else 0,
+        }
         if self.stopped_by != "complete" and self.queue:
-            state = {"start": self.plan.start, "queue": [list(q) for q in self.queue], "seen": sorted(self.seen),
-                     "visited": sorted(self.visited)}
+            state = {
+                "start": self.plan.start,
+                "queue": [list(q) for q in self.queue],
+                "seen": sorted(self.seen),
+                "visited": sorted(self.visited),
+            }
             out["cursor"] = signing.dumps(state, salt=_salt(self.account_key), compress=True)
         return out

@@ -8,6 +8,7 @@ private host — is refused with the guard's own sentence before a page opens.
 With `proxyUrl` the caller reaches a private host through a proxy of their own,
 so that check is left to the session's proxy rules.
 """
+
 from __future__ import annotations
 
 import time
@@ -74,15 +75,22 @@ def session_body(args: dict[str, Any]) -> dict[str, Any]:
 class Loaded:
     """The page once it has loaded as asked."""
 
-    url: str                       # where the page ended up, after redirects
-    status: int | None             # the main document's HTTP status (None: served from memory)
+    url: str  # where the page ended up, after redirects
+    status: int | None  # the main document's HTTP status (None: served from memory)
     content_type: str = ""
     ms: int = 0
-    requests: list[tuple[str, str]] = field(default_factory=list)   # (url, resource type) it asked for
+    requests: list[tuple[str, str]] = field(default_factory=list)  # (url, resource type) it asked for
 
 
-def load(page: Page, url: str, *, wait_until: str = "load", timeout_ms: int = DEFAULT_TIMEOUT_MS,
-         wait_for_text: str | None = None, requests: list[tuple[str, str]] | None = None) -> Loaded:
+def load(
+    page: Page,
+    url: str,
+    *,
+    wait_until: str = "load",
+    timeout_ms: int = DEFAULT_TIMEOUT_MS,
+    wait_for_text: str | None = None,
+    requests: list[tuple[str, str]] | None = None,
+) -> Loaded:
     """Open `url` in `page` and wait as asked; `timeoutMs` bounds the load and the text wait together.
     The requests the page makes meanwhile are recorded (the inventory's third-party hosts)."""
     seen: list[tuple[str, str]] = [] if requests is None else requests
@@ -97,8 +105,9 @@ def load(page: Page, url: str, *, wait_until: str = "load", timeout_ms: int = DE
         page.remove_listener("request", record)  # a crawl loads many pages on one page: one listener at a time
 
 
-def _load(page: Page, url: str, wait_until: str, timeout_ms: int, wait_for_text: str | None,
-          seen: list[tuple[str, str]]) -> Loaded:
+def _load(
+    page: Page, url: str, wait_until: str, timeout_ms: int, wait_for_text: str | None, seen: list[tuple[str, str]]
+) -> Loaded:
     shown = scrub_url(url)
     started = time.monotonic()
     try:
@@ -106,8 +115,11 @@ def _load(page: Page, url: str, wait_until: str, timeout_ms: int, wait_for_text:
         # SessionError("navigation_blocked") with the guard's sentence, answered as a failure 1:1.
         response = navigate(page, url, wait_until=wait_until, timeout=timeout_ms)
     except PlaywrightTimeout:
-        raise ToolError("timeout", f"{shown} did not finish loading ({wait_until}) within {timeout_ms:,} ms; "
-                                   f"raise timeoutMs (at most {TIMEOUT_MS[1]:,}) or wait for less.") from None
+        raise ToolError(
+            "timeout",
+            f"{shown} did not finish loading ({wait_until}) within {timeout_ms:,} ms; "
+            f"raise timeoutMs (at most {TIMEOUT_MS[1]:,}) or wait for less.",
+        ) from None
     except PlaywrightError as exc:
         raise _load_failure(shown, exc) from None
     if wait_for_text:
@@ -115,15 +127,21 @@ def _load(page: Page, url: str, wait_until: str, timeout_ms: int, wait_for_text:
         try:
             page.wait_for_function(_TEXT_ON_PAGE, arg=wait_for_text, timeout=left)
         except PlaywrightTimeout:
-            raise ToolError("timeout", f"The text {wait_for_text!r} was not on {shown} within {timeout_ms:,} ms "
-                                       f"(timeoutMs).") from None
+            raise ToolError(
+                "timeout", f"The text {wait_for_text!r} was not on {shown} within {timeout_ms:,} ms (timeoutMs)."
+            ) from None
         except PlaywrightError as exc:
-            raise ToolError("navigation_failed", f"{shown} went away while waiting for the text: "
-                                                 f"{_first_line(exc)}.") from None
+            raise ToolError(
+                "navigation_failed", f"{shown} went away while waiting for the text: {_first_line(exc)}."
+            ) from None
     headers = response.headers if response is not None else {}
-    return Loaded(url=page.url, status=response.status if response is not None else None,
-                  content_type=headers.get("content-type", ""), ms=int((time.monotonic() - started) * 1000),
-                  requests=seen)
+    return Loaded(
+        url=page.url,
+        status=response.status if response is not None else None,
+        content_type=headers.get("content-type", ""),
+        ms=int((time.monotonic() - started) * 1000),
+        requests=seen,
+    )
 
 
 def _first_line(exc: Exception) -> str:

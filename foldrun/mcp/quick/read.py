@@ -7,6 +7,7 @@ the same way: markdown is foldrun/web/markdown.py's converter, `cleaned_html`
 the same cleaning, metadata `pages.meta_of`. `readability` is the article as
 Mozilla's Readability finds it (readability-lxml), then that converter.
 """
+
 from __future__ import annotations
 
 import base64
@@ -76,8 +77,13 @@ def _escape(text: str) -> str:
 
 def metadata(html: str, url: str, loaded: Loaded) -> dict[str, Any]:
     meta = pages.meta_of(html, url)
-    return {"title": meta["title"], "description": meta["description"], "statusCode": loaded.status,
-            "language": meta["lang"], "wordCount": meta["words"]}
+    return {
+        "title": meta["title"],
+        "description": meta["description"],
+        "statusCode": loaded.status,
+        "language": meta["lang"],
+        "wordCount": meta["words"],
+    }
 
 
 def same_host(url: str, host: str) -> bool:

@@ -4,6 +4,7 @@ Each takes the already-checked arguments and a Playwright sync `Page` that no
 one else uses, loads the URL and reads it; foldrun/mcp/tools/quick.py opens the
 session around it.
 """
+
 from __future__ import annotations
 
 import base64
@@ -18,14 +19,19 @@ from . import read
 from .load import DEFAULT_TIMEOUT_MS, Loaded, invalid, load
 
 PDF_URI = "webagent://quick/pdf"
-MAX_CONTENT = 500_000        # characters of one format; a longer page is cut, and says so
+MAX_CONTENT = 500_000  # characters of one format; a longer page is cut, and says so
 IMAGE_TYPES = {"png": "image/png", "jpeg": "image/jpeg", "webp": "image/webp"}
 
 
 def loaded(page: Page, url: str, args: dict[str, Any], requests: list | None = None) -> Loaded:
-    return load(page, url, wait_until=args.get("waitUntil", "load"),
-                timeout_ms=int(args.get("timeoutMs", DEFAULT_TIMEOUT_MS)),
-                wait_for_text=args.get("waitForText"), requests=requests)
+    return load(
+        page,
+        url,
+        wait_until=args.get("waitUntil", "load"),
+        timeout_ms=int(args.get("timeoutMs", DEFAULT_TIMEOUT_MS)),
+        wait_for_text=args.get("waitForText"),
+        requests=requests,
+    )
 
 
 def _cap(text: str) -> str:
@@ -96,6 +102,9 @@ def _webp(page: Page, full: bool, quality: int | None) -> bytes:
 def pdf(page: Page, url: str, args: dict[str, Any]) -> ToolResult:
     """The page printed to PDF, as the `webagent://quick/pdf` resource."""
     loaded(page, url, args)
-    data = page.pdf(format=args.get("paper", "A4"), landscape=bool(args.get("landscape", False)),
-                    print_background=bool(args.get("printBackground", True)))
+    data = page.pdf(
+        format=args.get("paper", "A4"),
+        landscape=bool(args.get("landscape", False)),
+        print_background=bool(args.get("printBackground", True)),
+    )
     return media(embedded_blob(PDF_URI, "application/pdf", data))

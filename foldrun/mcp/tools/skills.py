@@ -5,6 +5,7 @@ declares its inputs and grants (foldrun/contract/skill_inputs.py). `smoke-uat` r
 any other skill is the browser agent following the skill's procedure (runs/skill_procedure.py) — both on
 browsing's SkillRun and its worker phases. The waits are capped at 120 s: a run still going is `running`.
 """
+
 from __future__ import annotations
 
 import time
@@ -31,8 +32,11 @@ POLL_SECONDS = 0.2
 TOOL_PREFIX = "skill_"
 ERROR_STATUSES = (SkillStatus.ERROR, SkillStatus.DENIED, SkillStatus.CANCELLED)
 
-_SESSION = {"type": "object", "description": "Session options for the run, for example proxyUrl and allowHosts; "
-                                             "sign-in options are refused (skill runs cannot sign in yet)"}
+_SESSION = {
+    "type": "object",
+    "description": "Session options for the run, for example proxyUrl and allowHosts; "
+    "sign-in options are refused (skill runs cannot sign in yet)",
+}
 
 RUN_SKILL_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -40,9 +44,13 @@ RUN_SKILL_SCHEMA: dict[str, Any] = {
         "name": {"type": "string", "minLength": 1, "maxLength": 100, "description": "The skill name, e.g. smoke-uat"},
         "inputs": {"type": "object", "description": "The skill's inputs. Default {}"},
         "version": {"type": "string", "maxLength": 40, "description": "A skill version. Default: the newest"},
-        "grant": {"type": "array", "items": {"type": "string", "enum": list(GRANTS)}, "uniqueItems": True,
-                  "description": "Permissions to grant. A skill that does active security probes needs "
-                                 "[\"active_scan\"]. Ask the user first"},
+        "grant": {
+            "type": "array",
+            "items": {"type": "string", "enum": list(GRANTS)},
+            "uniqueItems": True,
+            "description": "Permissions to grant. A skill that does active security probes needs "
+            '["active_scan"]. Ask the user first',
+        },
         "session": _SESSION,
         "engineId": {"type": "string", "description": "The engine for the run's session"},
     },
@@ -52,9 +60,15 @@ RUN_SKILL_SCHEMA: dict[str, Any] = {
 
 GET_SKILL_RUN_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"runId": {"type": "string", "description": "The run id (run_…)"},
-                   "waitSeconds": {"type": "integer", "minimum": 0, "maximum": WAIT_CAP,
-                                   "description": "0 to 120. Default 0, which does not wait"}},
+    "properties": {
+        "runId": {"type": "string", "description": "The run id (run_…)"},
+        "waitSeconds": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": WAIT_CAP,
+            "description": "0 to 120. Default 0, which does not wait",
+        },
+    },
     "required": ["runId"],
     "additionalProperties": False,
 }
@@ -91,17 +105,21 @@ def _check_inputs(skill: VisibleSkill, inputs: dict[str, Any], where: str) -> di
     try:
         check_arguments(probe, inputs)
     except ToolError as exc:
-        issues = [{**i, "path": f"{where}{i['path']}" if i["path"] else where.rstrip(".")}
-                  for i in (exc.details or {}).get("issues", [])]
+        issues = [
+            {**i, "path": f"{where}{i['path']}" if i["path"] else where.rstrip(".")}
+            for i in (exc.details or {}).get("issues", [])
+        ]
         first = issues[0] if issues else {"path": where, "message": exc.message}
-        raise _invalid(issues, f"The inputs of the skill {skill.name} are not valid: {first['path']}: "
-                               f"{first['message']}") from None
+        raise _invalid(
+            issues, f"The inputs of the skill {skill.name} are not valid: {first['path']}: {first['message']}"
+        ) from None
     for item in skill.declaration.inputs:
         if item.type == "secret" and item.name in inputs and not is_vault_reference(inputs[item.name]):
             path = f"{where}{item.name}"
-            raise _invalid([{"path": path, "message": "Takes a vault reference, never the secret itself."}],
-                           f"{path} takes a vault reference such as https://host#password, never the secret "
-                           f"itself.")
+            raise _invalid(
+                [{"path": path, "message": "Takes a vault reference, never the secret itself."}],
+                f"{path} takes a vault reference such as https://host#password, never the secret itself.",
+            )
     given = {item.name: item.default for item in skill.declaration.inputs if item.default is not None}
     return {**given, **inputs}
 
@@ -109,18 +127,24 @@ def _check_inputs(skill: VisibleSkill, inputs: dict[str, Any], where: str) -> di
 def _check_session(session: dict[str, Any], where: str) -> None:
     signed_in = [key for key in SIGN_IN_OPTIONS if key in session]
     if signed_in:
-        raise _invalid([{"path": f"{where}.{key}", "message": "Skill runs cannot sign in yet."} for key in signed_in],
-                       f"Signed-in skill runs are not available yet: remove session.{signed_in[0]}")
+        raise _invalid(
+            [{"path": f"{where}.{key}", "message": "Skill runs cannot sign in yet."} for key in signed_in],
+            f"Signed-in skill runs are not available yet: remove session.{signed_in[0]}",
+        )
 
 
-def _start(call: McpCall, skill: VisibleSkill, inputs: dict[str, Any], granted: set[str],
-           session_options: dict[str, Any]) -> SkillRun:
+def _start(
+    call: McpCall, skill: VisibleSkill, inputs: dict[str, Any], granted: set[str], session_options: dict[str, Any]
+) -> SkillRun:
     missing = [g for g in skill.declaration.grants if g not in granted]
     if missing:
-        reason = (f"The skill {skill.name} needs the grant{'s' if len(missing) > 1 else ''} {', '.join(missing)}, "
-                  f"which {'was' if len(missing) == 1 else 'were'} not given; ask the user before granting it.")
-        return do_deny_skill(call.account, skill=skill.name, version=skill.version, inputs=inputs, reason=reason,
-                             user=call.user)
+        reason = (
+            f"The skill {skill.name} needs the grant{'s' if len(missing) > 1 else ''} {', '.join(missing)}, "
+            f"which {'was' if len(missing) == 1 else 'were'} not given; ask the user before granting it."
+        )
+        return do_deny_skill(
+            call.account, skill=skill.name, version=skill.version, inputs=inputs, reason=reason, user=call.user
+        )
     if skill.name == SMOKE:
         checked = check_smoke_args({**inputs, "session": session_options})
         options = check_create_session(call.account, {**session_options, "record": True})
@@ -128,8 +152,16 @@ def _start(call: McpCall, skill: VisibleSkill, inputs: dict[str, Any], granted: 
         return do_start_smoke(call.account, session, checked, user=call.user)
     options = check_create_session(call.account, {**session_options, "record": True})
     session = do_create_session(call.account, options, user=call.user)
-    return do_start_skill(call.account, session, skill=skill.name, version=skill.version,
-                          description=skill.description, procedure=skill.body, inputs=inputs, user=call.user)
+    return do_start_skill(
+        call.account,
+        session,
+        skill=skill.name,
+        version=skill.version,
+        description=skill.description,
+        procedure=skill.body,
+        inputs=inputs,
+        user=call.user,
+    )
 
 
 def _wait(run: SkillRun, seconds: float) -> None:
@@ -153,30 +185,50 @@ def _skill(call: McpCall, name: str, version: str | None = None) -> VisibleSkill
         raise ToolError("not_found", f"No skill {name[:100]}{at} in this project; list_skills names the skills.")
     if not skill.runnable:
         problem = next(p for p in skill.problems if p.level == "error")
-        raise ToolError("invalid_input", f"The skill {skill.name} cannot run: {problem.format()}",
-                        {"issues": [{"path": "name", "message": problem.message}]})
+        raise ToolError(
+            "invalid_input",
+            f"The skill {skill.name} cannot run: {problem.format()}",
+            {"issues": [{"path": "name", "message": problem.message}]},
+        )
     return skill
 
 
-@mcp_tool(name="list_skills", description=(
-    "List the skills this project can run, with their inputs and the permissions (grants) each needs. Each "
-    "skill with declared inputs also has its own skill_<name> tool."),
-    input_schema={"type": "object", "properties": {}, "additionalProperties": False})
+@mcp_tool(
+    name="list_skills",
+    description=(
+        "List the skills this project can run, with their inputs and the permissions (grants) each needs. Each "
+        "skill with declared inputs also has its own skill_<name> tool."
+    ),
+    input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+)
 def list_skills(call: McpCall, args: dict) -> ToolResult:
-    skills = [{"name": s.name, "description": s.description, "version": s.version, "source": s.scope,
-               "inputs": [i.to_dict() for i in s.declaration.inputs], "grants": list(s.declaration.grants),
-               "tool": tool_name(s.name) if _has_tool(s) else None,
-               "problems": [p.format() for p in s.problems if p.level == "error"]}
-              for s in visible_skills(call.account)]
+    skills = [
+        {
+            "name": s.name,
+            "description": s.description,
+            "version": s.version,
+            "source": s.scope,
+            "inputs": [i.to_dict() for i in s.declaration.inputs],
+            "grants": list(s.declaration.grants),
+            "tool": tool_name(s.name) if _has_tool(s) else None,
+            "problems": [p.format() for p in s.problems if p.level == "error"],
+        }
+        for s in visible_skills(call.account)
+    ]
     names = ", ".join(s["name"] for s in skills) or "none"
     return ok(f"{len(skills)} skill{'s' if len(skills) != 1 else ''}: {names}.", {"skills": skills})
 
 
-@mcp_tool(name="run_skill", description=(
-    "Start a skill run by name and return at once with its runId; it does not wait. Read it with get_skill_run "
-    "(the run) or get_report (the pass/fail report). To test a page or flow, smoke_test is easier: it waits. "
-    "A skill that does active security probes needs grant [\"active_scan\"]: ask the user first."),
-    input_schema=RUN_SKILL_SCHEMA, acts=True)
+@mcp_tool(
+    name="run_skill",
+    description=(
+        "Start a skill run by name and return at once with its runId; it does not wait. Read it with get_skill_run "
+        "(the run) or get_report (the pass/fail report). To test a page or flow, smoke_test is easier: it waits. "
+        'A skill that does active security probes needs grant ["active_scan"]: ask the user first.'
+    ),
+    input_schema=RUN_SKILL_SCHEMA,
+    acts=True,
+)
 def run_skill(call: McpCall, args: dict) -> ToolResult:
     session_options = dict(args.get("session") or {})
     _check_session(session_options, "session")
@@ -188,8 +240,12 @@ def run_skill(call: McpCall, args: dict) -> ToolResult:
     # The session's own placement: "pool" when it took a browser at once, "queued" when it waits for one
     # (queueForCapacity) — the same word the session record gives.
     placement = "denied" if run.status == SkillStatus.DENIED else placement_of(run.session)
-    data = {"runId": run.public_id, "sessionId": run.session.public_id if run.session_id else None,
-            "status": run.status, "placement": placement}
+    data = {
+        "runId": run.public_id,
+        "sessionId": run.session.public_id if run.session_id else None,
+        "status": run.status,
+        "placement": placement,
+    }
     text = f"Skill run {run.public_id} of {skill.name}: {run.status}."
     if run.status == SkillStatus.DENIED:
         text += f" {run.state.get('denied')}"
@@ -198,11 +254,16 @@ def run_skill(call: McpCall, args: dict) -> ToolResult:
     return ok(text, data, is_error=run.status in ERROR_STATUSES)
 
 
-@mcp_tool(name="get_skill_run", description=(
-    "Read a skill run; while it runs, wait up to waitSeconds (0 to 120, default 0) for the verdict. A failed run "
-    "is a normal result: read status. isError is true only for status error, denied or cancelled. For failed "
-    "steps, console errors and failed network calls, call get_report with the runId."),
-    input_schema=GET_SKILL_RUN_SCHEMA, waits_seconds=WAIT_CAP)
+@mcp_tool(
+    name="get_skill_run",
+    description=(
+        "Read a skill run; while it runs, wait up to waitSeconds (0 to 120, default 0) for the verdict. A failed run "
+        "is a normal result: read status. isError is true only for status error, denied or cancelled. For failed "
+        "steps, console errors and failed network calls, call get_report with the runId."
+    ),
+    input_schema=GET_SKILL_RUN_SCHEMA,
+    waits_seconds=WAIT_CAP,
+)
 def get_skill_run(call: McpCall, args: dict) -> ToolResult:
     found = scoped_report(call.account, args["runId"])
     if not isinstance(found, SkillRun):
@@ -221,15 +282,29 @@ def _has_tool(skill: VisibleSkill) -> bool:
 def _tool_schema(skill: VisibleSkill) -> dict[str, Any]:
     declared = _declared_schema(skill)
     properties = dict(declared["properties"])
-    properties["options"] = {"type": "object", "properties": {
-        "waitSeconds": {"type": "integer", "minimum": 0, "maximum": WAIT_CAP,
-                        "description": "0 to 120. Default 30. A run still going comes back running, with a runId"},
-        "session": _SESSION}, "additionalProperties": False}
+    properties["options"] = {
+        "type": "object",
+        "properties": {
+            "waitSeconds": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": WAIT_CAP,
+                "description": "0 to 120. Default 30. A run still going comes back running, with a runId",
+            },
+            "session": _SESSION,
+        },
+        "additionalProperties": False,
+    }
     required = list(declared["required"])
     if skill.declaration.active:
-        properties["confirm"] = {"type": "boolean", "const": True, "description": (
-            "Must be true. This skill sends active security probes: set it only after the user confirms they may "
-            "test the target")}
+        properties["confirm"] = {
+            "type": "boolean",
+            "const": True,
+            "description": (
+                "Must be true. This skill sends active security probes: set it only after the user confirms they may "
+                "test the target"
+            ),
+        }
         required.append("confirm")
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
@@ -248,6 +323,7 @@ def _skill_handler(skill: VisibleSkill):  # noqa: ANN202 - a handler bound to on
         run = _start(call, skill, inputs, granted, session_options)
         _wait(run, int(options.get("waitSeconds", DEFAULT_TOOL_WAIT)))
         return _result(run)
+
     return handler
 
 
@@ -258,8 +334,18 @@ def skill_tools(call: McpCall) -> list[McpTool]:
     for skill in visible_skills(call.account):
         if not _has_tool(skill):
             continue
-        description = (f"{skill.description} Runs the skill {skill.name} and waits for its verdict (30 s by "
-                       f"default, up to 120 s); a failed run is a normal result, isError means it could not run.")
-        tools.append(McpTool(tool_name(skill.name), description.strip(), _tool_schema(skill), _skill_handler(skill),
-                             waits_seconds=WAIT_CAP, acts=True))
+        description = (
+            f"{skill.description} Runs the skill {skill.name} and waits for its verdict (30 s by "
+            f"default, up to 120 s); a failed run is a normal result, isError means it could not run."
+        )
+        tools.append(
+            McpTool(
+                tool_name(skill.name),
+                description.strip(),
+                _tool_schema(skill),
+                _skill_handler(skill),
+                waits_seconds=WAIT_CAP,
+                acts=True,
+            )
+        )
     return tools

@@ -16,6 +16,7 @@ the presets' field rules), `chat` (Chat Completions replies and streams),
 `responses` (Responses replies and streams), and `shared` (what the two reply
 sides share: tool-call arguments parsed, tool-call ids made distinct).
 """
+
 from __future__ import annotations
 
 from .chat import ChatStream, chat_to_anthropic
@@ -30,8 +31,14 @@ from .bodies import (
 from .responses import ResponsesStream, responses_to_anthropic
 
 __all__ = [
-    "MAX_COMPLETION_TOKENS", "STRICT_FIELDS", "is_non_reasoning", "safety_identifier",
-    "chat_request", "responses_request",
-    "chat_to_anthropic", "ChatStream",
-    "responses_to_anthropic", "ResponsesStream",
+    "MAX_COMPLETION_TOKENS",
+    "STRICT_FIELDS",
+    "is_non_reasoning",
+    "safety_identifier",
+    "chat_request",
+    "responses_request",
+    "chat_to_anthropic",
+    "ChatStream",
+    "responses_to_anthropic",
+    "ResponsesStream",
 ]

@@ -2,6 +2,7 @@
 system and messages, tools and tool_choice, tool_use/tool_result, images,
 documents (a PDF crosses only on Responses, as an `input_file`) — plus the
 drop list of every field left off."""
+
 from __future__ import annotations
 
 import hashlib
@@ -87,8 +88,11 @@ def _tools(tools: list | None, drops: list[str], responses: bool) -> list[dict]:
         if "input_schema" not in tool:  # Anthropic server-side tools: tools run on the box
             drops.append(f"server-side tool {tool.get('name') or tool.get('type')}")
             continue
-        fn = {"name": tool["name"], "description": tool.get("description", ""),
-              "parameters": tool.get("input_schema") or {"type": "object", "properties": {}}}
+        fn = {
+            "name": tool["name"],
+            "description": tool.get("description", ""),
+            "parameters": tool.get("input_schema") or {"type": "object", "properties": {}},
+        }
         out.append({"type": "function", **fn, "strict": False} if responses else {"type": "function", "function": fn})
     return out
 
@@ -104,8 +108,11 @@ def _tool_choice(choice: Mapping | None, responses: bool) -> Any:
     if kind == "none":
         return "none"
     if kind == "tool":
-        return {"type": "function", "name": choice["name"]} if responses else {
-            "type": "function", "function": {"name": choice["name"]}}
+        return (
+            {"type": "function", "name": choice["name"]}
+            if responses
+            else {"type": "function", "function": {"name": choice["name"]}}
+        )
     return None
 
 
@@ -125,8 +132,11 @@ def _common_options(supply: Supply, body: dict, options: Mapping[str, Any], drop
             body["reasoning_effort"] = effort
     # OpenAI's own field: sent to OpenAI and on the Responses wire, where a
     # gateway ignores what it cannot use; never to a strict endpoint.
-    if options.get("safety_identifier") and supply.name not in STRICT_FIELDS and (
-            responses or supply.name == "openai" or supply.host == "api.openai.com"):
+    if (
+        options.get("safety_identifier")
+        and supply.name not in STRICT_FIELDS
+        and (responses or supply.name == "openai" or supply.host == "api.openai.com")
+    ):
         body["safety_identifier"] = safety_identifier(str(options["safety_identifier"]))
     if options.get("metadata"):
         drops.append("metadata")
@@ -164,8 +174,15 @@ def _add_tools(body: dict[str, Any], tools: Any, tool_choice: Any, drops: list[s
             body["parallel_tool_calls"] = False
 
 
-def chat_request(supply: Supply, system, messages: list, tools: list | None, max_tokens: int,
-                 tool_choice: Mapping | None, options: Mapping[str, Any]) -> tuple[dict, list[str]]:
+def chat_request(
+    supply: Supply,
+    system,
+    messages: list,
+    tools: list | None,
+    max_tokens: int,
+    tool_choice: Mapping | None,
+    options: Mapping[str, Any],
+) -> tuple[dict, list[str]]:
     """An Anthropic request as a Chat Completions body, plus what was dropped."""
     drops: list[str] = []
     out: list[dict] = []
@@ -184,8 +201,13 @@ def chat_request(supply: Supply, system, messages: list, tools: list | None, max
                 if part.get("type") == "text":
                     texts.append(part.get("text", ""))
                 elif part.get("type") == "tool_use":
-                    calls.append({"id": part["id"], "type": "function",
-                                  "function": {"name": part["name"], "arguments": json.dumps(part.get("input") or {})}})
+                    calls.append(
+                        {
+                            "id": part["id"],
+                            "type": "function",
+                            "function": {"name": part["name"], "arguments": json.dumps(part.get("input") or {})},
+                        }
+                    )
             entry: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
             if calls:
                 entry["tool_calls"] = calls
@@ -228,8 +250,15 @@ def chat_request(supply: Supply, system, messages: list, tools: list | None, max
     return body, drops
 
 
-def responses_request(supply: Supply, system, messages: list, tools: list | None, max_tokens: int,
-                      tool_choice: Mapping | None, options: Mapping[str, Any]) -> tuple[dict, list[str]]:
+def responses_request(
+    supply: Supply,
+    system,
+    messages: list,
+    tools: list | None,
+    max_tokens: int,
+    tool_choice: Mapping | None,
+    options: Mapping[str, Any],
+) -> tuple[dict, list[str]]:
     """An Anthropic request as a Responses body (`store: false`, no
     previous_response_id: every turn carries the whole conversation)."""
     drops: list[str] = []
@@ -251,16 +280,29 @@ def responses_request(supply: Supply, system, messages: list, tools: list | None
         for part in content:
             kind = part.get("type")
             if kind == "text":
-                parts.append({"type": "output_text" if role == "assistant" else "input_text", "text": part.get("text", "")})
+                parts.append(
+                    {"type": "output_text" if role == "assistant" else "input_text", "text": part.get("text", "")}
+                )
             elif kind == "tool_use":
                 flush()
-                items.append({"type": "function_call", "call_id": part["id"], "name": part["name"],
-                              "arguments": json.dumps(part.get("input") or {})})
+                items.append(
+                    {
+                        "type": "function_call",
+                        "call_id": part["id"],
+                        "name": part["name"],
+                        "arguments": json.dumps(part.get("input") or {}),
+                    }
+                )
             elif kind == "tool_result":
                 flush()
                 text = _tool_result_text(part.get("content"), drops)
-                items.append({"type": "function_call_output", "call_id": part["tool_use_id"],
-                              "output": f"Error: {text}" if part.get("is_error") else text})
+                items.append(
+                    {
+                        "type": "function_call_output",
+                        "call_id": part["tool_use_id"],
+                        "output": f"Error: {text}" if part.get("is_error") else text,
+                    }
+                )
             elif kind == "image":
                 url = _data_url(part.get("source") or {})
                 if url:
@@ -270,13 +312,23 @@ def responses_request(supply: Supply, system, messages: list, tools: list | None
                 if source.get("type") == "text":
                     parts.append({"type": "input_text", "text": source.get("data", "")})
                 elif source.get("type") == "base64":
-                    parts.append({"type": "input_file", "filename": part.get("title") or "document.pdf",
-                                  "file_data": _data_url(source)})
+                    parts.append(
+                        {
+                            "type": "input_file",
+                            "filename": part.get("title") or "document.pdf",
+                            "file_data": _data_url(source),
+                        }
+                    )
                 elif source.get("type") == "url":
                     parts.append({"type": "input_file", "file_url": source.get("url")})
         flush()
-    body: dict[str, Any] = {"model": supply.model, "input": items, "max_output_tokens": max_tokens,
-                            "stream": True, "store": False}
+    body: dict[str, Any] = {
+        "model": supply.model,
+        "input": items,
+        "max_output_tokens": max_tokens,
+        "stream": True,
+        "store": False,
+    }
     text = _system_text(system)
     if text:
         body["instructions"] = text

@@ -1,5 +1,6 @@
 """Chat Completions replies, whole JSON (chat_to_anthropic) or streamed chunks
 (ChatStream), as one Anthropic message."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -10,8 +11,9 @@ from foldrun.providers.supply import ProviderError, normalise_message
 from .shared import parse_arguments, unique_ids
 
 
-def _chat_stop(finish: str | None, has_tools: bool, refused: bool, matched: Any,
-               stop_sequences: list[str]) -> tuple[str, str | None]:
+def _chat_stop(
+    finish: str | None, has_tools: bool, refused: bool, matched: Any, stop_sequences: list[str]
+) -> tuple[str, str | None]:
     if refused or finish == "content_filter":
         return "refusal", None
     if finish == "length":
@@ -27,8 +29,10 @@ def _chat_stop(finish: str | None, has_tools: bool, refused: bool, matched: Any,
 
 def _chat_usage(usage: Mapping[str, Any] | None) -> dict[str, int]:
     usage = usage or {}
-    out = {"input_tokens": int(usage.get("prompt_tokens") or 0),
-           "output_tokens": int(usage.get("completion_tokens") or 0)}
+    out = {
+        "input_tokens": int(usage.get("prompt_tokens") or 0),
+        "output_tokens": int(usage.get("completion_tokens") or 0),
+    }
     cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
     if cached:
         out["cache_read_input_tokens"] = int(cached)
@@ -48,18 +52,43 @@ def chat_to_anthropic(data: Mapping[str, Any], stop_sequences: list[str] | None 
         blocks.append({"type": "text", "text": message["refusal"]})
     for call in message.get("tool_calls") or []:
         fn = call.get("function") or {}
-        blocks.append({"type": "tool_use", "id": call.get("id"), "name": fn.get("name"),
-                       "input": parse_arguments(fn.get("arguments") or "")})
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": call.get("id"),
+                "name": fn.get("name"),
+                "input": parse_arguments(fn.get("arguments") or ""),
+            }
+        )
     if message.get("function_call"):  # the legacy single-call shape some servers still send
         fn = message["function_call"]
-        blocks.append({"type": "tool_use", "id": None, "name": fn.get("name"),
-                       "input": parse_arguments(fn.get("arguments") or "")})
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": None,
+                "name": fn.get("name"),
+                "input": parse_arguments(fn.get("arguments") or ""),
+            }
+        )
     unique_ids(blocks)
     matched = choice.get("stop_reason", choice.get("matched_stop"))
-    stop, seq = _chat_stop(choice.get("finish_reason"), any(b["type"] == "tool_use" for b in blocks),
-                           bool(message.get("refusal")), matched, stop_sequences or [])
-    return normalise_message({"id": data.get("id"), "model": data.get("model"), "content": blocks,
-                              "stop_reason": stop, "stop_sequence": seq, "usage": _chat_usage(data.get("usage"))})
+    stop, seq = _chat_stop(
+        choice.get("finish_reason"),
+        any(b["type"] == "tool_use" for b in blocks),
+        bool(message.get("refusal")),
+        matched,
+        stop_sequences or [],
+    )
+    return normalise_message(
+        {
+            "id": data.get("id"),
+            "model": data.get("model"),
+            "content": blocks,
+            "stop_reason": stop,
+            "stop_sequence": seq,
+            "usage": _chat_usage(data.get("usage")),
+        }
+    )
 
 
 class ChatStream:
@@ -86,8 +115,12 @@ class ChatStream:
                 index = len(self.order)
             else:
                 index = self.order[-1] if self.order else position
-        elif index in self.calls and delta.get("id") and self.calls[index].get("id") not in (None, delta["id"]) \
-                and self.calls[index]["args"]:
+        elif (
+            index in self.calls
+            and delta.get("id")
+            and self.calls[index].get("id") not in (None, delta["id"])
+            and self.calls[index]["args"]
+        ):
             # The same index reused for a second complete call (seen on Gemini's route).
             index = max(self.calls) + 1000 + len(self.order)
         if index not in self.calls:
@@ -140,9 +173,18 @@ class ChatStream:
             blocks.append({"type": "text", "text": "".join(self.refusal)})
         for index in self.order:
             call = self.calls[index]
-            blocks.append({"type": "tool_use", "id": call["id"], "name": call["name"],
-                           "input": parse_arguments(call["args"])})
+            blocks.append(
+                {"type": "tool_use", "id": call["id"], "name": call["name"], "input": parse_arguments(call["args"])}
+            )
         unique_ids(blocks)
         stop, seq = _chat_stop(self.finish, bool(self.order), bool(self.refusal), self.matched, self.stop_sequences)
-        return normalise_message({"id": self.id, "model": self.model, "content": blocks, "stop_reason": stop,
-                                  "stop_sequence": seq, "usage": _chat_usage(self.usage)})
+        return normalise_message(
+            {
+                "id": self.id,
+                "model": self.model,
+                "content": blocks,
+                "stop_reason": stop,
+                "stop_sequence": seq,
+                "usage": _chat_usage(self.usage),
+            }
+        )

@@ -1,5 +1,6 @@
 """Responses replies, whole JSON (responses_to_anthropic) or streamed events
 (ResponsesStream), as one Anthropic message."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -37,22 +38,43 @@ def responses_to_anthropic(data: Mapping[str, Any]) -> dict[str, Any]:
                     refused = True
                     blocks.append({"type": "text", "text": part.get("refusal", "")})
         elif kind == "function_call":
-            blocks.append({"type": "tool_use", "id": item.get("call_id") or item.get("id"), "name": item.get("name"),
-                           "input": parse_arguments(item.get("arguments") or "")})
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": item.get("call_id") or item.get("id"),
+                    "name": item.get("name"),
+                    "input": parse_arguments(item.get("arguments") or ""),
+                }
+            )
         elif kind == "web_search_call":  # OpenAI's own search ran: kept as Anthropic's word for it, to be counted
             action = item.get("action") if isinstance(item.get("action"), dict) else {}
-            blocks.append({"type": "server_tool_use", "id": item.get("id"), "name": "web_search",
-                           "input": {"query": action.get("query")}})
+            blocks.append(
+                {
+                    "type": "server_tool_use",
+                    "id": item.get("id"),
+                    "name": "web_search",
+                    "input": {"query": action.get("query")},
+                }
+            )
     unique_ids(blocks)
     has_calls = any(b["type"] == "tool_use" for b in blocks)
     usage = data.get("usage") or {}
-    out_usage = {"input_tokens": int(usage.get("input_tokens") or 0),
-                 "output_tokens": int(usage.get("output_tokens") or 0)}
+    out_usage = {
+        "input_tokens": int(usage.get("input_tokens") or 0),
+        "output_tokens": int(usage.get("output_tokens") or 0),
+    }
     cached = (usage.get("input_tokens_details") or {}).get("cached_tokens")
     if cached:
         out_usage["cache_read_input_tokens"] = int(cached)
-    return normalise_message({"id": data.get("id"), "model": data.get("model"), "content": blocks,
-                              "stop_reason": _responses_stop(data, has_calls, refused), "usage": out_usage})
+    return normalise_message(
+        {
+            "id": data.get("id"),
+            "model": data.get("model"),
+            "content": blocks,
+            "stop_reason": _responses_stop(data, has_calls, refused),
+            "usage": out_usage,
+        }
+    )
 
 
 class ResponsesStream:
@@ -93,9 +115,13 @@ class ResponsesStream:
             self.final = dict(data.get("response") or {})
         elif kind == "response.failed":
             err = (data.get("response") or {}).get("error") or {}
-            raise ProviderError(f"the provider's stream broke off with an error: {err.get('message') or 'the response failed'}")
+            raise ProviderError(
+                f"the provider's stream broke off with an error: {err.get('message') or 'the response failed'}"
+            )
         elif kind == "error":
-            raise ProviderError(f"the provider's stream broke off with an error: {data.get('message') or data.get('code')}")
+            raise ProviderError(
+                f"the provider's stream broke off with an error: {data.get('message') or data.get('code')}"
+            )
 
     def result(self) -> dict[str, Any]:
         if self.final is None:

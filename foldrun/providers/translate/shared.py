@@ -1,5 +1,6 @@
 """What the reply translators share: tool-call arguments parsed (or kept
 unparsed) and tool-call ids made distinct."""
+
 from __future__ import annotations
 
 import json

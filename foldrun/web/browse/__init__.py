@@ -19,6 +19,7 @@ The package: `pool` (the browser), `call` (one call's state and guards),
 `modes` (how the page is read), `action` (the whole call), `session_call` (a call
 on a browser session's or live page's own page) and `answer` (what a call answers).
 """
+
 from __future__ import annotations
 
 from .action import MAX_OUTPUT, run
@@ -29,6 +30,22 @@ from .pool import CHROMIUM, IDLE_SECONDS, INSTALL_SENTENCE, LAUNCH_ARGS, Browser
 from .refs import interactive_lines, parse_snapshot
 from .steps import ACTING_STEPS, BUILT_STEPS, acts
 
-__all__ = ["ACTING_STEPS", "BUILT_MODES", "BUILT_STEPS", "CHROMIUM", "IDLE_SECONDS", "INSTALL_SENTENCE", "LAUNCH_ARGS",
-           "MAX_OUTPUT", "BrowseState", "BrowserPool", "Call", "acts", "find_chromium",
-           "interactive_lines", "parse_snapshot", "run", "thread_pool"]
+__all__ = [
+    "ACTING_STEPS",
+    "BUILT_MODES",
+    "BUILT_STEPS",
+    "CHROMIUM",
+    "IDLE_SECONDS",
+    "INSTALL_SENTENCE",
+    "LAUNCH_ARGS",
+    "MAX_OUTPUT",
+    "BrowseState",
+    "BrowserPool",
+    "Call",
+    "acts",
+    "find_chromium",
+    "interactive_lines",
+    "parse_snapshot",
+    "run",
+    "thread_pool",
+]

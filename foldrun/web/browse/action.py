@@ -1,4 +1,5 @@
 """The whole `browse` action: check the arguments, open the page, run the steps, read it."""
+
 from __future__ import annotations
 
 import time
@@ -38,14 +39,33 @@ if TYPE_CHECKING:  # pragma: no cover
 MAX_OUTPUT = 18_000
 
 # What a browser session settles for itself when a step browses in it (browsing's session options).
-SESSION_OWNED = ("session", "state", "har", "trace", "video", "cookies", "auth", "device", "headers", "identity",
-                 "proxy", "extensions", "webgpu")
+SESSION_OWNED = (
+    "session",
+    "state",
+    "har",
+    "trace",
+    "video",
+    "cookies",
+    "auth",
+    "device",
+    "headers",
+    "identity",
+    "proxy",
+    "extensions",
+    "webgpu",
+)
+
 
 def _uses_secret(steps: list) -> bool:
     for step in steps:
         if not isinstance(step, dict):
             continue
-        if "secret" in step or "login" in step or _uses_secret(step.get("then") or []) or _uses_secret(step.get("else") or []):
+        if (
+            "secret" in step
+            or "login" in step
+            or _uses_secret(step.get("then") or [])
+            or _uses_secret(step.get("else") or [])
+        ):
             return True
     return False
 
@@ -76,14 +96,21 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
     else:
         url = url.strip()
     if in_session:
-        kept = [k for k in SESSION_OWNED if args.get(k) not in (None, "", False, "false")
-                and not (live_page is not None and k == "cookies")]  # a live page takes a login's cookies
+        kept = [
+            k
+            for k in SESSION_OWNED
+            if args.get(k) not in (None, "", False, "false") and not (live_page is not None and k == "cookies")
+        ]  # a live page takes a login's cookies
         if kept and live_page is not None:
-            raise WebToolError(f"browse: {kept[0]}= does not apply to a live page — it keeps its own browser and "
-                               f"page from call to call; drop it")
+            raise WebToolError(
+                f"browse: {kept[0]}= does not apply to a live page — it keeps its own browser and "
+                f"page from call to call; drop it"
+            )
         if kept:
-            raise WebToolError(f"browse: {kept[0]}= is the browser session's own setting here — this step browses "
-                               f"in a session; drop it")
+            raise WebToolError(
+                f"browse: {kept[0]}= is the browser session's own setting here — this step browses "
+                f"in a session; drop it"
+            )
     if url is not None:
         try:
             urlsplit(url).port  # noqa: B018 - read for its ValueError: `[::1`, a port that is not one
@@ -96,8 +123,9 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
     if mode not in W.BROWSE_MODES:
         raise WebToolError(f"browse mode={mode} is not one of {', '.join(W.BROWSE_MODES)}")
     if mode not in BUILT_MODES:
-        raise WebToolError(f"browse mode={mode} is not built into this install yet; the modes that are: "
-                           f"{', '.join(BUILT_MODES)}")
+        raise WebToolError(
+            f"browse mode={mode} is not built into this install yet; the modes that are: {', '.join(BUILT_MODES)}"
+        )
     check_options(args, mode)
     check_boundaries(args)
     check_diff_options(args, mode)
@@ -115,12 +143,13 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
     elif engine == "chrome":
         tool.log("browse: Google Chrome runs as Chromium in this install; running Chromium")
     elif engine != "chromium" and engine not in has:
-        raise WebToolError(f"browse: this runner image was built without {engine}; it has "
-                           f"{', '.join(sorted(has)) or 'no browser'}"
-                           + (" (and chrome, which runs as Chromium here)" if "chrome" not in has else ""))
+        raise WebToolError(
+            f"browse: this runner image was built without {engine}; it has "
+            f"{', '.join(sorted(has)) or 'no browser'}"
+            + (" (and chrome, which runs as Chromium here)" if "chrome" not in has else "")
+        )
     elif engine not in ("chromium", "chrome"):
-        raise WebToolError(f"browse: browser={engine} is not built into this install yet; it runs chromium and "
-                           f"chrome")
+        raise WebToolError(f"browse: browser={engine} is not built into this install yet; it runs chromium and chrome")
     call.captcha = captcha.for_call(call, steps)  # its secret read before a browser opens: a missing one is refused
     claims = steps_of(args.get("expect")) if args.get("expect") not in (None, "") else []
     routes = steps_of(args.get("routes")) if args.get("routes") not in (None, "") else []
@@ -128,20 +157,28 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
     if args.get("js"):
         call.denied("js")
         if args.get("cookies"):
-            raise WebToolError("browse: js does not run in a call that carries cookies from a secret — "
-                               "document.cookie is one expression away")
+            raise WebToolError(
+                "browse: js does not run in a call that carries cookies from a secret — "
+                "document.cookie is one expression away"
+            )
         if call.secrets_in_steps:
             call.no_script("js")
     if args.get("state") and (args.get("cookies") or call.identity.get("cookies") or call.block.get("cookies")):
-        raise WebToolError("browse: state= does not keep a login seeded from a secret (cookies) — state/ is a "
-                           "workspace file every later step can read; sign in with actions instead")
+        raise WebToolError(
+            "browse: state= does not keep a login seeded from a secret (cookies) — state/ is a "
+            "workspace file every later step can read; sign in with actions instead"
+        )
     if args.get("state") and call.block.get("storage"):
-        raise WebToolError("browse: state= does not keep a login seeded from a secret (web.browse.storage) — "
-                           "state/ is a workspace file every later step can read; sign in with actions instead")
+        raise WebToolError(
+            "browse: state= does not keep a login seeded from a secret (web.browse.storage) — "
+            "state/ is a workspace file every later step can read; sign in with actions instead"
+        )
     recorders = [k for k in ("trace", "har") if args.get(k) not in (None, "", False, "false")]
     if recorders and call.secrets_in_steps:
-        raise WebToolError(f"browse: a call that signs in keeps no {' or '.join(recorders)} — a trace keeps every "
-                           f"field's value, a HAR every request body; sign in with session= and record the next call")
+        raise WebToolError(
+            f"browse: a call that signs in keeps no {' or '.join(recorders)} — a trace keeps every "
+            f"field's value, a HAR every request body; sign in with session= and record the next call"
+        )
     if args.get("har") not in (None, "", False, "false"):
         if args.get("session"):
             raise WebToolError("browse: har records one call's own browser context; drop session= to record it")
@@ -149,8 +186,11 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
     if not in_session:
         video = video_target(call, args)
         call.recording = Recording(video) if video is not None else None
-    trace_target = (tool.save_target(_recording_path(args["trace"], "outputs/trace.zip", ".zip", "trace"))
-                    if args.get("trace") not in (None, "", False, "false") else None)
+    trace_target = (
+        tool.save_target(_recording_path(args["trace"], "outputs/trace.zip", ".zip", "trace"))
+        if args.get("trace") not in (None, "", False, "false")
+        else None
+    )
     if args.get("confirm") and not steps:
         raise WebToolError("browse: confirm= needs actions= — confirming a page nobody changed proves nothing")
     for key in ("session", "state"):
@@ -168,12 +208,15 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
         where = "on a live page" if live_page is not None else "in a browser session"
         for key in ("proxy", "extensions", "webgpu"):  # the file's own, not the call's (refused above): said
             if call.setting(key) not in (None, "", False, [], "false"):
-                tool.log(f"browse: this step browses {where}, so web.browse {key} is not used — "
-                         f"{'the live page' if live_page is not None else 'the session'}'s browser was opened "
-                         f"without it")
+                tool.log(
+                    f"browse: this step browses {where}, so web.browse {key} is not used — "
+                    f"{'the live page' if live_page is not None else 'the session'}'s browser was opened "
+                    f"without it"
+                )
         if vendor is not None:  # never quietly dropped
-            tool.log(f"browse: this step browses in a browser session, so web.browse's via: {vendor['name']} is not "
-                     f"used")
+            tool.log(
+                f"browse: this step browses in a browser session, so web.browse's via: {vendor['name']} is not used"
+            )
         return run_in_session(tool, call, url, mode, args, steps, claims, explicit_mode, limit, profile_to)
     if tool.browsers.idle():  # unused past its idle time: a fresh browser (a session reloads its saved storage)
         if tool.browse_state is not None:
@@ -208,7 +251,9 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
     try:
         for route in routes:  # mocks in place before the first request
             if "mock" not in route:
-                raise WebToolError('browse: routes= is a JSON array of mock steps, such as [{"mock": "**/api/*", "json": []}]')
+                raise WebToolError(
+                    'browse: routes= is a JSON array of mock steps, such as [{"mock": "**/api/*", "json": []}]'
+                )
             mock(call, page, str(route["mock"]), route)
         call.navigate(page, url)
         mark("navigated")
@@ -218,8 +263,9 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
             except WebToolError:
                 raise
             except Exception:  # noqa: BLE001 - a timeout, a bad selector, a closed page: all "did not appear"
-                raise WebToolError(f"browse: wait_for={args['wait_for']} did not appear within "
-                                   f"{ACTION_TIMEOUT_MS // 1000}s") from None
+                raise WebToolError(
+                    f"browse: wait_for={args['wait_for']} did not appear within {ACTION_TIMEOUT_MS // 1000}s"
+                ) from None
         call.page, call.known_tabs = page, len(context.pages)
         if call.captcha is not None:  # a widget on the page as it opens is passed; the steps' re-checks find it done
             call.captcha.check(page)
@@ -238,8 +284,10 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
             except Exception:  # noqa: BLE001 - a page that never idles: the captures as they stand
                 pass
             call.saved_captures = save_captures(call)
-            call.notes.append(f"capture: {len(call.saved_captures)} response"
-                              f"{'s' if len(call.saved_captures) != 1 else ''} saved under outputs/captures/")
+            call.notes.append(
+                f"capture: {len(call.saved_captures)} response"
+                f"{'s' if len(call.saved_captures) != 1 else ''} saved under outputs/captures/"
+            )
         call.deadline.where = f"while reading the page (mode={mode})"
         body = read(call, page, mode, args)
         mark("read")
@@ -267,8 +315,11 @@ def _run(tool: "WebTool", args: dict, opened: list) -> str:
         # A call's own context closes without the answer waiting on it (its pages go with it); a session's stays,
         # and a recording is only written once its context has closed.
         later = not args.get("session") and call.har_target is None and trace_target is None
-        for opened in ({} if later else {id(p): p for p in [page, *call.listened,
-                                                             *(context.pages if not args.get("session") else [])]}).values():
+        for opened in (
+            {}
+            if later
+            else {id(p): p for p in [page, *call.listened, *(context.pages if not args.get("session") else [])]}
+        ).values():
             try:
                 opened.close()
             except Exception:  # noqa: BLE001 - a tab or its browser already gone: nothing to close

@@ -5,6 +5,7 @@ icon button with no name, a canvas, or a layout the tree cannot describe (spec "
 The numbers are the accessibility snapshot's own (`within=` numbers one part of the page, found there again);
 the boxes are drawn into the page for the picture only and taken out straight after it.
 """
+
 from __future__ import annotations
 
 import json
@@ -52,12 +53,14 @@ def check_annotate_options(args: dict, mode_name: str) -> None:
     if annotate and mode_name != "screenshot":
         raise WebToolError(f"browse: annotate= goes with mode=screenshot; this call reads mode={mode_name}")
     if mode_name == "screenshot" and not annotate and args.get("within") not in (None, "", False):
-        raise WebToolError("browse: within= goes with mode=aria or an annotated screenshot (mode=screenshot "
-                           "annotate=true); this screenshot is not annotated")
+        raise WebToolError(
+            "browse: within= goes with mode=aria or an annotated screenshot (mode=screenshot "
+            "annotate=true); this screenshot is not annotated"
+        )
 
 
 def _line(entry: dict, ref: str, target: str | None) -> str:
-    what = f'{entry["role"]} {json.dumps(entry["name"], ensure_ascii=False)}' if entry.get("name") else entry["role"]
+    what = f"{entry['role']} {json.dumps(entry['name'], ensure_ascii=False)}" if entry.get("name") else entry["role"]
     return f"@{ref} {what}" + (f" -> {target}" if target else "")
 
 
@@ -80,8 +83,10 @@ def annotated(call: "Call", page: "Page", within_raw: Any, take: Callable[[], st
     if within is not None:
         part = call.locate(page, within)
         if part.count() == 0:
-            raise WebToolError(f"browse: within={within} matches nothing on {scrub_url(page.url)} — name a part of "
-                               f"the page that is there (read it with mode=aria to see its parts)")
+            raise WebToolError(
+                f"browse: within={within} matches nothing on {scrub_url(page.url)} — name a part of "
+                f"the page that is there (read it with mode=aria to see its parts)"
+            )
         snapshot = part.first.aria_snapshot(mode="ai")
     else:
         snapshot = page.aria_snapshot(mode="ai")
@@ -114,11 +119,15 @@ def annotated(call: "Call", page: "Page", within_raw: Any, take: Callable[[], st
         where = take()
     finally:
         page.evaluate("id => document.getElementById(id)?.remove()", _OVERLAY_ID)
-    head = (f"{where} — " + (f"the full page at {page.viewport_size['width']}px wide, " if whole else "")
-            + f"{len(boxes)} element"
-            f"{'s' if len(boxes) != 1 else ''} that can be acted on boxed and numbered"
-            + (f" within {within}" if within else "") + f". Read {where} to see it.")
+    head = (
+        f"{where} — "
+        + (f"the full page at {page.viewport_size['width']}px wide, " if whole else "")
+        + f"{len(boxes)} element"
+        f"{'s' if len(boxes) != 1 else ''} that can be acted on boxed and numbered"
+        + (f" within {within}" if within else "")
+        + f". Read {where} to see it."
+    )
     if not boxes:
         return head + "\n\nnothing on the page can be acted on"
     tail = [f"({unseen} more numbered but not on screen: hidden or of no size)"] if unseen else []
-    return head + "\n\nThe numbers, for a step such as {\"click\": \"@e4\"}:\n" + "\n".join(lines + tail)
+    return head + '\n\nThe numbers, for a step such as {"click": "@e4"}:\n' + "\n".join(lines + tail)

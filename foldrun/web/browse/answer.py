@@ -1,4 +1,5 @@
 """What a browse call answers: its lines to the run log, its event, and the text the model reads."""
+
 from __future__ import annotations
 
 import json
@@ -13,19 +14,39 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..tool import WebTool
 
 
-def finish(tool: "WebTool", call: Call, url: str, final_url: str, mode: str, steps: list, started: float,
-            body: str, explicit_mode: bool, limit: int) -> str:
+def finish(
+    tool: "WebTool",
+    call: Call,
+    url: str,
+    final_url: str,
+    mode: str,
+    steps: list,
+    started: float,
+    body: str,
+    explicit_mode: bool,
+    limit: int,
+) -> str:
     """The call's lines to the run log, its event, and the text the model reads."""
     for line in call.page_failures:
         tool.log(call.redact(f"browse {scrub_url(url)}: {line}"))
     tool.log(call.redact(scrub_url(final_url)))  # the last stderr line: how a caller learns where a save landed
     tool.browsers.count_bytes(sum(r.get("bytes") or 0 for r in call.network))  # the pod's bytes, for its line
-    tool.emit({"event": "browse", "url": url, "mode": mode, "steps": len(steps),
-               "seconds": round(time.monotonic() - started, 3), "page_failures": len(call.page_failures) or None,
-               "recordings": call.recordings or None})
+    tool.emit(
+        {
+            "event": "browse",
+            "url": url,
+            "mode": mode,
+            "steps": len(steps),
+            "seconds": round(time.monotonic() - started, 3),
+            "page_failures": len(call.page_failures) or None,
+            "recordings": call.recordings or None,
+        }
+    )
     if call.results:
-        tool.write_file(tool.sandbox / "outputs" / "results.json",
-                        call.redact(json.dumps(call.results, indent=1, ensure_ascii=False, default=str)).encode())
+        tool.write_file(
+            tool.sandbox / "outputs" / "results.json",
+            call.redact(json.dumps(call.results, indent=1, ensure_ascii=False, default=str)).encode(),
+        )
     parts: list[str] = []
     nonce = fresh_nonce() if boundaries_on(call) else None
     words = (lambda text: bounded(text, nonce, final_url)) if nonce else (lambda text: text)  # noqa: E731

@@ -2,6 +2,7 @@
 down — `within` (one part of the page), `depth` (levels), `compact` (no empty containers), `delta` (only what
 changed since the last read of the same page in the session). spec/tools.md, "Numbered elements".
 """
+
 from __future__ import annotations
 
 import difflib
@@ -25,7 +26,7 @@ DEPTH_RANGE = (1, 50)
 KEPT_TREES = 20  # the last snapshots kept per session for `delta`: one per page (and options) read
 _REF = re.compile(r" ?\[ref=[a-z0-9]+\]")
 # A container with nothing of its own: `- generic [ref=e3]:` or `- group:` — no name, no text after the colon.
-_EMPTY_CONTAINER = re.compile(r'^(\s*)- (?:generic|group)(?: \[ref=[a-z0-9]+\])?:?\s*$')
+_EMPTY_CONTAINER = re.compile(r"^(\s*)- (?:generic|group)(?: \[ref=[a-z0-9]+\])?:?\s*$")
 
 
 def flag(args: dict, key: str) -> bool:
@@ -46,8 +47,9 @@ def check_options(args: dict, mode_name: str) -> None:
             continue
         if mode_name == "aria" or (key == "within" and mode_name == "screenshot"):
             continue
-        where = "mode=aria or an annotated screenshot (mode=screenshot annotate=true)" if key == "within" \
-            else "mode=aria"
+        where = (
+            "mode=aria or an annotated screenshot (mode=screenshot annotate=true)" if key == "within" else "mode=aria"
+        )
         raise WebToolError(f"browse: {key}= goes with {where}; this call reads mode={mode_name}")
     for key in ("interactive", "compact", "delta"):
         flag(args, key)
@@ -61,8 +63,10 @@ def check_options(args: dict, mode_name: str) -> None:
         except (TypeError, ValueError):
             levels = None
         if isinstance(depth, bool) or levels is None or str(levels) != str(depth).strip() or not low <= levels <= high:
-            raise WebToolError(f"browse: depth= is how many levels of the tree, a whole number from {low} to {high}; "
-                               f"{json.dumps(depth)} is not")
+            raise WebToolError(
+                f"browse: depth= is how many levels of the tree, a whole number from {low} to {high}; "
+                f"{json.dumps(depth)} is not"
+            )
 
 
 def compact_lines(snapshot: str) -> str:
@@ -76,7 +80,7 @@ def compact_lines(snapshot: str) -> str:
         if _EMPTY_CONTAINER.match(line):
             dropped.append(indent)
             continue
-        out.append(line[2 * len(dropped):] if line.startswith(" " * (2 * len(dropped))) else line)
+        out.append(line[2 * len(dropped) :] if line.startswith(" " * (2 * len(dropped))) else line)
     return "\n".join(out)
 
 
@@ -94,11 +98,14 @@ def delta_of(before: str | None, now: str, where: str) -> str:
     """What changed between two reads, line by line. A fresh load numbers the page again, so an element that
     appeared shifts every later number: lines are compared without their numbers, and a new line keeps its own."""
     if before is None:
-        return (f"first aria read of {where} in this session: the whole tree below; the next delta=true read shows "
-                f"only what changed\n\n{now}")
+        return (
+            f"first aria read of {where} in this session: the whole tree below; the next delta=true read shows "
+            f"only what changed\n\n{now}"
+        )
     old_lines, new_lines = before.splitlines(), now.splitlines()
-    matcher = difflib.SequenceMatcher(None, [_unnumbered(l) for l in old_lines], [_unnumbered(l) for l in new_lines],
-                                      autojunk=False)
+    matcher = difflib.SequenceMatcher(
+        None, [_unnumbered(l) for l in old_lines], [_unnumbered(l) for l in new_lines], autojunk=False
+    )
     changed: list[str] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
@@ -120,8 +127,10 @@ def read_aria(call: "Call", page: "Page", args: dict) -> str:
     if within is not None:
         part = call.locate(page, within)
         if part.count() == 0:
-            raise WebToolError(f"browse: within={within} matches nothing on {scrub_url(page.url)} — name a part of "
-                               f"the page that is there (read it with mode=aria to see its parts)")
+            raise WebToolError(
+                f"browse: within={within} matches nothing on {scrub_url(page.url)} — name a part of "
+                f"the page that is there (read it with mode=aria to see its parts)"
+            )
         snapshot = part.first.aria_snapshot(**options)
     else:
         snapshot = page.aria_snapshot(**options)

@@ -3,6 +3,7 @@
 `scripts/bootstrap` installs each from npm at a pinned version under `var/<name>-npm/`; an image's build does
 the same. One loader, so the smoke test's accessibility check and `mode=a11y` run the same axe-core.
 """
+
 from __future__ import annotations
 
 import functools

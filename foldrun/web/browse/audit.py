@@ -1,4 +1,5 @@
 """The modes that audit the page: `a11y` (axe-core, else the built-in checks) and `vitals` (INP included)."""
+
 from __future__ import annotations
 
 import json
@@ -73,11 +74,15 @@ def read_a11y(call: "Call", page: "Page", args: dict) -> str:
     tool.write_file(tool.sandbox / "outputs" / "a11y.json", json.dumps(report, indent=1, ensure_ascii=False).encode())
     if not violations:
         return f"axe-core {found['version']} found no violations on {scrub_url(page.url)}"
-    lines = [f"axe-core {found['version']}: {len(violations)} rule{'s' if len(violations) != 1 else ''} broken on "
-             f"{scrub_url(page.url)} (outputs/a11y.json)"]
+    lines = [
+        f"axe-core {found['version']}: {len(violations)} rule{'s' if len(violations) != 1 else ''} broken on "
+        f"{scrub_url(page.url)} (outputs/a11y.json)"
+    ]
     for v in violations:
-        lines.append(f"[{v['rule']}] {v.get('impact') or 'unrated'} — {v['what']} ({v['count']} "
-                     f"element{'s' if v['count'] != 1 else ''})")
+        lines.append(
+            f"[{v['rule']}] {v.get('impact') or 'unrated'} — {v['what']} ({v['count']} "
+            f"element{'s' if v['count'] != 1 else ''})"
+        )
         for element in v["elements"][:5]:
             lines.append(f"    {element['target']}: {_fix(element['fix'])}")
         if v["count"] > 5:
@@ -92,8 +97,8 @@ def _built_in(call: "Call", page: "Page") -> str:
     if not found:
         return "the built-in checks found nothing to fix (axe-core is not in this image; its rules go further)"
     return "axe-core is not in this image; the built-in checks ran instead\n" + "\n".join(
-        f"[{v['rule']}] {v['count']} × {v['what']} — {v['fix']}\n    " + "\n    ".join(v["elements"][:5])
-        for v in found)
+        f"[{v['rule']}] {v['count']} × {v['what']} — {v['fix']}\n    " + "\n    ".join(v["elements"][:5]) for v in found
+    )
 
 
 # Every interaction's longest event, kept from before the page's own code runs: INP needs the events as they
@@ -155,7 +160,9 @@ def read_vitals(call: "Call", page: "Page", args: dict) -> str:
         if key == "INP" and v["value"] is None:
             lines.append("INP: none — no interaction in this call (a click, a tap or a key in actions gives one)")
             continue
-        lines.append(f"{key}: {v['value']}{v.get('unit', '')}" + (f" ({v['grade']})" if v.get("grade") else "")
-                     + (f" over {v['interactions']} interaction{'s' if v['interactions'] != 1 else ''}"
-                        if key == "INP" else ""))
+        lines.append(
+            f"{key}: {v['value']}{v.get('unit', '')}"
+            + (f" ({v['grade']})" if v.get("grade") else "")
+            + (f" over {v['interactions']} interaction{'s' if v['interactions'] != 1 else ''}" if key == "INP" else "")
+        )
     return "\n".join(lines)

@@ -1,4 +1,5 @@
 """Everything one browse call holds while it runs, and the guards it applies."""
+
 from __future__ import annotations
 
 import json
@@ -20,6 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..tool import WebTool
 
+
 class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
     """Everything one browse call holds while it runs."""
 
@@ -29,42 +31,46 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
         self.deadline = Deadline(seconds_of(args.get("timeout")))  # run() starts the clock once the browser is there
         block = tool.config.get("browse")
         self.block: dict = block if isinstance(block, dict) else {}
-        self.notes: list[str] = []          # lines at the top of the output (what a ref matched, a fallback)
-        self.results: list[dict] = []       # get / eval answers
+        self.notes: list[str] = []  # lines at the top of the output (what a ref matched, a fallback)
+        self.results: list[dict] = []  # get / eval answers
         self.page_failures: list[str] = []  # the page's own errors, one line each
         self.refused_hosts: dict[str, str] = {}
         self.session_key = str(args.get("session") or "default")
-        self.secrets: dict[str, str] = {}   # name -> value used in this call, redacted from every output
-        self.kept: dict[str, str] = {}      # the same from earlier calls in its session: redacted, nothing more
-        self.seeded: bool | str = False     # cookies (True) or "storage" from a secret (or "unrecorded"): no script
-        self.secrets_in_steps = False       # a fill/type from a secret somewhere in the steps
-        self.dialog: tuple[str, Any] = (str(args.get("dialogs") or self.block.get("dialogs") or "dismiss"),
-                                        args.get("dialog_text") or self.block.get("dialog_text"))
+        self.secrets: dict[str, str] = {}  # name -> value used in this call, redacted from every output
+        self.kept: dict[str, str] = {}  # the same from earlier calls in its session: redacted, nothing more
+        self.seeded: bool | str = False  # cookies (True) or "storage" from a secret (or "unrecorded"): no script
+        self.secrets_in_steps = False  # a fill/type from a secret somewhere in the steps
+        self.dialog: tuple[str, Any] = (
+            str(args.get("dialogs") or self.block.get("dialogs") or "dismiss"),
+            args.get("dialog_text") or self.block.get("dialog_text"),
+        )
         self.console: list[dict] = []
         self.network: list[dict] = []
         self.exchanges: dict[str, list[str]] = {"request": [], "response": []}  # URLs, when a step waits on one
         self.main_response: dict = {}
-        self.captured: list = []            # responses the `capture` glob matched
+        self.captured: list = []  # responses the `capture` glob matched
         self.saved_captures: list[dict] = []
         self.proxy: GuardProxy | None = None
-        self.har_target: Path | None = None   # `har`: every request and response, written when the context closes
-        self.recording: Any = None            # `video`: a watch.Recording, encoded when the call ends
+        self.har_target: Path | None = None  # `har`: every request and response, written when the context closes
+        self.recording: Any = None  # `video`: a watch.Recording, encoded when the call ends
         self.recordings: dict[str, Any] = {}  # what the call kept to watch it by: trace, har, video (for the Run page)
         self.fresh_page: "Page | None" = None  # the first tab of a spare context (spare.py), when it had one
-        self.page: "Page | None" = None      # the tab the steps act on (a `tab` step moves it)
-        self.scope: Any = None              # the frame a `frame` step chose, else None (the page)
-        self.tabs: dict[str, "Page"] = {}   # labels given to tabs opened with "new"
-        self.listened: list["Page"] = []    # pages whose failures and console this call records
-        self.listeners: list[tuple] = []    # (page, event, handler): dropped after a call on a session's page
-        self.known_tabs = 1                 # tabs open when the steps last switched: more means a click opened one
+        self.page: "Page | None" = None  # the tab the steps act on (a `tab` step moves it)
+        self.scope: Any = None  # the frame a `frame` step chose, else None (the page)
+        self.tabs: dict[str, "Page"] = {}  # labels given to tabs opened with "new"
+        self.listened: list["Page"] = []  # pages whose failures and console this call records
+        self.listeners: list[tuple] = []  # (page, event, handler): dropped after a call on a session's page
+        self.known_tabs = 1  # tabs open when the steps last switched: more means a click opened one
         self.init: list[tuple[str, str]] = []  # (path, source): the init scripts every page runs first
         self.pointer: tuple[float, float] | None = None  # where a "human" move left the pointer
-        self.captcha: Any = None            # `captcha=`: the call's solver (captcha.Solving), else None
+        self.captcha: Any = None  # `captcha=`: the call's solver (captcha.Solving), else None
         identities = self.block.get("identities") if isinstance(self.block.get("identities"), dict) else {}
         wanted = args.get("identity")
         if wanted and wanted not in identities:
-            raise WebToolError(f"browse: identity={wanted} is not in web.browse.identities"
-                               + (f"; the identities are {', '.join(identities)}" if identities else ""))
+            raise WebToolError(
+                f"browse: identity={wanted} is not in web.browse.identities"
+                + (f"; the identities are {', '.join(identities)}" if identities else "")
+            )
         self.identity: dict = dict(identities.get(wanted) or {}) if wanted else {}
         self.vendor: Any = None  # vendors.Opened: the call browses on a vendor's browser
 
@@ -79,8 +85,10 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
         if block and call:
             wider = [d for d in call if not any(domain_match(d.lstrip("*."), b) for b in block)]
             if wider:
-                raise WebToolError(f"browse: allowed_domains= may only narrow the agent's list; "
-                                   f"{', '.join(wider)} is outside web.browse.allowed_domains")
+                raise WebToolError(
+                    f"browse: allowed_domains= may only narrow the agent's list; "
+                    f"{', '.join(wider)} is outside web.browse.allowed_domains"
+                )
             return call
         return call or block
 
@@ -133,8 +141,10 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
             except NoSuchHost as exc:
                 reason = str(exc)
             if reason and through:
-                reason += (f"; this session reaches only {', '.join(through)} through its proxy (allowHosts), and "
-                           f"{host} is not among them")
+                reason += (
+                    f"; this session reaches only {', '.join(through)} through its proxy (allowHosts), and "
+                    f"{host} is not among them"
+                )
         self.refused_hosts[host] = reason
         return reason or None
 
@@ -146,8 +156,9 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
             if what is None:
                 raise WebToolError(f"browse: the action {name} is denied to this agent (web.browse.deny)")
             covering = name if name in deny else "js"
-            raise WebToolError(f"browse: {what} is denied to this agent — web.browse.deny names {covering}, which "
-                               f"covers it")
+            raise WebToolError(
+                f"browse: {what} is denied to this agent — web.browse.deny names {covering}, which covers it"
+            )
 
     # -- the page ----------------------------------------------------------------
     def setting(self, key: str) -> Any:
@@ -169,26 +180,35 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
         call's other results are kept, not lost with the step that failed."""
         if "\n\nWhat it had done:\n" in head:
             return self.redact(head)
-        done = (["\n".join(self.notes)] if self.notes else []) + \
-            ([json.dumps(self.results, indent=1, ensure_ascii=False, default=str)] if self.results else [])
+        done = (["\n".join(self.notes)] if self.notes else []) + (
+            [json.dumps(self.results, indent=1, ensure_ascii=False, default=str)] if self.results else []
+        )
         return self.redact(head + ("\n\nWhat it had done:\n" + "\n\n".join(done) if done else ""))
 
     def no_script(self, what: str) -> None:
         """`js`, `eval` and script by another name never run beside a secret's cookies or a filled secret."""
         self.denied("js" if what == "js" else "eval", None if what in ("js", "eval") else what)
         if self.seeded == "unrecorded":  # browse/kept.py: a kept vendor profile, and no seed book to ask
-            raise WebToolError(f"browse: {what} does not run beside vendor_session.keep here — nothing outside the "
-                               f"workspace records whether a secret signed the kept profile in, so it is treated as "
-                               f"signed in")
+            raise WebToolError(
+                f"browse: {what} does not run beside vendor_session.keep here — nothing outside the "
+                f"workspace records whether a secret signed the kept profile in, so it is treated as "
+                f"signed in"
+            )
         if self.seeded == "storage":
-            raise WebToolError(f"browse: {what} does not run in a call that carries web.browse.storage, or in a "
-                               f"session it seeded — an expression in the page could hand over the token")
+            raise WebToolError(
+                f"browse: {what} does not run in a call that carries web.browse.storage, or in a "
+                f"session it seeded — an expression in the page could hand over the token"
+            )
         if self.seeded:
-            raise WebToolError(f"browse: {what} does not run in a call that carries cookies from a secret, or in a "
-                               f"session those cookies seeded — document.cookie is one expression away")
+            raise WebToolError(
+                f"browse: {what} does not run in a call that carries cookies from a secret, or in a "
+                f"session those cookies seeded — document.cookie is one expression away"
+            )
         if self.secrets_in_steps or self.secrets:
-            raise WebToolError(f"browse: {what} does not run in a call that fills a secret — script could read the "
-                               f"field; sign in with session= and read in the next call")
+            raise WebToolError(
+                f"browse: {what} does not run in a call that fills a secret — script could read the "
+                f"field; sign in with session= and read in the next call"
+            )
 
     def navigate(self, page: "Page", url: str) -> None:
         reason = self.host_refusal(url)
@@ -199,18 +219,24 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
             response = page.goto(url, wait_until="load", timeout=self.deadline.clip(self.tool.browse_timeout * 1000))
         except Exception as exc:  # noqa: BLE001 - every failure to open is a sentence below
             host = (urlsplit(url).hostname or "").lower()
-            refused = self.refused_hosts.get(host) or (self.proxy.refusals[-1][1] if self.proxy is not None
-                                                       and len(self.proxy.refusals) > seen else None)
+            refused = self.refused_hosts.get(host) or (
+                self.proxy.refusals[-1][1] if self.proxy is not None and len(self.proxy.refusals) > seen else None
+            )
             if refused:
                 raise WebToolError(f"browse: {scrub_url(url)} was not opened — {refused}") from None
             message = str(exc).split("\n", 1)[0]
             if "ERR_INVALID_AUTH_CREDENTIALS" in message:
-                held = "the user:pass in auth= was refused" if self.setting("auth") else \
-                    "pass auth=, the NAME of a secret holding user:pass"
+                held = (
+                    "the user:pass in auth= was refused"
+                    if self.setting("auth")
+                    else "pass auth=, the NAME of a secret holding user:pass"
+                )
                 raise WebToolError(f"browse: {scrub_url(url)} asks for HTTP basic auth; {held}") from None
             if "Download is starting" in message:
-                raise WebToolError(f"browse: {scrub_url(url)} is a download, not a page — fetch it with mode=raw and "
-                                   f"save= to keep the bytes") from None
+                raise WebToolError(
+                    f"browse: {scrub_url(url)} is a download, not a page — fetch it with mode=raw and "
+                    f"save= to keep the bytes"
+                ) from None
             raise WebToolError(f"browse: {scrub_url(url)} did not open: {message}") from None
         if response is not None and response.status == 403 and self.proxy_refusal(response.url):
             hop = "" if response.url == url else f" (redirected to {scrub_url(response.url)})"
@@ -222,7 +248,12 @@ class Call(ContextMixin, StorageMixin, RefsMixin, ClaimsMixin):
                 hops.insert(0, scrub_url(request.url))
                 request = request.redirected_from
             headers = {k: v for k, v in response.headers.items() if k.lower() != "set-cookie"}  # Set-Cookie withheld
-            self.main_response = {"url": scrub_url(response.url), "status": response.status, "redirects": hops,
-                                  "contentType": headers.get("content-type"), "headers": headers}
+            self.main_response = {
+                "url": scrub_url(response.url),
+                "status": response.status,
+                "redirects": hops,
+                "contentType": headers.get("content-type"),
+                "headers": headers,
+            }
             if response.status >= 400:
                 self.notes.append(f"the page answered HTTP {response.status}")

@@ -11,6 +11,7 @@ The three solvers speak one protocol: `POST /createTask {clientKey, task}` → `
 errorDescription}`. The key travels only in those bodies, to the solver's own host (or the install's override
 of it in `FOLDRUN_WEB_ENDPOINTS`, as the web providers' are), through the web role's guarded client.
 """
+
 from __future__ import annotations
 
 import base64
@@ -35,24 +36,45 @@ if TYPE_CHECKING:  # pragma: no cover
 @dataclass(frozen=True)
 class Solver:
     name: str
-    base: str                # the vendor's documented API host, where the key is sent
-    tasks: dict[str, str]    # widget kind -> the vendor's own task type
-    page: str                # the vendor page the names were matched to
+    base: str  # the vendor's documented API host, where the key is sent
+    tasks: dict[str, str]  # widget kind -> the vendor's own task type
+    page: str  # the vendor page the names were matched to
 
 
 SOLVERS: dict[str, Solver] = {
-    "capsolver": Solver("capsolver", "https://api.capsolver.com",
-                        {"recaptcha": "ReCaptchaV2TaskProxyLess", "hcaptcha": "HCaptchaTaskProxyLess",
-                         "turnstile": "AntiTurnstileTaskProxyLess", "image": "ImageToTextTask"},
-                        "https://docs.capsolver.com/guide/getting-started"),
-    "2captcha": Solver("2captcha", "https://api.2captcha.com",
-                       {"recaptcha": "RecaptchaV2TaskProxyless", "hcaptcha": "HCaptchaTaskProxyless",
-                        "turnstile": "TurnstileTaskProxyless", "image": "ImageToTextTask"},
-                       "https://2captcha.com/api-docs/create-task"),
-    "anticaptcha": Solver("anticaptcha", "https://api.anti-captcha.com",
-                          {"recaptcha": "RecaptchaV2TaskProxyless", "hcaptcha": "HCaptchaTaskProxyless",
-                           "turnstile": "TurnstileTaskProxyless", "image": "ImageToTextTask"},
-                          "https://anti-captcha.com/apidoc/methods/createTask"),
+    "capsolver": Solver(
+        "capsolver",
+        "https://api.capsolver.com",
+        {
+            "recaptcha": "ReCaptchaV2TaskProxyLess",
+            "hcaptcha": "HCaptchaTaskProxyLess",
+            "turnstile": "AntiTurnstileTaskProxyLess",
+            "image": "ImageToTextTask",
+        },
+        "https://docs.capsolver.com/guide/getting-started",
+    ),
+    "2captcha": Solver(
+        "2captcha",
+        "https://api.2captcha.com",
+        {
+            "recaptcha": "RecaptchaV2TaskProxyless",
+            "hcaptcha": "HCaptchaTaskProxyless",
+            "turnstile": "TurnstileTaskProxyless",
+            "image": "ImageToTextTask",
+        },
+        "https://2captcha.com/api-docs/create-task",
+    ),
+    "anticaptcha": Solver(
+        "anticaptcha",
+        "https://api.anti-captcha.com",
+        {
+            "recaptcha": "RecaptchaV2TaskProxyless",
+            "hcaptcha": "HCaptchaTaskProxyless",
+            "turnstile": "TurnstileTaskProxyless",
+            "image": "ImageToTextTask",
+        },
+        "https://anti-captcha.com/apidoc/methods/createTask",
+    ),
 }
 DEFAULT_SOLVER = W.CAPTCHA_SOLVERS[0]
 
@@ -61,16 +83,17 @@ DEFAULT_SOLVER = W.CAPTCHA_SOLVERS[0]
 class Widget:
     kind: str
     label: str
-    selector: str             # the element the widget's script renders into, carrying data-sitekey
-    fields: tuple[str, ...]   # the response fields it fills; the first is its own, made if the page lacks it
-    tag: str                  # what that own field is
+    selector: str  # the element the widget's script renders into, carrying data-sitekey
+    fields: tuple[str, ...]  # the response fields it fills; the first is its own, made if the page lacks it
+    tag: str  # what that own field is
 
 
 WIDGETS: tuple[Widget, ...] = (
     Widget("recaptcha", "reCAPTCHA v2", ".g-recaptcha[data-sitekey]", ("g-recaptcha-response",), "textarea"),
     # hCaptcha fills a g-recaptcha-response beside its own, for forms written for reCAPTCHA
-    Widget("hcaptcha", "hCaptcha", ".h-captcha[data-sitekey]", ("h-captcha-response", "g-recaptcha-response"),
-           "textarea"),
+    Widget(
+        "hcaptcha", "hCaptcha", ".h-captcha[data-sitekey]", ("h-captcha-response", "g-recaptcha-response"), "textarea"
+    ),
     Widget("turnstile", "Turnstile", ".cf-turnstile[data-sitekey]", ("cf-turnstile-response",), "input"),
 )
 _BY_KIND = {w.kind: w for w in WIDGETS}
@@ -82,21 +105,32 @@ NOT_COVERED: dict[str, str] = {
     "cloudflare": "Cloudflare's full-page managed challenge is not covered",
     "arkose": "Arkose (FunCaptcha) is not covered",
     "geetest": "GeeTest is not covered",
-    "script-rendered": ("a widget the page's own script drew (grecaptcha.render, hcaptcha.render or turnstile.render, "
-                        "with no data-sitekey) is not covered"),
-    "image": ('an image captcha is not read by itself — add a step {"solve": "<the image\'s selector>", '
-              '"into": "<its field>"}'),
+    "script-rendered": (
+        "a widget the page's own script drew (grecaptcha.render, hcaptcha.render or turnstile.render, "
+        "with no data-sitekey) is not covered"
+    ),
+    "image": (
+        'an image captcha is not read by itself — add a step {"solve": "<the image\'s selector>", '
+        '"into": "<its field>"}'
+    ),
 }
-SOLVE_SECONDS = 120.0      # the most one solve waits: the solvers' own documented ceiling
-FIRST_POLL_SECONDS = 1.0   # a token takes seconds; the first look comes soon, the next ones spaced
+SOLVE_SECONDS = 120.0  # the most one solve waits: the solvers' own documented ceiling
+FIRST_POLL_SECONDS = 1.0  # a token takes seconds; the first look comes soon, the next ones spaced
 POLL_SECONDS = 2.0
-KEY_CODES = ("ERROR_KEY_DOES_NOT_EXIST", "ERROR_KEY_DENIED_ACCESS", "ERROR_WRONG_USER_KEY", "ERROR_ZERO_BALANCE",
-             "ERROR_INVALID_TASK_DATA_KEY")
+KEY_CODES = (
+    "ERROR_KEY_DOES_NOT_EXIST",
+    "ERROR_KEY_DENIED_ACCESS",
+    "ERROR_WRONG_USER_KEY",
+    "ERROR_ZERO_BALANCE",
+    "ERROR_INVALID_TASK_DATA_KEY",
+)
 
 
 def _uses_solve(steps: Any) -> bool:
     for item in steps if isinstance(steps, list) else []:
-        if isinstance(item, dict) and ("solve" in item or _uses_solve(item.get("then")) or _uses_solve(item.get("else"))):
+        if isinstance(item, dict) and (
+            "solve" in item or _uses_solve(item.get("then")) or _uses_solve(item.get("else"))
+        ):
             return True
     return False
 
@@ -108,28 +142,37 @@ def for_call(call: "Call", steps: list) -> "Solving | None":
     chosen = call.setting("captcha_solver")
     if name in (None, "", False):
         if _uses_solve(steps):
-            raise WebToolError("browse: the solve step needs captcha= — the NAME of a secret holding your captcha "
-                               "solver's API key (or web.browse.captcha in the agent's file)")
+            raise WebToolError(
+                "browse: the solve step needs captcha= — the NAME of a secret holding your captcha "
+                "solver's API key (or web.browse.captcha in the agent's file)"
+            )
         if call.args.get("captcha_solver") not in (None, ""):
-            raise WebToolError("browse: captcha_solver= picks who solves with the key in captcha=; name that secret "
-                               "too, such as captcha=CAPSOLVER_KEY")
+            raise WebToolError(
+                "browse: captcha_solver= picks who solves with the key in captcha=; name that secret "
+                "too, such as captcha=CAPSOLVER_KEY"
+            )
         return None
     call.denied("solve", "captcha= (it solves the page's captcha widgets)")  # deny: [solve] covers solving by itself
     if not isinstance(name, str) or not name.strip():
-        raise WebToolError("browse: captcha= is the NAME of a secret holding your captcha solver's API key, such as "
-                           "CAPSOLVER_KEY")
+        raise WebToolError(
+            "browse: captcha= is the NAME of a secret holding your captcha solver's API key, such as CAPSOLVER_KEY"
+        )
     solver = str(chosen or DEFAULT_SOLVER).strip().lower()
     if solver not in SOLVERS:
-        raise WebToolError(f"browse: captcha_solver={chosen} is not a solver here; it is one of "
-                           f"{', '.join(W.CAPTCHA_SOLVERS)} (capsolver by default)")
+        raise WebToolError(
+            f"browse: captcha_solver={chosen} is not a solver here; it is one of "
+            f"{', '.join(W.CAPTCHA_SOLVERS)} (capsolver by default)"
+        )
     name = name.strip()
     try:  # not one of call.secrets: the key never enters the page, so script beside it stays allowed
         key = call.tool.secret(name)
     except Exception:  # noqa: BLE001 - not granted, not stored, withheld: each is "not available", by name
         key = ""
     if not key:
-        raise WebToolError(f"browse: captcha={name}: the secret {name} is not available to this step — declare it "
-                           f"under the agent's secrets: and store it with `foldrun secrets set {name}`")
+        raise WebToolError(
+            f"browse: captcha={name}: the secret {name} is not available to this step — declare it "
+            f"under the agent's secrets: and store it with `foldrun secrets set {name}`"
+        )
     return Solving(call, name, SOLVERS[solver], key)
 
 
@@ -145,7 +188,7 @@ class Solving:
         self.base = (endpoints.get(f"{solver.name} captcha") or endpoints.get(solver.name) or solver.base).rstrip("/")
         # (document, frame URL, kind, index, site key) solved — the step's: a session's page stays between calls
         self.done: set[tuple] = call.tool.captcha_solved
-        self.said: set[tuple] = set()   # (document, frame URL, what) said not covered
+        self.said: set[tuple] = set()  # (document, frame URL, what) said not covered
 
     # ------------------------------------------------------------------ widgets on the page
     def check(self, page: "Page") -> None:
@@ -160,12 +203,15 @@ class Solving:
         widgets = self._widgets(page)
         if not widgets:
             said = [line for line in self.call.notes if line.startswith("captcha: ") and "not" in line]
-            raise WebToolError(f"browse: step {index}: solve found no reCAPTCHA v2, hCaptcha or Turnstile widget "
-                               f"on the page" + (f" ({'; '.join(s[9:] for s in said)})" if said else ""))
+            raise WebToolError(
+                f"browse: step {index}: solve found no reCAPTCHA v2, hCaptcha or Turnstile widget "
+                f"on the page" + (f" ({'; '.join(s[9:] for s in said)})" if said else "")
+            )
         pending = [(frame, found, key) for frame, found, key in widgets if key not in self.done]
         if not pending:
-            self.call.notes.append("captcha: the widget on this page is already solved — a site key is solved once "
-                                   "per page")
+            self.call.notes.append(
+                "captcha: the widget on this page is already solved — a site key is solved once per page"
+            )
         for frame, found, key in pending:
             self._solve(frame, found, key)
 
@@ -180,8 +226,9 @@ class Solving:
             for what in seen.get("uncovered") or []:
                 if what in NOT_COVERED and (document, what) not in self.said:
                     self.said.add((document, what))
-                    self.call.notes.append(f"captcha: {NOT_COVERED[what]} ({scrub_url(frame.url)}); the page comes "
-                                           f"back as it is")
+                    self.call.notes.append(
+                        f"captcha: {NOT_COVERED[what]} ({scrub_url(frame.url)}); the page comes back as it is"
+                    )
             for found in seen.get("found") or []:
                 if found.get("kind") == "recaptcha" and "recaptcha-enterprise" in (seen.get("uncovered") or []):
                     continue  # an Enterprise widget looks like v2 and is not passed by the v2 task
@@ -193,8 +240,10 @@ class Solving:
         sitekey = str(found.get("sitekey") or "")
         what = f"the {widget.label} on {scrub_url(frame.url)}"
         if not sitekey:
-            raise self.failure(f"browse: {what} names no site key (its data-sitekey is empty), so there is nothing "
-                               f"to send to {self.solver.name}")
+            raise self.failure(
+                f"browse: {what} names no site key (its data-sitekey is empty), so there is nothing "
+                f"to send to {self.solver.name}"
+            )
         task: dict[str, Any] = {"type": self.solver.tasks[widget.kind], "websiteURL": frame.url, "websiteKey": sitekey}
         task.update(_extras(self.solver.name, widget.kind, found))
         started = time.monotonic()
@@ -203,24 +252,37 @@ class Solving:
         if not isinstance(token, str) or not token:
             raise self.failure(f"browse: {self.solver.name} answered ready for {what} with no token in its solution")
         try:
-            wrote = frame.evaluate(_WRITE_JS, [widget.selector, found.get("index"), list(widget.fields), widget.tag,
-                                               token, str(found.get("callback") or "")])
+            wrote = frame.evaluate(
+                _WRITE_JS,
+                [
+                    widget.selector,
+                    found.get("index"),
+                    list(widget.fields),
+                    widget.tag,
+                    token,
+                    str(found.get("callback") or ""),
+                ],
+            )
         except Exception:  # noqa: BLE001 - the frame navigated away while the solver worked
-            raise self.failure(f"browse: {what} left the page while {self.solver.name} solved it; nothing was "
-                               f"written") from None
+            raise self.failure(
+                f"browse: {what} left the page while {self.solver.name} solved it; nothing was written"
+            ) from None
         if (wrote or {}).get("gone"):
             raise self.failure(f"browse: {what} left the page while {self.solver.name} solved it; nothing was written")
         seconds = time.monotonic() - started
         self.done.add(key)
         line = f"captcha: {widget.label} solved by {self.solver.name} in {seconds:.1f}s"
         self.call.tool.log(line)
-        self.call.tool.emit({"event": "captcha", "widget": widget.kind, "solver": self.solver.name,
-                             "seconds": round(seconds, 3)})
-        handed = {"called": f"handed to its callback {found.get('callback')}",
-                  "missing": f"its data-callback {found.get('callback')} is not a function on the page, so only the "
-                             f"field holds it",
-                  "threw": f"its callback {found.get('callback')} threw: {str(wrote.get('error'))[:120]}",
-                  "none": "the widget names no callback"}.get(str((wrote or {}).get("callback")), "")
+        self.call.tool.emit(
+            {"event": "captcha", "widget": widget.kind, "solver": self.solver.name, "seconds": round(seconds, 3)}
+        )
+        handed = {
+            "called": f"handed to its callback {found.get('callback')}",
+            "missing": f"its data-callback {found.get('callback')} is not a function on the page, so only the "
+            f"field holds it",
+            "threw": f"its callback {found.get('callback')} threw: {str(wrote.get('error'))[:120]}",
+            "none": "the widget names no callback",
+        }.get(str((wrote or {}).get("callback")), "")
         self.call.notes.append(f"{line} — the token is in {widget.fields[0]}; {handed}; the next action submits")
 
     def read_image(self, page: "Page", selector: str, into: str, index: int, timeout: float) -> None:
@@ -228,16 +290,23 @@ class Solving:
         picture = self.call.locate(page, selector).first.screenshot(type="png", timeout=timeout)
         what = f"the image captcha {selector} on {scrub_url(page.url)}"
         started = time.monotonic()
-        solution = self._run({"type": self.solver.tasks["image"], "body": base64.b64encode(picture).decode()},
-                             what, page)
+        solution = self._run(
+            {"type": self.solver.tasks["image"], "body": base64.b64encode(picture).decode()}, what, page
+        )
         text = solution.get("text")
         if not isinstance(text, str) or not text:
             raise self.failure(f"browse: {self.solver.name} answered ready for {what} with no text in its solution")
         self.call.locate(page, into).first.fill(text, timeout=timeout)
         line = f"captcha: image captcha read by {self.solver.name} in {time.monotonic() - started:.1f}s"
         self.call.tool.log(line)
-        self.call.tool.emit({"event": "captcha", "widget": "image", "solver": self.solver.name,
-                             "seconds": round(time.monotonic() - started, 3)})
+        self.call.tool.emit(
+            {
+                "event": "captcha",
+                "widget": "image",
+                "solver": self.solver.name,
+                "seconds": round(time.monotonic() - started, 3),
+            }
+        )
         self.call.notes.append(f"{line} — typed into {into}; the next action submits")
 
     # ------------------------------------------------------------------ the solver's wire
@@ -245,11 +314,16 @@ class Solving:
         """createTask, then getTaskResult until ready, within the solve's deadline: the solution object."""
         left_in_call = self.call.deadline.remaining_ms() / 1000 - 1.0  # a second kept to answer with
         seconds = max(1.0, min(SOLVE_SECONDS, left_in_call))
-        why = ("the most one solve waits" if seconds >= SOLVE_SECONDS else
-               "what the call's timeout= left it; pass a longer one (at most 600)")
+        why = (
+            "the most one solve waits"
+            if seconds >= SOLVE_SECONDS
+            else "what the call's timeout= left it; pass a longer one (at most 600)"
+        )
         deadline = time.monotonic() + seconds
-        late = (f"browse: {self.solver.name} had not solved {what} after {seconds:.0f}s ({why}); nothing was "
-                f"written into the page")
+        late = (
+            f"browse: {self.solver.name} had not solved {what} after {seconds:.0f}s ({why}); nothing was "
+            f"written into the page"
+        )
         answer = self._post("/createTask", {"clientKey": self.key, "task": task}, what, deadline, late)
         if answer.get("status") == "ready" and isinstance(answer.get("solution"), dict):
             return answer["solution"]  # an image is often read at once
@@ -276,8 +350,11 @@ class Solving:
         left = max(0.5, deadline - time.monotonic())
         try:
             response = fetch_client(self.call.tool.allow_private).post(
-                self.base + path, json=body, headers={"Accept": "application/json"},
-                timeout=httpx.Timeout(min(30.0, left), connect=min(10.0, left)))
+                self.base + path,
+                json=body,
+                headers={"Accept": "application/json"},
+                timeout=httpx.Timeout(min(30.0, left), connect=min(10.0, left)),
+            )
         except httpx.TimeoutException:
             raise self.failure(late) from None
         except httpx.HTTPError as exc:
@@ -293,9 +370,10 @@ class Solving:
         if data.get("errorId") not in (None, 0, "0"):
             code = str(data.get("errorCode") or f"errorId {data.get('errorId')}")
             described = str(data.get("errorDescription") or "").strip()
-            hint = (f"; store a working key with `foldrun secrets set {self.secret}`" if code in KEY_CODES else "")
-            raise self.failure(f"browse: {name} refused {what}: {code}" + (f" — {described[:200]}" if described else "")
-                               + hint)
+            hint = f"; store a working key with `foldrun secrets set {self.secret}`" if code in KEY_CODES else ""
+            raise self.failure(
+                f"browse: {name} refused {what}: {code}" + (f" — {described[:200]}" if described else "") + hint
+            )
         return data
 
     def failure(self, head: str) -> WebToolError:

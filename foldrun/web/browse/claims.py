@@ -1,4 +1,5 @@
 """`expect` claims and `confirm`: what the page must show, as it stands."""
+
 from __future__ import annotations
 
 import json
@@ -10,6 +11,7 @@ from ..errors import WebToolError
 if TYPE_CHECKING:  # pragma: no cover
     from playwright.sync_api import Page
 
+
 class ClaimsMixin:
     """Checking a claim against the page."""
 
@@ -18,9 +20,11 @@ class ClaimsMixin:
         notes its sentence."""
         failed = []
         for claim in claims:
-            problem = self.claim(page, claim, "expect") if "expect" in claim else "a claim is {\"expect\": …}"
-            self.notes.append(f"expect {'✓' if problem is None else '✗'} {json.dumps(claim, ensure_ascii=False)[:120]}"
-                              + (f" — {problem}" if problem else ""))
+            problem = self.claim(page, claim, "expect") if "expect" in claim else 'a claim is {"expect": …}'
+            self.notes.append(
+                f"expect {'✓' if problem is None else '✗'} {json.dumps(claim, ensure_ascii=False)[:120]}"
+                + (f" — {problem}" if problem else "")
+            )
             if problem:
                 failed.append(problem)
         if failed:
@@ -58,9 +62,12 @@ class ClaimsMixin:
         page.reload(wait_until="load")
         locator = page.get_by_text(selector[5:]) if selector.startswith("text=") else self.locate(page, selector)
         if locator.count() == 0:
-            raise WebToolError(f"browse: confirm={selector} is not on the page after a reload — the change did not "
-                               f"stick. Do not retry: a refused write is a session or a permission, not a flake")
+            raise WebToolError(
+                f"browse: confirm={selector} is not on the page after a reload — the change did not "
+                f"stick. Do not retry: a refused write is a session or a permission, not a flake"
+            )
         self.notes.append(f"confirm ✓ {selector} after a reload")
+
 
 def _compare(label: str, actual: str, step: dict) -> str | None:
     if "equals" in step:
@@ -68,5 +75,9 @@ def _compare(label: str, actual: str, step: dict) -> str | None:
     if "contains" in step:
         return None if str(step["contains"]) in actual else f"{label} is {actual[:160]!r}, without {step['contains']!r}"
     if "matches" in step:
-        return None if re.search(str(step["matches"]), actual) else f"{label} is {actual[:160]!r}, not matching {step['matches']!r}"
+        return (
+            None
+            if re.search(str(step["matches"]), actual)
+            else f"{label} is {actual[:160]!r}, not matching {step['matches']!r}"
+        )
     return None if actual else f"{label} is empty"

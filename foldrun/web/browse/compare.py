@@ -5,6 +5,7 @@ they fall in, and `outputs/diff.png` with the changes in red on a faded copy of 
 The pixels are compared in a blank tab of the same browser (a canvas), so no imaging library is needed and
 the page's own CSP has no say.
 """
+
 from __future__ import annotations
 
 import base64
@@ -71,8 +72,10 @@ def check_diff_options(args: dict, mode_name: str) -> None:
     if against not in (None, ""):
         parts = urlsplit(against) if isinstance(against, str) else None
         if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-            raise WebToolError("browse: against= is the URL of another page to compare this one with, such as "
-                               "https://staging.example.com/pricing")
+            raise WebToolError(
+                "browse: against= is the URL of another page to compare this one with, such as "
+                "https://staging.example.com/pricing"
+            )
 
 
 def refuse_against(call: "Call", args: dict) -> None:
@@ -105,8 +108,9 @@ def _open_against(call: "Call", page: "Page", url: str) -> "Page":
     except Exception as exc:  # noqa: BLE001 - Playwright's reason, first line
         other.close()
         refused = call.proxy_refusal(url)
-        raise WebToolError(f"browse: against={scrub_url(url)} did not open: "
-                           f"{refused or str(exc).splitlines()[0]}") from None
+        raise WebToolError(
+            f"browse: against={scrub_url(url)} did not open: {refused or str(exc).splitlines()[0]}"
+        ) from None
     if response is not None and response.status >= 400:
         call.notes.append(f"against={scrub_url(url)} answered HTTP {response.status}")
     return other
@@ -115,8 +119,14 @@ def _open_against(call: "Call", page: "Page", url: str) -> "Page":
 def _compare_pixels(call: "Call", page: "Page", before: bytes, now: bytes) -> dict:
     blank = page.context.new_page()
     try:
-        return blank.evaluate(_PIXELS_JS, {"before": base64.b64encode(before).decode(),
-                                           "now": base64.b64encode(now).decode(), "threshold": CHANNEL_THRESHOLD})
+        return blank.evaluate(
+            _PIXELS_JS,
+            {
+                "before": base64.b64encode(before).decode(),
+                "now": base64.b64encode(now).decode(),
+                "threshold": CHANNEL_THRESHOLD,
+            },
+        )
     finally:
         blank.close()
 
@@ -128,9 +138,11 @@ def _pixels_said(call: "Call", found: dict, than: str) -> str:
         return f"no pixel changed {than} ({found['width']}×{found['height']}); {where} is the page, faded"
     share = 100 * found["changed"] / found["total"]
     x, y, w, h = found["box"]
-    return (f"{share:.2f}% of the pixels changed {than} ({found['changed']:,} of {found['total']:,}), within the "
-            f"rectangle x={x} y={y} w={w} h={h}; {where} shows the changes in red on a faded copy of the page as it "
-            f"is now. Read {where} to see it.")
+    return (
+        f"{share:.2f}% of the pixels changed {than} ({found['changed']:,} of {found['total']:,}), within the "
+        f"rectangle x={x} y={y} w={w} h={h}; {where} shows the changes in red on a faded copy of the page as it "
+        f"is now. Read {where} to see it."
+    )
 
 
 @mode("diff", acts=False)
@@ -148,8 +160,11 @@ def read_diff(call: "Call", page: "Page", args: dict) -> str:
             if not other.is_closed():
                 other.close()
         ours = pages.to_markdown(page.content(), page.url)
-        lines = list(difflib.unified_diff(theirs.splitlines(), ours.splitlines(), scrub_url(against),
-                                          scrub_url(page.url), n=2, lineterm=""))
+        lines = list(
+            difflib.unified_diff(
+                theirs.splitlines(), ours.splitlines(), scrub_url(against), scrub_url(page.url), n=2, lineterm=""
+            )
+        )
         return "\n".join(lines) if lines else f"{scrub_url(page.url)} reads the same as {scrub_url(against)}"
     return _against_baseline(call, page, visual)
 
@@ -166,11 +181,15 @@ def _against_baseline(call: "Call", page: "Page", visual: bool) -> str:
     where = tool.relative(baseline)
     if before is None:
         size = f"{page.viewport_size['width']}px wide" if visual else f"{len(now.decode().splitlines())} lines"
-        return (f"first {kind} read of {shown}: saved as the baseline ({size}, {where}); the next {kind} read "
-                f"compares with it")
+        return (
+            f"first {kind} read of {shown}: saved as the baseline ({size}, {where}); the next {kind} read "
+            f"compares with it"
+        )
     if visual:
-        return _pixels_said(call, _compare_pixels(call, page, before, now), f"since the last visual diff read of "
-                                                                           f"{shown}")
-    lines = list(difflib.unified_diff(before.decode().splitlines(), now.decode().splitlines(), "before", "now", n=2,
-                                      lineterm=""))
+        return _pixels_said(
+            call, _compare_pixels(call, page, before, now), f"since the last visual diff read of {shown}"
+        )
+    lines = list(
+        difflib.unified_diff(before.decode().splitlines(), now.decode().splitlines(), "before", "now", n=2, lineterm="")
+    )
     return "\n".join(lines) if lines else f"no change since the last diff read of {shown}"

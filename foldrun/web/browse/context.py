@@ -1,4 +1,5 @@
 """One call's browser context: locale, device, headers, cookies, the guard proxy and the block list."""
+
 from __future__ import annotations
 
 import json
@@ -28,21 +29,37 @@ if TYPE_CHECKING:  # pragma: no cover
 VIEWPORT = {"width": 1366, "height": 900}
 
 
-RESOURCE_TYPES = frozenset({"document", "stylesheet", "image", "media", "font", "script", "texttrack", "xhr", "fetch",
-                            "eventsource", "websocket", "manifest", "other"})
+RESOURCE_TYPES = frozenset(
+    {
+        "document",
+        "stylesheet",
+        "image",
+        "media",
+        "font",
+        "script",
+        "texttrack",
+        "xhr",
+        "fetch",
+        "eventsource",
+        "websocket",
+        "manifest",
+        "other",
+    }
+)
+
 
 class BrowseState:
     """One step's contexts: a `session` name holds its context until the step ends."""
 
     def __init__(self) -> None:
         self.sessions: dict[str, "BrowserContext"] = {}
-        self.holders: dict[str, dict] = {}   # session -> {"call": the Call now using it}
+        self.holders: dict[str, dict] = {}  # session -> {"call": the Call now using it}
         # session -> what a secret seeded it with (True: cookies, "storage": web.browse.storage) and that secret's
         # values, so every later call in it refuses script in the same words and still redacts them
         self.seeded: dict[str, tuple[bool | str, dict[str, str]]] = {}
         self.proxies: list[GuardProxy] = []  # the sessions' guard proxies
-        self.launch: dict[str, int] = {}     # session -> which launch of the pool's browser holds it
-        self.pools: dict[str, Any] = {}      # session -> the BrowserPool whose browser holds its context
+        self.launch: dict[str, int] = {}  # session -> which launch of the pool's browser holds it
+        self.pools: dict[str, Any] = {}  # session -> the BrowserPool whose browser holds its context
         self.made_with: dict[str, tuple] = {}  # session -> (its proxy secret's name, its own launch flags)
 
     def drop(self, name: str | None) -> None:
@@ -79,6 +96,7 @@ def _close_in_its_thread(context: "BrowserContext", pool: Any) -> None:
     except Exception:  # noqa: BLE001 - its browser is already gone (an in-step window's closes after its call)
         pass
 
+
 class ContextMixin:
     """How a Call builds (or finds again) its browser context."""
 
@@ -95,17 +113,28 @@ class ContextMixin:
             # (cookies and localStorage) carries over, as between any two calls; the page does not.
             state.drop(str(name))
         launched_here = bool(state.made_with.get(str(name), (None, ()))[1]) if name else False
-        if name and name in state.sessions and not (own.alive(pool, state.sessions[name]) if launched_here
-                                                    else pool.holds(state.launch.get(name))):
+        if (
+            name
+            and name in state.sessions
+            and not (own.alive(pool, state.sessions[name]) if launched_here else pool.holds(state.launch.get(name)))
+        ):
             state.drop(name)  # its browser went away: start again from the session's saved storage
         if name and name in state.sessions:
             made_with = state.made_with.get(str(name), (None, ()))
             if (self.setting("proxy") or None, tuple(own.own_flags(self) or ())) != made_with:
-                had = " and ".join(part for part in (f"proxy {made_with[0]}" if made_with[0] else "",
-                                                     "extensions or webgpu" if made_with[1] else "") if part)
-                raise WebToolError(f"browse: session={name} was opened with {had or 'no proxy, extensions or webgpu'}"
-                                   f"; a later call in it cannot change its proxy, extensions or webgpu (they are how "
-                                   f"its browser was opened) — use another session name")
+                had = " and ".join(
+                    part
+                    for part in (
+                        f"proxy {made_with[0]}" if made_with[0] else "",
+                        "extensions or webgpu" if made_with[1] else "",
+                    )
+                    if part
+                )
+                raise WebToolError(
+                    f"browse: session={name} was opened with {had or 'no proxy, extensions or webgpu'}"
+                    f"; a later call in it cannot change its proxy, extensions or webgpu (they are how "
+                    f"its browser was opened) — use another session name"
+                )
             previous = state.holders[name]["call"]
             # A password a login in an earlier call filled is still redacted where a later page prints it; it
             # does not make this call one that fills a secret (reading in the next call is the way to sign in).
@@ -115,24 +144,31 @@ class ContextMixin:
             self.seeded, kept = state.seeded.get(str(name), (False, {}))
             self.secrets.update(kept)
             if self.seeded and self.args.get("state"):
-                raise WebToolError(f"browse: state= does not keep a login seeded from a secret "
-                                   f"({'web.browse.storage' if self.seeded == 'storage' else 'cookies'}) — "
-                                   f"session={name} was signed in by one, and state/ is a workspace file every later "
-                                   f"step can read; sign in with actions instead")
+                raise WebToolError(
+                    f"browse: state= does not keep a login seeded from a secret "
+                    f"({'web.browse.storage' if self.seeded == 'storage' else 'cookies'}) — "
+                    f"session={name} was signed in by one, and state/ is a workspace file every later "
+                    f"step can read; sign in with actions instead"
+                )
             return state.sessions[name]
         vendor = self.vendor  # a vendor's browser presents itself as the vendor made it (no user agent of ours)
         flags = own.own_flags(self)  # extensions / webgpu: a Chromium launched for this call, not the pool's
         if flags is not None and vendor is not None:
-            raise WebToolError("browse: extensions and webgpu need a Chromium launched in the step; a web.browse "
-                               "via: vendor's browser cannot take them — drop via: or drop them")
+            raise WebToolError(
+                "browse: extensions and webgpu need a Chromium launched in the step; a web.browse "
+                "via: vendor's browser cannot take them — drop via: or drop them"
+            )
         browser = vendor.browser if vendor is not None else (pool.browser() if flags is None else None)
         if vendor is not None and vendor.keep:  # the kept login is the vendor's own context, as it stands
             return self._vendor_context(browser.contexts[0] if browser.contexts else browser.new_context())
         locale = str(self.setting("locale") or _locale(tool.language, tool.region))
         options: dict[str, Any] = {"locale": locale, "viewport": dict(VIEWPORT)}
         if vendor is None:
-            version = browser.version if browser is not None else own.chromium_version(pool.executable or
-                                                                                         find_chromium() or "chromium")
+            version = (
+                browser.version
+                if browser is not None
+                else own.chromium_version(pool.executable or find_chromium() or "chromium")
+            )
             options["user_agent"] = _desktop_user_agent(version)
         if getattr(pool, "headless", True) is False:  # a window: pages take its size, not an emulated one
             del options["viewport"]
@@ -142,8 +178,10 @@ class ContextMixin:
             known = pool.devices()
             if device not in known:
                 close = [d for d in known if str(device).lower() in d.lower()][:5]
-                raise WebToolError(f"browse: device={device} is not a Playwright device name"
-                                   + (f"; did you mean {', '.join(close)}?" if close else ", such as \"Pixel 7\""))
+                raise WebToolError(
+                    f"browse: device={device} is not a Playwright device name"
+                    + (f"; did you mean {', '.join(close)}?" if close else ', such as "Pixel 7"')
+                )
             options.update({k: v for k, v in known[device].items() if k != "default_browser_type"})
         if self.setting("user_agent"):
             options["user_agent"] = str(self.setting("user_agent"))
@@ -161,8 +199,9 @@ class ContextMixin:
             items = [p.strip() for p in permissions.split(",")] if isinstance(permissions, str) else list(permissions)
             wrong = [p for p in items if p not in W.PERMISSIONS]
             if wrong:
-                raise WebToolError(f"browse: permissions {', '.join(wrong)} — the ones granted up front are "
-                                   f"{', '.join(W.PERMISSIONS)}")
+                raise WebToolError(
+                    f"browse: permissions {', '.join(wrong)} — the ones granted up front are {', '.join(W.PERMISSIONS)}"
+                )
             options["permissions"] = items
         headers = self.headers()
         if headers:
@@ -185,8 +224,11 @@ class ContextMixin:
         hop = user_proxy(self) if vendor is None else None
         # The guard proxy is on this machine, where a vendor's browser cannot reach it: its route checks instead.
         proxied = bool(hop or self.allowed_domains() or not tool.allow_private) and vendor is None
-        key = (spares.key_of(options, proxied) if not name and self.har_target is None and vendor is None
-               and hop is None and flags is None else None)
+        key = (
+            spares.key_of(options, proxied)
+            if not name and self.har_target is None and vendor is None and hop is None and flags is None
+            else None
+        )
         made = pool.take_spare(key, self) if key else None
         if key:
             pool.make_spare(key, dict(options), proxied)  # the next call's, made while this one runs
@@ -195,9 +237,11 @@ class ContextMixin:
         if made is None and proxied:
             # Every connection the context makes — redirect hops included — is checked when it is made.
             if hop is not None:  # the guard checks the proxy's address, and the page's host against the list
-                self.proxy = GuardProxy(lambda host, port: holder["call"].address_policy(host, port),
-                                        upstream=lambda host: hop,
-                                        target=lambda host: holder["call"].domain_policy(host))
+                self.proxy = GuardProxy(
+                    lambda host, port: holder["call"].address_policy(host, port),
+                    upstream=lambda host: hop,
+                    target=lambda host: holder["call"].domain_policy(host),
+                )
             else:
                 self.proxy = GuardProxy(lambda host, port: holder["call"].connect_policy(host, port))
             options["proxy"] = self.proxy.playwright_proxy()
@@ -264,16 +308,23 @@ class ContextMixin:
         if not name:
             return
         from_file = not self.args.get("cookies")
-        domain = str(self.args.get("cookie_domain") or self.identity.get("cookie_domain")
-                     or self.block.get("cookie_domain") or "")
+        domain = str(
+            self.args.get("cookie_domain")
+            or self.identity.get("cookie_domain")
+            or self.block.get("cookie_domain")
+            or ""
+        )
         host = (urlsplit(str(self.args.get("url") or "")).hostname or "").lower()
         if from_file:
             if not domain:
-                raise WebToolError("browse: web.browse.cookies needs cookie_domain: beside it — a cookie default must "
-                                   "name its site")
+                raise WebToolError(
+                    "browse: web.browse.cookies needs cookie_domain: beside it — a cookie default must name its site"
+                )
             if not domain_match(host, "*." + domain.lstrip(".")):
-                self.tool.log(f"browse: {host} is not {domain.lstrip('.')}, so the page opens signed out "
-                              f"(web.browse.cookies belongs to {domain})")
+                self.tool.log(
+                    f"browse: {host} is not {domain.lstrip('.')}, so the page opens signed out "
+                    f"(web.browse.cookies belongs to {domain})"
+                )
                 return
         line = self.secret_value(str(name))
         jar = []
@@ -302,6 +353,7 @@ class ContextMixin:
         else:
             route.continue_()
 
+
 def _locale(language: str, region: str | None) -> str:
     tag = language or "en"
     if "-" not in tag and region:
@@ -312,8 +364,7 @@ def _locale(language: str, region: str | None) -> str:
 def _desktop_user_agent(version: str) -> str:
     """A desktop user agent carrying the version of the Chromium actually running (never HeadlessChrome)."""
     major = (version or "0").split(".")[0]
-    return (f"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/{major}.0.0.0 "
-            f"Safari/537.36")
+    return f"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/{major}.0.0.0 Safari/537.36"
 
 
 def _body_bytes(response: Any, counted: int | None) -> int | None:
@@ -362,15 +413,26 @@ def listen(call: Call, page: "Page") -> None:
     def uncaught(error) -> None:  # noqa: ANN001
         first = (str(error).splitlines() or [""])[0][:300]
         script = init_failure(str(getattr(error, "stack", "") or ""))
-        call.page_failures.append(f"init {script} threw {getattr(error, 'name', '') or 'Error'}: "
-                                  f"{(getattr(error, 'message', '') or first)[:300]} — the page ran on without it"
-                                  if script else f"uncaught error: {first}")
+        call.page_failures.append(
+            f"init {script} threw {getattr(error, 'name', '') or 'Error'}: "
+            f"{(getattr(error, 'message', '') or first)[:300]} — the page ran on without it"
+            if script
+            else f"uncaught error: {first}"
+        )
         # `mode=console` is every console message *and* uncaught error: the source is the script the stack names.
-        where = re.search(r"(https?://[^\s)]+?)(?::\d+){0,2}\)?$", next(
-            (line for line in str(getattr(error, "stack", "") or "").splitlines()[1:] if "http" in line), ""))
-        call.console.append({"level": "error", "text": f"uncaught {getattr(error, 'name', '') or 'Error'}: "
-                             f"{(getattr(error, 'message', '') or first)[:2000]}", "uncaught": True,
-                             "source": scrub_url(where.group(1) if where else page.url)})
+        where = re.search(
+            r"(https?://[^\s)]+?)(?::\d+){0,2}\)?$",
+            next((line for line in str(getattr(error, "stack", "") or "").splitlines()[1:] if "http" in line), ""),
+        )
+        call.console.append(
+            {
+                "level": "error",
+                "text": f"uncaught {getattr(error, 'name', '') or 'Error'}: "
+                f"{(getattr(error, 'message', '') or first)[:2000]}",
+                "uncaught": True,
+                "source": scrub_url(where.group(1) if where else page.url),
+            }
+        )
 
     on("pageerror", uncaught)
 
@@ -381,9 +443,14 @@ def listen(call: Call, page: "Page") -> None:
             call.page_failures.append(f"console {msg.type}: {msg.text[:300]}")
 
     on("console", console)
-    on("requestfailed", lambda request: call.page_failures.append(
-        f"request failed: {scrub_url(request.url)[:200]} ({request.failure})")
-        if request.failure and "ERR_ABORTED" not in str(request.failure) else None)
+    on(
+        "requestfailed",
+        lambda request: (
+            call.page_failures.append(f"request failed: {scrub_url(request.url)[:200]} ({request.failure})")
+            if request.failure and "ERR_ABORTED" not in str(request.failure)
+            else None
+        ),
+    )
 
     def finished(request) -> None:  # noqa: ANN001
         # The response and its timing are already on this side (the `response` event came first); the size is
@@ -395,13 +462,19 @@ def listen(call: Call, page: "Page") -> None:
                 return
             timing = request.timing
             declared = _declared_bytes(request, response)
-            size = declared if declared is not None else \
-                _body_bytes(response, request.sizes().get("responseBodySize"))
+            size = declared if declared is not None else _body_bytes(response, request.sizes().get("responseBodySize"))
         except Exception:  # noqa: BLE001 - a page closing under us
             return
-        call.network.append({"url": scrub_url(request.url), "method": request.method, "type": request.resource_type,
-                             "status": response.status, "bytes": size,
-                             "ms": round(timing["responseEnd"]) if timing.get("responseEnd", -1) >= 0 else None})
+        call.network.append(
+            {
+                "url": scrub_url(request.url),
+                "method": request.method,
+                "type": request.resource_type,
+                "status": response.status,
+                "bytes": size,
+                "ms": round(timing["responseEnd"]) if timing.get("responseEnd", -1) >= 0 else None,
+            }
+        )
 
     on("requestfinished", finished)
     if _waits_on_exchanges(call.args.get("actions")):
@@ -412,7 +485,12 @@ def listen(call: Call, page: "Page") -> None:
         on("response", lambda response: call.exchanges["response"].append(response.url))
     glob = call.args.get("capture")
     if glob:
-        on("response", lambda response: call.captured.append(response)
-                if glob_match(response.url, str(glob)) else None)
-    on("dialog", lambda dialog: dialog.accept(*([str(call.dialog[1])] if call.dialog[1] is not None else []))
-            if call.dialog[0] == "accept" else dialog.dismiss())
+        on("response", lambda response: call.captured.append(response) if glob_match(response.url, str(glob)) else None)
+    on(
+        "dialog",
+        lambda dialog: (
+            dialog.accept(*([str(call.dialog[1])] if call.dialog[1] is not None else []))
+            if call.dialog[0] == "accept"
+            else dialog.dismiss()
+        ),
+    )

@@ -5,6 +5,7 @@ call's context when the time is up — a script that never returns, a page that
 never loads — so the call comes back with what it had done so far and a
 sentence saying where it stopped.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -19,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .call import Call
 
-DEFAULT_SECONDS = 90.0   # the tool states it: "browse: … (default 90)"
+DEFAULT_SECONDS = 90.0  # the tool states it: "browse: … (default 90)"
 MOST_SECONDS = 600.0
 
 
@@ -69,11 +70,13 @@ class Deadline:
 
     def arm(self, context: "BrowserContext") -> None:
         """When the time is up, close the context from the event loop's side: the call's wait ends at once."""
+
         def fire() -> None:
             self.passed = True
             try:
-                asyncio.run_coroutine_threadsafe(context._impl_obj.close(reason="the call's deadline passed"),
-                                                 context._loop)
+                asyncio.run_coroutine_threadsafe(
+                    context._impl_obj.close(reason="the call's deadline passed"), context._loop
+                )
             except Exception:  # noqa: BLE001 - the loop or the context is already gone: the call has ended
                 pass
 
@@ -86,5 +89,7 @@ class Deadline:
             self._timer.cancel()
 
     def sentence(self, call: "Call") -> str:
-        return call.with_what_it_did(f"browse: the call stopped at its {self.seconds:g}-second deadline, "
-                                     f"{self.where} — pass timeout= (at most {MOST_SECONDS:g}) for a longer one")
+        return call.with_what_it_did(
+            f"browse: the call stopped at its {self.seconds:g}-second deadline, "
+            f"{self.where} — pass timeout= (at most {MOST_SECONDS:g}) for a longer one"
+        )

@@ -8,6 +8,7 @@ its own; a browse call runs there as a job, and what it hands back to the
 step — a trace event, a log line, a secret to read — runs in the step's thread,
 in order, while the caller waits for the job.
 """
+
 from __future__ import annotations
 
 import queue

@@ -10,6 +10,7 @@ sentence with the engines it has. Found at FOLDRUN_ENGINES_FILE, else
 
 `main([PATH])` writes it (scripts/bootstrap does).
 """
+
 from __future__ import annotations
 
 import functools
@@ -49,8 +50,9 @@ def _binary(name: str) -> str | None:
 
 def _version(binary: str) -> str | None:
     try:
-        done = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=15,
-                              stdin=subprocess.DEVNULL, check=False)
+        done = subprocess.run(
+            [binary, "--version"], capture_output=True, text=True, timeout=15, stdin=subprocess.DEVNULL, check=False
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     match = _VERSION.search(done.stdout or "")

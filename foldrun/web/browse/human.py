@@ -9,6 +9,7 @@ Touch (`tap`, `swipe`) goes through Chromium's own input pipeline (CDP `Input.di
 gets real touchstart / touchmove / touchend events and the click a tap makes, on a page whose context was not
 made for a phone.
 """
+
 from __future__ import annotations
 
 import math
@@ -41,8 +42,12 @@ def _curve(start: tuple[float, float], end: tuple[float, float]) -> list[tuple[f
         t = i / steps
         t = t * t * (3 - 2 * t)  # ease in and out: slow to start, quick in the middle, slow to land
         u = 1 - t
-        points.append((u ** 3 * x0 + 3 * u * u * t * x1 + 3 * u * t * t * x2 + t ** 3 * x3,
-                       u ** 3 * y0 + 3 * u * u * t * y1 + 3 * u * t * t * y2 + t ** 3 * y3))
+        points.append(
+            (
+                u**3 * x0 + 3 * u * u * t * x1 + 3 * u * t * t * x2 + t**3 * x3,
+                u**3 * y0 + 3 * u * u * t * y1 + 3 * u * t * t * y2 + t**3 * y3,
+            )
+        )
     return points
 
 
@@ -52,9 +57,14 @@ def pause(page: "Page", call: "Call", low: float, high: float) -> None:
 
 def move_to(call: "Call", page: "Page", x: float, y: float) -> None:
     """The pointer travels a curve from where it was to (x, y), with a person's pauses on the way."""
-    start = call.pointer if call.pointer is not None else (
-        _RANDOM.uniform(0.2, 0.8) * (page.viewport_size or {"width": 1280})["width"],
-        _RANDOM.uniform(0.2, 0.8) * (page.viewport_size or {"height": 720})["height"])
+    start = (
+        call.pointer
+        if call.pointer is not None
+        else (
+            _RANDOM.uniform(0.2, 0.8) * (page.viewport_size or {"width": 1280})["width"],
+            _RANDOM.uniform(0.2, 0.8) * (page.viewport_size or {"height": 720})["height"],
+        )
+    )
     for px, py in _curve(start, (x, y)):
         page.mouse.move(px, py)
         if _RANDOM.random() < 0.25:
@@ -67,8 +77,10 @@ def point_in(locator: "Locator", timeout: float) -> tuple[float, float]:
     locator.scroll_into_view_if_needed(timeout=timeout)
     box = locator.bounding_box(timeout=timeout)
     if not box or box["width"] <= 0 or box["height"] <= 0:
-        raise WebToolError("browse: the element has no size on screen, so a pointer cannot land on it — drop "
-                           "\"human\" (or use \"force\": true)")
+        raise WebToolError(
+            "browse: the element has no size on screen, so a pointer cannot land on it — drop "
+            '"human" (or use "force": true)'
+        )
     return (box["x"] + box["width"] * _RANDOM.uniform(0.3, 0.7), box["y"] + box["height"] * _RANDOM.uniform(0.3, 0.7))
 
 
@@ -96,6 +108,7 @@ def human_pointer(call: "Call", page: "Page", name: str, locator: "Locator", ite
 
 
 # -- touch -----------------------------------------------------------------------------------------------------
+
 
 def _touch_ready(page: "Page") -> Any:
     """A CDP session with touch input switched on for this tab (a tap becomes a click, a drag a scroll)."""
@@ -133,10 +146,14 @@ def swipe(call: "Call", page: "Page", direction: str, locator: "Locator | None",
     start = (cx - dx / 2, cy - dy / 2)
     session = _touch_ready(page)
     try:
-        session.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": start[0], "y": start[1]}]})
+        session.send(
+            "Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": start[0], "y": start[1]}]}
+        )
         for i in range(1, 11):
-            session.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [
-                {"x": start[0] + dx * i / 10, "y": start[1] + dy * i / 10}]})
+            session.send(
+                "Input.dispatchTouchEvent",
+                {"type": "touchMove", "touchPoints": [{"x": start[0] + dx * i / 10, "y": start[1] + dy * i / 10}]},
+            )
             page.wait_for_timeout(call.deadline.clip(16))
         session.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
     finally:

@@ -8,6 +8,7 @@ programs (a script tool with state writes) can write it, so a mark there could b
 run `js` beside the signed-in profile. The host's seed book (`tool.seeds`: browsing.kept.KeptSeeds on the server, a
 database row per vendor, keep and kept id) holds it, where no program reaches; the file holds only the vendor's id.
 """
+
 from __future__ import annotations
 
 import json
@@ -94,8 +95,13 @@ def carry_seed(call: "Call", vendor: str, keep: str, kept: str) -> None:
         return
     records = _book(call, "seeds")(vendor, keep)
     if call.seeded:
-        _book(call, "note")(vendor, keep, kept, "storage" if call.seeded == "storage" else "cookies",
-                            sorted({_LEAF.sub("", name) for name in call.secrets}))
+        _book(call, "note")(
+            vendor,
+            keep,
+            kept,
+            "storage" if call.seeded == "storage" else "cookies",
+            sorted({_LEAF.sub("", name) for name in call.secrets}),
+        )
     elif records:
         call.seeded = "storage" if any(r.get("seeded") == "storage" for r in records) else True
     for name in sorted({_LEAF.sub("", str(n)) for r in records for n in r.get("secrets") or []} - set(call.secrets)):

@@ -13,6 +13,7 @@ rules as any call there. In the step (the CLI, a re-run after a lost pod) with
 no screen (no `DISPLAY`), the browser starts an Xvfb of its own for the call
 and stops it after. It is the file's setting, never a call's.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,7 +29,8 @@ from .screen import WINDOW, Screen
 
 BUILDS_ROOT = Path("/opt/browser")
 CHANNELS = {  # Chrome's release channels where Google's packages put them on Linux
-    "stable": "/opt/google/chrome/chrome", "beta": "/opt/google/chrome-beta/chrome",
+    "stable": "/opt/google/chrome/chrome",
+    "beta": "/opt/google/chrome-beta/chrome",
     "dev": "/opt/google/chrome-unstable/chrome",
 }
 _IN_BUILD = ("chrome", "chromium", "chrome-linux/chrome", "chrome-linux64/chrome", "headless_shell")
@@ -68,20 +70,26 @@ def executable_for(call: "Call", engine: str) -> str:
     if version is None:
         return default
     if "/" in version or version in (".", ".."):
-        raise WebToolError(f"web.browse.version: {version} is a channel (stable, beta, dev) or a build's folder "
-                           f"name under {builds_root()}/{engine}/, not a path")
+        raise WebToolError(
+            f"web.browse.version: {version} is a channel (stable, beta, dev) or a build's folder "
+            f"name under {builds_root()}/{engine}/, not a path"
+        )
     if engine == "chrome" and version in CHANNELS:
         if Path(CHANNELS[version]).is_file():
             return CHANNELS[version]
-        call.tool.log(f"browse: Chrome's {version} channel is not installed in this image ({CHANNELS[version]}); "
-                      f"fell back to the default build")
+        call.tool.log(
+            f"browse: Chrome's {version} channel is not installed in this image ({CHANNELS[version]}); "
+            f"fell back to the default build"
+        )
         return default
     folder = builds_root() / engine / version
     found = _build_binary(folder) if folder.is_dir() else None
     if found:
         return found
-    call.tool.log(f"browse: {engine} version {version} is not installed in this image (no build at {folder}/); "
-                  f"fell back to the default build")
+    call.tool.log(
+        f"browse: {engine} version {version} is not installed in this image (no build at {folder}/); "
+        f"fell back to the default build"
+    )
     return default
 
 
@@ -119,8 +127,10 @@ def run_on_pods(tool: Any, args: dict, run: Any) -> str:
     def job() -> str:
         if windowed:
             browsers.browser()  # connected first, so the line names the screen the window is on
-            tool.log(f"browser: with a window (headless: false) — on the browser pod's virtual screen (Xvfb "
-                     f"{browsers.pod.screen.display}, {WINDOW[0]}x{WINDOW[1]})")
+            tool.log(
+                f"browser: with a window (headless: false) — on the browser pod's virtual screen (Xvfb "
+                f"{browsers.pod.screen.display}, {WINDOW[0]}x{WINDOW[1]})"
+            )
         return run(tool, args)
 
     tool._call_browsers = browsers

@@ -5,6 +5,7 @@ browser opens, in the sentence `foldrun check` and the deploy say for the same p
 (`W.engine_refusal`), and `engine` and `browser` — on a call, a block or an identity — must agree
 (`W.engine_disagreement`). What only a call can ask for (its mode, its steps, a trace, mocks) is added here.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -55,8 +56,10 @@ def choose_engine(call: "Call", args: dict, mode: str, steps: list) -> str:
         refusal = W.engine_disagreement(where, settings.get("engine"), settings.get("browser"))
         if refusal:
             raise WebToolError(refusal)
-    engine_layer, word = next(((n, s.get(k)) for n, s in enumerate(layers) for k in ("browser", "engine")
-                               if s.get(k) not in (None, "")), (2, None))
+    engine_layer, word = next(
+        ((n, s.get(k)) for n, s in enumerate(layers) for k in ("browser", "engine") if s.get(k) not in (None, "")),
+        (2, None),
+    )
     engine = W.engine_name(word) if word is not None else W.DEFAULT_ENGINE
     if engine is None:
         raise WebToolError(f"browse: browser={word} is not an engine; the engines are {', '.join(W.ENGINES)}")

@@ -12,6 +12,7 @@ so a live page is held to the same addresses as any other call.
 Live pages run in the step rather than the account's browser pod: the pod
 hands out a browser per connection and closes it with the connection.
 """
+
 from __future__ import annotations
 
 import os
@@ -49,16 +50,24 @@ def wanted(tool: Any, args: dict) -> bool:
 class LivePage:
     """One live browser: its process, its DevTools address, its guard proxy and the call now driving it."""
 
-    def __init__(self, name: str, process: subprocess.Popen, ws: str, folder: Path, proxy: GuardProxy | None,
-                 holder: dict) -> None:
-        self.name, self.process, self.ws, self.folder, self.proxy, self.holder = name, process, ws, folder, proxy, holder
-        self.browsers = BrowserPool(cdp=ws)   # reattached for each call, let go after it
+    def __init__(
+        self, name: str, process: subprocess.Popen, ws: str, folder: Path, proxy: GuardProxy | None, holder: dict
+    ) -> None:
+        self.name, self.process, self.ws, self.folder, self.proxy, self.holder = (
+            name,
+            process,
+            ws,
+            folder,
+            proxy,
+            holder,
+        )
+        self.browsers = BrowserPool(cdp=ws)  # reattached for each call, let go after it
         self.last_used = time.monotonic()
-        self.url = ""                          # where the last call left the page
+        self.url = ""  # where the last call left the page
         self.calls = 0
-        self.seeded: bool | str = False        # a secret's cookies signed it in: no script on it, ever
-        self.busy = False                      # a call drives it now: its idle clock is stopped
-        self.screens: list = []                # its Xvfb, when it has a window and the machine no screen
+        self.seeded: bool | str = False  # a secret's cookies signed it in: no script on it, ever
+        self.busy = False  # a call drives it now: its idle clock is stopped
+        self.screens: list = []  # its Xvfb, when it has a window and the machine no screen
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -93,39 +102,61 @@ class LivePages:
             return None
         return page
 
-    def start(self, call: "Call", name: str, executable: str, headless: bool = True,
-              extra_args: list[str] | None = None, env: dict | None = None) -> LivePage:
+    def start(
+        self,
+        call: "Call",
+        name: str,
+        executable: str,
+        headless: bool = True,
+        extra_args: list[str] | None = None,
+        env: dict | None = None,
+    ) -> LivePage:
         """A Chromium of its own, its DevTools port on loopback, every connection through a guard proxy."""
         holder = {"call": call}
         tool = call.tool
         proxied = bool(call.allowed_domains() or not tool.allow_private)
         proxy = GuardProxy(lambda host, port: holder["call"].connect_policy(host, port)) if proxied else None
         folder = Path(tempfile.mkdtemp(prefix="foldrun-live-"))
-        command = [executable, *LAUNCH_ARGS, *(extra_args or []), "--remote-debugging-address=127.0.0.1",
-                   "--remote-debugging-port=0", f"--user-data-dir={folder}", "--no-default-browser-check"]
+        command = [
+            executable,
+            *LAUNCH_ARGS,
+            *(extra_args or []),
+            "--remote-debugging-address=127.0.0.1",
+            "--remote-debugging-port=0",
+            f"--user-data-dir={folder}",
+            "--no-default-browser-check",
+        ]
         if headless:
             command += ["--headless=new", "--window-size=1366,900"]
         if proxy is not None:  # loopback too: the guard decides, as it does for a call's own context
             command += [f"--proxy-server={proxy.playwright_proxy()['server']}", "--proxy-bypass-list=<-loopback>"]
         command.append("about:blank")
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL, start_new_session=True,
-                                   env={**os.environ, **(env or {})})
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            env={**os.environ, **(env or {})},
+        )
         marker = folder / "DevToolsActivePort"
         until = time.monotonic() + START_SECONDS
         while time.monotonic() < until and process.poll() is None:
             lines = marker.read_text().splitlines() if marker.is_file() else []
             if len(lines) >= 2:
-                page = LivePage(name, process, f"ws://127.0.0.1:{lines[0].strip()}{lines[1].strip()}", folder,
-                                proxy, holder)
+                page = LivePage(
+                    name, process, f"ws://127.0.0.1:{lines[0].strip()}{lines[1].strip()}", folder, proxy, holder
+                )
                 with self._lock:
                     self.pages[name] = page
                 self._arm()
                 return page
             time.sleep(0.05)
         LivePage(name, process, "", folder, proxy, holder).close()
-        raise WebToolError(f"browse: the live page {name} did not start — its browser never opened its DevTools "
-                           f"port within {START_SECONDS:.0f}s")
+        raise WebToolError(
+            f"browse: the live page {name} did not start — its browser never opened its DevTools "
+            f"port within {START_SECONDS:.0f}s"
+        )
 
     def end(self, name: str) -> bool:
         with self._lock:
@@ -164,8 +195,10 @@ class TabGone(WebToolError):
 
 
 def tab_gone(name: str) -> TabGone:
-    return TabGone(f"browse: the live page {name} crashed — its tab is gone, and what it held with it; it was "
-                   f"closed, and the next call starts a fresh one (pass url= to open the page again)")
+    return TabGone(
+        f"browse: the live page {name} crashed — its tab is gone, and what it held with it; it was "
+        f"closed, and the next call starts a fresh one (pass url= to open the page again)"
+    )
 
 
 def check_tab(live_page: LivePage, page: Any) -> None:
@@ -212,8 +245,10 @@ def run_live(tool: Any, args: dict, run: Any) -> str:
                 tool.screens.pop().stop()
             raise
         page.screens, tool.screens = list(tool.screens), []  # its screen lives as long as it does
-        tool.log(f"browse: live page {name} opened — kept beside the step until live=end, 15 minutes unused or "
-                 f"the step's end")
+        tool.log(
+            f"browse: live page {name} opened — kept beside the step until live=end, 15 minutes unused or "
+            f"the step's end"
+        )
     page.last_used, page.busy = time.monotonic(), True
     tool.live_page, tool._call_browsers = page, page.browsers
     try:

@@ -9,6 +9,7 @@ gone after three tries, the step's try ends (`PodLostError`, the engine's
 `PodLost`): the run re-runs a step that had only read with a browser inside
 the step, and fails one that had written. `summary` is the try's pod line.
 """
+
 from __future__ import annotations
 
 import time
@@ -23,8 +24,16 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..tool import WebTool
 
 DELAYS = (1.0, 2.0, 4.0)
-_DROPPED = ("Target page, context or browser has been closed", "Browser closed", "browser has been closed",
-            "Browser has been closed", "WebSocket", "ECONNRESET", "Connection closed", "Target closed")
+_DROPPED = (
+    "Target page, context or browser has been closed",
+    "Browser closed",
+    "browser has been closed",
+    "Browser has been closed",
+    "WebSocket",
+    "ECONNRESET",
+    "Connection closed",
+    "Target closed",
+)
 
 
 class PodLostError(Exception):
@@ -43,8 +52,9 @@ def _at() -> str:
     return datetime.now(timezone.utc).strftime("%H:%M:%SZ")
 
 
-def run_on_pod(tool: "WebTool", args: dict, call: Callable[[], str],
-               sleep: Callable[[float], None] = time.sleep) -> str:
+def run_on_pod(
+    tool: "WebTool", args: dict, call: Callable[[], str], sleep: Callable[[float], None] = time.sleep
+) -> str:
     """`call()` on the pod, by the lost-pod rules; still gone, PodLostError ends the step's try."""
     pool = tool.browsers
     lines: list[str] = []
@@ -68,9 +78,11 @@ def run_on_pod(tool: "WebTool", args: dict, call: Callable[[], str],
             at = _at()
             if reached and wrote:
                 lines.append(f"browser pod: reconnected (try {number} of 3, at {at})")
-                raise WebToolError("browse: the browser pod closed during this call, after it may have acted "
-                                   "(it clicks, fills, types or runs script); it was not sent again — look at the "
-                                   "page before repeating it")
+                raise WebToolError(
+                    "browse: the browser pod closed during this call, after it may have acted "
+                    "(it clicks, fills, types or runs script); it was not sent again — look at the "
+                    "page before repeating it"
+                )
             try:
                 answer = pool.run(call)
             except Exception as again:  # noqa: BLE001 - judged by `dropped`; else raised as it was
@@ -103,8 +115,11 @@ def summary(lines: list[str]) -> str:
         return f"{count} ({through} got through)"
     again = sum(1 for line in tries if "but the pod closed again" in line)
     if again:
-        which = "which reached the pod but it closed again" if again == 1 else \
-            f"{again} of which reached the pod but it closed again"
+        which = (
+            "which reached the pod but it closed again"
+            if again == 1
+            else f"{again} of which reached the pod but it closed again"
+        )
         return f"{count}, {which}; browser pod lost"
     return f"{count}; browser pod lost"
 

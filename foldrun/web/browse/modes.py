@@ -1,4 +1,5 @@
 """How the page is read: `mode=` text, markdown, aria, network, diff, feed, a11y, vitals …"""
+
 from __future__ import annotations
 
 import json
@@ -36,8 +37,15 @@ def save_captures(call: "Call") -> list[dict]:
         stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", urlsplit(response.url).path.strip("/"))[-60:] or "root"
         target = call.tool.sandbox / "outputs" / "captures" / f"{number:03d}-{stem}{suffix}"
         where = call.tool.write_file(target, body)
-        saved.append({"url": scrub_url(response.url), "status": response.status, "contentType": kind, "file": where,
-                      "text": body.decode("utf-8", errors="replace") if suffix != ".bin" else None})
+        saved.append(
+            {
+                "url": scrub_url(response.url),
+                "status": response.status,
+                "contentType": kind,
+                "file": where,
+                "text": body.decode("utf-8", errors="replace") if suffix != ".bin" else None,
+            }
+        )
     return saved
 
 
@@ -70,7 +78,9 @@ def feed_read(call: "Call", page: "Page") -> str:
             if item.get("link"):
                 lines.append(f"  {item['link']}")
         return "\n".join(lines)
-    return f"no feed: {scrub_url(page.url)} is not one, links none, and none of {', '.join(pages.FEED_PATHS)} answered one"
+    return (
+        f"no feed: {scrub_url(page.url)} is not one, links none, and none of {', '.join(pages.FEED_PATHS)} answered one"
+    )
 
 
 _TABLES_JS = """() => Array.from(document.querySelectorAll('table')).map(t => {
@@ -96,8 +106,9 @@ def read_capture(call: "Call", page: "Page", args: dict) -> str:
     saved = call.saved_captures
     if not saved:
         return f"nothing the page fetched matched capture={args['capture']}"
-    return "\n\n".join(f"=== {c['url']} ({c['status']}, {c['file']}) ===\n" + (c["text"] or "(binary)")[:6000]
-                        for c in saved)
+    return "\n\n".join(
+        f"=== {c['url']} ({c['status']}, {c['file']}) ===\n" + (c["text"] or "(binary)")[:6000] for c in saved
+    )
 
 
 @mode("feed", acts=False)
@@ -153,8 +164,7 @@ def read_console(call: "Call", page: "Page", args: dict) -> str:
     tool.write_file(tool.sandbox / "outputs" / "console.json", call.redact(data).encode())
     if not call.console:
         return "the page wrote nothing to its console"
-    return "\n".join(f"[{m['level']}] {m['text']}" + (f" ({m['source']})" if m["source"] else "")
-                     for m in call.console)
+    return "\n".join(f"[{m['level']}] {m['text']}" + (f" ({m['source']})" if m["source"] else "") for m in call.console)
 
 
 @mode("network", acts=False)
@@ -171,9 +181,11 @@ def read_network(call: "Call", page: "Page", args: dict) -> str:
     lines += [f"  redirect: {hop}" for hop in head.get("redirects") or []]
     lines += [f"  {k}: {v}" for k, v in (head.get("headers") or {}).items()]
     lines.append("")
-    lines += [f"{r['status'] or '---'} {r['method']} {r['type']} {r['url']} "
-              f"{r['bytes'] if r['bytes'] is not None else '?'} bytes {r['ms'] if r['ms'] is not None else '?'} ms"
-              for r in call.network]
+    lines += [
+        f"{r['status'] or '---'} {r['method']} {r['type']} {r['url']} "
+        f"{r['bytes'] if r['bytes'] is not None else '?'} bytes {r['ms'] if r['ms'] is not None else '?'} ms"
+        for r in call.network
+    ]
     return "\n".join(lines)
 
 
@@ -181,8 +193,12 @@ def read_network(call: "Call", page: "Page", args: dict) -> str:
 def read_screenshot(call: "Call", page: "Page", args: dict) -> str:
     if flag(args, "annotate"):
         settle(call, page)  # lazy parts in place before anything is measured
-        return annotated(call, page, args.get("within"),
-                         lambda: keep_file(call, page, "screenshot", {"screenshot": "page", "settle": False}))
+        return annotated(
+            call,
+            page,
+            args.get("within"),
+            lambda: keep_file(call, page, "screenshot", {"screenshot": "page", "settle": False}),
+        )
     where = keep_file(call, page, "screenshot", {"screenshot": "page"})
     return f"{where} — the full page at {page.viewport_size['width']}px wide. Read {where} to see it."
 

@@ -6,6 +6,7 @@ gives the page WebGPU, on a software GPU where there is none. Both are launch fl
 launched for it (a persistent context: Chromium loads extensions only into one), closed with the call or its
 session, its profile folder removed with it.
 """
+
 from __future__ import annotations
 
 import json
@@ -44,28 +45,36 @@ def _listed(raw: Any, where: str) -> list[str]:
 
 def extension_folders(call: "Call") -> list[Path]:
     """The block's extensions and then the call's, each checked to be an unpacked extension in the workspace."""
-    wanted = _listed(call.block.get("extensions"), "web.browse.extensions") + _listed(call.args.get("extensions"),
-                                                                                   "extensions=")
+    wanted = _listed(call.block.get("extensions"), "web.browse.extensions") + _listed(
+        call.args.get("extensions"), "extensions="
+    )
     folders: list[Path] = []
     for raw in dict.fromkeys(wanted):
         folder = paths.save_path(call.tool.sandbox, raw, arg="extensions", for_write=False)
         if not folder.is_dir():
-            raise WebToolError(f"browse: extensions: {raw} is not a folder in the agent directory; extensions "
-                               f"takes workspace paths of unpacked extensions, such as {EXAMPLE}")
+            raise WebToolError(
+                f"browse: extensions: {raw} is not a folder in the agent directory; extensions "
+                f"takes workspace paths of unpacked extensions, such as {EXAMPLE}"
+            )
         manifest = folder / "manifest.json"
         if not manifest.is_file():
             raise WebToolError(f"browse: extensions: {raw} is not an unpacked extension — it has no manifest.json")
         try:
             data = json.loads(manifest.read_text(encoding="utf-8"))
         except (ValueError, UnicodeDecodeError) as exc:
-            raise WebToolError(f"browse: extensions: {raw}/manifest.json is not JSON ({str(exc)[:120]}) — an "
-                               f"unpacked extension's manifest is a JSON object") from None
+            raise WebToolError(
+                f"browse: extensions: {raw}/manifest.json is not JSON ({str(exc)[:120]}) — an "
+                f"unpacked extension's manifest is a JSON object"
+            ) from None
         if not isinstance(data, dict) or not isinstance(data.get("manifest_version"), int):
-            raise WebToolError(f"browse: extensions: {raw}/manifest.json has no manifest_version — it is not a "
-                               f"Chrome extension's manifest")
+            raise WebToolError(
+                f"browse: extensions: {raw}/manifest.json has no manifest_version — it is not a "
+                f"Chrome extension's manifest"
+            )
         if any(p.is_symlink() for p in folder.rglob("*")):  # Chromium would read through it, out of the workspace
-            raise WebToolError(f"browse: extensions: {raw} holds a symlink; an extension's files stay inside the "
-                               f"agent directory")
+            raise WebToolError(
+                f"browse: extensions: {raw} holds a symlink; an extension's files stay inside the agent directory"
+            )
         folders.append(folder)
     return folders
 
@@ -119,12 +128,19 @@ def launch(call: "Call", flags: list[str], options: dict) -> "BrowserContext":
     stored = options.pop("storage_state", None)  # a persistent context takes no storage_state: added below
     try:
         context = pool.playwright().chromium.launch_persistent_context(
-            profile, executable_path=executable, args=args, headless=getattr(pool, "headless", True),
-            **({"env": {**os.environ, **pool.env}} if getattr(pool, "env", None) else {}), **options)
+            profile,
+            executable_path=executable,
+            args=args,
+            headless=getattr(pool, "headless", True),
+            **({"env": {**os.environ, **pool.env}} if getattr(pool, "env", None) else {}),
+            **options,
+        )
     except Exception as exc:  # noqa: BLE001 - a launch that failed is a sentence, its profile removed
         shutil.rmtree(profile, ignore_errors=True)
-        raise WebToolError(f"browse: Chromium with {'extensions' if '--load-extension' in ' '.join(flags) else 'WebGPU'}"
-                           f" did not start: {str(exc).splitlines()[0][:200]}") from None
+        raise WebToolError(
+            f"browse: Chromium with {'extensions' if '--load-extension' in ' '.join(flags) else 'WebGPU'}"
+            f" did not start: {str(exc).splitlines()[0][:200]}"
+        ) from None
     _LIVE[id(context)] = pool.playwright()
 
     def closed(_context: Any) -> None:
@@ -135,6 +151,7 @@ def launch(call: "Call", flags: list[str], options: dict) -> "BrowserContext":
     if stored and stored.get("cookies"):
         context.add_cookies(stored["cookies"])
     if stored and any(o.get("localStorage") for o in stored.get("origins") or []):
-        call.tool.log("browse: a browser launched for extensions or WebGPU takes the saved login's cookies, not its "
-                      "localStorage")
+        call.tool.log(
+            "browse: a browser launched for extensions or WebGPU takes the saved login's cookies, not its localStorage"
+        )
     return context

@@ -1,6 +1,7 @@
 """Starting one browser pod's server: Playwright's `run-server` in a process group of its own, killed with the
 worker, and the wait for the address it prints — bounded, so a server that never answers is a failed start
 (servers.py's pool raises it to the call that wanted the pod), not a caller held forever."""
+
 from __future__ import annotations
 
 import os
@@ -46,17 +47,25 @@ def start_server(display: str | None = None) -> tuple[subprocess.Popen, str]:
 
     node, cli = compute_driver_executable()
     token = secrets.token_urlsafe(24)
-    return serve([str(node), str(cli), "run-server", "--host", "127.0.0.1", "--port", "0", "--path", f"/{token}",
-                  "--unsafe"], env={**os.environ, "PW_TEST_SCREENSHOT_NO_FONTS_READY": "1",
-                                    **({"DISPLAY": display} if display else {})})
+    return serve(
+        [str(node), str(cli), "run-server", "--host", "127.0.0.1", "--port", "0", "--path", f"/{token}", "--unsafe"],
+        env={**os.environ, "PW_TEST_SCREENSHOT_NO_FONTS_READY": "1", **({"DISPLAY": display} if display else {})},
+    )
 
 
 def serve(argv: list[str], env: dict[str, str], within: float = POD_START_SECONDS) -> tuple[subprocess.Popen, str]:
     """Start a pod's server (`argv`, its own process group, killed with the worker) and wait at most `within`
     seconds for its "Listening on ws://…" line; (process, ws address). A server that exits first, or says
     nothing of the kind in time, is stopped with its group and the pool's failed-start error is raised."""
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                               start_new_session=True, preexec_fn=dies_with_this_process(), env=env)
+    process = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        preexec_fn=dies_with_this_process(),
+        env=env,
+    )
     ws, last, exited = _listening(process, time.monotonic() + within)
     if ws:
         return process, ws
@@ -64,8 +73,9 @@ def serve(argv: list[str], env: dict[str, str], within: float = POD_START_SECOND
     if process.stdout is not None:
         process.stdout.close()
     said = f'; it last said "{last[:200]}"' if last else ""
-    why = "its server stopped before it gave an address" if exited else \
-        f"its server gave no address within {within:g} s"
+    why = (
+        "its server stopped before it gave an address" if exited else f"its server gave no address within {within:g} s"
+    )
     raise WebToolError(f"browse: the browser pod did not start ({why}{said})")
 
 

@@ -1,4 +1,5 @@
 """The browser a worker process drives: one Chromium, launched on first use, in a thread of its own."""
+
 from __future__ import annotations
 
 import asyncio
@@ -16,10 +17,16 @@ from .spare import Spares, closing_on
 from .timing import mark
 
 CHROMIUM = "/usr/bin/chromium"
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-               "--disable-sync", "--no-first-run",
-               # WebRTC held to proxied transports: no UDP around the guard proxy.
-               "--force-webrtc-ip-handling-policy=disable_non_proxied_udp"]
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    # WebRTC held to proxied transports: no UDP around the guard proxy.
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+]
 
 IDLE_SECONDS = 15 * 60
 SETTLE_SECONDS = 10.0  # how long the driver waits, between calls, for the next call's context
@@ -45,9 +52,16 @@ class BrowserPool:
     any thread is carried there.
     """
 
-    def __init__(self, executable: str | None = None, args: list[str] | None = None,
-                 idle_seconds: float = IDLE_SECONDS, pods: Any = None, cdp: str | None = None,
-                 headless: bool = True, env: dict | None = None) -> None:
+    def __init__(
+        self,
+        executable: str | None = None,
+        args: list[str] | None = None,
+        idle_seconds: float = IDLE_SECONDS,
+        pods: Any = None,
+        cdp: str | None = None,
+        headless: bool = True,
+        env: dict | None = None,
+    ) -> None:
         self.executable = executable
         self.headless = headless  # False: a window (launch.py), its pages the window's size
         self.env = dict(env or {})  # the browser's own additions (a window's DISPLAY)
@@ -61,8 +75,8 @@ class BrowserPool:
         self.launches = 0
         self.users = 0
         self.driver = Driver()
-        self.pods = pods            # the account's AccountPool: connect to its pods instead of launching here
-        self.pod: Any = None        # the pod the browser is connected to
+        self.pods = pods  # the account's AccountPool: connect to its pods instead of launching here
+        self.pod: Any = None  # the pod the browser is connected to
         # A browser session's own Chromium (its CDP endpoint on loopback): this step browses *in* that session —
         # its page and cookies are the session's, and closing the pool only disconnects from it.
         self.cdp = cdp
@@ -88,8 +102,11 @@ class BrowserPool:
             self.playwright()
             try:  # no system Chromium: Playwright's own download, where `playwright install chromium` put one
                 self._browser = self._playwright.chromium.launch(
-                    executable_path=executable, args=self.args, headless=self.headless,
-                    **({"env": {**os.environ, **self.env}} if self.env else {}))
+                    executable_path=executable,
+                    args=self.args,
+                    headless=self.headless,
+                    **({"env": {**os.environ, **self.env}} if self.env else {}),
+                )
             except Exception as exc:  # noqa: BLE001 - closed, judged by its words, else raised as it was
                 self.close()
                 if "Executable doesn't exist" in str(exc) or "playwright install" in str(exc):
@@ -121,11 +138,15 @@ class BrowserPool:
             self.pods.done_with(self.pod)
         # A window is drawn on a windowed server's own screen (servers.py); the flags cross (`--unsafe`).
         self.pod = self.pods.pod(windowed=not self.headless)
-        options = {"args": self.args, "headless": self.headless,
-                   **({"executablePath": executable} if executable else {})}
+        options = {
+            "args": self.args,
+            "headless": self.headless,
+            **({"executablePath": executable} if executable else {}),
+        }
         try:
             self._browser = self._playwright.chromium.connect(
-                self.pod.ws, timeout=10_000, headers={"x-playwright-launch-options": json.dumps(options)})
+                self.pod.ws, timeout=10_000, headers={"x-playwright-launch-options": json.dumps(options)}
+            )
         except Exception as exc:  # noqa: BLE001 - the call never reached the pod
             raise PodUnreachable(f"the browser pod did not answer ({str(exc).splitlines()[0][:160]})") from None
         self.launches += 1
@@ -140,8 +161,9 @@ class BrowserPool:
             self._browser = self._playwright.chromium.connect_over_cdp(self.cdp, timeout=10_000)
         except Exception as exc:  # noqa: BLE001 - the session's browser is gone or never answered
             self.close()
-            raise WebToolError(f"browse: the browser session did not answer ({str(exc).splitlines()[0][:160]})") \
-                from None
+            raise WebToolError(
+                f"browse: the browser session did not answer ({str(exc).splitlines()[0][:160]})"
+            ) from None
         self.launches += 1
 
     def session_page(self):  # noqa: ANN201
@@ -225,6 +247,7 @@ class BrowserPool:
     def run(self, job):  # noqa: ANN001, ANN201
         """`job()` in the browser's thread; see `Driver.run`. After it, the next call's spare context is made
         and this call's own closed while the step goes on (its model's turn), not inside the next call."""
+
         def paused_spares_first():  # noqa: ANN202 - the job's own answer
             mark("on the driver")
             self.spares.pause()  # no spare's tab opens beside this call; the one it takes goes on (Spare.take)
@@ -302,8 +325,9 @@ async def _until(tasks: list, woken: Any, seconds: float) -> None:
         await asyncio.wait({woken}, timeout=seconds)
         return
     while pending and not woken.done() and time.monotonic() < until:
-        done, pending = await asyncio.wait(pending | {woken}, timeout=until - time.monotonic(),
-                                           return_when=asyncio.FIRST_COMPLETED)
+        done, pending = await asyncio.wait(
+            pending | {woken}, timeout=until - time.monotonic(), return_when=asyncio.FIRST_COMPLETED
+        )
         pending.discard(woken)
 
 
@@ -320,9 +344,11 @@ def thread_pool() -> BrowserPool:
         return _process_pool
 
 
-INSTALL_SENTENCE = ("Install Chromium (`apt-get install -y chromium` on a worker), or on a laptop "
-                    "`npm i -g playwright@1.63.0` then `npx playwright install chromium`; FOLDRUN_CHROMIUM names "
-                    "another binary")
+INSTALL_SENTENCE = (
+    "Install Chromium (`apt-get install -y chromium` on a worker), or on a laptop "
+    "`npm i -g playwright@1.63.0` then `npx playwright install chromium`; FOLDRUN_CHROMIUM names "
+    "another binary"
+)
 
 
 def find_chromium() -> str | None:
@@ -331,7 +357,11 @@ def find_chromium() -> str | None:
     if named:
         return named
     for candidate in (CHROMIUM, "chromium", "chromium-browser"):
-        found = shutil.which(candidate) if not candidate.startswith("/") else (candidate if Path(candidate).exists() else None)
+        found = (
+            shutil.which(candidate)
+            if not candidate.startswith("/")
+            else (candidate if Path(candidate).exists() else None)
+        )
         if found:
             return found
     return None

@@ -3,6 +3,7 @@
 The profiler (CDP `Profiler`, Chromium only — the engine table's `cpu_profile` row) starts on the call's tab
 before the page opens, so the page's own start-up is in it, and stops once the steps and the read are done.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,9 @@ def profile_target(call: "Call") -> Any:
         return None
     path = DEFAULT_PATH if value is True or str(value).lower() == "true" else str(value).strip()
     if not path.lower().endswith(".cpuprofile"):
-        raise WebToolError(f'browse: cpu_profile= is a .cpuprofile path, such as {DEFAULT_PATH}; '
-                           f"{json.dumps(value)} is not")
+        raise WebToolError(
+            f"browse: cpu_profile= is a .cpuprofile path, such as {DEFAULT_PATH}; {json.dumps(value)} is not"
+        )
     return call.tool.save_target(path)
 
 
@@ -45,10 +47,13 @@ def stop(call: "Call", session: Any, target: Any) -> None:
         profile = session.send("Profiler.stop")["profile"]
         session.detach()
     except Exception as exc:  # noqa: BLE001 - the tab closed under the profiler
-        call.notes.append(f"cpu_profile: not written — the tab closed before the profiler stopped "
-                          f"({str(exc).splitlines()[0][:120]})")
+        call.notes.append(
+            f"cpu_profile: not written — the tab closed before the profiler stopped ({str(exc).splitlines()[0][:120]})"
+        )
         return
     where = call.tool.write_file(target, json.dumps(profile, separators=(",", ":")).encode())
     functions = {n["callFrame"]["functionName"] for n in profile.get("nodes", []) if n["callFrame"]["functionName"]}
-    call.notes.append(f"cpu_profile: {where} ({len(profile.get('samples', []))} samples, {len(functions)} functions) "
-                      f"— open it in Chrome DevTools' Performance panel")
+    call.notes.append(
+        f"cpu_profile: {where} ({len(profile.get('samples', []))} samples, {len(functions)} functions) "
+        f"— open it in Chrome DevTools' Performance panel"
+    )

@@ -5,6 +5,7 @@ React (16 to 19) hangs its fiber tree on the DOM: the root container carries `__
 18, `_reactRootContainer`), every rendered node `__reactFiber$…`. The walk lists the components only — function,
 class, forwardRef and memo (under its own name) — nested as they render, each with its key and the props that are plain values.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -70,8 +71,10 @@ def read_react(call: "Call", page: "Page", args: dict) -> str:
     tool = call.tool
     found = page.evaluate(_TREE_JS, MAX_LINES)
     if not found["roots"]:
-        return (f"no React tree on {scrub_url(page.url)}: no element carries React's fibers (a page that renders "
-                f"after it loads needs wait_for= its content first)")
+        return (
+            f"no React tree on {scrub_url(page.url)}: no element carries React's fibers (a page that renders "
+            f"after it loads needs wait_for= its content first)"
+        )
     lines = found["lines"] or ["(the tree renders no components of its own: only elements)"]
     if found["more"]:
         lines.append(f"… and {found['more']} more components (the first {MAX_LINES:,} are listed)")

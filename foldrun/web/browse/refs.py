@@ -1,4 +1,5 @@
 """Selectors: CSS, text=, label= … and the numbers a `mode=aria` read gave (`@e4`)."""
+
 from __future__ import annotations
 
 import json
@@ -12,12 +13,33 @@ from ..errors import WebToolError
 if TYPE_CHECKING:  # pragma: no cover
     from playwright.sync_api import Locator, Page
 
-INTERACTIVE_ROLES = frozenset({"button", "link", "textbox", "searchbox", "checkbox", "radio", "combobox", "listbox",
-                               "option", "slider", "spinbutton", "switch", "tab", "menuitem", "menuitemcheckbox",
-                               "menuitemradio", "treeitem"})
+INTERACTIVE_ROLES = frozenset(
+    {
+        "button",
+        "link",
+        "textbox",
+        "searchbox",
+        "checkbox",
+        "radio",
+        "combobox",
+        "listbox",
+        "option",
+        "slider",
+        "spinbutton",
+        "switch",
+        "tab",
+        "menuitem",
+        "menuitemcheckbox",
+        "menuitemradio",
+        "treeitem",
+    }
+)
 
 
-_SNAPSHOT_LINE = re.compile(r'^(\s*)- (?P<role>[a-zA-Z]+)(?: (?P<name>"(?:[^"\\]|\\.)*"))?(?P<rest>.*?)\[ref=(?P<ref>[a-z0-9]+)\]')
+_SNAPSHOT_LINE = re.compile(
+    r'^(\s*)- (?P<role>[a-zA-Z]+)(?: (?P<name>"(?:[^"\\]|\\.)*"))?(?P<rest>.*?)\[ref=(?P<ref>[a-z0-9]+)\]'
+)
+
 
 class RefsMixin:
     """Finding the element a step names."""
@@ -35,11 +57,15 @@ class RefsMixin:
         def build(root):  # noqa: ANN001, ANN202 - a Page or a Frame
             if selector.startswith("aria-ref="):
                 return root.locator(selector)
-            for prefix, method in (("label=", root.get_by_label), ("placeholder=", root.get_by_placeholder),
-                                   ("alt=", root.get_by_alt_text), ("title=", root.get_by_title),
-                                   ("testid=", root.get_by_test_id)):
+            for prefix, method in (
+                ("label=", root.get_by_label),
+                ("placeholder=", root.get_by_placeholder),
+                ("alt=", root.get_by_alt_text),
+                ("title=", root.get_by_title),
+                ("testid=", root.get_by_test_id),
+            ):
                 if selector.startswith(prefix):
-                    return method(selector[len(prefix):])
+                    return method(selector[len(prefix) :])
             return root.locator(selector)
 
         if self.scope is not None:
@@ -56,34 +82,47 @@ class RefsMixin:
         saved = load_refs(self.tool.sandbox).get(self.session_key) or {}
         entry = (saved.get("refs") or {}).get(ref)
         if entry is None:
-            raise WebToolError(f"@{ref} is not a number from the last mode=aria read of this session — read the page "
-                               f"with mode=aria first and use its numbers")
+            raise WebToolError(
+                f"@{ref} is not a number from the last mode=aria read of this session — read the page "
+                f"with mode=aria first and use its numbers"
+            )
         here = page_key(page.url)
         if saved.get("page") != here:
-            raise WebToolError(f"@{ref} was read on {saved.get('page')}, not on this page ({here}) — read this page with "
-                               f"mode=aria first and use its numbers")
+            raise WebToolError(
+                f"@{ref} was read on {saved.get('page')}, not on this page ({here}) — read this page with "
+                f"mode=aria first and use its numbers"
+            )
         role, name, nth, of = entry["role"], entry.get("name"), int(entry["nth"]), int(entry["of"])
         root: Any = page
         within = entry.get("within")
         if within:  # a number made inside `within=` is found inside that part again, counted there
             part = self.locate(page, within)
             if part.count() == 0:
-                raise WebToolError(f"@{ref} was numbered within {within}, and the page has no {within} now — read "
-                                   f"the page with mode=aria again and use the new numbers")
+                raise WebToolError(
+                    f"@{ref} was numbered within {within}, and the page has no {within} now — read "
+                    f"the page with mode=aria again and use the new numbers"
+                )
             root = part.first
         # a number without a name is counted among the nameless of its role, so it is looked for among them
         locator = root.get_by_role(role, name=name or "", exact=True)
-        what = f'{role} "{name}"' + (f" within {within}" if within else "") if name else \
-            role + (f" within {within}" if within else "")
+        what = (
+            f'{role} "{name}"' + (f" within {within}" if within else "")
+            if name
+            else role + (f" within {within}" if within else "")
+        )
         count = locator.count()
         if count == 0:
-            raise WebToolError(f"@{ref} ({what}) is gone from the page — read the page with mode=aria again and use "
-                               f"the new numbers")
+            raise WebToolError(
+                f"@{ref} ({what}) is gone from the page — read the page with mode=aria again and use the new numbers"
+            )
         if count != of:
-            raise WebToolError(f"@{ref} was {what} ({nth + 1} of {of}), and the page now has {count} of them — read "
-                               f"the page with mode=aria again and use the new numbers")
+            raise WebToolError(
+                f"@{ref} was {what} ({nth + 1} of {of}), and the page now has {count} of them — read "
+                f"the page with mode=aria again and use the new numbers"
+            )
         self.notes.append(f"@{ref} = {what} ({nth + 1} of {of})")
         return locator.nth(nth)
+
 
 def page_key(url: str) -> str:
     parts = urlsplit(url)

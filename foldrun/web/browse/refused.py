@@ -8,6 +8,7 @@ refusal only when foldrun.net's own predicate refuses its host too (the install'
 public site answering 403 is no refusal), and then it is `was not opened — <why>`: the sentence runs/browser_tasks.py
 reads as a task stopped by `navigation_blocked`.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any

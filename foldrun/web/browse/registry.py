@@ -8,6 +8,7 @@ a new step is one function and one `@step(...)` line in its kind's module.
 The package's `__init__` imports every module that registers, so the
 registry is whole before anything reads it.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,9 +38,9 @@ Prepare = Callable[["Call", "Page"], None]
 class Step:
     name: str
     handler: StepHandler
-    acts: bool           # may change something: a call carrying it is a write
-    kind: str            # the module it lives in: pointer, forms, keyboard, navigation, storage, network, reading
-    capability: str      # the engine table's row it needs
+    acts: bool  # may change something: a call carrying it is a write
+    kind: str  # the module it lives in: pointer, forms, keyboard, navigation, storage, network, reading
+    capability: str  # the engine table's row it needs
     prepare: Prepare | None = None  # what it needs on the tab before the page opens
 
 
@@ -48,7 +49,7 @@ class Mode:
     name: str
     handler: ModeHandler
     capability: str
-    acts: bool                   # reading the page this way may change something: a call in it is a write
+    acts: bool  # reading the page this way may change something: a call in it is a write
     prepare: Prepare | None = None
 
 
@@ -59,9 +60,11 @@ STEPS: dict[str, Step] = {}
 MODES: dict[str, Mode] = {}
 
 
-def step(*names: str, acts: bool, capability: str = "actions",
-         prepare: Prepare | None = None) -> Callable[[StepHandler], StepHandler]:
+def step(
+    *names: str, acts: bool, capability: str = "actions", prepare: Prepare | None = None
+) -> Callable[[StepHandler], StepHandler]:
     """Register a handler for one or more step names; `prepare` runs on the tab before the page opens."""
+
     def register(handler: StepHandler) -> StepHandler:
         kind = handler.__module__.rsplit(".", 1)[-1]
         for name in names:
@@ -71,12 +74,15 @@ def step(*names: str, acts: bool, capability: str = "actions",
                 raise RuntimeError(f"browse step {name} is not a step the contract knows")
             STEPS[name] = Step(name, handler, acts, kind, capability, prepare)
         return handler
+
     return register
 
 
-def mode(name: str, *, acts: bool, capability: str = "read",
-         prepare: Prepare | None = None) -> Callable[[ModeHandler], ModeHandler]:
+def mode(
+    name: str, *, acts: bool, capability: str = "read", prepare: Prepare | None = None
+) -> Callable[[ModeHandler], ModeHandler]:
     """Register how the page is read by `mode=name`; `prepare` runs on the tab before the page opens."""
+
     def register(handler: ModeHandler) -> ModeHandler:
         if name in MODES:
             raise RuntimeError(f"browse mode={name} is registered twice")
@@ -84,6 +90,7 @@ def mode(name: str, *, acts: bool, capability: str = "read",
             raise RuntimeError(f"browse mode={name} is not a mode the contract knows")
         MODES[name] = Mode(name, handler, capability, acts, prepare)
         return handler
+
     return register
 
 
@@ -130,19 +137,27 @@ def run_steps(call: "Call", page: "Page", steps: list[dict]) -> None:
     for index, item in enumerate(steps, 1):
         name = next((k for k in item if k in W.BROWSE_STEP_ACTIONS), None)
         if name is None:
-            raise WebToolError(f"browse: step {index} ({json.dumps(item)[:80]}) names no action; the actions are "
-                               f"{', '.join(built_steps())}")
+            raise WebToolError(
+                f"browse: step {index} ({json.dumps(item)[:80]}) names no action; the actions are "
+                f"{', '.join(built_steps())}"
+            )
         call.denied(name)
         if name not in STEPS:
-            raise WebToolError(f"browse: the action {name} is not built into this install yet; the ones that run "
-                               f"here: {', '.join(built_steps())}")
+            raise WebToolError(
+                f"browse: the action {name} is not built into this install yet; the ones that run "
+                f"here: {', '.join(built_steps())}"
+            )
         if item.get("human") not in (None, False):
             if name not in HUMAN_STEPS:
-                raise WebToolError(f'browse: step {index}: "human" moves the pointer on {", ".join(HUMAN_STEPS)} '
-                                   f"(a mouse move); {name} takes no pointer path")
+                raise WebToolError(
+                    f'browse: step {index}: "human" moves the pointer on {", ".join(HUMAN_STEPS)} '
+                    f"(a mouse move); {name} takes no pointer path"
+                )
             if item.get("force"):
-                raise WebToolError(f'browse: step {index}: "human" and "force" disagree — a person\'s pointer lands '
-                                   f"on the element's place on the screen, force skips the screen; keep one")
+                raise WebToolError(
+                    f'browse: step {index}: "human" and "force" disagree — a person\'s pointer lands '
+                    f"on the element's place on the screen, force skips the screen; keep one"
+                )
         call.deadline.where = f"at step {index} ({name} {json.dumps(item.get(name))[:80]})"
         timeout = call.deadline.clip(float(item.get("timeout") or ACTION_TIMEOUT_MS))
         if call.captcha is not None and STEPS[name].acts and name != "solve":
@@ -153,17 +168,58 @@ def run_steps(call: "Call", page: "Page", steps: list[dict]) -> None:
             exc.message = call.with_what_it_did(exc.message)
             raise
         except Exception as exc:  # a Playwright timeout or error: the step and what it said
-            raise WebToolError(call.with_what_it_did(_failure(call, call.page or page, name, item, index, timeout,
-                                                              exc))) from None
+            raise WebToolError(
+                call.with_what_it_did(_failure(call, call.page or page, name, item, index, timeout, exc))
+            ) from None
 
 
 # The steps whose value is a selector (a number such as "@e4" included), and the words some of them take
 # instead of one (`wait: "load"`, `scroll: "bottom"`, `get: "url"`, `press: ""` on the page).
-_SELECTOR_STEPS = frozenset({"click", "dblclick", "rightclick", "hover", "check", "uncheck", "drag", "tap", "fill",
-                             "type", "select", "clear", "focus", "upload", "paste", "press", "wait", "get", "scroll",
-                             "highlight", "extract", "download"})
-_WORDS = frozenset({"", "load", "domcontentloaded", "networkidle", "navigation", "url", "text", "response",
-                    "request", "fn", "title", "localstorage", "sessionstorage", "bottom", "top"})
+_SELECTOR_STEPS = frozenset(
+    {
+        "click",
+        "dblclick",
+        "rightclick",
+        "hover",
+        "check",
+        "uncheck",
+        "drag",
+        "tap",
+        "fill",
+        "type",
+        "select",
+        "clear",
+        "focus",
+        "upload",
+        "paste",
+        "press",
+        "wait",
+        "get",
+        "scroll",
+        "highlight",
+        "extract",
+        "download",
+    }
+)
+_WORDS = frozenset(
+    {
+        "",
+        "load",
+        "domcontentloaded",
+        "networkidle",
+        "navigation",
+        "url",
+        "text",
+        "response",
+        "request",
+        "fn",
+        "title",
+        "localstorage",
+        "sessionstorage",
+        "bottom",
+        "top",
+    }
+)
 
 
 def _failure(call: "Call", page: "Page", name: str, item: dict, index: int, timeout: float, exc: Exception) -> str:
@@ -181,4 +237,3 @@ def _failure(call: "Call", page: "Page", name: str, item: dict, index: int, time
     # "Locator.click: Timeout …", "Locator.select_option: Error: strict mode violation: …"
     message = re.sub(r"^(?:[A-Z]\w*\.\w+: )?(?:Error: )?", "", str(exc).split("\n", 1)[0])
     return f"{head} failed: {message}"
-

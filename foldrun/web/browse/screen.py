@@ -6,6 +6,7 @@ life (servers.py). Each takes the first free display number from :99 up —
 two screens never share a number, and a start that loses the race for one
 (another Xvfb took it meanwhile) moves on to the next.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -30,15 +31,21 @@ class Screen:
     def start(self) -> str:
         binary = shutil.which("Xvfb")
         if binary is None:
-            raise WebToolError("browse: headless: false needs a screen, and this machine has neither one (no "
-                               "DISPLAY) nor Xvfb to make one — install Debian's xvfb, or leave headless unset")
+            raise WebToolError(
+                "browse: headless: false needs a screen, and this machine has neither one (no "
+                "DISPLAY) nor Xvfb to make one — install Debian's xvfb, or leave headless unset"
+            )
         for number in range(99, 160):  # :99 first, as the spec's pod has it; the next free one beside others
             if Path(f"/tmp/.X11-unix/X{number}").exists() or Path(f"/tmp/.X{number}-lock").exists():
                 continue
-            process = subprocess.Popen([binary, f":{number}", "-screen", "0", f"{WINDOW[0]}x{WINDOW[1]}x24",
-                                        "-nolisten", "tcp"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.DEVNULL, start_new_session=True,
-                                       preexec_fn=dies_with_this_process() if self.die_with_worker else None)
+            process = subprocess.Popen(
+                [binary, f":{number}", "-screen", "0", f"{WINDOW[0]}x{WINDOW[1]}x24", "-nolisten", "tcp"],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                preexec_fn=dies_with_this_process() if self.die_with_worker else None,
+            )
             until = time.monotonic() + 10
             while time.monotonic() < until and process.poll() is None:
                 if Path(f"/tmp/.X11-unix/X{number}").exists():

@@ -6,6 +6,7 @@ site's own code, on that one origin only, and IndexedDB is filled through its ow
 the call is seeded like one carrying cookies, so no script runs beside it and `state=` refuses it. A call that
 opens another origin opens without it, with one line saying so.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .call import Call
 
-SHAPE = ('a JSON object of "localStorage" and "sessionStorage" (key → text) and "indexedDB" (database → store → '
-         'a list of records, or {"keyPath": …, "records": […]})')
+SHAPE = (
+    'a JSON object of "localStorage" and "sessionStorage" (key → text) and "indexedDB" (database → store → '
+    'a list of records, or {"keyPath": …, "records": […]})'
+)
 
 
 def _origin(url: str) -> str:
@@ -42,20 +45,27 @@ def _shape(name: str, raw: str) -> dict:
             raise WebToolError(f"browse: web.browse.storage: {area} in the secret {name} must map each key to text")
     databases = data.get("indexedDB", {})
     if not isinstance(databases, dict) or not all(isinstance(stores, dict) for stores in databases.values()):
-        raise WebToolError(f"browse: web.browse.storage: indexedDB in the secret {name} must map each database to "
-                           f"its stores")
+        raise WebToolError(
+            f"browse: web.browse.storage: indexedDB in the secret {name} must map each database to its stores"
+        )
     stores: dict[str, dict[str, dict]] = {}
     for db, by_store in databases.items():
         for store, held in by_store.items():
             records = held.get("records") if isinstance(held, dict) else held
             if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
-                raise WebToolError(f"browse: web.browse.storage: indexedDB {db}.{store} in the secret {name} must be "
-                                   f"a list of records (objects)")
-            key_path = held.get("keyPath") if isinstance(held, dict) else (next(iter(records[0]), None)
-                                                                           if records else None)
+                raise WebToolError(
+                    f"browse: web.browse.storage: indexedDB {db}.{store} in the secret {name} must be "
+                    f"a list of records (objects)"
+                )
+            key_path = (
+                held.get("keyPath") if isinstance(held, dict) else (next(iter(records[0]), None) if records else None)
+            )
             stores.setdefault(db, {})[store] = {"keyPath": key_path, "records": records}
-    return {"localStorage": data.get("localStorage", {}), "sessionStorage": data.get("sessionStorage", {}),
-            "indexedDB": stores}
+    return {
+        "localStorage": data.get("localStorage", {}),
+        "sessionStorage": data.get("sessionStorage", {}),
+        "indexedDB": stores,
+    }
 
 
 def _leaves(value: Any) -> list[str]:
@@ -114,13 +124,17 @@ def seed_storage(call: "Call", context: "BrowserContext") -> None:
         return
     origin = str(call.block.get("storage_origin") or "").strip().rstrip("/").lower()
     if not origin or urlsplit(origin).scheme not in ("http", "https") or not urlsplit(origin).netloc:
-        raise WebToolError("browse: web.browse.storage needs storage_origin: beside it — the one origin the storage "
-                           "belongs to, such as https://www.example.com")
+        raise WebToolError(
+            "browse: web.browse.storage needs storage_origin: beside it — the one origin the storage "
+            "belongs to, such as https://www.example.com"
+        )
     url = str(call.args.get("url") or "")
     against = str(call.args.get("against") or "").strip()  # mode=diff's other page, in this context too
     if url and _origin(url) != origin and not (against and _origin(against) == origin):
-        call.tool.log(f"browse: {_origin(url)} is not {origin}, so the page opens without web.browse.storage "
-                      f"(it belongs to {origin})")
+        call.tool.log(
+            f"browse: {_origin(url)} is not {origin}, so the page opens without web.browse.storage "
+            f"(it belongs to {origin})"
+        )
         return
     raw = call.secret_value(str(name))
     seed = _shape(str(name), raw)

@@ -24,6 +24,7 @@ been idle past the idle time, so its pod can be reaped.
 
 Pure Python (no Django): the host sets `on_reap` to write the ledger line.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -58,8 +59,11 @@ def _env_int(name: str, default: int, low: int) -> int:
 
 def settings() -> tuple[int, int, float]:
     """(steps per pod, max pods, idle seconds), read from the worker's environment."""
-    return (_env_int("FOLDRUN_BROWSER_STEPS_PER_POD", 2, 1), _env_int("FOLDRUN_BROWSER_MAX_PODS", 4, 1),
-            _env_int("FOLDRUN_BROWSER_IDLE_MS", 15 * 60 * 1000, 1) / 1000)
+    return (
+        _env_int("FOLDRUN_BROWSER_STEPS_PER_POD", 2, 1),
+        _env_int("FOLDRUN_BROWSER_MAX_PODS", 4, 1),
+        _env_int("FOLDRUN_BROWSER_IDLE_MS", 15 * 60 * 1000, 1) / 1000,
+    )
 
 
 @dataclass
@@ -100,7 +104,7 @@ class AccountPool:
     def __init__(self, account: str, on_reap: Callable[[str, dict], None] | None) -> None:
         self.account = account
         self.pods: list[Pod] = []
-        self.steps = 0           # every step of the account browsing now (a pod is reaped only at none)
+        self.steps = 0  # every step of the account browsing now (a pod is reaped only at none)
         self.windowed_steps = 0  # of those, the steps whose browser has a window (`headless: false`)
         self.on_reap = on_reap
         self.lock = threading.RLock()
@@ -156,8 +160,7 @@ class AccountPool:
         try:
             with self.lock:
                 self._forget_dead()
-                while self._epoch == epoch and self.steps > 0 and \
-                        len(self._of_kind(windowed)) < self.wanted(windowed):
+                while self._epoch == epoch and self.steps > 0 and len(self._of_kind(windowed)) < self.wanted(windowed):
                     self._start(windowed)
         except Exception:  # noqa: BLE001 - the call that needs the pod starts it and says why it did not start
             pass
@@ -179,8 +182,9 @@ class AccountPool:
         with self.lock:
             kept = self.other_browsers.get(key)
             if kept is None:
-                kept = self.other_browsers[key] = BrowserPool(pods=self, executable=executable, args=args,
-                                                              headless=not windowed)
+                kept = self.other_browsers[key] = BrowserPool(
+                    pods=self, executable=executable, args=args, headless=not windowed
+                )
         if kept.pod is not None and not kept.pod.alive():
             kept.close()
         return kept
@@ -297,8 +301,9 @@ class ServerPool:
                 pool = self.accounts[account] = AccountPool(account, lambda a, line: self._reaped(a, line))
             if self._reaper is None or not self._reaper.is_alive():
                 self._halt = threading.Event()
-                self._reaper = threading.Thread(target=self._reap_forever, args=(self._halt,),
-                                                name="foldrun-browser-reaper", daemon=True)
+                self._reaper = threading.Thread(
+                    target=self._reap_forever, args=(self._halt,), name="foldrun-browser-reaper", daemon=True
+                )
                 self._reaper.start()
             return pool
 

@@ -1,4 +1,5 @@
 """A browse call on a browser session's own page (a step that browses in a session, or a live page)."""
+
 from __future__ import annotations
 
 import time
@@ -21,8 +22,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..tool import WebTool
 
 
-def run_in_session(tool: "WebTool", call: Call, url: str | None, mode: str, args: dict, steps: list, claims: list,
-                explicit_mode: bool, limit: int, profile_to: Any = None) -> str:
+def run_in_session(
+    tool: "WebTool",
+    call: Call,
+    url: str | None,
+    mode: str,
+    args: dict,
+    steps: list,
+    claims: list,
+    explicit_mode: bool,
+    limit: int,
+    profile_to: Any = None,
+) -> str:
     """The call on a browser session's own page: it opens `url` when given, else acts where the page is, and
     leaves the page (and its cookies) as the steps left it for the next call."""
     started = time.monotonic()
@@ -30,7 +41,6 @@ def run_in_session(tool: "WebTool", call: Call, url: str | None, mode: str, args
     context, page = tool.browsers.session_page()
     live_page = getattr(tool, "live_page", None)
     if live_page is not None:
-
         check_tab(live_page, page)  # a tab that crashed since the last call is a sentence, not a blank page
         if live_page.calls == 0 or call.args.get("cookies"):  # the file's cookies when it opens; a call's own
             call.add_cookies(context)

@@ -4,6 +4,7 @@ It finds the form (in the page or its frames), fills it, submits it, waits for t
 browser posts and one the page's script posts a moment later alike (signin_answer.py) — and then says whether the
 sign-in took, could not be told, or was refused (signin_verdict.py), in a note at the top of the call's result.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,9 @@ def login(call: "Call", page: "Page", name: str, step: dict, timeout: float) -> 
     except ValueError:
         user, sep, password = raw.partition(":")
         if not sep:
-            raise WebToolError(f'browse: login: the secret {name} is neither {{"username", "password"}} as JSON '
-                               f"nor user:pass") from None
+            raise WebToolError(
+                f'browse: login: the secret {name} is neither {{"username", "password"}} as JSON nor user:pass'
+            ) from None
         cred = {"username": user, "password": password}
     if not isinstance(cred, dict) or not cred.get("password"):
         raise WebToolError(f'browse: login: the secret {name} has no "password"')
@@ -48,19 +50,27 @@ def login(call: "Call", page: "Page", name: str, step: dict, timeout: float) -> 
     def same_origin() -> None:
         here = urlsplit(page.url)
         if origin and f"{here.scheme}://{here.netloc}" != origin:
-            raise WebToolError(f"browse: login: the page is on {here.scheme}://{here.netloc}, not {origin} where "
-                               f"the secret {name} signs in — its form is not filled")
+            raise WebToolError(
+                f"browse: login: the page is on {here.scheme}://{here.netloc}, not {origin} where "
+                f"the secret {name} signs in — its form is not filled"
+            )
 
     def field(selector: str | None, guesses: tuple[str, ...]) -> "Locator | None":
-        for candidate in ((selector,) if selector else guesses):
+        for candidate in (selector,) if selector else guesses:
             for frame in page.frames:
                 found = frame.locator(candidate)
                 if found.count() and found.first.is_visible():
                     return found.first
         return None
 
-    user_guesses = ("input[autocomplete=username]", "input[type=email]", "input[name*=user i]",
-                    "input[name*=email i]", "input[id*=user i]", "input[type=text]")
+    user_guesses = (
+        "input[autocomplete=username]",
+        "input[type=email]",
+        "input[name*=user i]",
+        "input[name*=email i]",
+        "input[id*=user i]",
+        "input[type=text]",
+    )
     same_origin()
     password = field(cred.get("password_selector"), ("input[type=password]",))
     user = field(cred.get("username_selector"), user_guesses)
@@ -84,9 +94,13 @@ def login(call: "Call", page: "Page", name: str, step: dict, timeout: float) -> 
         watch.wait(timeout, blocked=lambda: bool(invalid_fields(password)))
     invalid = invalid_fields(password) if watch.signin is None else []  # a blocked form sent nothing
     if invalid:
-        raise WebToolError(call.redact(f"browse: login: the form's own validation blocked the submit — "
-                                       f"{'; '.join(invalid)}; the secret {name} filled the user name and password "
-                                       f"and the form asks for more, so nobody signed in"))
+        raise WebToolError(
+            call.redact(
+                f"browse: login: the form's own validation blocked the submit — "
+                f"{'; '.join(invalid)}; the secret {name} filled the user name and password "
+                f"and the form asks for more, so nobody signed in"
+            )
+        )
     kept = Kept.now(page).new_since(before, watch.cookies_set())
     # Said, not raised, whatever the verdict: the page's own words (its error message) are the rest of the result.
     call.notes.append(call.redact(judge(page, watch.status, watch.navigations, kept, sign_in_url).line(name)))

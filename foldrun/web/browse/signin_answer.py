@@ -7,6 +7,7 @@ neither is judged before the site has answered. `Kept` is what the site keeps fo
 keys of the page's localStorage and sessionStorage — before and after, to tell whether the submit left anything
 behind; none of it depends on the site's language.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,17 +31,18 @@ class SubmitWatch:
 
     def __init__(self, page: "Page", password: str) -> None:
         self.page = page
-        self._marks = tuple(m for m in {password, quote_plus(password), quote(password, safe=""),
-                                        json.dumps(password)[1:-1]} if m)
+        self._marks = tuple(
+            m for m in {password, quote_plus(password), quote(password, safe=""), json.dumps(password)[1:-1]} if m
+        )
         self.signin: "Request | None" = None  # the request that carried the sign-in
-        self._carried = False                 # … and it carried the password (not a guess)
-        self._chain: list["Request"] = []     # it and the redirects it led to, last one last
-        self.finished = False                 # the last of the chain has its whole answer (or failed)
-        self.status: int | None = None        # the HTTP status of the chain's last answer
-        self.navigations: list[int] = []      # the status of each page the main frame was answered, last one last
-        self.answers: list["Response"] = []   # pages and fetches answered since: where Set-Cookie can come from
-        self._moving: set[Any] = set()        # the main frame's navigations asked for and not yet answered
-        self._last = time.monotonic()         # when the sign-in or a navigation last moved
+        self._carried = False  # … and it carried the password (not a guess)
+        self._chain: list["Request"] = []  # it and the redirects it led to, last one last
+        self.finished = False  # the last of the chain has its whole answer (or failed)
+        self.status: int | None = None  # the HTTP status of the chain's last answer
+        self.navigations: list[int] = []  # the status of each page the main frame was answered, last one last
+        self.answers: list["Response"] = []  # pages and fetches answered since: where Set-Cookie can come from
+        self._moving: set[Any] = set()  # the main frame's navigations asked for and not yet answered
+        self._last = time.monotonic()  # when the sign-in or a navigation last moved
 
     def __enter__(self) -> "SubmitWatch":
         for event, handler in zip(_EVENTS, (self._request, self._response, self._done, self._done)):
@@ -163,12 +165,18 @@ class Kept:
         """What is kept now that was not before, each as words ("the cookie sid", "localStorage token"). A cookie
         counts when it is new, or when the site's answer set it to a new value; a cookie the page's script rewrote
         (an analytics timestamp) does not, nor does a storage key that was there already."""
-        cookies = [key[0] for key, value in self.cookies.items() if key not in before.cookies
-                   or (value != before.cookies[key] and key[0] in set_by_site)]
+        cookies = [
+            key[0]
+            for key, value in self.cookies.items()
+            if key not in before.cookies or (value != before.cookies[key] and key[0] in set_by_site)
+        ]
         same = self.origin == before.origin
         local = sorted(self.local - before.local) if same else sorted(self.local)
         session = sorted(self.session - before.session) if same else sorted(self.session)
         said = [f"the cookie{'s' if len(cookies) > 1 else ''} {', '.join(dict.fromkeys(cookies))}"] if cookies else []
-        said += [f"{where} {', '.join(keys)}" for where, keys in (("localStorage", local), ("sessionStorage", session))
-                 if keys]
+        said += [
+            f"{where} {', '.join(keys)}"
+            for where, keys in (("localStorage", local), ("sessionStorage", session))
+            if keys
+        ]
         return said

@@ -7,6 +7,7 @@ the site keep anything new for the browser (a cookie its answer set, a new stora
 the sign-in page's URL. Both yes is a sign-in, both no a refusal; when they disagree the step says it could not
 tell rather than report a sign-in that may not have happened.
 """
+
 from __future__ import annotations
 
 import re
@@ -53,8 +54,10 @@ def judge(page: "Page", status: int | None, navigations: list[int], kept: list[s
     if kept and here != there:
         return Verdict(True)
     if not kept and here == there:
-        return Verdict(False, f"the page is still the sign-in page ({there}) and the site kept no cookie or storage "
-                              f"from the submit")
+        return Verdict(
+            False,
+            f"the page is still the sign-in page ({there}) and the site kept no cookie or storage from the submit",
+        )
     if kept:
         return Verdict(None, f"the site kept {' and '.join(kept)}, but the page is still the sign-in page ({there})")
     return Verdict(None, f"the page went on to {here}, but the site kept no cookie or storage from the submit")
@@ -84,9 +87,12 @@ def _look(page: "Page") -> tuple[bool, list[str], list[str]]:
 
 # Words a sign-in page uses for a refusal ("Incorrect username or password", "Login failed", "Invalid
 # credentials"); English only, so one sign among the others, which do not depend on the site's language.
-_SAYS_NO = re.compile(r"\b(?:(?:incorrect|invalid|wrong)\b[^.\n]{0,40}\b(?:password|credentials|"
-                      r"user ?name|e-?mail|log ?in|sign[- ]?in)|(?:log ?in|sign[- ]?in|authentication)\s+"
-                      r"(?:failed|denied|unsuccessful)|not recogni[sz]ed)", re.IGNORECASE)
+_SAYS_NO = re.compile(
+    r"\b(?:(?:incorrect|invalid|wrong)\b[^.\n]{0,40}\b(?:password|credentials|"
+    r"user ?name|e-?mail|log ?in|sign[- ]?in)|(?:log ?in|sign[- ]?in|authentication)\s+"
+    r"(?:failed|denied|unsuccessful)|not recogni[sz]ed)",
+    re.IGNORECASE,
+)
 # What the page shows after the submit: a password field still showing (the form back), the fields it marks
 # aria-invalid, and the lines it says — each invalid field's own message (aria-errormessage, aria-describedby,
 # the browser's), then its alerts, then an English line naming the credential as wrong — best first.
@@ -113,8 +119,11 @@ def invalid_fields(password: "Locator") -> list[str]:
     """The fields the form's own validation still refuses after the submit, each as `name: the browser's
     message` — a form still on the page with one means the browser blocked the submit. [] otherwise."""
     try:
-        return password.evaluate("""e => { const f = e.form; if (!f || f.noValidate) return [];
+        return password.evaluate(
+            """e => { const f = e.form; if (!f || f.noValidate) return [];
           return [...f.elements].filter(x => x.willValidate && !x.validity.valid)
-            .map(x => `${x.name || x.id || x.type}: ${x.validationMessage}`); }""", timeout=1000)
+            .map(x => `${x.name || x.id || x.type}: ${x.validationMessage}`); }""",
+            timeout=1000,
+        )
     except Exception:  # noqa: BLE001 - the form is gone (the submit navigated): nothing blocked it
         return []

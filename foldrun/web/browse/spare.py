@@ -23,6 +23,7 @@ own about:blank and read once with the snapshot — no request leaves it, no
 storage is touched, and the call's `goto` keeps that renderer and replaces
 that document.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -35,8 +36,22 @@ from playwright._impl._sync_base import mapping
 from ..net import GuardProxy, Refused
 
 # Context options a spare may carry: none of them is a secret or state of a call's own.
-PLAIN = frozenset({"locale", "viewport", "user_agent", "timezone_id", "color_scheme", "geolocation", "permissions",
-                   "ignore_https_errors", "device_scale_factor", "is_mobile", "has_touch", "screen"})
+PLAIN = frozenset(
+    {
+        "locale",
+        "viewport",
+        "user_agent",
+        "timezone_id",
+        "color_scheme",
+        "geolocation",
+        "permissions",
+        "ignore_https_errors",
+        "device_scale_factor",
+        "is_mobile",
+        "has_touch",
+        "screen",
+    }
+)
 
 
 def key_of(options: dict[str, Any], proxied: bool) -> str | None:
@@ -47,8 +62,10 @@ def key_of(options: dict[str, Any], proxied: bool) -> str | None:
 
 
 # Written into the spare's about:blank and read once (`Spare._make`): text, a link, a button, a script.
-WARM_UP = ("document.body.innerHTML = '<h1>.</h1><p>. <a href=\"#\">.</a> <button>.</button></p>'; "
-           "document.body.textContent.length")
+WARM_UP = (
+    "document.body.innerHTML = '<h1>.</h1><p>. <a href=\"#\">.</a> <button>.</button></p>'; "
+    "document.body.textContent.length"
+)
 WARM_UP_MS = 5_000
 
 
@@ -58,8 +75,9 @@ class Spare:
     It is made step by step, each only while `go` is set: between calls, or once a call has taken it. A call
     that starts pauses the spares it does not take (`Spares.pause`), so that no tab of theirs opens beside it."""
 
-    def __init__(self, browser: Any, key: str, options: dict[str, Any], proxied: bool,
-                 owner: "Spares | None" = None) -> None:
+    def __init__(
+        self, browser: Any, key: str, options: dict[str, Any], proxied: bool, owner: "Spares | None" = None
+    ) -> None:
         self.key = key
         self.owner = owner
         self.holder: dict[str, Any] = {"call": None}
@@ -73,7 +91,7 @@ class Spare:
         self.parked = asyncio.Event()
         self.parked.set()
         self.dropped = False  # discarded before it was made: it stops at its next step and closes what it made
-        self.taken = False    # a call waits for it: the warm-up steps not begun are left to the call's own page
+        self.taken = False  # a call waits for it: the warm-up steps not begun are left to the call's own page
         self.task = browser._loop.create_task(self._make(browser._impl_obj, made))
         # Read here, so that a spare's failure never taken (its browser went) is not reported as unread.
         self.task.add_done_callback(lambda task: self.parked.set() or task.cancelled() or task.exception())

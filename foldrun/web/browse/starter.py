@@ -4,6 +4,7 @@ A pod's server is started with a parent-death signal (util.dies_with_this_proces
 worker; Linux ties that signal to the *thread* that forked the server, not the process. Every pod is therefore
 started here, on a thread that lasts as long as the process, whichever thread wanted it.
 """
+
 from __future__ import annotations
 
 import queue

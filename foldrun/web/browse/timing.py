@@ -1,5 +1,6 @@
 """Where a browse call's time goes, for tests/bench/browse_bench.py --detail: off (and free) unless a bench
 turns it on. Each mark is (label, monotonic seconds); the bench reads the gaps between them."""
+
 from __future__ import annotations
 
 import time

@@ -5,6 +5,7 @@ is refused by name. The browser is still pointed at the guard on loopback — it
 credentials — and the guard hands every connection on to the user's proxy with the Proxy-Authorization it builds
 here, after checking the address that proxy is at (and the host the page asked for against allowed_domains).
 """
+
 from __future__ import annotations
 
 import base64
@@ -30,8 +31,10 @@ def user_proxy(call: "Call") -> Upstream | None:
     try:
         value = call.secret_value(name).strip()
     except (KeyError, LookupError):  # the reader has no such name: say which, never guess
-        raise WebToolError(f"browse: proxy: the secret {name} is not available to this step — declare it under "
-                           f"secrets: and set it to {SHAPE}") from None
+        raise WebToolError(
+            f"browse: proxy: the secret {name} is not available to this step — declare it under "
+            f"secrets: and set it to {SHAPE}"
+        ) from None
     try:
         parts = urlsplit(value)
         port = parts.port

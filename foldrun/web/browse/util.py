@@ -1,4 +1,5 @@
 """Small pieces every part of browse uses: timeouts, the steps' JSON, names and domains."""
+
 from __future__ import annotations
 
 import fnmatch
@@ -46,6 +47,7 @@ def dies_with_this_process() -> Callable[[], None]:
 
     return in_the_child
 
+
 def steps_of(raw: Any) -> list:
     if raw in (None, "", []):
         return []
@@ -53,7 +55,9 @@ def steps_of(raw: Any) -> list:
         try:
             raw = json.loads(raw)
         except ValueError as exc:
-            raise WebToolError(f"browse: actions= is not a JSON array of steps ({exc.msg} at character {exc.pos})") from None
+            raise WebToolError(
+                f"browse: actions= is not a JSON array of steps ({exc.msg} at character {exc.pos})"
+            ) from None
     if isinstance(raw, dict):
         raw = [raw]
     if not isinstance(raw, list) or not all(isinstance(s, dict) for s in raw):
@@ -89,7 +93,10 @@ def safe_name(raw: Any, what: str) -> str:
 def glob_match(url: str, glob: str) -> bool:
     """Playwright's URL globs, near enough: `**` any characters, `*` any but `/`."""
     pattern = re.escape(glob).replace(r"\*\*", "\0").replace(r"\*", "[^/]*").replace("\0", ".*")
-    return re.fullmatch(pattern, url) is not None or re.fullmatch(pattern, urlsplit(url)._replace(query="").geturl()) is not None
+    return (
+        re.fullmatch(pattern, url) is not None
+        or re.fullmatch(pattern, urlsplit(url)._replace(query="").geturl()) is not None
+    )
 
 
 def stop_group(process: subprocess.Popen, grace: float = 3) -> None:

@@ -8,6 +8,7 @@ on. `limit` is the most pages (500 for map, 50 for crawl, up to 5,000). A wire e
 once more before it is recorded; a redirect to another host is recorded, its page never read. The walk stops
 short of the call's deadline and says so, with what it found.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -29,10 +30,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .call import Call
 
-AT_ONCE = 3                              # tabs loading at a time
-LIMITS = {"map": 500, "crawl": 50}       # the default number of pages
+AT_ONCE = 3  # tabs loading at a time
+LIMITS = {"map": 500, "crawl": 50}  # the default number of pages
 MOST = 5000
-STOP_SHORT_MS = 8000                     # the walk ends this long before the call's deadline, to write what it has
+STOP_SHORT_MS = 8000  # the walk ends this long before the call's deadline, to write what it has
 _LINKS_JS = "() => Array.from(document.querySelectorAll('a[href]'), a => a.href)"
 
 
@@ -44,8 +45,9 @@ def check_walk_options(args: dict, mode_name: str) -> None:
     if mode_name not in LIMITS:
         raise WebToolError(f"browse: limit= goes with mode=map or mode=crawl; this call reads mode={mode_name}")
     if isinstance(raw, bool) or not str(raw).strip().isdigit() or not 1 <= int(str(raw).strip()) <= MOST:
-        raise WebToolError(f"browse: limit= is the most pages to walk, a whole number from 1 to {MOST:,}; "
-                           f"{json.dumps(raw)} is not")
+        raise WebToolError(
+            f"browse: limit= is the most pages to walk, a whole number from 1 to {MOST:,}; {json.dumps(raw)} is not"
+        )
 
 
 def _limit(args: dict, mode_name: str) -> int:
@@ -116,8 +118,9 @@ class Walker:
 
     def _start(self, tab: "Page", visit: Visit) -> bool:
         try:
-            response = tab.goto(visit.url, wait_until="commit",
-                                timeout=self.call.deadline.clip(self.call.tool.browse_timeout * 1000))
+            response = tab.goto(
+                visit.url, wait_until="commit", timeout=self.call.deadline.clip(self.call.tool.browse_timeout * 1000)
+            )
         except WebToolError:
             raise
         except Exception as exc:  # noqa: BLE001 - a wire error: Playwright's reason, first line
@@ -152,8 +155,9 @@ class Walker:
         if visit.error:
             return
         try:
-            visit.links = [site.normal(link) for link in tab.evaluate(_LINKS_JS)
-                           if link.startswith(("http://", "https://"))]
+            visit.links = [
+                site.normal(link) for link in tab.evaluate(_LINKS_JS) if link.startswith(("http://", "https://"))
+            ]
             if self.keep_markdown:
                 visit.markdown = pages.to_markdown(tab.content(), tab.url)
         except WebToolError:
@@ -166,8 +170,10 @@ def _robots_note(call: "Call", walker: Walker, start: str, what: str) -> None:
     if walker.robots.note:
         call.tool.log(f"browse mode={what}: {walker.robots.note}; walking as if it allowed everything")
     if not walker.robots.allows(start):
-        raise WebToolError(f"{walker.robots.url} disallows {scrub_url(start)} for crawlers, so no pages were "
-                           f"{'listed' if what == 'map' else 'crawled'}")
+        raise WebToolError(
+            f"{walker.robots.url} disallows {scrub_url(start)} for crawlers, so no pages were "
+            f"{'listed' if what == 'map' else 'crawled'}"
+        )
 
 
 @mode("map", acts=False)
@@ -210,8 +216,10 @@ def read_map(call: "Call", page: "Page", args: dict) -> str:
         walker.close()
     urls = list(found)[:limit]
     tool.write_file(tool.sandbox / "outputs" / "map.txt", ("\n".join(urls) + "\n").encode("utf-8"))
-    head = (f"{len(urls)} URL{'s' if len(urls) != 1 else ''} on {origin}, from its sitemaps ({len(listed)} listed) and "
-            f"the links on {read} rendered page{'s' if read != 1 else ''} (outputs/map.txt)")
+    head = (
+        f"{len(urls)} URL{'s' if len(urls) != 1 else ''} on {origin}, from its sitemaps ({len(listed)} listed) and "
+        f"the links on {read} rendered page{'s' if read != 1 else ''} (outputs/map.txt)"
+    )
     if len(urls) >= limit:
         head += f"; stopped at limit={limit}"
     elif stopped:
@@ -278,22 +286,28 @@ def read_crawl(call: "Call", page: "Page", args: dict) -> str:
         cursor["pages"] += [list(p) for p in written]
         cursor["skipped"] += [list(s) for s in skipped]
         cursor["queue"], cursor["seen"] = list(pending), sorted(seen)
-        index = "".join(f"{u}\t{n}\n" for u, n in cursor["pages"]) + \
-            "".join(f"{u}\t-\t{why}\n" for u, why in cursor["skipped"])
+        index = "".join(f"{u}\t{n}\n" for u, n in cursor["pages"]) + "".join(
+            f"{u}\t-\t{why}\n" for u, why in cursor["skipped"]
+        )
         tool.write_file(folder / "index.txt", index.encode("utf-8"))
         tool.write_file(where, json.dumps(cursor).encode("utf-8"))
     total = len(cursor["pages"])
-    lines = [f"{'resumed the crawl of' if resumed else 'crawled'} {start} in the browser: {len(written)} page"
-             f"{'s' if len(written) != 1 else ''} this call, {total} in all, in outputs/crawl/ (index: "
-             f"outputs/crawl/index.txt)"]
+    lines = [
+        f"{'resumed the crawl of' if resumed else 'crawled'} {start} in the browser: {len(written)} page"
+        f"{'s' if len(written) != 1 else ''} this call, {total} in all, in outputs/crawl/ (index: "
+        f"outputs/crawl/index.txt)"
+    ]
     lines += [f"- {u} → outputs/crawl/{n}" for u, n in written]
     if skipped:
         lines.append(f"not kept ({len(skipped)}):")
         lines += [f"- {u}: {why}" for u, why in skipped]
     if pending:
-        lines.append(f"{len(pending)} more page{'s' if len(pending) != 1 else ''} found and not yet read"
-                     + (f" ({stopped})" if stopped else "") + f" — the same call again carries on (cursor: "
-                     f"{tool.relative(where)})")
+        lines.append(
+            f"{len(pending)} more page{'s' if len(pending) != 1 else ''} found and not yet read"
+            + (f" ({stopped})" if stopped else "")
+            + f" — the same call again carries on (cursor: "
+            f"{tool.relative(where)})"
+        )
     else:
         lines.append("nothing left to read on the site: the crawl is complete")
     return "\n".join(lines)

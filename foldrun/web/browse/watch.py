@@ -11,6 +11,7 @@ from the moment it opens, as a file of its own beside the first (`…-tab2.webm`
 own `record_video_dir` needs a downloaded ffmpeg build this install does not have), so it is kept with the run's
 files and the Run page plays it once the run finishes.
 """
+
 from __future__ import annotations
 
 import base64
@@ -28,12 +29,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .call import Call
 
-FRAME_GAP = 1 / 3          # at most three frames a second reach the Run page
-FLUSH_TICK = 0.1           # how often a thinned-out last frame is looked at again
+FRAME_GAP = 1 / 3  # at most three frames a second reach the Run page
+FLUSH_TICK = 0.1  # how often a thinned-out last frame is looked at again
 MAX_VIDEO_FRAMES = 20_000  # a video keeps at most this many frames (about 11 minutes of a page changing at 30/s)
 VIDEO_DEFAULT = "outputs/videos/browse-{n}.webm"
-SIGNS_IN_VIDEO = ("video: not recorded — a call that signs in is never kept (its page shows what it typed); sign in "
-                  "with session= or state= and record the next call")
+SIGNS_IN_VIDEO = (
+    "video: not recorded — a call that signs in is never kept (its page shows what it typed); sign in "
+    "with session= or state= and record the next call"
+)
 
 Sink = Callable[[str, "bytes | None", str], None]  # (kind "frame" | "end", jpeg, the page's address)
 
@@ -216,8 +219,10 @@ def video_target(call: "Call", args: dict) -> Path | None:
         return None
     if signs_in(call):
         if own:
-            raise WebToolError("browse: a call that signs in keeps no video — its page shows every field it filled; "
-                               "sign in with session= and record the next call")
+            raise WebToolError(
+                "browse: a call that signs in keeps no video — its page shows every field it filled; "
+                "sign in with session= and record the next call"
+            )
         call.notes.append(SIGNS_IN_VIDEO)
         return None
     tool = call.tool
@@ -263,8 +268,11 @@ class Recording:
             except Exception:  # noqa: BLE001 - a frame the encoder cannot read loses the video, not the call
                 size = 0
             if not size:
-                call.notes.append("video: not recorded — the page drew no frame to keep" if number == 1 else
-                                  f"video: tab {number} not recorded — it drew no frame to keep")
+                call.notes.append(
+                    "video: not recorded — the page drew no frame to keep"
+                    if number == 1
+                    else f"video: tab {number} not recorded — it drew no frame to keep"
+                )
                 continue
             path = tool.relative(target)
             call.notes.append(f"video: {path}" if number == 1 else f"video: {path} (tab {number}, opened by the call)")

@@ -4,6 +4,7 @@ browse call's `video` (watch.py).
 Frames come only when the page changes, so each is shown until the next one (its own timestamp); PyAV's
 bundled FFmpeg does the encoding, no system ffmpeg needed.
 """
+
 from __future__ import annotations
 
 import io

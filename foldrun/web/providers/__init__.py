@@ -25,6 +25,7 @@ records the vendor page it was built from and the day it was matched to it
 | hyperbrowser | | | | /api/extract job | | |
 | anthropic · zai · openrouter · openai · kimi | their own server tool (models.py) | anthropic's web_fetch | | | | |
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -45,11 +46,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..tool import WebTool
 
 # adapter -> (the vendor page it was built from, the day it was matched to it)
-SOURCES: dict[str, tuple[str, str]] = {f"{name} {action}": (a.page, a.matched) for (action, name), a in REGISTRY.items()}
+SOURCES: dict[str, tuple[str, str]] = {
+    f"{name} {action}": (a.page, a.matched) for (action, name), a in REGISTRY.items()
+}
 
 
-def search_via(tool: "WebTool", provider: dict, query: str, *, count: int, site: str | None,
-               time_range: str | None, language: str) -> Found:
+def search_via(
+    tool: "WebTool", provider: dict, query: str, *, count: int, site: str | None, time_range: str | None, language: str
+) -> Found:
     refused = W.option_refusal("search", provider["name"], "time_range", time_range)
     if refused:
         raise WebToolError(refused)
@@ -72,8 +76,10 @@ def fetch_via(tool: "WebTool", provider: dict, urls: list[str], mode: str, targe
     if raw and target is not None:  # not a page (a PDF, an image): its own bytes kept, as a direct fetch keeps them
         url, answer = raw[0]
         where = tool.write_file(target, answer.body)
-        return (f"saved {where} ({len(answer.body):,} bytes, {answer.media_type or 'not HTML'}, as the site sent it) "
-                f"from {url} via {name}")
+        return (
+            f"saved {where} ({len(answer.body):,} bytes, {answer.media_type or 'not HTML'}, as the site sent it) "
+            f"from {url} via {name}"
+        )
     out = "\n\n".join(text if len(urls) == 1 else f"=== {url} ===\n{text}" for url, text in pages)
     if target is not None:
         where = tool.write_file(target, out.encode("utf-8"))

@@ -1,5 +1,6 @@
 """crawl, map, extract, answer and monitor through a provider: the call's arguments read once, the
 answer written where foldrun's own writes it (outputs/crawl/, outputs/map.txt, outputs/extracted.json)."""
+
 from __future__ import annotations
 
 import json
@@ -22,7 +23,9 @@ LIMITS = {"crawl": (50, 5000), "map": (500, 50000)}
 def url_arg(args: dict, action: str) -> str:
     raw = args.get("url")
     if raw in (None, ""):
-        raise WebToolError(f"{action} needs url= — the {'page' if action in ('extract', 'monitor') else 'site'} to read")
+        raise WebToolError(
+            f"{action} needs url= — the {'page' if action in ('extract', 'monitor') else 'site'} to read"
+        )
     return check_url(raw)
 
 
@@ -88,8 +91,10 @@ def _crawl(tool: "WebTool", provider: dict, args: dict) -> str:
         index.append(f"{page_url}\t{name}")
     tool.write_file(folder / "index.txt", ("\n".join(index) + "\n").encode("utf-8"))
     tool.emit({"event": "crawl", "provider": provider["name"], "url": url, "pages": len(pages)})
-    return (f"crawled {len(pages)} page{'s' if len(pages) != 1 else ''} of {url} through {provider['name']} into "
-            f"outputs/crawl/ (index: outputs/crawl/index.txt)\n" + "\n".join(line.split("\t")[0] for line in index))
+    return (
+        f"crawled {len(pages)} page{'s' if len(pages) != 1 else ''} of {url} through {provider['name']} into "
+        f"outputs/crawl/ (index: outputs/crawl/index.txt)\n" + "\n".join(line.split("\t")[0] for line in index)
+    )
 
 
 def _map(tool: "WebTool", provider: dict, args: dict) -> str:
@@ -105,8 +110,10 @@ def _extract(tool: "WebTool", provider: dict, args: dict) -> str:
     url = url_arg(args, "extract")
     ours = [a for a in ("fields", "each") if args.get(a) not in (None, "", {}, [])]
     if ours:
-        raise WebToolError(f"{' and '.join(a + '=' for a in ours)} {'are' if len(ours) > 1 else 'is'} foldrun's own "
-                           f"selectors; this agent extracts with {provider['name']}, which reads by schema= or prompt=")
+        raise WebToolError(
+            f"{' and '.join(a + '=' for a in ours)} {'are' if len(ours) > 1 else 'is'} foldrun's own "
+            f"selectors; this agent extracts with {provider['name']}, which reads by schema= or prompt="
+        )
     schema, prompt = schema_arg(args), args.get("prompt")
     if not schema and not prompt and provider["name"] != "zyte":
         raise WebToolError(f"extract through {provider['name']} needs schema= or prompt= — what to read off the page")
@@ -124,7 +131,10 @@ def _answer(tool: "WebTool", provider: dict, args: dict) -> str:
     call = open_call(tool, provider)
     text, sources = call.adapter.fn(call, question, options)
     tool.emit({"event": "answer", "provider": provider["name"], "sources": len(sources)})
-    lines = [f"Answer from {provider['name']} (its own model wrote it, from the sources below):", text.strip() or "(none)"]
+    lines = [
+        f"Answer from {provider['name']} (its own model wrote it, from the sources below):",
+        text.strip() or "(none)",
+    ]
     if sources:
         lines += ["", "Sources:"]
         for n, source in enumerate(sources, 1):
@@ -138,7 +148,9 @@ def _monitor(tool: "WebTool", provider: dict, args: dict) -> str:
     call = open_call(tool, provider)
     if what == "question":
         if args.get("url") and not args.get("query"):
-            raise WebToolError(f"{provider['name']} monitors a question (query=), not a page; firecrawl monitors a page")
+            raise WebToolError(
+                f"{provider['name']} monitors a question (query=), not a page; firecrawl monitors a page"
+            )
         return call.adapter.fn(call, question_arg(args, "monitor"), args)
     if args.get("query") and not args.get("url"):
         raise WebToolError(f"{provider['name']} monitors a page (url=), not a question; parallel monitors a question")

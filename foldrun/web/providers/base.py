@@ -7,6 +7,7 @@ redirect is never followed with it. The key is never in the arguments, the
 result or the trace; an error body that echoes it has it replaced by
 `[secret NAME]`.
 """
+
 from __future__ import annotations
 
 import time
@@ -28,6 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
 class Auth:
     """How the key travels: `header` (name, template with {key}), `query` (parameter), `basic` (the
     vault holds the encoded pair), or `none`."""
+
     how: str
     name: str = ""
     template: str = "{key}"
@@ -43,10 +45,10 @@ class Adapter:
     action: str
     name: str
     fn: Callable[..., Any]
-    base: str          # the provider's host, where its key is filled in
+    base: str  # the provider's host, where its key is filled in
     auth: Auth
-    page: str          # the vendor page it was built from
-    matched: str       # the day it was last matched to that page (YYYY-MM-DD)
+    page: str  # the vendor page it was built from
+    matched: str  # the day it was last matched to that page (YYYY-MM-DD)
 
 
 REGISTRY: dict[tuple[str, str], Adapter] = {}
@@ -56,12 +58,14 @@ def adapter(action: str, name: str, *, base: str, auth: Auth, page: str, matched
     def register(fn: Callable) -> Callable:
         REGISTRY[(action, name)] = Adapter(action, name, fn, base, auth, page, matched)
         return fn
+
     return register
 
 
 @dataclass(frozen=True)
 class Raw:
     """A fetch answer that is not a page to read (a PDF, an image): the site's own bytes, for save=."""
+
     media_type: str
     body: bytes
 
@@ -69,12 +73,13 @@ class Raw:
 @dataclass
 class Call:
     """One provider call's context: the tool, who answers, and the key resolved for it."""
+
     tool: "WebTool"
     provider: dict
     adapter: Adapter
     key: tuple[str, str] | None = None
     notes: list[str] = field(default_factory=list)
-    saving: bool = False   # a fetch whose answer goes to a file (save=): the page's own bytes are wanted
+    saving: bool = False  # a fetch whose answer goes to a file (save=): the page's own bytes are wanted
 
     @property
     def name(self) -> str:
@@ -83,8 +88,9 @@ class Call:
     @property
     def base(self) -> str:
         endpoints = self.tool.endpoints
-        return (endpoints.get(f"{self.name} {self.adapter.action}") or endpoints.get(self.name)
-                or self.adapter.base).rstrip("/")
+        return (
+            endpoints.get(f"{self.name} {self.adapter.action}") or endpoints.get(self.name) or self.adapter.base
+        ).rstrip("/")
 
     def _with_key(self, headers: dict[str, str], params: dict[str, Any]) -> None:
         auth = self.adapter.auth
@@ -100,8 +106,16 @@ class Call:
             return text.replace(self.key[1], f"[secret {self.key[0]}]")
         return text
 
-    def send(self, method: str, path: str, *, json: Any = None, params: dict | None = None,
-             headers: dict | None = None, timeout: float | None = None) -> httpx.Response:
+    def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: dict | None = None,
+        headers: dict | None = None,
+        timeout: float | None = None,
+    ) -> httpx.Response:
         """The raw response of an accepted call; a refusal or a wire error is a sentence."""
         headers = {"Accept": "application/json", **(headers or {})}
         params = dict(params or {})
@@ -111,14 +125,28 @@ class Call:
         started = time.monotonic()
         wait = timeout or self.tool.fetch_timeout
         try:
-            response = self.tool.http.request(method, self.base + path, json=json, params=params or None,
-                                              headers=headers, timeout=wait, follow_redirects=False)
+            response = self.tool.http.request(
+                method,
+                self.base + path,
+                json=json,
+                params=params or None,
+                headers=headers,
+                timeout=wait,
+                follow_redirects=False,
+            )
         except httpx.TimeoutException:
             raise WebToolError(f"{self.name} did not answer within {wait:g}s") from None
         except httpx.HTTPError as exc:
             raise WebToolError(f"{self.name} could not be reached: {net.describe(exc)}") from None
-        self.tool.emit({"event": "provider", "provider": self.name, "action": self.adapter.action,
-                        "status": response.status_code, "seconds": round(time.monotonic() - started, 3)})
+        self.tool.emit(
+            {
+                "event": "provider",
+                "provider": self.name,
+                "action": self.adapter.action,
+                "status": response.status_code,
+                "seconds": round(time.monotonic() - started, 3),
+            }
+        )
         if response.status_code >= 400:
             raise WebToolError(refusal(self.name, self.provider.get("key_name"), response, self.hide))
         return response
@@ -142,8 +170,10 @@ def refusal(name: str, vault: str | None, response: httpx.Response, hide: Callab
         store = f"; store a working one with `foldrun secrets set {vault}`" if vault else ""
         return f"{name} refused {held} (HTTP {status}) — invalid, revoked, or not for {name}{store}"
     if status == 402:
-        return (f"{name} refused {held} (HTTP 402): the account behind it is out of credit — add credit with "
-                f"{name}, or store another key in {vault}")
+        return (
+            f"{name} refused {held} (HTTP 402): the account behind it is out of credit — add credit with "
+            f"{name}, or store another key in {vault}"
+        )
     if status == 429:
         after = response.headers.get("retry-after")
         wait = f" and asked us to wait {after}s" if after and after.isdigit() else " and named no wait"
@@ -162,8 +192,10 @@ def resolve_key(tool: "WebTool", provider: dict) -> tuple[str, str] | None:
     if not value:
         if provider["name"] in W.KEY_OPTIONAL and provider["action"] == "fetch":  # "20 a minute without one"
             return None
-        raise WebToolError(f"web.{provider['action']}: {provider['name']} needs the secret {name}, and it is not "
-                           f"available to this step — `foldrun secrets set {name}`")
+        raise WebToolError(
+            f"web.{provider['action']}: {provider['name']} needs the secret {name}, and it is not "
+            f"available to this step — `foldrun secrets set {name}`"
+        )
     return name, value
 
 

@@ -1,4 +1,5 @@
 """Exa: its own semantic index — search, contents (fetch) and answer."""
+
 from __future__ import annotations
 
 from .base import Auth, Call, adapter, day, items, plain
@@ -21,8 +22,14 @@ def search(call: Call, q: Query) -> Found:
     hits = []
     for r in items(data, "results"):
         snippet = " … ".join(str(h) for h in r.get("highlights") or []) or str(r.get("summary") or r.get("text") or "")
-        hits.append(Hit(title=str(r.get("title") or ""), url=str(r.get("url") or ""), snippet=plain(snippet)[:600],
-                        date=day(r.get("publishedDate"))))
+        hits.append(
+            Hit(
+                title=str(r.get("title") or ""),
+                url=str(r.get("url") or ""),
+                snippet=plain(snippet)[:600],
+                date=day(r.get("publishedDate")),
+            )
+        )
     return Found(hits=hits)
 
 
@@ -46,6 +53,8 @@ def fetch(call: Call, urls: list[str], mode: str) -> list[tuple[str, str]]:
 @adapter("answer", "exa", base=BASE, auth=KEY, page="https://docs.exa.ai/reference/answer", matched="2026-12-01")
 def answer(call: Call, question: str, args: dict) -> tuple[str, list[dict]]:
     data = call.json("POST", "/answer", json={"query": question, "text": False})
-    sources = [{"title": str(c.get("title") or ""), "url": str(c.get("url") or ""), "date": day(c.get("publishedDate"))}
-               for c in items(data, "citations")]
+    sources = [
+        {"title": str(c.get("title") or ""), "url": str(c.get("url") or ""), "date": day(c.get("publishedDate"))}
+        for c in items(data, "citations")
+    ]
     return str(data.get("answer") or ""), sources

@@ -1,4 +1,5 @@
 """Firecrawl: search, scrape (fetch), crawl, map, extract (JSON by schema or prompt) and change tracking (monitor)."""
+
 from __future__ import annotations
 
 import time
@@ -22,8 +23,12 @@ def search(call: Call, q: Query) -> Found:
     if q.region:
         body["country"] = q.region
     data = call.json("POST", "/v2/search", json=body)
-    return Found(hits=[Hit(title=str(r.get("title") or ""), url=str(r.get("url") or ""), snippet=plain(r.get("description")))
-                       for r in items(data, "data", "web")])
+    return Found(
+        hits=[
+            Hit(title=str(r.get("title") or ""), url=str(r.get("url") or ""), snippet=plain(r.get("description")))
+            for r in items(data, "data", "web")
+        ]
+    )
 
 
 def _scrape(call: Call, url: str, formats: list) -> dict:
@@ -48,8 +53,9 @@ def fetch(call: Call, urls: list[str], mode: str) -> list[tuple[str, str]]:
 
 @adapter("crawl", "firecrawl", base=BASE, auth=BEARER, page=f"{DOCS}/crawl-post", matched="2026-12-01")
 def crawl(call: Call, url: str, limit: int) -> list[tuple[str, str]]:
-    started = call.json("POST", "/v2/crawl", json={"url": url, "limit": limit,
-                                                   "scrapeOptions": {"formats": ["markdown"]}})
+    started = call.json(
+        "POST", "/v2/crawl", json={"url": url, "limit": limit, "scrapeOptions": {"formats": ["markdown"]}}
+    )
     job = str(started.get("id") or "")
     if not job:
         raise WebToolError("firecrawl did not say which crawl it started")
@@ -70,7 +76,7 @@ def crawl(call: Call, url: str, limit: int) -> list[tuple[str, str]]:
         following = data.get("next")
         if not (isinstance(following, str) and "/v2/" in following) or len(pages) >= limit:
             return pages[:limit]
-        data = call.json("GET", following[following.index("/v2/"):])
+        data = call.json("GET", following[following.index("/v2/") :])
 
 
 @adapter("map", "firecrawl", base=BASE, auth=BEARER, page=f"{DOCS}/map", matched="2026-12-01")
@@ -90,8 +96,14 @@ def extract(call: Call, url: str, schema: dict | None, prompt: str | None) -> ob
     return _scrape(call, url, [wanted]).get("json")
 
 
-@adapter("monitor", "firecrawl", base=BASE, auth=BEARER, page="https://docs.firecrawl.dev/features/change-tracking",
-         matched="2026-12-01")
+@adapter(
+    "monitor",
+    "firecrawl",
+    base=BASE,
+    auth=BEARER,
+    page="https://docs.firecrawl.dev/features/change-tracking",
+    matched="2026-12-01",
+)
 def monitor(call: Call, target: str, args: dict) -> str:
     page = _scrape(call, target, ["markdown", {"type": "changeTracking", "modes": ["git-diff"]}])
     tracking = page.get("changeTracking") or {}
@@ -104,5 +116,6 @@ def monitor(call: Call, target: str, args: dict) -> str:
         return f"{target}: the page is gone since {tracking.get('previousScrapeAt') or 'the last call'} (firecrawl)"
     diff = (tracking.get("diff") or {}).get("text") if isinstance(tracking.get("diff"), dict) else None
     lines = [l for l in str(diff or "").splitlines() if l[:1] in "+-" and not l.startswith(("+++", "---"))]
-    return (f"{target}: changed since {tracking.get('previousScrapeAt') or 'the last call'} (firecrawl)\n"
-            + ("\n".join(lines) if lines else "(firecrawl gave no line diff)"))
+    return f"{target}: changed since {tracking.get('previousScrapeAt') or 'the last call'} (firecrawl)\n" + (
+        "\n".join(lines) if lines else "(firecrawl gave no line diff)"
+    )

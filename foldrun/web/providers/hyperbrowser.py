@@ -1,4 +1,5 @@
 """Hyperbrowser: extract — a page read to JSON by schema or prompt, as a job polled to its end."""
+
 from __future__ import annotations
 
 import time
@@ -9,8 +10,14 @@ from .base import Auth, Call, adapter
 POLL = 1.0
 
 
-@adapter("extract", "hyperbrowser", base="https://api.hyperbrowser.ai", auth=Auth("header", "x-api-key"),
-         page="https://hyperbrowser.ai/docs/api-reference/get-extract-job-status-and-results", matched="2026-12-01")
+@adapter(
+    "extract",
+    "hyperbrowser",
+    base="https://api.hyperbrowser.ai",
+    auth=Auth("header", "x-api-key"),
+    page="https://hyperbrowser.ai/docs/api-reference/get-extract-job-status-and-results",
+    matched="2026-12-01",
+)
 def extract(call: Call, url: str, schema: dict | None, prompt: str | None) -> object:
     body: dict = {"urls": [url]}
     if schema:
@@ -26,7 +33,9 @@ def extract(call: Call, url: str, schema: dict | None, prompt: str | None) -> ob
         if data.get("status") == "completed":
             return data.get("data")
         if data.get("status") == "failed":
-            raise WebToolError(f"hyperbrowser could not extract {url}: {call.hide(str(data.get('error') or 'failed'))[:300]}")
+            raise WebToolError(
+                f"hyperbrowser could not extract {url}: {call.hide(str(data.get('error') or 'failed'))[:300]}"
+            )
         if time.monotonic() > deadline:
             raise WebToolError(f"hyperbrowser's extract of {url} had not finished in time")
         time.sleep(POLL)

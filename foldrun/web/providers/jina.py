@@ -1,12 +1,19 @@
 """Jina: search (each result with its page already read) at s.jina.ai, the Reader at r.jina.ai."""
+
 from __future__ import annotations
 
 from .base import BEARER, Call, adapter, day, items, plain
 from .query import Found, Hit, Query
 
 
-@adapter("search", "jina", base="https://s.jina.ai", auth=BEARER, page="https://jina.ai/reader/#apiform",
-         matched="2026-12-01")
+@adapter(
+    "search",
+    "jina",
+    base="https://s.jina.ai",
+    auth=BEARER,
+    page="https://jina.ai/reader/#apiform",
+    matched="2026-12-01",
+)
 def search(call: Call, q: Query) -> Found:
     params = {"q": q.text, "hl": q.language}
     if q.region:
@@ -15,10 +22,17 @@ def search(call: Call, q: Query) -> Found:
     if q.site:
         headers["X-Site"] = q.site  # Jina's own domain filter
     data = call.json("GET", "/", params=params, headers=headers)
-    return Found(hits=[Hit(title=str(r.get("title") or ""), url=str(r.get("url") or ""),
-                           snippet=plain(r.get("description") or str(r.get("content") or "")[:400]),
-                           date=day(r.get("publishedTime")))
-                       for r in items(data, "data")])
+    return Found(
+        hits=[
+            Hit(
+                title=str(r.get("title") or ""),
+                url=str(r.get("url") or ""),
+                snippet=plain(r.get("description") or str(r.get("content") or "")[:400]),
+                date=day(r.get("publishedTime")),
+            )
+            for r in items(data, "data")
+        ]
+    )
 
 
 @adapter("fetch", "jina", base="https://r.jina.ai", auth=BEARER, page="https://jina.ai/reader/", matched="2026-12-01")

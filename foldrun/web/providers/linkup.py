@@ -1,4 +1,5 @@
 """Linkup: agent-shaped search, each result with its content; a sourced answer."""
+
 from __future__ import annotations
 
 from .base import BEARER, Call, adapter, items, plain
@@ -19,10 +20,18 @@ def _body(text: str, output: str, site: str | None, since: str | None) -> dict:
 
 @adapter("search", "linkup", base=BASE, auth=BEARER, page=PAGE, matched="2026-12-01")
 def search(call: Call, q: Query) -> Found:
-    data = call.json("POST", "/v1/search", json={**_body(q.text, "searchResults", q.site, q.since()),
-                                                  "maxResults": min(q.count, 100)})
-    return Found(hits=[Hit(title=str(r.get("name") or ""), url=str(r.get("url") or ""), snippet=plain(r.get("content"))[:600])
-                       for r in items(data, "results") if r.get("type", "text") == "text"])
+    data = call.json(
+        "POST",
+        "/v1/search",
+        json={**_body(q.text, "searchResults", q.site, q.since()), "maxResults": min(q.count, 100)},
+    )
+    return Found(
+        hits=[
+            Hit(title=str(r.get("name") or ""), url=str(r.get("url") or ""), snippet=plain(r.get("content"))[:600])
+            for r in items(data, "results")
+            if r.get("type", "text") == "text"
+        ]
+    )
 
 
 @adapter("answer", "linkup", base=BASE, auth=BEARER, page=PAGE, matched="2026-12-01")

@@ -6,6 +6,7 @@ outside the egress proxy — and only while that provider is the one answering
 counted as `web.search` (or `web.fetch`). When the model calls our `web` tool
 for that action instead, it is told which tool answers it.
 """
+
 from __future__ import annotations
 
 from ..errors import WebToolError
@@ -21,7 +22,10 @@ SEARCH_TOOLS: dict[str, tuple[str, dict]] = {
     # Responses-shaped: the translator hands `responses` over as the tool itself on that wire.
     "openai": ("tools", {"name": "web_search", "responses": {"type": "web_search"}}),
     # Chat-shaped: the translator hands `chat` over as the tool; the loop answers its call with its arguments.
-    "kimi": ("tools", {"name": "$web_search", "chat": {"type": "builtin_function", "function": {"name": "$web_search"}}}),
+    "kimi": (
+        "tools",
+        {"name": "$web_search", "chat": {"type": "builtin_function", "function": {"name": "$web_search"}}},
+    ),
 }
 FETCH_TOOLS: dict[str, tuple[str, dict]] = {
     "anthropic": ("tools", {"type": "web_fetch_20250910", "name": "web_fetch"}),
@@ -52,19 +56,32 @@ def server_tools(tool: object) -> list[tuple[str, dict]]:
 
 def _elsewhere(call: Call) -> WebToolError:
     where, definition = (SEARCH_TOOLS if call.adapter.action == "search" else FETCH_TOOLS)[call.name]
-    name = definition.get("name") or (definition.get("function") or {}).get("name") or f"the {definition.get('id')} plugin"
-    return WebToolError(f"web.{call.adapter.action}: this agent's {call.adapter.action} is {call.name}'s own, on its "
-                        f"servers — use {name}, which {call.name} runs inside its own tool loop; web "
-                        f"action={call.adapter.action} does not reach it")
+    name = (
+        definition.get("name") or (definition.get("function") or {}).get("name") or f"the {definition.get('id')} plugin"
+    )
+    return WebToolError(
+        f"web.{call.adapter.action}: this agent's {call.adapter.action} is {call.name}'s own, on its "
+        f"servers — use {name}, which {call.name} runs inside its own tool loop; web "
+        f"action={call.adapter.action} does not reach it"
+    )
 
 
 for _name in SEARCH_TOOLS:
+
     @adapter("search", _name, base="", auth=NONE, page=PAGES[_name], matched="2026-12-01")
     def _search(call: Call, q: Query) -> Found:
         raise _elsewhere(call)
 
+
 for _name in FETCH_TOOLS:
-    @adapter("fetch", _name, base="", auth=NONE, page="https://docs.claude.com/en/docs/agents-and-tools/tool-use/web-fetch-tool",
-             matched="2026-12-01")
+
+    @adapter(
+        "fetch",
+        _name,
+        base="",
+        auth=NONE,
+        page="https://docs.claude.com/en/docs/agents-and-tools/tool-use/web-fetch-tool",
+        matched="2026-12-01",
+    )
     def _fetch(call: Call, urls: list[str], mode: str) -> list[tuple[str, str]]:
         raise _elsewhere(call)

@@ -1,4 +1,5 @@
 """Parallel: its own closed index — search, extract (fetch), the chat API (answer) and monitors (a question)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -19,10 +20,17 @@ def search(call: Call, q: Query) -> Found:
     # No domain filter is sent: it is asked for 20 "so enough are left after the check" on what comes back.
     body = {"objective": q.text, "search_queries": [q.text], "max_results": 20 if q.site else min(q.count, 20)}
     data = call.json("POST", "/v1/search", json=body)
-    return Found(hits=[Hit(title=str(r.get("title") or ""), url=str(r.get("url") or ""),
-                           snippet=plain(" … ".join(str(e) for e in r.get("excerpts") or []))[:600],
-                           date=day(r.get("publish_date")))
-                       for r in items(data, "results")])
+    return Found(
+        hits=[
+            Hit(
+                title=str(r.get("title") or ""),
+                url=str(r.get("url") or ""),
+                snippet=plain(" … ".join(str(e) for e in r.get("excerpts") or []))[:600],
+                date=day(r.get("publish_date")),
+            )
+            for r in items(data, "results")
+        ]
+    )
 
 
 @adapter("fetch", "parallel", base=BASE, auth=KEY, page=f"{DOCS}/api-reference/extract/extract", matched="2026-12-01")
@@ -37,15 +45,25 @@ def fetch(call: Call, urls: list[str], mode: str) -> list[tuple[str, str]]:
     errors = {str(e.get("url")): str(e.get("error_type") or "error") for e in items(data, "errors")}
     if not got and errors:
         raise WebToolError("\n".join(f"{u}: {e} (through parallel)" for u, e in errors.items()))
-    return [(url, got[url] if url in got else f"{url}: {errors.get(url, 'no result')} (through parallel)")
-            for url in urls]
+    return [
+        (url, got[url] if url in got else f"{url}: {errors.get(url, 'no result')} (through parallel)") for url in urls
+    ]
 
 
-@adapter("answer", "parallel", base=BASE, auth=Auth("header", "Authorization", "Bearer {key}"),
-         page=f"{DOCS}/chat-api/chat-quickstart", matched="2026-12-01")
+@adapter(
+    "answer",
+    "parallel",
+    base=BASE,
+    auth=Auth("header", "Authorization", "Bearer {key}"),
+    page=f"{DOCS}/chat-api/chat-quickstart",
+    matched="2026-12-01",
+)
 def answer(call: Call, question: str, args: dict) -> tuple[str, list[dict]]:
-    data = call.json("POST", "/chat/completions", json={"model": "speed", "stream": False,
-                                                        "messages": [{"role": "user", "content": question}]})
+    data = call.json(
+        "POST",
+        "/chat/completions",
+        json={"model": "speed", "stream": False, "messages": [{"role": "user", "content": question}]},
+    )
     choice = (items(data, "choices") or [{}])[0]
     text = str((choice.get("message") or {}).get("content") or "")
     sources, seen = [], set()
@@ -57,16 +75,21 @@ def answer(call: Call, question: str, args: dict) -> tuple[str, list[dict]]:
     return text, sources
 
 
-@adapter("monitor", "parallel", base=BASE, auth=KEY, page=f"{DOCS}/monitor-api/monitor-quickstart",
-         matched="2026-12-01")
+@adapter(
+    "monitor", "parallel", base=BASE, auth=KEY, page=f"{DOCS}/monitor-api/monitor-quickstart", matched="2026-12-01"
+)
 def monitor(call: Call, question: str, args: dict) -> str:
     """A question: the monitor is made once and kept in state/; each call returns the events not yet shown."""
     tool = call.tool
-    place = tool.sandbox / "state" / "web-monitor" / f"parallel-{hashlib.sha256(question.encode()).hexdigest()[:16]}.json"
+    place = (
+        tool.sandbox / "state" / "web-monitor" / f"parallel-{hashlib.sha256(question.encode()).hexdigest()[:16]}.json"
+    )
     kept = json.loads(place.read_text()) if place.is_file() else {}
     first = not kept.get("monitor_id")
     if first:
-        made = call.json("POST", "/v1alpha/monitors", json={"query": question, "cadence": str(args.get("cadence") or "daily")})
+        made = call.json(
+            "POST", "/v1alpha/monitors", json={"query": question, "cadence": str(args.get("cadence") or "daily")}
+        )
         kept = {"monitor_id": str(made.get("monitor_id") or ""), "seen": []}
         if not kept["monitor_id"]:
             raise WebToolError("parallel did not say which monitor it made")

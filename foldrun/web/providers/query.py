@@ -1,4 +1,5 @@
 """What a search adapter is handed, and what it hands back (the shape the model already knows)."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -15,8 +16,8 @@ class Query:
     count: int
     site: str | None
     time_range: str | None
-    language: str          # `en`, from the tag `en-AU`
-    region: str | None     # `AU`, from the tag or `region:`
+    language: str  # `en`, from the tag `en-AU`
+    region: str | None  # `AU`, from the tag or `region:`
 
     def since(self, fmt: str = "%Y-%m-%d") -> str | None:
         if not self.time_range:

@@ -1,4 +1,5 @@
 """Tavily: own crawler plus bought-in feeds — search, extract (fetch), crawl, map and answer."""
+
 from __future__ import annotations
 
 from ..errors import WebToolError
@@ -21,9 +22,17 @@ def _body(q: Query) -> dict:
 @adapter("search", "tavily", base=BASE, auth=BEARER, page=f"{DOCS}/search", matched="2026-12-01")
 def search(call: Call, q: Query) -> Found:
     data = call.json("POST", "/search", json=_body(q))
-    found = Found(hits=[Hit(title=str(r.get("title") or ""), url=str(r.get("url") or ""),
-                            snippet=plain(r.get("content")), date=day(r.get("published_date")))
-                        for r in items(data, "results")])
+    found = Found(
+        hits=[
+            Hit(
+                title=str(r.get("title") or ""),
+                url=str(r.get("url") or ""),
+                snippet=plain(r.get("content")),
+                date=day(r.get("published_date")),
+            )
+            for r in items(data, "results")
+        ]
+    )
     if data.get("answer"):
         found.answers.append(str(data["answer"]))
     return found
@@ -36,14 +45,19 @@ def fetch(call: Call, urls: list[str], mode: str) -> list[tuple[str, str]]:
     failed = {str(r.get("url")): str(r.get("error") or "failed") for r in items(data, "failed_results")}
     if not got and failed:
         raise WebToolError("\n".join(f"{u}: {e} (through tavily)" for u, e in failed.items()))
-    return [(url, got[url] if url in got else f"{url}: {failed.get(url, 'no result')} (through tavily)")
-            for url in urls]
+    return [
+        (url, got[url] if url in got else f"{url}: {failed.get(url, 'no result')} (through tavily)") for url in urls
+    ]
 
 
 @adapter("crawl", "tavily", base=BASE, auth=BEARER, page=f"{DOCS}/crawl", matched="2026-12-01")
 def crawl(call: Call, url: str, limit: int) -> list[tuple[str, str]]:
-    data = call.json("POST", "/crawl", json={"url": url, "limit": limit, "format": "markdown"},
-                     timeout=max(call.tool.fetch_timeout, 150.0))
+    data = call.json(
+        "POST",
+        "/crawl",
+        json={"url": url, "limit": limit, "format": "markdown"},
+        timeout=max(call.tool.fetch_timeout, 150.0),
+    )
     return [(str(r.get("url") or ""), str(r.get("raw_content") or "")) for r in items(data, "results")][:limit]
 
 
@@ -58,6 +72,8 @@ def map_site(call: Call, url: str, limit: int) -> list[str]:
 def answer(call: Call, question: str, args: dict) -> tuple[str, list[dict]]:
     q = Query(question, 10, args.get("site"), args.get("time_range"), "en", None)
     data = call.json("POST", "/search", json={**_body(q), "include_answer": "advanced"})
-    sources = [{"title": str(r.get("title") or ""), "url": str(r.get("url") or ""), "date": day(r.get("published_date"))}
-               for r in items(data, "results")]
+    sources = [
+        {"title": str(r.get("title") or ""), "url": str(r.get("url") or ""), "date": day(r.get("published_date"))}
+        for r in items(data, "results")
+    ]
     return str(data.get("answer") or ""), sources

@@ -5,6 +5,7 @@ A fetch asks for `browserHtml`, the page as a browser rendered it. A fetch kept 
 what is kept may be a PDF or an image, whose bytes are kept as the site sent them; an HTML answer is
 converted as asked, from the site's own HTML.
 """
+
 from __future__ import annotations
 
 import base64
@@ -53,8 +54,12 @@ def fetch(call: Call, urls: list[str], mode: str) -> list[tuple[str, str | Raw]]
     url = urls[0]
     wait = max(call.tool.fetch_timeout, 60.0)
     if call.saving:
-        data = call.json("POST", "/v1/extract", json={"url": url, "httpResponseBody": True,
-                                                      "httpResponseHeaders": True}, timeout=wait)
+        data = call.json(
+            "POST",
+            "/v1/extract",
+            json={"url": url, "httpResponseBody": True, "httpResponseHeaders": True},
+            timeout=wait,
+        )
         _status(url, data)
         answer = _Answer(_content_type(data), _body(url, data))
         if not answer.is_text():
@@ -69,12 +74,20 @@ def fetch(call: Call, urls: list[str], mode: str) -> list[tuple[str, str | Raw]]
     return [(url, _read(str(html or ""), str(data.get("url") or url), mode))]
 
 
-@adapter("extract", "zyte", base=BASE, auth=BASIC, page="https://docs.zyte.com/zyte-api/usage/custom-attributes.html",
-         matched="2026-12-01")
+@adapter(
+    "extract",
+    "zyte",
+    base=BASE,
+    auth=BASIC,
+    page="https://docs.zyte.com/zyte-api/usage/custom-attributes.html",
+    matched="2026-12-01",
+)
 def extract(call: Call, url: str, schema: dict | None, prompt: str | None) -> object:
     if prompt and not schema:
-        raise WebToolError("zyte extracts by schema= (its custom attributes) or, with neither, an article; "
-                           "prompt= alone is for firecrawl or hyperbrowser")
+        raise WebToolError(
+            "zyte extracts by schema= (its custom attributes) or, with neither, an article; "
+            "prompt= alone is for firecrawl or hyperbrowser"
+        )
     body: dict = {"url": url}
     if schema:
         attributes = schema.get("properties") if isinstance(schema.get("properties"), dict) else schema

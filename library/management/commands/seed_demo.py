@@ -3,6 +3,7 @@
 Idempotent: run it twice and nothing changes the second time (unchanged
 files are not written again, so no new revision appears).
 """
+
 from __future__ import annotations
 
 from allauth.account.models import EmailAddress
@@ -43,17 +44,22 @@ class Command(BaseCommand):
         library_writes += [
             FileWrite(path=p, content=files[p].replace("timeout: 120", "timeout: 60")) for p in LIBRARY_AND_DESK
         ]
-        shared = do_write_files(account=account, workspace=None, writes=library_writes, kind="push",
-                                message="shared tools", author=user)
+        shared = do_write_files(
+            account=account, workspace=None, writes=library_writes, kind="push", message="shared tools", author=user
+        )
         # A copy of the gallery's `web` in the library, so the page shows its mark.
         gallery = do_install_gallery_tool(account=account, workspace=None, name="web", author=user)
         desk_writes = [FileWrite(path=p, content=t) for p, t in sorted(files.items()) if p not in LIBRARY_ONLY]
-        pushed = do_write_files(account=account, workspace=workspace, writes=desk_writes, kind="push",
-                                message="demo desk", author=user)
+        pushed = do_write_files(
+            account=account, workspace=workspace, writes=desk_writes, kind="push", message="demo desk", author=user
+        )
         base = (settings.FOLDRUN_PUBLIC_URL or "http://127.0.0.1:8000").rstrip("/")
         # do_write_files answers with the changeset (or a result holding it); None when nothing changed.
-        changed = [what for what, c in (("library", shared), ("gallery copy", gallery), ("desk", pushed))
-                   if getattr(c, "changeset", c) is not None]
+        changed = [
+            what
+            for what, c in (("library", shared), ("gallery copy", gallery), ("desk", pushed))
+            if getattr(c, "changeset", c) is not None
+        ]
         self.stdout.write(f"• demo data {'written: ' + ', '.join(changed) if changed else 'already up to date'}")
         self.stdout.write(f"• open {base}/ and sign in as {DEMO_EMAIL} / {DEMO_PASSWORD}")
         self.stdout.write(f"• the desk is at {base}/w/{DEMO_WORKSPACE}/ and the library at {base}/library/")
@@ -74,7 +80,5 @@ class Command(BaseCommand):
             membership = Membership.objects.create(account=account, user=user, role=Role.OWNER)
         Profile.objects.update_or_create(user=user, defaults={"current_account": membership.account})
         # Signing in by email goes through allauth's address book; mark it verified.
-        EmailAddress.objects.update_or_create(
-            user=user, email=DEMO_EMAIL, defaults={"verified": True, "primary": True}
-        )
+        EmailAddress.objects.update_or_create(user=user, email=DEMO_EMAIL, defaults={"verified": True, "primary": True})
         return user, membership.account

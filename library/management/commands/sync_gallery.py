@@ -1,4 +1,5 @@
 """`manage.py sync_gallery`: bring every unedited gallery copy to the shelf."""
+
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand

@@ -1,5 +1,6 @@
 """A tiny MCP server over stdio for the tests: `fetch` (GET a URL the way an ordinary client does, honouring
 HTTP_PROXY) and `proxy` (what HTTP_PROXY it was started with)."""
+
 import os
 import urllib.error
 import urllib.request

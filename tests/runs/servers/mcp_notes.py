@@ -1,4 +1,5 @@
 """A tiny MCP server over stdio for the tests: `add` and `whoami` (reads NOTES_TOKEN from its env)."""
+
 import os
 
 from mcp.server.mcpserver import MCPServer
@@ -16,8 +17,6 @@ def add(a: int, b: int) -> str:
 def whoami() -> str:
     """Say which token the server was started with."""
     return "token " + os.environ.get("NOTES_TOKEN", "none")
-
-
 
 
 def serve_http(port: int, token: str) -> None:

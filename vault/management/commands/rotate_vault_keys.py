@@ -3,6 +3,7 @@
 Rotation: put the new key first in FOLDRUN_VAULT_KEYS (keep the old one after
 it), restart, run this, then drop the old key.
 """
+
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
@@ -23,4 +24,5 @@ class Command(BaseCommand):
         if failed:
             raise CommandError(
                 f"{len(failed)} secret(s) could not be decrypted with any key in FOLDRUN_VAULT_KEYS and were left "
-                f"as they are: {', '.join(sorted(set(failed)))}. Put the key that sealed them back in the list.")
+                f"as they are: {', '.join(sorted(set(failed)))}. Put the key that sealed them back in the list."
+            )

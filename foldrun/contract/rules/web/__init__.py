@@ -21,6 +21,7 @@ part per concern: `answers` (who answers an action), `search`, `browse` (the
 browser's block and identities) over `settings` (the values a block and an
 identity share) and `vendors` (`via:` and `vendor_session:`), all on `base`.
 """
+
 from __future__ import annotations
 
 import re
@@ -46,19 +47,30 @@ class _WebCheck(SearchChecks, BrowseChecks):
     def run(self, web: Any) -> None:
         path = ("web",)
         if not isinstance(web, dict):
-            self.error(path, "web must be a block naming who answers each action, e.g. web: {search: exa, fetch: jina}.", "web.shape")
+            self.error(
+                path,
+                "web must be a block naming who answers each action, e.g. web: {search: exa, fetch: jina}.",
+                "web.shape",
+            )
             return
         for key in web:
             if key not in WEB_KEYS:
-                self.error(path + (key,), f"web.{key} is not a web key{did_you_mean(key, WEB_KEYS)} The keys are {', '.join(WEB_KEYS)}.", "web.unknown_key")
+                self.error(
+                    path + (key,),
+                    f"web.{key} is not a web key{did_you_mean(key, WEB_KEYS)} The keys are {', '.join(WEB_KEYS)}.",
+                    "web.unknown_key",
+                )
         allowed = self.check_actions(web)
         for action in W.WEB_ACTIONS:
             if action not in web or web[action] is None:
                 continue
             if allowed is not None and action not in allowed:
-                self.warning(path + (action,),
-                             f"web.{action} names who answers {action}, but web.actions does not allow {action}, so it is never used; "
-                             f"add {action} to web.actions or drop web.{action}.", "web.action_not_allowed")
+                self.warning(
+                    path + (action,),
+                    f"web.{action} names who answers {action}, but web.actions does not allow {action}, so it is never used; "
+                    f"add {action} to web.actions or drop web.{action}.",
+                    "web.action_not_allowed",
+                )
             if action == "search":
                 self.check_search(web[action])
             elif action == "browse":
@@ -75,21 +87,31 @@ class _WebCheck(SearchChecks, BrowseChecks):
         tools = self.document.meta.get("tools")
         names = as_list(tools) or []
         if "web" not in [str(n).strip() for n in names]:
-            self.warning(("web",), "web: is set, but this agent is not granted the web tool, so the block does nothing; add web to tools: or drop web:.",
-                         "web.not_granted")
+            self.warning(
+                ("web",),
+                "web: is set, but this agent is not granted the web tool, so the block does nothing; add web to tools: or drop web:.",
+                "web.not_granted",
+            )
 
     def check_actions(self, web: dict) -> set[str] | None:
         if "actions" not in web:
             return None
         actions = web["actions"]
         if not isinstance(actions, list):
-            self.error(("web", "actions"), "web.actions must be a list of actions, e.g. actions: [search, fetch]; leave it out for all eight.", "web.actions")
+            self.error(
+                ("web", "actions"),
+                "web.actions must be a list of actions, e.g. actions: [search, fetch]; leave it out for all eight.",
+                "web.actions",
+            )
             return None
         for index, action in enumerate(actions):
             if action not in W.WEB_ACTIONS:
-                self.error(("web", "actions", index),
-                           f"web.actions: {shown(action)} is not an action{did_you_mean(action, W.WEB_ACTIONS)} "
-                           f"The eight are {', '.join(W.WEB_ACTIONS)}.", "web.actions")
+                self.error(
+                    ("web", "actions", index),
+                    f"web.actions: {shown(action)} is not an action{did_you_mean(action, W.WEB_ACTIONS)} "
+                    f"The eight are {', '.join(W.WEB_ACTIONS)}.",
+                    "web.actions",
+                )
         return {a for a in actions if isinstance(a, str)}
 
     def check_declared_secrets(self) -> None:
@@ -100,16 +122,30 @@ class _WebCheck(SearchChecks, BrowseChecks):
         declared_names = {str(s) for s in declared} if isinstance(declared, list) else set()
         for path, name in self.secret_names:
             if name not in declared_names:
-                self.warning(path, f"{dotted(path)} reads the secret {name}, which this agent does not declare under secrets:; "
-                                   "add it there, or the step is not given it.", "web.secret_undeclared")
+                self.warning(
+                    path,
+                    f"{dotted(path)} reads the secret {name}, which this agent does not declare under secrets:; "
+                    "add it there, or the step is not given it.",
+                    "web.secret_undeclared",
+                )
 
 
 def _check_language_and_region(document: Document, emit: Emitter) -> None:
     meta = document.meta
     if "language" in meta and not is_tag(meta["language"]):
-        emit(("language",), "error", f"language: {shown(meta['language'])} is not a language tag; write one such as en, en-AU or pt-BR.", "web.language")
+        emit(
+            ("language",),
+            "error",
+            f"language: {shown(meta['language'])} is not a language tag; write one such as en, en-AU or pt-BR.",
+            "web.language",
+        )
     if "region" in meta and not (isinstance(meta["region"], str) and _REGION_RE.match(meta["region"])):
-        emit(("region",), "error", f"region: {shown(meta['region'])} is not a country code; write a two-letter one such as au or us.", "web.region")
+        emit(
+            ("region",),
+            "error",
+            f"region: {shown(meta['region'])} is not a country code; write a two-letter one such as au or us.",
+            "web.region",
+        )
 
 
 @rule("web")

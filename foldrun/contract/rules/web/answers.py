@@ -1,6 +1,7 @@
 """Who answers an action: a provider's name, short (`fetch: jina`) or long
 (`fetch: {name: jina, key: ${MY_KEY}}`), checked against the one table the run
 reads too."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -19,10 +20,18 @@ class AnswerChecks(WebCheckBase):
     def check_provider_name(self, action: str, name: Any, path: tuple) -> None:
         """The run refuses the same names in the same words: both read web_capabilities."""
         where = dotted(path)
-        if action == "browse" and isinstance(name, str) and W.engine_name(name.strip().lower()) \
-                and name.strip().lower() not in W.providers_for(action):
+        if (
+            action == "browse"
+            and isinstance(name, str)
+            and W.engine_name(name.strip().lower())
+            and name.strip().lower() not in W.providers_for(action)
+        ):
             word = name.strip().lower()
-            self.error(path, f"{where}: {word} is an engine, not a vendor; write web: {{browse: {{engine: {word}}}}}.", "web.provider_cannot")
+            self.error(
+                path,
+                f"{where}: {word} is an engine, not a vendor; write web: {{browse: {{engine: {word}}}}}.",
+                "web.provider_cannot",
+            )
             return
         refused = W.provider_refusal(action, name)
         if refused is not None:
@@ -51,18 +60,30 @@ class AnswerChecks(WebCheckBase):
             self.check_provider_name(action, value, path)
             return None
         if not isinstance(value, dict):
-            self.error(path, f"web.{action} must be a provider's name, e.g. {action}: {W.providers_for(action)[0]}, "
-                             f"or the long form {{name: {W.providers_for(action)[0]}, key: ${{NAME}}}}.", "web.shape")
+            self.error(
+                path,
+                f"web.{action} must be a provider's name, e.g. {action}: {W.providers_for(action)[0]}, "
+                f"or the long form {{name: {W.providers_for(action)[0]}, key: ${{NAME}}}}.",
+                "web.shape",
+            )
             return None
         if not extra_keys:
             for key in value:
                 if key not in LONG_FORM_KEYS:
-                    self.error(path + (key,), f"web.{action}.{key} is not a key of the long form{did_you_mean(key, LONG_FORM_KEYS)} "
-                                              f"It takes name: and key: ${{NAME}}.", "web.unknown_key")
+                    self.error(
+                        path + (key,),
+                        f"web.{action}.{key} is not a key of the long form{did_you_mean(key, LONG_FORM_KEYS)} "
+                        f"It takes name: and key: ${{NAME}}.",
+                        "web.unknown_key",
+                    )
         if "name" in value:
             self.check_provider_name(action, value["name"], path + ("name",))
         elif not extra_keys:
-            self.error(path, f"web.{action} has no name:; name who answers {action}, e.g. {{name: {W.providers_for(action)[0]}, key: ${{NAME}}}}.", "web.provider_unknown")
+            self.error(
+                path,
+                f"web.{action} has no name:; name who answers {action}, e.g. {{name: {W.providers_for(action)[0]}, key: ${{NAME}}}}.",
+                "web.provider_unknown",
+            )
         if "key" in value:
             problem = key_reference_problem(value["key"], f"web.{action}.key")
             if problem:

@@ -1,5 +1,6 @@
 """What every part of the `web:` check shares: the findings it reports, the
 secrets it has read, and the small readers of a value they all use."""
+
 from __future__ import annotations
 
 import re
@@ -9,7 +10,9 @@ from ...desk import Desk, Document
 from ..providers import Emitter
 
 _TAG_RE = re.compile(r"^[A-Za-z]{2,3}(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?$")
-HOST_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
+HOST_RE = re.compile(
+    r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
+)
 
 
 def dotted(path: tuple) -> str:
@@ -32,7 +35,9 @@ def is_tag(value: Any) -> bool:
 class WebCheckBase:
     """One document's `web:` block: where its findings go."""
 
-    def __init__(self, desk: Desk, document: Document, emit: Emitter, platform: Mapping[str, int] | None = None) -> None:
+    def __init__(
+        self, desk: Desk, document: Document, emit: Emitter, platform: Mapping[str, int] | None = None
+    ) -> None:
         self.desk = desk
         self.document = document
         self.emit = emit

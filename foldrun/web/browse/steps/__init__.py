@@ -1,4 +1,5 @@
 """The steps of `actions`, one module per kind; each registers itself (`registry.step`)."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
 """Form steps: fill, type, select, clear, focus, upload, paste, the clipboard, a dialog's answer and login."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any

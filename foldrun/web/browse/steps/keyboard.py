@@ -1,4 +1,5 @@
 """Keyboard steps: press a key, type on the keyboard, hold and let go, insert text."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any

@@ -1,4 +1,5 @@
 """Navigation steps: goto, back, forward, reload, scroll, wait, tabs, frames, the viewport and a single-page app's own route."""
+
 from __future__ import annotations
 
 import re
@@ -70,8 +71,9 @@ def frame(call: "Call", page: "Page", name: str, value: Any, item: dict, index: 
 def pushstate(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
     target = urljoin(page.url, str(value))
     if urlsplit(target).netloc != urlsplit(page.url).netloc or urlsplit(target).scheme != urlsplit(page.url).scheme:
-        raise WebToolError(f"browse: pushstate moves a single-page app within its own origin; {value} is "
-                           f"another origin — use goto")
+        raise WebToolError(
+            f"browse: pushstate moves a single-page app within its own origin; {value} is another origin — use goto"
+        )
     page.evaluate(_PUSHSTATE_JS, target)
 
 
@@ -102,14 +104,16 @@ def wait_exchange(call: "Call", page: "Page", kind: str, step: dict, timeout: fl
     already finished in this call counts — a fetch that landed before the step began is not waited out."""
     pattern = step.get("matches")
     if not isinstance(pattern, str) or not pattern:
-        raise WebToolError(f'browse: wait "{kind}" needs "matches", a regular expression for its URL, '
-                           f'such as "/api/items"')
+        raise WebToolError(
+            f'browse: wait "{kind}" needs "matches", a regular expression for its URL, such as "/api/items"'
+        )
     try:
         wanted = re.compile(pattern)
     except re.error as exc:
         raise WebToolError(f'browse: wait "{kind}": "matches" is not a regular expression ({exc})') from None
-    if any(wanted.search(url) for url in call.exchanges.get(kind, ())) or \
-            any(wanted.search(entry["url"]) for entry in call.network):
+    if any(wanted.search(url) for url in call.exchanges.get(kind, ())) or any(
+        wanted.search(entry["url"]) for entry in call.network
+    ):
         return
     try:
         page.wait_for_event(kind, lambda seen: bool(wanted.search(seen.url)), timeout=timeout)
@@ -131,8 +135,9 @@ def tab(call: "Call", page: "Page", value: Any, step: dict) -> None:
         if step.get("url"):
             call.navigate(target, str(step["url"]))
         return
-    wants_opened = value == "last" or (isinstance(value, int) and not isinstance(value, bool)
-                                       and value >= len(context.pages))
+    wants_opened = value == "last" or (
+        isinstance(value, int) and not isinstance(value, bool) and value >= len(context.pages)
+    )
     if wants_opened and len(context.pages) <= call.known_tabs:
         try:  # a click's new tab opens a moment after the click returns
             context.wait_for_event("page", timeout=3000)
@@ -152,8 +157,9 @@ def tab(call: "Call", page: "Page", value: Any, step: dict) -> None:
     elif str(value) in call.tabs:
         target = call.tabs[str(value)]
     else:
-        raise WebToolError(f'browse: tab takes a number, "last", "new", "close" or a label it was given; '
-                           f"{value!r} is none of them")
+        raise WebToolError(
+            f'browse: tab takes a number, "last", "new", "close" or a label it was given; {value!r} is none of them'
+        )
     if target not in call.listened:
         listen(call, target)
     target.wait_for_load_state("load")

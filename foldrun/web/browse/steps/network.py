@@ -1,4 +1,5 @@
 """Network steps: mock and unmock requests, go offline, download."""
+
 from __future__ import annotations
 
 import json
@@ -49,8 +50,11 @@ def download(call: "Call", page: "Page", value: Any, step: dict, timeout: float)
             raise WebToolError(f"browse: {scrub_url(value)} was not downloaded — {reason}")
     with page.expect_download(timeout=max(timeout, 30_000)) as caught:
         if given_url:
-            page.evaluate("u => { const a = document.createElement('a'); a.href = u; a.download = ''; "
-                          "document.body.appendChild(a); a.click(); a.remove(); }", value)
+            page.evaluate(
+                "u => { const a = document.createElement('a'); a.href = u; a.download = ''; "
+                "document.body.appendChild(a); a.click(); a.remove(); }",
+                value,
+            )
         else:
             call.locate(page, value).click(timeout=timeout)
     got = caught.value

@@ -1,4 +1,5 @@
 """Pointer steps: click and its kin, hover, drag, the mouse and the wheel."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -12,7 +13,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..call import Call
 
-FIRST_TRY_MS = 1_500        # the plain click's own try, before the keyboard and the label
+FIRST_TRY_MS = 1_500  # the plain click's own try, before the keyboard and the label
 
 
 @step("click", "check", "uncheck", acts=True)
@@ -123,13 +124,18 @@ def press_on(call: "Call", page: "Page", locator: "Locator", name: str, selector
     if pressed_already(first_error):
         # The press reached the page and its own handler held the page past the try: pressing again by
         # keyboard or label would act twice (a second order, a second message).
-        call.notes.append(f"{name} {selector} (the page took longer than {first_try / 1000:g} s to handle it; "
-                          "it was not pressed again)")
+        call.notes.append(
+            f"{name} {selector} (the page took longer than {first_try / 1000:g} s to handle it; "
+            "it was not pressed again)"
+        )
         return
     element = locator.first
     try:
-        kind = element.evaluate("e => [e.tagName.toLowerCase(), (e.type || '').toLowerCase(), "
-                                "(e.getAttribute('role') || '').toLowerCase()]", timeout=timeout)
+        kind = element.evaluate(
+            "e => [e.tagName.toLowerCase(), (e.type || '').toLowerCase(), "
+            "(e.getAttribute('role') || '').toLowerCase()]",
+            timeout=timeout,
+        )
     except Exception:  # noqa: BLE001 - not on the page at all: the plain error says so
         raise first_error from None
     toggle = kind[1] in ("checkbox", "radio") or kind[2] in ("checkbox", "radio", "switch")
@@ -147,16 +153,19 @@ def press_on(call: "Call", page: "Page", locator: "Locator", name: str, selector
     except Exception:  # noqa: BLE001 - then the label
         pass
     try:
-        clicked = element.evaluate("e => { const l = e.labels && e.labels[0]; if (!l) return false; l.click(); "
-                                   "return true; }")
+        clicked = element.evaluate(
+            "e => { const l = e.labels && e.labels[0]; if (!l) return false; l.click(); return true; }"
+        )
         if clicked and (want is None or _checked(element) == want):
             call.notes.append(f"{label} (by its label — the pointer could not reach it)")
             return
     except Exception:  # noqa: BLE001 - no label to click: the first error, below
         pass
     message = str(first_error).split("\n", 1)[0]
-    raise WebToolError(f"browse: {label} failed by pointer, keyboard ({key}) and label: {message} — try "
-                       f"\"force\": true, which sends the click to the element itself")
+    raise WebToolError(
+        f"browse: {label} failed by pointer, keyboard ({key}) and label: {message} — try "
+        f'"force": true, which sends the click to the element itself'
+    )
 
 
 def pressed_already(error: Exception) -> bool:
@@ -178,17 +187,29 @@ def force_on(element: "Locator", name: str, selector: Any, timeout: float) -> No
     if _checked(element) != want:
         element.evaluate("e => e.click()")
     if _checked(element) != want:
-        raise WebToolError(f"browse: {name} {selector} (forced): the element was clicked but is still "
-                           f"{'unchecked' if want else 'checked'}")
+        raise WebToolError(
+            f"browse: {name} {selector} (forced): the element was clicked but is still "
+            f"{'unchecked' if want else 'checked'}"
+        )
 
 
 def dispatch_on(element: "Locator", event: str, timeout: float) -> None:
     """A forced double or right click: the event goes to the element itself, past whatever covers it."""
     element.wait_for(state="attached", timeout=timeout)
-    element.dispatch_event(event, {"bubbles": True, "cancelable": True, "button": 2 if event == "contextmenu" else 0,
-                                   "detail": 2 if event == "dblclick" else 1})
+    element.dispatch_event(
+        event,
+        {
+            "bubbles": True,
+            "cancelable": True,
+            "button": 2 if event == "contextmenu" else 0,
+            "detail": 2 if event == "dblclick" else 1,
+        },
+    )
 
 
 def _checked(element: "Locator") -> bool:
-    return bool(element.evaluate("e => e.getAttribute('aria-checked') !== null ? "
-                                 "e.getAttribute('aria-checked') === 'true' : !!e.checked"))
+    return bool(
+        element.evaluate(
+            "e => e.getAttribute('aria-checked') !== null ? e.getAttribute('aria-checked') === 'true' : !!e.checked"
+        )
+    )

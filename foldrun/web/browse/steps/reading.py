@@ -1,4 +1,5 @@
 """Reading steps: get, eval, expect, if, screenshot, pdf and extract."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,9 @@ if TYPE_CHECKING:  # pragma: no cover
 @step("get", acts=False)
 def get_step(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
     plain = value in ("url", "title", "localstorage", "sessionstorage")
-    call.results.append({"get": value if plain else f"{item.get('what', 'text')} of {value}",
-                         "value": get(call, page, value, item)})
+    call.results.append(
+        {"get": value if plain else f"{item.get('what', 'text')} of {value}", "value": get(call, page, value, item)}
+    )
 
 
 @step("eval", acts=True)
@@ -49,8 +51,16 @@ def screenshot(call: "Call", page: "Page", name: str, value: Any, item: dict, in
     if flag(item, "annotate"):  # every actionable element numbered on the picture (browse/annotate.py)
         if item.get("settle", True) not in (False, "false") and not item.get("selector") and not item.get("clip"):
             settle(call, page)
-        call.notes.append("screenshot: " + annotated(call, page, item.get("within"), lambda: keep_file(
-            call, page, "screenshot", {**item, "settle": False}), whole=False))
+        call.notes.append(
+            "screenshot: "
+            + annotated(
+                call,
+                page,
+                item.get("within"),
+                lambda: keep_file(call, page, "screenshot", {**item, "settle": False}),
+                whole=False,
+            )
+        )
         return
     call.notes.append(f"screenshot: {keep_file(call, page, 'screenshot', item)}")
 
@@ -64,8 +74,9 @@ def pdf(call: "Call", page: "Page", name: str, value: Any, item: dict, index: in
 def extract_step(call: "Call", page: "Page", name: str, value: Any, item: dict, index: int, timeout: float) -> None:
     rows = extract(call, page, value, item)
     call.results.append({"extract": value, "rows": rows})
-    call.tool.write_file(call.tool.sandbox / "outputs" / "extracted.json",
-                         json.dumps(rows, indent=1, ensure_ascii=False).encode())
+    call.tool.write_file(
+        call.tool.sandbox / "outputs" / "extracted.json", json.dumps(rows, indent=1, ensure_ascii=False).encode()
+    )
 
 
 def get(call: "Call", page: "Page", value: Any, step: dict) -> Any:
@@ -80,8 +91,10 @@ def get(call: "Call", page: "Page", value: Any, step: dict) -> Any:
         return page.evaluate(f"k => window.{store}.getItem(k)", str(step.get("key") or ""))
     what = step.get("what") or "text"
     if what in ("value", "html") and call.secrets:
-        raise WebToolError("browse: a call that fills a secret reads no field back (get of a value) — read the "
-                           "page in the next call of the same session")
+        raise WebToolError(
+            "browse: a call that fills a secret reads no field back (get of a value) — read the "
+            "page in the next call of the same session"
+        )
     locator = call.locate(page, value)
     if what == "count":
         return locator.count()
@@ -104,14 +117,34 @@ def get(call: "Call", page: "Page", value: Any, step: dict) -> Any:
         return first.bounding_box()
     if what == "styles":
         return styles(first, step.get("props"))
-    raise WebToolError(f"browse: get what={what} is not one of text, html, value, count, box, visible, checked, "
-                       f"enabled, styles, attr")
+    raise WebToolError(
+        f"browse: get what={what} is not one of text, html, value, count, box, visible, checked, enabled, styles, attr"
+    )
 
 
 # What `get what=styles` answers without `props`: what decides how an element looks and whether it shows.
-STYLE_PROPS = ("display", "visibility", "opacity", "position", "z-index", "width", "height", "color",
-               "background-color", "font-family", "font-size", "font-weight", "line-height", "text-align",
-               "margin", "padding", "border", "overflow", "cursor", "pointer-events")
+STYLE_PROPS = (
+    "display",
+    "visibility",
+    "opacity",
+    "position",
+    "z-index",
+    "width",
+    "height",
+    "color",
+    "background-color",
+    "font-family",
+    "font-size",
+    "font-weight",
+    "line-height",
+    "text-align",
+    "margin",
+    "padding",
+    "border",
+    "overflow",
+    "cursor",
+    "pointer-events",
+)
 
 
 def styles(element: Any, props: Any) -> dict[str, str]:
@@ -123,10 +156,14 @@ def styles(element: Any, props: Any) -> dict[str, str]:
     elif isinstance(props, list) and all(isinstance(p, str) for p in props):
         names = [p.strip() for p in props]
     else:
-        raise WebToolError('browse: get what=styles: "props" is a list of CSS property names, such as '
-                           '["color", "font-size"]')
-    return element.evaluate("(e, names) => { const s = getComputedStyle(e); "
-                            "return Object.fromEntries(names.map(n => [n, s.getPropertyValue(n)])); }", names)
+        raise WebToolError(
+            'browse: get what=styles: "props" is a list of CSS property names, such as ["color", "font-size"]'
+        )
+    return element.evaluate(
+        "(e, names) => { const s = getComputedStyle(e); "
+        "return Object.fromEntries(names.map(n => [n, s.getPropertyValue(n)])); }",
+        names,
+    )
 
 
 def keep_file(call: "Call", page: "Page", kind: str, step: dict) -> str:
@@ -155,11 +192,19 @@ def clip_of(value: Any) -> dict | None:
     """`"clip": [x, y, w, h]` in page pixels, or None."""
     if value in (None, "", []):
         return None
-    if not (isinstance(value, list) and len(value) == 4
-            and all(isinstance(n, (int, float)) and not isinstance(n, bool) for n in value)
-            and value[0] >= 0 and value[1] >= 0 and value[2] > 0 and value[3] > 0):
-        raise WebToolError(f'browse: screenshot "clip" is [x, y, width, height] in page pixels, width and height '
-                           f"above 0, such as [0, 0, 800, 600]; {json.dumps(value)} is not")
+    if not (
+        isinstance(value, list)
+        and len(value) == 4
+        and all(isinstance(n, (int, float)) and not isinstance(n, bool) for n in value)
+        and value[0] >= 0
+        and value[1] >= 0
+        and value[2] > 0
+        and value[3] > 0
+    ):
+        raise WebToolError(
+            f'browse: screenshot "clip" is [x, y, width, height] in page pixels, width and height '
+            f"above 0, such as [0, 0, 800, 600]; {json.dumps(value)} is not"
+        )
     x, y, width, height = (float(n) for n in value)
     return {"x": x, "y": y, "width": width, "height": height}
 

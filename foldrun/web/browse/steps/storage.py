@@ -1,4 +1,5 @@
 """Storage steps: a cookie, localStorage and sessionStorage set or deleted."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -20,15 +21,23 @@ def storage(call: "Call", page: "Page", name: str, value: Any, item: dict, index
 def storage_step(call: "Call", page: "Page", name: str, step: dict) -> None:
     value = step[name]
     if name == "cookie":
-        host = (urlsplit(page.url).hostname or "")
+        host = urlsplit(page.url).hostname or ""
         if step.get("delete"):
             if value == "*":
                 page.context.clear_cookies()
             else:
                 page.context.clear_cookies(name=str(value))
             return
-        page.context.add_cookies([{"name": str(value), "value": str(step.get("value") or ""),
-                                   "domain": str(step.get("domain") or host), "path": str(step.get("path") or "/")}])
+        page.context.add_cookies(
+            [
+                {
+                    "name": str(value),
+                    "value": str(step.get("value") or ""),
+                    "domain": str(step.get("domain") or host),
+                    "path": str(step.get("path") or "/"),
+                }
+            ]
+        )
         return
     store = "localStorage" if name == "localstorage" else "sessionStorage"
     if step.get("delete"):

@@ -5,6 +5,7 @@ session through its documented API, connects Playwright to the websocket it hand
 session when the call ends. A vendor that cannot be reached, or refuses, is not fatal: the call says which
 one and renders in the step's own browser (spec/tools.md, "Browsing somewhere else").
 """
+
 from __future__ import annotations
 
 import base64
@@ -47,29 +48,34 @@ class Unavailable(Exception):
 @dataclass
 class Opened:
     """One call's session on a vendor's browser."""
+
     vendor: str
     browser: Any
     session_id: str = ""
-    keep: str = ""                          # the kept login's name: the vendor's own context is used as it stands
-    kept: str = ""                          # … and the vendor's id of that context or profile
+    keep: str = ""  # the kept login's name: the vendor's own context is used as it stands
+    kept: str = ""  # … and the vendor's id of that context or profile
     cdp: list = field(default_factory=list)  # CDP commands for the first page (Bright Data's captcha and blocks)
-    end: Callable[[], None] | None = None    # release (Steel) / stop (Hyperbrowser)
-    call: Any = None                         # the browse call it was opened for
+    end: Callable[[], None] | None = None  # release (Steel) / stop (Hyperbrowser)
+    call: Any = None  # the browse call it was opened for
 
 
 def settings_of(call: "Call") -> tuple[str, dict]:
     """(`web.browse.vendor_session` or its old name `session`, the settings)."""
     block = call.block
     if "vendor_session" in block and "session" in block:
-        raise WebToolError("browse: web.browse writes both session: and vendor_session:; session: is the old name of "
-                           "vendor_session: — keep vendor_session: alone.")
+        raise WebToolError(
+            "browse: web.browse writes both session: and vendor_session:; session: is the old name of "
+            "vendor_session: — keep vendor_session: alone."
+        )
     key = "vendor_session" if "vendor_session" in block else "session"
     settings = block.get(key)
     if settings in (None, {}):
         return f"web.browse.{key}", {}
     if not isinstance(settings, dict):
-        raise WebToolError(f"browse: web.browse.{key} must be a block of the vendor's options, e.g. "
-                           f"{{proxy: {{country: AU}}, captcha: true}}.")
+        raise WebToolError(
+            f"browse: web.browse.{key} must be a block of the vendor's options, e.g. "
+            f"{{proxy: {{country: AU}}, captcha: true}}."
+        )
     return f"web.browse.{key}", settings
 
 
@@ -77,35 +83,58 @@ def check_settings(vendor: str, where: str, settings: dict, call: "Call") -> Non
     """What `foldrun check` refuses, refused by the call in the same words (the contract's table)."""
     if vendor == "cdp":
         if settings:
-            raise WebToolError(f"browse: {where} asks a vendor's browser for its options, but via: cdp is a browser "
-                               f"of your own with no vendor session; drop it.")
+            raise WebToolError(
+                f"browse: {where} asks a vendor's browser for its options, but via: cdp is a browser "
+                f"of your own with no vendor session; drop it."
+            )
         return
     for key, value in settings.items():
         if key not in W.VENDOR_SESSION_KEYS:
-            raise WebToolError(f"browse: {where}.{key} is not a vendor_session key. The keys are "
-                               f"{', '.join(W.VENDOR_SESSION_KEYS)}.")
+            raise WebToolError(
+                f"browse: {where}.{key} is not a vendor_session key. The keys are {', '.join(W.VENDOR_SESSION_KEYS)}."
+            )
         refused = W.vendor_session_refusal(vendor, key, f"{where}.{key}")
         if refused is None and key == "proxy" and isinstance(value, dict):
-            refused = next((W.vendor_session_refusal(vendor, f"proxy.{part}", f"{where}.proxy.{part}")
-                            for part in value if f"proxy.{part}" in W.VENDOR_SESSION_OPTIONS
-                            and W.vendor_session_refusal(vendor, f"proxy.{part}", "")), None)
+            refused = next(
+                (
+                    W.vendor_session_refusal(vendor, f"proxy.{part}", f"{where}.proxy.{part}")
+                    for part in value
+                    if f"proxy.{part}" in W.VENDOR_SESSION_OPTIONS
+                    and W.vendor_session_refusal(vendor, f"proxy.{part}", "")
+                ),
+                None,
+            )
         if refused is None and key == "proxy":
             refused = W.vendor_proxy_refusal(vendor, value, f"{where}.proxy")
         if refused is None and key in ("region", "timeout"):
             refused = W.vendor_value_refusal(vendor, key, value, f"{where}.{key}")
         if refused is None and key == "block":
             words = [w.strip() for w in value.split(",")] if isinstance(value, str) else list(value or [])
-            refused = next((W.vendor_block_refusal(vendor, str(w), f"{where}.block") for w in words
-                            if W.vendor_block_refusal(vendor, str(w), "")), None)
+            refused = next(
+                (
+                    W.vendor_block_refusal(vendor, str(w), f"{where}.block")
+                    for w in words
+                    if W.vendor_block_refusal(vendor, str(w), "")
+                ),
+                None,
+            )
         if refused:
             raise WebToolError(f"browse: {refused}")
     if settings.get("keep"):
-        beside = next((k for k in ("user_agent", "device", "locale", "timezone", "identities") if k in call.block
-                       or call.args.get(k) not in (None, "")), None)
+        beside = next(
+            (
+                k
+                for k in ("user_agent", "device", "locale", "timezone", "identities")
+                if k in call.block or call.args.get(k) not in (None, "")
+            ),
+            None,
+        )
         if beside:
-            raise WebToolError(f"browse: web.browse.{beside} is refused beside {where}.keep — {vendor}'s kept "
-                               f"{W.VENDOR_SESSION_OPTIONS['keep'][vendor].removeprefix('a ')} is the vendor's own "
-                               f"browser context as it stands.")
+            raise WebToolError(
+                f"browse: web.browse.{beside} is refused beside {where}.keep — {vendor}'s kept "
+                f"{W.VENDOR_SESSION_OPTIONS['keep'][vendor].removeprefix('a ')} is the vendor's own "
+                f"browser context as it stands."
+            )
         safe_name(settings["keep"], "keep")
 
 
@@ -118,15 +147,21 @@ def open_for(call: "Call", provider: dict) -> Opened | None:
     if vendor == "zenrows":
         changed = next((k for k in ("user_agent", "device") if call.setting(k) not in (None, "")), None)
         if changed:
-            raise WebToolError(f"browse: {changed} is refused beside via: zenrows — ZenRows' browser refuses a "
-                               f"changed user agent or device.")
+            raise WebToolError(
+                f"browse: {changed} is refused beside via: zenrows — ZenRows' browser refuses a "
+                f"changed user agent or device."
+            )
     if call.args.get("session"):
-        raise WebToolError(f"browse: session= keeps a browser context for later calls, and a {vendor} session ends "
-                           f"with its call; drop it (vendor_session.keep signs in as the last run left off)")
+        raise WebToolError(
+            f"browse: session= keeps a browser context for later calls, and a {vendor} session ends "
+            f"with its call; drop it (vendor_session.keep signs in as the last run left off)"
+        )
     for key in ("proxy", "block"):
         if call.args.get(key) not in (None, "") or call.block.get(key) not in (None, "", [], {}):
-            tool.log(f"browse: {key}= does not reach {vendor}'s browser — it is a launch option, and the vendor "
-                     f"launched it; ask the vendor's session for it (vendor_session: {{{key}: …}})")
+            tool.log(
+                f"browse: {key}= does not reach {vendor}'s browser — it is a launch option, and the vendor "
+                f"launched it; ask the vendor's session for it (vendor_session: {{{key}: …}})"
+            )
     key = resolve_key(tool, provider)
     if key is not None:
         call.secrets[key[0]] = key[1]  # redacted from every line and answer the call writes
@@ -228,10 +263,15 @@ def gone_under(opened: list[Opened]) -> str | None:
         except Exception:  # noqa: BLE001 - a browser that cannot say is not connected
             connected = False
         if not connected:
-            acted = " It may have acted before it closed; look at the page before repeating it." if acts(
-                session.call.args) else ""
-            return (f"browse: {session.vendor}'s browser closed during this call — its session ended or the "
-                    f"connection dropped.{acted}")
+            acted = (
+                " It may have acted before it closed; look at the page before repeating it."
+                if acts(session.call.args)
+                else ""
+            )
+            return (
+                f"browse: {session.vendor}'s browser closed during this call — its session ended or the "
+                f"connection dropped.{acted}"
+            )
     return None
 
 
@@ -273,15 +313,19 @@ def _connect(call: "Call", vendor: str, ws: str, what: str) -> Any:
         # then the body's lines, then its call log.
         refused = _UPGRADE_REFUSED.search(lines[0])
         said = " ".join(line.strip() for line in itertools.takewhile(lambda line: line != "Call log:", lines[1:]))
-        raise Unavailable(f"{what} could not be reached at {_shown(ws)} ({call.redact(first)})",
-                          int(refused.group(1)) if refused else None, call.redact(said)[:200]) from None
+        raise Unavailable(
+            f"{what} could not be reached at {_shown(ws)} ({call.redact(first)})",
+            int(refused.group(1)) if refused else None,
+            call.redact(said)[:200],
+        ) from None
 
 
 _UPGRADE_REFUSED = re.compile(r"WebSocket error: \S+ (\d{3})(?: [^\n]*)?$")
 
 
-def _socket_refusal(vendor: str, key: tuple[str, str] | None, asked: Asked, status: int, said: str,
-                    hide: Callable[[str], str]) -> str:
+def _socket_refusal(
+    vendor: str, key: tuple[str, str] | None, asked: Asked, status: int, said: str, hide: Callable[[str], str]
+) -> str:
     """The sentence for a socket vendor's turned-down websocket, as an API vendor's refusal is said — in the vendor's
     own words where its adapter has them (`Adapter.refused`: Browserless's 401 beside a proxy city)."""
     held = key[0] if key else None
@@ -337,8 +381,9 @@ class _Api:
         if self.key is not None:
             headers[KEY_HEADERS[self.vendor]] = self.key[1]
         try:
-            response = tool.http.request(method, self.base + path, json=body, headers=headers,
-                                         timeout=tool.fetch_timeout, follow_redirects=False)
+            response = tool.http.request(
+                method, self.base + path, json=body, headers=headers, timeout=tool.fetch_timeout, follow_redirects=False
+            )
         except httpx.TimeoutException:
             raise Unavailable(f"{self.vendor} did not answer within {tool.fetch_timeout:g}s") from None
         except httpx.HTTPError as exc:

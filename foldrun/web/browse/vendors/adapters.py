@@ -6,6 +6,7 @@ websocket) or `socket` (the websocket itself, its options in the URL) — and `a
 that call's JSON body or that URL's query. Which settings a vendor has at all is the contract's table
 (`web_engines.VENDOR_SESSION_OPTIONS`), checked before any of this runs.
 """
+
 from __future__ import annotations
 
 import math
@@ -17,9 +18,12 @@ from foldrun.contract import web_engines as W
 
 # The vendor's own host, where its key goes (FOLDRUN_WEB_ENDPOINTS points one elsewhere: a gateway, a test).
 BASES: dict[str, str] = {
-    "browserbase": "https://api.browserbase.com", "steel": "https://api.steel.dev",
-    "hyperbrowser": "https://api.hyperbrowser.ai", "browserless": "wss://production-{region}.browserless.io",
-    "brightdata": "wss://brd.superproxy.io:9222", "zenrows": "wss://browser.zenrows.com",
+    "browserbase": "https://api.browserbase.com",
+    "steel": "https://api.steel.dev",
+    "hyperbrowser": "https://api.hyperbrowser.ai",
+    "browserless": "wss://production-{region}.browserless.io",
+    "brightdata": "wss://brd.superproxy.io:9222",
+    "zenrows": "wss://browser.zenrows.com",
 }
 # The pages each mapping was read from, each with the day it was last matched to it (a test fails past 90
 # days); 2026-09-29 is the day the spec's table says it was read. A city is spelled as each vendor's proxy page
@@ -55,26 +59,34 @@ BASES: dict[str, str] = {
 # (web_engines.vendor_state_code_refusal), in check's words. Browserless, Bright Data and ZenRows take no state (the
 # spec's table), so none is sent there.
 SOURCES: dict[str, tuple[tuple[str, str], ...]] = {
-    "browserbase": (("https://docs.browserbase.com/reference/api/create-a-session", "2026-12-02"),
-                    ("https://github.com/browserbase/sdk-python/blob/main/src/browserbase/types/session_create_params.py",
-                     "2026-12-03")),
-    "steel": (("https://docs.steel.dev/overview/sessions-api/configuration", "2026-12-02"),
-              ("https://docs.steel.dev/overview/stealth/proxies", "2026-12-03"),
-              ("https://github.com/steel-dev/steel-python/blob/main/src/steel/types/session_create_params.py",
-               "2026-12-03"),
-              ("https://docs.steel.dev/overview/sessions-api/multi-region", "2026-12-03")),
-    "hyperbrowser": (("https://hyperbrowser.ai/docs/sessions/parameters", "2026-12-03"),
-                     ("https://hyperbrowser.ai/docs/sessions/ad-blocking", "2026-12-02"),
-                     ("https://hyperbrowser.ai/docs/sessions/proxy", "2026-12-03"),
-                     ("https://github.com/hyperbrowserai/python-sdk/blob/main/hyperbrowser/models/consts.py",
-                      "2026-12-03")),
-    "browserless": (("https://docs.browserless.io/baas/connection-urls", "2026-12-02"),
-                    ("https://docs.browserless.io/rest-apis/proxies", "2026-12-03")),
-    "brightdata": (("https://docs.brightdata.com/scraping-automation/scraping-browser/cdp-functions/custom",
-                    "2026-12-02"),
-                   ("https://docs.brightdata.com/cn/scraping-automation/scraping-browser/cdp-functions/custom",
-                    "2026-12-02"),
-                   ("https://docs.brightdata.com/products/scraping-browser/features/proxy-location", "2026-12-03")),
+    "browserbase": (
+        ("https://docs.browserbase.com/reference/api/create-a-session", "2026-12-02"),
+        (
+            "https://github.com/browserbase/sdk-python/blob/main/src/browserbase/types/session_create_params.py",
+            "2026-12-03",
+        ),
+    ),
+    "steel": (
+        ("https://docs.steel.dev/overview/sessions-api/configuration", "2026-12-02"),
+        ("https://docs.steel.dev/overview/stealth/proxies", "2026-12-03"),
+        ("https://github.com/steel-dev/steel-python/blob/main/src/steel/types/session_create_params.py", "2026-12-03"),
+        ("https://docs.steel.dev/overview/sessions-api/multi-region", "2026-12-03"),
+    ),
+    "hyperbrowser": (
+        ("https://hyperbrowser.ai/docs/sessions/parameters", "2026-12-03"),
+        ("https://hyperbrowser.ai/docs/sessions/ad-blocking", "2026-12-02"),
+        ("https://hyperbrowser.ai/docs/sessions/proxy", "2026-12-03"),
+        ("https://github.com/hyperbrowserai/python-sdk/blob/main/hyperbrowser/models/consts.py", "2026-12-03"),
+    ),
+    "browserless": (
+        ("https://docs.browserless.io/baas/connection-urls", "2026-12-02"),
+        ("https://docs.browserless.io/rest-apis/proxies", "2026-12-03"),
+    ),
+    "brightdata": (
+        ("https://docs.brightdata.com/scraping-automation/scraping-browser/cdp-functions/custom", "2026-12-02"),
+        ("https://docs.brightdata.com/cn/scraping-automation/scraping-browser/cdp-functions/custom", "2026-12-02"),
+        ("https://docs.brightdata.com/products/scraping-browser/features/proxy-location", "2026-12-03"),
+    ),
     "zenrows": (("https://github.com/ZenRows/browser-js-sdk/blob/main/src/index.ts", "2026-12-03"),),
 }
 
@@ -82,11 +94,12 @@ SOURCES: dict[str, tuple[tuple[str, str], ...]] = {
 @dataclass
 class Asked:
     """One session's request: the JSON body (api) or the query (socket), and what is done once connected."""
+
     body: dict[str, Any]
     query: dict[str, str]
-    path: str = ""                     # a socket vendor's route (`/stealth`)
+    path: str = ""  # a socket vendor's route (`/stealth`)
     region: str = ""
-    country: str = ""                  # Bright Data's, carried in the zone's user name
+    country: str = ""  # Bright Data's, carried in the zone's user name
     cdp: list[tuple[str, dict]] | None = None  # CDP commands sent on the first page once connected
 
 
@@ -132,8 +145,13 @@ def _browserbase(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
         body["proxies"] = True
     elif isinstance(proxy, dict) and proxy.get("own"):
         own = own_proxy()
-        body["proxies"] = [{"type": "external", "server": own["server"],
-                            **({"username": own["username"], "password": own["password"]} if own["username"] else {})}]
+        body["proxies"] = [
+            {
+                "type": "external",
+                "server": own["server"],
+                **({"username": own["username"], "password": own["password"]} if own["username"] else {}),
+            }
+        ]
     elif isinstance(proxy, dict):
         body["proxies"] = [{"type": "browserbase", "geolocation": _place(proxy, str.upper)}]
     if "captcha" in settings:
@@ -235,8 +253,9 @@ def _browserless(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
     if "ads" in _blocked(settings):
         query["blockAds"] = "true"
     query.update({str(k): _query_value(v) for k, v in (settings.get("options") or {}).items()})
-    return Asked({}, query, path="/stealth" if settings.get("stealth") else "",
-                 region=str(settings.get("region") or "sfo"))
+    return Asked(
+        {}, query, path="/stealth" if settings.get("stealth") else "", region=str(settings.get("region") or "sfo")
+    )
 
 
 def _brightdata(settings: dict, own_proxy: Callable[[], dict]) -> Asked:
@@ -281,16 +300,18 @@ def _browserless_refused(status: int, asked: Asked, held: str | None) -> str | N
     its answer to a bad token: both are named."""
     if status != 401 or "proxyCity" not in asked.query:
         return None
-    return (f"browserless refused the browser (HTTP 401), its answer to a proxy city (vendor_session.proxy.city) on a "
-            f"plan under Scale (500k+ units) — drop proxy.city, or move the account behind "
-            f"{held or 'BROWSERLESS_TOKEN'} to Scale (a token it does not know gets the same answer)")
+    return (
+        f"browserless refused the browser (HTTP 401), its answer to a proxy city (vendor_session.proxy.city) on a "
+        f"plan under Scale (500k+ units) — drop proxy.city, or move the account behind "
+        f"{held or 'BROWSERLESS_TOKEN'} to Scale (a token it does not know gets the same answer)"
+    )
 
 
 @dataclass(frozen=True)
 class Adapter:
-    opens: str                              # "api" or "socket"
+    opens: str  # "api" or "socket"
     ask: Callable[[dict, Callable[[], dict]], Asked]
-    keep: str = ""                          # "context" or "profile": what `keep` stores
+    keep: str = ""  # "context" or "profile": what `keep` stores
     # A socket vendor's own sentence for a websocket it turned down — (its HTTP status, what was asked, the key's
     # secret name) → the sentence, or None where the shared wording of a refused key says it.
     refused: Callable[[int, Asked, str | None], str | None] | None = None
