@@ -16,16 +16,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "foldrun.settings.dev")
 
 from django.conf import settings  # noqa: E402
 
-# The web server's database connections come from a pool (PostgreSQL), bounded whatever the requests in flight,
-# and none is kept past its request otherwise. Django runs each request's sync code on a thread of its own
-# (asgiref's per-request ThreadSensitiveContext) and keeps a connection per thread: unpooled and kept, each
-# request's connection outlived its thread until PostgreSQL's max_connections was spent ("too many clients");
-# opened per request and unbounded, 200 requests at once opened 96. Set on this process's settings before any
-# connection opens (each connection reads the dict it is made from), never in os.environ: a worker or any other
-# child this process starts keeps its own one connection. foldrun/databases.py says what the pool is.
 from foldrun.databases import pool_web_connections  # noqa: E402
-
-pool_web_connections(settings.DATABASES, settings.FOLDRUN_DB_POOL)
 
 from django.core.asgi import get_asgi_application  # noqa: E402
 
@@ -40,8 +31,20 @@ MCP_PATH = settings.FOLDRUN_MCP_PATH
 
 
 class App:
-    def __init__(self) -> None:
+    """The whole server. `pool_connections`: at the server's start (its lifespan), this process's database
+    connections come from a pool (PostgreSQL), bounded whatever the requests in flight, and none is kept past
+    its request otherwise. Django runs each request's sync code on a thread of its own (asgiref's per-request
+    ThreadSensitiveContext) and keeps a connection per thread: unpooled and kept, each request's connection
+    outlived its thread until PostgreSQL's max_connections was spent ("too many clients"); opened per request
+    and unbounded, 200 requests at once opened 96. It is set on this process's settings before any request
+    opens a connection (each connection reads the dict it is made from), never in os.environ: a worker or any
+    other child this process starts keeps its own one connection. At the start, not at import, so a program
+    that imports this module (a test serving `App()` in its own process) keeps its own connections as they
+    are. foldrun/databases.py says what the pool is."""
+
+    def __init__(self, *, pool_connections: bool = False) -> None:
         self.mcp = McpEndpoint()
+        self.pool_connections = pool_connections
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -63,6 +66,8 @@ class App:
         if message["type"] != "lifespan.startup":
             return
         started = False
+        if self.pool_connections:
+            pool_web_connections(settings.DATABASES, settings.FOLDRUN_DB_POOL)
         try:
             async with self.mcp.lifespan():
                 await send({"type": "lifespan.startup.complete"})
@@ -76,4 +81,4 @@ class App:
         await send({"type": "lifespan.shutdown.complete"})
 
 
-application = App()
+application = App(pool_connections=True)  # what gunicorn serves (scripts/start, deploy/)

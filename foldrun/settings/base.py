@@ -124,7 +124,7 @@ def _database() -> dict:
     default = f"sqlite:///{DATA_DIR / 'foldrun.sqlite3'}"
     url = env_url("DATABASE_URL", default, schemes=("sqlite", "postgres", "postgresql"))
     try:
-        # foldrun.asgi sets 0 on the web server's settings (it says why); a worker or beat keeps one a minute.
+        # the web server sets 0 on its own settings at its start (foldrun.asgi says why); a worker or beat keeps one a minute.
         config = dj_database_url.parse(url, conn_max_age=env_int("FOLDRUN_DB_CONN_MAX_AGE", 60, minimum=0))
     except ValueError as exc:  # dj_database_url's ParseError and UnknownSchemeError are ValueErrors
         raise ImproperlyConfigured(f"DATABASE_URL could not be read: {exc}") from None

@@ -83,13 +83,6 @@ def database_down(tmp_path):
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
         connection.settings_dict.update(HOST="127.0.0.1", PORT=str(port))
-        if "pool" in connection.settings_dict.get("OPTIONS", {}):
-            # A test before this one in the process served the web app (foldrun.asgi pools the web process's
-            # connections): a pool made for the old address would answer from it, so the pool goes too.
-            connection.close_pool()
-            connection.settings_dict["OPTIONS"] = {
-                key: value for key, value in saved["OPTIONS"].items() if key != "pool"
-            }
     try:
         yield
     finally:

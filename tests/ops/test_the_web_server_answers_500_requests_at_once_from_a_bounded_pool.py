@@ -27,10 +27,25 @@ ROOT = Path(__file__).resolve().parents[2]
 SERVER_APP = "foldrun-web-under-test"  # libpq's PGAPPNAME: the server's own connections, not another test's
 POOL_MAX = 4
 REQUESTS = 500
-PROBE = (
-    "import os, foldrun.asgi; from django.conf import settings; d = settings.DATABASES['default']; "
-    "print(d['CONN_MAX_AGE'], d.get('OPTIONS', {}).get('pool'), os.environ.get('FOLDRUN_DB_CONN_MAX_AGE'))"
-)
+# Importing the server's module changes nothing; its start (the ASGI lifespan gunicorn's uvicorn worker runs before
+# the first request) pools this process's connections.
+PROBE = """
+import asyncio, os
+import foldrun.asgi
+from django.conf import settings
+d = settings.DATABASES["default"]
+print(d["CONN_MAX_AGE"], d.get("OPTIONS", {}).get("pool"))
+said = []
+async def start_and_stop():
+    messages = [{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}]
+    async def receive():
+        return messages.pop(0)
+    async def send(message):
+        said.append(message["type"])
+    await foldrun.asgi.application({"type": "lifespan"}, receive, send)
+asyncio.run(start_and_stop())
+print(d["CONN_MAX_AGE"], d.get("OPTIONS", {}).get("pool"), os.environ.get("FOLDRUN_DB_CONN_MAX_AGE"), said)
+"""
 
 
 def _free_port() -> int:
@@ -48,7 +63,7 @@ def _server_backends() -> int:
         return cursor.fetchone()[0]
 
 
-def test_the_web_server_pools_its_own_connections_and_leaves_its_childrens_environment_alone():
+def test_the_web_server_pools_its_own_connections_at_its_start_and_leaves_its_childrens_environment_alone():
     env = {k: v for k, v in os.environ.items() if k != "FOLDRUN_DB_CONN_MAX_AGE"}
     # A PostgreSQL URL that is never connected to: reading settings and setting Django up open no connection.
     env.update(
@@ -61,7 +76,12 @@ def test_the_web_server_pools_its_own_connections_and_leaves_its_childrens_envir
     )
     done = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "0 {'min_size': 2, 'max_size': 7, 'timeout': 12} None"
+    imported, started = done.stdout.strip().splitlines()
+    assert imported == "60 None"
+    assert started == (
+        "0 {'min_size': 2, 'max_size': 7, 'timeout': 12} None "
+        "['lifespan.startup.complete', 'lifespan.shutdown.complete']"
+    )
 
 
 def test_a_pool_smaller_than_its_minimum_stops_start_up_naming_the_setting():

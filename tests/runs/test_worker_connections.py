@@ -102,9 +102,7 @@ def test_a_connection_the_server_ended_fails_its_health_check_and_is_replaced():
     # later test in this process on a dead one.
     from django.db import DEFAULT_DB_ALIAS, connections
 
-    # A worker's connection is never pooled; a test before this one in the process may have served the web app,
-    # which pools this process's connections (foldrun.asgi), so the pool option is left out here, under an alias
-    # of its own (Django keeps one pool per alias).
+    # A worker's connection is never pooled: no pool option, and an alias of its own (Django keeps a pool per alias).
     own = connections[DEFAULT_DB_ALIAS]
     options = {key: value for key, value in own.settings_dict.get("OPTIONS", {}).items() if key != "pool"}
     kept = type(own)(
