@@ -12,7 +12,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from foldrun import net
-from foldrun.engine.cost import response_cost
+from foldrun.engine.cost import response_cost, usage_of
 from accounts.models import Workspace
 from foldrun.engine.step import BudgetExceeded, MissingSecret, StepFailed, StepRequest, run_step, shared_http
 from foldrun.engine.tools.base import ToolError
@@ -210,8 +210,8 @@ class DbHost:
 
     def charge(self, response: dict, provider: dict, reserved: Decimal = Decimal("0")) -> Decimal:
         cost = response_cost(response, provider)
-        usage = response.get("usage") or {}
-        tokens_in, tokens_out = int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
+        used = usage_of(response)
+        tokens_in, tokens_out = used.prompt, used.output  # input: cache reads and writes counted too
         # The run's spend is saved at once (fan-out instances charge the same run together), replacing the
         # call's reservation, and with it the try's spend so far (a try lost with its worker keeps its cost on
         # the record) — one transaction; the step's totals are written when it ends.

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from foldrun.providers.cost import MILLION, PRICES, rates, response_cost
+from foldrun.providers.cost import MILLION, PRICES, Usage, rates, response_cost, uncached_cost, usage_of
 
-__all__ = ["MILLION", "PRICES", "rates", "response_cost"]
+__all__ = ["MILLION", "PRICES", "Usage", "rates", "response_cost", "uncached_cost", "usage_of"]

@@ -26,6 +26,7 @@ from foldrun.providers.refusal import step_timezone
 from foldrun.providers.supply import ProviderConfigError  # its message is the sentence
 
 from . import spend
+from .cost import uncached_cost, usage_of
 from .context import DEFAULT_MAX_TURNS, Host, StepRequest, StepResult, ToolContext
 from .errors import BudgetExceeded, MissingSecret, PodLost, StepFailed
 from .httpclient import shared_http
@@ -66,7 +67,10 @@ MAX_RESULT_CHARS = 50_000
 DEFAULT_MAX_TOKENS = 4096
 
 
-def _prompt(agent: AgentSpec, request: StepRequest) -> str:
+def _prompt(agent: AgentSpec, request: StepRequest) -> list[dict]:
+    """The system prompt as two blocks: the agent's own prompt (its body, AGENTS.md, skills, language), then the
+    knowledge preamble (the workspace folder and today's date). Each is a prompt-cache breakpoint on the
+    Anthropic wire (foldrun/providers/caching.py): the second changes daily, the first only with the files."""
     parts = [agent.body or f"You are {agent.name}."]
     for rules in agent.house_rules:  # AGENTS.md: what `init` promises every agent of the desk reads first
         parts.append("The desk's AGENTS.md, which every agent here follows:\n" + rules)
@@ -81,13 +85,13 @@ def _prompt(agent: AgentSpec, request: StepRequest) -> str:
         parts.append(f"Write in {language}.")
     if region:
         parts.append(f"Your region is {region}.")
-    parts.append(
+    preamble = (
         "You work in a workspace folder: knowledge/ is given (read-only), memory/ is yours to write one fact per "
         "file (your own: no other agent's memory/ is there), desk/memory/ is the desk's memory, shared by every "
         "agent, state/ is the bookmark between runs (append, never rewrite), outputs/ is what this step leaves. "
         f"Today is {dt.date.today().isoformat()}."
     )
-    return "\n\n".join(parts)
+    return [{"type": "text", "text": "\n\n".join(parts)}, {"type": "text", "text": preamble}]
 
 
 def _provider(agent: AgentSpec) -> dict:
@@ -233,22 +237,25 @@ def _run(agent: AgentSpec, request: StepRequest, host: Host, env: StepEnv, resul
             if plugins:  # a plugin runs once on every request that carries it: one web.search each
                 counter.check(["web", "web.search"])
                 host.trace("web", {"event": "search", "provider": "model", "server_tool": "plugin:web"})
-            usage = response.get("usage") or {}
-            result.tokens_in += int(usage.get("input_tokens") or 0)
-            result.tokens_out += int(usage.get("output_tokens") or 0)
+            used = usage_of(response)
+            result.tokens_in += used.prompt  # every input token, read at full price or from the cache
+            result.tokens_out += used.output
             cost = spend.charge(host, response, provider, reserved)
-            # The request's own cost on its line: a browser agent's task prices each of its steps from it.
-            host.trace(
-                "model_request",
-                {
-                    "model": response.get("model") or provider.get("model"),
-                    "stop_reason": response.get("stop_reason"),
-                    "input_tokens": usage.get("input_tokens"),
-                    "output_tokens": usage.get("output_tokens"),
-                    "seconds": round(time.monotonic() - started, 3),
-                    "cost_usd": str(cost),
-                },
-            )
+            # The request's own cost on its line: a browser agent's task prices each of its steps from it. Its
+            # cache reads and writes beside it, and what the cache saved against the same request uncached.
+            line: dict[str, Any] = {
+                "model": response.get("model") or provider.get("model"),
+                "stop_reason": response.get("stop_reason"),
+                "input_tokens": used.input,
+                "output_tokens": used.output,
+                "cache_read_tokens": used.cache_read,
+                "cache_write_tokens": used.cache_write,
+                "seconds": round(time.monotonic() - started, 3),
+                "cost_usd": str(cost),
+            }
+            if used.cache_read or used.cache_write:
+                line["saved_usd"] = str(uncached_cost(response, provider) - cost)
+            host.trace("model_request", line)
             result.cost += cost
             content = list(response.get("content") or [])
             _count_server_uses(content, counter, host)
@@ -392,7 +399,8 @@ def _call_tool(
     except ToolError as exc:
         env.host.trace("tool_result", {"id": use.get("id"), "name": name, "error": True, "content": str(exc)})
         return {**reply, "content": str(exc), "is_error": True}
-    if tool.kind != "builtin" or tool.source.startswith("gallery"):
+    paid = tool.kind != "builtin" or tool.source.startswith("gallery")
+    if paid:
         # A paid call is checked against the caps (in-flight reservations included) before it counts:
         # one the budget stops counts toward no limit.
         env.host.check_budget()
@@ -425,16 +433,18 @@ def _call_tool(
         content, is_error = f"{name} failed on an internal error (incident {code})", True
     env.files_may_have_changed(name)
     content = env.redact(str(content))[:MAX_RESULT_CHARS]
-    env.host.trace(
-        "tool_result",
-        {
-            "id": use.get("id"),
-            "name": name,
-            "error": is_error,
-            "seconds": round(time.monotonic() - started, 3),
-            "content": content[:4000],
-        },
-    )
+    line: dict[str, Any] = {
+        "id": use.get("id"),
+        "name": name,
+        "error": is_error,
+        "seconds": round(time.monotonic() - started, 3),
+        "content": content[:4000],
+    }
+    if paid:
+        # A paid call's own charge. No tool declares a price of its own yet, so it is what the call itself
+        # charged beyond the model requests traced on their own lines (a colleague's, a browser agent's): none.
+        line["cost_usd"] = "0"
+    env.host.trace("tool_result", line)
     out = {**reply, "content": content}
     if is_error:
         out["is_error"] = True

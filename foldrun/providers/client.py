@@ -21,8 +21,8 @@ from urllib.parse import urlparse
 import httpx
 
 from foldrun import net
+from foldrun.providers import caching, translate
 from foldrun.providers import refusal as refusal_lines
-from foldrun.providers import translate
 from foldrun.providers.sse import iter_byte_events
 from foldrun.providers.supply import (
     FORMATS,
@@ -183,6 +183,7 @@ class ModelClient:
         self.timeout = timeout
         self.requests = 0
         self.last_supply: Supply | None = None
+        self._uncached: set[int] = set()  # the supplies (by id) that refused cache_control once
 
     def close(self) -> None:
         """Nothing to close: the client is shared by the process (foldrun.net) or the caller's."""
@@ -282,6 +283,23 @@ class ModelClient:
             body, drops = translate.chat_request(supply, system, messages, tools, max_tokens, tool_choice, options)
         if drops:
             self._emit("translator dropped: " + "; ".join(drops))
+        if supply.format == "anthropic" and id(supply) not in self._uncached:
+            try:
+                return self._send(supply, caching.mark(body), stop_sequences)
+            except ProviderError as failed:
+                if not caching.refuses_cache_control(failed.status, failed.message):
+                    raise
+                words = failed.message
+            # Sent again without the field, once; the step's later requests to this supply carry none.
+            self._uncached.add(id(supply))
+            self._emit(
+                f"the provider at {supply.host or supply.base_url} refused cache_control ({words}); "
+                "the request was sent again without it, and this step's later requests carry none"
+            )
+            body = caching.unmark(body)
+        return self._send(supply, body, stop_sequences)
+
+    def _send(self, supply: Supply, body: dict[str, Any], stop_sequences: list[str]) -> dict[str, Any]:
         headers = {"content-type": "application/json", "accept": "text/event-stream", **supply.auth_headers()}
         if supply.format == "anthropic":
             headers["anthropic-version"] = ANTHROPIC_VERSION

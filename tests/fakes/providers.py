@@ -28,6 +28,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from tests.fakes.loopback import LoopbackServer, QuietHandler
+from tests.fakes.prompt_cache import PromptCache
 
 
 @dataclass
@@ -69,6 +70,8 @@ class Reply:
     cut: bool = False  # with chunks: close the connection after them, the body unfinished
     content_encoding: str | None = None  # with chunks: the header sent (the chunks are already so encoded)
     hold: float = 0.0  # with chunks: seconds to wait after them before the body's end
+    cache_read: int = 0  # prompt tokens read from the provider's cache (Anthropic's cache_read_input_tokens)
+    cache_write: int = 0  # prompt tokens written to it (cache_creation_input_tokens; Anthropic's wire only)
 
 
 def last_tool_result(body: dict) -> str:
@@ -93,6 +96,9 @@ class FakeProvider(LoopbackServer):
         self.replies: "queue.Queue[Reply]" = queue.Queue()
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
+        # Set to a PromptCache (tests/fakes/prompt_cache.py) to answer Anthropic requests with the usage its
+        # cache would report: input, cache-read and cache-write tokens counted from the request itself.
+        self.prompt_cache: PromptCache | None = None
         # Set to a function of the request body returning a Reply when many steps share one stand-in at once
         # and a queue of scripted replies cannot say which step gets which.
         self.responder: Any = None
@@ -293,6 +299,16 @@ class FakeProvider(LoopbackServer):
             payload = None if stream else responses_json(reply, model)
             sse_named = True
         else:
+            if self.prompt_cache is not None:
+                used = self.prompt_cache.use(body)
+                reply = Reply(
+                    **{
+                        **reply.__dict__,
+                        "usage": (used.input, reply.usage[1]),
+                        "cache_read": used.cache_read,
+                        "cache_write": used.cache_write,
+                    }
+                )
             events = anthropic_events(reply, model) if stream else None
             payload = None if stream else anthropic_json(reply, model)
             sse_named = True
@@ -388,7 +404,12 @@ def error_body(path: str, status: int, message: str) -> dict:
 
 
 def _usage(reply: Reply) -> dict:
-    return {"input_tokens": reply.usage[0], "output_tokens": reply.usage[1]}
+    return {
+        "input_tokens": reply.usage[0],
+        "cache_creation_input_tokens": reply.cache_write,
+        "cache_read_input_tokens": reply.cache_read,
+        "output_tokens": reply.usage[1],
+    }
 
 
 def anthropic_json(reply: Reply, model: str) -> dict:
@@ -419,7 +440,7 @@ def anthropic_events(reply: Reply, model: str) -> list[tuple[str, Any]]:
                     "model": model,
                     "stop_reason": None,
                     "stop_sequence": None,
-                    "usage": {"input_tokens": reply.usage[0], "output_tokens": 1},
+                    "usage": {**_usage(reply), "output_tokens": 1},
                 },
             },
         )
@@ -513,10 +534,13 @@ def _finish(reply: Reply) -> str:
 
 
 def _chat_usage(reply: Reply) -> dict:
+    # OpenAI counts cached tokens inside prompt_tokens and says how many in prompt_tokens_details.
+    prompt = reply.usage[0] + reply.cache_read
     return {
-        "prompt_tokens": reply.usage[0],
+        "prompt_tokens": prompt,
         "completion_tokens": reply.usage[1],
-        "total_tokens": reply.usage[0] + reply.usage[1],
+        "total_tokens": prompt + reply.usage[1],
+        "prompt_tokens_details": {"cached_tokens": reply.cache_read, "audio_tokens": 0},
     }
 
 
@@ -674,11 +698,11 @@ def responses_json(reply: Reply, model: str, output: list[dict] | None = None) -
         "top_p": 1.0,
         "truncation": "disabled",
         "usage": {
-            "input_tokens": reply.usage[0],
-            "input_tokens_details": {"cached_tokens": 0},
+            "input_tokens": reply.usage[0] + reply.cache_read,
+            "input_tokens_details": {"cached_tokens": reply.cache_read},
             "output_tokens": reply.usage[1],
             "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": sum(reply.usage),
+            "total_tokens": sum(reply.usage) + reply.cache_read,
         },
         "user": None,
         "metadata": {},

@@ -92,12 +92,18 @@ def test_it_speaks_anthropic_sse_and_returns_the_message(fake_provider):
     assert [b["type"] for b in reply["content"]] == ["text", "tool_use"]
     assert reply["content"][1]["input"] == {"q": "desk"}
     assert reply["stop_reason"] == "tool_use"
-    assert reply["usage"] == {"input_tokens": 12, "output_tokens": 7}
+    assert reply["usage"] == {
+        "input_tokens": 12,
+        "output_tokens": 7,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
     sent = fake_provider.last
     assert sent.path == "/v1/messages"
     assert sent.headers["x-api-key"] == "sk-planted-123"
     assert sent.headers["anthropic-version"] == "2023-06-01"
-    assert sent.body["stream"] is True and sent.body["system"] == "Be brief."
+    assert sent.body["stream"] is True
+    assert sent.body["system"] == [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}]
 
 
 def test_a_bearer_preset_sends_the_key_as_authorization(fake_provider):

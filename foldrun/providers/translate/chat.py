@@ -29,13 +29,13 @@ def _chat_stop(
 
 def _chat_usage(usage: Mapping[str, Any] | None) -> dict[str, int]:
     usage = usage or {}
-    out = {
-        "input_tokens": int(usage.get("prompt_tokens") or 0),
-        "output_tokens": int(usage.get("completion_tokens") or 0),
-    }
-    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
+    prompt = int(usage.get("prompt_tokens") or 0)
+    # The provider's automatic cache: `cached_tokens` are part of `prompt_tokens`; in the loop's (Anthropic's)
+    # terms they are cache reads and `input_tokens` is the rest, so no token is priced twice.
+    cached = min(int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0), prompt)
+    out = {"input_tokens": prompt - cached, "output_tokens": int(usage.get("completion_tokens") or 0)}
     if cached:
-        out["cache_read_input_tokens"] = int(cached)
+        out["cache_read_input_tokens"] = cached
     return out
 
 

@@ -59,13 +59,12 @@ def responses_to_anthropic(data: Mapping[str, Any]) -> dict[str, Any]:
     unique_ids(blocks)
     has_calls = any(b["type"] == "tool_use" for b in blocks)
     usage = data.get("usage") or {}
-    out_usage = {
-        "input_tokens": int(usage.get("input_tokens") or 0),
-        "output_tokens": int(usage.get("output_tokens") or 0),
-    }
-    cached = (usage.get("input_tokens_details") or {}).get("cached_tokens")
+    prompt = int(usage.get("input_tokens") or 0)
+    # `cached_tokens` are part of `input_tokens`: in the loop's terms they are cache reads, the rest input.
+    cached = min(int((usage.get("input_tokens_details") or {}).get("cached_tokens") or 0), prompt)
+    out_usage = {"input_tokens": prompt - cached, "output_tokens": int(usage.get("output_tokens") or 0)}
     if cached:
-        out_usage["cache_read_input_tokens"] = int(cached)
+        out_usage["cache_read_input_tokens"] = cached
     return normalise_message(
         {
             "id": data.get("id"),
