@@ -63,6 +63,21 @@ def _tokens(data: dict) -> str:
     return f"{tin or 0:,} in · {tout or 0:,} out tokens"
 
 
+def _cache(data: dict) -> str:
+    read, write = data.get("cache_read_tokens"), data.get("cache_write_tokens")
+    if not isinstance(read, int) or not isinstance(write, int) or not (read or write):
+        return ""
+    return f"cache {read:,} read · {write:,} written"
+
+
+def _cost(data: dict) -> str:
+    """A call's own cost, as the line recorded it (a string of dollars)."""
+    try:
+        return f"${float(data['cost_usd']):.4f}"
+    except (KeyError, TypeError, ValueError):
+        return ""
+
+
 def _seconds(data: dict) -> str:
     seconds = data.get("seconds")
     return f"{float(seconds):.2f} s" if isinstance(seconds, (int, float)) else ""
@@ -86,7 +101,13 @@ def view(event) -> EventView:
     base = {"pk": event.pk, "at": event.at, "try_n": event.try_n}
     kind = event.kind
     if kind == "model_request":
-        facts = [f"stop: {data.get('stop_reason') or 'none given'}", _tokens(data), _seconds(data)]
+        facts = [
+            f"stop: {data.get('stop_reason') or 'none given'}",
+            _tokens(data),
+            _cache(data),
+            _cost(data),
+            _seconds(data),
+        ]
         return EventView(
             kind="model", title=f"Model request · {data.get('model') or 'model'}", facts=[f for f in facts if f], **base
         )
@@ -100,7 +121,7 @@ def view(event) -> EventView:
         )
     if kind == "tool_result":
         error = bool(data.get("error"))
-        facts = ["error" if error else "ok", _seconds(data)]
+        facts = ["error" if error else "ok", _cost(data), _seconds(data)]
         return EventView(
             kind="result",
             title=f"Result · {data.get('name') or '?'}",

@@ -27,12 +27,14 @@ from foldrun import pageparts
 from foldrun.api import ApiError
 from foldrun.contract.desk import FLOW
 from foldrun.contract.model import flow_of
+from foldrun.engine.cache_summary import cache_words
 from foldrun.engine.podcard import pod_card
 
 from . import actions
 from . import pages_browser as browser
 from . import pages_live as watching
 from . import pages_timeline as timeline
+from .cache_use import run_cache
 from .models import Approval, ApprovalState, Run, RunStatus, Step, TraceEvent, Try, Verdict
 from foldrun.trace_view import views as trace_views
 from .pages_workspace import flow_inputs, with_models
@@ -220,6 +222,7 @@ def live_context(run: Run, membership, workspace) -> dict:
         "approvals": approvals,
         "artifacts": list(run.artifacts.defer("content").all()),
         "models": all_models,
+        "cache_words": cache_words(run_cache(run).as_dict()),
         "can_approve": membership.can_approve,
         "can_write": membership.can_write,
         "fingerprint": _fingerprint(run),

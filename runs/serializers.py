@@ -7,6 +7,7 @@ from rest_framework import serializers
 
 from foldrun.openapi import QueryBooleanField, StrictBooleanField, StrictCharField
 
+from .cache_use import run_cache
 from .models import (
     Approval,
     ApprovalState,
@@ -171,14 +172,31 @@ class RunSerializer(serializers.ModelSerializer):
         return {k: v for k, v in (obj.inputs or {}).items() if k != "__flow__"}
 
 
+class RunCacheSerializer(serializers.Serializer):
+    """What the provider's prompt cache did for the run, summed over its model requests."""
+
+    prompt_tokens = serializers.IntegerField(help_text="every input token the run's model requests carried")
+    cache_read_tokens = serializers.IntegerField(help_text="of those, read from the provider's cache")
+    cache_write_tokens = serializers.IntegerField(help_text="of those, written to it")
+    hit_rate = serializers.FloatField(allow_null=True, help_text="cache_read_tokens / prompt_tokens; null for none")
+    saved_usd = serializers.DecimalField(
+        max_digits=14, decimal_places=6, help_text="what the same requests would have cost uncached, less their cost"
+    )
+
+
 class RunDetailSerializer(RunSerializer):
     steps = StepSerializer(many=True, read_only=True)
     trace = TraceSerializer(many=True, read_only=True)
     approvals = ApprovalSerializer(many=True, read_only=True)
     artifacts = ArtifactSerializer(many=True, read_only=True)
+    cache = serializers.SerializerMethodField()
 
     class Meta(RunSerializer.Meta):
-        fields = RunSerializer.Meta.fields + ["steps", "trace", "approvals", "artifacts"]
+        fields = RunSerializer.Meta.fields + ["steps", "trace", "approvals", "artifacts", "cache"]
+
+    @extend_schema_field(RunCacheSerializer)
+    def get_cache(self, obj: Run) -> dict:
+        return run_cache(obj).as_dict()
 
 
 class ScheduleSerializer(serializers.ModelSerializer):

@@ -109,7 +109,7 @@ def cmd_run(args, ctx) -> int:
         ctx.out.progress(f"{run['id']} {run['status']}…")
         time.sleep(1)
     ctx.out.clear_progress()
-    print_report(ctx, _server_record(run))
+    print_report(ctx, server_record(run))
     if run["status"] in PARKED and not ctx.out.json_mode:
         ctx.out.lines(how_to_decide(ctx, workspace, run))
     return 0 if run["status"] == "completed" else 1
@@ -142,7 +142,7 @@ def how_to_decide(ctx, workspace: str, run: dict) -> list[str]:
     return lines
 
 
-def _server_record(run: dict) -> dict:
+def server_record(run: dict) -> dict:
     steps = [
         {
             "step": s["label"],
@@ -268,5 +268,5 @@ def cmd_report(args, ctx) -> int:
         return 0
     workspace = workspace_name(args.to)
     run = server_run(ctx, workspace, args.run)
-    print_report(ctx, _server_record(run))
+    print_report(ctx, server_record(run))
     return 0

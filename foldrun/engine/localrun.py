@@ -19,6 +19,7 @@ from typing import Callable
 from foldrun.contract import Desk
 from foldrun.contract.model import find_flow
 
+from .cache_summary import cache_line, summarise
 from .flow import check_verify, fill_task, headline_of, plan_from_steps, split_items, verdict_of
 from .local import LocalHost
 from .podcard import pod_card
@@ -78,6 +79,7 @@ def run_flow_local(
     record["inputs"] = merged
     budget = Decimal(str(flow.budget)) if flow.budget else None
     spent = Decimal("0")
+    requests: list[dict] = []  # every model request's line: the run's cache line is their sum
     outputs: dict[int, str] = {}
     files = dict(desk.files)
     for spec in plan_from_steps(flow.steps):
@@ -154,6 +156,8 @@ def run_flow_local(
                 record["steps"].append(step_record)
                 record["tokens_in"] += result.tokens_in
                 record["tokens_out"] += result.tokens_out
+                requests += [data for kind, data in host.events if kind == "model_request"]
+                record["cache"] = summarise(requests).as_dict()
                 if on_step:
                     on_step(step_record)
                 for path, content in result.writes.items():
@@ -234,6 +238,8 @@ def report_lines(run: dict) -> list[str]:
         f"cost ${Decimal(str(run.get('cost_usd') or 0)):.6f} · tokens {run.get('tokens_in', 0)} in, "
         f"{run.get('tokens_out', 0)} out"
     )
+    if cache_line(run.get("cache")):
+        lines.append(cache_line(run.get("cache")))
     for artifact in run.get("artifacts") or []:
         lines.append(
             f"artifact {artifact.get('path')}  {artifact.get('size', 0)} bytes"

@@ -12,7 +12,7 @@ full price, `cache_read_input_tokens` the ones served from the provider's prompt
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Mapping
 
 # model name prefix -> (input, output, cached input or None). The cached input price is the provider's
@@ -29,6 +29,9 @@ PRICES: dict[str, tuple[str, str, str | None]] = {
     "gpt-4.1": ("2", "8", "0.5"),
 }
 MILLION = Decimal(1_000_000)
+# A cost is kept to the micro-dollar, as the run's records hold it: the run's cost is then exactly the sum of
+# its calls' costs on the trace.
+MICRO = Decimal("0.000001")
 
 
 @dataclass(frozen=True)
@@ -181,11 +184,14 @@ def response_cost(response: dict, provider: dict) -> Decimal:
         return Decimal("0")
     used = usage_of(response)
     return (
-        used.input * found.input
-        + used.output * found.output
-        + used.cache_write * found.cache_write
-        + used.cache_read * found.cache_read
-    ) / MILLION
+        (
+            used.input * found.input
+            + used.output * found.output
+            + used.cache_write * found.cache_write
+            + used.cache_read * found.cache_read
+        )
+        / MILLION
+    ).quantize(MICRO, ROUND_HALF_UP)
 
 
 def uncached_cost(response: dict, provider: dict) -> Decimal:
@@ -194,4 +200,4 @@ def uncached_cost(response: dict, provider: dict) -> Decimal:
     if found is None:
         return Decimal("0")
     used = usage_of(response)
-    return (used.prompt * found.input + used.output * found.output) / MILLION
+    return ((used.prompt * found.input + used.output * found.output) / MILLION).quantize(MICRO, ROUND_HALF_UP)

@@ -13,7 +13,7 @@ import threading
 import pytest
 from django.urls import reverse
 
-from foldrun.cli.cmd_run import _server_record
+from foldrun.cli.cmd_run import server_record
 from foldrun.engine.localrun import report_lines
 from runs.actions import check_start_run
 from runs.models import Run, Step
@@ -115,7 +115,7 @@ def test_a_step_that_had_only_read_runs_again_with_a_browser_of_its_own_and_its_
     assert first.tokens_in > 0 and second.tokens_in > 0
     assert step.cost_usd == first.cost_usd + second.cost_usd
     tries_line = f"#1 slim · lost · ${first.cost_usd:.4f} → #2 full · completed · ${second.cost_usd:.4f}"
-    report = report_lines(_server_record(RunDetailSerializer(Run.objects.get(pk=done.pk)).data))
+    report = report_lines(server_record(RunDetailSerializer(Run.objects.get(pk=done.pk)).data))
     assert f"     {first.pod_line}" in report and f"     {tries_line}" in report  # foldrun report's two lines
     client.force_login(alice)
     page = client.get(reverse("run-page", args=[workspace.name, done.public_id])).content.decode()
