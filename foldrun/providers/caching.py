@@ -11,7 +11,10 @@ prompt and knowledge preamble on every turn and a conversation that only grows, 
    wrote: this request reads the conversation up to there;
 3. the system's last block, the knowledge preamble (with the tools before it in the prefix);
 4. the system's first block, the agent's own prompt, so a preamble that changed (a new day) still finds it;
-5. the tool list's last tool, when a breakpoint is left (the first turn, where 2 does not exist yet).
+5. the step's own last tool (not a provider's server tool), when a breakpoint is left (the first turns, where 1 or 2 is the step's task).
+
+The task itself is a plain string a few dozen tokens long and is not marked (marking it would change its
+shape on the wire for nothing): the system's breakpoints cover everything before it.
 
 Nothing the caller passed is changed: the marked blocks are copies.
 """
@@ -33,14 +36,10 @@ def _markable(block: Any) -> bool:
 
 
 def _mark_message(messages: list, index: int) -> bool:
-    """Put a breakpoint on the last block of messages[index] (a string's content becomes one text block)."""
+    """Put a breakpoint on the last block of messages[index]. A message whose content is a plain string (the
+    step's task, a few dozen tokens) is left as it is: the system breakpoints cover the prefix before it."""
     message = messages[index]
     content = message.get("content")
-    if isinstance(content, str):
-        if not content:
-            return False
-        messages[index] = {**message, "content": [{"type": "text", "text": content, "cache_control": EPHEMERAL}]}
-        return True
     if not isinstance(content, list) or not content or not _markable(content[-1]):
         return False
     blocks = list(content)
@@ -61,11 +60,11 @@ def mark(body: dict[str, Any]) -> dict[str, Any]:
     out = dict(body)
     left = MAX_BREAKPOINTS
     messages = list(out.get("messages") or [])
-    if messages and left and _mark_message(messages, len(messages) - 1):
+    if messages and _mark_message(messages, len(messages) - 1):
         left -= 1
-        previous = _last_user_before(messages, len(messages) - 1)
-        if previous is not None and left and _mark_message(messages, previous):
-            left -= 1
+    previous = _last_user_before(messages, len(messages) - 1) if messages else None
+    if previous is not None and _mark_message(messages, previous):
+        left -= 1
     out["messages"] = messages
     system = out.get("system")
     if isinstance(system, str) and system:
@@ -78,8 +77,13 @@ def mark(body: dict[str, Any]) -> dict[str, Any]:
                 left -= 1
         out["system"] = blocks
     tools = out.get("tools")
-    if left and isinstance(tools, list) and tools and _markable(tools[-1]):
-        out["tools"] = [*tools[:-1], {**tools[-1], "cache_control": EPHEMERAL}]
+    # The last of the step's own tools: a provider's server tools come after them and change as their uses
+    # are spent (max_uses), which would make every request's tool list a new prefix.
+    own = [i for i, t in enumerate(tools or []) if isinstance(t, dict) and "input_schema" in t]
+    if left and own:
+        marked_tools = list(tools)
+        marked_tools[own[-1]] = {**marked_tools[own[-1]], "cache_control": EPHEMERAL}
+        out["tools"] = marked_tools
     return out
 
 

@@ -50,14 +50,19 @@ def loop(turns: int) -> list[dict]:
     return messages
 
 
-def test_the_first_request_marks_the_tools_the_system_prompt_the_preamble_and_the_task():
+def test_the_first_request_marks_the_tools_the_system_prompt_and_the_preamble_and_leaves_the_task_as_it_is():
     body = caching.mark({"tools": TOOLS, "system": SYSTEM, "messages": loop(0)})
-    assert breakpoints(body) == ["tools[1]", "system[0]", "system[1]", "messages[0][0]"]
-    assert body["messages"][0]["content"] == [{"type": "text", "text": "Rank the desk.", "cache_control": EPHEMERAL}]
+    assert breakpoints(body) == ["tools[1]", "system[0]", "system[1]"]
+    assert body["messages"] == loop(0)
+
+
+def test_the_second_request_marks_its_first_tool_result_too():
+    body = caching.mark({"tools": TOOLS, "system": SYSTEM, "messages": loop(1)})
+    assert breakpoints(body) == ["tools[1]", "system[0]", "system[1]", "messages[2][0]"]
 
 
 def test_a_growing_loop_marks_the_last_turn_and_the_one_before_it_and_never_more_than_four():
-    for turns in range(1, 8):
+    for turns in range(2, 8):
         body = caching.mark({"tools": TOOLS, "system": SYSTEM, "messages": loop(turns)})
         last = 2 * turns
         assert breakpoints(body) == ["system[0]", "system[1]", f"messages[{last - 2}][0]", f"messages[{last}][0]"]

@@ -171,10 +171,7 @@ def test_the_request_sent_is_the_same_on_both_paths(fake_provider, model):
     fake_provider.reply_text("ok")
     model.create("Be brief.", ASK, [], 10)
     sent = fake_provider.last
-    assert sent.body["stream"] is True
-    assert sent.body["messages"] == [
-        {"role": "user", "content": [{"type": "text", "text": "Say it.", "cache_control": {"type": "ephemeral"}}]}
-    ]
+    assert sent.body["stream"] is True and sent.body["messages"] == ASK
     assert sent.headers["content-type"] == "application/json"
     assert sent.headers["accept"] == "text/event-stream"
     assert sent.headers["x-api-key"] == "k" and sent.headers["anthropic-version"] == "2023-06-01"
