@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
-from foldrun.providers.cost import MILLION, PRICES, Usage, rates, response_cost, uncached_cost, usage_of
+from foldrun.providers.cost import (
+    MILLION,
+    PRICES,
+    Usage,
+    cache_rates,
+    rates,
+    response_cost,
+    uncached_cost,
+    usage_of,
+)
 
-__all__ = ["MILLION", "PRICES", "Usage", "rates", "response_cost", "uncached_cost", "usage_of"]
+__all__ = ["MILLION", "PRICES", "Usage", "cache_rates", "rates", "response_cost", "uncached_cost", "usage_of"]

@@ -15,7 +15,7 @@ import json
 from decimal import ROUND_FLOOR, Decimal
 from typing import Any
 
-from .cost import MILLION, rates
+from .cost import MILLION, cache_rates
 
 # A token is at least this many bytes of the request in practice (English averages ~4, CJK ~3), so the
 # input part of a reservation is an upper bound; output is bounded exactly by max_tokens.
@@ -34,10 +34,12 @@ def reserve_model_call(
     host: Any, provider: dict, system: Any, messages: list, tools: list, max_tokens: int, windows: Any = None
 ) -> tuple[Decimal, int]:
     """(the reservation, the max_tokens the call may use). Raises BudgetExceeded when too little is left."""
-    found = rates(provider)
+    found = cache_rates(provider)
     if found is None:  # nothing is charged: the call needs only that the cap is not yet reached
         return host.reserve(ZERO, ZERO, windows), max_tokens
-    rate_in, rate_out = found[0] / MILLION, found[1] / MILLION
+    # An input token may be written to the prompt cache, which costs more than reading it in full: the bound
+    # prices every one at the dearer of the two.
+    rate_in, rate_out = max(found.input, found.cache_write) / MILLION, found.output / MILLION
     input_cost = input_bound(system, messages, tools) * rate_in
     want = input_cost + max_tokens * rate_out
     minimum = input_cost + min(MIN_USEFUL_TOKENS, max_tokens) * rate_out
