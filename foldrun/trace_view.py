@@ -132,6 +132,8 @@ def view(event) -> EventView:
         )
     if kind == "refusal":
         line = str(data.get("line") or "")
+        if "refused cache_control" in line:  # the request went again without it: nothing stopped
+            return EventView(kind="log", title="Sent again without cache_control", line=line, **base)
         return EventView(kind="refusal", title=refusal_title(line), line=line, error=True, **base)
     if kind == "limit":
         if data.get("refused"):

@@ -6,11 +6,13 @@ once, and the trace says so."""
 from __future__ import annotations
 
 import copy
+from types import SimpleNamespace
 
 import pytest
 
 from foldrun.providers import caching
 from foldrun.providers.client import ModelClient, ProviderError, Supply
+from foldrun.trace_view import view
 
 EPHEMERAL = {"type": "ephemeral"}
 SYSTEM = [{"type": "text", "text": "You rank things."}, {"type": "text", "text": "You work in a workspace folder."}]
@@ -132,3 +134,13 @@ def test_a_400_that_does_not_name_cache_control_is_not_sent_again(fake_provider)
     with pytest.raises(ProviderError, match="roles must alternate"):
         ModelClient(supply(fake_provider)).create(SYSTEM, loop(0), TOOLS, 100)
     assert len(fake_provider.requests) == 1
+
+
+def test_the_trace_shows_the_request_sent_again_as_a_note_not_as_what_stopped_the_step():
+    line = (
+        "the provider at api.example.com refused cache_control (the provider answered HTTP 400: "
+        "cache_control: Extra inputs are not permitted); the request was sent again without it, and this "
+        "step's later requests carry none"
+    )
+    shown = view(SimpleNamespace(pk=1, at=None, try_n=1, kind="refusal", data={"line": line}))
+    assert (shown.title, shown.line, shown.error) == ("Sent again without cache_control", line, False)

@@ -103,3 +103,28 @@ def test_the_run_page_shows_the_cache_line_and_each_calls_cost(cached_run, alice
     first = lines(cached_run, "model_request")[0]
     assert f"cache 0 read · {first['cache_write_tokens']:,} written" in page
     assert f"${float(first['cost_usd']):.4f}" in page
+
+
+def test_a_provider_that_refuses_cache_control_is_asked_again_without_it_and_the_runs_trace_says_so(
+    workspace, alice, fake_provider
+):
+    push(
+        workspace,
+        {
+            "agents/ranker/agent.md": agent_file("ranker", fake_provider, tools="[read]"),
+            "flows/rank.md": "---\nname: rank\n---\n1. [[ranker]] — Rank this week's pages.\n",
+        },
+    )
+    fake_provider.reply_status(400, message="system.1.cache_control: Extra inputs are not permitted")
+    fake_provider.reply_text("GOOD ranked")
+    run = drive(check_start_run(workspace=workspace, user=alice, flow="rank"))
+    assert run.status == "completed", run.error
+    refused, again = fake_provider.requests
+    assert "cache_control" in refused.raw.decode() and "cache_control" not in again.raw.decode()
+    said = [line["line"] for line in lines(run, "refusal")]
+    assert said == [
+        "the provider at 127.0.0.1 refused cache_control (the provider answered HTTP 400: system.1.cache_control: "
+        "Extra inputs are not permitted); the request was sent again without it, and this step's later requests "
+        "carry none"
+    ]
+    assert len(lines(run, "model_request")) == 1
