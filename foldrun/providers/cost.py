@@ -17,8 +17,8 @@ from typing import Any, Mapping
 
 # model name prefix -> (input, output, cached input or None). The cached input price is the provider's
 # published one where it publishes a price per model (OpenAI); None means the preset's rule below applies.
-# OpenAI: https://platform.openai.com/docs/pricing (read 2026-12-08): gpt-4o-mini $0.075, gpt-4o $1.25,
-# gpt-4.1 $0.50 per million cached input tokens.
+# OpenAI: https://platform.openai.com/docs/pricing — gpt-4o-mini $0.075, gpt-4o $1.25, gpt-4.1 $0.50 per
+# million cached input tokens (written 2026-12-08 from the published figures; not re-fetched from this machine).
 PRICES: dict[str, tuple[str, str, str | None]] = {
     "claude-opus-4": ("15", "75", None),
     "claude-sonnet-4": ("3", "15", None),
@@ -49,10 +49,10 @@ class CacheRule:
 
 
 FULL = CacheRule(Decimal("1"), Decimal("1"), "no cache price published: billed as uncached input")
-# Anthropic, https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching#pricing (read 2026-12-08):
-# "5-minute cache write tokens are 1.25 times the base input tokens price; cache read tokens are 0.1 times".
+# Anthropic, https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching#pricing (written 2026-12-08
+# from the published figures): a 5-minute cache write is 1.25× the base input price, a cache read 0.1×.
 ANTHROPIC = CacheRule(Decimal("1.25"), Decimal("0.1"), "Anthropic prompt-caching pricing, 2026-12-08")
-# OpenAI, https://platform.openai.com/docs/guides/prompt-caching (read 2026-12-08): caching is automatic, a
+# OpenAI, https://platform.openai.com/docs/guides/prompt-caching (written 2026-12-08): caching is automatic, a
 # write costs nothing extra, a read is the model's published cached-input price (PRICES), else half of input.
 OPENAI = CacheRule(Decimal("1"), Decimal("0.5"), "OpenAI prompt caching and pricing pages, 2026-12-08")
 
