@@ -346,6 +346,27 @@ class HookReceipt(models.Model):
         return f"{self.workspace} {self.flow} {self.key[:16]}"
 
 
+class IdempotencyKey(models.Model):
+    """A start made with an `Idempotency-Key` (`POST …/runs`, MCP run_task; runs/idempotency.py): for a day the same
+    key and the same request answer what it started, and the key with another request is refused. Unique per
+    workspace, so two simultaneous requests with one key start one thing — the database decides, the second
+    insert waiting for the first's transaction. A key older than a day is free again (pruned by the chores)."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=255)
+    # sha256 of what was asked (the endpoint and its canonical JSON body): the same key with another is a 422.
+    request_hash = models.CharField(max_length=64)
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+", null=True, blank=True)
+    task = models.ForeignKey("browsing.Task", on_delete=models.CASCADE, related_name="+", null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)  # the chores prune by it
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "key"], name="one_start_per_idempotency_key")]
+
+    def __str__(self) -> str:
+        return f"{self.workspace} {self.key[:40]}"
+
+
 class ScratchFile(models.Model):
     """A file a Tool Test of `tool` left in its sandbox's state/ or outputs/, laid out again for the next Tool
     Test of that tool in the workspace (runs/scratch.py): a second monitor call sees its first look, a crawl

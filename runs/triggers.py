@@ -33,6 +33,7 @@ from library.services import desk_for_workspace
 
 from .actions import check_start_run
 from .models import Run, RunStatus, Schedule, Trigger
+from .idempotency import prune_idempotency_keys
 from .lifecycle import sandbox_base
 from .signals import emit
 
@@ -136,9 +137,11 @@ def fire_due_schedules(now: dt.datetime | None = None) -> int:
 
 def run_chores(now: dt.datetime | None = None) -> None:
     """Once a minute (its own beat entry, so the schedule tick stays two queries): the `sla` event for runs
-    past their flow's `sla:`, and sandboxes left behind by lost steps."""
-    _check_sla(now or timezone.now())
+    past their flow's `sla:`, sandboxes left behind by lost steps, and Idempotency-Keys older than a day."""
+    now = now or timezone.now()
+    _check_sla(now)
     sweep_sandboxes()
+    prune_idempotency_keys(now)
 
 
 # workspace public id (random: never reused, not even by a rolled-back test) -> the head revisions (its own,

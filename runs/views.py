@@ -23,6 +23,7 @@ from foldrun.parsers import check_depth, not_text
 
 from . import actions
 from .hook_signing import Refusal, scheme_of, verify
+from .idempotency import KEY_HEADER, REPLAYED_HEADER, check_idempotency_key, do_start_once, request_hash
 from .models import HookReceipt, Run, RunStatus, Trigger
 from . import serializers as s
 from .serializers import ArtifactSerializer, RunDetailSerializer, RunSerializer, ScheduleSerializer
@@ -53,33 +54,74 @@ class RunsView(ScopedAPIView):
 
     @extend_schema(
         request=s.RUN_START,
+        parameters=[
+            OpenApiParameter(
+                KEY_HEADER,
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                description=(
+                    "Optional; 1 to 255 printable ASCII characters, the workspace's own. For 24 hours the same key "
+                    "and the same body answer the run the first request started (201 again, with "
+                    f"`{REPLAYED_HEADER}: true`, and the run as it is now); the same key with another body is a "
+                    "422 naming the key. A start that was refused keeps no key."
+                ),
+            )
+        ],
         responses={
             201: RunSerializer,
-            400: error(400, "The request is malformed, or the flow has errors (`message` says the first)."),
+            400: error(
+                400,
+                "The request is malformed, the flow has errors (`message` says the first), or the "
+                "Idempotency-Key is empty, longer than 255 characters or not printable ASCII.",
+            ),
             404: error(404, "No such workspace, flow or agent."),
-            409: error(409, "The workspace has spent its budget."),
+            409: error(
+                409, "The workspace has spent its budget (or, rarely, an Idempotency-Key's run was being removed)."
+            ),
+            422: error(422, "This Idempotency-Key was used within 24 hours with another body (`details.key`)."),
         },
-        description="Start a flow (`flow`, `inputs`) or one agent ad hoc (`agent`, `task`).",
+        description=(
+            "Start a flow (`flow`, `inputs`) or one agent ad hoc (`agent`, `task`). With an `Idempotency-Key` "
+            "header a retry starts nothing new: it answers the run the key started."
+        ),
     )
     def post(self, request, ws: str):
         workspace = self.get_workspace(ws)
         self.require_write()
+        key = check_idempotency_key(request.headers.get(KEY_HEADER))
         data = request.data if isinstance(request.data, dict) else None
         if data is not None and bool(data.get("flow")) == bool(data.get("agent")):
             raise ApiError("Give either flow (a flow's name) or agent (with task) to run.", code="invalid")
         shape = s.RunFlowInSerializer if data is not None and data.get("flow") else s.RunAgentInSerializer
         body = validated(shape, data)
-        run = actions.check_start_run(
-            workspace=workspace,
-            user=request.user,
-            flow=body.get("flow"),
-            agent=body.get("agent"),
-            task=body.get("task"),
-            inputs=body.get("inputs"),
-            is_test=body["test"],
-            trigger=body["trigger"],
+
+        def start() -> Run:
+            return actions.check_start_run(
+                workspace=workspace,
+                user=request.user,
+                flow=body.get("flow"),
+                agent=body.get("agent"),
+                task=body.get("task"),
+                inputs=body.get("inputs"),
+                is_test=body["test"],
+                trigger=body["trigger"],
+            )
+
+        if key is None:
+            return Response(RunSerializer(start()).data, status=201)
+        run, replayed = do_start_once(
+            workspace,
+            key,
+            request_hash("POST runs", data),
+            start,
+            kept=lambda run: {"run": run},
+            found=lambda row: row.run,
         )
-        return Response(RunSerializer(run).data, status=201)
+        # The same answer as the first (a payment API's replay), with the run as it is now and a header saying so.
+        answer = Response(RunSerializer(run).data, status=201)
+        if replayed:
+            answer[REPLAYED_HEADER] = "true"
+        return answer
 
 
 class ScopedRunView(ScopedAPIView):

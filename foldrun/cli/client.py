@@ -129,16 +129,24 @@ class ApiClient:
         return "/api/" + path.lstrip("/")
 
     def request(
-        self, method: str, path: str, *, json: Any = None, params: dict | None = None, timeout: float | None = None
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: dict | None = None,
+        timeout: float | None = None,
+        headers: dict[str, str] | None = None,
     ) -> Any:
-        """`timeout`: seconds to wait for the answer (DEFAULT_TIMEOUT when not given)."""
+        """`timeout`: seconds to wait for the answer (DEFAULT_TIMEOUT when not given); `headers`: this request's
+        own, beside the client's (an Idempotency-Key)."""
         import httpx
 
         url = self.api_path(path)
         clean_params = {k: v for k, v in (params or {}).items() if v is not None}
         try:
             response = self._client.request(
-                method, url, json=json, params=clean_params or None, timeout=_timeout(timeout)
+                method, url, json=json, params=clean_params or None, timeout=_timeout(timeout), headers=headers
             )
         except httpx.TimeoutException:
             raise ApiFailure(f"{self.url} did not answer in time ({method} {url}).") from None
@@ -177,8 +185,16 @@ class ApiClient:
     def get(self, path: str, *, params: dict | None = None) -> Any:
         return self.request("GET", path, params=params)
 
-    def post(self, path: str, json: Any = None, *, params: dict | None = None, timeout: float | None = None) -> Any:
-        return self.request("POST", path, json=json, params=params, timeout=timeout)
+    def post(
+        self,
+        path: str,
+        json: Any = None,
+        *,
+        params: dict | None = None,
+        timeout: float | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Any:
+        return self.request("POST", path, json=json, params=params, timeout=timeout, headers=headers)
 
     def put(self, path: str, json: Any = None) -> Any:
         return self.request("PUT", path, json=json)

@@ -1,7 +1,7 @@
 """Runs from the command line.
 
     foldrun run FLOW --local [--path DIR] [--input k=v] [--test]   the engine on this laptop
-    foldrun run FLOW --to WS [--input k=v] [--test] [--wait]       a run on the server
+    foldrun run FLOW --to WS [--input k=v] [--test] [--wait] [--idempotency-key KEY]   a run on the server
     foldrun runs --to WS [--flow F] [--status S] [--verdict V]     the workspace's runs
     foldrun report RUN --to WS | foldrun report --local last|RUN   the run's report
 
@@ -38,6 +38,12 @@ def register(subparsers, common) -> None:
     p.add_argument("--input", action="append", default=[], metavar="K=V", help="an input for {{K}} (repeatable)")
     p.add_argument("--test", action="store_true", help="a test run: no send-capable secret, no network for programs")
     p.add_argument("--wait", action="store_true", help="with --to: wait for the run to finish and print its report")
+    p.add_argument(
+        "--idempotency-key",
+        metavar="KEY",
+        help="with --to: sent as the Idempotency-Key header — for 24 hours the same KEY and inputs answer the run "
+        "it started instead of starting another (a retry after a timeout is safe)",
+    )
     p.set_defaults(func=cmd_run)
 
     p = subparsers.add_parser("runs", parents=[common], help="a workspace's runs, newest first")
@@ -87,13 +93,22 @@ def ask_on_terminal(question: str) -> str | None:
 
 def cmd_run(args, ctx) -> int:
     inputs = _inputs(args.input)
+    key = args.idempotency_key
     if args.local:
+        if key is not None:
+            raise CliError(
+                "--idempotency-key is for a run on the server (--to); a --local run takes none.", exit_code=2
+            )
         return laptop(ctx).run_local(args, ctx, inputs)
+    if key is not None and not key.isascii():
+        # An HTTP header carries ASCII only; the server says the rest (empty, over 255 characters).
+        raise CliError("--idempotency-key: a key is 1 to 255 printable ASCII characters.", exit_code=2)
     workspace = workspace_name(args.to)
     with naming_the_workspace(ctx, workspace):
         run = ctx.api.post(
             f"/api/workspaces/{quote_path(workspace)}/runs",
             json={"flow": args.flow, "inputs": inputs, "test": args.test, "trigger": "cli"},
+            headers={"Idempotency-Key": key} if key is not None else None,
         )
     if not args.wait:
         ctx.out.result(
