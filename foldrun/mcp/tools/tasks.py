@@ -37,6 +37,7 @@ from browsing.reports import is_error, read_report, report_text, scoped_report, 
 from runs.browser_tasks import do_queue_task, workspace_of
 from runs.skill_runs import do_start_smoke
 
+from .. import once
 from ..call import McpCall
 from ..registry import mcp_tool
 from ..results import ToolError, ToolResult, cut, cut_strings, ok
@@ -92,6 +93,7 @@ RUN_TASK_SCHEMA: dict[str, Any] = {
             "maximum": WAIT_CAP,
             "description": "1 to 90. How long to wait. Default 90",
         },
+        once.ARGUMENT: once.SCHEMA,
     },
     "required": ["goal"],
     "additionalProperties": False,
@@ -293,6 +295,28 @@ def _task_on_its_own_session(call: McpCall, args: dict) -> Task:
     )
 
 
+def _start_task(call: McpCall, args: dict) -> Task:
+    """run_task's task: on the session named (an open one of the account's), else on one the tool opens."""
+    if not args.get("sessionId"):
+        return _task_on_its_own_session(call, args)
+    session = scoped_session(call.account, args["sessionId"])
+    if session.status == SessionStatus.CLOSED:
+        raise ToolError(
+            "session_closed",
+            f"Session {session.public_id} is closed: {session.status_reason}.",
+            {"sessionId": session.public_id},
+        )
+    # A session still starting (or queued for a browser, queueForCapacity) is waited for by the task itself:
+    # its run starts when the session is live, and a queue that runs out ends it capacity_timeout.
+    return do_queue_task(
+        call.account,
+        session,
+        goal=args["goal"],
+        max_steps=int(args.get("maxSteps", 25)),
+        mode=str(args.get("mode") or "auto"),
+    )
+
+
 def _running_note(task: Task) -> str:
     return (
         f"Task {task.public_id} is still running on session {task.session.public_id}, which stays open. Call "
@@ -319,25 +343,16 @@ def run_task(call: McpCall, args: dict) -> ToolResult:
                 f"{', '.join(given)} only appl{'ies' if len(given) == 1 else 'y'} when run_task opens the "
                 f"session; leave {'it' if len(given) == 1 else 'them'} out with sessionId.",
             )
-        session = scoped_session(call.account, args["sessionId"])
-        if session.status == SessionStatus.CLOSED:
-            raise ToolError(
-                "session_closed",
-                f"Session {session.public_id} is closed: {session.status_reason}.",
-                {"sessionId": session.public_id},
-            )
-        # A session still starting (or queued for a browser, queueForCapacity) is waited for by the task itself:
-        # its run starts when the session is live, and a queue that runs out ends it capacity_timeout.
-        task = do_queue_task(
-            call.account,
-            session,
-            goal=args["goal"],
-            max_steps=int(args.get("maxSteps", 25)),
-            mode=str(args.get("mode") or "auto"),
-        )
-    else:
-        task = _task_on_its_own_session(call, args)
-        session = task.session
+    # A client that gave up waiting and calls again with its idempotencyKey gets the task it started, waited for.
+    task, _again = once.start_once(
+        "run_task",
+        lambda: workspace_of(call.account),
+        args,
+        lambda: _start_task(call, args),
+        kept=lambda task: {"task": task},
+        found=lambda row: row.task,
+    )
+    session = task.session
     if not _wait(_finished(task, starting=session), wait):
         # The task goes on, and its session stays open for the caller to read it and stop it (the spec).
         if Task.objects.filter(pk=task.pk, status=TaskStatus.RUNNING).update(closes_session=False):
