@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from foldrun.openapi import QueryBooleanField, StrictBooleanField, StrictCharField
 
 from .cache_use import run_cache
+from .idempotency import KEY_HEADER, REPLAYED_HEADER
+
 from .models import (
     Approval,
     ApprovalState,
@@ -233,6 +236,19 @@ class RunAgentInSerializer(_RunStartCommon):
 
 RUN_START = PolymorphicProxySerializer(
     component_name="RunStart", serializers=[RunFlowInSerializer, RunAgentInSerializer], resource_type_field_name=None
+)
+
+
+# POST …/runs's Idempotency-Key header (runs/idempotency.py).
+IDEMPOTENCY_KEY = OpenApiParameter(
+    KEY_HEADER,
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    description=(
+        "Optional; 1 to 255 printable ASCII characters, the workspace's own. For 24 hours the same key and the same "
+        f"body answer the run the first request started (201 again, with `{REPLAYED_HEADER}: true`, and the run as "
+        "it is now); the same key with another body is a 422 naming the key. A start that was refused keeps no key."
+    ),
 )
 
 

@@ -54,19 +54,7 @@ class RunsView(ScopedAPIView):
 
     @extend_schema(
         request=s.RUN_START,
-        parameters=[
-            OpenApiParameter(
-                KEY_HEADER,
-                OpenApiTypes.STR,
-                OpenApiParameter.HEADER,
-                description=(
-                    "Optional; 1 to 255 printable ASCII characters, the workspace's own. For 24 hours the same key "
-                    "and the same body answer the run the first request started (201 again, with "
-                    f"`{REPLAYED_HEADER}: true`, and the run as it is now); the same key with another body is a "
-                    "422 naming the key. A start that was refused keeps no key."
-                ),
-            )
-        ],
+        parameters=[s.IDEMPOTENCY_KEY],
         responses={
             201: RunSerializer,
             400: error(

@@ -232,3 +232,16 @@ def test_eight_simultaneous_requests_with_one_key_start_one_run(desk, alice, liv
     assert [a.status_code for a in answers] == [201] * 8
     assert {a.json()["id"] for a in answers} == {run.public_id}
     assert [a.headers.get("Idempotent-Replayed") for a in answers].count("true") == 7
+
+
+# ------------------------------------------------------------------ the schema says so
+
+
+@pytest.mark.django_db
+def test_the_openapi_schema_documents_the_header_and_the_422(alice_api):
+    schema = alice_api.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    start_run = schema["paths"]["/api/workspaces/{ws}/runs"]["post"]
+    header = next(p for p in start_run["parameters"] if p["name"] == "Idempotency-Key")
+    assert (header["in"], header.get("required", False), header["schema"]["type"]) == ("header", False, "string")
+    assert "Idempotent-Replayed: true" in header["description"]
+    assert "422" in start_run["responses"]
