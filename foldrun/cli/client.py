@@ -129,23 +129,34 @@ class ApiClient:
         return "/api/" + path.lstrip("/")
 
     def request(
+        self, method: str, path: str, *, json: Any = None, params: dict | None = None, timeout: float | None = None
+    ) -> Any:
+        """`timeout`: seconds to wait for the answer (DEFAULT_TIMEOUT when not given)."""
+        url = self.api_path(path)
+        return self._parse(self._send(method, url, json=json, params=params, timeout=timeout), method, url)
+
+    def post_once(self, path: str, json: Any, key: str) -> tuple[Any, bool]:
+        """POST with an Idempotency-Key: the answer, and whether the server says it is a replay of an earlier
+        request with the key (what that one started, nothing new)."""
+        url = self.api_path(path)
+        response = self._send("POST", url, json=json, headers={"Idempotency-Key": key})
+        return self._parse(response, "POST", url), response.headers.get("Idempotent-Replayed") == "true"
+
+    def _send(
         self,
         method: str,
-        path: str,
+        url: str,
         *,
         json: Any = None,
         params: dict | None = None,
         timeout: float | None = None,
         headers: dict[str, str] | None = None,
-    ) -> Any:
-        """`timeout`: seconds to wait for the answer (DEFAULT_TIMEOUT when not given); `headers`: this request's
-        own, beside the client's (an Idempotency-Key)."""
+    ) -> httpx.Response:
         import httpx
 
-        url = self.api_path(path)
         clean_params = {k: v for k, v in (params or {}).items() if v is not None}
         try:
-            response = self._client.request(
+            return self._client.request(
                 method, url, json=json, params=clean_params or None, timeout=_timeout(timeout), headers=headers
             )
         except httpx.TimeoutException:
@@ -153,7 +164,6 @@ class ApiClient:
         except httpx.TransportError as exc:
             reason = str(exc) or "the connection failed"
             raise ApiFailure(_sentence(f"Could not reach {self.url}: {reason}"), code="unreachable") from None
-        return self._parse(response, method, url)
 
     def _parse(self, response: httpx.Response, method: str, url: str) -> Any:
         body: Any = None
@@ -185,16 +195,8 @@ class ApiClient:
     def get(self, path: str, *, params: dict | None = None) -> Any:
         return self.request("GET", path, params=params)
 
-    def post(
-        self,
-        path: str,
-        json: Any = None,
-        *,
-        params: dict | None = None,
-        timeout: float | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> Any:
-        return self.request("POST", path, json=json, params=params, timeout=timeout, headers=headers)
+    def post(self, path: str, json: Any = None, *, params: dict | None = None, timeout: float | None = None) -> Any:
+        return self.request("POST", path, json=json, params=params, timeout=timeout)
 
     def put(self, path: str, json: Any = None) -> Any:
         return self.request("PUT", path, json=json)

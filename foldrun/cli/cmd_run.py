@@ -104,16 +104,14 @@ def cmd_run(args, ctx) -> int:
         # An HTTP header carries ASCII only; the server says the rest (empty, over 255 characters).
         raise CliError("--idempotency-key: a key is 1 to 255 printable ASCII characters.", exit_code=2)
     workspace = workspace_name(args.to)
+    path = f"/api/workspaces/{quote_path(workspace)}/runs"
+    body = {"flow": args.flow, "inputs": inputs, "test": args.test, "trigger": "cli"}
     with naming_the_workspace(ctx, workspace):
-        run = ctx.api.post(
-            f"/api/workspaces/{quote_path(workspace)}/runs",
-            json={"flow": args.flow, "inputs": inputs, "test": args.test, "trigger": "cli"},
-            headers={"Idempotency-Key": key} if key is not None else None,
-        )
+        run, replayed = ctx.api.post_once(path, body, key) if key is not None else (ctx.api.post(path, body), False)
     if not args.wait:
+        said = f"Key {key} started {run['id']} before; nothing new was started" if replayed else f"Started {run['id']}"
         ctx.out.result(
-            run,
-            f"Started {run['id']} ({args.flow} in {workspace}). See it with `foldrun report {run['id']} --to {workspace}`.",
+            run, f"{said} ({args.flow} in {workspace}). See it with `foldrun report {run['id']} --to {workspace}`."
         )
         return 0
     path = f"/api/workspaces/{quote_path(workspace)}/runs/{run['id']}"

@@ -37,6 +37,16 @@ def test_run_twice_with_one_key_and_the_same_inputs_names_one_run(cli, desk, ali
     assert Run.objects.count() == 1
 
 
+def test_the_second_run_with_the_key_says_it_started_nothing_new(cli, desk, alice, signed_in_as):
+    signed_in_as(alice)
+    first = cli("run", "intake", "--to", "rank-desk", "--input", "order=A-17", "--idempotency-key", "k-1")
+    again = cli("run", "intake", "--to", "rank-desk", "--input", "order=A-17", "--idempotency-key", "k-1")
+    run = Run.objects.get().public_id
+    see = f"(intake in rank-desk). See it with `foldrun report {run} --to rank-desk`."
+    assert (first.code, first.out) == (0, f"Started {run} {see}\n")
+    assert (again.code, again.out) == (0, f"Key k-1 started {run} before; nothing new was started {see}\n")
+
+
 def test_the_same_key_with_other_inputs_is_refused_naming_the_key(cli, desk, alice, signed_in_as):
     signed_in_as(alice)
     first = run_with_key(cli, "nightly-2026-12-08").json["id"]
