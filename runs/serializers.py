@@ -10,7 +10,6 @@ from foldrun.openapi import QueryBooleanField, StrictBooleanField, StrictCharFie
 
 from .cache_use import run_cache
 from .idempotency import KEY_HEADER, REPLAYED_HEADER
-
 from .models import (
     Approval,
     ApprovalState,
