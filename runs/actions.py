@@ -17,7 +17,7 @@ from django.utils import timezone
 from accounts.models import Workspace
 from foldrun.api import ApiError
 from foldrun.celery import send_after_commit
-from foldrun.contract.model import agents_md_of, find_flow
+from foldrun.contract.model import agents_md_of, find_flow, flow_choices, flow_names
 from foldrun.contract.resolve import resolve_agent
 from foldrun.engine.flow import adhoc_plan, plan_from_steps
 from library.models import Changeset
@@ -114,10 +114,13 @@ def _start_at(
     if flow:
         found = find_flow(desk, flow)
         if found is None:
+            names = flow_names(desk)
             raise ApiError(
-                f"flow: there is no flow {flow} in workspace {workspace.name} (flows/{flow}.md).",
+                f"flow: there is no flow {flow} in workspace {workspace.name} (flows/{flow}.md); "
+                f"{flow_choices(names)}.",
                 code="not_found",
                 status_code=404,
+                details={"what": "flow", "name": flow, "where": workspace.name, "choices": names},
             )
         errors = [p for p in found.problems if p.level == "error"]
         if errors:
@@ -346,7 +349,7 @@ def do_decide_approval(
             step.error = f"rejected by {who}"
             step.finished_at = timezone.now()
             step.save(update_fields=[*fields, "error", "finished_at"])
-            run.error = f"step {step.index} ([[{step.agent}]]) was rejected by {who}"
+            run.error = f"step {step.index} ({step.agent}) was rejected by {who}"
             fields = move_run(run, RunStatus.CANCELLED, run.error)
             run.finished_at = timezone.now()
             run.save(update_fields=[*fields, "error", "finished_at"])

@@ -238,13 +238,13 @@ class DbHost:
         if spent >= self.run.budget_usd:
             raise BudgetExceeded(
                 f"budget reached: the run spent ${spent:.4f} of its ${self.run.budget_usd:.2f} budget at step "
-                f"{self.step.label} ([[{self.step.agent}]]); no further model or paid call was made"
+                f"{self.step.label} ({self.step.agent}); no further model or paid call was made"
             )
 
     def reserve(self, amount: Decimal, minimum: Decimal, windows: dict | None = None) -> Decimal:
         """Reserve what a call can cost against the run's cap and the workspace's windows (runs/budget.py)."""
         return budget.reserve(
-            self.run, amount, minimum, windows=windows, where=f"step {self.step.label} ([[{self.step.agent}]])"
+            self.run, amount, minimum, windows=windows, where=f"step {self.step.label} ({self.step.agent})"
         )
 
     def release(self, amount: Decimal) -> None:

@@ -102,6 +102,7 @@ def run_tool_test(
             desk, tool, arguments, host, request, agent=agent, operation=operation, scratch=Scratch(workspace, tool)
         )
     except ResolveError as exc:
-        raise ApiError(str(exc), code="not_found", status_code=404) from None
+        where = {"where": workspace.name} if exc.details else {}
+        raise ApiError(str(exc), code="not_found", status_code=404, details=exc.details | where) from None
     answer["trace"] = host.events
     return answer

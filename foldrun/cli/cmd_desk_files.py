@@ -149,6 +149,7 @@ def _check_findings(ctx, scope: Scope, already: list) -> list:
 def cmd_push(args, ctx) -> int:
     verb = args.verb
     root = desk_root(args.path)
+    workspace: str | None = None
     if args.library:
         scope, remember = LIBRARY, None
     else:
@@ -173,26 +174,37 @@ def cmd_push(args, ctx) -> int:
         ctx.out.clear_progress()
         exc = explain_not_found(ctx, failure, scope)
         findings = desk_folder().findings_in(exc.details)
-        if ctx.out.json_mode:
-            ctx.out.json({"code": exc.code, "message": exc.message, "details": exc.details})
-        if findings:
-            # The server's message quotes the first finding; say each finding once.
-            ctx.out.error(f"The {verb} was refused; nothing was written ({summary(findings)}):")
-            for finding in findings:
-                ctx.out.error(finding.format())
-        else:
-            ctx.out.error(exc.message)
+        if ctx.out.json_mode or not findings:
+            # Under --json the one error object main prints, its `findings` beside `code` and `message`.
+            raise exc from None
+        # The server's message quotes the first finding; say each finding once.
+        ctx.out.error(f"The {verb} was refused; nothing was written ({summary(findings)}):")
+        for finding in findings:
+            ctx.out.error(finding.format())
         return 1
     ctx.out.clear_progress()
     if remember:
         remember_workspace(root, remember)
-    if ctx.out.json_mode:
-        ctx.out.json(answer)
-        return 0
     number = _revision_number(answer)
+    unchanged = number is None or (isinstance(answer, dict) and bool(answer.get("unchanged")))
     rows = _mark_generated(_changed_rows(answer), {f["path"] for f in files})
+    warnings = desk_folder().findings_in(answer)
+    # What the runs (and a signed webhook) will need from the vault, as check says it: a deploy that went
+    # through can still not run for want of a secret.
+    needed = (
+        desk_folder().needed_secrets(ctx, desk_folder().local_desk(root), workspace)
+        if verb == "deploy" and workspace is not None
+        else []
+    )
+    more = _check_findings(ctx, scope, warnings) if verb == "push" else []
+    if ctx.out.json_mode:
+        ctx.out.json(
+            push_result(verb, workspace, len(files), None if unchanged else number, rows, warnings + more, needed)
+            | {"skipped": skipped}
+        )
+        return 0
     done = "Deployed" if verb == "deploy" else "Pushed"
-    if number is None or (isinstance(answer, dict) and answer.get("unchanged")):
+    if unchanged:
         ctx.out.line(
             f"Nothing changed in {target}; {_files(len(files))} {'was' if len(files) == 1 else 'were'} already there."
         )
@@ -207,22 +219,46 @@ def cmd_push(args, ctx) -> int:
                 f"The server wrote {_files(len(generated))} itself (index.md and log.md of each knowledge "
                 "folder a push changes); pull them, never edit them."
             )
-    warnings = desk_folder().findings_in(answer)
     if warnings:
         ctx.out.line()
         ctx.out.lines(f.format() for f in warnings)
-    if verb == "deploy" and not args.library:
-        # What the runs (and a signed webhook) will need from the vault, as check says it: a deploy that went
-        # through can still not run for want of a secret.
-        for line in needed_secret_lines(desk_folder().needed_secrets(ctx, desk_folder().local_desk(root), workspace)):
+    if verb == "deploy" and workspace is not None:
+        for line in needed_secret_lines(needed):
             ctx.out.note(line)
-    if verb == "push":
-        more = _check_findings(ctx, scope, warnings)
-        if more:
-            ctx.out.line()
-            ctx.out.line(f"check found {summary(more)} (a deploy refuses the errors; `foldrun check` says the same):")
-            ctx.out.lines(f.format() for f in more)
+    if more:
+        ctx.out.line()
+        ctx.out.line(f"check found {summary(more)} (a deploy refuses the errors; `foldrun check` says the same):")
+        ctx.out.lines(f.format() for f in more)
     return 0
+
+
+def push_result(
+    verb: str, workspace: str | None, sent: int, revision: Any, rows: list[dict], findings: list, needed: list[dict]
+) -> dict[str, Any]:
+    """push's and deploy's answer under --json (docs/index.md lists the fields): where the files went, the
+    revision made (None when nothing changed), each changed file, check's findings and the secrets needed."""
+    errors = sum(1 for f in findings if f.level == "error")
+    return {
+        "verb": verb,
+        "workspace": workspace,
+        "library": workspace is None,
+        "revision": revision,
+        "unchanged": revision is None,
+        "sent": sent,
+        "changed": [
+            {
+                "path": r["path"],
+                "change": str(r["change"]).removesuffix(" (generated)"),
+                "generated": bool(r.get("generated")),
+            }
+            for r in rows
+        ],
+        "errors": errors,
+        "warnings": len(findings) - errors,
+        "findings": [f.to_dict() for f in findings],
+        "secrets": needed,
+        "missing": [n["name"] for n in needed if n["set"] is False],
+    }
 
 
 # pull ----------------------------------------------------------------------

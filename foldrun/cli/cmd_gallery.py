@@ -10,8 +10,9 @@ no copy to upgrade, the platform unreachable), 2 a usage mistake.
 
 from __future__ import annotations
 
-from .client import ApiFailure, CliError, quote_path
+from .client import CliError, quote_path
 from .gallery_copy import pull
+from .workspace import missing_workspace
 
 
 def register(subparsers, common) -> None:
@@ -61,20 +62,29 @@ def cmd_gallery_upgrade(args, ctx) -> int:
     row = rows.get(args.tool)
     if row is None:
         on_shelf = ", ".join(sorted(rows)) or "none"
-        raise CliError(f"{args.tool} is not a tool in the gallery (the shelf has: {on_shelf}).")
-    copy = next((c for c in row.get("copies") or [] if (c["workspace"] or None) == (args.to or None)), None)
-    if copy is None:
         raise CliError(
-            f"{where[0].upper()}{where[1:]} keeps no copy of {args.tool}; "
-            f"install it first (the Library page's Install)."
+            f"{args.tool} is not a tool in the gallery (the shelf has: {on_shelf}).",
+            code="not_found",
+            details={"what": "tool", "name": args.tool, "where": "the gallery", "choices": sorted(rows)},
+        )
+    copies = row.get("copies") or []
+    copy = next((c for c in copies if (c["workspace"] or None) == (args.to or None)), None)
+    if copy is None:
+        missing = missing_workspace(ctx, args.to) if args.to else None
+        if missing is not None:
+            raise missing
+        kept = [c["workspace"] or "library" for c in copies]
+        elsewhere = f" (copies are kept in: {', '.join(kept)})" if kept else ""
+        raise CliError(
+            f"{where[0].upper()}{where[1:]} keeps no copy of {args.tool}{elsewhere}; "
+            f"install it first (the Library page's Install).",
+            code="not_found",
+            details={"what": "copy", "name": args.tool, "where": where, "choices": kept},
         )
     if copy.get("mark") == "gallery · current":
-        raise CliError(f"{args.tool} in {where} is already the gallery's version; nothing to upgrade.")
+        raise CliError(f"{args.tool} in {where} is already the gallery's version; nothing to upgrade.", code="current")
     body = {"workspace": args.to} if args.to else {}
-    try:
-        result = ctx.api.post(f"/api/library/gallery/{quote_path(args.tool)}/upgrade", body)
-    except ApiFailure as exc:
-        raise CliError(exc.message) from None
+    result = ctx.api.post(f"/api/library/gallery/{quote_path(args.tool)}/upgrade", body)
     changed = (result or {}).get("changed") or []
     ctx.out.result(result, f"{args.tool} in {where} updated to the gallery's version ({len(changed)} file(s) changed).")
     return 0

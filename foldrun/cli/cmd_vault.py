@@ -16,11 +16,13 @@ import subprocess
 import sys
 import threading
 import webbrowser
+from contextlib import contextmanager
 from typing import Any
 
-from .client import CliError, quote_path
+from .client import ApiFailure, CliError, quote_path
 from .loader import laptop
 from .output import short_time
+from .workspace import missing_workspace
 
 NAME_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
 NAME_SENTENCE = (
@@ -119,6 +121,42 @@ def _where_words(args) -> str:
     return f"workspace {args.to}" if getattr(args, "to", None) else "the account vault"
 
 
+def held_names(ctx, args) -> list[str]:
+    """The secrets the vault a command names holds itself (a workspace's listing shows the account's too)."""
+    if getattr(args, "local", False):
+        return sorted(str(row["name"]) for row in _local(ctx).list())
+    rows = ctx.api.get(_path(args)).get("results", [])
+    return sorted(str(r["name"]) for r in rows if (r.get("workspace") or None) == (getattr(args, "to", None) or None))
+
+
+def secret_not_found(ctx, args, name: str) -> CliError:
+    """The failure that names a secret the vault does not hold, with the ones it does."""
+    held, where = held_names(ctx, args), _where_words(args)
+    there = f"it holds {', '.join(held)}" if held else "it holds none yet"
+    return CliError(
+        f"There is no secret {name} in {where}; {there}.",
+        code="not_found",
+        details={"what": "secret", "name": name, "where": where, "choices": held},
+    )
+
+
+@contextmanager
+def naming_what_is_missing(ctx, args, name: str | None = None):
+    """The server's bare "Not found." said as what was missing: the workspace --to named (with those the token
+    sees), else the secret (with the names the vault holds)."""
+    try:
+        yield
+    except ApiFailure as exc:
+        if exc.status != 404:
+            raise
+        missing = missing_workspace(ctx, args.to) if getattr(args, "to", None) else None
+        if missing is not None:
+            raise missing from None
+        if name is None:
+            raise
+        raise secret_not_found(ctx, args, name) from None
+
+
 def _local(ctx):
     return laptop(ctx).LocalVault(ctx.config_dir)
 
@@ -144,7 +182,8 @@ def cmd_list(args, ctx) -> int:
     if getattr(args, "local", False):
         rows = _local(ctx).list()
     else:
-        rows = ctx.api.get(_path(args)).get("results", [])
+        with naming_what_is_missing(ctx, args):
+            rows = ctx.api.get(_path(args)).get("results", [])
     for row in rows:
         if row.get("workspace"):
             row["scope"] = f"workspace {row['workspace']}"
@@ -201,7 +240,8 @@ def cmd_set(args, ctx) -> int:
         body: dict[str, Any] = {"oauth": recipe} if recipe is not None else {"value": value}
         if args.hosts:
             body["hosts"] = args.hosts
-        data = ctx.api.put(_path(args, name), body)
+        with naming_what_is_missing(ctx, args):
+            data = ctx.api.put(_path(args, name), body)
     ctx.out.result(data, f"Set {name} in {_where_words(args)}.")
     return 0
 
@@ -210,9 +250,10 @@ def cmd_delete(args, ctx) -> int:
     name = _check_name(args.name)
     if getattr(args, "local", False):
         if not _local(ctx).delete(name):
-            raise CliError(f"{name} is not in the laptop vault.")
+            raise secret_not_found(ctx, args, name)
     else:
-        ctx.api.delete(_path(args, name))
+        with naming_what_is_missing(ctx, args, name):
+            ctx.api.delete(_path(args, name))
     ctx.out.result({"name": name, "deleted": True}, f"Deleted {name} from {_where_words(args)}.")
     return 0
 

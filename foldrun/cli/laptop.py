@@ -65,7 +65,7 @@ def run_local(args, ctx, inputs: dict) -> int:
     def on_step(step: dict) -> None:
         mark = "✓" if step["status"] == "completed" else "✗"
         ctx.out.line(
-            f"{mark} step {step['step']} [[{step['agent']}]] {step['status']}"
+            f"{mark} step {step['step']} ({step['agent']}) {step['status']}"
             + (f" — {step['error']}" if step["error"] else f" — {(step['output'].splitlines() or [''])[0][:120]}")
         )
 
@@ -150,7 +150,8 @@ def test_local(args, ctx, arguments: dict) -> dict:
             desk, args.name, arguments, LocalHost(secrets), request, agent=args.agent, operation=args.operation
         )
     except ResolveError as exc:
-        raise CliError(str(exc)) from None
+        said = str(exc)
+        raise CliError(said[:1].upper() + said[1:] + ".", code="not_found", details=exc.details) from None
 
 
 def desk_provider(root: Path):

@@ -78,20 +78,57 @@ def explain_not_found(
     asked = [n for n in revisions if n is not None]
     if path is not None:
         at = f" at revision {max(asked)}" if asked else ""
+        folder = str(PurePosixPath(path).parent)
+        beside = files_in_folder(ctx, scope, folder, max(asked) if asked else None)
+        shown = "its top folder" if folder == "." else f"{folder}/"
+        there = f"; {shown} holds {', '.join(PurePosixPath(p).name for p in beside)}" if beside else ""
         return ApiFailure(
-            f"{path} is not in {scope.label}{at}.",
+            f"{path} is not in {scope.label}{at}{there}.",
             status=404,
             code=exc.code,
-            details={"what": "file", "name": path, "where": scope.label, "revision": max(asked) if asked else None},
+            details={
+                "what": "file",
+                "name": path,
+                "where": scope.label,
+                "revision": max(asked) if asked else None,
+                "choices": beside,
+            },
         )
     if asked:
+        head = head_revision(ctx, scope)
+        there = f"its newest is revision {head}" if head else "it has no revisions yet"
         return ApiFailure(
-            f"There is no revision {max(asked)} in {scope.label}.",
+            f"There is no revision {max(asked)} in {scope.label}; {there}.",
             status=404,
             code=exc.code,
-            details={"what": "revision", "name": max(asked), "where": scope.label},
+            details={
+                "what": "revision",
+                "name": max(asked),
+                "where": scope.label,
+                "newest": head or None,  # the choices are 1 to newest: a range, not a list
+            },
         )
     return exc
+
+
+def files_in_folder(ctx, scope: Scope, folder: str, at: int | None) -> list[str]:
+    """The files of the scope in `folder` ("." the top), by path — what a missing file's sentence offers."""
+    try:
+        listing = ctx.api.list(f"{scope.prefix}/files", params={"at": at} if at is not None else None)
+    except ApiFailure:
+        return []
+    paths = [str(item["path"]) if isinstance(item, dict) else str(item) for item in listing]
+    return sorted(p for p in paths if str(PurePosixPath(p).parent) == folder)
+
+
+def head_revision(ctx, scope: Scope) -> int:
+    """The scope's newest revision number (0 when it has none, or the server would not say)."""
+    try:
+        newest = ctx.api.get(f"{scope.prefix}/revisions", params={"page_size": 1}).get("results") or []
+    except ApiFailure:
+        return 0
+    number = newest[0].get("number") if newest and isinstance(newest[0], dict) else None
+    return number if isinstance(number, int) else 0
 
 
 def workspace_names(ctx) -> list[str] | None:

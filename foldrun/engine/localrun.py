@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from foldrun.contract import Desk
-from foldrun.contract.model import find_flow
+from foldrun.contract.model import find_flow, flow_choices, flow_names
 
 from .cache_summary import cache_line, summarise
 from .flow import check_verify, fill_task, headline_of, plan_from_steps, split_items, verdict_of
@@ -71,7 +71,11 @@ def run_flow_local(
         "steps": [],
     }
     if flow is None:
-        return _end(record, "failed", f"there is no flow {flow_name} in this desk (flows/{flow_name}.md)")
+        return _end(
+            record,
+            "failed",
+            f"there is no flow {flow_name} in this desk (flows/{flow_name}.md); {flow_choices(flow_names(desk))}",
+        )
     errors = [p for p in flow.problems if p.level == "error"]
     if errors:
         return _end(record, "failed", f"flows/{flow_name}.md: line {errors[0].line}: {errors[0].message}")
@@ -85,16 +89,16 @@ def run_flow_local(
     for spec in plan_from_steps(flow.steps):
         number = spec["number"]
         if spec["gate"] or spec["ask"]:
-            question = spec["ask"] or f"Run step {number} ([[{spec['agent']}]])? yes/no"
+            question = spec["ask"] or f"Run step {number} ({spec['agent']})? yes/no"
             answer = ask(question) if ask else None
             if answer is None:
                 return _end(
                     record,
                     "awaiting-approval",
-                    f"step {number} ([[{spec['agent']}]]) waits for a person; with --local nobody is there to decide",
+                    f"step {number} ({spec['agent']}) waits for a person; with --local nobody is there to decide",
                 )
             if spec["gate"] and not spec["ask"] and answer.strip().lower() not in ("y", "yes", "approve"):
-                return _end(record, "cancelled", f"step {number} ([[{spec['agent']}]]) was rejected")
+                return _end(record, "cancelled", f"step {number} ({spec['agent']}) was rejected")
         else:
             answer = None
         if spec["wait_event"]:
@@ -109,7 +113,7 @@ def run_flow_local(
             try:
                 items = split_items(outputs.get(number - 1, ""), spec["each"])
             except ValueError as exc:
-                return _end(record, "failed", f"step {number} ([[{spec['agent']}]]) failed: {exc}")
+                return _end(record, "failed", f"step {number} ({spec['agent']}) failed: {exc}")
         replies: list[str] = []
         failed = ""
         for instance, item in enumerate(items):
@@ -117,7 +121,7 @@ def run_flow_local(
             step_task = task if item is None else fill_task(spec["task"], merged, outputs, item)
             for attempt in range(1, int(spec["retry"] or 0) + 2):
                 host = LocalHost(
-                    secrets, budget=budget, spent=spent, on_trace=on_trace, label=f"step {label} ([[{spec['agent']}]])"
+                    secrets, budget=budget, spent=spent, on_trace=on_trace, label=f"step {label} ({spec['agent']})"
                 )
                 request = StepRequest(
                     run_id=record["id"],
@@ -187,7 +191,7 @@ def run_flow_local(
         if failed:
             if spec["on_fail"] == "continue" and not failed.startswith("budget reached"):
                 continue
-            return _end(record, "failed", f"step {number} ([[{spec['agent']}]]) failed: {failed}")
+            return _end(record, "failed", f"step {number} ({spec['agent']}) failed: {failed}")
         outputs[number] = "\n".join(replies)
     last = outputs[max(outputs)] if outputs else ""
     record["headline"] = headline_of(last)
@@ -216,8 +220,10 @@ def report_lines(run: dict) -> list[str]:
         lines.append(run["headline"])
     if run.get("summary"):
         lines.extend("  " + line for line in run["summary"].splitlines())
-    if run.get("error") and run.get("error") != run.get("headline"):
+    said = [_plain(run.get("headline"))]  # a failure's sentence is said once: the headline, else the first line
+    if run.get("error") and not _said_in(run["error"], said):
         lines.append(f"error: {run['error']}")
+        said.append(_plain(run["error"]))
     for step in run.get("steps", []):
         label = step.get("step") or step.get("label")
         tries = step.get("attempt", 1)
@@ -227,13 +233,15 @@ def report_lines(run: dict) -> list[str]:
         )
         if step.get("limits") or step.get("limits_line"):
             lines.append(f"     {step.get('limits') or step.get('limits_line')}")
-        if step.get("error"):
+        if step.get("error") and not _said_in(step["error"], said):
             lines.append(f"     error: {step['error']}")
+            said.append(_plain(step["error"]))
         pod_line, pod_tries = pod_card(step.get("tries") or [])
         lines.extend(f"     {text}" for text in (pod_line, pod_tries) if text)  # the step card's two lines
         earlier = [t for t in step.get("tries") or [] if t.get("n") != step.get("attempt")]
         for t in earlier:  # the tries before the last, as the Run page lists them
-            lines.append(f"     try {t.get('n')}: {t.get('status')}" + (f" — {t['error']}" if t.get("error") else ""))
+            error = f" — {t['error']}" if t.get("error") and not _said_in(t["error"], said) else ""
+            lines.append(f"     try {t.get('n')}: {t.get('status')}{error}")
     lines.append(
         f"cost ${Decimal(str(run.get('cost_usd') or 0)):.6f} · tokens {run.get('tokens_in', 0)} in, "
         f"{run.get('tokens_out', 0)} out"
@@ -246,3 +254,13 @@ def report_lines(run: dict) -> list[str]:
             + (f"  ({artifact['id']})" if artifact.get("id") else "")
         )
     return lines
+
+
+def _plain(text: object) -> str:
+    return " ".join(str(text or "").split())
+
+
+def _said_in(sentence: object, said: list[str]) -> bool:
+    """Whether `sentence` is already inside a line the report printed (a run's error quotes its step's)."""
+    text = _plain(sentence)
+    return bool(text) and any(text in s for s in said if s)

@@ -15,7 +15,12 @@ from foldrun.contract.resolve import agent_skills, effective_limits, granted_too
 
 
 class ResolveError(Exception):
-    """A name that resolves to nothing; the message names it."""
+    """A name that resolves to nothing; the message names it, `details` says what it was and the names there
+    are (`what`, `name`, `choices`) for an API answer or the CLI's --json."""
+
+    def __init__(self, message: str, *, details: dict | None = None) -> None:
+        super().__init__(message)
+        self.details = details or {}
 
 
 @dataclass

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from foldrun.contract import Desk
+from foldrun.contract.desk import TOOL
 from foldrun.contract.resolve import resolve_tool
 
 from .resolve import AgentSpec, ResolveError, ToolFile, files_in_folder, resolve_agent
@@ -73,6 +74,12 @@ def kept_files(root: Path, given: dict[str, str]) -> dict[str, bytes]:
     return found
 
 
+def tool_names(desk: Desk, agent: str | None = None) -> list[str]:
+    """The tools a tool test can name besides the gallery's: the workspace's, the account library's and
+    `agent`'s own, sorted."""
+    return sorted(desk.names(TOOL, scopes=("workspace", "library"), agent=agent))
+
+
 def test_tool(
     desk: Desk,
     tool_name: str,
@@ -86,7 +93,13 @@ def test_tool(
 ) -> dict:
     resolved = resolve_tool(desk, agent, tool_name)
     if resolved is None:
-        raise ResolveError(f"tool {tool_name} is not in the workspace's tools/, the account library or the gallery")
+        names = tool_names(desk, agent)
+        there = f"this desk has {', '.join(names)}" if names else "this desk has none of its own"
+        raise ResolveError(
+            f"tool {tool_name} is not in the workspace's tools/, the account library or the gallery; "
+            f"{there} (`foldrun gallery` lists the gallery's)",
+            details={"what": "tool", "name": tool_name, "choices": names},
+        )
     model = resolved.model
     tool_file = ToolFile(
         name=tool_name,

@@ -65,7 +65,7 @@ def _move(run: Run, chain: Chain | None = None) -> Next:
         if step.status in (StepStatus.FAILED, StepStatus.CANCELLED):
             if spec.get("on_fail") == "continue":
                 continue
-            finish_run(run, RunStatus.FAILED, error=f"step {step.index} ([[{step.agent}]]) failed: {step.error}")
+            finish_run(run, RunStatus.FAILED, error=f"step {step.index} ({step.agent}) failed: {step.error}")
             return None
         if step.status != StepStatus.PENDING:
             return None  # queued, running or parked: its task or a person moves it on
@@ -243,7 +243,7 @@ def _fan_out(run: Run, step: Step, spec: dict, outputs: dict[int, str]) -> bool:
         step.save(update_fields=["task", *fields, "error", "finished_at"])
         trace(run, step, str(exc))
         if spec.get("on_fail") != "continue":
-            finish_run(run, RunStatus.FAILED, error=f"step {step.index} ([[{step.agent}]]) failed: {exc}")
+            finish_run(run, RunStatus.FAILED, error=f"step {step.index} ({step.agent}) failed: {exc}")
             return True
         return False
     cap = spec.get("max")

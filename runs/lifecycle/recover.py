@@ -91,7 +91,7 @@ def recover_step(step_pk: int, *, now: dt.datetime | None = None) -> bool:
         if step.status != StepStatus.RUNNING or step.lease_until is None or step.lease_until >= now:
             return False  # its holder renewed in time, or it ended: nothing was lost
         _keep_lost_try(step, now)
-        who = f"the worker running step {step.label} ([[{step.agent}]])"
+        who = f"the worker running step {step.label} ({step.agent})"
         step.lease_holder, step.lease_until = "", None
         if run.is_finished:
             move_step(step, StepStatus.CANCELLED, f"its worker was lost, and the run had {run.status}")

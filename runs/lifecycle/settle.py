@@ -84,7 +84,7 @@ def settle_result(
         trace(
             run,
             step,
-            f"step {step.label} ([[{step.agent}]]) asked a person; when they answer, the step "
+            f"step {step.label} ({step.agent}) asked a person; when they answer, the step "
             f"runs again from the start with their answer — what it did in its sandbox before "
             f"asking is not kept",
         )
@@ -201,7 +201,7 @@ def _keep_files(run: Run, step: Step, result) -> None:
                 account=run.account,
                 workspace=run.workspace,
                 files=result.writes,
-                message=f"Written by {run.public_id} step {step.label} ([[{step.agent}]])",
+                message=f"Written by {run.public_id} step {step.label} ({step.agent})",
             )
             trace(run, step, "kept as a revision: " + ", ".join(sorted(result.writes)))
         except WriteRefused as exc:

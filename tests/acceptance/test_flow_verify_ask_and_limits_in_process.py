@@ -75,7 +75,7 @@ def test_verify_reply_fails_the_step_quoting_the_verdict_line(workspace, alice, 
     fake_provider.reply_text("BAD — the page would not load\nmore")
     run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
     assert run.error == (
-        "step 1 ([[publisher]]) failed: verify: reply ^GOOD — the reply's verdict line does not "
+        "step 1 (publisher) failed: verify: reply ^GOOD — the reply's verdict line does not "
         "match: 'BAD — the page would not load'"
     )
 
@@ -89,7 +89,7 @@ def test_the_ask_tool_says_on_the_trace_that_the_step_runs_again_from_the_start(
     assert run.status == "awaiting-approval"
     assert "this step starts again from the beginning with their answer" in offered["description"]
     assert (
-        "step 1 ([[writer]]) asked a person; when they answer, the step runs again from the start with their "
+        "step 1 (writer) asked a person; when they answer, the step runs again from the start with their "
         "answer — what it did in its sandbox before asking is not kept"
     ) in logs(run)
     assert not run.artifacts.exists()

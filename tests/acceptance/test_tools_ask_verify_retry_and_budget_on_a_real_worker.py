@@ -133,7 +133,7 @@ def test_a_budget_stops_the_run_on_a_real_worker_and_no_further_call_is_made(
     fake_provider.reply_text("never asked")
     done = finished(check_start_run(workspace=workspace, user=alice, flow="weekly"))
     assert done.status == "failed"
-    assert done.error.startswith("step 2 ([[spender]]) failed: budget reached: the run spent $")
+    assert done.error.startswith("step 2 (spender) failed: budget reached: the run spent $")
     assert len(fake_provider.requests) == 1
 
 

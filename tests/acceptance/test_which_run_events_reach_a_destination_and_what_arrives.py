@@ -81,7 +81,7 @@ def test_by_default_a_failure_is_sent_and_a_completion_is_not(
     body = json.loads(Delivery.objects.get().body)
     assert list(body) == SPEC_FIELDS
     assert (body["runId"], body["status"], body["flow"]) == (failed.public_id, "failed", "rankings")
-    assert body["text"].startswith("rankings failed: step 1 ([[reporter]]) failed: verify: reply ^GOOD")
+    assert body["text"].startswith("rankings failed: step 1 (reporter) failed: verify: reply ^GOOD")
 
 
 def test_completed_is_opt_in_and_carries_every_spec_field(

@@ -58,10 +58,10 @@ def test_pushing_the_same_files_again_changes_nothing(cli, desk, alice_signed_in
     assert (result.code, result.out) == (0, "Nothing changed in rank-desk; 6 files were already there.\n")
 
 
-def test_push_json_prints_the_servers_answer(cli, desk, alice_signed_in, workspace):
+def test_push_json_prints_the_revision_and_each_changed_file(cli, desk, alice_signed_in, workspace):
     answer = cli("push", desk, "--to", "rank-desk", "--json").json
-    assert answer["revision"]["number"] == 1
-    assert {"path": "AGENTS.md", "action": "added"} in answer["changed"]
+    assert (answer["verb"], answer["workspace"], answer["revision"], answer["sent"]) == ("push", "rank-desk", 1, 6)
+    assert {"path": "AGENTS.md", "change": "added", "generated": False} in answer["changed"]
 
 
 def test_a_binary_file_travels_as_base64_and_comes_back_byte_for_byte(cli, desk, alice_signed_in, workspace, tmp_path):
@@ -262,9 +262,12 @@ def test_a_missing_workspace_revision_or_file_is_named(cli, desk, alice_signed_i
         1,
         "There is no workspace called no-such-desk in this account; this token can see rank-desk.\n",
     )
-    assert (no_revision.code, no_revision.err) == (1, "There is no revision 99 in rank-desk.\n")
-    assert (no_file.code, no_file.err) == (1, "flows/nope.md is not in rank-desk.\n")
-    assert (no_diff.code, no_diff.err) == (1, "flows/nope.md is not in rank-desk.\n")
+    assert (no_revision.code, no_revision.err) == (
+        1,
+        "There is no revision 99 in rank-desk; its newest is revision 1.\n",
+    )
+    assert (no_file.code, no_file.err) == (1, "flows/nope.md is not in rank-desk; flows/ holds hello.md.\n")
+    assert (no_diff.code, no_diff.err) == (1, "flows/nope.md is not in rank-desk; flows/ holds hello.md.\n")
     assert not Workspace.objects.filter(name="no-such-desk").exists()
 
 

@@ -29,8 +29,8 @@ def test_a_local_run_without_the_provider_key_says_the_command_that_sets_it(cli,
     result = cli("run", "hello", "--local", "--path", stub_desk, "--input", "topic=x")
     assert result.code == 1
     fix = "the provider key STUB_KEY is not in the laptop vault — foldrun secrets set STUB_KEY --local"
-    assert result.lines[0] == f"✗ step 1 [[assistant]] failed — {fix}"
-    assert f"step 1 ([[assistant]]) failed: {fix}" in result.lines
+    assert result.lines[0] == f"✗ step 1 (assistant) failed — {fix}"
+    assert f"step 1 (assistant) failed: {fix}" in result.lines
     assert "MissingSecret" not in result.out + result.err
     assert fake_provider.requests == []
 

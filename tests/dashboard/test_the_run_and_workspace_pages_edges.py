@@ -16,7 +16,7 @@ from tests.runs.helpers import push
 
 pytestmark = pytest.mark.django_db
 
-ERROR = "step 1 ([[assistant]]) failed: the provider answered HTTP 400: prompt is too long"
+ERROR = "step 1 (assistant) failed: the provider answered HTTP 400: prompt is too long"
 
 
 def page(client, url: str) -> str:

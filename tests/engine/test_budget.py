@@ -83,7 +83,7 @@ def test_a_workspace_window_budget_stops_the_call_that_would_pass_it(workspace, 
     step = run.steps.get()
     assert step.error == (
         "budget reached: the workspace spent $0.40 of its $0.42 daily budget at step 1 "
-        "([[spender]]); no further model or paid call was made"
+        "(spender); no further model or paid call was made"
     )
     assert "refused" not in step.limits_line
     line = TraceEvent.objects.get(run=run, kind="budget", data__line__startswith="budget reached")
@@ -113,7 +113,7 @@ def test_a_run_without_a_budget_holds_no_reservation_so_a_window_set_later_count
     assert len(fake_provider.requests) == 1
     assert second.steps.get().error == (
         "budget reached: the workspace spent $0.04 of its $0.04 daily budget at "
-        "step 1 ([[spender]]); no further model or paid call was made"
+        "step 1 (spender); no further model or paid call was made"
     )
     assert second.reserved_usd == 0
 
@@ -152,7 +152,7 @@ def test_a_run_that_ends_gives_back_the_reservation_of_a_call_its_lost_worker_ne
     )
     run = check_start_run(workspace=workspace, user=alice, flow="capped")
     # A call reserved for by a worker that died before its answer came: nothing will ever settle it.
-    assert budget.reserve(run, Decimal("0.04"), Decimal("0.01"), where="step 1 ([[spender]])") == Decimal("0.04")
+    assert budget.reserve(run, Decimal("0.04"), Decimal("0.01"), where="step 1 (spender)") == Decimal("0.04")
     fake_provider.reply_text("spent", usage=(10, 10))
     run = drive(run)
     assert run.status == "completed"
@@ -170,7 +170,7 @@ def test_five_reservations_racing_for_one_cap_are_granted_no_more_than_it(worksp
     def one() -> None:
         try:
             start.wait()
-            grants.append(budget.reserve(run, Decimal("0.04"), Decimal("0.01"), where="step 2 ([[reader]])"))
+            grants.append(budget.reserve(run, Decimal("0.04"), Decimal("0.01"), where="step 2 (reader)"))
         except BudgetExceeded as exc:
             refusals.append(str(exc))
         finally:
@@ -186,7 +186,7 @@ def test_five_reservations_racing_for_one_cap_are_granted_no_more_than_it(worksp
     assert (
         refusals
         == [
-            "budget reached: the run spent $0.1000 of its $0.10 budget at step 2 ([[reader]]); no "
+            "budget reached: the run spent $0.1000 of its $0.10 budget at step 2 (reader); no "
             "further model or paid call was made"
         ]
         * 2

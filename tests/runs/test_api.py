@@ -54,10 +54,14 @@ def test_alice_starts_an_adhoc_run(alice_api, desk):
     )
 
 
-def test_an_unknown_flow_is_a_404_naming_it(alice_api, desk):
+def test_an_unknown_flow_is_a_404_naming_it_and_the_flows_there_are(alice_api, desk):
     answer = alice_api.post("/api/workspaces/rank-desk/runs", {"flow": "nope"}, format="json")
     assert answer.status_code == 404
-    assert answer.json()["message"] == "flow: there is no flow nope in workspace rank-desk (flows/nope.md)."
+    assert answer.json() == {
+        "code": "not_found",
+        "message": "flow: there is no flow nope in workspace rank-desk (flows/nope.md); its flows are signed, weekly.",
+        "details": {"what": "flow", "name": "nope", "where": "rank-desk", "choices": ["signed", "weekly"]},
+    }
 
 
 def test_bob_may_not_start_a_run(bob_api, desk):

@@ -30,8 +30,8 @@ def test_run_local_prints_each_step_and_the_report_and_report_last_prints_it_aga
     fake_provider.reply_text("GOOD — two pages\nthe details")
     result = cli("run", "weekly", "--local", "--path", laptop_desk, "--input", "topic=inspections")
     assert result.code == 0, result.err
-    assert result.lines[0] == "✓ step 1 [[researcher]] completed — found two pages"
-    assert result.lines[1] == "✓ step 2 [[reporter]] completed — GOOD — two pages"
+    assert result.lines[0] == "✓ step 1 (researcher) completed — found two pages"
+    assert result.lines[1] == "✓ step 2 (reporter) completed — GOOD — two pages"
     assert result.lines[2].endswith("  weekly  completed  GOOD")
     assert result.lines[3] == "GOOD — two pages"
     assert "Find inspections." in fake_provider.requests[0].body["messages"][0]["content"]
@@ -88,7 +88,7 @@ def test_run_local_with_a_gate_and_nobody_to_ask_stops_parked(cli, laptop_desk, 
     result = cli("run", "weekly", "--local", "--path", laptop_desk)
     assert result.code == 1
     assert result.lines[0].endswith("  weekly  awaiting-approval")
-    assert result.lines[1] == "step 1 ([[researcher]]) waits for a person; with --local nobody is there to decide"
+    assert result.lines[1] == "step 1 (researcher) waits for a person; with --local nobody is there to decide"
     assert fake_provider.requests == []
 
 

@@ -55,7 +55,7 @@ def test_a_step_that_had_only_read_runs_again_after_its_worker_is_killed(workers
     assert step.cost_usd == lost.cost_usd + second.cost_usd
     assert step.tokens_in == lost.tokens_in + second.tokens_in
     assert done.trace.filter(
-        data__message="the worker running step 1 ([[reader]]) was lost; it had only read, so the step runs again"
+        data__message="the worker running step 1 (reader) was lost; it had only read, so the step runs again"
     ).exists()
 
 
@@ -100,7 +100,7 @@ def test_a_step_that_had_written_fails_naming_what_it_wrote_and_is_never_sent_tw
         step = done.steps.get(index=1)
         assert done.status == "failed"
         assert step.error == (
-            "the worker running step 1 ([[sender]]) was lost after it had written: mail "
+            "the worker running step 1 (sender) was lost after it had written: mail "
             + json.dumps({"method": "POST", "path": "/slow/send", "body": {"to": "ann"}})
             + " — it is not run again, so nothing is sent twice"
         )

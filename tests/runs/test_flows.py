@@ -75,7 +75,7 @@ def test_a_rejected_gate_cancels_the_run(workspace, alice, desk):
     decide(run=run, index=1, decision="reject", user=alice, label=alice.email)
     run.refresh_from_db()
     assert run.status == "cancelled"
-    assert run.error == "step 1 ([[publisher]]) was rejected by alice@example.com"
+    assert run.error == "step 1 (publisher) was rejected by alice@example.com"
 
 
 def test_ask_hands_the_answer_to_the_step(workspace, alice, desk, fake_provider):
@@ -157,7 +157,7 @@ def test_verify_file_fails_the_step_when_the_file_is_missing(workspace, alice, d
     run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
     assert run.status == "failed"
     assert run.error == (
-        "step 1 ([[publisher]]) failed: verify: file outputs/receipt.json — the step left no such file, or it is empty"
+        "step 1 (publisher) failed: verify: file outputs/receipt.json — the step left no such file, or it is empty"
     )
 
 
@@ -195,7 +195,7 @@ def test_budget_stops_the_run_saying_which_step_hit_the_cap(workspace, alice, de
     run = drive(check_start_run(workspace=workspace, user=alice, flow="weekly"))
     assert run.status == "failed"
     assert "budget reached" in run.error
-    assert "at step 2 ([[spender]])" in run.error
+    assert "at step 2 (spender)" in run.error
     assert len(fake_provider.requests) == 1
 
 

@@ -7,6 +7,7 @@ what it can read and records what it cannot as `problems` (Findings that
     agents_md_of(desk, scope="workspace") -> Defaults | None
     agent_of(desk, document) -> Agent         find_agent(desk, name) -> Agent | None
     flow_of(desk, document) -> Flow           find_flow(desk, name) -> Flow | None
+    flow_names(desk) -> [name, …]              flow_choices(names) -> "its flows are a, b"
     tool_of(desk, document) -> Tool
     skill_of(desk, document) -> Skill
     concept_of(desk, document) -> Concept
@@ -29,7 +30,7 @@ from ..desk import AGENTS_MD
 from .agents import agent_of, agents_md_of, parse_mcp_server
 from .flows import WEBHOOK_SCHEMES, flow_of, parse_steps, webhook_problems
 from .records import Agent, Concept, Defaults, Flow, McpServer, Runtime, Skill, Step, Tool, Verify
-from .skills import concept_of, find_agent, find_flow, skill_of
+from .skills import concept_of, find_agent, find_flow, flow_choices, flow_names, skill_of
 from .tools import tool_of
 from .values import (
     BUILTIN_GROUPS,
@@ -76,6 +77,8 @@ __all__ = [
     "tool_of",
     "find_agent",
     "find_flow",
+    "flow_choices",
+    "flow_names",
     "parse_steps",
     "parse_duration",
     "parse_rate",

@@ -105,3 +105,13 @@ def find_agent(desk: Desk, name: str) -> Agent | None:
 def find_flow(desk: Desk, name: str) -> Flow | None:
     documents = [d for d in desk.named(FLOW, name, scope="workspace") if d.parsed]
     return flow_of(desk, documents[0]) if documents else None
+
+
+def flow_names(desk: Desk) -> list[str]:
+    """The workspace's flows by name, sorted: the choices a sentence about a missing flow lists."""
+    return sorted(desk.names(FLOW, scopes=("workspace",)))
+
+
+def flow_choices(names: list[str]) -> str:
+    """How a sentence about a missing flow ends: the flows there are, or that there are none yet."""
+    return f"its flows are {', '.join(names)}" if names else "it has no flows yet (flows/NAME.md makes one)"

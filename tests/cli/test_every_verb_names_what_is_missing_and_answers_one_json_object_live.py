@@ -1,0 +1,207 @@
+"""Issue 35 item 3, verb by verb: a flow, a secret, a tool, a gallery copy, a revision or a run that is not
+there is named with where it was looked for and what is there instead; under --json the failure is one
+`{"error": {...}}` object on stdout (nothing on stderr) with a non-zero exit, and push and deploy answer a
+documented object of their own (docs/index.md). Against a real server, alice signed in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runs.models import Run
+from tests.runs.helpers import agent_file, push
+from vault.actions import check_set_secret
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def desk(workspace, fake_provider):
+    push(
+        workspace,
+        {
+            "agents/publisher/agent.md": agent_file("publisher", fake_provider),
+            "flows/weekly.md": "---\nname: weekly\n---\n1. [[publisher]] — Publish.\n",
+            "flows/daily.md": "---\nname: daily\n---\n1. [[publisher]] — Publish.\n",
+            "tools/word-count.md": "---\nname: word-count\ndescription: counts words\nrun: wc -w\n---\n",
+        },
+    )
+    return workspace
+
+
+@pytest.fixture
+def alice_signed_in(alice, signed_in_as):
+    signed_in_as(alice)
+    return alice
+
+
+@pytest.fixture
+def folder(cli, tmp_path) -> Path:
+    path = tmp_path / "desk"
+    assert cli("init", path, "--name", "rank-desk").code == 0
+    return path
+
+
+def only_json(result) -> dict:
+    """The one error object on stdout, nothing on stderr, a non-zero exit."""
+    assert result.code != 0
+    assert result.err == ""
+    return result.json["error"]
+
+
+def test_run_of_a_flow_that_is_not_there_lists_the_workspaces_flows(cli, desk, alice_signed_in):
+    result = cli("run", "nosuchflow", "--to", "rank-desk")
+    assert (result.code, result.out) == (1, "")
+    assert result.err == (
+        "flow: there is no flow nosuchflow in workspace rank-desk (flows/nosuchflow.md); its flows are daily, weekly.\n"
+    )
+    assert only_json(cli("run", "nosuchflow", "--to", "rank-desk", "--json")) == {
+        "code": "not_found",
+        "status": 404,
+        "message": "flow: there is no flow nosuchflow in workspace rank-desk (flows/nosuchflow.md); "
+        "its flows are daily, weekly.",
+        "what": "flow",
+        "name": "nosuchflow",
+        "where": "rank-desk",
+        "choices": ["daily", "weekly"],
+    }
+    assert not Run.objects.exists()
+
+
+def test_run_local_of_a_flow_that_is_not_there_lists_the_folders_flows(cli, folder):
+    result = cli("run", "nosuchflow", "--local", "--path", folder)
+    assert result.code == 1
+    assert "there is no flow nosuchflow in this desk (flows/nosuchflow.md); its flows are hello" in result.out
+
+
+def test_logs_of_a_run_that_is_not_there_lists_the_newest(cli, desk, alice_signed_in):
+    result = cli("logs", "run_nope", "--to", "rank-desk")
+    assert (result.code, result.err) == (
+        1,
+        "There is no run run_nope in rank-desk; it has no runs yet (`foldrun runs --to rank-desk` lists them).\n",
+    )
+    assert only_json(cli("logs", "run_nope", "--to", "rank-desk", "--json"))["what"] == "run"
+
+
+def test_secrets_in_a_workspace_that_is_not_there_names_the_workspace(cli, desk, alice_signed_in):
+    result = cli("secrets", "list", "--to", "nosuchws")
+    assert (result.code, result.err) == (
+        1,
+        "There is no workspace called nosuchws in this account; this token can see rank-desk.\n",
+    )
+    error = only_json(cli("secrets", "delete", "KEY", "--to", "nosuchws", "--json"))
+    assert (error["what"], error["name"], error["choices"]) == ("workspace", "nosuchws", ["rank-desk"])
+
+
+def test_deleting_a_secret_that_is_not_there_lists_the_ones_the_vault_holds(cli, desk, alice, alice_signed_in):
+    check_set_secret(alice.memberships.get(), desk, "API_KEY", {"value": "v"})
+    result = cli("secrets", "delete", "NOPE", "--to", "rank-desk")
+    assert (result.code, result.err) == (1, "There is no secret NOPE in workspace rank-desk; it holds API_KEY.\n")
+    assert only_json(cli("secrets", "delete", "NOPE", "--json")) == {
+        "code": "not_found",
+        "message": "There is no secret NOPE in the account vault; it holds none yet.",
+        "what": "secret",
+        "name": "NOPE",
+        "where": "the account vault",
+        "choices": [],
+    }
+
+
+def test_deleting_a_secret_the_laptop_vault_does_not_hold_says_so(cli, foldrun_home):
+    result = cli("secrets", "delete", "NOPE", "--local")
+    assert (result.code, result.err) == (1, "There is no secret NOPE in the laptop vault; it holds none yet.\n")
+
+
+def test_tool_test_of_a_tool_that_is_not_there_lists_the_desks_tools(cli, desk, alice_signed_in):
+    result = cli("tool", "test", "ghost", "--to", "rank-desk")
+    assert (result.code, result.out) == (1, "")
+    assert result.err == (
+        "tool ghost is not in the workspace's tools/, the account library or the gallery; this desk has "
+        "word-count (`foldrun gallery` lists the gallery's).\n"
+    )
+    error = only_json(cli("tool", "test", "ghost", "--to", "rank-desk", "--json"))
+    assert (error["code"], error["what"], error["name"], error["where"], error["choices"]) == (
+        "not_found",
+        "tool",
+        "ghost",
+        "rank-desk",
+        ["word-count"],
+    )
+
+
+def test_tool_test_local_of_a_tool_that_is_not_there_lists_the_folders_tools(cli, folder):
+    error = only_json(cli("tool", "test", "ghost", "--local", "--path", folder, "--json"))
+    assert error == {
+        "code": "not_found",
+        "message": "Tool ghost is not in the workspace's tools/, the account library or the gallery; this desk "
+        "has word-count (`foldrun gallery` lists the gallery's).",
+        "what": "tool",
+        "name": "ghost",
+        "choices": ["word-count"],
+    }
+
+
+def test_gallery_upgrade_in_a_workspace_that_is_not_there_names_the_workspace(cli, desk, alice_signed_in):
+    result = cli("gallery", "upgrade", "web", "--to", "nosuchws")
+    assert (result.code, result.err) == (
+        1,
+        "There is no workspace called nosuchws in this account; this token can see rank-desk.\n",
+    )
+    error = only_json(cli("gallery", "upgrade", "webb", "--json"))
+    assert (error["code"], error["what"], error["choices"]) == ("not_found", "tool", ["web"])
+
+
+def test_pull_at_a_revision_that_is_not_there_names_the_newest(cli, folder, desk, alice_signed_in, tmp_path):
+    error = only_json(cli("pull", "--to", "rank-desk", "--at", "99", tmp_path / "old", "--json"))
+    assert error == {
+        "code": "not_found",
+        "status": 404,
+        "message": "There is no revision 99 in rank-desk; its newest is revision 1.",
+        "what": "revision",
+        "name": 99,
+        "where": "rank-desk",
+        "newest": 1,
+    }
+
+
+def test_push_json_is_one_object_of_what_it_wrote(cli, folder, workspace, alice_signed_in):
+    result = cli("push", folder, "--to", "rank-desk", "-m", "first", "--json")
+    assert (result.code, result.err) == (0, "")
+    answer = result.json
+    assert {k: answer[k] for k in ("verb", "workspace", "library", "revision", "unchanged", "sent")} == {
+        "verb": "push",
+        "workspace": "rank-desk",
+        "library": False,
+        "revision": 1,
+        "unchanged": False,
+        "sent": 6,
+    }
+    assert {"path": "flows/hello.md", "change": "added", "generated": False} in answer["changed"]
+    assert (answer["errors"], answer["secrets"], answer["skipped"]) == (0, [], [])
+    again = cli("push", folder, "--json").json
+    assert (again["revision"], again["unchanged"], again["changed"]) == (None, True, [])
+
+
+def test_deploy_json_says_the_secrets_the_desk_needs_and_which_are_missing(cli, folder, workspace, alice_signed_in):
+    result = cli("deploy", folder, "--to", "rank-desk", "--json")
+    assert (result.code, result.err) == (0, "")
+    answer = result.json
+    assert (answer["verb"], answer["revision"]) == ("deploy", 1)
+    assert answer["missing"] == ["ANTHROPIC_API_KEY"]
+    assert answer["secrets"][0] | {"for": []} == {
+        "name": "ANTHROPIC_API_KEY",
+        "for": [],
+        "vault": "the rank-desk vault",
+        "set": False,
+        "fix": "foldrun secrets set ANTHROPIC_API_KEY --to rank-desk",
+    }
+
+
+def test_a_refused_deploy_under_json_is_one_error_object_with_its_findings(cli, folder, workspace, alice_signed_in):
+    (folder / "flows/hello.md").write_text("---\nname: hello\n---\n1. [[nobody]] — Say hello.\n")
+    error = only_json(cli("deploy", folder, "--to", "rank-desk", "--json"))
+    assert (error["code"], error["status"]) == ("check_failed", 422)
+    assert "flows/hello.md" in error["message"]
+    assert [f["file"] for f in error["findings"]] == ["flows/hello.md"]
+    assert error["findings"][0]["level"] == "error"
