@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import getpass
 import os
-import socket
 import sys
 
 import foldrun
@@ -116,7 +115,7 @@ def cmd_login(args, ctx) -> int:
         password = getpass.getpass("Password: ")
         if not email or not password:
             raise CliError("An email and a password are needed to sign in.")
-        name = args.token_name or f"cli@{socket.gethostname() or 'laptop'}"
+        name = args.token_name or f"cli@{os.uname().nodename or 'laptop'}"
         with ctx.client(url) as client:
             answer = client.post("/api/auth/token", {"email": email, "password": password, "name": name})
         if not isinstance(answer, dict) or not str(answer.get("token", "")).startswith("frt_"):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -95,6 +94,8 @@ def cmd_log(args, ctx) -> int:
 # diff ----------------------------------------------------------------------
 def _unified(entry: dict) -> list[str]:
     """A unified diff from one file entry holding `diff`, or `before`/`after`."""
+    import difflib  # only a diff the server did not write itself needs it; every other command skips its import
+
     if isinstance(entry.get("diff"), str):
         return entry["diff"].splitlines()
     path = entry.get("path", "?")

@@ -11,7 +11,7 @@ no copy to upgrade, the platform unreachable), 2 a usage mistake.
 from __future__ import annotations
 
 from .client import CliError, quote_path
-from .gallery_copy import pull
+from .loader import gallery_copy
 from .workspace import missing_workspace
 
 
@@ -47,7 +47,7 @@ def cmd_gallery_list(args, ctx) -> int:
 
 
 def cmd_gallery_pull(args, ctx) -> int:
-    manifest = pull(ctx)
+    manifest = gallery_copy().pull(ctx)
     if ctx.out.json_mode:
         ctx.out.json(manifest)
     else:

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import time
 from types import SimpleNamespace
-from typing import Any, Iterable
-
-from foldrun.trace_view import EventView, view
+from typing import TYPE_CHECKING, Any, Iterable
 
 from .client import quote_path
+from .loader import trace_view
 from .cmd_run import FINISHED, PARKED, how_to_decide, server_run, workspace_name
 from .output import short_time
+
+if TYPE_CHECKING:
+    from foldrun.trace_view import EventView
 
 POLL_SECONDS = 1.0
 
@@ -107,7 +109,7 @@ class Printer:
             elif step is None and "run" not in self.headed:
                 self.headed.add("run")
                 self.out.line("The run")
-            event = view(
+            event = trace_view().view(
                 SimpleNamespace(
                     pk=0,
                     at=raw.get("at"),

@@ -10,12 +10,7 @@ from __future__ import annotations
 import getpass
 import os
 import re
-import secrets as pysecrets
-import shlex
-import subprocess
 import sys
-import threading
-import webbrowser
 from contextlib import contextmanager
 from typing import Any
 
@@ -263,6 +258,11 @@ def _open(url: str, ctx, no_browser: bool) -> None:
     ctx.out.note(f"Open this address to give consent:\n  {url}")
     if no_browser:
         return
+    # Only connect opens a browser: webbrowser (and subprocess beneath it) would cost every `foldrun` call.
+    import shlex
+    import subprocess
+    import webbrowser
+
     command = os.environ.get("BROWSER")
     if command:
         parts = shlex.split(command)
@@ -276,6 +276,10 @@ def _open(url: str, ctx, no_browser: bool) -> None:
 
 
 def cmd_connect(args, ctx) -> int:
+    # Only connect listens for a redirect: its own imports, not paid by every `foldrun` call.
+    import secrets as pysecrets
+    import threading
+
     local = laptop(ctx)
     oauth = local.oauth
     name = _check_name(args.name)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 CONFIG_NAME = "config.json"
@@ -22,15 +21,17 @@ def config_dir() -> Path:
     return Path(home).expanduser() if home else Path.home() / ".foldrun"
 
 
-@dataclass
 class Config:
-    """The server URL and token the CLI acts with, and where each came from."""
+    """The server URL and token the CLI acts with, and where each came from. A plain class, not a dataclass:
+    every `foldrun` call reads it, and dataclasses (with inspect and ast beneath it) is a tenth of --help's
+    budget on a busy machine."""
 
-    url: str | None = None
-    token: str | None = None
-    token_id: str | None = None
-    url_source: str = "none"  # "env" | "file" | "none"
-    token_source: str = "none"
+    def __init__(self) -> None:
+        self.url: str | None = None
+        self.token: str | None = None
+        self.token_id: str | None = None
+        self.url_source = "none"  # "env" | "file" | "none"
+        self.token_source = "none"
 
     @property
     def signed_in(self) -> bool:

@@ -8,6 +8,9 @@ instead of importing it:
 - `desk_folder()` — `foldrun.cli.desk_folder`: the file contract (YAML, every
   rule), for the commands that read a desk folder (check, push, deploy, pull);
 - `mcp_bridge(ctx)` — `foldrun.cli.mcp_bridge`: the MCP SDK, for `foldrun mcp`;
+- `gallery_copy()` — `foldrun.cli.gallery_copy`: the laptop's copy of the gallery shelf (tempfile, the
+  shipped shelf), for `foldrun gallery pull`;
+- `trace_view()` — `foldrun.trace_view`: a run's trace as the Run page shows it, for `foldrun logs`;
 - `foldrun.net` (httpx and the connect-time guard) comes with either, and is
   opened to this machine's own addresses for that command (`Context.close`
   puts the policy back).
@@ -25,6 +28,8 @@ from typing import Any
 LAPTOP = "foldrun.cli.laptop"
 DESK_FOLDER = "foldrun.cli.desk_folder"
 MCP_BRIDGE = "foldrun.cli.mcp_bridge"
+GALLERY_COPY = "foldrun.cli.gallery_copy"
+TRACE_VIEW = "foldrun.trace_view"
 NET = "foldrun.net"
 
 
@@ -49,3 +54,11 @@ def mcp_bridge(ctx: Any) -> ModuleType:
 
 def desk_folder() -> ModuleType:
     return importlib.import_module(DESK_FOLDER)
+
+
+def gallery_copy() -> ModuleType:
+    return importlib.import_module(GALLERY_COPY)
+
+
+def trace_view() -> ModuleType:
+    return importlib.import_module(TRACE_VIEW)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import pkgutil
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -102,8 +101,15 @@ def _json_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def command_modules() -> list[str]:
-    """The names of every `foldrun.cli.cmd_*` module, in order."""
-    return sorted(m.name for m in pkgutil.iter_modules(cli_package.__path__) if m.name.startswith("cmd_"))
+    """The names of every `foldrun.cli.cmd_*` module, in order. The package's folders are read directly:
+    pkgutil.iter_modules would import inspect (and ast, dis, tokenize) on every `foldrun` call."""
+    names = {
+        entry.name.removesuffix(".py")
+        for folder in cli_package.__path__
+        for entry in os.scandir(folder)
+        if entry.name.startswith("cmd_") and entry.name.endswith(".py")
+    }
+    return sorted(names)
 
 
 def build_parser(out: Output | None = None) -> argparse.ArgumentParser:

@@ -5,9 +5,8 @@ pushed to; and, for the commands that also take --library, which scope
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 from .client import ApiFailure, CliError, quote_path
 
@@ -44,9 +43,9 @@ def scope_flags(parser) -> None:
     scope.add_argument("--library", action="store_true", help="the account library instead of a workspace")
 
 
-@dataclass(frozen=True)
-class Scope:
-    """The workspace (or the account library) a command reads or writes."""
+class Scope(NamedTuple):
+    """The workspace (or the account library) a command reads or writes (a NamedTuple: no dataclasses import
+    on every `foldrun` call)."""
 
     prefix: str  # /api/workspaces/<ws> or /api/library
     label: str  # how a sentence names it
