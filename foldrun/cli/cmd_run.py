@@ -232,6 +232,18 @@ def run_not_found(ctx, workspace: str, run_id: str) -> ApiFailure:
     )
 
 
+def local_run_not_found(runs: Path, run_id: str, limit: int = 5) -> CliError:
+    """The failure that names a local run that is not kept, with the newest that are."""
+    kept = sorted(runs.glob("run_*.json"), key=lambda p: p.stat().st_mtime, reverse=True) if runs.is_dir() else []
+    ids = [p.stem for p in kept[:limit]]
+    newest = f"the newest are {', '.join(ids)}" if ids else "there are none yet"
+    return CliError(
+        f"There is no local run {run_id} in {runs}; {newest}.",
+        code="not_found",
+        details={"what": "run", "name": run_id, "where": str(runs), "choices": ids},
+    )
+
+
 def cmd_runs(args, ctx) -> int:
     params = {k: v for k, v in (("flow", args.flow), ("status", args.status), ("verdict", args.verdict)) if v}
     workspace = workspace_name(args.to)
@@ -272,11 +284,15 @@ def cmd_report(args, ctx) -> int:
         if run_id == "last":
             marker = runs / "last"
             if not marker.exists():
-                raise CliError("No local run yet; start one with `foldrun run FLOW --local`.")
+                raise CliError(
+                    "No local run yet; start one with `foldrun run FLOW --local`.",
+                    code="not_found",
+                    details={"what": "run", "name": "last", "where": str(runs), "choices": []},
+                )
             run_id = marker.read_text().strip()
         path = runs / f"{run_id}.json"
         if not path.exists():
-            raise CliError(f"There is no local run {run_id} in {runs}.")
+            raise local_run_not_found(runs, run_id)
         print_report(ctx, json.loads(path.read_text(encoding="utf-8")))
         return 0
     workspace = workspace_name(args.to)

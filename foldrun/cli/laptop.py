@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from foldrun.contract import Desk
-from foldrun.contract.model import agents_md_of
+from foldrun.contract.model import agents_md_of, find_flow, flow_choices, flow_names
 from foldrun.engine.local import LocalHost
 from foldrun.engine.localrun import report_lines, run_flow_local
 from foldrun.engine.resolve import ResolveError
@@ -73,8 +73,17 @@ def run_local(args, ctx, inputs: dict) -> int:
     gallery, said = gallery_copy.for_run(ctx)
     if said:
         ctx.out.note(said)
+    desk = Desk.from_folder(root, gallery=gallery)
+    if find_flow(desk, args.flow) is None:
+        # Said before anything starts: no run record, no failed-run notification for a typo.
+        names = flow_names(desk)
+        raise CliError(
+            f"There is no flow {args.flow} in {root} (flows/{args.flow}.md); {flow_choices(names)}.",
+            code="not_found",
+            details={"what": "flow", "name": args.flow, "where": str(root), "choices": names},
+        )
     record = run_flow_local(
-        Desk.from_folder(root, gallery=gallery),
+        desk,
         args.flow,
         secrets=secrets,
         inputs=inputs,

@@ -33,7 +33,11 @@ def desk_workspace(given: str | None, root: Path = Path("."), flag: str = "--to"
     name = given or stored_workspace(root)
     if not name:
         shown = f"./{WORKSPACE_FILE}" if root == Path(".") else str(root / WORKSPACE_FILE)
-        raise CliError(f"Name a workspace with {flag} WS; {shown} does not say one.")
+        raise CliError(
+            f"Name a workspace with {flag} WS; {shown} does not say one.",
+            code="no_workspace",
+            details={"what": "workspace", "where": shown},
+        )
     return name
 
 

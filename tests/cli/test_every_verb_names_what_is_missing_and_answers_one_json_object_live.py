@@ -69,10 +69,27 @@ def test_run_of_a_flow_that_is_not_there_lists_the_workspaces_flows(cli, desk, a
     assert not Run.objects.exists()
 
 
-def test_run_local_of_a_flow_that_is_not_there_lists_the_folders_flows(cli, folder):
+def test_run_local_of_a_flow_that_is_not_there_lists_the_folders_flows_and_starts_nothing(cli, folder, foldrun_home):
     result = cli("run", "nosuchflow", "--local", "--path", folder)
-    assert result.code == 1
-    assert "there is no flow nosuchflow in this desk (flows/nosuchflow.md); its flows are hello" in result.out
+    assert (result.code, result.out) == (1, "")
+    assert result.err == (
+        f"There is no flow nosuchflow in {folder.resolve()} (flows/nosuchflow.md); its flows are hello.\n"
+    )
+    assert not (foldrun_home / "runs").exists()
+    assert only_json(cli("run", "nosuchflow", "--local", "--path", folder, "--json"))["choices"] == ["hello"]
+
+
+def test_report_of_a_local_run_that_is_not_kept_lists_the_newest(cli, foldrun_home):
+    runs = foldrun_home / "runs"
+    assert cli("report", "--local", "last").err == "No local run yet; start one with `foldrun run FLOW --local`.\n"
+    runs.mkdir(parents=True)
+    (runs / "run_local_abc.json").write_text("{}")
+    result = cli("report", "--local", "run_nope")
+    assert (result.code, result.err) == (
+        1,
+        f"There is no local run run_nope in {runs}; the newest are run_local_abc.\n",
+    )
+    assert only_json(cli("report", "--local", "run_nope", "--json"))["choices"] == ["run_local_abc"]
 
 
 def test_logs_of_a_run_that_is_not_there_lists_the_newest(cli, desk, alice_signed_in):
@@ -205,3 +222,13 @@ def test_a_refused_deploy_under_json_is_one_error_object_with_its_findings(cli, 
     assert "flows/hello.md" in error["message"]
     assert [f["file"] for f in error["findings"]] == ["flows/hello.md"]
     assert error["findings"][0]["level"] == "error"
+
+
+def test_a_command_outside_a_pushed_folder_without_to_says_where_it_looked(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert only_json(cli("runs", "--json")) == {
+        "code": "no_workspace",
+        "message": "Name a workspace with --to WS; ./.foldrun/workspace does not say one.",
+        "what": "workspace",
+        "where": "./.foldrun/workspace",
+    }
