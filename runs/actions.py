@@ -287,8 +287,18 @@ def decide(*, run: Run, index: int, decision: str, user=None, label: str = "", a
         or Approval.objects.filter(run=run, step__index=index).order_by("-created_at", "-pk").first()
     )
     if approval is None:
+        waiting = sorted(
+            set(Approval.objects.filter(run=run, state=ApprovalState.PENDING).values_list("step__index", flat=True))
+        )
+        if not waiting:
+            which = "no step of it is"
+        else:
+            which = f"step{'s' if len(waiting) > 1 else ''} {', '.join(map(str, waiting))} {'are' if len(waiting) > 1 else 'is'}"
         raise ApiError(
-            f"Step {index} of {run.public_id} is not waiting for a decision.", code="not_waiting", status_code=409
+            f"Step {index} of {run.public_id} is not waiting for a decision; {which}.",
+            code="not_waiting",
+            status_code=409,
+            details={"what": "step", "name": index, "where": run.public_id, "choices": waiting},
         )
     return do_decide_approval(approval, approved=decision == "approve", user=user, label=label, answer=answer)
 

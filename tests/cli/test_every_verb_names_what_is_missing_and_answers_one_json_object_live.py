@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from runs.actions import check_start_run
 from runs.models import Run
-from tests.runs.helpers import agent_file, push
+from tests.runs.helpers import agent_file, drive, push
 from vault.actions import check_set_secret
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -23,7 +24,7 @@ def desk(workspace, fake_provider):
         {
             "agents/publisher/agent.md": agent_file("publisher", fake_provider),
             "flows/weekly.md": "---\nname: weekly\n---\n1. [[publisher]] — Publish.\n",
-            "flows/daily.md": "---\nname: daily\n---\n1. [[publisher]] — Publish.\n",
+            "flows/daily.md": "---\nname: daily\n---\n1. [[publisher]] ! — Publish.\n",
             "tools/word-count.md": "---\nname: word-count\ndescription: counts words\nrun: wc -w\n---\n",
         },
     )
@@ -90,6 +91,14 @@ def test_report_of_a_local_run_that_is_not_kept_lists_the_newest(cli, foldrun_ho
         f"There is no local run run_nope in {runs}; the newest are run_local_abc.\n",
     )
     assert only_json(cli("report", "--local", "run_nope", "--json"))["choices"] == ["run_local_abc"]
+
+
+def test_approving_a_step_that_does_not_wait_names_the_step_that_does(cli, desk, alice, alice_signed_in):
+    run = drive(check_start_run(workspace=desk, user=alice, flow="daily"))
+    result = cli("approve", run.public_id, "2", "--to", "rank-desk")
+    assert (result.code, result.err) == (1, f"Step 2 of {run.public_id} is not waiting for a decision; step 1 is.\n")
+    error = only_json(cli("reject", run.public_id, "2", "--to", "rank-desk", "--json"))
+    assert (error["code"], error["status"], error["what"], error["choices"]) == ("not_waiting", 409, "step", [1])
 
 
 def test_logs_of_a_run_that_is_not_there_lists_the_newest(cli, desk, alice_signed_in):
