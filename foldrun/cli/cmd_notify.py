@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
-from .client import CliError, quote_path
+from contextlib import contextmanager
+
+from .client import ApiFailure, CliError, quote_path
 from .output import short_time
+from .workspace import missing_workspace
 
 CATEGORIES = ("security", "invites", "billing", "account", "run-alerts", "approvals", "low-balance", "product-updates")
 
@@ -46,8 +49,35 @@ def _usage(parser) -> int:
     return 2
 
 
+@contextmanager
+def naming_what_is_missing(ctx, workspace: str, delivery: str | None = None):
+    """The server's bare "Not found." said as the workspace that is not there (with those that are), else the
+    delivery (with the workspace's newest)."""
+    try:
+        yield
+    except ApiFailure as exc:
+        if exc.status != 404:
+            raise
+        missing = missing_workspace(ctx, workspace)
+        if missing is not None:
+            raise missing from None
+        if delivery is None:
+            raise
+        rows = ctx.api.get(f"/api/workspaces/{quote_path(workspace)}/notify/deliveries").get("deliveries", [])
+        ids = [str(d["id"]) for d in rows[:5]]
+        newest = f"its newest are {', '.join(ids)}" if ids else "it has none in the last 30 days"
+        raise ApiFailure(
+            f"There is no delivery {delivery} in {workspace}; {newest} "
+            f"(`foldrun webhooks deliveries --to {workspace}` lists them).",
+            status=404,
+            code="not_found",
+            details={"what": "delivery", "name": delivery, "where": workspace, "choices": ids},
+        ) from None
+
+
 def cmd_notify_test(args, ctx) -> int:
-    answer = ctx.api.post(f"/api/workspaces/{quote_path(args.to)}/notify/test", json={})
+    with naming_what_is_missing(ctx, args.to):
+        answer = ctx.api.post(f"/api/workspaces/{quote_path(args.to)}/notify/test", json={})
     where = answer.get("to") or answer.get("destination", "destination")
     if answer.get("ok"):
         text = f"Sent to {where}: {answer.get('message', '')}".rstrip()
@@ -92,7 +122,8 @@ def cmd_notifications_set(args, ctx) -> int:
 
 def cmd_deliveries(args, ctx) -> int:
     params = {"failed": "1"} if args.failed else None
-    data = ctx.api.get(f"/api/workspaces/{quote_path(args.to)}/notify/deliveries", params=params)
+    with naming_what_is_missing(ctx, args.to):
+        data = ctx.api.get(f"/api/workspaces/{quote_path(args.to)}/notify/deliveries", params=params)
     rows = []
     for d in data.get("deliveries", []):
         last = (d.get("attempts") or [{}])[-1]
@@ -128,9 +159,11 @@ def cmd_deliveries(args, ctx) -> int:
 def cmd_redeliver(args, ctx) -> int:
     if not args.delivery_id.startswith("dlv_"):
         raise CliError(f"{args.delivery_id} is not a delivery id; they look like dlv_….")
-    data = ctx.api.post(
-        f"/api/workspaces/{quote_path(args.to)}/notify/deliveries/{quote_path(args.delivery_id)}/redeliver", json={}
-    )
+    with naming_what_is_missing(ctx, args.to, args.delivery_id):
+        data = ctx.api.post(
+            f"/api/workspaces/{quote_path(args.to)}/notify/deliveries/{quote_path(args.delivery_id)}/redeliver",
+            json={},
+        )
     attempt = data.get("attempt", {})
     if attempt.get("ok"):
         text = f"Redelivered {args.delivery_id}: the receiver answered {attempt.get('statusCode')}."

@@ -241,3 +241,19 @@ def test_a_command_outside_a_pushed_folder_without_to_says_where_it_looked(cli, 
         "what": "workspace",
         "where": "./.foldrun/workspace",
     }
+
+
+def test_webhooks_name_a_missing_workspace_and_a_missing_delivery(cli, desk, alice_signed_in):
+    result = cli("webhooks", "deliveries", "--to", "nosuchws")
+    assert (result.code, result.err) == (
+        1,
+        "There is no workspace called nosuchws in this account; this token can see rank-desk.\n",
+    )
+    missing = cli("webhooks", "redeliver", "dlv_nope", "--to", "rank-desk")
+    assert (missing.code, missing.err) == (
+        1,
+        "There is no delivery dlv_nope in rank-desk; it has none in the last 30 days "
+        "(`foldrun webhooks deliveries --to rank-desk` lists them).\n",
+    )
+    error = only_json(cli("notify", "test", "--to", "nosuchws", "--json"))
+    assert (error["what"], error["name"], error["choices"]) == ("workspace", "nosuchws", ["rank-desk"])

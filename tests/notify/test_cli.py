@@ -27,7 +27,11 @@ def test_notify_test_reports_what_the_receiver_said(cli, signed_in_as, alice, wo
 def test_notify_test_for_another_account_s_workspace_is_not_found(cli, signed_in_as, charlie, workspace):
     signed_in_as(charlie)
     result = cli("notify", "test", "--to", "rank-desk")
-    assert result.code != 0 and "Not found." in result.err
+    assert (result.code, result.err) == (
+        1,
+        "There is no workspace called rank-desk in this account; this token sees none yet; "
+        "`foldrun workspaces create NAME` makes one.\n",
+    )
 
 
 def test_notifications_lists_categories_and_set_turns_one_off_for_a_workspace(cli, signed_in_as, alice, workspace):
