@@ -6,12 +6,14 @@ from accounts.invites import invite_page
 from browsing.task_urls import api_urlpatterns as task_api
 from foldrun.api import api_not_found
 from foldrun.health import HealthView
+from foldrun.metrics import metrics_view
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("allauth.urls")),
     path("invites/<str:raw>", invite_page, name="invite"),
     path("api/health", HealthView.as_view(), name="api-health"),
+    path("metrics", metrics_view, name="metrics"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/", include("accounts.api_urls")),
     path("api/", include("library.api_urls")),

@@ -323,6 +323,10 @@ CELERY_TASK_ROUTES = ["foldrun.celery.route_task"]
 # /api/health: a worker or beat not heard from for this long is reported (503). Beat asks the workers for
 # a heartbeat every third of it, on the recovery queue, so a backlog of steps does not make a worker look dead.
 FOLDRUN_HEALTH_STALE_SECONDS = env_int("FOLDRUN_HEALTH_STALE_SECONDS", 60, minimum=3)
+# /metrics (foldrun/metrics.py): the bearer token a scraper sends (unset: the address answers 404), and the window
+# the recent figures (step duration, queue wait) cover.
+FOLDRUN_METRICS_TOKEN = env_str("FOLDRUN_METRICS_TOKEN", "")
+FOLDRUN_METRICS_WINDOW_SECONDS = env_int("FOLDRUN_METRICS_WINDOW_SECONDS", 900, minimum=60)
 CELERY_BEAT_SCHEDULE["foldrun-heartbeat"] = {
     "task": "foldrun.heartbeat",
     "schedule": float(max(1, FOLDRUN_HEALTH_STALE_SECONDS // 3)),
