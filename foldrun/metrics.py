@@ -169,12 +169,16 @@ class RecordsCollector(Collector):
 
 
 def _pool() -> Iterator[GaugeMetricFamily]:
-    """This web process's database pool (psycopg_pool's get_stats()), when the database has one."""
+    """This web process's database pool, when the database has one (PostgreSQL under the web server: a worker
+    or beat keeps its one connection, and SQLite has none)."""
     pool = connection.pool if connection.vendor == "postgresql" else None  # Django's own pool, when configured
-    if pool is None:
-        return
-    stats = pool.get_stats()
-    pid = str(os.getpid())
+    if pool is not None:
+        yield from pool_figures(pool.get_stats(), os.getpid())
+
+
+def pool_figures(stats: dict[str, int], pid: int) -> Iterator[GaugeMetricFamily]:
+    """A psycopg pool's public get_stats() as gauges, labelled with the process's id: each web process has a pool
+    of its own, and the counters run from that process's start (a new pid is a new series, not a reset)."""
     figures = (
         ("foldrun_db_pool_size", "connections this process's pool holds", stats.get("pool_size", 0)),
         ("foldrun_db_pool_available", "of them, idle", stats.get("pool_available", 0)),
@@ -190,14 +194,14 @@ def _pool() -> Iterator[GaugeMetricFamily]:
             stats.get("requests_wait_ms", 0) / 1000,
         ),
         (
-            "foldrun_db_pool_requests_timed_out",
-            "requests that gave up waiting for a connection, since the process started",
+            "foldrun_db_pool_requests_failed",
+            "requests that got no connection (timed out waiting, or the queue was full), since the process started",
             stats.get("requests_errors", 0),
         ),
     )
     for name, doc, value in figures:
         family = GaugeMetricFamily(name, doc, labels=["pid"])
-        family.add_metric([pid], value)
+        family.add_metric([str(pid)], value)
         yield family
 
 

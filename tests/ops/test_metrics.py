@@ -11,11 +11,13 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from accounts.models import Workspace
 from browsing.models import BrowserSession
-from foldrun.metrics import QUERIES
+from foldrun.metrics import QUERIES, pool_figures
 from notify.models import Delivery
 from runs.models import Run, Step, Try
 
@@ -210,3 +212,41 @@ def test_nothing_of_an_account_labels_or_appears_in_the_metrics(account, metrics
         name for family in text_string_to_metric_families(text) for sample in family.samples for name in sample.labels
     }
     assert labels <= {"status", "state", "le", "pid"}
+
+
+class Figures:
+    """Families already made, as a collector the registry can render."""
+
+    def __init__(self, families: list) -> None:
+        self.families = families
+
+    def collect(self) -> list:
+        return self.families
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the web process's pool is PostgreSQL's")
+def test_a_pool_whose_requests_waited_and_timed_out_reports_it(db):
+    conninfo = connection.get_connection_params()
+    pool = ConnectionPool(kwargs=conninfo, min_size=1, max_size=1, timeout=0.2, open=True)
+    try:
+        pool.wait()  # its one connection made, so only the request below waits
+        with pool.connection():  # the pool's one connection taken: the next request waits, and gives up
+            with pytest.raises(PoolTimeout):
+                pool.getconn()
+        registry = CollectorRegistry(auto_describe=False)
+        families = list(pool_figures(pool.get_stats(), 4242))
+    finally:
+        pool.close()
+
+    registry.register(Figures(families))
+    text = generate_latest(registry).decode()
+    figures = {
+        sample.name: (sample.labels, sample.value)
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+    assert figures["foldrun_db_pool_size"] == ({"pid": "4242"}, 1)
+    assert figures["foldrun_db_pool_requests_waited"][1] == 1
+    assert figures["foldrun_db_pool_requests_failed"][1] == 1
+    assert figures["foldrun_db_pool_wait_seconds"][1] >= 0.2
+    assert figures["foldrun_db_pool_requests_waiting"][1] == 0
