@@ -173,6 +173,19 @@ def test_a_step_queued_before_the_window_is_not_in_its_histograms(workspace, met
     assert figures["foldrun_runs"][(("status", "completed"),)] == 1
 
 
+def test_a_scrape_whose_records_cannot_be_read_answers_200_saying_so(workspace, metrics_on, caplog):
+    _a_day_of_work(workspace)
+    with connection.cursor() as cursor:  # a table gone from under the scrape (the test's transaction restores it)
+        cursor.execute("ALTER TABLE notify_delivery RENAME TO notify_delivery_away")
+    answer = _scrape()
+    assert answer.status_code == 200
+    figures = _figures(answer)
+    assert figures["foldrun_metrics_records_read"] == {(): 0}
+    assert "foldrun_runs" not in figures
+    assert "Traceback" not in answer.content.decode()
+    assert "metrics: the records could not be read [incident err_" in caplog.text
+
+
 def _queries_of_a_scrape() -> int:
     with CaptureQueriesContext(connection) as queries:
         assert _scrape().status_code == 200
