@@ -116,8 +116,10 @@ class RecordsCollector(Collector):
             max(0.0, (now - oldest).total_seconds()) if oldest else 0,
         )
         # 3. The recent steps (queued within the window: Step.queued_at is indexed) with their current try.
-        recent = Try.objects.filter(step__queued_at__gte=since, n=F("step__attempt")).values_list(
-            "step__queued_at", "started_at", "step__status", "step__started_at", "step__finished_at"
+        recent = (
+            Try.objects.filter(step__queued_at__gte=since, n=F("step__attempt"))
+            .order_by()
+            .values_list("step__queued_at", "started_at", "step__status", "step__started_at", "step__finished_at")
         )
         waits: list[float] = []
         durations: list[float] = []
