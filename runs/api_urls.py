@@ -2,11 +2,13 @@
 
 from django.urls import path
 
-from . import views
+from . import views, views_trace
 
 urlpatterns = [
     path("workspaces/<str:ws>/runs", views.RunsView.as_view(), name="api-runs"),
     path("workspaces/<str:ws>/runs/<str:run_id>", views.RunView.as_view(), name="api-run"),
+    path("workspaces/<str:ws>/runs/<str:run_id>/status", views_trace.RunStatusView.as_view(), name="api-run-status"),
+    path("workspaces/<str:ws>/runs/<str:run_id>/trace", views_trace.RunTraceView.as_view(), name="api-run-trace"),
     path(
         "workspaces/<str:ws>/runs/<str:run_id>/steps/<int:index>/approve",
         views.ApproveView.as_view(),

@@ -45,14 +45,14 @@ class TrySerializer(serializers.ModelSerializer):
 
 
 class TraceSerializer(serializers.ModelSerializer):
-    step = serializers.SerializerMethodField()
+    # Joined into the page's one query (runs.paging.trace_page), never loaded per event.
+    step = serializers.CharField(
+        source="step_public_id", allow_null=True, help_text="the step it belongs to, stp_…; null for the run's own"
+    )
 
     class Meta:
         model = TraceEvent
         fields = ["step", "try_n", "kind", "data", "at"]
-
-    def get_step(self, obj: TraceEvent) -> str | None:
-        return obj.step.public_id if obj.step_id else None
 
 
 class ApprovalSerializer(serializers.ModelSerializer):
@@ -187,18 +187,40 @@ class RunCacheSerializer(serializers.Serializer):
 
 
 class RunDetailSerializer(RunSerializer):
+    """One run: its steps' summaries (with their tries), approvals and artifacts — not its trace, which is paged at
+    `GET …/runs/{run_id}/trace`."""
+
     steps = StepSerializer(many=True, read_only=True)
-    trace = TraceSerializer(many=True, read_only=True)
     approvals = ApprovalSerializer(many=True, read_only=True)
     artifacts = ArtifactSerializer(many=True, read_only=True)
     cache = serializers.SerializerMethodField()
 
     class Meta(RunSerializer.Meta):
-        fields = RunSerializer.Meta.fields + ["steps", "trace", "approvals", "artifacts", "cache"]
+        fields = RunSerializer.Meta.fields + ["steps", "approvals", "artifacts", "cache"]
 
     @extend_schema_field(RunCacheSerializer)
     def get_cache(self, obj: Run) -> dict:
         return run_cache(obj).as_dict()
+
+
+class RunStatusSerializer(serializers.ModelSerializer):
+    """The light answer to poll while waiting on a run: its state, never its steps or trace."""
+
+    id = serializers.CharField(source="public_id")
+
+    class Meta:
+        model = Run
+        fields = [
+            "id",
+            "status",
+            "status_reason",
+            "verdict",
+            "headline",
+            "error",
+            "cost_usd",
+            "started_at",
+            "finished_at",
+        ]
 
 
 class ScheduleSerializer(serializers.ModelSerializer):
@@ -260,11 +282,45 @@ class RunsQuerySerializer(serializers.Serializer):
     test = QueryBooleanField(
         required=False, allow_null=True, default=None, help_text="true: test runs only; false: real runs only"
     )
+    created_after = serializers.DateTimeField(
+        required=False, help_text="only runs created at or after this time (ISO 8601)"
+    )
+    created_before = serializers.DateTimeField(required=False, help_text="only runs created before this time (ISO 8601)")
+    before = serializers.CharField(
+        required=False,
+        max_length=500,
+        help_text="a cursor from an earlier page's `next`: the runs after that page (older ones). Opaque; valid "
+        "only in the workspace that gave it",
+    )
     limit = serializers.IntegerField(required=False, min_value=1, max_value=500, default=50)
 
 
 class RunListSerializer(serializers.Serializer):
-    runs = RunSerializer(many=True, help_text="newest first")
+    runs = RunSerializer(many=True, help_text="newest first, by when each was created (then by id)")
+    next = serializers.URLField(
+        allow_null=True, help_text="the next (older) page with the same filters; null on the last page"
+    )
+
+
+class TraceQuerySerializer(serializers.Serializer):
+    after = serializers.CharField(
+        required=False,
+        max_length=500,
+        help_text="a cursor from an earlier page (`cursor`): the events written after it. Opaque; valid only for "
+        "the run that gave it",
+    )
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=500, default=500)
+
+
+class TracePageSerializer(serializers.Serializer):
+    run = serializers.CharField(help_text="the run, run_…")
+    status = serializers.ChoiceField(choices=RunStatus.choices, help_text="the run's status when the page was read")
+    events = TraceSerializer(many=True, help_text="oldest first, at most `limit` (500)")
+    next = serializers.URLField(allow_null=True, help_text="the next page, when more events were already written")
+    cursor = serializers.CharField(
+        allow_null=True,
+        help_text="where this page ends: pass it as `after` to read what follows, now or later (null: no event yet)",
+    )
 
 
 class DecisionInSerializer(serializers.Serializer):

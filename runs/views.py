@@ -27,6 +27,7 @@ from .idempotency import KEY_HEADER, REPLAYED_HEADER, check_idempotency_key, do_
 from .models import HookReceipt, Run, RunStatus, Trigger
 from . import serializers as s
 from .serializers import ArtifactSerializer, RunDetailSerializer, RunSerializer, ScheduleSerializer
+from .paging import page_link, refuse_offsets, run_with_summaries, runs_page
 from .host import vault_lookup
 from .scratch import check_scratch_file, do_clear_scratch, scratch_of
 from .tooltest import run_tool_test
@@ -38,19 +39,23 @@ PAGE_SIZE = 50
 class RunsView(ScopedAPIView):
     """GET: the workspace's runs (filters: flow, status, verdict, kind, test). POST: start one."""
 
-    @extend_schema(parameters=[s.RunsQuerySerializer], responses=s.RunListSerializer)
+    @extend_schema(
+        parameters=[s.RunsQuerySerializer],
+        responses={200: s.RunListSerializer, **errors(400)},
+        description="The workspace's runs, newest first, a page at a time: follow `next` (the same filters, and "
+        "`before`, a cursor for this workspace only) until it is null.",
+    )
     def get(self, request, ws: str):
         workspace = self.get_workspace(ws)
+        refuse_offsets(request)
         query = validated(s.RunsQuerySerializer, request.query_params.dict())
-        runs = Run.objects.filter(workspace=workspace).select_related("workspace", "created_by")
-        if query.get("flow"):
-            runs = runs.filter(name=query["flow"])
-        for field in ("status", "verdict", "kind", "trigger"):
-            if query.get(field):
-                runs = runs.filter(**{field: query[field]})
-        if query.get("test") is not None:
-            runs = runs.filter(is_test=query["test"])
-        return Response({"runs": RunSerializer(runs[: query["limit"]], many=True).data})
+        page = runs_page(workspace, query)
+        return Response(
+            {
+                "runs": RunSerializer(page.rows, many=True).data,
+                "next": page_link(request, "before", page.cursor) if page.more else None,
+            }
+        )
 
     @extend_schema(
         request=s.RUN_START,
@@ -122,10 +127,14 @@ class ScopedRunView(ScopedAPIView):
 
 
 class RunView(ScopedRunView):
-    @extend_schema(responses=RunDetailSerializer)
+    @extend_schema(
+        responses=RunDetailSerializer,
+        description="One run with its steps' summaries, approvals and artifacts; its trace is paged at "
+        "`…/runs/{run_id}/trace`, and `…/runs/{run_id}/status` is the light answer to poll.",
+    )
     def get(self, request, ws: str, run_id: str):
         run = self.get_run(ws, run_id)
-        return Response(RunDetailSerializer(run).data)
+        return Response(RunDetailSerializer(run_with_summaries(run)).data)
 
 
 class DecideView(ScopedRunView):

@@ -92,7 +92,8 @@ class Printer:
         self.told_parked = False
         self.said: set[str] = set()  # the sentences printed: a failure's is said once
 
-    def update(self, run: dict, decide: Iterable[str] = ()) -> None:
+    def update(self, run: dict, events: list[dict], decide: Iterable[str] = ()) -> None:
+        """Print `events` (the trace written since the last call) and what `run` says has ended since."""
         steps = {s["id"]: s for s in run.get("steps") or []}
         if not self.run_headed:
             self.run_headed = True
@@ -100,8 +101,7 @@ class Printer:
                 f"{run['id']}  {run.get('name') or ''}  in {run.get('workspace') or ''}  "
                 f"(started {short_time(run.get('created_at'))})"
             )
-        trace = run.get("trace") or []
-        for raw in trace[self.events_seen :]:
+        for raw in events:
             step = steps.get(raw.get("step"))
             if step is not None and step["id"] not in self.headed:
                 self.headed.add(step["id"])
@@ -121,7 +121,7 @@ class Printer:
             if event.line:
                 self.said.add(" ".join(event.line.split()))
             self.out.lines(event_lines(event))
-        self.events_seen = len(trace)
+        self.events_seen += len(events)
         for step in run.get("steps") or []:
             if step["status"] in ("completed", "failed", "cancelled", "skipped") and step["id"] not in self.ended:
                 if step["id"] not in self.headed:
@@ -145,18 +145,36 @@ class Printer:
                 self.out.line(f"  {run['error']}")
 
 
+def read_trace(ctx, path: str, after: str | None) -> tuple[list[dict], str | None, str]:
+    """The run's trace events after the cursor `after` (all of them without one), a page at a time: the events,
+    the cursor to go on from later, and the run's status as the last page saw it."""
+    events: list[dict] = []
+    while True:
+        page = ctx.api.get(f"{path}/trace", params={"after": after} if after else None)
+        events += page.get("events") or []
+        after = page.get("cursor") or after
+        if not page.get("next"):
+            return events, after, page.get("status") or ""
+
+
 def cmd_logs(args, ctx) -> int:
     workspace = workspace_name(args.to)
     run = server_run(ctx, workspace, args.run)
     printer = Printer(ctx.out)
     path = f"/api/workspaces/{quote_path(workspace)}/runs/{quote_path(run['id'])}"
+    events, after, _ = read_trace(ctx, path, None)
+    trace = list(events)
     while True:
         if not ctx.out.json_mode:  # under --json: the whole trace once, when it is all there
-            printer.update(run, how_to_decide(ctx, workspace, run) if run["status"] in PARKED else ())
+            printer.update(run, events, how_to_decide(ctx, workspace, run) if run["status"] in PARKED else ())
         if not args.follow or run["status"] in FINISHED:
             break
         time.sleep(POLL_SECONDS)
-        run = ctx.api.get(path)
+        # Only what was written since; the run itself (its steps' summaries) again only when something moved.
+        events, after, status = read_trace(ctx, path, after)
+        trace += events
+        if events or status != run["status"]:
+            run = ctx.api.get(path)
     if ctx.out.json_mode:
         ctx.out.json(
             {
@@ -164,7 +182,7 @@ def cmd_logs(args, ctx) -> int:
                 "status": run["status"],
                 "verdict": run.get("verdict"),
                 "steps": run.get("steps") or [],
-                "trace": run.get("trace") or [],
+                "trace": trace,
             }
         )
     # Following, the exit code is the run's: 0 when it completed. Printing what is there so far always succeeds.

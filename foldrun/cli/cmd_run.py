@@ -2,7 +2,8 @@
 
     foldrun run FLOW --local [--path DIR] [--input k=v] [--test]   the engine on this laptop
     foldrun run FLOW --to WS [--input k=v] [--test] [--wait] [--idempotency-key KEY]   a run on the server
-    foldrun runs --to WS [--flow F] [--status S] [--verdict V]     the workspace's runs
+    foldrun runs --to WS [--flow F] [--status S] [--verdict V]     the workspace's runs, a page at a time
+                 [--limit N] [--before CURSOR]                     (the next page's command is printed)
     foldrun report RUN --to WS | foldrun report --local last|RUN   the run's report
 
 Local records live in `~/.foldrun/runs/<id>.json` (`last` names the newest);
@@ -16,6 +17,7 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 from .client import ApiFailure, CliError, quote_path
 from .loader import laptop
@@ -51,6 +53,8 @@ def register(subparsers, common) -> None:
     p.add_argument("--flow", help="only this flow")
     p.add_argument("--status", help="only runs in this status")
     p.add_argument("--verdict", help="only runs with this verdict")
+    p.add_argument("--limit", type=int, metavar="N", help="runs per page (default 50, at most 500)")
+    p.add_argument("--before", metavar="CURSOR", help="the page after the one that printed this cursor (older runs)")
     p.set_defaults(func=cmd_runs)
 
     p = subparsers.add_parser("report", parents=[common], help="a run's report: status, verdict, headline, steps")
@@ -116,12 +120,14 @@ def cmd_run(args, ctx) -> int:
         return 0
     path = f"/api/workspaces/{quote_path(workspace)}/runs/{run['id']}"
     while True:
-        run = ctx.api.get(path)
-        if run["status"] in FINISHED or run["status"] in PARKED:
+        # The light answer each second; the whole run (steps, approvals) once, when it has stopped.
+        state = ctx.api.get(f"{path}/status")
+        if state["status"] in FINISHED or state["status"] in PARKED:
             break
-        ctx.out.progress(f"{run['id']} {run['status']}…")
+        ctx.out.progress(f"{state['id']} {state['status']}…")
         time.sleep(1)
     ctx.out.clear_progress()
+    run = ctx.api.get(path)
     print_report(ctx, server_record(run))
     if run["status"] in PARKED and not ctx.out.json_mode:
         ctx.out.lines(how_to_decide(ctx, workspace, run))
@@ -244,8 +250,23 @@ def local_run_not_found(runs: Path, run_id: str, limit: int = 5) -> CliError:
     )
 
 
+def next_cursor(answer: dict | list) -> str | None:
+    """The `before` cursor of the answer's `next` link (None on the last page, or from a server without pages)."""
+    link = answer.get("next") if isinstance(answer, dict) else None
+    if not link:
+        return None
+    return (parse_qs(urlsplit(link).query).get("before") or [None])[0]
+
+
 def cmd_runs(args, ctx) -> int:
-    params = {k: v for k, v in (("flow", args.flow), ("status", args.status), ("verdict", args.verdict)) if v}
+    given = (
+        ("flow", args.flow),
+        ("status", args.status),
+        ("verdict", args.verdict),
+        ("limit", args.limit),
+        ("before", args.before),
+    )
+    params = {k: v for k, v in given if v}
     workspace = workspace_name(args.to)
     try:
         with naming_the_workspace(ctx, workspace):
@@ -272,8 +293,12 @@ def cmd_runs(args, ctx) -> int:
             ("headline", "HEADLINE"),
             ("created_at", "STARTED", short_time),
         ],
-        empty="No runs yet.",
+        empty="No runs yet." if not args.before else "No older runs.",
     )
+    cursor = next_cursor(answer)
+    if cursor:  # on stderr: the table (or --json's rows) stays what it was
+        again = " ".join([f"--{k} {v}" for k, v in given if v and k != "before"] + [f"--before {cursor}"])
+        ctx.out.note(f"Older runs: foldrun runs --to {workspace} {again}")
     return 0
 
 

@@ -74,6 +74,8 @@ def test_charlie_gets_404_on_every_runs_endpoint(charlie_api, parked):
         ("get", "/api/workspaces/rank-desk/runs"),
         ("post", "/api/workspaces/rank-desk/runs"),
         ("get", base),
+        ("get", f"{base}/status"),
+        ("get", f"{base}/trace"),
         ("post", f"{base}/steps/1/approve"),
         ("post", f"{base}/steps/1/reject"),
         ("post", f"{base}/events/signed-off"),
@@ -100,14 +102,20 @@ def test_bob_gets_403_on_every_runs_write(bob_api, parked):
     assert Approval.objects.get(run=parked).state == "pending"
 
 
-def test_bob_reads_the_runs_list_and_a_run_with_steps_tries_and_trace(bob_api, parked):
+def test_bob_reads_the_runs_list_a_run_with_steps_and_tries_its_status_and_its_trace(bob_api, parked):
     listing = bob_api.get("/api/workspaces/rank-desk/runs?status=awaiting-approval&flow=weekly")
     assert [r["id"] for r in listing.json()["runs"]] == [parked.public_id]
-    detail = bob_api.get(f"/api/workspaces/rank-desk/runs/{parked.public_id}").json()
+    assert listing.json()["next"] is None
+    base = f"/api/workspaces/rank-desk/runs/{parked.public_id}"
+    detail = bob_api.get(base).json()
     assert detail["status"] == "awaiting-approval"
     assert detail["steps"][0]["status"] == "awaiting-approval"
     assert detail["approvals"][0]["state"] == "pending"
-    assert any(e["kind"] == "log" for e in detail["trace"])
+    assert "trace" not in detail
+    assert bob_api.get(f"{base}/status").json()["status"] == "awaiting-approval"
+    trace = bob_api.get(f"{base}/trace").json()
+    assert any(e["kind"] == "log" for e in trace["events"])
+    assert trace["status"] == "awaiting-approval" and trace["next"] is None
 
 
 def test_the_runs_list_filters_by_verdict(alice_api, desk, workspace):
