@@ -285,7 +285,9 @@ class RunsQuerySerializer(serializers.Serializer):
     created_after = serializers.DateTimeField(
         required=False, help_text="only runs created at or after this time (ISO 8601)"
     )
-    created_before = serializers.DateTimeField(required=False, help_text="only runs created before this time (ISO 8601)")
+    created_before = serializers.DateTimeField(
+        required=False, help_text="only runs created before this time (ISO 8601)"
+    )
     before = serializers.CharField(
         required=False,
         max_length=500,
