@@ -203,7 +203,7 @@ class RunDetailSerializer(RunSerializer):
         return run_cache(obj).as_dict()
 
 
-class RunStatusSerializer(serializers.ModelSerializer):
+class RunStateSerializer(serializers.ModelSerializer):
     """The light answer to poll while waiting on a run: its state, never its steps or trace."""
 
     id = serializers.CharField(source="public_id")

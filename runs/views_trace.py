@@ -14,12 +14,13 @@ from .views import ScopedRunView
 
 class RunStatusView(ScopedRunView):
     @extend_schema(
-        responses=s.RunStatusSerializer,
+        operation_id="workspaces_runs_status_retrieve",  # one run's state, not a list (foldrun.openapi's guess)
+        responses=s.RunStateSerializer,
         description="The run's status, verdict and headline, without its steps or trace: one row, the answer to "
         "poll while waiting on a run.",
     )
     def get(self, request, ws: str, run_id: str):
-        return Response(s.RunStatusSerializer(self.get_run(ws, run_id)).data)
+        return Response(s.RunStateSerializer(self.get_run(ws, run_id)).data)
 
 
 class RunTraceView(ScopedRunView):
