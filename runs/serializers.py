@@ -10,6 +10,7 @@ from foldrun.openapi import QueryBooleanField, StrictBooleanField, StrictCharFie
 
 from .cache_use import run_cache
 from .idempotency import KEY_HEADER, REPLAYED_HEADER
+from .paging import TRACE_PAGE_MAX
 from .models import (
     Approval,
     ApprovalState,
@@ -311,7 +312,7 @@ class TraceQuerySerializer(serializers.Serializer):
         help_text="a cursor from an earlier page (`cursor`): the events written after it. Opaque; valid only for "
         "the run that gave it",
     )
-    limit = serializers.IntegerField(required=False, min_value=1, max_value=500, default=500)
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=TRACE_PAGE_MAX, default=TRACE_PAGE_MAX)
 
 
 class TracePageSerializer(serializers.Serializer):
