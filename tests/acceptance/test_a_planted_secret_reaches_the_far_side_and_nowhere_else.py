@@ -170,6 +170,8 @@ def test_no_record_trace_output_or_api_answer_carries_a_value(everything, alice_
     base = f"/api/workspaces/rank-desk/runs/{run.public_id}"
     for path in (
         base,
+        f"{base}/trace",  # the run's trace, paged apart from the run since issue 31
+        f"{base}/status",
         f"{base}/artifacts",
         f"{base}/steps/1",
         "/api/workspaces/rank-desk/runs",

@@ -89,6 +89,8 @@ def test_no_record_file_or_api_answer_carries_a_value(ran, alice_api, account, w
         alice_api.get(path).content.decode()
         for path in (
             base,
+            f"{base}/trace",  # the run's trace, paged apart from the run since issue 31
+            f"{base}/status",
             f"{base}/artifacts",
             "/api/workspaces/rank-desk/runs",
             "/api/secrets",
