@@ -37,7 +37,8 @@ PAGE_SIZE = 50
 
 
 class RunsView(ScopedAPIView):
-    """GET: the workspace's runs (filters: flow, status, verdict, kind, test). POST: start one."""
+    """GET: the workspace's runs a page at a time (runs.paging: a cursor, filters by flow, status, verdict, kind,
+    trigger, test and time). POST: start one."""
 
     @extend_schema(
         parameters=[s.RunsQuerySerializer],
