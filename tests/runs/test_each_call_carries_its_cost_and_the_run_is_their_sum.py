@@ -87,7 +87,8 @@ def test_the_api_and_foldrun_report_show_the_hit_rate_and_what_caching_saved(cac
     read = sum(r["cache_read_tokens"] for r in requests)
     assert cache["cache_read_tokens"] == read and cache["hit_rate"] == round(read / cache["prompt_tokens"], 4)
     assert Decimal(cache["saved_usd"]) == sum(Decimal(r["saved_usd"]) for r in requests) > 0
-    assert all("cost_usd" in e["data"] for e in answer["trace"] if e["kind"] == "model_request")
+    trace = client_for(alice).get(f"/api/workspaces/{workspace.name}/runs/{cached_run.public_id}/trace").json()
+    assert all("cost_usd" in e["data"] for e in trace["events"] if e["kind"] == "model_request")
     said = report_lines(server_record(answer))
     expected = (
         f"cache: {cache['hit_rate']:.0%} of {cache['prompt_tokens']:,} input tokens read from the cache · "
