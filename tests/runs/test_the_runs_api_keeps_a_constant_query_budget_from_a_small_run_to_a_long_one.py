@@ -13,9 +13,9 @@ from django.utils import timezone
 from accounts.models import Workspace
 from runs.models import Approval, Artifact, Run, Step, TraceEvent, Try
 
-BUDGET = (
-    10  # queries for any one of these answers (8 at most today): the token, the membership, the workspace, the rows
-)
+# Queries for any one of these answers: the token, the membership, the workspace, then the rows (9 at most
+# today: one run, with its steps, their tries, approvals, artifacts and its cache line).
+BUDGET = 10
 
 
 def make_run(workspace: Workspace, steps: int, calls: int) -> Run:
