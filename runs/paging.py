@@ -4,7 +4,8 @@ Both cursors are opaque to clients and signed (django.core.signing) with a salt 
 list) or the run (the trace) they were given for: a cursor from another workspace or run, or one edited by hand,
 fails its signature and is a 400 with a sentence — it never selects a row, and every query below is scoped to the
 requester's workspace or run whatever the cursor says. Each page is a keyset query (`created_at, public_id` for
-runs; the event's key for the trace), so its cost follows the page, not the history before it.
+runs; the event's key for the trace), so its cost follows the page, not the history before it. Signed, not
+encrypted: a cursor's payload (a time and a run id, or an event's row key) can be read, never forged.
 """
 
 from __future__ import annotations
