@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from foldrun.openapi import QueryBooleanField, StrictBooleanField, StrictCharField
 
 from .cache_use import run_cache
-from .idempotency import KEY_HEADER, REPLAYED_HEADER
+from .idempotency import KEY_HEADER, MAX_KEY, REPLAYED_HEADER
 from .paging import TRACE_PAGE_MAX
 from .models import (
     Approval,
@@ -264,7 +263,8 @@ RUN_START = PolymorphicProxySerializer(
 # POST …/runs's Idempotency-Key header (runs/idempotency.py).
 IDEMPOTENCY_KEY = OpenApiParameter(
     KEY_HEADER,
-    OpenApiTypes.STR,
+    # what check_idempotency_key accepts: printable ASCII, not only spaces, at most MAX_KEY
+    {"type": "string", "minLength": 1, "maxLength": MAX_KEY, "pattern": "^[ -~]*[!-~][ -~]*$"},
     OpenApiParameter.HEADER,
     description=(
         "Optional; 1 to 255 printable ASCII characters, the workspace's own. For 24 hours the same key and the same "
