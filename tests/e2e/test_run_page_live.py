@@ -105,7 +105,9 @@ def test_the_run_page_follows_a_real_worker_and_answer_and_approve_need_no_reloa
     model = page.locator("#step-1 .ev-model").first
     assert model.locator(".ev-title").text_content() == "Model request · claude-sonnet-4-5"
     facts = model.locator(".fact").all_text_contents()
-    assert facts[:2] == ["stop: tool_use", "1,200 in · 80 out tokens"] and facts[2].endswith(" s")
+    # the call's own cost (the preset's price of its tokens) before its seconds
+    assert facts[:2] == ["stop: tool_use", "1,200 in · 80 out tokens"]
+    assert facts[2].startswith("$") and facts[3].endswith(" s"), facts
     call = page.locator("#step-1 .ev-call")
     assert call.locator(".ev-title").text_content() == "Tool call · Write"
     assert json.loads(call.locator("pre.json").text_content()) == post
