@@ -33,8 +33,6 @@ from .scratch import check_scratch_file, do_clear_scratch, scratch_of
 from .tooltest import run_tool_test
 from .triggers import schedules_of
 
-PAGE_SIZE = 50
-
 
 class RunsView(ScopedAPIView):
     """GET: the workspace's runs a page at a time (runs.paging: a cursor, filters by flow, status, verdict, kind,
